@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * gc_gang: the gang of one TrainJob.  Given a TrainJob document and a catalog
+ * of TrainingRuntime/ClusterTrainingRuntime documents, it resolves the
+ * runtime exactly as Kubeflow Trainer does (runtimeRef defaults, namespace
+ * rule, numNodes, MPI runLauncherAsNode, resourcesPerNode merge, runtime
+ * patches and the v2.0/v2.1 override fields), computes each replicated job's
+ * pod count and per-pod request (Kubernetes' pod request rule, limits-only
+ * resources counted), orders replicated jobs into dependsOn waves and picks
+ * the gang, then derives minMember, minResources, queue, priority class,
+ * network topology and timeout policy.  The result owns all its memory in one
+ * arena.  This module is pure: no I/O, no printing.
+ */
+#ifndef GC_GANG_H
+#define GC_GANG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gc_arena.h"
+#include "gc_diag.h"
+#include "gc_resources.h"
+#include "gc_value.h"
+
+/* Well-known keys. */
+#define GC_TRAINER_GROUP "trainer.kubeflow.org"
+#define GC_TRAINER_API "trainer.kubeflow.org/v1alpha1"
+#define GC_ANCESTOR_LABEL "trainer.kubeflow.org/trainjob-ancestor-step"
+#define GC_VOLCANO_QUEUE_ANNOTATION "scheduling.volcano.sh/queue-name"
+#define GC_VOLCANO_GROUP_ANNOTATION "scheduling.k8s.io/group-name"
+#define GC_COSCHED_GROUP_LABEL "scheduling.x-k8s.io/pod-group"
+#define GC_MANAGED_BY_LABEL "app.kubernetes.io/managed-by"
+#define GC_MANAGER_NAME "gangbridge"
+#define GC_TRAINER_CONTROLLER "trainer.kubeflow.org/trainjob-controller"
+#define GC_COSCHED_MAX_TIMEOUT 900 /* kube-scheduler caps Permit waits at 15 min */
+
+enum gc_backend { GC_BACKEND_UNSET = 0, GC_BACKEND_VOLCANO, GC_BACKEND_COSCHEDULING };
+enum gc_scope { GC_SCOPE_WAVE = 0, GC_SCOPE_ALL };
+
+/* How a replicated job's pods relate to the PodGroup. */
+enum gc_binding {
+  GC_BIND_COUNTED = 0, /* in the gang: labelled and counted in minMember */
+  GC_BIND_BOUND,       /* later wave: labelled, not counted */
+  GC_BIND_UNBOUND      /* earlier wave: must not carry the group label */
+};
+
+/* Machine-readable warning kinds (the bridge turns some into Events). */
+enum gc_warning_code {
+  GC_WARN_GANG_SCOPE_NARROWED = 1, /* earlier waves left out: deadlock avoided */
+  GC_WARN_TIMEOUT_CLAMPED,
+  GC_WARN_NO_QUEUE,
+  GC_WARN_DEPRECATED_RUNTIME,
+  GC_WARN_LIMITS_ONLY,
+  GC_WARN_POLICY_BOTH,        /* runtime sets both coscheduling and volcano */
+  GC_WARN_OTHER
+};
+
+struct gc_warning {
+  enum gc_warning_code code;
+  const char *message; /* arena-owned full sentence */
+};
+
+struct gc_podset {
+  const char *name;     /* replicated job name */
+  const char *ancestor; /* trainjob-ancestor-step label value, or NULL */
+  int32_t count;        /* pods per Trainer's rule (parallelism or numNodes) */
+  int32_t replicas;     /* replicatedJob replicas (JobSet default 1) */
+  int wave;             /* 0-based dependsOn wave */
+  enum gc_binding binding;
+  struct gc_reslist request;     /* per-pod request */
+  struct gc_reslist limits_only; /* resources that came only from limits */
+  const char *priority_class;    /* NULL if unset */
+  const char *scheduler_name;    /* NULL if unset */
+  const char **depends_on;       /* names this job waits for */
+  const char **depends_status;   /* "Ready" or "Complete", parallel to depends_on */
+  size_t n_depends_on;
+};
+
+struct gc_topology_policy {
+  int set;                   /* podGroupPolicy.volcano.networkTopology present */
+  const char *mode;          /* "hard" or "soft" (default hard) */
+  int has_highest_tier;      /* highestTierAllowed given (defaults to 1 when */
+  int64_t highest_tier;      /*   neither it nor highestTierName is given)  */
+  const char *highest_tier_name; /* NULL if unset */
+};
+
+struct gc_gang {
+  struct gc_arena *arena; /* owns every pointer below */
+  const char *namespace_;
+  const char *name;
+  const char *uid; /* NULL when the TrainJob has none */
+  const char *runtime_kind;
+  const char *runtime_name;
+  const char *api_generation; /* "v2.0", "v2.1" or "v2.2+" by the fields used */
+  int suspended;
+  enum gc_backend backend; /* resolved: option, else runtime policy, else volcano */
+  int backend_from_runtime; /* the runtime's podGroupPolicy named a backend */
+  enum gc_scope scope;
+  struct gc_podset *podsets; /* in runtime template order */
+  size_t n_podsets;
+  int gang_wave; /* the wave that forms the gang (-1 with scope all) */
+  int32_t min_member;
+  struct gc_reslist min_resources;
+  const char *queue;          /* NULL when no queue annotation */
+  const char *priority_class; /* NULL when unset */
+  struct gc_topology_policy topology;
+  int has_timeout;
+  int32_t schedule_timeout_seconds; /* after clamping */
+  struct gc_warning *warnings;
+  size_t n_warnings;
+};
+
+/* A set of runtime documents, indexed by kind, namespace and name.  Borrows
+ * the documents: they must outlive the catalog. */
+struct gc_catalog;
+
+/* Creates an empty catalog; NULL on OOM.  Free with gc_catalog_free. */
+struct gc_catalog *gc_catalog_new(void);
+void gc_catalog_free(struct gc_catalog *c);
+
+/* Adds a TrainingRuntime or ClusterTrainingRuntime document.  Returns 0,
+ * GC_EINVAL (not a runtime, or no name: reported to diags with `origin`, e.g.
+ * "file.yaml:3:1"), or GC_ENOMEM.  A later document with the same kind,
+ * namespace and name replaces the earlier one. */
+int gc_catalog_add(struct gc_catalog *c, const struct gc_value *doc, const char *origin,
+                   struct gc_diags *diags);
+
+/* Returns 1 if doc is a TrainJob, TrainingRuntime or ClusterTrainingRuntime
+ * of trainer.kubeflow.org/v1alpha1 (kind in *kind: "TrainJob",
+ * "TrainingRuntime", "ClusterTrainingRuntime"), 0 otherwise. */
+int gc_doc_trainer_kind(const struct gc_value *doc, const char **kind);
+
+struct gc_options {
+  enum gc_backend backend;  /* GC_BACKEND_UNSET: the runtime's policy, else default_backend */
+  enum gc_backend default_backend; /* UNSET means volcano */
+  enum gc_scope scope;
+  const char *default_namespace; /* for TrainJobs without one; NULL = "default" */
+};
+
+/* Computes the gang of trainjob.  On success *out is a new gang (free with
+ * gc_gang_free) and 0 is returned; warnings are in the gang, not in diags.
+ * On failure every problem is appended to diags as "ns/name: spec.path:
+ * message" and a negative code is returned (GC_ENOTFOUND when the runtime is
+ * missing, naming the ref). */
+int gc_gang_compute(const struct gc_value *trainjob, const struct gc_catalog *runtimes,
+                    const struct gc_options *opts, struct gc_gang **out,
+                    struct gc_diags *diags);
+
+/* Frees a gang and its arena.  Accepts NULL. */
+void gc_gang_free(struct gc_gang *g);
+
+/* Builds the PodGroup object for g's backend (apiVersion, kind, metadata with
+ * name, namespace, managed-by label and controller ownerReference when the
+ * TrainJob has a uid, and spec) as a tree in arena a.  Keys are in the order
+ * kubectl prints them (sorted). */
+int gc_render_podgroup(const struct gc_gang *g, struct gc_arena *a, struct gc_value **out);
+
+/* Writes the human-readable explanation of g (every replicated job, its
+ * pods, per-pod request, binding, totals, warnings) into a new malloc'd
+ * string *out (caller frees).  Returns 0 or GC_ENOMEM. */
+int gc_explain(const struct gc_gang *g, char **out);
+
+const char *gc_backend_name(enum gc_backend b); /* "volcano", "coscheduling", "unset" */
+const char *gc_binding_name(enum gc_binding b); /* "gang", "bound", "unbound" */
+
+#endif
