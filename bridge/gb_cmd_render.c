@@ -1,0 +1,305 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * gb_cmd_render: the offline main job.  `gangbridge render` prints the
+ * PodGroup(s) gang scheduling needs for every TrainJob in the inputs;
+ * `gangbridge explain` prints why: every replicated job, its pods, per-pod
+ * request, binding, totals and warnings.  Both read manifests only (no
+ * cluster), report every input problem (one per line on stderr) and exit
+ * 0 ok, 1 input errors, 2 usage.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gb_cli.h"
+#include "gb_emit.h"
+#include "gb_manifest.h"
+#include "gc_gang.h"
+
+enum output_format { OUT_YAML, OUT_JSON };
+
+struct render_opts {
+  const char **paths;
+  size_t n_paths;
+  struct gc_options gang;
+  enum output_format format;
+  int explain;
+};
+
+/* What one run produced: the computed gangs, in input order. */
+struct render_run {
+  struct gb_docset *docs;
+  struct gc_catalog *catalog;
+  struct gc_gang **gangs;
+  size_t n_gangs;
+  struct gc_diags diags;
+};
+
+static void usage(FILE *f, int explain) {
+  const char *cmd = explain ? "explain" : "render";
+  fprintf(f,
+          "usage: gangbridge %s -f PATH [-f PATH...] [options]\n"
+          "\n"
+          "%s"
+          "\n"
+          "  -f, --filename PATH     manifest file, directory (recursive) or - for stdin;\n"
+          "                          TrainJobs, TrainingRuntimes and ClusterTrainingRuntimes\n"
+          "      --scheduler NAME    volcano or coscheduling (default: the runtime's\n"
+          "                          podGroupPolicy, else volcano)\n"
+          "      --gang-scope SCOPE  wave (default: the dependsOn wave with the most pods)\n"
+          "                          or all (every replicated job, as Kubeflow Trainer)\n"
+          "  -n, --namespace NS      namespace of TrainJobs that name none (default: default)\n"
+          "%s"
+          "  -h, --help              show this help\n",
+          cmd,
+          explain ? "Explains the gang of every TrainJob: replicated jobs, pods, per-pod\n"
+                    "requests, which pods are in the gang, totals and warnings.\n"
+                  : "Prints the PodGroup each TrainJob needs for gang scheduling.\n",
+          explain ? "" : "  -o, --output FORMAT     yaml (default, multi-document) or json (a v1 List)\n");
+}
+
+static int parse_backend(const char *s, enum gc_backend *out) {
+  if (!strcmp(s, "volcano"))
+    *out = GC_BACKEND_VOLCANO;
+  else if (!strcmp(s, "coscheduling"))
+    *out = GC_BACKEND_COSCHEDULING;
+  else
+    return GC_EUSAGE;
+  return GC_OK;
+}
+
+/* Parses argv into o.  Returns 0, 1 for --help (already printed) or
+ * GC_EUSAGE (message printed). */
+static int parse_args(int argc, char **argv, int explain, struct render_opts *o) {
+  static const struct option longopts[] = {
+      {"filename", required_argument, NULL, 'f'},
+      {"scheduler", required_argument, NULL, 's'},
+      {"gang-scope", required_argument, NULL, 'g'},
+      {"namespace", required_argument, NULL, 'n'},
+      {"output", required_argument, NULL, 'o'},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0},
+  };
+  const char *cmd = explain ? "explain" : "render";
+  o->paths = calloc((size_t)argc, sizeof(*o->paths));
+  if (!o->paths)
+    return GC_ENOMEM;
+  optind = 1;
+  opterr = 0;
+  int c;
+  while ((c = getopt_long(argc, argv, explain ? ":f:n:h" : ":f:n:o:h", longopts, NULL)) != -1) {
+    switch (c) {
+    case 'f': o->paths[o->n_paths++] = optarg; break;
+    case 's':
+      if (parse_backend(optarg, &o->gang.backend)) {
+        fprintf(stderr, "gangbridge %s: --scheduler must be volcano or coscheduling, not '%s'\n",
+                cmd, optarg);
+        return GC_EUSAGE;
+      }
+      break;
+    case 'g':
+      if (!strcmp(optarg, "wave"))
+        o->gang.scope = GC_SCOPE_WAVE;
+      else if (!strcmp(optarg, "all"))
+        o->gang.scope = GC_SCOPE_ALL;
+      else {
+        fprintf(stderr, "gangbridge %s: --gang-scope must be wave or all, not '%s'\n", cmd,
+                optarg);
+        return GC_EUSAGE;
+      }
+      break;
+    case 'n': o->gang.default_namespace = optarg; break;
+    case 'o':
+      if (explain)
+        goto unknown;
+      if (!strcmp(optarg, "yaml"))
+        o->format = OUT_YAML;
+      else if (!strcmp(optarg, "json"))
+        o->format = OUT_JSON;
+      else {
+        fprintf(stderr, "gangbridge %s: -o must be yaml or json, not '%s'\n", cmd, optarg);
+        return GC_EUSAGE;
+      }
+      break;
+    case 'h': usage(stdout, explain); return 1;
+    case ':':
+      fprintf(stderr, "gangbridge %s: option '%s' needs a value\n", cmd, argv[optind - 1]);
+      return GC_EUSAGE;
+    default:
+    unknown:
+      fprintf(stderr, "gangbridge %s: unknown option '%s'\n", cmd, argv[optind - 1]);
+      return GC_EUSAGE;
+    }
+  }
+  if (optind < argc) {
+    fprintf(stderr, "gangbridge %s: unexpected argument '%s' (inputs are given with -f)\n", cmd,
+            argv[optind]);
+    return GC_EUSAGE;
+  }
+  if (o->n_paths == 0) {
+    fprintf(stderr, "gangbridge %s: no input: give at least one -f PATH\n", cmd);
+    return GC_EUSAGE;
+  }
+  return GC_OK;
+}
+
+static void run_free(struct render_run *r) {
+  for (size_t i = 0; i < r->n_gangs; i++)
+    gc_gang_free(r->gangs[i]);
+  free(r->gangs);
+  gc_catalog_free(r->catalog);
+  gb_docset_free(r->docs);
+  gc_diags_destroy(&r->diags);
+}
+
+/* Loads every path, indexes runtimes, then computes the gang of every
+ * TrainJob.  Problems go to r->diags; computing continues past them so one
+ * run reports everything. */
+static int run_compute(const struct render_opts *o, struct render_run *r) {
+  r->docs = gb_docset_new(NULL);
+  r->catalog = gc_catalog_new();
+  if (!r->docs || !r->catalog)
+    return GC_ENOMEM;
+  for (size_t i = 0; i < o->n_paths; i++)
+    gb_load_path(r->docs, o->paths[i], &r->diags);
+
+  size_t n_jobs = 0;
+  for (size_t i = 0; i < r->docs->n; i++) {
+    const struct gb_doc *d = &r->docs->docs[i];
+    const char *kind = NULL;
+    if (!gc_doc_trainer_kind(d->root, &kind))
+      continue;
+    if (!strcmp(kind, "TrainJob")) {
+      n_jobs++;
+      continue;
+    }
+    char origin[512];
+    snprintf(origin, sizeof(origin), "%s:%u:%u", d->file, d->line, d->col);
+    gc_catalog_add(r->catalog, d->root, origin, &r->diags);
+  }
+  if (n_jobs == 0) {
+    if (r->diags.errors == 0)
+      gc_diags_addf(&r->diags, "no TrainJob (%s) found in the inputs", GC_TRAINER_API);
+    return GC_OK;
+  }
+  r->gangs = calloc(n_jobs, sizeof(*r->gangs));
+  if (!r->gangs)
+    return GC_ENOMEM;
+  for (size_t i = 0; i < r->docs->n; i++) {
+    const struct gb_doc *d = &r->docs->docs[i];
+    const char *kind = NULL;
+    if (!gc_doc_trainer_kind(d->root, &kind) || strcmp(kind, "TrainJob"))
+      continue;
+    struct gc_gang *g = NULL;
+    if (gc_gang_compute(d->root, r->catalog, &o->gang, &g, &r->diags) == GC_OK)
+      r->gangs[r->n_gangs++] = g;
+  }
+  return GC_OK;
+}
+
+static void print_warnings(const struct render_run *r) {
+  for (size_t i = 0; i < r->n_gangs; i++) {
+    const struct gc_gang *g = r->gangs[i];
+    for (size_t w = 0; w < g->n_warnings; w++)
+      fprintf(stderr, "warning: %s/%s: %s\n", g->namespace_, g->name, g->warnings[w].message);
+  }
+}
+
+/* Renders every gang's PodGroup and writes them in the chosen format. */
+static int write_podgroups(const struct render_opts *o, struct render_run *r) {
+  struct gc_arena *a = gc_arena_new(0);
+  const struct gc_value **pgs = calloc(r->n_gangs ? r->n_gangs : 1, sizeof(*pgs));
+  char *text = NULL;
+  size_t len = 0, n = 0;
+  int rc = GC_ENOMEM;
+  if (!a || !pgs)
+    goto out;
+  for (size_t i = 0; i < r->n_gangs; i++) {
+    struct gc_value *pg = NULL;
+    rc = gc_render_podgroup(r->gangs[i], a, &pg);
+    if (rc) {
+      gc_diags_addf(&r->diags, "%s/%s: cannot render PodGroup: %s", r->gangs[i]->namespace_,
+                    r->gangs[i]->name, gc_strerror(rc));
+      continue;
+    }
+    pgs[n++] = pg;
+  }
+  if (o->format == OUT_JSON) {
+    /* kubectl prints several objects as a v1 List. */
+    struct gc_value *list = gc_value_map(a), *items = gc_value_seq(a), *meta = gc_value_map(a);
+    rc = GC_ENOMEM;
+    if (!list || !items || !meta)
+      goto out;
+    for (size_t i = 0; i < n; i++)
+      if (gc_seq_push(a, items, (struct gc_value *)pgs[i]))
+        goto out;
+    struct gc_value *rv = gc_value_strz(a, "");
+    if (!rv || gc_map_set(a, meta, "resourceVersion", rv) ||
+        gc_map_set(a, list, "apiVersion", gc_value_strz(a, "v1")) ||
+        gc_map_set(a, list, "items", items) ||
+        gc_map_set(a, list, "kind", gc_value_strz(a, "List")) ||
+        gc_map_set(a, list, "metadata", meta))
+      goto out;
+    rc = gb_emit_json(list, 1, &text, &len);
+  } else {
+    rc = n ? gb_emit_yaml(pgs, n, &text, &len) : GC_OK;
+  }
+  if (rc == GC_OK && text && fwrite(text, 1, len, stdout) != len)
+    rc = GC_EIO;
+out:
+  free(text);
+  free(pgs);
+  gc_arena_free(a);
+  return rc;
+}
+
+static int write_explanations(struct render_run *r) {
+  for (size_t i = 0; i < r->n_gangs; i++) {
+    char *text = NULL;
+    int rc = gc_explain(r->gangs[i], &text);
+    if (rc)
+      return rc;
+    printf("%s%s", i ? "\n" : "", text);
+    free(text);
+  }
+  return GC_OK;
+}
+
+static int run_command(int argc, char **argv, int explain) {
+  struct render_opts o;
+  struct render_run r;
+  memset(&o, 0, sizeof(o));
+  memset(&r, 0, sizeof(r));
+  gc_diags_init(&r.diags);
+  int status = GB_EXIT_USAGE;
+  int rc = parse_args(argc, argv, explain, &o);
+  if (rc == 1) {
+    status = GB_EXIT_OK;
+    goto out;
+  }
+  if (rc)
+    goto out;
+  rc = run_compute(&o, &r);
+  if (rc == GC_OK) {
+    if (!explain)
+      print_warnings(&r);
+    rc = explain ? write_explanations(&r) : write_podgroups(&o, &r);
+  }
+  if (rc)
+    gc_diags_addf(&r.diags, "gangbridge %s: %s", explain ? "explain" : "render", gc_strerror(rc));
+  for (size_t i = 0; i < r.diags.n; i++)
+    fprintf(stderr, "%s%s\n", r.diags.is_warning[i] ? "warning: " : "", r.diags.msgs[i]);
+  if (r.diags.dropped)
+    fprintf(stderr, "... and %zu more problems\n", r.diags.dropped);
+  fflush(stdout);
+  status = r.diags.errors ? GB_EXIT_INPUT : GB_EXIT_OK;
+out:
+  run_free(&r);
+  free(o.paths);
+  return status;
+}
+
+int gb_cmd_render(int argc, char **argv) { return run_command(argc, argv, 0); }
+
+int gb_cmd_explain(int argc, char **argv) { return run_command(argc, argv, 1); }
