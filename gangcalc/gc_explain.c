@@ -1,0 +1,237 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * gc_explain: the human-readable account of a gang (gc_explain in
+ * gc_gang.h): where the runtime and backend came from, every replicated job
+ * with its wave, pods, per-pod request and binding in aligned columns, the
+ * totals, the PodGroup policy fields and every warning.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gc_gang.h"
+
+/* Hard cap on the text of one explanation (jobs are capped upstream). */
+#define EXPLAIN_MAX (16u << 20)
+
+struct sbuf {
+  char *s;
+  size_t len, cap;
+  int err;
+};
+
+__attribute__((format(printf, 2, 3))) static void put(struct sbuf *b, const char *f, ...) {
+  if (b->err)
+    return;
+  for (;;) {
+    va_list ap;
+    va_start(ap, f);
+    size_t room = b->cap - b->len;
+    int n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? room : 0, f, ap);
+    va_end(ap);
+    if (n < 0) {
+      b->err = GC_EINVAL;
+      return;
+    }
+    if (b->s && (size_t)n < room) {
+      b->len += (size_t)n;
+      return;
+    }
+    size_t ncap = b->cap ? b->cap : 1024;
+    while (ncap < b->len + (size_t)n + 1)
+      ncap *= 2;
+    if (ncap > EXPLAIN_MAX) {
+      b->err = GC_ELIMIT;
+      return;
+    }
+    char *ns = realloc(b->s, ncap);
+    if (!ns) {
+      b->err = GC_ENOMEM;
+      return;
+    }
+    b->s = ns;
+    b->cap = ncap;
+  }
+}
+
+/* "cpu=500m, memory=1Gi" or "-" into a malloc'd string. */
+static char *reslist_text(const struct gc_reslist *l) {
+  struct sbuf b = {0};
+  for (size_t i = 0; i < l->n; i++) {
+    char q[GC_QUANTITY_BUFSZ];
+    if (gc_quantity_format(&l->items[i].q, q, sizeof(q)))
+      snprintf(q, sizeof(q), "?");
+    put(&b, "%s%s=%s", i ? ", " : "", l->items[i].name, q);
+  }
+  if (!l->n)
+    put(&b, "-");
+  if (b.err) {
+    free(b.s);
+    return NULL;
+  }
+  return b.s;
+}
+
+static char *depends_text(const struct gc_podset *ps) {
+  struct sbuf b = {0};
+  for (size_t i = 0; i < ps->n_depends_on; i++)
+    put(&b, "%s%s(%s)", i ? ", " : "", ps->depends_on[i],
+        ps->depends_status && ps->depends_status[i] && *ps->depends_status[i]
+            ? ps->depends_status[i] : "?");
+  if (!ps->n_depends_on)
+    put(&b, "-");
+  if (b.err) {
+    free(b.s);
+    return NULL;
+  }
+  return b.s;
+}
+
+static const char *backend_reason(const struct gc_gang *g) {
+  int overridden = 0;
+  for (size_t i = 0; i < g->n_warnings; i++)
+    if (strstr(g->warnings[i].message, "podGroupPolicy names") ||
+        g->warnings[i].code == GC_WARN_POLICY_BOTH)
+      overridden = 1;
+  if (g->backend_from_runtime && !overridden)
+    return "from the runtime's podGroupPolicy";
+  if (g->backend_from_runtime)
+    return "the runtime's podGroupPolicy is ambiguous or was overridden; see warnings";
+  return "the runtime names no podGroupPolicy: chosen by option or default";
+}
+
+#define NCOLS 7
+
+int gc_explain(const struct gc_gang *g, char **out) {
+  static const char *const HEAD[NCOLS] = {"REPLICATED JOB", "ANCESTOR", "WAVE", "DEPENDS ON",
+                                          "PODS", "PER-POD REQUEST", "BINDING"};
+  struct sbuf b = {0};
+  char **cells = NULL;
+  size_t n = 0;
+  int rc = GC_OK;
+  if (!out)
+    return GC_EUSAGE;
+  *out = NULL;
+  if (!g)
+    return GC_EUSAGE;
+  n = g->n_podsets;
+  cells = calloc((n + 1) * NCOLS, sizeof(char *));
+  if (!cells)
+    return GC_ENOMEM;
+
+  put(&b, "TrainJob %s/%s\n", g->namespace_, g->name);
+  put(&b, "  runtime:         %s %s\n", g->runtime_kind ? g->runtime_kind : "?",
+      g->runtime_name ? g->runtime_name : "?");
+  put(&b, "  API generation:  %s\n", g->api_generation ? g->api_generation : "?");
+  put(&b, "  backend:         %s (%s)\n", gc_backend_name(g->backend), backend_reason(g));
+  if (g->scope == GC_SCOPE_ALL)
+    put(&b, "  gang scope:      all (every replicated job counted, as Trainer does)\n");
+  else
+    put(&b, "  gang scope:      wave (gang = dependsOn wave %d, the wave with the most pods)\n",
+        g->gang_wave);
+  put(&b, "  suspended:       %s\n\n", g->suspended ? "yes" : "no");
+
+  size_t width[NCOLS];
+  for (size_t c = 0; c < NCOLS; c++)
+    width[c] = strlen(HEAD[c]);
+  for (size_t i = 0; i < n; i++) {
+    const struct gc_podset *ps = &g->podsets[i];
+    char num[32], pods[48];
+    char **row = cells + i * NCOLS;
+    snprintf(num, sizeof(num), "%d", ps->wave);
+    if (ps->replicas > 1)
+      snprintf(pods, sizeof(pods), "%d (replicas %d)", ps->count, ps->replicas);
+    else
+      snprintf(pods, sizeof(pods), "%d", ps->count);
+    row[0] = strdup(ps->name ? ps->name : "?");
+    row[1] = strdup(ps->ancestor ? ps->ancestor : "-");
+    row[2] = strdup(num);
+    row[3] = depends_text(ps);
+    row[4] = strdup(pods);
+    row[5] = reslist_text(&ps->request);
+    row[6] = strdup(gc_binding_name(ps->binding));
+    for (size_t c = 0; c < NCOLS; c++) {
+      if (!row[c]) {
+        rc = GC_ENOMEM;
+        goto out;
+      }
+      size_t w = strlen(row[c]);
+      if (w > width[c])
+        width[c] = w;
+    }
+  }
+  for (size_t c = 0; c < NCOLS; c++) {
+    if (c + 1 < NCOLS)
+      put(&b, "%-*s  ", (int)width[c], HEAD[c]);
+    else
+      put(&b, "%s\n", HEAD[c]);
+  }
+  for (size_t i = 0; i < n; i++) {
+    char **row = cells + i * NCOLS;
+    for (size_t c = 0; c < NCOLS; c++) {
+      if (c + 1 < NCOLS)
+        put(&b, "%-*s  ", (int)width[c], row[c]);
+      else
+        put(&b, "%s\n", row[c]);
+    }
+  }
+  for (size_t i = 0; i < n; i++) {
+    const struct gc_podset *ps = &g->podsets[i];
+    if (!ps->limits_only.n)
+      continue;
+    char *t = reslist_text(&ps->limits_only);
+    if (!t) {
+      rc = GC_ENOMEM;
+      goto out;
+    }
+    put(&b, "  (%s: taken from limits: %s)\n", ps->name, t);
+    free(t);
+  }
+
+  char *res = reslist_text(&g->min_resources);
+  if (!res) {
+    rc = GC_ENOMEM;
+    goto out;
+  }
+  put(&b, "\nminMember:         %d\n", g->min_member);
+  put(&b, "minResources:      %s\n", g->min_resources.n ? res : "{} (no requests)");
+  free(res);
+  if (g->backend == GC_BACKEND_VOLCANO) {
+    if (g->queue)
+      put(&b, "queue:             %s\n", g->queue);
+    else
+      put(&b, "queue:             (none; Volcano uses \"default\")\n");
+    put(&b, "priority class:    %s\n", g->priority_class ? g->priority_class : "(none)");
+    if (g->topology.set && g->topology.highest_tier_name)
+      put(&b, "network topology:  mode %s, highestTierName %s\n", g->topology.mode,
+          g->topology.highest_tier_name);
+    else if (g->topology.set)
+      put(&b, "network topology:  mode %s, highestTierAllowed %lld\n", g->topology.mode,
+          (long long)g->topology.highest_tier);
+    else
+      put(&b, "network topology:  (none)\n");
+    put(&b, "pod binding:       annotation %s=%s on the gang and bound jobs\n",
+        GC_VOLCANO_GROUP_ANNOTATION, g->name);
+  } else {
+    put(&b, "priority class:    %s (not part of a coscheduling PodGroup)\n",
+        g->priority_class ? g->priority_class : "(none)");
+    put(&b, "schedule timeout:  %d s\n", g->has_timeout ? g->schedule_timeout_seconds : 60);
+    put(&b, "pod binding:       label %s=%s on the gang and bound jobs\n",
+        GC_COSCHED_GROUP_LABEL, g->name);
+  }
+  put(&b, "\nwarnings:%s\n", g->n_warnings ? "" : " none");
+  for (size_t i = 0; i < g->n_warnings; i++)
+    put(&b, "  - %s\n", g->warnings[i].message);
+  rc = b.err;
+out:
+  for (size_t i = 0; i < n * NCOLS; i++)
+    free(cells[i]);
+  free(cells);
+  if (rc) {
+    free(b.s);
+    return rc;
+  }
+  *out = b.s;
+  return GC_OK;
+}

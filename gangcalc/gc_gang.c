@@ -1,0 +1,1556 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * gc_gang: runtime resolution, counts, waves and totals of one TrainJob's
+ * gang (see gc_gang.h and docs/gang-rules.md for every rule).
+ *
+ * The work is done on copies: the runtime's JobSet template is cloned into
+ * the gang arena, the TrainJob's overrides (v2.0 podSpecOverrides, v2.1
+ * podTemplateOverrides) and runtime patches (v2.2+) are strategically merged
+ * onto the copy, resourcesPerNode is merged into the trainer's `node`
+ * container, and only then are counts and per-pod requests read, in the
+ * order Trainer's runtime core and ML-policy plugins use.
+ */
+#include "gc_gang.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gc_catalog.h"
+#include "gc_gang_int.h"
+#include "gc_merge.h"
+#include "gc_podreq.h"
+#include "gc_waves.h"
+
+#define INT32_MAXV 2147483647LL
+#define DEFAULT_TIMEOUT 60
+#define RUNTIME_PATCHES_MAX 16
+#define NAME_SHOW_MAX 253
+
+static const char *const SUPPORT_LABEL = "trainer.kubeflow.org/support";
+static const char *const MULTIKUEUE = "kueue.x-k8s.io/multikueue";
+
+struct job {
+  const char *name;
+  struct gc_value *node; /* merged replicatedJob (arena) */
+  const char *ancestor;
+  int64_t parallelism;
+  int has_parallelism;
+  int64_t replicas;
+  const char **deps;
+  const char **dep_status;
+  size_t n_deps;
+  struct gc_value *podspec;
+  const char *priority_class;
+  const char *scheduler_name;
+  int32_t count;
+  struct gc_podreq req;
+};
+
+struct ctx {
+  struct gc_gang *g;
+  struct gc_arena *a;
+  struct gc_diags *d;
+  const struct gc_options *opts;
+  const char *tj; /* "ns/name" */
+  const char *rt; /* "ClusterTrainingRuntime/x" or "TrainingRuntime ns/x" */
+  size_t errors;
+  int oom;
+};
+
+/* ---- names and warnings (gc_gang_int.h) ---------------------------------- */
+
+int gc_name_is_dns1035(const char *s, size_t len) {
+  if (!s || len == 0 || len > 63 || strlen(s) != len)
+    return 0;
+  if (s[0] < 'a' || s[0] > 'z')
+    return 0;
+  for (size_t i = 0; i < len; i++) {
+    char ch = s[i];
+    if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-'))
+      return 0;
+  }
+  return s[len - 1] != '-';
+}
+
+int gc_name_is_dns1123_subdomain(const char *s, size_t len) {
+  if (!s || len == 0 || len > 253 || strlen(s) != len)
+    return 0;
+  size_t start = 0;
+  for (size_t i = 0; i <= len; i++) {
+    if (i < len && s[i] != '.')
+      continue;
+    size_t n = i - start;
+    if (n == 0 || n > 63)
+      return 0;
+    for (size_t k = start; k < i; k++) {
+      char ch = s[k];
+      int alnum = (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9');
+      if (!alnum && !(ch == '-' && k != start && k != i - 1))
+        return 0;
+    }
+    start = i + 1;
+  }
+  return 1;
+}
+
+int gc_gang_warnf(struct gc_gang *g, enum gc_warning_code code, const char *fmt, ...) {
+  char buf[2048];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof(buf), fmt, ap);
+  va_end(ap);
+  struct gc_warning *w = gc_arena_alloc(g->arena, (g->n_warnings + 1) * sizeof(*w));
+  char *msg = gc_arena_strdup(g->arena, buf);
+  if (!w || !msg)
+    return GC_ENOMEM;
+  if (g->n_warnings)
+    memcpy(w, g->warnings, g->n_warnings * sizeof(*w));
+  w[g->n_warnings].code = code;
+  w[g->n_warnings].message = msg;
+  g->warnings = w;
+  g->n_warnings++;
+  return GC_OK;
+}
+
+const char *gc_backend_name(enum gc_backend b) {
+  switch (b) {
+  case GC_BACKEND_VOLCANO:
+    return "volcano";
+  case GC_BACKEND_COSCHEDULING:
+    return "coscheduling";
+  default:
+    return "unset";
+  }
+}
+
+const char *gc_binding_name(enum gc_binding b) {
+  switch (b) {
+  case GC_BIND_COUNTED:
+    return "gang";
+  case GC_BIND_BOUND:
+    return "bound";
+  default:
+    return "unbound";
+  }
+}
+
+/* ---- diagnostics helpers ------------------------------------------------- */
+
+__attribute__((format(printf, 3, 4))) static void fail(struct ctx *c, const char *prefix,
+                                                      const char *fmt, ...) {
+  char buf[2048];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof(buf), fmt, ap);
+  va_end(ap);
+  gc_diags_addf(c->d, "%s: %s", prefix, buf);
+  c->errors++;
+}
+
+#define WARN(c, code, ...)                                                                    \
+  do {                                                                                        \
+    if (gc_gang_warnf((c)->g, (code), __VA_ARGS__))                                           \
+      (c)->oom = 1;                                                                           \
+  } while (0)
+
+static char *fmt(struct ctx *c, const char *f, ...) __attribute__((format(printf, 2, 3)));
+static char *fmt(struct ctx *c, const char *f, ...) {
+  char buf[2048];
+  va_list ap;
+  va_start(ap, f);
+  vsnprintf(buf, sizeof(buf), f, ap);
+  va_end(ap);
+  char *s = gc_arena_strdup(c->a, buf);
+  if (!s)
+    c->oom = 1;
+  return s ? s : "";
+}
+
+static int is_null(const struct gc_value *v) { return !v || v->type == GC_NULL; }
+
+/* Reads an optional integer.  Returns 1 (set), 0 (absent or null) or -1
+ * (reported: wrong type or out of [min, max]). */
+static int get_int(struct ctx *c, const char *prefix, const struct gc_value *v, const char *path,
+                   int64_t min, int64_t max, int64_t *out) {
+  if (is_null(v))
+    return 0;
+  if (v->type != GC_INT) {
+    fail(c, prefix, "%s: must be an integer", path);
+    return -1;
+  }
+  if (v->u.i < min) {
+    fail(c, prefix, "%s: must be >= %lld", path, (long long)min);
+    return -1;
+  }
+  if (v->u.i > max) {
+    fail(c, prefix, "%s: must be <= %lld", path, (long long)max);
+    return -1;
+  }
+  *out = v->u.i;
+  return 1;
+}
+
+/* Reads an optional string; same return convention as get_int. */
+static int get_str(struct ctx *c, const char *prefix, const struct gc_value *v, const char *path,
+                   const char **out) {
+  if (is_null(v))
+    return 0;
+  if (v->type != GC_STR) {
+    fail(c, prefix, "%s: must be a string", path);
+    return -1;
+  }
+  *out = v->u.s;
+  return 1;
+}
+
+static int get_bool(struct ctx *c, const char *prefix, const struct gc_value *v, const char *path,
+                    int *out) {
+  if (is_null(v))
+    return 0;
+  if (v->type != GC_BOOL) {
+    fail(c, prefix, "%s: must be a boolean", path);
+    return -1;
+  }
+  *out = v->u.b;
+  return 1;
+}
+
+/* Returns v if it is a map, NULL if absent/null; reports any other type. */
+static const struct gc_value *get_map(struct ctx *c, const char *prefix, const struct gc_value *v,
+                                      const char *path, int *bad) {
+  if (is_null(v))
+    return NULL;
+  if (v->type != GC_MAP) {
+    fail(c, prefix, "%s: must be an object", path);
+    if (bad)
+      *bad = 1;
+    return NULL;
+  }
+  return v;
+}
+
+static const struct gc_value *get_seq(struct ctx *c, const char *prefix, const struct gc_value *v,
+                                      const char *path, int *bad) {
+  if (is_null(v))
+    return NULL;
+  if (v->type != GC_SEQ) {
+    fail(c, prefix, "%s: must be an array", path);
+    if (bad)
+      *bad = 1;
+    return NULL;
+  }
+  return v;
+}
+
+/* Checks a map of string to string (labels, annotations). */
+static void check_string_map(struct ctx *c, const char *prefix, const struct gc_value *v,
+                             const char *path) {
+  if (!get_map(c, prefix, v, path, NULL))
+    return;
+  for (size_t i = 0; i < v->len; i++)
+    if (v->u.members[i].value->type != GC_STR)
+      fail(c, prefix, "%s[%.*s]: must be a string", path, NAME_SHOW_MAX, v->u.members[i].key);
+}
+
+/* ---- TrainJob checks ----------------------------------------------------- */
+
+struct tj_info {
+  const struct gc_value *spec;
+  const struct gc_value *trainer;
+  const char *ref_name;
+  int ref_cluster;
+  int ref_ok;
+  int has_numnodes;
+  int64_t numnodes;
+  const struct gc_value *rpn; /* resourcesPerNode, valid, or NULL */
+  int v20, v21, v22;
+};
+
+/* numProcPerNode as int >= 1 or "auto"/"cpu"/"gpu" (v2.0/v2.1 IntOrString);
+ * returns 1 when a string form was used (a v2.1-or-older marker). */
+static int check_num_proc(struct ctx *c, const char *prefix, const struct gc_value *v,
+                          const char *path) {
+  if (is_null(v))
+    return 0;
+  if (v->type == GC_INT) {
+    if (v->u.i < 1)
+      fail(c, prefix, "%s: numProcPerNode must be greater than or equal to 1", path);
+    return 0;
+  }
+  if (v->type == GC_STR) {
+    if (strcmp(v->u.s, "auto") && strcmp(v->u.s, "cpu") && strcmp(v->u.s, "gpu"))
+      fail(c, prefix, "%s: must be an integer >= 1 or one of \"auto\", \"cpu\", \"gpu\"", path);
+    return 1;
+  }
+  fail(c, prefix, "%s: must be an integer or a string", path);
+  return 0;
+}
+
+static void check_resources_per_node(struct ctx *c, struct tj_info *t, const struct gc_value *v) {
+  const char *base = "spec.trainer.resourcesPerNode";
+  if (!get_map(c, c->tj, v, base, NULL))
+    return;
+  size_t before = c->errors;
+  static const char *const LISTS[] = {"requests", "limits"};
+  for (size_t k = 0; k < 2; k++) {
+    const struct gc_value *l = gc_map_get(v, LISTS[k]);
+    const char *path = fmt(c, "%s.%s", base, LISTS[k]);
+    if (!get_map(c, c->tj, l, path, NULL))
+      continue;
+    struct gc_reslist tmp = GC_RESLIST_INIT;
+    size_t e0 = c->d ? c->d->errors : 0;
+    int rc = gc_reslist_from_value(c->a, l, fmt(c, "%s: %s", c->tj, path), &tmp, c->d);
+    if (rc == GC_ENOMEM)
+      c->oom = 1;
+    else if (rc)
+      c->errors += (c->d && c->d->errors > e0) ? c->d->errors - e0 : 1;
+  }
+  const struct gc_value *claims = get_seq(c, c->tj, gc_map_get(v, "claims"),
+                                          "spec.trainer.resourcesPerNode.claims", NULL);
+  for (size_t i = 0; claims && i < claims->len; i++) {
+    const struct gc_value *cl = claims->u.items[i];
+    const char *n = NULL;
+    if (cl->type != GC_MAP || get_str(c, c->tj, gc_map_get(cl, "name"), "", &n) != 1 || !*n)
+      fail(c, c->tj, "%s.claims[%zu].name: required", base, i);
+  }
+  if (c->errors == before)
+    t->rpn = v;
+}
+
+static void check_trainjob(struct ctx *c, const struct gc_value *tj, struct tj_info *t) {
+  const struct gc_value *spec = gc_map_get(tj, "spec");
+  if (is_null(spec) || spec->type != GC_MAP) {
+    fail(c, c->tj, "spec: %s", is_null(spec) ? "required" : "must be an object");
+    return;
+  }
+  t->spec = spec;
+
+  /* runtimeRef */
+  const struct gc_value *ref = gc_map_get(spec, "runtimeRef");
+  if (is_null(ref)) {
+    fail(c, c->tj, "spec.runtimeRef: required");
+  } else if (ref->type != GC_MAP) {
+    fail(c, c->tj, "spec.runtimeRef: must be an object");
+  } else {
+    const char *name = NULL, *group = GC_TRAINER_GROUP, *kind = "ClusterTrainingRuntime";
+    int ok = 1;
+    int r = get_str(c, c->tj, gc_map_get(ref, "name"), "spec.runtimeRef.name", &name);
+    if (r == 0 || (r == 1 && !*name)) {
+      fail(c, c->tj, "spec.runtimeRef.name: required");
+      ok = 0;
+    } else if (r < 0) {
+      ok = 0;
+    } else if (strlen(name) > 253) {
+      fail(c, c->tj, "spec.runtimeRef.name: must be no more than 253 characters");
+      ok = 0;
+    }
+    if (get_str(c, c->tj, gc_map_get(ref, "apiGroup"), "spec.runtimeRef.apiGroup", &group) < 0 ||
+        get_str(c, c->tj, gc_map_get(ref, "kind"), "spec.runtimeRef.kind", &kind) < 0)
+      ok = 0;
+    if (ok) {
+      int known_kind = !strcmp(kind, "ClusterTrainingRuntime") || !strcmp(kind, "TrainingRuntime");
+      if (strcmp(group, GC_TRAINER_GROUP) != 0 || !known_kind) {
+        fail(c, c->tj, "spec.runtimeRef: unsupported runtime: %.*s.%.*s", NAME_SHOW_MAX, kind,
+             NAME_SHOW_MAX, group);
+        ok = 0;
+      }
+    }
+    if (ok) {
+      t->ref_name = name;
+      t->ref_cluster = strcmp(kind, "ClusterTrainingRuntime") == 0;
+      t->ref_ok = 1;
+    }
+  }
+
+  /* trainer */
+  const struct gc_value *tr = get_map(c, c->tj, gc_map_get(spec, "trainer"), "spec.trainer", NULL);
+  t->trainer = tr;
+  if (tr) {
+    int64_t n;
+    int r = get_int(c, c->tj, gc_map_get(tr, "numNodes"), "spec.trainer.numNodes", 0, INT32_MAXV,
+                    &n);
+    if (r == 1) {
+      t->has_numnodes = 1;
+      t->numnodes = n;
+    }
+    check_resources_per_node(c, t, gc_map_get(tr, "resourcesPerNode"));
+    if (check_num_proc(c, c->tj, gc_map_get(tr, "numProcPerNode"), "spec.trainer.numProcPerNode"))
+      t->v21 = 1;
+  }
+
+  int susp = 0;
+  if (get_bool(c, c->tj, gc_map_get(spec, "suspend"), "spec.suspend", &susp) == 1)
+    c->g->suspended = susp;
+  const char *managed = NULL;
+  if (get_str(c, c->tj, gc_map_get(spec, "managedBy"), "spec.managedBy", &managed) == 1) {
+    if (!strcmp(managed, MULTIKUEUE))
+      WARN(c, GC_WARN_OTHER,
+           "spec.managedBy is %s: Trainer leaves this TrainJob to MultiKueue and creates no "
+           "PodGroup in this cluster", MULTIKUEUE);
+    else if (strcmp(managed, GC_TRAINER_CONTROLLER) != 0)
+      fail(c, c->tj, "spec.managedBy: must be one of \"%s\", \"%s\"", GC_TRAINER_CONTROLLER,
+           MULTIKUEUE);
+  }
+
+  /* v2.0 / v2.1 fields */
+  if (!is_null(gc_map_get(spec, "podSpecOverrides")))
+    t->v20 = 1;
+  if (!is_null(gc_map_get(spec, "podTemplateOverrides")))
+    t->v21 = 1;
+  if (!is_null(gc_map_get(spec, "labels")) || !is_null(gc_map_get(spec, "annotations")))
+    t->v21 = 1;
+  check_string_map(c, c->tj, gc_map_get(spec, "labels"), "spec.labels");
+  check_string_map(c, c->tj, gc_map_get(spec, "annotations"), "spec.annotations");
+
+  const struct gc_value *patches =
+      get_seq(c, c->tj, gc_map_get(spec, "runtimePatches"), "spec.runtimePatches", NULL);
+  if (patches) {
+    t->v22 = 1;
+    if (patches->len > RUNTIME_PATCHES_MAX)
+      fail(c, c->tj, "spec.runtimePatches: must have at most %d items", RUNTIME_PATCHES_MAX);
+    for (size_t i = 0; i < patches->len && i < 1000; i++) {
+      const struct gc_value *p = patches->u.items[i];
+      char *path = fmt(c, "spec.runtimePatches[%zu]", i);
+      if (!get_map(c, c->tj, p, path, NULL))
+        continue;
+      const char *mgr = NULL;
+      int r = get_str(c, c->tj, gc_map_get(p, "manager"), fmt(c, "%s.manager", path), &mgr);
+      if (r == 0 || (r == 1 && !*mgr))
+        fail(c, c->tj, "%s.manager: required", path);
+      for (size_t k = 0; r == 1 && *mgr && k < i; k++) {
+        const char *om = gc_value_as_str(gc_map_get(patches->u.items[k], "manager"));
+        if (om && !strcmp(om, mgr))
+          fail(c, c->tj, "%s.manager: duplicate value \"%.*s\"", path, NAME_SHOW_MAX, mgr);
+      }
+      const struct gc_value *trs = get_map(c, c->tj, gc_map_get(p, "trainingRuntimeSpec"),
+                                           fmt(c, "%s.trainingRuntimeSpec", path), NULL);
+      const char *tpath = fmt(c, "%s.trainingRuntimeSpec.template", path);
+      const struct gc_value *tpl = get_map(c, c->tj, gc_map_get(trs, "template"), tpath, NULL);
+      const struct gc_value *meta =
+          get_map(c, c->tj, gc_map_get(tpl, "metadata"), fmt(c, "%s.metadata", tpath), NULL);
+      check_string_map(c, c->tj, gc_map_get(meta, "labels"), fmt(c, "%s.metadata.labels", tpath));
+      check_string_map(c, c->tj, gc_map_get(meta, "annotations"),
+                       fmt(c, "%s.metadata.annotations", tpath));
+      const struct gc_value *ps =
+          get_map(c, c->tj, gc_map_get(tpl, "spec"), fmt(c, "%s.spec", tpath), NULL);
+      const struct gc_value *rjs = get_seq(c, c->tj, gc_map_get(ps, "replicatedJobs"),
+                                           fmt(c, "%s.spec.replicatedJobs", tpath), NULL);
+      for (size_t j = 0; rjs && j < rjs->len; j++) {
+        const struct gc_value *rj = rjs->u.items[j];
+        char *jp = fmt(c, "%s.spec.replicatedJobs[%zu]", tpath, j);
+        const char *jn = NULL;
+        if (!get_map(c, c->tj, rj, jp, NULL))
+          continue;
+        int jr = get_str(c, c->tj, gc_map_get(rj, "name"), fmt(c, "%s.name", jp), &jn);
+        if (jr == 0 || (jr == 1 && !*jn))
+          fail(c, c->tj, "%s.name: required", jp);
+      }
+    }
+  }
+  const char *gen = t->v22 ? "v2.2+" : t->v20 ? "v2.0" : t->v21 ? "v2.1" : "v2.2+";
+  c->g->api_generation = gen;
+  if ((t->v20 && !is_null(gc_map_get(spec, "podTemplateOverrides"))) ||
+      (t->v22 && (t->v20 || t->v21)))
+    WARN(c, GC_WARN_OTHER,
+         "the TrainJob mixes fields of several Trainer API generations (podSpecOverrides: v2.0; "
+         "podTemplateOverrides, spec.labels/annotations, string numProcPerNode: v2.1; "
+         "runtimePatches: v2.2+); a real cluster accepts only one of them; all are applied here");
+}
+
+/* ---- runtime structure ---------------------------------------------------- */
+
+struct rt_info {
+  const struct gc_value *spec;
+  const struct gc_value *jobs; /* runtime template.spec.replicatedJobs (valid) */
+  const struct gc_value *ml;
+  int has_ml, mpi, rlan, has_ml_numnodes;
+  int64_t ml_numnodes;
+  const struct gc_value *cos, *vol;
+};
+
+static void check_ml_policy(struct ctx *c, struct rt_info *r, struct tj_info *t) {
+  const struct gc_value *ml = get_map(c, c->rt, gc_map_get(r->spec, "mlPolicy"),
+                                      "spec.mlPolicy", NULL);
+  if (!ml)
+    return;
+  r->ml = ml;
+  r->has_ml = 1;
+  int64_t n;
+  if (get_int(c, c->rt, gc_map_get(ml, "numNodes"), "spec.mlPolicy.numNodes", 0, INT32_MAXV, &n) ==
+      1) {
+    r->has_ml_numnodes = 1;
+    r->ml_numnodes = n;
+  }
+  static const char *const KINDS[] = {"torch", "mpi", "jax", "xgboost", "flux"};
+  int kinds = 0;
+  for (size_t i = 0; i < 5; i++) {
+    const struct gc_value *k = gc_map_get(ml, KINDS[i]);
+    if (is_null(k))
+      continue;
+    kinds++;
+    get_map(c, c->rt, k, fmt(c, "spec.mlPolicy.%s", KINDS[i]), NULL);
+  }
+  if (kinds > 1)
+    fail(c, c->rt, "spec.mlPolicy: Only one of the policy can be configured");
+
+  const struct gc_value *torch = gc_map_get(ml, "torch");
+  if (torch && torch->type == GC_MAP) {
+    const struct gc_value *np = gc_map_get(torch, "numProcPerNode");
+    if (!is_null(np)) {
+      t->v21 = 1;
+      check_num_proc(c, c->rt, np, "spec.mlPolicy.torch.numProcPerNode");
+    }
+    const struct gc_value *ep = gc_map_get(torch, "elasticPolicy");
+    if (!is_null(ep)) {
+      t->v21 = 1;
+      get_map(c, c->rt, ep, "spec.mlPolicy.torch.elasticPolicy", NULL);
+      if (r->has_ml_numnodes || !is_null(gc_map_get(ml, "numNodes")))
+        fail(c, c->rt, "spec.mlPolicy: numNodes should not be set if torch.elasticPolicy is "
+             "configured");
+      else
+        WARN(c, GC_WARN_OTHER,
+             "%s: spec.mlPolicy.torch.elasticPolicy is ignored: Trainer never implemented elastic "
+             "training, so the gang uses the fixed numNodes", c->rt);
+    }
+  }
+  const struct gc_value *mpi = gc_map_get(ml, "mpi");
+  if (mpi && mpi->type == GC_MAP) {
+    r->mpi = 1;
+    int b = 0;
+    if (get_bool(c, c->rt, gc_map_get(mpi, "runLauncherAsNode"),
+                 "spec.mlPolicy.mpi.runLauncherAsNode", &b) == 1)
+      r->rlan = b;
+    const struct gc_value *np = gc_map_get(mpi, "numProcPerNode");
+    if (np && np->type == GC_INT && np->u.i < 1)
+      fail(c, c->rt, "spec.mlPolicy.mpi.numProcPerNode: NumProcPerNode in mpiPolicy must be >= 1");
+    else
+      get_int(c, c->rt, np, "spec.mlPolicy.mpi.numProcPerNode", 1, INT32_MAXV, &n);
+    const char *impl = NULL;
+    if (get_str(c, c->rt, gc_map_get(mpi, "mpiImplementation"),
+                "spec.mlPolicy.mpi.mpiImplementation", &impl) == 1 &&
+        *impl && strcmp(impl, "OpenMPI"))
+      fail(c, c->rt, "spec.mlPolicy.mpi.mpiImplementation: Unsupported value: \"%.*s\": "
+           "supported values: \"OpenMPI\", \"\"", NAME_SHOW_MAX, impl);
+  } else if (mpi && mpi->type == GC_NULL) {
+    r->mpi = 0;
+  }
+  const struct gc_value *flux = gc_map_get(ml, "flux");
+  if (flux && flux->type == GC_MAP) {
+    const struct gc_value *np = gc_map_get(flux, "numProcPerNode");
+    if (np && np->type == GC_INT && np->u.i < 1)
+      fail(c, c->rt, "spec.mlPolicy.flux.numProcPerNode: NumProcPerNode in fluxPolicy must be >= 1");
+  }
+}
+
+/* Checks the runtime's replicatedJobs list shape: a non-empty array of
+ * objects with unique, non-empty string names.  Returns 0 when usable. */
+static int check_runtime_jobs(struct ctx *c, struct rt_info *r) {
+  size_t before = c->errors;
+  const struct gc_value *tpl = gc_map_get(r->spec, "template");
+  if (is_null(tpl)) {
+    fail(c, c->rt, "spec.template: required");
+    return -1;
+  }
+  if (!get_map(c, c->rt, tpl, "spec.template", NULL))
+    return -1;
+  const struct gc_value *meta = get_map(c, c->rt, gc_map_get(tpl, "metadata"),
+                                        "spec.template.metadata", NULL);
+  check_string_map(c, c->rt, gc_map_get(meta, "labels"), "spec.template.metadata.labels");
+  check_string_map(c, c->rt, gc_map_get(meta, "annotations"),
+                   "spec.template.metadata.annotations");
+  const struct gc_value *ts = gc_map_get(tpl, "spec");
+  if (is_null(ts)) {
+    fail(c, c->rt, "spec.template.spec: required");
+    return -1;
+  }
+  if (!get_map(c, c->rt, ts, "spec.template.spec", NULL))
+    return -1;
+  const struct gc_value *jobs = gc_map_get(ts, "replicatedJobs");
+  if (is_null(jobs) || (jobs->type == GC_SEQ && jobs->len == 0)) {
+    fail(c, c->rt, "spec.template.spec.replicatedJobs: required (at least one replicated job)");
+    return -1;
+  }
+  if (!get_seq(c, c->rt, jobs, "spec.template.spec.replicatedJobs", NULL))
+    return -1;
+  if (jobs->len > GC_WAVES_MAX_JOBS) {
+    fail(c, c->rt, "spec.template.spec.replicatedJobs: must have at most %d items",
+         GC_WAVES_MAX_JOBS);
+    return -1;
+  }
+  for (size_t i = 0; i < jobs->len; i++) {
+    const struct gc_value *j = jobs->u.items[i];
+    char *path = fmt(c, "spec.template.spec.replicatedJobs[%zu]", i);
+    if (!get_map(c, c->rt, j, path, NULL))
+      continue;
+    const char *name = NULL;
+    int rn = get_str(c, c->rt, gc_map_get(j, "name"), fmt(c, "%s.name", path), &name);
+    if (rn == 0 || (rn == 1 && !*name)) {
+      fail(c, c->rt, "%s.name: required", path);
+      continue;
+    }
+    if (rn < 0)
+      continue;
+    if (!gc_name_is_dns1035(name, strlen(name)))
+      fail(c, c->rt, "%s.name: \"%.*s\" must be an RFC 1035 label (lowercase letters, digits "
+           "and '-', starting with a letter, at most 63 characters)", path, NAME_SHOW_MAX, name);
+    for (size_t k = 0; k < i; k++) {
+      const char *other = gc_value_as_str(gc_map_get(jobs->u.items[k], "name"));
+      if (other && !strcmp(other, name)) {
+        fail(c, c->rt, "%s.name: duplicate replicated job name \"%.*s\"", path, NAME_SHOW_MAX,
+             name);
+        break;
+      }
+    }
+  }
+  if (c->errors != before)
+    return -1;
+  r->jobs = jobs;
+  return 0;
+}
+
+static void check_policy(struct ctx *c, struct rt_info *r) {
+  const struct gc_value *p = get_map(c, c->rt, gc_map_get(r->spec, "podGroupPolicy"),
+                                     "spec.podGroupPolicy", NULL);
+  if (!p)
+    return;
+  r->cos = get_map(c, c->rt, gc_map_get(p, "coscheduling"), "spec.podGroupPolicy.coscheduling",
+                   NULL);
+  r->vol = get_map(c, c->rt, gc_map_get(p, "volcano"), "spec.podGroupPolicy.volcano", NULL);
+}
+
+/* ---- overrides and patches ------------------------------------------------ */
+
+static const char *const PATCH_POD_FIELDS[] = {
+    "serviceAccountName", "volumes", "initContainers", "containers", "imagePullSecrets",
+    "securityContext", "terminationGracePeriodSeconds", "nodeSelector", "affinity",
+    "tolerations", "schedulingGates", NULL};
+static const char *const V21_POD_FIELDS[] = {
+    "serviceAccountName", "nodeSelector", "affinity", "tolerations", "volumes",
+    "initContainers", "containers", "schedulingGates", "imagePullSecrets", NULL};
+static const char *const V20_POD_FIELDS[] = {
+    "serviceAccountName", "nodeSelector", "tolerations", "volumes", "initContainers",
+    "containers", "schedulingGates", NULL};
+static const char *const PATCH_CONTAINER_FIELDS[] = {"name", "env", "volumeMounts",
+                                                     "securityContext", NULL};
+static const char *const OVERRIDE_CONTAINER_FIELDS[] = {"name", "env", "volumeMounts", "command",
+                                                        "args", "envFrom", NULL};
+
+static int in_list(const char *const *list, const char *k) {
+  for (size_t i = 0; list[i]; i++)
+    if (!strcmp(list[i], k))
+      return 1;
+  return 0;
+}
+
+/* Looks a container up by name in the runtime pod spec `ps`, list `field`. */
+static int has_container(const struct gc_value *ps, const char *field, const char *name) {
+  const struct gc_value *l = gc_map_get(ps, field);
+  if (!l || l->type != GC_SEQ)
+    return 0;
+  for (size_t i = 0; i < l->len; i++) {
+    const char *n = gc_value_as_str(gc_map_get(l->u.items[i], "name"));
+    if (n && !strcmp(n, name))
+      return 1;
+  }
+  return 0;
+}
+
+static struct gc_value *job_by_name(const struct gc_value *jobs, const char *name, size_t *idx) {
+  for (size_t i = 0; jobs && i < jobs->len; i++) {
+    const char *n = gc_value_as_str(gc_map_get(jobs->u.items[i], "name"));
+    if (n && !strcmp(n, name)) {
+      if (idx)
+        *idx = i;
+      return jobs->u.items[i];
+    }
+  }
+  return NULL;
+}
+
+/* Returns (creating) the map under key in parent, replacing a non-map. */
+static struct gc_value *ensure_map(struct ctx *c, struct gc_value *parent, const char *key) {
+  struct gc_value *v = gc_map_get(parent, key);
+  if (v && v->type == GC_MAP)
+    return v;
+  v = gc_value_map(c->a);
+  if (!v || gc_map_set(c->a, parent, key, v)) {
+    c->oom = 1;
+    return NULL;
+  }
+  return v;
+}
+
+static struct gc_value *job_podspec(struct ctx *c, struct gc_value *job) {
+  struct gc_value *t = ensure_map(c, job, "template");
+  struct gc_value *s = t ? ensure_map(c, t, "spec") : NULL;
+  struct gc_value *pt = s ? ensure_map(c, s, "template") : NULL;
+  return pt ? ensure_map(c, pt, "spec") : NULL;
+}
+
+/* Builds the filtered copy of a pod spec patch/override: only `allowed` pod
+ * fields and, inside containers, only `cfields`.  Dropped fields are warned
+ * about (a cluster's API server prunes them).  Containers the runtime pod
+ * spec `rps` lacks are an error when strict (runtime patches, webhook rule)
+ * and ignored with a warning otherwise (v2.0/v2.1 overrides). */
+static struct gc_value *filter_podspec(struct ctx *c, const struct gc_value *spec,
+                                       const struct gc_value *rps, const char *const *allowed,
+                                       const char *const *cfields, int strict, const char *path,
+                                       const char *job) {
+  struct gc_value *out = gc_value_map(c->a);
+  if (!out) {
+    c->oom = 1;
+    return NULL;
+  }
+  for (size_t i = 0; i < spec->len; i++) {
+    const struct gc_member *m = &spec->u.members[i];
+    if (!in_list(allowed, m->key)) {
+      if (in_list((const char *const[]){"targetJobs", "metadata", "spec", NULL}, m->key))
+        continue;
+      WARN(c, GC_WARN_OTHER, "%s.%.*s is not a field this override can set; it is ignored (a "
+           "cluster drops it)", path, NAME_SHOW_MAX, m->key);
+      continue;
+    }
+    int is_c = !strcmp(m->key, "containers") || !strcmp(m->key, "initContainers");
+    if (!is_c || m->value->type != GC_SEQ) {
+      if (gc_map_append(c->a, out, m->key, m->key_len, m->value))
+        c->oom = 1;
+      continue;
+    }
+    struct gc_value *seq = gc_value_seq(c->a);
+    if (!seq) {
+      c->oom = 1;
+      return NULL;
+    }
+    for (size_t k = 0; k < m->value->len; k++) {
+      const struct gc_value *ct = m->value->u.items[k];
+      const char *cn = gc_value_as_str(gc_map_get(ct, "name"));
+      char *cp = fmt(c, "%s.%s[%zu]", path, m->key, k);
+      if (!ct || ct->type != GC_MAP || !cn || !*cn) {
+        fail(c, c->tj, "%s.name: required", cp);
+        continue;
+      }
+      if (!has_container(rps, m->key, cn)) {
+        if (strict)
+          fail(c, c->tj, "%s.name: container \"%.*s\" not found in replicated job \"%s\" of the "
+               "runtime", cp, NAME_SHOW_MAX, cn, job);
+        else
+          WARN(c, GC_WARN_OTHER, "%s: container \"%.*s\" not found in replicated job \"%s\" of "
+               "the runtime; the override is ignored", cp, NAME_SHOW_MAX, cn, job);
+        continue;
+      }
+      if (strict && !is_null(gc_map_get(ct, "env")) &&
+          (!strcmp(cn, "node") || !strcmp(cn, "dataset-initializer") ||
+           !strcmp(cn, "model-initializer")))
+        fail(c, c->tj, "%s.env: must not be set for the \"%s\" container (use spec.trainer.env "
+             "or spec.initializer)", cp, cn);
+      struct gc_value *fc = gc_value_map(c->a);
+      if (!fc) {
+        c->oom = 1;
+        return NULL;
+      }
+      for (size_t f = 0; f < ct->len; f++) {
+        const struct gc_member *cm = &ct->u.members[f];
+        if (!in_list(cfields, cm->key)) {
+          WARN(c, GC_WARN_OTHER, "%s.%.*s is not a field this override can set; it is ignored "
+               "(a cluster drops it%s)", cp, NAME_SHOW_MAX, cm->key,
+               !strcmp(cm->key, "resources") ? "; use spec.trainer.resourcesPerNode" : "");
+          continue;
+        }
+        if (gc_map_append(c->a, fc, cm->key, cm->key_len, cm->value))
+          c->oom = 1;
+      }
+      if (gc_seq_push(c->a, seq, fc))
+        c->oom = 1;
+    }
+    if (gc_map_append(c->a, out, m->key, m->key_len, seq))
+      c->oom = 1;
+  }
+  return out;
+}
+
+/* Merges a filtered pod spec patch into job `jobname` of js. */
+static void merge_into_job(struct ctx *c, struct gc_value *jsjobs, const char *jobname,
+                           const struct gc_value *patch) {
+  struct gc_value *job = job_by_name(jsjobs, jobname, NULL);
+  struct gc_value *ps = job ? job_podspec(c, job) : NULL;
+  if (!ps)
+    return;
+  struct gc_value *merged = NULL;
+  int rc = gc_merge_strategic(c->a, ps, patch, NULL, &merged);
+  if (rc || !merged) {
+    if (rc == GC_ELIMIT)
+      fail(c, c->tj, "override of replicated job \"%s\" is nested too deeply", jobname);
+    else
+      c->oom = 1;
+    return;
+  }
+  struct gc_value *pt = gc_value_path(job, "template.spec.template");
+  if (pt && gc_map_set(c->a, pt, "spec", merged))
+    c->oom = 1;
+}
+
+/* v2.0 podSpecOverrides and v2.1 podTemplateOverrides. */
+static void apply_overrides(struct ctx *c, const struct gc_value *spec, struct gc_value *jsjobs,
+                            const struct gc_value *rjobs, int v20) {
+  const char *field = v20 ? "podSpecOverrides" : "podTemplateOverrides";
+  const struct gc_value *list = get_seq(c, c->tj, gc_map_get(spec, field),
+                                        fmt(c, "spec.%s", field), NULL);
+  for (size_t i = 0; list && i < list->len; i++) {
+    const struct gc_value *o = list->u.items[i];
+    char *path = fmt(c, "spec.%s[%zu]", field, i);
+    if (!get_map(c, c->tj, o, path, NULL))
+      continue;
+    const struct gc_value *targets =
+        get_seq(c, c->tj, gc_map_get(o, "targetJobs"), fmt(c, "%s.targetJobs", path), NULL);
+    if (!targets || targets->len == 0) {
+      if (!targets)
+        fail(c, c->tj, "%s.targetJobs: required", path);
+      continue;
+    }
+    const struct gc_value *ospec = o;
+    char *spath = path;
+    if (!v20) {
+      get_map(c, c->tj, gc_map_get(o, "metadata"), fmt(c, "%s.metadata", path), NULL);
+      ospec = get_map(c, c->tj, gc_map_get(o, "spec"), fmt(c, "%s.spec", path), NULL);
+      spath = fmt(c, "%s.spec", path);
+      if (!ospec)
+        continue;
+    }
+    for (size_t k = 0; k < targets->len; k++) {
+      const char *jn = gc_value_as_str(gc_map_get(targets->u.items[k], "name"));
+      if (!jn || !*jn) {
+        fail(c, c->tj, "%s.targetJobs[%zu].name: required", path, k);
+        continue;
+      }
+      const struct gc_value *rj = job_by_name(rjobs, jn, NULL);
+      if (!rj) {
+        WARN(c, GC_WARN_OTHER, "%s.targetJobs[%zu]: replicated job \"%.*s\" not found in the "
+             "runtime; the override is ignored", path, k, NAME_SHOW_MAX, jn);
+        continue;
+      }
+      const struct gc_value *rps = gc_value_path(rj, "template.spec.template.spec");
+      struct gc_value *f = filter_podspec(c, ospec, rps, v20 ? V20_POD_FIELDS : V21_POD_FIELDS,
+                                          OVERRIDE_CONTAINER_FIELDS, 0, spath, jn);
+      if (f)
+        merge_into_job(c, jsjobs, jn, f);
+    }
+  }
+}
+
+/* v2.2+ runtimePatches: template.spec strategically merged in list order,
+ * restricted to the fields a ReplicatedJobPatch/PodSpecPatch has. */
+static void apply_patches(struct ctx *c, const struct gc_value *spec, struct gc_value *jsjobs,
+                          const struct gc_value *rjobs) {
+  const struct gc_value *list = gc_map_get(spec, "runtimePatches");
+  if (!list || list->type != GC_SEQ)
+    return;
+  for (size_t i = 0; i < list->len && i < 1000; i++) {
+    const struct gc_value *rjs =
+        gc_value_path(list->u.items[i], "trainingRuntimeSpec.template.spec.replicatedJobs");
+    if (!rjs || rjs->type != GC_SEQ)
+      continue;
+    for (size_t j = 0; j < rjs->len; j++) {
+      const struct gc_value *pj = rjs->u.items[j];
+      const char *jn = gc_value_as_str(gc_map_get(pj, "name"));
+      char *jp = fmt(c, "spec.runtimePatches[%zu].trainingRuntimeSpec.template.spec."
+                     "replicatedJobs[%zu]", i, j);
+      if (!jn || !*jn || pj->type != GC_MAP)
+        continue; /* reported by check_trainjob */
+      const struct gc_value *rj = job_by_name(rjobs, jn, NULL);
+      if (!rj) {
+        fail(c, c->tj, "%s.name: replicated job \"%.*s\" not found in the runtime", jp,
+             NAME_SHOW_MAX, jn);
+        continue;
+      }
+      for (size_t f = 0; f < pj->len; f++)
+        if (strcmp(pj->u.members[f].key, "name") && strcmp(pj->u.members[f].key, "template"))
+          WARN(c, GC_WARN_OTHER, "%s.%.*s is not a field a runtime patch can set; it is "
+               "ignored (a cluster drops it)", jp, NAME_SHOW_MAX, pj->u.members[f].key);
+      const struct gc_value *tmeta = gc_value_path(pj, "template.metadata");
+      if (tmeta && tmeta->type == GC_MAP) {
+        struct gc_value *job = job_by_name(jsjobs, jn, NULL);
+        struct gc_value *t = job ? ensure_map(c, job, "template") : NULL;
+        struct gc_value *merged = NULL;
+        if (t && gc_merge_strategic(c->a, gc_map_get(t, "metadata"), tmeta, "metadata",
+                                    &merged) == GC_OK && merged) {
+          if (gc_map_set(c->a, t, "metadata", merged))
+            c->oom = 1;
+        }
+      }
+      const struct gc_value *pmeta = gc_value_path(pj, "template.spec.template.metadata");
+      if (pmeta && pmeta->type == GC_MAP) {
+        struct gc_value *job = job_by_name(jsjobs, jn, NULL);
+        struct gc_value *t = job ? ensure_map(c, job, "template") : NULL;
+        struct gc_value *s = t ? ensure_map(c, t, "spec") : NULL;
+        struct gc_value *pt = s ? ensure_map(c, s, "template") : NULL;
+        struct gc_value *merged = NULL;
+        if (pt && gc_merge_strategic(c->a, gc_map_get(pt, "metadata"), pmeta, "metadata",
+                                     &merged) == GC_OK && merged) {
+          if (gc_map_set(c->a, pt, "metadata", merged))
+            c->oom = 1;
+        }
+      }
+      const struct gc_value *pspec = gc_value_path(pj, "template.spec.template.spec");
+      if (is_null(pspec))
+        continue;
+      char *sp = fmt(c, "%s.template.spec.template.spec", jp);
+      if (pspec->type != GC_MAP) {
+        fail(c, c->tj, "%s: must be an object", sp);
+        continue;
+      }
+      const struct gc_value *rps = gc_value_path(rj, "template.spec.template.spec");
+      struct gc_value *f = filter_podspec(c, pspec, rps, PATCH_POD_FIELDS, PATCH_CONTAINER_FIELDS,
+                                          1, sp, jn);
+      if (f)
+        merge_into_job(c, jsjobs, jn, f);
+    }
+  }
+}
+
+/* ---- queue --------------------------------------------------------------- */
+
+struct queue_src {
+  const char *value;
+  const char *prefix;
+  const char *path;
+};
+
+static void queue_from(struct ctx *c, struct queue_src *q, const struct gc_value *ann,
+                       const char *prefix, const char *path) {
+  const struct gc_value *v = gc_map_get(ann, GC_VOLCANO_QUEUE_ANNOTATION);
+  if (!v || v->type != GC_STR)
+    return; /* wrong types were reported by check_string_map */
+  q->value = v->u.s;
+  q->prefix = prefix;
+  q->path = fmt(c, "%s[%s]", path, GC_VOLCANO_QUEUE_ANNOTATION);
+}
+
+/* ---- jobs ----------------------------------------------------------------- */
+
+static int read_jobs(struct ctx *c, const struct gc_value *jsjobs, struct job *jobs) {
+  int ok = 1;
+  for (size_t i = 0; i < jsjobs->len; i++) {
+    struct job *j = &jobs[i];
+    struct gc_value *node = jsjobs->u.items[i];
+    char *p = fmt(c, "spec.template.spec.replicatedJobs[%zu]", i);
+    size_t before = c->errors;
+    j->node = node;
+    j->name = gc_value_as_str(gc_map_get(node, "name"));
+    j->replicas = 1;
+    get_int(c, c->rt, gc_map_get(node, "replicas"), fmt(c, "%s.replicas", p), 0, INT32_MAXV,
+            &j->replicas);
+    const struct gc_value *tpl = gc_map_get(node, "template");
+    if (is_null(tpl)) {
+      fail(c, c->rt, "%s.template: required", p);
+      ok = 0;
+      continue;
+    }
+    if (!get_map(c, c->rt, tpl, fmt(c, "%s.template", p), NULL)) {
+      ok = 0;
+      continue;
+    }
+    const struct gc_value *meta = get_map(c, c->rt, gc_map_get(tpl, "metadata"),
+                                          fmt(c, "%s.template.metadata", p), NULL);
+    const struct gc_value *labels = gc_map_get(meta, "labels");
+    check_string_map(c, c->rt, labels, fmt(c, "%s.template.metadata.labels", p));
+    j->ancestor = gc_value_as_str(gc_map_get(labels, GC_ANCESTOR_LABEL));
+    const struct gc_value *jspec = get_map(c, c->rt, gc_map_get(tpl, "spec"),
+                                           fmt(c, "%s.template.spec", p), NULL);
+    if (get_int(c, c->rt, gc_map_get(jspec, "parallelism"),
+                fmt(c, "%s.template.spec.parallelism", p), 0, INT32_MAXV, &j->parallelism) == 1)
+      j->has_parallelism = 1;
+    const struct gc_value *pt = get_map(c, c->rt, gc_map_get(jspec, "template"),
+                                        fmt(c, "%s.template.spec.template", p), NULL);
+    const struct gc_value *pmeta = gc_map_get(pt, "metadata");
+    const struct gc_value *plabel = gc_map_get(gc_map_get(pmeta, "labels"), GC_ANCESTOR_LABEL);
+    if (!j->ancestor && plabel && plabel->type == GC_STR)
+      WARN(c, GC_WARN_OTHER,
+           "%s: replicated job \"%s\" has the %s label on its pod template "
+           "(template.spec.template.metadata.labels), where Trainer does not look; it must be "
+           "on the Job template (template.metadata.labels), so Trainer and gangbridge treat "
+           "this job as a plain job and spec.trainer.numNodes does not apply to it",
+           c->rt, j->name, GC_ANCESTOR_LABEL);
+    const char *pspath = fmt(c, "%s.template.spec.template.spec", p);
+    const struct gc_value *ps = gc_map_get(pt, "spec");
+    if (is_null(ps)) {
+      fail(c, c->rt, "%s: required", pspath);
+    } else if (get_map(c, c->rt, ps, pspath, NULL)) {
+      j->podspec = (struct gc_value *)ps;
+      const struct gc_value *cs = gc_map_get(ps, "containers");
+      if (is_null(cs) || (cs->type == GC_SEQ && cs->len == 0))
+        fail(c, c->rt, "%s.containers: required (at least one container)", pspath);
+      get_str(c, c->rt, gc_map_get(ps, "priorityClassName"),
+              fmt(c, "%s.priorityClassName", pspath), &j->priority_class);
+      get_str(c, c->rt, gc_map_get(ps, "schedulerName"), fmt(c, "%s.schedulerName", pspath),
+              &j->scheduler_name);
+      if (j->priority_class && !*j->priority_class)
+        j->priority_class = NULL;
+      if (j->scheduler_name && !*j->scheduler_name)
+        j->scheduler_name = NULL;
+    }
+    const struct gc_value *deps = get_seq(c, c->rt, gc_map_get(node, "dependsOn"),
+                                          fmt(c, "%s.dependsOn", p), NULL);
+    if (deps && deps->len) {
+      j->deps = gc_arena_alloc(c->a, deps->len * sizeof(char *));
+      j->dep_status = gc_arena_alloc(c->a, deps->len * sizeof(char *));
+      if (!j->deps || !j->dep_status) {
+        c->oom = 1;
+        return 0;
+      }
+      for (size_t k = 0; k < deps->len; k++) {
+        const struct gc_value *d = deps->u.items[k];
+        char *dp = fmt(c, "%s.dependsOn[%zu]", p, k);
+        const char *dn = NULL, *st = NULL;
+        if (!get_map(c, c->rt, d, dp, NULL))
+          continue;
+        int rn = get_str(c, c->rt, gc_map_get(d, "name"), fmt(c, "%s.name", dp), &dn);
+        if (rn == 0 || (rn == 1 && !*dn))
+          fail(c, c->rt, "%s.name: required", dp);
+        int rs = get_str(c, c->rt, gc_map_get(d, "status"), fmt(c, "%s.status", dp), &st);
+        if (rs == 0)
+          fail(c, c->rt, "%s.status: required", dp);
+        else if (rs == 1 && strcmp(st, "Ready") && strcmp(st, "Complete"))
+          fail(c, c->rt, "%s.status: Unsupported value: \"%.*s\": supported values: \"Ready\", "
+               "\"Complete\"", dp, NAME_SHOW_MAX, st);
+        if (rn == 1 && *dn) {
+          j->deps[j->n_deps] = dn;
+          j->dep_status[j->n_deps] = st && rs == 1 ? st : "";
+          j->n_deps++;
+        }
+      }
+    }
+    if (c->errors != before)
+      ok = 0;
+  }
+  return ok;
+}
+
+/* Merges resourcesPerNode into the container named `node` of a job. */
+static void merge_rpn(struct ctx *c, struct job *j, const struct gc_value *rpn) {
+  struct gc_value *ps = j->podspec;
+  const struct gc_value *cs = gc_map_get(ps, "containers");
+  struct gc_value *target = NULL;
+  for (size_t i = 0; cs && cs->type == GC_SEQ && i < cs->len; i++) {
+    const char *n = gc_value_as_str(gc_map_get(cs->u.items[i], "name"));
+    if (n && !strcmp(n, "node") && cs->u.items[i]->type == GC_MAP)
+      target = cs->u.items[i];
+  }
+  if (!target) {
+    WARN(c, GC_WARN_OTHER, "spec.trainer.resourcesPerNode is not applied to replicated job "
+         "\"%s\": it has no container named \"node\"", j->name);
+    return;
+  }
+  struct gc_value *patch = gc_value_map(c->a);
+  if (!patch) {
+    c->oom = 1;
+    return;
+  }
+  static const char *const KEYS[] = {"claims", "limits", "requests"};
+  for (size_t k = 0; k < 3; k++) {
+    struct gc_value *v = gc_map_get(rpn, KEYS[k]);
+    if (!is_null(v) && gc_map_set(c->a, patch, KEYS[k], v))
+      c->oom = 1;
+  }
+  struct gc_value *merged = NULL;
+  if (gc_merge_strategic(c->a, gc_map_get(target, "resources"), patch, "resources", &merged) ||
+      !merged || gc_map_set(c->a, target, "resources", merged))
+    c->oom = 1;
+}
+
+/* ---- policy --------------------------------------------------------------- */
+
+static void resolve_policy(struct ctx *c, const struct rt_info *r) {
+  struct gc_gang *g = c->g;
+  enum gc_backend rt_backend = GC_BACKEND_UNSET;
+  if (r->vol && r->cos) {
+    rt_backend = GC_BACKEND_VOLCANO;
+    WARN(c, GC_WARN_POLICY_BOTH,
+         "%s: spec.podGroupPolicy sets both coscheduling and volcano (the API allows only one; "
+         "Trainer would create both PodGroups); using %s", c->rt,
+         gc_backend_name(c->opts->backend ? c->opts->backend : GC_BACKEND_VOLCANO));
+  } else if (r->vol) {
+    rt_backend = GC_BACKEND_VOLCANO;
+  } else if (r->cos) {
+    rt_backend = GC_BACKEND_COSCHEDULING;
+  }
+  g->backend_from_runtime = rt_backend != GC_BACKEND_UNSET;
+  if (c->opts->backend != GC_BACKEND_UNSET) {
+    g->backend = c->opts->backend;
+    if (rt_backend != GC_BACKEND_UNSET && rt_backend != g->backend && !(r->vol && r->cos))
+      WARN(c, GC_WARN_OTHER, "%s: the runtime's podGroupPolicy names %s, but %s was requested; "
+           "rendering a %s PodGroup", c->rt, gc_backend_name(rt_backend),
+           gc_backend_name(g->backend), gc_backend_name(g->backend));
+  } else if (rt_backend != GC_BACKEND_UNSET) {
+    g->backend = rt_backend;
+  } else if (c->opts->default_backend != GC_BACKEND_UNSET) {
+    g->backend = c->opts->default_backend;
+  } else {
+    g->backend = GC_BACKEND_VOLCANO;
+  }
+
+  /* coscheduling timeout */
+  int64_t t = DEFAULT_TIMEOUT;
+  if (r->cos) {
+    const char *path = "spec.podGroupPolicy.coscheduling.scheduleTimeoutSeconds";
+    int rc = get_int(c, c->rt, gc_map_get(r->cos, "scheduleTimeoutSeconds"), path, 0, INT32_MAXV,
+                     &t);
+    if (rc == 1 && t == 0) {
+      t = DEFAULT_TIMEOUT;
+      if (g->backend == GC_BACKEND_COSCHEDULING)
+        WARN(c, GC_WARN_OTHER, "%s: %s is 0, which the API documents as \"use the default\"; "
+             "using %d s (Trainer would pass 0 through)", c->rt, path, DEFAULT_TIMEOUT);
+    } else if (rc == 1 && t > GC_COSCHED_MAX_TIMEOUT) {
+      if (g->backend == GC_BACKEND_COSCHEDULING)
+        WARN(c, GC_WARN_TIMEOUT_CLAMPED, "%s: %s is %lld s; clamped to %d s because "
+             "kube-scheduler caps Permit waits at 15 minutes", c->rt, path, (long long)t,
+             GC_COSCHED_MAX_TIMEOUT);
+      t = GC_COSCHED_MAX_TIMEOUT;
+    } else if (rc != 1) {
+      t = DEFAULT_TIMEOUT;
+    }
+  }
+  if (g->backend == GC_BACKEND_COSCHEDULING) {
+    g->has_timeout = 1;
+    g->schedule_timeout_seconds = (int32_t)t;
+  }
+
+  /* volcano network topology */
+  const char *np = "spec.podGroupPolicy.volcano.networkTopology";
+  const struct gc_value *nt =
+      r->vol ? get_map(c, c->rt, gc_map_get(r->vol, "networkTopology"), np, NULL) : NULL;
+  if (nt) {
+    struct gc_topology_policy tp = {1, "hard", 0, 0, NULL};
+    const char *mode = NULL;
+    if (get_str(c, c->rt, gc_map_get(nt, "mode"), fmt(c, "%s.mode", np), &mode) == 1) {
+      if (strcmp(mode, "hard") && strcmp(mode, "soft"))
+        fail(c, c->rt, "%s.mode: Unsupported value: \"%.*s\": supported values: \"hard\", "
+             "\"soft\"", np, NAME_SHOW_MAX, mode);
+      else
+        tp.mode = mode;
+    }
+    int64_t tier = 0;
+    int ra = get_int(c, c->rt, gc_map_get(nt, "highestTierAllowed"),
+                     fmt(c, "%s.highestTierAllowed", np), 0, INT32_MAXV, &tier);
+    const char *tname = NULL;
+    int rn = get_str(c, c->rt, gc_map_get(nt, "highestTierName"),
+                     fmt(c, "%s.highestTierName", np), &tname);
+    if (rn == 1 && (!*tname || strlen(tname) > 253)) {
+      fail(c, c->rt, "%s.highestTierName: must be a non-empty string of at most 253 characters",
+           np);
+      rn = -1;
+    }
+    if (ra == 1 && rn == 1) {
+      fail(c, c->rt, "%s: must not specify 'highestTierAllowed' and 'highestTierName' in "
+           "networkTopology simultaneously.", np);
+    } else if (rn == 1) {
+      tp.highest_tier_name = tname;
+    } else {
+      tp.has_highest_tier = 1;
+      tp.highest_tier = ra == 1 ? tier : 1;
+    }
+    if (g->backend == GC_BACKEND_VOLCANO)
+      g->topology = tp;
+    else
+      WARN(c, GC_WARN_OTHER, "%s: %s is ignored: the coscheduling PodGroup has no network "
+           "topology", c->rt, np);
+  }
+}
+
+/* ---- the computation ------------------------------------------------------ */
+
+static const char *job_list(struct ctx *c, const struct job *jobs, size_t n, int wave_lt,
+                            int64_t *pods) {
+  char buf[1024];
+  size_t used = 0;
+  buf[0] = '\0';
+  *pods = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (c->g->podsets[i].wave >= wave_lt)
+      continue;
+    *pods += jobs[i].count;
+    int len = snprintf(buf + used, sizeof(buf) - used, "%s\"%s\"", used ? ", " : "",
+                       jobs[i].name);
+    if (len < 0 || (size_t)len >= sizeof(buf) - used)
+      break;
+    used += (size_t)len;
+  }
+  return fmt(c, "%s", buf);
+}
+
+static void compute_jobs(struct ctx *c, const struct tj_info *t, const struct rt_info *r,
+                         struct job *jobs, size_t n) {
+  struct gc_gang *g = c->g;
+  int have_trainer = 0;
+  /* Trainer's runtime core: parallelism, or mlPolicy.numNodes for the
+   * trainer step, then max(count, 1) in WithPodSet. */
+  for (size_t i = 0; i < n; i++) {
+    struct job *j = &jobs[i];
+    int64_t count = j->has_parallelism ? j->parallelism : 1;
+    int trainer = j->ancestor && !strcmp(j->ancestor, "trainer");
+    have_trainer |= trainer;
+    if (trainer && r->has_ml)
+      count = r->has_ml_numnodes ? r->ml_numnodes : 1;
+    if (count < 1)
+      count = 1;
+    j->count = (int32_t)count;
+    if (j->replicas > 1)
+      WARN(c, GC_WARN_OTHER, "replicated job \"%s\" has replicas %lld, but Trainer counts the "
+           "pods of one child Job only (kubeflow/trainer#2318); the gang counts %d pod(s) for it",
+           j->name, (long long)j->replicas, j->count);
+  }
+  /* ML policy plugins. */
+  if (r->mpi) {
+    int64_t nn = t->has_numnodes ? t->numnodes : r->has_ml_numnodes ? r->ml_numnodes : 1;
+    int found_node = 0, found_launcher = 0;
+    for (size_t i = 0; i < n; i++) {
+      found_launcher |= !strcmp(jobs[i].name, "launcher");
+      if (strcmp(jobs[i].name, "node"))
+        continue;
+      found_node = 1;
+      int64_t cnt = r->rlan ? (nn - 1 > 1 ? nn - 1 : 1) : nn;
+      jobs[i].count = (int32_t)cnt;
+    }
+    if (r->rlan && nn >= 2 && (!found_node || !found_launcher))
+      fail(c, c->tj, "spec.runtimeRef: runtime %s must contain the replicated jobs \"launcher\" "
+           "and \"node\" when mpi.runLauncherAsNode is true and numNodes >= 2", c->rt);
+  } else if (t->has_numnodes) {
+    for (size_t i = 0; i < n; i++)
+      if (jobs[i].ancestor && !strcmp(jobs[i].ancestor, "trainer"))
+        jobs[i].count = (int32_t)t->numnodes;
+    if (!have_trainer)
+      WARN(c, GC_WARN_OTHER, "spec.trainer.numNodes has no effect: no replicated job of %s "
+           "carries the label %s: trainer", c->rt, GC_ANCESTOR_LABEL);
+  }
+  /* resourcesPerNode, merged before the pod requests are computed. */
+  for (size_t i = 0; t->rpn && i < n; i++) {
+    int trainer = jobs[i].ancestor && !strcmp(jobs[i].ancestor, "trainer");
+    if (!jobs[i].podspec)
+      continue;
+    if ((trainer && r->has_ml) || (r->mpi && r->rlan && !strcmp(jobs[i].name, "node")))
+      merge_rpn(c, &jobs[i], t->rpn);
+  }
+  (void)g;
+}
+
+static int build_gang(struct ctx *c, const struct tj_info *t, const struct rt_info *r,
+                      struct job *jobs, size_t n) {
+  struct gc_gang *g = c->g;
+  g->podsets = gc_arena_alloc(c->a, n * sizeof(*g->podsets));
+  struct gc_wave_job *wj = gc_arena_alloc(c->a, n * sizeof(*wj));
+  int *waves = gc_arena_alloc(c->a, n * sizeof(int));
+  int32_t *counts = gc_arena_alloc(c->a, n * sizeof(int32_t));
+  int *is_trainer = gc_arena_alloc(c->a, n * sizeof(int));
+  if (!g->podsets || !wj || !waves || !counts || !is_trainer)
+    return GC_ENOMEM;
+  g->n_podsets = n;
+  int ok = 1;
+  for (size_t i = 0; i < n; i++) {
+    struct job *j = &jobs[i];
+    const char *where = fmt(c, "%s: spec.template.spec.replicatedJobs[%zu].template.spec."
+                            "template.spec", c->rt, i);
+    size_t e0 = c->d ? c->d->errors : 0;
+    int rc = gc_podreq_compute(c->a, j->podspec, where, &j->req, c->d);
+    if (rc == GC_ENOMEM)
+      return rc;
+    if (rc) {
+      size_t added = c->d && c->d->errors > e0 ? c->d->errors - e0 : 0;
+      if (!added)
+        fail(c, c->rt, "spec.template.spec.replicatedJobs[%zu]: pod request: %s", i,
+             gc_strerror(rc));
+      else
+        c->errors += added;
+      ok = 0;
+    }
+    wj[i] = (struct gc_wave_job){j->name, j->deps, j->n_deps};
+    counts[i] = j->count;
+    is_trainer[i] = j->ancestor && !strcmp(j->ancestor, "trainer");
+  }
+  size_t e0 = c->d ? c->d->errors : 0;
+  int wrc = gc_waves_compute(wj, n, c->rt, waves, c->d);
+  if (wrc == GC_ENOMEM)
+    return wrc;
+  if (wrc) {
+    c->errors += c->d && c->d->errors > e0 ? c->d->errors - e0 : 1;
+    ok = 0;
+  }
+  if (!ok)
+    return GC_EINVAL;
+
+  g->scope = c->opts->scope;
+  g->gang_wave = g->scope == GC_SCOPE_ALL ? -1 : gc_waves_pick_gang(waves, counts, is_trainer, n);
+  int64_t trainer_total = 0, members = 0;
+  for (size_t i = 0; i < n; i++) {
+    struct gc_podset *ps = &g->podsets[i];
+    struct job *j = &jobs[i];
+    ps->name = j->name;
+    ps->ancestor = j->ancestor;
+    ps->count = j->count;
+    ps->replicas = (int32_t)j->replicas;
+    ps->wave = waves[i];
+    ps->request = j->req.request;
+    ps->limits_only = j->req.limits_only;
+    ps->priority_class = j->priority_class;
+    ps->scheduler_name = j->scheduler_name;
+    ps->depends_on = j->deps;
+    ps->depends_status = j->dep_status;
+    ps->n_depends_on = j->n_deps;
+    if (g->scope == GC_SCOPE_ALL || ps->wave == g->gang_wave)
+      ps->binding = GC_BIND_COUNTED;
+    else
+      ps->binding = ps->wave < g->gang_wave ? GC_BIND_UNBOUND : GC_BIND_BOUND;
+    trainer_total += j->count;
+    for (size_t k = 0; k < j->req.n_notes; k++)
+      WARN(c, GC_WARN_LIMITS_ONLY, "replicated job \"%s\", container \"%s\": %s is set only in "
+           "limits; counted as its request, as the API server defaults requests from limits "
+           "(Trainer would count 0)", j->name, j->req.notes[k].container,
+           j->req.notes[k].resource);
+  }
+  if (g->scope == GC_SCOPE_WAVE && g->gang_wave > 0) {
+    int64_t early = 0;
+    const char *names = job_list(c, jobs, n, g->gang_wave, &early);
+    if (early > 0) {
+      const char *gang_names = "";
+      for (size_t i = 0; i < n; i++)
+        if (g->podsets[i].binding == GC_BIND_COUNTED)
+          gang_names = fmt(c, "%s%s\"%s\"", gang_names, *gang_names ? ", " : "", jobs[i].name);
+      WARN(c, GC_WARN_GANG_SCOPE_NARROWED,
+           "replicated job(s) %s (%lld pod(s)) run in an earlier dependsOn wave than %s: JobSet "
+           "creates the later jobs only after them, so counting them as Trainer does "
+           "(minMember %lld) makes a gang whose pods can never all exist at once and never "
+           "starts; they are left out of the PodGroup and must not carry its label",
+           names, (long long)early, gang_names, (long long)trainer_total);
+    }
+  }
+
+  for (size_t i = 0; i < n; i++) {
+    struct gc_podset *ps = &g->podsets[i];
+    if (ps->binding != GC_BIND_COUNTED)
+      continue;
+    members += ps->count;
+    struct gc_reslist tmp = GC_RESLIST_INIT;
+    int rc = gc_reslist_copy(c->a, &tmp, &ps->request);
+    if (!rc)
+      rc = gc_reslist_scale(&tmp, ps->count);
+    if (!rc)
+      rc = gc_reslist_add(c->a, &g->min_resources, &tmp);
+    if (rc == GC_ENOMEM)
+      return rc;
+    if (rc) {
+      fail(c, c->tj, "minResources: the total of replicated job \"%s\" (%d pods) does not fit a "
+           "Kubernetes quantity", ps->name, ps->count);
+      return GC_EINVAL;
+    }
+  }
+  if (members > INT32_MAXV) {
+    fail(c, c->tj, "minMember: %lld pods do not fit an int32", (long long)members);
+    return GC_EINVAL;
+  }
+  g->min_member = (int32_t)members;
+  if (members == 0) {
+    if (t->has_numnodes && t->numnodes == 0)
+      fail(c, c->tj, "spec.trainer.numNodes: 0 leaves the gang with no pods; a PodGroup needs "
+           "minMember >= 1");
+    else
+      fail(c, c->tj, "the gang has no pods; a PodGroup needs minMember >= 1");
+    return GC_EINVAL;
+  }
+
+  /* priority class: Trainer takes the last non-empty one. */
+  for (size_t i = 0; i < n; i++) {
+    const char *pc = jobs[i].priority_class;
+    if (!pc)
+      continue;
+    if (g->priority_class && strcmp(g->priority_class, pc))
+      WARN(c, GC_WARN_OTHER, "replicated jobs use different priorityClassName values (\"%s\", "
+           "\"%s\"); the PodGroup takes the last one, as Trainer does", g->priority_class, pc);
+    g->priority_class = pc;
+  }
+  (void)r;
+  return GC_OK;
+}
+
+static char *prefix_name(struct gc_arena *a, const char *ns, const char *name) {
+  return gc_arena_printf(a, "%.*s/%.*s", NAME_SHOW_MAX, ns, NAME_SHOW_MAX, name);
+}
+
+int gc_gang_compute(const struct gc_value *trainjob, const struct gc_catalog *runtimes,
+                    const struct gc_options *opts, struct gc_gang **out,
+                    struct gc_diags *diags) {
+  static const struct gc_options defaults = {GC_BACKEND_UNSET, GC_BACKEND_UNSET, GC_SCOPE_WAVE,
+                                             NULL};
+  const char *kind = NULL;
+  *out = NULL;
+  if (!opts)
+    opts = &defaults;
+  if (!trainjob || !gc_doc_trainer_kind(trainjob, &kind) || strcmp(kind, "TrainJob")) {
+    gc_diags_addf(diags, "not a %s TrainJob", GC_TRAINER_API);
+    return GC_EINVAL;
+  }
+  struct gc_arena *a = gc_arena_new(0);
+  struct gc_gang *g = a ? gc_arena_alloc(a, sizeof(*g)) : NULL;
+  if (!g) {
+    gc_arena_free(a);
+    return GC_ENOMEM;
+  }
+  g->arena = a;
+  g->gang_wave = -1;
+  struct ctx c = {g, a, diags, opts, NULL, NULL, 0, 0};
+  struct tj_info t;
+  struct rt_info r;
+  memset(&t, 0, sizeof(t));
+  memset(&r, 0, sizeof(r));
+  int rc = GC_EINVAL;
+
+  /* metadata */
+  const struct gc_value *meta = gc_map_get(trainjob, "metadata");
+  const char *ns = opts->default_namespace ? opts->default_namespace : "default";
+  const struct gc_value *nsv = gc_map_get(meta, "namespace");
+  if (nsv && nsv->type == GC_STR && nsv->len)
+    ns = nsv->u.s;
+  const struct gc_value *namev = gc_map_get(meta, "name");
+  const char *name = gc_value_as_str(namev);
+  c.tj = prefix_name(a, ns, name && *name ? name : "(no name)");
+  if (!c.tj)
+    goto oom;
+  if (!is_null(nsv) && (nsv->type != GC_STR || !gc_name_is_dns1123_subdomain(nsv->u.s, nsv->len) ||
+                        nsv->len > 63))
+    fail(&c, c.tj, "metadata.namespace: must be an RFC 1123 label");
+  if (!name || !*name) {
+    fail(&c, c.tj, "metadata.name: %s", is_null(namev) || (name && !*name) ? "required"
+                                                                           : "must be a string");
+  } else if (namev->len > 63) {
+    fail(&c, c.tj, "metadata.name: must be no more than 63 characters");
+  } else if (!gc_name_is_dns1035(name, namev->len)) {
+    fail(&c, c.tj, "metadata.name: must match RFC 1035 DNS label format (lowercase letters, "
+         "digits and '-', starting with a letter and ending with a letter or digit)");
+  }
+  g->namespace_ = gc_arena_strdup(a, ns);
+  g->name = gc_arena_strdup(a, name ? name : "");
+  const char *uid = gc_value_as_str(gc_map_get(meta, "uid"));
+  g->uid = uid && *uid ? gc_arena_strdup(a, uid) : NULL;
+  if (!g->namespace_ || !g->name)
+    goto oom;
+
+  check_trainjob(&c, trainjob, &t);
+
+  /* runtime */
+  const struct gc_value *rt = NULL;
+  if (t.ref_ok) {
+    rt = gc_catalog_find(runtimes, t.ref_cluster, ns, opts->default_namespace, t.ref_name, NULL);
+    if (!rt) {
+      if (t.ref_cluster)
+        fail(&c, c.tj, "spec.runtimeRef: ClusterTrainingRuntime \"%.*s\" not found",
+             NAME_SHOW_MAX, t.ref_name);
+      else
+        fail(&c, c.tj, "spec.runtimeRef: TrainingRuntime \"%.*s\" not found in namespace "
+             "\"%s\"", NAME_SHOW_MAX, t.ref_name, ns);
+      rc = GC_ENOTFOUND;
+      goto done;
+    }
+  }
+  if (!rt)
+    goto done;
+  g->runtime_kind = t.ref_cluster ? "ClusterTrainingRuntime" : "TrainingRuntime";
+  g->runtime_name = t.ref_name;
+  c.rt = t.ref_cluster ? fmt(&c, "ClusterTrainingRuntime/%.*s", NAME_SHOW_MAX, t.ref_name)
+                       : fmt(&c, "TrainingRuntime %s/%.*s", ns, NAME_SHOW_MAX, t.ref_name);
+  const struct gc_value *rlabels = gc_value_path(rt, "metadata.labels");
+  const char *support = gc_value_as_str(gc_map_get(rlabels, SUPPORT_LABEL));
+  if (support && !strcmp(support, "deprecated"))
+    WARN(&c, GC_WARN_DEPRECATED_RUNTIME, "%s is labelled %s: deprecated; it may be removed in a "
+         "future Trainer release", c.rt, SUPPORT_LABEL);
+  r.spec = gc_map_get(rt, "spec");
+  if (is_null(r.spec) || r.spec->type != GC_MAP) {
+    fail(&c, c.rt, "spec: %s", is_null(r.spec) ? "required" : "must be an object");
+    goto done;
+  }
+  check_ml_policy(&c, &r, &t);
+  check_policy(&c, &r);
+  if (check_runtime_jobs(&c, &r) || !t.spec)
+    goto done;
+  if (t.v21 && !t.v22 && !t.v20)
+    g->api_generation = "v2.1";
+
+  /* The effective JobSet spec: runtime template, then overrides/patches. */
+  struct gc_value *js = NULL;
+  if (gc_merge_strategic(a, gc_value_path(rt, "spec.template.spec"), NULL, NULL, &js) || !js)
+    goto oom;
+  struct gc_value *jsjobs = gc_map_get(js, "replicatedJobs");
+  apply_overrides(&c, t.spec, jsjobs, r.jobs, 1);
+  apply_overrides(&c, t.spec, jsjobs, r.jobs, 0);
+  apply_patches(&c, t.spec, jsjobs, r.jobs);
+  if (c.oom)
+    goto oom;
+
+  /* queue: runtime template metadata, v2.1 spec.annotations, patches. */
+  struct queue_src q = {NULL, NULL, NULL};
+  queue_from(&c, &q, gc_value_path(rt, "spec.template.metadata.annotations"), c.rt,
+             "spec.template.metadata.annotations");
+  queue_from(&c, &q, gc_map_get(t.spec, "annotations"), c.tj, "spec.annotations");
+  const struct gc_value *patches = gc_map_get(t.spec, "runtimePatches");
+  for (size_t i = 0; patches && patches->type == GC_SEQ && i < patches->len && i < 1000; i++)
+    queue_from(&c, &q, gc_value_path(patches->u.items[i],
+                                     "trainingRuntimeSpec.template.metadata.annotations"),
+               c.tj, fmt(&c, "spec.runtimePatches[%zu].trainingRuntimeSpec.template.metadata."
+                         "annotations", i));
+
+  size_t n = jsjobs->len;
+  struct job *jobs = gc_arena_alloc(a, n * sizeof(*jobs));
+  if (!jobs)
+    goto oom;
+  int jobs_ok = read_jobs(&c, jsjobs, jobs);
+  if (c.oom)
+    goto oom;
+  resolve_policy(&c, &r);
+  if (g->backend == GC_BACKEND_VOLCANO) {
+    if (q.value && !*q.value)
+      fail(&c, q.prefix, "%s: Volcano queue name must not be empty", q.path);
+    else if (q.value && !gc_name_is_dns1123_subdomain(q.value, strlen(q.value)))
+      fail(&c, q.prefix, "%s: \"%.*s\" is not a valid Volcano queue name (an RFC 1123 "
+           "subdomain)", q.path, NAME_SHOW_MAX, q.value);
+    else if (q.value)
+      g->queue = q.value;
+    else
+      WARN(&c, GC_WARN_NO_QUEUE, "no %s annotation on the runtime template or the TrainJob; "
+           "Volcano puts the PodGroup in the \"default\" queue", GC_VOLCANO_QUEUE_ANNOTATION);
+  }
+  if (!jobs_ok || c.errors)
+    goto done;
+  compute_jobs(&c, &t, &r, jobs, n);
+  if (c.oom)
+    goto oom;
+  if (c.errors)
+    goto done;
+  rc = build_gang(&c, &t, &r, jobs, n);
+  if (rc == GC_ENOMEM || c.oom)
+    goto oom;
+
+done:
+  if (c.oom)
+    goto oom;
+  if (c.errors) {
+    if (rc == GC_OK)
+      rc = GC_EINVAL;
+    gc_gang_free(g);
+    return rc;
+  }
+  if (rc != GC_OK) {
+    if (!c.errors)
+      gc_diags_addf(diags, "%s: %s", c.tj ? c.tj : "TrainJob", gc_strerror(rc));
+    gc_gang_free(g);
+    return rc;
+  }
+  *out = g;
+  return GC_OK;
+oom:
+  gc_diags_addf(diags, "%s: %s", c.tj ? c.tj : "TrainJob", gc_strerror(GC_ENOMEM));
+  gc_gang_free(g);
+  return GC_ENOMEM;
+}
+
+void gc_gang_free(struct gc_gang *g) {
+  if (g)
+    gc_arena_free(g->arena);
+}

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * gc_gang_int: small helpers shared by gc_gang.c, gc_render.c and
+ * gc_explain.c: name checks and the per-gang warning list.  Not part of the
+ * public gangcalc API.
+ */
+#ifndef GC_GANG_INT_H
+#define GC_GANG_INT_H
+
+#include <stddef.h>
+
+#include "gc_gang.h"
+
+/* 1 if s[0..len) is an RFC 1035 label: [a-z]([-a-z0-9]*[a-z0-9])?, 1..63. */
+int gc_name_is_dns1035(const char *s, size_t len);
+
+/* 1 if s[0..len) is an RFC 1123 subdomain (Volcano queue names), 1..253. */
+int gc_name_is_dns1123_subdomain(const char *s, size_t len);
+
+/* Appends a formatted warning to g (arena-owned).  Returns 0 or GC_ENOMEM. */
+int gc_gang_warnf(struct gc_gang *g, enum gc_warning_code code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+#endif

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * gc_merge: Kubernetes strategic merge of two gc_value trees, as Kubeflow
+ * Trainer applies runtime patches and overrides onto a runtime's JobSet
+ * template.  The result is a fresh tree in the caller's arena; neither input
+ * is modified.  Maps merge recursively, a null in the patch deletes the key,
+ * lists of known Kubernetes types merge by their patch merge key (name, or
+ * mountPath for volumeMounts) and every other list is replaced.
+ */
+#ifndef GC_MERGE_H
+#define GC_MERGE_H
+
+#include "gc_arena.h"
+#include "gc_value.h"
+
+/* Maximum nesting the merge follows; deeper input is refused (GC_ELIMIT). */
+#define GC_MERGE_MAX_DEPTH 128
+
+/* Returns the patch merge key for a list stored under `field` ("name" for
+ * containers, env, volumes, ...; "mountPath" for volumeMounts), or NULL when
+ * such a list is replaced as a whole. */
+const char *gc_merge_key_for(const char *field);
+
+/* Strategic-merges patch over base into a new tree *out in arena a (base and
+ * patch are only read; either may be NULL).  `field` names the key the two
+ * values sit under (NULL at the root) and picks the list merge rule.
+ * Returns 0, GC_ENOMEM or GC_ELIMIT. */
+int gc_merge_strategic(struct gc_arena *a, const struct gc_value *base,
+                       const struct gc_value *patch, const char *field, struct gc_value **out);
+
+#endif
