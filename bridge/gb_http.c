@@ -1,0 +1,645 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * gb_http: routes, limits and graceful stop on libmicrohttpd (see gb_http.h).
+ *
+ * Life of a request: libmicrohttpd calls on_access once when the headers are
+ * in (we pick the route and answer 404/405/413 at once when we can), then once
+ * per piece of body (we append up to the cap), then once more with no data
+ * (we run the handler and queue its response).  on_completed runs when the
+ * request is over, however it ended, and is the only place a request's state
+ * is freed and the in-flight count goes down.
+ */
+#include "gb_http.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gb_log.h"
+#include "gb_metrics.h"
+
+#define TEXT_PLAIN "text/plain; charset=utf-8"
+
+struct route {
+  char *path;
+  size_t path_len;
+  int prefix;
+  unsigned methods;
+  gb_http_handler_fn handler;
+  void *ctx;
+  size_t max_body;
+};
+
+struct gb_http {
+  struct MHD_Daemon *daemon;
+  struct route routes[GB_HTTP_MAX_ROUTES];
+  size_t n_routes;
+  char *name;
+  size_t max_body;
+  unsigned request_timeout_s;
+  unsigned grace_ms;
+  unsigned port;
+  struct gb_metric *requests;
+  atomic_int stopping;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  unsigned inflight;
+  char *tls_key;
+  size_t tls_key_len;
+  char *tls_cert;
+};
+
+struct req_state {
+  const struct route *route; /* NULL when the path matched nothing */
+  int answered;              /* a response is queued */
+  int status;                /* the status queued (for metrics) */
+  int pending;               /* an error status to send once the body is drained */
+  char *buf;
+  size_t len, cap;
+  struct timespec start;
+};
+
+void gb_http_config_init(struct gb_http_config *cfg) {
+  memset(cfg, 0, sizeof(*cfg));
+  cfg->max_body = GB_HTTP_DEFAULT_MAX_BODY;
+  cfg->idle_timeout_s = 30;
+  cfg->request_timeout_s = 30;
+  cfg->max_connections = 128;
+  cfg->grace_ms = 5000;
+}
+
+static unsigned method_bit(const char *m) {
+  if (!strcmp(m, "GET") || !strcmp(m, "HEAD"))
+    return GB_HTTP_GET;
+  if (!strcmp(m, "POST"))
+    return GB_HTTP_POST;
+  if (!strcmp(m, "PUT"))
+    return GB_HTTP_PUT;
+  if (!strcmp(m, "DELETE"))
+    return GB_HTTP_DELETE;
+  if (!strcmp(m, "PATCH"))
+    return GB_HTTP_PATCH;
+  return 0;
+}
+
+static void allow_header(unsigned methods, char *buf, size_t size) {
+  static const struct {
+    unsigned bit;
+    const char *names;
+  } all[] = {{GB_HTTP_GET, "GET, HEAD"},
+             {GB_HTTP_POST, "POST"},
+             {GB_HTTP_PUT, "PUT"},
+             {GB_HTTP_DELETE, "DELETE"},
+             {GB_HTTP_PATCH, "PATCH"}};
+  size_t n = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+    if (!(methods & all[i].bit))
+      continue;
+    int w = snprintf(buf + n, size - n, "%s%s", n ? ", " : "", all[i].names);
+    if (w < 0 || (size_t)w >= size - n)
+      break;
+    n += (size_t)w;
+  }
+}
+
+static double elapsed_s(const struct timespec *since) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return (double)(now.tv_sec - since->tv_sec) + (double)(now.tv_nsec - since->tv_nsec) / 1e9;
+}
+
+static const struct route *find_route(const struct gb_http *s, const char *path,
+                                      const char **subpath) {
+  for (size_t i = 0; i < s->n_routes; i++) {
+    const struct route *r = &s->routes[i];
+    if (strncmp(path, r->path, r->path_len))
+      continue;
+    if (path[r->path_len] == '\0') {
+      *subpath = "";
+      return r;
+    }
+    if (r->prefix && path[r->path_len] == '/') {
+      *subpath = path + r->path_len + 1;
+      return r;
+    }
+  }
+  return NULL;
+}
+
+/* Queues a response.  `body` is malloc'd (or NULL) and always consumed. */
+static enum MHD_Result send_response(struct gb_http *s, struct MHD_Connection *c,
+                                     struct req_state *st, int status, const char *ctype,
+                                     char *body, size_t len, const char *allow) {
+  struct MHD_Response *r;
+  if (body)
+    r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+  else
+    r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+  if (!r) {
+    free(body);
+    return MHD_NO;
+  }
+  MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype ? ctype : TEXT_PLAIN);
+  MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+  if (allow)
+    MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
+  if (atomic_load(&s->stopping) || status == 413 || status == 408)
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+  enum MHD_Result ret = MHD_queue_response(c, (unsigned)status, r);
+  MHD_destroy_response(r);
+  if (ret == MHD_YES) {
+    st->answered = 1;
+    st->status = status;
+  }
+  return ret;
+}
+
+static enum MHD_Result send_text(struct gb_http *s, struct MHD_Connection *c,
+                                 struct req_state *st, int status, const char *text,
+                                 const char *allow) {
+  size_t n = strlen(text);
+  char *b = malloc(n + 1);
+  if (!b)
+    return MHD_NO;
+  memcpy(b, text, n + 1);
+  return send_response(s, c, st, status, TEXT_PLAIN, b, n, allow);
+}
+
+static const char *status_text(int status) {
+  switch (status) {
+  case 404: return "404 page not found\n";
+  case 405: return "405 method not allowed\n";
+  case 408: return "408 request timeout: the body took too long\n";
+  case 413: return "413 request entity too large\n";
+  default: return "500 internal error\n";
+  }
+}
+
+/* Answers an error found while the body is still arriving.  libmicrohttpd
+ * may refuse a response queued in the middle of a body; the status is then
+ * kept and sent once the rest of the body has been read and dropped. */
+static enum MHD_Result fail_mid_body(struct gb_http *s, struct MHD_Connection *c,
+                                     struct req_state *st, int status) {
+  free(st->buf);
+  st->buf = NULL;
+  st->len = st->cap = 0;
+  if (send_text(s, c, st, status, status_text(status), NULL) != MHD_YES)
+    st->pending = status;
+  return MHD_YES;
+}
+
+struct query_collect {
+  struct gb_http_query q[GB_HTTP_MAX_QUERY];
+  size_t n;
+};
+
+static enum MHD_Result collect_query(void *cls, enum MHD_ValueKind kind, const char *key,
+                                     const char *value) {
+  struct query_collect *qc = cls;
+  if (qc->n >= GB_HTTP_MAX_QUERY)
+    return MHD_NO;
+  qc->q[qc->n].key = key;
+  qc->q[qc->n].value = value;
+  qc->n++;
+  return MHD_YES;
+}
+
+static enum MHD_Result run_handler(struct gb_http *s, struct MHD_Connection *c,
+                                   struct req_state *st, const char *url, const char *method) {
+  struct query_collect qc;
+  qc.n = 0;
+  MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, collect_query, &qc);
+  const char *subpath = "";
+  (void)find_route(s, url, &subpath);
+  struct gb_http_request req = {
+      .method = method,
+      .path = url,
+      .route = st->route->path,
+      .subpath = subpath,
+      .content_type = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+                                                  MHD_HTTP_HEADER_CONTENT_TYPE),
+      .body = st->buf ? st->buf : "",
+      .body_len = st->len,
+      .query = qc.q,
+      .n_query = qc.n,
+      .conn = c,
+  };
+  struct gb_http_response resp = {200, NULL, 0, NULL};
+  int rc = st->route->handler(st->route->ctx, &req, &resp);
+  if (rc < 0 || resp.status < 100 || resp.status > 599) {
+    gb_log(GB_LOG_ERROR, "http handler failed", "server", s->name, "path", url, "error",
+           rc < 0 ? gc_strerror(rc) : "invalid status", NULL);
+    free(resp.body);
+    return send_text(s, c, st, 500, status_text(500), NULL);
+  }
+  return send_response(s, c, st, resp.status, resp.content_type, resp.body, resp.body_len, NULL);
+}
+
+static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char *url,
+                                 const char *method, const char *version, const char *upload,
+                                 size_t *upload_size, void **con_cls) {
+  struct gb_http *s = cls;
+  struct req_state *st = *con_cls;
+  if (!st) {
+    st = calloc(1, sizeof(*st));
+    if (!st)
+      return MHD_NO;
+    clock_gettime(CLOCK_MONOTONIC, &st->start);
+    *con_cls = st;
+    pthread_mutex_lock(&s->mu);
+    s->inflight++;
+    pthread_mutex_unlock(&s->mu);
+    const char *subpath = "";
+    st->route = find_route(s, url, &subpath);
+    if (!st->route)
+      return send_text(s, c, st, 404, status_text(404), NULL);
+    unsigned bit = method_bit(method);
+    if (!(bit & st->route->methods)) {
+      char allow[64];
+      allow_header(st->route->methods, allow, sizeof(allow));
+      return send_text(s, c, st, 405, status_text(405), allow);
+    }
+    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+                                                 MHD_HTTP_HEADER_CONTENT_LENGTH);
+    if (cl) {
+      errno = 0;
+      char *end = NULL;
+      unsigned long long want = strtoull(cl, &end, 10);
+      if (errno == ERANGE || want > st->route->max_body)
+        return send_text(s, c, st, 413, status_text(413), NULL);
+    }
+    return MHD_YES;
+  }
+  if (*upload_size) {
+    size_t n = *upload_size;
+    *upload_size = 0;
+    if (st->answered || st->pending)
+      return MHD_YES; /* drop the rest of a body we already answered */
+    if (s->request_timeout_s && elapsed_s(&st->start) > (double)s->request_timeout_s)
+      return fail_mid_body(s, c, st, 408);
+    if (n > st->route->max_body - st->len)
+      return fail_mid_body(s, c, st, 413);
+    if (st->len + n + 1 > st->cap) {
+      size_t cap = st->cap ? st->cap : 4096;
+      while (cap < st->len + n + 1)
+        cap *= 2;
+      if (cap > st->route->max_body + 1)
+        cap = st->route->max_body + 1;
+      char *nb = realloc(st->buf, cap);
+      if (!nb)
+        return MHD_NO;
+      st->buf = nb;
+      st->cap = cap;
+    }
+    memcpy(st->buf + st->len, upload, n);
+    st->len += n;
+    st->buf[st->len] = '\0';
+    return MHD_YES;
+  }
+  if (st->answered)
+    return MHD_YES;
+  if (st->pending)
+    return send_text(s, c, st, st->pending, status_text(st->pending), NULL);
+  return run_handler(s, c, st, url, method);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                         enum MHD_RequestTerminationCode toe) {
+  struct gb_http *s = cls;
+  struct req_state *st = *con_cls;
+  if (!st)
+    return;
+  *con_cls = NULL;
+  if (s->requests) {
+    char code[16];
+    if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK && st->answered)
+      snprintf(code, sizeof(code), "%d", st->status);
+    else
+      snprintf(code, sizeof(code), "aborted");
+    const char *labels[3] = {s->name, st->route ? st->route->path : "unmatched", code};
+    gb_counter_inc(s->requests, labels);
+  }
+  free(st->buf);
+  free(st);
+  pthread_mutex_lock(&s->mu);
+  s->inflight--;
+  pthread_cond_broadcast(&s->cv);
+  pthread_mutex_unlock(&s->mu);
+}
+
+static void on_mhd_log(void *cls, const char *fmt, va_list ap) {
+  struct gb_http *s = cls;
+  char msg[512];
+  vsnprintf(msg, sizeof(msg), fmt, ap);
+  size_t n = strlen(msg);
+  while (n && (msg[n - 1] == '\n' || msg[n - 1] == '\r'))
+    msg[--n] = '\0';
+  gb_log(GB_LOG_WARN, "libmicrohttpd", "server", s->name, "detail", msg, NULL);
+}
+
+/* Reads a whole small file into a NUL-terminated buffer. */
+static int read_file(const char *path, size_t max, char **out, size_t *len, struct gc_diags *d) {
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    gc_diags_addf(d, "%s: cannot open: %s", path, strerror(errno));
+    return GC_EIO;
+  }
+  char *buf = malloc(max + 1);
+  if (!buf) {
+    fclose(f);
+    return GC_ENOMEM;
+  }
+  size_t n = fread(buf, 1, max + 1, f);
+  int err = ferror(f);
+  fclose(f);
+  if (err) {
+    free(buf);
+    gc_diags_addf(d, "%s: read error", path);
+    return GC_EIO;
+  }
+  if (n > max) {
+    free(buf);
+    gc_diags_addf(d, "%s: larger than %zu bytes", path, max);
+    return GC_ELIMIT;
+  }
+  if (n == 0 || memchr(buf, '\0', n)) {
+    free(buf);
+    gc_diags_addf(d, "%s: empty or not a PEM text file", path);
+    return GC_EINVAL;
+  }
+  buf[n] = '\0';
+  *out = buf;
+  *len = n;
+  return 0;
+}
+
+static void free_server(struct gb_http *s) {
+  if (!s)
+    return;
+  for (size_t i = 0; i < s->n_routes; i++)
+    free(s->routes[i].path);
+  if (s->tls_key) {
+    /* Do not leave the private key in freed memory. */
+    volatile char *p = s->tls_key;
+    for (size_t i = 0; i < s->tls_key_len; i++)
+      p[i] = 0;
+    free(s->tls_key);
+  }
+  free(s->tls_cert);
+  free(s->name);
+  pthread_mutex_destroy(&s->mu);
+  pthread_cond_destroy(&s->cv);
+  free(s);
+}
+
+static int copy_routes(struct gb_http *s, const struct gb_http_route *routes, size_t n,
+                       struct gc_diags *d) {
+  if (n > GB_HTTP_MAX_ROUTES) {
+    gc_diags_addf(d, "http: %zu routes, at most %d allowed", n, GB_HTTP_MAX_ROUTES);
+    return GC_ELIMIT;
+  }
+  for (size_t i = 0; i < n; i++) {
+    const struct gb_http_route *r = &routes[i];
+    if (!r->path || r->path[0] != '/' || !r->handler || !r->methods ||
+        (r->methods & ~(GB_HTTP_GET | GB_HTTP_POST | GB_HTTP_PUT | GB_HTTP_DELETE |
+                        GB_HTTP_PATCH))) {
+      gc_diags_addf(d, "http: route %zu (%s): needs a path starting with '/', a handler and "
+                       "known methods", i, r->path ? r->path : "(null)");
+      return GC_EINVAL;
+    }
+    for (size_t j = 0; j < i; j++)
+      if (!strcmp(routes[j].path, r->path)) {
+        gc_diags_addf(d, "http: route %s is given twice", r->path);
+        return GC_EINVAL;
+      }
+    struct route *dst = &s->routes[s->n_routes];
+    dst->path = strdup(r->path);
+    if (!dst->path)
+      return GC_ENOMEM;
+    s->n_routes++;
+    dst->path_len = strlen(dst->path);
+    dst->prefix = r->prefix;
+    dst->methods = r->methods;
+    dst->handler = r->handler;
+    dst->ctx = r->ctx;
+    dst->max_body = r->max_body ? r->max_body : s->max_body;
+  }
+  return 0;
+}
+
+int gb_http_start(const struct gb_http_config *cfg, const struct gb_http_route *routes,
+                  size_t n_routes, struct gb_http **out, struct gc_diags *d) {
+  if (!cfg || !out || (n_routes && !routes)) {
+    gc_diags_addf(d, "http: missing configuration");
+    return GC_EUSAGE;
+  }
+  *out = NULL;
+  const char *name = cfg->name ? cfg->name : "http";
+  if (cfg->port > 65535) {
+    gc_diags_addf(d, "%s: port %u is out of range", name, cfg->port);
+    return GC_EINVAL;
+  }
+  if (!cfg->tls_cert_file != !cfg->tls_key_file) {
+    gc_diags_addf(d, "%s: TLS needs both a certificate file and a key file", name);
+    return GC_EINVAL;
+  }
+  struct sockaddr_storage ss;
+  memset(&ss, 0, sizeof(ss));
+  const char *addr = cfg->address ? cfg->address : "0.0.0.0";
+  int ipv6 = 0;
+  struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
+  struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
+  if (inet_pton(AF_INET, addr, &sin->sin_addr) == 1) {
+    sin->sin_family = AF_INET;
+    sin->sin_port = htons((uint16_t)cfg->port);
+  } else if (inet_pton(AF_INET6, addr, &sin6->sin6_addr) == 1) {
+    sin6->sin6_family = AF_INET6;
+    sin6->sin6_port = htons((uint16_t)cfg->port);
+    ipv6 = 1;
+  } else {
+    gc_diags_addf(d, "%s: address '%s' is not a numeric IPv4 or IPv6 address", name, addr);
+    return GC_EINVAL;
+  }
+  if (cfg->tls_cert_file && MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+    gc_diags_addf(d, "%s: this libmicrohttpd was built without TLS", name);
+    return GC_EINVAL;
+  }
+
+  struct gb_http *s = calloc(1, sizeof(*s));
+  if (!s)
+    return GC_ENOMEM;
+  pthread_mutex_init(&s->mu, NULL);
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&s->cv, &ca);
+  pthread_condattr_destroy(&ca);
+  s->max_body = cfg->max_body ? cfg->max_body : GB_HTTP_DEFAULT_MAX_BODY;
+  s->request_timeout_s = cfg->request_timeout_s;
+  s->grace_ms = cfg->grace_ms;
+  s->requests = cfg->requests;
+  int rc = GC_ENOMEM;
+  s->name = strdup(name);
+  if (!s->name)
+    goto fail;
+  rc = copy_routes(s, routes, n_routes, d);
+  if (rc < 0)
+    goto fail;
+  if (cfg->tls_cert_file) {
+    size_t cert_len = 0;
+    rc = read_file(cfg->tls_cert_file, GB_HTTP_TLS_FILE_MAX, &s->tls_cert, &cert_len, d);
+    if (rc < 0)
+      goto fail;
+    rc = read_file(cfg->tls_key_file, GB_HTTP_TLS_FILE_MAX, &s->tls_key, &s->tls_key_len, d);
+    if (rc < 0)
+      goto fail;
+  }
+
+  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ITC |
+                   MHD_USE_ERROR_LOG;
+  if (ipv6)
+    flags |= MHD_USE_IPv6;
+  if (s->tls_cert)
+    flags |= MHD_USE_TLS;
+  unsigned idle = cfg->idle_timeout_s;
+  unsigned maxconn = cfg->max_connections ? cfg->max_connections : 128;
+  unsigned pool = cfg->threads > 1 ? cfg->threads : 1;
+  struct MHD_OptionItem tls_opts[3] = {
+      {MHD_OPTION_HTTPS_MEM_KEY, 0, s->tls_key},
+      {MHD_OPTION_HTTPS_MEM_CERT, 0, s->tls_cert},
+      {MHD_OPTION_END, 0, NULL},
+  };
+  struct MHD_OptionItem no_opts[1] = {{MHD_OPTION_END, 0, NULL}};
+  s->daemon = MHD_start_daemon(
+      flags, 0, NULL, NULL, on_access, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+      MHD_OPTION_CONNECTION_LIMIT, maxconn, MHD_OPTION_CONNECTION_TIMEOUT, idle,
+      MHD_OPTION_THREAD_POOL_SIZE, pool, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+      MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s, MHD_OPTION_ARRAY,
+      s->tls_cert ? tls_opts : no_opts, MHD_OPTION_END);
+  if (!s->daemon) {
+    gc_diags_addf(d, "%s: cannot start the HTTP%s server on %s port %u (address in use, bad "
+                     "certificate or key, or no resources)",
+                  name, s->tls_cert ? "S" : "", addr, cfg->port);
+    rc = GC_EIO;
+    goto fail;
+  }
+  const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_LISTEN_FD);
+  struct sockaddr_storage bound;
+  socklen_t blen = sizeof(bound);
+  if (info && getsockname(info->listen_fd, (struct sockaddr *)&bound, &blen) == 0) {
+    if (bound.ss_family == AF_INET)
+      s->port = ntohs(((struct sockaddr_in *)&bound)->sin_port);
+    else
+      s->port = ntohs(((struct sockaddr_in6 *)&bound)->sin6_port);
+  }
+  char port[16];
+  snprintf(port, sizeof(port), "%u", s->port);
+  gb_log(GB_LOG_INFO, "http server listening", "server", s->name, "address", addr, "port", port,
+         "tls", s->tls_cert ? "true" : "false", NULL);
+  *out = s;
+  return 0;
+
+fail:
+  free_server(s);
+  return rc;
+}
+
+unsigned gb_http_port(const struct gb_http *srv) { return srv ? srv->port : 0; }
+
+unsigned gb_http_inflight(struct gb_http *srv) {
+  if (!srv)
+    return 0;
+  pthread_mutex_lock(&srv->mu);
+  unsigned n = srv->inflight;
+  pthread_mutex_unlock(&srv->mu);
+  return n;
+}
+
+void gb_http_stop(struct gb_http *s) {
+  if (!s)
+    return;
+  atomic_store(&s->stopping, 1);
+  MHD_socket lfd = MHD_quiesce_daemon(s->daemon);
+  struct timespec deadline;
+  clock_gettime(CLOCK_MONOTONIC, &deadline);
+  deadline.tv_sec += s->grace_ms / 1000;
+  deadline.tv_nsec += (long)(s->grace_ms % 1000) * 1000000L;
+  if (deadline.tv_nsec >= 1000000000L) {
+    deadline.tv_sec++;
+    deadline.tv_nsec -= 1000000000L;
+  }
+  pthread_mutex_lock(&s->mu);
+  while (s->inflight > 0) {
+    if (pthread_cond_timedwait(&s->cv, &s->mu, &deadline) == ETIMEDOUT)
+      break;
+  }
+  unsigned left = s->inflight;
+  pthread_mutex_unlock(&s->mu);
+  if (left) {
+    char n[16];
+    snprintf(n, sizeof(n), "%u", left);
+    gb_log(GB_LOG_WARN, "http server stopping with requests in flight", "server", s->name,
+           "inflight", n, NULL);
+  }
+  MHD_stop_daemon(s->daemon);
+  if (lfd != MHD_INVALID_SOCKET)
+    close(lfd);
+  gb_log(GB_LOG_INFO, "http server stopped", "server", s->name, NULL);
+  free_server(s);
+}
+
+const char *gb_http_request_header(const struct gb_http_request *req, const char *name) {
+  if (!req || !req->conn || !name)
+    return NULL;
+  return MHD_lookup_connection_value((struct MHD_Connection *)req->conn, MHD_HEADER_KIND, name);
+}
+
+int gb_http_request_query(const struct gb_http_request *req, const char *key, const char **value) {
+  if (!req || !key)
+    return 0;
+  for (size_t i = 0; i < req->n_query; i++)
+    if (req->query[i].key && !strcmp(req->query[i].key, key)) {
+      if (value)
+        *value = req->query[i].value;
+      return 1;
+    }
+  return 0;
+}
+
+int gb_http_response_printf(struct gb_http_response *resp, int status, const char *content_type,
+                            const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  if (n < 0)
+    return GC_EINVAL;
+  char *b = malloc((size_t)n + 1);
+  if (!b)
+    return GC_ENOMEM;
+  va_start(ap, fmt);
+  vsnprintf(b, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  gb_http_response_take(resp, status, content_type, b, (size_t)n);
+  return 0;
+}
+
+void gb_http_response_take(struct gb_http_response *resp, int status, const char *content_type,
+                           char *body, size_t len) {
+  free(resp->body);
+  resp->status = status;
+  resp->content_type = content_type;
+  resp->body = body;
+  resp->body_len = len;
+}

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * gb_log: the service's structured logger.  One record is one line on stderr
+ * (or a stream the caller chooses) holding a UTC timestamp, a level, a message
+ * and key=value pairs, either as logfmt text or as one JSON object per line.
+ * Records below the configured level are dropped before any formatting.  The
+ * logger is process-wide and thread-safe: each record is formatted into a
+ * bounded local buffer and written with a single locked fwrite, so lines from
+ * different threads never interleave.  Values longer than GB_LOG_VALUE_MAX
+ * bytes are cut and marked with "...", and a whole record never exceeds
+ * GB_LOG_LINE_MAX bytes.
+ */
+#ifndef GB_LOG_H
+#define GB_LOG_H
+
+#include <stdio.h>
+
+#define GB_LOG_LINE_MAX 16384
+#define GB_LOG_VALUE_MAX 4096
+
+enum gb_log_level { GB_LOG_DEBUG = 0, GB_LOG_INFO, GB_LOG_WARN, GB_LOG_ERROR, GB_LOG_OFF };
+enum gb_log_format { GB_LOG_TEXT = 0, GB_LOG_JSON };
+
+/* Sets the lowest level that is written (default GB_LOG_INFO). */
+void gb_log_set_level(enum gb_log_level level);
+enum gb_log_level gb_log_get_level(void);
+
+/* Chooses logfmt text (default) or JSON lines. */
+void gb_log_set_format(enum gb_log_format format);
+
+/* Sends records to `stream` (borrowed until the next call; NULL means stderr). */
+void gb_log_set_stream(FILE *stream);
+
+/* Parses "debug", "info", "warn"/"warning", "error" or "off" (any case).
+ * Returns 0, or GC_EINVAL for anything else (*out untouched). */
+int gb_log_level_parse(const char *s, enum gb_log_level *out);
+
+/* Parses "text" or "json".  Returns 0 or GC_EINVAL. */
+int gb_log_format_parse(const char *s, enum gb_log_format *out);
+
+/* Static lowercase name of a level ("debug", "info", "warn", "error", "off"). */
+const char *gb_log_level_name(enum gb_log_level level);
+
+/* Non-zero when a record at `level` would be written. */
+int gb_log_enabled(enum gb_log_level level);
+
+/* Writes one record.  The variadic part is pairs of `const char *` key and
+ * value, ended by a single NULL key: gb_log(GB_LOG_INFO, "reconciled",
+ * "namespace", ns, "name", name, NULL).  A NULL value is written as an empty
+ * string.  Keys are reduced to [A-Za-z0-9_./-]; at most 32 pairs are used. */
+void gb_log(enum gb_log_level level, const char *msg, ...) __attribute__((sentinel));
+
+/* As gb_log with the pairs in an array: kv[0] key, kv[1] value, ... for
+ * `n_pairs` pairs. */
+void gb_log_kv(enum gb_log_level level, const char *msg, const char *const *kv, size_t n_pairs);
+
+#endif

@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * gb_webhook: the mutating admission webhook that binds a managed TrainJob's
+ * pods to their PodGroup.  It reads an `admission.k8s.io/v1` AdmissionReview
+ * for a Pod CREATE, takes the pod's JobSet labels
+ * (jobset.sigs.k8s.io/jobset-name and jobset.sigs.k8s.io/replicatedjob-name),
+ * and asks a caller-supplied lookup what to do; the webhook itself knows
+ * nothing about the cluster.  For a managed pod whose replicated job the
+ * binding plan names, it answers with a base64 JSON Patch (RFC 6902) that
+ * adds the annotation `scheduling.k8s.io/group-name` (Volcano) or the label
+ * `scheduling.x-k8s.io/pod-group` (coscheduling), creating the map when the
+ * pod has none, and sets `spec.schedulerName` when the decision names one and
+ * the pod has none or "default-scheduler".  Every other pod is allowed
+ * untouched.  Malformed input never crashes and is always answered; see
+ * gb_webhook_review for which answer.  Thread-safe: a review keeps all its
+ * state on the stack and in json-c objects it frees.
+ */
+#ifndef GB_WEBHOOK_H
+#define GB_WEBHOOK_H
+
+#include <stddef.h>
+
+#include "gb_http.h"
+#include "gc_gang.h"
+
+#define GB_JOBSET_NAME_LABEL "jobset.sigs.k8s.io/jobset-name"
+#define GB_JOBSET_RJOB_LABEL "jobset.sigs.k8s.io/replicatedjob-name"
+#define GB_DEFAULT_SCHEDULER "default-scheduler"
+#define GB_WEBHOOK_DEFAULT_MAX_BODY (3u << 20) /* above etcd's 1.5 MiB object limit, twice */
+#define GB_WEBHOOK_NAME_MAX 253
+
+/* What the lookup says about one pod. */
+struct gb_webhook_decision {
+  int managed;                               /* 0: gangbridge does not manage this TrainJob */
+  int bind;                                  /* 0: this replicated job is not in the binding plan */
+  enum gc_backend backend;                   /* GC_BACKEND_VOLCANO or GC_BACKEND_COSCHEDULING */
+  char group[GB_WEBHOOK_NAME_MAX + 1];       /* PodGroup name */
+  char scheduler_name[GB_WEBHOOK_NAME_MAX + 1]; /* "" = leave spec.schedulerName alone */
+};
+
+/* Fills *out (zeroed on entry) for the pod of JobSet `jobset_name`,
+ * replicated job `rjob_name` in `ns`.  Returns 0, or a negative GC_E* code
+ * with a reason in `reason` (e.g. caches not synced yet).  Runs on an HTTP
+ * thread, concurrently with other calls: it must be thread-safe and quick. */
+typedef int (*gb_webhook_lookup_fn)(void *ctx, const char *ns, const char *jobset_name,
+                                    const char *rjob_name, struct gb_webhook_decision *out,
+                                    char *reason, size_t reason_size);
+
+struct gb_webhook_config {
+  gb_webhook_lookup_fn lookup; /* required */
+  void *ctx;                   /* borrowed until gb_webhook_free */
+  int allow_on_error;          /* non-zero: admit the pod unbound (with a warning) when the
+                                  lookup fails; default 0 denies it so the Job controller
+                                  retries, because an unbound gang pod defeats gang scheduling */
+  size_t max_body;             /* 0 = GB_WEBHOOK_DEFAULT_MAX_BODY */
+  struct gb_metric *admissions; /* optional counter {backend, result} */
+};
+
+struct gb_webhook;
+
+/* Creates a webhook; copies `cfg`.  Returns 0, GC_EINVAL (no lookup) or
+ * GC_ENOMEM.  Free with gb_webhook_free. */
+int gb_webhook_new(const struct gb_webhook_config *cfg, struct gb_webhook **out);
+void gb_webhook_free(struct gb_webhook *wh);
+
+/* Reviews one request body.  Sets *status, *out (malloc'd, caller frees),
+ * *out_len and *content_type (static).  The answers:
+ *  - 200 with an AdmissionReview whose response carries the request's uid:
+ *    for every review whose uid could be read.  A pod that is not ours, not
+ *    a Pod, not a CREATE, or that the lookup says to leave alone is allowed
+ *    with no patch; a review whose object cannot be understood is allowed
+ *    with a warning (the API server shows warnings to the client); a failing
+ *    lookup denies (code 500 in response.status) unless allow_on_error.
+ *  - 400 text/plain when the body is not JSON, not an admission.k8s.io/v1
+ *    AdmissionReview, or has no request or no request.uid: without the uid no
+ *    valid AdmissionReview answer exists, and Kubernetes treats any non-200
+ *    answer as a webhook failure and applies the configuration's
+ *    failurePolicy.
+ *  - 415 text/plain when the content type is not application/json.
+ *  - 413 text/plain when the body is over max_body.
+ * Returns 0, or GC_ENOMEM (nothing is set). */
+int gb_webhook_review(struct gb_webhook *wh, const char *content_type, const char *body,
+                      size_t len, int *status, char **out, size_t *out_len,
+                      const char **content_type_out);
+
+/* A POST route at `path` (e.g. "/mutate-pods") serving gb_webhook_review,
+ * with the body cap set to the webhook's max_body. */
+struct gb_http_route gb_webhook_route(struct gb_webhook *wh, const char *path);
+
+/* Escapes a JSON object key as an RFC 6901 JSON Pointer token ("~" -> "~0",
+ * "/" -> "~1").  Returns 0, or GC_ELIMIT when `size` is too small. */
+int gb_json_pointer_escape(const char *key, char *buf, size_t size);
+
+/* Standard base64 with padding.  Returns a malloc'd NUL-terminated string
+ * (caller frees) or NULL when out of memory. */
+char *gb_base64_encode(const void *data, size_t len);
+
+#endif
