@@ -7,6 +7,8 @@
  */
 #include "gb_manifest.h"
 
+#include "gb_scalar.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -251,16 +253,6 @@ static int keyset_append(struct gc_arena *a, struct keyset *ks, const char *k, s
   return keyset_insert_slot(ks, ks->map->len - 1);
 }
 
-/* ------------------------------------------------------------------------ */
-/* Scalar resolution (goyaml.v2 as used by sigs.k8s.io/yaml)                */
-
-struct resolved {
-  enum gc_type type;
-  int b;
-  int64_t i;
-  double f;
-};
-
 static int is_digit(char c) { return c >= '0' && c <= '9'; }
 
 static int digit_val(char c) {
@@ -273,282 +265,10 @@ static int digit_val(char c) {
   return 99;
 }
 
-/* strconv.ParseInt(s, 0, 64) / ParseUint(s, 0, 64) on a string without
- * underscores.  Returns 1 and sets *out when it fits int64; 2 and *uout when
- * it only fits uint64 (unsigned form, no sign); 0 otherwise. */
-static int go_parse_int(const char *s, size_t len, int64_t *out, uint64_t *uout) {
-  size_t i = 0;
-  int neg = 0, sign = 0;
-  if (i < len && (s[i] == '+' || s[i] == '-')) {
-    neg = s[i] == '-';
-    sign = 1;
-    i++;
-  }
-  unsigned base = 10;
-  if (len - i >= 2 && s[i] == '0') {
-    char p = s[i + 1];
-    if (p == 'x' || p == 'X') {
-      base = 16;
-      i += 2;
-    } else if (p == 'o' || p == 'O') {
-      base = 8;
-      i += 2;
-    } else if (p == 'b' || p == 'B') {
-      base = 2;
-      i += 2;
-    } else {
-      base = 8;
-      i += 1;
-    }
-  }
-  if (i >= len)
-    return 0;
-  uint64_t v = 0;
-  int overflow = 0;
-  for (; i < len; i++) {
-    int d = digit_val(s[i]);
-    if (d >= (int)base)
-      return 0;
-    if (v > (UINT64_MAX - (uint64_t)d) / base)
-      overflow = 1;
-    else
-      v = v * base + (uint64_t)d;
-  }
-  if (overflow)
-    return 0;
-  if (neg) {
-    if (v > (uint64_t)INT64_MAX + 1)
-      return 0;
-    *out = v == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)v;
-    return 1;
-  }
-  if (v <= (uint64_t)INT64_MAX) {
-    *out = (int64_t)v;
-    return 1;
-  }
-  if (sign)
-    return 0; /* ParseUint takes no sign */
-  *uout = v;
-  return 2;
-}
-
-/* ^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$ */
-static int yaml_style_float(const char *s, size_t len) {
-  size_t i = 0;
-  if (i < len && (s[i] == '+' || s[i] == '-'))
-    i++;
-  if (i < len && s[i] == '.') {
-    i++;
-    size_t d = i;
-    while (i < len && is_digit(s[i]))
-      i++;
-    if (i == d)
-      return 0;
-  } else {
-    size_t d = i;
-    while (i < len && is_digit(s[i]))
-      i++;
-    if (i == d)
-      return 0;
-    if (i < len && s[i] == '.') {
-      i++;
-      while (i < len && is_digit(s[i]))
-        i++;
-    }
-  }
-  if (i < len && (s[i] == 'e' || s[i] == 'E')) {
-    i++;
-    if (i < len && (s[i] == '+' || s[i] == '-'))
-      i++;
-    size_t d = i;
-    while (i < len && is_digit(s[i]))
-      i++;
-    if (i == d)
-      return 0;
-  }
-  return i == len;
-}
-
-/* strtod on a bounded copy; fails (returns 0) on overflow, as Go's
- * ParseFloat returns ErrRange there. */
-static int parse_double(const char *s, size_t len, double *out) {
-  char tmp[128];
-  char *heap = NULL;
-  char *p = tmp;
-  if (len >= sizeof(tmp)) {
-    heap = malloc(len + 1);
-    if (!heap)
-      return 0;
-    p = heap;
-  }
-  memcpy(p, s, len);
-  p[len] = '\0';
-  char *end = NULL;
-  double d = strtod(p, &end);
-  int ok = end == p + len && !isinf(d) && !isnan(d);
-  free(heap);
-  if (ok)
-    *out = d;
-  return ok;
-}
-
-/* Go's underscoreOK: underscores only between digits (or after a base
- * prefix). */
-static int underscore_ok(const char *s, size_t len) {
-  char saw = '^';
-  size_t i = 0;
-  if (len >= 1 && (s[0] == '-' || s[0] == '+'))
-    i = 1;
-  int hex = 0;
-  if (len - i >= 2 && s[i] == '0' &&
-      (s[i + 1] == 'b' || s[i + 1] == 'B' || s[i + 1] == 'o' || s[i + 1] == 'O' ||
-       s[i + 1] == 'x' || s[i + 1] == 'X')) {
-    hex = s[i + 1] == 'x' || s[i + 1] == 'X';
-    i += 2;
-    saw = '0';
-  }
-  for (; i < len; i++) {
-    char c = s[i];
-    if (is_digit(c) || (hex && digit_val(c) < 16)) {
-      saw = '0';
-      continue;
-    }
-    if (c == '_') {
-      if (saw != '0')
-        return 0;
-      saw = '_';
-      continue;
-    }
-    if (saw == '_')
-      return 0;
-    saw = '!';
-  }
-  return saw != '_';
-}
-
-/* Copies s without '_' into dst (cap >= len+1); returns the new length. */
-static size_t strip_underscores(const char *s, size_t len, char *dst) {
-  size_t o = 0;
-  for (size_t i = 0; i < len; i++)
-    if (s[i] != '_')
-      dst[o++] = s[i];
-  dst[o] = '\0';
-  return o;
-}
-
-static int str_in(const char *s, size_t len, const char *const *list) {
-  for (; *list; list++)
-    if (strlen(*list) == len && memcmp(*list, s, len) == 0)
-      return 1;
-  return 0;
-}
-
-static const char *const TRUE_WORDS[] = {"y",  "Y",  "yes",  "Yes", "YES", "true",
-                                         "True", "TRUE", "on", "On", "ON", NULL};
-static const char *const FALSE_WORDS[] = {"n",     "N",     "no",  "No",  "NO", "false",
-                                          "False", "FALSE", "off", "Off", "OFF", NULL};
-static const char *const NULL_WORDS[] = {"", "~", "null", "Null", "NULL", NULL};
-static const char *const NAN_WORDS[] = {".nan", ".NaN", ".NAN", NULL};
-static const char *const PINF_WORDS[] = {".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", NULL};
-static const char *const NINF_WORDS[] = {"-.inf", "-.Inf", "-.INF", NULL};
-
-/* Resolves an untagged plain scalar.  Never fails: unknown text is a string.
- * Returns GC_STR for "<<" too; the caller handles merge keys. */
-static void resolve_plain(const char *s, size_t len, struct resolved *r) {
-  memset(r, 0, sizeof(*r));
-  r->type = GC_STR;
-  char hint;
-  if (len == 0) {
-    hint = 'N';
-  } else {
-    char c = s[0];
-    if (c == '+' || c == '-')
-      hint = 'S';
-    else if (is_digit(c))
-      hint = 'D';
-    else if (strchr("yYnNtTfFoO~", c))
-      hint = 'M';
-    else if (c == '.')
-      hint = '.';
-    else
-      return;
-  }
-  if (str_in(s, len, TRUE_WORDS)) {
-    r->type = GC_BOOL;
-    r->b = 1;
-    return;
-  }
-  if (str_in(s, len, FALSE_WORDS)) {
-    r->type = GC_BOOL;
-    r->b = 0;
-    return;
-  }
-  if (str_in(s, len, NULL_WORDS)) {
-    r->type = GC_NULL;
-    return;
-  }
-  if (str_in(s, len, NAN_WORDS)) {
-    r->type = GC_FLOAT;
-    r->f = NAN;
-    return;
-  }
-  if (str_in(s, len, PINF_WORDS)) {
-    r->type = GC_FLOAT;
-    r->f = INFINITY;
-    return;
-  }
-  if (str_in(s, len, NINF_WORDS)) {
-    r->type = GC_FLOAT;
-    r->f = -INFINITY;
-    return;
-  }
-  if (hint == 'M' || hint == 'N')
-    return;
-  /* Numbers are short; anything long is a string (Go would also reject it
-   * as an int and as a float only for absurd lengths we do not care for). */
-  if (len > 4096)
-    return;
-  char plain[4100];
-  if (hint == '.') {
-    if (memchr(s, '_', len) && !underscore_ok(s, len))
-      return;
-    size_t pl = strip_underscores(s, len, plain);
-    double d;
-    if (yaml_style_float(plain, pl) && parse_double(plain, pl, &d)) {
-      r->type = GC_FLOAT;
-      r->f = d;
-    }
-    return;
-  }
-  /* 'D' or 'S'.  Timestamps would be tried first, but goyaml.v2 hands them
-   * to untyped targets as strings, and no timestamp parses as a number. */
-  size_t pl = strip_underscores(s, len, plain);
-  int64_t iv;
-  uint64_t uv;
-  int k = go_parse_int(plain, pl, &iv, &uv);
-  if (k == 1) {
-    r->type = GC_INT;
-    r->i = iv;
-    return;
-  }
-  if (k == 2) {
-    /* A uint64 becomes a JSON number beyond int64: a float, text kept. */
-    r->type = GC_FLOAT;
-    r->f = (double)uv;
-    return;
-  }
-  double d;
-  if (yaml_style_float(plain, pl) && parse_double(plain, pl, &d)) {
-    r->type = GC_FLOAT;
-    r->f = d;
-    return;
-  }
-}
-
 /* ------------------------------------------------------------------------ */
 /* Value construction helpers                                               */
 
-static struct gc_value *make_scalar(struct gc_arena *a, const struct resolved *r,
+static struct gc_value *make_scalar(struct gc_arena *a, const struct gb_scalar *r,
                                     const char *text, size_t len) {
   struct gc_value *v = NULL;
   switch (r->type) {
@@ -836,19 +556,19 @@ static int yscalar(struct ybuild *y, const yaml_event_t *ev, struct gc_value **o
   size_t len = ev->data.scalar.length;
   const char *tag = (const char *)ev->data.scalar.tag;
   uint32_t line = ev_line(ev), col = ev_col(ev);
-  struct resolved r = {.type = GC_STR};
+  struct gb_scalar r = {.type = GC_STR};
   int plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
   if (!tag || !strcmp(tag, "!")) {
     /* "!" is the non-specific tag: a plain "! 12" is a string in goyaml.v2. */
     if (plain && !tag)
-      resolve_plain(text, len, &r);
+      gb_scalar_resolve(text, len, &r);
   } else if (!strncmp(tag, TAG_PREFIX, strlen(TAG_PREFIX))) {
     const char *t = tag + strlen(TAG_PREFIX);
     if (!strcmp(t, "str") || !strcmp(t, "binary") || !strcmp(t, "timestamp")) {
       r.type = GC_STR;
     } else if (!strcmp(t, "int") || !strcmp(t, "float") || !strcmp(t, "bool") ||
                !strcmp(t, "null")) {
-      resolve_plain(text, len, &r);
+      gb_scalar_resolve(text, len, &r);
       enum gc_type want = !strcmp(t, "int")     ? GC_INT
                           : !strcmp(t, "float") ? GC_FLOAT
                           : !strcmp(t, "bool")  ? GC_BOOL
@@ -1420,8 +1140,8 @@ static int jw_value(struct jwalk *w, size_t depth, struct gc_value **out) {
     size_t len = (size_t)(w->p - start);
     int64_t iv;
     uint64_t uv;
-    struct resolved r = {.type = GC_FLOAT};
-    if (integral && go_parse_int(start, len, &iv, &uv) == 1 && !(len > 1 && start[0] == '0') &&
+    struct gb_scalar r = {.type = GC_FLOAT};
+    if (integral && gb_scalar_parse_int(start, len, &iv, &uv) == 1 && !(len > 1 && start[0] == '0') &&
         !(len > 2 && start[0] == '-' && start[1] == '0')) {
       r.type = GC_INT;
       r.i = iv;

@@ -1,0 +1,455 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * gb_scalar: goyaml.v2 plain-scalar resolution and float formatting.
+ */
+#include "gb_scalar.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int is_digit(char c) { return c >= '0' && c <= '9'; }
+
+static int digit_val(char c) {
+  if (c >= '0' && c <= '9')
+    return c - '0';
+  if (c >= 'a' && c <= 'z')
+    return c - 'a' + 10;
+  if (c >= 'A' && c <= 'Z')
+    return c - 'A' + 10;
+  return 99;
+}
+
+/* strconv.ParseInt(s, 0, 64) / ParseUint(s, 0, 64) on a string without
+ * underscores.  Returns 1 and sets *out when it fits int64; 2 and *uout when
+ * it only fits uint64 (unsigned form, no sign); 0 otherwise. */
+int gb_scalar_parse_int(const char *s, size_t len, int64_t *out, uint64_t *uout) {
+  size_t i = 0;
+  int neg = 0, sign = 0;
+  if (i < len && (s[i] == '+' || s[i] == '-')) {
+    neg = s[i] == '-';
+    sign = 1;
+    i++;
+  }
+  unsigned base = 10;
+  if (len - i >= 2 && s[i] == '0') {
+    char p = s[i + 1];
+    if (p == 'x' || p == 'X') {
+      base = 16;
+      i += 2;
+    } else if (p == 'o' || p == 'O') {
+      base = 8;
+      i += 2;
+    } else if (p == 'b' || p == 'B') {
+      base = 2;
+      i += 2;
+    } else {
+      base = 8;
+      i += 1;
+    }
+  }
+  if (i >= len)
+    return 0;
+  uint64_t v = 0;
+  int overflow = 0;
+  for (; i < len; i++) {
+    int d = digit_val(s[i]);
+    if (d >= (int)base)
+      return 0;
+    if (v > (UINT64_MAX - (uint64_t)d) / base)
+      overflow = 1;
+    else
+      v = v * base + (uint64_t)d;
+  }
+  if (overflow)
+    return 0;
+  if (neg) {
+    if (v > (uint64_t)INT64_MAX + 1)
+      return 0;
+    *out = v == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)v;
+    return 1;
+  }
+  if (v <= (uint64_t)INT64_MAX) {
+    *out = (int64_t)v;
+    return 1;
+  }
+  if (sign)
+    return 0; /* ParseUint takes no sign */
+  *uout = v;
+  return 2;
+}
+
+/* ^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$ */
+static int yaml_style_float(const char *s, size_t len) {
+  size_t i = 0;
+  if (i < len && (s[i] == '+' || s[i] == '-'))
+    i++;
+  if (i < len && s[i] == '.') {
+    i++;
+    size_t d = i;
+    while (i < len && is_digit(s[i]))
+      i++;
+    if (i == d)
+      return 0;
+  } else {
+    size_t d = i;
+    while (i < len && is_digit(s[i]))
+      i++;
+    if (i == d)
+      return 0;
+    if (i < len && s[i] == '.') {
+      i++;
+      while (i < len && is_digit(s[i]))
+        i++;
+    }
+  }
+  if (i < len && (s[i] == 'e' || s[i] == 'E')) {
+    i++;
+    if (i < len && (s[i] == '+' || s[i] == '-'))
+      i++;
+    size_t d = i;
+    while (i < len && is_digit(s[i]))
+      i++;
+    if (i == d)
+      return 0;
+  }
+  return i == len;
+}
+
+/* strtod on a bounded copy; fails (returns 0) on overflow, as Go's
+ * ParseFloat returns ErrRange there. */
+static int parse_double(const char *s, size_t len, double *out) {
+  char tmp[128];
+  char *heap = NULL;
+  char *p = tmp;
+  if (len >= sizeof(tmp)) {
+    heap = malloc(len + 1);
+    if (!heap)
+      return 0;
+    p = heap;
+  }
+  memcpy(p, s, len);
+  p[len] = '\0';
+  char *end = NULL;
+  double d = strtod(p, &end);
+  int ok = end == p + len && !isinf(d) && !isnan(d);
+  free(heap);
+  if (ok)
+    *out = d;
+  return ok;
+}
+
+/* Go's underscoreOK: underscores only between digits (or after a base
+ * prefix). */
+static int underscore_ok(const char *s, size_t len) {
+  char saw = '^';
+  size_t i = 0;
+  if (len >= 1 && (s[0] == '-' || s[0] == '+'))
+    i = 1;
+  int hex = 0;
+  if (len - i >= 2 && s[i] == '0' &&
+      (s[i + 1] == 'b' || s[i + 1] == 'B' || s[i + 1] == 'o' || s[i + 1] == 'O' ||
+       s[i + 1] == 'x' || s[i + 1] == 'X')) {
+    hex = s[i + 1] == 'x' || s[i + 1] == 'X';
+    i += 2;
+    saw = '0';
+  }
+  for (; i < len; i++) {
+    char c = s[i];
+    if (is_digit(c) || (hex && digit_val(c) < 16)) {
+      saw = '0';
+      continue;
+    }
+    if (c == '_') {
+      if (saw != '0')
+        return 0;
+      saw = '_';
+      continue;
+    }
+    if (saw == '_')
+      return 0;
+    saw = '!';
+  }
+  return saw != '_';
+}
+
+/* Copies s without '_' into dst (cap >= len+1); returns the new length. */
+static size_t strip_underscores(const char *s, size_t len, char *dst) {
+  size_t o = 0;
+  for (size_t i = 0; i < len; i++)
+    if (s[i] != '_')
+      dst[o++] = s[i];
+  dst[o] = '\0';
+  return o;
+}
+
+static int str_in(const char *s, size_t len, const char *const *list) {
+  for (; *list; list++)
+    if (strlen(*list) == len && memcmp(*list, s, len) == 0)
+      return 1;
+  return 0;
+}
+
+static const char *const TRUE_WORDS[] = {"y",  "Y",  "yes",  "Yes", "YES", "true",
+                                         "True", "TRUE", "on", "On", "ON", NULL};
+static const char *const FALSE_WORDS[] = {"n",     "N",     "no",  "No",  "NO", "false",
+                                          "False", "FALSE", "off", "Off", "OFF", NULL};
+static const char *const NULL_WORDS[] = {"", "~", "null", "Null", "NULL", NULL};
+static const char *const NAN_WORDS[] = {".nan", ".NaN", ".NAN", NULL};
+static const char *const PINF_WORDS[] = {".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", NULL};
+static const char *const NINF_WORDS[] = {"-.inf", "-.Inf", "-.INF", NULL};
+
+/* Resolves an untagged plain scalar.  Never fails: unknown text is a string.
+ * Returns GC_STR for "<<" too; the caller handles merge keys. */
+void gb_scalar_resolve(const char *s, size_t len, struct gb_scalar *r) {
+  memset(r, 0, sizeof(*r));
+  r->type = GC_STR;
+  char hint;
+  if (len == 0) {
+    hint = 'N';
+  } else {
+    char c = s[0];
+    if (c == '+' || c == '-')
+      hint = 'S';
+    else if (is_digit(c))
+      hint = 'D';
+    else if (strchr("yYnNtTfFoO~", c))
+      hint = 'M';
+    else if (c == '.')
+      hint = '.';
+    else
+      return;
+  }
+  if (str_in(s, len, TRUE_WORDS)) {
+    r->type = GC_BOOL;
+    r->b = 1;
+    return;
+  }
+  if (str_in(s, len, FALSE_WORDS)) {
+    r->type = GC_BOOL;
+    r->b = 0;
+    return;
+  }
+  if (str_in(s, len, NULL_WORDS)) {
+    r->type = GC_NULL;
+    return;
+  }
+  if (str_in(s, len, NAN_WORDS)) {
+    r->type = GC_FLOAT;
+    r->f = NAN;
+    return;
+  }
+  if (str_in(s, len, PINF_WORDS)) {
+    r->type = GC_FLOAT;
+    r->f = INFINITY;
+    return;
+  }
+  if (str_in(s, len, NINF_WORDS)) {
+    r->type = GC_FLOAT;
+    r->f = -INFINITY;
+    return;
+  }
+  if (hint == 'M' || hint == 'N')
+    return;
+  /* Numbers are short; anything long is a string (Go would also reject it
+   * as an int and as a float only for absurd lengths we do not care for). */
+  if (len > 4096)
+    return;
+  char plain[4100];
+  if (hint == '.') {
+    if (memchr(s, '_', len) && !underscore_ok(s, len))
+      return;
+    size_t pl = strip_underscores(s, len, plain);
+    double d;
+    if (yaml_style_float(plain, pl) && parse_double(plain, pl, &d)) {
+      r->type = GC_FLOAT;
+      r->f = d;
+    }
+    return;
+  }
+  /* 'D' or 'S'.  Timestamps would be tried first, but goyaml.v2 hands them
+   * to untyped targets as strings, and no timestamp parses as a number. */
+  size_t pl = strip_underscores(s, len, plain);
+  int64_t iv;
+  uint64_t uv;
+  int k = gb_scalar_parse_int(plain, pl, &iv, &uv);
+  if (k == 1) {
+    r->type = GC_INT;
+    r->i = iv;
+    return;
+  }
+  if (k == 2) {
+    /* A uint64 becomes a JSON number beyond int64: a float, text kept. */
+    r->type = GC_FLOAT;
+    r->f = (double)uv;
+    return;
+  }
+  double d;
+  if (yaml_style_float(plain, pl) && parse_double(plain, pl, &d)) {
+    r->type = GC_FLOAT;
+    r->f = d;
+    return;
+  }
+}
+
+static int digits_run(const char *s, size_t len, size_t *i, size_t min, size_t max) {
+  size_t start = *i;
+  while (*i < len && is_digit(s[*i]) && *i - start < max)
+    (*i)++;
+  return *i - start >= min;
+}
+
+/* goyaml.v2's isBase60Float: ^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$ */
+static int is_base60(const char *s, size_t len) {
+  size_t i = 0;
+  if (i < len && (s[i] == '+' || s[i] == '-'))
+    i++;
+  if (i >= len || !is_digit(s[i]))
+    return 0;
+  while (i < len && (is_digit(s[i]) || s[i] == '_'))
+    i++;
+  int groups = 0;
+  while (i < len && s[i] == ':') {
+    i++;
+    size_t start = i;
+    if (i < len && s[i] >= '0' && s[i] <= '5' && i + 1 < len && is_digit(s[i + 1]))
+      i += 2;
+    else if (i < len && is_digit(s[i]))
+      i += 1;
+    if (i == start)
+      return 0;
+    groups++;
+  }
+  if (!groups)
+    return 0;
+  if (i < len && s[i] == '.') {
+    i++;
+    while (i < len && (is_digit(s[i]) || s[i] == '_'))
+      i++;
+  }
+  return i == len;
+}
+
+/* A loose match of the timestamps goyaml.v2 recognises (YYYY-M-D with an
+ * optional time): such strings are quoted on output, as kubectl prints
+ * creationTimestamp: "2024-01-01T00:00:00Z". */
+static int is_timestamp(const char *s, size_t len) {
+  size_t i = 0;
+  if (!digits_run(s, len, &i, 4, 4) || i >= len || s[i] != '-')
+    return 0;
+  i++;
+  if (!digits_run(s, len, &i, 1, 2) || i >= len || s[i] != '-')
+    return 0;
+  i++;
+  if (!digits_run(s, len, &i, 1, 2))
+    return 0;
+  if (i == len)
+    return 1;
+  if (s[i] != 'T' && s[i] != 't' && s[i] != ' ')
+    return 0;
+  i++;
+  if (!digits_run(s, len, &i, 1, 2) || i >= len || s[i] != ':')
+    return 0;
+  i++;
+  if (!digits_run(s, len, &i, 1, 2) || i >= len || s[i] != ':')
+    return 0;
+  i++;
+  if (!digits_run(s, len, &i, 1, 2))
+    return 0;
+  if (i < len && s[i] == '.') {
+    i++;
+    if (!digits_run(s, len, &i, 1, 9))
+      return 0;
+  }
+  if (i == len)
+    return 1;
+  if (s[i] == 'Z' && i + 1 == len)
+    return 1;
+  if (s[i] == '+' || s[i] == '-') {
+    i++;
+    if (!digits_run(s, len, &i, 2, 2) || i >= len || s[i] != ':')
+      return 0;
+    i++;
+    return digits_run(s, len, &i, 2, 2) && i == len;
+  }
+  return 0;
+}
+
+int gb_scalar_needs_quotes(const char *s, size_t len) {
+  if (len == 0)
+    return 1;
+  if (len == 2 && s[0] == '<' && s[1] == '<')
+    return 1;
+  struct gb_scalar r;
+  gb_scalar_resolve(s, len, &r);
+  if (r.type != GC_STR)
+    return 1;
+  return is_base60(s, len) || is_timestamp(s, len);
+}
+
+size_t gb_scalar_format_double(double d, char *buf, size_t cap) {
+  int n;
+  if (cap < 32)
+    return 0;
+  if (isnan(d))
+    return (size_t)snprintf(buf, cap, ".nan");
+  if (isinf(d))
+    return (size_t)snprintf(buf, cap, d > 0 ? ".inf" : "-.inf");
+  if (d == 0)
+    return (size_t)snprintf(buf, cap, signbit(d) ? "-0.0" : "0.0");
+  /* Shortest digits that read back exactly, then Go's layout: plain
+   * notation unless the exponent is below -4 or at least 21. */
+  char e[48];
+  for (int p = 0; p <= 16; p++) {
+    snprintf(e, sizeof(e), "%.*e", p, d);
+    if (strtod(e, NULL) == d)
+      break;
+  }
+  const char *q = e;
+  int neg = *q == '-';
+  if (neg)
+    q++;
+  char dig[24];
+  size_t nd = 0;
+  for (; *q && *q != 'e'; q++)
+    if (is_digit(*q) && nd < sizeof(dig) - 1)
+      dig[nd++] = *q;
+  while (nd > 1 && dig[nd - 1] == '0')
+    nd--;
+  int exp = *q == 'e' ? (int)strtol(q + 1, NULL, 10) : 0;
+  char out[64];
+  size_t o = 0;
+  if (neg)
+    out[o++] = '-';
+  if (exp < -4 || exp >= 21) {
+    out[o++] = dig[0];
+    if (nd > 1) {
+      out[o++] = '.';
+      for (size_t i = 1; i < nd; i++)
+        out[o++] = dig[i];
+    }
+    o += (size_t)snprintf(out + o, sizeof(out) - o, "e%c%02d", exp < 0 ? '-' : '+',
+                          exp < 0 ? -exp : exp);
+  } else if (exp < 0) {
+    out[o++] = '0';
+    out[o++] = '.';
+    for (int i = 0; i < -exp - 1; i++)
+      out[o++] = '0';
+    for (size_t i = 0; i < nd; i++)
+      out[o++] = dig[i];
+  } else {
+    for (int i = 0; i <= exp; i++)
+      out[o++] = (size_t)i < nd ? dig[i] : '0';
+    out[o++] = '.';
+    if (nd > (size_t)exp + 1) {
+      for (size_t i = (size_t)exp + 1; i < nd; i++)
+        out[o++] = dig[i];
+    } else {
+      out[o++] = '0';
+    }
+  }
+  out[o] = '\0';
+  n = snprintf(buf, cap, "%s", out);
+  return n < 0 ? 0 : (size_t)n;
+}
