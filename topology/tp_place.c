@@ -1,0 +1,899 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * tp_place: per-node pod capacities, bottom-up domain sums, tier search,
+ * node assignment and the "why not" explanations.
+ */
+#include "tp_place.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_REQ (TP_MAX_RESOURCES + 1)
+#define MAX_REASONS 64
+#define EXACT_MAX_CELLS 4096 /* pod sets x nodes explored by the exact search */
+
+struct rec {
+  uint32_t slot;
+  uint32_t set;
+  int64_t pods;
+};
+
+struct keyed {
+  int64_t key;
+  uint32_t pos;
+};
+
+struct dcand {
+  uint32_t d;
+  int64_t key;
+  const char *name;
+};
+
+struct tp_evaluator {
+  int32_t *cap; /* cap[set * n_slots + slot] */
+  size_t cap_n;
+  int64_t *dcnt; /* dcnt[set * n_dom + d] */
+  size_t dcnt_n;
+  uint32_t *lorder, *lstart, *cursor;
+  size_t lorder_n, lstart_n, cursor_n;
+  int lorder_ok;
+  uint32_t *cand;
+  size_t cand_n;
+  int64_t *cc, *take, *sol;
+  size_t cc_n, take_n, sol_n;
+  uint32_t *sorted, *bucket;
+  size_t sorted_n, bucket_n;
+  struct keyed *keyed;
+  size_t keyed_n;
+  int64_t *wf;
+  size_t wf_n;
+  struct rec *rec;
+  size_t rec_len, rec_n;
+  struct dcand *dc;
+  size_t dc_n;
+
+  /* Per evaluation. */
+  size_t n_sets, n_slots, n_dom;
+  int valid;
+  int ri[TP_MAX_PODSETS][MAX_REQ];
+  int64_t rv[TP_MAX_PODSETS][MAX_REQ];
+  int su[TP_MAX_PODSETS][MAX_REQ]; /* index into U */
+  size_t nr[TP_MAX_PODSETS];
+  const char *missing[TP_MAX_PODSETS];
+  int64_t need[TP_MAX_PODSETS];
+  uint32_t order[TP_MAX_PODSETS];
+  int U[TP_MAX_RESOURCES];
+  size_t nU;
+  int64_t budget;
+  int exhausted;
+};
+
+static int ensure(void *pp, size_t *cap, size_t n, size_t elem) {
+  void **p = pp;
+  if (n <= *cap && *p)
+    return GC_OK;
+  size_t nc = *cap ? *cap : 64;
+  while (nc < n)
+    nc *= 2;
+  void *q = realloc(*p, nc * elem);
+  if (!q)
+    return GC_ENOMEM;
+  *p = q;
+  *cap = nc;
+  return GC_OK;
+}
+
+struct tp_evaluator *tp_evaluator_new(void) { return calloc(1, sizeof(struct tp_evaluator)); }
+
+void tp_evaluator_free(struct tp_evaluator *ev) {
+  if (!ev)
+    return;
+  free(ev->cap);
+  free(ev->dcnt);
+  free(ev->lorder);
+  free(ev->lstart);
+  free(ev->cursor);
+  free(ev->cand);
+  free(ev->cc);
+  free(ev->take);
+  free(ev->sol);
+  free(ev->sorted);
+  free(ev->bucket);
+  free(ev->keyed);
+  free(ev->wf);
+  free(ev->rec);
+  free(ev->dc);
+  free(ev);
+}
+
+const char *tp_mode_name(enum tp_mode m) {
+  return m == TP_MODE_HARD ? "hard" : m == TP_MODE_SOFT ? "soft" : "unset";
+}
+
+const char *tp_profile_name(enum tp_profile p) {
+  return p == TP_PROFILE_SPREAD ? "spread" : "bestfit";
+}
+
+int64_t tp_evaluator_domain_pods(const struct tp_evaluator *ev, uint32_t d) {
+  if (!ev || !ev->valid || d >= ev->n_dom)
+    return -1;
+  int64_t t = 0;
+  for (size_t k = 0; k < ev->n_sets; k++)
+    t += ev->dcnt[k * ev->n_dom + d];
+  return t;
+}
+
+int64_t tp_evaluator_node_pods(const struct tp_evaluator *ev, uint32_t set, uint32_t slot) {
+  if (!ev || !ev->valid || set >= ev->n_sets || slot >= ev->n_slots)
+    return -1;
+  return ev->cap[(size_t)set * ev->n_slots + slot];
+}
+
+static int64_t sat_add(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_add_overflow(a, b, &r) ? INT64_MAX : r;
+}
+
+static int64_t sat_mul(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
+}
+
+/* floor(f / v) for v > 0 without a hardware division on the common path:
+ * a double reciprocal is exact to within one for f < 2^52, and one
+ * correction step makes it exact. */
+static inline int64_t fdiv(int64_t f, int64_t v, double inv) {
+  if (f < v)
+    return 0;
+  if (f >= (INT64_C(1) << 52))
+    return f / v;
+  int64_t q = (int64_t)((double)f * inv);
+  if (q * v > f)
+    q--;
+  else if ((q + 1) * v <= f)
+    q++;
+  return q;
+}
+
+/* ------------------------------------------------------------------ */
+/* Capacities and domain sums                                           */
+
+static void capacity_pass(struct tp_evaluator *ev, const struct tp_snapshot *s, size_t set) {
+  int32_t *c = ev->cap + set * ev->n_slots;
+  size_t n = ev->n_slots;
+  if (ev->missing[set]) {
+    memset(c, 0, n * sizeof(*c));
+    return;
+  }
+  const uint8_t *st = s->state;
+  for (size_t i = 0; i < n; i++)
+    c[i] = st[i] == TP_NODE_OK ? INT32_MAX : 0;
+  for (size_t k = 0; k < ev->nr[set]; k++) {
+    const int64_t *row = s->free[ev->ri[set][k]];
+    int64_t v = ev->rv[set][k];
+    double inv = 1.0 / (double)v;
+    for (size_t i = 0; i < n; i++) {
+      int64_t q = fdiv(row[i], v, inv);
+      if (q < c[i])
+        c[i] = (int32_t)q;
+    }
+  }
+}
+
+static void aggregate(struct tp_evaluator *ev, const struct tp_snapshot *s, size_t set) {
+  int64_t *dc = ev->dcnt + set * ev->n_dom;
+  const int32_t *c = ev->cap + set * ev->n_slots;
+  memset(dc, 0, ev->n_dom * sizeof(*dc));
+  const uint32_t *leaf = s->leaf;
+  for (size_t i = 0; i < ev->n_slots; i++)
+    dc[leaf[i]] += c[i];
+  for (size_t i = 0; i < ev->n_dom; i++) {
+    uint32_t d = s->dom_post[i];
+    if (s->dom_parent[d] >= 0)
+      dc[s->dom_parent[d]] += dc[d];
+  }
+}
+
+/* Live slots ordered by their leaf's Euler-tour position, then by name: the
+ * nodes of domain d are lorder[lstart[tin[d]] .. lstart[tout[d] + 1]). */
+static int build_lorder(struct tp_evaluator *ev, const struct tp_snapshot *s) {
+  if (ev->lorder_ok)
+    return GC_OK;
+  size_t nd = ev->n_dom;
+  if (ensure(&ev->lorder, &ev->lorder_n, s->n_alive + 1, sizeof(uint32_t)) ||
+      ensure(&ev->lstart, &ev->lstart_n, nd + 1, sizeof(uint32_t)) ||
+      ensure(&ev->cursor, &ev->cursor_n, nd + 1, sizeof(uint32_t)))
+    return GC_ENOMEM;
+  memset(ev->lstart, 0, (nd + 1) * sizeof(uint32_t));
+  for (size_t i = 0; i < s->n_alive; i++)
+    ev->lstart[s->dom_tin[s->leaf[s->by_name[i]]] + 1]++;
+  for (size_t i = 0; i < nd; i++)
+    ev->lstart[i + 1] += ev->lstart[i];
+  memcpy(ev->cursor, ev->lstart, (nd + 1) * sizeof(uint32_t));
+  for (size_t i = 0; i < s->n_alive; i++) {
+    uint32_t slot = s->by_name[i];
+    ev->lorder[ev->cursor[s->dom_tin[s->leaf[slot]]]++] = slot;
+  }
+  ev->lorder_ok = 1;
+  return GC_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Placing one pod set on a list of nodes                               */
+
+static int cmp_keyed_desc(const void *a, const void *b) {
+  const struct keyed *x = a, *y = b;
+  if (x->key != y->key)
+    return x->key > y->key ? -1 : 1;
+  return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/* Sorts the indices of nodes with c > 0 by min(c, P) descending, stable.
+ * Returns how many there are (in ev->sorted). */
+static int sort_desc(struct tp_evaluator *ev, size_t k, const int64_t *c, int64_t P, int64_t maxc,
+                     size_t *m) {
+  int64_t B = maxc < P ? maxc : P;
+  if (ensure(&ev->sorted, &ev->sorted_n, k + 1, sizeof(uint32_t)))
+    return GC_ENOMEM;
+  size_t nz = 0;
+  if (B <= (int64_t)(4 * k + 1024)) {
+    if (ensure(&ev->bucket, &ev->bucket_n, (size_t)B + 2, sizeof(uint32_t)))
+      return GC_ENOMEM;
+    memset(ev->bucket, 0, ((size_t)B + 2) * sizeof(uint32_t));
+    /* Bucket b holds key B - b so that ascending buckets are descending keys. */
+    for (size_t i = 0; i < k; i++)
+      if (c[i] > 0) {
+        int64_t key = c[i] < P ? c[i] : P;
+        ev->bucket[B - key + 1]++;
+        nz++;
+      }
+    for (int64_t b = 0; b <= B; b++)
+      ev->bucket[b + 1] += ev->bucket[b];
+    for (size_t i = 0; i < k; i++)
+      if (c[i] > 0) {
+        int64_t key = c[i] < P ? c[i] : P;
+        ev->sorted[ev->bucket[B - key]++] = (uint32_t)i;
+      }
+  } else {
+    if (ensure(&ev->keyed, &ev->keyed_n, k + 1, sizeof(struct keyed)))
+      return GC_ENOMEM;
+    for (size_t i = 0; i < k; i++)
+      if (c[i] > 0)
+        ev->keyed[nz++] = (struct keyed){c[i] < P ? c[i] : P, (uint32_t)i};
+    qsort(ev->keyed, nz, sizeof(struct keyed), cmp_keyed_desc);
+    for (size_t i = 0; i < nz; i++)
+      ev->sorted[i] = ev->keyed[i].pos;
+  }
+  *m = nz;
+  return GC_OK;
+}
+
+/* Places P pods on k nodes with capacities c[] (take[] gets the pods per
+ * node).  BestFit: whole nodes largest first, then the remainder on the
+ * tightest node that holds it (fewest nodes, exact last fit).  Spread: the
+ * lowest even level, extra pods to the largest nodes.  Returns 1 when all P
+ * were placed, 0 when they do not fit, or GC_ENOMEM. */
+static int place_one(struct tp_evaluator *ev, size_t k, const int64_t *c, int64_t P,
+                     enum tp_profile prof, int64_t *take) {
+  int64_t total = 0, maxc = 0;
+  for (size_t i = 0; i < k; i++) {
+    take[i] = 0;
+    total = sat_add(total, c[i]);
+    if (c[i] > maxc)
+      maxc = c[i];
+  }
+  if (P <= 0)
+    return 1;
+  if (total < P)
+    return 0;
+  size_t m;
+  if (sort_desc(ev, k, c, P, maxc, &m))
+    return GC_ENOMEM;
+  const uint32_t *o = ev->sorted;
+  if (prof == TP_PROFILE_BESTFIT) {
+    int64_t rem = P;
+    for (size_t j = 0; j < m && rem > 0; j++) {
+      uint32_t i = o[j];
+      if (c[i] >= rem) {
+        uint32_t best = i;
+        for (size_t jj = j + 1; jj < m && c[o[jj]] >= rem; jj++)
+          if (c[o[jj]] < c[best])
+            best = o[jj];
+        take[best] = rem;
+        rem = 0;
+        break;
+      }
+      take[i] = c[i];
+      rem -= c[i];
+    }
+    return rem == 0;
+  }
+  int64_t lo = 1, hi = maxc < P ? maxc : P;
+  while (lo < hi) {
+    int64_t mid = lo + (hi - lo) / 2, sum = 0;
+    for (size_t j = 0; j < m && sum < P; j++)
+      sum += c[o[j]] < mid ? c[o[j]] : mid;
+    if (sum >= P)
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  int64_t placed = 0;
+  for (size_t j = 0; j < m; j++) {
+    uint32_t i = o[j];
+    take[i] = c[i] < lo - 1 ? c[i] : lo - 1;
+    placed += take[i];
+  }
+  for (size_t j = 0; j < m && placed < P; j++)
+    if (c[o[j]] >= lo) {
+      take[o[j]]++;
+      placed++;
+    }
+  return placed == P;
+}
+
+static int rec_push(struct tp_evaluator *ev, uint32_t slot, uint32_t set, int64_t pods) {
+  if (ensure(&ev->rec, &ev->rec_len, ev->rec_n + 1, sizeof(struct rec)))
+    return GC_ENOMEM;
+  ev->rec[ev->rec_n++] = (struct rec){slot, set, pods};
+  return GC_OK;
+}
+
+/* Collects the candidate nodes of domain d into ev->cand; with a pod set
+ * given, only nodes where it fits at least once.  Returns k. */
+static size_t collect(struct tp_evaluator *ev, const struct tp_snapshot *s, uint32_t d,
+                      int64_t set) {
+  uint32_t lo = ev->lstart[s->dom_tin[d]], hi = ev->lstart[s->dom_tout[d] + 1];
+  size_t k = 0;
+  for (uint32_t j = lo; j < hi; j++) {
+    uint32_t slot = ev->lorder[j];
+    if (s->state[slot] != TP_NODE_OK)
+      continue;
+    if (set >= 0 && ev->cap[(size_t)set * ev->n_slots + slot] <= 0)
+      continue;
+    ev->cand[k++] = slot;
+  }
+  return k;
+}
+
+static int place_homog(struct tp_evaluator *ev, const struct tp_snapshot *s, uint32_t d,
+                       enum tp_profile prof) {
+  size_t k = collect(ev, s, d, 0);
+  for (size_t i = 0; i < k; i++)
+    ev->cc[i] = ev->cap[ev->cand[i]];
+  int r = place_one(ev, k, ev->cc, ev->need[0], prof, ev->take);
+  if (r <= 0)
+    return r < 0 ? r : GC_EINVAL; /* cannot happen: the domain's count fits */
+  ev->rec_n = 0;
+  for (size_t i = 0; i < k; i++)
+    if (ev->take[i] > 0 && rec_push(ev, ev->cand[i], 0, ev->take[i]))
+      return GC_ENOMEM;
+  return 1;
+}
+
+/* Pods of set `set` that fit on candidate i under the working free wf. */
+static int64_t wf_cap(const struct tp_evaluator *ev, size_t set, size_t i, size_t k) {
+  if (ev->missing[set])
+    return 0;
+  int64_t c = INT64_MAX;
+  for (size_t r = 0; r < ev->nr[set]; r++) {
+    int64_t f = ev->wf[(size_t)ev->su[set][r] * k + i];
+    int64_t q = f / ev->rv[set][r];
+    if (q < c)
+      c = q;
+  }
+  return c;
+}
+
+static void wf_apply(struct tp_evaluator *ev, size_t set, size_t i, size_t k, int64_t pods) {
+  for (size_t r = 0; r < ev->nr[set]; r++)
+    ev->wf[(size_t)ev->su[set][r] * k + i] -= pods * ev->rv[set][r];
+}
+
+static void wf_load(struct tp_evaluator *ev, const struct tp_snapshot *s, size_t k) {
+  for (size_t u = 0; u < ev->nU; u++)
+    for (size_t i = 0; i < k; i++) {
+      int64_t f = s->free[ev->U[u]][ev->cand[i]];
+      ev->wf[u * k + i] = f > 0 ? f : 0;
+    }
+}
+
+struct dfs_ctx {
+  struct tp_evaluator *ev;
+  size_t k;
+  int64_t rem[TP_MAX_PODSETS];
+};
+
+static int dfs(struct dfs_ctx *x, size_t si, size_t i) {
+  struct tp_evaluator *ev = x->ev;
+  if (si == ev->n_sets)
+    return 1;
+  size_t set = ev->order[si];
+  if (x->rem[set] == 0)
+    return dfs(x, si + 1, 0);
+  if (i == x->k)
+    return 0;
+  if (--ev->budget < 0) {
+    ev->exhausted = 1;
+    return 0;
+  }
+  int64_t sum = 0;
+  for (size_t j = i; j < x->k && sum < x->rem[set]; j++)
+    sum += wf_cap(ev, set, j, x->k);
+  if (sum < x->rem[set])
+    return 0;
+  int64_t c = wf_cap(ev, set, i, x->k);
+  if (c > x->rem[set])
+    c = x->rem[set];
+  for (int64_t v = c; v >= 0; v--) {
+    wf_apply(ev, set, i, x->k, v);
+    x->rem[set] -= v;
+    ev->sol[set * x->k + i] = v;
+    if (dfs(x, si, i + 1))
+      return 1;
+    wf_apply(ev, set, i, x->k, -v);
+    x->rem[set] += v;
+    if (ev->budget < 0)
+      break;
+  }
+  ev->sol[set * x->k + i] = 0;
+  return 0;
+}
+
+/* Tries to place every pod set in domain d: greedy first (sets in order,
+ * each with place_one on what the earlier ones left), then the bounded
+ * exact search.  Returns 1 placed (2 when by the exact search), 0 not. */
+static int place_hetero(struct tp_evaluator *ev, const struct tp_snapshot *s, uint32_t d,
+                        enum tp_profile prof) {
+  size_t k = collect(ev, s, d, -1);
+  if (ensure(&ev->wf, &ev->wf_n, ev->nU * k + 1, sizeof(int64_t)))
+    return GC_ENOMEM;
+  wf_load(ev, s, k);
+  ev->rec_n = 0;
+  int ok = 1;
+  for (size_t si = 0; si < ev->n_sets && ok; si++) {
+    size_t set = ev->order[si];
+    for (size_t i = 0; i < k; i++)
+      ev->cc[i] = wf_cap(ev, set, i, k);
+    int r = place_one(ev, k, ev->cc, ev->need[set], prof, ev->take);
+    if (r < 0)
+      return r;
+    if (!r) {
+      ok = 0;
+      break;
+    }
+    for (size_t i = 0; i < k; i++)
+      if (ev->take[i] > 0) {
+        wf_apply(ev, set, i, k, ev->take[i]);
+        if (rec_push(ev, ev->cand[i], (uint32_t)set, ev->take[i]))
+          return GC_ENOMEM;
+      }
+  }
+  if (ok)
+    return 1;
+  if (ev->budget <= 0)
+    return 0;
+  if (k * ev->n_sets > EXACT_MAX_CELLS) {
+    ev->exhausted = 1;
+    return 0;
+  }
+  if (ensure(&ev->sol, &ev->sol_n, k * ev->n_sets + 1, sizeof(int64_t)))
+    return GC_ENOMEM;
+  memset(ev->sol, 0, (k * ev->n_sets + 1) * sizeof(int64_t));
+  wf_load(ev, s, k);
+  struct dfs_ctx x;
+  x.ev = ev;
+  x.k = k;
+  for (size_t set = 0; set < ev->n_sets; set++)
+    x.rem[set] = ev->need[set];
+  if (!dfs(&x, 0, 0))
+    return 0;
+  ev->rec_n = 0;
+  for (size_t set = 0; set < ev->n_sets; set++)
+    for (size_t i = 0; i < k; i++)
+      if (ev->sol[set * k + i] > 0 && rec_push(ev, ev->cand[i], (uint32_t)set, ev->sol[set * k + i]))
+        return GC_ENOMEM;
+  return 2;
+}
+
+/* ------------------------------------------------------------------ */
+/* Reasons                                                              */
+
+struct reasons {
+  struct gc_arena *a;
+  const char **v;
+  size_t n;
+};
+
+static int reason_add(struct reasons *r, const char *msg) {
+  if (!msg)
+    return GC_ENOMEM;
+  if (r->n < MAX_REASONS)
+    r->v[r->n++] = msg;
+  return GC_OK;
+}
+
+/* Appends to a bounded buffer; truncation is harmless for messages. */
+static void cat(char *buf, size_t cap, size_t *len, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void cat(char *buf, size_t cap, size_t *len, const char *fmt, ...) {
+  if (*len >= cap - 1)
+    return;
+  va_list ap;
+  va_start(ap, fmt);
+  int w = vsnprintf(buf + *len, cap - *len, fmt, ap);
+  va_end(ap);
+  if (w > 0)
+    *len = *len + (size_t)w < cap - 1 ? *len + (size_t)w : cap - 1;
+}
+
+static const char *dom_label(const struct tp_snapshot *s, uint32_t d, char *buf, size_t cap) {
+  if (d == 0)
+    snprintf(buf, cap, "whole cluster (tier %lld)", (long long)s->dom_tier[0]);
+  else
+    snprintf(buf, cap, "%s (tier %lld)", s->dom_name[d], (long long)s->dom_tier[d]);
+  return buf;
+}
+
+/* Why domain d does not hold the gang. */
+static const char *explain(struct tp_evaluator *ev, const struct tp_snapshot *s,
+                           const struct tp_gang *g, uint32_t d, int tried_together,
+                           struct gc_arena *a) {
+  char buf[2048], lab[600];
+  size_t len = 0;
+  int64_t fit = 0, want = 0;
+  for (size_t k = 0; k < ev->n_sets; k++) {
+    int64_t c = ev->dcnt[k * ev->n_dom + d];
+    fit += c < ev->need[k] ? c : ev->need[k];
+    want += ev->need[k];
+  }
+  cat(buf, sizeof(buf), &len, "%s: fits %lld of %lld pods", dom_label(s, d, lab, sizeof(lab)),
+      (long long)fit, (long long)want);
+  if (ev->n_sets > 1) {
+    cat(buf, sizeof(buf), &len, " (");
+    for (size_t k = 0; k < ev->n_sets; k++) {
+      int64_t c = ev->dcnt[k * ev->n_dom + d];
+      cat(buf, sizeof(buf), &len, "%s%s %lld/%lld", k ? ", " : "", g->sets[k].name,
+          (long long)(c < ev->need[k] ? c : ev->need[k]), (long long)ev->need[k]);
+    }
+    cat(buf, sizeof(buf), &len, ")");
+  }
+  int said = 0;
+  for (size_t k = 0; k < ev->n_sets; k++)
+    if (ev->missing[k]) {
+      cat(buf, sizeof(buf), &len, "; no node offers %s", ev->missing[k]);
+      said = 1;
+      break;
+    }
+  for (size_t u = 0; u < ev->nU && !said; u++) {
+    int r = ev->U[u];
+    int64_t demand = 0;
+    for (size_t k = 0; k < ev->n_sets; k++)
+      for (size_t j = 0; j < ev->nr[k]; j++)
+        if (ev->ri[k][j] == r)
+          demand = sat_add(demand, sat_mul(ev->need[k], ev->rv[k][j]));
+    int64_t have = s->dom_free[r][d];
+    if (demand > have) {
+      char q[GC_QUANTITY_BUFSZ];
+      tp_units_format(s->res_name[r], demand - have, q, sizeof(q));
+      cat(buf, sizeof(buf), &len, "; %s short by %s", s->res_name[r], q);
+    }
+  }
+  if (!said && strstr(buf, " short by ") == NULL) {
+    if (tried_together)
+      cat(buf, sizeof(buf), &len, "; each pod set fits alone but not all together%s",
+          ev->exhausted ? " (exact search budget exhausted: may be pessimistic)" : "");
+    else if (fit < want)
+      cat(buf, sizeof(buf), &len, "; enough free resources in total, but fragmented across nodes");
+  }
+  if (s->dom_excluded[d]) {
+    cat(buf, sizeof(buf), &len, "; %u node(s) excluded", s->dom_excluded[d]);
+    if (ev->lorder_ok) {
+      uint32_t lo = ev->lstart[s->dom_tin[d]], hi = ev->lstart[s->dom_tout[d] + 1];
+      int shown = 0;
+      for (uint32_t j = lo; j < hi && shown < 2; j++) {
+        uint32_t slot = ev->lorder[j];
+        if (s->state[slot] == TP_NODE_EXCLUDED) {
+          cat(buf, sizeof(buf), &len, "%s%s: %s", shown ? ", " : " (", s->node_name[slot],
+              s->excl_reason[slot] ? s->excl_reason[slot] : "excluded");
+          shown++;
+        }
+      }
+      if (shown)
+        cat(buf, sizeof(buf), &len, "%s)", s->dom_excluded[d] > 2 ? ", ..." : "");
+    }
+  }
+  return gc_arena_strdup(a, buf);
+}
+
+/* ------------------------------------------------------------------ */
+/* Evaluation                                                           */
+
+static int cmp_dcand(const void *a, const void *b) {
+  const struct dcand *x = a, *y = b;
+  if (x->key != y->key)
+    return x->key < y->key ? -1 : 1;
+  return strcmp(x->name, y->name);
+}
+
+static int cmp_assign(const void *a, const void *b) {
+  const struct tp_assignment *x = a, *y = b;
+  int c = strcmp(x->node, y->node);
+  if (c)
+    return c;
+  return x->podset < y->podset ? -1 : x->podset > y->podset;
+}
+
+static double share_of(const struct tp_evaluator *ev, const struct tp_snapshot *s, size_t set,
+                       uint32_t d) {
+  double best = 0;
+  for (size_t j = 0; j < ev->nr[set]; j++) {
+    int64_t have = s->dom_free[ev->ri[set][j]][d];
+    double sh = (double)ev->rv[set][j] / (double)(have > 0 ? have : 1);
+    if (sh > best)
+      best = sh;
+  }
+  return best;
+}
+
+/* Orders pod sets for the greedy pass: largest per-pod dominant share of
+ * the domain first (first-fit decreasing), ties by index. */
+static void order_sets(struct tp_evaluator *ev, const struct tp_snapshot *s, uint32_t d) {
+  double sh[TP_MAX_PODSETS];
+  for (size_t k = 0; k < ev->n_sets; k++) {
+    sh[k] = share_of(ev, s, k, d);
+    ev->order[k] = (uint32_t)k;
+  }
+  for (size_t i = 1; i < ev->n_sets; i++) {
+    uint32_t v = ev->order[i];
+    size_t j = i;
+    while (j > 0 && sh[ev->order[j - 1]] < sh[v]) {
+      ev->order[j] = ev->order[j - 1];
+      j--;
+    }
+    ev->order[j] = v;
+  }
+}
+
+static int prepare(struct tp_evaluator *ev, const struct tp_snapshot *s, const struct tp_gang *g,
+                   struct gc_diags *diags) {
+  ev->n_sets = g->n_sets;
+  ev->n_slots = s->n_slots;
+  ev->n_dom = s->n_dom;
+  ev->nU = 0;
+  int pods_r = tp_snapshot_resource(s, "pods");
+  int64_t total = 0;
+  for (size_t k = 0; k < g->n_sets; k++) {
+    const struct tp_podset *ps = &g->sets[k];
+    if (ps->count < 1 || ps->count > TP_MAX_SET_PODS || ps->n_req > TP_MAX_RESOURCES) {
+      gc_diags_addf(diags, "gang: pod set %s: count must be 1 to %d", ps->name ? ps->name : "?",
+                    TP_MAX_SET_PODS);
+      return GC_EINVAL;
+    }
+    total += ps->count;
+    ev->nr[k] = 0;
+    ev->missing[k] = NULL;
+    ev->need[k] = ps->count;
+    for (size_t j = 0; j <= ps->n_req; j++) {
+      const char *name = j < ps->n_req ? ps->res[j] : "pods";
+      int64_t v = j < ps->n_req ? ps->val[j] : 1;
+      if (j < ps->n_req && !strcmp(name, "pods"))
+        continue;
+      if (v <= 0)
+        continue;
+      int r = j < ps->n_req ? tp_snapshot_resource(s, name) : pods_r;
+      if (r < 0) {
+        if (!ev->missing[k])
+          ev->missing[k] = name;
+        continue;
+      }
+      size_t u;
+      for (u = 0; u < ev->nU && ev->U[u] != r; u++)
+        ;
+      if (u == ev->nU)
+        ev->U[ev->nU++] = r;
+      ev->ri[k][ev->nr[k]] = r;
+      ev->rv[k][ev->nr[k]] = v;
+      ev->su[k][ev->nr[k]] = (int)u;
+      ev->nr[k]++;
+    }
+  }
+  if (total > TP_MAX_GANG_PODS) {
+    gc_diags_addf(diags, "gang: %lld pods, more than %d", (long long)total, TP_MAX_GANG_PODS);
+    return GC_ELIMIT;
+  }
+  if (g->n_sets == 1 && g->min_member > 0 && g->min_member < ev->need[0])
+    ev->need[0] = g->min_member;
+  size_t ns = ev->n_slots ? ev->n_slots : 1;
+  if (ensure(&ev->cap, &ev->cap_n, g->n_sets * ns, sizeof(int32_t)) ||
+      ensure(&ev->dcnt, &ev->dcnt_n, g->n_sets * ev->n_dom, sizeof(int64_t)) ||
+      ensure(&ev->cand, &ev->cand_n, ns, sizeof(uint32_t)) ||
+      ensure(&ev->cc, &ev->cc_n, ns, sizeof(int64_t)) ||
+      ensure(&ev->take, &ev->take_n, ns, sizeof(int64_t)) ||
+      ensure(&ev->dc, &ev->dc_n, ev->n_dom, sizeof(struct dcand)))
+    return GC_ENOMEM;
+  return GC_OK;
+}
+
+int tp_evaluate(struct tp_evaluator *ev, const struct tp_snapshot *s, const struct tp_gang *g,
+                const struct tp_eval_opts *opts, struct gc_arena *a, struct tp_result *out,
+                struct gc_diags *diags) {
+  if (!ev || !s || !g || !a || !out)
+    return GC_EUSAGE;
+  memset(out, 0, sizeof(*out));
+  out->domain = -1;
+  out->tier = -1;
+  ev->valid = 0;
+  ev->lorder_ok = 0;
+  if (g->n_sets < 1 || g->n_sets > TP_MAX_PODSETS || !g->sets) {
+    gc_diags_addf(diags, "gang: needs 1 to %d pod sets", TP_MAX_PODSETS);
+    return GC_EINVAL;
+  }
+  /* Policy. */
+  struct tp_eval_opts o = {0};
+  if (opts)
+    o = *opts;
+  const struct tp_policy *pol = o.policy.mode != TP_MODE_UNSET ? &o.policy : &g->policy;
+  out->mode = pol->mode == TP_MODE_UNSET ? TP_MODE_HARD : pol->mode;
+  out->profile = o.profile;
+  out->highest_tier = -1;
+  if (out->mode == TP_MODE_HARD) {
+    if (pol->highest_tier_name) {
+      int64_t t = tp_snapshot_tier_by_name(s, pol->highest_tier_name);
+      if (t < 0) {
+        gc_diags_addf(diags, "highestTierName \"%s\": no domain has this tierName",
+                      pol->highest_tier_name);
+        return GC_ENOTFOUND;
+      }
+      out->highest_tier = t;
+    } else {
+      out->highest_tier = pol->has_highest_tier ? pol->highest_tier : 1;
+    }
+  }
+  int rc = prepare(ev, s, g, diags);
+  if (rc)
+    return rc;
+  ev->budget = o.search_budget == 0 ? TP_DEFAULT_SEARCH_BUDGET : o.search_budget;
+  ev->exhausted = 0;
+  struct reasons R = {a, gc_arena_alloc(a, MAX_REASONS * sizeof(char *)), 0};
+  if (!R.v)
+    return GC_ENOMEM;
+  for (size_t k = 0; k < g->n_sets; k++) {
+    capacity_pass(ev, s, k);
+    aggregate(ev, s, k);
+  }
+  ev->valid = 1;
+  if ((rc = build_lorder(ev, s)))
+    return rc;
+
+  int64_t chosen = -1;
+  int how = 0;
+  size_t S = g->n_sets;
+  for (size_t t = 0; t < s->n_tiers && chosen < 0; t++) {
+    int64_t tier = s->tiers[t];
+    if (out->mode == TP_MODE_HARD && tier > out->highest_tier)
+      break;
+    uint32_t lo = s->tier_start[t], hi = s->tier_start[t + 1];
+    size_t nc = 0;
+    int64_t best_fit = -1;
+    uint32_t best_d = s->tier_dom[lo];
+    for (uint32_t j = lo; j < hi; j++) {
+      uint32_t d = s->tier_dom[j];
+      int fits = 1;
+      int64_t tot = 0, fp = 0;
+      for (size_t k = 0; k < S; k++) {
+        int64_t c = ev->dcnt[k * ev->n_dom + d];
+        if (c < ev->need[k])
+          fits = 0;
+        tot = sat_add(tot, c);
+        fp += c < ev->need[k] ? c : ev->need[k];
+      }
+      if (fp > best_fit) {
+        best_fit = fp;
+        best_d = d;
+      }
+      if (!fits)
+        continue;
+      if (S > 1) {
+        /* Necessary condition on the sums before any node-level work. */
+        int agg_ok = 1;
+        for (size_t u = 0; u < ev->nU && agg_ok; u++) {
+          int r = ev->U[u];
+          int64_t demand = 0;
+          for (size_t k = 0; k < S; k++)
+            for (size_t q = 0; q < ev->nr[k]; q++)
+              if (ev->ri[k][q] == r)
+                demand = sat_add(demand, sat_mul(ev->need[k], ev->rv[k][q]));
+          if (demand > s->dom_free[r][d])
+            agg_ok = 0;
+        }
+        if (!agg_ok)
+          continue;
+      }
+      int64_t key = o.profile == TP_PROFILE_SPREAD ? -tot : tot;
+      ev->dc[nc++] = (struct dcand){d, key, s->dom_name[d]};
+    }
+    int together = 0;
+    if (nc) {
+      if (S == 1) {
+        size_t b = 0;
+        for (size_t i = 1; i < nc; i++)
+          if (cmp_dcand(&ev->dc[i], &ev->dc[b]) < 0)
+            b = i;
+        rc = place_homog(ev, s, ev->dc[b].d, o.profile);
+        if (rc < 0)
+          return rc;
+        chosen = ev->dc[b].d;
+        how = 1;
+      } else {
+        qsort(ev->dc, nc, sizeof(*ev->dc), cmp_dcand);
+        for (size_t i = 0; i < nc; i++) {
+          order_sets(ev, s, ev->dc[i].d);
+          rc = place_hetero(ev, s, ev->dc[i].d, o.profile);
+          if (rc < 0)
+            return rc;
+          if (rc > 0) {
+            chosen = ev->dc[i].d;
+            how = rc;
+            break;
+          }
+        }
+        if (chosen < 0) {
+          together = 1;
+          best_d = ev->dc[0].d;
+        }
+      }
+    }
+    if (chosen < 0 && hi > lo)
+      if ((rc = reason_add(&R, explain(ev, s, g, best_d, together, a))))
+        return rc;
+  }
+  if (out->mode == TP_MODE_HARD && chosen < 0) {
+    int any_above = s->n_tiers && s->tiers[s->n_tiers - 1] > out->highest_tier;
+    if (s->n_tiers && s->tiers[0] > out->highest_tier)
+      rc = reason_add(&R, gc_arena_printf(a, "hard mode: no domain at tier <= %lld (lowest tier "
+                                             "is %lld)",
+                                          (long long)out->highest_tier, (long long)s->tiers[0]));
+    else if (any_above)
+      rc = reason_add(&R, gc_arena_printf(a, "hard mode: domains above tier %lld were not "
+                                             "considered",
+                                          (long long)out->highest_tier));
+    if (rc)
+      return rc;
+  }
+  out->reasons = R.v;
+  out->n_reasons = R.n;
+  out->search_exhausted = ev->exhausted;
+  if (chosen < 0)
+    return GC_OK;
+
+  /* Result. */
+  out->feasible = 1;
+  out->domain = chosen;
+  out->whole_cluster = chosen == 0;
+  out->domain_name = chosen ? s->dom_name[chosen] : NULL;
+  out->tier = chosen ? s->dom_tier[chosen] : -1;
+  out->tier_name = s->dom_tier_name[chosen];
+  out->exact_search = how == 2;
+  out->assign = gc_arena_alloc(a, (ev->rec_n ? ev->rec_n : 1) * sizeof(*out->assign));
+  if (!out->assign)
+    return GC_ENOMEM;
+  int64_t placed = 0;
+  for (size_t i = 0; i < ev->rec_n; i++) {
+    out->assign[i] = (struct tp_assignment){s->node_name[ev->rec[i].slot], ev->rec[i].slot,
+                                            ev->rec[i].set, ev->rec[i].pods};
+    placed += ev->rec[i].pods;
+  }
+  out->n_assign = ev->rec_n;
+  qsort(out->assign, out->n_assign, sizeof(*out->assign), cmp_assign);
+  for (size_t i = 0; i < out->n_assign; i++)
+    if (i == 0 || out->assign[i].slot != out->assign[i - 1].slot)
+      out->nodes_used++;
+  out->pods = placed;
+  out->domain_pods = tp_evaluator_domain_pods(ev, (uint32_t)chosen);
+  out->leftover = out->domain_pods - placed;
+  return GC_OK;
+}

@@ -1,0 +1,1645 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * tp_snapshot: building, validating and updating the cluster model.
+ */
+#include "tp_snapshot.h"
+
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A compiled Node member of a HyperNode. */
+enum member_kind { MEMBER_EXACT, MEMBER_REGEX, MEMBER_LABEL };
+enum lsel_op { LSEL_IN, LSEL_NOTIN, LSEL_EXISTS, LSEL_NOTEXISTS };
+
+struct lsel_req {
+  const char *key;
+  enum lsel_op op;
+  const char **vals;
+  size_t n_vals;
+};
+
+struct tp_member {
+  uint32_t dom;
+  enum member_kind kind;
+  const char *exact;     /* MEMBER_EXACT */
+  int64_t next_exact;    /* next member with the same exact name hash chain, -1 */
+  regex_t re;            /* MEMBER_REGEX */
+  int re_ok;
+  struct lsel_req *req;  /* MEMBER_LABEL */
+  size_t n_req;
+  const char *origin;    /* for messages */
+  const char *path;      /* "HyperNode/x: spec.members[i]" */
+};
+
+/* ------------------------------------------------------------------ */
+/* Small helpers                                                        */
+
+static uint64_t hash_str(const char *s) {
+  uint64_t h = 1469598103934665603ULL;
+  for (; *s; s++) {
+    h ^= (unsigned char)*s;
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+static int64_t sat_add(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r))
+    return b > 0 ? INT64_MAX : INT64_MIN;
+  return r;
+}
+
+static int64_t pos(int64_t v) { return v > 0 ? v : 0; }
+
+static const char *pfx(const char *origin) { return origin ? origin : "<input>"; }
+
+int tp_resource_is_milli(const char *name) { return strcmp(name, "cpu") == 0; }
+
+static int resource_is_bytes(const char *name) {
+  return !strcmp(name, "memory") || !strcmp(name, "ephemeral-storage") ||
+         !strncmp(name, "hugepages-", 10);
+}
+
+int tp_quantity_to_units(const char *resource, const struct gc_quantity *q, int64_t *out) {
+  if (tp_resource_is_milli(resource))
+    return gc_quantity_milli(q, out);
+  return gc_quantity_units(q, out);
+}
+
+void tp_units_format(const char *resource, int64_t v, char *buf, size_t cap) {
+  struct gc_quantity q;
+  q.mant = v;
+  q.scale = tp_resource_is_milli(resource) ? -3 : 0;
+  q.format = resource_is_bytes(resource) ? GC_QF_BINARY_SI : GC_QF_DECIMAL_SI;
+  if (gc_quantity_format(&q, buf, cap) != 0)
+    snprintf(buf, cap, "%lld%s", (long long)v, q.scale ? "m" : "");
+}
+
+/* ------------------------------------------------------------------ */
+/* Hash tables (open addressing, linear probing, value = index + 1)      */
+
+static int hash_grow(uint32_t **tab, size_t *cap, size_t want, const char **names) {
+  if (*cap >= want * 2 && *tab)
+    return GC_OK;
+  size_t ncap = 64;
+  while (ncap < want * 2)
+    ncap *= 2;
+  uint32_t *nt = calloc(ncap, sizeof(*nt));
+  if (!nt)
+    return GC_ENOMEM;
+  for (size_t i = 0; i < *cap; i++) {
+    uint32_t v = (*tab)[i];
+    if (!v)
+      continue;
+    size_t h = hash_str(names[v - 1]) & (ncap - 1);
+    while (nt[h])
+      h = (h + 1) & (ncap - 1);
+    nt[h] = v;
+  }
+  free(*tab);
+  *tab = nt;
+  *cap = ncap;
+  return GC_OK;
+}
+
+static int64_t hash_find(const uint32_t *tab, size_t cap, const char *const *names,
+                         const char *key) {
+  if (!cap)
+    return -1;
+  size_t h = hash_str(key) & (cap - 1);
+  while (tab[h]) {
+    if (!strcmp(names[tab[h] - 1], key))
+      return (int64_t)tab[h] - 1;
+    h = (h + 1) & (cap - 1);
+  }
+  return -1;
+}
+
+static void hash_insert(uint32_t *tab, size_t cap, const char *key, uint32_t idx) {
+  size_t h = hash_str(key) & (cap - 1);
+  while (tab[h])
+    h = (h + 1) & (cap - 1);
+  tab[h] = idx + 1;
+}
+
+/* Backward-shift deletion keeps probe chains intact without tombstones. */
+static void hash_delete(uint32_t *tab, size_t cap, const char *const *names, const char *key) {
+  if (!cap)
+    return;
+  size_t mask = cap - 1, h = hash_str(key) & mask;
+  while (tab[h] && strcmp(names[tab[h] - 1], key))
+    h = (h + 1) & mask;
+  if (!tab[h])
+    return;
+  size_t i = h;
+  for (;;) {
+    tab[i] = 0;
+    size_t j = i;
+    for (;;) {
+      j = (j + 1) & mask;
+      if (!tab[j])
+        return;
+      size_t home = hash_str(names[tab[j] - 1]) & mask;
+      /* Move j back to i unless its home lies cyclically in (i, j]. */
+      int in_range = i <= j ? (home > i && home <= j) : (home > i || home <= j);
+      if (!in_range)
+        break;
+    }
+    tab[i] = tab[j];
+    i = j;
+  }
+}
+
+/* ------------------------------------------------------------------ */
+/* Growth                                                               */
+
+static int grow_row(void **row, size_t old, size_t ncap, size_t elem) {
+  void *n = realloc(*row, ncap * elem);
+  if (!n)
+    return GC_ENOMEM;
+  memset((char *)n + old * elem, 0, (ncap - old) * elem);
+  *row = n;
+  return GC_OK;
+}
+
+static int nodes_reserve(struct tp_snapshot *s, size_t want) {
+  if (want <= s->cap_slots)
+    return GC_OK;
+  if (want > TP_MAX_NODES)
+    return GC_ELIMIT;
+  size_t ncap = s->cap_slots ? s->cap_slots : 64;
+  while (ncap < want)
+    ncap *= 2;
+  size_t old = s->cap_slots;
+  if (grow_row((void **)&s->node_name, old, ncap, sizeof(*s->node_name)) ||
+      grow_row((void **)&s->leaf, old, ncap, sizeof(*s->leaf)) ||
+      grow_row((void **)&s->state, old, ncap, sizeof(*s->state)) ||
+      grow_row((void **)&s->excl_reason, old, ncap, sizeof(*s->excl_reason)) ||
+      grow_row((void **)&s->by_name, old, ncap, sizeof(*s->by_name)) ||
+      grow_row((void **)&s->dead, old, ncap, sizeof(*s->dead)))
+    return GC_ENOMEM;
+  for (size_t r = 0; r < s->n_res; r++)
+    if (grow_row((void **)&s->free[r], old, ncap, sizeof(int64_t)))
+      return GC_ENOMEM;
+  s->cap_slots = ncap;
+  return GC_OK;
+}
+
+static int dom_reserve(struct tp_snapshot *s, size_t want) {
+  if (want <= s->cap_dom)
+    return GC_OK;
+  if (want > TP_MAX_DOMAINS)
+    return GC_ELIMIT;
+  size_t ncap = s->cap_dom ? s->cap_dom : 16;
+  while (ncap < want)
+    ncap *= 2;
+  size_t old = s->cap_dom;
+  if (grow_row((void **)&s->dom_name, old, ncap, sizeof(*s->dom_name)) ||
+      grow_row((void **)&s->dom_tier, old, ncap, sizeof(*s->dom_tier)) ||
+      grow_row((void **)&s->dom_tier_name, old, ncap, sizeof(*s->dom_tier_name)) ||
+      grow_row((void **)&s->dom_parent, old, ncap, sizeof(*s->dom_parent)) ||
+      grow_row((void **)&s->dom_tin, old, ncap, sizeof(*s->dom_tin)) ||
+      grow_row((void **)&s->dom_tout, old, ncap, sizeof(*s->dom_tout)) ||
+      grow_row((void **)&s->dom_post, old, ncap, sizeof(*s->dom_post)) ||
+      grow_row((void **)&s->dom_nodes, old, ncap, sizeof(*s->dom_nodes)) ||
+      grow_row((void **)&s->dom_excluded, old, ncap, sizeof(*s->dom_excluded)) ||
+      grow_row((void **)&s->tier_dom, old, ncap, sizeof(*s->tier_dom)) ||
+      grow_row((void **)&s->tiers, old, ncap, sizeof(*s->tiers)) ||
+      grow_row((void **)&s->tier_start, old, ncap + 1, sizeof(*s->tier_start)))
+    return GC_ENOMEM;
+  for (size_t r = 0; r < s->n_res; r++)
+    if (grow_row((void **)&s->dom_free[r], old, ncap, sizeof(int64_t)))
+      return GC_ENOMEM;
+  s->cap_dom = ncap;
+  return GC_OK;
+}
+
+int tp_snapshot_resource(const struct tp_snapshot *s, const char *name) {
+  for (size_t r = 0; r < s->n_res; r++)
+    if (!strcmp(s->res_name[r], name))
+      return (int)r;
+  return -1;
+}
+
+/* Finds or adds a resource; returns its index or a negative code. */
+static int resource_add(struct tp_snapshot *s, const char *name) {
+  int r = tp_snapshot_resource(s, name);
+  if (r >= 0)
+    return r;
+  if (s->n_res >= TP_MAX_RESOURCES)
+    return GC_ELIMIT;
+  const char *copy = gc_arena_strdup(s->arena, name);
+  if (!copy)
+    return GC_ENOMEM;
+  size_t i = s->n_res;
+  s->free[i] = calloc(s->cap_slots ? s->cap_slots : 1, sizeof(int64_t));
+  s->dom_free[i] = calloc(s->cap_dom ? s->cap_dom : 1, sizeof(int64_t));
+  if (!s->free[i] || !s->dom_free[i]) {
+    free(s->free[i]);
+    free(s->dom_free[i]);
+    s->free[i] = s->dom_free[i] = NULL;
+    return GC_ENOMEM;
+  }
+  s->res_name[i] = copy;
+  s->res_milli[i] = tp_resource_is_milli(name);
+  s->n_res++;
+  return (int)i;
+}
+
+/* ------------------------------------------------------------------ */
+/* Lookups                                                              */
+
+int64_t tp_snapshot_node(const struct tp_snapshot *s, const char *name) {
+  return hash_find(s->node_hash, s->node_hash_cap, s->node_name, name);
+}
+
+int64_t tp_snapshot_domain(const struct tp_snapshot *s, const char *name) {
+  return hash_find(s->dom_hash, s->dom_hash_cap, s->dom_name, name);
+}
+
+int64_t tp_snapshot_tier_by_name(const struct tp_snapshot *s, const char *tier_name) {
+  /* Several domains normally share a tierName; a conflicting one was
+   * warned about at build time and the lowest tier wins here. */
+  int64_t best = -1;
+  for (size_t d = 1; d < s->n_dom; d++)
+    if (s->dom_tier_name[d] && !strcmp(s->dom_tier_name[d], tier_name) &&
+        (best < 0 || s->dom_tier[d] < best))
+      best = s->dom_tier[d];
+  return best;
+}
+
+int tp_snapshot_in_domain(const struct tp_snapshot *s, uint32_t slot, uint32_t d) {
+  uint32_t t = s->dom_tin[s->leaf[slot]];
+  return s->dom_tin[d] <= t && t <= s->dom_tout[d];
+}
+
+/* ------------------------------------------------------------------ */
+/* Domains                                                              */
+
+static int64_t dom_add(struct tp_snapshot *s, const char *name, int64_t tier,
+                       const char *tier_name, int32_t parent) {
+  if (dom_reserve(s, s->n_dom + 1))
+    return s->n_dom + 1 > TP_MAX_DOMAINS ? GC_ELIMIT : GC_ENOMEM;
+  size_t d = s->n_dom;
+  const char *copy = gc_arena_strdup(s->arena, name);
+  const char *tn = tier_name ? gc_arena_strdup(s->arena, tier_name) : NULL;
+  if (!copy || (tier_name && !tn))
+    return GC_ENOMEM;
+  s->dom_name[d] = copy;
+  s->dom_tier[d] = tier;
+  s->dom_tier_name[d] = tn;
+  s->dom_parent[d] = parent;
+  s->dom_nodes[d] = s->dom_excluded[d] = 0;
+  for (size_t r = 0; r < s->n_res; r++)
+    s->dom_free[r][d] = 0;
+  s->n_dom++;
+  if (hash_grow(&s->dom_hash, &s->dom_hash_cap, s->n_dom, s->dom_name))
+    return GC_ENOMEM;
+  hash_insert(s->dom_hash, s->dom_hash_cap, copy, (uint32_t)d);
+  return (int64_t)d;
+}
+
+struct name_idx {
+  const char *name;
+  int64_t key; /* tier for the tier sort */
+  uint32_t idx;
+};
+
+static int cmp_name_idx(const void *a, const void *b) {
+  const struct name_idx *x = a, *y = b;
+  return strcmp(x->name, y->name);
+}
+
+static int cmp_tier_name_idx(const void *a, const void *b) {
+  const struct name_idx *x = a, *y = b;
+  if (x->key != y->key)
+    return x->key < y->key ? -1 : 1;
+  return strcmp(x->name, y->name);
+}
+
+/* Recomputes the Euler tour, the children-first order and the tier tables
+ * from the parent links.  O(domains log domains); run after domains change
+ * (never on node updates). */
+static int dom_reindex(struct tp_snapshot *s) {
+  size_t n = s->n_dom;
+  int rc = GC_ENOMEM;
+  struct name_idx *ord = malloc(n * sizeof(*ord));
+  uint32_t *cstart = calloc(n + 1, sizeof(*cstart));
+  uint32_t *child = malloc(n * sizeof(*child));
+  uint32_t *stack = malloc(n * sizeof(*stack));
+  uint32_t *iter = calloc(n, sizeof(*iter));
+  if (!ord || !cstart || !child || !stack || !iter)
+    goto out;
+  for (size_t d = 0; d < n; d++)
+    ord[d] = (struct name_idx){s->dom_name[d], 0, (uint32_t)d};
+  qsort(ord, n, sizeof(*ord), cmp_name_idx);
+  /* Children lists (CSR), each in name order. */
+  for (size_t d = 1; d < n; d++)
+    cstart[s->dom_parent[d] + 1]++;
+  for (size_t d = 0; d < n; d++)
+    cstart[d + 1] += cstart[d];
+  {
+    uint32_t *fill = iter; /* reuse as fill cursor, reset below */
+    for (size_t i = 0; i < n; i++) {
+      uint32_t d = ord[i].idx;
+      if (d == 0)
+        continue;
+      uint32_t p = (uint32_t)s->dom_parent[d];
+      child[cstart[p] + fill[p]++] = d;
+    }
+    memset(iter, 0, n * sizeof(*iter));
+  }
+  /* Iterative DFS from the root. */
+  uint32_t clock = 0, npost = 0;
+  size_t sp = 0;
+  stack[sp++] = 0;
+  s->dom_tin[0] = clock++;
+  while (sp) {
+    uint32_t d = stack[sp - 1];
+    if (iter[d] < cstart[d + 1] - cstart[d]) {
+      uint32_t c = child[cstart[d] + iter[d]++];
+      s->dom_tin[c] = clock++;
+      stack[sp++] = c;
+    } else {
+      s->dom_tout[d] = clock - 1;
+      s->dom_post[npost++] = d;
+      sp--;
+    }
+  }
+  /* Tiers. */
+  for (size_t d = 0; d < n; d++)
+    ord[d] = (struct name_idx){s->dom_name[d], s->dom_tier[d], (uint32_t)d};
+  qsort(ord, n, sizeof(*ord), cmp_tier_name_idx);
+  s->n_tiers = 0;
+  for (size_t i = 0; i < n; i++) {
+    s->tier_dom[i] = ord[i].idx;
+    if (i == 0 || ord[i].key != ord[i - 1].key) {
+      s->tiers[s->n_tiers] = ord[i].key;
+      s->tier_start[s->n_tiers] = (uint32_t)i;
+      s->n_tiers++;
+    }
+  }
+  s->tier_start[s->n_tiers] = (uint32_t)n;
+  rc = GC_OK;
+out:
+  free(ord);
+  free(cstart);
+  free(child);
+  free(stack);
+  free(iter);
+  return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Nodes                                                                */
+
+/* Adds (sign 1) or removes (sign -1) a node's contribution to the sums of
+ * its leaf and every ancestor. */
+static void node_account(struct tp_snapshot *s, uint32_t slot, int sign) {
+  for (int64_t d = s->leaf[slot]; d >= 0; d = s->dom_parent[d]) {
+    s->dom_nodes[d] += (uint32_t)sign;
+    if (s->state[slot] == TP_NODE_EXCLUDED) {
+      s->dom_excluded[d] += (uint32_t)sign;
+      continue;
+    }
+    for (size_t r = 0; r < s->n_res; r++)
+      s->dom_free[r][d] = sat_add(s->dom_free[r][d], sign * pos(s->free[r][slot]));
+  }
+}
+
+static int cmp_slot_name(const struct tp_snapshot *s, uint32_t a, const char *name) {
+  return strcmp(s->node_name[a], name);
+}
+
+/* Position of name in by_name (lower bound). */
+static size_t by_name_pos(const struct tp_snapshot *s, const char *name) {
+  size_t lo = 0, hi = s->n_alive;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (cmp_slot_name(s, s->by_name[mid], name) < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+static int label_get(const struct gc_value *labels, const char *key, const char **val) {
+  const struct gc_value *v = gc_map_get(labels, key);
+  if (!v)
+    return 0;
+  if (v->type == GC_STR)
+    *val = v->u.s;
+  else
+    *val = v->text ? v->text : "";
+  return 1;
+}
+
+static int member_matches(const struct tp_member *m, const char *name,
+                          const struct gc_value *labels) {
+  switch (m->kind) {
+  case MEMBER_EXACT:
+    return !strcmp(m->exact, name);
+  case MEMBER_REGEX:
+    return m->re_ok && regexec(&m->re, name, 0, NULL, 0) == 0;
+  case MEMBER_LABEL:
+    for (size_t i = 0; i < m->n_req; i++) {
+      const struct lsel_req *q = &m->req[i];
+      const char *val = NULL;
+      int has = label_get(labels, q->key, &val);
+      int in = 0;
+      for (size_t k = 0; has && k < q->n_vals; k++)
+        if (!strcmp(q->vals[k], val))
+          in = 1;
+      switch (q->op) {
+      case LSEL_IN:
+        if (!in)
+          return 0;
+        break;
+      case LSEL_NOTIN:
+        if (in)
+          return 0;
+        break;
+      case LSEL_EXISTS:
+        if (!has)
+          return 0;
+        break;
+      case LSEL_NOTEXISTS:
+        if (has)
+          return 0;
+        break;
+      }
+    }
+    return 1;
+  }
+  return 0;
+}
+
+/* The leaf of a node from the HyperNode members: the matching HyperNode of
+ * the lowest tier, ties by name.  More than one distinct match is reported
+ * as a warning.  Returns the domain (0, the root, when nothing matches). */
+static uint32_t leaf_from_members(struct tp_snapshot *s, const char *name,
+                                  const struct gc_value *labels, const char *origin,
+                                  struct gc_diags *diags) {
+  int64_t best = -1;
+  size_t nmatch = 0;
+  int64_t other = -1;
+  for (size_t i = 0; i < s->n_members; i++) {
+    const struct tp_member *m = &s->members[i];
+    if (!member_matches(m, name, labels))
+      continue;
+    int64_t d = m->dom;
+    if (best == d || other == d)
+      continue;
+    nmatch++;
+    if (best < 0 || s->dom_tier[d] < s->dom_tier[best] ||
+        (s->dom_tier[d] == s->dom_tier[best] && strcmp(s->dom_name[d], s->dom_name[best]) < 0)) {
+      other = best;
+      best = d;
+    } else if (other < 0) {
+      other = d;
+    }
+  }
+  if (nmatch > 1)
+    gc_diags_warnf(diags,
+                   "%s: Node/%s: is a member of %zu HyperNodes (%s and %s at least); using %s "
+                   "(lowest tier, then first by name)",
+                   pfx(origin), name, nmatch, s->dom_name[best], s->dom_name[other],
+                   s->dom_name[best]);
+  return best < 0 ? 0 : (uint32_t)best;
+}
+
+/* The leaf of a node from label levels, creating domains as needed.  Nodes
+ * missing a level label belong to the root only. */
+static int64_t leaf_from_levels(struct tp_snapshot *s, const struct gc_value *labels) {
+  char id[4096];
+  size_t len = 0;
+  int64_t parent = 0;
+  for (size_t i = 0; i < s->n_levels; i++) {
+    const char *val;
+    if (!label_get(labels, s->levels[i], &val))
+      return 0;
+    size_t vl = strlen(val);
+    if (len + vl + 2 > sizeof(id))
+      return GC_ELIMIT;
+    if (i)
+      id[len++] = '.';
+    memcpy(id + len, val, vl);
+    len += vl;
+    id[len] = 0;
+    int64_t d = tp_snapshot_domain(s, id);
+    if (d < 0) {
+      d = dom_add(s, id, (int64_t)(s->n_levels - i), s->levels[i], (int32_t)parent);
+      if (d < 0)
+        return d;
+    } else if (s->dom_parent[d] != parent) {
+      /* Same id under another parent cannot happen: ids carry every level
+       * above.  Guard anyway so a corrupted table never loops. */
+      return GC_EINVAL;
+    }
+    parent = d;
+  }
+  return parent;
+}
+
+struct node_in {
+  const char *name;
+  const struct gc_value *labels;
+  const struct gc_value *alloc;
+  const char *excl;
+  const char *origin;
+};
+
+/* Reads the parts of a Node document the model uses; reports problems. */
+static int node_parse(struct gc_arena *a, const struct gc_value *doc, const char *origin,
+                      struct node_in *out, struct gc_diags *diags) {
+  const char *name = gc_value_as_str(gc_value_path(doc, "metadata.name"));
+  if (!name || !*name) {
+    gc_diags_addf(diags, "%s: Node: metadata.name: required", pfx(origin));
+    return GC_EINVAL;
+  }
+  if (strlen(name) > TP_MAX_NAME) {
+    gc_diags_addf(diags, "%s: Node/%.40s...: metadata.name: longer than %d bytes", pfx(origin),
+                  name, TP_MAX_NAME);
+    return GC_EINVAL;
+  }
+  out->name = name;
+  out->origin = origin;
+  out->labels = gc_value_path(doc, "metadata.labels");
+  if (out->labels && out->labels->type != GC_MAP) {
+    gc_diags_addf(diags, "%s: Node/%s: metadata.labels: must be an object", pfx(origin), name);
+    return GC_EINVAL;
+  }
+  out->alloc = gc_value_path(doc, "status.allocatable");
+  if (out->alloc && out->alloc->type != GC_MAP) {
+    gc_diags_addf(diags, "%s: Node/%s: status.allocatable: must be an object", pfx(origin), name);
+    return GC_EINVAL;
+  }
+  out->excl = NULL;
+  const struct gc_value *unsched = gc_value_path(doc, "spec.unschedulable");
+  if (unsched && unsched->type == GC_BOOL && unsched->u.b)
+    out->excl = "unschedulable (cordoned)";
+  const struct gc_value *taints = gc_value_path(doc, "spec.taints");
+  if (taints && taints->type == GC_SEQ) {
+    for (size_t i = 0; i < taints->len && !out->excl; i++) {
+      const struct gc_value *t = taints->u.items[i];
+      const char *effect = gc_value_as_str(gc_map_get(t, "effect"));
+      if (!effect || (strcmp(effect, "NoSchedule") && strcmp(effect, "NoExecute")))
+        continue;
+      const char *key = gc_value_as_str(gc_map_get(t, "key"));
+      const char *val = gc_value_as_str(gc_map_get(t, "value"));
+      out->excl = gc_arena_printf(a, "taint %s%s%s:%s", key ? key : "", val ? "=" : "",
+                                  val ? val : "", effect);
+      if (!out->excl)
+        return GC_ENOMEM;
+    }
+  }
+  return GC_OK;
+}
+
+/* Places a parsed node into a fresh or reused slot.  Allocatable problems
+ * are reported; the node is still added with what parsed. */
+static int node_insert(struct tp_snapshot *s, const struct node_in *in, uint32_t leaf,
+                       int keep_sorted, struct gc_diags *diags) {
+  int rc = GC_OK;
+  uint32_t slot;
+  if (s->n_dead) {
+    slot = s->dead[--s->n_dead];
+  } else {
+    if ((rc = nodes_reserve(s, s->n_slots + 1)))
+      return rc;
+    slot = (uint32_t)s->n_slots++;
+  }
+  const char *copy = gc_arena_strdup(s->arena, in->name);
+  if (!copy)
+    return GC_ENOMEM;
+  s->node_name[slot] = copy;
+  s->leaf[slot] = leaf;
+  s->state[slot] = in->excl ? TP_NODE_EXCLUDED : TP_NODE_OK;
+  s->excl_reason[slot] = in->excl ? gc_arena_strdup(s->arena, in->excl) : NULL;
+  for (size_t r = 0; r < s->n_res; r++)
+    s->free[r][slot] = 0;
+  for (size_t i = 0; in->alloc && i < in->alloc->len; i++) {
+    const struct gc_member *m = &in->alloc->u.members[i];
+    struct gc_quantity q;
+    int64_t v;
+    int r;
+    if (gc_quantity_from_value(m->value, &q) || q.mant < 0 ||
+        tp_quantity_to_units(m->key, &q, &v)) {
+      gc_diags_addf(diags, "%s: Node/%s: status.allocatable.%s: not a valid quantity",
+                    pfx(in->origin), in->name, m->key);
+      rc = GC_EINVAL;
+      continue;
+    }
+    if ((r = resource_add(s, m->key)) < 0) {
+      gc_diags_addf(diags, "%s: Node/%s: status.allocatable.%s: more than %d resources",
+                    pfx(in->origin), in->name, m->key, TP_MAX_RESOURCES);
+      return r;
+    }
+    s->free[r][slot] = v;
+  }
+  if (hash_grow(&s->node_hash, &s->node_hash_cap, s->n_alive + 1, s->node_name))
+    return GC_ENOMEM;
+  hash_insert(s->node_hash, s->node_hash_cap, copy, slot);
+  size_t at = keep_sorted ? by_name_pos(s, copy) : s->n_alive;
+  memmove(s->by_name + at + 1, s->by_name + at, (s->n_alive - at) * sizeof(*s->by_name));
+  s->by_name[at] = slot;
+  s->n_alive++;
+  node_account(s, slot, 1);
+  return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Pods                                                                 */
+
+/* Reads a container's per-resource request (requests, or limits when a
+ * resource has only a limit) and adds it to acc[] (by resource index). */
+static int container_req(struct tp_snapshot *s, const struct gc_value *c, const char *where,
+                         int64_t *acc, struct gc_diags *diags) {
+  const struct gc_value *req = gc_value_path(c, "resources.requests");
+  const struct gc_value *lim = gc_value_path(c, "resources.limits");
+  int rc = GC_OK;
+  for (int pass = 0; pass < 2; pass++) {
+    const struct gc_value *m = pass ? lim : req;
+    if (!m)
+      continue;
+    if (m->type != GC_MAP) {
+      gc_diags_addf(diags, "%s.resources.%s: must be an object", where,
+                    pass ? "limits" : "requests");
+      rc = GC_EINVAL;
+      continue;
+    }
+    for (size_t i = 0; i < m->len; i++) {
+      const char *key = m->u.members[i].key;
+      if (pass && gc_map_get(req, key))
+        continue; /* the request wins over the limit */
+      struct gc_quantity q;
+      int64_t v;
+      if (gc_quantity_from_value(m->u.members[i].value, &q) || q.mant < 0 ||
+          tp_quantity_to_units(key, &q, &v)) {
+        gc_diags_addf(diags, "%s.resources.%s.%s: not a valid quantity", where,
+                      pass ? "limits" : "requests", key);
+        rc = GC_EINVAL;
+        continue;
+      }
+      int r = resource_add(s, key);
+      if (r < 0)
+        return r;
+      acc[r] = sat_add(acc[r], v);
+    }
+  }
+  return rc;
+}
+
+/* Kubernetes' pod request rule: max(sum of containers + restartable init
+ * containers, the largest init step) + overhead, plus one "pods". */
+static int pod_requests(struct tp_snapshot *s, const struct gc_value *pod, const char *where,
+                        int64_t *out, struct gc_diags *diags) {
+  int64_t sum[TP_MAX_RESOURCES] = {0}, side[TP_MAX_RESOURCES] = {0},
+          initmax[TP_MAX_RESOURCES] = {0}, one[TP_MAX_RESOURCES];
+  char path[1024];
+  int rc = GC_OK;
+  const struct gc_value *cs = gc_value_path(pod, "spec.containers");
+  for (size_t i = 0; cs && cs->type == GC_SEQ && i < cs->len; i++) {
+    snprintf(path, sizeof(path), "%s: spec.containers[%zu]", where, i);
+    int e = container_req(s, cs->u.items[i], path, sum, diags);
+    if (e == GC_ELIMIT || e == GC_ENOMEM)
+      return e;
+    if (e)
+      rc = e;
+  }
+  const struct gc_value *ics = gc_value_path(pod, "spec.initContainers");
+  for (size_t i = 0; ics && ics->type == GC_SEQ && i < ics->len; i++) {
+    const struct gc_value *c = ics->u.items[i];
+    memset(one, 0, sizeof(one));
+    snprintf(path, sizeof(path), "%s: spec.initContainers[%zu]", where, i);
+    int e = container_req(s, c, path, one, diags);
+    if (e == GC_ELIMIT || e == GC_ENOMEM)
+      return e;
+    if (e)
+      rc = e;
+    const char *rp = gc_value_as_str(gc_map_get(c, "restartPolicy"));
+    int restartable = rp && !strcmp(rp, "Always");
+    for (size_t r = 0; r < s->n_res; r++) {
+      int64_t step;
+      if (restartable) {
+        side[r] = sat_add(side[r], one[r]);
+        step = side[r];
+      } else {
+        step = sat_add(one[r], side[r]);
+      }
+      if (step > initmax[r])
+        initmax[r] = step;
+    }
+  }
+  const struct gc_value *ov = gc_value_path(pod, "spec.overhead");
+  memset(one, 0, sizeof(one));
+  if (ov && ov->type == GC_MAP) {
+    for (size_t i = 0; i < ov->len; i++) {
+      struct gc_quantity q;
+      int64_t v;
+      const char *key = ov->u.members[i].key;
+      if (gc_quantity_from_value(ov->u.members[i].value, &q) || q.mant < 0 ||
+          tp_quantity_to_units(key, &q, &v)) {
+        gc_diags_addf(diags, "%s: spec.overhead.%s: not a valid quantity", where, key);
+        rc = GC_EINVAL;
+        continue;
+      }
+      int r = resource_add(s, key);
+      if (r < 0)
+        return r;
+      one[r] = v;
+    }
+  }
+  for (size_t r = 0; r < s->n_res; r++) {
+    int64_t v = sat_add(sum[r], side[r]);
+    if (initmax[r] > v)
+      v = initmax[r];
+    out[r] = sat_add(v, one[r]);
+  }
+  int pr = resource_add(s, "pods");
+  if (pr < 0)
+    return pr;
+  out[pr] = sat_add(out[pr], 1);
+  return rc;
+}
+
+static void node_set_free(struct tp_snapshot *s, uint32_t slot, size_t r, int64_t v) {
+  int64_t old = s->free[r][slot];
+  s->free[r][slot] = v;
+  if (s->state[slot] != TP_NODE_OK)
+    return;
+  int64_t delta = pos(v) - pos(old);
+  if (!delta)
+    return;
+  for (int64_t d = s->leaf[slot]; d >= 0; d = s->dom_parent[d])
+    s->dom_free[r][d] = sat_add(s->dom_free[r][d], delta);
+}
+
+int tp_snapshot_apply_pod(struct tp_snapshot *s, const struct gc_value *pod, int sign,
+                          const char *origin, int *applied, struct gc_diags *diags) {
+  if (applied)
+    *applied = 0;
+  if (!s || !pod)
+    return GC_EINVAL;
+  const char *node = gc_value_as_str(gc_value_path(pod, "spec.nodeName"));
+  const char *phase = gc_value_as_str(gc_value_path(pod, "status.phase"));
+  if (!node || !*node)
+    return GC_OK;
+  if (phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed")))
+    return GC_OK;
+  int64_t slot = tp_snapshot_node(s, node);
+  if (slot < 0)
+    return GC_OK;
+  const char *ns = gc_value_as_str(gc_value_path(pod, "metadata.namespace"));
+  const char *name = gc_value_as_str(gc_value_path(pod, "metadata.name"));
+  char where[640];
+  snprintf(where, sizeof(where), "%s: Pod %s/%s", pfx(origin), ns ? ns : "default",
+           name ? name : "?");
+  int64_t req[TP_MAX_RESOURCES] = {0};
+  int rc = pod_requests(s, pod, where, req, diags);
+  if (rc)
+    return rc;
+  for (size_t r = 0; r < s->n_res; r++)
+    if (req[r])
+      node_set_free(s, (uint32_t)slot, r,
+                    sat_add(s->free[r][slot], sign > 0 ? -req[r] : req[r]));
+  if (applied)
+    *applied = 1;
+  return GC_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* HyperNodes                                                           */
+
+struct hn_in {
+  const char *name;
+  int64_t tier;
+  const char *tier_name;
+  const struct gc_value *members;
+  const char *origin;
+  int64_t parent; /* index into the hn array, -1 none */
+  int64_t dom;
+};
+
+static int cmp_hn(const void *a, const void *b) {
+  const struct hn_in *x = a, *y = b;
+  return strcmp(x->name, y->name);
+}
+
+static int64_t hn_find(const struct hn_in *hn, size_t n, const char *name) {
+  size_t lo = 0, hi = n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    int c = strcmp(hn[mid].name, name);
+    if (!c)
+      return (int64_t)mid;
+    if (c < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return -1;
+}
+
+static int hn_parse(const struct gc_value *doc, const char *origin, struct hn_in *out,
+                    struct gc_diags *diags) {
+  const char *name = gc_value_as_str(gc_value_path(doc, "metadata.name"));
+  if (!name || !*name || strlen(name) > TP_MAX_NAME) {
+    gc_diags_addf(diags, "%s: HyperNode: metadata.name: required (1 to %d bytes)", pfx(origin),
+                  TP_MAX_NAME);
+    return GC_EINVAL;
+  }
+  if (!strcmp(name, TP_ROOT_NAME)) {
+    gc_diags_addf(diags, "%s: HyperNode/%s: metadata.name: reserved for the cluster root",
+                  pfx(origin), name);
+    return GC_EINVAL;
+  }
+  memset(out, 0, sizeof(*out));
+  out->name = name;
+  out->origin = origin;
+  out->parent = -1;
+  const struct gc_value *tier = gc_value_path(doc, "spec.tier");
+  if (!tier || tier->type != GC_INT || tier->u.i < 0 || tier->u.i > 1000000) {
+    gc_diags_addf(diags, "%s: HyperNode/%s: spec.tier: required, an integer from 0", pfx(origin),
+                  name);
+    return GC_EINVAL;
+  }
+  out->tier = tier->u.i;
+  const struct gc_value *tn = gc_value_path(doc, "spec.tierName");
+  if (tn && tn->type != GC_NULL) {
+    if (tn->type != GC_STR || tn->len > TP_MAX_NAME) {
+      gc_diags_addf(diags, "%s: HyperNode/%s: spec.tierName: must be a string of at most %d bytes",
+                    pfx(origin), name, TP_MAX_NAME);
+      return GC_EINVAL;
+    }
+    out->tier_name = tn->u.s;
+  }
+  out->members = gc_value_path(doc, "spec.members");
+  if (!out->members || out->members->type != GC_SEQ || out->members->len == 0) {
+    gc_diags_addf(diags, "%s: HyperNode/%s: spec.members: required, at least one member",
+                  pfx(origin), name);
+    return GC_EINVAL;
+  }
+  return GC_OK;
+}
+
+static int lsel_compile(struct gc_arena *a, const struct gc_value *sel, const char *where,
+                        struct tp_member *m, struct gc_diags *diags) {
+  if (sel->type != GC_MAP) {
+    gc_diags_addf(diags, "%s.labelMatch: must be an object", where);
+    return GC_EINVAL;
+  }
+  const struct gc_value *ml = gc_map_get(sel, "matchLabels");
+  const struct gc_value *me = gc_map_get(sel, "matchExpressions");
+  if ((ml && ml->type != GC_MAP && ml->type != GC_NULL) ||
+      (me && me->type != GC_SEQ && me->type != GC_NULL)) {
+    gc_diags_addf(diags, "%s.labelMatch: matchLabels must be an object and matchExpressions a list",
+                  where);
+    return GC_EINVAL;
+  }
+  size_t n = (ml && ml->type == GC_MAP ? ml->len : 0) + (me && me->type == GC_SEQ ? me->len : 0);
+  m->req = n ? gc_arena_alloc(a, n * sizeof(*m->req)) : NULL;
+  if (n && !m->req)
+    return GC_ENOMEM;
+  m->n_req = 0;
+  for (size_t i = 0; ml && ml->type == GC_MAP && i < ml->len; i++) {
+    const char *v = gc_value_as_str(ml->u.members[i].value);
+    if (!v) {
+      gc_diags_addf(diags, "%s.labelMatch.matchLabels.%s: must be a string", where,
+                    ml->u.members[i].key);
+      return GC_EINVAL;
+    }
+    struct lsel_req *q = &m->req[m->n_req++];
+    q->key = ml->u.members[i].key;
+    q->op = LSEL_IN;
+    q->vals = gc_arena_alloc(a, sizeof(*q->vals));
+    if (!q->vals)
+      return GC_ENOMEM;
+    q->vals[0] = v;
+    q->n_vals = 1;
+  }
+  for (size_t i = 0; me && me->type == GC_SEQ && i < me->len; i++) {
+    const struct gc_value *e = me->u.items[i];
+    const char *key = gc_value_as_str(gc_map_get(e, "key"));
+    const char *op = gc_value_as_str(gc_map_get(e, "operator"));
+    const struct gc_value *vals = gc_map_get(e, "values");
+    struct lsel_req *q = &m->req[m->n_req];
+    if (!key || !op) {
+      gc_diags_addf(diags, "%s.labelMatch.matchExpressions[%zu]: key and operator are required",
+                    where, i);
+      return GC_EINVAL;
+    }
+    if (!strcmp(op, "In"))
+      q->op = LSEL_IN;
+    else if (!strcmp(op, "NotIn"))
+      q->op = LSEL_NOTIN;
+    else if (!strcmp(op, "Exists"))
+      q->op = LSEL_EXISTS;
+    else if (!strcmp(op, "DoesNotExist"))
+      q->op = LSEL_NOTEXISTS;
+    else {
+      gc_diags_addf(diags,
+                    "%s.labelMatch.matchExpressions[%zu].operator: \"%s\" is not In, NotIn, "
+                    "Exists or DoesNotExist",
+                    where, i, op);
+      return GC_EINVAL;
+    }
+    size_t nv = vals && vals->type == GC_SEQ ? vals->len : 0;
+    int want_vals = q->op == LSEL_IN || q->op == LSEL_NOTIN;
+    if (vals && vals->type != GC_SEQ && vals->type != GC_NULL) {
+      gc_diags_addf(diags, "%s.labelMatch.matchExpressions[%zu].values: must be a list", where, i);
+      return GC_EINVAL;
+    }
+    if (want_vals != (nv > 0)) {
+      gc_diags_addf(diags, "%s.labelMatch.matchExpressions[%zu].values: %s for operator %s",
+                    where, i, want_vals ? "must be non-empty" : "must be empty", op);
+      return GC_EINVAL;
+    }
+    q->key = key;
+    q->n_vals = nv;
+    q->vals = nv ? gc_arena_alloc(a, nv * sizeof(*q->vals)) : NULL;
+    if (nv && !q->vals)
+      return GC_ENOMEM;
+    for (size_t k = 0; k < nv; k++) {
+      q->vals[k] = gc_value_as_str(vals->u.items[k]);
+      if (!q->vals[k]) {
+        gc_diags_addf(diags, "%s.labelMatch.matchExpressions[%zu].values[%zu]: must be a string",
+                      where, i, k);
+        return GC_EINVAL;
+      }
+    }
+    m->n_req++;
+  }
+  return GC_OK;
+}
+
+static int member_push(struct tp_snapshot *s, size_t *cap, struct tp_member **out) {
+  if (s->n_members >= TP_MAX_MEMBERS)
+    return GC_ELIMIT;
+  if (s->n_members == *cap) {
+    size_t ncap = *cap ? *cap * 2 : 32;
+    struct tp_member *n = realloc(s->members, ncap * sizeof(*n));
+    if (!n)
+      return GC_ENOMEM;
+    s->members = n;
+    *cap = ncap;
+  }
+  *out = &s->members[s->n_members++];
+  memset(*out, 0, sizeof(**out));
+  (*out)->next_exact = -1;
+  return GC_OK;
+}
+
+/* Parses every HyperNode, links the tree and validates it; creates the
+ * domains and the compiled Node members.  Returns 0 or GC_EINVAL with every
+ * problem reported. */
+static int hypernodes_build(struct tp_snapshot *s, struct hn_in *hn, size_t n,
+                            struct gc_diags *diags) {
+  int rc = GC_OK;
+  size_t mcap = 0;
+  int64_t *walk = NULL;
+  qsort(hn, n, sizeof(*hn), cmp_hn);
+  for (size_t i = 1; i < n; i++)
+    if (!strcmp(hn[i].name, hn[i - 1].name)) {
+      gc_diags_addf(diags, "%s: HyperNode/%s: metadata.name: duplicate (also at %s)",
+                    pfx(hn[i].origin), hn[i].name, pfx(hn[i - 1].origin));
+      rc = GC_EINVAL;
+    }
+  if (rc)
+    return rc;
+  int64_t max_tier = 0;
+  for (size_t i = 0; i < n; i++) {
+    int64_t d = dom_add(s, hn[i].name, hn[i].tier, hn[i].tier_name, 0);
+    if (d < 0)
+      return (int)d;
+    hn[i].dom = d;
+    if (hn[i].tier > max_tier)
+      max_tier = hn[i].tier;
+  }
+  s->dom_tier[0] = max_tier + 1;
+  /* Members: HyperNode children link the tree; Node members are compiled. */
+  for (size_t i = 0; i < n; i++) {
+    const struct gc_value *ms = hn[i].members;
+    for (size_t k = 0; k < ms->len; k++) {
+      const struct gc_value *m = ms->u.items[k];
+      char where[600];
+      snprintf(where, sizeof(where), "%s: HyperNode/%s: spec.members[%zu]", pfx(hn[i].origin),
+               hn[i].name, k);
+      const char *type = gc_value_as_str(gc_map_get(m, "type"));
+      const struct gc_value *sel = gc_map_get(m, "selector");
+      if (!type || (strcmp(type, "Node") && strcmp(type, "HyperNode"))) {
+        gc_diags_addf(diags, "%s.type: must be \"Node\" or \"HyperNode\"", where);
+        rc = GC_EINVAL;
+        continue;
+      }
+      const struct gc_value *ex = gc_map_get(sel, "exactMatch");
+      const struct gc_value *rx = gc_map_get(sel, "regexMatch");
+      const struct gc_value *lm = gc_map_get(sel, "labelMatch");
+      int nsel = !!ex + !!rx + !!lm;
+      if (!sel || sel->type != GC_MAP || nsel != 1) {
+        gc_diags_addf(diags,
+                      "%s.selector: exactly one of exactMatch, regexMatch or labelMatch is "
+                      "required (found %d)",
+                      where, nsel);
+        rc = GC_EINVAL;
+        continue;
+      }
+      const char *exname = ex ? gc_value_as_str(gc_map_get(ex, "name")) : NULL;
+      if (ex && (!exname || !*exname || strlen(exname) > TP_MAX_NAME)) {
+        gc_diags_addf(diags, "%s.selector.exactMatch.name: required (1 to %d bytes)", where,
+                      TP_MAX_NAME);
+        rc = GC_EINVAL;
+        continue;
+      }
+      if (!strcmp(type, "HyperNode")) {
+        if (!ex) {
+          gc_diags_addf(diags,
+                        "%s.selector: a HyperNode member must use exactMatch (%s is only "
+                        "for Node members)",
+                        where, rx ? "regexMatch" : "labelMatch");
+          rc = GC_EINVAL;
+          continue;
+        }
+        int64_t c = hn_find(hn, n, exname);
+        if (c < 0) {
+          gc_diags_addf(diags, "%s.selector.exactMatch.name: HyperNode \"%s\" does not exist",
+                        where, exname);
+          rc = GC_EINVAL;
+          continue;
+        }
+        if ((size_t)c == i) {
+          gc_diags_addf(diags, "%s.selector.exactMatch.name: cycle: %s lists itself", where,
+                        exname);
+          rc = GC_EINVAL;
+          continue;
+        }
+        if (hn[c].parent >= 0 && hn[c].parent != (int64_t)i) {
+          gc_diags_addf(diags,
+                        "%s: HyperNode/%s has two parents: %s and %s (a HyperNode may belong "
+                        "to one parent only)",
+                        where, exname, hn[hn[c].parent].name, hn[i].name);
+          rc = GC_EINVAL;
+          continue;
+        }
+        hn[c].parent = (int64_t)i;
+        continue;
+      }
+      struct tp_member *mm;
+      int e = member_push(s, &mcap, &mm);
+      if (e)
+        return e;
+      mm->dom = (uint32_t)hn[i].dom;
+      mm->origin = hn[i].origin;
+      mm->path = gc_arena_strdup(s->arena, where);
+      if (!mm->path)
+        return GC_ENOMEM;
+      if (ex) {
+        mm->kind = MEMBER_EXACT;
+        mm->exact = exname;
+      } else if (rx) {
+        const char *pat = gc_value_as_str(gc_map_get(rx, "pattern"));
+        mm->kind = MEMBER_REGEX;
+        if (!pat || !*pat || strlen(pat) > 1024) {
+          gc_diags_addf(diags, "%s.selector.regexMatch.pattern: required (1 to 1024 bytes)",
+                        where);
+          rc = GC_EINVAL;
+          continue;
+        }
+        int re = regcomp(&mm->re, pat, REG_EXTENDED | REG_NOSUB);
+        if (re) {
+          char buf[256];
+          regerror(re, &mm->re, buf, sizeof(buf));
+          gc_diags_addf(diags, "%s.selector.regexMatch.pattern: invalid regular expression "
+                        "\"%s\": %s",
+                        where, pat, buf);
+          rc = GC_EINVAL;
+          continue;
+        }
+        mm->re_ok = 1;
+      } else {
+        mm->kind = MEMBER_LABEL;
+        char w2[700];
+        snprintf(w2, sizeof(w2), "%s.selector", where);
+        int le = lsel_compile(s->arena, lm, w2, mm, diags);
+        if (le == GC_ENOMEM)
+          return le;
+        if (le) {
+          mm->kind = MEMBER_EXACT; /* inert: matches nothing useful, build fails anyway */
+          mm->exact = "";
+          rc = le;
+        }
+      }
+    }
+  }
+  /* Cycles through parent links: each HyperNode has at most one parent, so
+   * walking up either ends or revisits a HyperNode of the same walk. */
+  walk = malloc(n * sizeof(*walk));
+  if (!walk)
+    return GC_ENOMEM;
+  for (size_t i = 0; i < n; i++)
+    walk[i] = -1;
+  for (size_t i = 0; i < n; i++) {
+    int64_t j = (int64_t)i;
+    while (j >= 0 && walk[j] < 0) {
+      walk[j] = (int64_t)i;
+      j = hn[j].parent;
+    }
+    if (j < 0 || walk[j] != (int64_t)i)
+      continue;
+    /* j is on a cycle found by this walk: name it, then cut it. */
+    char path[1024];
+    size_t len = 0;
+    int64_t k = j;
+    do {
+      int w = snprintf(path + len, sizeof(path) - len, "%s -> ", hn[k].name);
+      if (w < 0 || (size_t)w >= sizeof(path) - len) {
+        len = sizeof(path) - 1;
+        break;
+      }
+      len += (size_t)w;
+      k = hn[k].parent;
+    } while (k != j);
+    snprintf(path + len, sizeof(path) - len, "%s", hn[j].name);
+    gc_diags_addf(diags, "%s: HyperNode/%s: cycle in HyperNode members: %s", pfx(hn[j].origin),
+                  hn[j].name, path);
+    rc = GC_EINVAL;
+    hn[j].parent = -1;
+  }
+  free(walk);
+  /* Tiers must grow upward. */
+  for (size_t i = 0; i < n; i++) {
+    int64_t p = hn[i].parent;
+    if (p >= 0 && hn[i].tier >= hn[p].tier) {
+      gc_diags_addf(diags,
+                    "%s: HyperNode/%s: spec.tier: %lld is not below the tier of its parent "
+                    "%s (%lld); tiers must grow upward",
+                    pfx(hn[i].origin), hn[i].name, (long long)hn[i].tier, hn[p].name,
+                    (long long)hn[p].tier);
+      rc = GC_EINVAL;
+    }
+    s->dom_parent[hn[i].dom] = p >= 0 ? (int32_t)hn[p].dom : 0;
+  }
+  /* A tierName naming two tiers is ambiguous: warn, lowest tier wins. */
+  for (size_t i = 0; i < n; i++)
+    for (size_t j = i + 1; j < n && j < i + 64; j++)
+      if (hn[i].tier_name && hn[j].tier_name && !strcmp(hn[i].tier_name, hn[j].tier_name) &&
+          hn[i].tier != hn[j].tier) {
+        gc_diags_warnf(diags, "HyperNode/%s and HyperNode/%s: tierName \"%s\" names tiers %lld "
+                       "and %lld; the lower is used",
+                       hn[i].name, hn[j].name, hn[i].tier_name, (long long)hn[i].tier,
+                       (long long)hn[j].tier);
+        break;
+      }
+  return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Build                                                                */
+
+static int doc_is(const struct gc_value *doc, const char *api, const char *kind) {
+  const char *a = gc_value_as_str(gc_map_get(doc, "apiVersion"));
+  const char *k = gc_value_as_str(gc_map_get(doc, "kind"));
+  return a && k && !strcmp(a, api) && !strcmp(k, kind);
+}
+
+static int cmp_node_in(const void *a, const void *b) {
+  const struct node_in *x = a, *y = b;
+  return strcmp(x->name, y->name);
+}
+
+static struct tp_snapshot *snapshot_new(void) {
+  struct tp_snapshot *s = calloc(1, sizeof(*s));
+  if (!s)
+    return NULL;
+  s->arena = gc_arena_new(0);
+  if (!s->arena) {
+    free(s);
+    return NULL;
+  }
+  return s;
+}
+
+void tp_snapshot_free(struct tp_snapshot *s) {
+  if (!s)
+    return;
+  for (size_t i = 0; i < s->n_members; i++)
+    if (s->members[i].re_ok)
+      regfree(&s->members[i].re);
+  free(s->members);
+  free(s->node_name);
+  free(s->leaf);
+  free(s->state);
+  free(s->excl_reason);
+  free(s->by_name);
+  free(s->dead);
+  free(s->node_hash);
+  for (size_t r = 0; r < s->n_res; r++) {
+    free(s->free[r]);
+    free(s->dom_free[r]);
+  }
+  free(s->dom_name);
+  free(s->dom_tier);
+  free(s->dom_tier_name);
+  free(s->dom_parent);
+  free(s->dom_tin);
+  free(s->dom_tout);
+  free(s->dom_post);
+  free(s->dom_nodes);
+  free(s->dom_excluded);
+  free(s->dom_hash);
+  free(s->tiers);
+  free(s->tier_start);
+  free(s->tier_dom);
+  gc_arena_free(s->arena);
+  free(s);
+}
+
+static uint32_t find_leaf(struct tp_snapshot *s, const struct node_in *in, int *err,
+                          struct gc_diags *diags) {
+  if (s->use_levels) {
+    int64_t d = leaf_from_levels(s, in->labels);
+    if (d < 0) {
+      *err = (int)d;
+      gc_diags_addf(diags, "%s: Node/%s: cannot create its label domain (%s)", pfx(in->origin),
+                    in->name, gc_strerror((int)d));
+      return 0;
+    }
+    return (uint32_t)d;
+  }
+  return leaf_from_members(s, in->name, in->labels, in->origin, diags);
+}
+
+/* Exact-match members resolve through a hash; the rest are matched one by
+ * one.  Returns the chosen leaf as leaf_from_members does. */
+static uint32_t leaf_fast(struct tp_snapshot *s, const struct node_in *in, const uint32_t *ex_tab,
+                          size_t ex_cap, const char **ex_names, struct gc_diags *diags) {
+  int64_t best = -1, other = -1;
+  size_t nmatch = 0;
+  int64_t idx = hash_find(ex_tab, ex_cap, ex_names, in->name);
+  for (int64_t i = idx; i >= 0; i = s->members[i].next_exact) {
+    int64_t d = s->members[i].dom;
+    if (d == best || d == other)
+      continue;
+    nmatch++;
+    if (best < 0 || s->dom_tier[d] < s->dom_tier[best] ||
+        (s->dom_tier[d] == s->dom_tier[best] && strcmp(s->dom_name[d], s->dom_name[best]) < 0)) {
+      other = best;
+      best = d;
+    } else if (other < 0) {
+      other = d;
+    }
+  }
+  for (size_t i = 0; i < s->n_members; i++) {
+    const struct tp_member *m = &s->members[i];
+    if (m->kind == MEMBER_EXACT || !member_matches(m, in->name, in->labels))
+      continue;
+    int64_t d = m->dom;
+    if (d == best || d == other)
+      continue;
+    nmatch++;
+    if (best < 0 || s->dom_tier[d] < s->dom_tier[best] ||
+        (s->dom_tier[d] == s->dom_tier[best] && strcmp(s->dom_name[d], s->dom_name[best]) < 0)) {
+      other = best;
+      best = d;
+    } else if (other < 0) {
+      other = d;
+    }
+  }
+  if (nmatch > 1)
+    gc_diags_warnf(diags,
+                   "%s: Node/%s: is a member of %zu HyperNodes (%s and %s at least); using %s "
+                   "(lowest tier, then first by name)",
+                   pfx(in->origin), in->name, nmatch, s->dom_name[best], s->dom_name[other],
+                   s->dom_name[best]);
+  return best < 0 ? 0 : (uint32_t)best;
+}
+
+int tp_snapshot_build(const struct gc_value *const *docs, const char *const *origins, size_t n,
+                      const struct tp_build_opts *opts, struct tp_snapshot **out,
+                      struct gc_diags *diags) {
+  if (!out || (n && !docs))
+    return GC_EUSAGE;
+  *out = NULL;
+  int rc = GC_OK;
+  struct node_in *nodes = NULL;
+  struct hn_in *hns = NULL;
+  uint32_t *ex_tab = NULL;
+  const char **ex_names = NULL;
+  size_t n_nodes = 0, n_hn = 0, n_pods = 0, n_other = 0;
+  struct tp_snapshot *s = snapshot_new();
+  if (!s)
+    return GC_ENOMEM;
+  for (size_t i = 0; i < n; i++) {
+    if (!docs[i])
+      continue;
+    if (doc_is(docs[i], "v1", "Node"))
+      n_nodes++;
+    else if (doc_is(docs[i], "topology.volcano.sh/v1alpha1", "HyperNode"))
+      n_hn++;
+    else if (doc_is(docs[i], "v1", "Pod"))
+      n_pods++;
+    else
+      n_other++;
+  }
+  if (n_nodes > TP_MAX_NODES || n_hn + 1 > TP_MAX_DOMAINS) {
+    gc_diags_addf(diags, "cluster: %zu Nodes and %zu HyperNodes exceed the limits (%d, %d)",
+                  n_nodes, n_hn, TP_MAX_NODES, TP_MAX_DOMAINS - 1);
+    rc = GC_ELIMIT;
+    goto fail;
+  }
+  nodes = calloc(n_nodes ? n_nodes : 1, sizeof(*nodes));
+  hns = calloc(n_hn ? n_hn : 1, sizeof(*hns));
+  if (!nodes || !hns) {
+    rc = GC_ENOMEM;
+    goto fail;
+  }
+  if (n_other)
+    gc_diags_warnf(diags, "cluster: ignored %zu document(s) that are not Nodes, Pods or HyperNodes",
+                   n_other);
+  /* Levels or HyperNodes. */
+  if (opts && opts->n_levels) {
+    size_t nl = opts->n_levels;
+    if (!strcmp(opts->levels[nl - 1], "kubernetes.io/hostname"))
+      nl--;
+    if (nl > TP_MAX_LEVELS) {
+      gc_diags_addf(diags, "--levels: at most %d label levels", TP_MAX_LEVELS);
+      rc = GC_ELIMIT;
+      goto fail;
+    }
+    for (size_t i = 0; i < nl; i++) {
+      if (!opts->levels[i] || !*opts->levels[i] ||
+          !strcmp(opts->levels[i], "kubernetes.io/hostname")) {
+        gc_diags_addf(diags, "--levels: level %zu: %s", i + 1,
+                      opts->levels[i] && *opts->levels[i]
+                          ? "kubernetes.io/hostname may only be the last level"
+                          : "empty label key");
+        rc = GC_EINVAL;
+        goto fail;
+      }
+      for (size_t j = 0; j < i; j++)
+        if (!strcmp(opts->levels[i], opts->levels[j])) {
+          gc_diags_addf(diags, "--levels: label %s is listed twice", opts->levels[i]);
+          rc = GC_EINVAL;
+          goto fail;
+        }
+      s->levels[i] = gc_arena_strdup(s->arena, opts->levels[i]);
+      if (!s->levels[i]) {
+        rc = GC_ENOMEM;
+        goto fail;
+      }
+    }
+    s->n_levels = nl;
+    s->use_levels = 1;
+    if (n_hn)
+      gc_diags_warnf(diags, "cluster: --levels given: %zu HyperNode(s) ignored", n_hn);
+  }
+  if ((rc = (int)dom_add(s, TP_ROOT_NAME, s->use_levels ? (int64_t)s->n_levels + 1 : 1, NULL, -1)) <
+      0)
+    goto fail;
+  rc = GC_OK;
+  /* Parse documents. */
+  size_t ni = 0, hi = 0;
+  for (size_t i = 0; i < n; i++) {
+    const char *o = origins ? origins[i] : NULL;
+    if (!docs[i])
+      continue;
+    if (doc_is(docs[i], "v1", "Node")) {
+      int e = node_parse(s->arena, docs[i], o, &nodes[ni], diags);
+      if (e == GC_ENOMEM) {
+        rc = e;
+        goto fail;
+      }
+      if (e)
+        rc = e;
+      else
+        ni++;
+    } else if (!s->use_levels && doc_is(docs[i], "topology.volcano.sh/v1alpha1", "HyperNode")) {
+      int e = hn_parse(docs[i], o, &hns[hi], diags);
+      if (e)
+        rc = e;
+      else
+        hi++;
+    }
+  }
+  qsort(nodes, ni, sizeof(*nodes), cmp_node_in);
+  for (size_t i = 1; i < ni; i++)
+    if (!strcmp(nodes[i].name, nodes[i - 1].name)) {
+      gc_diags_addf(diags, "%s: Node/%s: metadata.name: duplicate (also at %s)",
+                    pfx(nodes[i].origin), nodes[i].name, pfx(nodes[i - 1].origin));
+      rc = GC_EINVAL;
+    }
+  if (!s->use_levels) {
+    int e = hypernodes_build(s, hns, hi, diags);
+    if (e == GC_ENOMEM || e == GC_ELIMIT) {
+      rc = e;
+      goto fail;
+    }
+    if (e)
+      rc = e;
+  }
+  if (rc)
+    goto fail;
+  /* Exact Node members through a hash (chains link same-name members). */
+  size_t n_exact = 0;
+  for (size_t i = 0; i < s->n_members; i++)
+    n_exact += s->members[i].kind == MEMBER_EXACT;
+  ex_names = malloc((s->n_members ? s->n_members : 1) * sizeof(*ex_names));
+  if (!ex_names) {
+    rc = GC_ENOMEM;
+    goto fail;
+  }
+  size_t ex_cap = 0;
+  for (size_t i = 0; i < s->n_members; i++)
+    ex_names[i] = s->members[i].kind == MEMBER_EXACT ? s->members[i].exact : "";
+  if (n_exact) {
+    if (hash_grow(&ex_tab, &ex_cap, n_exact, ex_names)) {
+      rc = GC_ENOMEM;
+      goto fail;
+    }
+    for (size_t i = 0; i < s->n_members; i++) {
+      if (s->members[i].kind != MEMBER_EXACT)
+        continue;
+      int64_t first = hash_find(ex_tab, ex_cap, ex_names, s->members[i].exact);
+      if (first >= 0) {
+        s->members[i].next_exact = s->members[first].next_exact;
+        s->members[first].next_exact = (int64_t)i;
+      } else {
+        hash_insert(ex_tab, ex_cap, s->members[i].exact, (uint32_t)i);
+      }
+    }
+  }
+  /* Nodes, in name order, so slots start out sorted. */
+  if ((rc = nodes_reserve(s, ni)))
+    goto fail;
+  for (size_t i = 0; i < ni; i++) {
+    int err = 0;
+    uint32_t leaf = s->use_levels ? find_leaf(s, &nodes[i], &err, diags)
+                                  : leaf_fast(s, &nodes[i], ex_tab, ex_cap, ex_names, diags);
+    if (err) {
+      rc = err;
+      goto fail;
+    }
+    int e = node_insert(s, &nodes[i], leaf, 0, diags);
+    if (e == GC_ENOMEM || e == GC_ELIMIT) {
+      rc = e;
+      goto fail;
+    }
+    if (e)
+      rc = e;
+  }
+  /* Exact Node members must name existing nodes. */
+  for (size_t i = 0; i < s->n_members; i++) {
+    const struct tp_member *m = &s->members[i];
+    if (m->kind == MEMBER_EXACT && *m->exact && tp_snapshot_node(s, m->exact) < 0) {
+      gc_diags_addf(diags, "%s.selector.exactMatch.name: Node \"%s\" does not exist", m->path,
+                    m->exact);
+      rc = GC_EINVAL;
+    }
+  }
+  if (rc)
+    goto fail;
+  if ((rc = dom_reindex(s)))
+    goto fail;
+  /* Bound pods. */
+  size_t unknown = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (!docs[i] || !doc_is(docs[i], "v1", "Pod"))
+      continue;
+    const char *node = gc_value_as_str(gc_value_path(docs[i], "spec.nodeName"));
+    if (node && *node && tp_snapshot_node(s, node) < 0) {
+      unknown++;
+      continue;
+    }
+    int e = tp_snapshot_apply_pod(s, docs[i], 1, origins ? origins[i] : NULL, NULL, diags);
+    if (e == GC_ENOMEM || e == GC_ELIMIT) {
+      rc = e;
+      goto fail;
+    }
+    if (e)
+      rc = e;
+  }
+  if (unknown)
+    gc_diags_warnf(diags, "cluster: %zu Pod(s) are bound to nodes that are not in the input; "
+                   "ignored",
+                   unknown);
+  if (rc)
+    goto fail;
+  (void)n_pods;
+  free(nodes);
+  free(hns);
+  free(ex_tab);
+  free(ex_names);
+  *out = s;
+  return GC_OK;
+fail:
+  free(nodes);
+  free(hns);
+  free(ex_tab);
+  free(ex_names);
+  tp_snapshot_free(s);
+  return rc ? rc : GC_EINVAL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Updates                                                              */
+
+int tp_snapshot_set_free(struct tp_snapshot *s, const char *node, const char *resource,
+                         int64_t value) {
+  if (!s || !node || !resource)
+    return GC_EUSAGE;
+  int64_t slot = tp_snapshot_node(s, node);
+  if (slot < 0)
+    return GC_ENOTFOUND;
+  int r = resource_add(s, resource);
+  if (r < 0)
+    return r;
+  node_set_free(s, (uint32_t)slot, (size_t)r, value);
+  return GC_OK;
+}
+
+int tp_snapshot_set_free_list(struct tp_snapshot *s, const char *node,
+                              const struct gc_reslist *list, struct gc_diags *diags) {
+  if (!s || !node || !list)
+    return GC_EUSAGE;
+  int64_t slot = tp_snapshot_node(s, node);
+  if (slot < 0) {
+    gc_diags_addf(diags, "Node/%s: not in the snapshot", node);
+    return GC_ENOTFOUND;
+  }
+  for (size_t i = 0; i < list->n; i++) {
+    int64_t v;
+    if (tp_quantity_to_units(list->items[i].name, &list->items[i].q, &v)) {
+      gc_diags_addf(diags, "Node/%s: %s: quantity out of range", node, list->items[i].name);
+      return GC_ERANGE;
+    }
+    int e = tp_snapshot_set_free(s, node, list->items[i].name, v);
+    if (e)
+      return e;
+  }
+  return GC_OK;
+}
+
+int tp_snapshot_add_node(struct tp_snapshot *s, const struct gc_value *doc, const char *origin,
+                         struct gc_diags *diags) {
+  if (!s || !doc)
+    return GC_EUSAGE;
+  struct node_in in;
+  int rc = node_parse(s->arena, doc, origin, &in, diags);
+  if (rc)
+    return rc;
+  if (tp_snapshot_node(s, in.name) >= 0) {
+    gc_diags_addf(diags, "%s: Node/%s: already in the snapshot", pfx(origin), in.name);
+    return GC_EINVAL;
+  }
+  if (s->n_alive >= TP_MAX_NODES)
+    return GC_ELIMIT;
+  size_t before = s->n_dom;
+  int err = 0;
+  uint32_t leaf = find_leaf(s, &in, &err, diags);
+  if (err)
+    return err;
+  if (s->n_dom != before && (rc = dom_reindex(s)))
+    return rc;
+  return node_insert(s, &in, leaf, 1, diags);
+}
+
+int tp_snapshot_remove_node(struct tp_snapshot *s, const char *node) {
+  if (!s || !node)
+    return GC_EUSAGE;
+  int64_t slot = tp_snapshot_node(s, node);
+  if (slot < 0)
+    return GC_ENOTFOUND;
+  node_account(s, (uint32_t)slot, -1);
+  size_t at = by_name_pos(s, node);
+  memmove(s->by_name + at, s->by_name + at + 1, (s->n_alive - at - 1) * sizeof(*s->by_name));
+  hash_delete(s->node_hash, s->node_hash_cap, s->node_name, node);
+  s->n_alive--;
+  s->state[slot] = TP_NODE_DEAD;
+  s->node_name[slot] = NULL;
+  s->excl_reason[slot] = NULL;
+  s->leaf[slot] = 0;
+  for (size_t r = 0; r < s->n_res; r++)
+    s->free[r][slot] = 0;
+  s->dead[s->n_dead++] = (uint32_t)slot;
+  return GC_OK;
+}
+
+int tp_snapshot_set_excluded(struct tp_snapshot *s, const char *node, const char *reason) {
+  if (!s || !node)
+    return GC_EUSAGE;
+  int64_t slot = tp_snapshot_node(s, node);
+  if (slot < 0)
+    return GC_ENOTFOUND;
+  const char *copy = reason ? gc_arena_strdup(s->arena, reason) : NULL;
+  if (reason && !copy)
+    return GC_ENOMEM;
+  node_account(s, (uint32_t)slot, -1);
+  s->state[slot] = reason ? TP_NODE_EXCLUDED : TP_NODE_OK;
+  s->excl_reason[slot] = copy;
+  node_account(s, (uint32_t)slot, 1);
+  return GC_OK;
+}

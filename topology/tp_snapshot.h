@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * tp_snapshot: the cluster model the placement evaluator works on.  It is
+ * built once from Kubernetes objects (Nodes, bound non-terminal Pods and
+ * Volcano HyperNodes, or node-label levels instead of HyperNodes), validated
+ * (cycles, double parents, bad members, tiers that do not grow upward, nodes
+ * in several leaves), and then kept: node free resources, node arrival and
+ * departure and bound pods are applied in place, without a rebuild.
+ *
+ * Layout: every quantity is converted once to an int64 in a fixed unit per
+ * resource (milli-units for cpu, whole units for everything else, as
+ * kube-scheduler's NodeInfo does).  Node data is a dense struct of arrays
+ * indexed by a node slot (free[r][slot], leaf[slot], state[slot]); removed
+ * nodes leave a dead slot that the next added node reuses.  Domains (the
+ * HyperNodes or label domains, plus a virtual root holding every node) form
+ * a tree with parent links, a children-before-parent order and Euler-tour
+ * intervals, so membership tests and bottom-up sums are O(1) per element.
+ * Per-domain free sums are kept up to date on every update.
+ *
+ * The struct is public for reading (the evaluator and renderers walk it);
+ * change it only through the functions below.  A snapshot is not
+ * thread-safe: updates and evaluations must not run concurrently.
+ */
+#ifndef TP_SNAPSHOT_H
+#define TP_SNAPSHOT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gc_arena.h"
+#include "gc_diag.h"
+#include "gc_resources.h"
+#include "gc_value.h"
+
+/* Input bounds; larger inputs are refused with GC_ELIMIT. */
+#define TP_MAX_NODES 2000000
+#define TP_MAX_DOMAINS 2000000
+#define TP_MAX_RESOURCES 128
+#define TP_MAX_LEVELS 16
+#define TP_MAX_MEMBERS 1000000 /* HyperNode members in total */
+#define TP_MAX_NAME 253
+
+/* The virtual root's display name (it has no HyperNode object). */
+#define TP_ROOT_NAME "<cluster>"
+
+/* Node slot states. */
+enum tp_node_state {
+  TP_NODE_OK = 0,       /* a placement candidate */
+  TP_NODE_EXCLUDED = 1, /* present but not a candidate (unschedulable, tainted) */
+  TP_NODE_DEAD = 2      /* an empty slot left by a removed node */
+};
+
+struct tp_member; /* a compiled HyperNode Node-member selector (private) */
+
+struct tp_snapshot {
+  struct gc_arena *arena; /* names, reasons and selectors */
+
+  /* Resources, in the order first seen; res_milli[r] is 1 for cpu. */
+  size_t n_res;
+  const char *res_name[TP_MAX_RESOURCES];
+  int res_milli[TP_MAX_RESOURCES];
+
+  /* Nodes (struct of arrays, indexed by slot). */
+  size_t n_slots;                        /* slots in use, dead ones included */
+  size_t cap_slots;                      /* allocated length of every row */
+  size_t n_alive;                        /* slots that are not TP_NODE_DEAD */
+  const char **node_name;                /* NULL for dead slots */
+  uint32_t *leaf;                        /* domain index of the node's leaf */
+  uint8_t *state;                        /* enum tp_node_state */
+  const char **excl_reason;              /* why a node is excluded, or NULL */
+  int64_t *free[TP_MAX_RESOURCES];       /* allocatable - bound requests (may be < 0) */
+  uint32_t *by_name;                     /* live slots sorted by node name */
+  uint32_t *dead;                        /* reusable dead slots (a stack) */
+  size_t n_dead;
+  uint32_t *node_hash;                   /* open addressing: slot + 1, 0 empty */
+  size_t node_hash_cap;
+
+  /* Domains.  Index 0 is the virtual root. */
+  size_t n_dom, cap_dom;
+  const char **dom_name;
+  int64_t *dom_tier;
+  const char **dom_tier_name; /* NULL when unset */
+  int32_t *dom_parent;        /* -1 for the root */
+  uint32_t *dom_tin, *dom_tout; /* Euler tour: d contains e iff tin[d] <= tin[e] <= tout[d] */
+  uint32_t *dom_post;         /* every domain, children before parents (root last) */
+  uint32_t *dom_nodes;        /* live nodes below (candidates and excluded) */
+  uint32_t *dom_excluded;     /* excluded nodes below */
+  int64_t *dom_free[TP_MAX_RESOURCES]; /* sum of max(free, 0) over candidate nodes below */
+  uint32_t *dom_hash;         /* name -> domain, open addressing */
+  size_t dom_hash_cap;
+
+  /* Tiers: distinct tier values ascending (the root's is the last) and the
+   * domains of each, sorted by name: tier_dom[tier_start[i] .. tier_start[i+1]). */
+  size_t n_tiers;
+  int64_t *tiers;
+  uint32_t *tier_start;
+  uint32_t *tier_dom;
+
+  /* How new nodes find their leaf. */
+  int use_levels;
+  const char *levels[TP_MAX_LEVELS]; /* top (coarsest) to bottom */
+  size_t n_levels;
+  struct tp_member *members; /* Node members of every HyperNode, compiled */
+  size_t n_members;
+};
+
+struct tp_build_opts {
+  /* Node-label levels, top (coarsest) first; when n_levels > 0 the domains
+   * come from these labels and HyperNode documents are ignored (warning).
+   * A trailing "kubernetes.io/hostname" is accepted and dropped: nodes are
+   * always the lowest level. */
+  const char *const *levels;
+  size_t n_levels;
+};
+
+/* Builds a snapshot from documents (Nodes, Pods, HyperNodes; other kinds are
+ * ignored).  origins[i] (may be NULL, or hold NULLs) names where docs[i] came
+ * from ("file.yaml:12:1") and prefixes every message about it.  Every
+ * problem is appended to diags; returns 0 and a new snapshot in *out (free
+ * with tp_snapshot_free), or a negative GC_E* code and no snapshot.
+ * Warnings (a node in several leaves, pods on unknown nodes) do not fail. */
+int tp_snapshot_build(const struct gc_value *const *docs, const char *const *origins, size_t n,
+                      const struct tp_build_opts *opts, struct tp_snapshot **out,
+                      struct gc_diags *diags);
+
+/* Frees a snapshot.  Accepts NULL. */
+void tp_snapshot_free(struct tp_snapshot *s);
+
+/* Unit helpers: 1 if resource `name` is counted in milli-units (cpu). */
+int tp_resource_is_milli(const char *name);
+
+/* Converts a quantity to the resource's unit (rounded up).  GC_ERANGE when
+ * it does not fit an int64. */
+int tp_quantity_to_units(const char *resource, const struct gc_quantity *q, int64_t *out);
+
+/* Formats an amount of a resource in its unit as a Kubernetes quantity
+ * ("16", "1500m", "64Gi") into buf (GC_QUANTITY_BUFSZ bytes suffice). */
+void tp_units_format(const char *resource, int64_t v, char *buf, size_t cap);
+
+/* Resource index of name, or -1. */
+int tp_snapshot_resource(const struct tp_snapshot *s, const char *name);
+
+/* Node slot of name, or -1. */
+int64_t tp_snapshot_node(const struct tp_snapshot *s, const char *name);
+
+/* Domain index of name (TP_ROOT_NAME for the root), or -1. */
+int64_t tp_snapshot_domain(const struct tp_snapshot *s, const char *name);
+
+/* Tier of a tierName, or -1 when no domain has that tierName. */
+int64_t tp_snapshot_tier_by_name(const struct tp_snapshot *s, const char *tier_name);
+
+/* 1 if node slot `slot` lies in domain d. */
+int tp_snapshot_in_domain(const struct tp_snapshot *s, uint32_t slot, uint32_t d);
+
+/* ---- Updates (no rebuild; O(tree depth) or O(nodes) for add/remove) ---- */
+
+/* Sets the free amount of one resource on a node, in the resource's unit.
+ * An unknown resource is added to the resource table.  GC_ENOTFOUND for an
+ * unknown node; GC_ELIMIT when the resource table is full. */
+int tp_snapshot_set_free(struct tp_snapshot *s, const char *node, const char *resource,
+                         int64_t value);
+
+/* Sets the free amounts of every resource listed in `free` on a node
+ * (quantities); resources not listed keep their value. */
+int tp_snapshot_set_free_list(struct tp_snapshot *s, const char *node,
+                              const struct gc_reslist *free, struct gc_diags *diags);
+
+/* Accounts a Pod document: sign > 0 subtracts its requests from its node's
+ * free resources (the pod was bound), sign < 0 gives them back (the pod
+ * finished or was deleted).  Pods that are unbound, terminal or on unknown
+ * nodes are ignored (returns 0 and sets *applied to 0 when applied != NULL). */
+int tp_snapshot_apply_pod(struct tp_snapshot *s, const struct gc_value *pod, int sign,
+                          const char *origin, int *applied, struct gc_diags *diags);
+
+/* Adds a Node document (free = allocatable); its leaf is found with the
+ * HyperNode member selectors or the label levels (new label domains are
+ * created).  GC_EINVAL when a node of that name exists or the document is
+ * bad. */
+int tp_snapshot_add_node(struct tp_snapshot *s, const struct gc_value *node,
+                         const char *origin, struct gc_diags *diags);
+
+/* Removes a node.  GC_ENOTFOUND when unknown. */
+int tp_snapshot_remove_node(struct tp_snapshot *s, const char *node);
+
+/* Marks a node a candidate (reason NULL) or excluded with a reason (copied). */
+int tp_snapshot_set_excluded(struct tp_snapshot *s, const char *node, const char *reason);
+
+#endif
