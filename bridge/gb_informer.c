@@ -1,0 +1,763 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * gb_informer: list/watch loop on its own thread and the keyed object cache.
+ */
+#include "gb_informer.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "gb_kube_watch.h"
+
+#define RV_MAX 512
+#define UID_MAX 128
+#define KEY_MAX 512
+
+/* A cache entry: one allocation holding key, rv, uid and JSON text. */
+struct entry {
+  struct entry *next;
+  uint32_t hash;
+  uint32_t gen;       /* list generation that last saw the object */
+  uint16_t key_len, rv_len, uid_len;
+  uint32_t text_len;
+  char data[];        /* key \0 rv \0 uid \0 text \0 */
+};
+
+static const char *e_key(const struct entry *e) { return e->data; }
+static const char *e_rv(const struct entry *e) { return e->data + e->key_len + 1; }
+static const char *e_uid(const struct entry *e) {
+  return e->data + e->key_len + 1 + e->rv_len + 1;
+}
+static const char *e_text(const struct entry *e) {
+  return e->data + e->key_len + 1 + e->rv_len + 1 + e->uid_len + 1;
+}
+static size_t e_size(const struct entry *e) {
+  return sizeof(*e) + e->key_len + e->rv_len + e->uid_len + e->text_len + 4;
+}
+
+struct gb_informer {
+  struct gb_kube_client *client;
+  struct gb_informer_opts o;
+  char *group, *version, *resource, *ns, *label, *field; /* owned copies */
+  char path[1024];
+
+  pthread_rwlock_t cache_lock;
+  struct entry **buckets;
+  size_t n_buckets, n_entries, bytes;
+  uint32_t gen;
+
+  pthread_mutex_t lock; /* guards rv, stats, synced; with cond for sleeps */
+  pthread_cond_t cond;
+  char rv[RV_MAX];
+  struct gb_informer_stats st;
+  int synced;
+  int started;
+  atomic_int stopping;
+  pthread_t thread;
+  unsigned rng;
+  int limit_logged;
+};
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static char *xstrdup(const char *s) {
+  if (!s)
+    return NULL;
+  size_t n = strlen(s);
+  char *c = malloc(n + 1);
+  if (c)
+    memcpy(c, s, n + 1);
+  return c;
+}
+
+static uint32_t fnv(const char *s, size_t n) {
+  uint32_t h = 2166136261u;
+  for (size_t i = 0; i < n; i++) {
+    h ^= (unsigned char)s[i];
+    h *= 16777619u;
+  }
+  return h;
+}
+
+static void logf_(struct gb_informer *inf, int is_error, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void logf_(struct gb_informer *inf, int is_error, const char *fmt, ...) {
+  if (!inf->o.on_log)
+    return;
+  char msg[1400];
+  int n = snprintf(msg, sizeof(msg), "informer %s%s%s: ", inf->group[0] ? inf->group : "",
+                   inf->group[0] ? "/" : "", inf->resource);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg + n, sizeof(msg) - (size_t)n, fmt, ap);
+  va_end(ap);
+  inf->o.on_log(inf->o.log_arg, is_error, msg);
+}
+
+void gb_informer_strip(json_object *obj) {
+  json_object *m;
+  if (json_object_object_get_ex(obj, "metadata", &m) && json_object_is_type(m, json_type_object))
+    json_object_object_del(m, "managedFields");
+}
+
+/* Builds the cache key of obj into buf; returns 0 or GC_EINVAL. */
+static int obj_key(json_object *obj, char *buf, size_t cap, const char **ns, const char **name) {
+  *ns = gb_kube_meta_str(obj, "namespace");
+  *name = gb_kube_meta_str(obj, "name");
+  if (!*name || !(*name)[0])
+    return GC_EINVAL;
+  if (!*ns)
+    *ns = "";
+  int n = (*ns)[0] ? snprintf(buf, cap, "%s/%s", *ns, *name) : snprintf(buf, cap, "%s", *name);
+  return (n < 0 || (size_t)n >= cap) ? GC_EINVAL : GC_OK;
+}
+
+/* ---- hash table (cache_lock held for writing by callers that mutate) ------ */
+
+static struct entry **find_slot(struct gb_informer *inf, const char *key, size_t len,
+                                uint32_t h) {
+  struct entry **pp = &inf->buckets[h & (inf->n_buckets - 1)];
+  while (*pp && !((*pp)->hash == h && (*pp)->key_len == len && !memcmp((*pp)->data, key, len)))
+    pp = &(*pp)->next;
+  return pp;
+}
+
+static int grow(struct gb_informer *inf) {
+  size_t nb = inf->n_buckets * 2;
+  struct entry **b = calloc(nb, sizeof(*b));
+  if (!b)
+    return GC_ENOMEM;
+  for (size_t i = 0; i < inf->n_buckets; i++) {
+    struct entry *e = inf->buckets[i];
+    while (e) {
+      struct entry *next = e->next;
+      e->next = b[e->hash & (nb - 1)];
+      b[e->hash & (nb - 1)] = e;
+      e = next;
+    }
+  }
+  free(inf->buckets);
+  inf->buckets = b;
+  inf->bytes += (nb - inf->n_buckets) * sizeof(*b);
+  inf->n_buckets = nb;
+  return GC_OK;
+}
+
+static struct entry *entry_new(const char *key, const char *rv, const char *uid, const char *text,
+                               size_t text_len) {
+  size_t kl = strlen(key), rl = strlen(rv), ul = strlen(uid);
+  if (kl > UINT16_MAX || rl > UINT16_MAX || ul > UINT16_MAX || text_len > UINT32_MAX)
+    return NULL;
+  struct entry *e = malloc(sizeof(*e) + kl + rl + ul + text_len + 4);
+  if (!e)
+    return NULL;
+  e->next = NULL;
+  e->hash = fnv(key, kl);
+  e->gen = 0;
+  e->key_len = (uint16_t)kl;
+  e->rv_len = (uint16_t)rl;
+  e->uid_len = (uint16_t)ul;
+  e->text_len = (uint32_t)text_len;
+  char *p = e->data;
+  memcpy(p, key, kl + 1);
+  p += kl + 1;
+  memcpy(p, rv, rl + 1);
+  p += rl + 1;
+  memcpy(p, uid, ul + 1);
+  p += ul + 1;
+  memcpy(p, text, text_len);
+  p[text_len] = 0;
+  return e;
+}
+
+/* ---- applying changes ---------------------------------------------------- */
+
+static void set_rv(struct gb_informer *inf, const char *rv) {
+  if (!rv)
+    return;
+  pthread_mutex_lock(&inf->lock);
+  snprintf(inf->rv, sizeof(inf->rv), "%s", rv);
+  pthread_mutex_unlock(&inf->lock);
+}
+
+static void deliver(struct gb_informer *inf, enum gb_informer_op op, const char *key,
+                    json_object *obj, const char *old_json) {
+  pthread_mutex_lock(&inf->lock);
+  if (op == GB_INFORMER_ADD)
+    inf->st.adds++;
+  else if (op == GB_INFORMER_UPDATE)
+    inf->st.updates++;
+  else
+    inf->st.deletes++;
+  pthread_mutex_unlock(&inf->lock);
+  if (!inf->o.on_change)
+    return;
+  char kbuf[KEY_MAX];
+  snprintf(kbuf, sizeof(kbuf), "%s", key);
+  char *slash = strchr(kbuf, '/');
+  struct gb_informer_change ch = {op, key, "", kbuf, obj, old_json};
+  if (slash) {
+    *slash = 0;
+    ch.ns = kbuf;
+    ch.name = slash + 1;
+  }
+  inf->o.on_change(inf->o.handler_arg, &ch);
+}
+
+/* Inserts or replaces obj (already stripped).  Emits ADD or UPDATE unless the
+ * cached copy has the same resourceVersion.  Stamps the entry with gen. */
+static int upsert(struct gb_informer *inf, json_object *obj, uint32_t gen) {
+  char key[KEY_MAX];
+  const char *ns, *name;
+  if (obj_key(obj, key, sizeof(key), &ns, &name)) {
+    logf_(inf, 1, "object without a usable metadata.name ignored");
+    return GC_OK;
+  }
+  const char *rv = gb_kube_meta_str(obj, "resourceVersion");
+  const char *uid = gb_kube_meta_str(obj, "uid");
+  if (rv && strlen(rv) >= RV_MAX) {
+    logf_(inf, 1, "%s: resourceVersion longer than %d bytes ignored", key, RV_MAX - 1);
+    return GC_OK;
+  }
+  if (uid && strlen(uid) >= UID_MAX)
+    uid = NULL;
+  size_t tlen = 0;
+  const char *text = json_object_to_json_string_length(obj, JSON_C_TO_STRING_PLAIN, &tlen);
+  if (!text)
+    return GC_ENOMEM;
+  struct entry *ne = entry_new(key, rv ? rv : "", uid ? uid : "", text, tlen);
+  if (!ne)
+    return GC_ENOMEM;
+  ne->gen = gen;
+  struct entry *old = NULL;
+  int op = -1;
+  pthread_rwlock_wrlock(&inf->cache_lock);
+  struct entry **pp = find_slot(inf, key, ne->key_len, ne->hash);
+  if (*pp) {
+    old = *pp;
+    if (rv && !strcmp(e_rv(old), rv)) {
+      old->gen = gen; /* unchanged: keep the old entry, just mark it seen */
+      pthread_rwlock_unlock(&inf->cache_lock);
+      free(ne);
+      return GC_OK;
+    }
+    ne->next = old->next;
+    *pp = ne;
+    inf->bytes += e_size(ne);
+    inf->bytes -= e_size(old);
+    op = GB_INFORMER_UPDATE;
+  } else {
+    size_t max = inf->o.max_objects;
+    if (inf->n_entries >= max) {
+      pthread_rwlock_unlock(&inf->cache_lock);
+      free(ne);
+      if (!inf->limit_logged++)
+        logf_(inf, 1, "cache full (%zu objects); %s not cached", max, key);
+      return GC_ELIMIT;
+    }
+    if (inf->n_entries >= inf->n_buckets && grow(inf) == GC_OK)
+      pp = find_slot(inf, key, ne->key_len, ne->hash);
+    *pp = ne;
+    inf->n_entries++;
+    inf->bytes += e_size(ne);
+    op = GB_INFORMER_ADD;
+  }
+  pthread_rwlock_unlock(&inf->cache_lock);
+  if (rv)
+    set_rv(inf, rv);
+  deliver(inf, (enum gb_informer_op)op, key, obj, old ? e_text(old) : NULL);
+  free(old);
+  return GC_OK;
+}
+
+/* Removes the entry of key; returns it (caller frees) or NULL. */
+static struct entry *remove_key(struct gb_informer *inf, const char *key) {
+  size_t len = strlen(key);
+  uint32_t h = fnv(key, len);
+  pthread_rwlock_wrlock(&inf->cache_lock);
+  struct entry **pp = find_slot(inf, key, len, h);
+  struct entry *e = *pp;
+  if (e) {
+    *pp = e->next;
+    inf->n_entries--;
+    inf->bytes -= e_size(e);
+  }
+  pthread_rwlock_unlock(&inf->cache_lock);
+  return e;
+}
+
+static json_object *parse_text(const char *text, size_t len) {
+  json_tokener *tok = json_tokener_new_ex(GB_WATCH_DEFAULT_DEPTH);
+  if (!tok)
+    return NULL;
+  json_object *o = json_tokener_parse_ex(tok, text, (int)len);
+  if (json_tokener_get_error(tok) != json_tokener_success) {
+    json_object_put(o);
+    o = NULL;
+  }
+  json_tokener_free(tok);
+  return o;
+}
+
+/* Deletes every entry not stamped with gen (objects gone during a relist). */
+static void sweep(struct gb_informer *inf, uint32_t gen) {
+  for (;;) {
+    struct entry *victim = NULL;
+    pthread_rwlock_wrlock(&inf->cache_lock);
+    for (size_t i = 0; i < inf->n_buckets && !victim; i++)
+      for (struct entry **pp = &inf->buckets[i]; *pp; pp = &(*pp)->next)
+        if ((*pp)->gen != gen) {
+          victim = *pp;
+          *pp = victim->next;
+          inf->n_entries--;
+          inf->bytes -= e_size(victim);
+          break;
+        }
+    pthread_rwlock_unlock(&inf->cache_lock);
+    if (!victim)
+      return;
+    json_object *obj = parse_text(e_text(victim), victim->text_len);
+    deliver(inf, GB_INFORMER_DELETE, e_key(victim), obj, NULL);
+    json_object_put(obj);
+    free(victim);
+  }
+}
+
+/* ---- list and watch ------------------------------------------------------ */
+
+struct list_ctx {
+  struct gb_informer *inf;
+  uint32_t gen;
+};
+
+static int on_item(void *arg, json_object *obj) {
+  struct list_ctx *lc = arg;
+  if (atomic_load(&lc->inf->stopping))
+    return GC_EUSAGE;
+  gb_informer_strip(obj);
+  int rc = upsert(lc->inf, obj, lc->gen);
+  return rc == GC_ELIMIT ? GC_OK : rc;
+}
+
+static int do_list(struct gb_informer *inf) {
+  struct gb_kube_list_opts lo = {inf->label, inf->field, inf->o.page_limit};
+  struct gb_kube_error e;
+  char rv[RV_MAX];
+  struct list_ctx lc = {inf, ++inf->gen};
+  int rc = gb_kube_list(inf->client, inf->path, &lo, on_item, &lc, rv, sizeof(rv), &e);
+  if (rc) {
+    if (rc != GC_EUSAGE) {
+      char buf[1200];
+      logf_(inf, 1, "list failed: %s", gb_kube_error_str(&e, buf, sizeof(buf)));
+    }
+    return rc;
+  }
+  sweep(inf, lc.gen);
+  pthread_mutex_lock(&inf->lock);
+  snprintf(inf->rv, sizeof(inf->rv), "%s", rv);
+  inf->st.lists++;
+  inf->synced = 1;
+  pthread_cond_broadcast(&inf->cond);
+  pthread_mutex_unlock(&inf->lock);
+  return GC_OK;
+}
+
+#define WATCH_GONE 1001
+#define WATCH_ERROR_EVENT 1002
+#define WATCH_STOP 1003
+
+struct watch_ctx {
+  struct gb_informer *inf;
+  uint64_t events;
+  struct gb_kube_error err; /* from an ERROR event */
+};
+
+static int on_event(void *arg, const struct gb_watch_event *ev) {
+  struct watch_ctx *w = arg;
+  struct gb_informer *inf = w->inf;
+  if (atomic_load(&inf->stopping))
+    return WATCH_STOP;
+  switch (ev->type) {
+  case GB_WATCH_BOOKMARK:
+    pthread_mutex_lock(&inf->lock);
+    inf->st.bookmarks++;
+    pthread_mutex_unlock(&inf->lock);
+    set_rv(inf, ev->rv);
+    return 0;
+  case GB_WATCH_ERROR:
+    gb_kube_status_from_json(ev->object, 0, &w->err);
+    return gb_kube_error_is_gone(&w->err) ? WATCH_GONE : WATCH_ERROR_EVENT;
+  case GB_WATCH_ADDED:
+  case GB_WATCH_MODIFIED: {
+    w->events++;
+    pthread_mutex_lock(&inf->lock);
+    inf->st.events++;
+    pthread_mutex_unlock(&inf->lock);
+    gb_informer_strip(ev->object);
+    int rc = upsert(inf, ev->object, inf->gen);
+    return rc == GC_ENOMEM ? rc : 0;
+  }
+  case GB_WATCH_DELETED: {
+    w->events++;
+    pthread_mutex_lock(&inf->lock);
+    inf->st.events++;
+    pthread_mutex_unlock(&inf->lock);
+    char key[KEY_MAX];
+    const char *ns, *name;
+    if (obj_key(ev->object, key, sizeof(key), &ns, &name) == GC_OK) {
+      struct entry *old = remove_key(inf, key);
+      if (old) {
+        gb_informer_strip(ev->object);
+        deliver(inf, GB_INFORMER_DELETE, key, ev->object, NULL);
+        free(old);
+      }
+    }
+    set_rv(inf, ev->rv);
+    return 0;
+  }
+  }
+  return 0;
+}
+
+static int should_abort(void *arg) {
+  struct watch_ctx *w = arg;
+  return atomic_load(&w->inf->stopping);
+}
+
+static double rand01(struct gb_informer *inf) {
+  return (double)rand_r(&inf->rng) / ((double)RAND_MAX + 1.0);
+}
+
+/* Sleeps up to s seconds, waking early on stop. */
+static void nap(struct gb_informer *inf, double s) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  double t = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9 + s;
+  ts.tv_sec = (time_t)t;
+  ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
+  pthread_mutex_lock(&inf->lock);
+  while (!atomic_load(&inf->stopping)) {
+    if (pthread_cond_timedwait(&inf->cond, &inf->lock, &ts) == ETIMEDOUT)
+      break;
+  }
+  pthread_mutex_unlock(&inf->lock);
+}
+
+/* Full-jitter exponential backoff: uniform in [0, min(max, base*2^n)],
+ * floored at a tenth of base so failures never spin. */
+static void backoff(struct gb_informer *inf, int *attempt) {
+  int n = *attempt < 30 ? *attempt : 30;
+  double cap = inf->o.backoff_base_s * (double)(1u << n);
+  if (cap > inf->o.backoff_max_s)
+    cap = inf->o.backoff_max_s;
+  double d = cap * rand01(inf);
+  if (d < inf->o.backoff_base_s / 10)
+    d = inf->o.backoff_base_s / 10;
+  (*attempt)++;
+  nap(inf, d);
+}
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void *run(void *arg) {
+  struct gb_informer *inf = arg;
+  int need_list = 1, attempt = 0, failures = 0;
+  while (!atomic_load(&inf->stopping)) {
+    if (need_list) {
+      int rc = do_list(inf);
+      if (atomic_load(&inf->stopping))
+        break;
+      if (rc) {
+        pthread_mutex_lock(&inf->lock);
+        inf->st.list_failures++;
+        pthread_mutex_unlock(&inf->lock);
+        backoff(inf, &attempt);
+        continue;
+      }
+      need_list = 0;
+      failures = 0;
+    }
+    char rv[RV_MAX];
+    gb_informer_last_rv(inf, rv, sizeof(rv));
+    long min = inf->o.min_watch_timeout_s;
+    struct gb_kube_watch_opts wo = {rv, min + (long)(rand01(inf) * (double)min), 1, inf->label,
+                                    inf->field, inf->o.max_event_bytes};
+    struct watch_ctx w = {0};
+    w.inf = inf;
+    struct gb_kube_error e;
+    pthread_mutex_lock(&inf->lock);
+    inf->st.watches++;
+    pthread_mutex_unlock(&inf->lock);
+    double t0 = now_s();
+    int rc = gb_kube_watch_once(inf->client, inf->path, &wo, on_event, should_abort, &w, &e);
+    if (atomic_load(&inf->stopping) || rc == WATCH_STOP)
+      break;
+    char buf[1200];
+    if (rc == WATCH_GONE || (rc == GC_EIO && gb_kube_error_is_gone(&e))) {
+      pthread_mutex_lock(&inf->lock);
+      inf->st.relists_gone++;
+      pthread_mutex_unlock(&inf->lock);
+      logf_(inf, 0, "resourceVersion %s expired (%s); relisting", rv,
+            gb_kube_error_str(rc == WATCH_GONE ? &w.err : &e, buf, sizeof(buf)));
+      need_list = 1;
+      continue;
+    }
+    if (rc == GC_OK) {
+      /* A normal end.  One that came back at once with nothing is treated
+       * as a failure so a misbehaving server cannot make us spin. */
+      if (w.events == 0 && now_s() - t0 < 1.0) {
+        failures++;
+        backoff(inf, &attempt);
+      } else {
+        attempt = 0;
+        failures = 0;
+      }
+      continue;
+    }
+    pthread_mutex_lock(&inf->lock);
+    inf->st.watch_failures++;
+    pthread_mutex_unlock(&inf->lock);
+    logf_(inf, 1, "watch failed: %s",
+          gb_kube_error_str(rc == WATCH_ERROR_EVENT ? &w.err : &e, buf, sizeof(buf)));
+    if (w.events > 0)
+      attempt = 0; /* it was working: restart the backoff sequence */
+    if (++failures >= inf->o.relist_after_failures)
+      need_list = 1;
+    backoff(inf, &attempt);
+  }
+  return NULL;
+}
+
+/* ---- public API ---------------------------------------------------------- */
+
+int gb_informer_new(struct gb_kube_client *client, const struct gb_informer_opts *opts,
+                    struct gb_informer **out, struct gc_diags *diags) {
+  *out = NULL;
+  if (!client || !opts || !opts->version || !opts->resource) {
+    gc_diags_addf(diags, "informer: version and resource are required");
+    return GC_EINVAL;
+  }
+  struct gb_informer *inf = calloc(1, sizeof(*inf));
+  if (!inf)
+    return GC_ENOMEM;
+  inf->client = client;
+  inf->o = *opts;
+  inf->group = xstrdup(opts->group ? opts->group : "");
+  inf->version = xstrdup(opts->version);
+  inf->resource = xstrdup(opts->resource);
+  inf->ns = opts->namespace ? xstrdup(opts->namespace) : NULL;
+  inf->label = opts->label_selector ? xstrdup(opts->label_selector) : NULL;
+  inf->field = opts->field_selector ? xstrdup(opts->field_selector) : NULL;
+  inf->n_buckets = 64;
+  inf->buckets = calloc(inf->n_buckets, sizeof(*inf->buckets));
+  if (!inf->group || !inf->version || !inf->resource || !inf->buckets ||
+      (opts->namespace && !inf->ns) || (opts->label_selector && !inf->label) ||
+      (opts->field_selector && !inf->field)) {
+    gb_informer_free(inf);
+    return GC_ENOMEM;
+  }
+  inf->bytes = inf->n_buckets * sizeof(*inf->buckets);
+  if (gb_kube_path(inf->path, sizeof(inf->path), inf->group, inf->version, inf->resource, inf->ns,
+                   NULL)) {
+    gc_diags_addf(diags, "informer: invalid group/version/resource/namespace");
+    gb_informer_free(inf);
+    return GC_EINVAL;
+  }
+  inf->o.group = inf->group;
+  inf->o.version = inf->version;
+  inf->o.resource = inf->resource;
+  inf->o.namespace = inf->ns;
+  inf->o.label_selector = inf->label;
+  inf->o.field_selector = inf->field;
+  if (inf->o.page_limit <= 0)
+    inf->o.page_limit = 500;
+  if (inf->o.min_watch_timeout_s <= 0)
+    inf->o.min_watch_timeout_s = 300;
+  if (!inf->o.max_objects)
+    inf->o.max_objects = 1000000;
+  if (inf->o.backoff_base_s <= 0)
+    inf->o.backoff_base_s = 0.8;
+  if (inf->o.backoff_max_s <= 0)
+    inf->o.backoff_max_s = 30;
+  if (inf->o.relist_after_failures <= 0)
+    inf->o.relist_after_failures = 5;
+  pthread_rwlock_init(&inf->cache_lock, NULL);
+  pthread_mutex_init(&inf->lock, NULL);
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&inf->cond, &ca);
+  pthread_condattr_destroy(&ca);
+  atomic_init(&inf->stopping, 0);
+  inf->rng = (unsigned)time(NULL) ^ (unsigned)(uintptr_t)inf;
+  inf->started = -1; /* locks initialised */
+  *out = inf;
+  return GC_OK;
+}
+
+int gb_informer_start(struct gb_informer *inf) {
+  if (inf->started == 1)
+    return GC_EUSAGE;
+  atomic_store(&inf->stopping, 0);
+  if (pthread_create(&inf->thread, NULL, run, inf) != 0)
+    return GC_ENOMEM;
+  inf->started = 1;
+  return GC_OK;
+}
+
+void gb_informer_stop(struct gb_informer *inf) {
+  if (!inf || inf->started != 1)
+    return;
+  pthread_mutex_lock(&inf->lock);
+  atomic_store(&inf->stopping, 1);
+  pthread_cond_broadcast(&inf->cond);
+  pthread_mutex_unlock(&inf->lock);
+  pthread_join(inf->thread, NULL);
+  inf->started = -1;
+}
+
+void gb_informer_free(struct gb_informer *inf) {
+  if (!inf)
+    return;
+  gb_informer_stop(inf);
+  for (size_t i = 0; inf->buckets && i < inf->n_buckets; i++) {
+    struct entry *e = inf->buckets[i];
+    while (e) {
+      struct entry *next = e->next;
+      free(e);
+      e = next;
+    }
+  }
+  free(inf->buckets);
+  if (inf->started == -1) {
+    pthread_rwlock_destroy(&inf->cache_lock);
+    pthread_mutex_destroy(&inf->lock);
+    pthread_cond_destroy(&inf->cond);
+  }
+  free(inf->group);
+  free(inf->version);
+  free(inf->resource);
+  free(inf->ns);
+  free(inf->label);
+  free(inf->field);
+  free(inf);
+}
+
+int gb_informer_has_synced(struct gb_informer *inf) {
+  pthread_mutex_lock(&inf->lock);
+  int s = inf->synced;
+  pthread_mutex_unlock(&inf->lock);
+  return s;
+}
+
+int gb_informer_wait_synced(struct gb_informer *inf, long timeout_ms) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  ts.tv_sec += timeout_ms / 1000;
+  ts.tv_nsec += (timeout_ms % 1000) * 1000000L;
+  if (ts.tv_nsec >= 1000000000L) {
+    ts.tv_sec++;
+    ts.tv_nsec -= 1000000000L;
+  }
+  pthread_mutex_lock(&inf->lock);
+  while (!inf->synced)
+    if (pthread_cond_timedwait(&inf->cond, &inf->lock, &ts) == ETIMEDOUT)
+      break;
+  int s = inf->synced;
+  pthread_mutex_unlock(&inf->lock);
+  return s;
+}
+
+void gb_informer_last_rv(struct gb_informer *inf, char *buf, size_t cap) {
+  pthread_mutex_lock(&inf->lock);
+  snprintf(buf, cap, "%s", inf->rv);
+  pthread_mutex_unlock(&inf->lock);
+}
+
+void gb_informer_stats(struct gb_informer *inf, struct gb_informer_stats *out) {
+  pthread_mutex_lock(&inf->lock);
+  *out = inf->st;
+  pthread_mutex_unlock(&inf->lock);
+  pthread_rwlock_rdlock(&inf->cache_lock);
+  out->objects = inf->n_entries;
+  out->cache_bytes = inf->bytes;
+  pthread_rwlock_unlock(&inf->cache_lock);
+}
+
+static const struct entry *lookup(struct gb_informer *inf, const char *ns, const char *name) {
+  char key[KEY_MAX];
+  int n = ns && ns[0] ? snprintf(key, sizeof(key), "%s/%s", ns, name)
+                      : snprintf(key, sizeof(key), "%s", name);
+  if (n < 0 || (size_t)n >= sizeof(key))
+    return NULL;
+  return *find_slot(inf, key, (size_t)n, fnv(key, (size_t)n));
+}
+
+int gb_informer_get_json(struct gb_informer *inf, const char *ns, const char *name,
+                         json_object **out) {
+  *out = NULL;
+  int rc = GC_ENOTFOUND;
+  pthread_rwlock_rdlock(&inf->cache_lock);
+  const struct entry *e = lookup(inf, ns, name);
+  if (e) {
+    *out = parse_text(e_text(e), e->text_len);
+    rc = *out ? GC_OK : GC_ENOMEM;
+  }
+  pthread_rwlock_unlock(&inf->cache_lock);
+  return rc;
+}
+
+int gb_informer_get_value(struct gb_informer *inf, const char *ns, const char *name,
+                          struct gc_arena *a, struct gc_value **out) {
+  *out = NULL;
+  json_object *j = NULL;
+  int rc = gb_informer_get_json(inf, ns, name, &j);
+  if (rc)
+    return rc;
+  rc = gb_kube_json_to_value(a, j, 0, out);
+  json_object_put(j);
+  return rc;
+}
+
+int gb_informer_get_meta(struct gb_informer *inf, const char *ns, const char *name,
+                         char *rv_buf, size_t rv_cap, char *uid_buf, size_t uid_cap) {
+  int rc = GC_ENOTFOUND;
+  pthread_rwlock_rdlock(&inf->cache_lock);
+  const struct entry *e = lookup(inf, ns, name);
+  if (e) {
+    if (rv_buf)
+      snprintf(rv_buf, rv_cap, "%s", e_rv(e));
+    if (uid_buf)
+      snprintf(uid_buf, uid_cap, "%s", e_uid(e));
+    rc = GC_OK;
+  }
+  pthread_rwlock_unlock(&inf->cache_lock);
+  return rc;
+}
+
+int gb_informer_foreach_key(struct gb_informer *inf, gb_informer_key_fn fn, void *arg) {
+  int rc = 0;
+  pthread_rwlock_rdlock(&inf->cache_lock);
+  for (size_t i = 0; i < inf->n_buckets && !rc; i++)
+    for (struct entry *e = inf->buckets[i]; e && !rc; e = e->next)
+      rc = fn(arg, e_key(e));
+  pthread_rwlock_unlock(&inf->cache_lock);
+  return rc;
+}
+
+size_t gb_informer_count(struct gb_informer *inf) {
+  pthread_rwlock_rdlock(&inf->cache_lock);
+  size_t n = inf->n_entries;
+  pthread_rwlock_unlock(&inf->cache_lock);
+  return n;
+}

@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * gb_kube_watch: incremental watch-event parser and a single watch request.
+ */
+#include "gb_kube_watch.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct gb_watch_parser {
+  json_tokener *tok;
+  size_t max_bytes;
+  int depth;
+  int in_event; /* bytes of the current event have been fed to tok */
+  size_t cur;   /* bytes of the current event so far */
+};
+
+const char *gb_watch_type_name(enum gb_watch_type t) {
+  static const char *n[] = {"ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"};
+  return (unsigned)t <= GB_WATCH_ERROR ? n[t] : "UNKNOWN";
+}
+
+struct gb_watch_parser *gb_watch_parser_new(size_t max_event_bytes, int max_depth) {
+  struct gb_watch_parser *p = calloc(1, sizeof(*p));
+  if (!p)
+    return NULL;
+  p->max_bytes = max_event_bytes ? max_event_bytes : GB_WATCH_DEFAULT_MAX_EVENT;
+  p->depth = max_depth > 0 ? max_depth : GB_WATCH_DEFAULT_DEPTH;
+  p->tok = json_tokener_new_ex(p->depth);
+  if (!p->tok) {
+    free(p);
+    return NULL;
+  }
+  return p;
+}
+
+void gb_watch_parser_free(struct gb_watch_parser *p) {
+  if (!p)
+    return;
+  json_tokener_free(p->tok);
+  free(p);
+}
+
+void gb_watch_parser_reset(struct gb_watch_parser *p) {
+  json_tokener_reset(p->tok);
+  p->in_event = 0;
+  p->cur = 0;
+}
+
+int gb_watch_parser_pending(const struct gb_watch_parser *p) { return p->in_event; }
+
+static int is_ws(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+/* Validates one parsed document and hands it to fn. */
+static int deliver(struct gb_watch_parser *p, json_object *doc, gb_watch_event_fn fn, void *arg,
+                   struct gc_diags *d) {
+  json_object *t = NULL, *obj = NULL;
+  if (!json_object_is_type(doc, json_type_object) ||
+      !json_object_object_get_ex(doc, "type", &t) || !json_object_is_type(t, json_type_string) ||
+      !json_object_object_get_ex(doc, "object", &obj) ||
+      !json_object_is_type(obj, json_type_object)) {
+    gc_diags_addf(d, "watch stream: event is not an object with string \"type\" and object "
+                     "\"object\"");
+    return GC_EINVAL;
+  }
+  const char *ts = json_object_get_string(t);
+  struct gb_watch_event ev = {0};
+  if (!strcmp(ts, "ADDED"))
+    ev.type = GB_WATCH_ADDED;
+  else if (!strcmp(ts, "MODIFIED"))
+    ev.type = GB_WATCH_MODIFIED;
+  else if (!strcmp(ts, "DELETED"))
+    ev.type = GB_WATCH_DELETED;
+  else if (!strcmp(ts, "BOOKMARK"))
+    ev.type = GB_WATCH_BOOKMARK;
+  else if (!strcmp(ts, "ERROR"))
+    ev.type = GB_WATCH_ERROR;
+  else {
+    gc_diags_addf(d, "watch stream: unknown event type \"%.40s\"", ts);
+    return GC_EINVAL;
+  }
+  ev.object = obj;
+  ev.rv = gb_kube_meta_str(obj, "resourceVersion");
+  ev.bytes = p->cur;
+  return fn(arg, &ev);
+}
+
+int gb_watch_parser_feed(struct gb_watch_parser *p, const char *data, size_t len,
+                         gb_watch_event_fn fn, void *arg, struct gc_diags *diags) {
+  while (len > 0) {
+    if (!p->in_event) {
+      while (len > 0 && is_ws(*data)) {
+        data++;
+        len--;
+      }
+      if (!len)
+        break;
+      p->in_event = 1;
+      p->cur = 0;
+    }
+    /* Feed no more than the event may still use, plus one byte so that an
+     * event of exactly the cap can complete; beyond that it is too big. */
+    size_t room = p->max_bytes - p->cur;
+    size_t n = len < room ? len : room;
+    if (n == 0) {
+      gc_diags_addf(diags, "watch stream: event larger than %zu bytes", p->max_bytes);
+      return GC_ELIMIT;
+    }
+    if (n > INT32_MAX)
+      n = INT32_MAX;
+    json_object *doc = json_tokener_parse_ex(p->tok, data, (int)n);
+    enum json_tokener_error err = json_tokener_get_error(p->tok);
+    if (err == json_tokener_continue) {
+      p->cur += n;
+      data += n;
+      len -= n;
+      continue;
+    }
+    if (err != json_tokener_success) {
+      json_object_put(doc);
+      gc_diags_addf(diags, "watch stream: malformed JSON at event byte %zu: %s",
+                    p->cur + json_tokener_get_parse_end(p->tok), json_tokener_error_desc(err));
+      return err == json_tokener_error_depth ? GC_ELIMIT : GC_EINVAL;
+    }
+    size_t used = json_tokener_get_parse_end(p->tok);
+    p->cur += used;
+    data += used;
+    len -= used;
+    json_tokener_reset(p->tok);
+    p->in_event = 0;
+    int rc = deliver(p, doc, fn, arg, diags);
+    json_object_put(doc);
+    if (rc)
+      return rc;
+  }
+  return GC_OK;
+}
+
+/* ---- one watch request ---------------------------------------------------- */
+
+struct wctx {
+  struct gb_watch_parser *p;
+  gb_watch_event_fn fn;
+  gb_kube_abort_fn abort_fn;
+  void *arg;
+  struct gc_diags diags;
+  int parse_rc; /* parser's own error (not the callback's value) */
+};
+
+static int wfwd(void *arg, const struct gb_watch_event *ev) {
+  struct wctx *w = arg;
+  return w->fn(w->arg, ev);
+}
+
+static int wchunk(void *arg, const char *data, size_t len) {
+  struct wctx *w = arg;
+  size_t before = w->diags.errors;
+  int rc = gb_watch_parser_feed(w->p, data, len, wfwd, w, &w->diags);
+  if (rc && w->diags.errors > before && (rc == GC_EINVAL || rc == GC_ELIMIT))
+    w->parse_rc = rc;
+  return rc;
+}
+
+static int wabort(void *arg) {
+  struct wctx *w = arg;
+  return w->abort_fn ? w->abort_fn(w->arg) : 0;
+}
+
+static int add_q(char *buf, size_t cap, const char *k, const char *v) {
+  size_t len = strlen(buf);
+  /* Selectors need escaping; everything else here is a plain token. */
+  char esc[1024];
+  size_t n = 0;
+  for (const char *s = v; *s; s++) {
+    unsigned char ch = (unsigned char)*s;
+    if (n + 4 >= sizeof(esc))
+      return GC_ELIMIT;
+    if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+        ch == '-' || ch == '_' || ch == '.' || ch == '~') {
+      esc[n++] = (char)ch;
+    } else {
+      snprintf(esc + n, 4, "%%%02X", ch);
+      n += 3;
+    }
+  }
+  esc[n] = 0;
+  int w = snprintf(buf + len, cap - len, "%c%s=%s", strchr(buf, '?') ? '&' : '?', k, esc);
+  return (w < 0 || (size_t)w >= cap - len) ? GC_ELIMIT : GC_OK;
+}
+
+int gb_kube_watch_once(struct gb_kube_client *c, const char *collection_path,
+                       const struct gb_kube_watch_opts *o, gb_watch_event_fn fn,
+                       gb_kube_abort_fn should_abort, void *arg, struct gb_kube_error *e) {
+  struct gb_kube_error local;
+  if (!e)
+    e = &local;
+  gb_kube_error_clear(e);
+  char path[8192], num[32];
+  int n = snprintf(path, sizeof(path), "%s", collection_path);
+  if (n < 0 || (size_t)n >= sizeof(path))
+    return GC_ELIMIT;
+  int rc = add_q(path, sizeof(path), "watch", "1");
+  if (!rc && o && o->resource_version && o->resource_version[0])
+    rc = add_q(path, sizeof(path), "resourceVersion", o->resource_version);
+  if (!rc && o && o->bookmarks)
+    rc = add_q(path, sizeof(path), "allowWatchBookmarks", "true");
+  if (!rc && o && o->timeout_s > 0) {
+    snprintf(num, sizeof(num), "%ld", o->timeout_s);
+    rc = add_q(path, sizeof(path), "timeoutSeconds", num);
+  }
+  if (!rc && o && o->label_selector && o->label_selector[0])
+    rc = add_q(path, sizeof(path), "labelSelector", o->label_selector);
+  if (!rc && o && o->field_selector && o->field_selector[0])
+    rc = add_q(path, sizeof(path), "fieldSelector", o->field_selector);
+  if (rc) {
+    snprintf(e->message, sizeof(e->message), "watch %s: query too long", collection_path);
+    return rc;
+  }
+  struct wctx w = {0};
+  w.fn = fn;
+  w.abort_fn = should_abort;
+  w.arg = arg;
+  gc_diags_init(&w.diags);
+  w.p = gb_watch_parser_new(o ? o->max_event_bytes : 0, 0);
+  if (!w.p)
+    return GC_ENOMEM;
+  long overall = o && o->timeout_s > 0 ? o->timeout_s + 30 : 0;
+  rc = gb_kube_stream(c, path, overall, wchunk, wabort, &w, e);
+  if (w.parse_rc) {
+    snprintf(e->message, sizeof(e->message), "%s", w.diags.n ? w.diags.msgs[0] : "bad stream");
+    rc = w.parse_rc;
+  } else if (rc == GC_OK && gb_watch_parser_pending(w.p)) {
+    /* The server closed mid-event: report it, the caller rewatches. */
+    snprintf(e->message, sizeof(e->message), "watch %.300s: stream ended inside an event", path);
+    rc = GC_EIO;
+  }
+  gb_watch_parser_free(w.p);
+  gc_diags_destroy(&w.diags);
+  return rc;
+}

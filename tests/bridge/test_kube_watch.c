@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * Unit tests for the watch-stream parser: every chunking of a stream from 1
+ * to 7 bytes yields the same events; limits (event bytes, depth) and
+ * malformed streams are reported, never crash.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gb_kube_watch.h"
+
+static const char STREAM[] =
+    "{\"type\":\"ADDED\",\"object\":{\"kind\":\"TrainJob\",\"metadata\":{\"name\":\"a\","
+    "\"namespace\":\"ns\",\"resourceVersion\":\"101\"},\"spec\":{\"x\":\"h\\u00e9 \\\"q\\\"\","
+    "\"n\":1.50,\"l\":[1,2,{\"z\":null}]}}}\n"
+    "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"TrainJob\",\"metadata\":"
+    "{\"resourceVersion\":\"150\"}}}\r\n"
+    "  {\"type\":\"MODIFIED\",\"object\":{\"metadata\":{\"name\":\"a\",\"namespace\":\"ns\","
+    "\"resourceVersion\":\"160\"}}}"
+    "{\"type\":\"DELETED\",\"object\":{\"metadata\":{\"name\":\"a\",\"namespace\":\"ns\","
+    "\"resourceVersion\":\"170\"}}}\n"
+    "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410,\"reason\":\"Expired\","
+    "\"message\":\"too old resource version: 1 (170)\"}}\n";
+
+struct rec {
+  char log[2048];
+  int n;
+  int stop_at; /* stop after this many events (0: never) */
+};
+
+static int on_ev(void *arg, const struct gb_watch_event *ev) {
+  struct rec *r = arg;
+  size_t len = strlen(r->log);
+  const char *extra = "";
+  json_object *spec;
+  if (json_object_object_get_ex(ev->object, "spec", &spec))
+    extra = json_object_to_json_string_ext(spec, JSON_C_TO_STRING_PLAIN);
+  if (ev->type == GB_WATCH_ERROR) {
+    struct gb_kube_error e = {0};
+    gb_kube_status_from_json(ev->object, 0, &e);
+    snprintf(r->log + len, sizeof(r->log) - len, "ERROR code=%ld reason=%s|", e.http, e.reason);
+  } else {
+    snprintf(r->log + len, sizeof(r->log) - len, "%s rv=%s %s|", gb_watch_type_name(ev->type),
+             ev->rv ? ev->rv : "-", extra);
+  }
+  r->n++;
+  return r->stop_at && r->n >= r->stop_at ? 77 : 0;
+}
+
+static const char *EXPECTED =
+    "ADDED rv=101 {\"x\":\"h\xc3\xa9 \\\"q\\\"\",\"n\":1.50,\"l\":[1,2,{\"z\":null}]}|"
+    "BOOKMARK rv=150 |MODIFIED rv=160 |DELETED rv=170 |ERROR code=410 reason=Expired|";
+
+START_TEST(every_chunk_size_same_events) {
+  int chunk = _i; /* 1..7 */
+  struct gb_watch_parser *p = gb_watch_parser_new(0, 0);
+  ck_assert_ptr_nonnull(p);
+  struct rec r = {{0}, 0, 0};
+  struct gc_diags d;
+  gc_diags_init(&d);
+  size_t len = strlen(STREAM);
+  for (size_t off = 0; off < len; off += (size_t)chunk) {
+    size_t n = len - off < (size_t)chunk ? len - off : (size_t)chunk;
+    int rc = gb_watch_parser_feed(p, STREAM + off, n, on_ev, &r, &d);
+    ck_assert_msg(rc == 0, "chunk %d off %zu rc %d %s", chunk, off, rc, d.n ? d.msgs[0] : "");
+  }
+  ck_assert_int_eq(gb_watch_parser_pending(p), 0);
+  ck_assert_str_eq(r.log, EXPECTED);
+  gb_watch_parser_free(p);
+  gc_diags_destroy(&d);
+}
+END_TEST
+
+START_TEST(whole_buffer_and_partial_tail) {
+  struct gb_watch_parser *p = gb_watch_parser_new(0, 0);
+  struct rec r = {{0}, 0, 0};
+  struct gc_diags d;
+  gc_diags_init(&d);
+  ck_assert_int_eq(gb_watch_parser_feed(p, STREAM, strlen(STREAM), on_ev, &r, &d), 0);
+  ck_assert_str_eq(r.log, EXPECTED);
+  /* A cut event stays pending. */
+  ck_assert_int_eq(gb_watch_parser_feed(p, "{\"type\":\"ADD", 12, on_ev, &r, &d), 0);
+  ck_assert_int_eq(gb_watch_parser_pending(p), 1);
+  gb_watch_parser_reset(p);
+  ck_assert_int_eq(gb_watch_parser_pending(p), 0);
+  gb_watch_parser_free(p);
+  gc_diags_destroy(&d);
+}
+END_TEST
+
+START_TEST(callback_stops_feeding) {
+  struct gb_watch_parser *p = gb_watch_parser_new(0, 0);
+  struct rec r = {{0}, 0, 2};
+  ck_assert_int_eq(gb_watch_parser_feed(p, STREAM, strlen(STREAM), on_ev, &r, NULL), 77);
+  ck_assert_int_eq(r.n, 2);
+  gb_watch_parser_free(p);
+}
+END_TEST
+
+START_TEST(event_byte_cap) {
+  /* The first event is about 200 bytes: a 100-byte cap refuses it whatever
+   * the chunking, while a cap of exactly its size accepts it. */
+  const char *nl = strchr(STREAM, '\n');
+  size_t first = (size_t)(nl - STREAM);
+  for (int chunk = 1; chunk <= 7; chunk += 3) {
+    struct gb_watch_parser *p = gb_watch_parser_new(100, 0);
+    struct rec r = {{0}, 0, 0};
+    struct gc_diags d;
+    gc_diags_init(&d);
+    int rc = 0;
+    for (size_t off = 0; off < first && rc == 0; off += (size_t)chunk) {
+      size_t n = first - off < (size_t)chunk ? first - off : (size_t)chunk;
+      rc = gb_watch_parser_feed(p, STREAM + off, n, on_ev, &r, &d);
+    }
+    ck_assert_int_eq(rc, GC_ELIMIT);
+    ck_assert_int_eq(r.n, 0);
+    ck_assert_ptr_nonnull(strstr(d.msgs[0], "larger than 100 bytes"));
+    gb_watch_parser_free(p);
+    gc_diags_destroy(&d);
+  }
+  struct gb_watch_parser *p = gb_watch_parser_new(first, 0);
+  struct rec r = {{0}, 0, 0};
+  ck_assert_int_eq(gb_watch_parser_feed(p, STREAM, first + 1, on_ev, &r, NULL), 0);
+  ck_assert_int_eq(r.n, 1);
+  gb_watch_parser_free(p);
+}
+END_TEST
+
+START_TEST(depth_cap) {
+  char buf[400];
+  size_t n = 0;
+  n += (size_t)snprintf(buf, sizeof(buf), "{\"type\":\"ADDED\",\"object\":");
+  for (int i = 0; i < 40; i++)
+    buf[n++] = '[';
+  buf[n] = 0;
+  struct gb_watch_parser *p = gb_watch_parser_new(0, 16);
+  struct gc_diags d;
+  gc_diags_init(&d);
+  ck_assert_int_eq(gb_watch_parser_feed(p, buf, n, on_ev, NULL, &d), GC_ELIMIT);
+  ck_assert_uint_eq(d.errors, 1);
+  gb_watch_parser_free(p);
+  gc_diags_destroy(&d);
+}
+END_TEST
+
+START_TEST(malformed_streams) {
+  static const char *bad[] = {
+      "{\"type\":\"ADDED\",\"object\":{}}}\n",  /* stray brace */
+      "[1,2]\n",                                /* not an object */
+      "{\"type\":\"ADDED\"}\n",                  /* no object */
+      "{\"type\":7,\"object\":{}}\n",            /* type not a string */
+      "{\"type\":\"RENAMED\",\"object\":{}}\n",  /* unknown type */
+      "{\"type\":\"ADDED\",\"object\":[]}\n",    /* object not an object */
+      "\x01\x02\n",                             /* garbage */
+      "{\"type\":\"ADDED\",\"object\":{\"a\":tru}}\n",
+  };
+  for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+    struct gb_watch_parser *p = gb_watch_parser_new(0, 0);
+    struct rec r = {{0}, 0, 0};
+    struct gc_diags d;
+    gc_diags_init(&d);
+    int rc = 0;
+    size_t len = strlen(bad[i]);
+    for (size_t off = 0; off < len && rc == 0; off += 3)
+      rc = gb_watch_parser_feed(p, bad[i] + off, len - off < 3 ? len - off : 3, on_ev, &r, &d);
+    ck_assert_msg(rc == GC_EINVAL, "case %zu rc %d", i, rc);
+    ck_assert_msg(d.errors == 1 && strstr(d.msgs[0], "watch stream"), "case %zu", i);
+    gb_watch_parser_free(p);
+    gc_diags_destroy(&d);
+  }
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("kube_watch");
+  TCase *tc = tcase_create("parser");
+  tcase_add_loop_test(tc, every_chunk_size_same_events, 1, 8);
+  tcase_add_test(tc, whole_buffer_and_partial_tail);
+  tcase_add_test(tc, callback_stops_feeding);
+  tcase_add_test(tc, event_byte_cap);
+  tcase_add_test(tc, depth_cap);
+  tcase_add_test(tc, malformed_streams);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) {
+  SRunner *sr = srunner_create(suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
