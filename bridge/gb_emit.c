@@ -1,0 +1,377 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * gb_emit: gc_value trees to YAML (libyaml emitter) and JSON (json-c).
+ */
+#include "gb_emit.h"
+
+#include <json-c/json.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#include "gb_scalar.h"
+#include "gc_diag.h"
+
+/* Trees built by the loader are at most 1000 deep; anything deeper was built
+ * in memory and is refused rather than risking the C stack. */
+#define EMIT_MAX_DEPTH 1000
+
+/* ------------------------------------------------------------------------ */
+/* Output buffer                                                            */
+
+struct obuf {
+  char *p;
+  size_t len, cap;
+  int oom;
+};
+
+static int obuf_put(struct obuf *b, const char *s, size_t n) {
+  if (b->oom)
+    return GC_ENOMEM;
+  if (n > SIZE_MAX - b->len - 1) {
+    b->oom = 1;
+    return GC_ENOMEM;
+  }
+  if (b->len + n + 1 > b->cap) {
+    size_t ncap = b->cap ? b->cap : 1024;
+    while (ncap < b->len + n + 1)
+      ncap = ncap > SIZE_MAX / 2 ? b->len + n + 1 : ncap * 2;
+    char *np = realloc(b->p, ncap);
+    if (!np) {
+      b->oom = 1;
+      return GC_ENOMEM;
+    }
+    b->p = np;
+    b->cap = ncap;
+  }
+  memcpy(b->p + b->len, s, n);
+  b->len += n;
+  b->p[b->len] = '\0';
+  return GC_OK;
+}
+
+static int yaml_write(void *data, unsigned char *buffer, size_t size) {
+  return obuf_put(data, (const char *)buffer, size) == GC_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* YAML                                                                     */
+
+struct yemit {
+  yaml_emitter_t em;
+  int rc;
+};
+
+static int yemit(struct yemit *y, yaml_event_t *ev) {
+  if (!yaml_emitter_emit(&y->em, ev)) {
+    if (!y->rc)
+      y->rc = y->em.error == YAML_MEMORY_ERROR ? GC_ENOMEM : GC_EINVAL;
+    return y->rc;
+  }
+  return GC_OK;
+}
+
+static int yscalar(struct yemit *y, const char *s, size_t len, yaml_scalar_style_t style) {
+  if (len > INT32_MAX)
+    return y->rc = GC_EINVAL;
+  yaml_event_t ev;
+  if (!yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)s, (int)len, 1, 1, style))
+    return y->rc = GC_ENOMEM;
+  return yemit(y, &ev);
+}
+
+/* Strings that would read back as something else are double-quoted, as
+ * goyaml.v2 (kubectl -o yaml) does; multi-line strings use the literal block
+ * style; everything else is plain, and libyaml falls back to quotes itself
+ * when a plain scalar is not allowed (": ", leading "-", "#", ...). */
+static int ystring(struct yemit *y, const char *s, size_t len) {
+  yaml_scalar_style_t style = YAML_PLAIN_SCALAR_STYLE;
+  if (gb_scalar_needs_quotes(s, len))
+    style = YAML_DOUBLE_QUOTED_SCALAR_STYLE;
+  else if (memchr(s, '\n', len))
+    style = YAML_LITERAL_SCALAR_STYLE;
+  return yscalar(y, s, len, style);
+}
+
+/* The text of a float: its source spelling when that still reads back as
+ * the same float, else the shortest exact decimal. */
+static size_t float_text(const struct gc_value *v, char *buf, size_t cap) {
+  if (v->text) {
+    size_t n = strlen(v->text);
+    struct gb_scalar r;
+    gb_scalar_resolve(v->text, n, &r);
+    if (n < cap && r.type == GC_FLOAT && (r.f == v->u.f || (isnan(r.f) && isnan(v->u.f)))) {
+      memcpy(buf, v->text, n + 1);
+      return n;
+    }
+  }
+  return gb_scalar_format_double(v->u.f, buf, cap);
+}
+
+static int ynode(struct yemit *y, const struct gc_value *v, int depth) {
+  char num[64];
+  yaml_event_t ev;
+  if (!v || depth > EMIT_MAX_DEPTH)
+    return y->rc = GC_EINVAL;
+  switch (v->type) {
+  case GC_NULL: return yscalar(y, "null", 4, YAML_PLAIN_SCALAR_STYLE);
+  case GC_BOOL:
+    return v->u.b ? yscalar(y, "true", 4, YAML_PLAIN_SCALAR_STYLE)
+                  : yscalar(y, "false", 5, YAML_PLAIN_SCALAR_STYLE);
+  case GC_INT: {
+    int n = snprintf(num, sizeof(num), "%lld", (long long)v->u.i);
+    return yscalar(y, num, (size_t)n, YAML_PLAIN_SCALAR_STYLE);
+  }
+  case GC_FLOAT: {
+    size_t n = float_text(v, num, sizeof(num));
+    return yscalar(y, num, n, YAML_PLAIN_SCALAR_STYLE);
+  }
+  case GC_STR: return ystring(y, v->u.s ? v->u.s : "", v->u.s ? v->len : 0);
+  case GC_SEQ:
+    if (!yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_SEQUENCE_STYLE))
+      return y->rc = GC_ENOMEM;
+    if (yemit(y, &ev))
+      return y->rc;
+    for (size_t i = 0; i < v->len; i++)
+      if (ynode(y, v->u.items[i], depth + 1))
+        return y->rc;
+    if (!yaml_sequence_end_event_initialize(&ev))
+      return y->rc = GC_ENOMEM;
+    return yemit(y, &ev);
+  case GC_MAP:
+    if (!yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_MAPPING_STYLE))
+      return y->rc = GC_ENOMEM;
+    if (yemit(y, &ev))
+      return y->rc;
+    for (size_t i = 0; i < v->len; i++) {
+      const struct gc_member *m = &v->u.members[i];
+      if (ystring(y, m->key, m->key_len) || ynode(y, m->value, depth + 1))
+        return y->rc;
+    }
+    if (!yaml_mapping_end_event_initialize(&ev))
+      return y->rc = GC_ENOMEM;
+    return yemit(y, &ev);
+  default: return y->rc = GC_EINVAL;
+  }
+}
+
+int gb_emit_yaml(const struct gc_value *const *docs, size_t n, char **out, size_t *len) {
+  if (!out || !len || (n && !docs))
+    return GC_EINVAL;
+  *out = NULL;
+  *len = 0;
+  struct obuf b = {0};
+  struct yemit y = {.rc = GC_OK};
+  yaml_event_t ev;
+  if (!yaml_emitter_initialize(&y.em))
+    return GC_ENOMEM;
+  yaml_emitter_set_output(&y.em, yaml_write, &b);
+  yaml_emitter_set_unicode(&y.em, 1);
+  yaml_emitter_set_indent(&y.em, 2);
+  yaml_emitter_set_width(&y.em, -1);
+  yaml_emitter_set_break(&y.em, YAML_LN_BREAK);
+  if (!yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING) || yemit(&y, &ev))
+    goto out;
+  for (size_t i = 0; i < n; i++) {
+    /* libyaml writes "---" before every document but the first. */
+    if (!yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1) || yemit(&y, &ev))
+      goto out;
+    if (ynode(&y, docs[i], 1))
+      goto out;
+    if (!yaml_document_end_event_initialize(&ev, 1) || yemit(&y, &ev))
+      goto out;
+  }
+  if (!yaml_stream_end_event_initialize(&ev) || yemit(&y, &ev))
+    goto out;
+  yaml_emitter_flush(&y.em);
+out:
+  if (!y.rc && b.oom)
+    y.rc = GC_ENOMEM;
+  if (!y.rc && !b.p && obuf_put(&b, "", 0))
+    y.rc = GC_ENOMEM;
+  yaml_emitter_delete(&y.em);
+  if (y.rc) {
+    free(b.p);
+    return y.rc;
+  }
+  *out = b.p;
+  *len = b.len;
+  return GC_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* JSON                                                                     */
+
+/* Is s a JSON number: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? */
+static int json_number_text(const char *s) {
+  size_t i = 0;
+  if (s[i] == '-')
+    i++;
+  if (s[i] == '0')
+    i++;
+  else if (s[i] >= '1' && s[i] <= '9')
+    while (s[i] >= '0' && s[i] <= '9')
+      i++;
+  else
+    return 0;
+  if (s[i] == '.') {
+    i++;
+    if (!(s[i] >= '0' && s[i] <= '9'))
+      return 0;
+    while (s[i] >= '0' && s[i] <= '9')
+      i++;
+  }
+  if (s[i] == 'e' || s[i] == 'E') {
+    i++;
+    if (s[i] == '+' || s[i] == '-')
+      i++;
+    if (!(s[i] >= '0' && s[i] <= '9'))
+      return 0;
+    while (s[i] >= '0' && s[i] <= '9')
+      i++;
+  }
+  return s[i] == '\0';
+}
+
+static int jnode(const struct gc_value *v, int depth, struct json_object **out) {
+  struct json_object *o = NULL;
+  if (!v || depth > EMIT_MAX_DEPTH)
+    return GC_EINVAL;
+  switch (v->type) {
+  case GC_NULL: *out = NULL; return GC_OK;
+  case GC_BOOL: o = json_object_new_boolean(v->u.b); break;
+  case GC_INT: o = json_object_new_int64(v->u.i); break;
+  case GC_FLOAT: {
+    if (!isfinite(v->u.f))
+      return GC_EINVAL; /* JSON has no Inf or NaN */
+    char num[64];
+    if (v->text && json_number_text(v->text)) {
+      o = json_object_new_double_s(v->u.f, v->text);
+    } else {
+      gb_scalar_format_double(v->u.f, num, sizeof(num));
+      o = json_object_new_double_s(v->u.f, num);
+    }
+    break;
+  }
+  case GC_STR:
+    if (v->len > INT32_MAX)
+      return GC_EINVAL;
+    o = json_object_new_string_len(v->u.s ? v->u.s : "", (int)v->len);
+    break;
+  case GC_SEQ:
+    o = json_object_new_array_ext((int)(v->len < INT32_MAX ? v->len : 0));
+    if (!o)
+      return GC_ENOMEM;
+    for (size_t i = 0; i < v->len; i++) {
+      struct json_object *item = NULL;
+      int rc = jnode(v->u.items[i], depth + 1, &item);
+      if (rc || json_object_array_add(o, item)) {
+        json_object_put(item);
+        json_object_put(o);
+        return rc ? rc : GC_ENOMEM;
+      }
+    }
+    break;
+  case GC_MAP:
+    o = json_object_new_object();
+    if (!o)
+      return GC_ENOMEM;
+    for (size_t i = 0; i < v->len; i++) {
+      const struct gc_member *m = &v->u.members[i];
+      /* json-c keys are C strings: a key with a NUL byte cannot be kept. */
+      if (memchr(m->key, '\0', m->key_len)) {
+        json_object_put(o);
+        return GC_EINVAL;
+      }
+      struct json_object *val = NULL;
+      int rc = jnode(m->value, depth + 1, &val);
+      if (rc || json_object_object_add(o, m->key, val)) {
+        json_object_put(val);
+        json_object_put(o);
+        return rc ? rc : GC_ENOMEM;
+      }
+    }
+    break;
+  default: return GC_EINVAL;
+  }
+  if (!o)
+    return GC_ENOMEM;
+  *out = o;
+  return GC_OK;
+}
+
+/* json-c's pretty printer opens a line inside an empty object or array
+ * ("{\n  }"); kubectl (Go's encoding/json) writes "{}" and "[]".  Outside
+ * strings, an opening bracket followed only by whitespace and its closing
+ * bracket is an empty container, so it is squeezed. */
+static void squeeze_empty(char *s, size_t *len) {
+  size_t o = 0;
+  int in_str = 0;
+  for (size_t i = 0; i < *len; i++) {
+    char c = s[i];
+    if (in_str) {
+      s[o++] = c;
+      if (c == '\\' && i + 1 < *len)
+        s[o++] = s[++i];
+      else if (c == '"')
+        in_str = 0;
+      continue;
+    }
+    if (c == '"')
+      in_str = 1;
+    if (c == '{' || c == '[') {
+      size_t j = i + 1;
+      while (j < *len && (s[j] == ' ' || s[j] == '\n'))
+        j++;
+      if (j < *len && s[j] == (c == '{' ? '}' : ']')) {
+        s[o++] = c;
+        s[o++] = s[j];
+        i = j;
+        continue;
+      }
+    }
+    s[o++] = c;
+  }
+  s[o] = '\0';
+  *len = o;
+}
+
+int gb_emit_json(const struct gc_value *v, int pretty, char **out, size_t *len) {
+  if (!v || !out || !len)
+    return GC_EINVAL;
+  *out = NULL;
+  *len = 0;
+  struct json_object *o = NULL;
+  int rc = jnode(v, 1, &o);
+  if (rc)
+    return rc;
+  int flags = JSON_C_TO_STRING_NOSLASHESCAPE |
+              (pretty ? JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED : JSON_C_TO_STRING_PLAIN);
+  size_t n = 0;
+  const char *s = o ? json_object_to_json_string_length(o, flags, &n) : "null";
+  if (!o)
+    n = 4;
+  if (!s) {
+    json_object_put(o);
+    return GC_ENOMEM;
+  }
+  char *buf = malloc(n + 2);
+  if (!buf) {
+    json_object_put(o);
+    return GC_ENOMEM;
+  }
+  memcpy(buf, s, n);
+  buf[n] = '\0';
+  json_object_put(o);
+  if (pretty) {
+    squeeze_empty(buf, &n);
+    buf[n++] = '\n';
+    buf[n] = '\0';
+  }
+  *out = buf;
+  *len = n;
+  return GC_OK;
+}
