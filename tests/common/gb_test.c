@@ -124,7 +124,6 @@ const char *gb_test_trainjob(const char *name, const char *rt, const char *spec_
 }
 
 void gb_test_run_free(struct gb_test_run *r) {
-  gb_test_strings_free();
   gc_gang_free(r->g);
   gc_catalog_free(r->cat);
   gb_docset_free(r->ds);

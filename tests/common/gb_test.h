@@ -58,8 +58,8 @@ void gb_test_dump(const struct gc_diags *d);
  * malloc'd NUL-terminated buffer; fails the test when unreadable. */
 char *gb_test_read_src(const char *relpath);
 
-/* printf into a string that lives until the next gb_test_run_free (or
- * gb_test_strings_free). */
+/* printf into a string that lives until gb_test_strings_free, which suites
+ * register as a checked fixture teardown. */
 const char *gb_test_fmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void gb_test_strings_free(void);
 

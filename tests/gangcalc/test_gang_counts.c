@@ -411,6 +411,7 @@ END_TEST
 static Suite *suite(void) {
   Suite *s = suite_create("gang_counts");
   TCase *tc = tcase_create("core");
+  tcase_add_checked_fixture(tc, NULL, gb_test_strings_free);
   tcase_add_test(tc, worked_coscheduling);
   tcase_add_test(tc, worked_volcano);
   tcase_add_test(tc, worked_framework);

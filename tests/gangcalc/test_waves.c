@@ -231,6 +231,7 @@ END_TEST
 static Suite *suite(void) {
   Suite *s = suite_create("waves");
   TCase *tc = tcase_create("core");
+  tcase_add_checked_fixture(tc, NULL, gb_test_strings_free);
   tcase_add_test(tc, waves_numbers);
   tcase_add_test(tc, waves_forward_reference);
   tcase_add_test(tc, waves_unknown_dependency);
