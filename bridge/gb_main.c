@@ -14,6 +14,7 @@ struct command {
 };
 
 static const struct command commands[] = {
+    {"place", gb_cmd_place, "evaluate where a gang fits on a cluster topology"},
     {NULL, NULL, NULL},
 };
 
