@@ -5,6 +5,7 @@
  * JSON errors and the upstream golden inputs.
  */
 #include <check.h>
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -892,6 +893,73 @@ START_TEST(test_upstream_dir) {
 }
 END_TEST
 
+/* ---- the syntax-* malformed cases: the loader's messages match .expect ---- */
+
+static int read_lines(const char *path, char lines[][512], size_t max, size_t *n) {
+  FILE *f = fopen(path, "r");
+  if (!f)
+    return -1;
+  *n = 0;
+  char buf[512];
+  while (fgets(buf, sizeof(buf), f) && *n < max) {
+    buf[strcspn(buf, "\n")] = '\0';
+    memcpy(lines[(*n)++], buf, sizeof(buf));
+  }
+  fclose(f);
+  return 0;
+}
+
+START_TEST(test_malformed_syntax_cases) {
+  ck_assert_int_eq(chdir(GB_SRC_DIR), 0);
+  const char *dir = "tests/malformed/cases";
+  DIR *d = opendir(dir);
+  ck_assert_ptr_nonnull(d);
+  struct dirent *de;
+  size_t cases = 0;
+  while ((de = readdir(d)) != NULL) {
+    size_t nl = strlen(de->d_name);
+    if (strncmp(de->d_name, "syntax-", 7) != 0 || nl < 8 || strcmp(de->d_name + nl - 7, ".expect"))
+      continue;
+    char base[300], input[400] = "", expect[400];
+    snprintf(base, sizeof(base), "%.*s", (int)(nl - 7), de->d_name);
+    snprintf(expect, sizeof(expect), "%s/%s", dir, de->d_name);
+    const char *exts[] = {"yaml", "yml", "json"};
+    for (int i = 0; i < 3; i++) {
+      char cand[400];
+      snprintf(cand, sizeof(cand), "%s/%s.%s", dir, base, exts[i]);
+      if (access(cand, R_OK) == 0)
+        memcpy(input, cand, sizeof(cand));
+    }
+    ck_assert_msg(input[0], "no input for %s", expect);
+    static char lines[64][512];
+    size_t n = 0;
+    ck_assert_int_eq(read_lines(expect, lines, 64, &n), 0);
+    ck_assert_uint_ge(n, 2);
+    ck_assert_str_eq(lines[0], "exit: 1");
+    struct gb_docset *ds = gb_docset_new(NULL);
+    struct gc_diags dg;
+    gc_diags_init(&dg);
+    int rc = gb_load_path(ds, input, &dg);
+    ck_assert_msg(rc != 0, "%s loaded cleanly", input);
+    size_t want = 0;
+    for (size_t i = 1; i < n; i++) {
+      if (!lines[i][0])
+        continue;
+      want++;
+      ck_assert_msg_present(&dg, lines[i]);
+    }
+    if (dg.n != want)
+      dump(&dg);
+    ck_assert_msg(dg.n == want, "%s: %zu messages, want %zu", input, dg.n, want);
+    gb_docset_free(ds);
+    gc_diags_destroy(&dg);
+    cases++;
+  }
+  closedir(d);
+  ck_assert_uint_ge(cases, 20);
+}
+END_TEST
+
 static Suite *manifest_suite(void) {
   Suite *s = suite_create("manifest");
   TCase *tc = tcase_create("core");
@@ -916,6 +984,7 @@ static Suite *manifest_suite(void) {
   tcase_add_test(tc, test_directory);
   tcase_add_loop_test(tc, test_upstream_files, 0, (int)(sizeof(UPSTREAM) / sizeof(UPSTREAM[0])));
   tcase_add_test(tc, test_upstream_dir);
+  tcase_add_test(tc, test_malformed_syntax_cases);
   suite_add_tcase(s, tc);
   return s;
 }
