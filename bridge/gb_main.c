@@ -15,6 +15,8 @@ struct command {
 
 static const struct command commands[] = {
     {"place", gb_cmd_place, "evaluate where a gang fits on a cluster topology"},
+    {"serve", gb_cmd_serve, "run the gRPC service (GangCalculator, PlacementEvaluator, Health)"},
+    {"call", gb_cmd_call, "call a running service: calculate, evaluate or health"},
     {NULL, NULL, NULL},
 };
 

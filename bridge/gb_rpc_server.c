@@ -1,0 +1,730 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * gb_rpc_server: unary gRPC server on gRPC C core 1.51 with protobuf-c.
+ *
+ * Model: one GRPC_CQ_NEXT completion queue shared by every worker thread
+ * (per-thread queues cause head-of-line blocking: a connection prefers one
+ * queue, so its calls wait behind a slow handler on that queue).  Every
+ * implemented unary method is registered with the core
+ * (GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER), so a new call arrives with
+ * its request message and is answered with one batch; a generic request
+ * catches every other path and answers UNIMPLEMENTED.  Each call is a
+ * context whose address is the completion tag:
+ *
+ *   REQUESTED --(call arrives: re-arm, dispatch, start final batch)-->
+ *   FINISHING --(batch done)--> freed
+ *
+ * Shutdown: every context (armed requests and accepted calls) is counted.
+ * The completion queue is shut down only when the count is zero, because a
+ * handler still running for a call the core has already given up on (its
+ * deadline passed) would otherwise start its final batch on a shut-down
+ * queue, which aborts the process inside gRPC.
+ */
+#include "gb_rpc_server.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <grpc/byte_buffer.h>
+#include <grpc/byte_buffer_reader.h>
+#include <grpc/grpc.h>
+#include <grpc/grpc_security.h>
+#include <grpc/slice.h>
+#include <grpc/support/alloc.h>
+#include <grpc/support/log.h>
+#include <grpc/support/time.h>
+
+#define MAX_METHODS 64
+#define GENERIC_ARMED 2          /* generic requests kept armed (unknown paths) */
+#define MAX_PEM_BYTES (1 << 20)  /* bound on a TLS file */
+
+struct method {
+  char *path; /* "/pkg.Svc/Method", malloc'd */
+  const ProtobufCMethodDescriptor *desc;
+  gb_rpc_handler fn;
+  void *data;
+  void *registered; /* core handle; NULL: served by the generic path */
+};
+
+struct worker {
+  struct gb_rpc_server *srv;
+  pthread_t thread;
+  struct gc_arena *arena; /* per-call scratch, reset after every call */
+  int started;
+};
+
+struct gb_rpc_server {
+  struct gb_rpc_config cfg; /* numbers copied; strings only read at start */
+  char *addr;
+  char *tls_cert_file, *tls_key_file, *client_ca_file;
+  grpc_server *server;
+  grpc_completion_queue *cq;          /* GRPC_CQ_NEXT, shared by all workers */
+  grpc_completion_queue *shutdown_cq; /* GRPC_CQ_PLUCK, not registered */
+  struct worker *workers;
+  int nworkers;
+  struct method methods[MAX_METHODS];
+  int nmethods;
+  int armed_per_method;
+  int port;
+  int started, stopped;
+  int grpc_inited;
+  atomic_int shutting_down;
+  atomic_uint_fast64_t calls;
+  /* Live call contexts (armed requests + accepted calls); see the top. */
+  pthread_mutex_t mu;
+  pthread_cond_t idle;
+  long live;
+};
+
+enum call_state { CALL_REQUESTED, CALL_FINISHING };
+
+struct call {
+  struct gb_rpc_server *srv;
+  struct method *m; /* NULL: generic request */
+  enum call_state state;
+  grpc_call *call;
+  gpr_timespec deadline;     /* registered calls */
+  grpc_call_details details; /* generic calls */
+  grpc_metadata_array req_md;
+  grpc_byte_buffer *payload;
+  grpc_byte_buffer *reply;
+  grpc_slice status_details;
+  int cancelled;
+};
+
+/* ------------------------------------------------------------------ codes */
+
+const char *gb_rpc_code_name(int code) {
+  static const char *const names[] = {
+      "OK",        "CANCELLED",         "UNKNOWN",        "INVALID_ARGUMENT",
+      "DEADLINE_EXCEEDED", "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED",
+      "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE",
+      "UNIMPLEMENTED", "INTERNAL",     "UNAVAILABLE",    "DATA_LOSS",
+      "UNAUTHENTICATED"};
+  if (code < 0 || code >= (int)(sizeof(names) / sizeof(names[0])))
+    return "UNKNOWN_CODE";
+  return names[code];
+}
+
+void gb_rpc_config_init(struct gb_rpc_config *c) {
+  memset(c, 0, sizeof(*c));
+  c->max_message_bytes = GB_RPC_DEFAULT_MAX_MESSAGE;
+  c->grace_ms = GB_RPC_DEFAULT_GRACE_MS;
+}
+
+/* ---------------------------------------------------------- handler helpers */
+
+int gb_rpc_fail(struct gb_rpc_ctx *ctx, int code, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(ctx->message, sizeof(ctx->message), fmt, ap);
+  va_end(ap);
+  ctx->code = code;
+  return code;
+}
+
+int gb_rpc_fail_diags(struct gb_rpc_ctx *ctx, int code, const char *prefix,
+                      const struct gc_diags *d) {
+  size_t cap = sizeof(ctx->message), used = 0;
+  size_t shown = 0, errors = 0;
+  ctx->message[0] = '\0';
+  if (prefix && *prefix)
+    used = (size_t)snprintf(ctx->message, cap, "%s", prefix);
+  for (size_t i = 0; d && i < d->n; i++) {
+    if (d->is_warning && d->is_warning[i])
+      continue;
+    errors++;
+    const char *m = d->msgs[i];
+    size_t need = strlen(m) + 1;
+    /* Keep room for the "(N more)" tail. */
+    if (used >= cap || need + 32 > cap - used)
+      continue;
+    used += (size_t)snprintf(ctx->message + used, cap - used, "%s%s", used ? "\n" : "", m);
+    shown++;
+  }
+  size_t more = errors - shown + (d ? d->dropped : 0);
+  if (more && used < cap)
+    snprintf(ctx->message + used, cap - used, "%s(%zu more)", used ? "\n" : "", more);
+  if (!ctx->message[0])
+    snprintf(ctx->message, cap, "%s", gb_rpc_code_name(code));
+  ctx->code = code;
+  return code;
+}
+
+static int64_t mono_ms(void) {
+  gpr_timespec now = gpr_now(GPR_CLOCK_MONOTONIC);
+  return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
+
+int64_t gb_rpc_ctx_ms_left(const struct gb_rpc_ctx *ctx) {
+  if (ctx->deadline_ms == INT64_MAX)
+    return INT64_MAX;
+  return ctx->deadline_ms - mono_ms();
+}
+
+int gb_rpc_ctx_defer(struct gb_rpc_ctx *ctx, void (*fn)(void *), void *arg) {
+  if (ctx->n_deferred >= GB_RPC_MAX_DEFERRED) {
+    fn(arg);
+    return GC_ELIMIT;
+  }
+  ctx->deferred[ctx->n_deferred] = fn;
+  ctx->deferred_arg[ctx->n_deferred] = arg;
+  ctx->n_deferred++;
+  return 0;
+}
+
+static void *arena_pb_alloc(void *data, size_t size) {
+  return gc_arena_alloc(data, size ? size : 1);
+}
+
+static void arena_pb_free(void *data, void *ptr) {
+  (void)data;
+  (void)ptr;
+}
+
+void gb_rpc_ctx_allocator(struct gb_rpc_ctx *ctx, ProtobufCAllocator *out) {
+  out->alloc = arena_pb_alloc;
+  out->free = arena_pb_free;
+  out->allocator_data = ctx->arena;
+}
+
+/* ------------------------------------------------------------ live count */
+
+static void live_add(struct gb_rpc_server *s, long d) {
+  pthread_mutex_lock(&s->mu);
+  s->live += d;
+  if (s->live == 0)
+    pthread_cond_broadcast(&s->idle);
+  pthread_mutex_unlock(&s->mu);
+}
+
+static void call_free(struct call *c) {
+  struct gb_rpc_server *s = c->srv;
+  if (c->payload)
+    grpc_byte_buffer_destroy(c->payload);
+  if (c->reply)
+    grpc_byte_buffer_destroy(c->reply);
+  grpc_slice_unref(c->status_details);
+  if (!c->m)
+    grpc_call_details_destroy(&c->details);
+  grpc_metadata_array_destroy(&c->req_md);
+  if (c->call)
+    grpc_call_unref(c->call);
+  free(c);
+  live_add(s, -1);
+}
+
+/* Arms one request for method m (NULL: the generic path).  Returns 0 or -1. */
+static int request_call(struct gb_rpc_server *s, struct method *m) {
+  struct call *c = calloc(1, sizeof(*c));
+  if (!c)
+    return -1;
+  live_add(s, 1);
+  c->srv = s;
+  c->m = m;
+  c->state = CALL_REQUESTED;
+  c->status_details = grpc_empty_slice();
+  grpc_metadata_array_init(&c->req_md);
+  grpc_call_error err;
+  if (m) {
+    err = grpc_server_request_registered_call(s->server, m->registered, &c->call, &c->deadline,
+                                              &c->req_md, &c->payload, s->cq, s->cq, c);
+  } else {
+    grpc_call_details_init(&c->details);
+    err = grpc_server_request_call(s->server, &c->call, &c->details, &c->req_md, s->cq, s->cq,
+                                   c);
+  }
+  if (err != GRPC_CALL_OK) {
+    gpr_log(GPR_ERROR, "gangbridge: request_call: %s", grpc_call_error_to_string(err));
+    call_free(c);
+    return -1;
+  }
+  return 0;
+}
+
+/* Starts the final batch: initial metadata, the reply when OK, the status
+ * and the close.  The context is freed when the batch completes. */
+static void finish(struct call *c, int code, const char *msg) {
+  grpc_op ops[4];
+  size_t n = 0;
+  memset(ops, 0, sizeof(ops));
+  ops[n].op = GRPC_OP_SEND_INITIAL_METADATA;
+  n++;
+  if (code == GB_RPC_OK && c->reply) {
+    ops[n].op = GRPC_OP_SEND_MESSAGE;
+    ops[n].data.send_message.send_message = c->reply;
+    n++;
+  }
+  grpc_slice_unref(c->status_details);
+  c->status_details = grpc_slice_from_copied_string(code == GB_RPC_OK || !msg ? "" : msg);
+  ops[n].op = GRPC_OP_SEND_STATUS_FROM_SERVER;
+  ops[n].data.send_status_from_server.status = (grpc_status_code)code;
+  ops[n].data.send_status_from_server.status_details = &c->status_details;
+  n++;
+  ops[n].op = GRPC_OP_RECV_CLOSE_ON_SERVER;
+  ops[n].data.recv_close_on_server.cancelled = &c->cancelled;
+  n++;
+  c->state = CALL_FINISHING;
+  grpc_call_error err = grpc_call_start_batch(c->call, ops, n, c, NULL);
+  if (err != GRPC_CALL_OK) {
+    gpr_log(GPR_ERROR, "gangbridge: start_batch(finish): %s", grpc_call_error_to_string(err));
+    call_free(c);
+  }
+}
+
+static int64_t deadline_ms(gpr_timespec d) {
+  if (gpr_time_cmp(d, gpr_inf_future(d.clock_type)) == 0)
+    return INT64_MAX;
+  gpr_timespec m = gpr_convert_clock_type(d, GPR_CLOCK_MONOTONIC);
+  return (int64_t)m.tv_sec * 1000 + m.tv_nsec / 1000000;
+}
+
+/* Decodes, runs the handler and packs the reply; leaves the status in ctx. */
+static void run_handler(struct worker *w, struct call *c, struct gb_rpc_ctx *ctx) {
+  struct method *m = c->m;
+  if (!c->payload) {
+    gb_rpc_fail(ctx, GB_RPC_INVALID_ARGUMENT, "no request message");
+    return;
+  }
+  grpc_byte_buffer_reader r;
+  if (!grpc_byte_buffer_reader_init(&r, c->payload)) {
+    gb_rpc_fail(ctx, GB_RPC_INTERNAL, "cannot read the request");
+    return;
+  }
+  grpc_slice flat = grpc_byte_buffer_reader_readall(&r);
+  grpc_byte_buffer_reader_destroy(&r);
+  size_t len = GRPC_SLICE_LENGTH(flat);
+  ProtobufCMessage *req = NULL;
+  if (len > w->srv->cfg.max_message_bytes) {
+    /* The core enforces the cap already; this guards a misconfigured core. */
+    gb_rpc_fail(ctx, GB_RPC_RESOURCE_EXHAUSTED, "request of %zu bytes exceeds the cap of %zu",
+                len, w->srv->cfg.max_message_bytes);
+  } else {
+    ProtobufCAllocator alloc;
+    gb_rpc_ctx_allocator(ctx, &alloc);
+    req = protobuf_c_message_unpack(m->desc->input, &alloc, len, GRPC_SLICE_START_PTR(flat));
+    if (!req)
+      gb_rpc_fail(ctx, GB_RPC_INVALID_ARGUMENT, "request is not a valid %s message",
+                  m->desc->input->name);
+  }
+  grpc_slice_unref(flat);
+  if (!req)
+    return;
+  if (gb_rpc_ctx_ms_left(ctx) <= 0) {
+    gb_rpc_fail(ctx, GB_RPC_DEADLINE_EXCEEDED, "deadline passed before the call started");
+    return;
+  }
+  ProtobufCMessage *reply = NULL;
+  int code = m->fn(ctx, m->data, req, &reply);
+  if (code != GB_RPC_OK) {
+    if (ctx->code == GB_RPC_OK)
+      gb_rpc_fail(ctx, code, "%s", gb_rpc_code_name(code));
+    return;
+  }
+  if (!reply) {
+    gb_rpc_fail(ctx, GB_RPC_INTERNAL, "handler returned no reply");
+    return;
+  }
+  if (gb_rpc_ctx_ms_left(ctx) <= 0) {
+    gb_rpc_fail(ctx, GB_RPC_DEADLINE_EXCEEDED, "deadline passed while handling the call");
+    return;
+  }
+  size_t size = protobuf_c_message_get_packed_size(reply);
+  if (size > w->srv->cfg.max_message_bytes) {
+    gb_rpc_fail(ctx, GB_RPC_RESOURCE_EXHAUSTED, "reply of %zu bytes exceeds the cap of %zu",
+                size, w->srv->cfg.max_message_bytes);
+    return;
+  }
+  grpc_slice out = grpc_slice_malloc(size);
+  protobuf_c_message_pack(reply, GRPC_SLICE_START_PTR(out));
+  c->reply = grpc_raw_byte_buffer_create(&out, 1);
+  grpc_slice_unref(out);
+  ctx->code = GB_RPC_OK;
+}
+
+static void dispatch(struct worker *w, struct call *c) {
+  struct gb_rpc_ctx *ctx = malloc(sizeof(*ctx));
+  if (!ctx) {
+    finish(c, GB_RPC_RESOURCE_EXHAUSTED, "out of memory");
+    return;
+  }
+  ctx->arena = w->arena;
+  ctx->method = c->m->path;
+  ctx->deadline_ms = deadline_ms(c->deadline);
+  ctx->max_message_bytes = w->srv->cfg.max_message_bytes;
+  ctx->code = GB_RPC_OK;
+  ctx->message[0] = '\0';
+  ctx->n_deferred = 0;
+  run_handler(w, c, ctx);
+  while (ctx->n_deferred > 0) {
+    ctx->n_deferred--;
+    ctx->deferred[ctx->n_deferred](ctx->deferred_arg[ctx->n_deferred]);
+  }
+  gc_arena_reset(w->arena);
+  finish(c, ctx->code, ctx->message);
+  free(ctx);
+}
+
+static void on_event(struct worker *w, struct call *c, int ok) {
+  struct gb_rpc_server *s = c->srv;
+  switch (c->state) {
+  case CALL_REQUESTED:
+    if (!ok) { /* the server is shutting down: do not re-arm */
+      call_free(c);
+      return;
+    }
+    if (!atomic_load(&s->shutting_down))
+      request_call(s, c->m); /* keep the accept pipeline full */
+    if (!c->m) {
+      char *path = grpc_slice_to_c_string(c->details.method);
+      char msg[512];
+      snprintf(msg, sizeof(msg), "unknown method %.400s", path);
+      gpr_free(path);
+      finish(c, GB_RPC_UNIMPLEMENTED, msg);
+      return;
+    }
+    dispatch(w, c);
+    return;
+  case CALL_FINISHING:
+    atomic_fetch_add(&s->calls, 1);
+    call_free(c);
+    return;
+  }
+}
+
+static void *worker_main(void *arg) {
+  struct worker *w = arg;
+  for (;;) {
+    grpc_event ev = grpc_completion_queue_next(w->srv->cq, gpr_inf_future(GPR_CLOCK_REALTIME),
+                                               NULL);
+    if (ev.type == GRPC_QUEUE_SHUTDOWN)
+      break;
+    if (ev.type == GRPC_OP_COMPLETE)
+      on_event(w, ev.tag, ev.success);
+  }
+  return NULL;
+}
+
+/* -------------------------------------------------------------- lifecycle */
+
+static char *dup_or_null(const char *s) {
+  return s ? strdup(s) : NULL;
+}
+
+int gb_rpc_server_new(const struct gb_rpc_config *cfg, struct gb_rpc_server **out,
+                      struct gc_diags *diags) {
+  *out = NULL;
+  if (!cfg->addr || !*cfg->addr) {
+    gc_diags_addf(diags, "grpc: no listen address (--grpc-addr HOST:PORT)");
+    return GC_EUSAGE;
+  }
+  if (!!cfg->tls_cert_file != !!cfg->tls_key_file) {
+    gc_diags_addf(diags, "grpc: --grpc-tls-cert and --grpc-tls-key go together");
+    return GC_EUSAGE;
+  }
+  if (cfg->client_ca_file && !cfg->tls_cert_file) {
+    gc_diags_addf(diags, "grpc: --grpc-client-ca needs --grpc-tls-cert and --grpc-tls-key");
+    return GC_EUSAGE;
+  }
+  if (cfg->threads < 0 || cfg->threads > GB_RPC_MAX_THREADS) {
+    gc_diags_addf(diags, "grpc: threads must be between 1 and %d", GB_RPC_MAX_THREADS);
+    return GC_EUSAGE;
+  }
+  if (cfg->max_message_bytes > (size_t)1 << 30) {
+    gc_diags_addf(diags, "grpc: the message cap must be at most 1 GiB");
+    return GC_EUSAGE;
+  }
+  if (cfg->grace_ms < 0) {
+    gc_diags_addf(diags, "grpc: the grace period must not be negative");
+    return GC_EUSAGE;
+  }
+  struct gb_rpc_server *s = calloc(1, sizeof(*s));
+  if (!s)
+    return GC_ENOMEM;
+  s->cfg = *cfg;
+  if (!s->cfg.max_message_bytes)
+    s->cfg.max_message_bytes = GB_RPC_DEFAULT_MAX_MESSAGE;
+  if (!s->cfg.grace_ms)
+    s->cfg.grace_ms = GB_RPC_DEFAULT_GRACE_MS;
+  if (!s->cfg.threads) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    s->cfg.threads = n < 2 ? 2 : n > GB_RPC_MAX_THREADS ? GB_RPC_MAX_THREADS : (int)n;
+  }
+  s->addr = strdup(cfg->addr);
+  s->tls_cert_file = dup_or_null(cfg->tls_cert_file);
+  s->tls_key_file = dup_or_null(cfg->tls_key_file);
+  s->client_ca_file = dup_or_null(cfg->client_ca_file);
+  s->cfg.addr = s->cfg.tls_cert_file = s->cfg.tls_key_file = s->cfg.client_ca_file = NULL;
+  pthread_mutex_init(&s->mu, NULL);
+  pthread_cond_init(&s->idle, NULL);
+  if (!s->addr || (cfg->tls_cert_file && !s->tls_cert_file) ||
+      (cfg->tls_key_file && !s->tls_key_file) || (cfg->client_ca_file && !s->client_ca_file)) {
+    gb_rpc_server_free(s);
+    return GC_ENOMEM;
+  }
+  *out = s;
+  return 0;
+}
+
+int gb_rpc_server_add_service(struct gb_rpc_server *s, const ProtobufCServiceDescriptor *sd,
+                              const gb_rpc_handler *handlers, const char *const *streaming,
+                              void *data) {
+  if (s->started || s->nmethods + (int)sd->n_methods > MAX_METHODS)
+    return GC_EUSAGE;
+  for (unsigned i = 0; i < sd->n_methods; i++) {
+    struct method *e = &s->methods[s->nmethods];
+    size_t len = strlen(sd->name) + strlen(sd->methods[i].name) + 3;
+    e->path = malloc(len);
+    if (!e->path)
+      return GC_ENOMEM;
+    snprintf(e->path, len, "/%s/%s", sd->name, sd->methods[i].name);
+    e->desc = &sd->methods[i];
+    e->fn = handlers[i];
+    e->data = data;
+    for (const char *const *st = streaming; st && *st; st++)
+      if (!strcmp(*st, sd->methods[i].name))
+        e->fn = NULL; /* unary-only server: streaming methods are unimplemented */
+    s->nmethods++;
+  }
+  return 0;
+}
+
+/* Reads a whole PEM file (bounded) into a NUL-terminated malloc'd string. */
+static int read_pem(const char *path, char **out, struct gc_diags *diags) {
+  *out = NULL;
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    gc_diags_addf(diags, "%s: %s", path, strerror(errno));
+    return GC_EIO;
+  }
+  char *buf = malloc(MAX_PEM_BYTES + 1);
+  if (!buf) {
+    fclose(f);
+    return GC_ENOMEM;
+  }
+  size_t n = fread(buf, 1, MAX_PEM_BYTES + 1, f);
+  int bad = ferror(f);
+  fclose(f);
+  if (bad || n == 0 || n > MAX_PEM_BYTES) {
+    gc_diags_addf(diags, "%s: %s", path,
+                  bad ? "read error" : n ? "larger than 1 MiB" : "empty file");
+    free(buf);
+    return GC_EIO;
+  }
+  buf[n] = '\0';
+  *out = buf;
+  return 0;
+}
+
+static grpc_server_credentials *make_credentials(struct gb_rpc_server *s, int *rc,
+                                                 struct gc_diags *diags) {
+  *rc = 0;
+  if (!s->tls_cert_file)
+    return grpc_insecure_server_credentials_create();
+  char *cert = NULL, *key = NULL, *ca = NULL;
+  grpc_server_credentials *creds = NULL;
+  if ((*rc = read_pem(s->tls_cert_file, &cert, diags)) ||
+      (*rc = read_pem(s->tls_key_file, &key, diags)) ||
+      (s->client_ca_file && (*rc = read_pem(s->client_ca_file, &ca, diags))))
+    goto out;
+  grpc_ssl_pem_key_cert_pair pair = {key, cert};
+  creds = grpc_ssl_server_credentials_create_ex(
+      ca, &pair, 1,
+      ca ? GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY
+         : GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE,
+      NULL);
+  if (!creds) {
+    gc_diags_addf(diags, "grpc: cannot create TLS credentials from %s and %s",
+                  s->tls_cert_file, s->tls_key_file);
+    *rc = GC_EIO;
+  }
+out:
+  free(cert);
+  free(key);
+  free(ca);
+  return creds;
+}
+
+/* Undoes a partial start (never-started server: destroy is allowed). */
+static void start_cleanup(struct gb_rpc_server *s) {
+  if (s->server)
+    grpc_server_destroy(s->server);
+  s->server = NULL;
+  if (s->cq) {
+    grpc_completion_queue_shutdown(s->cq);
+    while (grpc_completion_queue_next(s->cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL).type !=
+           GRPC_QUEUE_SHUTDOWN)
+      ;
+    grpc_completion_queue_destroy(s->cq);
+    s->cq = NULL;
+  }
+  if (s->shutdown_cq) {
+    grpc_completion_queue_shutdown(s->shutdown_cq);
+    grpc_completion_queue_destroy(s->shutdown_cq);
+    s->shutdown_cq = NULL;
+  }
+}
+
+int gb_rpc_server_start(struct gb_rpc_server *s, struct gc_diags *diags) {
+  if (s->started || s->stopped)
+    return GC_EUSAGE;
+  int rc = 0;
+  if (!s->grpc_inited) {
+    grpc_init();
+    s->grpc_inited = 1;
+  }
+  grpc_arg args[3];
+  memset(args, 0, sizeof(args));
+  args[0].type = GRPC_ARG_INTEGER;
+  args[0].key = (char *)GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH;
+  args[0].value.integer = (int)s->cfg.max_message_bytes;
+  args[1].type = GRPC_ARG_INTEGER;
+  args[1].key = (char *)GRPC_ARG_MAX_SEND_MESSAGE_LENGTH;
+  args[1].value.integer = (int)s->cfg.max_message_bytes;
+  /* SO_REUSEPORT is on by default on Linux: a second server on the same
+   * port would bind "successfully" and split the connections. */
+  args[2].type = GRPC_ARG_INTEGER;
+  args[2].key = (char *)GRPC_ARG_ALLOW_REUSEPORT;
+  args[2].value.integer = 0;
+  grpc_channel_args cargs = {3, args};
+  s->server = grpc_server_create(&cargs, NULL);
+  s->cq = grpc_completion_queue_create_for_next(NULL);
+  s->shutdown_cq = grpc_completion_queue_create_for_pluck(NULL);
+  grpc_server_register_completion_queue(s->server, s->cq, NULL);
+  for (int i = 0; i < s->nmethods; i++) {
+    if (!s->methods[i].fn)
+      continue;
+    s->methods[i].registered = grpc_server_register_method(
+        s->server, s->methods[i].path, NULL, GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER, 0);
+    if (!s->methods[i].registered) {
+      gc_diags_addf(diags, "grpc: cannot register %s", s->methods[i].path);
+      rc = GC_EUSAGE;
+      goto fail;
+    }
+  }
+  grpc_server_credentials *creds = make_credentials(s, &rc, diags);
+  if (!creds)
+    goto fail;
+  s->port = grpc_server_add_http2_port(s->server, s->addr, creds);
+  grpc_server_credentials_release(creds);
+  if (s->port == 0) {
+    gc_diags_addf(diags, "grpc: cannot listen on %s (address in use or not local?)", s->addr);
+    rc = GC_EIO;
+    goto fail;
+  }
+  s->workers = calloc((size_t)s->cfg.threads, sizeof(*s->workers));
+  if (!s->workers) {
+    rc = GC_ENOMEM;
+    goto fail;
+  }
+  s->nworkers = s->cfg.threads;
+  for (int i = 0; i < s->nworkers; i++) {
+    s->workers[i].srv = s;
+    /* Requests are decoded into the arena too, so it must hold a few times
+     * the largest message. */
+    s->workers[i].arena = gc_arena_new(s->cfg.max_message_bytes * 4 + ((size_t)64 << 20));
+    if (!s->workers[i].arena) {
+      rc = GC_ENOMEM;
+      goto fail;
+    }
+  }
+  grpc_server_start(s->server);
+  s->started = 1;
+  s->armed_per_method = s->nworkers < 4 ? 4 : s->nworkers;
+  for (int i = 0; i < s->nmethods; i++)
+    for (int k = 0; s->methods[i].registered && k < s->armed_per_method; k++)
+      request_call(s, &s->methods[i]);
+  for (int k = 0; k < GENERIC_ARMED; k++)
+    request_call(s, NULL);
+  for (int i = 0; i < s->nworkers; i++) {
+    if (pthread_create(&s->workers[i].thread, NULL, worker_main, &s->workers[i]) != 0) {
+      gc_diags_addf(diags, "grpc: cannot start worker threads");
+      gb_rpc_server_stop(s);
+      return GC_ENOMEM;
+    }
+    s->workers[i].started = 1;
+  }
+  return 0;
+fail:
+  start_cleanup(s);
+  if (s->workers) {
+    for (int i = 0; i < s->nworkers; i++)
+      gc_arena_free(s->workers[i].arena);
+    free(s->workers);
+    s->workers = NULL;
+    s->nworkers = 0;
+  }
+  return rc;
+}
+
+int gb_rpc_server_port(const struct gb_rpc_server *s) {
+  return s->port;
+}
+
+uint64_t gb_rpc_server_calls(const struct gb_rpc_server *s) {
+  return atomic_load(&((struct gb_rpc_server *)s)->calls);
+}
+
+void gb_rpc_server_stop(struct gb_rpc_server *s) {
+  if (!s || !s->started || s->stopped)
+    return;
+  s->stopped = 1;
+  atomic_store(&s->shutting_down, 1);
+  static int shutdown_tag;
+  grpc_server_shutdown_and_notify(s->server, s->shutdown_cq, &shutdown_tag);
+  grpc_event ev = grpc_completion_queue_pluck(
+      s->shutdown_cq, &shutdown_tag,
+      gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC),
+                   gpr_time_from_millis(s->cfg.grace_ms, GPR_TIMESPAN)),
+      NULL);
+  if (ev.type == GRPC_QUEUE_TIMEOUT) {
+    grpc_server_cancel_all_calls(s->server);
+    grpc_completion_queue_pluck(s->shutdown_cq, &shutdown_tag,
+                                gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+  }
+  /* The core is done with its calls, but a handler may still be running and
+   * about to start its final batch: wait until every context is freed (the
+   * workers keep polling meanwhile) before shutting the queue down. */
+  pthread_mutex_lock(&s->mu);
+  while (s->live > 0)
+    pthread_cond_wait(&s->idle, &s->mu);
+  pthread_mutex_unlock(&s->mu);
+  grpc_completion_queue_shutdown(s->cq);
+  for (int i = 0; i < s->nworkers; i++)
+    if (s->workers[i].started)
+      pthread_join(s->workers[i].thread, NULL);
+  grpc_server_destroy(s->server);
+  s->server = NULL;
+  grpc_completion_queue_destroy(s->cq);
+  s->cq = NULL;
+  grpc_completion_queue_shutdown(s->shutdown_cq);
+  grpc_completion_queue_pluck(s->shutdown_cq, NULL, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+  grpc_completion_queue_destroy(s->shutdown_cq);
+  s->shutdown_cq = NULL;
+}
+
+void gb_rpc_server_free(struct gb_rpc_server *s) {
+  if (!s)
+    return;
+  gb_rpc_server_stop(s);
+  for (int i = 0; i < s->nworkers; i++)
+    gc_arena_free(s->workers[i].arena);
+  free(s->workers);
+  for (int i = 0; i < s->nmethods; i++)
+    free(s->methods[i].path);
+  free(s->addr);
+  free(s->tls_cert_file);
+  free(s->tls_key_file);
+  free(s->client_ca_file);
+  pthread_cond_destroy(&s->idle);
+  pthread_mutex_destroy(&s->mu);
+  if (s->grpc_inited)
+    grpc_shutdown();
+  free(s);
+}

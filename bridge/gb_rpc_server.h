@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * gb_rpc_server: a unary-only gRPC server on gRPC C core with protobuf-c
+ * messages.  It owns the listening port (plain, TLS or mutual TLS), one
+ * shared completion queue polled by N worker threads, the per-method
+ * dispatch through protobuf-c service descriptors, the message size caps,
+ * deadlines and the graceful stop.  Handlers see only protobuf-c messages, a
+ * per-call arena and a status to fill; no gRPC type crosses this header.
+ * Threading and shutdown are described in docs/internals/rpc.md.
+ */
+#ifndef GB_RPC_SERVER_H
+#define GB_RPC_SERVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <protobuf-c/protobuf-c.h>
+
+#include "gc_arena.h"
+#include "gc_diag.h"
+
+/* gRPC status codes (same numbers as grpc/status.h). */
+enum gb_rpc_code {
+  GB_RPC_OK = 0,
+  GB_RPC_CANCELLED = 1,
+  GB_RPC_UNKNOWN = 2,
+  GB_RPC_INVALID_ARGUMENT = 3,
+  GB_RPC_DEADLINE_EXCEEDED = 4,
+  GB_RPC_NOT_FOUND = 5,
+  GB_RPC_ALREADY_EXISTS = 6,
+  GB_RPC_PERMISSION_DENIED = 7,
+  GB_RPC_RESOURCE_EXHAUSTED = 8,
+  GB_RPC_FAILED_PRECONDITION = 9,
+  GB_RPC_ABORTED = 10,
+  GB_RPC_OUT_OF_RANGE = 11,
+  GB_RPC_UNIMPLEMENTED = 12,
+  GB_RPC_INTERNAL = 13,
+  GB_RPC_UNAVAILABLE = 14,
+  GB_RPC_DATA_LOSS = 15,
+  GB_RPC_UNAUTHENTICATED = 16
+};
+
+/* "OK", "INVALID_ARGUMENT", ...; "CODE_<n>" spelled statically is not
+ * possible, so unknown numbers give "UNKNOWN_CODE". */
+const char *gb_rpc_code_name(int code);
+
+#define GB_RPC_DEFAULT_MAX_MESSAGE ((size_t)32 << 20) /* 32 MiB */
+#define GB_RPC_DEFAULT_GRACE_MS 5000
+#define GB_RPC_MAX_THREADS 64
+/* Status messages longer than this are cut (they travel in a header). */
+#define GB_RPC_MAX_STATUS_MESSAGE 4096
+
+/* Everything `gangbridge serve` needs to start the gRPC side.  Strings are
+ * borrowed until gb_rpc_server_start returns. */
+struct gb_rpc_config {
+  const char *addr;           /* "HOST:PORT"; port 0 picks a free port */
+  const char *tls_cert_file;  /* PEM certificate chain; with the key: TLS */
+  const char *tls_key_file;   /* PEM private key */
+  const char *client_ca_file; /* PEM CA bundle: require and verify client certs */
+  int threads;                /* worker threads; 0: online CPUs, at least 2 */
+  size_t max_message_bytes;   /* receive and send cap; 0: the default */
+  int grace_ms;               /* stop: time calls get to finish; 0: default */
+};
+
+/* Fills c with the defaults (no address, plain text). */
+void gb_rpc_config_init(struct gb_rpc_config *c);
+
+#define GB_RPC_MAX_DEFERRED 4
+
+/* One call as a handler sees it.  Valid only during the handler. */
+struct gb_rpc_ctx {
+  struct gc_arena *arena; /* per call: build the reply here; reset after the call */
+  const char *method;     /* "/package.Service/Method" */
+  int64_t deadline_ms;    /* absolute, CLOCK_MONOTONIC ms; INT64_MAX: none */
+  size_t max_message_bytes;
+  int code;               /* enum gb_rpc_code, set by gb_rpc_fail */
+  char message[GB_RPC_MAX_STATUS_MESSAGE];
+  void (*deferred[GB_RPC_MAX_DEFERRED])(void *); /* see gb_rpc_ctx_defer */
+  void *deferred_arg[GB_RPC_MAX_DEFERRED];
+  int n_deferred;
+};
+
+/* A unary handler.  `req` is the decoded request (server-owned, freed after
+ * the call).  On success it stores the reply in *reply (allocated from
+ * ctx->arena or static; never freed by the server) and returns GB_RPC_OK;
+ * otherwise it returns gb_rpc_fail(ctx, code, ...).  `data` is the pointer
+ * given to gb_rpc_server_add_service.  Handlers run on worker threads,
+ * several at a time. */
+typedef int (*gb_rpc_handler)(struct gb_rpc_ctx *ctx, void *data, const ProtobufCMessage *req,
+                              ProtobufCMessage **reply);
+
+/* Sets the call's status and message; returns code. */
+int gb_rpc_fail(struct gb_rpc_ctx *ctx, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Fails with every error message of d joined by newlines (cut at the
+ * status size cap, saying how many were left out); returns code. */
+int gb_rpc_fail_diags(struct gb_rpc_ctx *ctx, int code, const char *prefix,
+                      const struct gc_diags *d);
+
+/* Milliseconds left before the call's deadline (INT64_MAX when none; <= 0
+ * when it has passed). */
+int64_t gb_rpc_ctx_ms_left(const struct gb_rpc_ctx *ctx);
+
+/* Runs fn(arg) after the reply has been packed (or the call failed), in
+ * reverse order of registration: for objects the reply borrows from.
+ * Returns 0, or GC_ELIMIT when GB_RPC_MAX_DEFERRED are registered already
+ * (fn(arg) is then run at once, so the caller must not use the object). */
+int gb_rpc_ctx_defer(struct gb_rpc_ctx *ctx, void (*fn)(void *), void *arg);
+
+/* A protobuf-c allocator that takes memory from ctx->arena (free is a no-op):
+ * for unpacking nested messages inside a handler.  Valid during the call. */
+void gb_rpc_ctx_allocator(struct gb_rpc_ctx *ctx, ProtobufCAllocator *out);
+
+struct gb_rpc_server;
+
+/* Creates a stopped server with a copy of cfg's numbers (file names are
+ * read at start).  Returns 0, GC_EUSAGE for a bad config (to diags), or
+ * GC_ENOMEM.  Free with gb_rpc_server_free. */
+int gb_rpc_server_new(const struct gb_rpc_config *cfg, struct gb_rpc_server **out,
+                      struct gc_diags *diags);
+
+/* Adds a service: handlers[i] serves sd->methods[i] (NULL entries and
+ * streaming methods answer UNIMPLEMENTED).  `streaming` lists method names
+ * of sd that are streaming (protoc-c drops that flag), NULL-terminated, or
+ * NULL.  data is borrowed for the server's life.  Before start only. */
+int gb_rpc_server_add_service(struct gb_rpc_server *s, const ProtobufCServiceDescriptor *sd,
+                              const gb_rpc_handler *handlers, const char *const *streaming,
+                              void *data);
+
+/* Reads the TLS files, binds the address and starts the workers.  Returns
+ * 0; GC_EIO when a file cannot be read or the address cannot be bound (a
+ * port in use is an error: SO_REUSEPORT is off); messages to diags. */
+int gb_rpc_server_start(struct gb_rpc_server *s, struct gc_diags *diags);
+
+/* The bound port (after a successful start). */
+int gb_rpc_server_port(const struct gb_rpc_server *s);
+
+/* Graceful stop: refuses new calls, lets running calls finish for the grace
+ * period, cancels the rest, waits until no handler runs, then joins the
+ * workers.  Idempotent; safe on a server that never started. */
+void gb_rpc_server_stop(struct gb_rpc_server *s);
+
+/* Stops (if needed) and frees.  Accepts NULL. */
+void gb_rpc_server_free(struct gb_rpc_server *s);
+
+/* Calls that ended since start, for tests and logs. */
+uint64_t gb_rpc_server_calls(const struct gb_rpc_server *s);
+
+#endif
