@@ -1150,20 +1150,27 @@ static int hypernodes_build(struct tp_snapshot *s, struct hn_in *hn, size_t n,
     }
     if (j < 0 || walk[j] != (int64_t)i)
       continue;
-    /* j is on a cycle found by this walk: name it, then cut it. */
-    char path[1024];
-    size_t len = 0;
+    /* j is on a cycle found by this walk.  Parent links run child -> parent;
+     * name the cycle the way members are listed (parent -> child), starting
+     * at j, then cut it. */
+    int64_t ring[64];
+    size_t nring = 0;
     int64_t k = j;
     do {
-      int w = snprintf(path + len, sizeof(path) - len, "%s -> ", hn[k].name);
-      if (w < 0 || (size_t)w >= sizeof(path) - len) {
-        len = sizeof(path) - 1;
-        break;
-      }
-      len += (size_t)w;
+      if (nring < 64)
+        ring[nring++] = k;
       k = hn[k].parent;
     } while (k != j);
-    snprintf(path + len, sizeof(path) - len, "%s", hn[j].name);
+    char path[1024];
+    size_t len = 0;
+    int w = snprintf(path, sizeof(path), "%s", hn[j].name);
+    len = w > 0 ? (size_t)w : 0;
+    for (size_t q = nring; q-- > 0 && len < sizeof(path) - 1;) {
+      w = snprintf(path + len, sizeof(path) - len, " -> %s", hn[ring[q]].name);
+      if (w < 0)
+        break;
+      len += (size_t)w;
+    }
     gc_diags_addf(diags, "%s: HyperNode/%s: cycle in HyperNode members: %s", pfx(hn[j].origin),
                   hn[j].name, path);
     rc = GC_EINVAL;
