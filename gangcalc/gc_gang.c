@@ -1428,7 +1428,10 @@ int gc_gang_compute(const struct gc_value *trainjob, const struct gc_catalog *ru
   }
   g->namespace_ = gc_arena_strdup(a, ns);
   g->name = gc_arena_strdup(a, name ? name : "");
-  const char *uid = gc_value_as_str(gc_map_get(meta, "uid"));
+  const struct gc_value *uidv = gc_map_get(meta, "uid");
+  if (!is_null(uidv) && uidv->type != GC_STR)
+    fail(&c, c.tj, "metadata.uid: must be a string");
+  const char *uid = gc_value_as_str(uidv);
   g->uid = uid && *uid ? gc_arena_strdup(a, uid) : NULL;
   if (!g->namespace_ || !g->name)
     goto oom;
