@@ -214,41 +214,44 @@ void gb_scalar_resolve(const char *s, size_t len, struct gb_scalar *r) {
       hint = 'S';
     else if (is_digit(c))
       hint = 'D';
-    else if (strchr("yYnNtTfFoO~", c))
+    else if (c != '\0' && strchr("yYnNtTfFoO~", c))
       hint = 'M';
     else if (c == '.')
       hint = '.';
     else
       return;
   }
-  if (str_in(s, len, TRUE_WORDS)) {
-    r->type = GC_BOOL;
-    r->b = 1;
-    return;
-  }
-  if (str_in(s, len, FALSE_WORDS)) {
-    r->type = GC_BOOL;
-    r->b = 0;
-    return;
-  }
-  if (str_in(s, len, NULL_WORDS)) {
-    r->type = GC_NULL;
-    return;
-  }
-  if (str_in(s, len, NAN_WORDS)) {
-    r->type = GC_FLOAT;
-    r->f = NAN;
-    return;
-  }
-  if (str_in(s, len, PINF_WORDS)) {
-    r->type = GC_FLOAT;
-    r->f = INFINITY;
-    return;
-  }
-  if (str_in(s, len, NINF_WORDS)) {
-    r->type = GC_FLOAT;
-    r->f = -INFINITY;
-    return;
+  /* Every word of the resolve table has at most 6 bytes. */
+  if (len <= 6) {
+    if (str_in(s, len, TRUE_WORDS)) {
+      r->type = GC_BOOL;
+      r->b = 1;
+      return;
+    }
+    if (str_in(s, len, FALSE_WORDS)) {
+      r->type = GC_BOOL;
+      r->b = 0;
+      return;
+    }
+    if (str_in(s, len, NULL_WORDS)) {
+      r->type = GC_NULL;
+      return;
+    }
+    if (str_in(s, len, NAN_WORDS)) {
+      r->type = GC_FLOAT;
+      r->f = NAN;
+      return;
+    }
+    if (str_in(s, len, PINF_WORDS)) {
+      r->type = GC_FLOAT;
+      r->f = INFINITY;
+      return;
+    }
+    if (str_in(s, len, NINF_WORDS)) {
+      r->type = GC_FLOAT;
+      r->f = -INFINITY;
+      return;
+    }
   }
   if (hint == 'M' || hint == 'N')
     return;
