@@ -187,15 +187,20 @@ static const char *status_text(int status) {
 }
 
 /* Answers an error found while the body is still arriving.  libmicrohttpd
- * may refuse a response queued in the middle of a body; the status is then
- * kept and sent once the rest of the body has been read and dropped. */
+ * 0.9.75 refuses a response queued in the middle of a body; then a too-large
+ * body is read and dropped (within the request timeout) and answered at its
+ * end, and a timed-out one closes the connection, since waiting longer for
+ * a slow client is what the timeout forbids. */
 static enum MHD_Result fail_mid_body(struct gb_http *s, struct MHD_Connection *c,
                                      struct req_state *st, int status) {
   free(st->buf);
   st->buf = NULL;
   st->len = st->cap = 0;
-  if (send_text(s, c, st, status, status_text(status), NULL) != MHD_YES)
-    st->pending = status;
+  if (send_text(s, c, st, status, status_text(status), NULL) == MHD_YES)
+    return MHD_YES;
+  if (status == 408)
+    return MHD_NO;
+  st->pending = status;
   return MHD_YES;
 }
 
@@ -284,9 +289,10 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
   if (*upload_size) {
     size_t n = *upload_size;
     *upload_size = 0;
+    int late = s->request_timeout_s && elapsed_s(&st->start) > (double)s->request_timeout_s;
     if (st->answered || st->pending)
-      return MHD_YES; /* drop the rest of a body we already answered */
-    if (s->request_timeout_s && elapsed_s(&st->start) > (double)s->request_timeout_s)
+      return late ? MHD_NO : MHD_YES; /* drop the rest of a body already answered */
+    if (late)
       return fail_mid_body(s, c, st, 408);
     if (n > st->route->max_body - st->len)
       return fail_mid_body(s, c, st, 413);

@@ -5,9 +5,11 @@
  * with the methods it accepts, a handler and a body cap.  The server answers
  * by itself: 404 for an unknown path, 405 with an Allow header for a known
  * path and another method, 413 for a body over the route's cap (at once when
- * Content-Length says so, otherwise as soon as the cap is passed), 408 when a
- * body takes longer than the request timeout, 500 when a handler fails, and
- * 400 for malformed HTTP (libmicrohttpd).  HEAD is accepted wherever GET is.
+ * Content-Length says so; for a chunked body, once the rest has been read and
+ * dropped, since libmicrohttpd 0.9.75 cannot answer in the middle of a body),
+ * 500 when a handler fails, and 400 for malformed HTTP (libmicrohttpd).  A
+ * body still arriving after the request timeout closes the connection (as Go's
+ * ReadTimeout does).  HEAD is accepted wherever GET is.
  * Connections are bounded in number and idle time.  TLS uses a PEM
  * certificate chain and key read from files at start.  One internal polling
  * thread, or a pool of them, runs the handlers, so handlers must be
@@ -85,7 +87,7 @@ struct gb_http_config {
   const char *tls_key_file;    /* PEM private key */
   size_t max_body;             /* default GB_HTTP_DEFAULT_MAX_BODY */
   unsigned idle_timeout_s;     /* connection idle timeout; default 30 */
-  unsigned request_timeout_s;  /* whole-body receive limit; default 30 */
+  unsigned request_timeout_s;  /* whole-body receive limit; default 30; 0 = none */
   unsigned max_connections;    /* default 128 */
   unsigned threads;            /* 0 or 1: one polling thread; N > 1: a pool of N */
   unsigned grace_ms;           /* how long gb_http_stop waits for requests in flight; default 5000 */
