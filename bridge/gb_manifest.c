@@ -1174,9 +1174,8 @@ static void load_json(struct src *s, size_t start) {
     src_err(s, GC_EINVAL, line, col, "invalid character (NUL byte) in JSON");
     return;
   }
-  /* json-c counts the outermost container as depth 1 and refuses to open one
-   * at its limit; one spare level lets the walk report the exact position. */
-  int jdepth = (int)s->ds->limits.max_depth + 2;
+  /* json-c's tokener depth D admits D - 1 nested containers. */
+  int jdepth = (int)s->ds->limits.max_depth + 1;
   struct json_tokener *tok = json_tokener_new_ex(jdepth);
   if (!tok) {
     src_oom(s, 1, 1);
@@ -1210,6 +1209,9 @@ static void load_json(struct src *s, size_t start) {
       size_t eoff = off + (jerr == json_tokener_continue ? s->len - off : consumed);
       uint32_t line, col;
       offset_pos(s->buf, s->len, eoff, &line, &col);
+      if (jerr == json_tokener_error_depth && eoff > 0 &&
+          (s->buf[eoff - 1] == '[' || s->buf[eoff - 1] == '{'))
+        offset_pos(s->buf, s->len, eoff - 1, &line, &col); /* at the bracket */
       if (jerr == json_tokener_error_depth)
         src_err(s, GC_ELIMIT, line, col, "nesting depth exceeds limit %zu",
                 s->ds->limits.max_depth);

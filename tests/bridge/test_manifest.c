@@ -924,13 +924,16 @@ START_TEST(test_malformed_syntax_cases) {
     snprintf(base, sizeof(base), "%.*s", (int)(nl - 7), de->d_name);
     snprintf(expect, sizeof(expect), "%s/%s", dir, de->d_name);
     const char *exts[] = {"yaml", "yml", "json"};
+    int inputs = 0;
     for (int i = 0; i < 3; i++) {
       char cand[400];
       snprintf(cand, sizeof(cand), "%s/%s.%s", dir, base, exts[i]);
-      if (access(cand, R_OK) == 0)
+      if (access(cand, R_OK) == 0) {
         memcpy(input, cand, sizeof(cand));
+        inputs++;
+      }
     }
-    ck_assert_msg(input[0], "no input for %s", expect);
+    ck_assert_msg(inputs == 1, "%s: %d inputs, want exactly one", expect, inputs);
     static char lines[64][512];
     size_t n = 0;
     ck_assert_int_eq(read_lines(expect, lines, 64, &n), 0);
