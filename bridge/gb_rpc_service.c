@@ -861,9 +861,11 @@ static int evaluate_gang(struct gb_rpc_ctx *ctx, const Gangbridge__V1__EvaluateR
   return GB_RPC_OK;
 }
 
-static int policy_from_proto(struct gb_rpc_ctx *ctx, const Gangbridge__V1__TopologyPolicy *p,
-                             struct tp_policy *out) {
-  memset(out, 0, sizeof(*out));
+/* Applies the request's policy to the gang's own, as `place` applies its
+ * --mode/--highest-tier/--highest-tier-name flags. */
+static int policy_apply(struct gb_rpc_ctx *ctx, const Gangbridge__V1__TopologyPolicy *p,
+                        const struct tp_gang *g, struct tp_policy *out) {
+  *out = g->policy;
   if (!p)
     return GB_RPC_OK;
   int has_tier = p->highest_tier_opt_case ==
@@ -880,55 +882,103 @@ static int policy_from_proto(struct gb_rpc_ctx *ctx, const Gangbridge__V1__Topol
   else if (p->mode[0])
     return gb_rpc_fail(ctx, GB_RPC_INVALID_ARGUMENT,
                        "policy.mode: must be \"hard\" or \"soft\", not \"%.100s\"", p->mode);
-  else if (has_tier || p->highest_tier_name[0])
+  if (has_tier) {
+    out->has_highest_tier = 1;
+    out->highest_tier = p->highest_tier;
+    out->highest_tier_name = NULL;
+  }
+  if (p->highest_tier_name[0]) {
+    out->has_highest_tier = 0;
+    out->highest_tier_name = p->highest_tier_name;
+  }
+  if (out->mode == TP_MODE_UNSET && (has_tier || p->highest_tier_name[0]))
     out->mode = TP_MODE_HARD;
-  out->has_highest_tier = has_tier;
-  out->highest_tier = has_tier ? p->highest_tier : 0;
-  out->highest_tier_name = p->highest_tier_name[0] ? p->highest_tier_name : NULL;
   return GB_RPC_OK;
 }
 
-/* Builds the `place -o json` object of a result. */
-static int place_value(struct gc_arena *a, const struct tp_gang *g, const struct tp_result *r,
+static int put(struct gc_arena *a, struct gc_value *m, const char *k, struct gc_value *v) {
+  return v ? gc_map_set(a, m, k, v) : GC_ENOMEM;
+}
+
+static struct gc_value *str_or_null(struct gc_arena *a, const char *s) {
+  return s ? gc_value_strz(a, s) : gc_value_null(a);
+}
+
+/* Free resources of domain d for the resources the gang requests. */
+static struct gc_value *domain_free_value(struct gc_arena *a, const struct tp_snapshot *snap,
+                                          const struct tp_gang *g, uint32_t d) {
+  struct gc_value *m = gc_value_map(a);
+  if (!m)
+    return NULL;
+  for (size_t k = 0; k < g->n_sets; k++)
+    for (size_t j = 0; j <= g->sets[k].n_req; j++) {
+      const char *name = j < g->sets[k].n_req ? g->sets[k].res[j] : "pods";
+      int ri = tp_snapshot_resource(snap, name);
+      if (ri < 0 || gc_map_get(m, name))
+        continue;
+      char q[GC_QUANTITY_BUFSZ];
+      tp_units_format(name, snap->dom_free[ri][d], q, sizeof(q));
+      if (put(a, m, name, gc_value_strz(a, q)))
+        return NULL;
+    }
+  return m;
+}
+
+/* Builds the object `gangbridge place -o json` prints for the same
+ * evaluation: the same keys in the same order (see gb_cmd_place.c). */
+static int place_value(struct gc_arena *a, const struct tp_snapshot *snap,
+                       const struct tp_gang *g, const struct tp_result *res,
                        struct gc_value **out) {
-  struct gc_value *m = gc_value_map(a), *as = gc_value_seq(a), *rs = gc_value_seq(a);
-  if (!m || !as || !rs)
+  struct gc_value *root = gc_value_map(a), *as = gc_value_seq(a), *rs = gc_value_seq(a);
+  if (!root || !as || !rs)
     return GC_ENOMEM;
-  int rc = gc_map_set(a, m, "feasible", gc_value_bool(a, r->feasible));
-  if (!rc)
-    rc = gc_map_set(a, m, "hyperNode",
-                    r->domain_name ? gc_value_strz(a, r->domain_name) : gc_value_null(a));
-  if (!rc)
-    rc = gc_map_set(a, m, "tier", r->tier >= 0 ? gc_value_int(a, r->tier) : gc_value_null(a));
-  for (size_t i = 0; !rc && i < r->n_assign; i++) {
+  int rc = 0;
+  rc |= put(a, root, "feasible", gc_value_bool(a, res->feasible));
+  rc |= put(a, root, "hyperNode", str_or_null(a, res->domain_name));
+  rc |= put(a, root, "tier", res->feasible && !res->whole_cluster ? gc_value_int(a, res->tier)
+                                                                  : gc_value_null(a));
+  rc |= put(a, root, "tierName", str_or_null(a, res->feasible ? res->tier_name : NULL));
+  rc |= put(a, root, "wholeCluster", gc_value_bool(a, res->feasible && res->whole_cluster));
+  for (size_t i = 0; i < res->n_assign; i++) {
     struct gc_value *e = gc_value_map(a);
-    rc = !e ? GC_ENOMEM : gc_map_set(a, e, "node", gc_value_strz(a, r->assign[i].node));
-    if (!rc)
-      rc = gc_map_set(a, e, "podSet", gc_value_strz(a, g->sets[r->assign[i].podset].name));
-    if (!rc)
-      rc = gc_map_set(a, e, "pods", gc_value_int(a, r->assign[i].pods));
-    if (!rc)
-      rc = gc_seq_push(a, as, e);
+    if (!e)
+      return GC_ENOMEM;
+    rc |= put(a, e, "node", gc_value_strz(a, res->assign[i].node));
+    rc |= put(a, e, "podSet", gc_value_strz(a, g->sets[res->assign[i].podset].name));
+    rc |= put(a, e, "pods", gc_value_int(a, res->assign[i].pods));
+    rc |= gc_seq_push(a, as, e);
   }
-  if (!rc)
-    rc = gc_map_set(a, m, "assignments", as);
-  for (size_t i = 0; !rc && i < r->n_reasons; i++)
-    rc = gc_seq_push(a, rs, gc_value_strz(a, r->reasons[i]));
-  if (!rc)
-    rc = gc_map_set(a, m, "reasons", rs);
-  *out = m;
-  return rc;
+  rc |= put(a, root, "assignments", as);
+  for (size_t i = 0; i < res->n_reasons; i++)
+    rc |= gc_seq_push(a, rs, gc_value_strz(a, res->reasons[i]));
+  rc |= put(a, root, "reasons", rs);
+  rc |= put(a, root, "gang", str_or_null(a, g->name));
+  rc |= put(a, root, "pods", gc_value_int(a, res->feasible ? res->pods : tp_gang_pods(g)));
+  rc |= put(a, root, "mode", gc_value_strz(a, tp_mode_name(res->mode)));
+  rc |= put(a, root, "highestTier",
+            res->highest_tier >= 0 ? gc_value_int(a, res->highest_tier) : gc_value_null(a));
+  rc |= put(a, root, "profile", gc_value_strz(a, tp_profile_name(res->profile)));
+  if (res->feasible) {
+    rc |= put(a, root, "nodesUsed", gc_value_int(a, (int64_t)res->nodes_used));
+    rc |= put(a, root, "domainPods", gc_value_int(a, res->domain_pods));
+    rc |= put(a, root, "leftoverPods", gc_value_int(a, res->leftover));
+    rc |= put(a, root, "domainFree", domain_free_value(a, snap, g, (uint32_t)res->domain));
+    rc |= put(a, root, "exactSearch", gc_value_bool(a, res->exact_search));
+  }
+  *out = root;
+  return rc ? GC_ENOMEM : 0;
 }
 
 /* Fills resp from r, copying every string into the call arena (snapshot
  * names are only valid under the lock). */
-static int result_to_proto(struct gb_rpc_ctx *ctx, const struct tp_gang *g,
-                           const struct tp_result *r, Gangbridge__V1__EvaluateResponse *resp) {
+static int result_to_proto(struct gb_rpc_ctx *ctx, const struct tp_snapshot *snap,
+                           const struct tp_gang *g, const struct tp_result *r,
+                           Gangbridge__V1__EvaluateResponse *resp) {
   struct gc_arena *a = ctx->arena;
   resp->feasible = r->feasible ? 1 : 0;
   if (r->domain_name && !(resp->hyper_node = gc_arena_strdup(a, r->domain_name)))
     return GC_ENOMEM;
-  if (r->feasible && r->tier >= 0) {
+  if (r->feasible && !r->whole_cluster && r->tier >= 0) {
     resp->tier_opt_case = GANGBRIDGE__V1__EVALUATE_RESPONSE__TIER_OPT_TIER;
     resp->tier = (int32_t)r->tier;
   }
@@ -962,7 +1012,7 @@ static int result_to_proto(struct gb_rpc_ctx *ctx, const struct tp_gang *g,
   struct gc_value *v = NULL;
   char *json = NULL;
   size_t len = 0;
-  int rc = place_value(a, g, r, &v);
+  int rc = place_value(a, snap, g, r, &v);
   if (!rc)
     rc = gb_emit_json(v, 1, &json, &len);
   if (rc)
@@ -986,8 +1036,6 @@ static int evaluate(struct gb_rpc_ctx *ctx, void *data, const ProtobufCMessage *
   struct tp_eval_opts opts;
   memset(&opts, 0, sizeof(opts));
   struct tp_gang gang;
-  if ((code = policy_from_proto(ctx, req->policy, &opts.policy)))
-    goto out;
   switch (req->profile) {
   case GANGBRIDGE__V1__PROFILE__PROFILE_BESTFIT: opts.profile = TP_PROFILE_BESTFIT; break;
   case GANGBRIDGE__V1__PROFILE__PROFILE_SPREAD: opts.profile = TP_PROFILE_SPREAD; break;
@@ -1006,6 +1054,8 @@ static int evaluate(struct gb_rpc_ctx *ctx, void *data, const ProtobufCMessage *
     goto out;
   }
   if ((code = evaluate_gang(ctx, req, &gang, &diags)))
+    goto out;
+  if ((code = policy_apply(ctx, req->policy, &gang, &opts.policy)))
     goto out;
   const struct tp_snapshot *snap;
   uint64_t generation = 0;
@@ -1057,7 +1107,7 @@ static int evaluate(struct gb_rpc_ctx *ctx, void *data, const ProtobufCMessage *
                              NULL, &diags);
     goto out;
   }
-  rc = result_to_proto(ctx, &gang, &res, resp);
+  rc = result_to_proto(ctx, snap, &gang, &res, resp);
   if (rc) {
     code = gb_rpc_fail(ctx, rc == GC_ENOMEM ? GB_RPC_RESOURCE_EXHAUSTED : GB_RPC_INTERNAL,
                        "cannot build the reply: %s", gc_strerror(rc));
