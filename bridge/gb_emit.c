@@ -176,8 +176,13 @@ int gb_emit_yaml(const struct gc_value *const *docs, size_t n, char **out, size_
   if (!yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING) || yemit(&y, &ev))
     goto out;
   for (size_t i = 0; i < n; i++) {
-    /* libyaml writes "---" before every document but the first. */
-    if (!yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1) || yemit(&y, &ev))
+    /* libyaml writes "---" before every document but the first.  The first
+     * gets one too when it is an empty map or sequence: a stream starting
+     * with "{}" or "[]" would be read back as JSON. */
+    int implicit = !(i == 0 && docs[i] && (docs[i]->type == GC_MAP || docs[i]->type == GC_SEQ) &&
+                     docs[i]->len == 0);
+    if (!yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, implicit) ||
+        yemit(&y, &ev))
       goto out;
     if (ynode(&y, docs[i], 1))
       goto out;

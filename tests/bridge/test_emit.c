@@ -190,6 +190,14 @@ START_TEST(test_yaml_layout) {
   ck_assert_int_eq(gb_emit_yaml(roots, 2, &out, &len), 0);
   ck_assert_str_eq(out, text);
   free(out);
+  /* A leading empty map must not look like JSON to the loader. */
+  struct gc_arena *a = gc_arena_new(0);
+  const struct gc_value *empties[] = {gc_value_map(a), gc_value_map(a)};
+  ck_assert_int_eq(gb_emit_yaml(empties, 2, &out, &len), 0);
+  ck_assert_str_eq(out, "--- {}\n--- {}\n");
+  free(out);
+  round_trip(empties, 2);
+  gc_arena_free(a);
   ck_assert_int_eq(gb_emit_yaml(NULL, 0, &out, &len), 0);
   ck_assert_str_eq(out, "");
   ck_assert_uint_eq(len, 0);
