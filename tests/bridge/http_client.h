@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 /* Whole-request timeout for hreq_full; tests may lower it. */
-static long hreq_timeout_ms = 20000;
+static long hreq_timeout_ms __attribute__((unused)) = 20000;
 
 struct hres {
   CURLcode cc;
@@ -31,7 +31,7 @@ struct hres {
   char connection[32];
 };
 
-static size_t hres_write(char *p, size_t sz, size_t n, void *ud) {
+static inline size_t hres_write(char *p, size_t sz, size_t n, void *ud) {
   struct hres *r = ud;
   size_t add = sz * n;
   char *b = realloc(r->body, r->len + add + 1);
@@ -44,8 +44,8 @@ static size_t hres_write(char *p, size_t sz, size_t n, void *ud) {
   return add;
 }
 
-static void hres_header_value(const char *line, size_t n, const char *name, char *dst,
-                              size_t dst_size) {
+static inline void hres_header_value(const char *line, size_t n, const char *name,
+                                     char *dst, size_t dst_size) {
   size_t k = strlen(name);
   if (n <= k + 1 || strncasecmp(line, name, k) || line[k] != ':')
     return;
@@ -63,7 +63,7 @@ static void hres_header_value(const char *line, size_t n, const char *name, char
   dst[vl] = '\0';
 }
 
-static size_t hres_header(char *p, size_t sz, size_t n, void *ud) {
+static inline size_t hres_header(char *p, size_t sz, size_t n, void *ud) {
   struct hres *r = ud;
   size_t len = sz * n;
   hres_header_value(p, len, "Content-Type", r->ctype, sizeof(r->ctype));
@@ -76,7 +76,7 @@ struct chunked_src {
   size_t left;
 };
 
-static size_t chunked_read(char *buf, size_t sz, size_t n, void *ud) {
+static inline size_t chunked_read(char *buf, size_t sz, size_t n, void *ud) {
   struct chunked_src *s = ud;
   size_t want = sz * n;
   if (want > 1000)
@@ -91,8 +91,8 @@ static size_t chunked_read(char *buf, size_t sz, size_t n, void *ud) {
 /* Performs one request.  body may be NULL.  chunked_len > 0 sends that many
  * bytes with Transfer-Encoding: chunked instead of body.  cainfo enables
  * HTTPS verification against that CA file. */
-static void hreq_full(const char *method, const char *url, const char *ctype, const char *body,
-                      size_t len, size_t chunked_len, const char *cainfo, struct hres *r) {
+static inline void hreq_full(const char *method, const char *url, const char *ctype,
+                             const char *body, size_t len, size_t chunked_len, const char *cainfo, struct hres *r) {
   memset(r, 0, sizeof(*r));
   CURL *c = curl_easy_init();
   ck_assert_ptr_nonnull(c);
@@ -144,17 +144,17 @@ static void hreq_full(const char *method, const char *url, const char *ctype, co
   }
 }
 
-static void hreq(const char *method, const char *url, const char *body, struct hres *r) {
+static inline void hreq(const char *method, const char *url, const char *body, struct hres *r) {
   hreq_full(method, url, body ? "text/plain" : NULL, body, body ? strlen(body) : 0, 0, NULL, r);
 }
 
-static void hres_free(struct hres *r) {
+static inline void hres_free(struct hres *r) {
   free(r->body);
   r->body = NULL;
 }
 
 /* A connected raw TCP socket to 127.0.0.1:port. */
-static int raw_connect(unsigned port) {
+static inline int raw_connect(unsigned port) {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
   ck_assert_int_ge(fd, 0);
   struct sockaddr_in a;
@@ -166,14 +166,15 @@ static int raw_connect(unsigned port) {
   return fd;
 }
 
-static void raw_send(int fd, const char *s) {
+static inline void raw_send(int fd, const char *s) {
   size_t n = strlen(s);
   ck_assert_int_eq(send(fd, s, n, MSG_NOSIGNAL), (ssize_t)n);
 }
 
 /* Reads until the peer closes or timeout_ms passes; returns bytes read and
  * sets *closed when the peer closed. */
-static size_t raw_read_all(int fd, char *buf, size_t size, int timeout_ms, int *closed) {
+static inline size_t raw_read_all(int fd, char *buf, size_t size, int timeout_ms,
+                                  int *closed) {
   size_t n = 0;
   *closed = 0;
   for (;;) {
