@@ -342,6 +342,53 @@ START_TEST(test_parse_range) {
 }
 END_TEST
 
+/* Long inputs: the digit buffer bound and the sub-nano tail. */
+START_TEST(test_parse_long) {
+  static char s[2048];
+  char buf[GC_QUANTITY_BUFSZ];
+  struct gc_quantity q;
+  /* 600 significant digits: beyond any int64 mantissa */
+  memset(s, '7', 600);
+  ck_assert_int_eq(gc_quantity_parse(s, 600, &q), GC_ERANGE);
+  /* 1 and 1500 zeros: exact */
+  s[0] = '1';
+  memset(s + 1, '0', 1500);
+  ck_assert_int_eq(gc_quantity_parse(s, 1501, &q), 0);
+  ck_assert_int_eq(q.mant, 1);
+  ck_assert_int_eq(q.scale, 1500);
+  ck_assert_str_eq(F(&q, buf), "1e1500");
+  /* 1.000...000 (1500 zeros) is 1 */
+  s[1] = '.';
+  memset(s + 2, '0', 1500);
+  ck_assert_int_eq(gc_quantity_parse(s, 1502, &q), 0);
+  ck_assert_str_eq(F(&q, buf), "1");
+  /* 0.000...0001 far below nano rounds up to 1n */
+  s[0] = '0';
+  s[1] = '.';
+  memset(s + 2, '0', 1500);
+  s[1502] = '1';
+  ck_assert_int_eq(gc_quantity_parse(s, 1503, &q), 0);
+  ck_assert_str_eq(F(&q, buf), "1n");
+  /* 0.1111... (1500 ones): the tail below nano only rounds up */
+  memset(s + 2, '1', 1500);
+  ck_assert_int_eq(gc_quantity_parse(s, 1502, &q), 0);
+  ck_assert_str_eq(F(&q, buf), "111111112n");
+  /* same with a binary suffix: 1500 fraction digits exceed the buffer */
+  memcpy(s + 1502, "Ki", 2);
+  ck_assert_int_eq(gc_quantity_parse(s, 1504, &q), GC_ERANGE);
+  /* binary with a 600-digit integer part is simply capped */
+  memset(s, '9', 600);
+  memcpy(s + 600, ".5Mi", 4);
+  ck_assert_int_eq(gc_quantity_parse(s, 604, &q), 0);
+  ck_assert_int_eq(q.mant, INT64_MAX);
+  /* 1500 leading zeros are skipped */
+  memset(s, '0', 1500);
+  memcpy(s + 1500, "25m", 3);
+  ck_assert_int_eq(gc_quantity_parse(s, 1503, &q), 0);
+  ck_assert_str_eq(F(&q, buf), "25m");
+}
+END_TEST
+
 START_TEST(test_add_sub_format_rules) {
   char buf[GC_QUANTITY_BUFSZ];
   /* TestQuantityAddZeroPreservesSuffix / SubZero */
@@ -774,6 +821,7 @@ static Suite *quantity_suite(void) {
   tcase_add_test(tc, test_parse_digitless_corners);
   tcase_add_test(tc, test_parse_malformed);
   tcase_add_test(tc, test_parse_range);
+  tcase_add_test(tc, test_parse_long);
   tcase_add_test(tc, test_add_sub_format_rules);
   tcase_add_test(tc, test_add_overflow);
   tcase_add_test(tc, test_mul);
