@@ -179,6 +179,11 @@ int gb_rpc_ctx_defer(struct gb_rpc_ctx *ctx, void (*fn)(void *), void *arg) {
   return 0;
 }
 
+void gb_rpc_ctx_reply_packed(struct gb_rpc_ctx *ctx, const void *data, size_t len) {
+  ctx->packed_reply = data;
+  ctx->packed_reply_len = len;
+}
+
 static void *arena_pb_alloc(void *data, size_t size) {
   return gc_arena_alloc(data, size ? size : 1);
 }
@@ -313,15 +318,22 @@ static void run_handler(struct worker *w, struct call *c, struct gb_rpc_ctx *ctx
       gb_rpc_fail(ctx, GB_RPC_INVALID_ARGUMENT, "request is not a valid %s message",
                   m->desc->input->name);
   }
-  grpc_slice_unref(flat);
-  if (!req)
+  if (!req) {
+    grpc_slice_unref(flat);
     return;
+  }
   if (gb_rpc_ctx_ms_left(ctx) <= 0) {
+    grpc_slice_unref(flat);
     gb_rpc_fail(ctx, GB_RPC_DEADLINE_EXCEEDED, "deadline passed before the call started");
     return;
   }
   ProtobufCMessage *reply = NULL;
+  ctx->request = GRPC_SLICE_START_PTR(flat);
+  ctx->request_len = len;
   int code = m->fn(ctx, m->data, req, &reply);
+  ctx->request = NULL;
+  ctx->request_len = 0;
+  grpc_slice_unref(flat);
   if (code != GB_RPC_OK) {
     if (ctx->code == GB_RPC_OK)
       gb_rpc_fail(ctx, code, "%s", gb_rpc_code_name(code));
@@ -335,14 +347,18 @@ static void run_handler(struct worker *w, struct call *c, struct gb_rpc_ctx *ctx
     gb_rpc_fail(ctx, GB_RPC_DEADLINE_EXCEEDED, "deadline passed while handling the call");
     return;
   }
-  size_t size = protobuf_c_message_get_packed_size(reply);
+  size_t size = ctx->packed_reply ? ctx->packed_reply_len
+                                   : protobuf_c_message_get_packed_size(reply);
   if (size > w->srv->cfg.max_message_bytes) {
     gb_rpc_fail(ctx, GB_RPC_RESOURCE_EXHAUSTED, "reply of %zu bytes exceeds the cap of %zu",
                 size, w->srv->cfg.max_message_bytes);
     return;
   }
   grpc_slice out = grpc_slice_malloc(size);
-  protobuf_c_message_pack(reply, GRPC_SLICE_START_PTR(out));
+  if (ctx->packed_reply)
+    memcpy(GRPC_SLICE_START_PTR(out), ctx->packed_reply, size);
+  else
+    protobuf_c_message_pack(reply, GRPC_SLICE_START_PTR(out));
   c->reply = grpc_raw_byte_buffer_create(&out, 1);
   grpc_slice_unref(out);
   ctx->code = GB_RPC_OK;
@@ -361,6 +377,10 @@ static void dispatch(struct worker *w, struct call *c) {
   ctx->code = GB_RPC_OK;
   ctx->message[0] = '\0';
   ctx->n_deferred = 0;
+  ctx->request = NULL;
+  ctx->request_len = 0;
+  ctx->packed_reply = NULL;
+  ctx->packed_reply_len = 0;
   run_handler(w, c, ctx);
   while (ctx->n_deferred > 0) {
     ctx->n_deferred--;

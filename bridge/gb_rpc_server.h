@@ -73,6 +73,10 @@ struct gb_rpc_ctx {
   const char *method;     /* "/package.Service/Method" */
   int64_t deadline_ms;    /* absolute, CLOCK_MONOTONIC ms; INT64_MAX: none */
   size_t max_message_bytes;
+  const uint8_t *request; /* the request's wire bytes (e.g. as a cache key) */
+  size_t request_len;
+  const uint8_t *packed_reply; /* set by gb_rpc_ctx_reply_packed */
+  size_t packed_reply_len;
   int code;               /* enum gb_rpc_code, set by gb_rpc_fail */
   char message[GB_RPC_MAX_STATUS_MESSAGE];
   void (*deferred[GB_RPC_MAX_DEFERRED])(void *); /* see gb_rpc_ctx_defer */
@@ -107,6 +111,12 @@ int64_t gb_rpc_ctx_ms_left(const struct gb_rpc_ctx *ctx);
  * Returns 0, or GC_ELIMIT when GB_RPC_MAX_DEFERRED are registered already
  * (fn(arg) is then run at once, so the caller must not use the object). */
 int gb_rpc_ctx_defer(struct gb_rpc_ctx *ctx, void (*fn)(void *), void *arg);
+
+/* Answers with reply bytes that are already encoded (a cached reply):
+ * data must stay valid until the handler's deferred functions run (the
+ * call arena qualifies).  The handler then returns GB_RPC_OK with any
+ * non-NULL *reply; the bytes are sent instead of packing it. */
+void gb_rpc_ctx_reply_packed(struct gb_rpc_ctx *ctx, const void *data, size_t len);
 
 /* A protobuf-c allocator that takes memory from ctx->arena (free is a no-op):
  * for unpacking nested messages inside a handler.  Valid during the call. */

@@ -24,6 +24,32 @@
 
 #define EVALUATOR_POOL 64
 
+/* Calculate's reply cache (see memo_get). */
+#define MEMO_BUCKETS 4096
+#define MEMO_MAX_ENTRIES 4096
+#define MEMO_MAX_BYTES ((size_t)64 << 20)
+#define MEMO_MAX_ENTRY ((size_t)1 << 20)
+
+struct memo_entry {
+  struct memo_entry *next;             /* in its bucket */
+  struct memo_entry *newer, *older;    /* LRU list */
+  uint64_t hash;
+  size_t key_len, val_len;
+  uint8_t *key, *val;                  /* one allocation: the entry, key, val */
+};
+
+/* Calculate is a pure function of its request bytes (it reads no server
+ * state), so replies are kept by request bytes: a scheduler asking again
+ * about the same TrainJob is answered without parsing.  Bounded by entry
+ * count and bytes, least recently used first out; full keys are compared,
+ * so a hash collision can only cost a miss. */
+struct memo {
+  pthread_mutex_t mu;
+  struct memo_entry *buckets[MEMO_BUCKETS];
+  struct memo_entry *newest, *oldest;
+  size_t n, bytes;
+};
+
 struct gb_rpc_service {
   atomic_int serving;
   /* The live snapshot: evaluations hold the read lock, changes the write
@@ -31,6 +57,7 @@ struct gb_rpc_service {
   pthread_rwlock_t lock;
   struct tp_snapshot *snap;
   uint64_t generation;
+  struct memo memo;
   /* Idle evaluators (their scratch buffers are reused across calls). */
   pthread_mutex_t pool_mu;
   struct tp_evaluator *pool[EVALUATOR_POOL];
@@ -371,6 +398,123 @@ static int gang_to_proto(struct gc_arena *a, const struct gc_gang *g, Gangbridge
   return 0;
 }
 
+/* ------------------------------------------------------------ reply cache */
+
+static uint64_t hash_bytes(const uint8_t *p, size_t n) {
+  uint64_t h = 0x9e3779b97f4a7c15ULL ^ (uint64_t)n;
+  while (n >= 8) {
+    uint64_t v;
+    memcpy(&v, p, 8);
+    h = (h ^ v) * 0xff51afd7ed558ccdULL;
+    h ^= h >> 32;
+    p += 8;
+    n -= 8;
+  }
+  uint64_t v = 0;
+  memcpy(&v, p, n);
+  h = (h ^ v) * 0xc4ceb9fe1a85ec53ULL;
+  return h ^ (h >> 29);
+}
+
+static void memo_unlink_lru(struct memo *m, struct memo_entry *e) {
+  if (e->newer)
+    e->newer->older = e->older;
+  else
+    m->newest = e->older;
+  if (e->older)
+    e->older->newer = e->newer;
+  else
+    m->oldest = e->newer;
+  e->newer = e->older = NULL;
+}
+
+static void memo_push_newest(struct memo *m, struct memo_entry *e) {
+  e->older = m->newest;
+  e->newer = NULL;
+  if (m->newest)
+    m->newest->newer = e;
+  m->newest = e;
+  if (!m->oldest)
+    m->oldest = e;
+}
+
+static struct memo_entry *memo_find(struct memo *m, uint64_t h, const uint8_t *key, size_t len) {
+  for (struct memo_entry *e = m->buckets[h % MEMO_BUCKETS]; e; e = e->next)
+    if (e->hash == h && e->key_len == len && !memcmp(e->key, key, len))
+      return e;
+  return NULL;
+}
+
+/* Copies the cached reply for key into arena a.  Returns 1 on a hit. */
+static int memo_get(struct memo *m, uint64_t h, const uint8_t *key, size_t len,
+                    struct gc_arena *a, const uint8_t **val, size_t *val_len) {
+  int hit = 0;
+  pthread_mutex_lock(&m->mu);
+  struct memo_entry *e = memo_find(m, h, key, len);
+  if (e) {
+    uint8_t *copy = gc_arena_alloc(a, e->val_len ? e->val_len : 1);
+    if (copy) {
+      memcpy(copy, e->val, e->val_len);
+      *val = copy;
+      *val_len = e->val_len;
+      memo_unlink_lru(m, e);
+      memo_push_newest(m, e);
+      hit = 1;
+    }
+  }
+  pthread_mutex_unlock(&m->mu);
+  return hit;
+}
+
+static void memo_remove(struct memo *m, struct memo_entry *e) {
+  struct memo_entry **pp = &m->buckets[e->hash % MEMO_BUCKETS];
+  while (*pp != e)
+    pp = &(*pp)->next;
+  *pp = e->next;
+  memo_unlink_lru(m, e);
+  m->n--;
+  m->bytes -= e->key_len + e->val_len;
+  free(e);
+}
+
+/* Keeps a copy of (key, val); evicts the least recently used entries to
+ * stay within the bounds.  Silently does nothing when out of memory. */
+static void memo_put(struct memo *m, uint64_t h, const uint8_t *key, size_t len,
+                     const uint8_t *val, size_t val_len) {
+  if (len + val_len > MEMO_MAX_ENTRY)
+    return;
+  struct memo_entry *e = malloc(sizeof(*e) + len + val_len);
+  if (!e)
+    return;
+  e->hash = h;
+  e->key = (uint8_t *)(e + 1);
+  e->val = e->key + len;
+  e->key_len = len;
+  e->val_len = val_len;
+  memcpy(e->key, key, len);
+  memcpy(e->val, val, val_len);
+  pthread_mutex_lock(&m->mu);
+  if (memo_find(m, h, key, len)) {
+    pthread_mutex_unlock(&m->mu);
+    free(e);
+    return;
+  }
+  e->next = m->buckets[h % MEMO_BUCKETS];
+  m->buckets[h % MEMO_BUCKETS] = e;
+  memo_push_newest(m, e);
+  m->n++;
+  m->bytes += len + val_len;
+  while (m->oldest && (m->n > MEMO_MAX_ENTRIES || m->bytes > MEMO_MAX_BYTES))
+    memo_remove(m, m->oldest);
+  pthread_mutex_unlock(&m->mu);
+}
+
+static void memo_destroy(struct memo *m) {
+  while (m->oldest)
+    memo_remove(m, m->oldest);
+  pthread_mutex_destroy(&m->mu);
+}
+
 /* ------------------------------------------------------------ Calculate */
 
 static void calc_release(void *arg) {
@@ -396,8 +540,17 @@ static int calc_start(struct gb_rpc_ctx *ctx, const Gangbridge__V1__CalculateReq
 
 static int calculate(struct gb_rpc_ctx *ctx, void *data, const ProtobufCMessage *msg,
                      ProtobufCMessage **reply) {
-  (void)data;
+  struct gb_rpc_service *svc = data;
   const Gangbridge__V1__CalculateRequest *req = (const Gangbridge__V1__CalculateRequest *)msg;
+  uint64_t h = ctx->request ? hash_bytes(ctx->request, ctx->request_len) : 0;
+  const uint8_t *cached = NULL;
+  size_t cached_len = 0;
+  if (ctx->request &&
+      memo_get(&svc->memo, h, ctx->request, ctx->request_len, ctx->arena, &cached, &cached_len)) {
+    gb_rpc_ctx_reply_packed(ctx, cached, cached_len);
+    *reply = (ProtobufCMessage *)msg; /* any message: the packed bytes are sent */
+    return GB_RPC_OK;
+  }
   struct calc *c = NULL;
   int code = calc_start(ctx, req, "", &c);
   if (code)
@@ -423,6 +576,13 @@ static int calculate(struct gb_rpc_ctx *ctx, void *data, const ProtobufCMessage 
   resp->pod_group_json.data = (uint8_t *)json;
   resp->pod_group_json.len = json_len;
   *reply = &resp->base;
+  size_t size = gangbridge__v1__calculate_response__get_packed_size(resp);
+  uint8_t *packed = ctx->request ? gc_arena_alloc(ctx->arena, size ? size : 1) : NULL;
+  if (packed) {
+    gangbridge__v1__calculate_response__pack(resp, packed);
+    memo_put(&svc->memo, h, ctx->request, ctx->request_len, packed, size);
+    gb_rpc_ctx_reply_packed(ctx, packed, size);
+  }
   return GB_RPC_OK;
 }
 
@@ -1137,6 +1297,7 @@ struct gb_rpc_service *gb_rpc_service_new(void) {
     return NULL;
   }
   pthread_mutex_init(&svc->pool_mu, NULL);
+  pthread_mutex_init(&svc->memo.mu, NULL);
   return svc;
 }
 
@@ -1147,6 +1308,7 @@ void gb_rpc_service_free(struct gb_rpc_service *svc) {
   for (int i = 0; i < svc->n_pool; i++)
     tp_evaluator_free(svc->pool[i]);
   pthread_mutex_destroy(&svc->pool_mu);
+  memo_destroy(&svc->memo);
   pthread_rwlock_destroy(&svc->lock);
   free(svc);
 }

@@ -275,6 +275,32 @@ START_TEST(test_calculate_matches_render) {
 }
 END_TEST
 
+/* A repeated request is answered from the reply cache with the same bytes;
+ * a request that differs in one option is not. */
+START_TEST(test_calculate_cache) {
+  const char *texts[] = {runtime_yaml(), job_yaml()};
+  Gangbridge__V1__CalculateResponse *a = NULL, *b = NULL, *c = NULL;
+  ck_assert_int_eq(calculate(texts, 2, 0, &a, NULL, 0), GB_RPC_OK);
+  ck_assert_int_eq(calculate(texts, 2, 0, &b, NULL, 0), GB_RPC_OK);
+  ck_assert_int_eq(calculate(texts, 2, GANGBRIDGE__V1__BACKEND__BACKEND_COSCHEDULING, &c, NULL, 0),
+                   GB_RPC_OK);
+  size_t la = gangbridge__v1__calculate_response__get_packed_size(a);
+  size_t lb = gangbridge__v1__calculate_response__get_packed_size(b);
+  uint8_t *pa = malloc(la), *pb = malloc(lb);
+  gangbridge__v1__calculate_response__pack(a, pa);
+  gangbridge__v1__calculate_response__pack(b, pb);
+  ck_assert_uint_eq(la, lb);
+  ck_assert(memcmp(pa, pb, la) == 0);
+  ck_assert_int_eq(c->gang->backend, GANGBRIDGE__V1__BACKEND__BACKEND_COSCHEDULING);
+  ck_assert_int_eq(a->gang->backend, GANGBRIDGE__V1__BACKEND__BACKEND_VOLCANO);
+  free(pa);
+  free(pb);
+  protobuf_c_message_free_unpacked(&a->base, NULL);
+  protobuf_c_message_free_unpacked(&b->base, NULL);
+  protobuf_c_message_free_unpacked(&c->base, NULL);
+}
+END_TEST
+
 START_TEST(test_calculate_errors) {
   char msg[GB_RPC_MAX_STATUS_MESSAGE];
   /* No manifests at all. */
@@ -357,6 +383,8 @@ START_TEST(test_expired_deadline) {
   ck_assert_int_eq(call(CALC, &req.base, &gangbridge__v1__calculate_response__descriptor, 20000,
                         NULL, NULL, 0),
                    GB_RPC_OK);
+  /* Other bytes, so the reply cache cannot answer it at once. */
+  req.default_namespace = "expiring";
   char msg[256];
   ck_assert_int_eq(call(CALC, &req.base, &gangbridge__v1__calculate_response__descriptor, 1, NULL,
                         msg, sizeof(msg)),
@@ -862,6 +890,7 @@ static Suite *rpc_suite(void) {
   tcase_add_test(tc, test_health_watch_unimplemented);
   tcase_add_test(tc, test_unknown_method);
   tcase_add_test(tc, test_calculate_matches_render);
+  tcase_add_test(tc, test_calculate_cache);
   tcase_add_test(tc, test_calculate_errors);
   tcase_add_test(tc, test_malformed_bytes);
   tcase_add_test(tc, test_oversized);
