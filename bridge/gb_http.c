@@ -113,6 +113,11 @@ static void allow_header(unsigned methods, char *buf, size_t size) {
   }
 }
 
+/* The largest over-limit body that is drained before the 413 is sent. */
+static unsigned long long drain_limit(size_t max_body) {
+  return 4ULL * max_body + (1ULL << 20);
+}
+
 static double elapsed_s(const struct timespec *since) {
   struct timespec now;
   clock_gettime(CLOCK_MONOTONIC, &now);
@@ -281,8 +286,16 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
       errno = 0;
       char *end = NULL;
       unsigned long long want = strtoull(cl, &end, 10);
-      if (errno == ERANGE || want > st->route->max_body)
-        return send_text(s, c, st, 413, status_text(413), NULL);
+      if (errno == ERANGE || want > st->route->max_body) {
+        /* Answering before the body is read makes the kernel reset the
+         * connection when unread data remains, and the client may lose the
+         * answer; a body of moderate size is therefore read and dropped
+         * first (within the request timeout), only a huge one is refused
+         * at once. */
+        if (errno == ERANGE || want > drain_limit(st->route->max_body))
+          return send_text(s, c, st, 413, status_text(413), NULL);
+        st->pending = 413;
+      }
     }
     return MHD_YES;
   }

@@ -4,12 +4,12 @@
  * fixed table of routes (exact paths, or prefixes for "/readyz/<check>"), each
  * with the methods it accepts, a handler and a body cap.  The server answers
  * by itself: 404 for an unknown path, 405 with an Allow header for a known
- * path and another method, 413 for a body over the route's cap (at once when
- * Content-Length says so; for a chunked body, once the rest has been read and
- * dropped, since libmicrohttpd 0.9.75 cannot answer in the middle of a body),
+ * path and another method, 413 for a body over the route's cap (after reading
+ * and dropping the rest of the body, so that the client surely sees the
+ * answer; at once when Content-Length announces more than 4 x cap + 1 MiB),
  * 500 when a handler fails, and 400 for malformed HTTP (libmicrohttpd).  A
- * body still arriving after the request timeout closes the connection (as Go's
- * ReadTimeout does).  HEAD is accepted wherever GET is.
+ * body still arriving after the request timeout closes the connection (as
+ * Go's ReadTimeout does).  HEAD is accepted wherever GET is.
  * Connections are bounded in number and idle time.  TLS uses a PEM
  * certificate chain and key read from files at start.  One internal polling
  * thread, or a pool of them, runs the handlers, so handlers must be
@@ -84,7 +84,7 @@ struct gb_http_config {
   const char *address;         /* numeric IPv4 or IPv6 address; NULL = "0.0.0.0" */
   unsigned port;               /* 0 = an ephemeral port (see gb_http_port) */
   const char *tls_cert_file;   /* PEM chain; with tls_key_file enables HTTPS */
-  const char *tls_key_file;    /* PEM private key */
+  const char *tls_key_file;    /* PEM private key (read once at start; restart to rotate) */
   size_t max_body;             /* default GB_HTTP_DEFAULT_MAX_BODY */
   unsigned idle_timeout_s;     /* connection idle timeout; default 30 */
   unsigned request_timeout_s;  /* whole-body receive limit; default 30; 0 = none */
