@@ -568,7 +568,9 @@ START_TEST(test_evaluate) {
   ck_assert_int_eq(r->tier_opt_case, GANGBRIDGE__V1__EVALUATE_RESPONSE__TIER_OPT_TIER);
   ck_assert_int_eq(assigned_pods(r), 4);
   ck_assert_uint_gt(r->place_json.len, 0);
-  char *pj = strndup((const char *)r->place_json.data, r->place_json.len);
+  char *pj = calloc(1, r->place_json.len + 1);
+  ck_assert_ptr_nonnull(pj);
+  memcpy(pj, r->place_json.data, r->place_json.len);
   ck_assert_ptr_nonnull(strstr(pj, "\"feasible\": true"));
   ck_assert_ptr_nonnull(strstr(pj, "\"hyperNode\": \"r0\""));
   free(pj);
