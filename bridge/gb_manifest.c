@@ -96,7 +96,8 @@ struct src {
   size_t nodes; /* nodes built for this source */
   struct anchor *anchors;
   size_t nanchors, capanchors;
-  int rc; /* first error of this source */
+  int rc;          /* first error of this source */
+  int doc_aliases; /* the current YAML document used an alias */
 };
 
 static int src_fail(struct src *s, int rc) {
@@ -516,6 +517,42 @@ static int count_node(struct src *s, size_t n, uint32_t line, uint32_t col) {
   return GC_OK;
 }
 
+/* Copies the nodes of an anchored tree for an alias.  Nodes are copied, so
+ * a consumer that edits one place never edits another; string bytes, texts
+ * and keys are immutable and shared.  Arrays get exactly their length. */
+static struct gc_value *tree_copy(struct gc_arena *a, const struct gc_value *v) {
+  struct gc_value *c = gc_arena_alloc(a, sizeof(*c));
+  if (!c)
+    return NULL;
+  *c = *v;
+  if (v->type == GC_SEQ) {
+    c->cap = v->len;
+    c->u.items = NULL;
+    if (v->len) {
+      c->u.items = gc_arena_alloc(a, v->len * sizeof(*c->u.items));
+      if (!c->u.items)
+        return NULL;
+      for (size_t i = 0; i < v->len; i++)
+        if (!(c->u.items[i] = tree_copy(a, v->u.items[i])))
+          return NULL;
+    }
+  } else if (v->type == GC_MAP) {
+    c->cap = v->len;
+    c->u.members = NULL;
+    if (v->len) {
+      c->u.members = gc_arena_alloc(a, v->len * sizeof(*c->u.members));
+      if (!c->u.members)
+        return NULL;
+      for (size_t i = 0; i < v->len; i++) {
+        c->u.members[i] = v->u.members[i];
+        if (!(c->u.members[i].value = tree_copy(a, v->u.members[i].value)))
+          return NULL;
+      }
+    }
+  }
+  return c;
+}
+
 static int anchor_add(struct src *s, const char *name, struct gc_value *v, size_t nodes) {
   if (s->nanchors == s->capanchors) {
     size_t ncap = s->capanchors ? s->capanchors * 2 : 8;
@@ -775,9 +812,11 @@ static int ynode(struct ybuild *y, yaml_event_t *ev, size_t depth, struct gc_val
     }
     if ((rc = count_node(s, an->nodes, line, col)))
       break;
-    v = gc_value_clone(s->ds->arena, an->value);
-    if (!v)
-      rc = src_oom(s, line, col);
+    /* Shared for now, so an alias bomb costs nothing before the node count
+     * stops it; load_yaml copies a document that used aliases into a real
+     * tree once it has passed every bound. */
+    v = an->value;
+    s->doc_aliases = 1;
     break;
   }
   case YAML_SCALAR_EVENT:
@@ -834,6 +873,7 @@ static void load_yaml(struct src *s) {
     if (t != YAML_DOCUMENT_START_EVENT)
       continue;
     anchors_clear(s);
+    s->doc_aliases = 0;
     yaml_event_t nev;
     if (ynext(&y, &nev))
       break;
@@ -861,6 +901,13 @@ static void load_yaml(struct src *s) {
     }
     if (rc)
       break;
+    if (s->doc_aliases) {
+      struct gc_value *shared = root;
+      if (!(root = tree_copy(s->ds->arena, shared))) {
+        src_oom(s, shared->line, shared->col);
+        break;
+      }
+    }
     if (!(empty_plain && is_empty_doc(root))) {
       rc = add_document(s, root, 0);
       if (rc == GC_ELIMIT || rc == GC_ENOMEM)
@@ -1132,7 +1179,7 @@ static int jw_value(struct jwalk *w, size_t depth, struct gc_value **out) {
   } else if (c == '-' || is_digit(c)) {
     const char *start = w->p;
     int integral = 1;
-    while (w->p < w->end && (is_digit(*w->p) || strchr("+-.eE", *w->p))) {
+    while (w->p < w->end && (is_digit(*w->p) || (*w->p && strchr("+-.eE", *w->p)))) {
       if (*w->p == '.' || *w->p == 'e' || *w->p == 'E')
         integral = 0;
       jw_adv(w);
@@ -1297,7 +1344,10 @@ int gb_load_buffer(struct gb_docset *ds, const char *name, const char *buf, size
 /* Reads at most cap+1 bytes from fd; sets *over when the source is larger
  * than cap.  Returns 0 or an errno value. */
 static int read_capped(int fd, size_t cap, char **out, size_t *outlen, int *over) {
-  size_t bufcap = 64 * 1024, len = 0;
+  size_t len = 0;
+  if (cap > SIZE_MAX / 2)
+    cap = SIZE_MAX / 2;
+  size_t bufcap = cap + 1 < 64 * 1024 ? cap + 1 : 64 * 1024;
   *over = 0;
   char *buf = malloc(bufcap);
   if (!buf)
