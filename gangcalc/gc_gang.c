@@ -781,7 +781,8 @@ static void merge_into_job(struct ctx *c, struct gc_value *jsjobs, const char *j
   int rc = gc_merge_strategic(c->a, ps, patch, NULL, &merged);
   if (rc || !merged) {
     if (rc == GC_ELIMIT)
-      fail(c, c->tj, "override of replicated job \"%s\" is nested too deeply", jobname);
+      fail(c, c->tj, "override of replicated job \"%s\" is too large or nested too deeply",
+           jobname);
     else
       c->oom = 1;
     return;
@@ -873,11 +874,12 @@ static void apply_patches(struct ctx *c, const struct gc_value *spec, struct gc_
         struct gc_value *job = job_by_name(jsjobs, jn, NULL);
         struct gc_value *t = job ? ensure_map(c, job, "template") : NULL;
         struct gc_value *merged = NULL;
-        if (t && gc_merge_strategic(c->a, gc_map_get(t, "metadata"), tmeta, "metadata",
-                                    &merged) == GC_OK && merged) {
-          if (gc_map_set(c->a, t, "metadata", merged))
-            c->oom = 1;
-        }
+        int mrc = t ? gc_merge_strategic(c->a, gc_map_get(t, "metadata"), tmeta, "metadata",
+                                         &merged) : GC_ENOMEM;
+        if (mrc == GC_ELIMIT)
+          fail(c, c->tj, "%s.template.metadata: too large or nested too deeply", jp);
+        else if (mrc || !merged || gc_map_set(c->a, t, "metadata", merged))
+          c->oom = 1;
       }
       const struct gc_value *pmeta = gc_value_path(pj, "template.spec.template.metadata");
       if (pmeta && pmeta->type == GC_MAP) {
@@ -886,11 +888,13 @@ static void apply_patches(struct ctx *c, const struct gc_value *spec, struct gc_
         struct gc_value *s = t ? ensure_map(c, t, "spec") : NULL;
         struct gc_value *pt = s ? ensure_map(c, s, "template") : NULL;
         struct gc_value *merged = NULL;
-        if (pt && gc_merge_strategic(c->a, gc_map_get(pt, "metadata"), pmeta, "metadata",
-                                     &merged) == GC_OK && merged) {
-          if (gc_map_set(c->a, pt, "metadata", merged))
-            c->oom = 1;
-        }
+        int mrc = pt ? gc_merge_strategic(c->a, gc_map_get(pt, "metadata"), pmeta,
+                                          "metadata", &merged) : GC_ENOMEM;
+        if (mrc == GC_ELIMIT)
+          fail(c, c->tj, "%s.template.spec.template.metadata: too large or nested too deeply",
+               jp);
+        else if (mrc || !merged || gc_map_set(c->a, pt, "metadata", merged))
+          c->oom = 1;
       }
       const struct gc_value *pspec = gc_value_path(pj, "template.spec.template.spec");
       if (is_null(pspec))
@@ -992,6 +996,11 @@ static int read_jobs(struct ctx *c, const struct gc_value *jsjobs, struct job *j
     }
     const struct gc_value *deps = get_seq(c, c->rt, gc_map_get(node, "dependsOn"),
                                           fmt(c, "%s.dependsOn", p), NULL);
+    if (deps && deps->len > GC_WAVES_MAX_JOBS) {
+      fail(c, c->rt, "%s.dependsOn: must have at most %d items", p, GC_WAVES_MAX_JOBS);
+      ok = 0;
+      continue;
+    }
     if (deps && deps->len) {
       j->deps = gc_arena_alloc(c->a, deps->len * sizeof(char *));
       j->dep_status = gc_arena_alloc(c->a, deps->len * sizeof(char *));
@@ -1054,8 +1063,10 @@ static void merge_rpn(struct ctx *c, struct job *j, const struct gc_value *rpn) 
       c->oom = 1;
   }
   struct gc_value *merged = NULL;
-  if (gc_merge_strategic(c->a, gc_map_get(target, "resources"), patch, "resources", &merged) ||
-      !merged || gc_map_set(c->a, target, "resources", merged))
+  int rc = gc_merge_strategic(c->a, gc_map_get(target, "resources"), patch, "resources", &merged);
+  if (rc == GC_ELIMIT)
+    fail(c, c->tj, "spec.trainer.resourcesPerNode: too large to merge");
+  else if (rc || !merged || gc_map_set(c->a, target, "resources", merged))
     c->oom = 1;
 }
 
@@ -1128,7 +1139,7 @@ static void resolve_policy(struct ctx *c, const struct rt_info *r) {
         fail(c, c->rt, "%s.mode: Unsupported value: \"%.*s\": supported values: \"hard\", "
              "\"soft\"", np, NAME_SHOW_MAX, mode);
       else
-        tp.mode = mode;
+        tp.mode = fmt(c, "%s", mode);
     }
     int64_t tier = 0;
     int ra = get_int(c, c->rt, gc_map_get(nt, "highestTierAllowed"),
@@ -1145,7 +1156,7 @@ static void resolve_policy(struct ctx *c, const struct rt_info *r) {
       fail(c, c->rt, "%s: must not specify 'highestTierAllowed' and 'highestTierName' in "
            "networkTopology simultaneously.", np);
     } else if (rn == 1) {
-      tp.highest_tier_name = tname;
+      tp.highest_tier_name = fmt(c, "%s", tname);
     } else {
       tp.has_highest_tier = 1;
       tp.highest_tier = ra == 1 ? tier : 1;
@@ -1456,7 +1467,9 @@ int gc_gang_compute(const struct gc_value *trainjob, const struct gc_catalog *ru
   if (!rt)
     goto done;
   g->runtime_kind = t.ref_cluster ? "ClusterTrainingRuntime" : "TrainingRuntime";
-  g->runtime_name = t.ref_name;
+  g->runtime_name = gc_arena_strdup(a, t.ref_name);
+  if (!g->runtime_name)
+    goto oom;
   c.rt = t.ref_cluster ? fmt(&c, "ClusterTrainingRuntime/%.*s", NAME_SHOW_MAX, t.ref_name)
                        : fmt(&c, "TrainingRuntime %s/%.*s", ns, NAME_SHOW_MAX, t.ref_name);
   const struct gc_value *rlabels = gc_value_path(rt, "metadata.labels");
@@ -1478,7 +1491,12 @@ int gc_gang_compute(const struct gc_value *trainjob, const struct gc_catalog *ru
 
   /* The effective JobSet spec: runtime template, then overrides/patches. */
   struct gc_value *js = NULL;
-  if (gc_merge_strategic(a, gc_value_path(rt, "spec.template.spec"), NULL, NULL, &js) || !js)
+  int crc = gc_merge_strategic(a, gc_value_path(rt, "spec.template.spec"), NULL, NULL, &js);
+  if (crc == GC_ELIMIT) {
+    fail(&c, c.rt, "spec.template.spec: nested too deeply");
+    goto done;
+  }
+  if (crc || !js)
     goto oom;
   struct gc_value *jsjobs = gc_map_get(js, "replicatedJobs");
   apply_overrides(&c, t.spec, jsjobs, r.jobs, 1);
@@ -1513,8 +1531,8 @@ int gc_gang_compute(const struct gc_value *trainjob, const struct gc_catalog *ru
     else if (q.value && !gc_name_is_dns1123_subdomain(q.value, strlen(q.value)))
       fail(&c, q.prefix, "%s: \"%.*s\" is not a valid Volcano queue name (an RFC 1123 "
            "subdomain)", q.path, NAME_SHOW_MAX, q.value);
-    else if (q.value)
-      g->queue = q.value;
+    else if (q.value && !(g->queue = gc_arena_strdup(a, q.value)))
+      goto oom;
     else
       WARN(&c, GC_WARN_NO_QUEUE, "no %s annotation on the runtime template or the TrainJob; "
            "Volcano puts the PodGroup in the \"default\" queue", GC_VOLCANO_QUEUE_ANNOTATION);

@@ -133,6 +133,8 @@ static int merge_maps(struct gc_arena *a, const struct gc_value *base,
 static int merge_keyed_lists(struct gc_arena *a, const struct gc_value *base,
                              const struct gc_value *patch, const char *key, int depth,
                              struct gc_value **out) {
+  if (base->len + patch->len > GC_MERGE_MAX_LIST)
+    return GC_ELIMIT;
   struct gc_value *s = gc_value_seq(a);
   if (!s)
     return GC_ENOMEM;

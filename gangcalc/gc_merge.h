@@ -16,6 +16,10 @@
 /* Maximum nesting the merge follows; deeper input is refused (GC_ELIMIT). */
 #define GC_MERGE_MAX_DEPTH 128
 
+/* Longest pair of lists merged by key (base + patch items); keyed merging
+ * is quadratic, so larger lists are refused (GC_ELIMIT). */
+#define GC_MERGE_MAX_LIST 4096
+
 /* Returns the patch merge key for a list stored under `field` ("name" for
  * containers, env, volumes, ...; "mountPath" for volumeMounts), or NULL when
  * such a list is replaced as a whole. */

@@ -392,6 +392,35 @@ START_TEST(generations_overrides_and_patches) {
 }
 END_TEST
 
+/* The gang owns every string it holds: it stays usable after the input
+ * documents and the catalog are freed (checked under ASan). */
+START_TEST(gang_outlives_inputs) {
+  struct gb_test_run r;
+  run(&r, rt_with("  podGroupPolicy: {volcano: {networkTopology: {mode: soft, "
+                  "highestTierName: leaf}}}\n", "scheduling.volcano.sh/queue-name: team-q"),
+      "  trainer: {numNodes: 2}\n", GC_BACKEND_UNSET);
+  ok(&r);
+  struct gc_gang *g = r.g;
+  r.g = NULL;
+  gb_test_run_free(&r);
+  ck_assert_str_eq(g->queue, "team-q");
+  ck_assert_str_eq(g->runtime_name, "rt");
+  ck_assert_str_eq(g->topology.mode, "soft");
+  ck_assert_str_eq(g->topology.highest_tier_name, "leaf");
+  ck_assert_str_eq(g->podsets[0].name, "node");
+  ck_assert_str_eq(g->podsets[0].ancestor, "trainer");
+  struct gc_arena *a = gc_arena_new(0);
+  struct gc_value *pg = NULL;
+  ck_assert_int_eq(gc_render_podgroup(g, a, &pg), 0);
+  char *text = NULL;
+  ck_assert_int_eq(gc_explain(g, &text), 0);
+  ck_assert_ptr_nonnull(strstr(text, "team-q"));
+  free(text);
+  gc_arena_free(a);
+  gc_gang_free(g);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("gang_policy");
   TCase *tc = tcase_create("core");
@@ -405,6 +434,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, runtime_ref_rules);
   tcase_add_test(tc, deprecated_and_elastic);
   tcase_add_test(tc, generations_overrides_and_patches);
+  tcase_add_test(tc, gang_outlives_inputs);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -4,6 +4,7 @@
  * mountPath), other lists replaced, null deletes, inputs never modified.
  */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -124,6 +125,29 @@ START_TEST(merge_depth_limited) {
 }
 END_TEST
 
+START_TEST(merge_list_limit) {
+  /* Keyed merging is quadratic: very long lists are refused. */
+  struct gc_arena *a = gc_arena_new(0);
+  struct gc_value *base = gc_value_map(a), *patch = gc_value_map(a);
+  struct gc_value *bl = gc_value_seq(a), *pl = gc_value_seq(a);
+  for (int i = 0; i < GC_MERGE_MAX_LIST; i++) {
+    struct gc_value *item = gc_value_map(a);
+    char name[32];
+    snprintf(name, sizeof(name), "v%d", i);
+    ck_assert_int_eq(gc_map_set(a, item, "name", gc_value_strz(a, name)), 0);
+    ck_assert_int_eq(gc_seq_push(a, i % 2 ? bl : pl, item), 0);
+  }
+  ck_assert_int_eq(gc_map_set(a, base, "env", bl), 0);
+  ck_assert_int_eq(gc_map_set(a, patch, "env", pl), 0);
+  struct gc_value *out = NULL;
+  ck_assert_int_eq(gc_merge_strategic(a, base, patch, NULL, &out), 0);
+  ck_assert_uint_eq(gc_map_get(out, "env")->len, GC_MERGE_MAX_LIST);
+  ck_assert_int_eq(gc_seq_push(a, pl, gc_value_map(a)), 0);
+  ck_assert_int_eq(gc_merge_strategic(a, base, patch, NULL, &out), GC_ELIMIT);
+  gc_arena_free(a);
+}
+END_TEST
+
 START_TEST(merge_key_table) {
   ck_assert_str_eq(gc_merge_key_for("containers"), "name");
   ck_assert_str_eq(gc_merge_key_for("initContainers"), "name");
@@ -150,6 +174,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, merge_field_decides_list_rule);
   tcase_add_test(tc, merge_type_change_replaces);
   tcase_add_test(tc, merge_depth_limited);
+  tcase_add_test(tc, merge_list_limit);
   tcase_add_test(tc, merge_key_table);
   suite_add_tcase(s, tc);
   return s;
