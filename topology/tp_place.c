@@ -59,6 +59,7 @@ struct tp_evaluator {
   int valid;
   int ri[TP_MAX_PODSETS][MAX_REQ];
   int64_t rv[TP_MAX_PODSETS][MAX_REQ];
+  double rinv[TP_MAX_PODSETS][MAX_REQ];
   int su[TP_MAX_PODSETS][MAX_REQ]; /* index into U */
   size_t nr[TP_MAX_PODSETS];
   const char *missing[TP_MAX_PODSETS];
@@ -141,54 +142,64 @@ static int64_t sat_mul(int64_t a, int64_t b) {
   return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
 }
 
-/* floor(f / v) for v > 0 without a hardware division on the common path:
- * a double reciprocal is exact to within one for f < 2^52, and one
- * correction step makes it exact. */
-static inline int64_t fdiv(int64_t f, int64_t v, double inv) {
-  if (f < v)
-    return 0;
-  if (f >= (INT64_C(1) << 52))
-    return f / v;
-  int64_t q = (int64_t)((double)f * inv);
-  if (q * v > f)
-    q--;
-  else if ((q + 1) * v <= f)
-    q++;
-  return q;
+/* min(floor(f / v), INT32_MAX) for v > 0, 0 for f < 0, without a division
+ * or a data-dependent branch on the common path: the double quotient is
+ * within one of the truth for f < 2^52 and one correction step, done in
+ * exact double arithmetic, makes it exact. */
+static inline int64_t fdiv(int64_t f, int64_t v, double vd, double inv) {
+  if (__builtin_expect(f >= (INT64_C(1) << 52), 0)) {
+    int64_t q = f / v;
+    return q > INT32_MAX ? INT32_MAX : q;
+  }
+  double fd = (double)f;
+  double qd = fd * inv;
+  qd = qd < 0 ? 0 : qd;
+  qd = qd > 2147483646.0 ? 2147483646.0 : qd;
+  int64_t q = (int64_t)qd;
+  double r = fd - (double)q * vd;
+  q -= r < 0;
+  q += r >= vd;
+  return q < 0 ? 0 : q;
 }
 
 /* ------------------------------------------------------------------ */
 /* Capacities and domain sums                                           */
 
+/* Per-node pod capacity of one pod set and its bottom-up domain sums, in
+ * one pass over the nodes (the requested rows are streamed side by side)
+ * and one over the domains. */
 static void capacity_pass(struct tp_evaluator *ev, const struct tp_snapshot *s, size_t set) {
   int32_t *c = ev->cap + set * ev->n_slots;
-  size_t n = ev->n_slots;
+  int64_t *dc = ev->dcnt + set * ev->n_dom;
+  size_t n = ev->n_slots, nr = ev->nr[set];
+  memset(dc, 0, ev->n_dom * sizeof(*dc));
   if (ev->missing[set]) {
     memset(c, 0, n * sizeof(*c));
     return;
   }
-  const uint8_t *st = s->state;
-  for (size_t i = 0; i < n; i++)
-    c[i] = st[i] == TP_NODE_OK ? INT32_MAX : 0;
-  for (size_t k = 0; k < ev->nr[set]; k++) {
-    const int64_t *row = s->free[ev->ri[set][k]];
-    int64_t v = ev->rv[set][k];
-    double inv = 1.0 / (double)v;
-    for (size_t i = 0; i < n; i++) {
-      int64_t q = fdiv(row[i], v, inv);
-      if (q < c[i])
-        c[i] = (int32_t)q;
-    }
+  const int64_t *rows[MAX_REQ];
+  int64_t v[MAX_REQ];
+  double vd[MAX_REQ], inv[MAX_REQ];
+  for (size_t k = 0; k < nr; k++) {
+    rows[k] = s->free[ev->ri[set][k]];
+    v[k] = ev->rv[set][k];
+    vd[k] = (double)v[k];
+    inv[k] = 1.0 / vd[k];
   }
-}
-
-static void aggregate(struct tp_evaluator *ev, const struct tp_snapshot *s, size_t set) {
-  int64_t *dc = ev->dcnt + set * ev->n_dom;
-  const int32_t *c = ev->cap + set * ev->n_slots;
-  memset(dc, 0, ev->n_dom * sizeof(*dc));
+  const uint8_t *st = s->state;
   const uint32_t *leaf = s->leaf;
-  for (size_t i = 0; i < ev->n_slots; i++)
-    dc[leaf[i]] += c[i];
+  for (size_t i = 0; i < n; i++) {
+    int64_t best = INT32_MAX;
+    for (size_t k = 0; k < nr; k++) {
+      int64_t f = rows[k][i];
+      /* "pods" (and any request of one unit) needs no division. */
+      int64_t q = v[k] == 1 ? (f < 0 ? 0 : f) : fdiv(f, v[k], vd[k], inv[k]);
+      best = q < best ? q : best;
+    }
+    best = st[i] == TP_NODE_OK ? best : 0;
+    c[i] = (int32_t)best;
+    dc[leaf[i]] += best;
+  }
   for (size_t i = 0; i < ev->n_dom; i++) {
     uint32_t d = s->dom_post[i];
     if (s->dom_parent[d] >= 0)
@@ -360,7 +371,16 @@ static size_t collect(struct tp_evaluator *ev, const struct tp_snapshot *s, uint
 
 static int place_homog(struct tp_evaluator *ev, const struct tp_snapshot *s, uint32_t d,
                        enum tp_profile prof) {
-  size_t k = collect(ev, s, d, 0);
+  /* One domain is placed: a filtered scan in name order costs no more than
+   * ordering every node by leaf. */
+  size_t k = 0;
+  uint32_t lo = s->dom_tin[d], hi = s->dom_tout[d];
+  for (size_t i = 0; i < s->n_alive; i++) {
+    uint32_t slot = s->by_name[i];
+    uint32_t t = s->dom_tin[s->leaf[slot]];
+    if (t >= lo && t <= hi && ev->cap[slot] > 0)
+      ev->cand[k++] = slot;
+  }
   for (size_t i = 0; i < k; i++)
     ev->cc[i] = ev->cap[ev->cand[i]];
   int r = place_one(ev, k, ev->cc, ev->need[0], prof, ev->take);
@@ -380,7 +400,8 @@ static int64_t wf_cap(const struct tp_evaluator *ev, size_t set, size_t i, size_
   int64_t c = INT64_MAX;
   for (size_t r = 0; r < ev->nr[set]; r++) {
     int64_t f = ev->wf[(size_t)ev->su[set][r] * k + i];
-    int64_t q = f / ev->rv[set][r];
+    int64_t v = ev->rv[set][r];
+    int64_t q = v == 1 ? (f < 0 ? 0 : f) : fdiv(f, v, (double)v, ev->rinv[set][r]);
     if (q < c)
       c = q;
   }
@@ -447,6 +468,9 @@ static int dfs(struct dfs_ctx *x, size_t si, size_t i) {
  * exact search.  Returns 1 placed (2 when by the exact search), 0 not. */
 static int place_hetero(struct tp_evaluator *ev, const struct tp_snapshot *s, uint32_t d,
                         enum tp_profile prof) {
+  int rc = build_lorder(ev, s);
+  if (rc)
+    return rc;
   size_t k = collect(ev, s, d, -1);
   if (ensure(&ev->wf, &ev->wf_n, ev->nU * k + 1, sizeof(int64_t)))
     return GC_ENOMEM;
@@ -591,7 +615,7 @@ static const char *explain(struct tp_evaluator *ev, const struct tp_snapshot *s,
   }
   if (s->dom_excluded[d]) {
     cat(buf, sizeof(buf), &len, "; %u node(s) excluded", s->dom_excluded[d]);
-    if (ev->lorder_ok) {
+    if (build_lorder(ev, s) == GC_OK) {
       uint32_t lo = ev->lstart[s->dom_tin[d]], hi = ev->lstart[s->dom_tout[d] + 1];
       int shown = 0;
       for (uint32_t j = lo; j < hi && shown < 2; j++) {
@@ -697,6 +721,7 @@ static int prepare(struct tp_evaluator *ev, const struct tp_snapshot *s, const s
         ev->U[ev->nU++] = r;
       ev->ri[k][ev->nr[k]] = r;
       ev->rv[k][ev->nr[k]] = v;
+      ev->rinv[k][ev->nr[k]] = 1.0 / (double)v;
       ev->su[k][ev->nr[k]] = (int)u;
       ev->nr[k]++;
     }
@@ -761,13 +786,9 @@ int tp_evaluate(struct tp_evaluator *ev, const struct tp_snapshot *s, const stru
   struct reasons R = {a, gc_arena_alloc(a, MAX_REASONS * sizeof(char *)), 0};
   if (!R.v)
     return GC_ENOMEM;
-  for (size_t k = 0; k < g->n_sets; k++) {
+  for (size_t k = 0; k < g->n_sets; k++)
     capacity_pass(ev, s, k);
-    aggregate(ev, s, k);
-  }
   ev->valid = 1;
-  if ((rc = build_lorder(ev, s)))
-    return rc;
 
   int64_t chosen = -1;
   int how = 0;

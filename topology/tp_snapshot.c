@@ -478,40 +478,6 @@ static int member_matches(const struct tp_member *m, const char *name,
   return 0;
 }
 
-/* The leaf of a node from the HyperNode members: the matching HyperNode of
- * the lowest tier, ties by name.  More than one distinct match is reported
- * as a warning.  Returns the domain (0, the root, when nothing matches). */
-static uint32_t leaf_from_members(struct tp_snapshot *s, const char *name,
-                                  const struct gc_value *labels, const char *origin,
-                                  struct gc_diags *diags) {
-  int64_t best = -1;
-  size_t nmatch = 0;
-  int64_t other = -1;
-  for (size_t i = 0; i < s->n_members; i++) {
-    const struct tp_member *m = &s->members[i];
-    if (!member_matches(m, name, labels))
-      continue;
-    int64_t d = m->dom;
-    if (best == d || other == d)
-      continue;
-    nmatch++;
-    if (best < 0 || s->dom_tier[d] < s->dom_tier[best] ||
-        (s->dom_tier[d] == s->dom_tier[best] && strcmp(s->dom_name[d], s->dom_name[best]) < 0)) {
-      other = best;
-      best = d;
-    } else if (other < 0) {
-      other = d;
-    }
-  }
-  if (nmatch > 1)
-    gc_diags_warnf(diags,
-                   "%s: Node/%s: is a member of %zu HyperNodes (%s and %s at least); using %s "
-                   "(lowest tier, then first by name)",
-                   pfx(origin), name, nmatch, s->dom_name[best], s->dom_name[other],
-                   s->dom_name[best]);
-  return best < 0 ? 0 : (uint32_t)best;
-}
-
 /* The leaf of a node from label levels, creating domains as needed.  Nodes
  * missing a level label belong to the root only. */
 static int64_t leaf_from_levels(struct tp_snapshot *s, const struct gc_value *labels) {
@@ -1237,6 +1203,9 @@ void tp_snapshot_free(struct tp_snapshot *s) {
     if (s->members[i].re_ok)
       regfree(&s->members[i].re);
   free(s->members);
+  free(s->member_hash);
+  free(s->member_names);
+  free(s->inexact);
   free(s->node_name);
   free(s->leaf);
   free(s->state);
@@ -1265,6 +1234,9 @@ void tp_snapshot_free(struct tp_snapshot *s) {
   free(s);
 }
 
+static uint32_t leaf_fast(struct tp_snapshot *s, const struct node_in *in,
+                          struct gc_diags *diags);
+
 static uint32_t find_leaf(struct tp_snapshot *s, const struct node_in *in, int *err,
                           struct gc_diags *diags) {
   if (s->use_levels) {
@@ -1277,16 +1249,16 @@ static uint32_t find_leaf(struct tp_snapshot *s, const struct node_in *in, int *
     }
     return (uint32_t)d;
   }
-  return leaf_from_members(s, in->name, in->labels, in->origin, diags);
+  return leaf_fast(s, in, diags);
 }
 
 /* Exact-match members resolve through a hash; the rest are matched one by
  * one.  Returns the chosen leaf as leaf_from_members does. */
-static uint32_t leaf_fast(struct tp_snapshot *s, const struct node_in *in, const uint32_t *ex_tab,
-                          size_t ex_cap, const char **ex_names, struct gc_diags *diags) {
+static uint32_t leaf_fast(struct tp_snapshot *s, const struct node_in *in,
+                          struct gc_diags *diags) {
   int64_t best = -1, other = -1;
   size_t nmatch = 0;
-  int64_t idx = hash_find(ex_tab, ex_cap, ex_names, in->name);
+  int64_t idx = hash_find(s->member_hash, s->member_hash_cap, s->member_names, in->name);
   for (int64_t i = idx; i >= 0; i = s->members[i].next_exact) {
     int64_t d = s->members[i].dom;
     if (d == best || d == other)
@@ -1300,9 +1272,9 @@ static uint32_t leaf_fast(struct tp_snapshot *s, const struct node_in *in, const
       other = d;
     }
   }
-  for (size_t i = 0; i < s->n_members; i++) {
-    const struct tp_member *m = &s->members[i];
-    if (m->kind == MEMBER_EXACT || !member_matches(m, in->name, in->labels))
+  for (size_t q = 0; q < s->n_inexact; q++) {
+    const struct tp_member *m = &s->members[s->inexact[q]];
+    if (!member_matches(m, in->name, in->labels))
       continue;
     int64_t d = m->dom;
     if (d == best || d == other)
@@ -1334,8 +1306,6 @@ int tp_snapshot_build(const struct gc_value *const *docs, const char *const *ori
   int rc = GC_OK;
   struct node_in *nodes = NULL;
   struct hn_in *hns = NULL;
-  uint32_t *ex_tab = NULL;
-  const char **ex_names = NULL;
   size_t n_nodes = 0, n_hn = 0, n_pods = 0, n_other = 0;
   struct tp_snapshot *s = snapshot_new();
   if (!s)
@@ -1454,28 +1424,32 @@ int tp_snapshot_build(const struct gc_value *const *docs, const char *const *ori
   size_t n_exact = 0;
   for (size_t i = 0; i < s->n_members; i++)
     n_exact += s->members[i].kind == MEMBER_EXACT;
-  ex_names = malloc((s->n_members ? s->n_members : 1) * sizeof(*ex_names));
-  if (!ex_names) {
+  s->member_names = malloc((s->n_members ? s->n_members : 1) * sizeof(*s->member_names));
+  s->inexact = malloc((s->n_members ? s->n_members : 1) * sizeof(*s->inexact));
+  if (!s->member_names || !s->inexact) {
     rc = GC_ENOMEM;
     goto fail;
   }
-  size_t ex_cap = 0;
-  for (size_t i = 0; i < s->n_members; i++)
-    ex_names[i] = s->members[i].kind == MEMBER_EXACT ? s->members[i].exact : "";
+  for (size_t i = 0; i < s->n_members; i++) {
+    s->member_names[i] = s->members[i].kind == MEMBER_EXACT ? s->members[i].exact : "";
+    if (s->members[i].kind != MEMBER_EXACT)
+      s->inexact[s->n_inexact++] = (uint32_t)i;
+  }
   if (n_exact) {
-    if (hash_grow(&ex_tab, &ex_cap, n_exact, ex_names)) {
+    if (hash_grow(&s->member_hash, &s->member_hash_cap, n_exact, s->member_names)) {
       rc = GC_ENOMEM;
       goto fail;
     }
     for (size_t i = 0; i < s->n_members; i++) {
       if (s->members[i].kind != MEMBER_EXACT)
         continue;
-      int64_t first = hash_find(ex_tab, ex_cap, ex_names, s->members[i].exact);
+      int64_t first = hash_find(s->member_hash, s->member_hash_cap, s->member_names,
+                                s->members[i].exact);
       if (first >= 0) {
         s->members[i].next_exact = s->members[first].next_exact;
         s->members[first].next_exact = (int64_t)i;
       } else {
-        hash_insert(ex_tab, ex_cap, s->members[i].exact, (uint32_t)i);
+        hash_insert(s->member_hash, s->member_hash_cap, s->members[i].exact, (uint32_t)i);
       }
     }
   }
@@ -1485,7 +1459,7 @@ int tp_snapshot_build(const struct gc_value *const *docs, const char *const *ori
   for (size_t i = 0; i < ni; i++) {
     int err = 0;
     uint32_t leaf = s->use_levels ? find_leaf(s, &nodes[i], &err, diags)
-                                  : leaf_fast(s, &nodes[i], ex_tab, ex_cap, ex_names, diags);
+                                  : leaf_fast(s, &nodes[i], diags);
     if (err) {
       rc = err;
       goto fail;
@@ -1538,15 +1512,11 @@ int tp_snapshot_build(const struct gc_value *const *docs, const char *const *ori
   (void)n_pods;
   free(nodes);
   free(hns);
-  free(ex_tab);
-  free(ex_names);
   *out = s;
   return GC_OK;
 fail:
   free(nodes);
   free(hns);
-  free(ex_tab);
-  free(ex_names);
   tp_snapshot_free(s);
   return rc ? rc : GC_EINVAL;
 }

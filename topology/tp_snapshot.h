@@ -102,6 +102,11 @@ struct tp_snapshot {
   size_t n_levels;
   struct tp_member *members; /* Node members of every HyperNode, compiled */
   size_t n_members;
+  uint32_t *member_hash;     /* exactMatch name -> first member of that name */
+  size_t member_hash_cap;
+  const char **member_names; /* exactMatch name per member ("" for others) */
+  uint32_t *inexact;         /* regexMatch and labelMatch members, matched one by one */
+  size_t n_inexact;
 };
 
 struct tp_build_opts {
