@@ -50,19 +50,6 @@ struct memo {
   size_t n, bytes;
 };
 
-struct gb_rpc_service {
-  atomic_int serving;
-  /* The live snapshot: evaluations hold the read lock, changes the write
-   * lock.  NULL until the first replace. */
-  pthread_rwlock_t lock;
-  struct tp_snapshot *snap;
-  uint64_t generation;
-  struct memo memo;
-  /* Idle evaluators (their scratch buffers are reused across calls). */
-  pthread_mutex_t pool_mu;
-  struct tp_evaluator *pool[EVALUATOR_POOL];
-  int n_pool;
-};
 
 /* Static empty string for proto3 string fields that have no value. */
 static char empty[] = "";
@@ -71,28 +58,226 @@ static char *str_or_empty(const char *s) {
   return s ? (char *)s : empty;
 }
 
+/* ------------------------------------------------------------ document cache */
+
+static uint64_t hash_bytes(const uint8_t *p, size_t n) {
+  uint64_t h = 0x9e3779b97f4a7c15ULL ^ (uint64_t)n;
+  while (n >= 8) {
+    uint64_t v;
+    memcpy(&v, p, 8);
+    h = (h ^ v) * 0xff51afd7ed558ccdULL;
+    h ^= h >> 32;
+    p += 8;
+    n -= 8;
+  }
+  uint64_t v = 0;
+  memcpy(&v, p, n);
+  h = (h ^ v) * 0xc4ceb9fe1a85ec53ULL;
+  return h ^ (h >> 29);
+}
+
+/* Parsed manifests kept by their bytes.  The same runtime documents arrive
+ * with many TrainJobs, and parsing YAML costs more than everything else a
+ * Calculate does, so each manifest entry that parsed cleanly is kept as an
+ * immutable docset, shared read-only by every call that sends the same
+ * bytes.  Entries are reference-counted: eviction (least recently used,
+ * bounded by count and bytes) drops the cache's reference, the last holder
+ * frees the docset. */
+#define DOC_BUCKETS 1024
+#define DOC_MAX_ENTRIES 1024
+#define DOC_MAX_BYTES ((size_t)64 << 20)
+#define DOC_MAX_ENTRY ((size_t)1 << 20)
+
+struct doc_entry {
+  struct doc_entry *next, *newer, *older;
+  uint64_t hash;
+  size_t key_len, cost;
+  uint8_t *key;
+  struct gb_docset *ds;
+  int refs;   /* holders, the cache included while cached */
+  int cached; /* in the table and the LRU list */
+};
+
+struct doc_cache {
+  pthread_mutex_t mu;
+  struct doc_entry *buckets[DOC_BUCKETS];
+  struct doc_entry *newest, *oldest;
+  size_t n, bytes;
+};
+
+static void doc_entry_free(struct doc_entry *e) {
+  gb_docset_free(e->ds);
+  free(e);
+}
+
+static void doc_lru_unlink(struct doc_cache *c, struct doc_entry *e) {
+  if (e->newer)
+    e->newer->older = e->older;
+  else
+    c->newest = e->older;
+  if (e->older)
+    e->older->newer = e->newer;
+  else
+    c->oldest = e->newer;
+  e->newer = e->older = NULL;
+}
+
+static void doc_lru_push(struct doc_cache *c, struct doc_entry *e) {
+  e->older = c->newest;
+  e->newer = NULL;
+  if (c->newest)
+    c->newest->newer = e;
+  c->newest = e;
+  if (!c->oldest)
+    c->oldest = e;
+}
+
+/* Takes e out of the cache (lock held); frees it when nobody holds it. */
+static void doc_evict(struct doc_cache *c, struct doc_entry *e) {
+  struct doc_entry **pp = &c->buckets[e->hash % DOC_BUCKETS];
+  while (*pp != e)
+    pp = &(*pp)->next;
+  *pp = e->next;
+  doc_lru_unlink(c, e);
+  c->n--;
+  c->bytes -= e->cost;
+  e->cached = 0;
+  if (--e->refs == 0)
+    doc_entry_free(e);
+}
+
+static void doc_release(struct doc_cache *c, struct doc_entry *e) {
+  if (!c) {
+    doc_entry_free(e);
+    return;
+  }
+  pthread_mutex_lock(&c->mu);
+  int last = --e->refs == 0;
+  pthread_mutex_unlock(&c->mu);
+  if (last)
+    doc_entry_free(e);
+}
+
+/* A held reference to the entry for these bytes, or NULL. */
+static struct doc_entry *doc_get(struct doc_cache *c, uint64_t h, const uint8_t *key,
+                                 size_t len) {
+  struct doc_entry *found = NULL;
+  pthread_mutex_lock(&c->mu);
+  for (struct doc_entry *e = c->buckets[h % DOC_BUCKETS]; e; e = e->next)
+    if (e->hash == h && e->key_len == len && !memcmp(e->key, key, len)) {
+      found = e;
+      e->refs++;
+      doc_lru_unlink(c, e);
+      doc_lru_push(c, e);
+      break;
+    }
+  pthread_mutex_unlock(&c->mu);
+  return found;
+}
+
+/* Offers e (refs == 1, held by the caller) to the cache; it stays held by
+ * the caller either way.  Skipped when an equal entry exists. */
+static void doc_put(struct doc_cache *c, struct doc_entry *e) {
+  if (e->cost > DOC_MAX_ENTRY)
+    return;
+  pthread_mutex_lock(&c->mu);
+  for (struct doc_entry *o = c->buckets[e->hash % DOC_BUCKETS]; o; o = o->next)
+    if (o->hash == e->hash && o->key_len == e->key_len && !memcmp(o->key, e->key, e->key_len)) {
+      pthread_mutex_unlock(&c->mu);
+      return;
+    }
+  e->next = c->buckets[e->hash % DOC_BUCKETS];
+  c->buckets[e->hash % DOC_BUCKETS] = e;
+  doc_lru_push(c, e);
+  e->cached = 1;
+  e->refs++;
+  c->n++;
+  c->bytes += e->cost;
+  while (c->oldest && (c->n > DOC_MAX_ENTRIES || c->bytes > DOC_MAX_BYTES))
+    doc_evict(c, c->oldest);
+  pthread_mutex_unlock(&c->mu);
+}
+
+static void doc_cache_destroy(struct doc_cache *c) {
+  pthread_mutex_lock(&c->mu);
+  while (c->oldest)
+    doc_evict(c, c->oldest);
+  pthread_mutex_unlock(&c->mu);
+  pthread_mutex_destroy(&c->mu);
+}
+
+struct gb_rpc_service {
+  atomic_int serving;
+  /* The live snapshot: evaluations hold the read lock, changes the write
+   * lock.  NULL until the first replace. */
+  pthread_rwlock_t lock;
+  struct tp_snapshot *snap;
+  uint64_t generation;
+  struct memo memo;
+  struct doc_cache docs;
+  /* Idle evaluators (their scratch buffers are reused across calls). */
+  pthread_mutex_t pool_mu;
+  struct tp_evaluator *pool[EVALUATOR_POOL];
+  int n_pool;
+};
+
 /* ------------------------------------------------------------ documents */
 
-/* The documents of a repeated bytes field, loaded into one docset. */
+/* The documents of a repeated bytes field: one parsed docset per entry,
+ * shared through the document cache when one is given. */
 struct doclist {
-  struct gb_docset *ds;
-  const struct gc_value **docs; /* ds->n entries, malloc'd */
-  const char **origins;         /* "field[i]:line:col", arena-owned */
+  struct doc_cache *cache;
+  struct doc_entry **held; /* one per field entry, malloc'd */
+  size_t n_held;
+  const struct gc_value **docs; /* every document in order, malloc'd */
+  const char **origins;         /* "field[i]:line:col", in the call arena */
   size_t n;
 };
 
 static void doclist_free(struct doclist *l) {
+  for (size_t i = 0; i < l->n_held; i++)
+    doc_release(l->cache, l->held[i]);
+  free(l->held);
   free(l->docs);
   free(l->origins);
-  gb_docset_free(l->ds);
   memset(l, 0, sizeof(*l));
 }
 
-/* Loads n byte buffers named "<field>[i]" into l.  Returns a gb_rpc_code and
- * fails ctx with every problem. */
-static int doclist_load(struct gb_rpc_ctx *ctx, const char *field, const ProtobufCBinaryData *bufs,
-                        size_t n, struct doclist *l, struct gc_diags *diags) {
+/* Parses one entry into a new, unshared doc entry (refs 1). */
+static int doc_parse(const char *name, const ProtobufCBinaryData *b, uint64_t h,
+                     const struct gb_limits *lim, struct doc_entry **out,
+                     struct gc_diags *diags) {
+  *out = NULL;
+  struct doc_entry *e = calloc(1, sizeof(*e) + b->len);
+  if (!e)
+    return GC_ENOMEM;
+  e->ds = gb_docset_new(lim);
+  if (!e->ds) {
+    free(e);
+    return GC_ENOMEM;
+  }
+  e->refs = 1;
+  e->hash = h;
+  e->key = (uint8_t *)(e + 1);
+  e->key_len = b->len;
+  if (b->len)
+    memcpy(e->key, b->data, b->len);
+  size_t errors = diags->errors;
+  int rc = gb_load_buffer(e->ds, name, (const char *)b->data, b->len, diags);
+  if (!rc && diags->errors > errors)
+    rc = GC_EINVAL;
+  e->cost = b->len + gc_arena_used(e->ds->arena) + sizeof(*e);
+  *out = e;
+  return rc;
+}
+
+/* Loads n byte buffers named "<field>[i]" into l, through cache (may be
+ * NULL).  Returns a gb_rpc_code and fails ctx with every problem. */
+static int doclist_load(struct gb_rpc_ctx *ctx, struct doc_cache *cache, const char *field,
+                        const ProtobufCBinaryData *bufs, size_t n, struct doclist *l,
+                        struct gc_diags *diags) {
   memset(l, 0, sizeof(*l));
+  l->cache = cache;
   if (n > GB_RPC_MAX_MANIFESTS)
     return gb_rpc_fail(ctx, GB_RPC_INVALID_ARGUMENT, "%s: %zu entries, at most %d allowed",
                        field, n, GB_RPC_MAX_MANIFESTS);
@@ -100,32 +285,51 @@ static int doclist_load(struct gb_rpc_ctx *ctx, const char *field, const Protobu
   lim.max_source_bytes = ctx->max_message_bytes;
   lim.max_total_bytes = ctx->max_message_bytes;
   lim.max_docs = GB_RPC_MAX_DOCS;
-  l->ds = gb_docset_new(&lim);
-  if (!l->ds)
+  l->held = calloc(n ? n : 1, sizeof(*l->held));
+  if (!l->held)
     return gb_rpc_fail(ctx, GB_RPC_RESOURCE_EXHAUSTED, "out of memory");
   int rc = 0;
+  size_t total = 0;
   for (size_t i = 0; i < n; i++) {
-    char name[64];
-    snprintf(name, sizeof(name), "%s[%zu]", field, i);
-    int r = gb_load_buffer(l->ds, name, (const char *)bufs[i].data, bufs[i].len, diags);
-    if (r && !rc)
-      rc = r;
+    uint64_t h = cache ? hash_bytes(bufs[i].data, bufs[i].len) : 0;
+    struct doc_entry *e = cache ? doc_get(cache, h, bufs[i].data, bufs[i].len) : NULL;
+    if (!e) {
+      char name[64];
+      snprintf(name, sizeof(name), "%s[%zu]", field, i);
+      int r = doc_parse(name, &bufs[i], h, &lim, &e, diags);
+      if (r && !rc)
+        rc = r;
+      if (!r && cache)
+        doc_put(cache, e);
+    }
+    if (e) {
+      l->held[l->n_held++] = e;
+      total += e->ds->n;
+    }
   }
   if (rc || diags->errors)
     return gb_rpc_fail_diags(ctx, rc == GC_ENOMEM ? GB_RPC_RESOURCE_EXHAUSTED
                                                   : GB_RPC_INVALID_ARGUMENT,
                              NULL, diags);
-  l->n = l->ds->n;
-  l->docs = calloc(l->n ? l->n : 1, sizeof(*l->docs));
-  l->origins = calloc(l->n ? l->n : 1, sizeof(*l->origins));
+  if (total > GB_RPC_MAX_DOCS)
+    return gb_rpc_fail(ctx, GB_RPC_INVALID_ARGUMENT, "%s: %zu documents, at most %d allowed",
+                       field, total, GB_RPC_MAX_DOCS);
+  l->docs = calloc(total ? total : 1, sizeof(*l->docs));
+  l->origins = calloc(total ? total : 1, sizeof(*l->origins));
   if (!l->docs || !l->origins)
     return gb_rpc_fail(ctx, GB_RPC_RESOURCE_EXHAUSTED, "out of memory");
-  for (size_t i = 0; i < l->n; i++) {
-    const struct gb_doc *d = &l->ds->docs[i];
-    l->docs[i] = d->root;
-    l->origins[i] = gc_arena_printf(l->ds->arena, "%s:%u:%u", d->file, d->line, d->col);
-    if (!l->origins[i])
-      return gb_rpc_fail(ctx, GB_RPC_RESOURCE_EXHAUSTED, "out of memory");
+  for (size_t i = 0; i < l->n_held; i++) {
+    const struct gb_docset *ds = l->held[i]->ds;
+    for (size_t k = 0; k < ds->n; k++) {
+      const struct gb_doc *d = &ds->docs[k];
+      l->docs[l->n] = d->root;
+      /* Named by this request's index: a cached entry may have come at
+       * another position in an earlier request. */
+      l->origins[l->n] = gc_arena_printf(ctx->arena, "%s[%zu]:%u:%u", field, i, d->line, d->col);
+      if (!l->origins[l->n])
+        return gb_rpc_fail(ctx, GB_RPC_RESOURCE_EXHAUSTED, "out of memory");
+      l->n++;
+    }
   }
   return GB_RPC_OK;
 }
@@ -164,8 +368,9 @@ static int trainjob_matches(const struct gc_value *doc, const char *want, const 
 
 /* Computes the gang a CalculateRequest describes into c (zeroed by the
  * caller; free with calc_free).  `field` prefixes field paths. */
-static int calc_run(struct gb_rpc_ctx *ctx, const Gangbridge__V1__CalculateRequest *req,
-                    const char *field, struct calc *c) {
+static int calc_run(struct gb_rpc_ctx *ctx, struct doc_cache *cache,
+                    const Gangbridge__V1__CalculateRequest *req, const char *field,
+                    struct calc *c) {
   gc_diags_init(&c->diags);
   char path[64];
   snprintf(path, sizeof(path), "%smanifests", field);
@@ -193,7 +398,8 @@ static int calc_run(struct gb_rpc_ctx *ctx, const Gangbridge__V1__CalculateReque
   }
   opts.default_namespace = req->default_namespace[0] ? req->default_namespace : NULL;
 
-  int code = doclist_load(ctx, path, req->manifests, req->n_manifests, &c->docs, &c->diags);
+  int code =
+      doclist_load(ctx, cache, path, req->manifests, req->n_manifests, &c->docs, &c->diags);
   if (code)
     return code;
   c->catalog = gc_catalog_new();
@@ -400,22 +606,6 @@ static int gang_to_proto(struct gc_arena *a, const struct gc_gang *g, Gangbridge
 
 /* ------------------------------------------------------------ reply cache */
 
-static uint64_t hash_bytes(const uint8_t *p, size_t n) {
-  uint64_t h = 0x9e3779b97f4a7c15ULL ^ (uint64_t)n;
-  while (n >= 8) {
-    uint64_t v;
-    memcpy(&v, p, 8);
-    h = (h ^ v) * 0xff51afd7ed558ccdULL;
-    h ^= h >> 32;
-    p += 8;
-    n -= 8;
-  }
-  uint64_t v = 0;
-  memcpy(&v, p, n);
-  h = (h ^ v) * 0xc4ceb9fe1a85ec53ULL;
-  return h ^ (h >> 29);
-}
-
 static void memo_unlink_lru(struct memo *m, struct memo_entry *e) {
   if (e->newer)
     e->newer->older = e->older;
@@ -524,15 +714,16 @@ static void calc_release(void *arg) {
 
 /* Runs a CalculateRequest into a calc that lives until the reply is packed
  * (the reply borrows the gang's strings).  *out is NULL on failure. */
-static int calc_start(struct gb_rpc_ctx *ctx, const Gangbridge__V1__CalculateRequest *req,
-                      const char *field, struct calc **out) {
+static int calc_start(struct gb_rpc_ctx *ctx, struct gb_rpc_service *svc,
+                      const Gangbridge__V1__CalculateRequest *req, const char *field,
+                      struct calc **out) {
   *out = NULL;
   struct calc *c = calloc(1, sizeof(*c));
   if (!c)
     return gb_rpc_fail(ctx, GB_RPC_RESOURCE_EXHAUSTED, "out of memory");
   if (gb_rpc_ctx_defer(ctx, calc_release, c))
     return gb_rpc_fail(ctx, GB_RPC_INTERNAL, "too many deferred objects");
-  int code = calc_run(ctx, req, field, c);
+  int code = calc_run(ctx, &svc->docs, req, field, c);
   if (code == GB_RPC_OK)
     *out = c;
   return code;
@@ -552,7 +743,7 @@ static int calculate(struct gb_rpc_ctx *ctx, void *data, const ProtobufCMessage 
     return GB_RPC_OK;
   }
   struct calc *c = NULL;
-  int code = calc_start(ctx, req, "", &c);
+  int code = calc_start(ctx, svc, req, "", &c);
   if (code)
     return code;
   Gangbridge__V1__CalculateResponse *resp = gc_arena_alloc(ctx->arena, sizeof(*resp));
@@ -679,7 +870,7 @@ static int replace_snapshot(struct gb_rpc_ctx *ctx, void *data, const ProtobufCM
     memset(&l, 0, sizeof(l));
     goto out;
   }
-  code = doclist_load(ctx, "cluster", req->cluster, req->n_cluster, &l, &diags);
+  code = doclist_load(ctx, NULL, "cluster", req->cluster, req->n_cluster, &l, &diags);
   if (code)
     goto out;
   if (gb_rpc_ctx_ms_left(ctx) <= 0) {
@@ -988,8 +1179,9 @@ static int gang_from_spec(struct gb_rpc_ctx *ctx, const Gangbridge__V1__GangSpec
 
 /* The gang of an EvaluateRequest: a GangSpec, a compact Gang document among
  * the calculate manifests, or a TrainJob computed as Calculate does. */
-static int evaluate_gang(struct gb_rpc_ctx *ctx, const Gangbridge__V1__EvaluateRequest *req,
-                         struct tp_gang *g, struct gc_diags *diags) {
+static int evaluate_gang(struct gb_rpc_ctx *ctx, struct gb_rpc_service *svc,
+                         const Gangbridge__V1__EvaluateRequest *req, struct tp_gang *g,
+                         struct gc_diags *diags) {
   if (req->gang_source_case == GANGBRIDGE__V1__EVALUATE_REQUEST__GANG_SOURCE_GANG)
     return gang_from_spec(ctx, req->gang, g, diags);
   if (req->gang_source_case != GANGBRIDGE__V1__EVALUATE_REQUEST__GANG_SOURCE_CALCULATE)
@@ -1002,7 +1194,8 @@ static int evaluate_gang(struct gb_rpc_ctx *ctx, const Gangbridge__V1__EvaluateR
     return gb_rpc_fail(ctx, GB_RPC_RESOURCE_EXHAUSTED, "out of memory");
   if (gb_rpc_ctx_defer(ctx, doclist_release, l)) /* l is already released then */
     return gb_rpc_fail(ctx, GB_RPC_INTERNAL, "too many deferred objects");
-  int code = doclist_load(ctx, "calculate.manifests", cr->manifests, cr->n_manifests, l, diags);
+  int code = doclist_load(ctx, &svc->docs, "calculate.manifests", cr->manifests,
+                          cr->n_manifests, l, diags);
   if (code)
     return code;
   for (size_t i = 0; i < l->n; i++) {
@@ -1013,7 +1206,7 @@ static int evaluate_gang(struct gb_rpc_ctx *ctx, const Gangbridge__V1__EvaluateR
     return GB_RPC_OK;
   }
   struct calc *c = NULL;
-  code = calc_start(ctx, cr, "calculate.", &c);
+  code = calc_start(ctx, svc, cr, "calculate.", &c);
   if (code)
     return code;
   if (tp_gang_from_gc(ctx->arena, c->gang, g, diags))
@@ -1213,7 +1406,7 @@ static int evaluate(struct gb_rpc_ctx *ctx, void *data, const ProtobufCMessage *
     code = gb_rpc_fail(ctx, GB_RPC_INVALID_ARGUMENT, "levels: at most %d allowed", TP_MAX_LEVELS);
     goto out;
   }
-  if ((code = evaluate_gang(ctx, req, &gang, &diags)))
+  if ((code = evaluate_gang(ctx, svc, req, &gang, &diags)))
     goto out;
   if ((code = policy_apply(ctx, req->policy, &gang, &opts.policy)))
     goto out;
@@ -1221,7 +1414,7 @@ static int evaluate(struct gb_rpc_ctx *ctx, void *data, const ProtobufCMessage *
   uint64_t generation = 0;
   if (req->n_cluster) {
     struct doclist l;
-    code = doclist_load(ctx, "cluster", req->cluster, req->n_cluster, &l, &diags);
+    code = doclist_load(ctx, NULL, "cluster", req->cluster, req->n_cluster, &l, &diags);
     if (!code) {
       struct tp_build_opts bo = {(const char *const *)req->levels, req->n_levels};
       int rc = tp_snapshot_build(l.docs, l.origins, l.n, &bo, &inline_snap, &diags);
@@ -1298,6 +1491,7 @@ struct gb_rpc_service *gb_rpc_service_new(void) {
   }
   pthread_mutex_init(&svc->pool_mu, NULL);
   pthread_mutex_init(&svc->memo.mu, NULL);
+  pthread_mutex_init(&svc->docs.mu, NULL);
   return svc;
 }
 
@@ -1309,6 +1503,7 @@ void gb_rpc_service_free(struct gb_rpc_service *svc) {
     tp_evaluator_free(svc->pool[i]);
   pthread_mutex_destroy(&svc->pool_mu);
   memo_destroy(&svc->memo);
+  doc_cache_destroy(&svc->docs);
   pthread_rwlock_destroy(&svc->lock);
   free(svc);
 }

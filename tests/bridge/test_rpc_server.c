@@ -301,6 +301,21 @@ START_TEST(test_calculate_cache) {
 }
 END_TEST
 
+/* Cached documents are named by their position in each request. */
+START_TEST(test_document_cache_origins) {
+  char msg[GB_RPC_MAX_STATUS_MESSAGE];
+  const char *noname = "apiVersion: trainer.kubeflow.org/v1alpha1\n"
+                       "kind: ClusterTrainingRuntime\nmetadata: {}\nspec: {}\n";
+  const char *first[] = {noname, job_yaml()};
+  ck_assert_int_eq(calculate(first, 2, 0, NULL, msg, sizeof(msg)), GB_RPC_INVALID_ARGUMENT);
+  ck_assert_msg(strstr(msg, "manifests[0]:") != NULL, "%s", msg);
+  const char *second[] = {job_yaml(), noname};
+  ck_assert_int_eq(calculate(second, 2, 0, NULL, msg, sizeof(msg)), GB_RPC_INVALID_ARGUMENT);
+  ck_assert_msg(strstr(msg, "manifests[1]:") != NULL && !strstr(msg, "manifests[0]:"), "%s",
+                msg);
+}
+END_TEST
+
 START_TEST(test_calculate_errors) {
   char msg[GB_RPC_MAX_STATUS_MESSAGE];
   /* No manifests at all. */
@@ -366,13 +381,20 @@ START_TEST(test_oversized) {
 END_TEST
 
 START_TEST(test_expired_deadline) {
-  /* 200 copies of the runtime make a request that takes longer than 1 ms
-   * to parse, so a 1 ms deadline passes before or while it is handled. */
+  /* 200 different copies of the runtime (a comment differs, so the
+   * server's document cache cannot share them) make a request that takes
+   * longer than 1 ms to parse, so a 1 ms deadline passes before or while
+   * it is handled. */
   size_t copies = 200, rl = strlen(runtime_yaml());
   ProtobufCBinaryData *docs = calloc(copies + 1, sizeof(*docs));
+  char *texts = malloc(copies * (rl + 32));
   ck_assert_ptr_nonnull(docs);
-  for (size_t i = 0; i < copies; i++)
-    docs[i] = (ProtobufCBinaryData){rl, (uint8_t *)runtime_yaml()};
+  ck_assert_ptr_nonnull(texts);
+  for (size_t i = 0; i < copies; i++) {
+    char *t = texts + i * (rl + 32);
+    int n = snprintf(t, rl + 32, "# copy %zu\n%s", i, runtime_yaml());
+    docs[i] = (ProtobufCBinaryData){(size_t)n, (uint8_t *)t};
+  }
   docs[copies] = (ProtobufCBinaryData){strlen(job_yaml()), (uint8_t *)job_yaml()};
   Gangbridge__V1__CalculateRequest req;
   gangbridge__v1__calculate_request__init(&req);
@@ -383,13 +405,15 @@ START_TEST(test_expired_deadline) {
   ck_assert_int_eq(call(CALC, &req.base, &gangbridge__v1__calculate_response__descriptor, 20000,
                         NULL, NULL, 0),
                    GB_RPC_OK);
-  /* Other bytes, so the reply cache cannot answer it at once. */
-  req.default_namespace = "expiring";
+  /* New copies, so neither cache can answer it at once. */
+  for (size_t i = 0; i < copies; i++)
+    texts[i * (rl + 32) + 2] = 'C';
   char msg[256];
   ck_assert_int_eq(call(CALC, &req.base, &gangbridge__v1__calculate_response__descriptor, 1, NULL,
                         msg, sizeof(msg)),
                    GB_RPC_DEADLINE_EXCEEDED);
   free(docs);
+  free(texts);
   int serving = -1;
   ck_assert_int_eq(health("", &serving), GB_RPC_OK);
 }
@@ -894,6 +918,7 @@ static Suite *rpc_suite(void) {
   tcase_add_test(tc, test_calculate_matches_render);
   tcase_add_test(tc, test_calculate_cache);
   tcase_add_test(tc, test_calculate_errors);
+  tcase_add_test(tc, test_document_cache_origins);
   tcase_add_test(tc, test_malformed_bytes);
   tcase_add_test(tc, test_oversized);
   tcase_add_test(tc, test_expired_deadline);
