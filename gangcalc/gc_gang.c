@@ -1426,7 +1426,7 @@ int gc_gang_compute(const struct gc_value *trainjob, const struct gc_catalog *ru
   if (!c.tj)
     goto oom;
   if (!is_null(nsv) && (nsv->type != GC_STR || !gc_name_is_dns1123_subdomain(nsv->u.s, nsv->len) ||
-                        nsv->len > 63))
+                        nsv->len > 63 || memchr(nsv->u.s, '.', nsv->len)))
     fail(&c, c.tj, "metadata.namespace: must be an RFC 1123 label");
   if (!name || !*name) {
     fail(&c, c.tj, "metadata.name: %s", is_null(namev) || (name && !*name) ? "required"

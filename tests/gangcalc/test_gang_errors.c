@@ -87,6 +87,11 @@ START_TEST(errors_names) {
                 ERRS(gb_test_fmt("default/a%0*d: metadata.name: must be no more than 63 "
                                  "characters", 63, 0)));
   tj = "---\napiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\n"
+       "metadata: {name: job, namespace: team.a, uid: 7}\nspec: {runtimeRef: {name: rt}}\n";
+  expect_errors(gb_test_fmt("%s%s", good_rt(), tj),
+                ERRS("team.a/job: metadata.namespace: must be an RFC 1123 label",
+                     "team.a/job: metadata.uid: must be a string"));
+  tj = "---\napiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\n"
        "metadata: {name: job}\nspec: {trainer: {}}\n";
   expect_errors(gb_test_fmt("%s%s", good_rt(), tj),
                 ERRS("default/job: spec.runtimeRef: required"));
