@@ -56,6 +56,7 @@ struct worker {
   struct gb_rpc_server *srv;
   pthread_t thread;
   struct gc_arena *arena; /* per-call scratch, reset after every call */
+  struct gb_rpc_ctx ctx;  /* the call being handled (one at a time per worker) */
   int started;
 };
 
@@ -365,11 +366,7 @@ static void run_handler(struct worker *w, struct call *c, struct gb_rpc_ctx *ctx
 }
 
 static void dispatch(struct worker *w, struct call *c) {
-  struct gb_rpc_ctx *ctx = malloc(sizeof(*ctx));
-  if (!ctx) {
-    finish(c, GB_RPC_RESOURCE_EXHAUSTED, "out of memory");
-    return;
-  }
+  struct gb_rpc_ctx *ctx = &w->ctx;
   ctx->arena = w->arena;
   ctx->method = c->m->path;
   ctx->deadline_ms = deadline_ms(c->deadline);
@@ -388,7 +385,6 @@ static void dispatch(struct worker *w, struct call *c) {
   }
   gc_arena_reset(w->arena);
   finish(c, ctx->code, ctx->message);
-  free(ctx);
 }
 
 static void on_event(struct worker *w, struct call *c, int ok) {

@@ -241,6 +241,21 @@ def main():
         r.check("gangbridge call evaluate == place -o json", rc == 0 and out == out2,
                 (rc, err, out[:300], out2[:300]))
 
+        # ---- Command-line errors
+        rc, _, err = cli("serve", "--grpc-addr", "127.0.0.1:0")
+        r.check("serve without --offline: usage error", rc == 2 and "--offline" in err, (rc, err))
+        rc, _, err = cli("serve", "--offline")
+        r.check("serve without --grpc-addr: usage error", rc == 2 and "--grpc-addr" in err,
+                (rc, err))
+        rc, _, err = cli("serve", "--offline", "--grpc-addr", srv.addr)
+        r.check("serve on a port in use: exit 1 naming it", rc == 1 and srv.addr in err,
+                (rc, err))
+        rc, _, err = cli("call", "frobnicate")
+        r.check("call of an unknown method: usage error", rc == 2, (rc, err))
+        rc, _, err = cli("call", "health", "--addr", "127.0.0.1:1", "--timeout", "2")
+        r.check("call to a closed port: UNAVAILABLE, exit 1", rc == 1 and "UNAVAILABLE" in err,
+                (rc, err))
+
         # ---- Concurrency: 400 calls from 32 threads on one channel
         req = C.CalculateRequest(manifests=rt_bytes + [H.read(jobs[0])])
         with cf.ThreadPoolExecutor(32) as ex:
