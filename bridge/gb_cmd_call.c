@@ -418,7 +418,7 @@ static int do_evaluate(const struct call_opts *o, struct gb_rpc_client *cl,
   const Gangbridge__V1__EvaluateResponse *resp = (const Gangbridge__V1__EvaluateResponse *)reply;
   if (write_out((const char *)resp->place_json.data, resp->place_json.len))
     goto out;
-  status = resp->feasible ? GB_EXIT_OK : GB_EXIT_INPUT;
+  status = GB_EXIT_OK; /* as place: evaluated, feasible or not (see the output) */
 out:
   if (reply)
     protobuf_c_message_free_unpacked(reply, NULL);
