@@ -15,14 +15,16 @@
  * concurrency.  Every call must succeed: a failed call makes the program
  * exit 1.
  *
- * Usage: bench_grpc [--short] [--threads N] [--seconds S]
+ * Usage: bench_grpc [--short] [--threads N] [--seconds S] [--method NAME]
  *   --short     0.25 s per point (CI)
  *   --threads   server worker threads (default: the server's default)
+ *   --method    run only empty, calculate, evaluate or calc-unique (profiling)
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include <grpc/byte_buffer.h>
@@ -115,8 +117,16 @@ struct slot {
 
 struct point {
   double rps, p50_us, p99_us;
+  double cpu_us; /* process CPU (server + client, user + system) per call */
   long errors;
 };
+
+static double cpu_seconds(void) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+         (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
 
 static int64_t now_ns(void) {
   struct timespec ts;
@@ -172,7 +182,8 @@ static void end_call(struct slot *s) {
 static struct point run_point(grpc_channel *ch, const char *method, const grpc_slice *payloads,
                               size_t n_payloads, int conc, double seconds, int64_t *samples) {
   size_t next = 0;
-  struct point p = {0, 0, 0, 0};
+  struct point p = {0, 0, 0, 0, 0};
+  double cpu0 = cpu_seconds();
   grpc_completion_queue *cq = grpc_completion_queue_create_for_next(NULL);
   grpc_slice m = grpc_slice_from_copied_string(method);
   struct slot slots[MAX_CONC];
@@ -205,6 +216,7 @@ static struct point run_point(grpc_channel *ch, const char *method, const grpc_s
       inflight++;
   }
   int64_t elapsed = now_ns() - t_start;
+  double cpu = cpu_seconds() - cpu0;
   grpc_slice_unref(m);
   grpc_completion_queue_shutdown(cq);
   while (grpc_completion_queue_next(cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL).type !=
@@ -216,6 +228,7 @@ static struct point run_point(grpc_channel *ch, const char *method, const grpc_s
     p.p50_us = samples[n / 2] / 1e3;
     p.p99_us = samples[(size_t)((double)n * 0.99) < n ? (size_t)((double)n * 0.99) : n - 1] / 1e3;
     p.rps = (double)n / ((double)elapsed / 1e9);
+    p.cpu_us = cpu * 1e6 / (double)n;
   }
   return p;
 }
@@ -264,6 +277,7 @@ static int load_cluster(struct gb_rpc_service *svc) {
 int main(int argc, char **argv) {
   double seconds = 1.5;
   int threads = 0;
+  const char *only = NULL;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--short"))
       seconds = 0.25;
@@ -271,8 +285,11 @@ int main(int argc, char **argv) {
       threads = (int)strtol(argv[++i], NULL, 10);
     else if (!strcmp(argv[i], "--seconds") && i + 1 < argc)
       seconds = strtod(argv[++i], NULL);
+    else if (!strcmp(argv[i], "--method") && i + 1 < argc)
+      only = argv[++i];
     else {
-      fprintf(stderr, "usage: bench_grpc [--short] [--threads N] [--seconds S]\n");
+      fprintf(stderr,
+              "usage: bench_grpc [--short] [--threads N] [--seconds S] [--method NAME]\n");
       return 2;
     }
   }
@@ -367,20 +384,25 @@ int main(int argc, char **argv) {
   static const int concs[] = {1, 2, 4, 8, 16, 32, 64};
   enum { NC = sizeof(concs) / sizeof(concs[0]) };
   struct point res[4][NC];
+  memset(res, 0, sizeof(res));
   long errors = 0;
   printf("bench_grpc: in-process server, %d worker threads, %.2f s per point, 256-node snapshot\n",
          threads ? threads : 0, seconds);
-  printf("%-10s %5s %10s %10s %10s\n", "method", "conc", "rps", "p50_us", "p99_us");
+  printf("%-11s %5s %10s %10s %10s %10s\n", "method", "conc", "rps", "p50_us", "p99_us",
+         "cpu_us");
   /* Warm up connections and caches. */
   for (int k = 0; k < 4; k++)
     run_point(ch, methods[k].method, methods[k].payloads, methods[k].n, 4, 0.1, samples);
   for (int k = 0; k < 4; k++) {
+    if (only && strcmp(only, methods[k].label))
+      continue;
     for (int c = 0; c < NC; c++) {
       res[k][c] = run_point(ch, methods[k].method, methods[k].payloads, methods[k].n, concs[c],
                             seconds, samples);
       errors += res[k][c].errors;
-      printf("%-10s %5d %10.0f %10.1f %10.1f%s\n", methods[k].label, concs[c], res[k][c].rps,
-             res[k][c].p50_us, res[k][c].p99_us, res[k][c].errors ? "  ERRORS" : "");
+      printf("%-11s %5d %10.0f %10.1f %10.1f %10.1f%s\n", methods[k].label, concs[c],
+             res[k][c].rps, res[k][c].p50_us, res[k][c].p99_us, res[k][c].cpu_us,
+             res[k][c].errors ? "  ERRORS" : "");
       fflush(stdout);
     }
   }
@@ -391,6 +413,18 @@ int main(int argc, char **argv) {
            res[1][c].rps > 0 ? res[0][c].rps / res[1][c].rps : 0.0,
            res[2][c].rps > 0 ? res[0][c].rps / res[2][c].rps : 0.0,
            res[3][c].rps > 0 ? res[0][c].rps / res[3][c].rps : 0.0);
+  /* CPU per call is what a busy (shared) machine distorts least. */
+  double cpu_call[4] = {0, 0, 0, 0};
+  for (int k = 0; k < 4; k++) {
+    for (int c = 0; c < NC; c++)
+      cpu_call[k] += res[k][c].cpu_us;
+    cpu_call[k] /= NC;
+  }
+  printf("\nCPU per call (mean over concurrencies): empty %.1f us, calculate %.1f us (ratio %.2f),"
+         " evaluate %.1f us (ratio %.2f), calc-unique %.1f us (ratio %.2f)\n",
+         cpu_call[0], cpu_call[1], cpu_call[0] > 0 ? cpu_call[1] / cpu_call[0] : 0.0, cpu_call[2],
+         cpu_call[0] > 0 ? cpu_call[2] / cpu_call[0] : 0.0, cpu_call[3],
+         cpu_call[0] > 0 ? cpu_call[3] / cpu_call[0] : 0.0);
   double best[4] = {0, 0, 0, 0};
   for (int k = 0; k < 4; k++)
     for (int c = 0; c < NC; c++)
