@@ -180,7 +180,7 @@ class Watch:
                 self.broken = True
                 return None
             return data
-        except (ValueError, ConnectionError, OSError):
+        except (ValueError, AttributeError, ConnectionError, OSError):
             self.broken = True
             return None
 

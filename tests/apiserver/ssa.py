@@ -407,11 +407,14 @@ class Managers:
     def __init__(self, entries):
         self.sets = {}
         self.meta = {}
+        self.orig = {}      # key -> (set, fieldsV1) as read, to reuse unchanged serialisations
         for e in entries or ():
             if not isinstance(e, dict):
                 continue
             key = (e.get("manager", ""), e.get("operation", ""), e.get("subresource", ""))
-            self.sets[key] = fields_to_set(e.get("fieldsV1") or {})
+            fv = e.get("fieldsV1") or {}
+            self.sets[key] = fields_to_set(fv)
+            self.orig[key] = (self.sets[key], fv)
             self.meta[key] = {"apiVersion": e.get("apiVersion", ""), "time": e.get("time")}
 
     def entries(self):
@@ -424,7 +427,8 @@ class Managers:
             if m.get("time"):
                 e["time"] = m["time"]
             e["fieldsType"] = "FieldsV1"
-            e["fieldsV1"] = set_to_fields(paths)
+            o = self.orig.get(key)
+            e["fieldsV1"] = o[1] if o is not None and o[0] == paths else set_to_fields(paths)
             if key[2]:
                 e["subresource"] = key[2]
             out.append(e)
@@ -504,7 +508,7 @@ def apply(live, cfg, schema, manager, subresource, api_version, force, ignored, 
     mgrs = Managers(live.get("metadata", {}).get("managedFields") if live else None)
     me = (manager, "Apply", subresource)
     base = live if live is not None else {}
-    merged = merge(base, cfg, schema)
+    merged = _deepcopy(merge(base, cfg, schema))
     cfg_set = set(members(cfg, schema, ignored).keys())
     last = mgrs.sets.get(me, set())
     mgrs.sets[me] = cfg_set
@@ -513,7 +517,6 @@ def apply(live, cfg, schema, manager, subresource, api_version, force, ignored, 
         owned = set()
         for paths in mgrs.sets.values():
             owned |= paths
-        merged = _deepcopy(merged)
         prune(merged, last, owned)
     old_m = members(base, schema, ignored)
     new_m = members(merged, schema, ignored)
@@ -522,7 +525,7 @@ def apply(live, cfg, schema, manager, subresource, api_version, force, ignored, 
         mgrs.meta[me]["time"] = now
     if not cfg_set:
         mgrs.sets.pop(me, None)
-    return _deepcopy(merged), mgrs
+    return merged, mgrs
 
 
 def update(live, new, schema, manager, subresource, api_version, ignored, now):
