@@ -372,6 +372,22 @@ static int do_list(struct gb_informer *inf) {
 #define WATCH_ERROR_EVENT 1002
 #define WATCH_STOP 1003
 
+/* Removes obj's key from the cache and tells the handler (nothing when the
+ * object was not cached: its delete was already delivered by a relist). */
+static void apply_delete(struct gb_informer *inf, json_object *obj, const char *rv) {
+  char key[KEY_MAX];
+  const char *ns, *name;
+  if (obj_key(obj, key, sizeof(key), &ns, &name) == GC_OK) {
+    struct entry *old = remove_key(inf, key);
+    if (old) {
+      gb_informer_strip(obj);
+      deliver(inf, GB_INFORMER_DELETE, key, obj, NULL);
+      free(old);
+    }
+  }
+  set_rv(inf, rv);
+}
+
 struct watch_ctx {
   struct gb_informer *inf;
   uint64_t events;
@@ -408,17 +424,7 @@ static int on_event(void *arg, const struct gb_watch_event *ev) {
     pthread_mutex_lock(&inf->lock);
     inf->st.events++;
     pthread_mutex_unlock(&inf->lock);
-    char key[KEY_MAX];
-    const char *ns, *name;
-    if (obj_key(ev->object, key, sizeof(key), &ns, &name) == GC_OK) {
-      struct entry *old = remove_key(inf, key);
-      if (old) {
-        gb_informer_strip(ev->object);
-        deliver(inf, GB_INFORMER_DELETE, key, ev->object, NULL);
-        free(old);
-      }
-    }
-    set_rv(inf, ev->rv);
+    apply_delete(inf, ev->object, ev->rv);
     return 0;
   }
   }
@@ -752,6 +758,32 @@ int gb_informer_foreach_key(struct gb_informer *inf, gb_informer_key_fn fn, void
     for (struct entry *e = inf->buckets[i]; e && !rc; e = e->next)
       rc = fn(arg, e_key(e));
   pthread_rwlock_unlock(&inf->cache_lock);
+  return rc;
+}
+
+int gb_informer_feed(struct gb_informer *inf, int watch_type, json_object *obj) {
+  if (inf->started == 1)
+    return GC_EUSAGE;
+  char key[KEY_MAX];
+  const char *ns, *name;
+  if (watch_type != GB_WATCH_BOOKMARK && obj_key(obj, key, sizeof(key), &ns, &name))
+    return GC_EINVAL;
+  int rc = GC_OK;
+  const char *rv = gb_kube_meta_str(obj, "resourceVersion");
+  if (watch_type == GB_WATCH_ADDED || watch_type == GB_WATCH_MODIFIED) {
+    gb_informer_strip(obj);
+    rc = upsert(inf, obj, inf->gen);
+  } else if (watch_type == GB_WATCH_DELETED) {
+    apply_delete(inf, obj, rv);
+  } else if (watch_type == GB_WATCH_BOOKMARK) {
+    set_rv(inf, rv);
+  } else {
+    return GC_EINVAL;
+  }
+  pthread_mutex_lock(&inf->lock);
+  inf->synced = 1;
+  pthread_cond_broadcast(&inf->cond);
+  pthread_mutex_unlock(&inf->lock);
   return rc;
 }
 

@@ -141,6 +141,15 @@ int gb_informer_foreach_key(struct gb_informer *inf, gb_informer_key_fn fn, void
 /* Number of cached objects. */
 size_t gb_informer_count(struct gb_informer *inf);
 
+/* Applies one event to the cache of an informer that is not running, as if
+ * it came from the watch (ADDED/MODIFIED upsert, DELETED removes, BOOKMARK
+ * only records the resourceVersion), calling the handler on this thread, and
+ * marks the informer synced.  For tests and benchmarks that need a filled
+ * cache without a server.  obj is borrowed; managedFields is removed from
+ * it.  Returns 0, GC_EUSAGE (informer running), GC_EINVAL (no name) or
+ * GC_ENOMEM / GC_ELIMIT. */
+int gb_informer_feed(struct gb_informer *inf, int watch_type, json_object *obj);
+
 /* Removes metadata.managedFields from obj in place (what the cache stores). */
 void gb_informer_strip(json_object *obj);
 

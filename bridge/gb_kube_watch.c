@@ -99,8 +99,8 @@ int gb_watch_parser_feed(struct gb_watch_parser *p, const char *data, size_t len
       p->in_event = 1;
       p->cur = 0;
     }
-    /* Feed no more than the event may still use, plus one byte so that an
-     * event of exactly the cap can complete; beyond that it is too big. */
+    /* Feed no more than the event may still use, so the tokener never
+     * buffers more than the cap; an event still open at the cap is too big. */
     size_t room = p->max_bytes - p->cur;
     size_t n = len < room ? len : room;
     if (n == 0) {

@@ -14,7 +14,8 @@ force).  Faults are set with POST /_control/faults (JSON merged into the fault s
   bookmark_s     bookmark interval on watches that allow them (default 0.5)
 POST /_control/drop closes every open watch; POST /_control/compact forgets history up to
 now (old resourceVersions then get 410); with {"inband": true} open watches are sent an
-ERROR 410 event before closing.  GET /_control/state returns counters.
+ERROR 410 event before closing.  Every control call answers the current resourceVersion,
+counters and the number of open watches.
 
 Usage: kube_fixture.py [--port N]; prints its URL on the first line.
 """
@@ -30,7 +31,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 LOCK = threading.Condition()
 STATE = {"rv": 100, "served": set(), "compacted": 0, "objects": {}, "log": [], "watch_gen": 0,
          "faults": {"fail_next": 0, "error_rate": 0.0, "latency_ms": 0, "hold": 0, "bookmark_s": 0.5},
-         "inband_gen": -1, "counters": {"list": 0, "watch": 0, "gone": 0, "errors": 0,
+         "inband_gen": -1, "open_watches": 0, "counters": {"list": 0, "watch": 0, "gone": 0, "errors": 0,
                                          "bookmarks": 0}}
 OWNERS = {}  # (collection, ns, name) -> {leaf path: manager}
 
@@ -195,6 +196,7 @@ class Handler(BaseHTTPRequestHandler):
                 STATE["watch_gen"] += 1
             LOCK.notify_all()
             state = {"rv": str(STATE["rv"]), "counters": dict(STATE["counters"]),
+                     "open_watches": STATE["open_watches"],
                      "objects": len(STATE["objects"])}
         self.send_json(200, state)
 
@@ -322,6 +324,7 @@ class Handler(BaseHTTPRequestHandler):
                 if not rv:
                     rv = STATE["rv"]
                 gen = STATE["watch_gen"]
+                STATE["open_watches"] += 1
         if gone:
             return self.send_json(410, status(410, "Expired",
                                               "too old resource version: %d" % rv))
@@ -376,6 +379,9 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
             pass
+        finally:
+            with LOCK:
+                STATE["open_watches"] -= 1
         self.close_connection = True
 
 

@@ -125,6 +125,19 @@ static void sleep_ms(long ms) {
   nanosleep(&ts, NULL);
 }
 
+/* Waits until the server has n watches open (so a drop hits one). */
+static void wait_watching(int n) {
+  for (int i = 0; i < 200; i++) {
+    json_object *st = control("faults", "{}"), *v;
+    int open = json_object_object_get_ex(st, "open_watches", &v) ? json_object_get_int(v) : -1;
+    json_object_put(st);
+    if (open >= n)
+      return;
+    sleep_ms(50);
+  }
+  ck_abort_msg("no watch opened within 10 s");
+}
+
 /* ---- object helpers ------------------------------------------------------ */
 
 static json_object *trainjob(const char *ns, const char *name, int nodes) {
@@ -255,7 +268,7 @@ static int mirror_matches_server(char *why, size_t cap) {
   gb_kube_path(path, sizeof(path), GROUP, VERSION, RESOURCE, NULL, NULL);
   struct gb_kube_error e;
   if (gb_kube_list(ctl, path, NULL, collect_item, &srv, NULL, 0, &e)) {
-    snprintf(why, cap, "list: %s", e.message);
+    snprintf(why, cap, "list: %.200s", e.message);
     return 0;
   }
   pthread_mutex_lock(&M.lock);
@@ -285,9 +298,12 @@ static int wait_mirror(long timeout_ms, char *why, size_t cap) {
 static char log_buf[8192];
 static void on_log(void *arg, int is_error, const char *msg) {
   (void)arg;
-  size_t n = strlen(log_buf);
-  if (n + strlen(msg) + 2 < sizeof(log_buf))
-    snprintf(log_buf + n, sizeof(log_buf) - n, "%s%s\n", is_error ? "E " : "I ", msg);
+  size_t n = strlen(log_buf), m = strlen(msg);
+  if (n + m + 4 < sizeof(log_buf)) {
+    memcpy(log_buf + n, is_error ? "E " : "I ", 2);
+    memcpy(log_buf + n + 2, msg, m);
+    memcpy(log_buf + n + 2 + m, "\n", 2);
+  }
 }
 
 static struct gb_informer *start_informer(const char *ns, long page_limit, long min_timeout) {
@@ -406,6 +422,7 @@ static void gone_case(int inband) {
   struct gb_informer *inf = start_informer(NULL, 2, 60);
   ck_assert_int_eq(gb_informer_wait_synced(inf, 10000), 1);
   ck_assert_int_eq(M.adds, 5);
+  wait_watching(1);
   json_object_put(control("faults", "{\"hold\":1}"));
   create("team-a", "job-new", 9);
   patch_nodes("team-a", "job-1", 42);
@@ -448,6 +465,7 @@ START_TEST(dropped_watches_resume_without_relist) {
   ck_assert_int_eq(gb_informer_wait_synced(inf, 10000), 1);
   char why[256];
   for (int round = 1; round <= 4; round++) {
+    wait_watching(1);
     json_object_put(control("drop", "{}"));
     char name[32];
     snprintf(name, sizeof(name), "job-%d", round);
