@@ -531,7 +531,7 @@ int gb_http_start(const struct gb_http_config *cfg, const struct gb_http_route *
     flags |= MHD_USE_IPv6;
   if (s->tls_cert)
     flags |= MHD_USE_TLS;
-  unsigned idle = cfg->idle_timeout_s;
+  unsigned idle = cfg->idle_timeout_s ? cfg->idle_timeout_s : 30; /* never unbounded */
   unsigned maxconn = cfg->max_connections ? cfg->max_connections : 128;
   unsigned pool = cfg->threads > 1 ? cfg->threads : 1;
   struct MHD_OptionItem tls_opts[3] = {

@@ -86,11 +86,11 @@ struct gb_http_config {
   const char *tls_cert_file;   /* PEM chain; with tls_key_file enables HTTPS */
   const char *tls_key_file;    /* PEM private key (read once at start; restart to rotate) */
   size_t max_body;             /* default GB_HTTP_DEFAULT_MAX_BODY */
-  unsigned idle_timeout_s;     /* connection idle timeout; default 30 */
+  unsigned idle_timeout_s;     /* connection idle timeout; default (and 0) 30 */
   unsigned request_timeout_s;  /* whole-body receive limit; default 30; 0 = none */
-  unsigned max_connections;    /* default 128 */
+  unsigned max_connections;    /* in total (split across a pool's threads); default 128 */
   unsigned threads;            /* 0 or 1: one polling thread; N > 1: a pool of N */
-  unsigned grace_ms;           /* how long gb_http_stop waits for requests in flight; default 5000 */
+  unsigned grace_ms;           /* gb_http_stop's wait for requests in flight; default 5000 */
   struct gb_metric *requests;  /* optional counter with labels {server, route, code} */
 };
 

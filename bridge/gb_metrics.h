@@ -135,7 +135,7 @@ struct gb_service_metrics {
   struct gb_metric *errors;            /* gangbridge_errors_total{component,reason} */
   struct gb_metric *queue_depth;       /* gangbridge_workqueue_depth */
   struct gb_metric *queue_retries;     /* gangbridge_workqueue_retries_total */
-  struct gb_metric *api_latency;       /* gangbridge_api_request_duration_seconds{verb,resource,code} */
+  struct gb_metric *api_latency; /* gangbridge_api_request_duration_seconds{verb,resource,code} */
   struct gb_metric *watch_restarts;    /* gangbridge_watch_restarts_total{resource,reason} */
   struct gb_metric *podgroups;         /* gangbridge_podgroups{backend,phase} */
   struct gb_metric *time_to_schedule;  /* gangbridge_gang_time_to_schedule_seconds{backend} */

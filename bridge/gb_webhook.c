@@ -37,6 +37,8 @@ int gb_webhook_new(const struct gb_webhook_config *cfg, struct gb_webhook **out)
   wh->cfg = *cfg;
   if (!wh->cfg.max_body)
     wh->cfg.max_body = GB_WEBHOOK_DEFAULT_MAX_BODY;
+  if (wh->cfg.max_body > GB_WEBHOOK_MAX_BODY_LIMIT)
+    wh->cfg.max_body = GB_WEBHOOK_MAX_BODY_LIMIT; /* json-c takes an int length */
   *out = wh;
   return 0;
 }
@@ -136,8 +138,9 @@ static int text_answer(struct answer *a, int status, const char *fmt, ...) {
   a->len = n + 1;
   a->status = status;
   a->ctype = "text/plain; charset=utf-8";
-  gb_log(GB_LOG_WARN, "admission review rejected", "status", status == 400 ? "400" : "other",
-         "reason", msg, NULL);
+  char code[8];
+  snprintf(code, sizeof(code), "%d", status);
+  gb_log(GB_LOG_WARN, "admission review rejected", "status", code, "reason", msg, NULL);
   return 0;
 }
 

@@ -27,6 +27,7 @@
 #define GB_JOBSET_RJOB_LABEL "jobset.sigs.k8s.io/replicatedjob-name"
 #define GB_DEFAULT_SCHEDULER "default-scheduler"
 #define GB_WEBHOOK_DEFAULT_MAX_BODY (3u << 20) /* above etcd's 1.5 MiB object limit, twice */
+#define GB_WEBHOOK_MAX_BODY_LIMIT (64u << 20) /* max_body is clamped to this */
 #define GB_WEBHOOK_NAME_MAX 253
 
 /* What the lookup says about one pod. */
@@ -52,7 +53,7 @@ struct gb_webhook_config {
   int allow_on_error;          /* non-zero: admit the pod unbound (with a warning) when the
                                   lookup fails; default 0 denies it so the Job controller
                                   retries, because an unbound gang pod defeats gang scheduling */
-  size_t max_body;             /* 0 = GB_WEBHOOK_DEFAULT_MAX_BODY */
+  size_t max_body;             /* 0 = GB_WEBHOOK_DEFAULT_MAX_BODY; at most 64 MiB */
   struct gb_metric *admissions; /* optional counter {backend, result} */
 };
 

@@ -92,7 +92,8 @@ static inline size_t chunked_read(char *buf, size_t sz, size_t n, void *ud) {
  * bytes with Transfer-Encoding: chunked instead of body.  cainfo enables
  * HTTPS verification against that CA file. */
 static inline void hreq_full(const char *method, const char *url, const char *ctype,
-                             const char *body, size_t len, size_t chunked_len, const char *cainfo, struct hres *r) {
+                             const char *body, size_t len, size_t chunked_len,
+                             const char *cainfo, struct hres *r) {
   memset(r, 0, sizeof(*r));
   CURL *c = curl_easy_init();
   ck_assert_ptr_nonnull(c);
