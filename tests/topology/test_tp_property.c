@@ -55,7 +55,7 @@ struct world {
   int leaf_used[3], mid_used[2], top_used;
   /* Domains for the oracle: name, tier, node mask. */
   int nd;
-  char dname[8][8];
+  char dname[8][16];
   int dtier[8];
   int dmask[8];
   int root_tier;
@@ -100,7 +100,7 @@ static void gen(struct world *w, uint64_t seed) {
   int max_tier = 0;
   for (int l = 0; l < w->nl; l++)
     if (w->leaf_used[l]) {
-      snprintf(w->dname[w->nd], 8, "l%d", l);
+      snprintf(w->dname[w->nd], 16, "l%d", l);
       w->dtier[w->nd] = 1;
       for (int i = 0; i < w->n; i++)
         if (w->leaf_of[i] == l)
@@ -110,7 +110,7 @@ static void gen(struct world *w, uint64_t seed) {
     }
   for (int m = 0; m < w->nm; m++)
     if (w->mid_used[m]) {
-      snprintf(w->dname[w->nd], 8, "m%d", m);
+      snprintf(w->dname[w->nd], 16, "m%d", m);
       w->dtier[w->nd] = 2;
       for (int i = 0; i < w->n; i++)
         if (w->leaf_of[i] >= 0 && w->leaf_parent[w->leaf_of[i]] == m)
@@ -119,7 +119,7 @@ static void gen(struct world *w, uint64_t seed) {
       max_tier = 2;
     }
   if (w->top_used) {
-    snprintf(w->dname[w->nd], 8, "t0");
+    snprintf(w->dname[w->nd], 16, "t0");
     w->dtier[w->nd] = 3;
     for (int i = 0; i < w->n; i++)
       if (w->leaf_of[i] >= 0 && w->leaf_parent[w->leaf_of[i]] >= 0 &&
@@ -129,7 +129,7 @@ static void gen(struct world *w, uint64_t seed) {
     max_tier = 3;
   }
   w->root_tier = max_tier + 1;
-  snprintf(w->dname[w->nd], 8, "<root>");
+  snprintf(w->dname[w->nd], 16, "<root>");
   w->dtier[w->nd] = w->root_tier;
   w->dmask[w->nd] = (1 << w->n) - 1;
   w->nd++;
