@@ -484,6 +484,45 @@ START_TEST(test_lookup_without_group_is_an_error) {
 }
 END_TEST
 
+/* annotations: null and labels with extra keys: the whole map is added. */
+START_TEST(test_null_annotations) {
+  struct gb_webhook *wh = make(0, NULL);
+  size_t len;
+  char *body = slurp("volcano-annotations.json", &len);
+  json_object *doc = json_tokener_parse(body);
+  free(body);
+  json_object *req, *obj, *meta;
+  ck_assert(json_object_object_get_ex(doc, "request", &req));
+  ck_assert(json_object_object_get_ex(req, "object", &obj));
+  ck_assert(json_object_object_get_ex(obj, "metadata", &meta));
+  json_object_object_add(meta, "annotations", NULL); /* JSON null */
+  const char *text = json_object_to_json_string(doc);
+  struct result r;
+  run(wh, "application/json", text, strlen(text), &r);
+  ck_assert_int_eq(r.status, 200);
+  ck_assert(resp_allowed(&r));
+  size_t plen;
+  unsigned char *raw = b64_decode(resp_str(&r, "patch"), &plen);
+  json_object *ops = json_tokener_parse((char *)raw);
+  ck_assert_ptr_nonnull(ops);
+  for (size_t i = 0; i < json_object_array_length(ops); i++)
+    apply_op(obj, json_object_array_get_idx(ops, i));
+  json_object *ann, *g, *spec, *sched;
+  ck_assert(json_object_object_get_ex(meta, "annotations", &ann));
+  ck_assert_uint_eq(json_object_object_length(ann), 1);
+  ck_assert(json_object_object_get_ex(ann, "scheduling.k8s.io/group-name", &g));
+  ck_assert_str_eq(json_object_get_string(g), "llm-pg");
+  ck_assert(json_object_object_get_ex(obj, "spec", &spec));
+  ck_assert(json_object_object_get_ex(spec, "schedulerName", &sched));
+  ck_assert_str_eq(json_object_get_string(sched), "volcano");
+  json_object_put(ops);
+  free(raw);
+  result_free(&r);
+  json_object_put(doc);
+  gb_webhook_free(wh);
+}
+END_TEST
+
 /* ---- malformed input ----------------------------------------------------- */
 
 static const struct {
@@ -626,6 +665,7 @@ static Suite *suite(void) {
   tcase_add_loop_test(tc, test_untouched, 0, sizeof(untouched) / sizeof(untouched[0]));
   tcase_add_test(tc, test_lookup_error_denies);
   tcase_add_test(tc, test_lookup_without_group_is_an_error);
+  tcase_add_test(tc, test_null_annotations);
   suite_add_tcase(s, tc);
   TCase *tm = tcase_create("malformed");
   tcase_add_loop_test(tm, test_malformed_400, 0, sizeof(bad) / sizeof(bad[0]));
