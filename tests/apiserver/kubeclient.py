@@ -223,10 +223,17 @@ def wait_for(pred, timeout=10.0, step=0.02):
     return v
 
 
+_yaml_cache = {}
+
+
 def load_yaml_docs(path):
-    import yaml
-    with open(path) as fh:
-        return [d for d in yaml.safe_load_all(fh) if d]
+    """YAML documents of a file (parsed once per process; callers must not modify them)."""
+    if path not in _yaml_cache:
+        import yaml
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        with open(path) as fh:
+            _yaml_cache[path] = [d for d in yaml.load_all(fh, Loader=loader) if d]
+    return _yaml_cache[path]
 
 
 def crd_path(group_dir, name):
