@@ -880,12 +880,15 @@ static int lsel_compile(struct gc_arena *a, const struct gc_value *sel, const ch
       return GC_EINVAL;
     }
     struct lsel_req *q = &m->req[m->n_req++];
-    q->key = ml->u.members[i].key;
+    /* Selectors outlive the documents: copy every string. */
+    q->key = gc_arena_strdup(a, ml->u.members[i].key);
     q->op = LSEL_IN;
     q->vals = gc_arena_alloc(a, sizeof(*q->vals));
-    if (!q->vals)
+    if (!q->vals || !q->key)
       return GC_ENOMEM;
-    q->vals[0] = v;
+    q->vals[0] = gc_arena_strdup(a, v);
+    if (!q->vals[0])
+      return GC_ENOMEM;
     q->n_vals = 1;
   }
   for (size_t i = 0; me && me->type == GC_SEQ && i < me->len; i++) {
@@ -925,13 +928,17 @@ static int lsel_compile(struct gc_arena *a, const struct gc_value *sel, const ch
                     where, i, want_vals ? "must be non-empty" : "must be empty", op);
       return GC_EINVAL;
     }
-    q->key = key;
+    q->key = gc_arena_strdup(a, key);
+    if (!q->key)
+      return GC_ENOMEM;
     q->n_vals = nv;
     q->vals = nv ? gc_arena_alloc(a, nv * sizeof(*q->vals)) : NULL;
     if (nv && !q->vals)
       return GC_ENOMEM;
     for (size_t k = 0; k < nv; k++) {
       q->vals[k] = gc_value_as_str(vals->u.items[k]);
+      if (q->vals[k] && !(q->vals[k] = gc_arena_strdup(a, q->vals[k])))
+        return GC_ENOMEM;
       if (!q->vals[k]) {
         gc_diags_addf(diags, "%s.labelMatch.matchExpressions[%zu].values[%zu]: must be a string",
                       where, i, k);
@@ -1059,13 +1066,15 @@ static int hypernodes_build(struct tp_snapshot *s, struct hn_in *hn, size_t n,
       if (e)
         return e;
       mm->dom = (uint32_t)hn[i].dom;
-      mm->origin = hn[i].origin;
+      mm->origin = NULL; /* the documents may be freed after the build */
       mm->path = gc_arena_strdup(s->arena, where);
       if (!mm->path)
         return GC_ENOMEM;
       if (ex) {
         mm->kind = MEMBER_EXACT;
-        mm->exact = exname;
+        mm->exact = gc_arena_strdup(s->arena, exname);
+        if (!mm->exact)
+          return GC_ENOMEM;
       } else if (rx) {
         const char *pat = gc_value_as_str(gc_map_get(rx, "pattern"));
         mm->kind = MEMBER_REGEX;

@@ -11,8 +11,9 @@
  *     root's free sums equal the sum over candidate nodes;
  *   - evaluating a homogeneous and a heterogeneous gang returns 0 and every
  *     assignment fits its node;
- *   - removing and re-adding every node keeps the sums (updates agree with
- *     the build).
+ *   - removing and re-adding every node (from a fresh load of the input,
+ *     the first one freed) keeps the sums: updates agree with the build and
+ *     the snapshot borrows nothing from its documents.
  * Build: cmake -DGB_FUZZ=ON -DCMAKE_C_COMPILER=clang; run fuzz/fuzz_cluster
  * with tests/fuzz/corpus/cluster as the seed corpus.
  */
@@ -103,6 +104,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (s) {
     check_sums(s);
     evaluate(s);
+    /* The snapshot must not borrow from its documents: reload them. */
+    gb_docset_free(ds);
+    ds = gb_docset_new(&lim);
+    gb_load_buffer(ds, "fuzz.yaml", (const char *)data, size, &d);
+    for (size_t i = 0; i < ds->n; i++)
+      docs[i] = ds->docs[i].root;
     /* Remove and re-add every Node document. */
     for (size_t i = 0; i < ds->n; i++) {
       const char *kind = gc_value_as_str(gc_map_get(docs[i], "kind"));

@@ -382,6 +382,9 @@ START_TEST(hypernode_add_node_matches_members) {
             HN("rb", "1", "  - {type: Node, selector: {regexMatch: {pattern: '^n[3-9]$'}}}\n"),
         NULL, 0);
   ck_assert_int_eq(b.rc, 0);
+  /* The snapshot must not borrow from the documents it was built from. */
+  gb_docset_free(b.ds);
+  b.ds = NULL;
   struct gb_docset *extra = gb_docset_new(NULL);
   const char *more = NODE("n7", "rack: q") NODE("m1", "rack: z") NODE("x", "");
   ck_assert_int_eq(gb_load_buffer(extra, "more.yaml", more, strlen(more), &b.d), 0);
