@@ -54,10 +54,16 @@ static int bad_request(void *ctx, const struct gb_http_request *req,
 }
 
 static atomic_int slow_started;
+static atomic_int stop_called;
 
+/* Blocks until the test is about to stop the server (at most 5 s), then a
+ * little longer, so the request is surely in flight during the stop. */
 static int slow(void *ctx, const struct gb_http_request *req, struct gb_http_response *resp) {
   atomic_fetch_add(&slow_started, 1);
-  struct timespec ts = {0, 300 * 1000000L};
+  struct timespec tick = {0, 5 * 1000000L};
+  for (int i = 0; i < 1000 && !atomic_load(&stop_called); i++)
+    nanosleep(&tick, NULL);
+  struct timespec ts = {0, 200 * 1000000L};
   nanosleep(&ts, NULL);
   return gb_http_response_printf(resp, 200, NULL, "slow done");
 }
@@ -269,17 +275,40 @@ START_TEST(test_request_timeout) {
 }
 END_TEST
 
+/* Reads from fd until `needle` arrives (at most 5 s); returns 1 if it did. */
+static int read_until(int fd, const char *needle) {
+  char buf[4096];
+  size_t n = 0;
+  for (int i = 0; i < 100; i++) {
+    struct pollfd p = {fd, POLLIN, 0};
+    if (poll(&p, 1, 50) <= 0)
+      continue;
+    ssize_t got = recv(fd, buf + n, sizeof(buf) - 1 - n, 0);
+    if (got <= 0)
+      return 0;
+    n += (size_t)got;
+    buf[n] = '\0';
+    if (strstr(buf, needle))
+      return 1;
+  }
+  return 0;
+}
+
 START_TEST(test_idle_timeout_and_connection_limit) {
   struct gb_http_config cfg;
   gb_http_config_init(&cfg);
   cfg.address = "127.0.0.1";
-  cfg.idle_timeout_s = 1;
+  cfg.idle_timeout_s = 2;
   cfg.max_connections = 2;
   struct gb_http *srv = start(&cfg);
+  /* Two keep-alive connections, each served once, so both are surely
+   * accepted and now idle. */
   int a = raw_connect(gb_http_port(srv));
   int b = raw_connect(gb_http_port(srv));
-  struct timespec ts = {0, 200 * 1000000L};
-  nanosleep(&ts, NULL);
+  raw_send(a, "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n");
+  raw_send(b, "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n");
+  ck_assert(read_until(a, "hello world"));
+  ck_assert(read_until(b, "hello world"));
   /* A third connection is over the limit: libmicrohttpd stops accepting, so
    * it waits in the listen backlog and is not served while the two last. */
   char u[256];
@@ -294,12 +323,11 @@ START_TEST(test_idle_timeout_and_connection_limit) {
   /* The idle connections are closed by the server after the idle timeout. */
   char buf[64];
   int closed_a, closed_b;
-  raw_read_all(a, buf, sizeof(buf), 5000, &closed_a);
-  raw_read_all(b, buf, sizeof(buf), 5000, &closed_b);
+  raw_read_all(a, buf, sizeof(buf), 6000, &closed_a);
+  raw_read_all(b, buf, sizeof(buf), 6000, &closed_b);
   ck_assert(closed_a && closed_b);
   close(a);
   close(b);
-  nanosleep(&ts, NULL);
   hreq("GET", u, NULL, &r);
   ck_assert_int_eq(r.status, 200);
   hres_free(&r);
@@ -381,6 +409,7 @@ START_TEST(test_graceful_stop) {
   struct gb_http *srv = start_default();
   unsigned port = gb_http_port(srv);
   atomic_store(&slow_started, 0);
+  atomic_store(&stop_called, 0);
   struct slow_call sc = {port, {0}};
   pthread_t t;
   ck_assert_int_eq(pthread_create(&t, NULL, slow_client, &sc), 0);
@@ -389,6 +418,7 @@ START_TEST(test_graceful_stop) {
     nanosleep(&ts, NULL);
   }
   ck_assert_uint_eq(gb_http_inflight(srv), 1);
+  atomic_store(&stop_called, 1);
   gb_http_stop(srv); /* waits for the slow request */
   pthread_join(t, NULL);
   ck_assert_int_eq(sc.r.cc, CURLE_OK);
@@ -415,7 +445,7 @@ START_TEST(test_stop_with_stalled_client) {
   /* A client that announces a body and never sends it. */
   int fd = raw_connect(gb_http_port(srv));
   raw_send(fd, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 50\r\n\r\nabc");
-  for (int i = 0; i < 200 && gb_http_inflight(srv) == 0; i++) {
+  for (int i = 0; i < 1000 && gb_http_inflight(srv) == 0; i++) {
     struct timespec ts = {0, 5 * 1000000L};
     nanosleep(&ts, NULL);
   }
