@@ -155,14 +155,48 @@ __attribute__((format(printf, 3, 4))) static void fail(struct ctx *c, const char
       (c)->oom = 1;                                                                           \
   } while (0)
 
+/* Formats a path into the arena.  Paths are built for every field looked
+ * at, so the common formats (only %s and %zu) take a fast path of plain
+ * copies; anything else goes through vsnprintf.  Output is capped at 2 KiB. */
 static char *fmt(struct ctx *c, const char *f, ...) __attribute__((format(printf, 2, 3)));
 static char *fmt(struct ctx *c, const char *f, ...) {
   char buf[2048];
+  size_t n = 0;
+  int simple = 1;
+  for (const char *p = f; *p && simple; p++)
+    if (*p == '%')
+      simple = (p[1] == 's') || (p[1] == 'z' && p[2] == 'u');
   va_list ap;
   va_start(ap, f);
-  vsnprintf(buf, sizeof(buf), f, ap);
+  if (!simple) {
+    vsnprintf(buf, sizeof(buf), f, ap);
+    n = strlen(buf);
+  } else {
+    for (const char *p = f; *p && n < sizeof(buf) - 1; p++) {
+      if (*p != '%') {
+        buf[n++] = *p;
+        continue;
+      }
+      char num[24];
+      const char *src;
+      if (p[1] == 's') {
+        src = va_arg(ap, const char *);
+        p++;
+      } else {
+        snprintf(num, sizeof(num), "%zu", va_arg(ap, size_t));
+        src = num;
+        p += 2;
+      }
+      size_t len = strlen(src);
+      if (len > sizeof(buf) - 1 - n)
+        len = sizeof(buf) - 1 - n;
+      memcpy(buf + n, src, len);
+      n += len;
+    }
+  }
   va_end(ap);
-  char *s = gc_arena_strdup(c->a, buf);
+  buf[n] = '\0';
+  char *s = gc_arena_strndup(c->a, buf, n);
   if (!s)
     c->oom = 1;
   return s ? s : "";
@@ -294,14 +328,19 @@ static void check_resources_per_node(struct ctx *c, struct tj_info *t, const str
     return;
   size_t before = c->errors;
   static const char *const LISTS[] = {"requests", "limits"};
+  static const char *const PATHS[] = {"spec.trainer.resourcesPerNode.requests",
+                                      "spec.trainer.resourcesPerNode.limits"};
   for (size_t k = 0; k < 2; k++) {
     const struct gc_value *l = gc_map_get(v, LISTS[k]);
-    const char *path = fmt(c, "%s.%s", base, LISTS[k]);
+    const char *path = PATHS[k];
     if (!get_map(c, c->tj, l, path, NULL))
       continue;
     struct gc_reslist tmp = GC_RESLIST_INIT;
     size_t e0 = c->d ? c->d->errors : 0;
-    int rc = gc_reslist_from_value(c->a, l, fmt(c, "%s: %s", c->tj, path), &tmp, c->d);
+    /* Quietly first; the path is formatted only to report a problem. */
+    int rc = gc_reslist_from_value(c->a, l, "", &tmp, NULL);
+    if (rc && rc != GC_ENOMEM)
+      rc = gc_reslist_from_value(c->a, l, fmt(c, "%s: %s", c->tj, path), &tmp, c->d);
     if (rc == GC_ENOMEM)
       c->oom = 1;
     else if (rc)
@@ -484,13 +523,16 @@ static void check_ml_policy(struct ctx *c, struct rt_info *r, struct tj_info *t)
     r->ml_numnodes = n;
   }
   static const char *const KINDS[] = {"torch", "mpi", "jax", "xgboost", "flux"};
+  static const char *const KPATHS[] = {"spec.mlPolicy.torch", "spec.mlPolicy.mpi",
+                                       "spec.mlPolicy.jax", "spec.mlPolicy.xgboost",
+                                       "spec.mlPolicy.flux"};
   int kinds = 0;
   for (size_t i = 0; i < 5; i++) {
     const struct gc_value *k = gc_map_get(ml, KINDS[i]);
     if (is_null(k))
       continue;
     kinds++;
-    get_map(c, c->rt, k, fmt(c, "spec.mlPolicy.%s", KINDS[i]), NULL);
+    get_map(c, c->rt, k, KPATHS[i], NULL);
   }
   if (kinds > 1)
     fail(c, c->rt, "spec.mlPolicy: Only one of the policy can be configured");
@@ -581,6 +623,16 @@ static int check_runtime_jobs(struct ctx *c, struct rt_info *r) {
   }
   for (size_t i = 0; i < jobs->len; i++) {
     const struct gc_value *j = jobs->u.items[i];
+    /* The usual case, checked without building paths: a map whose name is
+     * a valid label not used by an earlier job. */
+    const char *qn = gc_value_as_str(gc_map_get(j, "name"));
+    int quiet_ok = j->type == GC_MAP && qn && gc_name_is_dns1035(qn, strlen(qn));
+    for (size_t k = 0; quiet_ok && k < i; k++) {
+      const char *other = gc_value_as_str(gc_map_get(jobs->u.items[k], "name"));
+      quiet_ok = !other || strcmp(other, qn) != 0;
+    }
+    if (quiet_ok)
+      continue;
     char *path = fmt(c, "spec.template.spec.replicatedJobs[%zu]", i);
     if (!get_map(c, c->rt, j, path, NULL))
       continue;
@@ -797,7 +849,8 @@ static void apply_overrides(struct ctx *c, const struct gc_value *spec, struct g
                             const struct gc_value *rjobs, int v20) {
   const char *field = v20 ? "podSpecOverrides" : "podTemplateOverrides";
   const struct gc_value *list = get_seq(c, c->tj, gc_map_get(spec, field),
-                                        fmt(c, "spec.%s", field), NULL);
+                                        v20 ? "spec.podSpecOverrides"
+                                            : "spec.podTemplateOverrides", NULL);
   for (size_t i = 0; list && i < list->len; i++) {
     const struct gc_value *o = list->u.items[i];
     char *path = fmt(c, "spec.%s[%zu]", field, i);
@@ -933,11 +986,107 @@ static void queue_from(struct ctx *c, struct queue_src *q, const struct gc_value
 
 /* ---- jobs ----------------------------------------------------------------- */
 
+/* An optional int in [0, INT32_MAX]: 1 if absent or valid (stored). */
+static int quiet_int(const struct gc_value *v, int64_t *out, int *has) {
+  if (is_null(v))
+    return 1;
+  if (v->type != GC_INT || v->u.i < 0 || v->u.i > INT32_MAXV)
+    return 0;
+  *out = v->u.i;
+  if (has)
+    *has = 1;
+  return 1;
+}
+
+static int quiet_opt_map(const struct gc_value *v) { return is_null(v) || v->type == GC_MAP; }
+
+static int quiet_opt_str(const struct gc_value *v, const char **out) {
+  if (is_null(v))
+    return 1;
+  if (v->type != GC_STR)
+    return 0;
+  *out = v->u.s;
+  return 1;
+}
+
+/* Reads one replicated job without building any path: returns 1 when every
+ * field has the right shape (the usual case), 0 when read_jobs must look
+ * again and report.  Validation rules are those of read_jobs. */
+static int read_job_quiet(struct ctx *c, struct gc_value *node, struct job *j) {
+  memset(j, 0, sizeof(*j));
+  j->node = node;
+  j->name = gc_value_as_str(gc_map_get(node, "name"));
+  j->replicas = 1;
+  const struct gc_value *tpl = gc_map_get(node, "template");
+  if (!quiet_int(gc_map_get(node, "replicas"), &j->replicas, NULL) || !tpl ||
+      tpl->type != GC_MAP)
+    return 0;
+  const struct gc_value *meta = gc_map_get(tpl, "metadata");
+  const struct gc_value *labels = gc_map_get(meta, "labels");
+  const struct gc_value *jspec = gc_map_get(tpl, "spec");
+  if (!quiet_opt_map(meta) || !quiet_opt_map(labels) || !quiet_opt_map(jspec))
+    return 0;
+  for (size_t k = 0; labels && labels->type == GC_MAP && k < labels->len; k++)
+    if (labels->u.members[k].value->type != GC_STR)
+      return 0;
+  j->ancestor = gc_value_as_str(gc_map_get(labels, GC_ANCESTOR_LABEL));
+  if (!quiet_int(gc_map_get(jspec, "parallelism"), &j->parallelism, &j->has_parallelism))
+    return 0;
+  const struct gc_value *pt = gc_map_get(jspec, "template");
+  if (!quiet_opt_map(pt))
+    return 0;
+  const struct gc_value *plabel =
+      gc_map_get(gc_map_get(gc_map_get(pt, "metadata"), "labels"), GC_ANCESTOR_LABEL);
+  if (!j->ancestor && plabel && plabel->type == GC_STR)
+    return 0; /* read_jobs words the warning */
+  const struct gc_value *ps = gc_map_get(pt, "spec");
+  if (!ps || ps->type != GC_MAP)
+    return 0;
+  const struct gc_value *cs = gc_map_get(ps, "containers");
+  if (!cs || cs->type != GC_SEQ || cs->len == 0)
+    return 0;
+  if (!quiet_opt_str(gc_map_get(ps, "priorityClassName"), &j->priority_class) ||
+      !quiet_opt_str(gc_map_get(ps, "schedulerName"), &j->scheduler_name))
+    return 0;
+  j->podspec = (struct gc_value *)ps;
+  if (j->priority_class && !*j->priority_class)
+    j->priority_class = NULL;
+  if (j->scheduler_name && !*j->scheduler_name)
+    j->scheduler_name = NULL;
+  const struct gc_value *deps = gc_map_get(node, "dependsOn");
+  if (is_null(deps) || (deps->type == GC_SEQ && deps->len == 0))
+    return 1;
+  if (deps->type != GC_SEQ || deps->len > GC_WAVES_MAX_JOBS)
+    return 0;
+  j->deps = gc_arena_alloc(c->a, deps->len * sizeof(char *));
+  j->dep_status = gc_arena_alloc(c->a, deps->len * sizeof(char *));
+  if (!j->deps || !j->dep_status) {
+    c->oom = 1;
+    return 0;
+  }
+  for (size_t k = 0; k < deps->len; k++) {
+    const struct gc_value *d = deps->u.items[k];
+    const char *dn = gc_value_as_str(gc_map_get(d, "name"));
+    const char *st = gc_value_as_str(gc_map_get(d, "status"));
+    if (!dn || !*dn || !st || (strcmp(st, "Ready") && strcmp(st, "Complete")))
+      return 0;
+    j->deps[j->n_deps] = dn;
+    j->dep_status[j->n_deps] = st;
+    j->n_deps++;
+  }
+  return 1;
+}
+
 static int read_jobs(struct ctx *c, const struct gc_value *jsjobs, struct job *jobs) {
   int ok = 1;
   for (size_t i = 0; i < jsjobs->len; i++) {
     struct job *j = &jobs[i];
     struct gc_value *node = jsjobs->u.items[i];
+    if (read_job_quiet(c, node, j))
+      continue;
+    if (c->oom)
+      return 0;
+    memset(j, 0, sizeof(*j));
     char *p = fmt(c, "spec.template.spec.replicatedJobs[%zu]", i);
     size_t before = c->errors;
     j->node = node;
@@ -1259,10 +1408,17 @@ static int build_gang(struct ctx *c, const struct tj_info *t, const struct rt_in
   int ok = 1;
   for (size_t i = 0; i < n; i++) {
     struct job *j = &jobs[i];
-    const char *where = fmt(c, "%s: spec.template.spec.replicatedJobs[%zu].template.spec."
-                            "template.spec", c->rt, i);
+    /* First without diagnostics (no paths are built); only a pod spec with a
+     * problem is walked again to report it at its full path. */
     size_t e0 = c->d ? c->d->errors : 0;
-    int rc = gc_podreq_compute(c->a, j->podspec, where, &j->req, c->d);
+    int rc = gc_podreq_compute(c->a, j->podspec, NULL, &j->req, NULL);
+    if (rc && rc != GC_ENOMEM) {
+      const char *where = fmt(c, "%s: spec.template.spec.replicatedJobs[%zu].template.spec."
+                              "template.spec", c->rt, i);
+      rc = gc_podreq_compute(c->a, j->podspec, where, &j->req, c->d);
+      if (rc == GC_OK)
+        rc = GC_EINVAL;
+    }
     if (rc == GC_ENOMEM)
       return rc;
     if (rc) {
@@ -1382,8 +1538,22 @@ static int build_gang(struct ctx *c, const struct tj_info *t, const struct rt_in
   return GC_OK;
 }
 
+/* "<kind-or-ns><sep><name>", each part cut at NAME_SHOW_MAX bytes. */
+static char *join_name(struct gc_arena *a, const char *first, const char *sep,
+                       const char *name) {
+  size_t l1 = strnlen(first, NAME_SHOW_MAX), ls = strlen(sep), l2 = strnlen(name, NAME_SHOW_MAX);
+  char *s = gc_arena_alloc(a, l1 + ls + l2 + 1);
+  if (!s)
+    return NULL;
+  memcpy(s, first, l1);
+  memcpy(s + l1, sep, ls);
+  memcpy(s + l1 + ls, name, l2);
+  s[l1 + ls + l2] = '\0';
+  return s;
+}
+
 static char *prefix_name(struct gc_arena *a, const char *ns, const char *name) {
-  return gc_arena_printf(a, "%.*s/%.*s", NAME_SHOW_MAX, ns, NAME_SHOW_MAX, name);
+  return join_name(a, ns, "/", name);
 }
 
 int gc_gang_compute(const struct gc_value *trainjob, const struct gc_catalog *runtimes,
@@ -1470,8 +1640,10 @@ int gc_gang_compute(const struct gc_value *trainjob, const struct gc_catalog *ru
   g->runtime_name = gc_arena_strdup(a, t.ref_name);
   if (!g->runtime_name)
     goto oom;
-  c.rt = t.ref_cluster ? fmt(&c, "ClusterTrainingRuntime/%.*s", NAME_SHOW_MAX, t.ref_name)
-                       : fmt(&c, "TrainingRuntime %s/%.*s", ns, NAME_SHOW_MAX, t.ref_name);
+  c.rt = t.ref_cluster ? join_name(a, "ClusterTrainingRuntime", "/", t.ref_name)
+                       : join_name(a, fmt(&c, "TrainingRuntime %s", ns), "/", t.ref_name);
+  if (!c.rt)
+    goto oom;
   const struct gc_value *rlabels = gc_value_path(rt, "metadata.labels");
   const char *support = gc_value_as_str(gc_map_get(rlabels, SUPPORT_LABEL));
   if (support && !strcmp(support, "deprecated"))
@@ -1511,11 +1683,14 @@ int gc_gang_compute(const struct gc_value *trainjob, const struct gc_catalog *ru
              "spec.template.metadata.annotations");
   queue_from(&c, &q, gc_map_get(t.spec, "annotations"), c.tj, "spec.annotations");
   const struct gc_value *patches = gc_map_get(t.spec, "runtimePatches");
-  for (size_t i = 0; patches && patches->type == GC_SEQ && i < patches->len && i < 1000; i++)
-    queue_from(&c, &q, gc_value_path(patches->u.items[i],
-                                     "trainingRuntimeSpec.template.metadata.annotations"),
-               c.tj, fmt(&c, "spec.runtimePatches[%zu].trainingRuntimeSpec.template.metadata."
-                         "annotations", i));
+  for (size_t i = 0; patches && patches->type == GC_SEQ && i < patches->len && i < 1000; i++) {
+    const struct gc_value *ann =
+        gc_value_path(patches->u.items[i], "trainingRuntimeSpec.template.metadata.annotations");
+    if (gc_map_get(ann, GC_VOLCANO_QUEUE_ANNOTATION))
+      queue_from(&c, &q, ann, c.tj,
+                 fmt(&c, "spec.runtimePatches[%zu].trainingRuntimeSpec.template.metadata."
+                     "annotations", i));
+  }
 
   size_t n = jsjobs->len;
   struct job *jobs = gc_arena_alloc(a, n * sizeof(*jobs));

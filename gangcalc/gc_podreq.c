@@ -30,12 +30,12 @@ int gc_podreq_effective(struct gc_arena *a, const struct gc_value *resources, co
   }
   const struct gc_value *r = gc_map_get(resources, "requests");
   const struct gc_value *l = gc_map_get(resources, "limits");
-  char *path;
+  const char *path;
   if (r && r->type != GC_NULL) {
     if (r->type != GC_MAP) {
       rc = type_error(diags, where, "requests", "an object", r);
     } else {
-      path = gc_arena_printf(a, "%s.requests", where);
+      path = diags ? gc_arena_printf(a, "%s.requests", where) : "";
       if (!path)
         return GC_ENOMEM;
       int e = gc_reslist_from_value(a, r, path, &req, diags);
@@ -47,7 +47,7 @@ int gc_podreq_effective(struct gc_arena *a, const struct gc_value *resources, co
     if (l->type != GC_MAP) {
       rc = type_error(diags, where, "limits", "an object", l);
     } else {
-      path = gc_arena_printf(a, "%s.limits", where);
+      path = diags ? gc_arena_printf(a, "%s.limits", where) : "";
       if (!path)
         return GC_ENOMEM;
       int e = gc_reslist_from_value(a, l, path, &lim, diags);
@@ -120,7 +120,7 @@ static int walk_containers(struct gc_arena *a, const struct gc_value *list, cons
       continue;
     }
     const char *name = gc_value_as_str(gc_map_get(c, "name"));
-    char *rpath = gc_arena_printf(a, "%s.%s[%zu].resources", where, field, i);
+    const char *rpath = diags ? gc_arena_printf(a, "%s.%s[%zu].resources", where, field, i) : "";
     if (!rpath)
       return GC_ENOMEM;
     struct gc_reslist req, only;
@@ -188,7 +188,7 @@ int gc_podreq_compute(struct gc_arena *a, const struct gc_value *podspec, const 
 
   const struct gc_value *podres = gc_map_get(podspec, "resources");
   if (podres && podres->type != GC_NULL) {
-    char *rpath = gc_arena_printf(a, "%s.resources", where);
+    const char *rpath = diags ? gc_arena_printf(a, "%s.resources", where) : "";
     struct gc_reslist req, only, only_supported = GC_RESLIST_INIT;
     if (!rpath)
       return GC_ENOMEM;
@@ -215,7 +215,7 @@ int gc_podreq_compute(struct gc_arena *a, const struct gc_value *podspec, const 
   const struct gc_value *ovh = gc_map_get(podspec, "overhead");
   if (ovh && ovh->type != GC_NULL) {
     struct gc_reslist o = GC_RESLIST_INIT;
-    char *opath = gc_arena_printf(a, "%s.overhead", where);
+    const char *opath = diags ? gc_arena_printf(a, "%s.overhead", where) : "";
     if (!opath)
       return GC_ENOMEM;
     if (ovh->type != GC_MAP) {

@@ -37,7 +37,9 @@ struct gc_podreq {
  * empty pod).  Every quantity and type problem is reported to diags as
  * "<where>.containers[i].resources.requests.cpu: ..." (where is the path of
  * the pod spec, including its object prefix) and GC_EINVAL is returned after
- * looking at the whole spec.  Results are arena-owned.  Returns 0, GC_EINVAL,
+ * looking at the whole spec.  With diags NULL nothing is reported and no
+ * path is formatted (where may then be NULL): callers compute quietly first
+ * and repeat with diags only when that failed.  Results are arena-owned.  Returns 0, GC_EINVAL,
  * GC_ERANGE (a sum does not fit) or GC_ENOMEM. */
 int gc_podreq_compute(struct gc_arena *a, const struct gc_value *podspec, const char *where,
                       struct gc_podreq *out, struct gc_diags *diags);
