@@ -850,3 +850,170 @@ int gb_service_metrics_register(struct gb_metrics *reg, const char *version,
   const char *v[] = {version ? version : "unknown"};
   return gb_gauge_set(m->build_info, v, 1);
 }
+
+/* ---- gang time-to-schedule tracker ------------------------------------ */
+
+enum tts_state { TTS_WAITING = 1, TTS_DONE = 2 };
+
+struct tts_entry {
+  struct tts_entry *next;
+  uint64_t hash;
+  enum tts_state state;
+  char uid[]; /* flexible: the PodGroup uid */
+};
+
+struct gb_tts_tracker {
+  pthread_mutex_t mu;
+  struct gb_metric *hist;
+  struct tts_entry **table;
+  size_t table_size; /* power of two */
+  size_t n, max;
+};
+
+struct gb_tts_tracker *gb_tts_tracker_new(struct gb_metric *histogram, size_t max_tracked) {
+  struct gb_tts_tracker *t = calloc(1, sizeof(*t));
+  if (!t)
+    return NULL;
+  t->table_size = 1024;
+  t->table = calloc(t->table_size, sizeof(*t->table));
+  if (!t->table) {
+    free(t);
+    return NULL;
+  }
+  pthread_mutex_init(&t->mu, NULL);
+  t->hist = histogram;
+  t->max = max_tracked ? max_tracked : 1000000;
+  return t;
+}
+
+void gb_tts_tracker_free(struct gb_tts_tracker *t) {
+  if (!t)
+    return;
+  for (size_t i = 0; i < t->table_size; i++) {
+    struct tts_entry *e = t->table[i];
+    while (e) {
+      struct tts_entry *next = e->next;
+      free(e);
+      e = next;
+    }
+  }
+  free(t->table);
+  pthread_mutex_destroy(&t->mu);
+  free(t);
+}
+
+static uint64_t hash_str(const char *s) {
+  return hash_values(&s, 1);
+}
+
+static struct tts_entry **tts_find(struct gb_tts_tracker *t, const char *uid, uint64_t h) {
+  struct tts_entry **pp = &t->table[h & (t->table_size - 1)];
+  for (; *pp; pp = &(*pp)->next)
+    if ((*pp)->hash == h && !strcmp((*pp)->uid, uid))
+      return pp;
+  return pp;
+}
+
+static void tts_grow(struct gb_tts_tracker *t) {
+  size_t size = t->table_size * 2;
+  struct tts_entry **nt = calloc(size, sizeof(*nt));
+  if (!nt)
+    return; /* keep the smaller table: longer chains, still correct */
+  for (size_t i = 0; i < t->table_size; i++) {
+    struct tts_entry *e = t->table[i];
+    while (e) {
+      struct tts_entry *next = e->next;
+      size_t b = (size_t)(e->hash & (size - 1));
+      e->next = nt[b];
+      nt[b] = e;
+      e = next;
+    }
+  }
+  free(t->table);
+  t->table = nt;
+  t->table_size = size;
+}
+
+static int phase_is(const char *phase, const char *const *set) {
+  for (; *set; set++)
+    if (!strcmp(phase, *set))
+      return 1;
+  return 0;
+}
+
+int gb_tts_tracker_update(struct gb_tts_tracker *t, const char *uid, const char *backend,
+                          const char *phase, double created_unix, double now_unix) {
+  static const char *const scheduled[] = {"Running", "Completed", "Finished", NULL};
+  static const char *const terminal_unscheduled[] = {"Failed", NULL};
+  if (!t || !uid || !*uid || !backend)
+    return GC_EINVAL;
+  if (!phase)
+    phase = "";
+  int is_sched = phase_is(phase, scheduled);
+  int is_failed = phase_is(phase, terminal_unscheduled);
+  uint64_t h = hash_str(uid);
+  int rc = 0;
+  double value = 0;
+  pthread_mutex_lock(&t->mu);
+  struct tts_entry **pp = tts_find(t, uid, h);
+  struct tts_entry *e = *pp;
+  if (!e) {
+    if (t->n >= t->max) {
+      rc = GC_ELIMIT;
+      goto out;
+    }
+    size_t len = strlen(uid);
+    e = calloc(1, sizeof(*e) + len + 1);
+    if (!e) {
+      rc = GC_ENOMEM;
+      goto out;
+    }
+    memcpy(e->uid, uid, len + 1);
+    e->hash = h;
+    /* First sight: already scheduled or failed means "when" is unknown. */
+    e->state = is_sched || is_failed ? TTS_DONE : TTS_WAITING;
+    *pp = e;
+    t->n++;
+    if (t->n > t->table_size)
+      tts_grow(t);
+    goto out;
+  }
+  if (e->state == TTS_WAITING && (is_sched || is_failed)) {
+    e->state = TTS_DONE;
+    if (is_sched) {
+      value = now_unix - created_unix;
+      if (value < 0)
+        value = 0; /* clock skew between the API server and us */
+      rc = 1;
+    }
+  }
+out:
+  pthread_mutex_unlock(&t->mu);
+  if (rc == 1)
+    gb_histogram_observe(t->hist, &backend, value);
+  return rc;
+}
+
+void gb_tts_tracker_forget(struct gb_tts_tracker *t, const char *uid) {
+  if (!t || !uid)
+    return;
+  uint64_t h = hash_str(uid);
+  pthread_mutex_lock(&t->mu);
+  struct tts_entry **pp = tts_find(t, uid, h);
+  struct tts_entry *e = *pp;
+  if (e) {
+    *pp = e->next;
+    free(e);
+    t->n--;
+  }
+  pthread_mutex_unlock(&t->mu);
+}
+
+size_t gb_tts_tracker_size(struct gb_tts_tracker *t) {
+  if (!t)
+    return 0;
+  pthread_mutex_lock(&t->mu);
+  size_t n = t->n;
+  pthread_mutex_unlock(&t->mu);
+  return n;
+}
