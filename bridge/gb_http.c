@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -292,7 +293,10 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
          * answer; a body of moderate size is therefore read and dropped
          * first (within the request timeout), only a huge one is refused
          * at once. */
-        if (errno == ERANGE || want > drain_limit(st->route->max_body))
+        const char *expect = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+                                                         MHD_HTTP_HEADER_EXPECT);
+        int waits = expect && !strcasecmp(expect, "100-continue"); /* sent nothing yet */
+        if (waits || errno == ERANGE || want > drain_limit(st->route->max_body))
           return send_text(s, c, st, 413, status_text(413), NULL);
         st->pending = 413;
       }

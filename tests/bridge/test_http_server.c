@@ -206,6 +206,15 @@ START_TEST(test_body_limit) {
   ck_assert_int_eq(r.status, 200);
   ck_assert_ptr_nonnull(strstr(r.body, "len=50 "));
   hres_free(&r);
+  /* A client that waits for "100 Continue" gets the 413 instead, at once. */
+  int efd = raw_connect(gb_http_port(srv));
+  raw_send(efd, "PUT /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n"
+                "Expect: 100-continue\r\n\r\n");
+  char ebuf[2048];
+  int eclosed;
+  raw_read_all(efd, ebuf, sizeof(ebuf), 5000, &eclosed);
+  ck_assert_msg(!strncmp(ebuf, "HTTP/1.1 413", 12), "got: %s", ebuf);
+  close(efd);
   /* A huge announced body on the server-wide cap (1 MiB). */
   int fd = raw_connect(gb_http_port(srv));
   raw_send(fd, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999\r\n\r\n");
