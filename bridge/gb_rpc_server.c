@@ -292,8 +292,68 @@ static int64_t deadline_ms(gpr_timespec d) {
 }
 
 /* Decodes, runs the handler and packs the reply; leaves the status in ctx. */
+/* Decodes bytes as m's request, runs the handler and checks the reply
+ * size.  Returns the reply message (NULL on failure, status in ctx); the
+ * caller packs it, or copies ctx->packed_reply, into *size bytes. */
+static ProtobufCMessage *handle(struct gb_rpc_server *s, struct method *m, struct gb_rpc_ctx *ctx,
+                               const uint8_t *bytes, size_t len, size_t *size) {
+  if (len > s->cfg.max_message_bytes) {
+    /* The core enforces the cap already; this guards a misconfigured core. */
+    gb_rpc_fail(ctx, GB_RPC_RESOURCE_EXHAUSTED, "request of %zu bytes exceeds the cap of %zu",
+                len, s->cfg.max_message_bytes);
+    return NULL;
+  }
+  ProtobufCAllocator alloc;
+  gb_rpc_ctx_allocator(ctx, &alloc);
+  ProtobufCMessage *req = protobuf_c_message_unpack(m->desc->input, &alloc, len, bytes);
+  if (!req) {
+    gb_rpc_fail(ctx, GB_RPC_INVALID_ARGUMENT, "request is not a valid %s message",
+                m->desc->input->name);
+    return NULL;
+  }
+  if (gb_rpc_ctx_ms_left(ctx) <= 0) {
+    gb_rpc_fail(ctx, GB_RPC_DEADLINE_EXCEEDED, "deadline passed before the call started");
+    return NULL;
+  }
+  ProtobufCMessage *reply = NULL;
+  ctx->request = bytes;
+  ctx->request_len = len;
+  int code = m->fn(ctx, m->data, req, &reply);
+  ctx->request = NULL;
+  ctx->request_len = 0;
+  if (code != GB_RPC_OK) {
+    if (ctx->code == GB_RPC_OK)
+      gb_rpc_fail(ctx, code, "%s", gb_rpc_code_name(code));
+    return NULL;
+  }
+  if (!reply) {
+    gb_rpc_fail(ctx, GB_RPC_INTERNAL, "handler returned no reply");
+    return NULL;
+  }
+  if (gb_rpc_ctx_ms_left(ctx) <= 0) {
+    gb_rpc_fail(ctx, GB_RPC_DEADLINE_EXCEEDED, "deadline passed while handling the call");
+    return NULL;
+  }
+  *size = ctx->packed_reply ? ctx->packed_reply_len : protobuf_c_message_get_packed_size(reply);
+  if (*size > s->cfg.max_message_bytes) {
+    gb_rpc_fail(ctx, GB_RPC_RESOURCE_EXHAUSTED, "reply of %zu bytes exceeds the cap of %zu",
+                *size, s->cfg.max_message_bytes);
+    return NULL;
+  }
+  ctx->code = GB_RPC_OK;
+  return reply;
+}
+
+static void pack_reply(const struct gb_rpc_ctx *ctx, const ProtobufCMessage *reply, size_t size,
+                       uint8_t *out) {
+  if (ctx->packed_reply)
+    memcpy(out, ctx->packed_reply, size);
+  else
+    protobuf_c_message_pack(reply, out);
+}
+
+/* Runs the call's handler and builds its reply buffer; status in ctx. */
 static void run_handler(struct worker *w, struct call *c, struct gb_rpc_ctx *ctx) {
-  struct method *m = c->m;
   if (!c->payload) {
     gb_rpc_fail(ctx, GB_RPC_INVALID_ARGUMENT, "no request message");
     return;
@@ -305,72 +365,24 @@ static void run_handler(struct worker *w, struct call *c, struct gb_rpc_ctx *ctx
   }
   grpc_slice flat = grpc_byte_buffer_reader_readall(&r);
   grpc_byte_buffer_reader_destroy(&r);
-  size_t len = GRPC_SLICE_LENGTH(flat);
-  ProtobufCMessage *req = NULL;
-  if (len > w->srv->cfg.max_message_bytes) {
-    /* The core enforces the cap already; this guards a misconfigured core. */
-    gb_rpc_fail(ctx, GB_RPC_RESOURCE_EXHAUSTED, "request of %zu bytes exceeds the cap of %zu",
-                len, w->srv->cfg.max_message_bytes);
-  } else {
-    ProtobufCAllocator alloc;
-    gb_rpc_ctx_allocator(ctx, &alloc);
-    req = protobuf_c_message_unpack(m->desc->input, &alloc, len, GRPC_SLICE_START_PTR(flat));
-    if (!req)
-      gb_rpc_fail(ctx, GB_RPC_INVALID_ARGUMENT, "request is not a valid %s message",
-                  m->desc->input->name);
-  }
-  if (!req) {
-    grpc_slice_unref(flat);
-    return;
-  }
-  if (gb_rpc_ctx_ms_left(ctx) <= 0) {
-    grpc_slice_unref(flat);
-    gb_rpc_fail(ctx, GB_RPC_DEADLINE_EXCEEDED, "deadline passed before the call started");
-    return;
-  }
-  ProtobufCMessage *reply = NULL;
-  ctx->request = GRPC_SLICE_START_PTR(flat);
-  ctx->request_len = len;
-  int code = m->fn(ctx, m->data, req, &reply);
-  ctx->request = NULL;
-  ctx->request_len = 0;
+  size_t size = 0;
+  ProtobufCMessage *reply =
+      handle(w->srv, c->m, ctx, GRPC_SLICE_START_PTR(flat), GRPC_SLICE_LENGTH(flat), &size);
   grpc_slice_unref(flat);
-  if (code != GB_RPC_OK) {
-    if (ctx->code == GB_RPC_OK)
-      gb_rpc_fail(ctx, code, "%s", gb_rpc_code_name(code));
+  if (!reply)
     return;
-  }
-  if (!reply) {
-    gb_rpc_fail(ctx, GB_RPC_INTERNAL, "handler returned no reply");
-    return;
-  }
-  if (gb_rpc_ctx_ms_left(ctx) <= 0) {
-    gb_rpc_fail(ctx, GB_RPC_DEADLINE_EXCEEDED, "deadline passed while handling the call");
-    return;
-  }
-  size_t size = ctx->packed_reply ? ctx->packed_reply_len
-                                   : protobuf_c_message_get_packed_size(reply);
-  if (size > w->srv->cfg.max_message_bytes) {
-    gb_rpc_fail(ctx, GB_RPC_RESOURCE_EXHAUSTED, "reply of %zu bytes exceeds the cap of %zu",
-                size, w->srv->cfg.max_message_bytes);
-    return;
-  }
   grpc_slice out = grpc_slice_malloc(size);
-  if (ctx->packed_reply)
-    memcpy(GRPC_SLICE_START_PTR(out), ctx->packed_reply, size);
-  else
-    protobuf_c_message_pack(reply, GRPC_SLICE_START_PTR(out));
+  pack_reply(ctx, reply, size, GRPC_SLICE_START_PTR(out));
   c->reply = grpc_raw_byte_buffer_create(&out, 1);
   grpc_slice_unref(out);
-  ctx->code = GB_RPC_OK;
 }
 
-static void dispatch(struct worker *w, struct call *c) {
-  struct gb_rpc_ctx *ctx = &w->ctx;
-  ctx->arena = w->arena;
-  ctx->method = c->m->path;
-  ctx->deadline_ms = deadline_ms(c->deadline);
-  ctx->max_message_bytes = w->srv->cfg.max_message_bytes;
+static void ctx_init(struct gb_rpc_ctx *ctx, struct gc_arena *arena, const char *method,
+                     int64_t deadline, size_t max_message_bytes) {
+  ctx->arena = arena;
+  ctx->method = method;
+  ctx->deadline_ms = deadline;
+  ctx->max_message_bytes = max_message_bytes;
   ctx->code = GB_RPC_OK;
   ctx->message[0] = '\0';
   ctx->n_deferred = 0;
@@ -378,11 +390,61 @@ static void dispatch(struct worker *w, struct call *c) {
   ctx->request_len = 0;
   ctx->packed_reply = NULL;
   ctx->packed_reply_len = 0;
-  run_handler(w, c, ctx);
+}
+
+static void ctx_run_deferred(struct gb_rpc_ctx *ctx) {
   while (ctx->n_deferred > 0) {
     ctx->n_deferred--;
     ctx->deferred[ctx->n_deferred](ctx->deferred_arg[ctx->n_deferred]);
   }
+}
+
+int gb_rpc_server_invoke(struct gb_rpc_server *s, const char *method, const void *req,
+                         size_t len, void **out, size_t *out_len, int *code, char *msg,
+                         size_t msg_cap) {
+  *out = NULL;
+  *out_len = 0;
+  struct method *m = NULL;
+  for (int i = 0; i < s->nmethods; i++)
+    if (!strcmp(s->methods[i].path, method))
+      m = &s->methods[i];
+  struct gb_rpc_ctx *ctx = malloc(sizeof(*ctx));
+  struct gc_arena *arena = gc_arena_new(s->cfg.max_message_bytes * 4 + ((size_t)64 << 20));
+  if (!ctx || !arena) {
+    free(ctx);
+    gc_arena_free(arena);
+    return GC_ENOMEM;
+  }
+  ctx_init(ctx, arena, method, INT64_MAX, s->cfg.max_message_bytes);
+  if (!m || !m->fn) {
+    gb_rpc_fail(ctx, GB_RPC_UNIMPLEMENTED, "unknown method %.400s", method);
+  } else {
+    size_t size = 0;
+    ProtobufCMessage *reply = handle(s, m, ctx, len ? req : (const uint8_t *)"", len, &size);
+    if (reply) {
+      *out = malloc(size ? size : 1);
+      if (*out) {
+        pack_reply(ctx, reply, size, *out);
+        *out_len = size;
+      } else {
+        gb_rpc_fail(ctx, GB_RPC_RESOURCE_EXHAUSTED, "out of memory");
+      }
+    }
+  }
+  ctx_run_deferred(ctx);
+  *code = ctx->code;
+  if (msg && msg_cap)
+    snprintf(msg, msg_cap, "%s", ctx->code == GB_RPC_OK ? "" : ctx->message);
+  gc_arena_free(arena);
+  free(ctx);
+  return 0;
+}
+
+static void dispatch(struct worker *w, struct call *c) {
+  struct gb_rpc_ctx *ctx = &w->ctx;
+  ctx_init(ctx, w->arena, c->m->path, deadline_ms(c->deadline), w->srv->cfg.max_message_bytes);
+  run_handler(w, c, ctx);
+  ctx_run_deferred(ctx);
   gc_arena_reset(w->arena);
   finish(c, ctx->code, ctx->message);
 }

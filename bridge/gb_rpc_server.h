@@ -154,6 +154,16 @@ void gb_rpc_server_stop(struct gb_rpc_server *s);
 /* Stops (if needed) and frees.  Accepts NULL. */
 void gb_rpc_server_free(struct gb_rpc_server *s);
 
+/* Runs `method` ("/pkg.Svc/Method") on request bytes in the calling
+ * thread exactly as a call would be (decode, handler, encode), with no
+ * deadline and no network: for fuzzing, tests and benchmarks.  Works on a
+ * server that was never started (no gRPC runtime needed).  Returns 0 (the
+ * outcome in *code and msg) or GC_ENOMEM; *out is the encoded reply when
+ * *code is OK (malloc'd, caller frees), else NULL. */
+int gb_rpc_server_invoke(struct gb_rpc_server *s, const char *method, const void *req,
+                         size_t len, void **out, size_t *out_len, int *code, char *msg,
+                         size_t msg_cap);
+
 /* Calls that ended since start, for tests and logs. */
 uint64_t gb_rpc_server_calls(const struct gb_rpc_server *s);
 

@@ -301,6 +301,48 @@ START_TEST(test_calculate_cache) {
 }
 END_TEST
 
+/* gb_rpc_server_invoke runs the same path as a call: same reply bytes,
+ * same status for bad input and unknown methods. */
+START_TEST(test_invoke) {
+  const char *texts[] = {runtime_yaml(), job_yaml()};
+  ProtobufCBinaryData docs[2] = {{strlen(texts[0]), (uint8_t *)texts[0]},
+                                 {strlen(texts[1]), (uint8_t *)texts[1]}};
+  Gangbridge__V1__CalculateRequest req;
+  gangbridge__v1__calculate_request__init(&req);
+  req.manifests = docs;
+  req.n_manifests = 2;
+  size_t len = gangbridge__v1__calculate_request__get_packed_size(&req);
+  uint8_t *bytes = malloc(len);
+  gangbridge__v1__calculate_request__pack(&req, bytes);
+  void *out = NULL, *net = NULL;
+  size_t out_len = 0, net_len = 0;
+  int code = -1;
+  char msg[256];
+  ck_assert_int_eq(gb_rpc_server_invoke(srv, CALC, bytes, len, &out, &out_len, &code, msg,
+                                        sizeof(msg)),
+                   0);
+  ck_assert_int_eq(code, GB_RPC_OK);
+  struct gb_rpc_status st = {0, NULL};
+  ck_assert_int_eq(gb_rpc_client_call_raw(cl, CALC, bytes, len, 5000, &net, &net_len, &st), 0);
+  ck_assert_int_eq(st.code, GB_RPC_OK);
+  ck_assert_uint_eq(out_len, net_len);
+  ck_assert(memcmp(out, net, out_len) == 0);
+  gb_rpc_status_clear(&st);
+  free(out);
+  free(net);
+  ck_assert_int_eq(gb_rpc_server_invoke(srv, CALC, "\xff\xff", 2, &out, &out_len, &code, msg,
+                                        sizeof(msg)),
+                   0);
+  ck_assert_int_eq(code, GB_RPC_INVALID_ARGUMENT);
+  ck_assert_ptr_null(out);
+  ck_assert_int_eq(gb_rpc_server_invoke(srv, WATCH, "", 0, &out, &out_len, &code, msg,
+                                        sizeof(msg)),
+                   0);
+  ck_assert_int_eq(code, GB_RPC_UNIMPLEMENTED);
+  free(bytes);
+}
+END_TEST
+
 /* Cached documents are named by their position in each request. */
 START_TEST(test_document_cache_origins) {
   char msg[GB_RPC_MAX_STATUS_MESSAGE];
@@ -919,6 +961,7 @@ static Suite *rpc_suite(void) {
   tcase_add_test(tc, test_calculate_cache);
   tcase_add_test(tc, test_calculate_errors);
   tcase_add_test(tc, test_document_cache_origins);
+  tcase_add_test(tc, test_invoke);
   tcase_add_test(tc, test_malformed_bytes);
   tcase_add_test(tc, test_oversized);
   tcase_add_test(tc, test_expired_deadline);
