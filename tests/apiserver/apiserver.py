@@ -1705,6 +1705,9 @@ class Handler(BaseHTTPRequestHandler):
         finally:
             if verb != "control":
                 api.stats.count(verb, resource, self._code)
+            if api.opts.verbose:
+                sys.stderr.write("apiserver: %s %s %s -> %s\n" % (
+                    self.command, self.path, verb, self._code or "dropped"))
 
     def _abort(self):
         try:
@@ -2356,7 +2359,9 @@ def main(argv=None):
         ap.error("--tls-cert and --tls-key go together")
     opts = Options(host=a.host, port=a.port, state_file=a.state_file, history=a.history,
                    bookmark_interval=a.bookmark_interval, expired_watch=a.expired_watch,
-                   gc_delay=a.gc_delay, verbose=a.verbose, token=a.token, tls_cert=a.tls_cert,
+                   gc_delay=a.gc_delay,
+                   verbose=a.verbose or os.environ.get("GB_APISERVER_VERBOSE") == "1",
+                   token=a.token, tls_cert=a.tls_cert,
                    tls_key=a.tls_key, client_ca=a.client_ca)
     faults = {"error_rate": a.error_rate, "latency_ms": a.latency_ms,
               "latency_jitter_ms": a.latency_jitter_ms,
