@@ -850,8 +850,21 @@ int tp_evaluate(struct tp_evaluator *ev, const struct tp_snapshot *s, const stru
         chosen = ev->dc[b].d;
         how = 1;
       } else {
-        qsort(ev->dc, nc, sizeof(*ev->dc), cmp_dcand);
+        /* The best candidate usually succeeds: bring it to the front in
+         * O(candidates) and sort the rest only if it does not. */
+        size_t b = 0;
+        for (size_t i = 1; i < nc; i++)
+          if (cmp_dcand(&ev->dc[i], &ev->dc[b]) < 0)
+            b = i;
+        struct dcand tmp = ev->dc[0];
+        ev->dc[0] = ev->dc[b];
+        ev->dc[b] = tmp;
+        int sorted = 0;
         for (size_t i = 0; i < nc; i++) {
+          if (i == 1 && !sorted) {
+            qsort(ev->dc + 1, nc - 1, sizeof(*ev->dc), cmp_dcand);
+            sorted = 1;
+          }
           order_sets(ev, s, ev->dc[i].d);
           rc = place_hetero(ev, s, ev->dc[i].d, o.profile);
           if (rc < 0)

@@ -238,6 +238,7 @@ struct figures {
   double p50, p99;
   int feasible;
   int64_t tier;
+  int exact, exhausted;
 };
 
 static struct figures run_case(const struct tp_snapshot *s, struct tp_evaluator *ev,
@@ -267,7 +268,8 @@ static struct figures run_case(const struct tp_snapshot *s, struct tp_evaluator 
   }
   qsort(t, (size_t)iters, sizeof(double), cmp_double);
   struct figures f = {t[iters / 2], t[(size_t)((iters - 1) * 0.99)], r.feasible,
-                      r.feasible ? (r.whole_cluster ? -2 : r.tier) : -1};
+                      r.feasible ? (r.whole_cluster ? -2 : r.tier) : -1, r.exact_search,
+                      r.search_exhausted};
   free(t);
   gc_diags_destroy(&d);
   gc_arena_free(a);
@@ -283,9 +285,10 @@ static void print_row(const char *cluster, size_t nodes, const char *gang, int64
     snprintf(where, sizeof(where), "cluster");
   else
     snprintf(where, sizeof(where), "tier %lld", (long long)f.tier);
-  printf("%-14s %7zu  %-6s %5lld  %-4s  %-10s  %9.3f  %9.3f  %6.1fx  %6.1f\n", cluster, nodes,
-         gang, (long long)pods, mode, where, f.p50 / 1e6, f.p99 / 1e6, f.p50 / base,
-         f.p50 / (double)nodes);
+  printf("%-14s %7zu  %-6s %5lld  %-4s  %-10s  %9.3f  %9.3f  %6.1fx  %6.1f%s%s\n", cluster,
+         nodes, gang, (long long)pods, mode, where, f.p50 / 1e6, f.p99 / 1e6, f.p50 / base,
+         f.p50 / (double)nodes, f.exact ? "  exact-search" : "",
+         f.exhausted ? "  search-budget-exhausted" : "");
 }
 
 int main(int argc, char **argv) {
