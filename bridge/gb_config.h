@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * gb_config: the configuration of `gangbridge serve` (controller mode).  It
+ * owns every setting, its default, the YAML config file (read with the
+ * manifest loader, so errors carry file:line:col) and the command-line
+ * flags, which override the file.  Every key is a dotted path in one table
+ * (gb_config_keys); `--set KEY=VALUE` sets any of them, and the common ones
+ * have their own flags.  gb_config_write prints the effective configuration
+ * as YAML (`serve --print-config`).  It also owns Kubernetes label selectors
+ * (parse and match), used for namespaceSelector and the opt-in label.
+ * docs/operating.md documents every key and default.
+ */
+#ifndef GB_CONFIG_H
+#define GB_CONFIG_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "gb_log.h"
+#include "gc_arena.h"
+#include "gc_diag.h"
+#include "gc_gang.h"
+#include "gc_value.h"
+
+/* Largest config file accepted. */
+#define GB_CONFIG_MAX_BYTES (1u << 20)
+
+enum gb_backend_choice { GB_CHOICE_AUTO = 0, GB_CHOICE_VOLCANO, GB_CHOICE_COSCHEDULING };
+enum gb_select_mode { GB_SELECT_UNMANAGED = 0, GB_SELECT_NAMESPACE, GB_SELECT_OPTIN };
+
+/* ---- label selectors ------------------------------------------------------ */
+
+enum gb_selector_op {
+  GB_SEL_EQ,        /* k=v, k==v */
+  GB_SEL_NE,        /* k!=v (true when k is absent) */
+  GB_SEL_IN,        /* k in (a,b) */
+  GB_SEL_NOTIN,     /* k notin (a,b) (true when k is absent) */
+  GB_SEL_EXISTS,    /* k */
+  GB_SEL_NOTEXISTS  /* !k */
+};
+
+struct gb_selector_req {
+  const char *key;
+  enum gb_selector_op op;
+  const char **values;
+  size_t n_values;
+};
+
+/* A parsed selector; every requirement must hold.  Arena-owned.  An empty
+ * selector matches everything. */
+struct gb_selector {
+  struct gb_selector_req *reqs;
+  size_t n;
+};
+
+/* Parses a Kubernetes label selector ("team=ml,tier in (a,b),!legacy").
+ * Returns 0, GC_EINVAL (message names the bad requirement) or GC_ENOMEM. */
+int gb_selector_parse(struct gc_arena *a, const char *text, struct gb_selector *out,
+                      struct gc_diags *d);
+
+/* 1 when labels (a map of strings, or NULL for none) satisfies sel. */
+int gb_selector_match(const struct gb_selector *sel, const struct gc_value *labels);
+
+/* ---- configuration ---------------------------------------------------------- */
+
+struct gb_config {
+  struct gc_arena *arena; /* owns every string below */
+  const char *source;     /* the config file read, or NULL */
+
+  /* kube */
+  const char *kubeconfig; /* "" : KUBECONFIG, in-cluster, ~/.kube/config */
+  const char *context;    /* "" : current-context */
+  double kube_qps;
+  int kube_burst;
+  double kube_connect_timeout_s;
+  double kube_request_timeout_s;
+  double kube_watch_timeout_s; /* informers' minimum watch timeoutSeconds */
+
+  /* log */
+  enum gb_log_level log_level;
+  enum gb_log_format log_format;
+
+  /* grpc ("" address: no gRPC server) */
+  const char *grpc_address;
+  const char *grpc_tls_cert;
+  const char *grpc_tls_key;
+  const char *grpc_client_ca;
+  int grpc_threads;
+
+  /* http: /metrics, /healthz, /livez, /readyz */
+  const char *http_address;
+
+  /* webhook ("" address: no webhook server) */
+  const char *webhook_address;
+  const char *webhook_tls_cert;
+  const char *webhook_tls_key;
+  const char *webhook_path;
+  int webhook_allow_on_error;
+  int webhook_threads;
+
+  /* scheduling */
+  enum gb_backend_choice backend;
+  enum gc_scope gang_scope;
+  const char *scheduler_volcano;      /* "" : leave spec.schedulerName alone */
+  const char *scheduler_coscheduling;
+  double discovery_interval_s;
+  int watch_crds;
+
+  /* selection */
+  enum gb_select_mode select_mode;
+  const char *namespace_selector;
+  const char *opt_in_label;
+  int take_over_trainer_policies;
+  struct gb_selector ns_sel;    /* parsed by gb_config_validate */
+  struct gb_selector optin_sel;
+
+  /* podGroups */
+  int delete_on_finish;
+  int update_while_running;
+
+  /* controller */
+  int workers;
+  double queue_base_delay_s;
+  double queue_max_delay_s;
+  double queue_qps;
+  int queue_burst;
+  double resync_s; /* 0: none */
+
+  /* events */
+  double event_min_interval_s;
+
+  /* leaderElection */
+  int leader_elect;
+  const char *lease_namespace; /* "" : the pod's namespace (POD_NAMESPACE) or "default" */
+  const char *lease_name;
+  double lease_duration_s;
+  double renew_deadline_s;
+  double retry_period_s;
+};
+
+/* Initialises c with every default.  Returns 0 or GC_ENOMEM.  Free with
+ * gb_config_destroy. */
+int gb_config_init(struct gb_config *c);
+void gb_config_destroy(struct gb_config *c);
+
+/* Reads a YAML (or JSON) config file over the current values.  Unknown keys
+ * and wrong types are errors ("file:line:col: key: message").  Returns 0,
+ * GC_EINVAL, GC_EIO, GC_ELIMIT or GC_ENOMEM. */
+int gb_config_load_file(struct gb_config *c, const char *path, struct gc_diags *d);
+int gb_config_load_buffer(struct gb_config *c, const char *name, const char *buf, size_t len,
+                          struct gc_diags *d);
+
+/* Sets one key from text (as --set KEY=VALUE does).  Returns 0, GC_EINVAL or
+ * GC_ENOTFOUND (no such key). */
+int gb_config_set(struct gb_config *c, const char *key, const char *value, struct gc_diags *d);
+
+/* Checks cross-field rules and parses the selectors.  Returns 0 or GC_EINVAL. */
+int gb_config_validate(struct gb_config *c, struct gc_diags *d);
+
+/* Parses serve's controller flags (argv[0] is "serve"): --config FILE is read
+ * first wherever it appears, then every other flag in order.  Returns 0, 1
+ * for --help (usage printed to out), 2 for --print-config (requested, the
+ * caller prints after validation), or GC_EUSAGE / GC_EINVAL (messages in d). */
+int gb_config_parse_args(struct gb_config *c, int argc, char **argv, FILE *out,
+                         struct gc_diags *d);
+
+/* Writes the effective configuration as YAML (every key). */
+void gb_config_write(const struct gb_config *c, FILE *f);
+
+/* Splits "HOST:PORT" or "[V6]:PORT" into host (copied into buf) and port.
+ * Returns 0 or GC_EINVAL. */
+int gb_config_split_addr(const char *addr, char *host, size_t cap, unsigned *port);
+
+/* Names for enum values ("auto", "volcano", "coscheduling"; "unmanaged",
+ * "namespaceSelector", "optIn"). */
+const char *gb_backend_choice_name(enum gb_backend_choice b);
+const char *gb_select_mode_name(enum gb_select_mode m);
+
+#endif
