@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <grpc/byte_buffer.h>
@@ -97,6 +98,8 @@ struct call {
   grpc_byte_buffer *reply;
   grpc_slice status_details;
   int cancelled;
+  int code;        /* status sent */
+  int64_t t0_ns;   /* when the call arrived (CLOCK_MONOTONIC) */
 };
 
 /* ------------------------------------------------------------------ codes */
@@ -256,7 +259,14 @@ static int request_call(struct gb_rpc_server *s, struct method *m) {
 
 /* Starts the final batch: initial metadata, the reply when OK, the status
  * and the close.  The context is freed when the batch completes. */
+static int64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 static void finish(struct call *c, int code, const char *msg) {
+  c->code = code;
   grpc_op ops[4];
   size_t n = 0;
   memset(ops, 0, sizeof(ops));
@@ -457,6 +467,8 @@ static void on_event(struct worker *w, struct call *c, int ok) {
       call_free(c);
       return;
     }
+    if (s->cfg.on_call)
+      c->t0_ns = now_ns();
     if (!atomic_load(&s->shutting_down))
       request_call(s, c->m); /* keep the accept pipeline full */
     if (!c->m) {
@@ -471,6 +483,9 @@ static void on_event(struct worker *w, struct call *c, int ok) {
     return;
   case CALL_FINISHING:
     atomic_fetch_add(&s->calls, 1);
+    if (s->cfg.on_call)
+      s->cfg.on_call(s->cfg.on_call_arg, c->m ? c->m->path : "unknown", c->code,
+                     c->cancelled || !ok, (double)(now_ns() - c->t0_ns) / 1e9);
     call_free(c);
     return;
   }

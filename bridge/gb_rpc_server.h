@@ -60,6 +60,13 @@ struct gb_rpc_config {
   int threads;                /* worker threads; 0: online CPUs, at least 2 */
   size_t max_message_bytes;   /* receive and send cap; 0: the default */
   int grace_ms;               /* stop: time calls get to finish; 0: default */
+  /* Called on a worker thread when a call has ended: its method path (or
+   * "unknown" for paths the server does not serve), status code, whether
+   * the client cancelled or the deadline cut it, and the seconds since it
+   * arrived.  For metrics and access logs; must be thread-safe and quick.
+   * NULL: none. */
+  void (*on_call)(void *arg, const char *method, int code, int cancelled, double seconds);
+  void *on_call_arg;
 };
 
 /* Fills c with the defaults (no address, plain text). */

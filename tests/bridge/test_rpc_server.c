@@ -952,6 +952,63 @@ START_TEST(test_concurrent_calculate) {
 }
 END_TEST
 
+/* The on_call hook sees every call with its method and status. */
+static atomic_int seen_ok, seen_unknown, seen_invalid, seen_bad_time;
+
+static void count_call(void *arg, const char *method, int code, int cancelled, double seconds) {
+  (void)arg;
+  (void)cancelled;
+  if (!(seconds >= 0 && seconds < 60)) /* no ck_assert off the test's thread */
+    atomic_fetch_add(&seen_bad_time, 1);
+  if (code == GB_RPC_OK && !strcmp(method, CHECK))
+    atomic_fetch_add(&seen_ok, 1);
+  else if (code == GB_RPC_UNIMPLEMENTED && !strcmp(method, "unknown"))
+    atomic_fetch_add(&seen_unknown, 1);
+  else if (code == GB_RPC_INVALID_ARGUMENT && !strcmp(method, CALC))
+    atomic_fetch_add(&seen_invalid, 1);
+}
+
+START_TEST(test_on_call_hook) {
+  struct gb_rpc_config cfg;
+  gb_rpc_config_init(&cfg);
+  cfg.addr = "127.0.0.1:0";
+  cfg.on_call = count_call;
+  struct gc_diags d;
+  gc_diags_init(&d);
+  ck_assert_int_eq(gb_rpc_server_new(&cfg, &srv, &d), 0);
+  svc = gb_rpc_service_new();
+  ck_assert_int_eq(gb_rpc_service_register(svc, srv), 0);
+  ck_assert_int_eq(gb_rpc_server_start(srv, &d), 0);
+  gc_diags_destroy(&d);
+  snprintf(addr, sizeof(addr), "127.0.0.1:%d", gb_rpc_server_port(srv));
+  cl = client_for(addr);
+  int serving;
+  ck_assert_int_eq(health("", &serving), GB_RPC_OK);
+  ck_assert_int_eq(health("", &serving), GB_RPC_OK);
+  Grpc__Health__V1__HealthCheckRequest req;
+  grpc__health__v1__health_check_request__init(&req);
+  ck_assert_int_eq(call(WATCH, &req.base, &grpc__health__v1__health_check_response__descriptor,
+                        5000, NULL, NULL, 0),
+                   GB_RPC_UNIMPLEMENTED);
+  struct gb_rpc_status st = {0, NULL};
+  void *out = NULL;
+  size_t n = 0;
+  ck_assert_int_eq(gb_rpc_client_call_raw(cl, CALC, "\xff", 1, 5000, &out, &n, &st), 0);
+  gb_rpc_status_clear(&st);
+  /* The hook runs when the server's final batch completes, just after the
+   * client has its answer. */
+  struct timespec ts = {0, 10 * 1000000L};
+  for (int i = 0; i < 500 && (atomic_load(&seen_ok) < 2 || atomic_load(&seen_unknown) < 1 ||
+                              atomic_load(&seen_invalid) < 1);
+       i++)
+    nanosleep(&ts, NULL);
+  ck_assert_int_eq(atomic_load(&seen_ok), 2);
+  ck_assert_int_eq(atomic_load(&seen_unknown), 1);
+  ck_assert_int_eq(atomic_load(&seen_invalid), 1);
+  ck_assert_int_eq(atomic_load(&seen_bad_time), 0);
+}
+END_TEST
+
 static Suite *rpc_suite(void) {
   Suite *s = suite_create("rpc");
   TCase *tc = tcase_create("service");
@@ -980,6 +1037,7 @@ static Suite *rpc_suite(void) {
   tcase_add_test(tl, test_bad_config);
   tcase_add_test(tl, test_handler_past_deadline);
   tcase_add_test(tl, test_shutdown_under_load);
+  tcase_add_test(tl, test_on_call_hook);
   suite_add_tcase(s, tl);
   return s;
 }
