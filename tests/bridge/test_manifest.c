@@ -651,6 +651,29 @@ START_TEST(test_limit_total_bytes) {
   ck_assert_uint_eq(ds->n, 1);
   gb_docset_free(ds);
   gc_diags_destroy(&d);
+
+  /* Through a file: the read stops at the remaining total budget. */
+  char dir[] = "/tmp/gbman-XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  char path[256];
+  snprintf(path, sizeof(path), "%s/t.yaml", dir);
+  FILE *f = fopen(path, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs("a: 1234567890123\n", f);
+  fclose(f);
+  l.max_total_bytes = 30;
+  ds = gb_docset_new(&l);
+  gc_diags_init(&d);
+  ck_assert_int_eq(gb_load_path(ds, path, &d), 0);
+  ck_assert_int_eq(gb_load_path(ds, path, &d), GC_ELIMIT);
+  char want[512];
+  snprintf(want, sizeof(want), "%s:1:1: total input size exceeds limit 30", path);
+  ck_assert_msg_present(&d, want);
+  ck_assert_uint_eq(ds->n, 1);
+  gb_docset_free(ds);
+  gc_diags_destroy(&d);
+  unlink(path);
+  rmdir(dir);
 }
 END_TEST
 
@@ -833,6 +856,57 @@ START_TEST(test_directory) {
 }
 END_TEST
 
+START_TEST(test_directory_loop) {
+  char dir[] = "/tmp/gbman-XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  char link[512];
+  snprintf(link, sizeof(link), "%s/loop", dir);
+  ck_assert_int_eq(symlink(".", link), 0);
+  write_file(dir, "a.yaml", "a: 1\n");
+  struct gb_docset *ds = gb_docset_new(NULL);
+  struct gc_diags d;
+  gc_diags_init(&d);
+  /* The kernel (ELOOP) or the loader's own bound ends the walk. */
+  int rc = gb_load_path(ds, dir, &d);
+  ck_assert(rc == GC_EIO || rc == GC_ELIMIT);
+  ck_assert_uint_eq(d.n, 1);
+  ck_assert(strstr(d.msgs[0], ": Too many levels of symbolic links") ||
+            strstr(d.msgs[0], ": directory nesting exceeds limit 64"));
+  ck_assert_uint_ge(ds->n, 2);
+  ck_assert_uint_le(ds->n, 65);
+  gb_docset_free(ds);
+  gc_diags_destroy(&d);
+  char p[1100];
+  snprintf(p, sizeof(p), "%s/a.yaml", dir);
+  unlink(p);
+  unlink(link);
+
+  /* 70 real nested directories: the loader's bound. */
+  char deep[1024];
+  size_t n = (size_t)snprintf(deep, sizeof(deep), "%s", dir);
+  for (int i = 0; i < 70; i++) {
+    n += (size_t)snprintf(deep + n, sizeof(deep) - n, "/d");
+    ck_assert_int_eq(mkdir(deep, 0700), 0);
+  }
+  write_file(deep, "x.yaml", "x: 1\n");
+  ds = gb_docset_new(NULL);
+  gc_diags_init(&d);
+  ck_assert_int_eq(gb_load_path(ds, dir, &d), GC_ELIMIT);
+  ck_assert_uint_eq(d.n, 1);
+  ck_assert_ptr_nonnull(strstr(d.msgs[0], "/d: directory nesting exceeds limit 64"));
+  ck_assert_uint_eq(ds->n, 0);
+  gb_docset_free(ds);
+  gc_diags_destroy(&d);
+  snprintf(p, sizeof(p), "%s/x.yaml", deep);
+  unlink(p);
+  for (int i = 0; i < 70; i++) {
+    rmdir(deep);
+    *strrchr(deep, '/') = '\0';
+  }
+  rmdir(dir);
+}
+END_TEST
+
 /* ---- upstream inputs ---- */
 
 struct upstream {
@@ -987,6 +1061,7 @@ static Suite *manifest_suite(void) {
   tcase_add_test(tc, test_limit_nodes);
   tcase_add_test(tc, test_limit_docs);
   tcase_add_test(tc, test_directory);
+  tcase_add_test(tc, test_directory_loop);
   tcase_add_loop_test(tc, test_upstream_files, 0, (int)(sizeof(UPSTREAM) / sizeof(UPSTREAM[0])));
   tcase_add_test(tc, test_upstream_dir);
   tcase_add_test(tc, test_malformed_syntax_cases);
