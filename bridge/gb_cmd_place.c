@@ -464,8 +464,12 @@ static int write_svg(struct run *r, const char *path) {
     fprintf(f, ": %lld pods on %zu node(s) in ", (long long)res->pods, res->nodes_used);
     xml_text(f, res->whole_cluster ? "the whole cluster" : res->domain_name);
   } else {
-    fprintf(f, ": infeasible (mode %s)", tp_mode_name(res->mode));
+    fprintf(f, ": infeasible");
   }
+  fprintf(f, " (mode %s", tp_mode_name(res->mode));
+  if (res->highest_tier >= 0)
+    fprintf(f, ", tier &lt;= %lld", (long long)res->highest_tier);
+  fprintf(f, ", %s)", tp_profile_name(res->profile));
   fprintf(f, "</text>\n");
   double top = margin + 30;
   /* Edges first, so boxes are drawn over them. */
@@ -536,6 +540,11 @@ static int write_svg(struct run *r, const char *path) {
       fprintf(f, "</text></g>\n");
     }
   }
+  fprintf(f,
+          "<text x=\"%.0f\" y=\"%.0f\" fill=\"#555\">orange: chosen domain; green: nodes "
+          "receiving pods (+N); grey dashed: excluded (cordoned or tainted); \"fits\": pods of "
+          "the gang's shape that fit now</text>\n",
+          margin, height - 12);
   fprintf(f, "</svg>\n");
   rc = ferror(f) ? GC_EIO : GC_OK;
   if (fclose(f) && !rc)

@@ -72,7 +72,11 @@ json_check "$T/j" 'j["hyperNode"]=="rack-2" and [a["pods"] for a in j["assignmen
 json_check "$T/j" 'j["gang"]=="team-a/gpu-job" and j["hyperNode"]=="rack-2" and j["pods"]==2'
 
 # 8. SVG: well-formed XML naming the chosen domain, highlighted.
-"$GANGBRIDGE" place "${C[@]}" -f "$D/gang-mixed.yaml" --svg "$T/t.svg" >/dev/null
+for g in gang-mixed gang-3x8 gang-6x8; do
+"$GANGBRIDGE" place "${C[@]}" -f "$D/$g.yaml" --svg "$T/$g.svg" >/dev/null
+python3 -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' "$T/$g.svg" || fail "$g.svg is not XML"
+done
+cp "$T/gang-mixed.svg" "$T/t.svg"
 python3 - "$T/t.svg" <<'P' || fail "svg"
 import sys, xml.etree.ElementTree as ET
 root = ET.parse(sys.argv[1]).getroot()
