@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0
  *
  * Integration tests of the Kubernetes client and informer against a live
- * HTTP API server (tests/integration/kube_fixture.py, started per test).
+ * HTTP API server: the stand-in (tests/apiserver/run, started per test
+ * with a bearer token file, the Trainer CRDs installed and two namespaces).
  * They check that list+watch sees create/update/delete; that bookmarks
  * advance the resourceVersion; that in-stream and HTTP 410 relist with no
  * missed or duplicated final state; that dropped watches resume without a
  * relist; that 5xx and latency faults are retried with backoff; server-side
  * apply (create, update, 409 conflict without force, force); paging with
- * more objects than the page limit; and discovery.
+ * more objects than the page limit; discovery; token-file rotation; and
+ * HTTPS with an inline CA and client certificate (curl *_BLOB options).
  *
  * The handler keeps a mirror (key -> resourceVersion) built only from
  * add/update/delete callbacks and flags any add of a known key, update or
@@ -27,6 +29,7 @@
 #include "gb_informer.h"
 #include "gb_kube_client.h"
 #include "gb_kube_discovery.h"
+#include "gb_manifest.h"
 
 #ifndef GB_SRC_DIR
 #define GB_SRC_DIR "."
@@ -44,10 +47,30 @@ static struct gb_kube_client *ctl;  /* control-plane calls, no retries */
 
 /* ---- server process -------------------------------------------------------- */
 
-static void start_server(void) {
+static char workdir[256];
+static char token_path[300];
+
+static void write_text(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs(text, f);
+  fclose(f);
+}
+
+/* Starts tests/apiserver/run with extra arguments (NULL-terminated). */
+static void start_server_args(const char *const *extra) {
   const char *src = getenv("GB_SRC") ? getenv("GB_SRC") : GB_SRC_DIR;
-  char script[512];
-  snprintf(script, sizeof(script), "%s/tests/integration/kube_fixture.py", src);
+  char run[512];
+  snprintf(run, sizeof(run), "%s/tests/apiserver/run", src);
+  const char *argv[24] = {"/usr/bin/python3", run, "--port", "0", "--bookmark-interval", "0.3",
+                          "--token"};
+  char tok_arg[320];
+  snprintf(tok_arg, sizeof(tok_arg), "@%s", token_path);
+  size_t n = 7;
+  argv[n++] = tok_arg;
+  for (size_t i = 0; extra && extra[i] && n < 23; i++)
+    argv[n++] = extra[i];
+  argv[n] = NULL;
   int fds[2];
   ck_assert_int_eq(pipe(fds), 0);
   server_pid = fork();
@@ -56,7 +79,7 @@ static void start_server(void) {
     dup2(fds[1], 1);
     close(fds[0]);
     close(fds[1]);
-    execl("/usr/bin/python3", "python3", script, (char *)NULL);
+    execv(argv[0], (char *const *)argv);
     _exit(127);
   }
   close(fds[1]);
@@ -64,7 +87,7 @@ static void start_server(void) {
   ck_assert_ptr_nonnull(fgets(server_url, sizeof(server_url), f));
   fclose(f);
   server_url[strcspn(server_url, "\r\n")] = 0;
-  ck_assert_msg(!strncmp(server_url, "http://", 7), "server printed \"%s\"", server_url);
+  ck_assert_msg(!strncmp(server_url, "http", 4), "server printed \"%s\"", server_url);
 }
 
 static struct gb_kube_client *new_client(int retries) {
@@ -81,43 +104,127 @@ static struct gb_kube_client *new_client(int retries) {
   return c;
 }
 
-static void setup(void) {
-  start_server();
-  char kc[512];
-  snprintf(kc, sizeof(kc),
-           "current-context: t\ncontexts: [{name: t, context: {cluster: c, user: u}}]\n"
-           "clusters: [{name: c, cluster: {server: '%s'}}]\n"
-           "users: [{name: u, user: {token: test-token}}]\n",
-           server_url);
+/* POSTs (or GETs when json is NULL) a control request; returns the reply. */
+static json_object *control(const char *what, const char *json) {
+  char path[128];
+  snprintf(path, sizeof(path), "/_control/%s", what);
+  json_object *out = NULL;
+  struct gb_kube_error e;
+  int rc = json ? gb_kube_request(ctl, GB_KUBE_CREATE, "POST", path, "application/json", json,
+                                  strlen(json), &out, &e)
+                : gb_kube_get(ctl, path, &out, &e);
+  ck_assert_msg(rc == 0, "control %s: %s", what, e.message);
+  return out;
+}
+
+static void control_void(const char *what, const char *json) { json_object_put(control(what, json)); }
+
+/* Creates an object from a JSON text at collection path; 409 is fine. */
+static void post_text(const char *path, const char *text) {
+  json_object *o = json_tokener_parse(text), *out = NULL;
+  ck_assert_ptr_nonnull(o);
+  struct gb_kube_error e;
+  int rc = gb_kube_create(ctl, path, o, &out, &e);
+  ck_assert_msg(rc == 0 || e.http == 409, "POST %s: %s", path, e.message);
+  json_object_put(o);
+  json_object_put(out);
+}
+
+/* Installs the CRDs of a YAML file as a cluster admin would (kubectl create). */
+static void install_crd(const char *rel) {
+  const char *shared = getenv("GB_SHARED");
+  char path[512];
+  if (shared)
+    snprintf(path, sizeof(path), "%s/crds/%s", shared, rel);
+  else
+    snprintf(path, sizeof(path), "%s/../shared/crds/%s", GB_SRC_DIR, rel);
+  struct gb_docset *ds = gb_docset_new(NULL);
   struct gc_diags d;
   gc_diags_init(&d);
-  ck_assert_int_eq(gb_kube_config_load_buffer("test-kubeconfig", kc, strlen(kc), NULL, &cfg, &d),
-                   0);
+  ck_assert_msg(gb_load_path(ds, path, &d) == 0, "%s: %s", path, d.n ? d.msgs[0] : "");
+  for (size_t i = 0; i < ds->n; i++) {
+    json_object *o = gb_kube_value_to_json(ds->docs[i].root), *out = NULL;
+    ck_assert_ptr_nonnull(o);
+    struct gb_kube_error e;
+    int rc = gb_kube_create(ctl, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", o,
+                            &out, &e);
+    ck_assert_msg(rc == 0, "install %s: %s", rel, e.message);
+    json_object_put(o);
+    json_object_put(out);
+  }
+  gb_docset_free(ds);
   gc_diags_destroy(&d);
+}
+
+static void make_namespace(const char *ns) {
+  char text[256];
+  snprintf(text, sizeof(text),
+           "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"%s\"}}", ns);
+  post_text("/api/v1/namespaces", text);
+}
+
+static void load_kubeconfig(const char *user_yaml, const char *cluster_extra) {
+  char kc[16384];
+  snprintf(kc, sizeof(kc),
+           "current-context: t\ncontexts: [{name: t, context: {cluster: c, user: u}}]\n"
+           "clusters:\n- name: c\n  cluster:\n    server: '%s'\n%s"
+           "users:\n- name: u\n  user:\n%s",
+           server_url, cluster_extra, user_yaml);
+  struct gc_diags d;
+  gc_diags_init(&d);
+  char name[300];
+  snprintf(name, sizeof(name), "%s/kubeconfig", workdir);
+  int rc = gb_kube_config_load_buffer(name, kc, strlen(kc), NULL, &cfg, &d);
+  ck_assert_msg(rc == 0, "%s", d.n ? d.msgs[0] : "");
+  gc_diags_destroy(&d);
+}
+
+static void make_workdir(void) {
+  snprintf(workdir, sizeof(workdir), "/tmp/gbkl.XXXXXX");
+  ck_assert_ptr_nonnull(mkdtemp(workdir));
+}
+
+static void setup_common(const char *const *extra, const char *user_yaml, const char *cluster) {
+  snprintf(token_path, sizeof(token_path), "%s/token", workdir);
+  write_text(token_path, "token-one\n");
+  start_server_args(extra);
+  char user[512];
+  snprintf(user, sizeof(user), "    tokenFile: %s\n", token_path);
+  load_kubeconfig(user_yaml ? user_yaml : user, cluster ? cluster : "");
   cli = new_client(5);
   ctl = new_client(-1);
+}
+
+static void setup(void) {
+  make_workdir();
+  setup_common(NULL, NULL, NULL);
+  install_crd("trainer/trainer.kubeflow.org_trainjobs.yaml");
+  make_namespace("team-a");
+  make_namespace("team-b");
+}
+
+static void rm_rf(const char *dir) {
+  pid_t p = fork();
+  if (p == 0) {
+    execl("/bin/rm", "rm", "-rf", dir, (char *)NULL);
+    _exit(127);
+  }
+  if (p > 0)
+    waitpid(p, NULL, 0);
 }
 
 static void teardown(void) {
   gb_kube_client_free(cli);
   gb_kube_client_free(ctl);
   gb_kube_config_free(cfg);
+  cli = ctl = NULL;
+  cfg = NULL;
   if (server_pid > 0) {
     kill(server_pid, SIGTERM);
     waitpid(server_pid, NULL, 0);
+    server_pid = 0;
   }
-}
-
-/* POSTs a control request; returns the server's reply (caller puts). */
-static json_object *control(const char *what, const char *json) {
-  char path[128];
-  snprintf(path, sizeof(path), "/_control/%s", what);
-  json_object *out = NULL;
-  struct gb_kube_error e;
-  int rc = gb_kube_request(ctl, GB_KUBE_CREATE, "POST", path, "application/json", json,
-                           strlen(json), &out, &e);
-  ck_assert_msg(rc == 0, "control %s: %s", what, e.message);
-  return out;
+  rm_rf(workdir);
 }
 
 static void sleep_ms(long ms) {
@@ -125,17 +232,24 @@ static void sleep_ms(long ms) {
   nanosleep(&ts, NULL);
 }
 
-/* Waits until the server has n watches open (so a drop hits one). */
-static void wait_watching(int n) {
+/* Drops every open watch, waiting until there is at least one to drop. */
+static void drop_watches(void) {
   for (int i = 0; i < 200; i++) {
-    json_object *st = control("faults", "{}"), *v;
-    int open = json_object_object_get_ex(st, "open_watches", &v) ? json_object_get_int(v) : -1;
-    json_object_put(st);
-    if (open >= n)
+    json_object *r = control("drop-watches", "{}"), *v;
+    int n = json_object_object_get_ex(r, "dropped", &v) ? json_object_get_int(v) : 0;
+    json_object_put(r);
+    if (n > 0)
       return;
     sleep_ms(50);
   }
-  ck_abort_msg("no watch opened within 10 s");
+  ck_abort_msg("no watch to drop within 10 s");
+}
+
+static void server_rv(char *buf, size_t cap) {
+  json_object *st = control("stats", NULL), *v;
+  ck_assert(json_object_object_get_ex(st, "resourceVersion", &v));
+  snprintf(buf, cap, "%s", json_object_get_string(v));
+  json_object_put(st);
 }
 
 /* ---- object helpers ------------------------------------------------------ */
@@ -306,6 +420,8 @@ static void on_log(void *arg, int is_error, const char *msg) {
   }
 }
 
+static int relist_after = 0; /* informer option for the next start_informer */
+
 static struct gb_informer *start_informer(const char *ns, long page_limit, long min_timeout) {
   memset(&M, 0, sizeof(M));
   pthread_mutex_init(&M.lock, NULL);
@@ -321,6 +437,7 @@ static struct gb_informer *start_informer(const char *ns, long page_limit, long 
   o.backoff_max_s = 0.5;
   o.on_change = on_change;
   o.on_log = on_log;
+  o.relist_after_failures = relist_after;
   struct gb_informer *inf = NULL;
   struct gc_diags d;
   gc_diags_init(&d);
@@ -384,12 +501,8 @@ START_TEST(namespace_scoped_informer_and_bookmarks) {
    * tell this informer about it. */
   create("team-b", "other-1", 1);
   create("team-b", "other-2", 1);
-  json_object *st = control("faults", "{}");
-  json_object *srv_rv;
-  ck_assert(json_object_object_get_ex(st, "rv", &srv_rv));
   char want[64];
-  snprintf(want, sizeof(want), "%s", json_object_get_string(srv_rv));
-  json_object_put(st);
+  server_rv(want, sizeof(want));
   ck_assert_str_ne(rv0, want);
   char rv[64] = "";
   for (int i = 0; i < 100; i++) {
@@ -410,47 +523,65 @@ START_TEST(namespace_scoped_informer_and_bookmarks) {
 }
 END_TEST
 
-/* Changes happen while the watch delivers nothing; then history is compacted
- * and the watch is told 410 (in band or as an HTTP status).  The relist must
- * produce exactly the final state: one add, one update, one delete. */
+/* Changes happen while the informer cannot watch (watch requests fail);
+ * then history is compacted past its resourceVersion, so the rewatch is
+ * answered 410 (in band as an ERROR event, or as an HTTP status).  The relist
+ * must produce exactly the final state: one add, one update, one delete. */
 static void gone_case(int inband) {
   for (int i = 0; i < 5; i++) {
     char name[32];
     snprintf(name, sizeof(name), "job-%d", i);
     create("team-a", name, i + 1);
   }
+  control_void("settings", inband ? "{\"expired_watch\":\"event\"}" : "{\"expired_watch\":\"http\"}");
+  relist_after = 1000; /* only a 410 may cause the relist here */
   struct gb_informer *inf = start_informer(NULL, 2, 60);
   ck_assert_int_eq(gb_informer_wait_synced(inf, 10000), 1);
   ck_assert_int_eq(M.adds, 5);
-  wait_watching(1);
-  json_object_put(control("faults", "{\"hold\":1}"));
+  control_void("faults", "{\"error_rate\":1.0,\"error_verbs\":[\"watch\"],\"error_codes\":[500]}");
+  /* Drop whatever watch is open until none is and the informer has seen
+   * its rewatches fail. */
+  struct gb_informer_stats s;
+  int watchers = -1;
+  for (int i = 0; i < 200; i++) {
+    control_void("drop-watches", "{}");
+    json_object *st = control("stats", NULL), *v;
+    watchers = json_object_object_get_ex(st, "watchers", &v) ? json_object_get_int(v) : -1;
+    json_object_put(st);
+    gb_informer_stats(inf, &s);
+    if (s.watch_failures >= 1 && watchers == 0)
+      break;
+    sleep_ms(50);
+  }
+  ck_assert_uint_ge(s.watch_failures, 1);
+  ck_assert_int_eq(watchers, 0);
   create("team-a", "job-new", 9);
   patch_nodes("team-a", "job-1", 42);
   delete_obj("team-a", "job-2");
-  if (inband) {
-    json_object_put(control("compact", "{\"inband\":true}"));
-  } else {
-    /* Compact without telling the watch, then drop it: the rewatch from the
-     * old resourceVersion gets HTTP 410. */
-    json_object_put(control("compact", "{}"));
-  }
-  json_object_put(control("faults", "{\"hold\":0}"));
+  control_void("compact", "{}");
+  json_object *out = NULL;
+  struct gb_kube_error e;
+  ck_assert_int_eq(gb_kube_request(ctl, GB_KUBE_DELETE, "DELETE", "/_control/faults", NULL, NULL,
+                                   0, &out, &e),
+                   0);
+  json_object_put(out);
   char why[256];
-  ck_assert_msg(wait_mirror(10000, why, sizeof(why)), "%s\n%s", why, log_buf);
+  ck_assert_msg(wait_mirror(15000, why, sizeof(why)), "%s\n%s", why, log_buf);
   ck_assert_msg(M.anomalies == 0, "%s", M.last_anomaly);
   ck_assert_int_eq(M.adds, 6);
   ck_assert_int_eq(M.updates, 1);
   ck_assert_int_eq(M.deletes, 1);
-  struct gb_informer_stats s;
   gb_informer_stats(inf, &s);
   ck_assert_uint_ge(s.relists_gone, 1);
   ck_assert_uint_ge(s.lists, 2);
   ck_assert_uint_eq(s.objects, 5);
+  ck_assert_ptr_nonnull(strstr(log_buf, inband ? "expired (HTTP 410 Expired" : "expired (HTTP 410"));
   /* Later events still flow after the relist. */
   patch_nodes("team-a", "job-3", 7);
   ck_assert_msg(wait_mirror(10000, why, sizeof(why)), "%s", why);
   ck_assert_int_eq(M.updates, 2);
   gb_informer_free(inf);
+  relist_after = 0;
 }
 
 START_TEST(inband_410_relists_exactly) { gone_case(1); }
@@ -465,8 +596,7 @@ START_TEST(dropped_watches_resume_without_relist) {
   ck_assert_int_eq(gb_informer_wait_synced(inf, 10000), 1);
   char why[256];
   for (int round = 1; round <= 4; round++) {
-    wait_watching(1);
-    json_object_put(control("drop", "{}"));
+    drop_watches();
     char name[32];
     snprintf(name, sizeof(name), "job-%d", round);
     create("team-a", name, round);
@@ -491,25 +621,37 @@ START_TEST(faults_5xx_and_latency_are_retried) {
     snprintf(name, sizeof(name), "job-%d", i);
     create("team-a", name, 1);
   }
-  /* Two certain failures first (so retries are exercised every run), then
-   * random ones. */
-  json_object_put(control("faults", "{\"fail_next\":2,\"error_rate\":0.3,\"latency_ms\":50}"));
+  /* Every list fails for a while (with latency): the client retries each
+   * page, then the informer backs off and lists again. */
+  control_void("faults", "{\"error_rate\":1.0,\"error_verbs\":[\"list\"],\"latency_ms\":100,"
+                         "\"error_codes\":[500,503]}");
   struct gb_informer *inf = start_informer(NULL, 3, 60);
+  struct gb_informer_stats s;
+  for (int i = 0; i < 300; i++) {
+    gb_informer_stats(inf, &s);
+    if (s.list_failures >= 2)
+      break;
+    sleep_ms(50);
+  }
+  ck_assert_uint_ge(s.list_failures, 2);
+  ck_assert_int_eq(gb_informer_has_synced(inf), 0);
+  /* Then random 5xx/429 on every verb, with latency: it still syncs, and
+   * writes succeed through the client's retries. */
+  control_void("faults", "{\"error_rate\":0.3,\"error_verbs\":null,\"latency_ms\":50,"
+                         "\"error_codes\":[500,503,429]}");
   ck_assert_int_eq(gb_informer_wait_synced(inf, 30000), 1);
-  /* Writes under faults also succeed thanks to retries (merge patch and
-   * delete are retried; create is not, so it goes through the retry loop of
-   * this test instead). */
   patch_nodes("team-a", "job-1", 5);
   delete_obj("team-a", "job-2");
-  json_object_put(control("drop", "{}"));
-  json_object_put(control("faults", "{\"error_rate\":0,\"latency_ms\":0}"));
+  drop_watches();
+  control_void("faults", "{\"error_rate\":0,\"latency_ms\":0}");
   char why[256];
   ck_assert_msg(wait_mirror(10000, why, sizeof(why)), "%s\n%s", why, log_buf);
   ck_assert_int_eq(M.anomalies, 0);
   struct gb_kube_stats cs;
   gb_kube_client_stats(cli, &cs);
-  ck_assert_uint_ge(cs.verb[GB_KUBE_LIST].retries, 2);
-  ck_assert_uint_ge(cs.verb[GB_KUBE_LIST].errors, 2);
+  ck_assert_uint_ge(cs.verb[GB_KUBE_LIST].retries, 10); /* 2 failed lists x 5 retries */
+  ck_assert_uint_ge(cs.verb[GB_KUBE_LIST].errors, 12);
+  ck_assert_double_ge(cs.verb[GB_KUBE_LIST].seconds_sum, 1.2); /* latency was felt */
   gb_informer_free(inf);
 }
 END_TEST
@@ -592,31 +734,68 @@ START_TEST(paging_more_than_limit) {
 END_TEST
 
 START_TEST(discovery_served_and_not) {
-  create("team-a", "job-0", 1);
   int served = -1;
   struct gb_kube_error e;
   ck_assert_int_eq(gb_kube_discovery_check(cli, GROUP, VERSION, RESOURCE, &served, &e), 0);
   ck_assert_int_eq(served, 1);
-  ck_assert_int_eq(
-      gb_kube_discovery_check(cli, "scheduling.volcano.sh", "v1beta1", "podgroups", &served, &e),
-      0);
+  ck_assert_int_eq(gb_kube_discovery_check(cli, GROUP, VERSION, "nonsense", &served, &e), 0);
   ck_assert_int_eq(served, 0);
+  ck_assert_int_eq(gb_kube_discovery_check(cli, "", "v1", "namespaces", &served, &e), 0);
+  ck_assert_int_eq(served, 1);
   struct gb_kube_discovery *d = gb_kube_discovery_new(cli, 60);
-  ck_assert_int_eq(gb_kube_discovery_served(d, GROUP, VERSION, "other", &served, &e), 0);
+  ck_assert_int_eq(
+      gb_kube_discovery_served(d, "scheduling.volcano.sh", "v1beta1", "podgroups", &served, &e), 0);
   ck_assert_int_eq(served, 0);
-  /* Served later: the cached answer stays until invalidated. */
-  char path[256];
-  gb_kube_path(path, sizeof(path), GROUP, VERSION, "other", "team-a", NULL);
-  json_object *o = trainjob("team-a", "x", 1), *out = NULL;
-  ck_assert_int_eq(gb_kube_create(cli, path, o, &out, &e), 0);
-  json_object_put(o);
-  json_object_put(out);
-  ck_assert_int_eq(gb_kube_discovery_served(d, GROUP, VERSION, "other", &served, &e), 0);
+  /* The Volcano CRD is installed later: the cached answer stays until it is
+   * invalidated (as the service does on CRD events), then it is served. */
+  install_crd("volcano/scheduling.volcano.sh_podgroups.yaml");
+  ck_assert_int_eq(
+      gb_kube_discovery_served(d, "scheduling.volcano.sh", "v1beta1", "podgroups", &served, &e), 0);
   ck_assert_int_eq(served, 0);
   gb_kube_discovery_invalidate(d);
-  ck_assert_int_eq(gb_kube_discovery_served(d, GROUP, VERSION, "other", &served, &e), 0);
+  ck_assert_int_eq(
+      gb_kube_discovery_served(d, "scheduling.volcano.sh", "v1beta1", "podgroups", &served, &e), 0);
   ck_assert_int_eq(served, 1);
+  /* Unknown (server failing) is an error, never "not served". */
+  control_void("faults", "{\"error_rate\":1.0,\"error_codes\":[503]}");
+  gb_kube_discovery_invalidate(d);
+  ck_assert_int_eq(
+      gb_kube_discovery_served(d, "scheduling.volcano.sh", "v1beta1", "podgroups", &served, &e),
+      GC_EIO);
+  ck_assert_int_eq(e.http, 503);
   gb_kube_discovery_free(d);
+}
+END_TEST
+
+START_TEST(token_file_rotation_and_auth_errors) {
+  /* Server and client read the same token file: after a rotation the client
+   * must send the new token or get 401. */
+  char path[256];
+  gb_kube_path(path, sizeof(path), "", "v1", "namespaces", NULL, "team-a");
+  json_object *out = NULL;
+  struct gb_kube_error e;
+  ck_assert_int_eq(gb_kube_get(cli, path, &out, &e), 0);
+  json_object_put(out);
+  char tmp[320];
+  snprintf(tmp, sizeof(tmp), "%s/token.new", workdir);
+  write_text(tmp, "token-two-rotated\n");
+  ck_assert_int_eq(rename(tmp, token_path), 0);
+  ck_assert_int_eq(gb_kube_get(cli, path, &out, &e), 0);
+  json_object_put(out);
+  /* A client with a wrong static token: 401 Unauthorized, not retried. */
+  struct gb_kube_config *saved = cfg;
+  cfg = NULL;
+  load_kubeconfig("    token: wrong\n", "");
+  struct gb_kube_client *bad = new_client(3);
+  ck_assert_int_eq(gb_kube_get(bad, path, &out, &e), GC_EIO);
+  ck_assert_int_eq(e.http, 401);
+  ck_assert_str_eq(e.reason, "Unauthorized");
+  struct gb_kube_stats st;
+  gb_kube_client_stats(bad, &st);
+  ck_assert_uint_eq(st.verb[GB_KUBE_GET].requests, 1);
+  gb_kube_client_free(bad);
+  gb_kube_config_free(cfg);
+  cfg = saved;
 }
 END_TEST
 
@@ -635,9 +814,125 @@ START_TEST(stop_is_prompt_and_clean) {
 }
 END_TEST
 
+/* ---- TLS: CA and client certificate as inline data (curl *_BLOB) ---------- */
+
+static void run_sh(const char *script) {
+  pid_t p = fork();
+  ck_assert_int_ge(p, 0);
+  if (p == 0) {
+    execl("/bin/sh", "sh", "-c", script, (char *)NULL);
+    _exit(127);
+  }
+  int st = 0;
+  waitpid(p, &st, 0);
+  ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "script failed: %s", script);
+}
+
+/* Base64 of a file's bytes into buf. */
+static void b64_file(const char *path, char *buf, size_t cap) {
+  static const char tb[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  FILE *f = fopen(path, "rb");
+  ck_assert_ptr_nonnull(f);
+  unsigned char in[8192];
+  size_t n = fread(in, 1, sizeof(in), f), o = 0;
+  fclose(f);
+  for (size_t i = 0; i < n; i += 3) {
+    unsigned v = (unsigned)in[i] << 16 | (i + 1 < n ? (unsigned)in[i + 1] << 8 : 0) |
+                 (i + 2 < n ? in[i + 2] : 0);
+    ck_assert_uint_lt(o + 5, cap);
+    buf[o++] = tb[v >> 18 & 63];
+    buf[o++] = tb[v >> 12 & 63];
+    buf[o++] = i + 1 < n ? tb[v >> 6 & 63] : '=';
+    buf[o++] = i + 2 < n ? tb[v & 63] : '=';
+  }
+  buf[o] = 0;
+}
+
+static char ca_b64[8192], cert_b64[8192], key_b64[8192];
+
+static void setup_tls(void) {
+  make_workdir();
+  char script[2048];
+  const char *ec = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
+  snprintf(script, sizeof(script),
+           "cd %s && exec 2>/dev/null && "
+           "openssl req -x509 %s -keyout ca.key -out ca.crt -days 2 -subj /CN=gb-test-ca && "
+           "openssl req %s -keyout srv.key -out srv.csr -subj /CN=127.0.0.1 && "
+           "printf 'subjectAltName=IP:127.0.0.1\\n' > srv.ext && "
+           "openssl x509 -req -in srv.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out srv.crt "
+           "-days 2 -extfile srv.ext && "
+           "openssl req %s -keyout cli.key -out cli.csr -subj /CN=gangbridge && "
+           "openssl x509 -req -in cli.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out cli.crt "
+           "-days 2",
+           workdir, ec, ec, ec);
+  run_sh(script);
+  char p[3][320];
+  snprintf(p[0], sizeof(p[0]), "%s/ca.crt", workdir);
+  snprintf(p[1], sizeof(p[1]), "%s/cli.crt", workdir);
+  snprintf(p[2], sizeof(p[2]), "%s/cli.key", workdir);
+  b64_file(p[0], ca_b64, sizeof(ca_b64));
+  b64_file(p[1], cert_b64, sizeof(cert_b64));
+  b64_file(p[2], key_b64, sizeof(key_b64));
+  static char a_cert[320], a_key[320], a_ca[320];
+  snprintf(a_cert, sizeof(a_cert), "%s/srv.crt", workdir);
+  snprintf(a_key, sizeof(a_key), "%s/srv.key", workdir);
+  snprintf(a_ca, sizeof(a_ca), "%s", p[0]);
+  const char *extra[] = {"--tls-cert", a_cert, "--tls-key", a_key, "--client-ca", a_ca, NULL};
+  static char user[20000], cluster[10000];
+  snprintf(user, sizeof(user), "    client-certificate-data: %s\n    client-key-data: %s\n",
+           cert_b64, key_b64);
+  snprintf(cluster, sizeof(cluster), "    certificate-authority-data: %s\n", ca_b64);
+  setup_common(extra, user, cluster);
+}
+
+START_TEST(tls_inline_ca_and_client_certificate) {
+  ck_assert_msg(!strncmp(server_url, "https://", 8), "%s", server_url);
+  json_object *out = NULL;
+  struct gb_kube_error e;
+  int rc = gb_kube_get(cli, "/api/v1/namespaces/default", &out, &e);
+  ck_assert_msg(rc == 0, "%s", e.message);
+  ck_assert_str_eq(gb_kube_meta_str(out, "name"), "default");
+  json_object_put(out);
+  /* Without the CA the server certificate is refused: a transport error. */
+  struct gb_kube_config *saved = cfg;
+  cfg = NULL;
+  char user[20000];
+  snprintf(user, sizeof(user), "    client-certificate-data: %s\n    client-key-data: %s\n",
+           cert_b64, key_b64);
+  load_kubeconfig(user, "");
+  struct gb_kube_client *c2 = new_client(-1);
+  ck_assert_int_eq(gb_kube_get(c2, "/api/v1/namespaces/default", &out, &e), GC_EIO);
+  ck_assert_int_eq(e.http, 0);
+  ck_assert_int_ne(e.curl_code, 0);
+  gb_kube_client_free(c2);
+  gb_kube_config_free(cfg);
+  /* insecure-skip-tls-verify accepts it (the client certificate still
+   * authenticates). */
+  cfg = NULL;
+  load_kubeconfig(user, "    insecure-skip-tls-verify: true\n");
+  c2 = new_client(-1);
+  rc = gb_kube_get(c2, "/api/v1/namespaces/default", &out, &e);
+  ck_assert_msg(rc == 0, "%s", e.message);
+  json_object_put(out);
+  /* No client certificate and no token: 401. */
+  gb_kube_client_free(c2);
+  gb_kube_config_free(cfg);
+  cfg = NULL;
+  char cl[10000];
+  snprintf(cl, sizeof(cl), "    certificate-authority-data: %s\n", ca_b64);
+  load_kubeconfig("    {}\n", cl);
+  c2 = new_client(-1);
+  ck_assert_int_eq(gb_kube_get(c2, "/api/v1/namespaces/default", &out, &e), GC_EIO);
+  ck_assert_int_eq(e.http, 401);
+  gb_kube_client_free(c2);
+  gb_kube_config_free(cfg);
+  cfg = saved;
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("kube_live");
-  TCase *tc = tcase_create("fixture");
+  TCase *tc = tcase_create("standin");
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, list_watch_create_update_delete);
@@ -650,7 +945,13 @@ static Suite *suite(void) {
   tcase_add_test(tc, paging_more_than_limit);
   tcase_add_test(tc, discovery_served_and_not);
   tcase_add_test(tc, stop_is_prompt_and_clean);
+  tcase_add_test(tc, token_file_rotation_and_auth_errors);
   suite_add_tcase(s, tc);
+  TCase *tls = tcase_create("tls");
+  tcase_add_checked_fixture(tls, setup_tls, teardown);
+  tcase_set_timeout(tls, 60);
+  tcase_add_test(tls, tls_inline_ca_and_client_certificate);
+  suite_add_tcase(s, tls);
   return s;
 }
 
