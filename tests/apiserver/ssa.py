@@ -327,7 +327,9 @@ def merge(live, cfg, s):
             res = dict(live)
             for k, v in cfg.items():
                 cs, _ = _child(s, k)
-                if k in live:
+                if v is None:
+                    res.pop(k, None)
+                elif k in live:
                     res[k] = merge(live[k], v, cs)
                 else:
                     res[k] = v

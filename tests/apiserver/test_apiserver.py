@@ -336,6 +336,33 @@ class TestWrites(ServerCase):
                       {("kubeclient.py", "status")})
         self.assertTrue(any(s == "status" for _, s in mf))
 
+    def test_delete_collection(self):
+        self.c.post("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
+                                           "metadata": {"name": "dc"}})
+        for i in range(4):
+            self.create(tj_path("dc"), trainjob("d%d" % i, "dc",
+                                                labels={"odd": str(i % 2 == 1).lower()}))
+        r = self.c.delete(tj_path("dc") + "?labelSelector=odd%3Dtrue")
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(sorted(i["metadata"]["name"] for i in r.json["items"]), ["d1", "d3"])
+        left = self.c.get(tj_path("dc")).json["items"]
+        self.assertEqual(sorted(i["metadata"]["name"] for i in left), ["d0", "d2"])
+
+    def test_leases_for_leader_election(self):
+        path = "/apis/coordination.k8s.io/v1/namespaces/default/leases"
+        lease = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                 "metadata": {"name": "gangbridge"},
+                 "spec": {"holderIdentity": "a", "leaseDurationSeconds": 15}}
+        got = self.create(path, lease)
+        self.status_of(self.c.post(path, lease), 409, "AlreadyExists")
+        got["spec"]["holderIdentity"] = "b"
+        r = self.c.put(path + "/gangbridge", got)
+        self.assertEqual(r.status, 200, r)
+        got["spec"]["holderIdentity"] = "c"                 # stale: b's write won
+        st = self.status_of(self.c.put(path + "/gangbridge", got), 409, "Conflict")
+        self.assertEqual(st["details"], {"name": "gangbridge", "group": "coordination.k8s.io",
+                                         "kind": "leases"})
+
     def test_generate_name_and_cluster_scope(self):
         r = self.c.post(tj_path(), {"apiVersion": "trainer.kubeflow.org/v1alpha1",
                                     "kind": "TrainJob", "metadata": {"generateName": "gen-"},
@@ -442,6 +469,15 @@ class TestApply(ServerCase):
         o["status"] = {"conditions": []}
         r = self.c.apply(tj_path(name="a6"), o, manager="gb")
         self.assertEqual(len(r.json["status"]["conditions"]), 1)
+
+    def test_apply_null_removes(self):
+        o = trainjob("a7")
+        o["spec"]["suspend"] = True
+        self.c.apply(tj_path(name="a7"), o, manager="gb")
+        o["spec"]["suspend"] = None
+        r = self.c.apply(tj_path(name="a7"), o, manager="gb")
+        self.assertEqual(r.status, 200, r)
+        self.assertNotIn("suspend", r.json["spec"])
 
     def test_apply_podgroup_with_owner(self):
         tj = self.create(tj_path(), trainjob("own"))
@@ -767,6 +803,60 @@ class TestStateFile(unittest.TestCase):
                 w.close()
             finally:
                 c.close()
+                s.stop()
+
+
+class TestAuthAndTLS(unittest.TestCase):
+    def test_token_file_is_reread(self):
+        with tempfile.TemporaryDirectory() as d:
+            tok = os.path.join(d, "token")
+            with open(tok, "w") as fh:
+                fh.write("first\n")
+            s = ApiServerProcess("--token", "@" + tok)
+            c = Client(s.url)
+            try:
+                r = c.get("/api/v1/namespaces")
+                self.assertEqual(r.status, 401)
+                self.assertEqual(r.json["reason"], "Unauthorized")
+                ok = {"Authorization": "Bearer first"}
+                self.assertEqual(c.get("/api/v1/namespaces", headers=ok).status, 200)
+                with open(tok, "w") as fh:
+                    fh.write("second\n")
+                self.assertEqual(c.get("/api/v1/namespaces", headers=ok).status, 401)
+                self.assertEqual(c.get("/api/v1/namespaces", headers={
+                    "Authorization": "Bearer second"}).status, 200)
+                self.assertEqual(c.control("stats", method="GET")["codes"]["401"], 2)
+            finally:
+                c.close()
+                s.stop()
+
+    def test_https(self):
+        import ssl
+        import subprocess
+        import http.client
+        with tempfile.TemporaryDirectory() as d:
+            crt, key = os.path.join(d, "tls.crt"), os.path.join(d, "tls.key")
+            subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes",
+                            "-keyout", key, "-out", crt, "-days", "1", "-subj", "/CN=localhost",
+                            "-addext", "subjectAltName=IP:127.0.0.1"],
+                           check=True, capture_output=True)
+            s = ApiServerProcess("--tls-cert", crt, "--tls-key", key)
+            try:
+                self.assertTrue(s.url.startswith("https://127.0.0.1:"))
+                ctx = ssl.create_default_context(cafile=crt)
+                port = int(s.url.rsplit(":", 1)[1])
+                conn = http.client.HTTPSConnection("127.0.0.1", port, context=ctx, timeout=10)
+                conn.request("GET", "/api/v1/namespaces/default")
+                r = conn.getresponse()
+                self.assertEqual(r.status, 200)
+                self.assertEqual(json.loads(r.read())["metadata"]["name"], "default")
+                conn.close()
+                conn = http.client.HTTPSConnection("127.0.0.1", port, timeout=10,
+                                                   context=ssl.create_default_context())
+                with self.assertRaises(ssl.SSLError):
+                    conn.request("GET", "/version")   # untrusted certificate
+                conn.close()
+            finally:
                 s.stop()
 
 
