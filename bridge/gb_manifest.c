@@ -98,6 +98,7 @@ struct src {
   size_t nanchors, capanchors;
   int rc;          /* first error of this source */
   int doc_aliases; /* the current YAML document used an alias */
+  size_t rejected; /* documents of this source dropped for errors */
 };
 
 static int src_fail(struct src *s, int rc) {
@@ -420,10 +421,24 @@ static int ends_with(const char *s, size_t len, const char *suffix) {
  * with an items array; kind List with no items is an empty list).  Items of
  * a typed list (PodList) that lack kind/apiVersion get them from the list,
  * as the API server's list decoding does. */
+/* Rejected documents count against the document bound too, so a stream of
+ * millions of bad documents stops early instead of producing millions of
+ * errors.  Returns 0 or GC_ELIMIT (reported). */
+static int reject_document(struct src *s, uint32_t line, uint32_t col) {
+  struct gb_docset *ds = s->ds;
+  if (s->rejected >= ds->limits.max_docs || ds->n >= ds->limits.max_docs - s->rejected)
+    return src_err(s, GC_ELIMIT, line, col, "document count exceeds limit %zu",
+                   ds->limits.max_docs);
+  s->rejected++;
+  return GC_OK;
+}
+
 static int add_document(struct src *s, struct gc_value *root, int depth) {
-  if (!root || root->type != GC_MAP)
-    return src_err(s, GC_EINVAL, root ? root->line : 1, root ? root->col : 1,
-                   "document is not an object");
+  if (!root || root->type != GC_MAP) {
+    uint32_t line = root ? root->line : 1, col = root ? root->col : 1;
+    int rc = reject_document(s, line, col);
+    return rc ? rc : src_err(s, GC_EINVAL, line, col, "document is not an object");
+  }
   struct gc_value *kind = gc_map_get(root, "kind");
   struct gc_value *items = gc_map_get(root, "items");
   if (kind && kind->type == GC_STR && ends_with(kind->u.s, kind->len, "List") &&
@@ -867,6 +882,7 @@ static void load_yaml(struct src *s) {
     if (ynext(&y, &ev))
       break;
     yaml_event_type_t t = ev.type;
+    uint32_t dline = ev_line(&ev), dcol = ev_col(&ev);
     yaml_event_delete(&ev);
     if (t == YAML_STREAM_END_EVENT)
       break;
@@ -883,6 +899,8 @@ static void load_yaml(struct src *s) {
                            !nev.data.scalar.tag && nev.data.scalar.length == 0;
     int rc = ynode(&y, &nev, 0, &root);
     if (rc == GC_EINVAL && y.parser_ok) {
+      if (reject_document(s, dline, dcol))
+        break;
       /* A semantic problem (duplicate key, bad merge): the document is
        * dropped but later documents can still be read, so skip to the end
        * of this one (document ends never nest). */

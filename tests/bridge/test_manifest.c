@@ -784,6 +784,24 @@ START_TEST(test_limit_docs) {
   ck_assert_uint_eq(ds->n, 2);
   gb_docset_free(ds);
   gc_diags_destroy(&d);
+
+  /* Rejected documents count too: a flood of bad documents stops early. */
+  l.max_docs = 3;
+  ds = load_as("bad.yaml", "--- 1\n--- 2\n--- {a: 1, a: 2}\n--- 4\n--- 5\n", &l, &d, &rc);
+  ck_assert_int_eq(rc, GC_EINVAL);
+  ck_assert_uint_eq(d.n, 4);
+  ck_assert_msg_present(&d, "bad.yaml:1:5: document is not an object");
+  ck_assert_msg_present(&d, "bad.yaml:2:5: document is not an object");
+  ck_assert_msg_present(&d, "bad.yaml:3:12: duplicate key \"a\"");
+  ck_assert_msg_present(&d, "bad.yaml:4:5: document count exceeds limit 3");
+  gb_docset_free(ds);
+  gc_diags_destroy(&d);
+  ds = load_as("bad.json", "{} 1 2 3", &l, &d, &rc);
+  ck_assert_int_eq(rc, GC_EINVAL);
+  ck_assert_msg_present(&d, "bad.json:1:8: document count exceeds limit 3");
+  ck_assert_uint_eq(ds->n, 1);
+  gb_docset_free(ds);
+  gc_diags_destroy(&d);
 }
 END_TEST
 
