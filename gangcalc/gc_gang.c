@@ -1706,9 +1706,10 @@ int gc_gang_compute(const struct gc_value *trainjob, const struct gc_catalog *ru
     else if (q.value && !gc_name_is_dns1123_subdomain(q.value, strlen(q.value)))
       fail(&c, q.prefix, "%s: \"%.*s\" is not a valid Volcano queue name (an RFC 1123 "
            "subdomain)", q.path, NAME_SHOW_MAX, q.value);
-    else if (q.value && !(g->queue = gc_arena_strdup(a, q.value)))
-      goto oom;
-    else
+    else if (q.value) {
+      if (!(g->queue = gc_arena_strdup(a, q.value)))
+        goto oom;
+    } else
       WARN(&c, GC_WARN_NO_QUEUE, "no %s annotation on the runtime template or the TrainJob; "
            "Volcano puts the PodGroup in the \"default\" queue", GC_VOLCANO_QUEUE_ANNOTATION);
   }

@@ -43,6 +43,7 @@ START_TEST(queue_sources_in_order) {
   run(&r, rt_with("", gb_test_fmt("%s: runtime-q", q)), NULL, GC_BACKEND_UNSET);
   ok(&r);
   ck_assert_str_eq(r.g->queue, "runtime-q");
+  ck_assert(!gb_test_has_warning(r.g, GC_WARN_NO_QUEUE, NULL));
   ck_assert_str_eq(r.g->api_generation, "v2.2+");
   gb_test_run_free(&r);
 
@@ -65,6 +66,7 @@ START_TEST(queue_sources_in_order) {
       GC_BACKEND_UNSET);
   ok(&r);
   ck_assert_str_eq(r.g->queue, "p2");
+  ck_assert(!gb_test_has_warning(r.g, GC_WARN_NO_QUEUE, NULL));
   ck_assert_str_eq(r.g->api_generation, "v2.2+");
   gb_test_run_free(&r);
 }
