@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "gb_test.h"
+#include "gc_catalog.h"
 
 #define CTR "ClusterTrainingRuntime"
 #define NODE "[{name: node, image: x, resources: {requests: {cpu: 1}}}]"
@@ -237,6 +238,14 @@ START_TEST(catalog_replace_and_find) {
   ck_assert_int_eq(gc_catalog_add(cat, ds->docs[2].root, "f:3", &d), 0);
   ck_assert_int_eq(gc_catalog_add(cat, ds->docs[3].root, "f:4", &d), GC_EINVAL);
   ck_assert(gb_test_has_diag(&d, "f:4: TrainingRuntime: metadata.name: required"));
+  ck_assert_uint_eq(gc_catalog_size(cat), 2);
+  const char *origin = NULL;
+  const struct gc_value *found = gc_catalog_find(cat, 1, NULL, NULL, "a", &origin);
+  ck_assert_ptr_eq(found, ds->docs[1].root); /* the later document replaced the first */
+  ck_assert_str_eq(origin, "f:2");
+  ck_assert_ptr_eq(gc_catalog_find(cat, 0, "ns1", NULL, "a", NULL), ds->docs[2].root);
+  ck_assert_ptr_null(gc_catalog_find(cat, 0, "ns2", NULL, "a", NULL));
+  ck_assert_ptr_null(gc_catalog_find(cat, 1, NULL, NULL, "b", NULL));
   gc_catalog_free(cat);
   gb_docset_free(ds);
   gc_diags_destroy(&d);
