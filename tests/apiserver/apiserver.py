@@ -57,6 +57,7 @@ SERVER_VERSION = {
 MAX_BODY = 3 * 1024 * 1024
 ALL_VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
 STATUS_VERBS = ["get", "patch", "update"]
+WRITE_VERBS = ("create", "update", "patch", "delete", "deletecollection")
 
 
 def now_ts():
@@ -506,6 +507,7 @@ class Faults:
         "error_resources": (list, type(None)), "retry_after": int,
         "latency_ms": float, "latency_jitter_ms": float, "watch_drop_seconds": float,
         "watch_410_rate": float, "watch_expire_seconds": float, "down": bool,
+        "error_after_write_rate": float,
     }
 
     def __init__(self):
@@ -523,6 +525,7 @@ class Faults:
         self.watch_410_rate = 0.0
         self.watch_expire_seconds = 0.0
         self.down = False
+        self.error_after_write_rate = 0.0
 
     def as_dict(self):
         return {k: getattr(self, k) for k in self.FIELDS}
@@ -539,7 +542,8 @@ class Faults:
                 v = float(v)
             if not isinstance(v, want) or (isinstance(v, bool) and want is not bool):
                 raise err_bad_request("faults: %s has the wrong type" % k)
-            if k in ("error_rate", "watch_410_rate") and not 0.0 <= v <= 1.0:
+            if k in ("error_rate", "watch_410_rate", "error_after_write_rate") and \
+                    not 0.0 <= v <= 1.0:
                 raise err_bad_request("faults: %s must be within [0, 1]" % k)
             if k == "error_codes":
                 if not v or any(c not in (429, 500, 502, 503, 504) for c in v):
@@ -558,7 +562,7 @@ class Store:
 
     def __init__(self, history=10000, gc_delay=0.0):
         self.lock = threading.RLock()
-        self.cond = threading.Condition(self.lock)
+        self.conds = {}          # (group, resource) -> Condition on self.lock (wakes its watchers)
         self.rv = 0
         self.window = history
         self.gc_delay = gc_delay
@@ -592,6 +596,8 @@ class Store:
                 self.types[(rt.group, v, rt.resource)] = alias
         rt.storage = rt
         self.by_gr[rt.gr] = rt
+        if rt.gr not in self.conds:
+            self.conds[rt.gr] = threading.Condition(self.lock)
         self.objs.setdefault(rt.gr, {})
         if rt.gr not in self.logs:
             self.logs[rt.gr] = EventLog(self.rv)
@@ -606,7 +612,7 @@ class Store:
         for w in list(self.watchers):
             if w.rt.gr == gr:
                 w.stop = True
-        self.cond.notify_all()
+        self.wake_all()
         self.discovery_gen += 1
 
     def crd_to_type(self, crd):
@@ -669,8 +675,12 @@ class Store:
         if new_refs and etype != "DELETED" and not any(u in self.uids for u in new_refs):
             self.gcq.put(("check", rt.gr, key, uid))
         self.logs[rt.gr].append((self.rv, etype, obj, raw, prev), self.window)
-        self.cond.notify_all()
+        self.conds[rt.gr].notify_all()
         return raw
+
+    def wake_all(self):
+        for c in self.conds.values():
+            c.notify_all()
 
     def get_entry(self, rt, ns, name):
         return self.objs.get(rt.gr, {}).get((ns or "", name))
@@ -1658,6 +1668,7 @@ class Handler(BaseHTTPRequestHandler):
     def _dispatch(self):
         api = self.server.api
         self._code = 0
+        self._fail_after = None
         verb = self.command.lower()
         resource = None
         url = urllib.parse.urlsplit(self.path)
@@ -1686,6 +1697,11 @@ class Handler(BaseHTTPRequestHandler):
                 code = random.choice(f.error_codes)
                 api.stats.fault(str(code))
                 raise injected_error(code, f.retry_after)
+            if f.error_after_write_rate and verb in WRITE_VERBS and \
+                    (f.error_resources is None or resource in f.error_resources) and \
+                    random.random() < f.error_after_write_rate:
+                code = random.choice([c for c in f.error_codes if c != 429] or [500])
+                self._fail_after = injected_error(code, f.retry_after)
             self._route(path, q, body)
         except ApiError as ex:
             try:
@@ -1868,6 +1884,10 @@ class Handler(BaseHTTPRequestHandler):
         return False
 
     def _ok(self, raw, code=200, warnings=None):
+        if self._fail_after is not None and code in (200, 201):
+            # The write has taken effect; the client is told it failed.
+            self.server.api.stats.fault("after" + str(self._fail_after.code))
+            raise self._fail_after
         if not self._accepts_json():
             raise ApiError(406, "NotAcceptable", "only the following media types are accepted: "
                            "application/json, application/yaml")
@@ -1982,7 +2002,7 @@ class Handler(BaseHTTPRequestHandler):
                     evs = log.since(cursor) if log is not None else []
                     if not evs and not (w.stop or w.expire or w.drop) and log is not None \
                             and cursor >= log.floor:
-                        st.cond.wait(max(0.0, min(wake - now, 1.0)))
+                        st.conds[srt.gr].wait(max(0.0, min(wake - now, 1.0)))
                         log = st.logs.get(srt.gr)
                         evs = log.since(cursor) if log is not None else []
                     if log is None:
@@ -2156,7 +2176,7 @@ class Handler(BaseHTTPRequestHandler):
             ws = list(api.store.watchers)
             for w in ws:
                 setattr(w, what, True)
-            api.store.cond.notify_all()
+            api.store.wake_all()
         return len(ws)
 
     def _restart(self, data):
@@ -2178,7 +2198,7 @@ class Handler(BaseHTTPRequestHandler):
             api.store.compact()
             for w in api.store.watchers:
                 w.drop = True
-            api.store.cond.notify_all()
+            api.store.wake_all()
             api.down_until = time.time() + down
         body = dumps({"restarted": True, "resourceVersion": str(api.store.rv),
                       "downSeconds": down})
@@ -2344,6 +2364,8 @@ def main(argv=None):
     ap.add_argument("--error-codes", default="500,503,429",
                     help="comma-separated codes for --error-rate (default 500,503,429)")
     ap.add_argument("--error-verbs", help="comma-separated verbs the errors apply to")
+    ap.add_argument("--error-after-write-rate", type=float, default=0.0,
+                    help="fraction of writes applied and then answered with an injected error")
     ap.add_argument("--latency-ms", type=float, default=0.0, help="added latency per request")
     ap.add_argument("--latency-jitter-ms", type=float, default=0.0,
                     help="extra random latency, uniform in [0, N) ms")
@@ -2364,6 +2386,7 @@ def main(argv=None):
                    token=a.token, tls_cert=a.tls_cert,
                    tls_key=a.tls_key, client_ca=a.client_ca)
     faults = {"error_rate": a.error_rate, "latency_ms": a.latency_ms,
+              "error_after_write_rate": a.error_after_write_rate,
               "latency_jitter_ms": a.latency_jitter_ms,
               "watch_drop_seconds": a.watch_drop_seconds, "watch_410_rate": a.watch_410_rate,
               "watch_expire_seconds": a.watch_expire_seconds}

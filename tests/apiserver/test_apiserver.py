@@ -704,6 +704,14 @@ class TestFaults(ServerCase):
         self.assertGreaterEqual(stats["faults"]["500"], codes.count(500))
         self.assertEqual(st["code"], 429)
 
+    def test_error_after_write(self):
+        self.c.control("faults", {"error_after_write_rate": 1.0, "error_codes": [504]})
+        st = self.status_of(self.c.post(tj_path(), trainjob("aw")), 504, "Timeout")
+        self.assertIn("injected", st["message"])
+        self.c.control("faults", method="DELETE")
+        self.assertEqual(self.c.get(tj_path(name="aw")).status, 200)   # it was created
+        self.assertEqual(self.c.control("stats", method="GET")["faults"]["after504"], 1)
+
     def test_bad_fault_config(self):
         r = self.c.request("POST", "/_control/faults", {"error_rate": 2})
         self.assertEqual(r.status, 400)
