@@ -85,6 +85,7 @@ struct anchor {
   char *name; /* malloc'd */
   struct gc_value *value;
   size_t nodes; /* nodes in the anchored subtree, aliases expanded */
+  size_t slot;  /* its position in the hash index */
 };
 
 struct src {
@@ -94,8 +95,10 @@ struct src {
   const char *buf;  /* the whole source */
   size_t len;
   size_t nodes; /* nodes built for this source */
-  struct anchor *anchors;
+  struct anchor *anchors; /* unique names; a redefinition replaces */
   size_t nanchors, capanchors;
+  uint32_t *slots; /* hash index into anchors (index + 1; 0 = empty) */
+  size_t nslots;
   int rc;          /* first error of this source */
   int doc_aliases; /* the current YAML document used an alias */
   size_t rejected; /* documents of this source dropped for errors */
@@ -568,7 +571,45 @@ static struct gc_value *tree_copy(struct gc_arena *a, const struct gc_value *v) 
   return c;
 }
 
+static uint32_t *anchor_slot(struct src *s, const char *name) {
+  size_t mask = s->nslots - 1;
+  size_t i = (size_t)key_hash(name, strlen(name)) & mask;
+  while (s->slots[i] && strcmp(s->anchors[s->slots[i] - 1].name, name) != 0)
+    i = (i + 1) & mask;
+  return &s->slots[i];
+}
+
+/* Keeps the anchor index at load factor <= 1/2. */
+static int anchor_index_grow(struct src *s) {
+  if (s->nslots && (s->nanchors + 1) * 2 <= s->nslots)
+    return GC_OK;
+  size_t want = s->nslots ? s->nslots * 2 : 64;
+  uint32_t *n = calloc(want, sizeof(*n));
+  if (!n)
+    return GC_ENOMEM;
+  free(s->slots);
+  s->slots = n;
+  s->nslots = want;
+  for (size_t i = 0; i < s->nanchors; i++) {
+    uint32_t *slot = anchor_slot(s, s->anchors[i].name);
+    *slot = (uint32_t)(i + 1);
+    s->anchors[i].slot = (size_t)(slot - s->slots);
+  }
+  return GC_OK;
+}
+
+/* Defines (or redefines: the latest definition wins) an anchor.  Lookups
+ * go through a hash index so a document with a million anchors and aliases
+ * stays linear. */
 static int anchor_add(struct src *s, const char *name, struct gc_value *v, size_t nodes) {
+  if (s->nanchors >= UINT32_MAX - 1 || anchor_index_grow(s))
+    return GC_ENOMEM;
+  uint32_t *slot = anchor_slot(s, name);
+  if (*slot) {
+    s->anchors[*slot - 1].value = v;
+    s->anchors[*slot - 1].nodes = nodes;
+    return GC_OK;
+  }
   if (s->nanchors == s->capanchors) {
     size_t ncap = s->capanchors ? s->capanchors * 2 : 8;
     struct anchor *n = realloc(s->anchors, ncap * sizeof(*n));
@@ -584,19 +625,25 @@ static int anchor_add(struct src *s, const char *name, struct gc_value *v, size_
   an->name = copy;
   an->value = v;
   an->nodes = nodes;
+  an->slot = (size_t)(slot - s->slots);
+  *slot = (uint32_t)s->nanchors;
   return GC_OK;
 }
 
 static struct anchor *anchor_find(struct src *s, const char *name) {
-  for (size_t i = s->nanchors; i > 0; i--)
-    if (strcmp(s->anchors[i - 1].name, name) == 0)
-      return &s->anchors[i - 1];
-  return NULL;
+  if (!s->nslots)
+    return NULL;
+  uint32_t idx = *anchor_slot(s, name);
+  return idx ? &s->anchors[idx - 1] : NULL;
 }
 
+/* Forgets the anchors of a document in time proportional to their number
+ * (every occupied slot belongs to one of them), not to the index size. */
 static void anchors_clear(struct src *s) {
-  for (size_t i = 0; i < s->nanchors; i++)
+  for (size_t i = 0; i < s->nanchors; i++) {
+    s->slots[s->anchors[i].slot] = 0;
     free(s->anchors[i].name);
+  }
   s->nanchors = 0;
 }
 
@@ -1356,6 +1403,7 @@ int gb_load_buffer(struct gb_docset *ds, const char *name, const char *buf, size
   else
     load_yaml(&s);
   free(s.anchors);
+  free(s.slots);
   return s.rc;
 }
 

@@ -442,6 +442,28 @@ START_TEST(test_anchors_merge) {
   gb_docset_free(ds);
   gc_diags_destroy(&d);
 
+  /* A redefined anchor: the latest definition wins. */
+  ds = load_as("a.yaml", "a: &x 1\nb: &x [2]\nc: *x\n", NULL, &d, &rc);
+  ck_assert_int_eq(rc, 0);
+  ck_assert_int_eq(gc_value_path(ds->docs[0].root, "c")->type, GC_SEQ);
+  gb_docset_free(ds);
+  gc_diags_destroy(&d);
+
+  /* Many anchors go through the hash index (and its growth). */
+  size_t cap = 400000, o = 0;
+  char *many = malloc(cap);
+  for (int i = 0; i < 5000; i++)
+    o += (size_t)snprintf(many + o, cap - o, "a%d: &x%d %d\n", i, i, i);
+  for (int i = 0; i < 5000; i++)
+    o += (size_t)snprintf(many + o, cap - o, "b%d: *x%d\n", i, 4999 - i);
+  ds = load_as("many.yaml", many, NULL, &d, &rc);
+  ck_assert_int_eq(rc, 0);
+  ck_assert_int_eq(gc_map_get(ds->docs[0].root, "b0")->u.i, 4999);
+  ck_assert_int_eq(gc_map_get(ds->docs[0].root, "b4999")->u.i, 0);
+  gb_docset_free(ds);
+  gc_diags_destroy(&d);
+  free(many);
+
   /* Anchors do not cross documents. */
   ds = load_as("a.yaml", "a: &x 1\n---\nb: *x\n", NULL, &d, &rc);
   ck_assert_int_eq(rc, GC_EINVAL);
