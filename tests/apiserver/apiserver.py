@@ -1138,13 +1138,13 @@ class Api:
                 random.choice("bcdfghjklmnpqrstvwxz2456789") for _ in range(5))
         fm = self._manager(q, ua)
         self._check_manager(fm, "CreateOptions")
+        if rt.status_sub and rt.gr not in (NS_RT_KEY, CRD_RT_KEY):
+            obj.pop("status", None)         # reset before validation, as the real strategy
         obj = self._validate(rt, obj, q, warnings)
         meta = obj["metadata"]
         for k in ("uid", "resourceVersion", "creationTimestamp", "deletionTimestamp",
                   "deletionGracePeriodSeconds", "selfLink", "managedFields", "generation"):
             meta.pop(k, None)
-        if rt.status_sub and rt.gr not in (NS_RT_KEY, CRD_RT_KEY):
-            obj.pop("status", None)
         self._defaults_on_create(rt, obj)
         with self.store.lock:
             self._ns_exists(rt, ns)
@@ -1551,6 +1551,112 @@ class Api:
         return head[:pos] + b",".join(items) + head[pos:]
 
 
+_JP_STEP = re.compile(r"^([^\[\]]*)((?:\[[^\]]*\])*)$")
+
+
+def jsonpath(obj, expr):
+    """The values a printer-column JSONPath (.a.b[0].c, .a[-1:].b) selects."""
+    cur = [obj]
+    for step in [p for p in expr.strip().strip("{}").split(".") if p]:
+        m = _JP_STEP.match(step)
+        if not m:
+            return []
+        name, idx = m.group(1), m.group(2)
+        nxt = []
+        for v in cur:
+            if name:
+                if isinstance(v, dict) and name in v:
+                    nxt.append(v[name])
+            else:
+                nxt.append(v)
+        for sel in re.findall(r"\[([^\]]*)\]", idx):
+            out = []
+            for v in nxt:
+                if not isinstance(v, list):
+                    continue
+                try:
+                    if ":" in sel:
+                        a, b = (sel.split(":") + [""])[:2]
+                        out.extend(v[int(a) if a else None:int(b) if b else None])
+                    elif sel == "*":
+                        out.extend(v)
+                    elif -len(v) <= int(sel) < len(v):
+                        out.append(v[int(sel)])
+                except ValueError:
+                    return []
+            nxt = out
+        cur = nxt
+    return cur
+
+
+def human_age(ts):
+    """A timestamp as the age kubectl shows (apimachinery's duration.HumanDuration)."""
+    try:
+        import calendar
+        t = calendar.timegm(time.strptime(ts, "%Y-%m-%dT%H:%M:%SZ"))
+    except ValueError:
+        return ts
+    sec = int(time.time() - t)
+    if sec < -1:
+        return "<invalid>"
+    if sec < 0:
+        return "0s"
+    if sec < 120:
+        return "%ds" % sec
+    mins = sec // 60
+    if mins < 10:
+        return "%dm%ds" % (mins, sec % 60) if sec % 60 else "%dm" % mins
+    if mins < 180:
+        return "%dm" % mins
+    hours = sec // 3600
+    if hours < 8:
+        return "%dh%dm" % (hours, mins % 60) if mins % 60 else "%dh" % hours
+    if hours < 48:
+        return "%dh" % hours
+    if hours < 24 * 8:
+        return "%dd%dh" % (hours // 24, hours % 24) if hours % 24 else "%dd" % (hours // 24)
+    if hours < 24 * 365 * 2:
+        return "%dd" % (hours // 24)
+    if hours < 24 * 365 * 8:
+        dy = (hours // 24) % 365
+        return "%dy%dd" % (hours // 24 // 365, dy) if dy else "%dy" % (hours // 24 // 365)
+    return "%dy" % (hours // 24 // 365)
+
+
+def table(rt, items, list_meta):
+    """A meta.k8s.io/v1 Table, as kubectl get asks for: Name plus the printer columns."""
+    cols = [{"name": "Name", "type": "string", "format": "name", "priority": 0,
+             "description": "Name must be unique within a namespace."}]
+    pcs = rt.printer_columns
+    if not pcs:
+        pcs = [{"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}]
+    for pc in pcs:
+        cols.append({"name": pc.get("name", ""), "type": pc.get("type", "string"),
+                     "format": pc.get("format", ""), "priority": pc.get("priority", 0),
+                     "description": pc.get("description", "")})
+    rows = []
+    for obj in items:
+        cells = [obj["metadata"].get("name", "")]
+        for pc in pcs:
+            vals = jsonpath(obj, pc.get("jsonPath", ""))
+            v = vals[0] if vals else None
+            if pc.get("type") == "date" and isinstance(v, str):
+                v = human_age(v)
+            elif isinstance(v, (dict, list)):
+                v = json.dumps(v, separators=(",", ":"))
+            cells.append(v)
+        meta = {k: v for k, v in obj["metadata"].items() if k != "managedFields"}
+        rows.append({"cells": cells, "object": {"kind": "PartialObjectMetadata",
+                                                "apiVersion": "meta.k8s.io/v1",
+                                                "metadata": meta}})
+    out = {"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": {},
+           "columnDefinitions": cols, "rows": rows}
+    if list_meta:
+        out["metadata"] = {k: v for k, v in list_meta.items()
+                           if k in ("resourceVersion", "continue", "remainingItemCount")}
+    return dumps(out)
+
+
 def parse_yaml_or_json(body):
     text = body.lstrip()
     if text[:1] in (b"{", b"["):
@@ -1827,9 +1933,14 @@ class Handler(BaseHTTPRequestHandler):
             raise err_path()
         warnings = []
         if verb == "get":
-            self._ok(api.get(rt, ns, name))
+            raw = api.get(rt, ns, name)
+            self._ok(table(rt, [json.loads(raw)], None) if self._wants_table() else raw)
         elif verb == "list":
-            self._ok(api.list(rt, ns, q))
+            raw = api.list(rt, ns, q)
+            if self._wants_table():
+                lst = json.loads(raw)
+                raw = table(rt, lst["items"], lst["metadata"])
+            self._ok(raw)
         elif verb == "watch":
             self._watch(rt, ns, q)
         elif verb == "create":
@@ -1874,6 +1985,11 @@ class Handler(BaseHTTPRequestHandler):
             return json.loads(body)
         except ValueError as ex:
             raise err_bad_request("json: %s" % ex) from None
+
+    def _wants_table(self):
+        acc = self.headers.get("Accept") or ""
+        first = acc.split(",")[0]
+        return "as=Table" in first and "g=meta.k8s.io" in first
 
     def _accepts_json(self):
         acc = self.headers.get("Accept") or "*/*"

@@ -336,6 +336,22 @@ class TestWrites(ServerCase):
                       {("kubeclient.py", "status")})
         self.assertTrue(any(s == "status" for _, s in mf))
 
+    def test_table_output(self):
+        self.create(tj_path(), trainjob("tab", status=None))
+        acc = {"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"}
+        r = self.c.get(tj_path() + "?fieldSelector=metadata.name%3Dtab", headers=acc)
+        self.assertEqual(r.json["kind"], "Table")
+        self.assertEqual([c["name"] for c in r.json["columnDefinitions"]],
+                         ["Name", "State", "Age"])
+        row = r.json["rows"][0]
+        self.assertEqual(row["cells"][0], "tab")
+        self.assertIsNone(row["cells"][1])
+        self.assertRegex(row["cells"][2], r"^\d+s$")
+        self.assertEqual(row["object"]["kind"], "PartialObjectMetadata")
+        r = self.c.get(tj_path(name="tab"), headers=acc)
+        self.assertEqual(r.json["rows"][0]["cells"][0], "tab")
+        self.assertEqual(self.c.get(tj_path(name="tab")).json["kind"], "TrainJob")
+
     def test_delete_collection(self):
         self.c.post("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
                                            "metadata": {"name": "dc"}})
@@ -889,7 +905,9 @@ class TestLauncher(unittest.TestCase):
             raw.sendall(b"GARBAGE / HTTP/1.1\r\n\r\n")
             self.assertTrue(raw.recv(100).startswith(b"HTTP/1.1 501"))
             raw.close()
-            self.assertEqual(Client(s.url).get("/healthz").status, 200)
+            c3 = Client(s.url)
+            self.assertEqual(c3.get("/healthz").status, 200)
+            c3.close()
         finally:
             s.stop()
 

@@ -175,8 +175,11 @@ k get podgroups.scheduling.volcano.sh -n team-a -o json >"$WORK/pgs.json"
 json_check "$WORK/pgs.json" '[(i["metadata"]["name"], i["spec"]["minMember"]) for i in d["items"]] == [("multi-node-example", 5)]'
 k get podgroups.scheduling.x-k8s.io cosched -n team-a -o json >"$WORK/cpg.json"
 json_check "$WORK/cpg.json" 'd["spec"]["scheduleTimeoutSeconds"] == 60'
-# Human-readable output works too (kubectl prints server-side columns or names).
-k get trainjobs -n team-a | grep -q multi-step-example || fail "kubectl get table"
+# Human-readable output: kubectl asks for a server-side Table with the CRD's printer columns.
+k get trainjobs -n team-a >"$WORK/table.txt"
+head -n1 "$WORK/table.txt" | grep -Eq '^NAME +STATE +AGE$' || fail "kubectl get columns: $(cat "$WORK/table.txt")"
+grep -Eq '^multi-step-example +[0-9]+s$' "$WORK/table.txt" || fail "kubectl get rows: $(cat "$WORK/table.txt")"
+k get podgroups.scheduling.volcano.sh -n team-a | head -n1 | grep -Eq '^NAME +STATUS +MINMEMBER +RUNNINGS +AGE$' || fail "PodGroup columns"
 
 # Server-side apply conflicts between managers surface in kubectl.
 cat >"$WORK/pg-ssa.yaml" <<EOF
