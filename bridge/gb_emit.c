@@ -75,7 +75,7 @@ static int yemit(struct yemit *y, yaml_event_t *ev) {
 }
 
 static int yscalar(struct yemit *y, const char *s, size_t len, yaml_scalar_style_t style) {
-  if (len > INT32_MAX)
+  if (len > INT32_MAX || gb_scalar_utf8_check(s, len) != len)
     return y->rc = GC_EINVAL;
   yaml_event_t ev;
   if (!yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)s, (int)len, 1, 1, style))
@@ -262,7 +262,7 @@ static int jnode(const struct gc_value *v, int depth, struct json_object **out) 
     break;
   }
   case GC_STR:
-    if (v->len > INT32_MAX)
+    if (v->len > INT32_MAX || (v->u.s && gb_scalar_utf8_check(v->u.s, v->len) != v->len))
       return GC_EINVAL;
     o = json_object_new_string_len(v->u.s ? v->u.s : "", (int)v->len);
     break;
@@ -287,7 +287,7 @@ static int jnode(const struct gc_value *v, int depth, struct json_object **out) 
     for (size_t i = 0; i < v->len; i++) {
       const struct gc_member *m = &v->u.members[i];
       /* json-c keys are C strings: a key with a NUL byte cannot be kept. */
-      if (memchr(m->key, '\0', m->key_len)) {
+      if (memchr(m->key, '\0', m->key_len) || gb_scalar_utf8_check(m->key, m->key_len) != m->key_len) {
         json_object_put(o);
         return GC_EINVAL;
       }

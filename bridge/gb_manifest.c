@@ -1069,6 +1069,14 @@ static int jw_string(struct jwalk *w, char **out, size_t *outlen) {
   if (w->p >= w->end)
     return jw_bad(w);
   size_t raw = (size_t)(w->p - start);
+  /* json-c's UTF-8 check lets overlong forms, encoded surrogates and code
+   * points past U+10FFFF through; neither format can carry them. */
+  size_t bad = gb_scalar_utf8_check(start, raw);
+  if (bad != raw) {
+    uint32_t line, col;
+    offset_pos(w->s->buf, w->s->len, (size_t)(start - w->s->buf) + bad, &line, &col);
+    return src_err(w->s, GC_EINVAL, line, col, "invalid utf-8 string");
+  }
   jw_adv(w); /* closing quote */
   char *o = gc_arena_alloc(w->s->ds->arena, raw + 1);
   if (!o)

@@ -44,4 +44,9 @@ int gb_scalar_needs_quotes(const char *s, size_t len);
  * ".nan" for the non-finite values.  Returns the length (cap >= 32). */
 size_t gb_scalar_format_double(double d, char *buf, size_t cap);
 
+/* Strict UTF-8 check (no overlong forms, surrogates or code points past
+ * U+10FFFF), which YAML and JSON both require.  Returns the offset of the
+ * first byte that is not valid, or len when all of s is. */
+size_t gb_scalar_utf8_check(const char *s, size_t len);
+
 #endif

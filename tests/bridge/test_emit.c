@@ -318,6 +318,17 @@ START_TEST(test_bad_input) {
   struct gc_value *m = gc_value_map(a);
   gc_map_append(a, m, "a\0b", 3, gc_value_null(a));
   ck_assert_int_eq(gb_emit_json(m, 1, &out, &len), GC_EINVAL);
+  /* Neither format can carry invalid UTF-8. */
+  struct gc_value *bad = gc_value_map(a);
+  gc_map_set(a, bad, "k", gc_value_str(a, "caf\xe9", 4));
+  const struct gc_value *broots[] = {bad};
+  ck_assert_int_eq(gb_emit_json(bad, 1, &out, &len), GC_EINVAL);
+  ck_assert_int_eq(gb_emit_yaml(broots, 1, &out, &len), GC_EINVAL);
+  struct gc_value *badkey = gc_value_map(a);
+  gc_map_append(a, badkey, "\xed\xa0\x80", 3, gc_value_null(a)); /* a surrogate */
+  const struct gc_value *kroots[] = {badkey};
+  ck_assert_int_eq(gb_emit_json(badkey, 0, &out, &len), GC_EINVAL);
+  ck_assert_int_eq(gb_emit_yaml(kroots, 1, &out, &len), GC_EINVAL);
   /* YAML can carry the NUL (escaped). */
   const struct gc_value *roots[] = {m};
   ck_assert_int_eq(gb_emit_yaml(roots, 1, &out, &len), 0);

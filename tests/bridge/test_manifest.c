@@ -569,6 +569,9 @@ static const struct jerr JERRS[] = {
     {"{\"a\": 1}\n{\"b\": 'x'}", "e.json:2:7: unexpected character"},
     {"{\"a\": 01}", "e.json:1:9: number expected"},
     {"{\"a\": \"x\0\"}", "e.json:1:9: invalid character (NUL byte) in JSON"},
+    {"{\"a\": \"\xed\xa0\x80\"}", "e.json:1:8: invalid utf-8 string"},
+    {"{\"a\": \"ok \xc0\x80\"}", "e.json:1:11: invalid utf-8 string"},
+    {"{\"\xf4\x90\x80\x80\": 1}", "e.json:1:3: invalid utf-8 string"},
 };
 
 START_TEST(test_json_errors) {
