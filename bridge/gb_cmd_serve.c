@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "gb_cli.h"
+#include "gb_controller.h"
 #include "gb_manifest.h"
 #include "gb_rpc_server.h"
 #include "gb_rpc_service.h"
@@ -266,6 +267,12 @@ static void serve_stop(struct serve_state *st) {
 }
 
 int gb_cmd_serve(int argc, char **argv) {
+  /* Without --offline, serve runs the controller (gb_controller.c). */
+  int offline = 0;
+  for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+    offline |= !strcmp(argv[i], "--offline");
+  if (!offline)
+    return gb_controller_serve(argc, argv);
   struct serve_config c;
   struct serve_state st;
   struct gc_diags diags;

@@ -572,7 +572,7 @@ static void usage(FILE *f) {
           "  --print-config            print the effective configuration and exit\n");
   for (size_t i = 0; i < N_KEYS; i++)
     if (KEYS[i].flag)
-      fprintf(f, "  --%-24s %s (default \"%s\")\n", KEYS[i].flag, KEYS[i].path, KEYS[i].def);
+      fprintf(f, "  --%-23s %s (default \"%s\")\n", KEYS[i].flag, KEYS[i].path, KEYS[i].def);
   fprintf(f, "  -h, --help                show this help\n"
              "\nEvery key and default: docs/operating.md.\n");
 }

@@ -1,0 +1,309 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * gb_events: de-duplicated core v1 Events (see the header).  The cache is a
+ * chained hash table of entries on a doubly linked LRU list; the API calls
+ * are made without the lock held.
+ */
+#include <json-c/json.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gb_events.h"
+
+#define N_BUCKETS 1024
+
+struct ev_entry {
+  struct ev_entry *chain, *prev, *next;
+  uint64_t hash;
+  char name[256]; /* Event object name; "" until created */
+  char first_ts[32];
+  long count;         /* occurrences so far */
+  double last_write;  /* monotonic seconds of the last successful write */
+  char key[];         /* uid|ns/name|type|reason|message */
+};
+
+struct gb_events {
+  struct gb_kube_client *client;
+  char component[128];
+  char instance[256];
+  double min_interval_s;
+  size_t max_cache;
+  pthread_mutex_t mu;
+  struct ev_entry *buckets[N_BUCKETS];
+  struct ev_entry *lru_head, *lru_tail; /* head = most recent */
+  size_t n;
+  struct gb_events_stats stats;
+  atomic_uint_fast64_t seq;
+};
+
+static double mono(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void rfc3339(char *buf, size_t cap) {
+  time_t t = time(NULL);
+  struct tm tm;
+  gmtime_r(&t, &tm);
+  strftime(buf, cap, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static uint64_t fnv(const char *s) {
+  uint64_t h = 1469598103934665603ull;
+  for (; *s; s++)
+    h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h;
+}
+
+struct gb_events *gb_events_new(struct gb_kube_client *client, const struct gb_events_opts *o) {
+  struct gb_events *ev = calloc(1, sizeof(*ev));
+  if (!ev)
+    return NULL;
+  ev->client = client;
+  snprintf(ev->component, sizeof(ev->component), "%s",
+           o && o->component ? o->component : "gangbridge");
+  if (o && o->instance)
+    snprintf(ev->instance, sizeof(ev->instance), "%s", o->instance);
+  else if (gethostname(ev->instance, sizeof(ev->instance) - 1))
+    snprintf(ev->instance, sizeof(ev->instance), "unknown");
+  ev->min_interval_s = o && o->min_interval_s > 0 ? o->min_interval_s : 0;
+  ev->max_cache = o && o->max_cache ? o->max_cache : 4096;
+  pthread_mutex_init(&ev->mu, NULL);
+  return ev;
+}
+
+void gb_events_free(struct gb_events *ev) {
+  if (!ev)
+    return;
+  struct ev_entry *e = ev->lru_head;
+  while (e) {
+    struct ev_entry *n = e->next;
+    free(e);
+    e = n;
+  }
+  pthread_mutex_destroy(&ev->mu);
+  free(ev);
+}
+
+void gb_events_get_stats(struct gb_events *ev, struct gb_events_stats *out) {
+  pthread_mutex_lock(&ev->mu);
+  *out = ev->stats;
+  pthread_mutex_unlock(&ev->mu);
+}
+
+/* ---- cache (caller holds mu) --------------------------------------------- */
+
+static void lru_unlink(struct gb_events *ev, struct ev_entry *e) {
+  if (e->prev)
+    e->prev->next = e->next;
+  else
+    ev->lru_head = e->next;
+  if (e->next)
+    e->next->prev = e->prev;
+  else
+    ev->lru_tail = e->prev;
+  e->prev = e->next = NULL;
+}
+
+static void lru_front(struct gb_events *ev, struct ev_entry *e) {
+  e->next = ev->lru_head;
+  e->prev = NULL;
+  if (ev->lru_head)
+    ev->lru_head->prev = e;
+  ev->lru_head = e;
+  if (!ev->lru_tail)
+    ev->lru_tail = e;
+}
+
+static void drop(struct gb_events *ev, struct ev_entry *e) {
+  struct ev_entry **pp = &ev->buckets[e->hash % N_BUCKETS];
+  while (*pp && *pp != e)
+    pp = &(*pp)->chain;
+  if (*pp)
+    *pp = e->chain;
+  lru_unlink(ev, e);
+  ev->n--;
+  free(e);
+}
+
+static struct ev_entry *find(struct gb_events *ev, const char *key, uint64_t h) {
+  for (struct ev_entry *e = ev->buckets[h % N_BUCKETS]; e; e = e->chain)
+    if (e->hash == h && !strcmp(e->key, key))
+      return e;
+  return NULL;
+}
+
+static struct ev_entry *insert(struct gb_events *ev, const char *key, uint64_t h) {
+  while (ev->n >= ev->max_cache && ev->lru_tail)
+    drop(ev, ev->lru_tail);
+  size_t len = strlen(key);
+  struct ev_entry *e = calloc(1, sizeof(*e) + len + 1);
+  if (!e)
+    return NULL;
+  memcpy(e->key, key, len + 1);
+  e->hash = h;
+  e->chain = ev->buckets[h % N_BUCKETS];
+  ev->buckets[h % N_BUCKETS] = e;
+  lru_front(ev, e);
+  ev->n++;
+  return e;
+}
+
+/* ---- API ------------------------------------------------------------------- */
+
+static json_object *str(const char *s) { return json_object_new_string(s ? s : ""); }
+
+static int create_event(struct gb_events *ev, const struct gb_event_ref *o, const char *type,
+                        const char *reason, const char *msg, long count, const char *first_ts,
+                        char *name_out, size_t name_cap, struct gb_kube_error *e) {
+  char now[32];
+  rfc3339(now, sizeof(now));
+  /* Name as client-go makes it: object name, a dot and a unique hex suffix. */
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  uint64_t uniq = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec +
+                  atomic_fetch_add(&ev->seq, 1);
+  snprintf(name_out, name_cap, "%.236s.%llx", o->name, (unsigned long long)uniq);
+  json_object *obj = json_object_new_object();
+  json_object *meta = json_object_new_object();
+  json_object *inv = json_object_new_object();
+  json_object *src = json_object_new_object();
+  if (!obj || !meta || !inv || !src) {
+    json_object_put(obj);
+    json_object_put(meta);
+    json_object_put(inv);
+    json_object_put(src);
+    return GC_ENOMEM;
+  }
+  json_object_object_add(obj, "apiVersion", str("v1"));
+  json_object_object_add(obj, "kind", str("Event"));
+  json_object_object_add(meta, "name", str(name_out));
+  json_object_object_add(meta, "namespace", str(o->ns));
+  json_object_object_add(obj, "metadata", meta);
+  json_object_object_add(inv, "apiVersion", str(o->api_version));
+  json_object_object_add(inv, "kind", str(o->kind));
+  json_object_object_add(inv, "namespace", str(o->ns));
+  json_object_object_add(inv, "name", str(o->name));
+  if (o->uid)
+    json_object_object_add(inv, "uid", str(o->uid));
+  json_object_object_add(obj, "involvedObject", inv);
+  json_object_object_add(obj, "type", str(type));
+  json_object_object_add(obj, "reason", str(reason));
+  json_object_object_add(obj, "message", str(msg));
+  json_object_object_add(src, "component", str(ev->component));
+  json_object_object_add(src, "host", str(ev->instance));
+  json_object_object_add(obj, "source", src);
+  json_object_object_add(obj, "reportingComponent", str(ev->component));
+  json_object_object_add(obj, "reportingInstance", str(ev->instance));
+  json_object_object_add(obj, "firstTimestamp", str(first_ts ? first_ts : now));
+  json_object_object_add(obj, "lastTimestamp", str(now));
+  json_object_object_add(obj, "count", json_object_new_int64(count));
+  char path[600];
+  int rc = gb_kube_path(path, sizeof(path), "", "v1", "events", o->ns, NULL);
+  if (!rc)
+    rc = gb_kube_create(ev->client, path, obj, NULL, e);
+  json_object_put(obj);
+  return rc;
+}
+
+static int patch_count(struct gb_events *ev, const struct gb_event_ref *o, const char *name,
+                       long count, struct gb_kube_error *e) {
+  char now[32];
+  rfc3339(now, sizeof(now));
+  json_object *p = json_object_new_object();
+  if (!p)
+    return GC_ENOMEM;
+  json_object_object_add(p, "count", json_object_new_int64(count));
+  json_object_object_add(p, "lastTimestamp", str(now));
+  char path[600];
+  int rc = gb_kube_path(path, sizeof(path), "", "v1", "events", o->ns, name);
+  if (!rc)
+    rc = gb_kube_merge_patch(ev->client, path, p, NULL, e);
+  json_object_put(p);
+  return rc;
+}
+
+int gb_events_emit(struct gb_events *ev, const struct gb_event_ref *o, const char *type,
+                   const char *reason, const char *message, struct gb_kube_error *e) {
+  if (!ev || !o || !o->ns || !*o->ns || !o->name || !*o->name || !o->kind || !o->api_version ||
+      !type || !reason || !message)
+    return GC_EINVAL;
+  char msg[GB_EVENT_MESSAGE_MAX + 1];
+  snprintf(msg, sizeof(msg), "%s", message);
+  size_t klen = strlen(msg) + strlen(o->ns) + strlen(o->name) + strlen(type) + strlen(reason) +
+                (o->uid ? strlen(o->uid) : 0) + 8;
+  char *key = malloc(klen);
+  if (!key)
+    return GC_ENOMEM;
+  snprintf(key, klen, "%s|%s/%s|%s|%s|%s", o->uid ? o->uid : "", o->ns, o->name, type, reason,
+           msg);
+  uint64_t h = fnv(key);
+  double now = mono();
+  char name[256] = "";
+  char first_ts[32] = "";
+  long count;
+  pthread_mutex_lock(&ev->mu);
+  struct ev_entry *ent = find(ev, key, h);
+  if (!ent) {
+    ent = insert(ev, key, h);
+    if (!ent) {
+      pthread_mutex_unlock(&ev->mu);
+      free(key);
+      return GC_ENOMEM;
+    }
+    rfc3339(ent->first_ts, sizeof(ent->first_ts));
+  } else {
+    lru_unlink(ev, ent);
+    lru_front(ev, ent);
+  }
+  ent->count++;
+  count = ent->count;
+  if (ent->name[0] && ev->min_interval_s > 0 && now - ent->last_write < ev->min_interval_s) {
+    ev->stats.deferred++;
+    pthread_mutex_unlock(&ev->mu);
+    free(key);
+    return 0;
+  }
+  snprintf(name, sizeof(name), "%s", ent->name);
+  snprintf(first_ts, sizeof(first_ts), "%s", ent->first_ts);
+  pthread_mutex_unlock(&ev->mu);
+
+  int rc;
+  int created = 0;
+  if (name[0]) {
+    rc = patch_count(ev, o, name, count, e);
+    if (rc == GC_ENOTFOUND) { /* expired (events have a TTL): start a new one */
+      rc = create_event(ev, o, type, reason, msg, count, first_ts, name, sizeof(name), e);
+      created = 1;
+    }
+  } else {
+    rc = create_event(ev, o, type, reason, msg, count, first_ts, name, sizeof(name), e);
+    created = 1;
+  }
+  pthread_mutex_lock(&ev->mu);
+  ent = find(ev, key, h); /* it may have been evicted meanwhile */
+  if (rc == 0) {
+    if (created)
+      ev->stats.created++;
+    else
+      ev->stats.patched++;
+    if (ent) {
+      snprintf(ent->name, sizeof(ent->name), "%s", name);
+      ent->last_write = now;
+    }
+  } else {
+    ev->stats.failed++;
+    if (ent && created)
+      ent->name[0] = '\0';
+  }
+  pthread_mutex_unlock(&ev->mu);
+  free(key);
+  return rc;
+}

@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * gb_reconcile: the reconcile of one TrainJob.  It has two halves.
+ * gb_reconcile_plan is pure: from the TrainJob, its runtime, its Namespace,
+ * the PodGroups that exist, which PodGroup APIs the cluster serves and the
+ * Volcano Queues, it decides what should happen (skip, keep, apply a
+ * rendered PodGroup, delete, wait, or report an invalid TrainJob) and which
+ * Events to emit; gangcalc computes the gang.  gb_reconcile_run reads those
+ * inputs from the informer caches, calls the plan, and carries it out with
+ * server-side apply (field manager "gangbridge", never forced, metadata and
+ * spec only), deletes with a uid precondition, and Events.  The rules are
+ * listed in docs/operating.md ("What the controller does").
+ *
+ * Thread-safety: gb_reconcile_plan is reentrant.  gb_reconcile_run may run
+ * on several workers at once for different keys.
+ */
+#ifndef GB_RECONCILE_H
+#define GB_RECONCILE_H
+
+#include <stddef.h>
+
+#include "gb_config.h"
+#include "gb_events.h"
+#include "gb_informer.h"
+#include "gb_kube_client.h"
+#include "gc_arena.h"
+#include "gc_gang.h"
+#include "gc_value.h"
+
+/* Annotations and labels gangbridge reads. */
+#define GB_ANN_BACKEND "gangbridge.io/backend"         /* Namespace: volcano|coscheduling|auto */
+#define GB_ANN_GANG_SCOPE "gangbridge.io/gang-scope"   /* Namespace: wave|all */
+#define GB_ANN_BOUND_JOBS "gangbridge.io/bound-replicated-jobs"
+#define GB_ANN_GANG_JOBS "gangbridge.io/gang-replicated-jobs"
+#define GB_LABEL_ENABLED "gangbridge.io/enabled"       /* TrainJob: "false" opts out */
+#define GB_FIELD_MANAGER "gangbridge"
+
+enum gb_rc_action {
+  GB_RC_SKIP = 0, /* not ours (filtered out, managed elsewhere, Trainer's policy) */
+  GB_RC_KEEP,     /* ours; the PodGroup is right or is left as it is */
+  GB_RC_APPLY,    /* apply `desired` */
+  GB_RC_DELETE,   /* delete the PodGroups listed (TrainJob finished) */
+  GB_RC_WAIT,     /* cannot act yet (runtime or API missing): retry with backoff */
+  GB_RC_INVALID   /* the TrainJob cannot be rendered: Event, no retry until it changes */
+};
+
+const char *gb_rc_action_name(enum gb_rc_action a);
+
+#define GB_RC_MAX_EVENTS 8
+
+struct gb_rc_event {
+  const char *type;   /* GB_EVENT_NORMAL or GB_EVENT_WARNING */
+  const char *reason; /* QueueNotFound, QueueClosed, RuntimeNotFound, ... */
+  const char *message;
+};
+
+/* Volcano Queue lookup: returns 1 when the queue exists (*state is its
+ * status.state or NULL), 0 when it does not, -1 when unknown (no cache). */
+typedef int (*gb_rc_queue_fn)(void *ctx, const char *name, const char **state,
+                              struct gc_arena *a);
+
+struct gb_rc_input {
+  const struct gb_config *cfg;          /* validated */
+  const struct gc_value *trainjob;      /* required */
+  const struct gc_value *runtime;       /* the referenced runtime, NULL: not found */
+  const struct gc_value *ns;            /* the Namespace, NULL: not known */
+  const struct gc_value *pg[3];         /* existing PodGroups by enum gc_backend, or NULL */
+  int served[3];                        /* by enum gc_backend: 1 served, 0 not, -1 unknown */
+  gb_rc_queue_fn queue_state;           /* NULL: queues unknown */
+  void *queue_ctx;
+};
+
+struct gb_rc_plan {
+  enum gb_rc_action action;
+  const char *why;        /* a short sentence for logs (arena) */
+  int managed;            /* gangbridge is responsible for this TrainJob's PodGroup */
+  enum gc_backend backend; /* the PodGroup's backend (APPLY, KEEP) */
+  struct gc_value *desired; /* APPLY: the PodGroup to apply (arena) */
+  enum gc_backend del[2];   /* PodGroups to delete (DELETE, or a stale other backend on APPLY) */
+  const char *del_uid[2];
+  size_t n_del;
+  const char *bound_jobs;   /* binding plan: comma-separated replicated jobs whose pods join */
+  struct gb_rc_event events[GB_RC_MAX_EVENTS];
+  size_t n_events;
+};
+
+/* The runtime a TrainJob refers to: *cluster 1 for ClusterTrainingRuntime
+ * (the default kind), *name borrowed from tj.  Returns 0 or GC_EINVAL. */
+int gb_reconcile_runtime_ref(const struct gc_value *tj, int *cluster, const char **name);
+
+/* Decides what to do.  Everything in *out lives in arena a.  Returns 0 or
+ * GC_ENOMEM. */
+int gb_reconcile_plan(const struct gb_rc_input *in, struct gc_arena *a, struct gb_rc_plan *out);
+
+/* 1 when every member of `want` is present with an equal value in `have`
+ * (maps recursively; sequences element by element), so fields the server
+ * or others added do not count as differences. */
+int gb_value_subset(const struct gc_value *want, const struct gc_value *have);
+
+/* 1 when the TrainJob has a Complete or Failed condition with status True. */
+int gb_trainjob_finished(const struct gc_value *tj);
+
+/* ---- execution ------------------------------------------------------------ */
+
+struct gb_rc_env {
+  const struct gb_config *cfg;
+  struct gb_kube_client *client;
+  struct gb_events *events;          /* NULL: no Events */
+  struct gb_informer *trainjobs;
+  struct gb_informer *runtimes;      /* TrainingRuntimes */
+  struct gb_informer *cluster_runtimes;
+  struct gb_informer *namespaces;    /* NULL: none */
+  struct gb_informer *pg[3];         /* by enum gc_backend; NULL when not watched */
+  struct gb_informer *queues;        /* Volcano Queues; NULL when not watched */
+  int served[3];
+  int (*is_leader)(void *ctx);       /* NULL: always */
+  void *leader_ctx;
+};
+
+enum gb_rc_outcome {
+  GB_RC_DONE = 0,   /* success: forget the key */
+  GB_RC_SKIPPED,    /* nothing to do (not ours, gone, not leader): forget */
+  GB_RC_RETRY,      /* error or waiting: add rate-limited */
+  GB_RC_CONFLICT,   /* another manager owns a field: Event, forget (no fight) */
+  GB_RC_BAD         /* invalid TrainJob: Event, forget */
+};
+
+struct gb_rc_result {
+  enum gb_rc_outcome outcome;
+  enum gb_rc_action action;
+  char message[512]; /* what happened, for logs */
+  const char *error_reason; /* gangbridge_errors_total reason, or NULL */
+};
+
+/* Reads the plan's inputs for TrainJob ns/name from env's caches into *in
+ * (trees in arena a).  Returns 0, GC_ENOTFOUND (no such TrainJob) or another
+ * GC_E* code (cache read failed). */
+int gb_reconcile_gather(struct gb_rc_env *env, const char *ns, const char *name,
+                        struct gc_arena *a, struct gb_rc_input *in);
+
+/* Reconciles the TrainJob "ns/name".  attempts is how often the key was
+ * retried so far (failures are reported as Events from the third on). */
+void gb_reconcile_run(struct gb_rc_env *env, const char *key, int attempts,
+                      struct gb_rc_result *res);
+
+/* Resource path pieces of a backend's PodGroups. */
+const char *gb_backend_group(enum gc_backend b);
+const char *gb_backend_version(enum gc_backend b);
+
+#endif
