@@ -389,7 +389,8 @@ def prune(merged, last_set, owned):
     gone = [p for p in last_set if p not in owned_all]
     if not gone:
         return merged
-    for p in sorted(gone, key=len, reverse=True):
+    # Parents first: removing a list item by its key must happen before its key fields go.
+    for p in sorted(gone, key=len):
         remove_path(merged, p)
     parents = sorted(named_ancestors(gone) - owned_all, key=len, reverse=True)
     for p in parents:

@@ -486,6 +486,27 @@ class TestApply(ServerCase):
         r = self.c.apply(tj_path(name="a6"), o, manager="gb")
         self.assertEqual(len(r.json["status"]["conditions"]), 1)
 
+    def test_replace_list_map_item_and_grouped_conflicts(self):
+        a = self.create(tj_path(), trainjob("own-a"))
+        b = self.create(tj_path(), trainjob("own-b"))
+        r = self.c.apply(pg_path(name="rep"), podgroup("rep", owner=a), manager="gb")
+        self.assertEqual(r.status, 201, r)
+        r = self.c.apply(pg_path(name="rep"), podgroup("rep", owner=b), manager="gb")
+        self.assertEqual(r.status, 200, r)
+        refs = r.json["metadata"]["ownerReferences"]
+        self.assertEqual([x["uid"] for x in refs], [b["metadata"]["uid"]])
+        self.assertEqual(refs[0]["name"], "own-b")
+        r = self.c.patch(pg_path(name="rep"), {"spec": {"minMember": 7, "queue": "q"}},
+                         "application/merge-patch+json")
+        self.assertEqual(r.status, 200, r)
+        pg = podgroup("rep", min_member=3, owner=b, queue="z")
+        st = self.status_of(self.c.apply(pg_path(name="rep"), pg, manager="gb"), 409, "Conflict")
+        self.assertEqual(st["message"], 'Apply failed with 2 conflicts: conflicts with '
+                         '"kubeclient.py" using scheduling.volcano.sh/v1beta1:\n'
+                         '- .spec.minMember\n- .spec.queue')
+        self.assertEqual(sorted(c["field"] for c in st["details"]["causes"]),
+                         [".spec.minMember", ".spec.queue"])
+
     def test_apply_null_removes(self):
         o = trainjob("a7")
         o["spec"]["suspend"] = True
