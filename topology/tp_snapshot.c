@@ -54,6 +54,15 @@ static int64_t sat_add(int64_t a, int64_t b) {
 
 static int64_t pos(int64_t v) { return v > 0 ? v : 0; }
 
+/* Domain sums are exact or saturated for good: once a sum reaches
+ * INT64_MAX it stays there, an over-estimate, which is safe for the
+ * necessary conditions the evaluator checks (it only skips a "short by"
+ * message).  A saturating add that later subtracts would under-estimate. */
+static void sum_add(int64_t *sum, int64_t delta) {
+  if (*sum != INT64_MAX)
+    *sum = sat_add(*sum, delta);
+}
+
 static const char *pfx(const char *origin) { return origin ? origin : "<input>"; }
 
 int tp_resource_is_milli(const char *name) { return strcmp(name, "cpu") == 0; }
@@ -406,7 +415,7 @@ static void node_account(struct tp_snapshot *s, uint32_t slot, int sign) {
       continue;
     }
     for (size_t r = 0; r < s->n_res; r++)
-      s->dom_free[r][d] = sat_add(s->dom_free[r][d], sign * pos(s->free[r][slot]));
+      sum_add(&s->dom_free[r][d], sign * pos(s->free[r][slot]));
   }
 }
 
@@ -742,7 +751,7 @@ static void node_set_free(struct tp_snapshot *s, uint32_t slot, size_t r, int64_
   if (!delta)
     return;
   for (int64_t d = s->leaf[slot]; d >= 0; d = s->dom_parent[d])
-    s->dom_free[r][d] = sat_add(s->dom_free[r][d], delta);
+    sum_add(&s->dom_free[r][d], delta);
 }
 
 int tp_snapshot_apply_pod(struct tp_snapshot *s, const struct gc_value *pod, int sign,
