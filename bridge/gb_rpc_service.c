@@ -92,7 +92,7 @@ struct doc_entry {
   struct doc_entry *next, *newer, *older;
   uint64_t hash;
   size_t key_len, cost;
-  uint8_t *key;
+  uint8_t *key; /* malloc'd when the entry is offered to the cache */
   struct gb_docset *ds;
   int refs;   /* holders, the cache included while cached */
   int cached; /* in the table and the LRU list */
@@ -107,6 +107,7 @@ struct doc_cache {
 
 static void doc_entry_free(struct doc_entry *e) {
   gb_docset_free(e->ds);
+  free(e->key);
   free(e);
 }
 
@@ -175,11 +176,17 @@ static struct doc_entry *doc_get(struct doc_cache *c, uint64_t h, const uint8_t 
   return found;
 }
 
-/* Offers e (refs == 1, held by the caller) to the cache; it stays held by
- * the caller either way.  Skipped when an equal entry exists. */
-static void doc_put(struct doc_cache *c, struct doc_entry *e) {
-  if (e->cost > DOC_MAX_ENTRY)
+/* Offers e (refs == 1, held by the caller, parsed from `bytes`) to the
+ * cache; it stays held by the caller either way.  Skipped when an equal
+ * entry exists or memory is short. */
+static void doc_put(struct doc_cache *c, struct doc_entry *e, const uint8_t *bytes) {
+  if (e->cost > DOC_MAX_ENTRY || e->key)
     return;
+  e->key = malloc(e->key_len ? e->key_len : 1);
+  if (!e->key)
+    return;
+  if (e->key_len)
+    memcpy(e->key, bytes, e->key_len);
   pthread_mutex_lock(&c->mu);
   for (struct doc_entry *o = c->buckets[e->hash % DOC_BUCKETS]; o; o = o->next)
     if (o->hash == e->hash && o->key_len == e->key_len && !memcmp(o->key, e->key, e->key_len)) {
@@ -248,7 +255,7 @@ static int doc_parse(const char *name, const ProtobufCBinaryData *b, uint64_t h,
                      const struct gb_limits *lim, struct doc_entry **out,
                      struct gc_diags *diags) {
   *out = NULL;
-  struct doc_entry *e = calloc(1, sizeof(*e) + b->len);
+  struct doc_entry *e = calloc(1, sizeof(*e));
   if (!e)
     return GC_ENOMEM;
   e->ds = gb_docset_new(lim);
@@ -258,10 +265,7 @@ static int doc_parse(const char *name, const ProtobufCBinaryData *b, uint64_t h,
   }
   e->refs = 1;
   e->hash = h;
-  e->key = (uint8_t *)(e + 1);
   e->key_len = b->len;
-  if (b->len)
-    memcpy(e->key, b->data, b->len);
   size_t errors = diags->errors;
   int rc = gb_load_buffer(e->ds, name, (const char *)b->data, b->len, diags);
   if (!rc && diags->errors > errors)
@@ -269,6 +273,19 @@ static int doc_parse(const char *name, const ProtobufCBinaryData *b, uint64_t h,
   e->cost = b->len + gc_arena_used(e->ds->arena) + sizeof(*e);
   *out = e;
   return rc;
+}
+
+/* 1 if the entry's documents are worth keeping: runtimes and the like come
+ * again with every TrainJob, whereas a TrainJob (or compact Gang) entry is
+ * usually new, and a repeated request is answered by the reply cache. */
+static int doc_shareable(const struct gb_docset *ds) {
+  for (size_t i = 0; i < ds->n; i++) {
+    const char *kind = NULL;
+    if (tp_gang_is_doc(ds->docs[i].root) ||
+        (gc_doc_trainer_kind(ds->docs[i].root, &kind) && !strcmp(kind, "TrainJob")))
+      return 0;
+  }
+  return 1;
 }
 
 /* Loads n byte buffers named "<field>[i]" into l, through cache (may be
@@ -299,8 +316,8 @@ static int doclist_load(struct gb_rpc_ctx *ctx, struct doc_cache *cache, const c
       int r = doc_parse(name, &bufs[i], h, &lim, &e, diags);
       if (r && !rc)
         rc = r;
-      if (!r && cache)
-        doc_put(cache, e);
+      if (!r && cache && doc_shareable(e->ds))
+        doc_put(cache, e, bufs[i].data);
     }
     if (e) {
       l->held[l->n_held++] = e;
