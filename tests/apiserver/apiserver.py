@@ -2059,7 +2059,7 @@ class Handler(BaseHTTPRequestHandler):
         initial = []
         w = Watcher(srt, ns)
         with st.lock:
-            log = st.logs[srt.gr]
+            log = wlog = st.logs[srt.gr]
             if f.watch_410_rate and random.random() < f.watch_410_rate:
                 api.stats.fault("watch410")
                 expired = "too old resource version: %s (%d)" % (rvq or "0", st.rv)
@@ -2114,14 +2114,14 @@ class Handler(BaseHTTPRequestHandler):
                     expire_at = None
                 wake = min(x for x in (deadline, next_bookmark, drop_at, expire_at) if x)
                 with st.lock:
-                    log = st.logs.get(srt.gr)
-                    evs = log.since(cursor) if log is not None else []
-                    if not evs and not (w.stop or w.expire or w.drop) and log is not None \
-                            and cursor >= log.floor:
+                    # The watch keeps the history it started on: when its CRD is deleted
+                    # it still delivers the DELETED events, then ends (w.stop).
+                    log = wlog
+                    evs = log.since(cursor)
+                    if not evs and not (w.stop or w.expire or w.drop) and cursor >= log.floor:
                         st.conds[srt.gr].wait(max(0.0, min(wake - now, 1.0)))
-                        log = st.logs.get(srt.gr)
-                        evs = log.since(cursor) if log is not None else []
-                    if log is None:
+                        evs = log.since(cursor)
+                    if st.logs.get(srt.gr) is not wlog:
                         w.stop = True
                     elif cursor < log.floor:
                         w.expire = True
@@ -2157,8 +2157,7 @@ class Handler(BaseHTTPRequestHandler):
                     break
                 if bookmarks and now >= next_bookmark:
                     with st.lock:
-                        log = st.logs.get(srt.gr)
-                        if log is not None and not log.since(cursor):
+                        if not wlog.since(cursor):
                             cursor = max(cursor, st.rv)
                     self._bookmark(srt, cursor)
                     next_bookmark = now + api.bookmark_interval

@@ -147,8 +147,15 @@ class TestDiscovery(ServerCase):
                          ["serverRelativeURL"]).json
         item = doc["paths"][TJ + "/namespaces/{namespace}/trainjobs/{name}"]
         self.assertIn("fieldValidation", [p["name"] for p in item["patch"]["parameters"]])
+        rv = self.c.get(tj_path()).json["metadata"]["resourceVersion"]
+        w = self.c.watch(tj_path() + "?watch=1&timeoutSeconds=30&resourceVersion=" + rv)
         r = self.c.delete(CRDS + "/trainjobs.trainer.kubeflow.org")
         self.assertEqual(r.status, 200, r)
+        evs = w.events_until(lambda e: False)
+        self.assertEqual([(e["type"], e["object"]["metadata"]["name"]) for e in evs],
+                         [("DELETED", "a")])
+        self.assertTrue(w.ended)                    # the watch ends with its kind
+        w.close()
         self.assertNotIn("trainer.kubeflow.org",
                          {g["name"] for g in self.c.get("/apis").json["groups"]})
         self.assertEqual(self.c.get(tj_path(name="a")).status, 404)
@@ -748,6 +755,22 @@ class TestFaults(ServerCase):
         self.c.control("faults", method="DELETE")
         self.assertEqual(self.c.get(tj_path(name="aw")).status, 200)   # it was created
         self.assertEqual(self.c.control("stats", method="GET")["faults"]["after504"], 1)
+
+    def test_error_resources_and_jitter(self):
+        self.c.control("faults", {"error_rate": 1.0, "error_codes": [500],
+                                  "error_resources": ["podgroups"], "latency_jitter_ms": 5})
+        self.assertEqual(self.c.get(tj_path()).status, 200)
+        self.status_of(self.c.get(pg_path()), 500, "InternalError")
+        self.assertEqual(self.c.control("faults", method="GET")["latency_jitter_ms"], 5.0)
+
+    def test_drop_watches_control(self):
+        w = self.c.watch(tj_path() + "?watch=1&timeoutSeconds=30")
+        wait_for(lambda: self.c.control("stats", method="GET")["watchers"] >= 1)
+        self.assertGreaterEqual(self.c.control("drop-watches")["dropped"], 1)
+        self.assertIsNone(w.next_event())
+        self.assertTrue(w.broken)
+        w.close()
+        self.assertTrue(wait_for(lambda: self.c.control("stats", method="GET")["watchers"] == 0))
 
     def test_bad_fault_config(self):
         r = self.c.request("POST", "/_control/faults", {"error_rate": 2})
