@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0
  *
- * gb_cmd_serve: `gangbridge serve`, the long-running service.  Today it runs
- * the gRPC side only and needs --offline (no cluster): GangCalculator,
- * PlacementEvaluator (with a live snapshot loaded from --cluster files or
- * fed by ReplaceSnapshot/UpdateNodes) and grpc.health.v1.Health.
+ * gb_cmd_serve: `gangbridge serve`, the long-running service.  Without
+ * --offline it runs the Kubernetes controller (gb_controller.c, which
+ * starts the same gRPC server).  With --offline (no cluster) it runs the
+ * gRPC side only: GangCalculator, PlacementEvaluator (with a live snapshot
+ * loaded from --cluster files or fed by ReplaceSnapshot/UpdateNodes) and
+ * grpc.health.v1.Health.
  *
  * Structure, so other front ends (the Kubernetes watch, HTTP) slot in:
  * parse_args fills a struct serve_config (one sub-struct per front end),
@@ -50,7 +52,8 @@ static void usage(FILE *f) {
           "Runs the gangbridge service: gRPC GangCalculator, PlacementEvaluator and\n"
           "grpc.health.v1.Health.  Stops gracefully on SIGTERM or SIGINT.\n"
           "\n"
-          "  --offline                  run without a cluster (required for now)\n"
+          "  --offline                  run without a cluster, gRPC only (without it,\n"
+          "                             serve runs the Kubernetes controller)\n"
           "  --grpc-addr HOST:PORT      gRPC listen address (port 0: any free port)\n"
           "  --grpc-tls-cert FILE       PEM certificate chain: serve TLS\n"
           "  --grpc-tls-key FILE        PEM private key for --grpc-tls-cert\n"
@@ -178,7 +181,7 @@ static int parse_args(int argc, char **argv, struct serve_config *c) {
     return GC_EUSAGE;
   }
   if (!c->offline) {
-    fprintf(stderr, "gangbridge serve: only --offline mode is available in this build\n");
+    fprintf(stderr, "gangbridge serve: this mode needs --offline\n");
     return GC_EUSAGE;
   }
   if (!c->rpc.addr) {
