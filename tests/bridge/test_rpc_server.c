@@ -568,13 +568,29 @@ START_TEST(test_snapshot_lifecycle) {
 }
 END_TEST
 
+static int evaluate_spec_with(int pods, const char *cpu_each, const char *cluster,
+                              int with_levels, Gangbridge__V1__EvaluateResponse **resp,
+                              char *msg, size_t cap);
+
 /* Evaluate on a compact gang of `pods` pods of 4 cpu each. */
 static int evaluate_spec(int pods, const char *cluster, int with_levels,
                          Gangbridge__V1__EvaluateResponse **resp, char *msg, size_t cap) {
+  return evaluate_spec_with(pods, "4", cluster, with_levels, resp, msg, cap);
+}
+
+/* Evaluate pods of cpu_each cpu on the live snapshot (soft mode). */
+static int evaluate_spec_cpu(int pods, const char *cpu_each, Gangbridge__V1__EvaluateResponse **resp,
+                             char *msg, size_t cap) {
+  return evaluate_spec_with(pods, cpu_each, NULL, 0, resp, msg, cap);
+}
+
+static int evaluate_spec_with(int pods, const char *cpu_each, const char *cluster,
+                              int with_levels, Gangbridge__V1__EvaluateResponse **resp,
+                              char *msg, size_t cap) {
   Gangbridge__V1__GangPodSet__RequestEntry cpu;
   gangbridge__v1__gang_pod_set__request_entry__init(&cpu);
   cpu.key = "cpu";
-  cpu.value = "4";
+  cpu.value = (char *)cpu_each;
   Gangbridge__V1__GangPodSet__RequestEntry *reqs[1] = {&cpu};
   Gangbridge__V1__GangPodSet ps;
   gangbridge__v1__gang_pod_set__init(&ps);
@@ -952,6 +968,47 @@ START_TEST(test_concurrent_calculate) {
 }
 END_TEST
 
+/* A reply over the cap is refused with RESOURCE_EXHAUSTED, not sent. */
+START_TEST(test_reply_cap) {
+  struct gb_rpc_config cfg;
+  gb_rpc_config_init(&cfg);
+  cfg.addr = "127.0.0.1:0";
+  cfg.max_message_bytes = 1024;
+  struct gc_diags d;
+  gc_diags_init(&d);
+  ck_assert_int_eq(gb_rpc_server_new(&cfg, &srv, &d), 0);
+  svc = gb_rpc_service_new();
+  ck_assert_int_eq(gb_rpc_service_register(svc, srv), 0);
+  /* 64 one-cpu nodes, loaded through the service API (a ReplaceSnapshot
+   * request that size would itself be over the cap). */
+  char *yaml = malloc(64 * 200);
+  size_t len = 0;
+  for (int i = 0; i < 64; i++)
+    len += (size_t)snprintf(yaml + len, 64 * 200 - len,
+                            "---\napiVersion: v1\nkind: Node\nmetadata: {name: node-%02d}\n"
+                            "status: {allocatable: {cpu: '1', pods: '10'}}\n",
+                            i);
+  struct gb_docset *ds = gb_docset_new(NULL);
+  ck_assert_int_eq(gb_load_buffer(ds, "nodes", yaml, len, &d), 0);
+  const struct gc_value **docs = calloc(ds->n, sizeof(*docs));
+  for (size_t i = 0; i < ds->n; i++)
+    docs[i] = ds->docs[i].root;
+  ck_assert_int_eq(gb_rpc_service_snapshot_replace(svc, docs, NULL, ds->n, NULL, 0, &d), 0);
+  free(docs);
+  gb_docset_free(ds);
+  free(yaml);
+  ck_assert_int_eq(gb_rpc_server_start(srv, &d), 0);
+  gc_diags_destroy(&d);
+  snprintf(addr, sizeof(addr), "127.0.0.1:%d", gb_rpc_server_port(srv));
+  cl = client_for(addr);
+  char msg[512];
+  /* 2 pods: a small reply.  60 pods on 60 nodes: far over 1 KiB. */
+  ck_assert_int_eq(evaluate_spec_cpu(2, "1", NULL, msg, sizeof(msg)), GB_RPC_OK);
+  ck_assert_int_eq(evaluate_spec_cpu(60, "1", NULL, msg, sizeof(msg)), GB_RPC_RESOURCE_EXHAUSTED);
+  ck_assert_msg(strstr(msg, "exceeds the cap of 1024") != NULL, "%s", msg);
+}
+END_TEST
+
 /* The on_call hook sees every call with its method and status. */
 static atomic_int seen_ok, seen_unknown, seen_invalid, seen_bad_time;
 
@@ -1038,6 +1095,7 @@ static Suite *rpc_suite(void) {
   tcase_add_test(tl, test_handler_past_deadline);
   tcase_add_test(tl, test_shutdown_under_load);
   tcase_add_test(tl, test_on_call_hook);
+  tcase_add_test(tl, test_reply_cap);
   suite_add_tcase(s, tl);
   return s;
 }
