@@ -12,7 +12,7 @@
 
 #define MAX_REQ (TP_MAX_RESOURCES + 1)
 #define MAX_REASONS 64
-#define EXACT_MAX_CELLS 4096 /* pod sets x nodes explored by the exact search */
+#define EXACT_MAX_CELLS 1024 /* pod sets x nodes explored by the exact search (its depth) */
 
 struct rec {
   uint32_t slot;
@@ -441,8 +441,11 @@ static int dfs(struct dfs_ctx *x, size_t si, size_t i) {
     return 0;
   }
   int64_t sum = 0;
-  for (size_t j = i; j < x->k && sum < x->rem[set]; j++)
+  size_t j;
+  for (j = i; j < x->k && sum < x->rem[set]; j++)
     sum += wf_cap(ev, set, j, x->k);
+  /* The bound costs work too: charge it, so the budget bounds time. */
+  ev->budget -= (int64_t)(j - i);
   if (sum < x->rem[set])
     return 0;
   int64_t c = wf_cap(ev, set, i, x->k);

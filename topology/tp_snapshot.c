@@ -500,8 +500,12 @@ static int64_t leaf_from_levels(struct tp_snapshot *s, const struct gc_value *la
     size_t vl = strlen(val);
     if (len + vl + 2 > sizeof(id))
       return GC_ELIMIT;
+    /* Label values cannot contain '/', so joining with it keeps ids of
+     * different parents apart ("a.b"/"c" and "a"/"b.c"). */
+    if (strchr(val, '/'))
+      return GC_EINVAL;
     if (i)
-      id[len++] = '.';
+      id[len++] = '/';
     memcpy(id + len, val, vl);
     len += vl;
     id[len] = 0;
@@ -512,7 +516,7 @@ static int64_t leaf_from_levels(struct tp_snapshot *s, const struct gc_value *la
         return d;
     } else if (s->dom_parent[d] != parent) {
       /* Same id under another parent cannot happen: ids carry every level
-       * above.  Guard anyway so a corrupted table never loops. */
+       * above, and a HyperNode-free build has no other names. */
       return GC_EINVAL;
     }
     parent = d;
@@ -1261,8 +1265,10 @@ static uint32_t find_leaf(struct tp_snapshot *s, const struct node_in *in, int *
     int64_t d = leaf_from_levels(s, in->labels);
     if (d < 0) {
       *err = (int)d;
-      gc_diags_addf(diags, "%s: Node/%s: cannot create its label domain (%s)", pfx(in->origin),
-                    in->name, gc_strerror((int)d));
+      gc_diags_addf(diags,
+                    "%s: Node/%s: metadata.labels: cannot place the node in the label levels "
+                    "(%s: a level label value contains '/' or the values are too long)",
+                    pfx(in->origin), in->name, gc_strerror((int)d));
       return 0;
     }
     return (uint32_t)d;

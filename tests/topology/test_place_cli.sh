@@ -50,7 +50,7 @@ json_check "$T/j" 'j["hyperNode"]=="spine-a" and j["reasons"][0].startswith("rac
 
 # 5. Node-label levels instead of HyperNodes.
 "$GANGBRIDGE" place -c "$D/cluster.yaml" --levels block,rack -f "$D/gang-2x8.yaml" -o json >"$T/j" 2>"$T/err"
-json_check "$T/j" 'j["hyperNode"]=="b1.r2" and j["tier"]==1 and j["tierName"]=="rack"'
+json_check "$T/j" 'j["hyperNode"]=="b1/r2" and j["tier"]==1 and j["tierName"]=="rack"'
 
 # 6. Profiles: 2 one-GPU pods; BestFit takes the tightest rack, Spread the freest, one pod per node.
 cat >"$T/g1.yaml" <<'Y'

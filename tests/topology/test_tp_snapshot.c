@@ -271,8 +271,8 @@ START_TEST(label_levels) {
   ck_assert_int_eq(b.rc, 0);
   const struct tp_snapshot *s = b.s;
   ck_assert_uint_eq(s->n_levels, 2);
-  ck_assert_uint_eq(s->n_dom, 1 + 2 + 3); /* root, blocks x y, racks x.a x.b y.a */
-  int64_t xa = tp_snapshot_domain(s, "x.a"), x = tp_snapshot_domain(s, "x");
+  ck_assert_uint_eq(s->n_dom, 1 + 2 + 3); /* root, blocks x y, racks x/a x/b y/a */
+  int64_t xa = tp_snapshot_domain(s, "x/a"), x = tp_snapshot_domain(s, "x");
   ck_assert_int_ge(xa, 0);
   ck_assert_int_eq(s->dom_tier[xa], 1);
   ck_assert_int_eq(s->dom_tier[x], 2);
@@ -281,6 +281,10 @@ START_TEST(label_levels) {
   ck_assert_int_eq(s->dom_parent[xa], x);
   ck_assert_int_eq(s->leaf[tp_snapshot_node(s, "n4")], 0); /* no block label: root only */
   ck_assert_int_eq(tp_snapshot_tier_by_name(s, "block"), 2);
+  done(&b);
+  build(&b, NODE("n1", "block: x, rack: 'a/b'"), levels, 3);
+  ck_assert_int_ne(b.rc, 0);
+  ck_assert(has_msg(&b.d, 0, "Node/n1: metadata.labels", "contains '/'"));
   done(&b);
   static const char *bad[] = {"kubernetes.io/hostname", "rack"};
   build(&b, NODE("n1", ""), bad, 2);
