@@ -55,6 +55,7 @@ SERVER_VERSION = {
 }
 
 MAX_BODY = 3 * 1024 * 1024
+_MISSING = object()
 ALL_VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
 STATUS_VERBS = ["get", "patch", "update"]
 WRITE_VERBS = ("create", "update", "patch", "delete", "deletecollection")
@@ -138,7 +139,7 @@ def err_expired(msg):
     return ApiError(410, "Expired", msg)
 
 
-def err_method(method=None):
+def err_method():
     return ApiError(405, "MethodNotAllowed",
                     "the server does not allow this method on the requested resource", {})
 
@@ -306,6 +307,17 @@ EVENT_FIELD_LABELS = {
 }
 
 
+NEW_EVENT_FIELD_LABELS = {
+    "regarding.name": lambda o: (o.get("regarding") or {}).get("name", ""),
+    "regarding.kind": lambda o: (o.get("regarding") or {}).get("kind", ""),
+    "regarding.uid": lambda o: (o.get("regarding") or {}).get("uid", ""),
+    "regarding.namespace": lambda o: (o.get("regarding") or {}).get("namespace", ""),
+    "reason": lambda o: o.get("reason", ""),
+    "type": lambda o: o.get("type", ""),
+    "reportingController": lambda o: o.get("reportingController", ""),
+}
+
+
 def parse_field_selector(rt, s, label_sel):
     reqs = []
     if not s:
@@ -315,6 +327,8 @@ def parse_field_selector(rt, s, label_sel):
         table.update(POD_FIELD_LABELS)
     if rt.gr == ("", "events"):
         table.update(EVENT_FIELD_LABELS)
+    if rt.gr == ("events.k8s.io", "events"):
+        table.update(NEW_EVENT_FIELD_LABELS)
     for part in s.split(","):
         part = part.strip()
         if not part:
@@ -493,7 +507,6 @@ class Watcher:
     def __init__(self, rt, ns):
         self.rt = rt
         self.ns = ns
-        self.conn = None
         self.expire = False     # send an in-stream 410 and end
         self.stop = False       # end normally
         self.drop = False       # cut the connection
@@ -1227,12 +1240,12 @@ class Api:
         meta.pop("selfLink", None)
         if rt.status_sub:
             if sub == "status":
-                status = new.get("status", ssa._CONTAINER)
+                status = new.get("status", _MISSING)
                 keep_mf = meta.get("managedFields")
                 new = ssa.deepcopy(live)
                 if keep_mf is not None:
                     new["metadata"]["managedFields"] = keep_mf
-                if status is ssa._CONTAINER:
+                if status is _MISSING:
                     new.pop("status", None)
                 else:
                     new["status"] = status
@@ -1449,8 +1462,8 @@ class Api:
         obj = ssa.deepcopy(e[0])
         raw = self.store.commit(rt, "DELETED", obj, e)
         if rt.gr == CRD_RT_KEY:
-            crt = next((r for r in self.store.by_gr.values() if r.crd_name == obj["metadata"]["name"]),
-                       None)
+            crd_name = obj["metadata"]["name"]
+            crt = next((r for r in self.store.by_gr.values() if r.crd_name == crd_name), None)
             if crt is not None:
                 for k, ce in sorted(self.store.objs[crt.gr].items()):
                     self.store.commit(crt, "DELETED", ssa.deepcopy(ce[0]), ce)
@@ -2088,7 +2101,6 @@ class Handler(BaseHTTPRequestHandler):
             self._watch_error(expired)
             self._chunk(b"")
             return
-        w.conn = self.connection
         start = time.monotonic()
         deadline = start + timeout
         next_bookmark = start + api.bookmark_interval

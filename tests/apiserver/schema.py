@@ -64,11 +64,13 @@ class FieldError:
 
 
 def required(field, detail=""):
-    return FieldError(field, "FieldValueRequired", "Required value" + (": " + detail if detail else ""))
+    return FieldError(field, "FieldValueRequired",
+                      "Required value" + (": " + detail if detail else ""))
 
 
 def invalid(field, value, detail):
-    return FieldError(field, "FieldValueInvalid", "Invalid value: %s: %s" % (fmt_value(value), detail))
+    return FieldError(field, "FieldValueInvalid",
+                      "Invalid value: %s: %s" % (fmt_value(value), detail))
 
 
 def too_long(field, limit):
@@ -141,8 +143,8 @@ def validate(v, s, path, errs, unknown):
     if s.get("x-kubernetes-int-or-string"):
         if not (isinstance(v, str) or (isinstance(v, int) and not isinstance(v, bool))):
             errs.append(FieldError(path, "FieldValueTypeInvalid",
-                                   'Invalid value: "%s": %s in body must be of type integer,string: "%s"'
-                                   % (_type_name(v), path, _type_name(v))))
+                                   'Invalid value: "%s": %s in body must be of type '
+                                   'integer,string: "%s"' % (_type_name(v), path, _type_name(v))))
         return v
     t = s.get("type")
     if t and not _type_ok(t, v):
@@ -169,17 +171,17 @@ def validate(v, s, path, errs, unknown):
         if "minimum" in s:
             excl = s.get("exclusiveMinimum") is True
             if v < s["minimum"] or (excl and v == s["minimum"]):
-                errs.append(invalid(path, v, "%s in body should be greater than %s%s"
-                                    % (path, "" if excl else "or equal to ", fmt_value(s["minimum"]))))
+                errs.append(invalid(path, v, "%s in body should be greater than %s%s" % (
+                    path, "" if excl else "or equal to ", fmt_value(s["minimum"]))))
         if "maximum" in s:
             excl = s.get("exclusiveMaximum") is True
             if v > s["maximum"] or (excl and v == s["maximum"]):
-                errs.append(invalid(path, v, "%s in body should be less than %s%s"
-                                    % (path, "" if excl else "or equal to ", fmt_value(s["maximum"]))))
+                errs.append(invalid(path, v, "%s in body should be less than %s%s" % (
+                    path, "" if excl else "or equal to ", fmt_value(s["maximum"]))))
     elif isinstance(v, list):
         if "maxItems" in s and len(v) > s["maxItems"]:
-            errs.append(FieldError(path, "FieldValueTooMany",
-                                   "Too many: %d: must have at most %d items" % (len(v), s["maxItems"])))
+            errs.append(FieldError(path, "FieldValueTooMany", "Too many: %d: must have at most "
+                                   "%d items" % (len(v), s["maxItems"])))
         if "minItems" in s and len(v) < s["minItems"]:
             errs.append(invalid(path, len(v), "%s in body should have at least %d items"
                                 % (path, s["minItems"])))
@@ -194,9 +196,9 @@ def validate(v, s, path, errs, unknown):
                 if isinstance(x, dict):
                     k = json.dumps([x.get(k) for k in keys])
                     if k in seen:
+                        dup = json.dumps({k: x.get(k) for k in keys}, separators=(",", ":"))
                         errs.append(FieldError("%s[%d]" % (path, i), "FieldValueDuplicate",
-                                               "Duplicate value: %s" % json.dumps(
-                                                   {k: x.get(k) for k in keys}, separators=(",", ":"))))
+                                               "Duplicate value: %s" % dup))
                     seen.add(k)
         elif lt == "set":
             seen = set()
@@ -226,8 +228,8 @@ def validate(v, s, path, errs, unknown):
             if r not in v:
                 errs.append(required("%s.%s" % (path, r) if path else r))
         if "maxProperties" in s and len(v) > s["maxProperties"]:
-            errs.append(FieldError(path, "FieldValueTooMany",
-                                   "Too many: %d: must have at most %d items" % (len(v), s["maxProperties"])))
+            errs.append(FieldError(path, "FieldValueTooMany", "Too many: %d: must have at most "
+                                   "%d items" % (len(v), s["maxProperties"])))
         v = out
     return v
 
@@ -272,7 +274,8 @@ def _qualified_key(field, key, errs):
 def validate_meta(meta, namespaced, name_is_label, errs):
     """ObjectMeta rules every object follows."""
     if not isinstance(meta, dict):
-        errs.append(FieldError("metadata", "FieldValueTypeInvalid", "Invalid value: must be an object"))
+        errs.append(FieldError("metadata", "FieldValueTypeInvalid",
+                               "Invalid value: must be an object"))
         return
     name = meta.get("name")
     if not name:

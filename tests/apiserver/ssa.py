@@ -261,7 +261,8 @@ def path_string(path):
             parts.append("." + elem[2:])
         elif elem.startswith("k:"):
             kv = json.loads(elem[2:])
-            parts.append("[" + ",".join("%s=%s" % (k, json.dumps(v)) for k, v in sorted(kv.items())) + "]")
+            parts.append("[" + ",".join("%s=%s" % (k, json.dumps(v))
+                                        for k, v in sorted(kv.items())) + "]")
         elif elem.startswith("v:"):
             parts.append("[=" + elem[2:] + "]")
         elif elem.startswith("i:"):
@@ -405,7 +406,10 @@ def prune(merged, last_set, owned):
 # ---------------------------------------------------------------- managedFields
 
 class Managers:
-    """managedFields of one object, keyed like the real server: (manager, operation, subresource)."""
+    """managedFields of one object, keyed like the real server.
+
+    Keys are (manager, operation, subresource); sets are field paths (see module doc).
+    """
 
     def __init__(self, entries):
         self.sets = {}
@@ -458,7 +462,8 @@ class ApplyConflict(Exception):
     def message(self):
         c = self.conflicts
         if len(c) == 1:
-            return "Apply failed with 1 conflict: conflict with %s: %s" % (c[0][0], path_string(c[0][1]))
+            return "Apply failed with 1 conflict: conflict with %s: %s" % (
+                c[0][0], path_string(c[0][1]))
         by = {}
         for label, p in c:
             by.setdefault(label, []).append(p)
