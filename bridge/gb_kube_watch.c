@@ -8,8 +8,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Trailing number characters held back from one chunk to the next (see
+ * gb_watch_parser_feed). */
+#define CARRY_MAX 64
+
 struct gb_watch_parser {
   json_tokener *tok;
+  char carry[CARRY_MAX];
+  size_t ncarry;
+  /* A minimal lexer over every byte fed: inside a string, after a
+   * backslash, and the length of the current run of number characters
+   * outside strings.  json-c's strict mode cannot replace it: it refuses
+   * bytes after a complete value, i.e. the next event. */
+  char in_str;
+  int esc;
+  size_t numrun;
   size_t max_bytes;
   int depth;
   int in_event; /* bytes of the current event have been fed to tok */
@@ -46,9 +59,13 @@ void gb_watch_parser_reset(struct gb_watch_parser *p) {
   json_tokener_reset(p->tok);
   p->in_event = 0;
   p->cur = 0;
+  p->ncarry = 0;
+  p->in_str = 0;
+  p->esc = 0;
+  p->numrun = 0;
 }
 
-int gb_watch_parser_pending(const struct gb_watch_parser *p) { return p->in_event; }
+int gb_watch_parser_pending(const struct gb_watch_parser *p) { return p->in_event || p->ncarry; }
 
 static int is_ws(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
@@ -86,8 +103,8 @@ static int deliver(struct gb_watch_parser *p, json_object *doc, gb_watch_event_f
   return fn(arg, &ev);
 }
 
-int gb_watch_parser_feed(struct gb_watch_parser *p, const char *data, size_t len,
-                         gb_watch_event_fn fn, void *arg, struct gc_diags *diags) {
+static int feed_raw(struct gb_watch_parser *p, const char *data, size_t len,
+                    gb_watch_event_fn fn, void *arg, struct gc_diags *diags) {
   while (len > 0) {
     if (!p->in_event) {
       while (len > 0 && is_ws(*data)) {
@@ -135,6 +152,84 @@ int gb_watch_parser_feed(struct gb_watch_parser *p, const char *data, size_t len
       return rc;
   }
   return GC_OK;
+}
+
+static int is_numch(char c) {
+  return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E';
+}
+
+/* json-c 0.16 accepts a malformed number such as 3-7 when a chunk boundary
+ * falls right after a digit (it parses 3 and drops the rest), while the same
+ * bytes in one piece are rejected.  So a run of number characters at the end
+ * of a chunk is held back and handed to the tokener together with the rest
+ * of the number and its terminator.  Events end with '}', so holding back
+ * never delays a complete event.  Numbers of CARRY_MAX characters or more
+ * are refused (Kubernetes never sends one: int64 has 19 digits). */
+int gb_watch_parser_feed(struct gb_watch_parser *p, const char *data, size_t len,
+                         gb_watch_event_fn fn, void *arg, struct gc_diags *diags) {
+  /* Track strings so that only numbers are held back, and refuse numbers
+   * too long to hold back whole, wherever they are, so the outcome never
+   * depends on the chunking. */
+  for (size_t i = 0; i < len; i++) {
+    char c = data[i];
+    if (p->in_str) {
+      if (p->esc)
+        p->esc = 0;
+      else if (c == '\\')
+        p->esc = 1;
+      else if (c == p->in_str)
+        p->in_str = 0;
+    } else if (is_numch(c)) {
+      if (++p->numrun >= CARRY_MAX) {
+        gc_diags_addf(diags, "watch stream: number longer than %d characters", CARRY_MAX - 1);
+        return GC_EINVAL;
+      }
+    } else {
+      p->numrun = 0;
+      if (c == '"') {
+        p->in_str = c;
+      } else if (c == '\'' || c == '/') {
+        /* json-c's extensions (single-quoted strings, comments) are not
+         * JSON, and they would change where a value ends. */
+        gc_diags_addf(diags, "watch stream: unexpected '%c' outside a string (not JSON)", c);
+        return GC_EINVAL;
+      }
+    }
+  }
+  int outside = !p->in_str;
+  if (p->ncarry) {
+    size_t k = 0;
+    while (k < len && is_numch(data[k]) && p->ncarry + k < CARRY_MAX)
+      k++;
+    if (k == len && p->ncarry + k < CARRY_MAX) {
+      memcpy(p->carry + p->ncarry, data, k);
+      p->ncarry += k;
+      return GC_OK;
+    }
+    char tmp[2 * CARRY_MAX + 1];
+    size_t take = k < len ? k + 1 : k;
+    memcpy(tmp, p->carry, p->ncarry);
+    memcpy(tmp + p->ncarry, data, take);
+    size_t n = p->ncarry + take;
+    p->ncarry = 0;
+    int rc = feed_raw(p, tmp, n, fn, arg, diags);
+    if (rc)
+      return rc;
+    data += take;
+    len -= take;
+  }
+  size_t r = 0;
+  while (outside && r < len && is_numch(data[len - 1 - r]))
+    r++;
+  if (r > 0) {
+    int rc = feed_raw(p, data, len - r, fn, arg, diags);
+    if (rc)
+      return rc;
+    memcpy(p->carry, data + len - r, r);
+    p->ncarry = r;
+    return GC_OK;
+  }
+  return feed_raw(p, data, len, fn, arg, diags);
 }
 
 /* ---- one watch request ---------------------------------------------------- */
