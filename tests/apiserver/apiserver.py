@@ -2420,8 +2420,34 @@ class Options:
         self.tls_cert = None
         self.tls_key = None
         self.client_ca = None
+        self.crds = []
         self.address = ""
         self.__dict__.update(kw)
+
+
+def install_crds(api, path):
+    """Server-side apply (manager "kubectl", force) every CRD in a YAML file or directory."""
+    files = [path]
+    if os.path.isdir(path):
+        files = sorted(os.path.join(path, f) for f in os.listdir(path)
+                       if f.endswith((".yaml", ".yml", ".json")))
+    crt = api.store.by_gr[CRD_RT_KEY]
+    for fn in files:
+        with open(fn, "rb") as fh:
+            data = fh.read()
+        try:
+            docs = [d for d in yaml.load_all(data, Loader=_K8sYamlLoader) if d]
+        except yaml.YAMLError as ex:
+            raise ValueError("%s: %s" % (fn, str(ex).replace("\n", " "))) from None
+        for d in docs:
+            if not isinstance(d, dict) or d.get("kind") != "CustomResourceDefinition":
+                raise ValueError("%s: not a CustomResourceDefinition" % fn)
+            name = (d.get("metadata") or {}).get("name", "")
+            try:
+                api.apply(crt, None, name, None, dumps(d),
+                          {"fieldManager": "kubectl", "force": "true"}, [])
+            except ApiError as ex:
+                raise ValueError("%s: %s" % (fn, ex.message)) from None
 
 
 def start(opts, faults=None):
@@ -2434,6 +2460,8 @@ def start(opts, faults=None):
             st = json.load(fh)
         with api.store.lock:
             api.store.load_state(st)
+    for path in opts.crds or ():
+        install_crds(api, path)
     srv = Server((opts.host, opts.port), api)
     scheme = "http"
     if opts.tls_cert:
@@ -2482,6 +2510,9 @@ def main(argv=None):
                          "in-stream ERROR event")
     ap.add_argument("--gc-delay", type=float, default=0.0,
                     help="seconds the garbage collector waits before each item")
+    ap.add_argument("--crd", action="append", default=[], metavar="PATH",
+                    help="install the CRDs of this YAML file or directory at start "
+                         "(repeatable)")
     ap.add_argument("--token", help="require this bearer token (@FILE: read FILE per request)")
     ap.add_argument("--tls-cert", help="serve HTTPS with this certificate (PEM)")
     ap.add_argument("--tls-key", help="private key for --tls-cert")
@@ -2508,7 +2539,7 @@ def main(argv=None):
         ap.error("--tls-cert and --tls-key go together")
     opts = Options(host=a.host, port=a.port, state_file=a.state_file, history=a.history,
                    bookmark_interval=a.bookmark_interval, expired_watch=a.expired_watch,
-                   gc_delay=a.gc_delay,
+                   gc_delay=a.gc_delay, crds=a.crd,
                    verbose=a.verbose or os.environ.get("GB_APISERVER_VERBOSE") == "1",
                    token=a.token, tls_cert=a.tls_cert,
                    tls_key=a.tls_key, client_ca=a.client_ca)

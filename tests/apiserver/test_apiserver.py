@@ -929,6 +929,29 @@ class TestAuthAndTLS(unittest.TestCase):
 
 
 class TestLauncher(unittest.TestCase):
+    def test_crds_at_start(self):
+        from kubeclient import CRDS as crd_dir
+        s = ApiServerProcess("--crd", os.path.join(crd_dir, "trainer"),
+                             "--crd", os.path.join(crd_dir, "volcano",
+                                                   "scheduling.volcano.sh_podgroups.yaml"))
+        c = Client(s.url)
+        try:
+            groups = {g["name"] for g in c.get("/apis").json["groups"]}
+            self.assertTrue({"trainer.kubeflow.org", "scheduling.volcano.sh"} <= groups)
+            self.assertNotIn("topology.volcano.sh", groups)
+            self.assertEqual(c.post(tj_path(), trainjob("x")).status, 201)
+            crd = c.get(CRDS + "/trainjobs.trainer.kubeflow.org").json
+            self.assertEqual(crd["metadata"]["managedFields"][0]["manager"], "kubectl")
+        finally:
+            c.close()
+            s.stop()
+        import subprocess
+        from kubeclient import RUN
+        p = subprocess.run([sys.executable, RUN, "--crd", "/nonexistent.yaml"],
+                           capture_output=True, timeout=30)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn(b"nonexistent", p.stderr)
+
     def test_bad_flags_and_keepalive(self):
         import subprocess
         from kubeclient import RUN
