@@ -241,6 +241,22 @@ def main():
         r.check("gangbridge call evaluate == place -o json", rc == 0 and out == out2,
                 (rc, err, out[:300], out2[:300]))
 
+        # ---- serve --cluster: the live snapshot from files at startup
+        srv2 = H.Server("--cluster", cluster_path, "--levels", "rack")
+        ch2 = grpc.insecure_channel(srv2.addr)
+        m2 = H.methods(ch2, stubs)
+        code, res = H.code_of(lambda: m2["status"](P.GetSnapshotStatusRequest(), timeout=10))
+        r.check("serve --cluster: snapshot ready at start", code == "OK" and res.ready
+                and res.nodes == 4 and res.domains == 2, (code, res))
+        code, res = H.code_of(lambda: m2["evaluate"](P.EvaluateRequest(gang=spec), timeout=10))
+        r.check("serve --cluster: evaluate on it", code == "OK" and res.feasible, (code, res))
+        ch2.close()
+        r.check("serve --cluster: stops cleanly", srv2.stop() == 0, srv2.stderr())
+        rc, _, err = cli("serve", "--offline", "--grpc-addr", "127.0.0.1:0", "--cluster",
+                         os.path.join(tmp, "missing.yaml"))
+        r.check("serve --cluster with a missing file: exit 1 naming it",
+                rc == 1 and "missing.yaml" in err, (rc, err))
+
         # ---- Command-line errors
         rc, _, err = cli("serve", "--offline")
         r.check("serve without --grpc-addr: usage error", rc == 2 and "--grpc-addr" in err,
