@@ -113,7 +113,8 @@ struct gb_leader_callbacks {
   void (*on_started)(void *arg);
   /* This replica stopped leading (gb_leader_is_leader is already false). */
   void (*on_stopped)(void *arg);
-  /* The observed holder changed (identity "" when released).  Optional. */
+  /* The observed holder changed (identity "" when released).  Optional;
+   * runs on the elector thread. */
   void (*on_new_leader)(void *arg, const char *identity);
   void *arg;
 };
