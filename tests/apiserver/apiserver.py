@@ -1704,6 +1704,16 @@ class Handler(BaseHTTPRequestHandler):
     sys_version = ""
 
     def setup(self):
+        self.tls_failed = False
+        if isinstance(self.request, ssl.SSLSocket):
+            # The handshake runs here, in the connection's thread, so that a client that
+            # never completes it cannot block the accept loop.
+            try:
+                self.request.settimeout(10)
+                self.request.do_handshake()
+                self.request.settimeout(None)
+            except (OSError, ssl.SSLError):
+                self.tls_failed = True
         super().setup()
         try:
             self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -1711,6 +1721,10 @@ class Handler(BaseHTTPRequestHandler):
             pass
         with self.server.conns_lock:
             self.server.conns.add(self.connection)
+
+    def handle(self):
+        if not self.tls_failed:
+            super().handle()
 
     def finish(self):
         try:
@@ -2470,7 +2484,8 @@ def start(opts, faults=None):
         if opts.client_ca:
             ctx.load_verify_locations(opts.client_ca)
             ctx.verify_mode = ssl.CERT_OPTIONAL
-        srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+        srv.socket = ctx.wrap_socket(srv.socket, server_side=True,
+                                     do_handshake_on_connect=False)
         scheme = "https"
     host, port = srv.server_address[:2]
     host = opts.host if opts.host not in ("0.0.0.0", "::") else "127.0.0.1"

@@ -924,6 +924,13 @@ class TestAuthAndTLS(unittest.TestCase):
                 with self.assertRaises(ssl.SSLError):
                     conn.request("GET", "/version")   # untrusted certificate
                 conn.close()
+                # A client that never starts the handshake does not block other clients.
+                idle = socket.create_connection(("127.0.0.1", port))
+                conn = http.client.HTTPSConnection("127.0.0.1", port, context=ctx, timeout=10)
+                conn.request("GET", "/healthz")
+                self.assertEqual(conn.getresponse().read(), b"ok")
+                conn.close()
+                idle.close()
             finally:
                 s.stop()
 
