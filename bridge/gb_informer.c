@@ -539,6 +539,10 @@ static void *run(void *arg) {
       attempt = 0; /* it was working: restart the backoff sequence */
     if (++failures >= inf->o.relist_after_failures)
       need_list = 1;
+    /* A 429 or 503 with Retry-After sets a floor on the wait. */
+    int ra = rc == WATCH_ERROR_EVENT ? w.err.retry_after_s : e.retry_after_s;
+    if (ra > 0)
+      nap(inf, ra < inf->o.backoff_max_s ? ra : inf->o.backoff_max_s);
     backoff(inf, &attempt);
   }
   return NULL;

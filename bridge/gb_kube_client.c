@@ -290,9 +290,12 @@ static void throttle(struct gb_kube_client *c) {
   sleep_s(wait);
 }
 
-static void record(struct gb_kube_client *c, enum gb_kube_verb verb, long http, double secs,
-                   int retry) {
+static void record(struct gb_kube_client *c, CURL *h, enum gb_kube_verb verb, long http,
+                   double secs, int retry) {
+  long connects = 0;
+  curl_easy_getinfo(h, CURLINFO_NUM_CONNECTS, &connects);
   pthread_mutex_lock(&c->lock);
+  c->stats.connections += connects > 0 ? (uint64_t)connects : 0;
   struct gb_kube_verb_stats *s = &c->stats.verb[verb];
   s->requests++;
   if (http == 0 || http >= 400)
@@ -533,7 +536,7 @@ int gb_kube_request(struct gb_kube_client *c, enum gb_kube_verb verb, const char
     if (cc == CURLE_OK)
       curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &http);
     curl_slist_free_all(hdrs);
-    record(c, verb, http, dt, attempt > 0);
+    record(c, h, verb, http, dt, attempt > 0);
     if (cc != CURLE_OK) {
       /* A transfer error may leave the connection unusable: drop the handle. */
       curl_easy_cleanup(h);
@@ -780,7 +783,7 @@ int gb_kube_stream(struct gb_kube_client *c, const char *path, long timeout_s,
   long http = 0;
   curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &http);
   curl_slist_free_all(hdrs);
-  record(c, GB_KUBE_WATCH, cc == CURLE_OK || x.fn_rc ? http : 0, dt, 0);
+  record(c, h, GB_KUBE_WATCH, cc == CURLE_OK || x.fn_rc ? http : 0, dt, 0);
   if (x.fn_rc) {
     rc = x.fn_rc;
   } else if (cc == CURLE_ABORTED_BY_CALLBACK) {

@@ -109,6 +109,7 @@ struct gb_kube_verb_stats {
 
 struct gb_kube_stats {
   struct gb_kube_verb_stats verb[GB_KUBE_VERB_COUNT];
+  uint64_t connections;     /* new connections opened (the rest were reused) */
   uint64_t throttled;       /* requests that waited on the token bucket */
   double throttled_seconds; /* total wait */
 };

@@ -767,6 +767,50 @@ START_TEST(discovery_served_and_not) {
 }
 END_TEST
 
+START_TEST(connection_reuse_and_rate_limit) {
+  char path[256];
+  gb_kube_path(path, sizeof(path), "", "v1", "namespaces", NULL, "team-a");
+  /* Sequential requests on one client share one connection. */
+  struct gb_kube_client *c = new_client(-1);
+  for (int i = 0; i < 20; i++) {
+    json_object *out = NULL;
+    struct gb_kube_error e;
+    ck_assert_int_eq(gb_kube_get(c, path, &out, &e), 0);
+    json_object_put(out);
+  }
+  struct gb_kube_stats st;
+  gb_kube_client_stats(c, &st);
+  ck_assert_uint_eq(st.verb[GB_KUBE_GET].requests, 20);
+  ck_assert_uint_eq(st.connections, 1);
+  ck_assert_uint_eq(st.throttled, 0); /* qps < 0: unlimited */
+  uint64_t in_buckets = 0;
+  for (int b = 0; b <= GB_KUBE_LAT_BUCKETS; b++)
+    in_buckets += st.verb[GB_KUBE_GET].buckets[b];
+  ck_assert_uint_eq(in_buckets, 20);
+  gb_kube_client_free(c);
+  /* qps 20, burst 3: 8 requests, the last 5 wait their turn (>= 0.25 s in
+   * total by the bucket's own account). */
+  struct gc_diags d;
+  gc_diags_init(&d);
+  struct gb_kube_client_opts o = {0};
+  o.qps = 20;
+  o.burst = 3;
+  o.max_retries = -1;
+  ck_assert_int_eq(gb_kube_client_new(cfg, &o, &c, &d), 0);
+  for (int i = 0; i < 8; i++) {
+    json_object *out = NULL;
+    struct gb_kube_error e;
+    ck_assert_int_eq(gb_kube_get(c, path, &out, &e), 0);
+    json_object_put(out);
+  }
+  gb_kube_client_stats(c, &st);
+  ck_assert_uint_ge(st.throttled, 4);
+  ck_assert_double_ge(st.throttled_seconds, 0.1);
+  gb_kube_client_free(c);
+  gc_diags_destroy(&d);
+}
+END_TEST
+
 START_TEST(token_file_rotation_and_auth_errors) {
   /* Server and client read the same token file: after a rotation the client
    * must send the new token or get 401. */
@@ -946,6 +990,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, discovery_served_and_not);
   tcase_add_test(tc, stop_is_prompt_and_clean);
   tcase_add_test(tc, token_file_rotation_and_auth_errors);
+  tcase_add_test(tc, connection_reuse_and_rate_limit);
   suite_add_tcase(s, tc);
   TCase *tls = tcase_create("tls");
   tcase_add_checked_fixture(tls, setup_tls, teardown);
