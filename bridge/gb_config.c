@@ -710,7 +710,9 @@ void gb_config_write(const struct gb_config *c, FILE *f) {
     case T_INT: fprintf(f, "%d", *(const int *)(const void *)base); break;
     case T_NUM: fprintf(f, "%g", *(const double *)(const void *)base); break;
     case T_DUR: fprintf(f, "%gs", *(const double *)(const void *)base); break;
-    case T_LEVEL: fputs(gb_log_level_name(*(const enum gb_log_level *)(const void *)base), f); break;
+    case T_LEVEL:
+      fputs(gb_log_level_name(*(const enum gb_log_level *)(const void *)base), f);
+      break;
     case T_FORMAT:
       fputs(*(const enum gb_log_format *)(const void *)base == GB_LOG_JSON ? "json" : "text", f);
       break;

@@ -111,7 +111,8 @@ struct planner {
   int oom;
 };
 
-static const char *fmt(struct planner *pl, const char *f, ...) __attribute__((format(printf, 2, 3)));
+static const char *fmt(struct planner *pl, const char *f, ...)
+    __attribute__((format(printf, 2, 3)));
 static const char *fmt(struct planner *pl, const char *f, ...) {
   char buf[1200];
   va_list ap;
@@ -397,7 +398,8 @@ int gb_reconcile_plan(const struct gb_rc_input *in, struct gc_arena *a, struct g
   }
   out->backend = g->backend;
   if (in->served[g->backend] == 0) {
-    decide(&pl, GB_RC_WAIT, fmt(&pl, "the %s PodGroup API is not served", gc_backend_name(g->backend)));
+    decide(&pl, GB_RC_WAIT,
+           fmt(&pl, "the %s PodGroup API is not served", gc_backend_name(g->backend)));
     event(&pl, GB_EVENT_WARNING, "PodGroupAPIMissing",
           fmt(&pl, "podgroups.%s/%s is not served; install its CRD", gb_backend_group(g->backend),
               gb_backend_version(g->backend)));

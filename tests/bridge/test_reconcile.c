@@ -1,0 +1,469 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * Unit tests for gb_reconcile_plan, the pure half of the controller's
+ * reconcile: selection (managedBy, opt-out, optIn, namespaceSelector), the
+ * Trainer-served runtime rule and takeover, finished TrainJobs (delete only
+ * PodGroups gangbridge made), a missing runtime, the backend choice (runtime,
+ * Namespace annotation, config, auto by discovery), re-render rules (absent,
+ * suspended, no gang pod yet, running, updateWhileRunning), a stale PodGroup
+ * of the other backend, the Namespace default queue, queue and gangcalc
+ * Events, invalid TrainJobs, and the subset comparison.
+ */
+#include <check.h>
+#include <string.h>
+
+#include "gb_config.h"
+#include "gb_manifest.h"
+#include "gb_reconcile.h"
+#include "gb_test.h"
+
+static const char RUNTIME[] =
+    "apiVersion: trainer.kubeflow.org/v1alpha1\n"
+    "kind: TrainingRuntime\n"
+    "metadata: {name: torch, namespace: ns1}\n"
+    "spec:\n"
+    "  mlPolicy: {numNodes: 1, torch: {}}\n"
+    "  template:\n"
+    "    spec:\n"
+    "      replicatedJobs:\n"
+    "      - name: dataset-initializer\n"
+    "        template:\n"
+    "          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: "
+    "dataset-initializer}}\n"
+    "          spec: {template: {spec: {containers: [{name: dataset-initializer, image: i, "
+    "resources: {requests: {cpu: 1}}}]}}}\n"
+    "      - name: node\n"
+    "        dependsOn: [{name: dataset-initializer, status: Complete}]\n"
+    "        template:\n"
+    "          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}\n"
+    "          spec: {template: {spec: {containers: [{name: node, image: p}]}}}\n";
+
+static const char TRAINJOB[] =
+    "apiVersion: trainer.kubeflow.org/v1alpha1\n"
+    "kind: TrainJob\n"
+    "metadata: {name: job, namespace: ns1, uid: 11111111-2222-4333-8444-555555555555}\n"
+    "spec:\n"
+    "  runtimeRef: {name: torch, kind: TrainingRuntime}\n"
+    "  trainer: {numNodes: 3, resourcesPerNode: {requests: {cpu: 2}}}\n";
+
+struct fx {
+  struct gb_config cfg;
+  struct gc_arena *a;
+  struct gb_docset *docs[16];
+  size_t n_docs;
+  struct gb_rc_input in;
+  struct gb_rc_plan plan;
+  int queue_answer; /* what the queue lookup says */
+  const char *queue_state;
+  char queue_asked[256];
+};
+
+static struct gc_value *doc(struct fx *f, const char *yaml) {
+  ck_assert_uint_lt(f->n_docs, 16);
+  struct gb_docset *ds = gb_test_load(yaml);
+  f->docs[f->n_docs++] = ds;
+  return ds->docs[0].root;
+}
+
+static int queue_fn(void *ctx, const char *name, const char **state, struct gc_arena *a) {
+  (void)a;
+  struct fx *f = ctx;
+  snprintf(f->queue_asked, sizeof(f->queue_asked), "%s", name);
+  *state = f->queue_state;
+  return f->queue_answer;
+}
+
+static void fx_init(struct fx *f) {
+  memset(f, 0, sizeof(*f));
+  ck_assert_int_eq(gb_config_init(&f->cfg), 0);
+  f->a = gc_arena_new(0);
+  f->in.cfg = &f->cfg;
+  f->in.trainjob = doc(f, TRAINJOB);
+  f->in.runtime = doc(f, RUNTIME);
+  f->in.served[GC_BACKEND_VOLCANO] = 1;
+  f->in.served[GC_BACKEND_COSCHEDULING] = 0;
+  f->queue_answer = 1;
+  f->in.queue_state = queue_fn;
+  f->in.queue_ctx = f;
+}
+
+static void fx_free(struct fx *f) {
+  for (size_t i = 0; i < f->n_docs; i++)
+    gb_docset_free(f->docs[i]);
+  gc_arena_free(f->a);
+  gb_config_destroy(&f->cfg);
+}
+
+static void plan(struct fx *f) {
+  struct gc_diags d;
+  gc_diags_init(&d);
+  ck_assert_int_eq(gb_config_validate(&f->cfg, &d), 0);
+  gc_diags_destroy(&d);
+  ck_assert_int_eq(gb_reconcile_plan(&f->in, f->a, &f->plan), 0);
+}
+
+static const struct gb_rc_event *find_event(const struct gb_rc_plan *p, const char *reason) {
+  for (size_t i = 0; i < p->n_events; i++)
+    if (!strcmp(p->events[i].reason, reason))
+      return &p->events[i];
+  return NULL;
+}
+
+static const char *spec_str(const struct gc_value *pg, const char *path) {
+  return gc_value_as_str(gc_value_path(pg, path));
+}
+
+START_TEST(test_create) {
+  struct fx f;
+  fx_init(&f);
+  plan(&f);
+  ck_assert_int_eq(f.plan.action, GB_RC_APPLY);
+  ck_assert_int_eq(f.plan.managed, 1);
+  ck_assert_int_eq(f.plan.backend, GC_BACKEND_VOLCANO);
+  ck_assert_str_eq(spec_str(f.plan.desired, "apiVersion"), "scheduling.volcano.sh/v1beta1");
+  ck_assert_int_eq(gc_value_path(f.plan.desired, "spec.minMember")->u.i, 3);
+  ck_assert_str_eq(f.plan.bound_jobs, "node");
+  ck_assert_uint_eq(f.plan.n_del, 0);
+  /* The initializer wave was left out, and the default queue is asked about. */
+  ck_assert_ptr_nonnull(find_event(&f.plan, "GangScopeNarrowed"));
+  ck_assert_str_eq(f.queue_asked, "default");
+  ck_assert_ptr_null(find_event(&f.plan, "QueueNotFound"));
+  fx_free(&f);
+}
+END_TEST
+
+START_TEST(test_selection) {
+  struct fx f;
+  fx_init(&f);
+  f.in.trainjob = doc(&f, "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\n"
+                          "metadata: {name: job, namespace: ns1}\n"
+                          "spec: {runtimeRef: {name: torch, kind: TrainingRuntime}, "
+                          "managedBy: kueue.x-k8s.io/multikueue}\n");
+  plan(&f);
+  ck_assert_int_eq(f.plan.action, GB_RC_SKIP);
+  ck_assert_int_eq(f.plan.managed, 0);
+  ck_assert_ptr_nonnull(strstr(f.plan.why, "multikueue"));
+
+  f.in.trainjob = doc(&f, "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\n"
+                          "metadata: {name: job, namespace: ns1, labels: "
+                          "{gangbridge.io/enabled: \"false\"}}\n"
+                          "spec: {runtimeRef: {name: torch, kind: TrainingRuntime}}\n");
+  plan(&f);
+  ck_assert_int_eq(f.plan.action, GB_RC_SKIP);
+
+  /* optIn: the plain TrainJob is skipped, a labelled one is not. */
+  gb_config_set(&f.cfg, "selection.mode", "optIn", NULL);
+  f.in.trainjob = doc(&f, TRAINJOB);
+  plan(&f);
+  ck_assert_int_eq(f.plan.action, GB_RC_SKIP);
+  f.in.trainjob = doc(&f, "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\n"
+                          "metadata: {name: job, namespace: ns1, labels: "
+                          "{gangbridge.io/enabled: \"true\"}}\n"
+                          "spec: {runtimeRef: {name: torch, kind: TrainingRuntime}, "
+                          "trainer: {numNodes: 2}}\n");
+  plan(&f);
+  ck_assert_int_eq(f.plan.action, GB_RC_APPLY);
+
+  /* namespaceSelector: unknown namespace waits, others by their labels. */
+  gb_config_set(&f.cfg, "selection.mode", "namespaceSelector", NULL);
+  gb_config_set(&f.cfg, "selection.namespaceSelector", "gang=yes", NULL);
+  plan(&f);
+  ck_assert_int_eq(f.plan.action, GB_RC_WAIT);
+  f.in.ns = doc(&f, "apiVersion: v1\nkind: Namespace\n"
+                    "metadata: {name: ns1, labels: {gang: \"no\"}}\n");
+  plan(&f);
+  ck_assert_int_eq(f.plan.action, GB_RC_SKIP);
+  f.in.ns = doc(&f, "apiVersion: v1\nkind: Namespace\n"
+                    "metadata: {name: ns1, labels: {gang: \"yes\"}}\n");
+  plan(&f);
+  ck_assert_msg(f.plan.action == GB_RC_APPLY, "why: %s", f.plan.why);
+  fx_free(&f);
+}
+END_TEST
+
+START_TEST(test_trainer_policy) {
+  struct fx f;
+  fx_init(&f);
+  f.in.runtime = doc(&f, "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainingRuntime\n"
+                         "metadata: {name: torch, namespace: ns1}\n"
+                         "spec:\n  podGroupPolicy: {coscheduling: {scheduleTimeoutSeconds: 2000}}\n"
+                         "  mlPolicy: {numNodes: 1, torch: {}}\n"
+                         "  template: {spec: {replicatedJobs: [{name: node, template: {metadata: "
+                         "{labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}, spec: "
+                         "{template: {spec: {containers: [{name: node, image: p}]}}}}}]}}\n");
+  plan(&f);
+  ck_assert_int_eq(f.plan.action, GB_RC_SKIP);
+  ck_assert_int_eq(f.plan.managed, 0);
+  /* Taken over: the runtime's backend wins, and the timeout clamp is an Event. */
+  gb_config_set(&f.cfg, "selection.takeOverTrainerPolicies", "true", NULL);
+  f.in.served[GC_BACKEND_COSCHEDULING] = 1;
+  plan(&f);
+  ck_assert_int_eq(f.plan.action, GB_RC_APPLY);
+  ck_assert_int_eq(f.plan.backend, GC_BACKEND_COSCHEDULING);
+  ck_assert_ptr_nonnull(find_event(&f.plan, "TimeoutClamped"));
+  ck_assert_int_eq(gc_value_path(f.plan.desired, "spec.scheduleTimeoutSeconds")->u.i,
+                   GC_COSCHED_MAX_TIMEOUT);
+  /* Its API not served: wait with an Event. */
+  f.in.served[GC_BACKEND_COSCHEDULING] = 0;
+  plan(&f);
+  ck_assert_int_eq(f.plan.action, GB_RC_WAIT);
+  ck_assert_ptr_nonnull(find_event(&f.plan, "PodGroupAPIMissing"));
+  fx_free(&f);
+}
+END_TEST
+
+static const char PG_OURS[] =
+    "apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\n"
+    "metadata: {name: job, namespace: ns1, uid: pg-uid-1, labels: "
+    "{app.kubernetes.io/managed-by: gangbridge}, annotations: "
+    "{gangbridge.io/bound-replicated-jobs: node}}\n"
+    "spec: {minMember: 7}\n";
+
+START_TEST(test_finished) {
+  struct fx f;
+  fx_init(&f);
+  f.in.trainjob = doc(&f, "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\n"
+                          "metadata: {name: job, namespace: ns1}\n"
+                          "spec: {runtimeRef: {name: gone, kind: TrainingRuntime}}\n"
+                          "status: {conditions: [{type: Suspended, status: \"False\"}, "
+                          "{type: Failed, status: \"True\"}]}\n");
+  f.in.runtime = NULL; /* the runtime may be gone: cleanup does not need it */
+  plan(&f);
+  ck_assert_int_eq(f.plan.action, GB_RC_KEEP); /* nothing to delete */
+  f.in.pg[GC_BACKEND_VOLCANO] = doc(&f, PG_OURS);
+  plan(&f);
+  ck_assert_int_eq(f.plan.action, GB_RC_DELETE);
+  ck_assert_uint_eq(f.plan.n_del, 1);
+  ck_assert_int_eq(f.plan.del[0], GC_BACKEND_VOLCANO);
+  ck_assert_str_eq(f.plan.del_uid[0], "pg-uid-1");
+  /* Someone else's PodGroup of the same name is never deleted. */
+  f.in.pg[GC_BACKEND_VOLCANO] =
+      doc(&f, "apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\n"
+              "metadata: {name: job, namespace: ns1, uid: x}\nspec: {minMember: 1}\n");
+  plan(&f);
+  ck_assert_int_eq(f.plan.action, GB_RC_KEEP);
+  ck_assert_uint_eq(f.plan.n_del, 0);
+  gb_config_set(&f.cfg, "podGroups.deleteOnFinish", "false", NULL);
+  f.in.pg[GC_BACKEND_VOLCANO] = doc(&f, PG_OURS);
+  plan(&f);
+  ck_assert_int_eq(f.plan.action, GB_RC_KEEP);
+  ck_assert_uint_eq(f.plan.n_del, 0);
+  ck_assert_int_eq(gb_trainjob_finished(f.in.trainjob), 1);
+  ck_assert_int_eq(gb_trainjob_finished(doc(&f, TRAINJOB)), 0);
+  fx_free(&f);
+}
+END_TEST
+
+START_TEST(test_runtime_missing_and_invalid) {
+  struct fx f;
+  fx_init(&f);
+  f.in.runtime = NULL;
+  plan(&f);
+  ck_assert_int_eq(f.plan.action, GB_RC_WAIT);
+  const struct gb_rc_event *e = find_event(&f.plan, "RuntimeNotFound");
+  ck_assert_ptr_nonnull(e);
+  ck_assert_str_eq(e->type, "Warning");
+  ck_assert_ptr_nonnull(strstr(e->message, "TrainingRuntime \"ns1/torch\" not found"));
+
+  f.in.runtime = doc(&f, RUNTIME);
+  f.in.trainjob = doc(&f, "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\n"
+                          "metadata: {name: job, namespace: ns1}\n"
+                          "spec: {runtimeRef: {name: torch, kind: TrainingRuntime}, "
+                          "trainer: {numNodes: -2}}\n");
+  plan(&f);
+  ck_assert_int_eq(f.plan.action, GB_RC_INVALID);
+  e = find_event(&f.plan, "InvalidTrainJob");
+  ck_assert_ptr_nonnull(e);
+  ck_assert_ptr_nonnull(strstr(e->message, "spec.trainer.numNodes"));
+
+  f.in.trainjob = doc(&f, "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\n"
+                          "metadata: {name: job, namespace: ns1}\n"
+                          "spec: {runtimeRef: {name: torch, kind: Pod}}\n");
+  plan(&f);
+  ck_assert_int_eq(f.plan.action, GB_RC_INVALID);
+  fx_free(&f);
+}
+END_TEST
+
+START_TEST(test_backend_choice) {
+  struct fx f;
+  fx_init(&f);
+  f.in.served[GC_BACKEND_VOLCANO] = 0;
+  f.in.served[GC_BACKEND_COSCHEDULING] = 1;
+  plan(&f);
+  ck_assert_int_eq(f.plan.action, GB_RC_APPLY);
+  ck_assert_int_eq(f.plan.backend, GC_BACKEND_COSCHEDULING);
+  ck_assert_str_eq(spec_str(f.plan.desired, "apiVersion"), "scheduling.x-k8s.io/v1alpha1");
+  f.in.served[GC_BACKEND_COSCHEDULING] = 0;
+  plan(&f);
+  ck_assert_int_eq(f.plan.action, GB_RC_WAIT);
+  ck_assert_ptr_nonnull(find_event(&f.plan, "PodGroupAPIMissing"));
+  f.in.served[GC_BACKEND_VOLCANO] = -1;
+  plan(&f);
+  ck_assert_int_eq(f.plan.action, GB_RC_WAIT);
+  ck_assert_uint_eq(f.plan.n_events, 0);
+
+  /* The Namespace annotation beats the config; a bad one is reported. */
+  f.in.served[GC_BACKEND_VOLCANO] = 1;
+  f.in.served[GC_BACKEND_COSCHEDULING] = 1;
+  f.in.ns = doc(&f, "apiVersion: v1\nkind: Namespace\nmetadata: {name: ns1, annotations: "
+                    "{gangbridge.io/backend: coscheduling, gangbridge.io/gang-scope: all}}\n");
+  plan(&f);
+  ck_assert_int_eq(f.plan.backend, GC_BACKEND_COSCHEDULING);
+  ck_assert_int_eq(gc_value_path(f.plan.desired, "spec.minMember")->u.i, 4); /* scope all */
+  ck_assert_ptr_null(find_event(&f.plan, "GangScopeNarrowed"));
+  f.in.ns = doc(&f, "apiVersion: v1\nkind: Namespace\nmetadata: {name: ns1, annotations: "
+                    "{gangbridge.io/backend: kai}}\n");
+  gb_config_set(&f.cfg, "scheduling.backend", "coscheduling", NULL);
+  plan(&f);
+  ck_assert_int_eq(f.plan.backend, GC_BACKEND_COSCHEDULING);
+  ck_assert_ptr_nonnull(find_event(&f.plan, "InvalidNamespacePolicy"));
+  fx_free(&f);
+}
+END_TEST
+
+START_TEST(test_rerender_rules) {
+  struct fx f;
+  fx_init(&f);
+  plan(&f);
+  ck_assert_int_eq(f.plan.action, GB_RC_APPLY);
+  /* The same PodGroup as served (plus server fields and a status): up to date. */
+  struct gc_value *served = gc_value_clone(f.a, f.plan.desired);
+  struct gc_value *meta = gc_map_get(served, "metadata");
+  gc_map_set(f.a, meta, "uid", gc_value_strz(f.a, "pg-1"));
+  gc_map_set(f.a, meta, "resourceVersion", gc_value_strz(f.a, "42"));
+  struct gc_value *st = gc_value_map(f.a);
+  gc_map_set(f.a, st, "phase", gc_value_strz(f.a, "Pending"));
+  gc_map_set(f.a, served, "status", st);
+  f.in.pg[GC_BACKEND_VOLCANO] = served;
+  plan(&f);
+  ck_assert_int_eq(f.plan.action, GB_RC_KEEP);
+  ck_assert_ptr_nonnull(strstr(f.plan.why, "up to date"));
+
+  /* Different content while Pending (no gang pod yet): re-rendered. */
+  gc_map_set(f.a, gc_map_get(served, "spec"), "minMember", gc_value_int(f.a, 9));
+  plan(&f);
+  ck_assert_int_eq(f.plan.action, GB_RC_APPLY);
+  /* Running: left as it is, and the binding plan comes from the PodGroup. */
+  gc_map_set(f.a, st, "phase", gc_value_strz(f.a, "Running"));
+  gc_map_set(f.a, gc_map_get(meta, "annotations"), GB_ANN_BOUND_JOBS,
+             gc_value_strz(f.a, "node,other"));
+  plan(&f);
+  ck_assert_int_eq(f.plan.action, GB_RC_KEEP);
+  ck_assert_str_eq(f.plan.bound_jobs, "node,other");
+  ck_assert_uint_eq(f.plan.n_events, 0);
+  gb_config_set(&f.cfg, "podGroups.updateWhileRunning", "true", NULL);
+  plan(&f);
+  ck_assert_int_eq(f.plan.action, GB_RC_APPLY);
+  gb_config_set(&f.cfg, "podGroups.updateWhileRunning", "false", NULL);
+  /* Suspended: always re-rendered. */
+  f.in.trainjob = doc(&f, "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\n"
+                          "metadata: {name: job, namespace: ns1}\n"
+                          "spec: {suspend: true, runtimeRef: {name: torch, kind: TrainingRuntime}, "
+                          "trainer: {numNodes: 3}}\n");
+  plan(&f);
+  ck_assert_int_eq(f.plan.action, GB_RC_APPLY);
+  fx_free(&f);
+}
+END_TEST
+
+START_TEST(test_stale_other_backend) {
+  struct fx f;
+  fx_init(&f);
+  f.in.served[GC_BACKEND_COSCHEDULING] = 1;
+  f.in.pg[GC_BACKEND_COSCHEDULING] =
+      doc(&f, "apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\n"
+              "metadata: {name: job, namespace: ns1, uid: cos-1, labels: "
+              "{app.kubernetes.io/managed-by: gangbridge}}\nspec: {minMember: 3}\n");
+  plan(&f);
+  ck_assert_int_eq(f.plan.action, GB_RC_APPLY);
+  ck_assert_int_eq(f.plan.backend, GC_BACKEND_VOLCANO);
+  ck_assert_uint_eq(f.plan.n_del, 1);
+  ck_assert_int_eq(f.plan.del[0], GC_BACKEND_COSCHEDULING);
+  ck_assert_str_eq(f.plan.del_uid[0], "cos-1");
+  fx_free(&f);
+}
+END_TEST
+
+START_TEST(test_queues) {
+  struct fx f;
+  fx_init(&f);
+  f.in.ns = doc(&f, "apiVersion: v1\nkind: Namespace\nmetadata: {name: ns1, annotations: "
+                    "{scheduling.volcano.sh/queue-name: team-q}}\n");
+  f.queue_answer = 0;
+  plan(&f);
+  ck_assert_str_eq(spec_str(f.plan.desired, "spec.queue"), "team-q");
+  ck_assert_str_eq(f.queue_asked, "team-q");
+  const struct gb_rc_event *e = find_event(&f.plan, "QueueNotFound");
+  ck_assert_ptr_nonnull(e);
+  ck_assert_ptr_nonnull(strstr(e->message, "\"team-q\""));
+  f.queue_answer = 1;
+  f.queue_state = "Closed";
+  plan(&f);
+  ck_assert_ptr_nonnull(find_event(&f.plan, "QueueClosed"));
+  f.queue_state = "Open";
+  plan(&f);
+  ck_assert_ptr_null(find_event(&f.plan, "QueueClosed"));
+  ck_assert_ptr_null(find_event(&f.plan, "QueueNotFound"));
+  /* Unknown (no queue cache): no Event either way. */
+  f.queue_answer = -1;
+  plan(&f);
+  ck_assert_ptr_null(find_event(&f.plan, "QueueNotFound"));
+  /* The runtime's own queue wins over the Namespace default. */
+  f.in.runtime = doc(&f, "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainingRuntime\n"
+                         "metadata: {name: torch, namespace: ns1}\n"
+                         "spec:\n  mlPolicy: {numNodes: 1, torch: {}}\n"
+                         "  template:\n    metadata: {annotations: "
+                         "{scheduling.volcano.sh/queue-name: rt-q}}\n"
+                         "    spec: {replicatedJobs: [{name: node, template: {metadata: "
+                         "{labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}, spec: "
+                         "{template: {spec: {containers: [{name: node, image: p}]}}}}}]}\n");
+  plan(&f);
+  ck_assert_str_eq(spec_str(f.plan.desired, "spec.queue"), "rt-q");
+  fx_free(&f);
+}
+END_TEST
+
+START_TEST(test_subset_and_ref) {
+  struct fx f;
+  fx_init(&f);
+  struct gc_value *want = doc(&f, "a: {b: 1, c: [x, {d: 2}]}\n");
+  ck_assert_int_eq(gb_value_subset(want, doc(&f, "a: {b: 1, c: [x, {d: 2, e: 3}], z: 1}\n")), 1);
+  ck_assert_int_eq(gb_value_subset(want, doc(&f, "a: {b: 1, c: [x, {d: 3}]}\n")), 0);
+  ck_assert_int_eq(gb_value_subset(want, doc(&f, "a: {b: 1, c: [x]}\n")), 0);
+  ck_assert_int_eq(gb_value_subset(want, doc(&f, "a: {c: [x, {d: 2}]}\n")), 0);
+  ck_assert_int_eq(gb_value_subset(want, NULL), 0);
+  ck_assert_int_eq(gb_value_subset(NULL, want), 1);
+  int cluster = 0;
+  const char *name = NULL;
+  ck_assert_int_eq(gb_reconcile_runtime_ref(doc(&f, "spec: {runtimeRef: {name: r}}\n"), &cluster,
+                                            &name), 0);
+  ck_assert_int_eq(cluster, 1);
+  ck_assert_str_eq(name, "r");
+  ck_assert_int_eq(gb_reconcile_runtime_ref(doc(&f, "spec: {runtimeRef: {name: r, kind: X}}\n"),
+                                            &cluster, &name), GC_EINVAL);
+  ck_assert_int_eq(gb_reconcile_runtime_ref(doc(&f, "spec: {}\n"), &cluster, &name), GC_EINVAL);
+  fx_free(&f);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("reconcile");
+  TCase *tc = tcase_create("plan");
+  tcase_add_test(tc, test_create);
+  tcase_add_test(tc, test_selection);
+  tcase_add_test(tc, test_trainer_policy);
+  tcase_add_test(tc, test_finished);
+  tcase_add_test(tc, test_runtime_missing_and_invalid);
+  tcase_add_test(tc, test_backend_choice);
+  tcase_add_test(tc, test_rerender_rules);
+  tcase_add_test(tc, test_stale_other_backend);
+  tcase_add_test(tc, test_queues);
+  tcase_add_test(tc, test_subset_and_ref);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? 1 : 0;
+}
