@@ -246,7 +246,8 @@ static int parse_args(int argc, char **argv, struct call_opts *o) {
 /* Loads paths and re-encodes every document as compact JSON, one entry
  * each.  Entries and their data are malloc'd into *out (free with
  * free_bytes).  Problems go to diags. */
-static int load_as_bytes(const char *const *paths, size_t n, ProtobufCBinaryData **out, size_t *n_out,
+static int load_as_bytes(const char *const *paths, size_t n, ProtobufCBinaryData **out,
+                         size_t *n_out,
                          struct gc_diags *diags) {
   *out = NULL;
   *n_out = 0;

@@ -802,7 +802,8 @@ static int health_check(struct gb_rpc_ctx *ctx, void *data, const ProtobufCMessa
   const Grpc__Health__V1__HealthCheckRequest *req =
       (const Grpc__Health__V1__HealthCheckRequest *)msg;
   const char *name = req->service;
-  if (name[0] && strcmp(name, GB_RPC_SERVICE_CALCULATOR) && strcmp(name, GB_RPC_SERVICE_PLACEMENT) &&
+  if (name[0] && strcmp(name, GB_RPC_SERVICE_CALCULATOR) &&
+      strcmp(name, GB_RPC_SERVICE_PLACEMENT) &&
       strcmp(name, GB_RPC_SERVICE_HEALTH))
     return gb_rpc_fail(ctx, GB_RPC_NOT_FOUND, "unknown service %.200s", name);
   Grpc__Health__V1__HealthCheckResponse *resp = gc_arena_alloc(ctx->arena, sizeof(*resp));

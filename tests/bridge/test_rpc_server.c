@@ -579,7 +579,8 @@ static int evaluate_spec(int pods, const char *cluster, int with_levels,
 }
 
 /* Evaluate pods of cpu_each cpu on the live snapshot (soft mode). */
-static int evaluate_spec_cpu(int pods, const char *cpu_each, Gangbridge__V1__EvaluateResponse **resp,
+static int evaluate_spec_cpu(int pods, const char *cpu_each,
+                             Gangbridge__V1__EvaluateResponse **resp,
                              char *msg, size_t cap) {
   return evaluate_spec_with(pods, cpu_each, NULL, 0, resp, msg, cap);
 }
