@@ -1352,7 +1352,7 @@ class Api:
         unknown = []
         cfg_errs = []
         if rt.schema is not None:
-            cfg = vschema.validate_object(cfg, rt.schema, cfg_errs, unknown)
+            cfg = vschema.validate_object(cfg, rt.schema, cfg_errs, unknown, defaults=False)
             if unknown and q.get("fieldValidation") == "Strict":
                 raise err_bad_request('%s in version "%s" cannot be handled as a %s: strict '
                                       'decoding error: %s' % (

@@ -123,11 +123,13 @@ def _pattern(p):
     return r
 
 
-def validate(v, s, path, errs, unknown):
+def validate(v, s, path, errs, unknown, defaults=True):
     """Validate v against schema node s; returns v with unknown fields pruned.
 
     path is the dotted field path ("spec.trainer"); errs gets FieldErrors; unknown gets the
     dotted paths of fields the schema does not declare (they are dropped from the result).
+    With defaults, absent properties that declare a `default` get it first (structural
+    defaulting happens after pruning and before validation, as in the real server).
     """
     if s is None:
         return v
@@ -187,7 +189,8 @@ def validate(v, s, path, errs, unknown):
                                 % (path, s["minItems"])))
         its = s.get("items")
         if isinstance(its, dict):
-            v = [validate(x, its, "%s[%d]" % (path, i), errs, unknown) for i, x in enumerate(v)]
+            v = [validate(x, its, "%s[%d]" % (path, i), errs, unknown, defaults)
+                 for i, x in enumerate(v)]
         lt = s.get("x-kubernetes-list-type")
         if lt == "map":
             keys = s.get("x-kubernetes-list-map-keys") or []
@@ -214,12 +217,17 @@ def validate(v, s, path, errs, unknown):
         preserve = s.get("x-kubernetes-preserve-unknown-fields") is True
         embedded = s.get("x-kubernetes-embedded-resource") is True
         out = {}
+        if defaults and props:
+            v = dict(v)
+            for k, ps in props.items():
+                if k not in v and isinstance(ps, dict) and "default" in ps:
+                    v[k] = json.loads(json.dumps(ps["default"]))
         for k, x in v.items():
             cp = "%s.%s" % (path, k) if path else k
             if props and k in props:
-                out[k] = validate(x, props[k], cp, errs, unknown)
+                out[k] = validate(x, props[k], cp, errs, unknown, defaults)
             elif isinstance(ap, dict):
-                out[k] = validate(x, ap, cp, errs, unknown)
+                out[k] = validate(x, ap, cp, errs, unknown, defaults)
             elif ap is True or preserve or (embedded and k in ("apiVersion", "kind", "metadata")):
                 out[k] = x
             else:
@@ -234,8 +242,8 @@ def validate(v, s, path, errs, unknown):
     return v
 
 
-def validate_object(obj, crd_schema, errs, unknown):
-    """Validate a custom resource's non-metadata fields; returns the pruned object."""
+def validate_object(obj, crd_schema, errs, unknown, defaults=True):
+    """Validate a custom resource's non-metadata fields; returns the pruned, defaulted object."""
     if crd_schema is None:
         return obj
     props = crd_schema.get("properties") or {}
@@ -244,7 +252,7 @@ def validate_object(obj, crd_schema, errs, unknown):
         if k in ("apiVersion", "kind", "metadata"):
             out[k] = x
         elif k in props:
-            out[k] = validate(x, props[k], k, errs, unknown)
+            out[k] = validate(x, props[k], k, errs, unknown, defaults)
         elif crd_schema.get("x-kubernetes-preserve-unknown-fields") is True:
             out[k] = x
         else:

@@ -263,6 +263,18 @@ class TestErrors(ServerCase):
 
 
 class TestWrites(ServerCase):
+    def test_schema_defaults(self):
+        a = self.create(tj_path(), trainjob("dflt"))
+        self.assertEqual(a["spec"]["managedBy"], "trainer.kubeflow.org/trainjob-controller")
+        self.assertEqual(a["spec"]["runtimeRef"]["kind"], "ClusterTrainingRuntime")
+        self.assertIs(a["spec"]["suspend"], False)
+        # Defaults come from the request's decoding, so the creating manager owns them.
+        fv = a["metadata"]["managedFields"][0]["fieldsV1"]
+        self.assertIn("f:managedBy", fv["f:spec"])
+        r = self.c.apply(pg_path(name="dflt"), podgroup("dflt"), manager="gb")
+        self.assertEqual(r.json["spec"]["queue"], "default")
+        self.assertNotIn("f:queue", r.json["metadata"]["managedFields"][0]["fieldsV1"]["f:spec"])
+
     def test_metadata_and_rv(self):
         a = self.create(tj_path(), trainjob("m1"))
         b = self.create(tj_path(), trainjob("m2"))
@@ -460,19 +472,28 @@ class TestApply(ServerCase):
 
     def test_removed_fields(self):
         o = trainjob("a5", labels={"a": "1", "b": "2"})
-        o["spec"]["suspend"] = True
+        o["spec"]["activeDeadlineSeconds"] = 600
         self.c.apply(tj_path(name="a5"), o, manager="gb")
         o2 = trainjob("a5", labels={"b": "2"})
-        o2["spec"]["suspend"] = True
+        o2["spec"]["activeDeadlineSeconds"] = 600
         o2["spec"]["trainer"]["numNodes"] = 2
         self.c.apply(tj_path(name="a5"), o2, manager="other")
-        # gb stops applying label a (only it owns it) and suspend (shared with other).
+        # gb stops applying label a (only it owns it) and the deadline (shared with other).
         r = self.c.apply(tj_path(name="a5"), trainjob("a5", labels={"b": "2"}), manager="gb")
         self.assertEqual(r.status, 200, r)
         self.assertEqual(r.json["metadata"]["labels"], {"b": "2"})
-        self.assertTrue(r.json["spec"]["suspend"])
+        self.assertEqual(r.json["spec"]["activeDeadlineSeconds"], 600)
         r = self.c.apply(tj_path(name="a5"), trainjob("a5", labels={"b": "2"}), manager="other")
-        self.assertNotIn("suspend", r.json["spec"])
+        self.assertNotIn("activeDeadlineSeconds", r.json["spec"])
+        # A removed field with a schema default comes back as the default, unowned.
+        o3 = trainjob("a5", labels={"b": "2"})
+        o3["spec"]["suspend"] = True
+        r = self.c.apply(tj_path(name="a5"), o3, manager="other")
+        self.assertIs(r.json["spec"]["suspend"], True)
+        r = self.c.apply(tj_path(name="a5"), trainjob("a5", labels={"b": "2"}), manager="other")
+        self.assertIs(r.json["spec"]["suspend"], False)
+        mf = {e["manager"]: e["fieldsV1"] for e in r.json["metadata"]["managedFields"]}
+        self.assertNotIn("f:suspend", mf["other"]["f:spec"])
 
     def test_apply_status_subresource_and_lists(self):
         self.c.apply(tj_path(name="a6"), trainjob("a6"), manager="gb")
@@ -516,12 +537,12 @@ class TestApply(ServerCase):
 
     def test_apply_null_removes(self):
         o = trainjob("a7")
-        o["spec"]["suspend"] = True
+        o["spec"]["activeDeadlineSeconds"] = 60
         self.c.apply(tj_path(name="a7"), o, manager="gb")
-        o["spec"]["suspend"] = None
+        o["spec"]["activeDeadlineSeconds"] = None
         r = self.c.apply(tj_path(name="a7"), o, manager="gb")
         self.assertEqual(r.status, 200, r)
-        self.assertNotIn("suspend", r.json["spec"])
+        self.assertNotIn("activeDeadlineSeconds", r.json["spec"])
 
     def test_apply_podgroup_with_owner(self):
         tj = self.create(tj_path(), trainjob("own"))
