@@ -951,7 +951,7 @@ class Api:
         fsel = parse_field_selector(rt, q.get("fieldSelector", ""), q.get("labelSelector", ""))
         limit = q.get("limit", "")
         try:
-            limit = int(limit) if limit else 0
+            limit = max(0, int(limit)) if limit else 0
         except ValueError:
             raise err_bad_request("limit: Invalid value: %r" % limit) from None
         cont = q.get("continue", "")
@@ -965,6 +965,8 @@ class Api:
                     tok = json.loads(base64.urlsafe_b64decode(cont + "=" * (-len(cont) % 4)))
                     snap_rv = int(tok["rv"])
                     start = tok["start"]
+                    if not isinstance(start, str) or not start:
+                        raise ValueError(start)
                 except (ValueError, KeyError, TypeError):
                     raise err_bad_request("continue key is not valid: incorrect encoded start "
                                           "resourceVersion (version meta.k8s.io/v1)") from None
