@@ -1656,6 +1656,7 @@ int gc_gang_compute(const struct gc_value *trainjob, const struct gc_catalog *ru
   }
   check_ml_policy(&c, &r, &t);
   check_policy(&c, &r);
+  resolve_policy(&c, &r);
   if (check_runtime_jobs(&c, &r) || !t.spec)
     goto done;
   if (t.v21 && !t.v22 && !t.v20)
@@ -1699,7 +1700,6 @@ int gc_gang_compute(const struct gc_value *trainjob, const struct gc_catalog *ru
   int jobs_ok = read_jobs(&c, jsjobs, jobs);
   if (c.oom)
     goto oom;
-  resolve_policy(&c, &r);
   if (g->backend == GC_BACKEND_VOLCANO) {
     if (q.value && !*q.value)
       fail(&c, q.prefix, "%s: Volcano queue name must not be empty", q.path);

@@ -191,6 +191,21 @@ START_TEST(errors_runtime_shape) {
 }
 END_TEST
 
+/* Policy problems are reported even when the job list is broken too. */
+START_TEST(errors_policy_and_jobs_together) {
+  const char *rt = "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: ClusterTrainingRuntime\n"
+                   "metadata: {name: both}\nspec:\n"
+                   "  podGroupPolicy: {coscheduling: {scheduleTimeoutSeconds: -1}}\n"
+                   "  template: {spec: {replicatedJobs: [{name: Bad_Name}]}}\n";
+  expect_errors(gb_test_fmt("%s---\n%s", rt, gb_test_trainjob("job", "both", NULL)),
+                ERRS("ClusterTrainingRuntime/both: spec.podGroupPolicy.coscheduling."
+                     "scheduleTimeoutSeconds: must be >= 0",
+                     "ClusterTrainingRuntime/both: spec.template.spec.replicatedJobs[0].name: "
+                     "\"Bad_Name\" must be an RFC 1035 label (lowercase letters, digits and '-', "
+                     "starting with a letter, at most 63 characters)"));
+}
+END_TEST
+
 START_TEST(errors_mpi_needs_launcher) {
   const char *rt = gb_test_runtime(
       CTR, "mpi", "  mlPolicy: {mpi: {runLauncherAsNode: true}}\n",
@@ -262,6 +277,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, errors_runtime_side);
   tcase_add_test(tc, errors_runtime_job_fields);
   tcase_add_test(tc, errors_runtime_shape);
+  tcase_add_test(tc, errors_policy_and_jobs_together);
   tcase_add_test(tc, errors_mpi_needs_launcher);
   tcase_add_test(tc, errors_not_a_trainjob);
   tcase_add_test(tc, catalog_replace_and_find);
