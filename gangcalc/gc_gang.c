@@ -765,7 +765,12 @@ static struct gc_value *filter_podspec(struct ctx *c, const struct gc_value *spe
       continue;
     }
     int is_c = !strcmp(m->key, "containers") || !strcmp(m->key, "initContainers");
-    if (!is_c || m->value->type != GC_SEQ) {
+    if (is_c && m->value->type != GC_SEQ) {
+      if (m->value->type != GC_NULL)
+        fail(c, c->tj, "%s.%s: must be an array", path, m->key);
+      continue;
+    }
+    if (!is_c) {
       if (gc_map_append(c->a, out, m->key, m->key_len, m->value))
         c->oom = 1;
       continue;

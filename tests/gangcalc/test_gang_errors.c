@@ -206,6 +206,16 @@ START_TEST(errors_policy_and_jobs_together) {
 }
 END_TEST
 
+START_TEST(errors_patch_containers_type) {
+  expect_errors(gb_test_fmt("%s%s", good_rt(), gb_test_trainjob("job", "rt",
+      "  runtimePatches:\n  - manager: x.io/m\n    trainingRuntimeSpec: {template: {spec: "
+      "{replicatedJobs: [{name: node, template: {spec: {template: {spec: {containers: "
+      "{name: node}}}}}}]}}}\n")),
+      ERRS("default/job: spec.runtimePatches[0].trainingRuntimeSpec.template.spec."
+           "replicatedJobs[0].template.spec.template.spec.containers: must be an array"));
+}
+END_TEST
+
 START_TEST(errors_mpi_needs_launcher) {
   const char *rt = gb_test_runtime(
       CTR, "mpi", "  mlPolicy: {mpi: {runLauncherAsNode: true}}\n",
@@ -278,6 +288,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, errors_runtime_job_fields);
   tcase_add_test(tc, errors_runtime_shape);
   tcase_add_test(tc, errors_policy_and_jobs_together);
+  tcase_add_test(tc, errors_patch_containers_type);
   tcase_add_test(tc, errors_mpi_needs_launcher);
   tcase_add_test(tc, errors_not_a_trainjob);
   tcase_add_test(tc, catalog_replace_and_find);
