@@ -1161,7 +1161,8 @@ static int jw_container(struct jwalk *w, size_t depth, int is_map, struct gc_val
       uint32_t kline = w->line, kcol = w->col;
       char *k;
       size_t klen;
-      if ((rc = jw_string(w, &k, &klen)))
+      /* Keys count as nodes, as they do in YAML. */
+      if ((rc = count_node(s, 1, kline, kcol)) || (rc = jw_string(w, &k, &klen)))
         goto out;
       jw_ws(w);
       if (w->p >= w->end || *w->p != ':') {

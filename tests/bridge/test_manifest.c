@@ -793,7 +793,15 @@ START_TEST(test_limit_nodes) {
   ds = load_as("n.json", "{\"a\": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]}", &(struct gb_limits){.max_nodes = 5},
                &d, &rc);
   ck_assert_int_eq(rc, GC_ELIMIT);
-  ck_assert_msg_present(&d, "n.json:1:17: node count (after alias expansion) exceeds limit 5");
+  ck_assert_msg_present(&d, "n.json:1:14: node count (after alias expansion) exceeds limit 5");
+  gb_docset_free(ds);
+  gc_diags_destroy(&d);
+
+  /* The same document in YAML counts the same nodes (keys included). */
+  ds = load_as("n.yaml", "a: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\n", &(struct gb_limits){.max_nodes = 5},
+               &d, &rc);
+  ck_assert_int_eq(rc, GC_ELIMIT);
+  ck_assert_msg_present(&d, "n.yaml:1:11: node count (after alias expansion) exceeds limit 5");
   gb_docset_free(ds);
   gc_diags_destroy(&d);
 }
