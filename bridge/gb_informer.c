@@ -305,27 +305,34 @@ static json_object *parse_text(const char *text, size_t len) {
   return o;
 }
 
-/* Deletes every entry not stamped with gen (objects gone during a relist). */
+/* Deletes every entry not stamped with gen (objects gone during a relist):
+ * unlinks them all in one pass under the lock, then tells the handler. */
 static void sweep(struct gb_informer *inf, uint32_t gen) {
-  for (;;) {
-    struct entry *victim = NULL;
-    pthread_rwlock_wrlock(&inf->cache_lock);
-    for (size_t i = 0; i < inf->n_buckets && !victim; i++)
-      for (struct entry **pp = &inf->buckets[i]; *pp; pp = &(*pp)->next)
-        if ((*pp)->gen != gen) {
-          victim = *pp;
-          *pp = victim->next;
-          inf->n_entries--;
-          inf->bytes -= e_size(victim);
-          break;
-        }
-    pthread_rwlock_unlock(&inf->cache_lock);
-    if (!victim)
-      return;
-    json_object *obj = parse_text(e_text(victim), victim->text_len);
-    deliver(inf, GB_INFORMER_DELETE, e_key(victim), obj, NULL);
+  struct entry *victims = NULL;
+  pthread_rwlock_wrlock(&inf->cache_lock);
+  for (size_t i = 0; i < inf->n_buckets; i++) {
+    struct entry **pp = &inf->buckets[i];
+    while (*pp) {
+      struct entry *e = *pp;
+      if (e->gen != gen) {
+        *pp = e->next;
+        inf->n_entries--;
+        inf->bytes -= e_size(e);
+        e->next = victims;
+        victims = e;
+      } else {
+        pp = &e->next;
+      }
+    }
+  }
+  pthread_rwlock_unlock(&inf->cache_lock);
+  while (victims) {
+    struct entry *v = victims;
+    victims = v->next;
+    json_object *obj = parse_text(e_text(v), v->text_len);
+    deliver(inf, GB_INFORMER_DELETE, e_key(v), obj, NULL);
     json_object_put(obj);
-    free(victim);
+    free(v);
   }
 }
 

@@ -721,9 +721,31 @@ int gb_kube_list(struct gb_kube_client *c, const char *collection_path,
     if (first && rv && json_object_object_get_ex(meta, "resourceVersion", &v))
       copy_str(rv, rv_cap, json_object_get_string(v));
     first = 0;
+    /* Items of built-in lists come without apiVersion and kind; fill them
+     * in from the list ("PodList" -> "Pod") so every object looks the same
+     * whether it came from a list or a watch. */
+    char kind[128] = "";
+    const char *api_version = NULL;
+    if (json_object_object_get_ex(page, "kind", &v) && json_object_is_type(v, json_type_string)) {
+      size_t kl = (size_t)json_object_get_string_len(v);
+      if (kl > 4 && kl < sizeof(kind) && !strcmp(json_object_get_string(v) + kl - 4, "List")) {
+        memcpy(kind, json_object_get_string(v), kl - 4);
+        kind[kl - 4] = 0;
+      }
+    }
+    if (json_object_object_get_ex(page, "apiVersion", &v) &&
+        json_object_is_type(v, json_type_string))
+      api_version = json_object_get_string(v);
     size_t n = json_object_is_type(items, json_type_array) ? json_object_array_length(items) : 0;
-    for (size_t i = 0; i < n && rc == GC_OK; i++)
-      rc = fn(arg, json_object_array_get_idx(items, i));
+    for (size_t i = 0; i < n && rc == GC_OK; i++) {
+      json_object *it = json_object_array_get_idx(items, i);
+      if (kind[0] && api_version && json_object_is_type(it, json_type_object) &&
+          !json_object_object_get_ex(it, "kind", NULL)) {
+        json_object_object_add(it, "apiVersion", json_object_new_string(api_version));
+        json_object_object_add(it, "kind", json_object_new_string(kind));
+      }
+      rc = fn(arg, it);
+    }
     free(cont);
     cont = NULL;
     if (rc == GC_OK && json_object_object_get_ex(meta, "continue", &v) &&

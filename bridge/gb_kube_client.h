@@ -199,6 +199,8 @@ struct gb_kube_list_opts {
 typedef int (*gb_kube_item_fn)(void *arg, json_object *obj);
 
 /* Lists a collection page by page (limit/continue), calling fn per item.
+ * Items lacking apiVersion and kind (built-in lists omit them) get the
+ * list's apiVersion and its kind without the "List" suffix.
  * On success rv (cap bytes) receives the list's metadata.resourceVersion. A
  * continue token that expired mid-list gives GC_EIO with a 410 error: the
  * caller restarts the list. */

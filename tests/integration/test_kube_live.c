@@ -475,6 +475,10 @@ START_TEST(list_watch_create_update_delete) {
   ck_assert_int_eq(gc_value_path(v, "spec.trainer.numNodes")->u.i, 8);
   ck_assert_ptr_null(gc_value_path(v, "metadata.managedFields"));
   ck_assert_int_eq(gb_informer_get_value(inf, "team-b", "job-3", a, &v), GC_ENOTFOUND);
+  /* Listed (never watched) objects carry apiVersion and kind too. */
+  ck_assert_int_eq(gb_informer_get_value(inf, "team-a", "job-2", a, &v), 0);
+  ck_assert_str_eq(gc_value_as_str(gc_map_get(v, "kind")), "TrainJob");
+  ck_assert_str_eq(gc_value_as_str(gc_map_get(v, "apiVersion")), "trainer.kubeflow.org/v1alpha1");
   gc_arena_free(a);
   char rv[64], uid[64];
   ck_assert_int_eq(gb_informer_get_meta(inf, "team-a", "job-4", rv, sizeof(rv), uid,
@@ -701,7 +705,23 @@ START_TEST(server_side_apply) {
 }
 END_TEST
 
+static int check_namespace_kind(void *arg, json_object *obj) {
+  json_object *k, *av;
+  (*(int *)arg)++;
+  ck_assert(json_object_object_get_ex(obj, "kind", &k));
+  ck_assert_str_eq(json_object_get_string(k), "Namespace");
+  ck_assert(json_object_object_get_ex(obj, "apiVersion", &av));
+  ck_assert_str_eq(json_object_get_string(av), "v1");
+  return 0;
+}
+
 START_TEST(paging_more_than_limit) {
+  int n_ns = 0;
+  struct gb_kube_list_opts two = {NULL, NULL, 2};
+  ck_assert_int_eq(gb_kube_list(cli, "/api/v1/namespaces", &two, check_namespace_kind, &n_ns,
+                                NULL, 0, NULL),
+                   0);
+  ck_assert_int_ge(n_ns, 6); /* four built-in namespaces and team-a, team-b */
   for (int i = 0; i < 23; i++) {
     char name[32];
     snprintf(name, sizeof(name), "job-%02d", i);
