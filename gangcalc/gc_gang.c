@@ -1346,7 +1346,6 @@ static const char *job_list(struct ctx *c, const struct job *jobs, size_t n, int
 
 static void compute_jobs(struct ctx *c, const struct tj_info *t, const struct rt_info *r,
                          struct job *jobs, size_t n) {
-  struct gc_gang *g = c->g;
   int have_trainer = 0;
   /* Trainer's runtime core: parallelism, or mlPolicy.numNodes for the
    * trainer step, then max(count, 1) in WithPodSet. */
@@ -1396,11 +1395,9 @@ static void compute_jobs(struct ctx *c, const struct tj_info *t, const struct rt
     if ((trainer && r->has_ml) || (r->mpi && r->rlan && !strcmp(jobs[i].name, "node")))
       merge_rpn(c, &jobs[i], t->rpn);
   }
-  (void)g;
 }
 
-static int build_gang(struct ctx *c, const struct tj_info *t, const struct rt_info *r,
-                      struct job *jobs, size_t n) {
+static int build_gang(struct ctx *c, const struct tj_info *t, struct job *jobs, size_t n) {
   struct gc_gang *g = c->g;
   g->podsets = gc_arena_alloc(c->a, n * sizeof(*g->podsets));
   struct gc_wave_job *wj = gc_arena_alloc(c->a, n * sizeof(*wj));
@@ -1539,7 +1536,6 @@ static int build_gang(struct ctx *c, const struct tj_info *t, const struct rt_in
            "\"%s\"); the PodGroup takes the last one, as Trainer does", g->priority_class, pc);
     g->priority_class = pc;
   }
-  (void)r;
   return GC_OK;
 }
 
@@ -1725,7 +1721,7 @@ int gc_gang_compute(const struct gc_value *trainjob, const struct gc_catalog *ru
     goto oom;
   if (c.errors)
     goto done;
-  rc = build_gang(&c, &t, &r, jobs, n);
+  rc = build_gang(&c, &t, jobs, n);
   if (rc == GC_ENOMEM || c.oom)
     goto oom;
 

@@ -383,6 +383,32 @@ START_TEST(explain_text) {
 }
 END_TEST
 
+START_TEST(explain_coscheduling_all) {
+  struct gb_test_run r;
+  const char *rt = gb_test_runtime(
+      CTR, "rt", "  podGroupPolicy: {coscheduling: {scheduleTimeoutSeconds: 0}}\n",
+      gb_test_job("node", NULL, 2, "[{name: node, resources: {requests: {cpu: 1}}}]", NULL,
+                  "          replicas: 2\n", NULL),
+      NULL);
+  gb_test_run_with(&r, gb_test_fmt("%s%s", rt, gb_test_trainjob("job", "rt", NULL)),
+                   GC_BACKEND_UNSET, GC_SCOPE_ALL);
+  ck_assert_int_eq(r.rc, 0);
+  char *text = NULL;
+  ck_assert_int_eq(gc_explain(r.g, &text), 0);
+  ck_assert_ptr_nonnull(strstr(text, "backend:         coscheduling (from the runtime's "
+                                     "podGroupPolicy)\n"));
+  ck_assert_ptr_nonnull(strstr(text, "gang scope:      all (every replicated job counted"));
+  ck_assert_ptr_nonnull(strstr(text, "2 (replicas 2)"));
+  ck_assert_ptr_nonnull(strstr(text, "schedule timeout:  60 s\n"));
+  ck_assert_ptr_nonnull(strstr(text, "pod binding:       label scheduling.x-k8s.io/pod-group=job"));
+  ck_assert_ptr_nonnull(strstr(text, "scheduleTimeoutSeconds is 0"));
+  ck_assert_ptr_null(strstr(text, "queue:"));
+  free(text);
+  ck_assert_int_eq(gc_explain(NULL, &text), GC_EUSAGE);
+  gb_test_run_free(&r);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("render");
   TCase *tc = tcase_create("core");
@@ -392,6 +418,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, render_without_uid_or_requests);
   tcase_add_test(tc, render_refuses_empty_gang);
   tcase_add_test(tc, explain_text);
+  tcase_add_test(tc, explain_coscheduling_all);
   suite_add_tcase(s, tc);
   return s;
 }
