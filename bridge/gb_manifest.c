@@ -84,8 +84,9 @@ void gb_docset_free(struct gb_docset *ds) {
 struct anchor {
   char *name; /* malloc'd */
   struct gc_value *value;
-  size_t nodes; /* nodes in the anchored subtree, aliases expanded */
-  size_t slot;  /* its position in the hash index */
+  size_t nodes;  /* nodes in the anchored subtree, aliases expanded */
+  size_t height; /* container levels in it (0 for a scalar) */
+  size_t slot;   /* its position in the hash index */
 };
 
 struct src {
@@ -102,6 +103,7 @@ struct src {
   int rc;          /* first error of this source */
   int doc_aliases; /* the current YAML document used an alias */
   size_t rejected; /* documents of this source dropped for errors */
+  size_t deepest;  /* deepest container level reached in the current node */
 };
 
 static int src_fail(struct src *s, int rc) {
@@ -601,13 +603,15 @@ static int anchor_index_grow(struct src *s) {
 /* Defines (or redefines: the latest definition wins) an anchor.  Lookups
  * go through a hash index so a document with a million anchors and aliases
  * stays linear. */
-static int anchor_add(struct src *s, const char *name, struct gc_value *v, size_t nodes) {
+static int anchor_add(struct src *s, const char *name, struct gc_value *v, size_t nodes,
+                      size_t height) {
   if (s->nanchors >= UINT32_MAX - 1 || anchor_index_grow(s))
     return GC_ENOMEM;
   uint32_t *slot = anchor_slot(s, name);
   if (*slot) {
     s->anchors[*slot - 1].value = v;
     s->anchors[*slot - 1].nodes = nodes;
+    s->anchors[*slot - 1].height = height;
     return GC_OK;
   }
   if (s->nanchors == s->capanchors) {
@@ -625,6 +629,7 @@ static int anchor_add(struct src *s, const char *name, struct gc_value *v, size_
   an->name = copy;
   an->value = v;
   an->nodes = nodes;
+  an->height = height;
   an->slot = (size_t)(slot - s->slots);
   *slot = (uint32_t)s->nanchors;
   return GC_OK;
@@ -862,8 +867,10 @@ static int ynode(struct ybuild *y, yaml_event_t *ev, size_t depth, struct gc_val
   uint32_t line = ev_line(ev), col = ev_col(ev);
   const char *anchor = NULL;
   size_t before = s->nodes;
+  size_t outer_deepest = s->deepest;
   int rc = GC_OK;
   struct gc_value *v = NULL;
+  s->deepest = depth;
   switch (ev->type) {
   case YAML_ALIAS_EVENT: {
     struct anchor *an = anchor_find(s, (const char *)ev->data.alias.anchor);
@@ -872,6 +879,14 @@ static int ynode(struct ybuild *y, yaml_event_t *ev, size_t depth, struct gc_val
                    (const char *)ev->data.alias.anchor);
       break;
     }
+    /* An alias puts the whole anchored subtree here, so the depth bound
+     * must hold for it too (else chained aliases would nest without end). */
+    if (depth + an->height > s->ds->limits.max_depth) {
+      rc = src_err(s, GC_ELIMIT, line, col, "nesting depth exceeds limit %zu",
+                   s->ds->limits.max_depth);
+      break;
+    }
+    s->deepest = depth + an->height;
     if ((rc = count_node(s, an->nodes, line, col)))
       break;
     /* Shared for now, so an alias bomb costs nothing before the node count
@@ -898,6 +913,7 @@ static int ynode(struct ybuild *y, yaml_event_t *ev, size_t depth, struct gc_val
     }
     if ((rc = count_node(s, 1, line, col)))
       break;
+    s->deepest = depth + 1;
     if (ev->type == YAML_SEQUENCE_START_EVENT)
       rc = ysequence(y, ev, depth + 1, &v);
     else
@@ -905,8 +921,10 @@ static int ynode(struct ybuild *y, yaml_event_t *ev, size_t depth, struct gc_val
     break;
   default: rc = src_err(s, GC_EINVAL, line, col, "unexpected YAML event"); break;
   }
-  if (!rc && anchor && anchor_add(s, anchor, v, s->nodes - before))
+  if (!rc && anchor && anchor_add(s, anchor, v, s->nodes - before, s->deepest - depth))
     rc = src_oom(s, line, col);
+  if (s->deepest < outer_deepest)
+    s->deepest = outer_deepest;
   yaml_event_delete(ev);
   if (!rc)
     *out = v;

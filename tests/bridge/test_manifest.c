@@ -728,6 +728,33 @@ START_TEST(test_limit_depth) {
   gb_docset_free(ds);
   gc_diags_destroy(&d);
 
+  /* Aliases cannot nest past the bound either. */
+  ds = load_as("alias.yaml", "a: &a [[1]]\nb: [*a]\n", &l, &d, &rc);
+  ck_assert_int_eq(rc, GC_ELIMIT); /* b: map 1, seq 2, a's 2 levels: 4 */
+  ck_assert_msg_present(&d, "alias.yaml:2:5: nesting depth exceeds limit 3");
+  gb_docset_free(ds);
+  gc_diags_destroy(&d);
+  ds = load_as("alias.yaml", "a: &a [[1]]\nb: *a\nc: &c {x: *a}\n", &l, &d, &rc);
+  ck_assert_int_eq(rc, GC_ELIMIT); /* c: map 1, {x} 2, a's 2 levels: 4 */
+  ck_assert_msg_present(&d, "alias.yaml:3:11: nesting depth exceeds limit 3");
+  gb_docset_free(ds);
+  gc_diags_destroy(&d);
+  ds = load_as("alias.yaml", "a: &a [[1]]\nb: *a\nc: &c {x: 1}\nd: {y: *c}\n", &l, &d, &rc);
+  ck_assert_int_eq(rc, 0);
+  gb_docset_free(ds);
+  gc_diags_destroy(&d);
+
+  /* A chain of aliases, each one level deeper, with the default bound. */
+  char chain[8192];
+  size_t o = (size_t)snprintf(chain, sizeof(chain), "a0: &a0 [x]\n");
+  for (int i = 1; i < 100; i++)
+    o += (size_t)snprintf(chain + o, sizeof(chain) - o, "a%d: &a%d [*a%d]\n", i, i, i - 1);
+  ds = load_as("chain.yaml", chain, NULL, &d, &rc);
+  ck_assert_int_eq(rc, GC_ELIMIT);
+  ck_assert_msg_present(&d, "chain.yaml:64:12: nesting depth exceeds limit 64");
+  gb_docset_free(ds);
+  gc_diags_destroy(&d);
+
   /* Far deeper than the limit: json-c's own depth check fires. */
   char deep[4096];
   size_t n = 0;
