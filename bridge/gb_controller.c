@@ -30,6 +30,7 @@
 #include "gb_http.h"
 #include "gb_informer.h"
 #include "gb_kube_discovery.h"
+#include "gb_leader.h"
 #include "gb_log.h"
 #include "gb_reconcile.h"
 #include "gb_rpc_server.h"
@@ -876,7 +877,84 @@ struct serve_run {
   struct gb_http *probes, *hook;
   struct gb_rpc_service *rpc_svc;
   struct gb_rpc_server *rpc;
+  struct gb_kube_client *lease_client; /* the elector's own client (short timeouts) */
+  struct gb_leader *leader;
+  struct gb_metric *transitions;
 };
+
+static void on_started_leading(void *arg) {
+  struct serve_run *r = arg;
+  gb_log(GB_LOG_INFO, "started leading: re-queueing every TrainJob", "identity",
+         gb_leader_identity(r->leader), NULL);
+  if (r->ctrl)
+    gb_controller_resync(r->ctrl);
+}
+
+static void on_stopped_leading(void *arg) {
+  struct serve_run *r = arg;
+  gb_log(GB_LOG_WARN, "stopped leading: no more writes", "identity",
+         gb_leader_identity(r->leader), NULL);
+}
+
+static void on_new_leader(void *arg, const char *identity) {
+  (void)arg;
+  gb_log(GB_LOG_INFO, "leader observed", "holder", *identity ? identity : "(none)", NULL);
+}
+
+static int elector_alive(void *ctx, char *reason, size_t size) {
+  struct serve_run *r = ctx;
+  struct gb_leader_status st;
+  gb_leader_snapshot(r->leader, &st);
+  if (st.alive)
+    return 0;
+  snprintf(reason, size, "the leader elector has stopped");
+  return 1;
+}
+
+/* Creates (not starts) the elector with its own client: a request timeout of
+ * one retry period and no client retries, so a hung request cannot eat the
+ * renew window unseen. */
+static int leader_create(struct serve_run *r, struct gc_diags *d) {
+  const struct gb_config *cfg = &r->cfg;
+  struct gb_kube_client_opts ko;
+  memset(&ko, 0, sizeof(ko));
+  ko.qps = -1;
+  ko.connect_timeout_ms = (long)(cfg->retry_period_s * 1000);
+  ko.request_timeout_ms = (long)(cfg->retry_period_s * 1000);
+  ko.max_retries = -1;
+  ko.max_handles = 2;
+  ko.user_agent = "gangbridge/" GB_VERSION " leader-election";
+  ko.on_latency = on_api_latency;
+  ko.latency_arg = &r->sm;
+  int rc = gb_kube_client_new(r->kcfg, &ko, &r->lease_client, d);
+  if (rc)
+    return rc;
+  if ((rc = gb_leader_metrics_register(r->reg, &r->transitions, d)))
+    return rc;
+  const char *ns = cfg->lease_namespace;
+  if (!*ns)
+    ns = getenv("POD_NAMESPACE");
+  if (!ns || !*ns)
+    ns = r->kcfg->namespace && *r->kcfg->namespace ? r->kcfg->namespace : "default";
+  const char *id = getenv("POD_NAME");
+  struct gb_leader_config lc;
+  memset(&lc, 0, sizeof(lc));
+  lc.lease_namespace = ns;
+  lc.lease_name = cfg->lease_name;
+  lc.identity = id && *id ? id : NULL;
+  lc.lease_duration_s = cfg->lease_duration_s;
+  lc.renew_deadline_s = cfg->renew_deadline_s;
+  lc.retry_period_s = cfg->retry_period_s;
+  lc.leader_gauge = r->sm.leader;
+  lc.transitions = r->transitions;
+  lc.errors = r->sm.errors;
+  struct gb_leader_callbacks cb = {on_started_leading, on_stopped_leading, on_new_leader, r};
+  if ((rc = gb_leader_new(&lc, r->lease_client, &cb, &r->leader, d)))
+    return rc;
+  gb_log(GB_LOG_INFO, "leader election", "lease", ns, "name", cfg->lease_name, "identity",
+         gb_leader_identity(r->leader), NULL);
+  return gb_health_add_check(r->health, GB_HEALTH_READY, "leader-elector", elector_alive, r);
+}
 
 static int start_http(const char *name, const char *addr, const char *cert, const char *key,
                       unsigned threads, const struct gb_http_route *routes, size_t n,
@@ -925,14 +1003,21 @@ static int serve_start(struct serve_run *r, struct gc_diags *d) {
     return rc;
   gb_log(GB_LOG_INFO, "kubernetes API", "server", r->kcfg->server, "source", r->kcfg->source,
          NULL);
+  if (cfg->leader_elect && (rc = leader_create(r, d)))
+    return rc;
   struct gb_controller_opts co = {cfg, r->client, &r->sm, NULL, NULL};
+  if (r->leader) {
+    co.is_leader = gb_leader_is_leader_fn;
+    co.leader_ctx = r->leader;
+  }
   if ((rc = gb_controller_new(&co, &r->ctrl, d)))
     return rc;
   if ((rc = gb_metrics_add_collector(r->reg, gb_controller_collect, r->ctrl)) ||
       (rc = gb_health_add_check(r->health, GB_HEALTH_READY, "informers-synced",
                                 gb_controller_ready_check, r->ctrl)))
     return rc;
-  gb_gauge_set(r->sm.leader, NULL, 1);
+  if (!r->leader)
+    gb_gauge_set(r->sm.leader, NULL, 1); /* a single replica always leads */
 
   struct gb_http_route routes[4];
   size_t n = gb_health_routes(r->health, routes, 4);
@@ -973,7 +1058,9 @@ static int serve_start(struct serve_run *r, struct gc_diags *d) {
     snprintf(p, sizeof(p), "%d", gb_rpc_server_port(r->rpc));
     gb_log(GB_LOG_INFO, "grpc listening", "address", cfg->grpc_address, "port", p, NULL);
   }
-  return gb_controller_start(r->ctrl);
+  if ((rc = gb_controller_start(r->ctrl)))
+    return rc;
+  return r->leader ? gb_leader_start(r->leader) : 0;
 }
 
 static void serve_stop(struct serve_run *r) {
@@ -985,6 +1072,11 @@ static void serve_stop(struct serve_run *r) {
   gb_http_stop(r->probes);
   gb_rpc_server_free(r->rpc);
   gb_rpc_service_free(r->rpc_svc);
+  /* Workers first (no write after this), then release the lease so a
+   * standby takes over at once. */
+  gb_controller_stop(r->ctrl);
+  gb_leader_free(r->leader);
+  gb_kube_client_free(r->lease_client);
   gb_controller_free(r->ctrl);
   gb_kube_client_free(r->client);
   gb_kube_config_free(r->kcfg);
@@ -1021,12 +1113,6 @@ int gb_controller_serve(int argc, char **argv) {
   if (rc == 2) {
     gb_config_write(&r.cfg, stdout);
     status = GB_EXIT_OK;
-    goto out;
-  }
-  if (r.cfg.leader_elect) {
-    fprintf(stderr, "gangbridge serve: leaderElection.enabled: leader election is not part of "
-                    "this build yet; run one replica with it disabled\n");
-    status = GB_EXIT_INPUT;
     goto out;
   }
   gb_log_set_level(r.cfg.log_level);

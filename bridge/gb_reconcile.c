@@ -476,7 +476,7 @@ static int queue_lookup(void *ctx, const char *name, const char **state, struct 
 
 static void emit(struct gb_rc_env *env, const struct gc_value *tj, const char *type,
                  const char *reason, const char *msg) {
-  if (!env->events)
+  if (!env->events || !leader(env))
     return;
   struct gb_event_ref ref = {GC_TRAINER_API, "TrainJob", str_at(tj, "metadata.namespace"),
                              str_at(tj, "metadata.name"), str_at(tj, "metadata.uid")};
@@ -609,6 +609,10 @@ void gb_reconcile_run(struct gb_rc_env *env, const char *key, int attempts,
   char path[1024], ebuf[1200];
   for (size_t i = 0; i < plan.n_del; i++) {
     gb_kube_error_clear(&e);
+    if (!leader(env)) { /* the lease may be lost at any moment: check before each write */
+      result(res, GB_RC_SKIPPED, NULL, "lost the leadership: no writes");
+      goto out;
+    }
     if ((rc = podgroup_path(path, sizeof(path), plan.del[i], ns, name)))
       break;
     rc = gb_kube_delete(env->client, path, NULL, plan.del_uid[i], &e);
@@ -632,6 +636,11 @@ void gb_reconcile_run(struct gb_rc_env *env, const char *key, int attempts,
       goto out;
     }
     gb_kube_error_clear(&e);
+    if (!leader(env)) {
+      json_object_put(obj);
+      result(res, GB_RC_SKIPPED, NULL, "lost the leadership: no writes");
+      goto out;
+    }
     rc = podgroup_path(path, sizeof(path), plan.backend, ns, name);
     if (!rc)
       rc = gb_kube_apply(env->client, path, obj, GB_FIELD_MANAGER, 0, NULL, &e);

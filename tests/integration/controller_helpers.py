@@ -198,12 +198,23 @@ class Env:
         return doc["items"] if doc.get("kind") == "List" else [doc]
 
 
+# spec fields the CRD schemas default (the API server adds them to what was applied).
+CRD_DEFAULTS = {"scheduling.volcano.sh/v1beta1": {"queue": "default"}}
+
+
 def same_as_render(pg, rendered):
-    """The PodGroup served carries exactly what render produced (server fields aside)."""
+    """The PodGroup served carries exactly what render produced, apart from server fields
+    and spec fields the CRD schema defaults."""
     problems = []
-    for k in ("apiVersion", "kind", "spec"):
+    for k in ("apiVersion", "kind"):
         if pg.get(k) != rendered.get(k):
             problems.append("%s: served %r, rendered %r" % (k, pg.get(k), rendered.get(k)))
+    spec = dict(pg.get("spec") or {})
+    for k, v in CRD_DEFAULTS.get(pg.get("apiVersion"), {}).items():
+        if k not in rendered.get("spec", {}) and spec.get(k) == v:
+            del spec[k]
+    if spec != rendered.get("spec"):
+        problems.append("spec: served %r, rendered %r" % (pg.get("spec"), rendered.get("spec")))
     for k in ("name", "namespace", "labels", "annotations", "ownerReferences"):
         if pg["metadata"].get(k) != rendered["metadata"].get(k):
             problems.append("metadata.%s: served %r, rendered %r"

@@ -82,7 +82,7 @@ def test_running_left_alone(env):
     env.merge_patch(TJ_API, "TrainingRuntime", ns, "torch", {"spec": {"template": {
         "metadata": {"annotations": {"scheduling.volcano.sh/queue-name": "other"}}}}})
     time.sleep(1.5)
-    if env.podgroup("volcano", ns, "job")["spec"].get("queue"):
+    if env.podgroup("volcano", ns, "job")["spec"].get("queue") == "other":
         fail("a running PodGroup was re-rendered")
     body = env.http_get("/metrics")[1]
     if "gangbridge_gang_time_to_schedule_seconds_count{backend=\"volcano\"}" not in body:
