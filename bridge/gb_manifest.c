@@ -426,6 +426,16 @@ static int ends_with(const char *s, size_t len, const char *suffix) {
  * with an items array; kind List with no items is an empty list).  Items of
  * a typed list (PodList) that lack kind/apiVersion get them from the list,
  * as the API server's list decoding does. */
+/* Counts n more nodes for the current source against max_nodes. */
+static int count_node(struct src *s, size_t n, uint32_t line, uint32_t col) {
+  size_t max = s->ds->limits.max_nodes;
+  if (n > max || s->nodes > max - n)
+    return src_err(s, GC_ELIMIT, line, col, "node count (after alias expansion) exceeds limit %zu",
+                   max);
+  s->nodes += n;
+  return GC_OK;
+}
+
 /* Rejected documents count against the document bound too, so a stream of
  * millions of bad documents stops early instead of producing millions of
  * errors.  Returns 0 or GC_ELIMIT (reported). */
@@ -455,6 +465,12 @@ static int add_document(struct src *s, struct gc_value *root, int depth) {
       for (size_t i = 0; i < items->len; i++) {
         struct gc_value *it = items->u.items[i];
         if (it && it->type == GC_MAP && !plain_list) {
+          /* Filled fields count as nodes (key and value) like any other. */
+          int need = (!gc_map_get(it, "kind") ? 2 : 0) +
+                     (api && !gc_map_get(it, "apiVersion") ? 2 : 0);
+          int crc = need ? count_node(s, (size_t)need, it->line, it->col) : GC_OK;
+          if (crc)
+            return crc;
           if (!gc_map_get(it, "kind")) {
             struct gc_value *k = gc_value_str(s->ds->arena, kind->u.s, kind->len - 4);
             if (!k || gc_map_append(s->ds->arena, it, "kind", 4, k))
@@ -528,14 +544,6 @@ static int ynext(struct ybuild *y, yaml_event_t *ev) {
 static uint32_t ev_line(const yaml_event_t *ev) { return (uint32_t)ev->start_mark.line + 1; }
 static uint32_t ev_col(const yaml_event_t *ev) { return (uint32_t)ev->start_mark.column + 1; }
 
-static int count_node(struct src *s, size_t n, uint32_t line, uint32_t col) {
-  size_t max = s->ds->limits.max_nodes;
-  if (n > max || s->nodes > max - n)
-    return src_err(s, GC_ELIMIT, line, col, "node count (after alias expansion) exceeds limit %zu",
-                   max);
-  s->nodes += n;
-  return GC_OK;
-}
 
 /* Copies the nodes of an anchored tree for an alias.  Nodes are copied, so
  * a consumer that edits one place never edits another; string bytes, texts

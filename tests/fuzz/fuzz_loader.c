@@ -5,7 +5,7 @@
  * alias-bomb inputs hit the bounds quickly).  Properties checked:
  *   - loading never crashes, leaks or hangs, and returns 0 exactly when no
  *     error message was recorded; every message starts with "fuzz:";
- *   - every loaded document is a map;
+ *   - every loaded document is a map within the depth and node bounds;
  *   - every document emits as YAML, and the YAML loads back (with default
  *     limits) into equal trees; documents without Inf/NaN also emit as
  *     JSON (pretty and compact) and load back equal.
@@ -79,6 +79,28 @@ static int same(const struct gc_value *x, const struct gc_value *y) {
   return gc_value_equal(x, y);
 }
 
+/* Container depth of v (a scalar is 0) and its node count, keys included. */
+static size_t tree_depth(const struct gc_value *v, size_t *nodes) {
+  size_t d = 0;
+  (*nodes)++;
+  if (v->type == GC_SEQ) {
+    for (size_t i = 0; i < v->len; i++) {
+      size_t c = tree_depth(v->u.items[i], nodes);
+      d = c > d ? c : d;
+    }
+    return d + 1;
+  }
+  if (v->type == GC_MAP) {
+    for (size_t i = 0; i < v->len; i++) {
+      (*nodes)++;
+      size_t c = tree_depth(v->u.members[i].value, nodes);
+      d = c > d ? c : d;
+    }
+    return d + 1;
+  }
+  return 0;
+}
+
 static void fail(const char *what, const char *text) {
   fprintf(stderr, "fuzz_loader: %s\n%s\n", what, text ? text : "");
   abort();
@@ -129,6 +151,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     roots[i] = ds->docs[i].root;
     if (!roots[i] || roots[i]->type != GC_MAP)
       fail("a document is not a map", NULL);
+    size_t nodes = 0;
+    if (tree_depth(roots[i], &nodes) > l.max_depth)
+      fail("a document is deeper than the bound", NULL);
+    if (nodes > l.max_nodes)
+      fail("a document has more nodes than the bound", NULL);
   }
   char *out = NULL;
   size_t len = 0;
