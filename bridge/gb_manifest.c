@@ -422,10 +422,6 @@ static int ends_with(const char *s, size_t len, const char *suffix) {
   return len >= sl && memcmp(s + len - sl, suffix, sl) == 0;
 }
 
-/* Adds a document, unpacking kubectl List objects (kind ending in "List"
- * with an items array; kind List with no items is an empty list).  Items of
- * a typed list (PodList) that lack kind/apiVersion get them from the list,
- * as the API server's list decoding does. */
 /* Counts n more nodes for the current source against max_nodes. */
 static int count_node(struct src *s, size_t n, uint32_t line, uint32_t col) {
   size_t max = s->ds->limits.max_nodes;
@@ -448,6 +444,10 @@ static int reject_document(struct src *s, uint32_t line, uint32_t col) {
   return GC_OK;
 }
 
+/* Adds a document, unpacking kubectl List objects (kind ending in "List"
+ * with an items array; kind List with no items is an empty list).  Items of
+ * a typed list (PodList) that lack kind/apiVersion get them from the list,
+ * as the API server's list decoding does. */
 static int add_document(struct src *s, struct gc_value *root, int depth) {
   if (!root || root->type != GC_MAP) {
     uint32_t line = root ? root->line : 1, col = root ? root->col : 1;
