@@ -11,6 +11,8 @@
 
 #include "gb_manifest.h"
 #include "gc_diag.h"
+#include "gc_quantity.h"
+#include "gc_resources.h"
 #include "tp_gang.h"
 #include "tp_place.h"
 #include "tp_snapshot.h"
@@ -288,8 +290,17 @@ START_TEST(after_updates) {
   struct tp_gang g = gang1(&f, 4, 1);
   struct tp_result r = eval(&f, &g, TP_MODE_HARD, 1, TP_PROFILE_BESTFIT);
   ck_assert_str_eq(r.domain_name, "r1");
-  /* a1 loses 3 GPUs: r1 holds 3 now, so r2 is the only tier-1 fit. */
-  ck_assert_int_eq(tp_snapshot_set_free(f.s, "a1", "nvidia.com/gpu", 1), 0);
+  /* a1 loses 3 GPUs (as quantities: the gRPC "free" update): r1 holds 3
+   * now, so r2 is the only tier-1 fit. */
+  struct gc_reslist fl = GC_RESLIST_INIT;
+  struct gc_quantity q;
+  ck_assert_int_eq(gc_quantity_parse("1", 1, &q), 0);
+  ck_assert_int_eq(gc_reslist_set(f.a, &fl, "nvidia.com/gpu", &q), 0);
+  ck_assert_int_eq(gc_quantity_parse("4500m", 5, &q), 0);
+  ck_assert_int_eq(gc_reslist_set(f.a, &fl, "cpu", &q), 0);
+  ck_assert_int_eq(tp_snapshot_set_free_list(f.s, "a1", &fl, &f.d), 0);
+  ck_assert_int_eq(f.s->free[tp_snapshot_resource(f.s, "cpu")][tp_snapshot_node(f.s, "a1")], 4500);
+  ck_assert_int_eq(tp_snapshot_set_free_list(f.s, "zz", &fl, &f.d), GC_ENOTFOUND);
   r = eval(&f, &g, TP_MODE_HARD, 1, TP_PROFILE_BESTFIT);
   ck_assert_str_eq(r.domain_name, "r2");
   /* b1 and b2 leave: no rack fits any more, the cluster still does. */
