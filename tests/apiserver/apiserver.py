@@ -805,6 +805,7 @@ class Api:
         self.stats = Stats()
         self.bookmark_interval = opts.bookmark_interval
         self.expired_mode = opts.expired_watch
+        self.schema_defaults = not opts.no_defaults
         self.down_until = 0.0
         self.gc_thread = threading.Thread(target=self._gc_loop, name="gc", daemon=True)
         self.gc_thread.start()
@@ -1059,7 +1060,8 @@ class Api:
         vschema.validate_meta(meta, rt.namespaced, rt.gr == NS_RT_KEY, errs)
         unknown = []
         if rt.schema is not None:
-            obj = vschema.validate_object(obj, rt.schema, errs, unknown)
+            obj = vschema.validate_object(obj, rt.schema, errs, unknown,
+                                          defaults=self.schema_defaults)
         if rt.gr == CRD_RT_KEY and isinstance(meta, dict) and not errs:
             spec = obj.get("spec") or {}
             names = spec.get("names") or {}
@@ -2308,9 +2310,12 @@ class Handler(BaseHTTPRequestHandler):
                 api.expired_mode = data["expired_watch"]
             if "gc_delay" in data:
                 api.store.gc_delay = float(data["gc_delay"])
+            if "schema_defaults" in data:
+                api.schema_defaults = bool(data["schema_defaults"])
             return self._json({"bookmark_interval": api.bookmark_interval,
                                "history": api.store.window, "expired_watch": api.expired_mode,
-                               "gc_delay": api.store.gc_delay})
+                               "gc_delay": api.store.gc_delay,
+                               "schema_defaults": api.schema_defaults})
         raise err_path()
 
     def _signal_watchers(self, what):
@@ -2437,6 +2442,7 @@ class Options:
         self.tls_key = None
         self.client_ca = None
         self.crds = []
+        self.no_defaults = False
         self.address = ""
         self.__dict__.update(kw)
 
@@ -2527,6 +2533,8 @@ def main(argv=None):
                          "in-stream ERROR event")
     ap.add_argument("--gc-delay", type=float, default=0.0,
                     help="seconds the garbage collector waits before each item")
+    ap.add_argument("--no-defaults", action="store_true",
+                    help="do not apply CRD schema defaults (a deviation from real servers)")
     ap.add_argument("--crd", action="append", default=[], metavar="PATH",
                     help="install the CRDs of this YAML file or directory at start "
                          "(repeatable)")
@@ -2556,7 +2564,7 @@ def main(argv=None):
         ap.error("--tls-cert and --tls-key go together")
     opts = Options(host=a.host, port=a.port, state_file=a.state_file, history=a.history,
                    bookmark_interval=a.bookmark_interval, expired_watch=a.expired_watch,
-                   gc_delay=a.gc_delay, crds=a.crd,
+                   gc_delay=a.gc_delay, crds=a.crd, no_defaults=a.no_defaults,
                    verbose=a.verbose or os.environ.get("GB_APISERVER_VERBOSE") == "1",
                    token=a.token, tls_cert=a.tls_cert,
                    tls_key=a.tls_key, client_ca=a.client_ca)

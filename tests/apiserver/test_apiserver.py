@@ -275,6 +275,15 @@ class TestWrites(ServerCase):
         self.assertEqual(r.json["spec"]["queue"], "default")
         self.assertNotIn("f:queue", r.json["metadata"]["managedFields"][0]["fieldsV1"]["f:spec"])
 
+    def test_schema_defaults_can_be_disabled(self):
+        self.c.control("settings", {"schema_defaults": False})
+        try:
+            a = self.create(tj_path(), trainjob("nodflt"))
+            self.assertNotIn("managedBy", a["spec"])
+        finally:
+            self.c.control("settings", {"schema_defaults": True})
+        self.assertIn("managedBy", self.create(tj_path(), trainjob("dflt2"))["spec"])
+
     def test_metadata_and_rv(self):
         a = self.create(tj_path(), trainjob("m1"))
         b = self.create(tj_path(), trainjob("m2"))
