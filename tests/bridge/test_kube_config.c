@@ -252,6 +252,35 @@ START_TEST(missing_file_and_kubeconfig_env) {
 }
 END_TEST
 
+START_TEST(home_kube_config_fallback) {
+  char dir[300], path[320];
+  snprintf(dir, sizeof(dir), "%s/.kube", tmpdir);
+  ck_assert_int_eq(mkdir(dir, 0700), 0);
+  snprintf(path, sizeof(path), "%s/config", dir);
+  FILE *f = fopen(path, "w");
+  fputs(BASE "users:\n- name: u1\n  user:\n    token: from-home\n", f);
+  fclose(f);
+  unsetenv("KUBECONFIG");
+  unsetenv("KUBERNETES_SERVICE_HOST");
+  char *old_home = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
+  setenv("HOME", tmpdir, 1);
+  struct gb_kube_config *c = NULL;
+  struct gc_diags d;
+  gc_diags_init(&d);
+  int rc = gb_kube_config_load(NULL, "dev", &c, &d);
+  if (old_home)
+    setenv("HOME", old_home, 1);
+  free(old_home);
+  ck_assert_msg(rc == 0, "%s", d.n ? d.msgs[0] : "");
+  ck_assert_str_eq(c->token, "from-home");
+  ck_assert_str_eq(c->source, path);
+  gb_kube_config_free(c);
+  unlink(path);
+  rmdir(dir);
+  gc_diags_destroy(&d);
+}
+END_TEST
+
 START_TEST(in_cluster_env_and_ipv6) {
   struct gb_kube_config *c = NULL;
   struct gc_diags d;
@@ -387,6 +416,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, bad_inputs_name_file_and_field);
   tcase_add_test(tc, bad_structure);
   tcase_add_test(tc, missing_file_and_kubeconfig_env);
+  tcase_add_test(tc, home_kube_config_fallback);
   tcase_add_test(tc, in_cluster_env_and_ipv6);
   tcase_add_test(tc, in_cluster_token_rotation);
   tcase_add_test(tc, base64);
