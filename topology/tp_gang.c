@@ -207,7 +207,9 @@ int tp_gang_from_gc(struct gc_arena *a, const struct gc_gang *g, struct tp_gang 
     const struct gc_podset *p = &g->podsets[i];
     if (p->binding != GC_BIND_COUNTED)
       continue;
-    int64_t pods = (int64_t)p->count * (p->replicas > 0 ? p->replicas : 1);
+    /* The gang's own count (what minMember sums), not count x replicas:
+     * gangcalc follows Trainer, which counts one child Job's pods. */
+    int64_t pods = p->count;
     if (pods <= 0)
       continue;
     if (out->n_sets >= TP_MAX_PODSETS || pods > TP_MAX_SET_PODS) {

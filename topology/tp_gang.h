@@ -69,7 +69,8 @@ int tp_gang_from_doc(struct gc_arena *a, const struct gc_value *doc, const char 
                      struct tp_gang *out, struct gc_diags *diags);
 
 /* Converts the counted pod sets of a gangcalc gang (binding GC_BIND_COUNTED,
- * count x replicas pods each) and its network topology policy. */
+ * `count` pods each, as minMember counts them) and its network topology
+ * policy. */
 int tp_gang_from_gc(struct gc_arena *a, const struct gc_gang *g, struct tp_gang *out,
                     struct gc_diags *diags);
 
