@@ -599,7 +599,9 @@ void gb_reconcile_run(struct gb_rc_env *env, const char *key, int attempts,
     goto out;
   }
   if (!leader(env)) {
-    result(res, GB_RC_SKIPPED, NULL, "not the leader: no writes");
+    res->action = GB_RC_SKIP;
+    result(res, GB_RC_SKIPPED, NULL, "not the leader: no writes (would %s)",
+           gb_rc_action_name(plan.action));
     goto out;
   }
   for (size_t i = 0; i < plan.n_events; i++)
@@ -610,6 +612,7 @@ void gb_reconcile_run(struct gb_rc_env *env, const char *key, int attempts,
   for (size_t i = 0; i < plan.n_del; i++) {
     gb_kube_error_clear(&e);
     if (!leader(env)) { /* the lease may be lost at any moment: check before each write */
+      res->action = GB_RC_SKIP;
       result(res, GB_RC_SKIPPED, NULL, "lost the leadership: no writes");
       goto out;
     }
@@ -638,6 +641,7 @@ void gb_reconcile_run(struct gb_rc_env *env, const char *key, int attempts,
     gb_kube_error_clear(&e);
     if (!leader(env)) {
       json_object_put(obj);
+      res->action = GB_RC_SKIP;
       result(res, GB_RC_SKIPPED, NULL, "lost the leadership: no writes");
       goto out;
     }
