@@ -600,6 +600,11 @@ int gb_kube_create(struct gb_kube_client *c, const char *collection_path, json_o
   return send_json(c, GB_KUBE_CREATE, "POST", collection_path, "application/json", obj, out, e);
 }
 
+int gb_kube_update(struct gb_kube_client *c, const char *path, json_object *obj,
+                   json_object **out, struct gb_kube_error *e) {
+  return send_json(c, GB_KUBE_UPDATE, "PUT", path, "application/json", obj, out, e);
+}
+
 int gb_kube_merge_patch(struct gb_kube_client *c, const char *path, json_object *patch,
                         json_object **out, struct gb_kube_error *e) {
   return send_json(c, GB_KUBE_PATCH, "PATCH", path, "application/merge-patch+json", patch, out,

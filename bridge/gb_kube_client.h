@@ -171,6 +171,12 @@ int gb_kube_get(struct gb_kube_client *c, const char *path, json_object **out,
 int gb_kube_create(struct gb_kube_client *c, const char *collection_path, json_object *obj,
                    json_object **out, struct gb_kube_error *e);
 
+/* Replaces an object (PUT).  With metadata.resourceVersion set in obj this
+ * is an optimistic-concurrency write: a stale version gives GC_EIO with
+ * e->http 409 (reason "Conflict"), which is what a Lease renewal needs. */
+int gb_kube_update(struct gb_kube_client *c, const char *path, json_object *obj,
+                   json_object **out, struct gb_kube_error *e);
+
 /* JSON merge patch (application/merge-patch+json). */
 int gb_kube_merge_patch(struct gb_kube_client *c, const char *path, json_object *patch,
                         json_object **out, struct gb_kube_error *e);

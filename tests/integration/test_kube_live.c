@@ -705,6 +705,42 @@ START_TEST(server_side_apply) {
 }
 END_TEST
 
+START_TEST(update_with_resource_version_conflicts) {
+  /* A Lease as leader election uses it: create, renew with the current
+   * resourceVersion, and a stale renewal is a 409 Conflict. */
+  char coll[256], path[256];
+  gb_kube_path(coll, sizeof(coll), "coordination.k8s.io", "v1", "leases", "team-a", NULL);
+  gb_kube_path(path, sizeof(path), "coordination.k8s.io", "v1", "leases", "team-a", "gangbridge");
+  json_object *lease = json_tokener_parse(
+      "{\"apiVersion\":\"coordination.k8s.io/v1\",\"kind\":\"Lease\",\"metadata\":{\"name\":"
+      "\"gangbridge\",\"namespace\":\"team-a\"},\"spec\":{\"holderIdentity\":\"a\","
+      "\"leaseDurationSeconds\":15}}");
+  json_object *created = NULL, *renewed = NULL, *out = NULL;
+  struct gb_kube_error e;
+  ck_assert_int_eq(gb_kube_create(cli, coll, lease, &created, &e), 0);
+  json_object_put(lease);
+  /* Renew from what we read. */
+  json_object *spec;
+  ck_assert(json_object_object_get_ex(created, "spec", &spec));
+  json_object_object_add(spec, "holderIdentity", json_object_new_string("b"));
+  ck_assert_int_eq(gb_kube_update(cli, path, created, &renewed, &e), 0);
+  ck_assert_str_ne(gb_kube_meta_str(renewed, "resourceVersion"),
+                   gb_kube_meta_str(created, "resourceVersion"));
+  /* The same stale copy again: conflict, not retried. */
+  struct gb_kube_stats before, after;
+  gb_kube_client_stats(cli, &before);
+  ck_assert_int_eq(gb_kube_update(cli, path, created, &out, &e), GC_EIO);
+  gb_kube_client_stats(cli, &after);
+  ck_assert_ptr_null(out);
+  ck_assert_int_eq(e.http, 409);
+  ck_assert_str_eq(e.reason, "Conflict");
+  ck_assert_uint_eq(after.verb[GB_KUBE_UPDATE].requests - before.verb[GB_KUBE_UPDATE].requests,
+                    1);
+  json_object_put(created);
+  json_object_put(renewed);
+}
+END_TEST
+
 static int check_namespace_kind(void *arg, json_object *obj) {
   json_object *k, *av;
   (*(int *)arg)++;
@@ -1011,6 +1047,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, stop_is_prompt_and_clean);
   tcase_add_test(tc, token_file_rotation_and_auth_errors);
   tcase_add_test(tc, connection_reuse_and_rate_limit);
+  tcase_add_test(tc, update_with_resource_version_conflicts);
   suite_add_tcase(s, tc);
   TCase *tls = tcase_create("tls");
   tcase_add_checked_fixture(tls, setup_tls, teardown);
