@@ -741,6 +741,38 @@ START_TEST(update_with_resource_version_conflicts) {
 }
 END_TEST
 
+static void *get_many(void *arg) {
+  struct gb_kube_client *c = arg;
+  long ok = 0;
+  for (int i = 0; i < 25; i++) {
+    json_object *out = NULL;
+    struct gb_kube_error e;
+    if (gb_kube_get(c, "/api/v1/namespaces/team-a", &out, &e) == 0 &&
+        !strcmp(gb_kube_meta_str(out, "name"), "team-a"))
+      ok++;
+    json_object_put(out);
+  }
+  return (void *)ok;
+}
+
+START_TEST(one_client_many_threads) {
+  pthread_t t[4];
+  for (int i = 0; i < 4; i++)
+    ck_assert_int_eq(pthread_create(&t[i], NULL, get_many, cli), 0);
+  long total = 0;
+  for (int i = 0; i < 4; i++) {
+    void *r;
+    pthread_join(t[i], &r);
+    total += (long)r;
+  }
+  ck_assert_int_eq(total, 100);
+  struct gb_kube_stats st;
+  gb_kube_client_stats(cli, &st);
+  ck_assert_uint_ge(st.verb[GB_KUBE_GET].requests, 100);
+  ck_assert_uint_le(st.connections, 4 + 4); /* at most one per concurrent handle, plus setup */
+}
+END_TEST
+
 static int check_namespace_kind(void *arg, json_object *obj) {
   json_object *k, *av;
   (*(int *)arg)++;
@@ -1048,6 +1080,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, token_file_rotation_and_auth_errors);
   tcase_add_test(tc, connection_reuse_and_rate_limit);
   tcase_add_test(tc, update_with_resource_version_conflicts);
+  tcase_add_test(tc, one_client_many_threads);
   suite_add_tcase(s, tc);
   TCase *tls = tcase_create("tls");
   tcase_add_checked_fixture(tls, setup_tls, teardown);
