@@ -1082,7 +1082,32 @@ static int read_job_quiet(struct ctx *c, struct gc_value *node, struct job *j) {
   return 1;
 }
 
+/* Copies a job's strings into the gang's arena: the job list may be the
+ * runtime document itself (read without cloning), and the gang must not
+ * point into its inputs. */
+static void own_job_strings(struct ctx *c, struct job *j) {
+  const char **fields[] = {&j->name, &j->ancestor, &j->priority_class, &j->scheduler_name};
+  for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+    if (*fields[i] && !(*fields[i] = gc_arena_strdup(c->a, *fields[i])))
+      c->oom = 1;
+  }
+  for (size_t k = 0; k < j->n_deps; k++) {
+    if (!(j->deps[k] = gc_arena_strdup(c->a, j->deps[k])) ||
+        !(j->dep_status[k] = gc_arena_strdup(c->a, j->dep_status[k])))
+      c->oom = 1;
+  }
+}
+
+static int read_jobs_checked(struct ctx *c, const struct gc_value *jsjobs, struct job *jobs);
+
 static int read_jobs(struct ctx *c, const struct gc_value *jsjobs, struct job *jobs) {
+  int ok = read_jobs_checked(c, jsjobs, jobs);
+  for (size_t i = 0; i < jsjobs->len && !c->oom; i++)
+    own_job_strings(c, &jobs[i]);
+  return ok;
+}
+
+static int read_jobs_checked(struct ctx *c, const struct gc_value *jsjobs, struct job *jobs) {
   int ok = 1;
   for (size_t i = 0; i < jsjobs->len; i++) {
     struct job *j = &jobs[i];
@@ -1192,7 +1217,18 @@ static int read_jobs(struct ctx *c, const struct gc_value *jsjobs, struct job *j
 
 /* Merges resourcesPerNode into the container named `node` of a job. */
 static void merge_rpn(struct ctx *c, struct job *j, const struct gc_value *rpn) {
-  struct gc_value *ps = j->podspec;
+  /* Copy on write: the pod spec may still belong to the runtime document. */
+  struct gc_value *ps = NULL;
+  int crc = gc_merge_strategic(c->a, j->podspec, NULL, NULL, &ps);
+  if (crc == GC_ELIMIT) {
+    fail(c, c->rt, "replicated job \"%s\": pod spec nested too deeply", j->name);
+    return;
+  }
+  if (crc || !ps) {
+    c->oom = 1;
+    return;
+  }
+  j->podspec = ps;
   const struct gc_value *cs = gc_map_get(ps, "containers");
   struct gc_value *target = NULL;
   for (size_t i = 0; cs && cs->type == GC_SEQ && i < cs->len; i++) {
@@ -1663,21 +1699,28 @@ int gc_gang_compute(const struct gc_value *trainjob, const struct gc_catalog *ru
   if (t.v21 && !t.v22 && !t.v20)
     g->api_generation = "v2.1";
 
-  /* The effective JobSet spec: runtime template, then overrides/patches. */
-  struct gc_value *js = NULL;
-  int crc = gc_merge_strategic(a, gc_value_path(rt, "spec.template.spec"), NULL, NULL, &js);
-  if (crc == GC_ELIMIT) {
-    fail(&c, c.rt, "spec.template.spec: nested too deeply");
-    goto done;
+  /* The effective JobSet spec: the runtime template, then overrides and
+   * patches on a copy.  Without any, the runtime's list is read as it is
+   * (resourcesPerNode copies the pod specs it changes). */
+  struct gc_value *jsjobs = (struct gc_value *)r.jobs;
+  if (!is_null(gc_map_get(t.spec, "podSpecOverrides")) ||
+      !is_null(gc_map_get(t.spec, "podTemplateOverrides")) ||
+      !is_null(gc_map_get(t.spec, "runtimePatches"))) {
+    struct gc_value *js = NULL;
+    int crc = gc_merge_strategic(a, gc_value_path(rt, "spec.template.spec"), NULL, NULL, &js);
+    if (crc == GC_ELIMIT) {
+      fail(&c, c.rt, "spec.template.spec: nested too deeply");
+      goto done;
+    }
+    if (crc || !js)
+      goto oom;
+    jsjobs = gc_map_get(js, "replicatedJobs");
+    apply_overrides(&c, t.spec, jsjobs, r.jobs, 1);
+    apply_overrides(&c, t.spec, jsjobs, r.jobs, 0);
+    apply_patches(&c, t.spec, jsjobs, r.jobs);
+    if (c.oom)
+      goto oom;
   }
-  if (crc || !js)
-    goto oom;
-  struct gc_value *jsjobs = gc_map_get(js, "replicatedJobs");
-  apply_overrides(&c, t.spec, jsjobs, r.jobs, 1);
-  apply_overrides(&c, t.spec, jsjobs, r.jobs, 0);
-  apply_patches(&c, t.spec, jsjobs, r.jobs);
-  if (c.oom)
-    goto oom;
 
   /* queue: runtime template metadata, v2.1 spec.annotations, patches. */
   struct queue_src q = {NULL, NULL, NULL};

@@ -358,6 +358,42 @@ START_TEST(counts_resources_per_node_merge) {
 }
 END_TEST
 
+/* Computing never changes the input documents (the runtime is read in
+ * place when the TrainJob has no overrides or patches). */
+START_TEST(counts_inputs_untouched) {
+  const char *rt = gb_test_runtime(
+      CTR, "rt", "  mlPolicy: {numNodes: 2, torch: {}}\n",
+      gb_test_job("node", TRAINER, -1,
+                  "[{name: node, image: x, resources: {requests: {cpu: 1}}}]", NULL, NULL, NULL),
+      NULL);
+  static const char *const extras[] = {
+      "  trainer: {numNodes: 3, resourcesPerNode: {requests: {cpu: 4}, limits: {x.io/y: 1}}}\n",
+      "  trainer: {resourcesPerNode: {requests: {cpu: 4}}}\n  runtimePatches: [{manager: a.io/b,"
+      " trainingRuntimeSpec: {template: {spec: {replicatedJobs: [{name: node, template: {spec:"
+      " {template: {spec: {nodeSelector: {a: b}}}}}}]}}}}]\n",
+      "  podTemplateOverrides: [{targetJobs: [{name: node}], spec: {nodeSelector: {a: b}}}]\n"};
+  for (size_t k = 0; k < 3; k++) {
+    struct gb_docset *ds = gb_test_load(gb_test_fmt("%s%s", rt,
+                                                     gb_test_trainjob("job", "rt", extras[k])));
+    struct gc_value *rt_before = gc_value_clone(ds->arena, ds->docs[0].root);
+    struct gc_value *tj_before = gc_value_clone(ds->arena, ds->docs[1].root);
+    struct gc_catalog *cat = gc_catalog_new();
+    struct gc_diags d;
+    gc_diags_init(&d);
+    ck_assert_int_eq(gc_catalog_add(cat, ds->docs[0].root, "t", &d), 0);
+    struct gc_gang *g = NULL;
+    ck_assert_int_eq(gc_gang_compute(ds->docs[1].root, cat, NULL, &g, &d), 0);
+    ck_assert(gc_value_equal(rt_before, ds->docs[0].root));
+    ck_assert(gc_value_equal(tj_before, ds->docs[1].root));
+    expect_res(&g->podsets[0].request, "cpu", k < 2 ? "4" : "1");
+    gc_gang_free(g);
+    gc_catalog_free(cat);
+    gc_diags_destroy(&d);
+    gb_docset_free(ds);
+  }
+}
+END_TEST
+
 /* Without an mlPolicy, Trainer does not merge resourcesPerNode at all. */
 START_TEST(counts_resources_per_node_needs_ml_policy) {
   struct gb_test_run r;
@@ -425,6 +461,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, counts_replicas_warned);
   tcase_add_test(tc, counts_resources_per_node_merge);
   tcase_add_test(tc, counts_resources_per_node_needs_ml_policy);
+  tcase_add_test(tc, counts_inputs_untouched);
   tcase_add_test(tc, counts_resources_per_node_mpi);
   tcase_add_test(tc, counts_ancestor_label_on_pod_template);
   suite_add_tcase(s, tc);

@@ -398,9 +398,14 @@ END_TEST
  * documents and the catalog are freed (checked under ASan). */
 START_TEST(gang_outlives_inputs) {
   struct gb_test_run r;
-  run(&r, rt_with("  podGroupPolicy: {volcano: {networkTopology: {mode: soft, "
-                  "highestTierName: leaf}}}\n", "scheduling.volcano.sh/queue-name: team-q"),
-      "  trainer: {numNodes: 2}\n", GC_BACKEND_UNSET);
+  const char *rt = rt_with("  podGroupPolicy: {volcano: {networkTopology: {mode: soft, "
+                           "highestTierName: leaf}}}\n", "scheduling.volcano.sh/queue-name: team-q");
+  rt = gb_test_fmt("%s%s", rt, gb_test_job("eval", NULL, -1, NODE, "[{name: node, status: Complete}]",
+                                           NULL, "priorityClassName: p1, schedulerName: volcano"));
+  /* Without overrides or patches (the runtime is read in place) and with. */
+  for (int patched = 0; patched < 2; patched++) {
+  run(&r, rt, patched ? "  trainer: {numNodes: 2}\n  runtimePatches: [{manager: a.io/b}]\n"
+                      : "  trainer: {numNodes: 2}\n", GC_BACKEND_UNSET);
   ok(&r);
   struct gc_gang *g = r.g;
   r.g = NULL;
@@ -411,6 +416,11 @@ START_TEST(gang_outlives_inputs) {
   ck_assert_str_eq(g->topology.highest_tier_name, "leaf");
   ck_assert_str_eq(g->podsets[0].name, "node");
   ck_assert_str_eq(g->podsets[0].ancestor, "trainer");
+  ck_assert_str_eq(g->podsets[1].name, "eval");
+  ck_assert_str_eq(g->podsets[1].depends_on[0], "node");
+  ck_assert_str_eq(g->podsets[1].depends_status[0], "Complete");
+  ck_assert_str_eq(g->podsets[1].priority_class, "p1");
+  ck_assert_str_eq(g->podsets[1].scheduler_name, "volcano");
   struct gc_arena *a = gc_arena_new(0);
   struct gc_value *pg = NULL;
   ck_assert_int_eq(gc_render_podgroup(g, a, &pg), 0);
@@ -420,6 +430,7 @@ START_TEST(gang_outlives_inputs) {
   free(text);
   gc_arena_free(a);
   gc_gang_free(g);
+  }
 }
 END_TEST
 
