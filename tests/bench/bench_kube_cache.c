@@ -79,8 +79,11 @@ int main(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--short"))
       n = 1000;
-    else if (!strcmp(argv[i], "--count") && i + 1 < argc)
-      n = atoi(argv[++i]) > 0 ? (int)strtol(argv[i], NULL, 10) : n;
+    else if (!strcmp(argv[i], "--count") && i + 1 < argc) {
+      long v = strtol(argv[++i], NULL, 10);
+      if (v > 0 && v <= 10000000)
+        n = (int)v;
+    }
   }
   /* The informer needs a client only to exist; no request is made. */
   const char *kc = "current-context: x\ncontexts: [{name: x, context: {cluster: c}}]\n"
