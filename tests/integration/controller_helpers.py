@@ -86,11 +86,11 @@ class Env:
         for f in CRD[group]:
             kubeclient.install_crd(self.c, os.path.join(kubeclient.CRDS, f))
 
-    def start_serve(self, extra=()):
+    def start_serve(self, extra=(), wrapper=(), ready_timeout=20):
         self.http_port = free_port()
         self.hook_port = free_port()
         self.log_path = os.path.join(self.tmp, "serve.log")
-        args = [GANGBRIDGE, "serve", "--kubeconfig", self.kubeconfig,
+        args = list(wrapper) + [GANGBRIDGE, "serve", "--kubeconfig", self.kubeconfig,
                 "--http-addr", "127.0.0.1:%d" % self.http_port,
                 "--webhook-addr", "127.0.0.1:%d" % self.hook_port,
                 "--log-level", "debug",
@@ -99,7 +99,8 @@ class Env:
                 "--set", "controller.queueMaxDelay=1s"] + self.serve_args + list(extra)
         self.log = open(self.log_path, "w")
         self.serve_proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT)
-        if not kubeclient.wait_for(lambda: self.http_get("/readyz") == (200, "ok"), 20):
+        if not kubeclient.wait_for(lambda: self.http_get("/readyz") == (200, "ok"),
+                                   ready_timeout):
             fail("serve never became ready:\n" + self.serve_log())
 
     def serve_log(self):
@@ -117,11 +118,11 @@ class Env:
         if p.poll() is None:
             p.send_signal(signal.SIGTERM)
             try:
-                p.wait(30)
+                p.wait(90)
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
-                fail("serve did not stop within 30 s:\n" + self.serve_log())
+                fail("serve did not stop within 90 s:\n" + self.serve_log())
         self.log.close()
         if p.returncode != 0:
             fail("serve exited %s:\n%s" % (p.returncode, self.serve_log()))
