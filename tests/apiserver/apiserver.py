@@ -1476,20 +1476,30 @@ class Api:
             self.store.gcq.put(("namespace", obj["metadata"]["name"]))
         return raw
 
+    def _remove_owner_refs(self, rt, e, uids):
+        """The garbage collector's patch that drops ownerReferences (holding the lock)."""
+        new = ssa.deepcopy(e[0])
+        refs = [r for r in new["metadata"].get("ownerReferences") or () if r.get("uid") not in uids]
+        if refs:
+            new["metadata"]["ownerReferences"] = refs
+        else:
+            new["metadata"].pop("ownerReferences", None)
+        mgrs = ssa.update(e[0], new, rt.ssa_schema, "kube-controller-manager", "",
+                          rt.api_version, self._ignored(rt, ""), now_ts())
+        ents = mgrs.entries()
+        if ents:
+            new["metadata"]["managedFields"] = ents
+        else:
+            new["metadata"].pop("managedFields", None)
+        self.store.commit(rt, "MODIFIED", new, e)
+
     def _orphan(self, uid):
-        deps = self.store.owners.pop(uid, set())
+        deps = self.store.owners.get(uid, set())
         for gr, key in sorted(deps):
             e = self.store.objs.get(gr, {}).get(key)
             rt = self.store.by_gr.get(gr)
-            if e is None or rt is None:
-                continue
-            new = ssa.deepcopy(e[0])
-            refs = [r for r in new["metadata"].get("ownerReferences") or () if r.get("uid") != uid]
-            if refs:
-                new["metadata"]["ownerReferences"] = refs
-            else:
-                new["metadata"].pop("ownerReferences", None)
-            self.store.commit(rt, "MODIFIED", new, e)
+            if e is not None and rt is not None:
+                self._remove_owner_refs(rt, e, {uid})
 
     def _cascade(self, uid, policy, sync=False):
         """Delete dependents of a gone owner whose every owner is gone (holding the lock)."""
@@ -1500,7 +1510,10 @@ class Api:
             if e is None or rt is None:
                 continue
             refs = e[0]["metadata"].get("ownerReferences") or ()
-            if any(r.get("uid") in st.uids for r in refs if r.get("uid") != uid or not sync):
+            others = [r.get("uid") for r in refs if r.get("uid") != uid]
+            if any(u in st.uids for u in others):
+                # Other owners remain: the real GC only drops the dangling references.
+                self._remove_owner_refs(rt, e, {uid} | {u for u in others if u not in st.uids})
                 continue
             if sync:
                 self._cascade(e[0]["metadata"].get("uid"), policy, sync=True)

@@ -742,6 +742,22 @@ class TestGarbageCollection(ServerCase):
                                .get("ownerReferences") else None)(self.c.get(pg_path(name="gc3"))))
         self.assertTrue(pg)
 
+    def test_two_owners(self):
+        a = self.create(tj_path(), trainjob("two-a"))
+        b = self.create(tj_path(), trainjob("two-b"))
+        pg = podgroup("two", owner=a)
+        ref_b = dict(pg["metadata"]["ownerReferences"][0], name="two-b", uid=b["metadata"]["uid"],
+                     controller=False)
+        pg["metadata"]["ownerReferences"].append(ref_b)
+        self.create(pg_path(), pg)
+        self.c.delete(tj_path(name="two-a"))
+        # The dependent stays while an owner remains; the dangling reference is dropped.
+        got = wait_for(lambda: (lambda r: r.json if r.status == 200 and len(
+            r.json["metadata"]["ownerReferences"]) == 1 else None)(self.c.get(pg_path(name="two"))))
+        self.assertEqual(got["metadata"]["ownerReferences"][0]["uid"], b["metadata"]["uid"])
+        self.c.delete(tj_path(name="two-b"))
+        self.assertTrue(wait_for(lambda: self.c.get(pg_path(name="two")).status == 404))
+
     def test_dangling_owner_and_namespace(self):
         ghost = {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
                  "metadata": {"name": "ghost", "uid": "00000000-dead-beef-0000-000000000000"}}
