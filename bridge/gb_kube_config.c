@@ -432,11 +432,14 @@ static int interpret(struct kload *k, const struct gc_value *root, const char *c
     if ((rc = kstr(k, user, "token", uwhere, &tok)) ||
         (rc = kstr(k, user, "tokenFile", uwhere, &tokf)))
       return rc;
+    /* Both may be set: as in client-go, the file wins once it has been
+     * read, and the static token is the fallback until then. */
     if (tok && tok[0]) {
       c->token = xstrdup(tok);
       if (!c->token)
         return GC_ENOMEM;
-    } else if (tokf && tokf[0]) {
+    }
+    if (tokf && tokf[0]) {
       c->token_file = kpath(k, tokf);
       if (!c->token_file)
         return GC_ENOMEM;
@@ -644,6 +647,12 @@ int gb_kube_config_load(const char *path, const char *context, struct gb_kube_co
   return rc;
 }
 
+/* gc_diags_move that accepts a NULL destination (messages are dropped). */
+static void move_diags(struct gc_diags *dst, struct gc_diags *src) {
+  if (dst)
+    gc_diags_move(dst, src);
+}
+
 /* Re-reads the token file into the cache when it changed or is stale.
  * Called with the cache lock held. */
 static int token_refresh(struct gb_kube_config *c, struct gc_diags *d) {
@@ -681,7 +690,7 @@ static int token_refresh(struct gb_kube_config *c, struct gc_diags *d) {
       gc_diags_destroy(&local);
       return GC_OK;
     }
-    gc_diags_move(d, &local);
+    move_diags(d, &local);
     gc_diags_destroy(&local);
     return GC_EIO;
   }
@@ -704,9 +713,23 @@ int gb_kube_config_token(struct gb_kube_config *cfg, char *buf, size_t cap,
   const char *src = cfg->token;
   int rc = GC_OK;
   pthread_mutex_lock(&cfg->tc->lock);
-  if (!src && cfg->token_file) {
-    rc = token_refresh(cfg, diags);
-    src = cfg->tc->token;
+  if (cfg->token_file) {
+    struct gc_diags local;
+    gc_diags_init(&local);
+    rc = token_refresh(cfg, &local);
+    if (rc == GC_OK && cfg->tc->token) {
+      src = cfg->tc->token;
+      move_diags(diags, &local);
+    } else if (cfg->token) {
+      /* The file was never readable: fall back to the static token, and
+       * say so as a warning. */
+      for (size_t i = 0; i < local.n; i++)
+        gc_diags_warnf(diags, "%s (using the static token)", local.msgs[i]);
+      rc = GC_OK;
+    } else {
+      move_diags(diags, &local);
+    }
+    gc_diags_destroy(&local);
   }
   if (rc == GC_OK && src) {
     size_t n = strlen(src);

@@ -40,7 +40,8 @@ struct gb_kube_config {
   char *namespace; /* context or service-account namespace; "default" if unset */
 
   char *token;      /* static bearer token, or NULL */
-  char *token_file; /* bearer token file (re-read on rotation), or NULL */
+  char *token_file; /* bearer token file (re-read on rotation), or NULL; when
+                       both are set the file wins once read (client-go) */
 
   char *ca_file;          /* CA bundle path, or NULL */
   unsigned char *ca_data; /* decoded certificate-authority-data, or NULL */

@@ -135,6 +135,29 @@ START_TEST(token_file_relative_and_client_cert_files) {
 }
 END_TEST
 
+START_TEST(token_file_wins_over_token) {
+  struct gb_kube_config *c = NULL;
+  struct gc_diags d;
+  gc_diags_init(&d);
+  int rc = load(BASE "users:\n- name: u1\n  user:\n    token: static\n    tokenFile: tok\n",
+                NULL, &c, &d);
+  ck_assert_msg(rc == 0, "rc=%d %s", rc, d.n ? d.msgs[0] : "");
+  char tok[64];
+  /* The file does not exist yet: the static token is used. */
+  ck_assert_int_eq(gb_kube_config_token(c, tok, sizeof(tok), &d), 0);
+  ck_assert_str_eq(tok, "static");
+  ck_assert_uint_eq(d.errors, 0);
+  ck_assert_uint_eq(d.n, 1); /* a warning naming the file */
+  ck_assert_ptr_nonnull(strstr(d.msgs[0], "using the static token"));
+  ck_assert_int_eq(gb_kube_config_token(c, tok, sizeof(tok), NULL), 0); /* NULL diags ok */
+  write_file("tok", "from-file\n");
+  ck_assert_int_eq(gb_kube_config_token(c, tok, sizeof(tok), &d), 0);
+  ck_assert_str_eq(tok, "from-file");
+  gb_kube_config_free(c);
+  gc_diags_destroy(&d);
+}
+END_TEST
+
 START_TEST(inline_client_cert_data) {
   struct gb_kube_config *c = NULL;
   struct gc_diags d;
@@ -413,6 +436,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, other_context_insecure_no_user_auth);
   tcase_add_test(tc, token_file_relative_and_client_cert_files);
   tcase_add_test(tc, inline_client_cert_data);
+  tcase_add_test(tc, token_file_wins_over_token);
   tcase_add_test(tc, bad_inputs_name_file_and_field);
   tcase_add_test(tc, bad_structure);
   tcase_add_test(tc, missing_file_and_kubeconfig_env);
