@@ -86,6 +86,8 @@ struct gb_config {
   const char *grpc_tls_key;
   const char *grpc_client_ca;
   int grpc_threads;
+  int grpc_max_message_bytes;
+  double grpc_grace_s;
 
   /* http: /metrics, /healthz, /livez, /readyz */
   const char *http_address;

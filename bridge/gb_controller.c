@@ -1047,6 +1047,9 @@ static int serve_start(struct serve_run *r, struct gc_diags *d) {
     rc_cfg.tls_key_file = *cfg->grpc_tls_key ? cfg->grpc_tls_key : NULL;
     rc_cfg.client_ca_file = *cfg->grpc_client_ca ? cfg->grpc_client_ca : NULL;
     rc_cfg.threads = cfg->grpc_threads;
+    rc_cfg.max_message_bytes = (size_t)cfg->grpc_max_message_bytes;
+    /* 0 s still gives calls 1 ms, since 0 means "default" in the gRPC config. */
+    rc_cfg.grace_ms = cfg->grpc_grace_s > 0 ? (int)(cfg->grpc_grace_s * 1000) : 1;
     r->rpc_svc = gb_rpc_service_new();
     if (!r->rpc_svc)
       return GC_ENOMEM;

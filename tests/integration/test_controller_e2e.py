@@ -16,8 +16,10 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from controller_helpers import (Env, Runner, fail, namespace, runtime, same_as_render,  # noqa: E402
-                                trainjob)
+import subprocess  # noqa: E402
+
+from controller_helpers import (GANGBRIDGE, Env, Runner, fail, free_port, namespace,  # noqa: E402
+                                runtime, same_as_render, trainjob)
 
 TJ_API = "trainer.kubeflow.org/v1alpha1"
 
@@ -207,11 +209,21 @@ def test_metrics(env):
         fail("/healthz")
 
 
+def test_grpc(env, port):
+    out = subprocess.run([GANGBRIDGE, "call", "health", "--addr", "127.0.0.1:%d" % port],
+                         capture_output=True, text=True, timeout=30)
+    if out.returncode != 0 or "SERVING" not in out.stdout:
+        fail("gRPC health on the controller's server: %d %r %r"
+             % (out.returncode, out.stdout, out.stderr))
+
+
 def main():
     env = Env(crds=("trainer", "volcano"))
     r = Runner()
+    grpc_port = free_port()
     try:
-        env.start_serve()
+        env.start_serve(["--grpc-addr", "127.0.0.1:%d" % grpc_port])
+        r.run("gRPC served alongside", test_grpc, env, grpc_port)
         r.run("create equals render", test_create_equals_render, env)
         r.run("suspended update re-renders", test_suspended_update_rerenders, env)
         r.run("running PodGroup left alone", test_running_left_alone, env)
