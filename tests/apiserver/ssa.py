@@ -340,32 +340,74 @@ def merge(live, cfg, s):
         kind = _kind(s, cfg)
         if kind == "assoc":
             keys = s["x-kubernetes-list-map-keys"]
-            its = _items(s)
-            res = list(live)
-            index = {}
-            for i, it in enumerate(res):
-                if isinstance(it, dict):
-                    index[key_element(it, keys)] = i
-            for it in cfg:
-                if not isinstance(it, dict):
-                    continue
-                ke = key_element(it, keys)
-                if ke in index:
-                    res[index[ke]] = merge(res[index[ke]], it, its)
-                else:
-                    index[ke] = len(res)
-                    res.append(it)
-            return res
+            return _merge_items(live, cfg, lambda x: key_element(x, keys)
+                                if isinstance(x, dict) else None, _items(s))
         if kind == "set":
-            res = list(live)
-            seen = set(_dumps(x) for x in live)
-            for it in cfg:
-                d = _dumps(it)
-                if d not in seen:
-                    seen.add(d)
-                    res.append(it)
-            return res
+            return _merge_items(live, cfg, lambda x: "v:" + _dumps(x), None)
     return cfg
+
+
+def _merge_items(live, cfg, key, its):
+    """Merge keyed list items the way structured-merge-diff orders them.
+
+    Items of both lists follow the configuration's order; items only in the live list keep
+    their place relative to them; new items come where the configuration puts them.
+    """
+    lpe = [key(x) for x in live]
+    rpe = [key(x) for x in cfg]
+    lmap = {}
+    for pe, x in zip(lpe, live):
+        lmap.setdefault(pe, x)
+    rmap = {}
+    for pe, x in zip(rpe, cfg):
+        rmap.setdefault(pe, x)
+    shared = [pe for pe in rpe if pe in lmap]
+    si = 0
+
+    def take_next():
+        nonlocal si
+        si += 1
+        return shared[si - 1] if si - 1 < len(shared) else None
+
+    next_shared = take_next()
+    merged = set()
+    out = []
+    li = ri = 0
+    while li < len(lpe) or ri < len(rpe):
+        if li < len(lpe) and ri < len(rpe):
+            pe = lpe[li]
+            if pe == rpe[ri] and pe is not None:
+                merged.add(pe)
+                out.append(merge(lmap[pe], rmap[pe], its))
+                li += 1
+                ri += 1
+                next_shared = take_next()
+                continue
+            if pe in rmap and next_shared is not None and next_shared != pe:
+                li += 1
+                continue
+        if li < len(lpe):
+            pe = lpe[li]
+            if pe is None or pe not in rmap:
+                out.append(live[li])
+                li += 1
+                continue
+            if pe in merged:
+                li += 1
+                continue
+        if ri < len(rpe):
+            pe = rpe[ri]
+            ri += 1
+            if pe is None:
+                out.append(cfg[ri - 1])
+                continue
+            if pe in merged:
+                continue
+            merged.add(pe)
+            out.append(merge(lmap[pe], rmap[pe], its) if pe in lmap else rmap[pe])
+            if next_shared is not None and next_shared == pe:
+                next_shared = take_next()
+    return out
 
 
 def named_ancestors(paths):
