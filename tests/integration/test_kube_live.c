@@ -773,6 +773,63 @@ START_TEST(one_client_many_threads) {
 }
 END_TEST
 
+static void label(const char *ns, const char *name, const char *value) {
+  char path[256], text[200];
+  gb_kube_path(path, sizeof(path), GROUP, VERSION, RESOURCE, ns, name);
+  if (value)
+    snprintf(text, sizeof(text), "{\"metadata\":{\"labels\":{\"gang\":\"%s\"}}}", value);
+  else
+    snprintf(text, sizeof(text), "{\"metadata\":{\"labels\":{\"gang\":null}}}");
+  json_object *p = json_tokener_parse(text), *out = NULL;
+  struct gb_kube_error e;
+  ck_assert_msg(gb_kube_merge_patch(cli, path, p, &out, &e) == 0, "%s", e.message);
+  json_object_put(p);
+  json_object_put(out);
+}
+
+START_TEST(label_selector_informer) {
+  create("team-a", "in-1", 1);
+  create("team-a", "in-2", 1);
+  create("team-a", "out-1", 1);
+  label("team-a", "in-1", "yes");
+  label("team-a", "in-2", "yes");
+  struct gb_informer_opts o = {0};
+  o.group = GROUP;
+  o.version = VERSION;
+  o.resource = RESOURCE;
+  o.label_selector = "gang=yes";
+  o.page_limit = 1;
+  o.backoff_base_s = 0.05;
+  o.on_change = on_change;
+  memset(&M, 0, sizeof(M));
+  pthread_mutex_init(&M.lock, NULL);
+  struct gb_informer *inf = NULL;
+  struct gc_diags d;
+  gc_diags_init(&d);
+  ck_assert_int_eq(gb_informer_new(cli, &o, &inf, &d), 0);
+  gc_diags_destroy(&d);
+  ck_assert_int_eq(gb_informer_start(inf), 0);
+  ck_assert_int_eq(gb_informer_wait_synced(inf, 10000), 1);
+  ck_assert_uint_eq(gb_informer_count(inf), 2);
+  /* Leaving the selection is a delete, entering it an add. */
+  label("team-a", "in-2", NULL);
+  label("team-a", "out-1", "yes");
+  for (int i = 0; i < 100; i++) {
+    if (M.deletes == 1 && M.adds == 3)
+      break;
+    sleep_ms(100);
+  }
+  ck_assert_int_eq(M.deletes, 1);
+  ck_assert_int_eq(M.adds, 3);
+  json_object *got = NULL;
+  ck_assert_int_eq(gb_informer_get_json(inf, "team-a", "in-2", &got), GC_ENOTFOUND);
+  ck_assert_int_eq(gb_informer_get_json(inf, "team-a", "out-1", &got), 0);
+  json_object_put(got);
+  ck_assert_int_eq(M.anomalies, 0);
+  gb_informer_free(inf);
+}
+END_TEST
+
 static int check_namespace_kind(void *arg, json_object *obj) {
   json_object *k, *av;
   (*(int *)arg)++;
@@ -1081,6 +1138,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, connection_reuse_and_rate_limit);
   tcase_add_test(tc, update_with_resource_version_conflicts);
   tcase_add_test(tc, one_client_many_threads);
+  tcase_add_test(tc, label_selector_informer);
   suite_add_tcase(s, tc);
   TCase *tls = tcase_create("tls");
   tcase_add_checked_fixture(tls, setup_tls, teardown);
