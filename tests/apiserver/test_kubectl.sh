@@ -79,7 +79,8 @@ metadata:
   labels:
     gangbridge.io/policy: volcano
 EOF
-k apply -f "$WORK/ns.yaml" | grep -q "namespace/team-a created" || fail "namespace apply"
+k apply -f "$WORK/ns.yaml" >"$WORK/out.txt"
+grep -q "namespace/team-a created" "$WORK/out.txt" || fail "namespace apply"
 
 # Custom kinds are unknown until their CRDs exist.
 if k get trainjobs -A >/dev/null 2>"$WORK/err"; then fail "trainjobs served before the CRD"; fi
@@ -97,8 +98,8 @@ grep -qx "trainjobs.trainer.kubeflow.org" "$WORK/res.txt" || fail "api-resources
 
 # Runtimes and TrainJobs from upstream, validated (kubectl uses /openapi/v3 and
 # server-side field validation).
-k apply -f "$UP/runtimes/torch_distributed.yaml" | grep -q "clustertrainingruntime.trainer.kubeflow.org/torch-distributed created" \
-  || fail "ClusterTrainingRuntime apply"
+k apply -f "$UP/runtimes/torch_distributed.yaml" >"$WORK/out.txt"
+grep -q "clustertrainingruntime.trainer.kubeflow.org/torch-distributed created" "$WORK/out.txt" || fail "ClusterTrainingRuntime apply"
 k apply -n team-a -f "$UP/examples/05-multi-step.yaml" >"$WORK/ms.out"
 grep -q "trainingruntime.trainer.kubeflow.org/torch-with-dataset-init created" "$WORK/ms.out" || fail "TrainingRuntime apply"
 grep -q "trainjob.trainer.kubeflow.org/multi-step-example created" "$WORK/ms.out" || fail "TrainJob apply"
@@ -116,10 +117,12 @@ k get trainingruntime -n team-a torch-with-dataset-init -o json >/dev/null
 
 # Re-applying a changed manifest patches the object (JSON merge patch for custom kinds).
 sed 's/numNodes: 3/numNodes: 5/' "$UP/examples/01-multi-node.yaml" >"$WORK/mn5.yaml"
-k apply -n team-a -f "$WORK/mn5.yaml" | grep -q "trainjob.trainer.kubeflow.org/multi-node-example configured" || fail "re-apply"
+k apply -n team-a -f "$WORK/mn5.yaml" >"$WORK/out.txt"
+grep -q "trainjob.trainer.kubeflow.org/multi-node-example configured" "$WORK/out.txt" || fail "re-apply"
 k get trainjob multi-node-example -n team-a -o json >"$WORK/tj.json"
 json_check "$WORK/tj.json" 'd["spec"]["trainer"]["numNodes"] == 5 and d["metadata"]["generation"] == 2'
-k apply -n team-a -f "$WORK/mn5.yaml" | grep -q "unchanged" || fail "idempotent re-apply"
+k apply -n team-a -f "$WORK/mn5.yaml" >"$WORK/out.txt"
+grep -q "unchanged" "$WORK/out.txt" || fail "idempotent re-apply"
 
 # Invalid objects are refused with the server's messages.
 cat >"$WORK/bad.yaml" <<EOF
@@ -179,7 +182,8 @@ json_check "$WORK/cpg.json" 'd["spec"]["scheduleTimeoutSeconds"] == 60'
 k get trainjobs -n team-a >"$WORK/table.txt"
 head -n1 "$WORK/table.txt" | grep -Eq '^NAME +STATE +AGE$' || fail "kubectl get columns: $(cat "$WORK/table.txt")"
 grep -Eq '^multi-step-example +[0-9]+s$' "$WORK/table.txt" || fail "kubectl get rows: $(cat "$WORK/table.txt")"
-k get podgroups.scheduling.volcano.sh -n team-a | head -n1 | grep -Eq '^NAME +STATUS +MINMEMBER +RUNNINGS +AGE$' || fail "PodGroup columns"
+k get podgroups.scheduling.volcano.sh -n team-a >"$WORK/table.txt"
+head -n1 "$WORK/table.txt" | grep -Eq '^NAME +STATUS +MINMEMBER +RUNNINGS +AGE$' || fail "PodGroup columns: $(cat "$WORK/table.txt")"
 
 # Server-side apply conflicts between managers surface in kubectl.
 cat >"$WORK/pg-ssa.yaml" <<EOF
@@ -200,7 +204,8 @@ k get podgroups.scheduling.x-k8s.io cosched -n team-a -o json --show-managed-fie
 json_check "$WORK/cpg.json" 'd["spec"]["minMember"] == 3 and any(m["manager"] == "other" and m["operation"] == "Apply" for m in d["metadata"]["managedFields"])'
 
 # Deleting the TrainJob garbage-collects its PodGroup; kubectl delete waits for it.
-k delete trainjob multi-node-example -n team-a --wait=true --timeout=20s | grep -q deleted || fail "delete TrainJob"
+k delete trainjob multi-node-example -n team-a --wait=true --timeout=20s >"$WORK/out.txt"
+grep -q deleted "$WORK/out.txt" || fail "delete TrainJob"
 for _ in $(seq 1 100); do
   k get podgroups.scheduling.volcano.sh -n team-a -o json >"$WORK/pgs.json"
   if json_check "$WORK/pgs.json" 'd["items"] == []' 2>/dev/null; then break; fi
