@@ -43,6 +43,8 @@ struct tp_evaluator {
   size_t cand_n;
   int64_t *cc, *take, *sol;
   size_t cc_n, take_n, sol_n;
+  uint32_t *pick; /* place_one's nodes, parallel to take */
+  size_t pick_n, n_pick;
   uint32_t *sorted, *bucket;
   size_t sorted_n, bucket_n;
   struct keyed *keyed;
@@ -99,6 +101,7 @@ void tp_evaluator_free(struct tp_evaluator *ev) {
   free(ev->cand);
   free(ev->cc);
   free(ev->take);
+  free(ev->pick);
   free(ev->sol);
   free(ev->sorted);
   free(ev->bucket);
@@ -253,20 +256,20 @@ static int sort_desc(struct tp_evaluator *ev, size_t k, const int64_t *c, int64_
     if (ensure(&ev->bucket, &ev->bucket_n, (size_t)B + 2, sizeof(uint32_t)))
       return GC_ENOMEM;
     memset(ev->bucket, 0, ((size_t)B + 2) * sizeof(uint32_t));
-    /* Bucket b holds key B - b so that ascending buckets are descending keys. */
-    for (size_t i = 0; i < k; i++)
-      if (c[i] > 0) {
-        int64_t key = c[i] < P ? c[i] : P;
-        ev->bucket[B - key + 1]++;
-        nz++;
-      }
+    /* Bucket b holds key B - b, so ascending buckets are descending keys;
+     * zero capacities land in the last bucket and are cut off.  No
+     * data-dependent branches: capacities are random-looking. */
+    for (size_t i = 0; i < k; i++) {
+      int64_t key = c[i] < P ? c[i] : P;
+      ev->bucket[B - key + 1]++;
+    }
     for (int64_t b = 0; b <= B; b++)
       ev->bucket[b + 1] += ev->bucket[b];
-    for (size_t i = 0; i < k; i++)
-      if (c[i] > 0) {
-        int64_t key = c[i] < P ? c[i] : P;
-        ev->sorted[ev->bucket[B - key]++] = (uint32_t)i;
-      }
+    nz = ev->bucket[B];
+    for (size_t i = 0; i < k; i++) {
+      int64_t key = c[i] < P ? c[i] : P;
+      ev->sorted[ev->bucket[B - key]++] = (uint32_t)i;
+    }
   } else {
     if (ensure(&ev->keyed, &ev->keyed_n, k + 1, sizeof(struct keyed)))
       return GC_ENOMEM;
@@ -281,16 +284,21 @@ static int sort_desc(struct tp_evaluator *ev, size_t k, const int64_t *c, int64_
   return GC_OK;
 }
 
-/* Places P pods on k nodes with capacities c[] (take[] gets the pods per
- * node).  BestFit: whole nodes largest first, then the remainder on the
- * tightest node that holds it (fewest nodes, exact last fit).  Spread: the
- * lowest even level, extra pods to the largest nodes.  Returns 1 when all P
- * were placed, 0 when they do not fit, or GC_ENOMEM. */
+static inline int64_t key_of(const int64_t *c, uint32_t i, int64_t P) {
+  return c[i] < P ? c[i] : P;
+}
+
+/* Places P pods on k nodes with capacities c[]: the nodes used are
+ * ev->pick[0 .. ev->n_pick) (indices into c) with ev->take[j] pods each.
+ * BestFit: whole nodes largest first, then the remainder on the tightest
+ * node that holds it (fewest nodes, exact last fit).  Spread: the lowest
+ * even level, extra pods to the largest nodes.  Returns 1 when all P were
+ * placed, 0 when they do not fit, or GC_ENOMEM. */
 static int place_one(struct tp_evaluator *ev, size_t k, const int64_t *c, int64_t P,
-                     enum tp_profile prof, int64_t *take) {
+                     enum tp_profile prof) {
   int64_t total = 0, maxc = 0;
+  ev->n_pick = 0;
   for (size_t i = 0; i < k; i++) {
-    take[i] = 0;
     total = sat_add(total, c[i]);
     if (c[i] > maxc)
       maxc = c[i];
@@ -307,17 +315,45 @@ static int place_one(struct tp_evaluator *ev, size_t k, const int64_t *c, int64_
     int64_t rem = P;
     for (size_t j = 0; j < m && rem > 0; j++) {
       uint32_t i = o[j];
-      if (c[i] >= rem) {
-        uint32_t best = i;
-        for (size_t jj = j + 1; jj < m && c[o[jj]] >= rem; jj++)
+      if (c[i] < rem) {
+        ev->pick[ev->n_pick] = i;
+        ev->take[ev->n_pick++] = c[i];
+        rem -= c[i];
+        continue;
+      }
+      /* Keys (min(c, P)) do not increase along o, so the nodes that hold
+       * the remainder are o[j .. e]; the tightest is the first of the
+       * smallest key, unless every key is the clamp P (then scan). */
+      size_t lo = j, hi = m;
+      while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (key_of(c, o[mid], P) >= rem)
+          lo = mid + 1;
+        else
+          hi = mid;
+      }
+      size_t e = lo - 1;
+      int64_t kmin = key_of(c, o[e], P);
+      uint32_t best = i;
+      if (kmin < P) {
+        lo = j;
+        hi = e;
+        while (lo < hi) {
+          size_t mid = lo + (hi - lo) / 2;
+          if (key_of(c, o[mid], P) > kmin)
+            lo = mid + 1;
+          else
+            hi = mid;
+        }
+        best = o[lo];
+      } else {
+        for (size_t jj = j + 1; jj <= e; jj++)
           if (c[o[jj]] < c[best])
             best = o[jj];
-        take[best] = rem;
-        rem = 0;
-        break;
       }
-      take[i] = c[i];
-      rem -= c[i];
+      ev->pick[ev->n_pick] = best;
+      ev->take[ev->n_pick++] = rem;
+      rem = 0;
     }
     return rem == 0;
   }
@@ -334,13 +370,18 @@ static int place_one(struct tp_evaluator *ev, size_t k, const int64_t *c, int64_
   int64_t placed = 0;
   for (size_t j = 0; j < m; j++) {
     uint32_t i = o[j];
-    take[i] = c[i] < lo - 1 ? c[i] : lo - 1;
-    placed += take[i];
+    ev->take[j] = c[i] < lo - 1 ? c[i] : lo - 1;
+    placed += ev->take[j];
   }
   for (size_t j = 0; j < m && placed < P; j++)
     if (c[o[j]] >= lo) {
-      take[o[j]]++;
+      ev->take[j]++;
       placed++;
+    }
+  for (size_t j = 0; j < m; j++)
+    if (ev->take[j] > 0) {
+      ev->pick[ev->n_pick] = o[j];
+      ev->take[ev->n_pick++] = ev->take[j];
     }
   return placed == P;
 }
@@ -378,17 +419,17 @@ static int place_homog(struct tp_evaluator *ev, const struct tp_snapshot *s, uin
   for (size_t i = 0; i < s->n_alive; i++) {
     uint32_t slot = s->by_name[i];
     uint32_t t = s->dom_tin[s->leaf[slot]];
-    if (t >= lo && t <= hi && ev->cap[slot] > 0)
-      ev->cand[k++] = slot;
+    ev->cand[k] = slot; /* kept only when it counts: no branch */
+    k += (size_t)((t - lo <= hi - lo) & (ev->cap[slot] > 0));
   }
   for (size_t i = 0; i < k; i++)
     ev->cc[i] = ev->cap[ev->cand[i]];
-  int r = place_one(ev, k, ev->cc, ev->need[0], prof, ev->take);
+  int r = place_one(ev, k, ev->cc, ev->need[0], prof);
   if (r <= 0)
     return r < 0 ? r : GC_EINVAL; /* cannot happen: the domain's count fits */
   ev->rec_n = 0;
-  for (size_t i = 0; i < k; i++)
-    if (ev->take[i] > 0 && rec_push(ev, ev->cand[i], 0, ev->take[i]))
+  for (size_t j = 0; j < ev->n_pick; j++)
+    if (rec_push(ev, ev->cand[ev->pick[j]], 0, ev->take[j]))
       return GC_ENOMEM;
   return 1;
 }
@@ -484,19 +525,18 @@ static int place_hetero(struct tp_evaluator *ev, const struct tp_snapshot *s, ui
     size_t set = ev->order[si];
     for (size_t i = 0; i < k; i++)
       ev->cc[i] = wf_cap(ev, set, i, k);
-    int r = place_one(ev, k, ev->cc, ev->need[set], prof, ev->take);
+    int r = place_one(ev, k, ev->cc, ev->need[set], prof);
     if (r < 0)
       return r;
     if (!r) {
       ok = 0;
       break;
     }
-    for (size_t i = 0; i < k; i++)
-      if (ev->take[i] > 0) {
-        wf_apply(ev, set, i, k, ev->take[i]);
-        if (rec_push(ev, ev->cand[i], (uint32_t)set, ev->take[i]))
-          return GC_ENOMEM;
-      }
+    for (size_t j = 0; j < ev->n_pick; j++) {
+      wf_apply(ev, set, ev->pick[j], k, ev->take[j]);
+      if (rec_push(ev, ev->cand[ev->pick[j]], (uint32_t)set, ev->take[j]))
+        return GC_ENOMEM;
+    }
   }
   if (ok)
     return 1;
@@ -741,6 +781,7 @@ static int prepare(struct tp_evaluator *ev, const struct tp_snapshot *s, const s
       ensure(&ev->cand, &ev->cand_n, ns, sizeof(uint32_t)) ||
       ensure(&ev->cc, &ev->cc_n, ns, sizeof(int64_t)) ||
       ensure(&ev->take, &ev->take_n, ns, sizeof(int64_t)) ||
+      ensure(&ev->pick, &ev->pick_n, ns, sizeof(uint32_t)) ||
       ensure(&ev->dc, &ev->dc_n, ev->n_dom, sizeof(struct dcand)))
     return GC_ENOMEM;
   return GC_OK;
