@@ -147,6 +147,43 @@ START_TEST(bestfit_lowest_tier_tightest_domain) {
 }
 END_TEST
 
+START_TEST(bestfit_nodes_kueue_example) {
+  struct fx f;
+  /* Kueue's KEP example: node capacities 3, 3, 2, 1 and 7 pods: BestFit
+   * takes 3 and 3, then the node with exactly 1 (the 2 stays whole). */
+  setup(&f, NODE("p", "32", "3") NODE("q", "32", "3") NODE("r", "32", "2") NODE("s", "32", "1")
+                HN("rk", "1", "rack", MN("p") MN("q") MN("r") MN("s")));
+  struct tp_gang g = gang1(&f, 7, 1);
+  struct tp_result r = eval(&f, &g, TP_MODE_HARD, 1, TP_PROFILE_BESTFIT);
+  ck_assert(r.feasible);
+  ck_assert_int_eq(pods_on(&r, "p"), 3);
+  ck_assert_int_eq(pods_on(&r, "q"), 3);
+  ck_assert_int_eq(pods_on(&r, "r"), 0);
+  ck_assert_int_eq(pods_on(&r, "s"), 1);
+  ck_assert_uint_eq(r.nodes_used, 3);
+  /* 2 pods: every node but s holds them; the tightest is r (exactly 2). */
+  g = gang1(&f, 2, 1);
+  r = eval(&f, &g, TP_MODE_HARD, 1, TP_PROFILE_BESTFIT);
+  ck_assert_int_eq(pods_on(&r, "r"), 2);
+  /* Spread: 7 pods over 3, 3, 2, 1 -> level 2: 2, 2, 2, 1. */
+  g = gang1(&f, 7, 1);
+  r = eval(&f, &g, TP_MODE_HARD, 1, TP_PROFILE_SPREAD);
+  ck_assert_int_eq(pods_on(&r, "p") + pods_on(&r, "q"), 4);
+  ck_assert_int_eq(pods_on(&r, "r"), 2);
+  ck_assert_int_eq(pods_on(&r, "s"), 1);
+  teardown(&f);
+  /* Capacities above the gang size (10, 9, 8 for 5 pods) all sort as 5:
+   * the tightest true capacity (8) still wins. */
+  setup(&f, NODE("a", "64", "10") NODE("b", "64", "9") NODE("c", "64", "8")
+                HN("rk", "1", "rack", MN("a") MN("b") MN("c")));
+  g = gang1(&f, 5, 1);
+  r = eval(&f, &g, TP_MODE_HARD, 1, TP_PROFILE_BESTFIT);
+  ck_assert_int_eq(pods_on(&r, "c"), 5);
+  ck_assert_uint_eq(r.nodes_used, 1);
+  teardown(&f);
+}
+END_TEST
+
 START_TEST(spread_most_free_domain) {
   struct fx f;
   setup(&f, CLUSTER);
@@ -375,6 +412,7 @@ static Suite *suite(void) {
   Suite *s = suite_create("tp_place");
   TCase *t = tcase_create("core");
   tcase_add_test(t, bestfit_lowest_tier_tightest_domain);
+  tcase_add_test(t, bestfit_nodes_kueue_example);
   tcase_add_test(t, spread_most_free_domain);
   tcase_add_test(t, tiers_hard_soft_and_reasons);
   tcase_add_test(t, fragmentation_and_missing_resources);
