@@ -360,13 +360,19 @@ static int start_late(struct gb_controller *c, int which) {
     gc_diags_init(&d);
     struct gb_informer *inf = NULL;
     int rc = make_informer(c, which, &inf, &d);
-    if (!rc && (rc = gb_informer_start(inf)) != 0)
-      gb_informer_free(inf);
     gc_diags_destroy(&d);
     if (!rc) {
+      /* Published before its thread starts: the handlers read c->inf[which].
+       * Workers use it only once `served` says so, after the first sync. */
       pthread_mutex_lock(&c->mu);
       c->inf[which] = inf;
       pthread_mutex_unlock(&c->mu);
+      if ((rc = gb_informer_start(inf)) != 0) {
+        pthread_mutex_lock(&c->mu);
+        c->inf[which] = NULL;
+        pthread_mutex_unlock(&c->mu);
+        gb_informer_free(inf);
+      }
     }
     if (rc) {
       gb_log(GB_LOG_ERROR, "cannot start informer", "resource", INF_NAMES[which], "error",
