@@ -1,0 +1,579 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Validates deploy/: every manifest loads with python3-yaml and has the right kind, apiVersion
+# and required fields; the Deployment, Services, webhook, certificate, PDB and ConfigMap agree
+# with each other and with the code (ports, webhook path, config keys from bridge/gb_config.c,
+# the gRPC grace period); RBAC grants exactly the resource/verb list below, which is
+# cross-checked against the Kubernetes client call sites with grep; the ConfigMap's config.yaml
+# passes `gangbridge serve --config F --print-config` (the service's own validation); the
+# example renders a PodGroup and matches the Trainer CRD schemas; and the real kubectl applies
+# everything (`kubectl apply --validate=false -k deploy/`, then the examples) to the stand-in
+# API server.  The stand-in serves only core kinds, so the test first registers permissive
+# CRDs for the other API groups (apps, rbac, policy, admissionregistration, cert-manager): that
+# proves kubectl parses, maps and sends every object, and the server stores it; field-level
+# validation of those kinds is the Python part's job.
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+SRC="${GB_SRC:-$(cd "$HERE/../.." && pwd)}"
+SHARED="${GB_SHARED:-$SRC/../shared}"
+GANGBRIDGE="${GANGBRIDGE:-$SRC/build/gangbridge}"
+KUBECTL="${KUBECTL:-/usr/bin/kubectl}"
+DEPLOY="$SRC/deploy"
+
+WORK="$(mktemp -d)"
+SERVER_PID=""
+cleanup() {
+  if [ -n "$SERVER_PID" ]; then
+    kill "$SERVER_PID" 2>/dev/null || true
+    wait "$SERVER_PID" 2>/dev/null || true
+  fi
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+[ -x "$GANGBRIDGE" ] || fail "gangbridge binary not found at $GANGBRIDGE"
+
+# ---- 1. static checks (python3-yaml) ----------------------------------------------------
+python3 - "$SRC" "$WORK" <<'PY'
+import glob, os, re, sys
+import yaml
+
+src, work = sys.argv[1], sys.argv[2]
+deploy = os.path.join(src, "deploy")
+errors = []
+def err(msg):
+    errors.append(msg)
+
+# The RBAC the code needs: (apiGroup, resource) -> verbs.  Keep this list explicit; it is
+# compared with the manifests (exactly) and with the code's call sites (below).
+REQUIRED = {
+    ("trainer.kubeflow.org", "trainjobs"): {"get", "list", "watch"},
+    ("trainer.kubeflow.org", "trainingruntimes"): {"get", "list", "watch"},
+    ("trainer.kubeflow.org", "clustertrainingruntimes"): {"get", "list", "watch"},
+    ("trainer.kubeflow.org", "trainjobs/finalizers"): {"update"},
+    ("scheduling.volcano.sh", "podgroups"): {"get", "list", "watch", "create", "patch", "delete"},
+    ("scheduling.x-k8s.io", "podgroups"): {"get", "list", "watch", "create", "patch", "delete"},
+    ("scheduling.volcano.sh", "queues"): {"get", "list", "watch"},
+    ("", "namespaces"): {"get", "list", "watch"},
+    ("apiextensions.k8s.io", "customresourcedefinitions"): {"get", "list", "watch"},
+    ("", "events"): {"create", "patch"},
+    ("events.k8s.io", "events"): {"create", "patch"},
+}
+# Leader election, namespaced in gangbridge-system.
+REQUIRED_NS = {("coordination.k8s.io", "leases"): {"get", "create", "update"}}
+# Granted although no call site shows them literally, and why.
+JUSTIFIED = {
+    ("scheduling.volcano.sh", "podgroups", "create"): "server-side apply creates missing objects",
+    ("scheduling.x-k8s.io", "podgroups", "create"): "server-side apply creates missing objects",
+    ("events.k8s.io", "events", "create"): "events.k8s.io/v1 is the same store as core events",
+    ("events.k8s.io", "events", "patch"): "events.k8s.io/v1 is the same store as core events",
+}
+
+# --- load ---
+docs = []  # (file, doc)
+for path in sorted(glob.glob(os.path.join(deploy, "**", "*.yaml"), recursive=True)):
+    if os.path.basename(path) == "kustomization.yaml":
+        continue
+    with open(path) as f:
+        try:
+            for d in yaml.safe_load_all(f):
+                if d is None:
+                    continue
+                docs.append((os.path.relpath(path, deploy), d))
+        except yaml.YAMLError as e:
+            err("%s: %s" % (path, e))
+if errors:
+    print("\n".join(errors)); sys.exit(1)
+
+API = {
+    "Namespace": "v1", "ServiceAccount": "v1", "ConfigMap": "v1", "Service": "v1",
+    "ClusterRole": "rbac.authorization.k8s.io/v1", "ClusterRoleBinding": "rbac.authorization.k8s.io/v1",
+    "Role": "rbac.authorization.k8s.io/v1", "RoleBinding": "rbac.authorization.k8s.io/v1",
+    "Deployment": "apps/v1", "PodDisruptionBudget": "policy/v1",
+    "MutatingWebhookConfiguration": "admissionregistration.k8s.io/v1",
+    "Issuer": "cert-manager.io/v1", "Certificate": "cert-manager.io/v1",
+    "ClusterTrainingRuntime": "trainer.kubeflow.org/v1alpha1", "TrainJob": "trainer.kubeflow.org/v1alpha1",
+}
+CLUSTER_SCOPED = {"Namespace", "ClusterRole", "ClusterRoleBinding", "MutatingWebhookConfiguration",
+                  "ClusterTrainingRuntime"}
+NS = "gangbridge-system"
+by_kind = {}
+for f, d in docs:
+    if not isinstance(d, dict):
+        err("%s: document is not a mapping" % f); continue
+    kind, av = d.get("kind"), d.get("apiVersion")
+    md = d.get("metadata") or {}
+    name = md.get("name")
+    if kind not in API:
+        err("%s: unexpected kind %r" % (f, kind)); continue
+    if av != API[kind]:
+        err("%s: %s %s: apiVersion %r, want %r" % (f, kind, name, av, API[kind]))
+    if not name or not re.fullmatch(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?", name):
+        err("%s: %s: bad or missing metadata.name %r" % (f, kind, name))
+    is_example = f.startswith("examples/")
+    if kind in CLUSTER_SCOPED:
+        if "namespace" in md:
+            err("%s: %s/%s is cluster-scoped but has a namespace" % (f, kind, name))
+    elif not is_example and md.get("namespace") != NS:
+        err("%s: %s/%s: namespace %r, want %s" % (f, kind, name, md.get("namespace"), NS))
+    if not is_example:
+        labels = md.get("labels") or {}
+        if labels.get("app.kubernetes.io/name") != "gangbridge":
+            err("%s: %s/%s lacks label app.kubernetes.io/name=gangbridge" % (f, kind, name))
+    by_kind.setdefault(kind, []).append((f, d))
+
+def one(kind, name=None):
+    items = [d for _, d in by_kind.get(kind, []) if name is None or d["metadata"]["name"] == name]
+    if len(items) != 1:
+        err("want exactly one %s%s, found %d" % (kind, " " + name if name else "", len(items)))
+        return {}
+    return items[0]
+
+for kind in ["Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role",
+             "RoleBinding", "Deployment", "Service", "PodDisruptionBudget",
+             "MutatingWebhookConfiguration", "Issuer", "Certificate", "ConfigMap"]:
+    if not any(not f.startswith("examples/") for f, _ in by_kind.get(kind, [])):
+        err("deploy/ has no %s" % kind)
+
+# --- kustomization lists every top-level manifest ---
+kust = yaml.safe_load(open(os.path.join(deploy, "kustomization.yaml")))
+if kust.get("kind") != "Kustomization" or kust.get("apiVersion") != "kustomize.config.k8s.io/v1beta1":
+    err("kustomization.yaml: wrong kind/apiVersion")
+top = sorted(os.path.basename(p) for p in glob.glob(os.path.join(deploy, "*.yaml"))
+             if os.path.basename(p) != "kustomization.yaml")
+if sorted(kust.get("resources", [])) != top:
+    err("kustomization.yaml resources %s != files %s" % (sorted(kust.get("resources", [])), top))
+
+ns = one("Namespace", NS)
+
+# --- code facts ---
+def read(rel):
+    return open(os.path.join(src, rel)).read()
+config_c = read("bridge/gb_config.c")
+keys = {}
+for m in re.finditer(r'\{"([A-Za-z.]+)",\s*(T_[A-Z]+),\s*OFF\(\w+\),\s*[^,]+,\s*[^,]+,\s*"([^"]*)"', config_c):
+    keys[m.group(1)] = (m.group(2), m.group(3))
+if len(keys) < 30:
+    err("could not read the key table of bridge/gb_config.c (%d keys)" % len(keys))
+grace_ms = int(re.search(r"#define GB_RPC_DEFAULT_GRACE_MS (\d+)", read("bridge/gb_rpc_server.h")).group(1))
+http_grace_ms = int(re.search(r"grace_ms;\s*/\*.*default (\d+)", read("bridge/gb_http.h")).group(1))
+
+# --- ConfigMap / config.yaml ---
+cm = one("ConfigMap", "gangbridge-config")
+cfg_text = (cm.get("data") or {}).get("config.yaml")
+cfg = {}
+if not cfg_text:
+    err("ConfigMap gangbridge-config has no data.config.yaml")
+else:
+    open(os.path.join(work, "config.yaml"), "w").write(cfg_text)
+    cfg = yaml.safe_load(cfg_text)
+    def flat(d, prefix=""):
+        for k, v in d.items():
+            p = prefix + k
+            if isinstance(v, dict):
+                yield from flat(v, p + ".")
+            else:
+                yield p, v
+    for k, v in flat(cfg):
+        if k not in keys:
+            err("config.yaml: key %s is not a gangbridge setting (bridge/gb_config.c)" % k)
+def cget(path):
+    if path not in keys:
+        err("config key %s vanished from bridge/gb_config.c" % path)
+        return None
+    d = cfg
+    for part in path.split("."):
+        if not isinstance(d, dict) or part not in d:
+            return keys[path][1]  # the default
+        d = d[part]
+    return d
+def port_of(addr):
+    return int(str(addr).rsplit(":", 1)[1])
+
+# --- Deployment ---
+dep = one("Deployment", "gangbridge")
+spec = dep.get("spec", {})
+pod = spec.get("template", {}).get("spec", {})
+pod_labels = spec.get("template", {}).get("metadata", {}).get("labels", {})
+sel = spec.get("selector", {}).get("matchLabels", {})
+if spec.get("replicas") != 2:
+    err("Deployment: replicas %r, want 2" % spec.get("replicas"))
+if not sel or any(pod_labels.get(k) != v for k, v in sel.items()):
+    err("Deployment: selector does not match the pod labels")
+if pod.get("serviceAccountName") != "gangbridge":
+    err("Deployment: serviceAccountName")
+psc = pod.get("securityContext", {})
+if psc.get("runAsNonRoot") is not True or psc.get("seccompProfile", {}).get("type") != "RuntimeDefault":
+    err("Deployment: pod securityContext needs runAsNonRoot and seccomp RuntimeDefault")
+if not isinstance(psc.get("runAsUser"), int) or psc["runAsUser"] == 0:
+    err("Deployment: runAsUser must be a non-zero uid")
+tgp = pod.get("terminationGracePeriodSeconds", 30)
+if not tgp > (grace_ms + http_grace_ms) / 1000.0 + 5:
+    err("Deployment: terminationGracePeriodSeconds %s not above the gRPC (%d ms) + HTTP (%d ms) "
+        "grace plus the lease release" % (tgp, grace_ms, http_grace_ms))
+ctrs = pod.get("containers", [])
+if len(ctrs) != 1:
+    err("Deployment: want one container")
+c = ctrs[0] if ctrs else {}
+argv = (c.get("command") or []) + (c.get("args") or [])
+if not argv or not argv[0].endswith("gangbridge") or argv[1:] != ["serve", "--config", "/etc/gangbridge/config.yaml"]:
+    err("Deployment: command %r, want gangbridge serve --config /etc/gangbridge/config.yaml" % argv)
+ports = {p.get("name"): p.get("containerPort") for p in c.get("ports", [])}
+want_ports = {"grpc": 9090, "http": 8080, "webhook": 9443}
+if ports != want_ports:
+    err("Deployment: ports %r, want %r" % (ports, want_ports))
+if cfg:
+    for name, key in (("grpc", "grpc.address"), ("http", "http.address"), ("webhook", "webhook.address")):
+        v = cget(key)
+        if not v or port_of(v) != want_ports[name]:
+            err("config.yaml %s %r does not listen on the %s port %d" % (key, v, name, want_ports[name]))
+for probe, path in (("livenessProbe", "/healthz"), ("readinessProbe", "/readyz"), ("startupProbe", "/healthz")):
+    hg = c.get(probe, {}).get("httpGet", {})
+    if hg.get("path") != path or hg.get("port") not in ("http", 8080):
+        err("Deployment: %s must GET %s on the http port, has %r" % (probe, path, hg))
+csc = c.get("securityContext", {})
+if not (csc.get("readOnlyRootFilesystem") is True and csc.get("allowPrivilegeEscalation") is False
+        and csc.get("capabilities", {}).get("drop") == ["ALL"] and not csc.get("capabilities", {}).get("add")
+        and csc.get("privileged") in (None, False)):
+    err("Deployment: container securityContext must be read-only root, no escalation, drop ALL")
+res = c.get("resources", {})
+if not res.get("requests", {}).get("cpu") or not res.get("requests", {}).get("memory") or not res.get("limits", {}).get("memory"):
+    err("Deployment: resources need cpu/memory requests and a memory limit")
+env = {e.get("name"): e for e in c.get("env", [])}
+for name, field in (("POD_NAME", "metadata.name"), ("POD_NAMESPACE", "metadata.namespace")):
+    if env.get(name, {}).get("valueFrom", {}).get("fieldRef", {}).get("fieldPath") != field:
+        err("Deployment: env %s must come from the downward API %s" % (name, field))
+vols = {v.get("name"): v for v in pod.get("volumes", [])}
+mounts = {m.get("mountPath"): m for m in c.get("volumeMounts", [])}
+cm_mount = mounts.get("/etc/gangbridge/config.yaml")
+if not cm_mount or vols.get(cm_mount["name"], {}).get("configMap", {}).get("name") != "gangbridge-config":
+    err("Deployment: /etc/gangbridge/config.yaml must come from ConfigMap gangbridge-config")
+if cfg:
+    for key in ("webhook.tlsCert", "webhook.tlsKey"):
+        p = cget(key)
+        d_ = os.path.dirname(p or "")
+        m = mounts.get(d_)
+        if not m or "secret" not in vols.get(m["name"], {}):
+            err("config.yaml %s=%r is not in a mounted Secret" % (key, p))
+        else:
+            tls_secret = vols[m["name"]]["secret"]["secretName"]
+if "/tmp" not in mounts:
+    err("Deployment: a writable /tmp (emptyDir) is expected with a read-only root")
+
+# --- Services ---
+svcs = {d["metadata"]["name"]: d for _, d in by_kind.get("Service", [])}
+for name, s in svcs.items():
+    ssel = s.get("spec", {}).get("selector", {})
+    if not ssel or any(pod_labels.get(k) != v for k, v in ssel.items()):
+        err("Service %s: selector does not select the pods" % name)
+    for p in s.get("spec", {}).get("ports", []):
+        if p.get("targetPort") not in ports and p.get("targetPort") not in ports.values():
+            err("Service %s: targetPort %r is not a container port" % (name, p.get("targetPort")))
+svc_ports = {(n, p.get("targetPort")) for n, s in svcs.items() for p in s.get("spec", {}).get("ports", [])}
+for pname in ("grpc", "http", "webhook"):
+    if not any(tp == pname for _, tp in svc_ports):
+        err("no Service exposes the %s port" % pname)
+
+# --- webhook ---
+mwc = one("MutatingWebhookConfiguration")
+hooks = mwc.get("webhooks", [])
+if len(hooks) != 1:
+    err("MutatingWebhookConfiguration: want one webhook")
+h = hooks[0] if hooks else {}
+cc = h.get("clientConfig", {}).get("service", {})
+ws = svcs.get(cc.get("name"))
+if not ws or cc.get("namespace") != NS:
+    err("webhook: clientConfig.service %r is not a Service in %s" % (cc, NS))
+elif not any(p.get("port") == cc.get("port", 443) and p.get("targetPort") == "webhook"
+             for p in ws["spec"]["ports"]):
+    err("webhook: Service %s has no port %s to the webhook port" % (cc.get("name"), cc.get("port", 443)))
+if cfg and cc.get("path") != cget("webhook.path"):
+    err("webhook: path %r != config webhook.path %r" % (cc.get("path"), cget("webhook.path")))
+if keys.get("webhook.path", (None, None))[1] != "/mutate-pods" or cc.get("path") != "/mutate-pods":
+    err("webhook: path must be the served /mutate-pods (docs/internals/http.md)")
+if h.get("admissionReviewVersions") != ["v1"] or h.get("sideEffects") != "None" or h.get("timeoutSeconds") != 5:
+    err("webhook: admissionReviewVersions [v1], sideEffects None, timeoutSeconds 5 required")
+if h.get("failurePolicy") not in ("Fail", "Ignore"):
+    err("webhook: failurePolicy must be set")
+whtext = open(os.path.join(deploy, "webhook.yaml")).read()
+if not re.search(r"#.*failurePolicy: %s" % h.get("failurePolicy"), whtext):
+    err("webhook.yaml: the failurePolicy choice must be explained in a comment")
+rules = h.get("rules", [])
+if rules != [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods"], "scope": "Namespaced"}]:
+    err("webhook: rules must be exactly CREATE of core v1 pods: %r" % rules)
+os_ = h.get("objectSelector", {}).get("matchExpressions", [])
+if {"key": "jobset.sigs.k8s.io/jobset-name", "operator": "Exists"} not in os_:
+    err("webhook: objectSelector must require jobset.sigs.k8s.io/jobset-name (Exists)")
+nsx = h.get("namespaceSelector", {}).get("matchExpressions", [])
+if not any(e.get("key") == "kubernetes.io/metadata.name" and e.get("operator") == "NotIn"
+           and {"kube-system", NS} <= set(e.get("values", [])) for e in nsx):
+    err("webhook: namespaceSelector must exclude kube-system and %s" % NS)
+inject = mwc.get("metadata", {}).get("annotations", {}).get("cert-manager.io/inject-ca-from", "")
+cert = one("Certificate", inject.split("/")[-1]) if "/" in inject else {}
+if not inject.startswith(NS + "/") or not cert:
+    err("webhook: cert-manager.io/inject-ca-from %r names no Certificate" % inject)
+if "caBundle" in h.get("clientConfig", {}):
+    err("webhook: caBundle is injected by cert-manager, not committed")
+if not re.search(r"(?i)without cert-manager.*\n.*caBundle", whtext):
+    err("webhook.yaml: a note for manual certificates is expected")
+
+# --- certificate ---
+if cert:
+    cs = cert.get("spec", {})
+    if cs.get("secretName") != locals().get("tls_secret"):
+        err("Certificate secretName %r is not the Secret the Deployment mounts" % cs.get("secretName"))
+    want_dns = "%s.%s.svc" % (cc.get("name"), NS)
+    if want_dns not in cs.get("dnsNames", []):
+        err("Certificate dnsNames must include %s" % want_dns)
+    ir = cs.get("issuerRef", {})
+    if ir.get("kind", "Issuer") != "Issuer" or not one("Issuer", ir.get("name")):
+        err("Certificate issuerRef %r is not the Issuer in deploy/" % ir)
+
+# --- PDB ---
+pdb = one("PodDisruptionBudget")
+psel = pdb.get("spec", {}).get("selector", {}).get("matchLabels", {})
+if not psel or any(pod_labels.get(k) != v for k, v in psel.items()):
+    err("PodDisruptionBudget: selector does not select the pods")
+if pdb.get("spec", {}).get("minAvailable") != 1 and pdb.get("spec", {}).get("maxUnavailable") != 1:
+    err("PodDisruptionBudget: minAvailable 1 (or maxUnavailable 1) with 2 replicas")
+
+# --- config: leader election on ---
+if cfg:
+    if cget("leaderElection.enabled") is not True:
+        err("config.yaml: leaderElection.enabled must be true with 2 replicas")
+    lns = cget("leaderElection.namespace")
+    if lns not in ("", NS):
+        err("config.yaml: leaderElection.namespace must be %s (or empty: POD_NAMESPACE)" % NS)
+
+# --- RBAC (manifests) ---
+def rules_of(d):
+    out = {}
+    for r in d.get("rules", []):
+        for g in r.get("apiGroups", []):
+            for res in r.get("resources", []):
+                for v in r.get("verbs", []):
+                    if "*" in (g, res, v):
+                        err("RBAC: wildcard in %s %s" % (d["kind"], d["metadata"]["name"]))
+                    out.setdefault((g, res), set()).add(v)
+        if r.get("resourceNames") or r.get("nonResourceURLs"):
+            err("RBAC: unexpected resourceNames/nonResourceURLs")
+    return out
+cr = one("ClusterRole", "gangbridge")
+role = one("Role")
+got = rules_of(cr)
+if got != REQUIRED:
+    for k in sorted(set(got) | set(REQUIRED)):
+        if got.get(k) != REQUIRED.get(k):
+            err("ClusterRole: %s/%s grants %s, want %s" % (k[0] or "core", k[1],
+                sorted(got.get(k, [])), sorted(REQUIRED.get(k, []))))
+if rules_of(role) != REQUIRED_NS or role.get("metadata", {}).get("namespace") != NS:
+    err("Role: %r, want %r in %s" % (rules_of(role), REQUIRED_NS, NS))
+for bkind, rkind, rname in (("ClusterRoleBinding", "ClusterRole", cr.get("metadata", {}).get("name")),
+                            ("RoleBinding", "Role", role.get("metadata", {}).get("name"))):
+    b = one(bkind)
+    if b.get("roleRef") != {"apiGroup": "rbac.authorization.k8s.io", "kind": rkind, "name": rname}:
+        err("%s: roleRef %r" % (bkind, b.get("roleRef")))
+    if b.get("subjects") != [{"kind": "ServiceAccount", "name": "gangbridge", "namespace": NS}]:
+        err("%s: subjects must be exactly the gangbridge ServiceAccount" % bkind)
+
+# --- RBAC (code): every call site's resource and verb is in the explicit list ---
+VERB_OF = {"gb_kube_create": "create", "gb_kube_merge_patch": "patch", "gb_kube_apply": "patch",
+           "gb_kube_delete": "delete", "gb_kube_get": "get", "gb_kube_list": "list"}
+GROUP_OF = {"GC_TRAINER_GROUP": ["trainer.kubeflow.org"],
+            "gb_backend_group(b)": ["scheduling.volcano.sh", "scheduling.x-k8s.io"]}
+# Files that implement the transport, not call sites: their resources come from callers.
+TRANSPORT = {"gb_kube_client.c", "gb_kube_watch.c", "gb_informer.c", "gb_kube_discovery.c",
+             "gb_kube_config.c", "gb_cmd_call.c", "gb_rpc_client.c"}
+needed = {}
+def need(g, r, v, where):
+    needed.setdefault((g, r), set()).add(v)
+    if v not in REQUIRED.get((g, r), set()) | REQUIRED_NS.get((g, r), set()):
+        err("%s uses %s on %s/%s, which the RBAC list does not grant" % (where, v, g or "core", r))
+for path in sorted(glob.glob(os.path.join(src, "bridge", "*.c"))):
+    base = os.path.basename(path)
+    if base in TRANSPORT:
+        continue
+    text = open(path).read()
+    calls = set(re.findall(r"\b(gb_kube_(?:create|merge_patch|apply|delete|get|list|request))\s*\(", text))
+    # Discovery reads /apis/GROUP/VERSION, which every authenticated user may.
+    calls.discard("gb_kube_get") if "gb_kube_discovery_check" in text and "gb_kube_path" not in text else None
+    informers = re.findall(r'\{\s*(GC_TRAINER_GROUP|"[^"]*"),\s*"(v[0-9a-z]+)",\s*"([a-z]+)",', text)
+    for g, _, r in informers:
+        for grp in GROUP_OF.get(g, [g.strip('"')]):
+            for v in ("get", "list", "watch"):
+                need(grp, r, v, base + " (informer)")
+    if not calls:
+        continue
+    targets = re.findall(r'gb_kube_path\([^;]*?,\s*(GC_TRAINER_GROUP|gb_backend_group\(b\)|"[^"]*"),\s*[^,]+,\s*"([a-z]+)"', text, re.S)
+    if not targets:
+        err("%s calls %s but names no resource through gb_kube_path: extend this test" % (base, sorted(calls)))
+    verbs = {VERB_OF[c] for c in calls if c in VERB_OF}
+    if "gb_kube_request" in calls:
+        for m in re.finditer(r'gb_kube_request\([^;]*?"(GET|PUT|POST|PATCH|DELETE)"', text, re.S):
+            verbs.add({"GET": "get", "PUT": "update", "POST": "create", "PATCH": "patch", "DELETE": "delete"}[m.group(1)])
+    for g, r in targets:
+        for grp in GROUP_OF.get(g, [g.strip('"')]):
+            for v in verbs:
+                need(grp, r, v, base)
+# blockOwnerDeletion on the PodGroup's ownerReference to its TrainJob.
+if "blockOwnerDeletion" in read("gangcalc/gc_render.c"):
+    need("trainer.kubeflow.org", "trainjobs/finalizers", "update", "gc_render.c (blockOwnerDeletion)")
+# Conversely, nothing granted is unused (least privilege), except the justified extras.
+for (g, r), vs in list(REQUIRED.items()) + list(REQUIRED_NS.items()):
+    for v in vs:
+        if v not in needed.get((g, r), set()) and (g, r, v) not in JUSTIFIED:
+            err("RBAC grants %s on %s/%s but no call site uses it" % (v, g or "core", r))
+for (g, r, v), why in JUSTIFIED.items():
+    if v not in REQUIRED.get((g, r), set()):
+        err("JUSTIFIED lists %s %s/%s which is not granted" % (v, g, r))
+
+# --- example ---
+ex_kinds = sorted(d["kind"] for f, d in docs if f.startswith("examples/"))
+if ex_kinds != ["ClusterTrainingRuntime", "Namespace", "TrainJob"]:
+    err("examples: want a Namespace, a ClusterTrainingRuntime and a TrainJob, have %r" % ex_kinds)
+for f, d in docs:
+    if d.get("kind") == "TrainJob":
+        rr = d["spec"]["runtimeRef"]
+        if not any(x["metadata"]["name"] == rr["name"] and x["kind"] == rr["kind"] for _, x in docs):
+            err("%s: runtimeRef %r is not in the examples" % (f, rr))
+    if d.get("kind") == "ClusterTrainingRuntime" and "podGroupPolicy" in d.get("spec", {}):
+        err("%s: the example runtime must leave podGroupPolicy to gangbridge" % f)
+
+# Non-built-in kinds for the stand-in: permissive CRDs.
+crds = []
+plural = {"Deployment": "deployments", "ClusterRole": "clusterroles", "ClusterRoleBinding": "clusterrolebindings",
+          "Role": "roles", "RoleBinding": "rolebindings", "PodDisruptionBudget": "poddisruptionbudgets",
+          "MutatingWebhookConfiguration": "mutatingwebhookconfigurations", "Issuer": "issuers",
+          "Certificate": "certificates"}
+for kind, pl in plural.items():
+    group, version = API[kind].split("/")
+    crds.append({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+                 "metadata": {"name": "%s.%s" % (pl, group)},
+                 "spec": {"group": group, "scope": "Cluster" if kind in CLUSTER_SCOPED else "Namespaced",
+                          "names": {"kind": kind, "plural": pl, "singular": kind.lower(),
+                                    "listKind": kind + "List"},
+                          "versions": [{"name": version, "served": True, "storage": True,
+                                        "schema": {"openAPIV3Schema": {"type": "object",
+                                                   "x-kubernetes-preserve-unknown-fields": True}}}]}})
+with open(os.path.join(work, "stub-crds.yaml"), "w") as f:
+    yaml.safe_dump_all(crds, f)
+with open(os.path.join(work, "objects.txt"), "w") as f:
+    for fname, d in docs:
+        md = d["metadata"]
+        f.write("%s %s %s %s\n" % (fname.startswith("examples/") and "example" or "deploy",
+                                   d["kind"], md.get("namespace", "-"), md["name"]))
+
+if errors:
+    print("\n".join("FAIL: " + e for e in errors))
+    sys.exit(1)
+print("static checks: %d documents, %d RBAC rules cross-checked against %d call-site needs" %
+      (len(docs), sum(len(v) for v in REQUIRED.values()) + 3, sum(len(v) for v in needed.values())))
+PY
+
+# ---- 2. the service's own validation of config.yaml ----------------------------------------
+"$GANGBRIDGE" serve --config "$WORK/config.yaml" --print-config >"$WORK/effective.yaml" 2>"$WORK/cfg.err" \
+  || fail "gangbridge rejects the ConfigMap's config.yaml: $(cat "$WORK/cfg.err")"
+python3 - "$WORK/config.yaml" "$WORK/effective.yaml" <<'PY'
+import sys, yaml
+given = yaml.safe_load(open(sys.argv[1]))
+eff = yaml.safe_load(open(sys.argv[2]))
+def walk(g, e, path):
+    for k, v in g.items():
+        p = path + [k]
+        if not isinstance(e, dict) or k not in e:
+            sys.exit("effective configuration lacks %s" % ".".join(p))
+        if isinstance(v, dict):
+            walk(v, e[k], p)
+        elif str(v) != str(e[k]) and not (isinstance(v, str) and v.endswith(("s", "m")) and e[k] is not None):
+            sys.exit("%s: given %r, effective %r" % (".".join(p), v, e[k]))
+walk(given, eff, [])
+assert eff["leaderElection"]["enabled"] is True, eff["leaderElection"]
+PY
+# A broken file is refused (the check above can fail).
+sed 's/^leaderElection:/leaderElectionTypo:/' "$WORK/config.yaml" >"$WORK/bad-config.yaml"
+cmp -s "$WORK/config.yaml" "$WORK/bad-config.yaml" && fail "could not make a broken config"
+if "$GANGBRIDGE" serve --config "$WORK/bad-config.yaml" --print-config >/dev/null 2>&1; then
+  fail "a config with an unknown key was accepted"
+fi
+
+# ---- 3. the example renders a gang and matches the Trainer CRDs ----------------------------
+"$GANGBRIDGE" render -f "$DEPLOY/examples/" >"$WORK/pg.yaml" || fail "render of deploy/examples failed"
+python3 - "$WORK/pg.yaml" <<'PY'
+import sys, yaml
+pg = yaml.safe_load(open(sys.argv[1]))
+assert pg["kind"] == "PodGroup" and pg["metadata"]["name"] == "mnist-gang", pg
+assert pg["spec"]["minMember"] == 4, pg["spec"]
+assert pg["spec"]["minResources"]["nvidia.com/gpu"] == "4", pg["spec"]
+PY
+python3 "$SRC/tests/golden/crdcheck.py" --crds "$SHARED/crds/trainer" \
+  "$DEPLOY/examples/runtime.yaml" "$DEPLOY/examples/trainjob.yaml" >"$WORK/crdcheck.out" 2>&1 \
+  || fail "examples do not match the Trainer CRDs: $(cat "$WORK/crdcheck.out")"
+
+# ---- 4. the real kubectl applies everything to the stand-in API server ---------------------
+"$SRC/tests/apiserver/run" --port 0 >"$WORK/url" 2>"$WORK/server.log" &
+SERVER_PID=$!
+for _ in $(seq 1 200); do
+  [ -s "$WORK/url" ] && break
+  sleep 0.05
+done
+URL="$(head -n1 "$WORK/url")"
+case "$URL" in http://*) ;; *) cat "$WORK/server.log" >&2; fail "server printed no URL";; esac
+cat >"$WORK/kubeconfig" <<EOF
+apiVersion: v1
+kind: Config
+clusters: [{name: standin, cluster: {server: "$URL"}}]
+contexts: [{name: standin, context: {cluster: standin, user: tester, namespace: default}}]
+current-context: standin
+users: [{name: tester, user: {token: not-checked}}]
+EOF
+k() { "$KUBECTL" --kubeconfig "$WORK/kubeconfig" --cache-dir "$WORK/cache" --request-timeout=20s "$@"; }
+
+k apply --server-side -f "$WORK/stub-crds.yaml" >/dev/null || fail "stub CRDs"
+k apply --server-side -f "$SHARED/crds/trainer/" >/dev/null || fail "Trainer CRDs"
+# The namespace first: kubectl applies in file order, and namespaced objects need it.
+k apply --validate=false -f "$DEPLOY/namespace.yaml" >/dev/null || fail "namespace"
+k apply --validate=false -k "$DEPLOY" >"$WORK/apply.out" 2>&1 || fail "kubectl apply -k deploy/: $(cat "$WORK/apply.out")"
+k apply --validate=false -f "$DEPLOY/examples/namespace.yaml" >/dev/null || fail "example namespace"
+# Examples with validation on: the stand-in checks them against the Trainer CRD schemas.
+k apply -f "$DEPLOY/examples/" >>"$WORK/apply.out" 2>&1 || fail "kubectl apply examples: $(cat "$WORK/apply.out")"
+# Every object is on the server as written.
+while read -r where kind ns name; do
+  if [ "$ns" = "-" ]; then
+    k get "$kind" "$name" -o json >"$WORK/obj.json" 2>"$WORK/get.err" || fail "$kind/$name not stored: $(cat "$WORK/get.err")"
+  else
+    k get -n "$ns" "$kind" "$name" -o json >"$WORK/obj.json" 2>"$WORK/get.err" || fail "$ns/$kind/$name not stored: $(cat "$WORK/get.err")"
+  fi
+  python3 - "$WORK/obj.json" "$kind" "$name" "$where" <<'PY' || fail "$kind/$name differs on the server"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["kind"] == sys.argv[2] and d["metadata"]["name"] == sys.argv[3], d
+if sys.argv[4] == "deploy":
+    assert d["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "kustomize", d["metadata"]
+PY
+done <"$WORK/objects.txt"
+k get -n gangbridge-system deployment gangbridge -o json >"$WORK/dep.json"
+python3 - "$WORK/dep.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+c = d["spec"]["template"]["spec"]["containers"][0]
+assert c["image"] == "ghcr.io/gangbridge/gangbridge:0.1.0", c["image"]
+assert c["securityContext"]["readOnlyRootFilesystem"] is True
+PY
+# Re-applying changes nothing.  Client-side re-apply of a PodDisruptionBudget always sends a
+# strategic merge patch (its selector is patchStrategy "replace"), which the stand-in does not
+# speak for kinds it serves through CRDs, so the idempotence check uses server-side apply: the
+# first takes over the fields, the second must leave every resourceVersion as it was.
+rvs() {
+  k get -k "$DEPLOY" -o json | python3 -c 'import json,sys; print("\n".join(sorted("%s/%s %s" % (i["kind"], i["metadata"]["name"], i["metadata"]["resourceVersion"]) for i in json.load(sys.stdin)["items"])))'
+}
+k apply --server-side --force-conflicts --validate=false -k "$DEPLOY" >"$WORK/ssa1.out" 2>&1 \
+  || fail "server-side apply: $(cat "$WORK/ssa1.out")"
+rvs >"$WORK/rv1"
+k apply --server-side --validate=false -k "$DEPLOY" >"$WORK/ssa2.out" 2>&1 \
+  || fail "server-side re-apply: $(cat "$WORK/ssa2.out")"
+rvs >"$WORK/rv2"
+[ "$(wc -l <"$WORK/rv1")" -ge 14 ] || fail "kubectl get -k returned $(wc -l <"$WORK/rv1") objects"
+cmp -s "$WORK/rv1" "$WORK/rv2" || fail "re-apply changed objects: $(diff "$WORK/rv1" "$WORK/rv2")"
+echo "deploy manifests: $(wc -l <"$WORK/objects.txt") objects validated and applied"
