@@ -1320,16 +1320,18 @@ class Api:
                 if not isinstance(p, dict):
                     raise err_bad_request("json: cannot unmarshal into Go value of type "
                                           "map[string]interface {}")
-                new = merge_patch(ssa.deepcopy(e[0]), p)
+                new = merge_patch(e[0], p)    # new containers along the patch only
                 # A resourceVersion in a merge patch is a precondition.
                 prv = (p.get("metadata") or {}).get("resourceVersion") \
                     if isinstance(p.get("metadata"), dict) else None
                 if prv and prv != e[0]["metadata"]["resourceVersion"]:
                     raise err_conflict(rt, name)
             if isinstance(new, dict):
-                new = ssa.deepcopy(new)
+                new = dict(new)
                 m = new.get("metadata")
                 if isinstance(m, dict):
+                    # Never modify the stored object's metadata in place.
+                    m = new["metadata"] = dict(m)
                     m["resourceVersion"] = e[0]["metadata"]["resourceVersion"]
             return self._finish_update(rt, e, new, q, fm, sub, warnings)
 
@@ -1463,14 +1465,17 @@ class Api:
             return raw
 
     def _delete_entry(self, rt, e):
-        obj = ssa.deepcopy(e[0])
+        obj = dict(e[0])        # commit() sets the resourceVersion in a fresh metadata
+        obj["metadata"] = dict(obj["metadata"])
         raw = self.store.commit(rt, "DELETED", obj, e)
         if rt.gr == CRD_RT_KEY:
             crd_name = obj["metadata"]["name"]
             crt = next((r for r in self.store.by_gr.values() if r.crd_name == crd_name), None)
             if crt is not None:
                 for k, ce in sorted(self.store.objs[crt.gr].items()):
-                    self.store.commit(crt, "DELETED", ssa.deepcopy(ce[0]), ce)
+                    gone = dict(ce[0])
+                    gone["metadata"] = dict(gone["metadata"])
+                    self.store.commit(crt, "DELETED", gone, ce)
                 self.store._unregister(crt.gr)
         if rt.gr == NS_RT_KEY:
             self.store.gcq.put(("namespace", obj["metadata"]["name"]))

@@ -425,6 +425,8 @@ def prune(merged, last_set, owned):
 
     `owned` is the union of every manager's current set (the applier's new set included).
     Parents emptied by the removal are removed too when nobody owns anything below them.
+    Returns merged itself when nothing goes, else a modified deep copy (merged may share
+    containers with the stored object, which must never change).
     """
     if not last_set:
         return merged
@@ -432,6 +434,7 @@ def prune(merged, last_set, owned):
     gone = [p for p in last_set if p not in owned_all]
     if not gone:
         return merged
+    merged = _deepcopy(merged)
     # Parents first: removing a list item by its key must happen before its key fields go.
     for p in sorted(gone, key=len):
         remove_path(merged, p)
@@ -558,7 +561,10 @@ def apply(live, cfg, schema, manager, subresource, api_version, force, ignored, 
     mgrs = Managers(live.get("metadata", {}).get("managedFields") if live else None)
     me = (manager, "Apply", subresource)
     base = live if live is not None else {}
-    merged = _deepcopy(merge(base, cfg, schema))
+    # merge() builds new containers along the configuration's paths and shares the rest
+    # with the live object and the configuration; callers only replace top-level and
+    # metadata entries, and prune() copies before it removes anything.
+    merged = merge(base, cfg, schema)
     cfg_set = set(members(cfg, schema, ignored).keys())
     last = mgrs.sets.get(me, set())
     mgrs.sets[me] = cfg_set
@@ -567,7 +573,7 @@ def apply(live, cfg, schema, manager, subresource, api_version, force, ignored, 
         owned = set()
         for paths in mgrs.sets.values():
             owned |= paths
-        prune(merged, last, owned)
+        merged = prune(merged, last, owned)
     old_m = members(base, schema, ignored)
     new_m = members(merged, schema, ignored)
     added, removed, modified = _take(mgrs, me, old_m, new_m, force)

@@ -672,6 +672,24 @@ class TestListWatch(ServerCase):
                          a["metadata"]["resourceVersion"])
         self.assertEqual(evs[1]["object"]["metadata"]["labels"]["pick"], "yes")
         w.close()
+        # The same through merge patches and apply (which share unchanged parts of the
+        # stored object): the previous version must stay intact.
+        rv = a["metadata"]["resourceVersion"]
+        w = self.c.watch(tj_path() + "?watch=1&labelSelector=pick%3Dyes&resourceVersion=" + rv
+                         + "&timeoutSeconds=5")
+        self.c.patch(tj_path(name="sel"), {"metadata": {"labels": {"pick": "yes"}},
+                                           "spec": {"trainer": {"numNodes": 4}}},
+                     "application/merge-patch+json")
+        self.c.patch(tj_path(name="sel"), {"metadata": {"labels": {"pick": "no"}}},
+                     "application/merge-patch+json")
+        evs = w.events_until(lambda e: e["type"] == "DELETED")
+        self.assertEqual([e["type"] for e in evs], ["ADDED", "DELETED"])
+        self.assertEqual(evs[1]["object"]["metadata"]["labels"]["pick"], "yes")
+        self.assertEqual(evs[1]["object"]["spec"]["trainer"]["numNodes"], 4)
+        w.close()
+        got = self.c.get(tj_path(name="sel")).json
+        self.assertEqual((got["metadata"]["labels"]["pick"], got["spec"]["trainer"]["numNodes"]),
+                         ("no", 4))
 
     def test_watch_gone(self):
         rv = int(self.c.get(tj_path()).json["metadata"]["resourceVersion"])
