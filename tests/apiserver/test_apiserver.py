@@ -999,6 +999,32 @@ class TestAuthAndTLS(unittest.TestCase):
                 s.stop()
 
 
+class TestControl(unittest.TestCase):
+    def test_save_and_wiping_restart(self):
+        with tempfile.TemporaryDirectory() as d:
+            fn = os.path.join(d, "saved.json")
+            s = ApiServerProcess("--crd", crd_path("trainer", "trainer.kubeflow.org_trainjobs.yaml"))
+            c = Client(s.url)
+            try:
+                self.assertEqual(c.post(tj_path(), trainjob("s1")).status, 201)
+                self.assertEqual(c.control("save", {"path": fn})["saved"], fn)
+                with open(fn) as fh:
+                    st = json.load(fh)
+                self.assertIn("s1", [o["metadata"]["name"] for o in st["objects"]])
+                rv = int(c.control("stats", method="GET")["resourceVersion"])
+                r = c.request("POST", "/_control/restart", {"keepState": False})
+                self.assertEqual(r.status, 200)
+                c.close()
+                self.assertEqual(c.get(tj_path()).status, 404)       # CRD gone too
+                self.assertEqual(c.get("/api/v1/namespaces/default").status, 200)
+                self.assertGreater(int(c.control("stats", method="GET")["resourceVersion"]), rv)
+                r = c.request("POST", "/_control/nothing", {})
+                self.assertEqual(r.status, 404)
+            finally:
+                c.close()
+                s.stop()
+
+
 class TestLauncher(unittest.TestCase):
     def test_crds_at_start(self):
         from kubeclient import CRDS as crd_dir
