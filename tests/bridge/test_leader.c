@@ -15,6 +15,7 @@
  */
 #include <check.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,7 +152,8 @@ static int fs_update(void *ctx, const struct gb_lease_record *rec, char *rv, int
 /* ---- callbacks ---------------------------------------------------------------- */
 
 struct events {
-  int started, stopped, new_leader;
+  atomic_int started, stopped; /* read by the test thread while notifiers run */
+  int new_leader;
   char last_holder[GB_LEADER_IDENTITY_MAX];
   int leading_at_start, leading_at_stop;
   struct gb_leader **self;
@@ -829,6 +831,10 @@ START_TEST(test_threads_start_stop) {
   ck_assert_int_eq(b.ev.stopped, 1);
   ck_assert_int_eq(gb_leader_is_leader(b.le), 0);
   ck_assert_int_eq(wait_leader(&a, &b, 1000), 1);
+  /* The notifier announces right after the predicate turns true. */
+  for (int i = 0; i < 200 && a.ev.started < 2; i++)
+    usleep(5000);
+  ck_assert_int_eq(a.ev.started, 2);
   struct gb_leader_status st;
   gb_leader_snapshot(a.le, &st);
   ck_assert_int_eq(st.alive, 1);

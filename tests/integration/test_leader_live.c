@@ -178,6 +178,17 @@ static long writes_rv(void) {
   return rv;
 }
 
+/* Lease requests of one verb the server has answered so far. */
+static long lease_requests(const char *verb) {
+  json_object *st = control("stats", NULL), *res, *l, *v;
+  long n = 0;
+  if (json_object_object_get_ex(st, "resources", &res) &&
+      json_object_object_get_ex(res, "leases", &l) && json_object_object_get_ex(l, verb, &v))
+    n = (long)json_object_get_int64(v);
+  json_object_put(st);
+  return n;
+}
+
 static void lease_holder(char *buf, size_t cap) {
   json_object *o = NULL;
   struct gb_kube_error e;
@@ -414,6 +425,16 @@ static int two_replicas(const struct rep_opts *o) {
 START_TEST(test_clean_stop_releases) {
   int who = two_replicas(&FAST);
   int other = 1 - who;
+  /* Request rates: the leader renews with one PUT per retry period and no
+   * GET (fast path); the standby GETs once per jittered retry period
+   * (0.5-1.1 s). */
+  long g0 = lease_requests("get"), u0 = lease_requests("update");
+  double w = watch(4, NULL, 0);
+  long gets = lease_requests("get") - g0, puts = lease_requests("update") - u0;
+  printf("leader-figure lease requests in %.1f s: %ld GET (standby), %ld PUT (leader)\n", w,
+         gets, puts);
+  ck_assert_msg(gets >= w / 1.1 - 1 && gets <= w / 0.5 + 1, "standby GETs: %ld", gets);
+  ck_assert_msg(puts >= w / 0.6 - 1 && puts <= w / 0.5 + 1, "leader PUTs: %ld", puts);
   double t0 = mono();
   end(who, SIGTERM);
   double stop_s = mono() - t0;
@@ -477,7 +498,10 @@ START_TEST(test_5xx_past_renew_deadline_stops_writes) {
          t, FAST.renew, FAST.retry);
   /* Stopped at the deadline: the last success was at most one retry period
    * (plus a request) before the fault. */
-  ck_assert_msg(t <= FAST.renew + 0.05, "stopped %.2f s after the fault", t);
+  /* (The predicate itself turns false exactly at the deadline; the 0.25 s
+   * allow for the notifier and this sampler being scheduled late on a busy
+   * machine.) */
+  ck_assert_msg(t <= FAST.renew + 0.25, "stopped %.2f s after the fault", t);
   ck_assert_msg(t >= FAST.renew - FAST.retry - 0.3, "stopped %.2f s after the fault", t);
   long long stop_us = atomic_load(&slots[who].stopped_us);
   long long gate_us = atomic_load(&slots[who].last_gate_us);
@@ -513,7 +537,7 @@ START_TEST(test_latency_past_renew_deadline) {
   printf("leader-figure latency: stopped leading %.3f s after 6 s latency began (renew "
          "deadline %.0f s)\n",
          t, slow.renew);
-  ck_assert_msg(t <= slow.renew + 0.05, "stopped %.2f s after the latency began", t);
+  ck_assert_msg(t <= slow.renew + 0.25, "stopped %.2f s after the latency began", t);
   long long stop_us = atomic_load(&slots[who].stopped_us);
   long long gate_us = atomic_load(&slots[who].last_gate_us);
   ck_assert_msg(gate_us <= stop_us, "a write passed the gate after stopping");
