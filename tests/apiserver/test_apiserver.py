@@ -1003,7 +1003,8 @@ class TestControl(unittest.TestCase):
     def test_save_and_wiping_restart(self):
         with tempfile.TemporaryDirectory() as d:
             fn = os.path.join(d, "saved.json")
-            s = ApiServerProcess("--crd", crd_path("trainer", "trainer.kubeflow.org_trainjobs.yaml"))
+            s = ApiServerProcess("--crd", crd_path("trainer",
+                                                   "trainer.kubeflow.org_trainjobs.yaml"))
             c = Client(s.url)
             try:
                 self.assertEqual(c.post(tj_path(), trainjob("s1")).status, 201)
