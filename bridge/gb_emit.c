@@ -308,40 +308,61 @@ static int jnode(const struct gc_value *v, int depth, struct json_object **out) 
   return GC_OK;
 }
 
-/* json-c's pretty printer opens a line inside an empty object or array
- * ("{\n  }"); kubectl (Go's encoding/json) writes "{}" and "[]".  Outside
- * strings, an opening bracket followed only by whitespace and its closing
- * bracket is an empty container, so it is squeezed. */
-static void squeeze_empty(char *s, size_t *len) {
+/* json-c's pretty printer indents by two spaces, writes empty containers as
+ * "{\n  }" and leaves <, > and & alone; kubectl (Go's encoding/json with
+ * MarshalIndent and four spaces) writes "{}" and "[]", indents by four and
+ * escapes those three characters as \u003c, \u003e and \u0026.  This pass
+ * rewrites json-c's output into kubectl's layout.  It runs twice: with out
+ * NULL it only counts the bytes needed, so the caller allocates exactly. */
+static size_t kubectl_layout(const char *s, size_t len, char *out) {
   size_t o = 0;
-  int in_str = 0;
-  for (size_t i = 0; i < *len; i++) {
+  int in_str = 0, line_start = 1;
+#define PUT(ch)                                                                                    \
+  do {                                                                                             \
+    if (out)                                                                                       \
+      out[o] = (ch);                                                                               \
+    o++;                                                                                           \
+  } while (0)
+  for (size_t i = 0; i < len; i++) {
     char c = s[i];
     if (in_str) {
-      s[o++] = c;
-      if (c == '\\' && i + 1 < *len)
-        s[o++] = s[++i];
-      else if (c == '"')
+      if (c == '<' || c == '>' || c == '&') {
+        const char *esc = c == '<' ? "\\u003c" : c == '>' ? "\\u003e" : "\\u0026";
+        for (const char *e = esc; *e; e++)
+          PUT(*e);
+        continue;
+      }
+      PUT(c);
+      if (c == '\\' && i + 1 < len) {
+        i++;
+        PUT(s[i]);
+      } else if (c == '"')
         in_str = 0;
       continue;
     }
+    if (line_start && c == ' ') {
+      PUT(' ');
+      PUT(' ');
+      continue;
+    }
+    line_start = c == '\n';
     if (c == '"')
       in_str = 1;
     if (c == '{' || c == '[') {
       size_t j = i + 1;
-      while (j < *len && (s[j] == ' ' || s[j] == '\n'))
+      while (j < len && (s[j] == ' ' || s[j] == '\n'))
         j++;
-      if (j < *len && s[j] == (c == '{' ? '}' : ']')) {
-        s[o++] = c;
-        s[o++] = s[j];
+      if (j < len && s[j] == (c == '{' ? '}' : ']')) {
+        PUT(c);
+        PUT(s[j]);
         i = j;
         continue;
       }
     }
-    s[o++] = c;
+    PUT(c);
   }
-  s[o] = '\0';
-  *len = o;
+#undef PUT
+  return o;
 }
 
 int gb_emit_json(const struct gc_value *v, int pretty, char **out, size_t *len) {
@@ -363,19 +384,21 @@ int gb_emit_json(const struct gc_value *v, int pretty, char **out, size_t *len) 
     json_object_put(o);
     return GC_ENOMEM;
   }
-  char *buf = malloc(n + 2);
+  size_t outlen = pretty ? kubectl_layout(s, n, NULL) : n;
+  char *buf = malloc(outlen + 2);
   if (!buf) {
     json_object_put(o);
     return GC_ENOMEM;
   }
-  memcpy(buf, s, n);
+  if (pretty) {
+    kubectl_layout(s, n, buf);
+    n = outlen;
+    buf[n++] = '\n';
+  } else {
+    memcpy(buf, s, n);
+  }
   buf[n] = '\0';
   json_object_put(o);
-  if (pretty) {
-    squeeze_empty(buf, &n);
-    buf[n++] = '\n';
-    buf[n] = '\0';
-  }
   *out = buf;
   *len = n;
   return GC_OK;

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0
  *
  * gb_emit: writes gc_value trees as YAML (libyaml's emitter, block style, as
- * kubectl -o yaml prints) or JSON (json-c, as kubectl -o json prints, two
- * spaces of indent).  Strings that would read back as another type
+ * kubectl -o yaml prints) or JSON (json-c, as kubectl -o json prints: four
+ * spaces of indent, <, > and & escaped as Go does).  Strings that would read back as another type
  * ("true", "1", "null", "") are quoted in YAML.
  */
 #ifndef GB_EMIT_H
@@ -17,7 +17,8 @@
  * GC_ENOMEM or GC_EINVAL. */
 int gb_emit_yaml(const struct gc_value *const *docs, size_t n, char **out, size_t *len);
 
-/* Writes v as JSON, pretty (two-space indent, trailing newline) or compact.
+/* Writes v as JSON, pretty (kubectl's layout: four-space indent,
+ * HTML characters escaped, trailing newline) or compact.
  * *out is malloc'd (caller frees). */
 int gb_emit_json(const struct gc_value *v, int pretty, char **out, size_t *len);
 

@@ -206,6 +206,27 @@ START_TEST(test_yaml_layout) {
 }
 END_TEST
 
+/* Go's encoder escapes <, > and & inside strings (and kubectl prints what it
+ * encodes); escaped quotes and backslashes must not end the string early, and
+ * leading spaces inside strings are not indentation. */
+START_TEST(test_json_html_escape) {
+  struct gc_arena *a = gc_arena_new(0);
+  struct gc_value *m = gc_value_map(a);
+  ck_assert_int_eq(gc_map_set(a, m, "k<&>", gc_value_strz(a, "a \"<b>\" & \\\"c\n  d")), 0);
+  char *out;
+  size_t len;
+  ck_assert_int_eq(gb_emit_json(m, 1, &out, &len), 0);
+  ck_assert_str_eq(out, "{\n    \"k\\u003c\\u0026\\u003e\": "
+                        "\"a \\\"\\u003cb\\u003e\\\" \\u0026 \\\\\\\"c\\n  d\"\n}\n");
+  ck_assert_uint_eq(strlen(out), len);
+  struct gb_docset *ds = load_text("h.json", out, len, 1);
+  ck_assert(gc_value_equal(m, ds->docs[0].root));
+  gb_docset_free(ds);
+  free(out);
+  gc_arena_free(a);
+}
+END_TEST
+
 START_TEST(test_json_layout) {
   const char *text = "{\"apiVersion\": \"v1\", \"kind\": \"List\", \"items\": [], "
                      "\"metadata\": {\"resourceVersion\": \"\", \"a/b\": \"c/d\"}, "
@@ -222,21 +243,22 @@ START_TEST(test_json_layout) {
   char *out;
   size_t len;
   ck_assert_int_eq(gb_emit_json(ds->docs[0].root, 1, &out, &len), 0);
+  /* kubectl's layout: Go's MarshalIndent with four spaces. */
   ck_assert_str_eq(out, "{\n"
-                        "  \"apiVersion\": \"v1\",\n"
-                        "  \"kind\": \"Lisx\",\n"
-                        "  \"items\": [],\n"
-                        "  \"metadata\": {\n"
-                        "    \"resourceVersion\": \"\",\n"
-                        "    \"a/b\": \"c/d\"\n"
-                        "  },\n"
-                        "  \"n\": [\n"
-                        "    1,\n"
-                        "    2.50,\n"
-                        "    true,\n"
-                        "    null,\n"
-                        "    {}\n"
-                        "  ]\n"
+                        "    \"apiVersion\": \"v1\",\n"
+                        "    \"kind\": \"Lisx\",\n"
+                        "    \"items\": [],\n"
+                        "    \"metadata\": {\n"
+                        "        \"resourceVersion\": \"\",\n"
+                        "        \"a/b\": \"c/d\"\n"
+                        "    },\n"
+                        "    \"n\": [\n"
+                        "        1,\n"
+                        "        2.50,\n"
+                        "        true,\n"
+                        "        null,\n"
+                        "        {}\n"
+                        "    ]\n"
                         "}\n");
   free(out);
   ck_assert_int_eq(gb_emit_json(ds->docs[0].root, 0, &out, &len), 0);
@@ -347,6 +369,7 @@ static Suite *emit_suite(void) {
   tcase_add_test(tc, test_quoting);
   tcase_add_test(tc, test_yaml_layout);
   tcase_add_test(tc, test_json_layout);
+  tcase_add_test(tc, test_json_html_escape);
   tcase_add_test(tc, test_numbers);
   tcase_add_test(tc, test_float_text_kept);
   tcase_add_test(tc, test_bad_input);
