@@ -453,9 +453,47 @@ START_TEST(test_clean_stop_releases) {
 }
 END_TEST
 
+/* The Lease as served (caller puts). */
+static json_object *get_lease(void) {
+  json_object *o = NULL;
+  struct gb_kube_error e;
+  ck_assert_int_eq(
+      gb_kube_get(ctl, "/apis/coordination.k8s.io/v1/namespaces/" NS "/leases/gangbridge", &o, &e),
+      0);
+  return o;
+}
+
 START_TEST(test_kill_hands_over_after_lease) {
   int who = two_replicas(&FAST);
   int other = 1 - who;
+  /* Someone else writes the Lease (a label): the leader's next renewal gets
+   * a 409, re-reads and renews in the same attempt, without losing the
+   * lease, and its PUTs keep the label. */
+  json_object *patch = json_tokener_parse("{\"metadata\":{\"labels\":{\"team\":\"ml\"}}}");
+  json_object *out = NULL;
+  struct gb_kube_error e;
+  ck_assert_int_eq(
+      gb_kube_merge_patch(ctl, "/apis/coordination.k8s.io/v1/namespaces/" NS "/leases/gangbridge",
+                          patch, &out, &e),
+      0);
+  json_object_put(patch);
+  struct gb_lease_record before, after;
+  ck_assert_int_eq(gb_lease_record_from_json(out, &before, NULL), 0);
+  json_object_put(out);
+  watch(2, NULL, 0);
+  ck_assert(leads(who));
+  ck_assert_int_eq(atomic_load(&slots[who].started), 1);
+  ck_assert_int_eq(atomic_load(&slots[who].stopped), 0);
+  json_object *l = get_lease(), *md, *labels, *team;
+  ck_assert_int_eq(gb_lease_record_from_json(l, &after, NULL), 0);
+  ck_assert_str_ne(after.renew_time, before.renew_time);
+  ck_assert_str_eq(after.acquire_time, before.acquire_time);
+  ck_assert_str_eq(after.holder, before.holder);
+  ck_assert(json_object_object_get_ex(l, "metadata", &md) &&
+            json_object_object_get_ex(md, "labels", &labels) &&
+            json_object_object_get_ex(labels, "team", &team));
+  ck_assert_str_eq(json_object_get_string(team), "ml");
+  json_object_put(l);
   end(who, SIGKILL);
   double t = watch(20, leads, other);
   ck_assert_msg(leads(other), "standby did not take over within 20 s");
