@@ -10,7 +10,7 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.environ.get("GB_SRC", os.path.dirname(os.path.dirname(HERE)))
-CRDS = os.path.join(SRC, "tests", "golden", "crds")
+CRDS = os.path.join(SRC, "tests", "shared", "crds")
 
 VALID_VOLCANO = """
 apiVersion: scheduling.volcano.sh/v1beta1
