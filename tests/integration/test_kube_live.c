@@ -1039,15 +1039,14 @@ static void b64_file(const char *path, char *buf, size_t cap) {
 
 static char ca_b64[8192], cert_b64[8192], key_b64[8192];
 
-static void setup_tls(void) {
-  make_workdir();
+static void make_certs(void) {
   char script[2048];
   const char *ec = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
   snprintf(script, sizeof(script),
            "cd %s && exec 2>/dev/null && "
            "openssl req -x509 %s -keyout ca.key -out ca.crt -days 2 -subj /CN=gb-test-ca && "
            "openssl req %s -keyout srv.key -out srv.csr -subj /CN=127.0.0.1 && "
-           "printf 'subjectAltName=IP:127.0.0.1\\n' > srv.ext && "
+           "printf 'subjectAltName=IP:127.0.0.1,IP:::1\\n' > srv.ext && "
            "openssl x509 -req -in srv.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out srv.crt "
            "-days 2 -extfile srv.ext && "
            "openssl req %s -keyout cli.key -out cli.csr -subj /CN=gangbridge && "
@@ -1062,10 +1061,15 @@ static void setup_tls(void) {
   b64_file(p[0], ca_b64, sizeof(ca_b64));
   b64_file(p[1], cert_b64, sizeof(cert_b64));
   b64_file(p[2], key_b64, sizeof(key_b64));
+}
+
+static void setup_tls(void) {
+  make_workdir();
+  make_certs();
   static char a_cert[320], a_key[320], a_ca[320];
   snprintf(a_cert, sizeof(a_cert), "%s/srv.crt", workdir);
   snprintf(a_key, sizeof(a_key), "%s/srv.key", workdir);
-  snprintf(a_ca, sizeof(a_ca), "%s", p[0]);
+  snprintf(a_ca, sizeof(a_ca), "%s/ca.crt", workdir);
   const char *extra[] = {"--tls-cert", a_cert, "--tls-key", a_key, "--client-ca", a_ca, NULL};
   static char user[20000], cluster[10000];
   snprintf(user, sizeof(user), "    client-certificate-data: %s\n    client-key-data: %s\n",
@@ -1119,6 +1123,58 @@ START_TEST(tls_inline_ca_and_client_certificate) {
 }
 END_TEST
 
+/* In cluster: the service-account directory is the work directory (token,
+ * ca.crt, namespace); the server serves TLS and checks the token file.  (The
+ * stand-in listens on IPv4 only; IPv6 bracketing is covered by the unit
+ * tests.) */
+static void setup_in_cluster(void) {
+  make_workdir();
+  make_certs();
+  static char a_cert[320], a_key[320];
+  snprintf(a_cert, sizeof(a_cert), "%s/srv.crt", workdir);
+  snprintf(a_key, sizeof(a_key), "%s/srv.key", workdir);
+  const char *extra[] = {"--tls-cert", a_cert, "--tls-key", a_key, NULL};
+  setup_common(extra, NULL, NULL);
+}
+
+START_TEST(in_cluster_tls_token_rotation) {
+  ck_assert_msg(!strncmp(server_url, "https://127.0.0.1:", 18), "%s", server_url);
+  const char *port = strrchr(server_url, ':') + 1;
+  setenv("KUBERNETES_SERVICE_HOST", "127.0.0.1", 1);
+  setenv("KUBERNETES_SERVICE_PORT", port, 1);
+  char nsf[320];
+  snprintf(nsf, sizeof(nsf), "%s/namespace", workdir);
+  write_text(nsf, "kube-system\n");
+  struct gb_kube_config *ic = NULL;
+  struct gc_diags d;
+  gc_diags_init(&d);
+  int rc = gb_kube_config_in_cluster(workdir, &ic, &d);
+  ck_assert_msg(rc == 0, "%s", d.n ? d.msgs[0] : "");
+  ck_assert_str_eq(ic->server, server_url);
+  ck_assert_str_eq(ic->namespace, "kube-system");
+  struct gb_kube_client *c = NULL;
+  ck_assert_int_eq(gb_kube_client_new(ic, NULL, &c, &d), 0);
+  json_object *out = NULL;
+  struct gb_kube_error e;
+  rc = gb_kube_get(c, "/api/v1/namespaces/kube-system", &out, &e);
+  ck_assert_msg(rc == 0, "%s", e.message);
+  json_object_put(out);
+  /* The kubelet rotates the token: the next request uses the new one. */
+  char tmp[320];
+  snprintf(tmp, sizeof(tmp), "%s/token.new", workdir);
+  write_text(tmp, "rotated-in-cluster\n");
+  ck_assert_int_eq(rename(tmp, token_path), 0);
+  rc = gb_kube_get(c, "/api/v1/namespaces/kube-system", &out, &e);
+  ck_assert_msg(rc == 0, "%s", e.message);
+  json_object_put(out);
+  gb_kube_client_free(c);
+  gb_kube_config_free(ic);
+  gc_diags_destroy(&d);
+  unsetenv("KUBERNETES_SERVICE_HOST");
+  unsetenv("KUBERNETES_SERVICE_PORT");
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("kube_live");
   TCase *tc = tcase_create("standin");
@@ -1145,6 +1201,11 @@ static Suite *suite(void) {
   tcase_set_timeout(tls, 60);
   tcase_add_test(tls, tls_inline_ca_and_client_certificate);
   suite_add_tcase(s, tls);
+  TCase *ic = tcase_create("in_cluster");
+  tcase_add_checked_fixture(ic, setup_in_cluster, teardown);
+  tcase_set_timeout(ic, 60);
+  tcase_add_test(ic, in_cluster_tls_token_rotation);
+  suite_add_tcase(s, ic);
   return s;
 }
 
