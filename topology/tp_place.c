@@ -31,10 +31,37 @@ struct dcand {
   const char *name;
 };
 
+/* Division by a request value v >= 1 as a multiply and a shift: with
+ * l = ceil(log2 v) and m = ceil(2^(63+l) / v), floor(n / v) equals
+ * floor(n * m / 2^(63+l)) for every 0 <= n < 2^63 (Granlund and
+ * Montgomery, "Division by invariant integers using multiplication",
+ * theorem 4.2: m * v lies in [2^(63+l), 2^(63+l) + 2^l]).  m < 2^64 holds
+ * because v > 2^(l-1); v = 1 gives m = 2^63, l = 0. */
+struct divisor {
+  uint64_t m;
+  unsigned sh; /* 63 + l */
+};
+
+static struct divisor divisor_of(int64_t v) {
+  unsigned l = 0;
+  while (l < 63 && ((uint64_t)1 << l) < (uint64_t)v)
+    l++;
+  unsigned __int128 num = (unsigned __int128)1 << (63 + l);
+  struct divisor d = {(uint64_t)((num + (uint64_t)v - 1) / (uint64_t)v), 63 + l};
+  return d;
+}
+
+/* min(floor(max(f, 0) / v), INT32_MAX) without a division or a branch. */
+static inline int64_t cap_div(int64_t f, struct divisor d) {
+  uint64_t n = f < 0 ? 0 : (uint64_t)f;
+  uint64_t q = (uint64_t)(((unsigned __int128)n * d.m) >> d.sh);
+  return q > INT32_MAX ? INT32_MAX : (int64_t)q;
+}
+
 struct tp_evaluator {
   int32_t *cap; /* cap[set * n_slots + slot] */
   size_t cap_n;
-  int64_t *dcnt; /* dcnt[set * n_dom + d] */
+  int64_t *dcnt; /* dcnt[d * n_sets + set]: a domain's counts share a cache line */
   size_t dcnt_n;
   uint32_t *lorder, *lstart, *cursor;
   size_t lorder_n, lstart_n, cursor_n;
@@ -51,6 +78,7 @@ struct tp_evaluator {
   size_t keyed_n;
   int64_t *wf;
   size_t wf_n;
+  double *qbuf; /* capacity kernel scratch: (FAST_OPS + pod sets) x BLK */
   struct rec *rec;
   size_t rec_len, rec_n;
   struct dcand *dc;
@@ -61,7 +89,7 @@ struct tp_evaluator {
   int valid;
   int ri[TP_MAX_PODSETS][MAX_REQ];
   int64_t rv[TP_MAX_PODSETS][MAX_REQ];
-  double rinv[TP_MAX_PODSETS][MAX_REQ];
+  struct divisor dv[TP_MAX_PODSETS][MAX_REQ];
   int su[TP_MAX_PODSETS][MAX_REQ]; /* index into U */
   size_t nr[TP_MAX_PODSETS];
   const char *missing[TP_MAX_PODSETS];
@@ -107,6 +135,7 @@ void tp_evaluator_free(struct tp_evaluator *ev) {
   free(ev->bucket);
   free(ev->keyed);
   free(ev->wf);
+  free(ev->qbuf);
   free(ev->rec);
   free(ev->dc);
   free(ev);
@@ -125,7 +154,7 @@ int64_t tp_evaluator_domain_pods(const struct tp_evaluator *ev, uint32_t d) {
     return -1;
   int64_t t = 0;
   for (size_t k = 0; k < ev->n_sets; k++)
-    t += ev->dcnt[k * ev->n_dom + d];
+    t += ev->dcnt[(size_t)d * ev->n_sets + k];
   return t;
 }
 
@@ -145,68 +174,229 @@ static int64_t sat_mul(int64_t a, int64_t b) {
   return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
 }
 
-/* min(floor(f / v), INT32_MAX) for v > 0, 0 for f < 0, without a division
- * or a data-dependent branch on the common path: the double quotient is
- * within one of the truth for f < 2^52 and one correction step, done in
- * exact double arithmetic, makes it exact. */
-static inline int64_t fdiv(int64_t f, int64_t v, double vd, double inv) {
-  if (__builtin_expect(f >= (INT64_C(1) << 52), 0)) {
-    int64_t q = f / v;
-    return q > INT32_MAX ? INT32_MAX : q;
-  }
-  double fd = (double)f;
-  double qd = fd * inv;
-  qd = qd < 0 ? 0 : qd;
-  qd = qd > 2147483646.0 ? 2147483646.0 : qd;
-  int64_t q = (int64_t)qd;
-  double r = fd - (double)q * vd;
-  q -= r < 0;
-  q += r >= vd;
-  return q < 0 ? 0 : q;
-}
-
 /* ------------------------------------------------------------------ */
 /* Capacities and domain sums                                           */
 
-/* Per-node pod capacity of one pod set and its bottom-up domain sums, in
- * one pass over the nodes (the requested rows are streamed side by side)
- * and one over the domains. */
-static void capacity_pass(struct tp_evaluator *ev, const struct tp_snapshot *s, size_t set) {
-  int32_t *c = ev->cap + set * ev->n_slots;
-  int64_t *dc = ev->dcnt + set * ev->n_dom;
-  size_t n = ev->n_slots, nr = ev->nr[set];
-  memset(dc, 0, ev->n_dom * sizeof(*dc));
-  if (ev->missing[set]) {
-    memset(c, 0, n * sizeof(*c));
+/* The capacity kernel works on blocks of BLK nodes in vectors of VL
+ * doubles (GCC/Clang vector extensions: SSE2 on plain x86-64, two
+ * registers per vector).  For 0 <= x < 2^51 and 1 <= v < 2^50 the quotient
+ * floor(x / v) is computed exactly in doubles: t = floor(x * (1/v)) is
+ * within one of the truth (relative error 2^-52 of a value < 2^51), and
+ * r = x - t * v is exact (an integer product below 2^53), so one step on
+ * the sign of r and on r >= v corrects it.  Integers convert through the
+ * 2^52 + 2^51 bias trick, which needs only 64-bit adds. */
+enum { BLK = 256, VL = 2, FAST_OPS = 16 };
+typedef double vdbl __attribute__((vector_size(VL * sizeof(double))));
+typedef int64_t vi64 __attribute__((vector_size(VL * sizeof(int64_t))));
+
+static inline vdbl vsel(vi64 m, vdbl a, vdbl b) {
+  return (vdbl)(((vi64)a & m) | ((vi64)b & ~m));
+}
+
+/* Quotients of the ops' rows on nodes [i0, i0 + bn) into q[o * BLK + i],
+ * clamped to [0, INT32_MAX].  Returns 1 when a free amount is outside
+ * (-2^51, 2^51): the caller then uses the integer path for the block. */
+static int quot_block(const int64_t *const *orow, size_t nops, const double *vd,
+                      const double *inv, const int *exact_inv, size_t i0, size_t bn, double *q) {
+  const double bias_d = 6755399441055744.0; /* 2^52 + 2^51 */
+  const int64_t bias_i = INT64_C(0x4338000000000000);
+  const double two52 = 4503599627370496.0;
+  vi64 oob = {0};
+  for (size_t o = 0; o < nops; o++) {
+    const int64_t *row = orow[o] + i0;
+    double *out = q + o * BLK;
+    vdbl v = vd[o] - (vdbl){0}, iv = inv[o] - (vdbl){0};
+    vdbl one = 1.0 - (vdbl){0}, zero = {0}, cap = 2147483647.0 - (vdbl){0};
+    for (size_t i = 0; i < bn; i += VL) {
+      vi64 xi;
+      memcpy(&xi, row + i, sizeof(xi));
+      /* In range iff x + 2^51 lies in [0, 2^52). */
+      oob |= xi + (INT64_C(1) << 51);
+      vi64 bx = xi + bias_i;
+      vdbl x;
+      memcpy(&x, &bx, sizeof(x));
+      x -= bias_d;
+      x = vsel(x > zero, x, zero);
+      vdbl t;
+      if (vd[o] == 1.0) {
+        t = x;
+      } else {
+        vdbl y = x * iv;
+        t = (y + two52) - two52; /* round to nearest */
+        t = vsel(t > y, t - one, t);
+        if (!exact_inv[o]) {
+          vdbl r = x - t * v;
+          t = vsel(r < zero, t - one, t);
+          t = vsel(r >= v, t + one, t);
+        }
+      }
+      t = vsel(t < cap, t, cap);
+      memcpy(out + i, &t, sizeof(t));
+    }
+  }
+  int bad = 0;
+  for (int l = 0; l < VL; l++)
+    bad |= ((uint64_t)oob[l] >> 52) != 0;
+  return bad;
+}
+
+/* c[i] = min over the set's ops of q[op * BLK + i]. */
+static void set_min_block(const double *q, const uint8_t *ops, size_t nops, size_t bn,
+                          double *c) {
+  for (size_t i = 0; i < bn; i += VL) {
+    vdbl b = 2147483647.0 - (vdbl){0};
+    for (size_t j = 0; j < nops; j++) {
+      vdbl x;
+      memcpy(&x, q + (size_t)ops[j] * BLK + i, sizeof(x));
+      b = vsel(x < b, x, b);
+    }
+    memcpy(c + i, &b, sizeof(b));
+  }
+  for (size_t i = bn - bn % VL; i < bn; i++) {
+    double b = 2147483647.0;
+    for (size_t j = 0; j < nops; j++)
+      b = q[(size_t)ops[j] * BLK + i] < b ? q[(size_t)ops[j] * BLK + i] : b;
+    c[i] = b;
+  }
+}
+
+/* Per-node pod capacity of every pod set, in one pass over the nodes: each
+ * node's requested free amounts are loaded once and every set's capacity
+ * computed from them (a multiply and a shift per request, no branch on the
+ * data; excluded and dead nodes are masked to 0).  Leaf counts are added on
+ * the way, then one pass over the domains, children before parents, adds
+ * every domain's counts to its parent. */
+static void capacity_pass(struct tp_evaluator *ev, const struct tp_snapshot *s) {
+  size_t n = ev->n_slots, S = ev->n_sets, nU = ev->nU;
+  int64_t *dc = ev->dcnt;
+  memset(dc, 0, ev->n_dom * S * sizeof(*dc));
+  /* Sets that request a resource no node offers hold nowhere. */
+  uint32_t live[TP_MAX_PODSETS];
+  size_t nl = 0;
+  for (size_t k = 0; k < S; k++) {
+    if (ev->missing[k])
+      memset(ev->cap + k * n, 0, n * sizeof(*ev->cap));
+    else
+      live[nl++] = (uint32_t)k;
+  }
+  if (!nl)
     return;
-  }
-  const int64_t *rows[MAX_REQ];
-  int64_t v[MAX_REQ];
-  double vd[MAX_REQ], inv[MAX_REQ];
-  for (size_t k = 0; k < nr; k++) {
-    rows[k] = s->free[ev->ri[set][k]];
-    v[k] = ev->rv[set][k];
-    vd[k] = (double)v[k];
-    inv[k] = 1.0 / vd[k];
-  }
+  const int64_t *rows[TP_MAX_RESOURCES];
+  for (size_t u = 0; u < nU; u++)
+    rows[u] = s->free[ev->U[u]];
   const uint8_t *st = s->state;
   const uint32_t *leaf = s->leaf;
-  for (size_t i = 0; i < n; i++) {
-    int64_t best = INT32_MAX;
-    for (size_t k = 0; k < nr; k++) {
-      int64_t f = rows[k][i];
-      /* "pods" (and any request of one unit) needs no division. */
-      int64_t q = v[k] == 1 ? (f < 0 ? 0 : f) : fdiv(f, v[k], vd[k], inv[k]);
-      best = q < best ? q : best;
+  /* Distinct (resource, request) quotients, each computed once per node
+   * and shared by the sets that request the same amount. */
+  const int64_t *orow[FAST_OPS];
+  uint64_t om[FAST_OPS];
+  unsigned osh[FAST_OPS];
+  int64_t oid[FAST_OPS]; /* all ones when the request is 1 (no division) */
+  int64_t ov[FAST_OPS];  /* the request */
+  uint8_t sop[FAST_OPS][FAST_OPS];
+  size_t nsop[FAST_OPS], nops = 0;
+  int fast = nl <= FAST_OPS;
+  for (size_t q = 0; q < nl && fast; q++) {
+    size_t k = live[q];
+    nsop[q] = 0;
+    for (size_t j = 0; j < ev->nr[k] && fast; j++) {
+      const int64_t *row = rows[ev->su[k][j]];
+      struct divisor dv = ev->dv[k][j];
+      size_t o;
+      for (o = 0; o < nops && !(orow[o] == row && ov[o] == ev->rv[k][j]); o++)
+        ;
+      if (o == nops) {
+        if (nops == FAST_OPS || nsop[q] == FAST_OPS) {
+          fast = 0;
+          break;
+        }
+        orow[o] = row;
+        om[o] = dv.m;
+        ov[o] = ev->rv[k][j];
+        /* floor(n m / 2^(63+l)) = floor(n m / 2^64) >> (l - 1) for l >= 1. */
+        osh[o] = dv.sh - 64;
+        oid[o] = dv.sh == 63 ? -1 : 0;
+        if (dv.sh == 63)
+          osh[o] = 0;
+        nops++;
+      }
+      if (nsop[q] == FAST_OPS) {
+        fast = 0;
+        break;
+      }
+      sop[q][nsop[q]++] = (uint8_t)o;
     }
-    best = st[i] == TP_NODE_OK ? best : 0;
-    c[i] = (int32_t)best;
-    dc[leaf[i]] += best;
+  }
+  if (fast) {
+    int32_t *crow[FAST_OPS];
+    for (size_t q = 0; q < nl; q++)
+      crow[q] = ev->cap + (size_t)live[q] * n;
+    double vd[FAST_OPS], inv[FAST_OPS];
+    int exact_inv[FAST_OPS];
+    for (size_t o = 0; o < nops; o++) {
+      vd[o] = (double)ov[o];
+      inv[o] = 1.0 / vd[o];
+      exact_inv[o] = (ov[o] & (ov[o] - 1)) == 0; /* 1/2^k is exact: no correction */
+    }
+    int simd_ok = 1;
+    for (size_t o = 0; o < nops; o++)
+      simd_ok &= ov[o] < ((int64_t)1 << 50);
+    for (size_t i0 = 0; i0 < n; i0 += BLK) {
+      size_t bn = n - i0 < BLK ? n - i0 : BLK;
+      int bad = !simd_ok || bn % VL;
+      if (!bad)
+        bad = quot_block(orow, nops, vd, inv, exact_inv, i0, bn, ev->qbuf);
+      if (bad) {
+        /* Free amounts beyond 2^51 (or a short tail): exact integer path. */
+        for (size_t o = 0; o < nops; o++)
+          for (size_t i = 0; i < bn; i++) {
+            int64_t f = orow[o][i0 + i];
+            uint64_t x = f < 0 ? 0 : (uint64_t)f;
+            uint64_t h = (uint64_t)(((unsigned __int128)x * om[o]) >> 64) >> osh[o];
+            uint64_t v = (x & (uint64_t)oid[o]) | (h & ~(uint64_t)oid[o]);
+            ev->qbuf[o * BLK + i] = v > INT32_MAX ? INT32_MAX : (double)v;
+          }
+      }
+      for (size_t q = 0; q < nl; q++) {
+        double *cb = ev->qbuf + (FAST_OPS + q) * BLK;
+        set_min_block(ev->qbuf, sop[q], nsop[q], bn, cb);
+        int32_t *cr = crow[q] + i0;
+        size_t k = live[q];
+        for (size_t i = 0; i < bn; i++) {
+          int64_t b = (int64_t)cb[i];
+          b = st[i0 + i] == TP_NODE_OK ? b : 0;
+          cr[i] = (int32_t)b;
+          dc[(size_t)leaf[i0 + i] * S + k] += b;
+        }
+      }
+    }
+  } else {
+    int64_t f[TP_MAX_RESOURCES];
+    for (size_t i = 0; i < n; i++) {
+      for (size_t u = 0; u < nU; u++)
+        f[u] = rows[u][i];
+      int64_t ok = st[i] == TP_NODE_OK;
+      int64_t *dl = dc + (size_t)leaf[i] * S;
+      for (size_t q = 0; q < nl; q++) {
+        size_t k = live[q];
+        int64_t b = INT32_MAX;
+        for (size_t j = 0; j < ev->nr[k]; j++) {
+          int64_t v = cap_div(f[ev->su[k][j]], ev->dv[k][j]);
+          b = v < b ? v : b;
+        }
+        b &= -ok;
+        ev->cap[k * n + i] = (int32_t)b;
+        dl[k] += b;
+      }
+    }
   }
   for (size_t i = 0; i < ev->n_dom; i++) {
     uint32_t d = s->dom_post[i];
-    if (s->dom_parent[d] >= 0)
-      dc[s->dom_parent[d]] += dc[d];
+    int32_t p = s->dom_parent[d];
+    if (p < 0)
+      continue;
+    for (size_t k = 0; k < S; k++)
+      dc[(size_t)p * S + k] += dc[(size_t)d * S + k];
   }
 }
 
@@ -441,8 +631,7 @@ static int64_t wf_cap(const struct tp_evaluator *ev, size_t set, size_t i, size_
   int64_t c = INT64_MAX;
   for (size_t r = 0; r < ev->nr[set]; r++) {
     int64_t f = ev->wf[(size_t)ev->su[set][r] * k + i];
-    int64_t v = ev->rv[set][r];
-    int64_t q = v == 1 ? (f < 0 ? 0 : f) : fdiv(f, v, (double)v, ev->rinv[set][r]);
+    int64_t q = cap_div(f, ev->dv[set][r]);
     if (q < c)
       c = q;
   }
@@ -613,7 +802,7 @@ static const char *explain(struct tp_evaluator *ev, const struct tp_snapshot *s,
   size_t len = 0;
   int64_t fit = 0, want = 0;
   for (size_t k = 0; k < ev->n_sets; k++) {
-    int64_t c = ev->dcnt[k * ev->n_dom + d];
+    int64_t c = ev->dcnt[(size_t)d * ev->n_sets + k];
     fit += c < ev->need[k] ? c : ev->need[k];
     want += ev->need[k];
   }
@@ -622,7 +811,7 @@ static const char *explain(struct tp_evaluator *ev, const struct tp_snapshot *s,
   if (ev->n_sets > 1) {
     cat(buf, sizeof(buf), &len, " (");
     for (size_t k = 0; k < ev->n_sets; k++) {
-      int64_t c = ev->dcnt[k * ev->n_dom + d];
+      int64_t c = ev->dcnt[(size_t)d * ev->n_sets + k];
       cat(buf, sizeof(buf), &len, "%s%s %lld/%lld", k ? ", " : "", g->sets[k].name,
           (long long)(c < ev->need[k] ? c : ev->need[k]), (long long)ev->need[k]);
     }
@@ -764,7 +953,7 @@ static int prepare(struct tp_evaluator *ev, const struct tp_snapshot *s, const s
         ev->U[ev->nU++] = r;
       ev->ri[k][ev->nr[k]] = r;
       ev->rv[k][ev->nr[k]] = v;
-      ev->rinv[k][ev->nr[k]] = 1.0 / (double)v;
+      ev->dv[k][ev->nr[k]] = divisor_of(v);
       ev->su[k][ev->nr[k]] = (int)u;
       ev->nr[k]++;
     }
@@ -783,6 +972,8 @@ static int prepare(struct tp_evaluator *ev, const struct tp_snapshot *s, const s
       ensure(&ev->take, &ev->take_n, ns, sizeof(int64_t)) ||
       ensure(&ev->pick, &ev->pick_n, ns, sizeof(uint32_t)) ||
       ensure(&ev->dc, &ev->dc_n, ev->n_dom, sizeof(struct dcand)))
+    return GC_ENOMEM;
+  if (!ev->qbuf && !(ev->qbuf = malloc((FAST_OPS + FAST_OPS) * BLK * sizeof(double))))
     return GC_ENOMEM;
   return GC_OK;
 }
@@ -830,8 +1021,7 @@ int tp_evaluate(struct tp_evaluator *ev, const struct tp_snapshot *s, const stru
   struct reasons R = {a, gc_arena_alloc(a, MAX_REASONS * sizeof(char *)), 0};
   if (!R.v)
     return GC_ENOMEM;
-  for (size_t k = 0; k < g->n_sets; k++)
-    capacity_pass(ev, s, k);
+  capacity_pass(ev, s);
   ev->valid = 1;
 
   int64_t chosen = -1;
@@ -850,7 +1040,7 @@ int tp_evaluate(struct tp_evaluator *ev, const struct tp_snapshot *s, const stru
       int fits = 1;
       int64_t tot = 0, fp = 0;
       for (size_t k = 0; k < S; k++) {
-        int64_t c = ev->dcnt[k * ev->n_dom + d];
+        int64_t c = ev->dcnt[(size_t)d * ev->n_sets + k];
         if (c < ev->need[k])
           fits = 0;
         tot = sat_add(tot, c);

@@ -7,6 +7,7 @@
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdatomic.h>
 #include <string.h>
 
 /* A compiled Node member of a HyperNode. */
@@ -35,6 +36,15 @@ struct tp_member {
 
 /* ------------------------------------------------------------------ */
 /* Small helpers                                                        */
+
+/* Layout versions are drawn from one process-wide counter, so a version
+ * names one layout of one snapshot even when snapshots are built on
+ * several threads or a freed snapshot's memory is reused. */
+static atomic_uint_fast64_t layout_counter = 1;
+
+static uint64_t next_layout_version(void) {
+  return (uint64_t)atomic_fetch_add(&layout_counter, 1);
+}
 
 static uint64_t hash_str(const char *s) {
   uint64_t h = 1469598103934665603ULL;
@@ -627,6 +637,7 @@ static int node_insert(struct tp_snapshot *s, const struct node_in *in, uint32_t
   memmove(s->by_name + at + 1, s->by_name + at, (s->n_alive - at) * sizeof(*s->by_name));
   s->by_name[at] = slot;
   s->n_alive++;
+  s->layout_version = next_layout_version();
   node_account(s, slot, 1);
   return rc;
 }
@@ -1210,6 +1221,7 @@ static struct tp_snapshot *snapshot_new(void) {
   struct tp_snapshot *s = calloc(1, sizeof(*s));
   if (!s)
     return NULL;
+  s->layout_version = next_layout_version();
   s->arena = gc_arena_new(0);
   if (!s->arena) {
     free(s);
@@ -1619,6 +1631,7 @@ int tp_snapshot_remove_node(struct tp_snapshot *s, const char *node) {
   memmove(s->by_name + at, s->by_name + at + 1, (s->n_alive - at - 1) * sizeof(*s->by_name));
   hash_delete(s->node_hash, s->node_hash_cap, s->node_name, node);
   s->n_alive--;
+  s->layout_version = next_layout_version();
   s->state[slot] = TP_NODE_DEAD;
   s->node_name[slot] = NULL;
   s->excl_reason[slot] = NULL;

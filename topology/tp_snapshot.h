@@ -55,6 +55,11 @@ struct tp_member; /* a compiled HyperNode Node-member selector (private) */
 struct tp_snapshot {
   struct gc_arena *arena; /* names, reasons and selectors */
 
+  /* A value unique to this snapshot's node and domain layout: it changes on
+   * every add or remove of a node (and is never shared by two snapshots), so
+   * an evaluator may cache orderings derived from the layout. */
+  uint64_t layout_version;
+
   /* Resources, in the order first seen; res_milli[r] is 1 for cpu. */
   size_t n_res;
   const char *res_name[TP_MAX_RESOURCES];

@@ -291,8 +291,39 @@ static void print_row(const char *cluster, size_t nodes, const char *gang, int64
          f.exhausted ? "  search-budget-exhausted" : "");
 }
 
+/* --only SUBSTRING restricts the run to cases whose label
+ * ("<cluster>/<nodes>/<gang>/<pods>/<mode>", e.g. "racks/100000/mixed/4096/soft")
+ * contains it, for profiling one case; --iters N overrides the iteration count. */
+static const char *only;
+static int iters_override;
+
+static int selected(const char *cluster, size_t nodes, const char *gang, int64_t pods,
+                    const char *mode) {
+  char label[128];
+  snprintf(label, sizeof(label), "%s/%zu/%s/%lld/%s", cluster, nodes, gang, (long long)pods, mode);
+  return !only || strstr(label, only) != NULL;
+}
+
 int main(int argc, char **argv) {
-  int short_run = argc > 1 && !strcmp(argv[1], "--short");
+  int short_run = 0;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--short")) {
+      short_run = 1;
+    } else if (!strcmp(argv[i], "--only") && i + 1 < argc) {
+      only = argv[++i];
+    } else if (!strcmp(argv[i], "--iters") && i + 1 < argc) {
+      char *end;
+      long v = strtol(argv[++i], &end, 10);
+      if (*end || v < 1 || v > 1000000) {
+        fprintf(stderr, "bench_place: --iters: expected 1 to 1000000\n");
+        return 2;
+      }
+      iters_override = (int)v;
+    } else {
+      fprintf(stderr, "usage: bench_place [--short] [--only LABEL-SUBSTRING] [--iters N]\n");
+      return 2;
+    }
+  }
   size_t sizes_full[] = {1000, 10000, 100000}, sizes_short[] = {1000, 10000};
   size_t *sizes = short_run ? sizes_short : sizes_full;
   size_t n_sizes = short_run ? 2 : 3;
@@ -305,12 +336,22 @@ int main(int argc, char **argv) {
   printf("%-14s %7s  %-6s %5s  %-4s  %-10s  %9s  %9s  %7s  %6s\n", "cluster", "nodes", "gang",
          "pods", "mode", "placed", "p50 ms", "p99 ms", "ratio", "ns/node");
   for (size_t si = 0; si < n_sizes; si++) {
+    int any = 0;
+    for (size_t gi = 0; gi < 4; gi++)
+      for (int mixed = 0; mixed < 2; mixed++)
+        any |= selected("racks", sizes[si], mixed ? "mixed" : "homog", gangs[gi], "soft");
+    if (!any)
+      continue;
     double build_ms;
     struct tp_snapshot *s = make_cluster(sizes[si], 0, &build_ms);
     int iters = short_run ? 20 : (sizes[si] >= 100000 ? 60 : 200);
+    if (iters_override)
+      iters = iters_override;
     double base = baseline_ns(s, iters);
     for (size_t gi = 0; gi < 4; gi++)
       for (int mixed = 0; mixed < 2; mixed++) {
+        if (!selected("racks", sizes[si], mixed ? "mixed" : "homog", gangs[gi], "soft"))
+          continue;
         struct tp_gang g = make_gang(sets, gangs[gi], mixed);
         struct figures f = run_case(s, ev, &g, TP_MODE_SOFT, -1, iters);
         print_row("racks/spines", s->n_alive, mixed ? "mixed" : "homog", gangs[gi], "soft", f,
@@ -321,23 +362,39 @@ int main(int argc, char **argv) {
     tp_snapshot_free(s);
   }
   /* Volcano's shape. */
-  {
+  int vsel = 0;
+  for (int mixed = 0; mixed < 2; mixed++)
+    vsel |= selected("volcano", 6000, mixed ? "mixed" : "homog", 1000, "soft") |
+            selected("volcano", 6000, mixed ? "mixed" : "homog", 1000, "hard");
+  vsel |= selected("volcano", 6000, "homog", 8, "hard");
+  if (vsel) {
     double build_ms;
     struct tp_snapshot *s = make_cluster(6000, 1, &build_ms);
     int iters = short_run ? 30 : 300;
+    if (iters_override)
+      iters = iters_override;
     double base = baseline_ns(s, iters);
     for (int mixed = 0; mixed < 2; mixed++) {
+      const char *gn = mixed ? "mixed" : "homog";
       struct tp_gang g = make_gang(sets, 1000, mixed);
-      struct figures f = run_case(s, ev, &g, TP_MODE_SOFT, -1, iters);
-      print_row("volcano-shape", s->n_alive, mixed ? "mixed" : "homog", 1000, "soft", f, base);
-      f = run_case(s, ev, &g, TP_MODE_HARD, 3, iters);
-      print_row("volcano-shape", s->n_alive, mixed ? "mixed" : "homog", 1000, "hard", f, base);
+      if (selected("volcano", 6000, gn, 1000, "soft"))
+        print_row("volcano-shape", s->n_alive, gn, 1000, "soft",
+                  run_case(s, ev, &g, TP_MODE_SOFT, -1, iters), base);
+      if (selected("volcano", 6000, gn, 1000, "hard"))
+        print_row("volcano-shape", s->n_alive, gn, 1000, "hard",
+                  run_case(s, ev, &g, TP_MODE_HARD, 3, iters), base);
     }
     struct tp_gang g = make_gang(sets, 8, 0);
-    struct figures f = run_case(s, ev, &g, TP_MODE_HARD, 3, iters);
-    print_row("volcano-shape", s->n_alive, "homog", 8, "hard", f, base);
+    if (selected("volcano", 6000, "homog", 8, "hard"))
+      print_row("volcano-shape", s->n_alive, "homog", 8, "hard",
+                run_case(s, ev, &g, TP_MODE_HARD, 3, iters), base);
     printf("%-14s %7zu  build %.1f ms, %zu HyperNodes; one pass %.3f ms\n", "", s->n_alive,
            build_ms, s->n_dom - 1, base / 1e6);
+    if (only) {
+      tp_snapshot_free(s);
+      tp_evaluator_free(ev);
+      return 0;
+    }
 
     /* Update costs. */
     int reps = short_run ? 20000 : 200000;
