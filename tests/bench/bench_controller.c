@@ -182,6 +182,12 @@ static void on_pg(void *arg, const struct gb_informer_change *ch) {
   pthread_mutex_unlock(&L.mu);
 }
 
+static int count_item(void *arg, json_object *obj) {
+  (void)obj;
+  (*(size_t *)arg)++;
+  return 0;
+}
+
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return x < y ? -1 : x > y;
@@ -291,7 +297,6 @@ int main(int argc, char **argv) {
   struct gb_kube_error e;
   struct gb_kube_list_opts lo = {NULL, NULL, 500};
   size_t count = 0;
-  int count_item(void *arg, json_object *obj);
   while (mono() < deadline) {
     count = 0;
     if (gb_kube_list(setup, "/apis/scheduling.volcano.sh/v1beta1/namespaces/default/podgroups",
@@ -392,8 +397,3 @@ int main(int argc, char **argv) {
   return 0;
 }
 
-int count_item(void *arg, json_object *obj) {
-  (void)obj;
-  (*(size_t *)arg)++;
-  return 0;
-}
