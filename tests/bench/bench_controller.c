@@ -235,7 +235,8 @@ int main(int argc, char **argv) {
   if (shared && *shared)
     snprintf(crds, sizeof(crds), "%s/crds", shared);
   else
-    snprintf(crds, sizeof(crds), "%s/../shared/crds", getenv("GB_SRC") ? getenv("GB_SRC") : ".");
+    snprintf(crds, sizeof(crds), "%s/tests/shared/crds",
+             getenv("GB_SRC") ? getenv("GB_SRC") : ".");
   static const char *const files[] = {
       "trainer/trainer.kubeflow.org_trainjobs.yaml",
       "trainer/trainer.kubeflow.org_trainingruntimes.yaml",
