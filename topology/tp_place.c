@@ -65,7 +65,7 @@ struct tp_evaluator {
   size_t dcnt_n;
   uint32_t *lorder, *lstart, *cursor;
   size_t lorder_n, lstart_n, cursor_n;
-  int lorder_ok;
+  uint64_t lorder_version; /* the snapshot layout lorder was built for; 0 none */
   uint32_t *cand;
   size_t cand_n;
   int64_t *cc, *take, *sol;
@@ -78,6 +78,12 @@ struct tp_evaluator {
   size_t keyed_n;
   int64_t *wf;
   size_t wf_n;
+  int32_t *tpos; /* candidate -> touched index, -1 untouched */
+  size_t tpos_n;
+  uint32_t *tix; /* touched candidates */
+  size_t tix_n;
+  int64_t *twf; /* their working free, nU per touched node */
+  size_t twf_n;
   double *qbuf; /* capacity kernel scratch: (FAST_OPS + pod sets) x BLK */
   struct rec *rec;
   size_t rec_len, rec_n;
@@ -136,6 +142,9 @@ void tp_evaluator_free(struct tp_evaluator *ev) {
   free(ev->keyed);
   free(ev->wf);
   free(ev->qbuf);
+  free(ev->tpos);
+  free(ev->tix);
+  free(ev->twf);
   free(ev->rec);
   free(ev->dc);
   free(ev);
@@ -357,16 +366,17 @@ static void capacity_pass(struct tp_evaluator *ev, const struct tp_snapshot *s) 
             ev->qbuf[o * BLK + i] = v > INT32_MAX ? INT32_MAX : (double)v;
           }
       }
-      for (size_t q = 0; q < nl; q++) {
-        double *cb = ev->qbuf + (FAST_OPS + q) * BLK;
-        set_min_block(ev->qbuf, sop[q], nsop[q], bn, cb);
-        int32_t *cr = crow[q] + i0;
-        size_t k = live[q];
-        for (size_t i = 0; i < bn; i++) {
-          int64_t b = (int64_t)cb[i];
-          b = st[i0 + i] == TP_NODE_OK ? b : 0;
-          cr[i] = (int32_t)b;
-          dc[(size_t)leaf[i0 + i] * S + k] += b;
+      for (size_t q = 0; q < nl; q++)
+        set_min_block(ev->qbuf, sop[q], nsop[q], bn, ev->qbuf + (FAST_OPS + q) * BLK);
+      /* One pass stores every set's capacity and adds it to the leaf. */
+      const double *cb = ev->qbuf + FAST_OPS * BLK;
+      for (size_t i = 0; i < bn; i++) {
+        int64_t ok = -(int64_t)(st[i0 + i] == TP_NODE_OK);
+        int64_t *dl = dc + (size_t)leaf[i0 + i] * S;
+        for (size_t q = 0; q < nl; q++) {
+          int64_t b = (int64_t)cb[q * BLK + i] & ok;
+          crow[q][i0 + i] = (int32_t)b;
+          dl[live[q]] += b;
         }
       }
     }
@@ -403,7 +413,8 @@ static void capacity_pass(struct tp_evaluator *ev, const struct tp_snapshot *s) 
 /* Live slots ordered by their leaf's Euler-tour position, then by name: the
  * nodes of domain d are lorder[lstart[tin[d]] .. lstart[tout[d] + 1]). */
 static int build_lorder(struct tp_evaluator *ev, const struct tp_snapshot *s) {
-  if (ev->lorder_ok)
+  /* The order depends only on the layout: kept across evaluations. */
+  if (ev->lorder_version == s->layout_version && ev->lorder_version != 0)
     return GC_OK;
   size_t nd = ev->n_dom;
   if (ensure(&ev->lorder, &ev->lorder_n, s->n_alive + 1, sizeof(uint32_t)) ||
@@ -420,7 +431,7 @@ static int build_lorder(struct tp_evaluator *ev, const struct tp_snapshot *s) {
     uint32_t slot = s->by_name[i];
     ev->lorder[ev->cursor[s->dom_tin[s->leaf[slot]]]++] = slot;
   }
-  ev->lorder_ok = 1;
+  ev->lorder_version = s->layout_version;
   return GC_OK;
 }
 
@@ -705,15 +716,32 @@ static int place_hetero(struct tp_evaluator *ev, const struct tp_snapshot *s, ui
   if (rc)
     return rc;
   size_t k = collect(ev, s, d, -1);
-  if (ensure(&ev->wf, &ev->wf_n, ev->nU * k + 1, sizeof(int64_t)))
+  /* Greedy pass.  A node's capacity for a set is its precomputed cap[]
+   * until an earlier set takes pods on it; only those touched nodes keep a
+   * working free vector (max(free, 0) minus what was taken), so the pass
+   * costs a gather per set instead of re-dividing every node. */
+  size_t nU = ev->nU;
+  if (ensure(&ev->tpos, &ev->tpos_n, k + 1, sizeof(int32_t)) ||
+      ensure(&ev->tix, &ev->tix_n, 1, sizeof(uint32_t)) ||
+      ensure(&ev->twf, &ev->twf_n, nU + 1, sizeof(int64_t)))
     return GC_ENOMEM;
-  wf_load(ev, s, k);
+  memset(ev->tpos, 0xff, k * sizeof(int32_t));
+  size_t nt = 0;
   ev->rec_n = 0;
   int ok = 1;
   for (size_t si = 0; si < ev->n_sets && ok; si++) {
     size_t set = ev->order[si];
+    const int32_t *cr = ev->cap + set * ev->n_slots;
     for (size_t i = 0; i < k; i++)
-      ev->cc[i] = wf_cap(ev, set, i, k);
+      ev->cc[i] = cr[ev->cand[i]];
+    for (size_t t = 0; t < nt; t++) {
+      int64_t c = INT32_MAX;
+      for (size_t r = 0; r < ev->nr[set]; r++) {
+        int64_t q = cap_div(ev->twf[t * nU + (size_t)ev->su[set][r]], ev->dv[set][r]);
+        c = q < c ? q : c;
+      }
+      ev->cc[ev->tix[t]] = ev->missing[set] ? 0 : c;
+    }
     int r = place_one(ev, k, ev->cc, ev->need[set], prof);
     if (r < 0)
       return r;
@@ -722,8 +750,23 @@ static int place_hetero(struct tp_evaluator *ev, const struct tp_snapshot *s, ui
       break;
     }
     for (size_t j = 0; j < ev->n_pick; j++) {
-      wf_apply(ev, set, ev->pick[j], k, ev->take[j]);
-      if (rec_push(ev, ev->cand[ev->pick[j]], (uint32_t)set, ev->take[j]))
+      uint32_t i = ev->pick[j];
+      if (ev->tpos[i] < 0) {
+        if (ensure(&ev->tix, &ev->tix_n, nt + 1, sizeof(uint32_t)) ||
+            ensure(&ev->twf, &ev->twf_n, (nt + 1) * nU, sizeof(int64_t)))
+          return GC_ENOMEM;
+        ev->tpos[i] = (int32_t)nt;
+        ev->tix[nt] = i;
+        for (size_t u = 0; u < nU; u++) {
+          int64_t f = s->free[ev->U[u]][ev->cand[i]];
+          ev->twf[nt * nU + u] = f > 0 ? f : 0;
+        }
+        nt++;
+      }
+      int64_t *w = ev->twf + (size_t)ev->tpos[i] * nU;
+      for (size_t q = 0; q < ev->nr[set]; q++)
+        w[ev->su[set][q]] -= ev->take[j] * ev->rv[set][q];
+      if (rec_push(ev, ev->cand[i], (uint32_t)set, ev->take[j]))
         return GC_ENOMEM;
     }
   }
@@ -738,6 +781,8 @@ static int place_hetero(struct tp_evaluator *ev, const struct tp_snapshot *s, ui
   if (ensure(&ev->sol, &ev->sol_n, k * ev->n_sets + 1, sizeof(int64_t)))
     return GC_ENOMEM;
   memset(ev->sol, 0, (k * ev->n_sets + 1) * sizeof(int64_t));
+  if (ensure(&ev->wf, &ev->wf_n, ev->nU * k + 1, sizeof(int64_t)))
+    return GC_ENOMEM;
   wf_load(ev, s, k);
   struct dfs_ctx x;
   x.ev = ev;
@@ -987,7 +1032,6 @@ int tp_evaluate(struct tp_evaluator *ev, const struct tp_snapshot *s, const stru
   out->domain = -1;
   out->tier = -1;
   ev->valid = 0;
-  ev->lorder_ok = 0;
   if (g->n_sets < 1 || g->n_sets > TP_MAX_PODSETS || !g->sets) {
     gc_diags_addf(diags, "gang: needs 1 to %d pod sets", TP_MAX_PODSETS);
     return GC_EINVAL;
