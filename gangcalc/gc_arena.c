@@ -10,7 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ARENA_CHUNK (64 * 1024)
+/* Chunks start small, so the many short-lived arenas of small results (one
+ * per gang) stay cheap, and double up to ARENA_CHUNK_MAX for large trees. */
+#define ARENA_CHUNK_MIN (2 * 1024)
+#define ARENA_CHUNK_MAX (64 * 1024)
 #define ARENA_ALIGN 16
 
 struct chunk {
@@ -66,7 +69,10 @@ void *gc_arena_alloc(struct gc_arena *a, size_t size) {
     return NULL;
   struct chunk *c = a->head;
   if (!c || c->cap - c->used < rounded) {
-    size_t cap = rounded > ARENA_CHUNK ? rounded : ARENA_CHUNK;
+    size_t next = c ? c->cap * 2 : ARENA_CHUNK_MIN;
+    if (next > ARENA_CHUNK_MAX)
+      next = ARENA_CHUNK_MAX;
+    size_t cap = rounded > next ? rounded : next;
     struct chunk *n = malloc(sizeof(*n) + cap);
     if (!n)
       return NULL;
@@ -74,7 +80,7 @@ void *gc_arena_alloc(struct gc_arena *a, size_t size) {
     n->used = 0;
     /* A large one-off block goes behind the current chunk so the current
      * chunk's free space is not abandoned. */
-    if (c && rounded > ARENA_CHUNK) {
+    if (c && rounded > next) {
       n->next = c->next;
       c->next = n;
     } else {

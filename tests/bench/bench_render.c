@@ -154,49 +154,57 @@ static long parse_pass(const char *buf, size_t len) {
   return docs;
 }
 
-/* Loads, computes, renders and emits; returns the PodGroups written or -1. */
+/* Does what `gangbridge render` does: loads, indexes runtimes, computes every
+ * gang, renders every PodGroup and writes them as one YAML stream.  Returns
+ * the PodGroups written or -1. */
 static long render_pass(const char *buf, size_t len, size_t *out_bytes) {
   struct gc_diags d;
   gc_diags_init(&d);
   struct gb_docset *ds = gb_docset_new(&bench_limits);
   struct gc_catalog *cat = gc_catalog_new();
   struct gc_arena *a = gc_arena_new(0);
+  struct gc_gang **gangs = NULL;
+  const struct gc_value **pgs = NULL;
   struct gc_options opts;
   memset(&opts, 0, sizeof(opts));
   long rendered = -1;
+  size_t n = 0;
+  char *text = NULL;
   *out_bytes = 0;
   if (!ds || !cat || !a || gb_load_buffer(ds, "bench.yaml", buf, len, &d))
+    goto out;
+  gangs = calloc(ds->n, sizeof(*gangs));
+  pgs = calloc(ds->n, sizeof(*pgs));
+  if (!gangs || !pgs)
     goto out;
   for (size_t i = 0; i < ds->n; i++) {
     const char *kind;
     if (gc_doc_trainer_kind(ds->docs[i].root, &kind) && strcmp(kind, "TrainJob"))
       gc_catalog_add(cat, ds->docs[i].root, "bench.yaml", &d);
   }
-  rendered = 0;
   for (size_t i = 0; i < ds->n; i++) {
     const char *kind;
     if (!gc_doc_trainer_kind(ds->docs[i].root, &kind) || strcmp(kind, "TrainJob"))
       continue;
-    struct gc_gang *g = NULL;
     struct gc_value *pg = NULL;
-    char *text = NULL;
-    size_t tlen = 0;
-    if (gc_gang_compute(ds->docs[i].root, cat, &opts, &g, &d) ||
-        gc_render_podgroup(g, a, &pg) ||
-        gb_emit_yaml((const struct gc_value *const *)&pg, 1, &text, &tlen)) {
-      gc_gang_free(g);
-      rendered = -1;
+    if (gc_gang_compute(ds->docs[i].root, cat, &opts, &gangs[n], &d) ||
+        gc_render_podgroup(gangs[n], a, &pg))
       goto out;
-    }
-    *out_bytes += tlen;
-    free(text);
-    gc_gang_free(g);
-    gc_arena_reset(a);
-    rendered++;
+    pgs[n++] = pg;
   }
+  size_t tlen = 0;
+  if (gb_emit_yaml(pgs, n, &text, &tlen))
+    goto out;
+  *out_bytes = tlen;
+  rendered = (long)n;
 out:
   if (d.n)
     fprintf(stderr, "bench_render: first problem: %s\n", d.msgs[0]);
+  for (size_t i = 0; gangs && i < n + 1 && i < ds->n; i++)
+    gc_gang_free(gangs[i]);
+  free(text);
+  free(pgs);
+  free(gangs);
   gc_arena_free(a);
   gc_catalog_free(cat);
   gb_docset_free(ds);
