@@ -520,6 +520,18 @@ START_TEST(test_kill_with_default_timings) {
   ck_assert_msg(leads(1), "standby did not take over within 30 s");
   ck_assert_msg(t >= 15 - 2 - 0.05, "took over after %.2f s: too early", t);
   ck_assert_msg(t <= 25, "took over after %.2f s (bound 25 s)", t);
+  /* A clean stop with the defaults: the third replica takes the released
+   * lease on its next attempt (at most 2.2 x RetryPeriod = 4.4 s). */
+  spawn(2, &def);
+  watch(3, NULL, 0);
+  ck_assert(leads(1) && !leads(2));
+  double t0 = mono();
+  end(1, SIGTERM);
+  watch(20, leads, 2);
+  t = mono() - t0;
+  printf("leader-figure clean-stop handover with defaults %.3f s (15/10/2 s)\n", t);
+  ck_assert_msg(leads(2), "standby did not take over");
+  ck_assert_msg(t < 15, "handover took %.2f s: the lease was not released", t);
 }
 END_TEST
 
