@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0
  *
  * PodGroup rendering for both backends and the explanation text.  Every
- * rendered object is checked against the CRD schemas in tests/golden/crds/
+ * rendered object is checked against the CRD schemas in tests/shared/crds/
  * (types, required fields, enums, minimum, maxLength, patterns, unknown
  * fields) and for kubectl's sorted key order.
  */
@@ -128,8 +128,8 @@ static int crd_problems(const struct gc_value *pg) {
   ck_assert_ptr_nonnull(api);
   int volcano = !strcmp(api, "scheduling.volcano.sh/v1beta1");
   ck_assert(volcano || !strcmp(api, "scheduling.x-k8s.io/v1alpha1"));
-  char *text = gb_test_read_src(volcano ? "tests/golden/crds/scheduling.volcano.sh_podgroups.yaml"
-                                        : "tests/golden/crds/scheduling.x-k8s.io_podgroups.yaml");
+  char *text = gb_test_read_src(volcano ? "tests/shared/crds/volcano/scheduling.volcano.sh_podgroups.yaml"
+                                        : "tests/shared/crds/coscheduling/scheduling.x-k8s.io_podgroups.yaml");
   struct gb_docset *ds = gb_test_load(text);
   free(text);
   const struct gc_value *crd = NULL;
