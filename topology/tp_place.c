@@ -65,6 +65,10 @@ struct tp_evaluator {
   size_t dcnt_n;
   uint32_t *lorder, *lstart, *cursor;
   size_t lorder_n, lstart_n, cursor_n;
+  uint32_t *rank; /* rank[slot]: the node's position in name order (with lorder) */
+  size_t rank_n;
+  uint64_t *rk; /* (rank << 32 | slot) keys of a small domain's candidates */
+  size_t rk_n;
   uint64_t lorder_version; /* the snapshot layout lorder was built for; 0 none */
   uint32_t *cand;
   size_t cand_n;
@@ -132,6 +136,8 @@ void tp_evaluator_free(struct tp_evaluator *ev) {
   free(ev->lorder);
   free(ev->lstart);
   free(ev->cursor);
+  free(ev->rank);
+  free(ev->rk);
   free(ev->cand);
   free(ev->cc);
   free(ev->take);
@@ -202,23 +208,25 @@ static inline vdbl vsel(vi64 m, vdbl a, vdbl b) {
   return (vdbl)(((vi64)a & m) | ((vi64)b & ~m));
 }
 
-/* Quotients of the ops' rows on nodes [i0, i0 + bn) into q[o * BLK + i],
- * clamped to [0, INT32_MAX].  Returns 1 when a free amount is outside
- * (-2^51, 2^51): the caller then uses the integer path for the block. */
-static int quot_block(const int64_t *const *orow, size_t nops, const double *vd,
-                      const double *inv, const int *exact_inv, size_t i0, size_t bn, double *q) {
+/* Capacity of one pod set on nodes [i0, i0 + bn): c[i] = min over the
+ * set's ops of floor(max(x, 0) / v), clamped to INT32_MAX, computed in
+ * registers (the rows of a block stay in L1 across sets).  Returns 1 when a
+ * free amount is outside (-2^51, 2^51): the caller then redoes the block on
+ * the integer path. */
+static int setcap_block(const int64_t *const *orow, const double *vd, const double *inv,
+                        const int *exact_inv, const uint8_t *ops, size_t nops, size_t i0,
+                        size_t bn, double *c) {
   const double bias_d = 6755399441055744.0; /* 2^52 + 2^51 */
   const int64_t bias_i = INT64_C(0x4338000000000000);
   const double two52 = 4503599627370496.0;
+  const vdbl one = 1.0 - (vdbl){0}, zero = {0}, cap = 2147483647.0 - (vdbl){0};
   vi64 oob = {0};
-  for (size_t o = 0; o < nops; o++) {
-    const int64_t *row = orow[o] + i0;
-    double *out = q + o * BLK;
-    vdbl v = vd[o] - (vdbl){0}, iv = inv[o] - (vdbl){0};
-    vdbl one = 1.0 - (vdbl){0}, zero = {0}, cap = 2147483647.0 - (vdbl){0};
-    for (size_t i = 0; i < bn; i += VL) {
+  for (size_t i = 0; i < bn; i += VL) {
+    vdbl b = cap;
+    for (size_t j = 0; j < nops; j++) {
+      size_t o = ops[j];
       vi64 xi;
-      memcpy(&xi, row + i, sizeof(xi));
+      memcpy(&xi, orow[o] + i0 + i, sizeof(xi));
       /* In range iff x + 2^51 lies in [0, 2^52). */
       oob |= xi + (INT64_C(1) << 51);
       vi64 bx = xi + bias_i;
@@ -226,22 +234,20 @@ static int quot_block(const int64_t *const *orow, size_t nops, const double *vd,
       memcpy(&x, &bx, sizeof(x));
       x -= bias_d;
       x = vsel(x > zero, x, zero);
-      vdbl t;
-      if (vd[o] == 1.0) {
-        t = x;
-      } else {
-        vdbl y = x * iv;
+      vdbl t = x;
+      if (vd[o] != 1.0) {
+        vdbl y = x * inv[o];
         t = (y + two52) - two52; /* round to nearest */
         t = vsel(t > y, t - one, t);
         if (!exact_inv[o]) {
-          vdbl r = x - t * v;
+          vdbl r = x - t * vd[o];
           t = vsel(r < zero, t - one, t);
-          t = vsel(r >= v, t + one, t);
+          t = vsel(r >= vd[o], t + one, t);
         }
       }
-      t = vsel(t < cap, t, cap);
-      memcpy(out + i, &t, sizeof(t));
+      b = vsel(t < b, t, b);
     }
+    memcpy(c + i, &b, sizeof(b));
   }
   int bad = 0;
   for (int l = 0; l < VL; l++)
@@ -353,8 +359,9 @@ static void capacity_pass(struct tp_evaluator *ev, const struct tp_snapshot *s) 
     for (size_t i0 = 0; i0 < n; i0 += BLK) {
       size_t bn = n - i0 < BLK ? n - i0 : BLK;
       int bad = !simd_ok || bn % VL;
-      if (!bad)
-        bad = quot_block(orow, nops, vd, inv, exact_inv, i0, bn, ev->qbuf);
+      for (size_t q = 0; q < nl && !bad; q++)
+        bad = setcap_block(orow, vd, inv, exact_inv, sop[q], nsop[q], i0, bn,
+                           ev->qbuf + (FAST_OPS + q) * BLK);
       if (bad) {
         /* Free amounts beyond 2^51 (or a short tail): exact integer path. */
         for (size_t o = 0; o < nops; o++)
@@ -365,9 +372,9 @@ static void capacity_pass(struct tp_evaluator *ev, const struct tp_snapshot *s) 
             uint64_t v = (x & (uint64_t)oid[o]) | (h & ~(uint64_t)oid[o]);
             ev->qbuf[o * BLK + i] = v > INT32_MAX ? INT32_MAX : (double)v;
           }
+        for (size_t q = 0; q < nl; q++)
+          set_min_block(ev->qbuf, sop[q], nsop[q], bn, ev->qbuf + (FAST_OPS + q) * BLK);
       }
-      for (size_t q = 0; q < nl; q++)
-        set_min_block(ev->qbuf, sop[q], nsop[q], bn, ev->qbuf + (FAST_OPS + q) * BLK);
       /* One pass stores every set's capacity and adds it to the leaf. */
       const double *cb = ev->qbuf + FAST_OPS * BLK;
       for (size_t i = 0; i < bn; i++) {
@@ -419,8 +426,11 @@ static int build_lorder(struct tp_evaluator *ev, const struct tp_snapshot *s) {
   size_t nd = ev->n_dom;
   if (ensure(&ev->lorder, &ev->lorder_n, s->n_alive + 1, sizeof(uint32_t)) ||
       ensure(&ev->lstart, &ev->lstart_n, nd + 1, sizeof(uint32_t)) ||
-      ensure(&ev->cursor, &ev->cursor_n, nd + 1, sizeof(uint32_t)))
+      ensure(&ev->cursor, &ev->cursor_n, nd + 1, sizeof(uint32_t)) ||
+      ensure(&ev->rank, &ev->rank_n, s->n_slots + 1, sizeof(uint32_t)))
     return GC_ENOMEM;
+  for (size_t i = 0; i < s->n_alive; i++)
+    ev->rank[s->by_name[i]] = (uint32_t)i;
   memset(ev->lstart, 0, (nd + 1) * sizeof(uint32_t));
   for (size_t i = 0; i < s->n_alive; i++)
     ev->lstart[s->dom_tin[s->leaf[s->by_name[i]]] + 1]++;
@@ -611,17 +621,48 @@ static size_t collect(struct tp_evaluator *ev, const struct tp_snapshot *s, uint
   return k;
 }
 
+static int cmp_u64(const void *x, const void *y) {
+  uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+  return a < b ? -1 : a > b;
+}
+
 static int place_homog(struct tp_evaluator *ev, const struct tp_snapshot *s, uint32_t d,
                        enum tp_profile prof) {
-  /* One domain is placed: a filtered scan in name order costs no more than
-   * ordering every node by leaf. */
+  /* Candidates in name order (ties in place_one go to the first name).  A
+   * small domain's nodes come from the cached leaf order and are sorted by
+   * name rank; a large one is a filtered scan of every node in name order;
+   * the whole cluster needs no membership test. */
   size_t k = 0;
   uint32_t lo = s->dom_tin[d], hi = s->dom_tout[d];
-  for (size_t i = 0; i < s->n_alive; i++) {
-    uint32_t slot = s->by_name[i];
-    uint32_t t = s->dom_tin[s->leaf[slot]];
-    ev->cand[k] = slot; /* kept only when it counts: no branch */
-    k += (size_t)((t - lo <= hi - lo) & (ev->cap[slot] > 0));
+  int rc = build_lorder(ev, s);
+  if (rc)
+    return rc;
+  uint32_t a = ev->lstart[lo], b = ev->lstart[hi + 1];
+  if (d == 0) {
+    for (size_t i = 0; i < s->n_alive; i++) {
+      uint32_t slot = s->by_name[i];
+      ev->cand[k] = slot; /* kept only when it counts: no branch */
+      k += (size_t)(ev->cap[slot] > 0);
+    }
+  } else if ((size_t)(b - a) * 8 <= s->n_alive) {
+    if (ensure(&ev->rk, &ev->rk_n, (size_t)(b - a) + 1, sizeof(uint64_t)))
+      return GC_ENOMEM;
+    for (uint32_t j = a; j < b; j++) {
+      uint32_t slot = ev->lorder[j];
+      ev->rk[k] = (uint64_t)ev->rank[slot] << 32 | slot;
+      k += (size_t)(ev->cap[slot] > 0);
+    }
+    if (s->dom_tin[d] != s->dom_tout[d]) /* one leaf is in name order already */
+      qsort(ev->rk, k, sizeof(uint64_t), cmp_u64);
+    for (size_t i = 0; i < k; i++)
+      ev->cand[i] = (uint32_t)ev->rk[i];
+  } else {
+    for (size_t i = 0; i < s->n_alive; i++) {
+      uint32_t slot = s->by_name[i];
+      uint32_t t = s->dom_tin[s->leaf[slot]];
+      ev->cand[k] = slot; /* kept only when it counts: no branch */
+      k += (size_t)((t - lo <= hi - lo) & (ev->cap[slot] > 0));
+    }
   }
   for (size_t i = 0; i < k; i++)
     ev->cc[i] = ev->cap[ev->cand[i]];
