@@ -3,12 +3,13 @@
  * gc_gang: runtime resolution, counts, waves and totals of one TrainJob's
  * gang (see gc_gang.h and docs/gang-rules.md for every rule).
  *
- * The work is done on copies: the runtime's JobSet template is cloned into
- * the gang arena, the TrainJob's overrides (v2.0 podSpecOverrides, v2.1
- * podTemplateOverrides) and runtime patches (v2.2+) are strategically merged
- * onto the copy, resourcesPerNode is merged into the trainer's `node`
- * container, and only then are counts and per-pod requests read, in the
- * order Trainer's runtime core and ML-policy plugins use.
+ * The runtime document is only read.  The TrainJob's overrides (v2.0
+ * podSpecOverrides, v2.1 podTemplateOverrides) and runtime patches (v2.2+)
+ * are strategically merged copy-on-write: the effective job list shares
+ * every node with the runtime except the ones a patch changes and the maps
+ * on the path to them.  resourcesPerNode is merged the same way into the
+ * trainer's `node` container, and only then are counts and per-pod requests
+ * read, in the order Trainer's runtime core and ML-policy plugins use.
  */
 #include "gc_gang.h"
 
@@ -721,25 +722,74 @@ static struct gc_value *job_by_name(const struct gc_value *jobs, const char *nam
   return NULL;
 }
 
-/* Returns (creating) the map under key in parent, replacing a non-map. */
-static struct gc_value *ensure_map(struct ctx *c, struct gc_value *parent, const char *key) {
-  struct gc_value *v = gc_map_get(parent, key);
-  if (v && v->type == GC_MAP)
-    return v;
-  v = gc_value_map(c->a);
-  if (!v || gc_map_set(c->a, parent, key, v)) {
+/* The effective JobSet shares every node with the runtime document (and
+ * the merge results share with their inputs), so a node is copied before it
+ * changes: these make private shallow copies, one level at a time. */
+
+/* A new map with m's members (an empty map when m is not a map). */
+static struct gc_value *cow_map(struct ctx *c, const struct gc_value *m) {
+  struct gc_value *n = gc_value_map(c->a);
+  if (!n) {
     c->oom = 1;
     return NULL;
   }
-  return v;
+  if (!m || m->type != GC_MAP)
+    return n;
+  n->line = m->line;
+  n->col = m->col;
+  n->u.members = gc_arena_alloc(c->a, (m->len + 1) * sizeof(struct gc_member));
+  if (!n->u.members) {
+    c->oom = 1;
+    return NULL;
+  }
+  if (m->len)
+    memcpy(n->u.members, m->u.members, m->len * sizeof(struct gc_member));
+  n->len = m->len;
+  n->cap = m->len + 1;
+  return n;
 }
 
-static struct gc_value *job_podspec(struct ctx *c, struct gc_value *job) {
-  struct gc_value *t = ensure_map(c, job, "template");
-  struct gc_value *s = t ? ensure_map(c, t, "spec") : NULL;
-  struct gc_value *pt = s ? ensure_map(c, s, "template") : NULL;
-  return pt ? ensure_map(c, pt, "spec") : NULL;
+/* A new sequence with s's items (s is a sequence). */
+static struct gc_value *cow_seq(struct ctx *c, const struct gc_value *s) {
+  struct gc_value *n = gc_value_seq(c->a);
+  if (!n || !(n->u.items = gc_arena_alloc(c->a, (s->len + 1) * sizeof(struct gc_value *)))) {
+    c->oom = 1;
+    return NULL;
+  }
+  n->line = s->line;
+  n->col = s->col;
+  if (s->len)
+    memcpy(n->u.items, s->u.items, s->len * sizeof(struct gc_value *));
+  n->len = s->len;
+  n->cap = s->len + 1;
+  return n;
 }
+
+/* Sets keys[0].keys[1]...keys[n-1] of job idx in jsjobs (a private
+ * sequence) to value: the job and every map on the path are copied, and a
+ * missing or non-map step becomes a new map. */
+static void job_set(struct ctx *c, struct gc_value *jsjobs, size_t idx, const char *const *keys,
+                    size_t n, struct gc_value *value) {
+  struct gc_value *root = cow_map(c, jsjobs->u.items[idx]);
+  struct gc_value *cur = root;
+  for (size_t k = 0; cur && k + 1 < n; k++) {
+    struct gc_value *next = cow_map(c, gc_map_get(cur, keys[k]));
+    if (!next || gc_map_set(c->a, cur, keys[k], next)) {
+      c->oom = 1;
+      return;
+    }
+    cur = next;
+  }
+  if (!cur || gc_map_set(c->a, cur, keys[n - 1], value)) {
+    c->oom = 1;
+    return;
+  }
+  jsjobs->u.items[idx] = root;
+}
+
+/* An empty map merges exactly like a pod spec that was absent or not a map
+ * (which the merge then replaces); only read. */
+static const struct gc_value EMPTY_MAP = {.type = GC_MAP};
 
 /* Builds the filtered copy of a pod spec patch/override: only `allowed` pod
  * fields and, inside containers, only `cfields`.  Dropped fields are warned
@@ -830,10 +880,14 @@ static struct gc_value *filter_podspec(struct ctx *c, const struct gc_value *spe
 /* Merges a filtered pod spec patch into job `jobname` of js. */
 static void merge_into_job(struct ctx *c, struct gc_value *jsjobs, const char *jobname,
                            const struct gc_value *patch) {
-  struct gc_value *job = job_by_name(jsjobs, jobname, NULL);
-  struct gc_value *ps = job ? job_podspec(c, job) : NULL;
-  if (!ps)
+  static const char *const PATH[] = {"template", "spec", "template", "spec"};
+  size_t idx = 0;
+  struct gc_value *job = job_by_name(jsjobs, jobname, &idx);
+  if (!job)
     return;
+  const struct gc_value *ps = gc_value_path(job, "template.spec.template.spec");
+  if (!ps || ps->type != GC_MAP)
+    ps = &EMPTY_MAP;
   struct gc_value *merged = NULL;
   int rc = gc_merge_strategic(c->a, ps, patch, NULL, &merged);
   if (rc || !merged) {
@@ -844,9 +898,7 @@ static void merge_into_job(struct ctx *c, struct gc_value *jsjobs, const char *j
       c->oom = 1;
     return;
   }
-  struct gc_value *pt = gc_value_path(job, "template.spec.template");
-  if (pt && gc_map_set(c->a, pt, "spec", merged))
-    c->oom = 1;
+  job_set(c, jsjobs, idx, PATH, 4, merged);
 }
 
 /* v2.0 podSpecOverrides and v2.1 podTemplateOverrides. */
@@ -928,31 +980,34 @@ static void apply_patches(struct ctx *c, const struct gc_value *spec, struct gc_
           WARN(c, GC_WARN_OTHER, "%s.%.*s is not a field a runtime patch can set; it is "
                "ignored (a cluster drops it)", jp, NAME_SHOW_MAX, pj->u.members[f].key);
       const struct gc_value *tmeta = gc_value_path(pj, "template.metadata");
-      if (tmeta && tmeta->type == GC_MAP) {
-        struct gc_value *job = job_by_name(jsjobs, jn, NULL);
-        struct gc_value *t = job ? ensure_map(c, job, "template") : NULL;
+      size_t jidx = 0;
+      if (tmeta && tmeta->type == GC_MAP && job_by_name(jsjobs, jn, &jidx)) {
+        static const char *const TPATH[] = {"template", "metadata"};
         struct gc_value *merged = NULL;
-        int mrc = t ? gc_merge_strategic(c->a, gc_map_get(t, "metadata"), tmeta, "metadata",
-                                         &merged) : GC_ENOMEM;
+        int mrc = gc_merge_strategic(c->a, gc_value_path(jsjobs->u.items[jidx],
+                                                         "template.metadata"),
+                                     tmeta, "metadata", &merged);
         if (mrc == GC_ELIMIT)
           fail(c, c->tj, "%s.template.metadata: too large or nested too deeply", jp);
-        else if (mrc || !merged || gc_map_set(c->a, t, "metadata", merged))
+        else if (mrc || !merged)
           c->oom = 1;
+        else
+          job_set(c, jsjobs, jidx, TPATH, 2, merged);
       }
       const struct gc_value *pmeta = gc_value_path(pj, "template.spec.template.metadata");
-      if (pmeta && pmeta->type == GC_MAP) {
-        struct gc_value *job = job_by_name(jsjobs, jn, NULL);
-        struct gc_value *t = job ? ensure_map(c, job, "template") : NULL;
-        struct gc_value *s = t ? ensure_map(c, t, "spec") : NULL;
-        struct gc_value *pt = s ? ensure_map(c, s, "template") : NULL;
+      if (pmeta && pmeta->type == GC_MAP && job_by_name(jsjobs, jn, &jidx)) {
+        static const char *const PPATH[] = {"template", "spec", "template", "metadata"};
         struct gc_value *merged = NULL;
-        int mrc = pt ? gc_merge_strategic(c->a, gc_map_get(pt, "metadata"), pmeta,
-                                          "metadata", &merged) : GC_ENOMEM;
+        int mrc = gc_merge_strategic(c->a, gc_value_path(jsjobs->u.items[jidx],
+                                                         "template.spec.template.metadata"),
+                                     pmeta, "metadata", &merged);
         if (mrc == GC_ELIMIT)
           fail(c, c->tj, "%s.template.spec.template.metadata: too large or nested too deeply",
                jp);
-        else if (mrc || !merged || gc_map_set(c->a, pt, "metadata", merged))
+        else if (mrc || !merged)
           c->oom = 1;
+        else
+          job_set(c, jsjobs, jidx, PPATH, 4, merged);
       }
       const struct gc_value *pspec = gc_value_path(pj, "template.spec.template.spec");
       if (is_null(pspec))
@@ -1215,10 +1270,12 @@ static int read_jobs_checked(struct ctx *c, const struct gc_value *jsjobs, struc
   return ok;
 }
 
-/* Merges resourcesPerNode into the container named `node` of a job. */
+/* Merges resourcesPerNode into the container named `node` of a job.  Copy
+ * on write: only the pod spec, its containers list and that container are
+ * new; the rest stays shared with the runtime. */
 static void merge_rpn(struct ctx *c, struct job *j, const struct gc_value *rpn) {
-  /* Copy on write: the pod spec may still belong to the runtime document. */
   struct gc_value *ps = NULL;
+  /* With no patch this copies nothing; it checks the nesting limit. */
   int crc = gc_merge_strategic(c->a, j->podspec, NULL, NULL, &ps);
   if (crc == GC_ELIMIT) {
     fail(c, c->rt, "replicated job \"%s\": pod spec nested too deeply", j->name);
@@ -1228,13 +1285,15 @@ static void merge_rpn(struct ctx *c, struct job *j, const struct gc_value *rpn) 
     c->oom = 1;
     return;
   }
-  j->podspec = ps;
   const struct gc_value *cs = gc_map_get(ps, "containers");
   struct gc_value *target = NULL;
+  size_t ti = 0;
   for (size_t i = 0; cs && cs->type == GC_SEQ && i < cs->len; i++) {
     const char *n = gc_value_as_str(gc_map_get(cs->u.items[i], "name"));
-    if (n && !strcmp(n, "node") && cs->u.items[i]->type == GC_MAP)
+    if (n && !strcmp(n, "node") && cs->u.items[i]->type == GC_MAP) {
       target = cs->u.items[i];
+      ti = i;
+    }
   }
   if (!target) {
     WARN(c, GC_WARN_OTHER, "spec.trainer.resourcesPerNode is not applied to replicated job "
@@ -1254,10 +1313,20 @@ static void merge_rpn(struct ctx *c, struct job *j, const struct gc_value *rpn) 
   }
   struct gc_value *merged = NULL;
   int rc = gc_merge_strategic(c->a, gc_map_get(target, "resources"), patch, "resources", &merged);
-  if (rc == GC_ELIMIT)
+  if (rc == GC_ELIMIT) {
     fail(c, c->tj, "spec.trainer.resourcesPerNode: too large to merge");
-  else if (rc || !merged || gc_map_set(c->a, target, "resources", merged))
+    return;
+  }
+  struct gc_value *nt = rc || !merged ? NULL : cow_map(c, target);
+  struct gc_value *ncs = nt ? cow_seq(c, cs) : NULL;
+  struct gc_value *nps = ncs ? cow_map(c, ps) : NULL;
+  if (!nps || gc_map_set(c->a, nt, "resources", merged) ||
+      gc_map_set(c->a, nps, "containers", ncs)) {
     c->oom = 1;
+    return;
+  }
+  ncs->u.items[ti] = nt;
+  j->podspec = nps;
 }
 
 /* ---- policy --------------------------------------------------------------- */
@@ -1714,7 +1783,11 @@ int gc_gang_compute(const struct gc_value *trainjob, const struct gc_catalog *ru
     }
     if (crc || !js)
       goto oom;
-    jsjobs = gc_map_get(js, "replicatedJobs");
+    /* js is the runtime's own tree (the merge shares what it does not
+     * change); the job list becomes private so its items can be replaced. */
+    jsjobs = cow_seq(&c, gc_map_get(js, "replicatedJobs"));
+    if (!jsjobs)
+      goto oom;
     apply_overrides(&c, t.spec, jsjobs, r.jobs, 1);
     apply_overrides(&c, t.spec, jsjobs, r.jobs, 0);
     apply_patches(&c, t.spec, jsjobs, r.jobs);

@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0
  *
- * gc_merge: strategic merge of document trees (see gc_merge.h).
+ * gc_merge: strategic merge of document trees (see gc_merge.h).  Only the
+ * nodes a patch changes are new; every subtree nothing is merged into is
+ * shared with the inputs, so merging a small patch into a large runtime
+ * template costs the size of the patch and the path to it, not the size of
+ * the template.
  */
 #include "gc_merge.h"
 
@@ -35,51 +39,36 @@ const char *gc_merge_key_for(const char *field) {
 static int merge(struct gc_arena *a, const struct gc_value *base, const struct gc_value *patch,
                  const char *field, int depth, struct gc_value **out);
 
-/* Copies v, refusing trees deeper than the merge limit. */
-static int clone_bounded(struct gc_arena *a, const struct gc_value *v, int depth,
-                         struct gc_value **out) {
+/* Checks that v nests no deeper than the merge limit, counting v itself at
+ * `depth`.  Returns 0 or GC_ELIMIT. */
+static int depth_ok(const struct gc_value *v, int depth) {
   if (depth > GC_MERGE_MAX_DEPTH)
     return GC_ELIMIT;
-  if (!v) {
-    *out = NULL;
+  if (!v)
     return GC_OK;
-  }
   if (v->type == GC_MAP) {
-    struct gc_value *m = gc_value_map(a);
-    if (!m)
-      return GC_ENOMEM;
-    m->line = v->line;
-    m->col = v->col;
-    for (size_t i = 0; i < v->len; i++) {
-      struct gc_value *c;
-      int rc = clone_bounded(a, v->u.members[i].value, depth + 1, &c);
-      if (rc)
-        return rc;
-      if (gc_map_append(a, m, v->u.members[i].key, v->u.members[i].key_len, c))
-        return GC_ENOMEM;
-    }
-    *out = m;
-    return GC_OK;
+    for (size_t i = 0; i < v->len; i++)
+      if (v->u.members[i].value && (v->u.members[i].value->type == GC_MAP ||
+                                    v->u.members[i].value->type == GC_SEQ || depth >= GC_MERGE_MAX_DEPTH))
+        if (depth_ok(v->u.members[i].value, depth + 1))
+          return GC_ELIMIT;
+  } else if (v->type == GC_SEQ) {
+    for (size_t i = 0; i < v->len; i++)
+      if (v->u.items[i] && (v->u.items[i]->type == GC_MAP || v->u.items[i]->type == GC_SEQ ||
+                            depth >= GC_MERGE_MAX_DEPTH))
+        if (depth_ok(v->u.items[i], depth + 1))
+          return GC_ELIMIT;
   }
-  if (v->type == GC_SEQ) {
-    struct gc_value *s = gc_value_seq(a);
-    if (!s)
-      return GC_ENOMEM;
-    s->line = v->line;
-    s->col = v->col;
-    for (size_t i = 0; i < v->len; i++) {
-      struct gc_value *c;
-      int rc = clone_bounded(a, v->u.items[i], depth + 1, &c);
-      if (rc)
-        return rc;
-      if (gc_seq_push(a, s, c))
-        return GC_ENOMEM;
-    }
-    *out = s;
-    return GC_OK;
-  }
-  *out = gc_value_clone(a, v);
-  return *out ? GC_OK : GC_ENOMEM;
+  return GC_OK;
+}
+
+/* A subtree nothing is merged into is shared with the input, not copied:
+ * the result is read-only by contract.  The depth limit still applies, as it
+ * did when such subtrees were copied. */
+static int share_bounded(const struct gc_value *v, int depth, struct gc_value **out) {
+  int rc = depth_ok(v, depth);
+  *out = rc ? NULL : (struct gc_value *)v;
+  return rc;
 }
 
 /* The merge-key value of a list item, or NULL when the item has none. */
@@ -106,7 +95,7 @@ static int merge_maps(struct gc_arena *a, const struct gc_value *base,
     if (pv)
       rc = merge(a, bm->value, pv, bm->key, depth + 1, &c);
     else
-      rc = clone_bounded(a, bm->value, depth + 1, &c);
+      rc = share_bounded(bm->value, depth + 1, &c);
     if (rc)
       return rc;
     if (gc_map_append(a, m, bm->key, bm->key_len, c))
@@ -152,7 +141,7 @@ static int merge_keyed_lists(struct gc_arena *a, const struct gc_value *base,
       }
     }
     struct gc_value *c;
-    int rc = pi ? merge(a, bi, pi, NULL, depth + 1, &c) : clone_bounded(a, bi, depth + 1, &c);
+    int rc = pi ? merge(a, bi, pi, NULL, depth + 1, &c) : share_bounded(bi, depth + 1, &c);
     if (rc)
       return rc;
     if (gc_seq_push(a, s, c))
@@ -200,6 +189,17 @@ static int merge_keyed_lists(struct gc_arena *a, const struct gc_value *base,
   return GC_OK;
 }
 
+/* 1 if a map member at some chain of maps from v is null (copy_patch drops
+ * those, so v cannot be shared). */
+static int has_map_null(const struct gc_value *v) {
+  if (v->type != GC_MAP)
+    return 0;
+  for (size_t i = 0; i < v->len; i++)
+    if (v->u.members[i].value->type == GC_NULL || has_map_null(v->u.members[i].value))
+      return 1;
+  return 0;
+}
+
 /* Copies a patch value that has nothing to merge with, dropping the nulls
  * inside it (a null in a patch never lands in the result). */
 static int copy_patch(struct gc_arena *a, const struct gc_value *patch, int depth,
@@ -207,7 +207,15 @@ static int copy_patch(struct gc_arena *a, const struct gc_value *patch, int dept
   if (depth > GC_MERGE_MAX_DEPTH)
     return GC_ELIMIT;
   if (patch->type != GC_MAP)
-    return clone_bounded(a, patch, depth, out);
+    return share_bounded(patch, depth, out);
+  /* A map with no null to drop is shared as it is. */
+  int drc = depth_ok(patch, depth);
+  if (drc)
+    return drc;
+  if (!has_map_null(patch)) {
+    *out = (struct gc_value *)patch;
+    return GC_OK;
+  }
   struct gc_value *m = gc_value_map(a);
   if (!m)
     return GC_ENOMEM;
@@ -233,7 +241,7 @@ static int merge(struct gc_arena *a, const struct gc_value *base, const struct g
   if (depth > GC_MERGE_MAX_DEPTH)
     return GC_ELIMIT;
   if (!patch)
-    return clone_bounded(a, base, depth, out);
+    return share_bounded(base, depth, out);
   if (!base || base->type == GC_NULL)
     return copy_patch(a, patch, depth, out);
   if (base->type == GC_MAP && patch->type == GC_MAP)
