@@ -60,6 +60,79 @@ struct ctx {
   int oom;
 };
 
+/* ---- formatting ------------------------------------------------------------ */
+
+/* Formats into buf (cap bytes, always terminated; output is cut to fit) and
+ * returns the length.  Paths and messages use only %s, %.*s, %zu, %d and
+ * %lld, which are copied here directly (vsnprintf costs far more than the
+ * rest of a TrainJob's checks); any other format goes to vsnprintf. */
+static size_t vformat(char *buf, size_t cap, const char *f, va_list ap) {
+  int simple = 1;
+  for (const char *p = f; *p && simple; p++) {
+    if (*p != '%')
+      continue;
+    if (p[1] == 's' || p[1] == 'd')
+      p++;
+    else if ((p[1] == 'z' && p[2] == 'u') || (p[1] == '.' && p[2] == '*' && p[3] == 's'))
+      p += p[1] == 'z' ? 2 : 3;
+    else if (p[1] == 'l' && p[2] == 'l' && p[3] == 'd')
+      p += 3;
+    else
+      simple = 0;
+  }
+  if (!simple) {
+    int n = vsnprintf(buf, cap, f, ap);
+    return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
+  }
+  size_t n = 0;
+  for (const char *p = f; *p && n < cap - 1; p++) {
+    if (*p != '%') {
+      buf[n++] = *p;
+      continue;
+    }
+    char num[24];
+    const char *src;
+    size_t len;
+    int neg = 0;
+    unsigned long long u;
+    if (p[1] == 's') {
+      src = va_arg(ap, const char *);
+      len = strlen(src);
+      p++;
+    } else if (p[1] == '.') {
+      int prec = va_arg(ap, int);
+      src = va_arg(ap, const char *);
+      len = prec < 0 ? strlen(src) : strnlen(src, (size_t)prec);
+      p += 3;
+    } else {
+      if (p[1] == 'z') {
+        u = va_arg(ap, size_t);
+        p += 2;
+      } else {
+        long long v = p[1] == 'd' ? va_arg(ap, int) : va_arg(ap, long long);
+        p += p[1] == 'd' ? 1 : 3;
+        neg = v < 0;
+        u = neg ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+      }
+      size_t k = sizeof(num);
+      do {
+        num[--k] = (char)('0' + u % 10);
+        u /= 10;
+      } while (u);
+      if (neg)
+        num[--k] = '-';
+      src = num + k;
+      len = sizeof(num) - k;
+    }
+    if (len > cap - 1 - n)
+      len = cap - 1 - n;
+    memcpy(buf + n, src, len);
+    n += len;
+  }
+  buf[n] = '\0';
+  return n;
+}
+
 /* ---- names and warnings (gc_gang_int.h) ---------------------------------- */
 
 int gc_name_is_dns1035(const char *s, size_t len) {
@@ -100,10 +173,10 @@ int gc_gang_warnf(struct gc_gang *g, enum gc_warning_code code, const char *fmt,
   char buf[2048];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(buf, sizeof(buf), fmt, ap);
+  size_t n = vformat(buf, sizeof(buf), fmt, ap);
   va_end(ap);
   struct gc_warning *w = gc_arena_alloc(g->arena, (g->n_warnings + 1) * sizeof(*w));
-  char *msg = gc_arena_strdup(g->arena, buf);
+  char *msg = gc_arena_strndup(g->arena, buf, n);
   if (!w || !msg)
     return GC_ENOMEM;
   if (g->n_warnings)
@@ -144,7 +217,7 @@ __attribute__((format(printf, 3, 4))) static void fail(struct ctx *c, const char
   char buf[2048];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(buf, sizeof(buf), fmt, ap);
+  vformat(buf, sizeof(buf), fmt, ap);
   va_end(ap);
   gc_diags_addf(c->d, "%s: %s", prefix, buf);
   c->errors++;
@@ -156,47 +229,14 @@ __attribute__((format(printf, 3, 4))) static void fail(struct ctx *c, const char
       (c)->oom = 1;                                                                           \
   } while (0)
 
-/* Formats a path into the arena.  Paths are built for every field looked
- * at, so the common formats (only %s and %zu) take a fast path of plain
- * copies; anything else goes through vsnprintf.  Output is capped at 2 KiB. */
+/* Formats a path into the arena (cut at 2 KiB). */
 static char *fmt(struct ctx *c, const char *f, ...) __attribute__((format(printf, 2, 3)));
 static char *fmt(struct ctx *c, const char *f, ...) {
   char buf[2048];
-  size_t n = 0;
-  int simple = 1;
-  for (const char *p = f; *p && simple; p++)
-    if (*p == '%')
-      simple = (p[1] == 's') || (p[1] == 'z' && p[2] == 'u');
   va_list ap;
   va_start(ap, f);
-  if (!simple) {
-    vsnprintf(buf, sizeof(buf), f, ap);
-    n = strlen(buf);
-  } else {
-    for (const char *p = f; *p && n < sizeof(buf) - 1; p++) {
-      if (*p != '%') {
-        buf[n++] = *p;
-        continue;
-      }
-      char num[24];
-      const char *src;
-      if (p[1] == 's') {
-        src = va_arg(ap, const char *);
-        p++;
-      } else {
-        snprintf(num, sizeof(num), "%zu", va_arg(ap, size_t));
-        src = num;
-        p += 2;
-      }
-      size_t len = strlen(src);
-      if (len > sizeof(buf) - 1 - n)
-        len = sizeof(buf) - 1 - n;
-      memcpy(buf + n, src, len);
-      n += len;
-    }
-  }
+  size_t n = vformat(buf, sizeof(buf), f, ap);
   va_end(ap);
-  buf[n] = '\0';
   char *s = gc_arena_strndup(c->a, buf, n);
   if (!s)
     c->oom = 1;

@@ -12,6 +12,60 @@
 #define ANN_BOUND "gangbridge.io/bound-replicated-jobs"
 #define ANN_GANG "gangbridge.io/gang-replicated-jobs"
 
+/* The tree is built directly: maps get member arrays of the exact size,
+ * keys and constant values point at string literals (they outlive every
+ * arena), and only the gang's own strings are copied, so the PodGroup stays
+ * valid after the gang is freed.  Maps keep spare capacity 0; adding a key
+ * later (gc_map_set) reallocates as usual. */
+
+static struct gc_value *node(struct gc_arena *a, enum gc_type t) {
+  struct gc_value *v = gc_arena_alloc(a, sizeof(*v));
+  if (v)
+    v->type = t;
+  return v;
+}
+
+/* A map with room for cap members. */
+static struct gc_value *map_of(struct gc_arena *a, size_t cap) {
+  struct gc_value *m = node(a, GC_MAP);
+  if (!m || !(m->u.members = gc_arena_alloc(a, cap * sizeof(struct gc_member))))
+    return NULL;
+  m->cap = cap;
+  return m;
+}
+
+/* A string node borrowing a literal. */
+static struct gc_value *lit(struct gc_arena *a, const char *s, size_t len) {
+  struct gc_value *v = node(a, GC_STR);
+  if (v) {
+    v->u.s = s;
+    v->len = len;
+  }
+  return v;
+}
+#define LIT(a, s) lit((a), (s), sizeof(s) - 1)
+
+/* A string node with its own copy of s. */
+static struct gc_value *str(struct gc_arena *a, const char *s) {
+  return s ? gc_value_str(a, s, strlen(s)) : NULL;
+}
+
+static struct gc_value *int_node(struct gc_arena *a, int64_t i) {
+  struct gc_value *v = node(a, GC_INT);
+  if (v)
+    v->u.i = i;
+  return v;
+}
+
+/* Appends key (a literal) = v to m, which has room; fails on a NULL v. */
+static int put(struct gc_value *m, const char *key, size_t klen, struct gc_value *v) {
+  if (!m || !v || m->len >= m->cap)
+    return GC_ENOMEM;
+  m->u.members[m->len++] = (struct gc_member){key, klen, v};
+  return GC_OK;
+}
+#define PUT(m, k, v) put((m), (k), sizeof(k) - 1, (v))
+
 /* Comma-separated job names with binding counted (gang_only) or counted and
  * bound (otherwise), in template order. */
 static struct gc_value *job_names(struct gc_arena *a, const struct gc_gang *g, int gang_only) {
@@ -21,8 +75,9 @@ static struct gc_value *job_names(struct gc_arena *a, const struct gc_gang *g, i
     if (b == GC_BIND_COUNTED || (!gang_only && b == GC_BIND_BOUND))
       len += strlen(g->podsets[i].name) + 1;
   }
+  struct gc_value *v = node(a, GC_STR);
   char *buf = gc_arena_alloc(a, len + 1);
-  if (!buf)
+  if (!v || !buf)
     return NULL;
   size_t used = 0;
   for (size_t i = 0; i < g->n_podsets; i++) {
@@ -36,33 +91,30 @@ static struct gc_value *job_names(struct gc_arena *a, const struct gc_gang *g, i
     used += n;
   }
   buf[used] = '\0';
-  return gc_value_str(a, buf, used);
-}
-
-static int set(struct gc_arena *a, struct gc_value *m, const char *k, struct gc_value *v) {
-  return v ? gc_map_append(a, m, k, strlen(k), v) : GC_ENOMEM;
-}
-
-static int set_str(struct gc_arena *a, struct gc_value *m, const char *k, const char *s) {
-  return set(a, m, k, gc_value_strz(a, s));
+  v->u.s = buf;
+  v->len = used;
+  return v;
 }
 
 static struct gc_value *metadata(struct gc_arena *a, const struct gc_gang *g) {
-  struct gc_value *m = gc_value_map(a), *ann = gc_value_map(a), *lab = gc_value_map(a);
+  struct gc_value *m = map_of(a, g->uid ? 5 : 4), *ann = map_of(a, 2), *lab = map_of(a, 1);
   if (!m || !ann || !lab)
     return NULL;
-  if (set(a, ann, ANN_BOUND, job_names(a, g, 0)) || set(a, ann, ANN_GANG, job_names(a, g, 1)) ||
-      set_str(a, lab, GC_MANAGED_BY_LABEL, GC_MANAGER_NAME) || set(a, m, "annotations", ann) ||
-      set(a, m, "labels", lab) || set_str(a, m, "name", g->name) ||
-      set_str(a, m, "namespace", g->namespace_))
+  if (PUT(ann, ANN_BOUND, job_names(a, g, 0)) || PUT(ann, ANN_GANG, job_names(a, g, 1)) ||
+      PUT(lab, GC_MANAGED_BY_LABEL, LIT(a, GC_MANAGER_NAME)) || PUT(m, "annotations", ann) ||
+      PUT(m, "labels", lab) || PUT(m, "name", str(a, g->name)) ||
+      PUT(m, "namespace", str(a, g->namespace_)))
     return NULL;
   if (g->uid) {
-    struct gc_value *refs = gc_value_seq(a), *ref = gc_value_map(a);
-    if (!refs || !ref || set_str(a, ref, "apiVersion", GC_TRAINER_API) ||
-        set(a, ref, "blockOwnerDeletion", gc_value_bool(a, 1)) ||
-        set(a, ref, "controller", gc_value_bool(a, 1)) || set_str(a, ref, "kind", "TrainJob") ||
-        set_str(a, ref, "name", g->name) || set_str(a, ref, "uid", g->uid) ||
-        gc_seq_push(a, refs, ref) || set(a, m, "ownerReferences", refs))
+    struct gc_value *refs = node(a, GC_SEQ), *ref = map_of(a, 6);
+    struct gc_value *t1 = node(a, GC_BOOL), *t2 = node(a, GC_BOOL);
+    if (!refs || !ref || !t1 || !t2)
+      return NULL;
+    t1->u.b = t2->u.b = 1;
+    if (PUT(ref, "apiVersion", LIT(a, GC_TRAINER_API)) || PUT(ref, "blockOwnerDeletion", t1) ||
+        PUT(ref, "controller", t2) || PUT(ref, "kind", LIT(a, "TrainJob")) ||
+        PUT(ref, "name", str(a, g->name)) || PUT(ref, "uid", str(a, g->uid)) ||
+        gc_seq_push(a, refs, ref) || PUT(m, "ownerReferences", refs))
       return NULL;
   }
   return m;
@@ -81,44 +133,41 @@ int gc_render_podgroup(const struct gc_gang *g, struct gc_arena *a, struct gc_va
   if (g->backend != GC_BACKEND_VOLCANO && g->backend != GC_BACKEND_COSCHEDULING)
     return GC_EINVAL;
   int volcano = g->backend == GC_BACKEND_VOLCANO;
-  struct gc_value *pg = gc_value_map(a), *spec = gc_value_map(a);
+  struct gc_value *pg = map_of(a, 4), *spec = map_of(a, 5);
   struct gc_value *meta = metadata(a, g);
   struct gc_value *minres = gc_reslist_to_value(a, &g->min_resources);
   if (!pg || !spec || !meta || !minres)
     return GC_ENOMEM;
-  if (set(a, spec, "minMember", gc_value_int(a, g->min_member)) ||
-      set(a, spec, "minResources", minres))
+  if (PUT(spec, "minMember", int_node(a, g->min_member)) || PUT(spec, "minResources", minres))
     return GC_ENOMEM;
   if (volcano) {
     if (g->topology.set) {
-      struct gc_value *nt = gc_value_map(a);
+      struct gc_value *nt = map_of(a, 2);
       if (!nt)
         return GC_ENOMEM;
       if (g->topology.highest_tier_name) {
-        if (set_str(a, nt, "highestTierName", g->topology.highest_tier_name))
+        if (PUT(nt, "highestTierName", str(a, g->topology.highest_tier_name)))
           return GC_ENOMEM;
-      } else if (set(a, nt, "highestTierAllowed",
-                     gc_value_int(a, g->topology.has_highest_tier ? g->topology.highest_tier
-                                                                  : 1))) {
+      } else if (PUT(nt, "highestTierAllowed",
+                     int_node(a, g->topology.has_highest_tier ? g->topology.highest_tier : 1))) {
         return GC_ENOMEM;
       }
-      if (set_str(a, nt, "mode", g->topology.mode ? g->topology.mode : "hard") ||
-          set(a, spec, "networkTopology", nt))
+      if (PUT(nt, "mode", str(a, g->topology.mode ? g->topology.mode : "hard")) ||
+          PUT(spec, "networkTopology", nt))
         return GC_ENOMEM;
     }
-    if (g->priority_class && set_str(a, spec, "priorityClassName", g->priority_class))
+    if (g->priority_class && PUT(spec, "priorityClassName", str(a, g->priority_class)))
       return GC_ENOMEM;
-    if (g->queue && set_str(a, spec, "queue", g->queue))
+    if (g->queue && PUT(spec, "queue", str(a, g->queue)))
       return GC_ENOMEM;
   } else {
     int32_t t = g->has_timeout ? g->schedule_timeout_seconds : 60;
-    if (set(a, spec, "scheduleTimeoutSeconds", gc_value_int(a, t)))
+    if (PUT(spec, "scheduleTimeoutSeconds", int_node(a, t)))
       return GC_ENOMEM;
   }
-  if (set_str(a, pg, "apiVersion",
-              volcano ? "scheduling.volcano.sh/v1beta1" : "scheduling.x-k8s.io/v1alpha1") ||
-      set_str(a, pg, "kind", "PodGroup") || set(a, pg, "metadata", meta) ||
-      set(a, pg, "spec", spec))
+  if (PUT(pg, "apiVersion", volcano ? LIT(a, "scheduling.volcano.sh/v1beta1")
+                                    : LIT(a, "scheduling.x-k8s.io/v1alpha1")) ||
+      PUT(pg, "kind", LIT(a, "PodGroup")) || PUT(pg, "metadata", meta) || PUT(pg, "spec", spec))
     return GC_ENOMEM;
   *out = pg;
   return GC_OK;
