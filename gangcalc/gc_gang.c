@@ -399,6 +399,55 @@ static void check_resources_per_node(struct ctx *c, struct tj_info *t, const str
     t->rpn = v;
 }
 
+static int opt_map(const struct gc_value *v) { return is_null(v) || v->type == GC_MAP; }
+
+static int opt_string_map(const struct gc_value *v) {
+  if (!opt_map(v))
+    return 0;
+  for (size_t i = 0; v && v->type == GC_MAP && i < v->len; i++)
+    if (v->u.members[i].value->type != GC_STR)
+      return 0;
+  return 1;
+}
+
+/* 1 when runtime patch i passes every check of check_trainjob's loop (the
+ * usual case), so no path needs to be built; 0 sends it through the loop
+ * that reports. */
+static int patch_quiet_ok(const struct gc_value *patches, size_t i) {
+  const struct gc_value *p = patches->u.items[i];
+  if (is_null(p))
+    return 1;
+  if (p->type != GC_MAP)
+    return 0;
+  const char *mgr = gc_value_as_str(gc_map_get(p, "manager"));
+  if (!mgr || !*mgr)
+    return 0;
+  for (size_t k = 0; k < i; k++) {
+    const char *om = gc_value_as_str(gc_map_get(patches->u.items[k], "manager"));
+    if (om && !strcmp(om, mgr))
+      return 0;
+  }
+  const struct gc_value *trs = gc_map_get(p, "trainingRuntimeSpec");
+  const struct gc_value *tpl = gc_map_get(trs, "template");
+  const struct gc_value *meta = gc_map_get(tpl, "metadata");
+  const struct gc_value *ps = gc_map_get(tpl, "spec");
+  const struct gc_value *rjs = gc_map_get(ps, "replicatedJobs");
+  if (!opt_map(trs) || !opt_map(tpl) || !opt_map(meta) || !opt_map(ps) ||
+      !opt_string_map(gc_map_get(meta, "labels")) ||
+      !opt_string_map(gc_map_get(meta, "annotations")) ||
+      !(is_null(rjs) || rjs->type == GC_SEQ))
+    return 0;
+  for (size_t j = 0; rjs && rjs->type == GC_SEQ && j < rjs->len; j++) {
+    const struct gc_value *rj = rjs->u.items[j];
+    if (is_null(rj))
+      continue;
+    const char *jn = gc_value_as_str(gc_map_get(rj, "name"));
+    if (rj->type != GC_MAP || !jn || !*jn)
+      return 0;
+  }
+  return 1;
+}
+
 static void check_trainjob(struct ctx *c, const struct gc_value *tj, struct tj_info *t) {
   const struct gc_value *spec = gc_map_get(tj, "spec");
   if (is_null(spec) || spec->type != GC_MAP) {
@@ -492,6 +541,8 @@ static void check_trainjob(struct ctx *c, const struct gc_value *tj, struct tj_i
       fail(c, c->tj, "spec.runtimePatches: must have at most %d items", RUNTIME_PATCHES_MAX);
     for (size_t i = 0; i < patches->len && i < 1000; i++) {
       const struct gc_value *p = patches->u.items[i];
+      if (patch_quiet_ok(patches, i))
+        continue;
       char *path = fmt(c, "spec.runtimePatches[%zu]", i);
       if (!get_map(c, c->tj, p, path, NULL))
         continue;
@@ -831,6 +882,21 @@ static void job_set(struct ctx *c, struct gc_value *jsjobs, size_t idx, const ch
  * (which the merge then replaces); only read. */
 static const struct gc_value EMPTY_MAP = {.type = GC_MAP};
 
+/* A path formatted only when a message needs it: f takes (i, j) as two %zu,
+ * or with `s` set, (s, i) as %s and %zu. */
+struct lpath {
+  const char *f;
+  const char *s;
+  size_t i, j;
+  char *done;
+};
+
+static const char *lp(struct ctx *c, struct lpath *p) {
+  if (!p->done)
+    p->done = p->s ? fmt(c, p->f, p->s, p->i) : fmt(c, p->f, p->i, p->j);
+  return p->done;
+}
+
 /* Builds the filtered copy of a pod spec patch/override: only `allowed` pod
  * fields and, inside containers, only `cfields`.  Dropped fields are warned
  * about (a cluster's API server prunes them).  Containers the runtime pod
@@ -838,8 +904,8 @@ static const struct gc_value EMPTY_MAP = {.type = GC_MAP};
  * and ignored with a warning otherwise (v2.0/v2.1 overrides). */
 static struct gc_value *filter_podspec(struct ctx *c, const struct gc_value *spec,
                                        const struct gc_value *rps, const char *const *allowed,
-                                       const char *const *cfields, int strict, const char *path,
-                                       const char *job) {
+                                       const char *const *cfields, int strict,
+                                       struct lpath *path, const char *job) {
   struct gc_value *out = gc_value_map(c->a);
   if (!out) {
     c->oom = 1;
@@ -851,13 +917,13 @@ static struct gc_value *filter_podspec(struct ctx *c, const struct gc_value *spe
       if (in_list((const char *const[]){"targetJobs", "metadata", "spec", NULL}, m->key))
         continue;
       WARN(c, GC_WARN_OTHER, "%s.%.*s is not a field this override can set; it is ignored (a "
-           "cluster drops it)", path, NAME_SHOW_MAX, m->key);
+           "cluster drops it)", lp(c, path), NAME_SHOW_MAX, m->key);
       continue;
     }
     int is_c = !strcmp(m->key, "containers") || !strcmp(m->key, "initContainers");
     if (is_c && m->value->type != GC_SEQ) {
       if (m->value->type != GC_NULL)
-        fail(c, c->tj, "%s.%s: must be an array", path, m->key);
+        fail(c, c->tj, "%s.%s: must be an array", lp(c, path), m->key);
       continue;
     }
     if (!is_c) {
@@ -873,25 +939,25 @@ static struct gc_value *filter_podspec(struct ctx *c, const struct gc_value *spe
     for (size_t k = 0; k < m->value->len; k++) {
       const struct gc_value *ct = m->value->u.items[k];
       const char *cn = gc_value_as_str(gc_map_get(ct, "name"));
-      char *cp = fmt(c, "%s.%s[%zu]", path, m->key, k);
+#define CP fmt(c, "%s.%s[%zu]", lp(c, path), m->key, k)
       if (!ct || ct->type != GC_MAP || !cn || !*cn) {
-        fail(c, c->tj, "%s.name: required", cp);
+        fail(c, c->tj, "%s.name: required", CP);
         continue;
       }
       if (!has_container(rps, m->key, cn)) {
         if (strict)
           fail(c, c->tj, "%s.name: container \"%.*s\" not found in replicated job \"%s\" of the "
-               "runtime", cp, NAME_SHOW_MAX, cn, job);
+               "runtime", CP, NAME_SHOW_MAX, cn, job);
         else
           WARN(c, GC_WARN_OTHER, "%s: container \"%.*s\" not found in replicated job \"%s\" of "
-               "the runtime; the override is ignored", cp, NAME_SHOW_MAX, cn, job);
+               "the runtime; the override is ignored", CP, NAME_SHOW_MAX, cn, job);
         continue;
       }
       if (strict && !is_null(gc_map_get(ct, "env")) &&
           (!strcmp(cn, "node") || !strcmp(cn, "dataset-initializer") ||
            !strcmp(cn, "model-initializer")))
         fail(c, c->tj, "%s.env: must not be set for the \"%s\" container (use spec.trainer.env "
-             "or spec.initializer)", cp, cn);
+             "or spec.initializer)", CP, cn);
       struct gc_value *fc = gc_value_map(c->a);
       if (!fc) {
         c->oom = 1;
@@ -901,7 +967,7 @@ static struct gc_value *filter_podspec(struct ctx *c, const struct gc_value *spe
         const struct gc_member *cm = &ct->u.members[f];
         if (!in_list(cfields, cm->key)) {
           WARN(c, GC_WARN_OTHER, "%s.%.*s is not a field this override can set; it is ignored "
-               "(a cluster drops it%s)", cp, NAME_SHOW_MAX, cm->key,
+               "(a cluster drops it%s)", CP, NAME_SHOW_MAX, cm->key,
                !strcmp(cm->key, "resources") ? "; use spec.trainer.resourcesPerNode" : "");
           continue;
         }
@@ -916,6 +982,8 @@ static struct gc_value *filter_podspec(struct ctx *c, const struct gc_value *spe
   }
   return out;
 }
+
+#undef CP
 
 /* Merges a filtered pod spec patch into job `jobname` of js. */
 static void merge_into_job(struct ctx *c, struct gc_value *jsjobs, const char *jobname,
@@ -961,11 +1029,10 @@ static void apply_overrides(struct ctx *c, const struct gc_value *spec, struct g
       continue;
     }
     const struct gc_value *ospec = o;
-    char *spath = path;
+    struct lpath spath = {v20 ? "spec.%s[%zu]" : "spec.%s[%zu].spec", field, i, 0, NULL};
     if (!v20) {
       get_map(c, c->tj, gc_map_get(o, "metadata"), fmt(c, "%s.metadata", path), NULL);
       ospec = get_map(c, c->tj, gc_map_get(o, "spec"), fmt(c, "%s.spec", path), NULL);
-      spath = fmt(c, "%s.spec", path);
       if (!ospec)
         continue;
     }
@@ -983,7 +1050,7 @@ static void apply_overrides(struct ctx *c, const struct gc_value *spec, struct g
       }
       const struct gc_value *rps = gc_value_path(rj, "template.spec.template.spec");
       struct gc_value *f = filter_podspec(c, ospec, rps, v20 ? V20_POD_FIELDS : V21_POD_FIELDS,
-                                          OVERRIDE_CONTAINER_FIELDS, 0, spath, jn);
+                                          OVERRIDE_CONTAINER_FIELDS, 0, &spath, jn);
       if (f)
         merge_into_job(c, jsjobs, jn, f);
     }
@@ -1005,20 +1072,21 @@ static void apply_patches(struct ctx *c, const struct gc_value *spec, struct gc_
     for (size_t j = 0; j < rjs->len; j++) {
       const struct gc_value *pj = rjs->u.items[j];
       const char *jn = gc_value_as_str(gc_map_get(pj, "name"));
-      char *jp = fmt(c, "spec.runtimePatches[%zu].trainingRuntimeSpec.template.spec."
-                     "replicatedJobs[%zu]", i, j);
+      /* Paths are formatted only for a message. */
+      struct lpath jp = {"spec.runtimePatches[%zu].trainingRuntimeSpec.template.spec."
+                         "replicatedJobs[%zu]", NULL, i, j, NULL};
       if (!jn || !*jn || pj->type != GC_MAP)
         continue; /* reported by check_trainjob */
       const struct gc_value *rj = job_by_name(rjobs, jn, NULL);
       if (!rj) {
-        fail(c, c->tj, "%s.name: replicated job \"%.*s\" not found in the runtime", jp,
+        fail(c, c->tj, "%s.name: replicated job \"%.*s\" not found in the runtime", lp(c, &jp),
              NAME_SHOW_MAX, jn);
         continue;
       }
       for (size_t f = 0; f < pj->len; f++)
         if (strcmp(pj->u.members[f].key, "name") && strcmp(pj->u.members[f].key, "template"))
           WARN(c, GC_WARN_OTHER, "%s.%.*s is not a field a runtime patch can set; it is "
-               "ignored (a cluster drops it)", jp, NAME_SHOW_MAX, pj->u.members[f].key);
+               "ignored (a cluster drops it)", lp(c, &jp), NAME_SHOW_MAX, pj->u.members[f].key);
       const struct gc_value *tmeta = gc_value_path(pj, "template.metadata");
       size_t jidx = 0;
       if (tmeta && tmeta->type == GC_MAP && job_by_name(jsjobs, jn, &jidx)) {
@@ -1028,7 +1096,7 @@ static void apply_patches(struct ctx *c, const struct gc_value *spec, struct gc_
                                                          "template.metadata"),
                                      tmeta, "metadata", &merged);
         if (mrc == GC_ELIMIT)
-          fail(c, c->tj, "%s.template.metadata: too large or nested too deeply", jp);
+          fail(c, c->tj, "%s.template.metadata: too large or nested too deeply", lp(c, &jp));
         else if (mrc || !merged)
           c->oom = 1;
         else
@@ -1043,7 +1111,7 @@ static void apply_patches(struct ctx *c, const struct gc_value *spec, struct gc_
                                      pmeta, "metadata", &merged);
         if (mrc == GC_ELIMIT)
           fail(c, c->tj, "%s.template.spec.template.metadata: too large or nested too deeply",
-               jp);
+               lp(c, &jp));
         else if (mrc || !merged)
           c->oom = 1;
         else
@@ -1052,14 +1120,15 @@ static void apply_patches(struct ctx *c, const struct gc_value *spec, struct gc_
       const struct gc_value *pspec = gc_value_path(pj, "template.spec.template.spec");
       if (is_null(pspec))
         continue;
-      char *sp = fmt(c, "%s.template.spec.template.spec", jp);
+      struct lpath sp = {"spec.runtimePatches[%zu].trainingRuntimeSpec.template.spec."
+                         "replicatedJobs[%zu].template.spec.template.spec", NULL, i, j, NULL};
       if (pspec->type != GC_MAP) {
-        fail(c, c->tj, "%s: must be an object", sp);
+        fail(c, c->tj, "%s: must be an object", lp(c, &sp));
         continue;
       }
       const struct gc_value *rps = gc_value_path(rj, "template.spec.template.spec");
       struct gc_value *f = filter_podspec(c, pspec, rps, PATCH_POD_FIELDS, PATCH_CONTAINER_FIELDS,
-                                          1, sp, jn);
+                                          1, &sp, jn);
       if (f)
         merge_into_job(c, jsjobs, jn, f);
     }
@@ -1071,17 +1140,17 @@ static void apply_patches(struct ctx *c, const struct gc_value *spec, struct gc_
 struct queue_src {
   const char *value;
   const char *prefix;
-  const char *path;
+  struct lpath path; /* of the annotations map; formatted only for a message */
 };
 
-static void queue_from(struct ctx *c, struct queue_src *q, const struct gc_value *ann,
-                       const char *prefix, const char *path) {
+static void queue_from(struct queue_src *q, const struct gc_value *ann, const char *prefix,
+                       struct lpath path) {
   const struct gc_value *v = gc_map_get(ann, GC_VOLCANO_QUEUE_ANNOTATION);
   if (!v || v->type != GC_STR)
     return; /* wrong types were reported by check_string_map */
   q->value = v->u.s;
   q->prefix = prefix;
-  q->path = fmt(c, "%s[%s]", path, GC_VOLCANO_QUEUE_ANNOTATION);
+  q->path = path;
 }
 
 /* ---- jobs ----------------------------------------------------------------- */
@@ -1433,19 +1502,19 @@ static void resolve_policy(struct ctx *c, const struct rt_info *r) {
   if (nt) {
     struct gc_topology_policy tp = {1, "hard", 0, 0, NULL};
     const char *mode = NULL;
-    if (get_str(c, c->rt, gc_map_get(nt, "mode"), fmt(c, "%s.mode", np), &mode) == 1) {
+    if (get_str(c, c->rt, gc_map_get(nt, "mode"), "spec.podGroupPolicy.volcano.networkTopology.mode", &mode) == 1) {
       if (strcmp(mode, "hard") && strcmp(mode, "soft"))
         fail(c, c->rt, "%s.mode: Unsupported value: \"%.*s\": supported values: \"hard\", "
              "\"soft\"", np, NAME_SHOW_MAX, mode);
       else
-        tp.mode = fmt(c, "%s", mode);
+        tp.mode = !strcmp(mode, "hard") ? "hard" : "soft"; /* literals outlive the gang */
     }
     int64_t tier = 0;
     int ra = get_int(c, c->rt, gc_map_get(nt, "highestTierAllowed"),
-                     fmt(c, "%s.highestTierAllowed", np), 0, INT32_MAXV, &tier);
+                     "spec.podGroupPolicy.volcano.networkTopology.highestTierAllowed", 0, INT32_MAXV, &tier);
     const char *tname = NULL;
     int rn = get_str(c, c->rt, gc_map_get(nt, "highestTierName"),
-                     fmt(c, "%s.highestTierName", np), &tname);
+                     "spec.podGroupPolicy.volcano.networkTopology.highestTierName", &tname);
     if (rn == 1 && (!*tname || strlen(tname) > 253)) {
       fail(c, c->rt, "%s.highestTierName: must be a non-empty string of at most 253 characters",
            np);
@@ -1455,7 +1524,8 @@ static void resolve_policy(struct ctx *c, const struct rt_info *r) {
       fail(c, c->rt, "%s: must not specify 'highestTierAllowed' and 'highestTierName' in "
            "networkTopology simultaneously.", np);
     } else if (rn == 1) {
-      tp.highest_tier_name = fmt(c, "%s", tname);
+      if (!(tp.highest_tier_name = gc_arena_strdup(c->a, tname)))
+        c->oom = 1;
     } else {
       tp.has_highest_tier = 1;
       tp.highest_tier = ra == 1 ? tier : 1;
@@ -1836,19 +1906,22 @@ int gc_gang_compute(const struct gc_value *trainjob, const struct gc_catalog *ru
   }
 
   /* queue: runtime template metadata, v2.1 spec.annotations, patches. */
-  struct queue_src q = {NULL, NULL, NULL};
-  queue_from(&c, &q, gc_value_path(rt, "spec.template.metadata.annotations"), c.rt,
-             "spec.template.metadata.annotations");
-  queue_from(&c, &q, gc_map_get(t.spec, "annotations"), c.tj, "spec.annotations");
+#define QA "[" GC_VOLCANO_QUEUE_ANNOTATION "]"
+  struct queue_src q = {NULL, NULL, {NULL, NULL, 0, 0, NULL}};
+  queue_from(&q, gc_value_path(rt, "spec.template.metadata.annotations"), c.rt,
+             (struct lpath){"spec.template.metadata.annotations" QA, NULL, 0, 0, NULL});
+  queue_from(&q, gc_map_get(t.spec, "annotations"), c.tj,
+             (struct lpath){"spec.annotations" QA, NULL, 0, 0, NULL});
   const struct gc_value *patches = gc_map_get(t.spec, "runtimePatches");
   for (size_t i = 0; patches && patches->type == GC_SEQ && i < patches->len && i < 1000; i++) {
     const struct gc_value *ann =
         gc_value_path(patches->u.items[i], "trainingRuntimeSpec.template.metadata.annotations");
     if (gc_map_get(ann, GC_VOLCANO_QUEUE_ANNOTATION))
-      queue_from(&c, &q, ann, c.tj,
-                 fmt(&c, "spec.runtimePatches[%zu].trainingRuntimeSpec.template.metadata."
-                     "annotations", i));
+      queue_from(&q, ann, c.tj,
+                 (struct lpath){"spec.runtimePatches[%zu].trainingRuntimeSpec.template.metadata."
+                                "annotations" QA, NULL, i, 0, NULL});
   }
+#undef QA
 
   size_t n = jsjobs->len;
   struct job *jobs = gc_arena_alloc(a, n * sizeof(*jobs));
@@ -1859,10 +1932,10 @@ int gc_gang_compute(const struct gc_value *trainjob, const struct gc_catalog *ru
     goto oom;
   if (g->backend == GC_BACKEND_VOLCANO) {
     if (q.value && !*q.value)
-      fail(&c, q.prefix, "%s: Volcano queue name must not be empty", q.path);
+      fail(&c, q.prefix, "%s: Volcano queue name must not be empty", lp(&c, &q.path));
     else if (q.value && !gc_name_is_dns1123_subdomain(q.value, strlen(q.value)))
       fail(&c, q.prefix, "%s: \"%.*s\" is not a valid Volcano queue name (an RFC 1123 "
-           "subdomain)", q.path, NAME_SHOW_MAX, q.value);
+           "subdomain)", lp(&c, &q.path), NAME_SHOW_MAX, q.value);
     else if (q.value) {
       if (!(g->queue = gc_arena_strdup(a, q.value)))
         goto oom;
