@@ -58,6 +58,7 @@ struct ctx {
   const char *rt; /* "ClusterTrainingRuntime/x" or "TrainingRuntime ns/x" */
   size_t errors;
   int oom;
+  const struct gc_rt_cache *cache; /* the runtime's derived data, or NULL */
 };
 
 /* ---- formatting ------------------------------------------------------------ */
@@ -68,9 +69,7 @@ struct ctx {
  * rest of a TrainJob's checks); any other format goes to vsnprintf. */
 static size_t vformat(char *buf, size_t cap, const char *f, va_list ap) {
   int simple = 1;
-  for (const char *p = f; *p && simple; p++) {
-    if (*p != '%')
-      continue;
+  for (const char *p = strchr(f, '%'); p && simple; p = strchr(p + 1, '%')) {
     if (p[1] == 's' || p[1] == 'd')
       p++;
     else if ((p[1] == 'z' && p[2] == 'u') || (p[1] == '.' && p[2] == '*' && p[3] == 's'))
@@ -87,7 +86,14 @@ static size_t vformat(char *buf, size_t cap, const char *f, va_list ap) {
   size_t n = 0;
   for (const char *p = f; *p && n < cap - 1; p++) {
     if (*p != '%') {
-      buf[n++] = *p;
+      /* A literal run, copied at once. */
+      const char *pct = strchr(p, '%');
+      size_t run = pct ? (size_t)(pct - p) : strlen(p);
+      if (run > cap - 1 - n)
+        run = cap - 1 - n;
+      memcpy(buf + n, p, run);
+      n += run;
+      p += run - 1;
       continue;
     }
     char num[24];
@@ -1628,7 +1634,19 @@ static int build_gang(struct ctx *c, const struct tj_info *t, struct job *jobs, 
     /* First without diagnostics (no paths are built); only a pod spec with a
      * problem is walked again to report it at its full path. */
     size_t e0 = c->d ? c->d->errors : 0;
-    int rc = gc_podreq_compute(c->a, j->podspec, NULL, &j->req, NULL);
+    /* A pod spec whose request fields are still the runtime's own nodes
+     * (no patch or resourcesPerNode touched them) has the request the
+     * catalog computed once; the gang gets its own copy of the lists. */
+    const struct gc_podreq *cached = gc_rt_cache_podreq(c->cache, j->podspec);
+    int rc;
+    if (cached) {
+      j->req = *cached;
+      rc = gc_reslist_copy(c->a, &j->req.request, &cached->request);
+      if (!rc)
+        rc = gc_reslist_copy(c->a, &j->req.limits_only, &cached->limits_only);
+    } else {
+      rc = gc_podreq_compute(c->a, j->podspec, NULL, &j->req, NULL);
+    }
     if (rc && rc != GC_ENOMEM) {
       const char *where = fmt(c, "%s: spec.template.spec.replicatedJobs[%zu].template.spec."
                               "template.spec", c->rt, i);
@@ -1793,7 +1811,7 @@ int gc_gang_compute(const struct gc_value *trainjob, const struct gc_catalog *ru
   }
   g->arena = a;
   g->gang_wave = -1;
-  struct ctx c = {g, a, diags, opts, NULL, NULL, 0, 0};
+  struct ctx c = {g, a, diags, opts, NULL, NULL, 0, 0, NULL};
   struct tj_info t;
   struct rt_info r;
   memset(&t, 0, sizeof(t));
@@ -1838,7 +1856,8 @@ int gc_gang_compute(const struct gc_value *trainjob, const struct gc_catalog *ru
   /* runtime */
   const struct gc_value *rt = NULL;
   if (t.ref_ok) {
-    rt = gc_catalog_find(runtimes, t.ref_cluster, ns, opts->default_namespace, t.ref_name, NULL);
+    rt = gc_catalog_find_cached(runtimes, t.ref_cluster, ns, opts->default_namespace, t.ref_name,
+                                NULL, &c.cache);
     if (!rt) {
       if (t.ref_cluster)
         fail(&c, c.tj, "spec.runtimeRef: ClusterTrainingRuntime \"%.*s\" not found",
