@@ -691,6 +691,16 @@ static double step(struct gb_leader *le) {
       delay = le->retry_s;
     } else {
       delay = jitter(le, le->retry_s);
+      /* Try again right when the observed lease expires by our clock rather
+       * than up to one jittered RetryPeriod later: with client-go's timings
+       * that bounds a handover after a crash by about 2.2 x RetryPeriod +
+       * LeaseDuration (19.4 s) instead of 23.8 s. */
+      if (le->have_observed && le->observed.holder[0] &&
+          strcmp(le->observed.holder, le->identity) != 0) {
+        double until = le->observed_time + (double)le->observed.duration_s - now_mono(le);
+        if (until > 0 && until + 0.01 < delay)
+          delay = until + 0.01;
+      }
     }
   } else {
     if (!ok && !atomic_load(&le->holding)) {
