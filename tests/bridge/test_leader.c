@@ -466,6 +466,27 @@ START_TEST(test_wait_for_expiry_on_local_clock) {
 }
 END_TEST
 
+START_TEST(test_standby_wakes_at_expiry) {
+  lease.exists = 1;
+  snprintf(lease.rec.holder, sizeof(lease.rec.holder), "other");
+  lease.rec.duration_s = 15;
+  struct elector a;
+  elector_init(&a, "a");
+  double seen = clk.mono;
+  gb_leader_step(a.le);
+  /* 14 s later the lease has 1 s left: the next try is due right after it
+   * expires, not a full jittered RetryPeriod (2-4.4 s) later. */
+  clk.mono = seen + 14;
+  double delay = gb_leader_step(a.le);
+  ck_assert_int_eq(gb_leader_is_leader(a.le), 0);
+  ck_assert(delay > 1.0 && delay < 1.05);
+  clk.mono += delay;
+  gb_leader_step(a.le);
+  ck_assert_int_eq(gb_leader_is_leader(a.le), 1);
+  gb_leader_free(a.le);
+}
+END_TEST
+
 START_TEST(test_renewing_holder_is_never_taken_over) {
   lease.exists = 1;
   snprintf(lease.rec.holder, sizeof(lease.rec.holder), "other");
@@ -861,6 +882,7 @@ int main(void) {
   tcase_add_test(tc, test_identity);
   tcase_add_test(tc, test_acquire_absent_and_renew);
   tcase_add_test(tc, test_wait_for_expiry_on_local_clock);
+  tcase_add_test(tc, test_standby_wakes_at_expiry);
   tcase_add_test(tc, test_renewing_holder_is_never_taken_over);
   tcase_add_test(tc, test_lose_at_renew_deadline);
   tcase_add_test(tc, test_late_renewal_does_not_extend_term);
