@@ -291,6 +291,33 @@ static struct gc_value *make_scalar(struct gc_arena *a, const struct gb_scalar *
   return v->text ? v : NULL;
 }
 
+/* A new empty map (is_map) or sequence at line:col. */
+static int new_container(struct src *s, int is_map, uint32_t line, uint32_t col,
+                         struct gc_value **out) {
+  struct gc_arena *a = s->ds->arena;
+  struct gc_value *v = is_map ? gc_value_map(a) : gc_value_seq(a);
+  if (!v)
+    return src_oom(s, line, col);
+  v->line = line;
+  v->col = col;
+  *out = v;
+  return GC_OK;
+}
+
+/* Adds k: val to the map behind ks, or reports a duplicate key at the key's
+ * position kline:kcol.  YAML and JSON documents share this rule. */
+static int add_member(struct src *s, struct keyset *ks, const char *k, size_t klen,
+                      struct gc_value *val, uint32_t kline, uint32_t kcol) {
+  if (keyset_find(ks, k, klen)) {
+    char q[96];
+    quote_key(q, sizeof(q), k, klen);
+    return src_err(s, GC_EINVAL, kline, kcol, "duplicate key %s", q);
+  }
+  if (keyset_append(s->ds->arena, ks, k, klen, val))
+    return src_oom(s, kline, kcol);
+  return GC_OK;
+}
+
 /* Shortest float32 'g' formatting as Go's strconv.FormatFloat(f, 'g', -1,
  * 32), which sigs.k8s.io/yaml uses for float map keys. */
 static void format_float_key(double f, char *out, size_t cap) {
@@ -735,15 +762,13 @@ static int ymapping(struct ybuild *y, yaml_event_t *start, size_t depth, struct 
   struct src *s = y->s;
   struct gc_arena *a = s->ds->arena;
   uint32_t line = ev_line(start), col = ev_col(start);
-  struct gc_value *map = gc_value_map(a);
-  if (!map)
-    return src_oom(s, line, col);
-  map->line = line;
-  map->col = col;
+  struct gc_value *map = NULL;
+  int rc = new_container(s, 1, line, col, &map);
+  if (rc)
+    return rc;
   struct keyset ks = {.map = map};
   struct gc_value **merges = NULL;
   size_t nmerges = 0, capmerges = 0;
-  int rc = GC_OK;
   for (;;) {
     yaml_event_t kev;
     if ((rc = ynext(y, &kev)))
@@ -806,16 +831,8 @@ static int ymapping(struct ybuild *y, yaml_event_t *start, size_t depth, struct 
                    gc_type_name(key->type));
       goto out;
     }
-    if (keyset_find(&ks, k, klen)) {
-      char q[96];
-      quote_key(q, sizeof(q), k, klen);
-      rc = src_err(s, GC_EINVAL, kline, kcol, "duplicate key %s", q);
+    if ((rc = add_member(s, &ks, k, klen, val, kline, kcol)))
       goto out;
-    }
-    if (keyset_append(a, &ks, k, klen, val)) {
-      rc = src_oom(s, kline, kcol);
-      goto out;
-    }
   }
   /* Explicit keys win over merged ones; among merges, earlier sources win,
    * and within a sequence of maps the earlier maps win (YAML 1.1 merge). */
@@ -844,15 +861,13 @@ static int ysequence(struct ybuild *y, yaml_event_t *start, size_t depth, struct
   struct src *s = y->s;
   struct gc_arena *a = s->ds->arena;
   uint32_t line = ev_line(start), col = ev_col(start);
-  struct gc_value *seq = gc_value_seq(a);
-  if (!seq)
-    return src_oom(s, line, col);
-  seq->line = line;
-  seq->col = col;
+  struct gc_value *seq = NULL;
+  int rc = new_container(s, 0, line, col, &seq);
+  if (rc)
+    return rc;
   for (;;) {
     yaml_event_t ev;
-    int rc = ynext(y, &ev);
-    if (rc)
+    if ((rc = ynext(y, &ev)))
       return rc;
     if (ev.type == YAML_SEQUENCE_END_EVENT) {
       yaml_event_delete(&ev);
@@ -1166,11 +1181,9 @@ static int jw_container(struct jwalk *w, size_t depth, int is_map, struct gc_val
   int rc = count_node(s, 1, line, col);
   if (rc)
     return rc;
-  struct gc_value *v = is_map ? gc_value_map(a) : gc_value_seq(a);
-  if (!v)
-    return src_oom(s, line, col);
-  v->line = line;
-  v->col = col;
+  struct gc_value *v = NULL;
+  if ((rc = new_container(s, is_map, line, col, &v)))
+    return rc;
   struct keyset ks = {.map = v};
   char close = is_map ? '}' : ']';
   jw_adv(w);
@@ -1198,16 +1211,8 @@ static int jw_container(struct jwalk *w, size_t depth, int is_map, struct gc_val
       jw_adv(w);
       if ((rc = jw_value(w, depth + 1, &item)))
         goto out;
-      if (keyset_find(&ks, k, klen)) {
-        char q[96];
-        quote_key(q, sizeof(q), k, klen);
-        rc = src_err(s, GC_EINVAL, kline, kcol, "duplicate key %s", q);
+      if ((rc = add_member(s, &ks, k, klen, item, kline, kcol)))
         goto out;
-      }
-      if (keyset_append(a, &ks, k, klen, item)) {
-        rc = src_oom(s, kline, kcol);
-        goto out;
-      }
     } else {
       if ((rc = jw_value(w, depth + 1, &item)))
         goto out;

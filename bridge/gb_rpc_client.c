@@ -6,7 +6,6 @@
  */
 #include "gb_rpc_client.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,8 +19,8 @@
 #include <grpc/support/time.h>
 
 #include "gb_rpc_server.h"
+#include "gb_tls_files.h"
 
-#define MAX_PEM_BYTES (1 << 20)
 
 struct gb_rpc_client {
   grpc_channel *channel;
@@ -33,32 +32,6 @@ void gb_rpc_status_clear(struct gb_rpc_status *st) {
   free(st->message);
   st->message = NULL;
   st->code = GB_RPC_OK;
-}
-
-static int read_pem(const char *path, char **out, struct gc_diags *diags) {
-  *out = NULL;
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    gc_diags_addf(diags, "%s: %s", path, strerror(errno));
-    return GC_EIO;
-  }
-  char *buf = malloc(MAX_PEM_BYTES + 1);
-  if (!buf) {
-    fclose(f);
-    return GC_ENOMEM;
-  }
-  size_t n = fread(buf, 1, MAX_PEM_BYTES + 1, f);
-  int bad = ferror(f);
-  fclose(f);
-  if (bad || n == 0 || n > MAX_PEM_BYTES) {
-    gc_diags_addf(diags, "%s: %s", path,
-                  bad ? "read error" : n ? "larger than 1 MiB" : "empty file");
-    free(buf);
-    return GC_EIO;
-  }
-  buf[n] = '\0';
-  *out = buf;
-  return 0;
 }
 
 int gb_rpc_client_new(const struct gb_rpc_client_config *cfg, struct gb_rpc_client **out,
@@ -78,11 +51,10 @@ int gb_rpc_client_new(const struct gb_rpc_client_config *cfg, struct gb_rpc_clie
   }
   char *ca = NULL, *cert = NULL, *key = NULL;
   int rc = 0;
-  if (cfg->tls_ca_file && ((rc = read_pem(cfg->tls_ca_file, &ca, diags)) ||
-                           (cfg->tls_cert_file && ((rc = read_pem(cfg->tls_cert_file, &cert,
-                                                                  diags)) ||
-                                                   (rc = read_pem(cfg->tls_key_file, &key,
-                                                                  diags))))))
+  if (cfg->tls_ca_file &&
+      ((rc = gb_tls_pem_read(cfg->tls_ca_file, &ca, diags)) ||
+       (cfg->tls_cert_file && ((rc = gb_tls_pem_read(cfg->tls_cert_file, &cert, diags)) ||
+                               (rc = gb_tls_pem_read(cfg->tls_key_file, &key, diags))))))
     goto out;
   struct gb_rpc_client *c = calloc(1, sizeof(*c));
   if (!c) {

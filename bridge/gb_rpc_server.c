@@ -22,7 +22,6 @@
  */
 #include "gb_rpc_server.h"
 
-#include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -41,9 +40,10 @@
 #include <grpc/support/log.h>
 #include <grpc/support/time.h>
 
+#include "gb_tls_files.h"
+
 #define MAX_METHODS 64
 #define GENERIC_ARMED 2          /* generic requests kept armed (unknown paths) */
-#define MAX_PEM_BYTES (1 << 20)  /* bound on a TLS file */
 
 struct method {
   char *path; /* "/pkg.Svc/Method", malloc'd */
@@ -588,33 +588,6 @@ int gb_rpc_server_add_service(struct gb_rpc_server *s, const ProtobufCServiceDes
   return 0;
 }
 
-/* Reads a whole PEM file (bounded) into a NUL-terminated malloc'd string. */
-static int read_pem(const char *path, char **out, struct gc_diags *diags) {
-  *out = NULL;
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    gc_diags_addf(diags, "%s: %s", path, strerror(errno));
-    return GC_EIO;
-  }
-  char *buf = malloc(MAX_PEM_BYTES + 1);
-  if (!buf) {
-    fclose(f);
-    return GC_ENOMEM;
-  }
-  size_t n = fread(buf, 1, MAX_PEM_BYTES + 1, f);
-  int bad = ferror(f);
-  fclose(f);
-  if (bad || n == 0 || n > MAX_PEM_BYTES) {
-    gc_diags_addf(diags, "%s: %s", path,
-                  bad ? "read error" : n ? "larger than 1 MiB" : "empty file");
-    free(buf);
-    return GC_EIO;
-  }
-  buf[n] = '\0';
-  *out = buf;
-  return 0;
-}
-
 static grpc_server_credentials *make_credentials(struct gb_rpc_server *s, int *rc,
                                                  struct gc_diags *diags) {
   *rc = 0;
@@ -622,9 +595,9 @@ static grpc_server_credentials *make_credentials(struct gb_rpc_server *s, int *r
     return grpc_insecure_server_credentials_create();
   char *cert = NULL, *key = NULL, *ca = NULL;
   grpc_server_credentials *creds = NULL;
-  if ((*rc = read_pem(s->tls_cert_file, &cert, diags)) ||
-      (*rc = read_pem(s->tls_key_file, &key, diags)) ||
-      (s->client_ca_file && (*rc = read_pem(s->client_ca_file, &ca, diags))))
+  if ((*rc = gb_tls_pem_read(s->tls_cert_file, &cert, diags)) ||
+      (*rc = gb_tls_pem_read(s->tls_key_file, &key, diags)) ||
+      (s->client_ca_file && (*rc = gb_tls_pem_read(s->client_ca_file, &ca, diags))))
     goto out;
   grpc_ssl_pem_key_cert_pair pair = {key, cert};
   creds = grpc_ssl_server_credentials_create_ex(
