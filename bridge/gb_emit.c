@@ -74,8 +74,23 @@ static int yemit(struct yemit *y, yaml_event_t *ev) {
   return GC_OK;
 }
 
+/* 1 if s[0..len) is all ASCII (checked eight bytes at a time); UTF-8 is
+ * validated byte by byte only for strings that are not. */
+static int all_ascii(const char *s, size_t len) {
+  size_t i = 0;
+  uint64_t acc = 0;
+  for (; i + 8 <= len; i += 8) {
+    uint64_t w;
+    memcpy(&w, s + i, 8);
+    acc |= w;
+  }
+  for (; i < len; i++)
+    acc |= (unsigned char)s[i];
+  return (acc & 0x8080808080808080ULL) == 0;
+}
+
 static int yscalar(struct yemit *y, const char *s, size_t len, yaml_scalar_style_t style) {
-  if (len > INT32_MAX || gb_scalar_utf8_check(s, len) != len)
+  if (len > INT32_MAX || (!all_ascii(s, len) && gb_scalar_utf8_check(s, len) != len))
     return y->rc = GC_EINVAL;
   yaml_event_t ev;
   if (!yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)s, (int)len, 1, 1, style))
@@ -87,9 +102,28 @@ static int yscalar(struct yemit *y, const char *s, size_t len, yaml_scalar_style
  * goyaml.v2 (kubectl -o yaml) does; multi-line strings use the literal block
  * style; everything else is plain, and libyaml falls back to quotes itself
  * when a plain scalar is not allowed (": ", leading "-", "#", ...). */
+/* Whether a string may read back as something else depends on its first
+ * byte: only "", "<<" and strings starting with a sign, a digit, '.', '~'
+ * or one of yYnNtTfFoO (bool and null words, at most 6 bytes) can, exactly
+ * the cases gb_scalar_needs_quotes resolves (a number, a base-60 float or a
+ * timestamp starts with a sign or a digit).  Everything else skips that
+ * analysis, which would find nothing. */
+static int maybe_needs_quotes(const char *s, size_t len) {
+  static const char SPECIAL[] = "+-0123456789.~<";
+  static const char WORDS[] = "yYnNtTfFoO";
+  if (len == 0)
+    return 1;
+  char c = s[0];
+  if (c == '\0')
+    return 0;
+  if (strchr(WORDS, c))
+    return len <= 6;
+  return strchr(SPECIAL, c) != NULL;
+}
+
 static int ystring(struct yemit *y, const char *s, size_t len) {
   yaml_scalar_style_t style = YAML_PLAIN_SCALAR_STYLE;
-  if (gb_scalar_needs_quotes(s, len))
+  if (maybe_needs_quotes(s, len) && gb_scalar_needs_quotes(s, len))
     style = YAML_DOUBLE_QUOTED_SCALAR_STYLE;
   else if (memchr(s, '\n', len))
     style = YAML_LITERAL_SCALAR_STYLE;
@@ -122,8 +156,16 @@ static int ynode(struct yemit *y, const struct gc_value *v, int depth) {
     return v->u.b ? yscalar(y, "true", 4, YAML_PLAIN_SCALAR_STYLE)
                   : yscalar(y, "false", 5, YAML_PLAIN_SCALAR_STYLE);
   case GC_INT: {
-    int n = snprintf(num, sizeof(num), "%lld", (long long)v->u.i);
-    return yscalar(y, num, (size_t)n, YAML_PLAIN_SCALAR_STYLE);
+    /* Decimal digits written from the end of num. */
+    uint64_t u = v->u.i < 0 ? 0 - (uint64_t)v->u.i : (uint64_t)v->u.i;
+    size_t k = sizeof(num);
+    do {
+      num[--k] = (char)('0' + u % 10);
+      u /= 10;
+    } while (u);
+    if (v->u.i < 0)
+      num[--k] = '-';
+    return yscalar(y, num + k, sizeof(num) - k, YAML_PLAIN_SCALAR_STYLE);
   }
   case GC_FLOAT: {
     size_t n = float_text(v, num, sizeof(num));
