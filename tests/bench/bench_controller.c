@@ -30,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gb_bench.h"
 #include "gb_config.h"
 #include "gb_controller.h"
 #include "gb_informer.h"
@@ -37,31 +38,6 @@
 #include "gb_log.h"
 #include "gb_manifest.h"
 #include "gb_metrics.h"
-
-static double mono(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static double cpu_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static long rss_kib(void) {
-  FILE *f = fopen("/proc/self/status", "r");
-  if (!f)
-    return -1;
-  char line[256];
-  long v = -1;
-  while (fgets(line, sizeof(line), f))
-    if (!strncmp(line, "VmRSS:", 6))
-      v = strtol(line + 6, NULL, 10);
-  fclose(f);
-  return v;
-}
 
 static void die(const char *msg, struct gc_diags *d) {
   fprintf(stderr, "bench_controller: %s\n", msg);
@@ -175,7 +151,7 @@ static void on_pg(void *arg, const struct gb_informer_change *ch) {
   int i = -1;
   if (ch->op != GB_INFORMER_ADD || sscanf(ch->name, "lat-%d", &i) != 1 || i < 0 || i >= LAT_MAX)
     return;
-  double now = mono();
+  double now = gb_bench_mono_s();
   pthread_mutex_lock(&L.mu);
   if (L.seen[i] == 0)
     L.seen[i] = now;
@@ -257,13 +233,13 @@ int main(int argc, char **argv) {
               "\"trainer.kubeflow.org/trainjob-ancestor-step\":\"trainer\"}},\"spec\":{"
               "\"template\":{\"spec\":{\"containers\":[{\"name\":\"node\",\"image\":\"p\"}]"
               "}}}}}]}}}}");
-  double t0 = mono();
+  double t0 = gb_bench_mono_s();
   char name[64];
   for (int i = 0; i < n; i++) {
     snprintf(name, sizeof(name), "job-%06d", i);
     create_trainjob(setup, name);
   }
-  printf("setup: %d TrainJobs created in %.1f s\n", n, mono() - t0);
+  printf("setup: %d TrainJobs created in %.1f s\n", n, gb_bench_mono_s() - t0);
 
   /* The controller, as serve runs it. */
   struct gb_config cfg;
@@ -276,9 +252,9 @@ int main(int argc, char **argv) {
     die("metrics", &d);
   struct gb_controller_opts co = {&cfg, client, &sm, NULL, NULL};
   struct gb_controller *ctrl = NULL;
-  long rss0 = rss_kib();
-  double cpu0 = cpu_s();
-  t0 = mono();
+  long rss0 = gb_bench_rss_kib();
+  double cpu0 = gb_bench_cpu_s();
+  t0 = gb_bench_mono_s();
   if (gb_controller_new(&co, &ctrl, &d) || gb_controller_start(ctrl))
     die("controller", &d);
   /* CPU is measured until every TrainJob has been reconciled successfully
@@ -286,19 +262,19 @@ int main(int argc, char **argv) {
    * when every PodGroup exists on the server (listing costs are not counted). */
   const char *succ[] = {GB_M_RESULT_SUCCESS};
   double ok = 0, deadline = t0 + 600;
-  while (mono() < deadline &&
+  while (gb_bench_mono_s() < deadline &&
          !(gb_controller_synced(ctrl) && !gb_metric_value(sm.reconciles, succ, &ok) && ok >= n)) {
     struct timespec ts = {0, 2 * 1000000L};
     nanosleep(&ts, NULL);
   }
-  double cpu = cpu_s() - cpu0;
-  long rss1 = rss_kib();
+  double cpu = gb_bench_cpu_s() - cpu0;
+  long rss1 = gb_bench_rss_kib();
   gb_metric_value(sm.reconciles, succ, &ok);
   char rv[128];
   struct gb_kube_error e;
   struct gb_kube_list_opts lo = {NULL, NULL, 500};
   size_t count = 0;
-  while (mono() < deadline) {
+  while (gb_bench_mono_s() < deadline) {
     count = 0;
     if (gb_kube_list(setup, "/apis/scheduling.volcano.sh/v1beta1/namespaces/default/podgroups",
                      &lo, count_item, &count, rv, sizeof(rv), &e))
@@ -308,7 +284,7 @@ int main(int argc, char **argv) {
     struct timespec ts = {0, 20 * 1000000L};
     nanosleep(&ts, NULL);
   }
-  double converge = mono() - t0;
+  double converge = gb_bench_mono_s() - t0;
   if (count < (size_t)n)
     die("the controller did not converge within 600 s", NULL);
   double all = 0;
@@ -326,7 +302,7 @@ int main(int argc, char **argv) {
 
   /* The decision alone (cache reads + gangcalc + render + compare), without
    * HTTP: the webhook lookup runs exactly gb_reconcile_gather + _plan. */
-  double c0 = cpu_s();
+  double c0 = gb_bench_cpu_s();
   int bound = 0;
   for (int i = 0; i < n; i++) {
     struct gb_webhook_decision dec;
@@ -338,7 +314,7 @@ int main(int argc, char **argv) {
   }
   printf("client CPU per reconcile decision (cache reads, gangcalc, render, compare; no HTTP): "
          "%.1f us (%d of %d bound)\n",
-         (cpu_s() - c0) / n * 1e6, bound, n);
+         (gb_bench_cpu_s() - c0) / n * 1e6, bound, n);
 
   /* create -> PodGroup at 100 TrainJobs per second. */
   struct gb_informer_opts io = {.group = "scheduling.volcano.sh", .version = "v1beta1",
@@ -347,24 +323,24 @@ int main(int argc, char **argv) {
   if (gb_informer_new(setup, &io, &w, &d) || gb_informer_start(w) ||
       !gb_informer_wait_synced(w, 60000))
     die("watch", &d);
-  double start = mono();
+  double start = gb_bench_mono_s();
   for (int i = 0; i < m; i++) {
     double due = start + i / 100.0;
-    double now = mono();
+    double now = gb_bench_mono_s();
     if (due > now) {
       struct timespec ts = {(time_t)(due - now), (long)(fmod(due - now, 1.0) * 1e9)};
       nanosleep(&ts, NULL);
     }
     snprintf(name, sizeof(name), "lat-%d", i);
-    double tc = mono();
+    double tc = gb_bench_mono_s();
     create_trainjob(setup, name);
     pthread_mutex_lock(&L.mu);
     L.created[i] = tc;
     pthread_mutex_unlock(&L.mu);
   }
-  double end = mono() + 60;
+  double end = gb_bench_mono_s() + 60;
   int seen = 0;
-  while (mono() < end) {
+  while (gb_bench_mono_s() < end) {
     seen = 0;
     pthread_mutex_lock(&L.mu);
     for (int i = 0; i < m; i++)

@@ -17,27 +17,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "gb_bench.h"
 #include "gb_informer.h"
 #include "gb_kube_watch.h"
-
-static long rss_kib(void) {
-  FILE *f = fopen("/proc/self/status", "r");
-  if (!f)
-    return -1;
-  char line[256];
-  long v = -1;
-  while (fgets(line, sizeof(line), f))
-    if (!strncmp(line, "VmRSS:", 6))
-      v = strtol(line + 6, NULL, 10);
-  fclose(f);
-  return v;
-}
-
-static double cpu_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static json_object *make_trainjob(int i) {
   char text[4096];
@@ -114,20 +96,20 @@ int main(int argc, char **argv) {
    * freed.  RSS growth therefore includes allocator overhead and
    * fragmentation, not just the cache's own count.  The create/free cost is
    * excluded from the per-event figure. */
-  long rss0 = rss_kib();
+  long rss0 = gb_bench_rss_kib();
   double feed_s = 0;
   for (int i = 0; i < n; i++) {
     json_object *obj = make_trainjob(i);
-    double t0 = cpu_s();
+    double t0 = gb_bench_cpu_s();
     int rc = gb_informer_feed(inf, GB_WATCH_ADDED, obj);
-    feed_s += cpu_s() - t0;
+    feed_s += gb_bench_cpu_s() - t0;
     json_object_put(obj);
     if (rc) {
       fprintf(stderr, "bench_kube_cache: feed failed\n");
       return 1;
     }
   }
-  long rss1 = rss_kib();
+  long rss1 = gb_bench_rss_kib();
 
   struct gb_informer_stats st;
   gb_informer_stats(inf, &st);
@@ -135,7 +117,7 @@ int main(int argc, char **argv) {
   /* A reconcile reads its TrainJob from the cache into an arena. */
   struct gc_arena *a = gc_arena_new(0);
   int rounds = n < 5000 ? 5 : 2;
-  double t0 = cpu_s();
+  double t0 = gb_bench_cpu_s();
   for (int r = 0; r < rounds; r++)
     for (int i = 0; i < n; i++) {
       char ns[16], name[32];
@@ -148,7 +130,7 @@ int main(int argc, char **argv) {
       }
       gc_arena_reset(a);
     }
-  double read_s = cpu_s() - t0;
+  double read_s = gb_bench_cpu_s() - t0;
   gc_arena_free(a);
 
   printf("bench_kube_cache: %d TrainJobs (%zu bytes each as served, managedFields included)\n",

@@ -14,6 +14,7 @@
 #include "gb_http.h"
 #include "gb_log.h"
 #include "gb_metrics.h"
+#include "gb_testhttp.h"
 #include "http_client.h"
 
 struct fixture {
@@ -216,12 +217,5 @@ static Suite *suite(void) {
 }
 
 int main(void) {
-  curl_global_init(CURL_GLOBAL_DEFAULT);
-  gb_log_set_level(getenv("GB_TEST_LOG") ? GB_LOG_DEBUG : GB_LOG_ERROR);
-  SRunner *sr = srunner_create(suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  curl_global_cleanup();
-  return failed ? 1 : 0;
+  return gb_testhttp_main(suite(), GB_LOG_ERROR);
 }
