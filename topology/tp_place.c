@@ -200,19 +200,28 @@ static int64_t sat_mul(int64_t a, int64_t b) {
  * r = x - t * v is exact (an integer product below 2^53), so one step on
  * the sign of r and on r >= v corrects it.  Integers convert through the
  * 2^52 + 2^51 bias trick, which needs only 64-bit adds. */
-enum { BLK = 256, VL = 2, FAST_OPS = 16 };
+enum { BLK = 256, VL = 4, FAST_OPS = 16 };
 typedef double vdbl __attribute__((vector_size(VL * sizeof(double))));
 typedef int64_t vi64 __attribute__((vector_size(VL * sizeof(int64_t))));
 
-static inline vdbl vsel(vi64 m, vdbl a, vdbl b) {
-  return (vdbl)(((vi64)a & m) | ((vi64)b & ~m));
-}
+/* m ? a : b per lane (a macro: vectors wider than SSE may not cross a
+ * function boundary in the baseline ABI). */
+#define vsel(m, a, b) ((vdbl)(((vi64)(a) & (m)) | ((vi64)(b) & ~(m))))
+
+/* x86-64: the kernel is also compiled for AVX2 (four lanes in one
+ * register) and the loader picks the variant the CPU runs. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(GB_NO_TARGET_CLONES)
+#define KERNEL_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define KERNEL_CLONES
+#endif
 
 /* Capacity of one pod set on nodes [i0, i0 + bn): c[i] = min over the
  * set's ops of floor(max(x, 0) / v), clamped to INT32_MAX, computed in
  * registers (the rows of a block stay in L1 across sets).  Returns 1 when a
  * free amount is outside (-2^51, 2^51): the caller then redoes the block on
  * the integer path. */
+KERNEL_CLONES
 static int setcap_block(const int64_t *const *orow, const double *vd, const double *inv,
                         const int *exact_inv, const uint8_t *ops, size_t nops, size_t i0,
                         size_t bn, double *c) {
