@@ -9,51 +9,16 @@ SRC="${GB_SRC:-$(cd "$HERE/../.." && pwd)}"
 SHARED="${GB_SHARED:-$SRC/../shared}"
 UP="$SRC/tests/golden/inputs/upstream"
 KUBECTL="${KUBECTL:-/usr/bin/kubectl}"
+# shellcheck source=../common/apiserver.sh
+source "$SRC/tests/common/apiserver.sh"
 
 WORK="$(mktemp -d)"
-SERVER_PID=""
-cleanup() {
-  if [ -n "$SERVER_PID" ]; then
-    kill "$SERVER_PID" 2>/dev/null || true
-    wait "$SERVER_PID" 2>/dev/null || true
-  fi
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
+trap 'apiserver_stop; rm -rf "$WORK"' EXIT
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-"$HERE/run" --port 0 >"$WORK/url" 2>"$WORK/server.log" &
-SERVER_PID=$!
-for _ in $(seq 1 100); do
-  [ -s "$WORK/url" ] && break
-  sleep 0.05
-done
-URL="$(head -n1 "$WORK/url")"
-case "$URL" in http://*) ;; *) cat "$WORK/server.log" >&2; fail "server printed no URL";; esac
+apiserver_start
 
-cat >"$WORK/kubeconfig" <<EOF
-apiVersion: v1
-kind: Config
-clusters:
-- name: standin
-  cluster:
-    server: $URL
-contexts:
-- name: standin
-  context:
-    cluster: standin
-    user: tester
-    namespace: default
-current-context: standin
-users:
-- name: tester
-  user:
-    token: not-checked
-EOF
-
-# A fresh discovery cache per run: kubectl caches discovery per host:port.
-k() { "$KUBECTL" --kubeconfig "$WORK/kubeconfig" --cache-dir "$WORK/cache" --request-timeout=20s "$@"; }
 # json_check FILE PYTHON-EXPR: evaluate an assertion on the JSON document in FILE (as d).
 json_check() {
   python3 - "$1" "$2" <<'PY'

@@ -21,16 +21,11 @@ GANGBRIDGE="${GANGBRIDGE:-$SRC/build/gangbridge}"
 KUBECTL="${KUBECTL:-/usr/bin/kubectl}"
 DEPLOY="$SRC/deploy"
 
+# shellcheck source=../common/apiserver.sh
+source "$SRC/tests/common/apiserver.sh"
+
 WORK="$(mktemp -d)"
-SERVER_PID=""
-cleanup() {
-  if [ -n "$SERVER_PID" ]; then
-    kill "$SERVER_PID" 2>/dev/null || true
-    wait "$SERVER_PID" 2>/dev/null || true
-  fi
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
+trap 'apiserver_stop; rm -rf "$WORK"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 [ -x "$GANGBRIDGE" ] || fail "gangbridge binary not found at $GANGBRIDGE"
@@ -512,23 +507,7 @@ python3 "$SRC/tests/golden/crdcheck.py" --crds "$SHARED/crds/trainer" \
   || fail "examples do not match the Trainer CRDs: $(cat "$WORK/crdcheck.out")"
 
 # ---- 4. the real kubectl applies everything to the stand-in API server ---------------------
-"$SRC/tests/apiserver/run" --port 0 >"$WORK/url" 2>"$WORK/server.log" &
-SERVER_PID=$!
-for _ in $(seq 1 200); do
-  [ -s "$WORK/url" ] && break
-  sleep 0.05
-done
-URL="$(head -n1 "$WORK/url")"
-case "$URL" in http://*) ;; *) cat "$WORK/server.log" >&2; fail "server printed no URL";; esac
-cat >"$WORK/kubeconfig" <<EOF
-apiVersion: v1
-kind: Config
-clusters: [{name: standin, cluster: {server: "$URL"}}]
-contexts: [{name: standin, context: {cluster: standin, user: tester, namespace: default}}]
-current-context: standin
-users: [{name: tester, user: {token: not-checked}}]
-EOF
-k() { "$KUBECTL" --kubeconfig "$WORK/kubeconfig" --cache-dir "$WORK/cache" --request-timeout=20s "$@"; }
+apiserver_start
 
 k apply --server-side -f "$WORK/stub-crds.yaml" >/dev/null || fail "stub CRDs"
 k apply --server-side -f "$SHARED/crds/trainer/" >/dev/null || fail "Trainer CRDs"
