@@ -354,37 +354,58 @@ static int jnode(const struct gc_value *v, int depth, struct json_object **out) 
  * "{\n  }" and leaves <, > and & alone; kubectl (Go's encoding/json with
  * MarshalIndent and four spaces) writes "{}" and "[]", indents by four and
  * escapes those three characters as \u003c, \u003e and \u0026.  This pass
- * rewrites json-c's output into kubectl's layout.  It runs twice: with out
- * NULL it only counts the bytes needed, so the caller allocates exactly. */
-static size_t kubectl_layout(const char *s, size_t len, char *out) {
-  size_t o = 0;
+ * rewrites json-c's output into kubectl's layout, copying the runs between
+ * the bytes it acts on at once. */
+static int kubectl_layout(const char *s, size_t len, struct obuf *b) {
+  /* Bytes that end a run inside a string, and outside one. */
+  static const unsigned char in_stop[256] = {['<'] = 1, ['>'] = 1, ['&'] = 1, ['\\'] = 1,
+                                             ['"'] = 1};
+  static const unsigned char out_stop[256] = {['"'] = 1, ['{'] = 1, ['['] = 1, ['\n'] = 1};
+  static const char SPACES[] = "                                ";
   int in_str = 0, line_start = 1;
-#define PUT(ch)                                                                                    \
-  do {                                                                                             \
-    if (out)                                                                                       \
-      out[o] = (ch);                                                                               \
-    o++;                                                                                           \
-  } while (0)
-  for (size_t i = 0; i < len; i++) {
+  size_t i = 0;
+  while (i < len && !b->oom) {
     char c = s[i];
     if (in_str) {
+      size_t j = i;
+      while (j < len && !in_stop[(unsigned char)s[j]])
+        j++;
+      obuf_put(b, s + i, j - i);
+      if (j >= len)
+        break;
+      c = s[j];
       if (c == '<' || c == '>' || c == '&') {
-        const char *esc = c == '<' ? "\\u003c" : c == '>' ? "\\u003e" : "\\u0026";
-        for (const char *e = esc; *e; e++)
-          PUT(*e);
-        continue;
-      }
-      PUT(c);
-      if (c == '\\' && i + 1 < len) {
-        i++;
-        PUT(s[i]);
-      } else if (c == '"')
+        obuf_put(b, c == '<' ? "\\u003c" : c == '>' ? "\\u003e" : "\\u0026", 6);
+        i = j + 1;
+      } else if (c == '\\') {
+        obuf_put(b, s + j, j + 1 < len ? 2 : 1);
+        i = j + 2;
+      } else {
+        obuf_put(b, "\"", 1);
         in_str = 0;
+        i = j + 1;
+      }
       continue;
     }
     if (line_start && c == ' ') {
-      PUT(' ');
-      PUT(' ');
+      size_t j = i;
+      while (j < len && s[j] == ' ')
+        j++;
+      for (size_t n = 2 * (j - i); n > 0;) {
+        size_t k = n < sizeof(SPACES) - 1 ? n : sizeof(SPACES) - 1;
+        obuf_put(b, SPACES, k);
+        n -= k;
+      }
+      i = j;
+      continue;
+    }
+    if (!out_stop[(unsigned char)c]) {
+      size_t j = i;
+      while (j < len && !out_stop[(unsigned char)s[j]])
+        j++;
+      obuf_put(b, s + i, j - i);
+      line_start = 0;
+      i = j;
       continue;
     }
     line_start = c == '\n';
@@ -395,16 +416,16 @@ static size_t kubectl_layout(const char *s, size_t len, char *out) {
       while (j < len && (s[j] == ' ' || s[j] == '\n'))
         j++;
       if (j < len && s[j] == (c == '{' ? '}' : ']')) {
-        PUT(c);
-        PUT(s[j]);
-        i = j;
+        char pair[2] = {c, s[j]};
+        obuf_put(b, pair, 2);
+        i = j + 1;
         continue;
       }
     }
-    PUT(c);
+    obuf_put(b, &c, 1);
+    i++;
   }
-#undef PUT
-  return o;
+  return b->oom ? GC_ENOMEM : GC_OK;
 }
 
 int gb_emit_json(const struct gc_value *v, int pretty, char **out, size_t *len) {
@@ -426,20 +447,28 @@ int gb_emit_json(const struct gc_value *v, int pretty, char **out, size_t *len) 
     json_object_put(o);
     return GC_ENOMEM;
   }
-  size_t outlen = pretty ? kubectl_layout(s, n, NULL) : n;
-  char *buf = malloc(outlen + 2);
-  if (!buf) {
+  struct obuf b = {0};
+  /* The layout grows the text by about a third (indent, escapes). */
+  b.cap = n + n / 2 + 16;
+  b.p = malloc(b.cap);
+  if (!b.p) {
     json_object_put(o);
     return GC_ENOMEM;
   }
-  if (pretty) {
-    kubectl_layout(s, n, buf);
-    n = outlen;
-    buf[n++] = '\n';
-  } else {
-    memcpy(buf, s, n);
+  b.p[0] = '\0';
+  if (pretty)
+    rc = kubectl_layout(s, n, &b);
+  else
+    rc = obuf_put(&b, s, n);
+  if (!rc && pretty)
+    rc = obuf_put(&b, "\n", 1);
+  if (rc) {
+    free(b.p);
+    json_object_put(o);
+    return GC_ENOMEM;
   }
-  buf[n] = '\0';
+  char *buf = b.p;
+  n = b.len;
   json_object_put(o);
   *out = buf;
   *len = n;
