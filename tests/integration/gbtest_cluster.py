@@ -7,11 +7,13 @@ of `gangbridge serve` processes (each optionally behind its own counting proxy, 
 request can be attributed to the replica that sent it), process CPU and RSS readings from
 /proc, Prometheus text parsing, retried writes for the test's own requests under injected
 faults, and the comparison of served PodGroups with `gangbridge render` (reusing
-controller_helpers.same_as_render).  Nothing here asserts timings.
+controller_helpers.same_as_render).  Nothing here asserts timings.  The temporary directory
+(logs, kubeconfigs) is removed at stop() unless GB_KEEP_TMP=1.
 """
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -356,6 +358,8 @@ class Cluster:
                 self.api_proc.wait()
         self.api_proc.stdout.close()
         self.api_log.close()
+        if os.environ.get("GB_KEEP_TMP") != "1":
+            shutil.rmtree(self.tmp, ignore_errors=True)
 
     def api_log_tail(self, n=4000):
         try:
