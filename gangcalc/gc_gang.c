@@ -29,6 +29,10 @@
 #define RUNTIME_PATCHES_MAX 16
 #define NAME_SHOW_MAX 253
 
+/* Map lookup of a literal key, its length known at compile time (the ""
+ * around k make anything but a string literal a compile error). */
+#define GET(m, k) gc_map_getn((m), "" k "", sizeof(k) - 1)
+
 static const char *const SUPPORT_LABEL = "trainer.kubeflow.org/support";
 static const char *const MULTIKUEUE = "kueue.x-k8s.io/multikueue";
 
@@ -393,12 +397,12 @@ static void check_resources_per_node(struct ctx *c, struct tj_info *t, const str
     else if (rc)
       c->errors += (c->d && c->d->errors > e0) ? c->d->errors - e0 : 1;
   }
-  const struct gc_value *claims = get_seq(c, c->tj, gc_map_get(v, "claims"),
+  const struct gc_value *claims = get_seq(c, c->tj, GET(v, "claims"),
                                           "spec.trainer.resourcesPerNode.claims", NULL);
   for (size_t i = 0; claims && i < claims->len; i++) {
     const struct gc_value *cl = claims->u.items[i];
     const char *n = NULL;
-    if (cl->type != GC_MAP || get_str(c, c->tj, gc_map_get(cl, "name"), "", &n) != 1 || !*n)
+    if (cl->type != GC_MAP || get_str(c, c->tj, GET(cl, "name"), "", &n) != 1 || !*n)
       fail(c, c->tj, "%s.claims[%zu].name: required", base, i);
   }
   if (c->errors == before)
@@ -425,29 +429,29 @@ static int patch_quiet_ok(const struct gc_value *patches, size_t i) {
     return 1;
   if (p->type != GC_MAP)
     return 0;
-  const char *mgr = gc_value_as_str(gc_map_get(p, "manager"));
+  const char *mgr = gc_value_as_str(GET(p, "manager"));
   if (!mgr || !*mgr)
     return 0;
   for (size_t k = 0; k < i; k++) {
-    const char *om = gc_value_as_str(gc_map_get(patches->u.items[k], "manager"));
+    const char *om = gc_value_as_str(GET(patches->u.items[k], "manager"));
     if (om && !strcmp(om, mgr))
       return 0;
   }
-  const struct gc_value *trs = gc_map_get(p, "trainingRuntimeSpec");
-  const struct gc_value *tpl = gc_map_get(trs, "template");
-  const struct gc_value *meta = gc_map_get(tpl, "metadata");
-  const struct gc_value *ps = gc_map_get(tpl, "spec");
-  const struct gc_value *rjs = gc_map_get(ps, "replicatedJobs");
+  const struct gc_value *trs = GET(p, "trainingRuntimeSpec");
+  const struct gc_value *tpl = GET(trs, "template");
+  const struct gc_value *meta = GET(tpl, "metadata");
+  const struct gc_value *ps = GET(tpl, "spec");
+  const struct gc_value *rjs = GET(ps, "replicatedJobs");
   if (!opt_map(trs) || !opt_map(tpl) || !opt_map(meta) || !opt_map(ps) ||
-      !opt_string_map(gc_map_get(meta, "labels")) ||
-      !opt_string_map(gc_map_get(meta, "annotations")) ||
+      !opt_string_map(GET(meta, "labels")) ||
+      !opt_string_map(GET(meta, "annotations")) ||
       !(is_null(rjs) || rjs->type == GC_SEQ))
     return 0;
   for (size_t j = 0; rjs && rjs->type == GC_SEQ && j < rjs->len; j++) {
     const struct gc_value *rj = rjs->u.items[j];
     if (is_null(rj))
       continue;
-    const char *jn = gc_value_as_str(gc_map_get(rj, "name"));
+    const char *jn = gc_value_as_str(GET(rj, "name"));
     if (rj->type != GC_MAP || !jn || !*jn)
       return 0;
   }
@@ -455,7 +459,7 @@ static int patch_quiet_ok(const struct gc_value *patches, size_t i) {
 }
 
 static void check_trainjob(struct ctx *c, const struct gc_value *tj, struct tj_info *t) {
-  const struct gc_value *spec = gc_map_get(tj, "spec");
+  const struct gc_value *spec = GET(tj, "spec");
   if (is_null(spec) || spec->type != GC_MAP) {
     fail(c, c->tj, "spec: %s", is_null(spec) ? "required" : "must be an object");
     return;
@@ -463,7 +467,7 @@ static void check_trainjob(struct ctx *c, const struct gc_value *tj, struct tj_i
   t->spec = spec;
 
   /* runtimeRef */
-  const struct gc_value *ref = gc_map_get(spec, "runtimeRef");
+  const struct gc_value *ref = GET(spec, "runtimeRef");
   if (is_null(ref)) {
     fail(c, c->tj, "spec.runtimeRef: required");
   } else if (ref->type != GC_MAP) {
@@ -471,7 +475,7 @@ static void check_trainjob(struct ctx *c, const struct gc_value *tj, struct tj_i
   } else {
     const char *name = NULL, *group = GC_TRAINER_GROUP, *kind = "ClusterTrainingRuntime";
     int ok = 1;
-    int r = get_str(c, c->tj, gc_map_get(ref, "name"), "spec.runtimeRef.name", &name);
+    int r = get_str(c, c->tj, GET(ref, "name"), "spec.runtimeRef.name", &name);
     if (r == 0 || (r == 1 && !*name)) {
       fail(c, c->tj, "spec.runtimeRef.name: required");
       ok = 0;
@@ -481,8 +485,8 @@ static void check_trainjob(struct ctx *c, const struct gc_value *tj, struct tj_i
       fail(c, c->tj, "spec.runtimeRef.name: must be no more than 253 characters");
       ok = 0;
     }
-    if (get_str(c, c->tj, gc_map_get(ref, "apiGroup"), "spec.runtimeRef.apiGroup", &group) < 0 ||
-        get_str(c, c->tj, gc_map_get(ref, "kind"), "spec.runtimeRef.kind", &kind) < 0)
+    if (get_str(c, c->tj, GET(ref, "apiGroup"), "spec.runtimeRef.apiGroup", &group) < 0 ||
+        get_str(c, c->tj, GET(ref, "kind"), "spec.runtimeRef.kind", &kind) < 0)
       ok = 0;
     if (ok) {
       int known_kind = !strcmp(kind, "ClusterTrainingRuntime") || !strcmp(kind, "TrainingRuntime");
@@ -500,26 +504,26 @@ static void check_trainjob(struct ctx *c, const struct gc_value *tj, struct tj_i
   }
 
   /* trainer */
-  const struct gc_value *tr = get_map(c, c->tj, gc_map_get(spec, "trainer"), "spec.trainer", NULL);
+  const struct gc_value *tr = get_map(c, c->tj, GET(spec, "trainer"), "spec.trainer", NULL);
   t->trainer = tr;
   if (tr) {
     int64_t n;
-    int r = get_int(c, c->tj, gc_map_get(tr, "numNodes"), "spec.trainer.numNodes", 0, INT32_MAXV,
+    int r = get_int(c, c->tj, GET(tr, "numNodes"), "spec.trainer.numNodes", 0, INT32_MAXV,
                     &n);
     if (r == 1) {
       t->has_numnodes = 1;
       t->numnodes = n;
     }
-    check_resources_per_node(c, t, gc_map_get(tr, "resourcesPerNode"));
-    if (check_num_proc(c, c->tj, gc_map_get(tr, "numProcPerNode"), "spec.trainer.numProcPerNode"))
+    check_resources_per_node(c, t, GET(tr, "resourcesPerNode"));
+    if (check_num_proc(c, c->tj, GET(tr, "numProcPerNode"), "spec.trainer.numProcPerNode"))
       t->v21 = 1;
   }
 
   int susp = 0;
-  if (get_bool(c, c->tj, gc_map_get(spec, "suspend"), "spec.suspend", &susp) == 1)
+  if (get_bool(c, c->tj, GET(spec, "suspend"), "spec.suspend", &susp) == 1)
     c->g->suspended = susp;
   const char *managed = NULL;
-  if (get_str(c, c->tj, gc_map_get(spec, "managedBy"), "spec.managedBy", &managed) == 1) {
+  if (get_str(c, c->tj, GET(spec, "managedBy"), "spec.managedBy", &managed) == 1) {
     if (!strcmp(managed, MULTIKUEUE))
       WARN(c, GC_WARN_OTHER,
            "spec.managedBy is %s: Trainer leaves this TrainJob to MultiKueue and creates no "
@@ -530,17 +534,17 @@ static void check_trainjob(struct ctx *c, const struct gc_value *tj, struct tj_i
   }
 
   /* v2.0 / v2.1 fields */
-  if (!is_null(gc_map_get(spec, "podSpecOverrides")))
+  if (!is_null(GET(spec, "podSpecOverrides")))
     t->v20 = 1;
-  if (!is_null(gc_map_get(spec, "podTemplateOverrides")))
+  if (!is_null(GET(spec, "podTemplateOverrides")))
     t->v21 = 1;
-  if (!is_null(gc_map_get(spec, "labels")) || !is_null(gc_map_get(spec, "annotations")))
+  if (!is_null(GET(spec, "labels")) || !is_null(GET(spec, "annotations")))
     t->v21 = 1;
-  check_string_map(c, c->tj, gc_map_get(spec, "labels"), "spec.labels");
-  check_string_map(c, c->tj, gc_map_get(spec, "annotations"), "spec.annotations");
+  check_string_map(c, c->tj, GET(spec, "labels"), "spec.labels");
+  check_string_map(c, c->tj, GET(spec, "annotations"), "spec.annotations");
 
   const struct gc_value *patches =
-      get_seq(c, c->tj, gc_map_get(spec, "runtimePatches"), "spec.runtimePatches", NULL);
+      get_seq(c, c->tj, GET(spec, "runtimePatches"), "spec.runtimePatches", NULL);
   if (patches) {
     t->v22 = 1;
     if (patches->len > RUNTIME_PATCHES_MAX)
@@ -553,26 +557,26 @@ static void check_trainjob(struct ctx *c, const struct gc_value *tj, struct tj_i
       if (!get_map(c, c->tj, p, path, NULL))
         continue;
       const char *mgr = NULL;
-      int r = get_str(c, c->tj, gc_map_get(p, "manager"), fmt(c, "%s.manager", path), &mgr);
+      int r = get_str(c, c->tj, GET(p, "manager"), fmt(c, "%s.manager", path), &mgr);
       if (r == 0 || (r == 1 && !*mgr))
         fail(c, c->tj, "%s.manager: required", path);
       for (size_t k = 0; r == 1 && *mgr && k < i; k++) {
-        const char *om = gc_value_as_str(gc_map_get(patches->u.items[k], "manager"));
+        const char *om = gc_value_as_str(GET(patches->u.items[k], "manager"));
         if (om && !strcmp(om, mgr))
           fail(c, c->tj, "%s.manager: duplicate value \"%.*s\"", path, NAME_SHOW_MAX, mgr);
       }
-      const struct gc_value *trs = get_map(c, c->tj, gc_map_get(p, "trainingRuntimeSpec"),
+      const struct gc_value *trs = get_map(c, c->tj, GET(p, "trainingRuntimeSpec"),
                                            fmt(c, "%s.trainingRuntimeSpec", path), NULL);
       const char *tpath = fmt(c, "%s.trainingRuntimeSpec.template", path);
-      const struct gc_value *tpl = get_map(c, c->tj, gc_map_get(trs, "template"), tpath, NULL);
+      const struct gc_value *tpl = get_map(c, c->tj, GET(trs, "template"), tpath, NULL);
       const struct gc_value *meta =
-          get_map(c, c->tj, gc_map_get(tpl, "metadata"), fmt(c, "%s.metadata", tpath), NULL);
-      check_string_map(c, c->tj, gc_map_get(meta, "labels"), fmt(c, "%s.metadata.labels", tpath));
-      check_string_map(c, c->tj, gc_map_get(meta, "annotations"),
+          get_map(c, c->tj, GET(tpl, "metadata"), fmt(c, "%s.metadata", tpath), NULL);
+      check_string_map(c, c->tj, GET(meta, "labels"), fmt(c, "%s.metadata.labels", tpath));
+      check_string_map(c, c->tj, GET(meta, "annotations"),
                        fmt(c, "%s.metadata.annotations", tpath));
       const struct gc_value *ps =
-          get_map(c, c->tj, gc_map_get(tpl, "spec"), fmt(c, "%s.spec", tpath), NULL);
-      const struct gc_value *rjs = get_seq(c, c->tj, gc_map_get(ps, "replicatedJobs"),
+          get_map(c, c->tj, GET(tpl, "spec"), fmt(c, "%s.spec", tpath), NULL);
+      const struct gc_value *rjs = get_seq(c, c->tj, GET(ps, "replicatedJobs"),
                                            fmt(c, "%s.spec.replicatedJobs", tpath), NULL);
       for (size_t j = 0; rjs && j < rjs->len; j++) {
         const struct gc_value *rj = rjs->u.items[j];
@@ -580,7 +584,7 @@ static void check_trainjob(struct ctx *c, const struct gc_value *tj, struct tj_i
         const char *jn = NULL;
         if (!get_map(c, c->tj, rj, jp, NULL))
           continue;
-        int jr = get_str(c, c->tj, gc_map_get(rj, "name"), fmt(c, "%s.name", jp), &jn);
+        int jr = get_str(c, c->tj, GET(rj, "name"), fmt(c, "%s.name", jp), &jn);
         if (jr == 0 || (jr == 1 && !*jn))
           fail(c, c->tj, "%s.name: required", jp);
       }
@@ -588,7 +592,7 @@ static void check_trainjob(struct ctx *c, const struct gc_value *tj, struct tj_i
   }
   const char *gen = t->v22 ? "v2.2+" : t->v20 ? "v2.0" : t->v21 ? "v2.1" : "v2.2+";
   c->g->api_generation = gen;
-  if ((t->v20 && !is_null(gc_map_get(spec, "podTemplateOverrides"))) ||
+  if ((t->v20 && !is_null(GET(spec, "podTemplateOverrides"))) ||
       (t->v22 && (t->v20 || t->v21)))
     WARN(c, GC_WARN_OTHER,
          "the TrainJob mixes fields of several Trainer API generations (podSpecOverrides: v2.0; "
@@ -608,14 +612,14 @@ struct rt_info {
 };
 
 static void check_ml_policy(struct ctx *c, struct rt_info *r, struct tj_info *t) {
-  const struct gc_value *ml = get_map(c, c->rt, gc_map_get(r->spec, "mlPolicy"),
+  const struct gc_value *ml = get_map(c, c->rt, GET(r->spec, "mlPolicy"),
                                       "spec.mlPolicy", NULL);
   if (!ml)
     return;
   r->ml = ml;
   r->has_ml = 1;
   int64_t n;
-  if (get_int(c, c->rt, gc_map_get(ml, "numNodes"), "spec.mlPolicy.numNodes", 0, INT32_MAXV, &n) ==
+  if (get_int(c, c->rt, GET(ml, "numNodes"), "spec.mlPolicy.numNodes", 0, INT32_MAXV, &n) ==
       1) {
     r->has_ml_numnodes = 1;
     r->ml_numnodes = n;
@@ -635,18 +639,18 @@ static void check_ml_policy(struct ctx *c, struct rt_info *r, struct tj_info *t)
   if (kinds > 1)
     fail(c, c->rt, "spec.mlPolicy: Only one of the policy can be configured");
 
-  const struct gc_value *torch = gc_map_get(ml, "torch");
+  const struct gc_value *torch = GET(ml, "torch");
   if (torch && torch->type == GC_MAP) {
-    const struct gc_value *np = gc_map_get(torch, "numProcPerNode");
+    const struct gc_value *np = GET(torch, "numProcPerNode");
     if (!is_null(np)) {
       t->v21 = 1;
       check_num_proc(c, c->rt, np, "spec.mlPolicy.torch.numProcPerNode");
     }
-    const struct gc_value *ep = gc_map_get(torch, "elasticPolicy");
+    const struct gc_value *ep = GET(torch, "elasticPolicy");
     if (!is_null(ep)) {
       t->v21 = 1;
       get_map(c, c->rt, ep, "spec.mlPolicy.torch.elasticPolicy", NULL);
-      if (r->has_ml_numnodes || !is_null(gc_map_get(ml, "numNodes")))
+      if (r->has_ml_numnodes || !is_null(GET(ml, "numNodes")))
         fail(c, c->rt, "spec.mlPolicy: numNodes should not be set if torch.elasticPolicy is "
              "configured");
       else
@@ -655,20 +659,20 @@ static void check_ml_policy(struct ctx *c, struct rt_info *r, struct tj_info *t)
              "training, so the gang uses the fixed numNodes", c->rt);
     }
   }
-  const struct gc_value *mpi = gc_map_get(ml, "mpi");
+  const struct gc_value *mpi = GET(ml, "mpi");
   if (mpi && mpi->type == GC_MAP) {
     r->mpi = 1;
     int b = 0;
-    if (get_bool(c, c->rt, gc_map_get(mpi, "runLauncherAsNode"),
+    if (get_bool(c, c->rt, GET(mpi, "runLauncherAsNode"),
                  "spec.mlPolicy.mpi.runLauncherAsNode", &b) == 1)
       r->rlan = b;
-    const struct gc_value *np = gc_map_get(mpi, "numProcPerNode");
+    const struct gc_value *np = GET(mpi, "numProcPerNode");
     if (np && np->type == GC_INT && np->u.i < 1)
       fail(c, c->rt, "spec.mlPolicy.mpi.numProcPerNode: NumProcPerNode in mpiPolicy must be >= 1");
     else
       get_int(c, c->rt, np, "spec.mlPolicy.mpi.numProcPerNode", 1, INT32_MAXV, &n);
     const char *impl = NULL;
-    if (get_str(c, c->rt, gc_map_get(mpi, "mpiImplementation"),
+    if (get_str(c, c->rt, GET(mpi, "mpiImplementation"),
                 "spec.mlPolicy.mpi.mpiImplementation", &impl) == 1 &&
         *impl && strcmp(impl, "OpenMPI"))
       fail(c, c->rt, "spec.mlPolicy.mpi.mpiImplementation: Unsupported value: \"%.*s\": "
@@ -676,9 +680,9 @@ static void check_ml_policy(struct ctx *c, struct rt_info *r, struct tj_info *t)
   } else if (mpi && mpi->type == GC_NULL) {
     r->mpi = 0;
   }
-  const struct gc_value *flux = gc_map_get(ml, "flux");
+  const struct gc_value *flux = GET(ml, "flux");
   if (flux && flux->type == GC_MAP) {
-    const struct gc_value *np = gc_map_get(flux, "numProcPerNode");
+    const struct gc_value *np = GET(flux, "numProcPerNode");
     if (np && np->type == GC_INT && np->u.i < 1)
       fail(c, c->rt, "spec.mlPolicy.flux.numProcPerNode: NumProcPerNode in fluxPolicy must be >= 1");
   }
@@ -688,26 +692,26 @@ static void check_ml_policy(struct ctx *c, struct rt_info *r, struct tj_info *t)
  * objects with unique, non-empty string names.  Returns 0 when usable. */
 static int check_runtime_jobs(struct ctx *c, struct rt_info *r) {
   size_t before = c->errors;
-  const struct gc_value *tpl = gc_map_get(r->spec, "template");
+  const struct gc_value *tpl = GET(r->spec, "template");
   if (is_null(tpl)) {
     fail(c, c->rt, "spec.template: required");
     return -1;
   }
   if (!get_map(c, c->rt, tpl, "spec.template", NULL))
     return -1;
-  const struct gc_value *meta = get_map(c, c->rt, gc_map_get(tpl, "metadata"),
+  const struct gc_value *meta = get_map(c, c->rt, GET(tpl, "metadata"),
                                         "spec.template.metadata", NULL);
-  check_string_map(c, c->rt, gc_map_get(meta, "labels"), "spec.template.metadata.labels");
-  check_string_map(c, c->rt, gc_map_get(meta, "annotations"),
+  check_string_map(c, c->rt, GET(meta, "labels"), "spec.template.metadata.labels");
+  check_string_map(c, c->rt, GET(meta, "annotations"),
                    "spec.template.metadata.annotations");
-  const struct gc_value *ts = gc_map_get(tpl, "spec");
+  const struct gc_value *ts = GET(tpl, "spec");
   if (is_null(ts)) {
     fail(c, c->rt, "spec.template.spec: required");
     return -1;
   }
   if (!get_map(c, c->rt, ts, "spec.template.spec", NULL))
     return -1;
-  const struct gc_value *jobs = gc_map_get(ts, "replicatedJobs");
+  const struct gc_value *jobs = GET(ts, "replicatedJobs");
   if (is_null(jobs) || (jobs->type == GC_SEQ && jobs->len == 0)) {
     fail(c, c->rt, "spec.template.spec.replicatedJobs: required (at least one replicated job)");
     return -1;
@@ -723,10 +727,10 @@ static int check_runtime_jobs(struct ctx *c, struct rt_info *r) {
     const struct gc_value *j = jobs->u.items[i];
     /* The usual case, checked without building paths: a map whose name is
      * a valid label not used by an earlier job. */
-    const char *qn = gc_value_as_str(gc_map_get(j, "name"));
+    const char *qn = gc_value_as_str(GET(j, "name"));
     int quiet_ok = j->type == GC_MAP && qn && gc_name_is_dns1035(qn, strlen(qn));
     for (size_t k = 0; quiet_ok && k < i; k++) {
-      const char *other = gc_value_as_str(gc_map_get(jobs->u.items[k], "name"));
+      const char *other = gc_value_as_str(GET(jobs->u.items[k], "name"));
       quiet_ok = !other || strcmp(other, qn) != 0;
     }
     if (quiet_ok)
@@ -735,7 +739,7 @@ static int check_runtime_jobs(struct ctx *c, struct rt_info *r) {
     if (!get_map(c, c->rt, j, path, NULL))
       continue;
     const char *name = NULL;
-    int rn = get_str(c, c->rt, gc_map_get(j, "name"), fmt(c, "%s.name", path), &name);
+    int rn = get_str(c, c->rt, GET(j, "name"), fmt(c, "%s.name", path), &name);
     if (rn == 0 || (rn == 1 && !*name)) {
       fail(c, c->rt, "%s.name: required", path);
       continue;
@@ -746,7 +750,7 @@ static int check_runtime_jobs(struct ctx *c, struct rt_info *r) {
       fail(c, c->rt, "%s.name: \"%.*s\" must be an RFC 1035 label (lowercase letters, digits "
            "and '-', starting with a letter, at most 63 characters)", path, NAME_SHOW_MAX, name);
     for (size_t k = 0; k < i; k++) {
-      const char *other = gc_value_as_str(gc_map_get(jobs->u.items[k], "name"));
+      const char *other = gc_value_as_str(GET(jobs->u.items[k], "name"));
       if (other && !strcmp(other, name)) {
         fail(c, c->rt, "%s.name: duplicate replicated job name \"%.*s\"", path, NAME_SHOW_MAX,
              name);
@@ -761,13 +765,13 @@ static int check_runtime_jobs(struct ctx *c, struct rt_info *r) {
 }
 
 static void check_policy(struct ctx *c, struct rt_info *r) {
-  const struct gc_value *p = get_map(c, c->rt, gc_map_get(r->spec, "podGroupPolicy"),
+  const struct gc_value *p = get_map(c, c->rt, GET(r->spec, "podGroupPolicy"),
                                      "spec.podGroupPolicy", NULL);
   if (!p)
     return;
-  r->cos = get_map(c, c->rt, gc_map_get(p, "coscheduling"), "spec.podGroupPolicy.coscheduling",
+  r->cos = get_map(c, c->rt, GET(p, "coscheduling"), "spec.podGroupPolicy.coscheduling",
                    NULL);
-  r->vol = get_map(c, c->rt, gc_map_get(p, "volcano"), "spec.podGroupPolicy.volcano", NULL);
+  r->vol = get_map(c, c->rt, GET(p, "volcano"), "spec.podGroupPolicy.volcano", NULL);
 }
 
 /* ---- overrides and patches ------------------------------------------------ */
@@ -800,7 +804,7 @@ static int has_container(const struct gc_value *ps, const char *field, const cha
   if (!l || l->type != GC_SEQ)
     return 0;
   for (size_t i = 0; i < l->len; i++) {
-    const char *n = gc_value_as_str(gc_map_get(l->u.items[i], "name"));
+    const char *n = gc_value_as_str(GET(l->u.items[i], "name"));
     if (n && !strcmp(n, name))
       return 1;
   }
@@ -809,7 +813,7 @@ static int has_container(const struct gc_value *ps, const char *field, const cha
 
 static struct gc_value *job_by_name(const struct gc_value *jobs, const char *name, size_t *idx) {
   for (size_t i = 0; jobs && i < jobs->len; i++) {
-    const char *n = gc_value_as_str(gc_map_get(jobs->u.items[i], "name"));
+    const char *n = gc_value_as_str(GET(jobs->u.items[i], "name"));
     if (n && !strcmp(n, name)) {
       if (idx)
         *idx = i;
@@ -944,7 +948,7 @@ static struct gc_value *filter_podspec(struct ctx *c, const struct gc_value *spe
     }
     for (size_t k = 0; k < m->value->len; k++) {
       const struct gc_value *ct = m->value->u.items[k];
-      const char *cn = gc_value_as_str(gc_map_get(ct, "name"));
+      const char *cn = gc_value_as_str(GET(ct, "name"));
 #define CP fmt(c, "%s.%s[%zu]", lp(c, path), m->key, k)
       if (!ct || ct->type != GC_MAP || !cn || !*cn) {
         fail(c, c->tj, "%s.name: required", CP);
@@ -959,7 +963,7 @@ static struct gc_value *filter_podspec(struct ctx *c, const struct gc_value *spe
                "the runtime; the override is ignored", CP, NAME_SHOW_MAX, cn, job);
         continue;
       }
-      if (strict && !is_null(gc_map_get(ct, "env")) &&
+      if (strict && !is_null(GET(ct, "env")) &&
           (!strcmp(cn, "node") || !strcmp(cn, "dataset-initializer") ||
            !strcmp(cn, "model-initializer")))
         fail(c, c->tj, "%s.env: must not be set for the \"%s\" container (use spec.trainer.env "
@@ -1028,7 +1032,7 @@ static void apply_overrides(struct ctx *c, const struct gc_value *spec, struct g
     if (!get_map(c, c->tj, o, path, NULL))
       continue;
     const struct gc_value *targets =
-        get_seq(c, c->tj, gc_map_get(o, "targetJobs"), fmt(c, "%s.targetJobs", path), NULL);
+        get_seq(c, c->tj, GET(o, "targetJobs"), fmt(c, "%s.targetJobs", path), NULL);
     if (!targets || targets->len == 0) {
       if (!targets)
         fail(c, c->tj, "%s.targetJobs: required", path);
@@ -1037,13 +1041,13 @@ static void apply_overrides(struct ctx *c, const struct gc_value *spec, struct g
     const struct gc_value *ospec = o;
     struct lpath spath = {v20 ? "spec.%s[%zu]" : "spec.%s[%zu].spec", field, i, 0, NULL};
     if (!v20) {
-      get_map(c, c->tj, gc_map_get(o, "metadata"), fmt(c, "%s.metadata", path), NULL);
-      ospec = get_map(c, c->tj, gc_map_get(o, "spec"), fmt(c, "%s.spec", path), NULL);
+      get_map(c, c->tj, GET(o, "metadata"), fmt(c, "%s.metadata", path), NULL);
+      ospec = get_map(c, c->tj, GET(o, "spec"), fmt(c, "%s.spec", path), NULL);
       if (!ospec)
         continue;
     }
     for (size_t k = 0; k < targets->len; k++) {
-      const char *jn = gc_value_as_str(gc_map_get(targets->u.items[k], "name"));
+      const char *jn = gc_value_as_str(GET(targets->u.items[k], "name"));
       if (!jn || !*jn) {
         fail(c, c->tj, "%s.targetJobs[%zu].name: required", path, k);
         continue;
@@ -1067,7 +1071,7 @@ static void apply_overrides(struct ctx *c, const struct gc_value *spec, struct g
  * restricted to the fields a ReplicatedJobPatch/PodSpecPatch has. */
 static void apply_patches(struct ctx *c, const struct gc_value *spec, struct gc_value *jsjobs,
                           const struct gc_value *rjobs) {
-  const struct gc_value *list = gc_map_get(spec, "runtimePatches");
+  const struct gc_value *list = GET(spec, "runtimePatches");
   if (!list || list->type != GC_SEQ)
     return;
   for (size_t i = 0; i < list->len && i < 1000; i++) {
@@ -1077,7 +1081,7 @@ static void apply_patches(struct ctx *c, const struct gc_value *spec, struct gc_
       continue;
     for (size_t j = 0; j < rjs->len; j++) {
       const struct gc_value *pj = rjs->u.items[j];
-      const char *jn = gc_value_as_str(gc_map_get(pj, "name"));
+      const char *jn = gc_value_as_str(GET(pj, "name"));
       /* Paths are formatted only for a message. */
       struct lpath jp = {"spec.runtimePatches[%zu].trainingRuntimeSpec.template.spec."
                          "replicatedJobs[%zu]", NULL, i, j, NULL};
@@ -1151,7 +1155,7 @@ struct queue_src {
 
 static void queue_from(struct queue_src *q, const struct gc_value *ann, const char *prefix,
                        struct lpath path) {
-  const struct gc_value *v = gc_map_get(ann, GC_VOLCANO_QUEUE_ANNOTATION);
+  const struct gc_value *v = GET(ann, GC_VOLCANO_QUEUE_ANNOTATION);
   if (!v || v->type != GC_STR)
     return; /* wrong types were reported by check_string_map */
   q->value = v->u.s;
@@ -1190,45 +1194,45 @@ static int quiet_opt_str(const struct gc_value *v, const char **out) {
 static int read_job_quiet(struct ctx *c, struct gc_value *node, struct job *j) {
   memset(j, 0, sizeof(*j));
   j->node = node;
-  j->name = gc_value_as_str(gc_map_get(node, "name"));
+  j->name = gc_value_as_str(GET(node, "name"));
   j->replicas = 1;
-  const struct gc_value *tpl = gc_map_get(node, "template");
-  if (!quiet_int(gc_map_get(node, "replicas"), &j->replicas, NULL) || !tpl ||
+  const struct gc_value *tpl = GET(node, "template");
+  if (!quiet_int(GET(node, "replicas"), &j->replicas, NULL) || !tpl ||
       tpl->type != GC_MAP)
     return 0;
-  const struct gc_value *meta = gc_map_get(tpl, "metadata");
-  const struct gc_value *labels = gc_map_get(meta, "labels");
-  const struct gc_value *jspec = gc_map_get(tpl, "spec");
+  const struct gc_value *meta = GET(tpl, "metadata");
+  const struct gc_value *labels = GET(meta, "labels");
+  const struct gc_value *jspec = GET(tpl, "spec");
   if (!quiet_opt_map(meta) || !quiet_opt_map(labels) || !quiet_opt_map(jspec))
     return 0;
   for (size_t k = 0; labels && labels->type == GC_MAP && k < labels->len; k++)
     if (labels->u.members[k].value->type != GC_STR)
       return 0;
-  j->ancestor = gc_value_as_str(gc_map_get(labels, GC_ANCESTOR_LABEL));
-  if (!quiet_int(gc_map_get(jspec, "parallelism"), &j->parallelism, &j->has_parallelism))
+  j->ancestor = gc_value_as_str(GET(labels, GC_ANCESTOR_LABEL));
+  if (!quiet_int(GET(jspec, "parallelism"), &j->parallelism, &j->has_parallelism))
     return 0;
-  const struct gc_value *pt = gc_map_get(jspec, "template");
+  const struct gc_value *pt = GET(jspec, "template");
   if (!quiet_opt_map(pt))
     return 0;
   const struct gc_value *plabel =
-      gc_map_get(gc_map_get(gc_map_get(pt, "metadata"), "labels"), GC_ANCESTOR_LABEL);
+      gc_map_get(GET(GET(pt, "metadata"), "labels"), GC_ANCESTOR_LABEL);
   if (!j->ancestor && plabel && plabel->type == GC_STR)
     return 0; /* read_jobs words the warning */
-  const struct gc_value *ps = gc_map_get(pt, "spec");
+  const struct gc_value *ps = GET(pt, "spec");
   if (!ps || ps->type != GC_MAP)
     return 0;
-  const struct gc_value *cs = gc_map_get(ps, "containers");
+  const struct gc_value *cs = GET(ps, "containers");
   if (!cs || cs->type != GC_SEQ || cs->len == 0)
     return 0;
-  if (!quiet_opt_str(gc_map_get(ps, "priorityClassName"), &j->priority_class) ||
-      !quiet_opt_str(gc_map_get(ps, "schedulerName"), &j->scheduler_name))
+  if (!quiet_opt_str(GET(ps, "priorityClassName"), &j->priority_class) ||
+      !quiet_opt_str(GET(ps, "schedulerName"), &j->scheduler_name))
     return 0;
   j->podspec = (struct gc_value *)ps;
   if (j->priority_class && !*j->priority_class)
     j->priority_class = NULL;
   if (j->scheduler_name && !*j->scheduler_name)
     j->scheduler_name = NULL;
-  const struct gc_value *deps = gc_map_get(node, "dependsOn");
+  const struct gc_value *deps = GET(node, "dependsOn");
   if (is_null(deps) || (deps->type == GC_SEQ && deps->len == 0))
     return 1;
   if (deps->type != GC_SEQ || deps->len > GC_WAVES_MAX_JOBS)
@@ -1241,8 +1245,8 @@ static int read_job_quiet(struct ctx *c, struct gc_value *node, struct job *j) {
   }
   for (size_t k = 0; k < deps->len; k++) {
     const struct gc_value *d = deps->u.items[k];
-    const char *dn = gc_value_as_str(gc_map_get(d, "name"));
-    const char *st = gc_value_as_str(gc_map_get(d, "status"));
+    const char *dn = gc_value_as_str(GET(d, "name"));
+    const char *st = gc_value_as_str(GET(d, "status"));
     if (!dn || !*dn || !st || (strcmp(st, "Ready") && strcmp(st, "Complete")))
       return 0;
     j->deps[j->n_deps] = dn;
@@ -1290,11 +1294,11 @@ static int read_jobs_checked(struct ctx *c, const struct gc_value *jsjobs, struc
     char *p = fmt(c, "spec.template.spec.replicatedJobs[%zu]", i);
     size_t before = c->errors;
     j->node = node;
-    j->name = gc_value_as_str(gc_map_get(node, "name"));
+    j->name = gc_value_as_str(GET(node, "name"));
     j->replicas = 1;
-    get_int(c, c->rt, gc_map_get(node, "replicas"), fmt(c, "%s.replicas", p), 0, INT32_MAXV,
+    get_int(c, c->rt, GET(node, "replicas"), fmt(c, "%s.replicas", p), 0, INT32_MAXV,
             &j->replicas);
-    const struct gc_value *tpl = gc_map_get(node, "template");
+    const struct gc_value *tpl = GET(node, "template");
     if (is_null(tpl)) {
       fail(c, c->rt, "%s.template: required", p);
       ok = 0;
@@ -1304,20 +1308,20 @@ static int read_jobs_checked(struct ctx *c, const struct gc_value *jsjobs, struc
       ok = 0;
       continue;
     }
-    const struct gc_value *meta = get_map(c, c->rt, gc_map_get(tpl, "metadata"),
+    const struct gc_value *meta = get_map(c, c->rt, GET(tpl, "metadata"),
                                           fmt(c, "%s.template.metadata", p), NULL);
-    const struct gc_value *labels = gc_map_get(meta, "labels");
+    const struct gc_value *labels = GET(meta, "labels");
     check_string_map(c, c->rt, labels, fmt(c, "%s.template.metadata.labels", p));
-    j->ancestor = gc_value_as_str(gc_map_get(labels, GC_ANCESTOR_LABEL));
-    const struct gc_value *jspec = get_map(c, c->rt, gc_map_get(tpl, "spec"),
+    j->ancestor = gc_value_as_str(GET(labels, GC_ANCESTOR_LABEL));
+    const struct gc_value *jspec = get_map(c, c->rt, GET(tpl, "spec"),
                                            fmt(c, "%s.template.spec", p), NULL);
-    if (get_int(c, c->rt, gc_map_get(jspec, "parallelism"),
+    if (get_int(c, c->rt, GET(jspec, "parallelism"),
                 fmt(c, "%s.template.spec.parallelism", p), 0, INT32_MAXV, &j->parallelism) == 1)
       j->has_parallelism = 1;
-    const struct gc_value *pt = get_map(c, c->rt, gc_map_get(jspec, "template"),
+    const struct gc_value *pt = get_map(c, c->rt, GET(jspec, "template"),
                                         fmt(c, "%s.template.spec.template", p), NULL);
-    const struct gc_value *pmeta = gc_map_get(pt, "metadata");
-    const struct gc_value *plabel = gc_map_get(gc_map_get(pmeta, "labels"), GC_ANCESTOR_LABEL);
+    const struct gc_value *pmeta = GET(pt, "metadata");
+    const struct gc_value *plabel = GET(GET(pmeta, "labels"), GC_ANCESTOR_LABEL);
     if (!j->ancestor && plabel && plabel->type == GC_STR)
       WARN(c, GC_WARN_OTHER,
            "%s: replicated job \"%s\" has the %s label on its pod template "
@@ -1326,24 +1330,24 @@ static int read_jobs_checked(struct ctx *c, const struct gc_value *jsjobs, struc
            "this job as a plain job and spec.trainer.numNodes does not apply to it",
            c->rt, j->name, GC_ANCESTOR_LABEL);
     const char *pspath = fmt(c, "%s.template.spec.template.spec", p);
-    const struct gc_value *ps = gc_map_get(pt, "spec");
+    const struct gc_value *ps = GET(pt, "spec");
     if (is_null(ps)) {
       fail(c, c->rt, "%s: required", pspath);
     } else if (get_map(c, c->rt, ps, pspath, NULL)) {
       j->podspec = (struct gc_value *)ps;
-      const struct gc_value *cs = gc_map_get(ps, "containers");
+      const struct gc_value *cs = GET(ps, "containers");
       if (is_null(cs) || (cs->type == GC_SEQ && cs->len == 0))
         fail(c, c->rt, "%s.containers: required (at least one container)", pspath);
-      get_str(c, c->rt, gc_map_get(ps, "priorityClassName"),
+      get_str(c, c->rt, GET(ps, "priorityClassName"),
               fmt(c, "%s.priorityClassName", pspath), &j->priority_class);
-      get_str(c, c->rt, gc_map_get(ps, "schedulerName"), fmt(c, "%s.schedulerName", pspath),
+      get_str(c, c->rt, GET(ps, "schedulerName"), fmt(c, "%s.schedulerName", pspath),
               &j->scheduler_name);
       if (j->priority_class && !*j->priority_class)
         j->priority_class = NULL;
       if (j->scheduler_name && !*j->scheduler_name)
         j->scheduler_name = NULL;
     }
-    const struct gc_value *deps = get_seq(c, c->rt, gc_map_get(node, "dependsOn"),
+    const struct gc_value *deps = get_seq(c, c->rt, GET(node, "dependsOn"),
                                           fmt(c, "%s.dependsOn", p), NULL);
     if (deps && deps->len > GC_WAVES_MAX_JOBS) {
       fail(c, c->rt, "%s.dependsOn: must have at most %d items", p, GC_WAVES_MAX_JOBS);
@@ -1363,10 +1367,10 @@ static int read_jobs_checked(struct ctx *c, const struct gc_value *jsjobs, struc
         const char *dn = NULL, *st = NULL;
         if (!get_map(c, c->rt, d, dp, NULL))
           continue;
-        int rn = get_str(c, c->rt, gc_map_get(d, "name"), fmt(c, "%s.name", dp), &dn);
+        int rn = get_str(c, c->rt, GET(d, "name"), fmt(c, "%s.name", dp), &dn);
         if (rn == 0 || (rn == 1 && !*dn))
           fail(c, c->rt, "%s.name: required", dp);
-        int rs = get_str(c, c->rt, gc_map_get(d, "status"), fmt(c, "%s.status", dp), &st);
+        int rs = get_str(c, c->rt, GET(d, "status"), fmt(c, "%s.status", dp), &st);
         if (rs == 0)
           fail(c, c->rt, "%s.status: required", dp);
         else if (rs == 1 && strcmp(st, "Ready") && strcmp(st, "Complete"))
@@ -1400,11 +1404,11 @@ static void merge_rpn(struct ctx *c, struct job *j, const struct gc_value *rpn) 
     c->oom = 1;
     return;
   }
-  const struct gc_value *cs = gc_map_get(ps, "containers");
+  const struct gc_value *cs = GET(ps, "containers");
   struct gc_value *target = NULL;
   size_t ti = 0;
   for (size_t i = 0; cs && cs->type == GC_SEQ && i < cs->len; i++) {
-    const char *n = gc_value_as_str(gc_map_get(cs->u.items[i], "name"));
+    const char *n = gc_value_as_str(GET(cs->u.items[i], "name"));
     if (n && !strcmp(n, "node") && cs->u.items[i]->type == GC_MAP) {
       target = cs->u.items[i];
       ti = i;
@@ -1427,7 +1431,7 @@ static void merge_rpn(struct ctx *c, struct job *j, const struct gc_value *rpn) 
       c->oom = 1;
   }
   struct gc_value *merged = NULL;
-  int rc = gc_merge_strategic(c->a, gc_map_get(target, "resources"), patch, "resources", &merged);
+  int rc = gc_merge_strategic(c->a, GET(target, "resources"), patch, "resources", &merged);
   if (rc == GC_ELIMIT) {
     fail(c, c->tj, "spec.trainer.resourcesPerNode: too large to merge");
     return;
@@ -1479,7 +1483,7 @@ static void resolve_policy(struct ctx *c, const struct rt_info *r) {
   int64_t t = DEFAULT_TIMEOUT;
   if (r->cos) {
     const char *path = "spec.podGroupPolicy.coscheduling.scheduleTimeoutSeconds";
-    int rc = get_int(c, c->rt, gc_map_get(r->cos, "scheduleTimeoutSeconds"), path, 0, INT32_MAXV,
+    int rc = get_int(c, c->rt, GET(r->cos, "scheduleTimeoutSeconds"), path, 0, INT32_MAXV,
                      &t);
     if (rc == 1 && t == 0) {
       t = DEFAULT_TIMEOUT;
@@ -1504,11 +1508,11 @@ static void resolve_policy(struct ctx *c, const struct rt_info *r) {
   /* volcano network topology */
   const char *np = "spec.podGroupPolicy.volcano.networkTopology";
   const struct gc_value *nt =
-      r->vol ? get_map(c, c->rt, gc_map_get(r->vol, "networkTopology"), np, NULL) : NULL;
+      r->vol ? get_map(c, c->rt, GET(r->vol, "networkTopology"), np, NULL) : NULL;
   if (nt) {
     struct gc_topology_policy tp = {1, "hard", 0, 0, NULL};
     const char *mode = NULL;
-    if (get_str(c, c->rt, gc_map_get(nt, "mode"), "spec.podGroupPolicy.volcano.networkTopology.mode", &mode) == 1) {
+    if (get_str(c, c->rt, GET(nt, "mode"), "spec.podGroupPolicy.volcano.networkTopology.mode", &mode) == 1) {
       if (strcmp(mode, "hard") && strcmp(mode, "soft"))
         fail(c, c->rt, "%s.mode: Unsupported value: \"%.*s\": supported values: \"hard\", "
              "\"soft\"", np, NAME_SHOW_MAX, mode);
@@ -1516,10 +1520,10 @@ static void resolve_policy(struct ctx *c, const struct rt_info *r) {
         tp.mode = !strcmp(mode, "hard") ? "hard" : "soft"; /* literals outlive the gang */
     }
     int64_t tier = 0;
-    int ra = get_int(c, c->rt, gc_map_get(nt, "highestTierAllowed"),
+    int ra = get_int(c, c->rt, GET(nt, "highestTierAllowed"),
                      "spec.podGroupPolicy.volcano.networkTopology.highestTierAllowed", 0, INT32_MAXV, &tier);
     const char *tname = NULL;
-    int rn = get_str(c, c->rt, gc_map_get(nt, "highestTierName"),
+    int rn = get_str(c, c->rt, GET(nt, "highestTierName"),
                      "spec.podGroupPolicy.volcano.networkTopology.highestTierName", &tname);
     if (rn == 1 && (!*tname || strlen(tname) > 253)) {
       fail(c, c->rt, "%s.highestTierName: must be a non-empty string of at most 253 characters",
@@ -1819,12 +1823,12 @@ int gc_gang_compute(const struct gc_value *trainjob, const struct gc_catalog *ru
   int rc = GC_EINVAL;
 
   /* metadata */
-  const struct gc_value *meta = gc_map_get(trainjob, "metadata");
+  const struct gc_value *meta = GET(trainjob, "metadata");
   const char *ns = opts->default_namespace ? opts->default_namespace : "default";
-  const struct gc_value *nsv = gc_map_get(meta, "namespace");
+  const struct gc_value *nsv = GET(meta, "namespace");
   if (nsv && nsv->type == GC_STR && nsv->len)
     ns = nsv->u.s;
-  const struct gc_value *namev = gc_map_get(meta, "name");
+  const struct gc_value *namev = GET(meta, "name");
   const char *name = gc_value_as_str(namev);
   c.tj = prefix_name(a, ns, name && *name ? name : "(no name)");
   if (!c.tj)
@@ -1843,7 +1847,7 @@ int gc_gang_compute(const struct gc_value *trainjob, const struct gc_catalog *ru
   }
   g->namespace_ = gc_arena_strdup(a, ns);
   g->name = gc_arena_strdup(a, name ? name : "");
-  const struct gc_value *uidv = gc_map_get(meta, "uid");
+  const struct gc_value *uidv = GET(meta, "uid");
   if (!is_null(uidv) && uidv->type != GC_STR)
     fail(&c, c.tj, "metadata.uid: must be a string");
   const char *uid = gc_value_as_str(uidv);
@@ -1884,7 +1888,7 @@ int gc_gang_compute(const struct gc_value *trainjob, const struct gc_catalog *ru
   if (support && !strcmp(support, "deprecated"))
     WARN(&c, GC_WARN_DEPRECATED_RUNTIME, "%s is labelled %s: deprecated; it may be removed in a "
          "future Trainer release", c.rt, SUPPORT_LABEL);
-  r.spec = gc_map_get(rt, "spec");
+  r.spec = GET(rt, "spec");
   if (is_null(r.spec) || r.spec->type != GC_MAP) {
     fail(&c, c.rt, "spec: %s", is_null(r.spec) ? "required" : "must be an object");
     goto done;
@@ -1901,9 +1905,9 @@ int gc_gang_compute(const struct gc_value *trainjob, const struct gc_catalog *ru
    * patches on a copy.  Without any, the runtime's list is read as it is
    * (resourcesPerNode copies the pod specs it changes). */
   struct gc_value *jsjobs = (struct gc_value *)r.jobs;
-  if (!is_null(gc_map_get(t.spec, "podSpecOverrides")) ||
-      !is_null(gc_map_get(t.spec, "podTemplateOverrides")) ||
-      !is_null(gc_map_get(t.spec, "runtimePatches"))) {
+  if (!is_null(GET(t.spec, "podSpecOverrides")) ||
+      !is_null(GET(t.spec, "podTemplateOverrides")) ||
+      !is_null(GET(t.spec, "runtimePatches"))) {
     struct gc_value *js = NULL;
     int crc = gc_merge_strategic(a, gc_value_path(rt, "spec.template.spec"), NULL, NULL, &js);
     if (crc == GC_ELIMIT) {
@@ -1914,7 +1918,7 @@ int gc_gang_compute(const struct gc_value *trainjob, const struct gc_catalog *ru
       goto oom;
     /* js is the runtime's own tree (the merge shares what it does not
      * change); the job list becomes private so its items can be replaced. */
-    jsjobs = cow_seq(&c, gc_map_get(js, "replicatedJobs"));
+    jsjobs = cow_seq(&c, GET(js, "replicatedJobs"));
     if (!jsjobs)
       goto oom;
     apply_overrides(&c, t.spec, jsjobs, r.jobs, 1);
@@ -1929,13 +1933,13 @@ int gc_gang_compute(const struct gc_value *trainjob, const struct gc_catalog *ru
   struct queue_src q = {NULL, NULL, {NULL, NULL, 0, 0, NULL}};
   queue_from(&q, gc_value_path(rt, "spec.template.metadata.annotations"), c.rt,
              (struct lpath){"spec.template.metadata.annotations" QA, NULL, 0, 0, NULL});
-  queue_from(&q, gc_map_get(t.spec, "annotations"), c.tj,
+  queue_from(&q, GET(t.spec, "annotations"), c.tj,
              (struct lpath){"spec.annotations" QA, NULL, 0, 0, NULL});
-  const struct gc_value *patches = gc_map_get(t.spec, "runtimePatches");
+  const struct gc_value *patches = GET(t.spec, "runtimePatches");
   for (size_t i = 0; patches && patches->type == GC_SEQ && i < patches->len && i < 1000; i++) {
     const struct gc_value *ann =
         gc_value_path(patches->u.items[i], "trainingRuntimeSpec.template.metadata.annotations");
-    if (gc_map_get(ann, GC_VOLCANO_QUEUE_ANNOTATION))
+    if (GET(ann, GC_VOLCANO_QUEUE_ANNOTATION))
       queue_from(&q, ann, c.tj,
                  (struct lpath){"spec.runtimePatches[%zu].trainingRuntimeSpec.template.metadata."
                                 "annotations" QA, NULL, i, 0, NULL});
