@@ -318,76 +318,6 @@ static int add_member(struct src *s, struct keyset *ks, const char *k, size_t kl
   return GC_OK;
 }
 
-/* Shortest float32 'g' formatting as Go's strconv.FormatFloat(f, 'g', -1,
- * 32), which sigs.k8s.io/yaml uses for float map keys. */
-static void format_float_key(double f, char *out, size_t cap) {
-  float x = (float)f;
-  if (isnan(x)) {
-    snprintf(out, cap, ".nan");
-    return;
-  }
-  if (isinf(x)) {
-    snprintf(out, cap, x > 0 ? ".inf" : "-.inf");
-    return;
-  }
-  if (x == 0) {
-    snprintf(out, cap, signbit(x) ? "-0" : "0");
-    return;
-  }
-  char e[64];
-  for (int p = 1; p <= 9; p++) {
-    snprintf(e, sizeof(e), "%.*e", p - 1, (double)x);
-    if ((float)strtod(e, NULL) == x)
-      break;
-  }
-  /* e = [-]d[.ddd]e[+-]XX */
-  const char *q = e;
-  char neg = 0;
-  if (*q == '-') {
-    neg = 1;
-    q++;
-  }
-  char digits[32];
-  size_t nd = 0;
-  for (; *q && *q != 'e'; q++)
-    if (is_digit(*q) && nd < sizeof(digits) - 1)
-      digits[nd++] = *q;
-  while (nd > 1 && digits[nd - 1] == '0')
-    nd--;
-  digits[nd] = '\0';
-  int exp = *q == 'e' ? (int)strtol(q + 1, NULL, 10) : 0;
-  size_t o = 0;
-  if (neg)
-    out[o++] = '-';
-  if (exp < -4 || exp >= 6) {
-    out[o++] = digits[0];
-    if (nd > 1) {
-      out[o++] = '.';
-      for (size_t i = 1; i < nd && o + 8 < cap; i++)
-        out[o++] = digits[i];
-    }
-    snprintf(out + o, cap - o, "e%c%02d", exp < 0 ? '-' : '+', exp < 0 ? -exp : exp);
-    return;
-  }
-  if (exp < 0) {
-    out[o++] = '0';
-    out[o++] = '.';
-    for (int i = 0; i < -exp - 1; i++)
-      out[o++] = '0';
-    for (size_t i = 0; i < nd; i++)
-      out[o++] = digits[i];
-  } else {
-    for (int i = 0; i <= exp; i++)
-      out[o++] = (size_t)i < nd ? digits[i] : '0';
-    if (nd > (size_t)exp + 1) {
-      out[o++] = '.';
-      for (size_t i = (size_t)exp + 1; i < nd; i++)
-        out[o++] = digits[i];
-    }
-  }
-  out[o] = '\0';
-}
-
 /* The string a scalar map key becomes, as sigs.k8s.io/yaml converts keys.
  * Returns 0 and sets *k and *klen (arena- or node-owned), or GC_EINVAL. */
 static int key_string(struct gc_arena *a, const struct gc_value *v, const char **k,
@@ -408,7 +338,7 @@ static int key_string(struct gc_arena *a, const struct gc_value *v, const char *
     if (v->text && !strpbrk(v->text, ".eEnNiI"))
       snprintf(buf, sizeof(buf), "%s", v->text);
     else
-      format_float_key(v->u.f, buf, sizeof(buf));
+      gb_scalar_format_float32_key(v->u.f, buf, sizeof(buf));
     break;
   default: return GC_EINVAL;
   }

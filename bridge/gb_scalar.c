@@ -391,8 +391,91 @@ int gb_scalar_needs_quotes(const char *s, size_t len) {
   return is_base60(s, len) || is_timestamp(s, len);
 }
 
+/* The shortest decimal digits that read back as d (as a float32 when
+ * is_float32), as strconv's shortest formatting finds them: the sign, the
+ * digits without trailing zeros (at least one) and the decimal exponent of
+ * the first digit.  d is finite and not zero. */
+struct digits {
+  int neg;
+  char d[24];
+  size_t n;
+  int exp;
+};
+
+static void shortest_digits(double d, int is_float32, struct digits *g) {
+  char e[48];
+  if (is_float32) {
+    float x = (float)d;
+    for (int p = 0; p <= 8; p++) {
+      snprintf(e, sizeof(e), "%.*e", p, (double)x);
+      if ((float)strtod(e, NULL) == x)
+        break;
+    }
+  } else {
+    for (int p = 0; p <= 16; p++) {
+      snprintf(e, sizeof(e), "%.*e", p, d);
+      if (strtod(e, NULL) == d)
+        break;
+    }
+  }
+  /* e = [-]d[.ddd]e[+-]XX */
+  const char *q = e;
+  g->neg = *q == '-';
+  if (g->neg)
+    q++;
+  g->n = 0;
+  for (; *q && *q != 'e'; q++)
+    if (is_digit(*q) && g->n < sizeof(g->d) - 1)
+      g->d[g->n++] = *q;
+  while (g->n > 1 && g->d[g->n - 1] == '0')
+    g->n--;
+  g->exp = *q == 'e' ? (int)strtol(q + 1, NULL, 10) : 0;
+}
+
+/* Go's layout of shortest digits: scientific ("1.5e+07") when the exponent
+ * is below -4 or at least exp_hi, plain otherwise; keep_point makes a plain
+ * integer end in ".0" so it stays a float.  Returns the length written to
+ * out (cap >= 64, enough for any float64). */
+static size_t layout_digits(const struct digits *g, int exp_hi, int keep_point, char *out,
+                            size_t cap) {
+  size_t o = 0;
+  int exp = g->exp;
+  if (g->neg)
+    out[o++] = '-';
+  if (exp < -4 || exp >= exp_hi) {
+    out[o++] = g->d[0];
+    if (g->n > 1) {
+      out[o++] = '.';
+      for (size_t i = 1; i < g->n; i++)
+        out[o++] = g->d[i];
+    }
+    int n = snprintf(out + o, cap - o, "e%c%02d", exp < 0 ? '-' : '+', exp < 0 ? -exp : exp);
+    return n < 0 ? o : o + (size_t)n;
+  }
+  if (exp < 0) {
+    out[o++] = '0';
+    out[o++] = '.';
+    for (int i = 0; i < -exp - 1; i++)
+      out[o++] = '0';
+    for (size_t i = 0; i < g->n; i++)
+      out[o++] = g->d[i];
+  } else {
+    for (int i = 0; i <= exp; i++)
+      out[o++] = (size_t)i < g->n ? g->d[i] : '0';
+    if (g->n > (size_t)exp + 1) {
+      out[o++] = '.';
+      for (size_t i = (size_t)exp + 1; i < g->n; i++)
+        out[o++] = g->d[i];
+    } else if (keep_point) {
+      out[o++] = '.';
+      out[o++] = '0';
+    }
+  }
+  out[o] = '\0';
+  return o;
+}
+
 size_t gb_scalar_format_double(double d, char *buf, size_t cap) {
-  int n;
   if (cap < 32)
     return 0;
   if (isnan(d))
@@ -401,59 +484,30 @@ size_t gb_scalar_format_double(double d, char *buf, size_t cap) {
     return (size_t)snprintf(buf, cap, d > 0 ? ".inf" : "-.inf");
   if (d == 0)
     return (size_t)snprintf(buf, cap, signbit(d) ? "-0.0" : "0.0");
-  /* Shortest digits that read back exactly, then Go's layout: plain
-   * notation unless the exponent is below -4 or at least 21. */
-  char e[48];
-  for (int p = 0; p <= 16; p++) {
-    snprintf(e, sizeof(e), "%.*e", p, d);
-    if (strtod(e, NULL) == d)
-      break;
-  }
-  const char *q = e;
-  int neg = *q == '-';
-  if (neg)
-    q++;
-  char dig[24];
-  size_t nd = 0;
-  for (; *q && *q != 'e'; q++)
-    if (is_digit(*q) && nd < sizeof(dig) - 1)
-      dig[nd++] = *q;
-  while (nd > 1 && dig[nd - 1] == '0')
-    nd--;
-  int exp = *q == 'e' ? (int)strtol(q + 1, NULL, 10) : 0;
+  /* Plain notation unless the exponent is below -4 or at least 21. */
+  struct digits g;
+  shortest_digits(d, 0, &g);
   char out[64];
-  size_t o = 0;
-  if (neg)
-    out[o++] = '-';
-  if (exp < -4 || exp >= 21) {
-    out[o++] = dig[0];
-    if (nd > 1) {
-      out[o++] = '.';
-      for (size_t i = 1; i < nd; i++)
-        out[o++] = dig[i];
-    }
-    o += (size_t)snprintf(out + o, sizeof(out) - o, "e%c%02d", exp < 0 ? '-' : '+',
-                          exp < 0 ? -exp : exp);
-  } else if (exp < 0) {
-    out[o++] = '0';
-    out[o++] = '.';
-    for (int i = 0; i < -exp - 1; i++)
-      out[o++] = '0';
-    for (size_t i = 0; i < nd; i++)
-      out[o++] = dig[i];
-  } else {
-    for (int i = 0; i <= exp; i++)
-      out[o++] = (size_t)i < nd ? dig[i] : '0';
-    out[o++] = '.';
-    if (nd > (size_t)exp + 1) {
-      for (size_t i = (size_t)exp + 1; i < nd; i++)
-        out[o++] = dig[i];
-    } else {
-      out[o++] = '0';
-    }
-  }
-  out[o] = '\0';
-  n = snprintf(buf, cap, "%s", out);
+  layout_digits(&g, 21, 1, out, sizeof(out));
+  int n = snprintf(buf, cap, "%s", out);
+  return n < 0 ? 0 : (size_t)n;
+}
+
+size_t gb_scalar_format_float32_key(double f, char *buf, size_t cap) {
+  if (cap < 32)
+    return 0;
+  float x = (float)f;
+  if (isnan(x))
+    return (size_t)snprintf(buf, cap, ".nan");
+  if (isinf(x))
+    return (size_t)snprintf(buf, cap, x > 0 ? ".inf" : "-.inf");
+  if (x == 0)
+    return (size_t)snprintf(buf, cap, signbit(x) ? "-0" : "0");
+  struct digits g;
+  shortest_digits(x, 1, &g);
+  char out[64];
+  layout_digits(&g, 6, 0, out, sizeof(out));
+  int n = snprintf(buf, cap, "%s", out);
   return n < 0 ? 0 : (size_t)n;
 }
 

@@ -44,6 +44,13 @@ int gb_scalar_needs_quotes(const char *s, size_t len);
  * ".nan" for the non-finite values.  Returns the length (cap >= 32). */
 size_t gb_scalar_format_double(double d, char *buf, size_t cap);
 
+/* Go's strconv.FormatFloat(f, 'g', -1, 32), which sigs.k8s.io/yaml uses for
+ * float map keys: the shortest digits that read back as the float32 nearest
+ * to f, scientific ("1e+06") when the exponent is below -4 or at least 6,
+ * no ".0" on integers; ".inf", "-.inf", ".nan", "0", "-0" as Go writes
+ * them.  Returns the length (cap >= 32). */
+size_t gb_scalar_format_float32_key(double f, char *buf, size_t cap);
+
 /* Strict UTF-8 check (no overlong forms, surrogates or code points past
  * U+10FFFF), which YAML and JSON both require.  Returns the offset of the
  * first byte that is not valid, or len when all of s is. */
