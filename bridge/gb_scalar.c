@@ -475,40 +475,34 @@ static size_t layout_digits(const struct digits *g, int exp_hi, int keep_point, 
   return o;
 }
 
-size_t gb_scalar_format_double(double d, char *buf, size_t cap) {
+/* Shortest text of d as a YAML float value (float64, plain notation up to
+ * exponent 20, always a '.' or an exponent) or, with is_float32, as Go's
+ * FormatFloat(f, 'g', -1, 32) for map keys (exponent from 6, no ".0"). */
+static size_t format_shortest(double d, int is_float32, char *buf, size_t cap) {
   if (cap < 32)
     return 0;
+  if (is_float32)
+    d = (float)d;
   if (isnan(d))
     return (size_t)snprintf(buf, cap, ".nan");
   if (isinf(d))
     return (size_t)snprintf(buf, cap, d > 0 ? ".inf" : "-.inf");
   if (d == 0)
-    return (size_t)snprintf(buf, cap, signbit(d) ? "-0.0" : "0.0");
-  /* Plain notation unless the exponent is below -4 or at least 21. */
+    return (size_t)snprintf(buf, cap, "%s%s", signbit(d) ? "-" : "", is_float32 ? "0" : "0.0");
   struct digits g;
-  shortest_digits(d, 0, &g);
+  shortest_digits(d, is_float32, &g);
   char out[64];
-  layout_digits(&g, 21, 1, out, sizeof(out));
+  layout_digits(&g, is_float32 ? 6 : 21, !is_float32, out, sizeof(out));
   int n = snprintf(buf, cap, "%s", out);
   return n < 0 ? 0 : (size_t)n;
 }
 
+size_t gb_scalar_format_double(double d, char *buf, size_t cap) {
+  return format_shortest(d, 0, buf, cap);
+}
+
 size_t gb_scalar_format_float32_key(double f, char *buf, size_t cap) {
-  if (cap < 32)
-    return 0;
-  float x = (float)f;
-  if (isnan(x))
-    return (size_t)snprintf(buf, cap, ".nan");
-  if (isinf(x))
-    return (size_t)snprintf(buf, cap, x > 0 ? ".inf" : "-.inf");
-  if (x == 0)
-    return (size_t)snprintf(buf, cap, signbit(x) ? "-0" : "0");
-  struct digits g;
-  shortest_digits(x, 1, &g);
-  char out[64];
-  layout_digits(&g, 6, 0, out, sizeof(out));
-  int n = snprintf(buf, cap, "%s", out);
-  return n < 0 ? 0 : (size_t)n;
+  return format_shortest(f, 1, buf, cap);
 }
 
 size_t gb_scalar_utf8_check(const char *str, size_t len) {
