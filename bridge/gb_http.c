@@ -545,10 +545,11 @@ int gb_http_start(const struct gb_http_config *cfg, const struct gb_http_route *
   };
   struct MHD_OptionItem no_opts[1] = {{MHD_OPTION_END, 0, NULL}};
   s->daemon = MHD_start_daemon(
-      flags, 0, NULL, NULL, on_access, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-      MHD_OPTION_CONNECTION_LIMIT, maxconn, MHD_OPTION_CONNECTION_TIMEOUT, idle,
-      MHD_OPTION_THREAD_POOL_SIZE, pool, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-      MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s, MHD_OPTION_ARRAY,
+      /* The logger goes first: libmicrohttpd warns about any option before it. */
+      flags, 0, NULL, NULL, on_access, s, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s,
+      MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT, maxconn,
+      MHD_OPTION_CONNECTION_TIMEOUT, idle, MHD_OPTION_THREAD_POOL_SIZE, pool,
+      MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_ARRAY,
       s->tls_cert ? tls_opts : no_opts, MHD_OPTION_END);
   if (!s->daemon) {
     gc_diags_addf(d, "%s: cannot start the HTTP%s server on %s port %u (address in use, bad "
