@@ -107,11 +107,13 @@ static size_t vformat(char *buf, size_t cap, const char *f, va_list ap) {
     unsigned long long u;
     if (p[1] == 's') {
       src = va_arg(ap, const char *);
+      src = src ? src : "(null)"; /* as glibc prints it */
       len = strlen(src);
       p++;
     } else if (p[1] == '.') {
       int prec = va_arg(ap, int);
       src = va_arg(ap, const char *);
+      src = src ? src : "(null)";
       len = prec < 0 ? strlen(src) : strnlen(src, (size_t)prec);
       p += 3;
     } else {
