@@ -203,6 +203,7 @@ static int64_t sat_mul(int64_t a, int64_t b) {
 enum { BLK = 256, VL = 4, FAST_OPS = 16 };
 typedef double vdbl __attribute__((vector_size(VL * sizeof(double))));
 typedef int64_t vi64 __attribute__((vector_size(VL * sizeof(int64_t))));
+typedef uint64_t vu64 __attribute__((vector_size(VL * sizeof(uint64_t))));
 
 /* m ? a : b per lane (a macro: vectors wider than SSE may not cross a
  * function boundary in the baseline ABI). */
@@ -226,19 +227,19 @@ static int setcap_block(const int64_t *const *orow, const double *vd, const doub
                         const int *exact_inv, const uint8_t *ops, size_t nops, size_t i0,
                         size_t bn, double *c) {
   const double bias_d = 6755399441055744.0; /* 2^52 + 2^51 */
-  const int64_t bias_i = INT64_C(0x4338000000000000);
+  const uint64_t bias_i = UINT64_C(0x4338000000000000);
   const double two52 = 4503599627370496.0;
   const vdbl one = 1.0 - (vdbl){0}, zero = {0}, cap = 2147483647.0 - (vdbl){0};
-  vi64 oob = {0};
+  vu64 oob = {0};
   for (size_t i = 0; i < bn; i += VL) {
     vdbl b = cap;
     for (size_t j = 0; j < nops; j++) {
       size_t o = ops[j];
-      vi64 xi;
+      vu64 xi; /* unsigned: the additions below wrap by design */
       memcpy(&xi, orow[o] + i0 + i, sizeof(xi));
       /* In range iff x + 2^51 lies in [0, 2^52). */
-      oob |= xi + (INT64_C(1) << 51);
-      vi64 bx = xi + bias_i;
+      oob |= xi + (UINT64_C(1) << 51);
+      vu64 bx = xi + bias_i;
       vdbl x;
       memcpy(&x, &bx, sizeof(x));
       x -= bias_d;
@@ -260,7 +261,7 @@ static int setcap_block(const int64_t *const *orow, const double *vd, const doub
   }
   int bad = 0;
   for (int l = 0; l < VL; l++)
-    bad |= ((uint64_t)oob[l] >> 52) != 0;
+    bad |= (oob[l] >> 52) != 0;
   return bad;
 }
 
@@ -1133,12 +1134,21 @@ int tp_evaluate(struct tp_evaluator *ev, const struct tp_snapshot *s, const stru
       uint32_t d = s->tier_dom[j];
       int fits = 1;
       int64_t tot = 0, fp = 0;
-      for (size_t k = 0; k < S; k++) {
-        int64_t c = ev->dcnt[(size_t)d * ev->n_sets + k];
-        if (c < ev->need[k])
-          fits = 0;
-        tot = sat_add(tot, c);
-        fp += c < ev->need[k] ? c : ev->need[k];
+      if (S == 1) {
+        /* Counts are sums of int32 capacities over at most TP_MAX_NODES
+         * nodes: no saturation needed. */
+        int64_t c = ev->dcnt[d], nd = ev->need[0];
+        fits = c >= nd;
+        tot = c;
+        fp = c < nd ? c : nd;
+      } else {
+        for (size_t k = 0; k < S; k++) {
+          int64_t c = ev->dcnt[(size_t)d * S + k];
+          if (c < ev->need[k])
+            fits = 0;
+          tot = sat_add(tot, c);
+          fp += c < ev->need[k] ? c : ev->need[k];
+        }
       }
       if (fp > best_fit) {
         best_fit = fp;
