@@ -538,19 +538,23 @@ int gb_http_start(const struct gb_http_config *cfg, const struct gb_http_route *
   unsigned idle = cfg->idle_timeout_s ? cfg->idle_timeout_s : 30; /* never unbounded */
   unsigned maxconn = cfg->max_connections ? cfg->max_connections : 128;
   unsigned pool = cfg->threads > 1 ? cfg->threads : 1;
-  struct MHD_OptionItem tls_opts[3] = {
-      {MHD_OPTION_HTTPS_MEM_KEY, 0, s->tls_key},
-      {MHD_OPTION_HTTPS_MEM_CERT, 0, s->tls_cert},
-      {MHD_OPTION_END, 0, NULL},
-  };
-  struct MHD_OptionItem no_opts[1] = {{MHD_OPTION_END, 0, NULL}};
+  /* Optional settings: a thread pool only when more than one thread is asked
+   * for (libmicrohttpd warns about a pool of 0 or 1), TLS only with a cert. */
+  struct MHD_OptionItem opts[4];
+  size_t nopt = 0;
+  if (pool > 1)
+    opts[nopt++] = (struct MHD_OptionItem){MHD_OPTION_THREAD_POOL_SIZE, (intptr_t)pool, NULL};
+  if (s->tls_cert) {
+    opts[nopt++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, s->tls_key};
+    opts[nopt++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, s->tls_cert};
+  }
+  opts[nopt] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
   s->daemon = MHD_start_daemon(
       /* The logger goes first: libmicrohttpd warns about any option before it. */
       flags, 0, NULL, NULL, on_access, s, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s,
       MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT, maxconn,
-      MHD_OPTION_CONNECTION_TIMEOUT, idle, MHD_OPTION_THREAD_POOL_SIZE, pool,
-      MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_ARRAY,
-      s->tls_cert ? tls_opts : no_opts, MHD_OPTION_END);
+      MHD_OPTION_CONNECTION_TIMEOUT, idle, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+      MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
   if (!s->daemon) {
     gc_diags_addf(d, "%s: cannot start the HTTP%s server on %s port %u (address in use, bad "
                      "certificate or key, or no resources)",
