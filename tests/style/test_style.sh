@@ -104,9 +104,11 @@ for spec in gangcalc:libgangcalc.a:gc_ topology:libtopology.a:tp_ bridge:libgbco
     fail=1
     continue
   fi
-  # Lines "file.o:" name the member; "addr TYPE name" are defined global symbols.
+  # Lines "file.o:" name the member; "addr TYPE name" are defined global symbols.  Symbols
+  # the sanitizers add in an ASan/fuzz build (__odr_asan.*, __asan_*, __sancov_*) are not ours.
   offenders="$(nm --defined-only -g "$path" | awk -v p="$prefix" '
     /:$/ { obj = substr($0, 1, length($0) - 1); next }
+    NF >= 3 && $3 ~ /^__(odr_asan|asan_|ubsan_|sancov|sanitizer_)/ { next }
     NF >= 3 && index($3, p) != 1 { src = obj; sub(/\.o$/, "", src); print src, $3, $2 }')"
   while read -r src sym type; do
     [ -n "$sym" ] || continue
