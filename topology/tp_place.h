@@ -5,9 +5,11 @@
  * the highest allowed tier; soft mode: falling back to the whole cluster),
  * picks one domain of that tier by profile (BestFit: the tightest; Spread:
  * the most free) and assigns pods to nodes, or explains per tier why
- * nothing fits.  An evaluation costs O(pod sets x (nodes x requested
- * resources + domains)); homogeneous gangs are placed exactly (a domain is
- * chosen iff it fits, at the lowest tier that has one).  Heterogeneous gangs
+ * nothing fits.  An evaluation costs O(nodes x distinct requests +
+ * domains x pod sets) for the capacities (one fused pass over the nodes)
+ * plus the chosen domain's nodes for the assignment; homogeneous gangs are
+ * placed exactly (a domain is chosen iff it fits, at the lowest tier that
+ * has one).  Heterogeneous gangs
  * are placed greedily with a bounded exact search as fallback (see
  * docs/topology.md for the guarantees).  Scratch memory lives in the
  * evaluator and is reused; results go to the caller's arena.
