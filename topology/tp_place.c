@@ -517,12 +517,13 @@ static inline int64_t key_of(const int64_t *c, uint32_t i, int64_t P) {
  * placed, 0 when they do not fit, or GC_ENOMEM. */
 static int place_one(struct tp_evaluator *ev, size_t k, const int64_t *c, int64_t P,
                      enum tp_profile prof) {
+  /* Capacities are at most INT32_MAX on at most TP_MAX_NODES nodes: the
+   * total fits an int64 without saturation (and the loop vectorises). */
   int64_t total = 0, maxc = 0;
   ev->n_pick = 0;
   for (size_t i = 0; i < k; i++) {
-    total = sat_add(total, c[i]);
-    if (c[i] > maxc)
-      maxc = c[i];
+    total += c[i];
+    maxc = c[i] > maxc ? c[i] : maxc;
   }
   if (P <= 0)
     return 1;
@@ -568,9 +569,16 @@ static int place_one(struct tp_evaluator *ev, size_t k, const int64_t *c, int64_
         }
         best = o[lo];
       } else {
-        for (size_t jj = j + 1; jj <= e; jj++)
-          if (c[o[jj]] < c[best])
-            best = o[jj];
+        /* Every key is the clamp P, so nothing was taken yet (j == 0,
+         * rem == P) and o[0 .. e] are all nodes with c >= P, in index order
+         * (the sort is stable).  The tightest is the first smallest c: a
+         * sequential scan finds it without gathering through o. */
+        int64_t bc = c[best];
+        for (size_t ii = 0; ii < k; ii++) {
+          int take = (c[ii] >= rem) & (c[ii] < bc);
+          bc = take ? c[ii] : bc;
+          best = take ? (uint32_t)ii : best;
+        }
       }
       ev->pick[ev->n_pick] = best;
       ev->take[ev->n_pick++] = rem;
