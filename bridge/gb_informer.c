@@ -66,15 +66,8 @@ struct gb_informer {
 
 /* ---- helpers ------------------------------------------------------------ */
 
-static char *xstrdup(const char *s) {
-  if (!s)
-    return NULL;
-  size_t n = strlen(s);
-  char *c = malloc(n + 1);
-  if (c)
-    memcpy(c, s, n + 1);
-  return c;
-}
+/* strdup that passes NULL through. */
+static char *xstrdup(const char *s) { return s ? strdup(s) : NULL; }
 
 static uint32_t fnv(const char *s, size_t n) {
   uint32_t h = 2166136261u;

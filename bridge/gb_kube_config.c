@@ -34,15 +34,8 @@ struct gb_kube_token_cache {
 
 /* ---- small helpers ---------------------------------------------------- */
 
-static char *xstrdup(const char *s) {
-  if (!s)
-    return NULL;
-  size_t n = strlen(s);
-  char *c = malloc(n + 1);
-  if (c)
-    memcpy(c, s, n + 1);
-  return c;
-}
+/* strdup that passes NULL through. */
+static char *xstrdup(const char *s) { return s ? strdup(s) : NULL; }
 
 static int b64val(unsigned char c) {
   if (c >= 'A' && c <= 'Z')
