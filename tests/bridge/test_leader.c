@@ -77,12 +77,18 @@ static void unlock(struct fstore *s) {
     pthread_mutex_unlock(s->mu);
 }
 
-static int fs_get(void *ctx, struct gb_lease_record *rec, char *rv, struct gc_diags *d) {
-  struct fstore *s = ctx;
+/* Every store operation starts alike: take the lock, count the call and let
+ * the fake clock advance by the configured latency.  unlock() ends it. */
+static void fs_enter(struct fstore *s, int *calls) {
   lock(s);
-  s->gets++;
+  (*calls)++;
   if (s->clock)
     s->clock->mono += s->latency;
+}
+
+static int fs_get(void *ctx, struct gb_lease_record *rec, char *rv, struct gc_diags *d) {
+  struct fstore *s = ctx;
+  fs_enter(s, &s->gets);
   int rc = 0;
   if (take_fault(&s->fail_get)) {
     gc_diags_addf(d, "injected get failure");
@@ -100,10 +106,7 @@ static int fs_get(void *ctx, struct gb_lease_record *rec, char *rv, struct gc_di
 static int fs_create(void *ctx, const struct gb_lease_record *rec, char *rv, int *conflict,
                      struct gc_diags *d) {
   struct fstore *s = ctx;
-  lock(s);
-  s->creates++;
-  if (s->clock)
-    s->clock->mono += s->latency;
+  fs_enter(s, &s->creates);
   int rc = 0;
   if (take_fault(&s->fail_create)) {
     gc_diags_addf(d, "injected create failure");
@@ -125,10 +128,7 @@ static int fs_create(void *ctx, const struct gb_lease_record *rec, char *rv, int
 static int fs_update(void *ctx, const struct gb_lease_record *rec, char *rv, int *conflict,
                      struct gc_diags *d) {
   struct fstore *s = ctx;
-  lock(s);
-  s->updates++;
-  if (s->clock)
-    s->clock->mono += s->latency;
+  fs_enter(s, &s->updates);
   int rc = 0;
   if (take_fault(&s->fail_update)) {
     gc_diags_addf(d, "injected update failure");

@@ -471,6 +471,25 @@ static const char *cluster_yaml =
     "---\napiVersion: v1\nkind: Node\nmetadata: {name: n2, labels: {rack: r1}}\n"
     "status: {allocatable: {cpu: '8', memory: 32Gi, pods: '110'}}\n";
 
+/* An UpdateNodes request that removes one node; the caller's struct owns the
+ * pieces, so the request stays valid while it lives. */
+struct remove_node_request {
+  Gangbridge__V1__NodeUpdate update;
+  Gangbridge__V1__NodeUpdate *updates[1];
+  Gangbridge__V1__UpdateNodesRequest req;
+};
+
+static void remove_node_request(struct remove_node_request *r, char *node) {
+  gangbridge__v1__node_update__init(&r->update);
+  r->update.name = node;
+  r->update.change_case = GANGBRIDGE__V1__NODE_UPDATE__CHANGE_REMOVE;
+  r->update.remove = 1;
+  r->updates[0] = &r->update;
+  gangbridge__v1__update_nodes_request__init(&r->req);
+  r->req.updates = r->updates;
+  r->req.n_updates = 1;
+}
+
 static Gangbridge__V1__SnapshotStatus *snapshot_call(const char *method,
                                                      const ProtobufCMessage *req, int want,
                                                      char *msg, size_t cap) {
@@ -490,17 +509,9 @@ START_TEST(test_snapshot_lifecycle) {
   protobuf_c_message_free_unpacked(&st->base, NULL);
 
   /* Updates without a snapshot are refused. */
-  Gangbridge__V1__NodeUpdate u;
-  gangbridge__v1__node_update__init(&u);
-  u.name = "n0";
-  u.change_case = GANGBRIDGE__V1__NODE_UPDATE__CHANGE_REMOVE;
-  u.remove = 1;
-  Gangbridge__V1__NodeUpdate *ups[1] = {&u};
-  Gangbridge__V1__UpdateNodesRequest ureq;
-  gangbridge__v1__update_nodes_request__init(&ureq);
-  ureq.updates = ups;
-  ureq.n_updates = 1;
-  snapshot_call(UPDATE, &ureq.base, GB_RPC_FAILED_PRECONDITION, msg, sizeof(msg));
+  struct remove_node_request rm;
+  remove_node_request(&rm, "n0");
+  snapshot_call(UPDATE, &rm.req.base, GB_RPC_FAILED_PRECONDITION, msg, sizeof(msg));
 
   /* Replace with three nodes on two racks. */
   ProtobufCBinaryData doc = {strlen(cluster_yaml), (uint8_t *)cluster_yaml};
@@ -533,26 +544,26 @@ START_TEST(test_snapshot_lifecycle) {
   q.values = ep;
   q.n_values = 1;
   f.free = &q;
-  Gangbridge__V1__NodeUpdate *two[2] = {&u, &f};
-  ureq.updates = two;
-  ureq.n_updates = 2;
-  st = snapshot_call(UPDATE, &ureq.base, GB_RPC_OK, msg, sizeof(msg));
+  Gangbridge__V1__NodeUpdate *two[2] = {&rm.update, &f};
+  rm.req.updates = two;
+  rm.req.n_updates = 2;
+  st = snapshot_call(UPDATE, &rm.req.base, GB_RPC_OK, msg, sizeof(msg));
   ck_assert_int_eq(st->nodes, 2);
   ck_assert_uint_gt(st->generation, gen);
   protobuf_c_message_free_unpacked(&st->base, NULL);
 
   /* An unknown node is NOT_FOUND and nothing is applied. */
-  u.name = "ghost";
-  ureq.updates = ups;
-  ureq.n_updates = 1;
-  snapshot_call(UPDATE, &ureq.base, GB_RPC_NOT_FOUND, msg, sizeof(msg));
+  rm.update.name = "ghost";
+  rm.req.updates = rm.updates;
+  rm.req.n_updates = 1;
+  snapshot_call(UPDATE, &rm.req.base, GB_RPC_NOT_FOUND, msg, sizeof(msg));
   ck_assert_ptr_nonnull(strstr(msg, "updates[0].name"));
 
   /* A bad quantity names its field. */
   e.value = "lots";
   f.name = "n1";
-  ureq.updates = two + 1;
-  snapshot_call(UPDATE, &ureq.base, GB_RPC_INVALID_ARGUMENT, msg, sizeof(msg));
+  rm.req.updates = two + 1;
+  snapshot_call(UPDATE, &rm.req.base, GB_RPC_INVALID_ARGUMENT, msg, sizeof(msg));
   ck_assert_msg(strstr(msg, "updates[0].free") != NULL, "%s", msg);
 
   /* A bad cluster document keeps the old snapshot. */
@@ -693,17 +704,9 @@ START_TEST(test_evaluate) {
   ck_assert_str_eq(r->hyper_node, "r0");
   ck_assert_uint_eq(r->snapshot_generation, gen);
   protobuf_c_message_free_unpacked(&r->base, NULL);
-  Gangbridge__V1__NodeUpdate u;
-  gangbridge__v1__node_update__init(&u);
-  u.name = "n1";
-  u.change_case = GANGBRIDGE__V1__NODE_UPDATE__CHANGE_REMOVE;
-  u.remove = 1;
-  Gangbridge__V1__NodeUpdate *ups[1] = {&u};
-  Gangbridge__V1__UpdateNodesRequest ureq;
-  gangbridge__v1__update_nodes_request__init(&ureq);
-  ureq.updates = ups;
-  ureq.n_updates = 1;
-  st = snapshot_call(UPDATE, &ureq.base, GB_RPC_OK, msg, sizeof(msg));
+  struct remove_node_request rm;
+  remove_node_request(&rm, "n1");
+  st = snapshot_call(UPDATE, &rm.req.base, GB_RPC_OK, msg, sizeof(msg));
   protobuf_c_message_free_unpacked(&st->base, NULL);
   /* 4 pods of 4 cpu no longer fit on one rack (r0: 8 cpu, r1: 8 cpu). */
   ck_assert_int_eq(evaluate_spec(4, NULL, 0, &r, msg, sizeof(msg)), GB_RPC_OK);
