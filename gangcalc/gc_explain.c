@@ -101,11 +101,23 @@ static const char *backend_reason(const struct gc_gang *g) {
   return "the runtime names no podGroupPolicy: chosen by option or default";
 }
 
-#define NCOLS 7
+/* 1 when the gang phase holds the trainer step (same rule as gc_gang). */
+static int trainer_phase(const struct gc_gang *g) {
+  for (size_t i = 0; i < g->n_podsets; i++) {
+    const struct gc_podset *ps = &g->podsets[i];
+    if (ps->phase == g->gang_phase && ((ps->ancestor && !strcmp(ps->ancestor, "trainer")) ||
+                                       (ps->name && !strcmp(ps->name, "node"))))
+      return 1;
+  }
+  return 0;
+}
+
+#define NCOLS 8
 
 int gc_explain(const struct gc_gang *g, char **out) {
-  static const char *const HEAD[NCOLS] = {"REPLICATED JOB", "ANCESTOR", "WAVE", "DEPENDS ON",
-                                          "PODS", "PER-POD REQUEST", "BINDING"};
+  static const char *const HEAD[NCOLS] = {"REPLICATED JOB", "ANCESTOR", "PHASE", "WAVE",
+                                          "DEPENDS ON", "PODS", "PER-POD REQUEST",
+                                          "BINDING"};
   struct sbuf b = {0};
   char **cells = NULL;
   size_t n = 0;
@@ -128,8 +140,9 @@ int gc_explain(const struct gc_gang *g, char **out) {
   if (g->scope == GC_SCOPE_ALL)
     put(&b, "  gang scope:      all (every replicated job counted, as Trainer does)\n");
   else
-    put(&b, "  gang scope:      wave (gang = dependsOn wave %d, the wave with the most pods)\n",
-        g->gang_wave);
+    put(&b, "  gang scope:      wave (gang = first wave of dependsOn phase %d, %s)\n",
+        g->gang_phase, trainer_phase(g) ? "the phase holding the trainer step"
+                                        : "the phase with the most pods");
   put(&b, "  suspended:       %s\n\n", g->suspended ? "yes" : "no");
 
   size_t width[NCOLS];
@@ -137,20 +150,22 @@ int gc_explain(const struct gc_gang *g, char **out) {
     width[c] = strlen(HEAD[c]);
   for (size_t i = 0; i < n; i++) {
     const struct gc_podset *ps = &g->podsets[i];
-    char num[32], pods[48];
+    char num[32], phase[32], pods[48];
     char **row = cells + i * NCOLS;
     snprintf(num, sizeof(num), "%d", ps->wave);
+    snprintf(phase, sizeof(phase), "%d", ps->phase);
     if (ps->replicas > 1)
       snprintf(pods, sizeof(pods), "%d (replicas %d)", ps->count, ps->replicas);
     else
       snprintf(pods, sizeof(pods), "%d", ps->count);
     row[0] = strdup(ps->name ? ps->name : "?");
     row[1] = strdup(ps->ancestor ? ps->ancestor : "-");
-    row[2] = strdup(num);
-    row[3] = depends_text(ps);
-    row[4] = strdup(pods);
-    row[5] = reslist_text(&ps->request);
-    row[6] = strdup(gc_binding_name(ps->binding));
+    row[2] = strdup(phase);
+    row[3] = strdup(num);
+    row[4] = depends_text(ps);
+    row[5] = strdup(pods);
+    row[6] = reslist_text(&ps->request);
+    row[7] = strdup(gc_binding_name(ps->binding));
     for (size_t c = 0; c < NCOLS; c++) {
       if (!row[c]) {
         rc = GC_ENOMEM;

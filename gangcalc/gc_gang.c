@@ -1552,14 +1552,14 @@ static void resolve_policy(struct ctx *c, const struct rt_info *r) {
 
 /* ---- the computation ------------------------------------------------------ */
 
-static const char *job_list(struct ctx *c, const struct job *jobs, size_t n, int wave_lt,
+static const char *job_list(struct ctx *c, const struct job *jobs, size_t n, int gang_phase,
                             int64_t *pods) {
   char buf[1024];
   size_t used = 0;
   buf[0] = '\0';
   *pods = 0;
   for (size_t i = 0; i < n; i++) {
-    if (c->g->podsets[i].wave >= wave_lt)
+    if (c->g->podsets[i].phase == gang_phase)
       continue;
     *pods += jobs[i].count;
     int len = snprintf(buf + used, sizeof(buf) - used, "%s\"%s\"", used ? ", " : "",
@@ -1629,9 +1629,11 @@ static int build_gang(struct ctx *c, const struct tj_info *t, struct job *jobs, 
   g->podsets = gc_arena_alloc(c->a, n * sizeof(*g->podsets));
   struct gc_wave_job *wj = gc_arena_alloc(c->a, n * sizeof(*wj));
   int *waves = gc_arena_alloc(c->a, n * sizeof(int));
+  int *phases = gc_arena_alloc(c->a, n * sizeof(int));
+  int *first = gc_arena_alloc(c->a, n * sizeof(int));
   int32_t *counts = gc_arena_alloc(c->a, n * sizeof(int32_t));
   int *is_trainer = gc_arena_alloc(c->a, n * sizeof(int));
-  if (!g->podsets || !wj || !waves || !counts || !is_trainer)
+  if (!g->podsets || !wj || !waves || !phases || !first || !counts || !is_trainer)
     return GC_ENOMEM;
   g->n_podsets = n;
   int ok = 1;
@@ -1671,9 +1673,11 @@ static int build_gang(struct ctx *c, const struct tj_info *t, struct job *jobs, 
         c->errors += added;
       ok = 0;
     }
-    wj[i] = (struct gc_wave_job){j->name, j->deps, j->n_deps};
+    wj[i] = (struct gc_wave_job){j->name, j->deps, j->n_deps, j->dep_status};
     counts[i] = j->count;
-    is_trainer[i] = j->ancestor && !strcmp(j->ancestor, "trainer");
+    /* The trainer step is the job labelled as Trainer's trainer ancestor, or
+     * the MPI workers, which Trainer finds by the job name `node`. */
+    is_trainer[i] = (j->ancestor && !strcmp(j->ancestor, "trainer")) || !strcmp(j->name, "node");
   }
   size_t e0 = c->d ? c->d->errors : 0;
   int wrc = gc_waves_compute(wj, n, c->rt, waves, c->d);
@@ -1685,9 +1689,13 @@ static int build_gang(struct ctx *c, const struct tj_info *t, struct job *jobs, 
   }
   if (!ok)
     return GC_EINVAL;
+  int prc = gc_waves_phases(wj, n, waves, phases, first);
+  if (prc)
+    return prc;
 
   g->scope = c->opts->scope;
-  g->gang_wave = g->scope == GC_SCOPE_ALL ? -1 : gc_waves_pick_gang(waves, counts, is_trainer, n);
+  g->gang_phase = g->scope == GC_SCOPE_ALL ? -1 : gc_waves_pick_phase(phases, counts, is_trainer,
+                                                                       n);
   int64_t trainer_total = 0, members = 0;
   for (size_t i = 0; i < n; i++) {
     struct gc_podset *ps = &g->podsets[i];
@@ -1697,6 +1705,7 @@ static int build_gang(struct ctx *c, const struct tj_info *t, struct job *jobs, 
     ps->count = j->count;
     ps->replicas = (int32_t)j->replicas;
     ps->wave = waves[i];
+    ps->phase = phases[i];
     ps->request = j->req.request;
     ps->limits_only = j->req.limits_only;
     ps->priority_class = j->priority_class;
@@ -1704,10 +1713,13 @@ static int build_gang(struct ctx *c, const struct tj_info *t, struct job *jobs, 
     ps->depends_on = j->deps;
     ps->depends_status = j->dep_status;
     ps->n_depends_on = j->n_deps;
-    if (g->scope == GC_SCOPE_ALL || ps->wave == g->gang_wave)
+    if (g->scope == GC_SCOPE_ALL || (ps->phase == g->gang_phase && first[i]))
       ps->binding = GC_BIND_COUNTED;
     else
-      ps->binding = ps->wave < g->gang_wave ? GC_BIND_UNBOUND : GC_BIND_BOUND;
+      ps->binding = ps->phase == g->gang_phase ? GC_BIND_BOUND : GC_BIND_UNBOUND;
+    if (g->scope != GC_SCOPE_ALL && ps->binding == GC_BIND_COUNTED &&
+        (g->gang_wave < 0 || ps->wave < g->gang_wave))
+      g->gang_wave = ps->wave;
     trainer_total += j->count;
     for (size_t k = 0; k < j->req.n_notes; k++)
       WARN(c, GC_WARN_LIMITS_ONLY, "replicated job \"%s\", container \"%s\": %s is set only in "
@@ -1715,17 +1727,18 @@ static int build_gang(struct ctx *c, const struct tj_info *t, struct job *jobs, 
            "(Trainer would count 0)", j->name, j->req.notes[k].container,
            j->req.notes[k].resource);
   }
-  if (g->scope == GC_SCOPE_WAVE && g->gang_wave > 0) {
+  if (g->scope == GC_SCOPE_WAVE) {
     int64_t early = 0;
-    const char *names = job_list(c, jobs, n, g->gang_wave, &early);
+    const char *names = job_list(c, jobs, n, g->gang_phase, &early);
     if (early > 0) {
       const char *gang_names = "";
       for (size_t i = 0; i < n; i++)
         if (g->podsets[i].binding == GC_BIND_COUNTED)
           gang_names = fmt(c, "%s%s\"%s\"", gang_names, *gang_names ? ", " : "", jobs[i].name);
       WARN(c, GC_WARN_GANG_SCOPE_NARROWED,
-           "replicated job(s) %s (%lld pod(s)) run in an earlier dependsOn wave than %s: JobSet "
-           "creates the later jobs only after them, so counting them as Trainer does "
+           "replicated job(s) %s (%lld pod(s)) run in another dependsOn phase than %s: JobSet "
+           "creates a job that depends on another with status Complete only after it "
+           "completes, so counting them as Trainer does "
            "(minMember %lld) makes a gang whose pods can never all exist at once and never "
            "starts; they are left out of the PodGroup and must not carry its label",
            names, (long long)early, gang_names, (long long)trainer_total);
@@ -1817,6 +1830,7 @@ int gc_gang_compute(const struct gc_value *trainjob, const struct gc_catalog *ru
   }
   g->arena = a;
   g->gang_wave = -1;
+  g->gang_phase = -1;
   struct ctx c = {g, a, diags, opts, NULL, NULL, 0, 0, NULL};
   struct tj_info t;
   struct rt_info r;

@@ -39,14 +39,14 @@ enum gc_scope { GC_SCOPE_WAVE = 0, GC_SCOPE_ALL };
 
 /* How a replicated job's pods relate to the PodGroup. */
 enum gc_binding {
-  GC_BIND_COUNTED = 0, /* in the gang: labelled and counted in minMember */
-  GC_BIND_BOUND,       /* later wave: labelled, not counted */
-  GC_BIND_UNBOUND      /* earlier wave: must not carry the group label */
+  GC_BIND_COUNTED = 0, /* first wave of the gang phase: labelled and counted */
+  GC_BIND_BOUND,       /* later wave of the gang phase: labelled, not counted */
+  GC_BIND_UNBOUND      /* another phase: must not carry the group label */
 };
 
 /* Machine-readable warning kinds (the bridge turns some into Events). */
 enum gc_warning_code {
-  GC_WARN_GANG_SCOPE_NARROWED = 1, /* earlier waves left out: deadlock avoided */
+  GC_WARN_GANG_SCOPE_NARROWED = 1, /* other phases left out: deadlock avoided */
   GC_WARN_TIMEOUT_CLAMPED,
   GC_WARN_NO_QUEUE,
   GC_WARN_DEPRECATED_RUNTIME,
@@ -65,7 +65,8 @@ struct gc_podset {
   const char *ancestor; /* trainjob-ancestor-step label value, or NULL */
   int32_t count;        /* pods per Trainer's rule (parallelism or numNodes) */
   int32_t replicas;     /* replicatedJob replicas (JobSet default 1) */
-  int wave;             /* 0-based dependsOn wave */
+  int wave;             /* 0-based dependsOn wave (the order JobSet creates jobs) */
+  int phase;            /* 0-based phase: Ready dependencies share it, Complete ones end it */
   enum gc_binding binding;
   struct gc_reslist request;     /* per-pod request */
   struct gc_reslist limits_only; /* resources that came only from limits */
@@ -98,7 +99,8 @@ struct gc_gang {
   enum gc_scope scope;
   struct gc_podset *podsets; /* in runtime template order */
   size_t n_podsets;
-  int gang_wave; /* the wave that forms the gang (-1 with scope all) */
+  int gang_phase; /* the phase that forms the gang (-1 with scope all) */
+  int gang_wave;  /* the earliest wave of the counted jobs (-1 with scope all) */
   int32_t min_member;
   struct gc_reslist min_resources;
   const char *queue;          /* NULL when no queue annotation */

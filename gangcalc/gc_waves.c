@@ -107,31 +107,99 @@ out:
   return rc;
 }
 
-int gc_waves_pick_gang(const int *waves, const int32_t *counts, const int *is_trainer, size_t n) {
-  int max_wave = -1;
+struct name_idx {
+  const char *name;
+  size_t idx;
+};
+
+static int cmp_name(const void *a, const void *b) {
+  const struct name_idx *x = a, *y = b;
+  return strcmp(x->name, y->name);
+}
+
+static long lookup(const struct name_idx *ix, size_t n, const char *name) {
+  if (!name)
+    return -1;
+  struct name_idx key = {name, 0};
+  const struct name_idx *hit = bsearch(&key, ix, n, sizeof(*ix), cmp_name);
+  return hit ? (long)hit->idx : -1;
+}
+
+static int dep_ready(const struct gc_wave_job *j, size_t k) {
+  return j->dep_status && j->dep_status[k] && strcmp(j->dep_status[k], "Ready") == 0;
+}
+
+/* One job's phase and first flag; its dependencies are already done. */
+static int phase_of(const struct gc_wave_job *jobs, const struct name_idx *ix, size_t nix,
+                    size_t i, int *phases, int *first) {
+  const struct gc_wave_job *j = &jobs[i];
+  int ph = 0;
+  for (size_t k = 0; k < j->n_deps; k++) {
+    long t = lookup(ix, nix, j->deps[k]);
+    if (t < 0)
+      return GC_EINVAL;
+    int p = phases[t] + (dep_ready(j, k) ? 0 : 1);
+    if (p > ph)
+      ph = p;
+  }
+  /* Only a Ready dependency can share the phase; waiting for it means JobSet
+   * creates this job after the phase started. */
+  first[i] = 1;
+  for (size_t k = 0; k < j->n_deps; k++)
+    if (dep_ready(j, k) && phases[lookup(ix, nix, j->deps[k])] == ph)
+      first[i] = 0;
+  phases[i] = ph;
+  return GC_OK;
+}
+
+int gc_waves_phases(const struct gc_wave_job *jobs, size_t n, const int *waves, int *phases,
+                    int *first) {
+  if (n == 0)
+    return GC_OK;
+  if (n > GC_WAVES_MAX_JOBS)
+    return GC_ELIMIT;
+  struct name_idx *ix = calloc(n, sizeof(*ix));
+  size_t nix = 0;
+  int rc = GC_OK;
+  if (!ix)
+    return GC_ENOMEM;
   for (size_t i = 0; i < n; i++)
-    if (waves[i] > max_wave)
-      max_wave = waves[i];
-  int best = -1, best_trainer = 0;
+    if (jobs[i].name)
+      ix[nix++] = (struct name_idx){jobs[i].name, i};
+  qsort(ix, nix, sizeof(*ix), cmp_name);
+  /* Waves are below n and every dependency is in an earlier wave, so going
+   * wave by wave sees each dependency before its dependants. */
+  for (int wv = 0; wv < (int)n && rc == GC_OK; wv++)
+    for (size_t i = 0; i < n && rc == GC_OK; i++)
+      if (waves[i] == wv)
+        rc = phase_of(jobs, ix, nix, i, phases, first);
+  free(ix);
+  return rc;
+}
+
+int gc_waves_pick_phase(const int *phases, const int32_t *counts, const int *is_trainer,
+                        size_t n) {
+  int any_trainer = 0, max_phase = -1;
+  for (size_t i = 0; i < n; i++) {
+    any_trainer |= is_trainer && is_trainer[i];
+    if (phases[i] > max_phase)
+      max_phase = phases[i];
+  }
+  int best = -1;
   int64_t best_pods = -1;
-  for (int wv = 0; wv <= max_wave; wv++) {
+  for (int ph = 0; ph <= max_phase; ph++) {
     int64_t pods = 0;
     int trainer = 0, present = 0;
     for (size_t i = 0; i < n; i++) {
-      if (waves[i] != wv)
+      if (phases[i] != ph)
         continue;
       present = 1;
       pods += counts[i];
       trainer |= is_trainer && is_trainer[i];
     }
-    if (!present)
-      continue;
-    /* Strictly more pods wins; equal pods win only by holding the trainer
-     * step (the earliest wave is kept otherwise). */
-    if (pods > best_pods || (pods == best_pods && trainer && !best_trainer)) {
-      best = wv;
+    if (present && (trainer || !any_trainer) && pods > best_pods) {
+      best = ph;
       best_pods = pods;
-      best_trainer = trainer;
     }
   }
   return best;

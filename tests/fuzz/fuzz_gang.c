@@ -42,7 +42,7 @@ static void check_gang(const struct gc_gang *g, enum gc_scope scope) {
     if (scope == GC_SCOPE_ALL && ps->binding != GC_BIND_COUNTED)
       abort();
     if (scope == GC_SCOPE_WAVE &&
-        (ps->binding == GC_BIND_COUNTED) != (ps->wave == g->gang_wave))
+        (ps->binding != GC_BIND_UNBOUND) != (ps->phase == g->gang_phase))
       abort();
     if (ps->binding == GC_BIND_COUNTED)
       members += ps->count;

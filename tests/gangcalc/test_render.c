@@ -359,7 +359,9 @@ START_TEST(explain_text) {
   ck_assert_ptr_nonnull(strstr(text, "runtime:         ClusterTrainingRuntime rt\n"));
   ck_assert_ptr_nonnull(strstr(text, "backend:         volcano (from the runtime's "
                                      "podGroupPolicy)\n"));
-  ck_assert_ptr_nonnull(strstr(text, "gang scope:      wave (gang = dependsOn wave 1"));
+  ck_assert_ptr_nonnull(strstr(text, "gang scope:      wave (gang = first wave of dependsOn "
+                                     "phase 1, the phase holding the trainer step)\n"));
+  ck_assert_ptr_nonnull(strstr(text, "REPLICATED JOB       ANCESTOR             PHASE  WAVE  "));
   ck_assert_ptr_nonnull(strstr(text, "minMember:         4\n"));
   ck_assert_ptr_nonnull(strstr(text, "queue:             q1\n"));
   ck_assert_ptr_nonnull(strstr(text, "minResources:      cpu=2, memory=4Gi, nvidia.com/gpu=4\n"));

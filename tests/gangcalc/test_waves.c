@@ -15,8 +15,8 @@
 
 START_TEST(waves_numbers) {
   struct gc_wave_job jobs[] = {
-      {"a", NULL, 0},       {"b", D("a"), 1}, {"c", D("a", "b"), 2},
-      {"d", NULL, 0},       {"e", D("d"), 1},
+      {"a", NULL, 0, NULL},       {"b", D("a"), 1, NULL}, {"c", D("a", "b"), 2, NULL},
+      {"d", NULL, 0, NULL},       {"e", D("d"), 1, NULL},
   };
   int w[5];
   struct gc_diags d;
@@ -34,7 +34,7 @@ END_TEST
 
 START_TEST(waves_forward_reference) {
   /* Order in the list does not matter for the wave. */
-  struct gc_wave_job jobs[] = {{"late", D("early"), 1}, {"early", NULL, 0}};
+  struct gc_wave_job jobs[] = {{"late", D("early"), 1, NULL}, {"early", NULL, 0, NULL}};
   int w[2];
   struct gc_diags d;
   gc_diags_init(&d);
@@ -46,7 +46,7 @@ START_TEST(waves_forward_reference) {
 END_TEST
 
 START_TEST(waves_unknown_dependency) {
-  struct gc_wave_job jobs[] = {{"a", NULL, 0}, {"b", D("a", "nope"), 2}};
+  struct gc_wave_job jobs[] = {{"a", NULL, 0, NULL}, {"b", D("a", "nope"), 2, NULL}};
   int w[2];
   struct gc_diags d;
   gc_diags_init(&d);
@@ -59,8 +59,8 @@ START_TEST(waves_unknown_dependency) {
 END_TEST
 
 START_TEST(waves_cycles) {
-  struct gc_wave_job jobs[] = {{"a", D("c"), 1}, {"b", D("a"), 1}, {"c", D("b"), 1},
-                               {"self", D("self"), 1}};
+  struct gc_wave_job jobs[] = {{"a", D("c"), 1, NULL}, {"b", D("a"), 1, NULL}, {"c", D("b"), 1, NULL},
+                               {"self", D("self"), 1, NULL}};
   int w[4];
   struct gc_diags d;
   gc_diags_init(&d);
@@ -114,29 +114,6 @@ START_TEST(waves_long_chain) {
 }
 END_TEST
 
-START_TEST(waves_pick) {
-  int waves[] = {0, 0, 1};
-  int32_t counts[] = {1, 1, 4};
-  int trainer[] = {0, 0, 1};
-  ck_assert_int_eq(gc_waves_pick_gang(waves, counts, trainer, 3), 1);
-  /* Tie 2 vs 2: the trainer's wave wins. */
-  counts[2] = 2;
-  ck_assert_int_eq(gc_waves_pick_gang(waves, counts, trainer, 3), 1);
-  /* Tie without a trainer: the earliest. */
-  trainer[2] = 0;
-  ck_assert_int_eq(gc_waves_pick_gang(waves, counts, trainer, 3), 0);
-  /* Trainer in wave 0 and a tie: wave 0. */
-  trainer[0] = 1;
-  ck_assert_int_eq(gc_waves_pick_gang(waves, counts, trainer, 3), 0);
-  /* More pods beat the trainer. */
-  trainer[0] = 0;
-  trainer[2] = 1;
-  counts[2] = 1;
-  ck_assert_int_eq(gc_waves_pick_gang(waves, counts, trainer, 3), 0);
-  ck_assert_int_eq(gc_waves_pick_gang(waves, counts, trainer, 0), -1);
-}
-END_TEST
-
 static const char *torchtune(void) {
   /* The shape of the shipped torchtune runtimes. */
   return gb_test_runtime(
@@ -160,7 +137,7 @@ START_TEST(waves_torchtune_plan) {
                                                     "  trainer: {numNodes: 4}\n")),
                    GC_BACKEND_UNSET, GC_SCOPE_WAVE);
   ck_assert_int_eq(r.rc, 0);
-  ck_assert_int_eq(r.g->gang_wave, 1);
+  ck_assert_int_eq(r.g->gang_phase, 1);
   ck_assert_int_eq(r.g->min_member, 4);
   char buf[GC_QUANTITY_BUFSZ];
   ck_assert_str_eq(gb_test_qty(&r.g->min_resources, "nvidia.com/gpu", buf), "8");
@@ -187,26 +164,111 @@ START_TEST(waves_torchtune_plan) {
 END_TEST
 
 START_TEST(waves_torchtune_one_node) {
-  /* numNodes 1: the initializer wave (2 pods) is larger than the trainer
-   * wave (1 pod), so it forms the gang and the trainer is bound only. */
+  /* numNodes 1: the initializers (2 pods, phase 0) outnumber the trainer
+   * (1 pod, phase 1, after they Complete), but the gang is the phase holding
+   * the trainer step: the trainer pod and its 2 GPUs are counted. */
   struct gb_test_run r;
   gb_test_run_with(&r, gb_test_fmt("%s%s", torchtune(), gb_test_trainjob("tune", "torchtune", NULL)),
                    GC_BACKEND_UNSET, GC_SCOPE_WAVE);
   ck_assert_int_eq(r.rc, 0);
-  ck_assert_int_eq(r.g->gang_wave, 0);
-  ck_assert_int_eq(r.g->min_member, 2);
-  ck_assert_int_eq(gb_test_podset(r.g, "node")->binding, GC_BIND_BOUND);
+  ck_assert_int_eq(r.g->gang_phase, 1);
+  ck_assert_int_eq(r.g->min_member, 1);
+  char buf[GC_QUANTITY_BUFSZ];
+  ck_assert_str_eq(gb_test_qty(&r.g->min_resources, "nvidia.com/gpu", buf), "2");
+  ck_assert_int_eq(gb_test_podset(r.g, "node")->binding, GC_BIND_COUNTED);
+  ck_assert_int_eq(gb_test_podset(r.g, "node")->phase, 1);
+  ck_assert_int_eq(gb_test_podset(r.g, "dataset-initializer")->binding, GC_BIND_UNBOUND);
+  ck_assert_int_eq(gb_test_podset(r.g, "model-initializer")->phase, 0);
   gb_test_run_free(&r);
 
-  /* numNodes 2: a tie (2 vs 2) goes to the trainer's wave. */
+  /* numNodes 2: the same phase. */
   gb_test_run_with(&r, gb_test_fmt("%s%s", torchtune(),
                                    gb_test_trainjob("tune", "torchtune",
                                                     "  trainer: {numNodes: 2}\n")),
                    GC_BACKEND_UNSET, GC_SCOPE_WAVE);
   ck_assert_int_eq(r.rc, 0);
-  ck_assert_int_eq(r.g->gang_wave, 1);
+  ck_assert_int_eq(r.g->gang_phase, 1);
   ck_assert_int_eq(r.g->min_member, 2);
   gb_test_run_free(&r);
+}
+END_TEST
+
+static const char *deepspeed(void) {
+  /* The shape of deepspeed_distributed.yaml: the launcher carries the
+   * trainer label and starts once the `node` workers are Ready. */
+  return gb_test_runtime(
+      "ClusterTrainingRuntime", "ds", "  mlPolicy: {numNodes: 1, mpi: {numProcPerNode: 1, "
+      "mpiImplementation: OpenMPI, runLauncherAsNode: false}}\n",
+      gb_test_job("launcher", "trainer", -1, "[{name: node, image: x}]",
+                  "[{name: node, status: Ready}]", NULL, NULL),
+      gb_test_job("node", NULL, -1,
+                  "[{name: node, image: x, resources: {requests: {nvidia.com/gpu: 1}}}]", NULL,
+                  NULL, NULL),
+      NULL);
+}
+
+START_TEST(waves_deepspeed_ready_same_phase) {
+  /* numNodes 1: launcher and node hold 1 pod each.  The launcher runs beside
+   * the workers (Ready: same phase) but is created only once they are
+   * Ready: the gang is the node workers; the launcher is bound. */
+  struct gb_test_run r;
+  gb_test_run_with(&r, gb_test_fmt("%s%s", deepspeed(), gb_test_trainjob("ds1", "ds", NULL)),
+                   GC_BACKEND_UNSET, GC_SCOPE_WAVE);
+  ck_assert_int_eq(r.rc, 0);
+  ck_assert_int_eq(r.g->gang_phase, 0);
+  ck_assert_int_eq(r.g->min_member, 1);
+  ck_assert_int_eq(gb_test_podset(r.g, "node")->binding, GC_BIND_COUNTED);
+  ck_assert_int_eq(gb_test_podset(r.g, "launcher")->binding, GC_BIND_BOUND);
+  ck_assert_int_eq(gb_test_podset(r.g, "launcher")->phase, 0);
+  char buf[GC_QUANTITY_BUFSZ];
+  ck_assert_str_eq(gb_test_qty(&r.g->min_resources, "nvidia.com/gpu", buf), "1");
+  ck_assert(!gb_test_has_warning(r.g, GC_WARN_GANG_SCOPE_NARROWED, NULL));
+  gb_test_run_free(&r);
+
+  gb_test_run_with(&r, gb_test_fmt("%s%s", deepspeed(),
+                                   gb_test_trainjob("ds3", "ds", "  trainer: {numNodes: 3}\n")),
+                   GC_BACKEND_UNSET, GC_SCOPE_WAVE);
+  ck_assert_int_eq(r.rc, 0);
+  ck_assert_int_eq(r.g->min_member, 3);
+  ck_assert_str_eq(gb_test_qty(&r.g->min_resources, "nvidia.com/gpu", buf), "3");
+  gb_test_run_free(&r);
+}
+END_TEST
+
+START_TEST(waves_phases_unit) {
+  /* a, b: phase 0; c Ready on a: phase 0, later wave; d Complete on b:
+   * phase 1; e Ready on d: phase 1, later wave; f Complete on c and Ready on
+   * d: phase 1 (max), not first (Ready on a job of its own phase). */
+  struct gc_wave_job jobs[] = {
+      {"a", NULL, 0, NULL},
+      {"b", NULL, 0, NULL},
+      {"c", D("a"), 1, D("Ready")},
+      {"d", D("b"), 1, D("Complete")},
+      {"e", D("d"), 1, D("Ready")},
+      {"f", D("c", "d"), 2, D("Complete", "Ready")},
+  };
+  int w[6], ph[6], first[6];
+  struct gc_diags d;
+  gc_diags_init(&d);
+  ck_assert_int_eq(gc_waves_compute(jobs, 6, "rt", w, &d), 0);
+  ck_assert_int_eq(gc_waves_phases(jobs, 6, w, ph, first), 0);
+  int want_ph[] = {0, 0, 0, 1, 1, 1};
+  int want_first[] = {1, 1, 0, 1, 0, 0};
+  for (int i = 0; i < 6; i++) {
+    ck_assert_int_eq(ph[i], want_ph[i]);
+    ck_assert_int_eq(first[i], want_first[i]);
+  }
+  /* The trainer's phase wins over a larger phase; without a trainer the
+   * phase with the most pods, ties to the earliest. */
+  int32_t counts[] = {1, 1, 1, 1, 1, 1};
+  int trainer[] = {0, 0, 0, 1, 0, 0};
+  ck_assert_int_eq(gc_waves_pick_phase(ph, counts, trainer, 6), 1);
+  trainer[3] = 0;
+  ck_assert_int_eq(gc_waves_pick_phase(ph, counts, trainer, 6), 0);
+  counts[4] = 5;
+  ck_assert_int_eq(gc_waves_pick_phase(ph, counts, trainer, 6), 1);
+  ck_assert_int_eq(gc_waves_pick_phase(ph, counts, trainer, 0), -1);
+  gc_diags_destroy(&d);
 }
 END_TEST
 
@@ -238,10 +300,11 @@ static Suite *suite(void) {
   tcase_add_test(tc, waves_cycles);
   tcase_add_test(tc, waves_limit);
   tcase_add_test(tc, waves_long_chain);
-  tcase_add_test(tc, waves_pick);
   tcase_add_test(tc, waves_torchtune_plan);
   tcase_add_test(tc, waves_torchtune_one_node);
   tcase_add_test(tc, waves_errors_in_gang);
+  tcase_add_test(tc, waves_deepspeed_ready_same_phase);
+  tcase_add_test(tc, waves_phases_unit);
   suite_add_tcase(s, tc);
   return s;
 }
