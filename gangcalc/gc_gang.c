@@ -492,7 +492,11 @@ static void check_trainjob(struct ctx *c, const struct gc_value *tj, struct tj_i
       ok = 0;
     if (ok) {
       int known_kind = !strcmp(kind, "ClusterTrainingRuntime") || !strcmp(kind, "TrainingRuntime");
-      if (strcmp(group, GC_TRAINER_GROUP) != 0 || !known_kind) {
+      if (!known_kind) {
+        fail(c, c->tj, "spec.runtimeRef.kind: Unsupported value: \"%.*s\": supported values: "
+             "\"ClusterTrainingRuntime\", \"TrainingRuntime\"", NAME_SHOW_MAX, kind);
+        ok = 0;
+      } else if (strcmp(group, GC_TRAINER_GROUP) != 0) {
         fail(c, c->tj, "spec.runtimeRef: unsupported runtime: %.*s.%.*s", NAME_SHOW_MAX, kind,
              NAME_SHOW_MAX, group);
         ok = 0;

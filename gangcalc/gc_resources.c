@@ -251,6 +251,28 @@ static const char *parse_reason(const char *s, size_t n, int rc) {
   return "unable to parse numeric part of quantity";
 }
 
+/* The text a scalar was written as, for messages. */
+static void value_text(const struct gc_value *mv, char *nbuf, size_t cap, const char **text,
+                       size_t *tn) {
+  if (mv->type == GC_STR) {
+    *text = mv->u.s;
+    *tn = mv->len;
+    return;
+  }
+  if (mv->type == GC_BOOL) {
+    *text = mv->u.b ? "true" : "false";
+  } else if (mv->text) {
+    *text = mv->text;
+  } else {
+    if (mv->type == GC_FLOAT)
+      snprintf(nbuf, cap, "%.17g", mv->u.f);
+    else
+      snprintf(nbuf, cap, "%lld", (long long)mv->u.i);
+    *text = nbuf;
+  }
+  *tn = strlen(*text);
+}
+
 int gc_reslist_from_value(struct gc_arena *a, const struct gc_value *v, const char *where,
                           struct gc_reslist *out, struct gc_diags *diags) {
   if (!a || !out)
@@ -290,27 +312,23 @@ int gc_reslist_from_value(struct gc_arena *a, const struct gc_value *v, const ch
       const char *text;
       size_t tn;
       char nbuf[64];
-      if (mv->type == GC_STR) {
-        text = mv->u.s;
-        tn = mv->len;
-      } else if (mv->type == GC_BOOL) {
-        text = mv->u.b ? "true" : "false";
-        tn = strlen(text);
-      } else if (mv->text) {
-        text = mv->text;
-        tn = strlen(text);
-      } else if (mv->type == GC_FLOAT) {
-        snprintf(nbuf, sizeof(nbuf), "%.17g", mv->u.f);
-        text = nbuf;
-        tn = strlen(nbuf);
-      } else {
-        snprintf(nbuf, sizeof(nbuf), "%lld", (long long)mv->u.i);
-        text = nbuf;
-        tn = strlen(nbuf);
-      }
+      value_text(mv, nbuf, sizeof(nbuf), &text, &tn);
       quote(text, tn, qbuf, sizeof(qbuf));
       gc_diags_addf(diags, "%s.%s: invalid quantity \"%s\": %s", where, m->key, qbuf,
                     parse_reason(text, tn, e));
+      rc = GC_EINVAL;
+      continue;
+    }
+    /* The API server refuses negative requests, limits and overhead; a
+     * negative one would also cancel another job's resources in a sum. */
+    if (q.mant < 0) {
+      const char *text;
+      size_t tn;
+      char nbuf[64];
+      value_text(mv, nbuf, sizeof(nbuf), &text, &tn);
+      quote(text, tn, qbuf, sizeof(qbuf));
+      gc_diags_addf(diags, "%s.%s: Invalid value: \"%s\": must be greater than or equal to 0",
+                    where, m->key, qbuf);
       rc = GC_EINVAL;
       continue;
     }

@@ -285,8 +285,18 @@ START_TEST(runtime_ref_rules) {
                     "spec: {runtimeRef: {name: x, apiGroup: example.com, kind: Thing}}\n";
   gb_test_run(&r, gb_test_fmt("%s%s", tr_nons, tj3), NULL, NULL);
   ck_assert_int_eq(r.rc, GC_EINVAL);
+  ck_assert(gb_test_has_diag(&r.diags, "default/job: spec.runtimeRef.kind: Unsupported value: "
+                             "\"Thing\": supported values: \"ClusterTrainingRuntime\", "
+                             "\"TrainingRuntime\""));
+  gb_test_run_free(&r);
+
+  const char *tj4 = "---\napiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\n"
+                    "metadata: {name: job}\n"
+                    "spec: {runtimeRef: {name: x, apiGroup: example.com, kind: TrainingRuntime}}\n";
+  gb_test_run(&r, gb_test_fmt("%s%s", tr_nons, tj4), NULL, NULL);
+  ck_assert_int_eq(r.rc, GC_EINVAL);
   ck_assert(gb_test_has_diag(&r.diags, "default/job: spec.runtimeRef: unsupported runtime: "
-                             "Thing.example.com"));
+                             "TrainingRuntime.example.com"));
   gb_test_run_free(&r);
 }
 END_TEST

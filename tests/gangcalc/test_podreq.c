@@ -180,6 +180,29 @@ START_TEST(podreq_errors_collected) {
 }
 END_TEST
 
+START_TEST(podreq_negative_refused) {
+  /* Kubernetes refuses negative quantities; a negative one would cancel
+   * another container's or job's resources in a sum. */
+  struct pr p;
+  compute(&p, "containers:\n- {name: a, resources: {requests: {memory: -1Gi, cpu: 1}}}\n"
+              "- {name: b, resources: {limits: {nvidia.com/gpu: -1}}}\n"
+              "overhead: {cpu: '-0.5'}\n");
+  ck_assert_int_eq(p.rc, GC_EINVAL);
+  ck_assert_uint_eq(p.d.errors, 3);
+  ck_assert(gb_test_has_diag(&p.d, "ns/x: spec.containers[0].resources.requests.memory: "
+                             "Invalid value: \"-1Gi\": must be greater than or equal to 0"));
+  ck_assert(gb_test_has_diag(&p.d, "ns/x: spec.containers[1].resources.limits.nvidia.com/gpu: "
+                             "Invalid value: \"-1\": must be greater than or equal to 0"));
+  ck_assert(gb_test_has_diag(&p.d, "ns/x: spec.overhead.cpu: Invalid value: \"-0.5\": must be "
+                             "greater than or equal to 0"));
+  done(&p);
+  /* Zero is allowed. */
+  compute(&p, "containers:\n- {name: a, resources: {requests: {memory: '0', cpu: -0}}}\n");
+  ck_assert_int_eq(p.rc, 0);
+  done(&p);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("podreq");
   TCase *tc = tcase_create("core");
@@ -192,6 +215,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, podreq_limits_only);
   tcase_add_test(tc, podreq_empty);
   tcase_add_test(tc, podreq_errors_collected);
+  tcase_add_test(tc, podreq_negative_refused);
   suite_add_tcase(s, tc);
   return s;
 }
