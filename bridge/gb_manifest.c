@@ -618,6 +618,14 @@ static void anchors_clear(struct src *s) {
 }
 
 /* Builds a scalar from an event, honouring tags. */
+/* A NUL byte would cut the string wherever C reads it ("rt\0evil" would
+ * resolve runtime "rt"), so no string may carry one. */
+static int nul_err(struct src *s, const char *text, size_t len, uint32_t line, uint32_t col) {
+  char q[96];
+  quote_key(q, sizeof(q), text, len);
+  return src_err(s, GC_EINVAL, line, col, "invalid string %s: contains a NUL byte", q);
+}
+
 static int yscalar(struct ybuild *y, const yaml_event_t *ev, struct gc_value **out) {
   struct src *s = y->s;
   struct gc_arena *a = s->ds->arena;
@@ -627,6 +635,8 @@ static int yscalar(struct ybuild *y, const yaml_event_t *ev, struct gc_value **o
   uint32_t line = ev_line(ev), col = ev_col(ev);
   struct gb_scalar r = {.type = GC_STR};
   int plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+  if (memchr(text, '\0', len))
+    return nul_err(s, text, len, line, col);
   if (!tag || !strcmp(tag, "!")) {
     /* "!" is the non-specific tag: a plain "! 12" is a string in goyaml.v2. */
     if (plain && !tag)
@@ -1027,6 +1037,7 @@ static size_t put_utf8(char *o, unsigned cp) {
 static int jw_string(struct jwalk *w, char **out, size_t *outlen) {
   if (w->p >= w->end || *w->p != '"')
     return jw_bad(w);
+  uint32_t sline = w->line, scol = w->col;
   jw_adv(w);
   const char *start = w->p;
   while (w->p < w->end && *w->p != '"') {
@@ -1094,6 +1105,8 @@ static int jw_string(struct jwalk *w, char **out, size_t *outlen) {
     }
   }
   o[n] = '\0';
+  if (memchr(o, '\0', n))
+    return nul_err(w->s, o, n, sline, scol);
   *out = o;
   *outlen = n;
   return GC_OK;

@@ -625,6 +625,31 @@ START_TEST(test_yaml_errors) {
 }
 END_TEST
 
+START_TEST(test_nul_in_strings) {
+  /* A NUL would cut the string where C reads it: "rt\0evil" resolved "rt". */
+  struct gc_diags d;
+  int rc;
+  struct gb_docset *ds = load_as("n.yaml", "a: \"rt\\0evil\"\n", NULL, &d, &rc);
+  ck_assert_int_eq(rc, GC_EINVAL);
+  ck_assert_msg_present(&d, "n.yaml:1:4: invalid string \"rt\\x00evil\": contains a NUL byte");
+  ck_assert_uint_eq(ds->n, 0);
+  gb_docset_free(ds);
+  gc_diags_destroy(&d);
+
+  ds = load_as("n.yaml", "a:\n  \"k\\x00\": 1\n", NULL, &d, &rc);
+  ck_assert_int_eq(rc, GC_EINVAL);
+  ck_assert_msg_present(&d, "n.yaml:2:3: invalid string \"k\\x00\": contains a NUL byte");
+  gb_docset_free(ds);
+  gc_diags_destroy(&d);
+
+  ds = load_as("n.json", "{\"a\": {\"b\": \"x\\u0000y\"}}", NULL, &d, &rc);
+  ck_assert_int_eq(rc, GC_EINVAL);
+  ck_assert_msg_present(&d, "n.json:1:13: invalid string \"x\\x00y\": contains a NUL byte");
+  gb_docset_free(ds);
+  gc_diags_destroy(&d);
+}
+END_TEST
+
 /* ---- bounds ---- */
 
 START_TEST(test_limit_source_bytes) {
@@ -1133,6 +1158,7 @@ static Suite *manifest_suite(void) {
   tcase_add_test(tc, test_json);
   tcase_add_loop_test(tc, test_json_errors, 0, (int)(sizeof(JERRS) / sizeof(JERRS[0])));
   tcase_add_test(tc, test_yaml_errors);
+  tcase_add_test(tc, test_nul_in_strings);
   tcase_add_test(tc, test_limit_source_bytes);
   tcase_add_test(tc, test_limit_total_bytes);
   tcase_add_test(tc, test_limit_depth);
