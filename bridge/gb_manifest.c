@@ -31,7 +31,8 @@
 /* Recursion in the builders follows the nesting depth, so a caller-supplied
  * depth is clamped to keep the C stack bounded (threads have small stacks). */
 #define HARD_DEPTH 1000
-/* Directory recursion bound: also stops symlink loops. */
+/* Directory recursion bound for real nesting (symlink loops end earlier:
+ * each directory is walked once). */
 #define MAX_DIR_DEPTH 64
 /* Maps at or below this size check duplicate keys by scanning; larger ones
  * build a hash index so hostile inputs with huge maps stay linear. */
@@ -70,9 +71,12 @@ struct gb_docset *gb_docset_new(const struct gb_limits *limits) {
   return ds;
 }
 
+static void visited_free(struct gb_visited *v);
+
 void gb_docset_free(struct gb_docset *ds) {
   if (!ds)
     return;
+  visited_free(ds->visited);
   gc_arena_free(ds->arena);
   free(ds->docs);
   free(ds);
@@ -1493,6 +1497,61 @@ static int cmp_names(const void *a, const void *b) {
   return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+/* The set of (device, inode) pairs already walked, open addressing. */
+struct gb_visited {
+  struct visit_key {
+    dev_t dev;
+    ino_t ino;
+    int used;
+  } *slots;
+  size_t n, cap; /* cap is a power of two, kept at most half full */
+};
+
+static void visited_free(struct gb_visited *v) {
+  if (!v)
+    return;
+  free(v->slots);
+  free(v);
+}
+
+static size_t visit_hash(dev_t dev, ino_t ino, size_t cap) {
+  uint64_t h = ((uint64_t)dev * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)ino * 0xC2B2AE3D27D4EB4Full);
+  return (size_t)(h ^ (h >> 29)) & (cap - 1);
+}
+
+static void visit_put(struct visit_key *slots, size_t cap, dev_t dev, ino_t ino) {
+  size_t i = visit_hash(dev, ino, cap);
+  while (slots[i].used)
+    i = (i + 1) & (cap - 1);
+  slots[i] = (struct visit_key){dev, ino, 1};
+}
+
+/* Records st; returns 1 when it was new, 0 when already walked, GC_ENOMEM. */
+static int visit_first(struct gb_docset *ds, const struct stat *st) {
+  struct gb_visited *v = ds->visited;
+  if (!v && !(v = ds->visited = calloc(1, sizeof(*v))))
+    return GC_ENOMEM;
+  for (size_t i = v->cap ? visit_hash(st->st_dev, st->st_ino, v->cap) : 0;
+       v->cap && v->slots[i].used; i = (i + 1) & (v->cap - 1))
+    if (v->slots[i].dev == st->st_dev && v->slots[i].ino == st->st_ino)
+      return 0;
+  if (2 * (v->n + 1) > v->cap) {
+    size_t ncap = v->cap ? v->cap * 2 : 64;
+    struct visit_key *ns = calloc(ncap, sizeof(*ns));
+    if (!ns)
+      return GC_ENOMEM;
+    for (size_t i = 0; i < v->cap; i++)
+      if (v->slots[i].used)
+        visit_put(ns, ncap, v->slots[i].dev, v->slots[i].ino);
+    free(v->slots);
+    v->slots = ns;
+    v->cap = ncap;
+  }
+  visit_put(v->slots, v->cap, st->st_dev, st->st_ino);
+  v->n++;
+  return 1;
+}
+
 static int load_dir(struct gb_docset *ds, const char *path, int level, struct gc_diags *diags);
 
 static int load_any(struct gb_docset *ds, const char *path, int level, int explicit_path,
@@ -1502,15 +1561,26 @@ static int load_any(struct gb_docset *ds, const char *path, int level, int expli
     gc_diags_addf(diags, "%s: %s", path, strerror(errno));
     return GC_EIO;
   }
-  if (S_ISDIR(st.st_mode)) {
+  int is_dir = S_ISDIR(st.st_mode);
+  if (!is_dir && !explicit_path && (!S_ISREG(st.st_mode) || !has_manifest_ext(path)))
+    return GC_OK;
+  int first = is_dir || S_ISREG(st.st_mode) ? visit_first(ds, &st) : 1;
+  if (first < 0) {
+    gc_diags_addf(diags, "%s: %s", path, strerror(ENOMEM));
+    return first;
+  }
+  /* Reached before (a symlink loop such as `ln -s . x`, a second link, the
+   * same path twice): walking it again would load its files again, and two
+   * loops would walk 2^depth paths. */
+  if (!first)
+    return GC_OK;
+  if (is_dir) {
     if (level >= MAX_DIR_DEPTH) {
       gc_diags_addf(diags, "%s: directory nesting exceeds limit %d", path, MAX_DIR_DEPTH);
       return GC_ELIMIT;
     }
     return load_dir(ds, path, level + 1, diags);
   }
-  if (!explicit_path && (!S_ISREG(st.st_mode) || !has_manifest_ext(path)))
-    return GC_OK;
   return load_file(ds, path, diags);
 }
 

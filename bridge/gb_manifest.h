@@ -40,6 +40,7 @@ struct gb_docset {
   size_t n, cap;
   struct gb_limits limits;
   size_t bytes_read;
+  struct gb_visited *visited; /* files and directories already walked (device, inode) */
 };
 
 /* Creates an empty docset with the given limits (NULL: defaults; zero fields
@@ -49,7 +50,9 @@ void gb_docset_free(struct gb_docset *ds);
 
 /* Loads a file, a directory (recursive) or "-" (stdin).  Every problem goes
  * to diags; returns 0 if the path loaded cleanly, else the first error code
- * (documents parsed before an error in the same file are kept). */
+ * (documents parsed before an error in the same file are kept).  A file or
+ * directory reached again (same device and inode: a symlink loop, a second
+ * link, the same path given twice) is skipped, so each file loads once. */
 int gb_load_path(struct gb_docset *ds, const char *path, struct gc_diags *diags);
 
 /* Loads bytes as if from a file called name (JSON if the first non-blank

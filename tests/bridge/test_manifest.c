@@ -714,15 +714,22 @@ START_TEST(test_limit_total_bytes) {
   l.max_total_bytes = 30;
   ds = gb_docset_new(&l);
   gc_diags_init(&d);
+  char path2[256];
+  snprintf(path2, sizeof(path2), "%s/t2.yaml", dir);
+  f = fopen(path2, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs("a: 1234567890123\n", f);
+  fclose(f);
   ck_assert_int_eq(gb_load_path(ds, path, &d), 0);
-  ck_assert_int_eq(gb_load_path(ds, path, &d), GC_ELIMIT);
+  ck_assert_int_eq(gb_load_path(ds, path2, &d), GC_ELIMIT);
   char want[512];
-  snprintf(want, sizeof(want), "%s:1:1: total input size exceeds limit 30", path);
+  snprintf(want, sizeof(want), "%s:1:1: total input size exceeds limit 30", path2);
   ck_assert_msg_present(&d, want);
   ck_assert_uint_eq(ds->n, 1);
   gb_docset_free(ds);
   gc_diags_destroy(&d);
   unlink(path);
+  unlink(path2);
   rmdir(dir);
 }
 END_TEST
@@ -960,29 +967,38 @@ START_TEST(test_directory) {
 END_TEST
 
 START_TEST(test_directory_loop) {
+  /* One self-link loaded a.yaml 41 times; two walked 2^40 paths.  Each
+   * directory and file is walked once, by device and inode. */
   char dir[] = "/tmp/gbman-XXXXXX";
   ck_assert_ptr_nonnull(mkdtemp(dir));
-  char link[512];
+  char link[512], link2[512], flink[512];
   snprintf(link, sizeof(link), "%s/loop", dir);
+  snprintf(link2, sizeof(link2), "%s/loop2", dir);
+  snprintf(flink, sizeof(flink), "%s/b.yaml", dir);
   ck_assert_int_eq(symlink(".", link), 0);
+  ck_assert_int_eq(symlink(".", link2), 0);
   write_file(dir, "a.yaml", "a: 1\n");
+  ck_assert_int_eq(symlink("a.yaml", flink), 0);
   struct gb_docset *ds = gb_docset_new(NULL);
   struct gc_diags d;
   gc_diags_init(&d);
-  /* The kernel (ELOOP) or the loader's own bound ends the walk. */
   int rc = gb_load_path(ds, dir, &d);
-  ck_assert(rc == GC_EIO || rc == GC_ELIMIT);
-  ck_assert_uint_eq(d.n, 1);
-  ck_assert(strstr(d.msgs[0], ": Too many levels of symbolic links") ||
-            strstr(d.msgs[0], ": directory nesting exceeds limit 64"));
-  ck_assert_uint_ge(ds->n, 2);
-  ck_assert_uint_le(ds->n, 65);
-  gb_docset_free(ds);
-  gc_diags_destroy(&d);
+  dump(&d);
+  ck_assert_int_eq(rc, 0);
+  ck_assert_uint_eq(d.n, 0);
+  ck_assert_uint_eq(ds->n, 1);
+  /* The same directory or file given again adds nothing. */
+  ck_assert_int_eq(gb_load_path(ds, link, &d), 0);
   char p[1100];
   snprintf(p, sizeof(p), "%s/a.yaml", dir);
+  ck_assert_int_eq(gb_load_path(ds, p, &d), 0);
+  ck_assert_uint_eq(ds->n, 1);
+  gb_docset_free(ds);
+  gc_diags_destroy(&d);
   unlink(p);
+  unlink(flink);
   unlink(link);
+  unlink(link2);
 
   /* 70 real nested directories: the loader's bound. */
   char deep[1024];
