@@ -32,6 +32,7 @@ struct render_run {
   struct gb_docset *docs;
   struct gc_catalog *catalog;
   struct gc_gang **gangs;
+  const struct gb_doc **gang_docs; /* the TrainJob document of each gang */
   size_t n_gangs;
   struct gc_diags diags;
 };
@@ -148,9 +149,67 @@ static void run_free(struct render_run *r) {
   for (size_t i = 0; i < r->n_gangs; i++)
     gc_gang_free(r->gangs[i]);
   free(r->gangs);
+  free(r->gang_docs);
   gc_catalog_free(r->catalog);
   gb_docset_free(r->docs);
   gc_diags_destroy(&r->diags);
+}
+
+struct gang_pos {
+  const struct gc_gang *g;
+  size_t pos;
+};
+
+/* By namespace and name, then input order. */
+static int cmp_gang_pos(const void *a, const void *b) {
+  const struct gang_pos *x = a, *y = b;
+  int c = strcmp(x->g->namespace_, y->g->namespace_);
+  if (!c)
+    c = strcmp(x->g->name, y->g->name);
+  return c ? c : (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+/* Two TrainJobs with one namespace and name cannot both exist in a cluster
+ * (the second apply replaces the first); rendering both would make two
+ * PodGroups of one name.  Every later copy is an error and is dropped. */
+static int drop_duplicates(struct render_run *r) {
+  size_t n = r->n_gangs;
+  if (n < 2)
+    return GC_OK;
+  struct gang_pos *sorted = malloc(n * sizeof(*sorted));
+  size_t *first = malloc(n * sizeof(*first));
+  if (!sorted || !first) {
+    free(sorted);
+    free(first);
+    return GC_ENOMEM;
+  }
+  for (size_t i = 0; i < n; i++)
+    sorted[i] = (struct gang_pos){r->gangs[i], i};
+  qsort(sorted, n, sizeof(*sorted), cmp_gang_pos);
+  for (size_t i = 0, head = 0; i < n; i++) {
+    if (i == 0 || strcmp(sorted[i].g->namespace_, sorted[head].g->namespace_) ||
+        strcmp(sorted[i].g->name, sorted[head].g->name))
+      head = i;
+    first[sorted[i].pos] = sorted[head].pos;
+  }
+  size_t kept = 0;
+  for (size_t i = 0; i < n; i++) {
+    struct gc_gang *g = r->gangs[i];
+    const struct gb_doc *d = r->gang_docs[i], *f = r->gang_docs[first[i]];
+    if (first[i] == i) {
+      r->gang_docs[kept] = d;
+      r->gangs[kept++] = g;
+      continue;
+    }
+    gc_diags_addf(&r->diags, "%s:%u:%u: TrainJob %s/%s is defined again (first at %s:%u:%u): an "
+                  "API server holds one object per namespace and name", d->file, d->line, d->col,
+                  g->namespace_, g->name, f->file, f->line, f->col);
+    gc_gang_free(g);
+  }
+  r->n_gangs = kept;
+  free(sorted);
+  free(first);
+  return GC_OK;
 }
 
 /* Loads every path, indexes runtimes, then computes the gang of every
@@ -184,7 +243,8 @@ static int run_compute(const struct render_opts *o, struct render_run *r) {
     return GC_OK;
   }
   r->gangs = calloc(n_jobs, sizeof(*r->gangs));
-  if (!r->gangs)
+  r->gang_docs = calloc(n_jobs, sizeof(*r->gang_docs));
+  if (!r->gangs || !r->gang_docs)
     return GC_ENOMEM;
   for (size_t i = 0; i < r->docs->n; i++) {
     const struct gb_doc *d = &r->docs->docs[i];
@@ -192,17 +252,28 @@ static int run_compute(const struct render_opts *o, struct render_run *r) {
     if (!gc_doc_trainer_kind(d->root, &kind) || strcmp(kind, "TrainJob"))
       continue;
     struct gc_gang *g = NULL;
-    if (gc_gang_compute(d->root, r->catalog, &o->gang, &g, &r->diags) == GC_OK)
+    if (gc_gang_compute(d->root, r->catalog, &o->gang, &g, &r->diags) == GC_OK) {
+      r->gang_docs[r->n_gangs] = d;
       r->gangs[r->n_gangs++] = g;
+    }
   }
-  return GC_OK;
+  return drop_duplicates(r);
+}
+
+/* "warning: ns/name: message"; names come from manifests, so control bytes
+ * are escaped (the message already is). */
+static void print_escaped_warning(const struct gc_gang *g, const char *msg) {
+  char ns[1024], name[1024];
+  gc_escape_controls(ns, sizeof(ns), g->namespace_, strlen(g->namespace_));
+  gc_escape_controls(name, sizeof(name), g->name, strlen(g->name));
+  fprintf(stderr, "warning: %s/%s: %s\n", ns, name, msg);
 }
 
 static void print_warnings(const struct render_run *r) {
   for (size_t i = 0; i < r->n_gangs; i++) {
     const struct gc_gang *g = r->gangs[i];
     for (size_t w = 0; w < g->n_warnings; w++)
-      fprintf(stderr, "warning: %s/%s: %s\n", g->namespace_, g->name, g->warnings[w].message);
+      print_escaped_warning(g, g->warnings[w].message);
   }
 }
 

@@ -66,6 +66,34 @@ oom:
   return GC_ENOMEM;
 }
 
+int gc_has_controls(const char *s, size_t len) {
+  for (size_t i = 0; i < len; i++)
+    if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+      return 1;
+  return 0;
+}
+
+size_t gc_escape_controls(char *out, size_t cap, const char *in, size_t len) {
+  static const char HEX[] = "0123456789abcdef";
+  size_t o = 0;
+  for (size_t i = 0; i < len; i++) {
+    unsigned char c = (unsigned char)in[i];
+    int ctl = c < 0x20 || c == 0x7f;
+    if (o + (ctl ? 4 : 1) >= cap)
+      break;
+    if (!ctl) {
+      out[o++] = (char)c;
+      continue;
+    }
+    out[o++] = '\\';
+    out[o++] = 'x';
+    out[o++] = HEX[c >> 4];
+    out[o++] = HEX[c & 15];
+  }
+  out[o] = '\0';
+  return o;
+}
+
 static int diags_vadd(struct gc_diags *d, int warning, const char *fmt, va_list ap) {
   if (!d)
     return GC_OK;
@@ -85,6 +113,17 @@ static int diags_vadd(struct gc_diags *d, int warning, const char *fmt, va_list 
     return GC_ENOMEM;
   }
   vsnprintf(msg, (size_t)len + 1, fmt, ap);
+  if (gc_has_controls(msg, (size_t)len)) {
+    char *esc = malloc((size_t)len * 4 + 1);
+    if (!esc) {
+      free(msg);
+      d->dropped++;
+      return GC_ENOMEM;
+    }
+    gc_escape_controls(esc, (size_t)len * 4 + 1, msg, (size_t)len);
+    free(msg);
+    msg = esc;
+  }
   return diags_push(d, msg, warning);
 }
 

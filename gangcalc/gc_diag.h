@@ -45,6 +45,7 @@ void gc_diags_destroy(struct gc_diags *d);
 
 /* Appends a formatted error message.  Returns 0, or GC_ENOMEM (the message is
  * then counted as dropped).  A NULL list is accepted and ignored. */
+/* Messages are stored with control bytes escaped (gc_escape_controls). */
 int gc_diags_addf(struct gc_diags *d, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
@@ -54,5 +55,14 @@ int gc_diags_warnf(struct gc_diags *d, const char *fmt, ...)
 
 /* Moves every message of src to the end of dst (src is left empty). */
 int gc_diags_move(struct gc_diags *dst, struct gc_diags *src);
+
+/* 1 when s[0..len) holds a control byte (below 0x20, or 0x7f). */
+int gc_has_controls(const char *s, size_t len);
+
+/* Copies in[0..len) to out (cap >= 1 bytes, always terminated, cut to fit)
+ * with every control byte written as \xNN, so that text taken from a
+ * manifest cannot drive a terminal or split a line.  Needs at most 4 * len + 1
+ * bytes.  Returns the length written. */
+size_t gc_escape_controls(char *out, size_t cap, const char *in, size_t len);
 
 #endif

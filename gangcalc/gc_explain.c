@@ -73,6 +73,28 @@ static char *reslist_text(const struct gc_reslist *l) {
   return b.s;
 }
 
+/* A malloc'd copy of a manifest string with control bytes escaped. */
+static char *esc_dup(const char *s) {
+  if (!s)
+    s = "?";
+  size_t n = strlen(s);
+  char *o = malloc(n * 4 + 1);
+  if (o)
+    gc_escape_controls(o, n * 4 + 1, s, n);
+  return o;
+}
+
+/* Appends a manifest string, control bytes escaped. */
+static void put_esc(struct sbuf *b, const char *s) {
+  char *e = esc_dup(s);
+  if (!e) {
+    b->err = GC_ENOMEM;
+    return;
+  }
+  put(b, "%s", e);
+  free(e);
+}
+
 static char *depends_text(const struct gc_podset *ps) {
   struct sbuf b = {0};
   for (size_t i = 0; i < ps->n_depends_on; i++)
@@ -132,9 +154,13 @@ int gc_explain(const struct gc_gang *g, char **out) {
   if (!cells)
     return GC_ENOMEM;
 
-  put(&b, "TrainJob %s/%s\n", g->namespace_, g->name);
-  put(&b, "  runtime:         %s %s\n", g->runtime_kind ? g->runtime_kind : "?",
-      g->runtime_name ? g->runtime_name : "?");
+  put(&b, "TrainJob ");
+  put_esc(&b, g->namespace_);
+  put(&b, "/");
+  put_esc(&b, g->name);
+  put(&b, "\n  runtime:         %s ", g->runtime_kind ? g->runtime_kind : "?");
+  put_esc(&b, g->runtime_name);
+  put(&b, "\n");
   put(&b, "  API generation:  %s\n", g->api_generation ? g->api_generation : "?");
   put(&b, "  backend:         %s (%s)\n", gc_backend_name(g->backend), backend_reason(g));
   if (g->scope == GC_SCOPE_ALL)
@@ -167,6 +193,11 @@ int gc_explain(const struct gc_gang *g, char **out) {
     row[6] = reslist_text(&ps->request);
     row[7] = strdup(gc_binding_name(ps->binding));
     for (size_t c = 0; c < NCOLS; c++) {
+      if (row[c] && gc_has_controls(row[c], strlen(row[c]))) {
+        char *e = esc_dup(row[c]);
+        free(row[c]);
+        row[c] = e;
+      }
       if (!row[c]) {
         rc = GC_ENOMEM;
         goto out;
@@ -200,7 +231,11 @@ int gc_explain(const struct gc_gang *g, char **out) {
       rc = GC_ENOMEM;
       goto out;
     }
-    put(&b, "  (%s: taken from limits: %s)\n", ps->name, t);
+    put(&b, "  (");
+    put_esc(&b, ps->name);
+    put(&b, ": taken from limits: ");
+    put_esc(&b, t);
+    put(&b, ")\n");
     free(t);
   }
 
@@ -210,34 +245,47 @@ int gc_explain(const struct gc_gang *g, char **out) {
     goto out;
   }
   put(&b, "\nminMember:         %d\n", g->min_member);
-  put(&b, "minResources:      %s\n", g->min_resources.n ? res : "{} (no requests)");
+  put(&b, "minResources:      ");
+  put_esc(&b, g->min_resources.n ? res : "{} (no requests)");
+  put(&b, "\n");
   free(res);
   if (g->backend == GC_BACKEND_VOLCANO) {
-    if (g->queue)
-      put(&b, "queue:             %s\n", g->queue);
-    else
+    if (g->queue) {
+      put(&b, "queue:             ");
+      put_esc(&b, g->queue);
+      put(&b, "\n");
+    } else
       put(&b, "queue:             (none; Volcano uses \"default\")\n");
-    put(&b, "priority class:    %s\n", g->priority_class ? g->priority_class : "(none)");
-    if (g->topology.set && g->topology.highest_tier_name)
-      put(&b, "network topology:  mode %s, highestTierName %s\n", g->topology.mode,
-          g->topology.highest_tier_name);
-    else if (g->topology.set)
+    put(&b, "priority class:    ");
+    put_esc(&b, g->priority_class ? g->priority_class : "(none)");
+    put(&b, "\n");
+    if (g->topology.set && g->topology.highest_tier_name) {
+      put(&b, "network topology:  mode %s, highestTierName ", g->topology.mode);
+      put_esc(&b, g->topology.highest_tier_name);
+      put(&b, "\n");
+    } else if (g->topology.set)
       put(&b, "network topology:  mode %s, highestTierAllowed %lld\n", g->topology.mode,
           (long long)g->topology.highest_tier);
     else
       put(&b, "network topology:  (none)\n");
-    put(&b, "pod binding:       annotation %s=%s on the gang and bound jobs\n",
-        GC_VOLCANO_GROUP_ANNOTATION, g->name);
+    put(&b, "pod binding:       annotation %s=", GC_VOLCANO_GROUP_ANNOTATION);
+    put_esc(&b, g->name);
+    put(&b, " on the gang and bound jobs\n");
   } else {
-    put(&b, "priority class:    %s (not part of a coscheduling PodGroup)\n",
-        g->priority_class ? g->priority_class : "(none)");
+    put(&b, "priority class:    ");
+    put_esc(&b, g->priority_class ? g->priority_class : "(none)");
+    put(&b, " (not part of a coscheduling PodGroup)\n");
     put(&b, "schedule timeout:  %d s\n", g->has_timeout ? g->schedule_timeout_seconds : 60);
-    put(&b, "pod binding:       label %s=%s on the gang and bound jobs\n",
-        GC_COSCHED_GROUP_LABEL, g->name);
+    put(&b, "pod binding:       label %s=", GC_COSCHED_GROUP_LABEL);
+    put_esc(&b, g->name);
+    put(&b, " on the gang and bound jobs\n");
   }
   put(&b, "\nwarnings:%s\n", g->n_warnings ? "" : " none");
-  for (size_t i = 0; i < g->n_warnings; i++)
-    put(&b, "  - %s\n", g->warnings[i].message);
+  for (size_t i = 0; i < g->n_warnings; i++) {
+    put(&b, "  - ");
+    put_esc(&b, g->warnings[i].message);
+    put(&b, "\n");
+  }
   rc = b.err;
 out:
   for (size_t i = 0; i < n * NCOLS; i++)

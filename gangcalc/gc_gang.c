@@ -188,7 +188,16 @@ int gc_gang_warnf(struct gc_gang *g, enum gc_warning_code code, const char *fmt,
   size_t n = vformat(buf, sizeof(buf), fmt, ap);
   va_end(ap);
   struct gc_warning *w = gc_arena_alloc(g->arena, (g->n_warnings + 1) * sizeof(*w));
-  char *msg = gc_arena_strndup(g->arena, buf, n);
+  char *msg;
+  /* Names from manifests may hold control bytes; printed raw they could
+   * clear a terminal or forge a line. */
+  if (gc_has_controls(buf, n)) {
+    msg = gc_arena_alloc(g->arena, n * 4 + 1);
+    if (msg)
+      gc_escape_controls(msg, n * 4 + 1, buf, n);
+  } else {
+    msg = gc_arena_strndup(g->arena, buf, n);
+  }
   if (!w || !msg)
     return GC_ENOMEM;
   if (g->n_warnings)

@@ -411,6 +411,38 @@ START_TEST(explain_coscheduling_all) {
 }
 END_TEST
 
+START_TEST(explain_escapes_controls) {
+  /* A container or priority class name from a manifest must not drive the
+   * terminal ("\e[2J" clears the screen): control characters are escaped in
+   * explain, in warnings and in diagnostics. */
+  struct gb_test_run r;
+  const char *rt = gb_test_runtime(
+      "ClusterTrainingRuntime", "rt", "",
+      gb_test_job("node", "trainer", -1,
+                  "[{name: \"n\\e[2J\", image: x, resources: {limits: {cpu: 1}}}]", NULL, NULL,
+                  "priorityClassName: \"hi\\tgh\\n\""),
+      NULL);
+  gb_test_run_with(&r, gb_test_fmt("%s%s", rt, gb_test_trainjob("job", "rt", NULL)),
+                   GC_BACKEND_UNSET, GC_SCOPE_WAVE);
+  ck_assert_int_eq(r.rc, 0);
+  char *text = NULL;
+  ck_assert_int_eq(gc_explain(r.g, &text), 0);
+  for (const char *p = text; *p; p++)
+    ck_assert_msg(*p == '\n' || ((unsigned char)*p >= 0x20 && *p != 0x7f),
+                  "control byte 0x%02x in explain output", (unsigned char)*p);
+  ck_assert_ptr_nonnull(strstr(text, "container \"n\\x1b[2J\": cpu is set only in limits"));
+  ck_assert_ptr_nonnull(strstr(text, "priority class:    hi\\x09gh\\x0a\n"));
+  free(text);
+  gb_test_run_free(&r);
+
+  struct gc_diags d;
+  gc_diags_init(&d);
+  gc_diags_addf(&d, "x: %s", "a\x1b[2Jb\r");
+  ck_assert_str_eq(d.msgs[0], "x: a\\x1b[2Jb\\x0d");
+  gc_diags_destroy(&d);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("render");
   TCase *tc = tcase_create("core");
@@ -421,6 +453,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, render_refuses_empty_gang);
   tcase_add_test(tc, explain_text);
   tcase_add_test(tc, explain_coscheduling_all);
+  tcase_add_test(tc, explain_escapes_controls);
   suite_add_tcase(s, tc);
   return s;
 }
