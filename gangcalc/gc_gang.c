@@ -266,25 +266,49 @@ static char *fmt(struct ctx *c, const char *f, ...) {
 
 static int is_null(const struct gc_value *v) { return !v || v->type == GC_NULL; }
 
+/* The integer a number holds: an integer, or a float with an integral value
+ * (the API server takes 1.0 or 2e0 for an integer field, as kube-openapi's
+ * validation does).  Values beyond int64 saturate, so range checks still
+ * refuse them.  Returns 0 for anything else. */
+static int int_value(const struct gc_value *v, int64_t *out) {
+  if (v->type == GC_INT) {
+    *out = v->u.i;
+    return 1;
+  }
+  if (v->type != GC_FLOAT || v->u.f != v->u.f)
+    return 0;
+  /* Every double at or beyond 2^63 in magnitude is integral. */
+  if (v->u.f >= 9223372036854775807.0 || v->u.f <= -9223372036854775807.0) {
+    *out = v->u.f > 0 ? INT64_MAX : INT64_MIN;
+    return v->u.f - v->u.f == 0; /* not an infinity */
+  }
+  int64_t t = (int64_t)v->u.f;
+  if ((double)t != v->u.f)
+    return 0;
+  *out = t;
+  return 1;
+}
+
 /* Reads an optional integer.  Returns 1 (set), 0 (absent or null) or -1
  * (reported: wrong type or out of [min, max]). */
 static int get_int(struct ctx *c, const char *prefix, const struct gc_value *v, const char *path,
                    int64_t min, int64_t max, int64_t *out) {
+  int64_t n;
   if (is_null(v))
     return 0;
-  if (v->type != GC_INT) {
+  if (!int_value(v, &n)) {
     fail(c, prefix, "%s: must be an integer", path);
     return -1;
   }
-  if (v->u.i < min) {
+  if (n < min) {
     fail(c, prefix, "%s: must be >= %lld", path, (long long)min);
     return -1;
   }
-  if (v->u.i > max) {
+  if (n > max) {
     fail(c, prefix, "%s: must be <= %lld", path, (long long)max);
     return -1;
   }
-  *out = v->u.i;
+  *out = n;
   return 1;
 }
 
@@ -370,9 +394,12 @@ static int check_num_proc(struct ctx *c, const char *prefix, const struct gc_val
                           const char *path) {
   if (is_null(v))
     return 0;
-  if (v->type == GC_INT) {
-    if (v->u.i < 1)
+  int64_t n;
+  if (int_value(v, &n)) {
+    if (n < 1)
       fail(c, prefix, "%s: numProcPerNode must be greater than or equal to 1", path);
+    else if (n > INT32_MAXV)
+      fail(c, prefix, "%s: must be <= %lld", path, (long long)INT32_MAXV);
     return 0;
   }
   if (v->type == GC_STR) {
@@ -1182,11 +1209,12 @@ static void queue_from(struct queue_src *q, const struct gc_value *ann, const ch
 
 /* An optional int in [0, INT32_MAX]: 1 if absent or valid (stored). */
 static int quiet_int(const struct gc_value *v, int64_t *out, int *has) {
+  int64_t n;
   if (is_null(v))
     return 1;
-  if (v->type != GC_INT || v->u.i < 0 || v->u.i > INT32_MAXV)
+  if (!int_value(v, &n) || n < 0 || n > INT32_MAXV)
     return 0;
-  *out = v->u.i;
+  *out = n;
   if (has)
     *has = 1;
   return 1;

@@ -68,6 +68,29 @@ START_TEST(errors_numnodes_type) {
   expect_errors(gb_test_fmt("%s%s", good_rt(),
                             gb_test_trainjob("job", "rt", "  trainer: {numNodes: 3000000000}\n")),
                 ERRS("default/job: spec.trainer.numNodes: must be <= 2147483647"));
+  /* numProcPerNode is an int32 (IntOrString) too. */
+  expect_errors(gb_test_fmt("%s%s", good_rt(),
+                            gb_test_trainjob("job", "rt",
+                                             "  trainer: {numProcPerNode: 2147483648}\n")),
+                ERRS("default/job: spec.trainer.numProcPerNode: must be <= 2147483647"));
+  expect_errors(gb_test_fmt("%s%s", good_rt(),
+                            gb_test_trainjob("job", "rt", "  trainer: {numNodes: 1e300}\n")),
+                ERRS("default/job: spec.trainer.numNodes: must be <= 2147483647"));
+}
+END_TEST
+
+START_TEST(integral_floats_accepted) {
+  /* The API server accepts a JSON number with an integral value (1.0, 2e0)
+   * for an integer field, as kube-openapi's validation does. */
+  struct gb_test_run r;
+  gb_test_run_with(&r, gb_test_fmt("%s%s", good_rt(),
+                                   gb_test_trainjob("job", "rt",
+                                                    "  trainer: {numNodes: 3.0, "
+                                                    "numProcPerNode: 2e0}\n")),
+                   GC_BACKEND_UNSET, GC_SCOPE_WAVE);
+  ck_assert_int_eq(r.rc, 0);
+  ck_assert_int_eq(r.g->min_member, 3);
+  gb_test_run_free(&r);
 }
 END_TEST
 
@@ -283,6 +306,7 @@ static Suite *suite(void) {
   tcase_add_checked_fixture(tc, NULL, gb_test_strings_free);
   tcase_add_test(tc, errors_trainjob_fields_all_reported);
   tcase_add_test(tc, errors_numnodes_type);
+  tcase_add_test(tc, integral_floats_accepted);
   tcase_add_test(tc, errors_names);
   tcase_add_test(tc, errors_runtime_side);
   tcase_add_test(tc, errors_runtime_job_fields);
