@@ -1665,6 +1665,41 @@ static void compute_jobs(struct ctx *c, const struct tj_info *t, const struct rt
   }
 }
 
+/* Adds count x request of podset i to minResources.  Kubernetes reads a
+ * quantity as an int64 (Quantity.Value saturates), so a total above 2^63-1
+ * is an error naming the resource and the pod spec it comes from. */
+static int add_total(struct ctx *c, size_t i, const struct gc_podset *ps) {
+  static const struct gc_quantity max = {INT64_MAX, 0, GC_QF_DECIMAL_SI};
+  struct gc_reslist *tot = &c->g->min_resources;
+  for (size_t k = 0; k < ps->request.n; k++) {
+    const struct gc_resource *r = &ps->request.items[k];
+    struct gc_quantity q = r->q;
+    const struct gc_quantity *have = gc_reslist_get(tot, r->name);
+    int rc = gc_quantity_mul_int(&q, ps->count);
+    if (!rc && have) {
+      struct gc_quantity sum = *have;
+      rc = gc_quantity_add(&sum, &q);
+      q = sum;
+    }
+    if (!rc && gc_quantity_cmp(&q, &max) > 0)
+      rc = GC_ERANGE;
+    if (rc) {
+      char each[GC_QUANTITY_BUFSZ];
+      if (gc_quantity_format(&r->q, each, sizeof(each)))
+        each[0] = '\0';
+      fail(c, c->tj, "minResources.%s: the total does not fit: replicated job \"%s\" adds %d "
+           "pod(s) x %s (%s: spec.template.spec.replicatedJobs[%zu].template.spec.template.spec) "
+           "and the sum exceeds 9223372036854775807 (2^63-1), the largest quantity Kubernetes "
+           "can use", r->name, ps->name, ps->count, each, c->rt, i);
+      return GC_EINVAL;
+    }
+    rc = gc_reslist_set(c->a, tot, r->name, &q);
+    if (rc)
+      return rc;
+  }
+  return GC_OK;
+}
+
 static int build_gang(struct ctx *c, const struct tj_info *t, struct job *jobs, size_t n) {
   struct gc_gang *g = c->g;
   g->podsets = gc_arena_alloc(c->a, n * sizeof(*g->podsets));
@@ -1791,19 +1826,9 @@ static int build_gang(struct ctx *c, const struct tj_info *t, struct job *jobs, 
     if (ps->binding != GC_BIND_COUNTED)
       continue;
     members += ps->count;
-    struct gc_reslist tmp = GC_RESLIST_INIT;
-    int rc = gc_reslist_copy(c->a, &tmp, &ps->request);
-    if (!rc)
-      rc = gc_reslist_scale(&tmp, ps->count);
-    if (!rc)
-      rc = gc_reslist_add(c->a, &g->min_resources, &tmp);
-    if (rc == GC_ENOMEM)
+    int rc = add_total(c, i, ps);
+    if (rc)
       return rc;
-    if (rc) {
-      fail(c, c->tj, "minResources: the total of replicated job \"%s\" (%d pods) does not fit a "
-           "Kubernetes quantity", ps->name, ps->count);
-      return GC_EINVAL;
-    }
   }
   if (members > INT32_MAXV) {
     fail(c, c->tj, "minMember: %lld pods do not fit an int32", (long long)members);

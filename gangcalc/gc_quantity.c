@@ -302,7 +302,21 @@ static int scan(const char *s, size_t len, struct scanned *sc) {
   return GC_OK;
 }
 
-int gc_quantity_parse(const char *s, size_t len, struct gc_quantity *out) {
+/* 1 when the digits' value is above 2^63-1 in magnitude.  The integer part
+ * has n + last_pos digits. */
+static int above_int64(const struct digits *x) {
+  int64_t int_digits = (int64_t)x->n + x->last_pos;
+  if (int_digits != 19)
+    return int_digits > 19;
+  u128 ip = 0;
+  for (int64_t i = 0; i < int_digits; i++)
+    ip = ip * 10 + (u128)((size_t)i < x->n ? x->d[i] : 0);
+  return ip > (u128)INT64_MAX || (ip == (u128)INT64_MAX && x->last_pos < 0);
+}
+
+/* The parser; with cap set, any value above 2^63-1 in magnitude becomes
+ * 2^63-1 (binary values always are, as upstream caps them). */
+static int parse_q(const char *s, size_t len, int cap, struct gc_quantity *out) {
   struct scanned sc;
   struct suffix_info si;
   if (!s || !out || len == 0)
@@ -365,6 +379,9 @@ int gc_quantity_parse(const char *s, size_t len, struct gc_quantity *out) {
       }
       if (x.n == 0 && c == '0')
         continue;
+      /* So many digits at or above nano put the first one far above 10^19. */
+      if (x.n >= QDIGITS_MAX && cap)
+        goto capped;
       if (x.n >= QDIGITS_MAX)
         return GC_ERANGE;
       x.d[x.n++] = (char)(c - '0');
@@ -386,7 +403,7 @@ int gc_quantity_parse(const char *s, size_t len, struct gc_quantity *out) {
         /* More than QDIGITS_MAX significant digits: if the integer part
          * alone is that long the value is capped below anyway. */
         if (sc.num_len > 40)
-          goto binary_cap;
+          goto capped;
         return GC_ERANGE;
       }
       x.d[x.n++] = (char)(c - '0');
@@ -412,23 +429,11 @@ int gc_quantity_parse(const char *s, size_t len, struct gc_quantity *out) {
   }
 
   enum gc_qformat format = si.format;
-  if (si.base == 2) {
-    /* Cap at 2^63-1 (maxAllowed), compared on the exact value.  The
-     * integer part has n + last_pos digits. */
-    int64_t int_digits = (int64_t)x.n + x.last_pos;
-    if (int_digits > 19)
-      goto binary_cap;
-    if (int_digits == 19) {
-      u128 ip = 0;
-      for (int64_t i = 0; i < int_digits; i++)
-        ip = ip * 10 + (u128)((size_t)i < x.n ? x.d[i] : 0);
-      int frac = x.last_pos < 0;
-      if (ip > (u128)INT64_MAX || (ip == (u128)INT64_MAX && frac))
-        goto binary_cap;
-    }
-    if (int_digits <= 0)
-      format = GC_QF_DECIMAL_SI; /* 0 < |v| < 1: upstream switches format */
-  }
+  /* Cap at 2^63-1 (upstream's maxAllowed for binary), on the exact value. */
+  if ((si.base == 2 || cap) && above_int64(&x))
+    goto capped;
+  if (si.base == 2 && (int64_t)x.n + x.last_pos <= 0)
+    format = GC_QF_DECIMAL_SI; /* 0 < |v| < 1: upstream switches format */
 
   if (x.n > 19)
     return GC_ERANGE;
@@ -438,11 +443,15 @@ int gc_quantity_parse(const char *s, size_t len, struct gc_quantity *out) {
   i128 sm = sc.negative ? -(i128)m : (i128)m;
   return store_exact(sm, x.last_pos, format, out);
 
-binary_cap:
+capped:
   out->mant = sc.negative ? -INT64_MAX : INT64_MAX;
   out->scale = 0;
-  out->format = GC_QF_BINARY_SI;
+  out->format = si.format;
   return GC_OK;
+}
+
+int gc_quantity_parse(const char *s, size_t len, struct gc_quantity *out) {
+  return parse_q(s, len, 0, out);
 }
 
 /* Go's strings.TrimSpace: ASCII white space plus the Unicode White_Space
@@ -545,7 +554,17 @@ static int format_go_float(double f, char *buf, size_t cap) {
   return GC_OK;
 }
 
+static int from_value(const struct gc_value *v, int cap, struct gc_quantity *out);
+
 int gc_quantity_from_value(const struct gc_value *v, struct gc_quantity *out) {
+  return from_value(v, 0, out);
+}
+
+int gc_quantity_from_value_capped(const struct gc_value *v, struct gc_quantity *out) {
+  return from_value(v, 1, out);
+}
+
+static int from_value(const struct gc_value *v, int cap, struct gc_quantity *out) {
   char buf[64];
   if (!v || !out)
     return GC_EINVAL;
@@ -567,17 +586,17 @@ int gc_quantity_from_value(const struct gc_value *v, struct gc_quantity *out) {
     }
     while (n > 0 && (k = space_before(s, n)) > 0)
       n -= k;
-    return gc_quantity_parse((const char *)s, n, out);
+    return parse_q((const char *)s, n, cap, out);
   }
   case GC_INT:
     /* An integer reaches UnmarshalJSON as its decimal digits, whatever
      * spelling the YAML source used (0x1F, 1_000, +5): sigs.k8s.io/yaml
      * converts it to a JSON number first. */
     snprintf(buf, sizeof(buf), "%lld", (long long)v->u.i);
-    return gc_quantity_parse(buf, strlen(buf), out);
+    return parse_q(buf, strlen(buf), cap, out);
   case GC_FLOAT: {
     if (v->text) {
-      int rc = gc_quantity_parse(v->text, strlen(v->text), out);
+      int rc = parse_q(v->text, strlen(v->text), cap, out);
       if (rc != GC_EINVAL)
         return rc;
       /* YAML-only spellings (1_000.5) fall through to the number's value. */
@@ -585,7 +604,7 @@ int gc_quantity_from_value(const struct gc_value *v, struct gc_quantity *out) {
     int rc = format_go_float(v->u.f, buf, sizeof(buf));
     if (rc)
       return rc;
-    return gc_quantity_parse(buf, strlen(buf), out);
+    return parse_q(buf, strlen(buf), cap, out);
   }
   default:
     return GC_EINVAL;

@@ -40,6 +40,13 @@ int gc_quantity_parse(const char *s, size_t len, struct gc_quantity *out);
  * number (parsed from its source spelling, as Quantity.UnmarshalJSON does). */
 int gc_quantity_from_value(const struct gc_value *v, struct gc_quantity *out);
 
+/* As gc_quantity_from_value, for a value of a resource list: one above
+ * 2^63-1 in magnitude is capped at 2^63-1 (format kept) instead of being
+ * kept or refused with GC_ERANGE.  Kubernetes caps binary values at parse and
+ * saturates every other one at 2^63-1 when the scheduler reads it
+ * (Quantity.Value), so that is the amount a pod asks for. */
+int gc_quantity_from_value_capped(const struct gc_value *v, struct gc_quantity *out);
+
 /* A zero quantity in the given format. */
 struct gc_quantity gc_quantity_zero(enum gc_qformat format);
 

@@ -301,7 +301,7 @@ int gc_reslist_from_value(struct gc_arena *a, const struct gc_value *v, const ch
       continue;
     }
     struct gc_quantity q;
-    int e = mv ? gc_quantity_from_value(mv, &q) : GC_EINVAL;
+    int e = mv ? gc_quantity_from_value_capped(mv, &q) : GC_EINVAL;
     if (e) {
       if (!mv || mv->type == GC_MAP || mv->type == GC_SEQ) {
         gc_diags_addf(diags, "%s.%s: invalid quantity: must be a string or number, not %s", where,

@@ -79,6 +79,37 @@ START_TEST(errors_numnodes_type) {
 }
 END_TEST
 
+START_TEST(errors_total_above_int64) {
+  /* 1e400 is capped at 2^63-1 per pod; two pods do not fit (before, the
+   * PodGroup said 20e399).  The message names the resource and where. */
+  const char *rt = gb_test_runtime(
+      CTR, "rt", "  mlPolicy: {numNodes: 2, torch: {}}\n",
+      gb_test_job("node", "trainer", -1,
+                  "[{name: node, image: x, resources: {requests: {memory: 1e400, cpu: 1}}}]",
+                  NULL, NULL, NULL),
+      NULL);
+  expect_errors(gb_test_fmt("%s%s", rt, gb_test_trainjob("job", "rt", NULL)),
+                ERRS("default/job: minResources.memory: the total does not fit: replicated job "
+                     "\"node\" adds 2 pod(s) x 9223372036854775807 (ClusterTrainingRuntime/rt: "
+                     "spec.template.spec.replicatedJobs[0].template.spec.template.spec) and the "
+                     "sum exceeds 9223372036854775807 (2^63-1), the largest quantity Kubernetes "
+                     "can use"));
+  /* 5E fits; 2 x 5E does not, though it has few digits. */
+  rt = gb_test_runtime(
+      CTR, "rt", "  mlPolicy: {numNodes: 2, torch: {}}\n",
+      gb_test_job("node", "trainer", -1,
+                  "[{name: node, image: x, resources: {requests: {example.com/x: 5E}}}]", NULL,
+                  NULL, NULL),
+      NULL);
+  expect_errors(gb_test_fmt("%s%s", rt, gb_test_trainjob("job", "rt", NULL)),
+                ERRS("default/job: minResources.example.com/x: the total does not fit: "
+                     "replicated job \"node\" adds 2 pod(s) x 5E (ClusterTrainingRuntime/rt: "
+                     "spec.template.spec.replicatedJobs[0].template.spec.template.spec) and the "
+                     "sum exceeds 9223372036854775807 (2^63-1), the largest quantity Kubernetes "
+                     "can use"));
+}
+END_TEST
+
 START_TEST(integral_floats_accepted) {
   /* The API server accepts a JSON number with an integral value (1.0, 2e0)
    * for an integer field, as kube-openapi's validation does. */
@@ -307,6 +338,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, errors_trainjob_fields_all_reported);
   tcase_add_test(tc, errors_numnodes_type);
   tcase_add_test(tc, integral_floats_accepted);
+  tcase_add_test(tc, errors_total_above_int64);
   tcase_add_test(tc, errors_names);
   tcase_add_test(tc, errors_runtime_side);
   tcase_add_test(tc, errors_runtime_job_fields);

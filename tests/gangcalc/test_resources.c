@@ -266,7 +266,7 @@ START_TEST(test_from_value_errors) {
   ck_assert_int_eq(gc_map_set(A, m, "cpu", gc_value_strz(A, "1.5.5")), 0);
   ck_assert_int_eq(gc_map_set(A, m, "memory", gc_value_strz(A, "1ki")), 0);
   ck_assert_int_eq(gc_map_set(A, m, "nvidia.com/gpu", gc_value_strz(A, "2")), 0);
-  ck_assert_int_eq(gc_map_set(A, m, "huge", gc_value_strz(A, "18446744073709551616")), 0);
+  ck_assert_int_eq(gc_map_set(A, m, "precise", gc_value_strz(A, "123456789012.12345678")), 0);
   ck_assert_int_eq(gc_map_set(A, m, "flag", gc_value_bool(A, 1)), 0);
   ck_assert_int_eq(gc_map_set(A, m, "obj", gc_value_map(A)), 0);
   ck_assert_int_eq(gc_map_set(A, m, "quote", gc_value_strz(A, "1\"\x01")), 0);
@@ -281,8 +281,8 @@ START_TEST(test_from_value_errors) {
                          "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"));
   ck_assert(has_diag(&d, "default/job: spec.trainer.resourcesPerNode.requests.memory: invalid "
                          "quantity \"1ki\": unable to parse quantity's suffix"));
-  ck_assert(has_diag(&d, "default/job: spec.trainer.resourcesPerNode.requests.huge: invalid "
-                         "quantity \"18446744073709551616\": out of range: the value needs more "
+  ck_assert(has_diag(&d, "default/job: spec.trainer.resourcesPerNode.requests.precise: invalid "
+                         "quantity \"123456789012.12345678\": out of range: the value needs more "
                          "than 19 significant digits or an exponent outside 32 bits"));
   ck_assert(has_diag(&d, "default/job: spec.trainer.resourcesPerNode.requests.flag: invalid "
                          "quantity \"true\": quantities must match the regular expression "
@@ -322,6 +322,32 @@ START_TEST(test_from_value_errors) {
 }
 END_TEST
 
+START_TEST(test_from_value_capped) {
+  /* Above 2^63-1 a request is capped there, as Kubernetes caps BinarySI at
+   * parse and saturates every other value when the scheduler reads it. */
+  struct gc_value *m = gc_value_map(A);
+  ck_assert_int_eq(gc_map_set(A, m, "a", gc_value_strz(A, "1e400")), 0);
+  ck_assert_int_eq(gc_map_set(A, m, "b", gc_value_strz(A, "18446744073709551616")), 0);
+  ck_assert_int_eq(gc_map_set(A, m, "c", gc_value_strz(A, "100E")), 0);
+  ck_assert_int_eq(gc_map_set(A, m, "d", gc_value_strz(A, "16Ei")), 0);
+  struct gc_value *fv = gc_value_float(A, 1e19);
+  fv->text = "1e19";
+  ck_assert_int_eq(gc_map_set(A, m, "e", fv), 0);
+  ck_assert_int_eq(gc_map_set(A, m, "f", gc_value_strz(A, "9223372036854775807")), 0);
+  ck_assert_int_eq(gc_map_set(A, m, "g", gc_value_strz(A, "1" "000000000000000000000000000000"
+                                                          "0000000000000000000000000.5")), 0);
+  struct gc_diags d;
+  gc_diags_init(&d);
+  struct gc_reslist l;
+  ck_assert_int_eq(gc_reslist_from_value(A, m, "w", &l, &d), 0);
+  ck_assert_uint_eq(d.n, 0);
+  const char *names[] = {"a", "b", "c", "d", "e", "f", "g"};
+  for (size_t i = 0; i < 7; i++)
+    ck_assert_str_eq(get(&l, names[i]), "9223372036854775807");
+  gc_diags_destroy(&d);
+}
+END_TEST
+
 START_TEST(test_arena_exhaustion) {
   struct gc_arena *small = gc_arena_new(256);
   struct gc_reslist l = GC_RESLIST_INIT;
@@ -350,6 +376,7 @@ static Suite *resources_suite(void) {
   tcase_add_test(tc, test_copy);
   tcase_add_test(tc, test_from_value_ok);
   tcase_add_test(tc, test_from_value_errors);
+  tcase_add_test(tc, test_from_value_capped);
   tcase_add_test(tc, test_arena_exhaustion);
   suite_add_tcase(s, tc);
   return s;
