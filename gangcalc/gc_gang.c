@@ -1037,28 +1037,34 @@ static struct gc_value *filter_podspec(struct ctx *c, const struct gc_value *spe
 
 #undef CP
 
-/* Merges a filtered pod spec patch into job `jobname` of js. */
-static void merge_into_job(struct ctx *c, struct gc_value *jsjobs, const char *jobname,
-                           const struct gc_value *patch) {
+/* Merges a filtered pod spec patch into job `jobname` of js.  Returns 0, or
+ * GC_ELIMIT (the caller reports it once, at the patch's path); out of
+ * memory is recorded in c. */
+static int merge_into_job(struct ctx *c, struct gc_value *jsjobs, const char *jobname,
+                          const struct gc_value *patch) {
   static const char *const PATH[] = {"template", "spec", "template", "spec"};
   size_t idx = 0;
   struct gc_value *job = job_by_name(jsjobs, jobname, &idx);
   if (!job)
-    return;
+    return GC_OK;
   const struct gc_value *ps = gc_value_path(job, "template.spec.template.spec");
   if (!ps || ps->type != GC_MAP)
     ps = &EMPTY_MAP;
   struct gc_value *merged = NULL;
   int rc = gc_merge_strategic(c->a, ps, patch, NULL, &merged);
+  if (rc == GC_ELIMIT)
+    return rc;
   if (rc || !merged) {
-    if (rc == GC_ELIMIT)
-      fail(c, c->tj, "override of replicated job \"%s\" is too large or nested too deeply",
-           jobname);
-    else
-      c->oom = 1;
-    return;
+    c->oom = 1;
+    return GC_OK;
   }
   job_set(c, jsjobs, idx, PATH, 4, merged);
+  return GC_OK;
+}
+
+static void merge_too_large(struct ctx *c, const char *path) {
+  fail(c, c->tj, "%s: the merged pod spec is too large or nested too deeply (at most %d items in "
+       "a merged list and %d levels)", path, GC_MERGE_MAX_LIST, GC_MERGE_MAX_DEPTH);
 }
 
 /* v2.0 podSpecOverrides and v2.1 podTemplateOverrides. */
@@ -1103,8 +1109,11 @@ static void apply_overrides(struct ctx *c, const struct gc_value *spec, struct g
       const struct gc_value *rps = gc_value_path(rj, "template.spec.template.spec");
       struct gc_value *f = filter_podspec(c, ospec, rps, v20 ? V20_POD_FIELDS : V21_POD_FIELDS,
                                           OVERRIDE_CONTAINER_FIELDS, 0, &spath, jn);
-      if (f)
-        merge_into_job(c, jsjobs, jn, f);
+      if (f && merge_into_job(c, jsjobs, jn, f) == GC_ELIMIT) {
+        /* Every other target would hit the same bound: one message. */
+        merge_too_large(c, v20 ? path : fmt(c, "%s.spec", path));
+        break;
+      }
     }
   }
 }
@@ -1181,8 +1190,8 @@ static void apply_patches(struct ctx *c, const struct gc_value *spec, struct gc_
       const struct gc_value *rps = gc_value_path(rj, "template.spec.template.spec");
       struct gc_value *f = filter_podspec(c, pspec, rps, PATCH_POD_FIELDS, PATCH_CONTAINER_FIELDS,
                                           1, &sp, jn);
-      if (f)
-        merge_into_job(c, jsjobs, jn, f);
+      if (f && merge_into_job(c, jsjobs, jn, f) == GC_ELIMIT)
+        merge_too_large(c, lp(c, &sp));
     }
   }
 }

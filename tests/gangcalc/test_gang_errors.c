@@ -4,6 +4,7 @@
  * object and the exact field path; nothing is computed from bad input.
  */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -107,6 +108,34 @@ START_TEST(errors_total_above_int64) {
                      "spec.template.spec.replicatedJobs[0].template.spec.template.spec) and the "
                      "sum exceeds 9223372036854775807 (2^63-1), the largest quantity Kubernetes "
                      "can use"));
+}
+END_TEST
+
+START_TEST(errors_override_too_large_once) {
+  /* An override merged into several jobs hits the list bound once per job;
+   * it is reported once, at the override's path. */
+  const char *rt = gb_test_runtime(
+      CTR, "rt", "  mlPolicy: {numNodes: 1, torch: {}}\n",
+      gb_test_job("node", "trainer", -1, NODE, NULL, NULL, "volumes: [{name: base}]"),
+      gb_test_job("a", NULL, -1, "[{name: a, image: x}]", NULL, NULL, "volumes: [{name: base}]"),
+      gb_test_job("b", NULL, -1, "[{name: b, image: x}]", NULL, NULL, "volumes: [{name: base}]"),
+      NULL);
+  size_t cap = 4100 * 16 + 256, n = 0;
+  char *vols = malloc(cap);
+  ck_assert_ptr_nonnull(vols);
+  n += (size_t)snprintf(vols + n, cap - n, "[");
+  for (int i = 0; i < 4097; i++)
+    n += (size_t)snprintf(vols + n, cap - n, "%s{name: v%d}", i ? ", " : "", i);
+  snprintf(vols + n, cap - n, "]");
+  const char *tj = gb_test_trainjob(
+      "job", "rt",
+      gb_test_fmt("  podTemplateOverrides:\n  - targetJobs: [{name: node}, {name: a}, {name: b}]\n"
+                  "    spec: {volumes: %s}\n", vols));
+  free(vols);
+  expect_errors(gb_test_fmt("%s%s", rt, tj),
+                ERRS("default/job: spec.podTemplateOverrides[0].spec: the merged pod spec is too "
+                     "large or nested too deeply (at most 4096 items in a merged list and 128 "
+                     "levels)"));
 }
 END_TEST
 
@@ -339,6 +368,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, errors_numnodes_type);
   tcase_add_test(tc, integral_floats_accepted);
   tcase_add_test(tc, errors_total_above_int64);
+  tcase_add_test(tc, errors_override_too_large_once);
   tcase_add_test(tc, errors_names);
   tcase_add_test(tc, errors_runtime_side);
   tcase_add_test(tc, errors_runtime_job_fields);
