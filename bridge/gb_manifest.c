@@ -73,6 +73,17 @@ struct gb_docset *gb_docset_new(const struct gb_limits *limits) {
 
 static void visited_free(struct gb_visited *v);
 
+int gb_docset_limit_trees(struct gb_docset *ds, size_t bytes) {
+  if (!ds || ds->n || ds->bytes_read)
+    return GC_EUSAGE;
+  struct gc_arena *a = gc_arena_new(bytes);
+  if (!a)
+    return GC_ENOMEM;
+  gc_arena_free(ds->arena);
+  ds->arena = a;
+  return GC_OK;
+}
+
 void gb_docset_free(struct gb_docset *ds) {
   if (!ds)
     return;
@@ -128,7 +139,12 @@ __attribute__((format(printf, 5, 6))) static int src_err(struct src *s, int rc, 
   return src_fail(s, rc);
 }
 
+/* An allocation failed: either the docset's tree limit (an input bound,
+ * reported as such) or the process's memory. */
 static int src_oom(struct src *s, uint32_t line, uint32_t col) {
+  if (gc_arena_limit_hit(s->ds->arena))
+    return src_err(s, GC_ELIMIT, line, col, "the loaded documents need more than %zu bytes of "
+                   "memory (the limit for all inputs together)", gc_arena_limit(s->ds->arena));
   return src_err(s, GC_ENOMEM, line, col, "out of memory");
 }
 
@@ -1375,6 +1391,11 @@ int gb_load_buffer(struct gb_docset *ds, const char *name, const char *buf, size
   ds->bytes_read += len;
   struct src s = {.ds = ds, .diags = diags, .buf = buf ? buf : "", .len = len};
   s.name = gc_arena_strdup(ds->arena, name);
+  if (!s.name && gc_arena_limit_hit(ds->arena)) {
+    gc_diags_addf(diags, "%s:1:1: the loaded documents need more than %zu bytes of memory (the "
+                  "limit for all inputs together)", name, gc_arena_limit(ds->arena));
+    return GC_ELIMIT;
+  }
   if (!s.name) {
     gc_diags_addf(diags, "%s:1:1: out of memory", name);
     return GC_ENOMEM;

@@ -48,6 +48,12 @@ struct gb_docset {
 struct gb_docset *gb_docset_new(const struct gb_limits *limits);
 void gb_docset_free(struct gb_docset *ds);
 
+/* Bounds the memory of the trees loaded into an empty docset (default
+ * 1 GiB, gc_arena's limit); reaching it is reported as that limit, with
+ * GC_ELIMIT.  Returns 0, GC_EUSAGE when ds already holds documents, or
+ * GC_ENOMEM. */
+int gb_docset_limit_trees(struct gb_docset *ds, size_t bytes);
+
 /* Loads a file, a directory (recursive) or "-" (stdin).  Every problem goes
  * to diags; returns 0 if the path loaded cleanly, else the first error code
  * (documents parsed before an error in the same file are kept).  A file or

@@ -27,6 +27,7 @@ struct gc_arena {
   struct chunk *head;
   size_t limit;
   size_t handed_out;
+  int limit_hit; /* an allocation was refused by the limit, not by malloc */
 };
 
 struct gc_arena *gc_arena_new(size_t limit) {
@@ -61,12 +62,15 @@ void gc_arena_reset(struct gc_arena *a) {
   keep->used = 0;
   a->head = keep;
   a->handed_out = 0;
+  a->limit_hit = 0;
 }
 
 void *gc_arena_alloc(struct gc_arena *a, size_t size) {
   size_t rounded = (size + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
-  if (rounded < size || rounded > a->limit - a->handed_out)
+  if (rounded < size || rounded > a->limit - a->handed_out) {
+    a->limit_hit = 1;
     return NULL;
+  }
   struct chunk *c = a->head;
   if (!c || c->cap - c->used < rounded) {
     size_t next = c ? c->cap * 2 : ARENA_CHUNK_MIN;
@@ -129,3 +133,7 @@ char *gc_arena_printf(struct gc_arena *a, const char *fmt, ...) {
 }
 
 size_t gc_arena_used(const struct gc_arena *a) { return a ? a->handed_out : 0; }
+
+int gc_arena_limit_hit(const struct gc_arena *a) { return a && a->limit_hit; }
+
+size_t gc_arena_limit(const struct gc_arena *a) { return a ? a->limit : 0; }

@@ -36,6 +36,13 @@ char *gc_arena_printf(struct gc_arena *a, const char *fmt, ...)
 /* Bytes handed out so far (for limits and memory benchmarks). */
 size_t gc_arena_used(const struct gc_arena *a);
 
+/* 1 when an allocation was refused because of the limit (rather than by
+ * malloc), so callers can report the limit instead of "out of memory". */
+int gc_arena_limit_hit(const struct gc_arena *a);
+
+/* The arena's byte limit. */
+size_t gc_arena_limit(const struct gc_arena *a);
+
 /* Forgets every allocation but keeps the first chunk for reuse. */
 void gc_arena_reset(struct gc_arena *a);
 

@@ -689,6 +689,28 @@ START_TEST(test_limit_source_bytes) {
 }
 END_TEST
 
+START_TEST(test_limit_tree_bytes) {
+  /* The memory bound of the loaded trees is a limit, not "out of memory". */
+  struct gc_diags d;
+  char text[20000];
+  size_t n = 0;
+  for (int i = 0; i < 1000 && n + 32 < sizeof(text); i++)
+    n += (size_t)snprintf(text + n, sizeof(text) - n, "k%d: v%d\n", i, i);
+  struct gb_docset *ds = gb_docset_new(NULL);
+  ck_assert_ptr_nonnull(ds);
+  ck_assert_int_eq(gb_docset_limit_trees(ds, 8192), 0);
+  gc_diags_init(&d);
+  int rc = gb_load_buffer(ds, "big.yaml", text, strlen(text), &d);
+  ck_assert_int_eq(rc, GC_ELIMIT);
+  ck_assert_uint_eq(d.n, 1);
+  ck_assert_msg(strstr(d.msgs[0], ": the loaded documents need more than 8192 bytes of memory "
+                                  "(the limit for all inputs together)") != NULL, "%s", d.msgs[0]);
+  ck_assert(strncmp(d.msgs[0], "big.yaml:", 9) == 0);
+  gb_docset_free(ds);
+  gc_diags_destroy(&d);
+}
+END_TEST
+
 START_TEST(test_limit_total_bytes) {
   struct gb_limits l = {.max_total_bytes = 20};
   struct gc_diags d;
@@ -1177,6 +1199,7 @@ static Suite *manifest_suite(void) {
   tcase_add_test(tc, test_nul_in_strings);
   tcase_add_test(tc, test_limit_source_bytes);
   tcase_add_test(tc, test_limit_total_bytes);
+  tcase_add_test(tc, test_limit_tree_bytes);
   tcase_add_test(tc, test_limit_depth);
   tcase_add_test(tc, test_limit_nodes);
   tcase_add_test(tc, test_limit_docs);
