@@ -591,6 +591,19 @@ static int node_parse(struct gc_arena *a, const struct gc_value *doc, const char
 
 /* Places a parsed node into a fresh or reused slot.  Allocatable problems
  * are reported; the node is still added with what parsed. */
+
+/* Why a Node or Pod quantity cannot be used, or NULL with *units set: a
+ * negative value is not "invalid", it is refused as the API server does. */
+static const char *qty_problem(const struct gc_value *val, const char *key, int64_t *units) {
+  struct gc_quantity q;
+  if (gc_quantity_from_value(val, &q))
+    return "not a valid quantity";
+  if (q.mant < 0)
+    return "must be greater than or equal to 0";
+  if (tp_quantity_to_units(key, &q, units))
+    return "does not fit an int64 in the resource's unit";
+  return NULL;
+}
 static int node_insert(struct tp_snapshot *s, const struct node_in *in, uint32_t leaf,
                        int keep_sorted, struct gc_diags *diags) {
   int rc = GC_OK;
@@ -613,13 +626,12 @@ static int node_insert(struct tp_snapshot *s, const struct node_in *in, uint32_t
     s->free[r][slot] = 0;
   for (size_t i = 0; in->alloc && i < in->alloc->len; i++) {
     const struct gc_member *m = &in->alloc->u.members[i];
-    struct gc_quantity q;
     int64_t v;
     int r;
-    if (gc_quantity_from_value(m->value, &q) || q.mant < 0 ||
-        tp_quantity_to_units(m->key, &q, &v)) {
-      gc_diags_addf(diags, "%s: Node/%s: status.allocatable.%s: not a valid quantity",
-                    pfx(in->origin), in->name, m->key);
+    const char *why = qty_problem(m->value, m->key, &v);
+    if (why) {
+      gc_diags_addf(diags, "%s: Node/%s: status.allocatable.%s: %s", pfx(in->origin), in->name,
+                    m->key, why);
       rc = GC_EINVAL;
       continue;
     }
@@ -666,12 +678,11 @@ static int container_req(struct tp_snapshot *s, const struct gc_value *c, const 
       const char *key = m->u.members[i].key;
       if (pass && gc_map_get(req, key))
         continue; /* the request wins over the limit */
-      struct gc_quantity q;
       int64_t v;
-      if (gc_quantity_from_value(m->u.members[i].value, &q) || q.mant < 0 ||
-          tp_quantity_to_units(key, &q, &v)) {
-        gc_diags_addf(diags, "%s.resources.%s.%s: not a valid quantity", where,
-                      pass ? "limits" : "requests", key);
+      const char *why = qty_problem(m->u.members[i].value, key, &v);
+      if (why) {
+        gc_diags_addf(diags, "%s.resources.%s.%s: %s", where, pass ? "limits" : "requests", key,
+                      why);
         rc = GC_EINVAL;
         continue;
       }
@@ -729,12 +740,11 @@ static int pod_requests(struct tp_snapshot *s, const struct gc_value *pod, const
   memset(one, 0, sizeof(one));
   if (ov && ov->type == GC_MAP) {
     for (size_t i = 0; i < ov->len; i++) {
-      struct gc_quantity q;
       int64_t v;
       const char *key = ov->u.members[i].key;
-      if (gc_quantity_from_value(ov->u.members[i].value, &q) || q.mant < 0 ||
-          tp_quantity_to_units(key, &q, &v)) {
-        gc_diags_addf(diags, "%s: spec.overhead.%s: not a valid quantity", where, key);
+      const char *why = qty_problem(ov->u.members[i].value, key, &v);
+      if (why) {
+        gc_diags_addf(diags, "%s: spec.overhead.%s: %s", where, key, why);
         rc = GC_EINVAL;
         continue;
       }

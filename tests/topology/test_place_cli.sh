@@ -98,6 +98,12 @@ set +e
 set -e
 [ $rc -eq 1 ] || fail "bad gang exit $rc"
 grep -q 'gang.yaml:[0-9]*:[0-9]*: Gang/broken: spec.podSets\[0\].count' "$T/err" || { cat "$T/err"; fail "gang message"; }
+set +e
+"$GANGBRIDGE" place -c "$D/bad/negative.yaml" -f "$D/gang-2x8.yaml" 2>"$T/err" >/dev/null; rc=$?
+set -e
+[ $rc -eq 1 ] || fail "negative allocatable exit $rc"
+grep -q 'negative.yaml:[0-9]*:[0-9]*: Node/neg: status.allocatable.cpu: must be greater than or equal to 0$' "$T/err" || { cat "$T/err"; fail "negative allocatable message"; }
+grep -q 'negative.yaml:[0-9]*:[0-9]*: Node/neg: status.allocatable.memory: not a valid quantity$' "$T/err" || { cat "$T/err"; fail "bad allocatable message"; }
 for args in "-f $D/nope.yaml" "-f $D/gang-2x8.yaml --highest-tier-name nope"; do
   set +e
   "$GANGBRIDGE" place "${C[@]}" $args >/dev/null 2>"$T/err"; rc=$?
