@@ -136,161 +136,175 @@ static int trainer_phase(const struct gc_gang *g) {
 
 #define NCOLS 8
 
-int gc_explain(const struct gc_gang *g, char **out) {
+static void put_header(struct sbuf *b, const struct gc_gang *g) {
+  put(b, "TrainJob ");
+  put_esc(b, g->namespace_);
+  put(b, "/");
+  put_esc(b, g->name);
+  put(b, "\n  runtime:         %s ", g->runtime_kind ? g->runtime_kind : "?");
+  put_esc(b, g->runtime_name);
+  put(b, "\n");
+  put(b, "  API generation:  %s\n", g->api_generation ? g->api_generation : "?");
+  put(b, "  backend:         %s (%s)\n", gc_backend_name(g->backend), backend_reason(g));
+  if (g->scope == GC_SCOPE_ALL)
+    put(b, "  gang scope:      all (every replicated job counted, as Trainer does)\n");
+  else
+    put(b, "  gang scope:      wave (gang = first wave of dependsOn phase %d, %s)\n",
+        g->gang_phase, trainer_phase(g) ? "the phase holding the trainer step"
+                                        : "the phase with the most pods");
+  put(b, "  suspended:       %s\n\n", g->suspended ? "yes" : "no");
+}
+
+/* Fills one table row (malloc'd cells, control bytes escaped); GC_ENOMEM
+ * leaves the cells made so far for the caller to free. */
+static int fill_row(const struct gc_podset *ps, char **row) {
+  char num[32], phase[32], pods[48];
+  snprintf(num, sizeof(num), "%d", ps->wave);
+  snprintf(phase, sizeof(phase), "%d", ps->phase);
+  if (ps->replicas > 1)
+    snprintf(pods, sizeof(pods), "%d (replicas %d)", ps->count, ps->replicas);
+  else
+    snprintf(pods, sizeof(pods), "%d", ps->count);
+  row[0] = strdup(ps->name ? ps->name : "?");
+  row[1] = strdup(ps->ancestor ? ps->ancestor : "-");
+  row[2] = strdup(phase);
+  row[3] = strdup(num);
+  row[4] = depends_text(ps);
+  row[5] = strdup(pods);
+  row[6] = reslist_text(&ps->request);
+  row[7] = strdup(gc_binding_name(ps->binding));
+  for (size_t c = 0; c < NCOLS; c++) {
+    if (row[c] && gc_has_controls(row[c], strlen(row[c]))) {
+      char *e = esc_dup(row[c]);
+      free(row[c]);
+      row[c] = e;
+    }
+    if (!row[c])
+      return GC_ENOMEM;
+  }
+  return GC_OK;
+}
+
+/* The aligned table of replicated jobs. */
+static int put_table(struct sbuf *b, const struct gc_gang *g) {
   static const char *const HEAD[NCOLS] = {"REPLICATED JOB", "ANCESTOR", "PHASE", "WAVE",
                                           "DEPENDS ON", "PODS", "PER-POD REQUEST",
                                           "BINDING"};
-  struct sbuf b = {0};
-  char **cells = NULL;
-  size_t n = 0;
+  size_t n = g->n_podsets;
+  char **cells = calloc((n + 1) * NCOLS, sizeof(char *));
+  size_t width[NCOLS];
   int rc = GC_OK;
+  if (!cells)
+    return GC_ENOMEM;
+  for (size_t c = 0; c < NCOLS; c++)
+    width[c] = strlen(HEAD[c]);
+  for (size_t i = 0; i < n && !rc; i++) {
+    char **row = cells + i * NCOLS;
+    rc = fill_row(&g->podsets[i], row);
+    for (size_t c = 0; c < NCOLS && !rc; c++)
+      if (strlen(row[c]) > width[c])
+        width[c] = strlen(row[c]);
+  }
+  if (rc)
+    goto out;
+  for (size_t i = 0; i <= n; i++) {
+    for (size_t c = 0; c < NCOLS; c++) {
+      const char *cell = i == 0 ? HEAD[c] : cells[(i - 1) * NCOLS + c];
+      if (c + 1 < NCOLS)
+        put(b, "%-*s  ", (int)width[c], cell);
+      else
+        put(b, "%s\n", cell);
+    }
+  }
+out:
+  for (size_t i = 0; i < n * NCOLS; i++)
+    free(cells[i]);
+  free(cells);
+  return rc;
+}
+
+/* Resources taken from limits, then minMember and minResources. */
+static int put_totals(struct sbuf *b, const struct gc_gang *g) {
+  for (size_t i = 0; i < g->n_podsets; i++) {
+    const struct gc_podset *ps = &g->podsets[i];
+    if (!ps->limits_only.n)
+      continue;
+    char *t = reslist_text(&ps->limits_only);
+    if (!t)
+      return GC_ENOMEM;
+    put(b, "  (");
+    put_esc(b, ps->name);
+    put(b, ": taken from limits: ");
+    put_esc(b, t);
+    put(b, ")\n");
+    free(t);
+  }
+  char *res = reslist_text(&g->min_resources);
+  if (!res)
+    return GC_ENOMEM;
+  put(b, "\nminMember:         %d\n", g->min_member);
+  put(b, "minResources:      ");
+  put_esc(b, g->min_resources.n ? res : "{} (no requests)");
+  put(b, "\n");
+  free(res);
+  return GC_OK;
+}
+
+static void put_volcano(struct sbuf *b, const struct gc_gang *g) {
+  put(b, "queue:             ");
+  put_esc(b, g->queue ? g->queue : "(none; Volcano uses \"default\")");
+  put(b, "\npriority class:    ");
+  put_esc(b, g->priority_class ? g->priority_class : "(none)");
+  put(b, "\n");
+  if (g->topology.set && g->topology.highest_tier_name) {
+    put(b, "network topology:  mode %s, highestTierName ", g->topology.mode);
+    put_esc(b, g->topology.highest_tier_name);
+    put(b, "\n");
+  } else if (g->topology.set) {
+    put(b, "network topology:  mode %s, highestTierAllowed %lld\n", g->topology.mode,
+        (long long)g->topology.highest_tier);
+  } else {
+    put(b, "network topology:  (none)\n");
+  }
+  put(b, "pod binding:       annotation %s=", GC_VOLCANO_GROUP_ANNOTATION);
+  put_esc(b, g->name);
+  put(b, " on the gang and bound jobs\n");
+}
+
+static void put_coscheduling(struct sbuf *b, const struct gc_gang *g) {
+  put(b, "priority class:    ");
+  put_esc(b, g->priority_class ? g->priority_class : "(none)");
+  put(b, " (not part of a coscheduling PodGroup)\n");
+  put(b, "schedule timeout:  %d s\n", g->has_timeout ? g->schedule_timeout_seconds : 60);
+  put(b, "pod binding:       label %s=", GC_COSCHED_GROUP_LABEL);
+  put_esc(b, g->name);
+  put(b, " on the gang and bound jobs\n");
+}
+
+int gc_explain(const struct gc_gang *g, char **out) {
+  struct sbuf b = {0};
   if (!out)
     return GC_EUSAGE;
   *out = NULL;
   if (!g)
     return GC_EUSAGE;
-  n = g->n_podsets;
-  cells = calloc((n + 1) * NCOLS, sizeof(char *));
-  if (!cells)
-    return GC_ENOMEM;
-
-  put(&b, "TrainJob ");
-  put_esc(&b, g->namespace_);
-  put(&b, "/");
-  put_esc(&b, g->name);
-  put(&b, "\n  runtime:         %s ", g->runtime_kind ? g->runtime_kind : "?");
-  put_esc(&b, g->runtime_name);
-  put(&b, "\n");
-  put(&b, "  API generation:  %s\n", g->api_generation ? g->api_generation : "?");
-  put(&b, "  backend:         %s (%s)\n", gc_backend_name(g->backend), backend_reason(g));
-  if (g->scope == GC_SCOPE_ALL)
-    put(&b, "  gang scope:      all (every replicated job counted, as Trainer does)\n");
-  else
-    put(&b, "  gang scope:      wave (gang = first wave of dependsOn phase %d, %s)\n",
-        g->gang_phase, trainer_phase(g) ? "the phase holding the trainer step"
-                                        : "the phase with the most pods");
-  put(&b, "  suspended:       %s\n\n", g->suspended ? "yes" : "no");
-
-  size_t width[NCOLS];
-  for (size_t c = 0; c < NCOLS; c++)
-    width[c] = strlen(HEAD[c]);
-  for (size_t i = 0; i < n; i++) {
-    const struct gc_podset *ps = &g->podsets[i];
-    char num[32], phase[32], pods[48];
-    char **row = cells + i * NCOLS;
-    snprintf(num, sizeof(num), "%d", ps->wave);
-    snprintf(phase, sizeof(phase), "%d", ps->phase);
-    if (ps->replicas > 1)
-      snprintf(pods, sizeof(pods), "%d (replicas %d)", ps->count, ps->replicas);
+  put_header(&b, g);
+  int rc = put_table(&b, g);
+  if (!rc)
+    rc = put_totals(&b, g);
+  if (!rc) {
+    if (g->backend == GC_BACKEND_VOLCANO)
+      put_volcano(&b, g);
     else
-      snprintf(pods, sizeof(pods), "%d", ps->count);
-    row[0] = strdup(ps->name ? ps->name : "?");
-    row[1] = strdup(ps->ancestor ? ps->ancestor : "-");
-    row[2] = strdup(phase);
-    row[3] = strdup(num);
-    row[4] = depends_text(ps);
-    row[5] = strdup(pods);
-    row[6] = reslist_text(&ps->request);
-    row[7] = strdup(gc_binding_name(ps->binding));
-    for (size_t c = 0; c < NCOLS; c++) {
-      if (row[c] && gc_has_controls(row[c], strlen(row[c]))) {
-        char *e = esc_dup(row[c]);
-        free(row[c]);
-        row[c] = e;
-      }
-      if (!row[c]) {
-        rc = GC_ENOMEM;
-        goto out;
-      }
-      size_t w = strlen(row[c]);
-      if (w > width[c])
-        width[c] = w;
-    }
-  }
-  for (size_t c = 0; c < NCOLS; c++) {
-    if (c + 1 < NCOLS)
-      put(&b, "%-*s  ", (int)width[c], HEAD[c]);
-    else
-      put(&b, "%s\n", HEAD[c]);
-  }
-  for (size_t i = 0; i < n; i++) {
-    char **row = cells + i * NCOLS;
-    for (size_t c = 0; c < NCOLS; c++) {
-      if (c + 1 < NCOLS)
-        put(&b, "%-*s  ", (int)width[c], row[c]);
-      else
-        put(&b, "%s\n", row[c]);
-    }
-  }
-  for (size_t i = 0; i < n; i++) {
-    const struct gc_podset *ps = &g->podsets[i];
-    if (!ps->limits_only.n)
-      continue;
-    char *t = reslist_text(&ps->limits_only);
-    if (!t) {
-      rc = GC_ENOMEM;
-      goto out;
-    }
-    put(&b, "  (");
-    put_esc(&b, ps->name);
-    put(&b, ": taken from limits: ");
-    put_esc(&b, t);
-    put(&b, ")\n");
-    free(t);
-  }
-
-  char *res = reslist_text(&g->min_resources);
-  if (!res) {
-    rc = GC_ENOMEM;
-    goto out;
-  }
-  put(&b, "\nminMember:         %d\n", g->min_member);
-  put(&b, "minResources:      ");
-  put_esc(&b, g->min_resources.n ? res : "{} (no requests)");
-  put(&b, "\n");
-  free(res);
-  if (g->backend == GC_BACKEND_VOLCANO) {
-    if (g->queue) {
-      put(&b, "queue:             ");
-      put_esc(&b, g->queue);
+      put_coscheduling(&b, g);
+    put(&b, "\nwarnings:%s\n", g->n_warnings ? "" : " none");
+    for (size_t i = 0; i < g->n_warnings; i++) {
+      put(&b, "  - ");
+      put_esc(&b, g->warnings[i].message);
       put(&b, "\n");
-    } else
-      put(&b, "queue:             (none; Volcano uses \"default\")\n");
-    put(&b, "priority class:    ");
-    put_esc(&b, g->priority_class ? g->priority_class : "(none)");
-    put(&b, "\n");
-    if (g->topology.set && g->topology.highest_tier_name) {
-      put(&b, "network topology:  mode %s, highestTierName ", g->topology.mode);
-      put_esc(&b, g->topology.highest_tier_name);
-      put(&b, "\n");
-    } else if (g->topology.set)
-      put(&b, "network topology:  mode %s, highestTierAllowed %lld\n", g->topology.mode,
-          (long long)g->topology.highest_tier);
-    else
-      put(&b, "network topology:  (none)\n");
-    put(&b, "pod binding:       annotation %s=", GC_VOLCANO_GROUP_ANNOTATION);
-    put_esc(&b, g->name);
-    put(&b, " on the gang and bound jobs\n");
-  } else {
-    put(&b, "priority class:    ");
-    put_esc(&b, g->priority_class ? g->priority_class : "(none)");
-    put(&b, " (not part of a coscheduling PodGroup)\n");
-    put(&b, "schedule timeout:  %d s\n", g->has_timeout ? g->schedule_timeout_seconds : 60);
-    put(&b, "pod binding:       label %s=", GC_COSCHED_GROUP_LABEL);
-    put_esc(&b, g->name);
-    put(&b, " on the gang and bound jobs\n");
+    }
+    rc = b.err;
   }
-  put(&b, "\nwarnings:%s\n", g->n_warnings ? "" : " none");
-  for (size_t i = 0; i < g->n_warnings; i++) {
-    put(&b, "  - ");
-    put_esc(&b, g->warnings[i].message);
-    put(&b, "\n");
-  }
-  rc = b.err;
-out:
-  for (size_t i = 0; i < n * NCOLS; i++)
-    free(cells[i]);
-  free(cells);
   if (rc) {
     free(b.s);
     return rc;
