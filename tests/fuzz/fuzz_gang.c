@@ -8,7 +8,7 @@
  *   - gc_gang_compute returns 0 exactly when it added no error message, and
  *     then returns a gang; on failure it returns no gang;
  *   - a gang has minMember >= 1 equal to the sum of its counted podsets,
- *     bindings consistent with the scope and gang wave, and it renders (with
+ *     bindings consistent with the scope and gang phase, and it renders (with
  *     sorted keys) and explains without error.
  * Build: cmake -DGB_FUZZ=ON -DCMAKE_C_COMPILER=clang; run fuzz/fuzz_gang
  * with tests/fuzz/corpus/gang as the seed corpus.
