@@ -51,6 +51,7 @@ struct method {
   gb_rpc_handler fn;
   void *data;
   void *registered; /* core handle; NULL: served by the generic path */
+  int light;        /* never refused for load (Health/Check) */
 };
 
 struct worker {
@@ -82,6 +83,12 @@ struct gb_rpc_server {
   pthread_mutex_t mu;
   pthread_cond_t idle;
   long live;
+  /* Admission of heavy calls (see gb_rpc_server_mark_light), under mu. */
+  int heavy_running;
+  struct call *queue_head, *queue_tail; /* heavy calls waiting, FIFO */
+  int queued;
+  size_t queued_bytes;
+  uint64_t refused;
 };
 
 enum call_state { CALL_REQUESTED, CALL_FINISHING };
@@ -100,6 +107,8 @@ struct call {
   int cancelled;
   int code;        /* status sent */
   int64_t t0_ns;   /* when the call arrived (CLOCK_MONOTONIC) */
+  size_t len;      /* request bytes (heavy-call queue accounting) */
+  struct call *next; /* heavy-call queue link */
 };
 
 /* ------------------------------------------------------------------ codes */
@@ -459,6 +468,71 @@ static void dispatch(struct worker *w, struct call *c) {
   finish(c, ctx->code, ctx->message);
 }
 
+/* Takes the next waiting heavy call, or gives up the heavy slot the caller
+ * holds when none waits (both under one lock, so no call is stranded). */
+static struct call *heavy_next(struct gb_rpc_server *s) {
+  pthread_mutex_lock(&s->mu);
+  struct call *c = s->queue_head;
+  if (c) {
+    s->queue_head = c->next;
+    if (!s->queue_head)
+      s->queue_tail = NULL;
+    s->queued--;
+    s->queued_bytes -= c->len;
+  } else {
+    s->heavy_running--;
+  }
+  pthread_mutex_unlock(&s->mu);
+  return c;
+}
+
+/* Runs a heavy call and then the queued ones while any wait.  Holding one
+ * heavy slot for the whole loop keeps max_heavy workers busy at most, so
+ * the others stay free to poll the queue and answer light calls. */
+static void heavy_run(struct worker *w, struct call *c) {
+  struct gb_rpc_server *s = w->srv;
+  for (; c; c = heavy_next(s)) {
+    if (atomic_load(&s->shutting_down))
+      finish(c, GB_RPC_UNAVAILABLE, "the server is shutting down");
+    else
+      dispatch(w, c);
+  }
+}
+
+/* Admits a heavy call: 1 when the caller should run it now (a slot was
+ * taken), 0 when it was queued or refused. */
+static int heavy_admit(struct gb_rpc_server *s, struct call *c) {
+  c->len = c->payload ? grpc_byte_buffer_length(c->payload) : 0;
+  pthread_mutex_lock(&s->mu);
+  if (s->heavy_running < s->cfg.max_heavy) {
+    s->heavy_running++;
+    pthread_mutex_unlock(&s->mu);
+    return 1;
+  }
+  if (s->queued < s->cfg.max_queued &&
+      (s->queued == 0 || s->queued_bytes + c->len <= s->cfg.max_queued_bytes)) {
+    c->next = NULL;
+    if (s->queue_tail)
+      s->queue_tail->next = c;
+    else
+      s->queue_head = c;
+    s->queue_tail = c;
+    s->queued++;
+    s->queued_bytes += c->len;
+    pthread_mutex_unlock(&s->mu);
+    return 0;
+  }
+  s->refused++;
+  int running = s->heavy_running, queued = s->queued;
+  pthread_mutex_unlock(&s->mu);
+  char msg[200];
+  snprintf(msg, sizeof(msg),
+           "server busy: %d calls running and %d waiting (limits %d and %d); retry with backoff",
+           running, queued, s->cfg.max_heavy, s->cfg.max_queued);
+  finish(c, GB_RPC_RESOURCE_EXHAUSTED, msg);
+  return 0;
+}
+
 static void on_event(struct worker *w, struct call *c, int ok) {
   struct gb_rpc_server *s = c->srv;
   switch (c->state) {
@@ -479,7 +553,10 @@ static void on_event(struct worker *w, struct call *c, int ok) {
       finish(c, GB_RPC_UNIMPLEMENTED, msg);
       return;
     }
-    dispatch(w, c);
+    if (c->m->light)
+      dispatch(w, c);
+    else if (heavy_admit(s, c))
+      heavy_run(w, c);
     return;
   case CALL_FINISHING:
     atomic_fetch_add(&s->calls, 1);
@@ -533,6 +610,10 @@ int gb_rpc_server_new(const struct gb_rpc_config *cfg, struct gb_rpc_server **ou
     gc_diags_addf(diags, "grpc: the message cap must be at most 1 GiB");
     return GC_EUSAGE;
   }
+  if (cfg->max_heavy < 0 || cfg->max_queued < 0) {
+    gc_diags_addf(diags, "grpc: the heavy-call limits must not be negative");
+    return GC_EUSAGE;
+  }
   if (cfg->grace_ms < 0) {
     gc_diags_addf(diags, "grpc: the grace period must not be negative");
     return GC_EUSAGE;
@@ -549,6 +630,13 @@ int gb_rpc_server_new(const struct gb_rpc_config *cfg, struct gb_rpc_server **ou
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     s->cfg.threads = n < 2 ? 2 : n > GB_RPC_MAX_THREADS ? GB_RPC_MAX_THREADS : (int)n;
   }
+  /* One worker is always left for light calls (Health/Check). */
+  if (!s->cfg.max_heavy || s->cfg.max_heavy >= s->cfg.threads)
+    s->cfg.max_heavy = s->cfg.threads > 1 ? s->cfg.threads - 1 : 1;
+  if (!s->cfg.max_queued)
+    s->cfg.max_queued = GB_RPC_DEFAULT_MAX_QUEUED;
+  if (!s->cfg.max_queued_bytes)
+    s->cfg.max_queued_bytes = 2 * s->cfg.max_message_bytes;
   s->addr = strdup(cfg->addr);
   s->tls_cert_file = dup_or_null(cfg->tls_cert_file);
   s->tls_key_file = dup_or_null(cfg->tls_key_file);
@@ -586,6 +674,16 @@ int gb_rpc_server_add_service(struct gb_rpc_server *s, const ProtobufCServiceDes
     s->nmethods++;
   }
   return 0;
+}
+
+int gb_rpc_server_mark_light(struct gb_rpc_server *s, const char *path) {
+  for (int i = 0; i < s->nmethods; i++) {
+    if (!strcmp(s->methods[i].path, path)) {
+      s->methods[i].light = 1;
+      return 0;
+    }
+  }
+  return GC_ENOTFOUND;
 }
 
 static grpc_server_credentials *make_credentials(struct gb_rpc_server *s, int *rc,

@@ -47,6 +47,7 @@ const char *gb_rpc_code_name(int code);
 #define GB_RPC_DEFAULT_MAX_MESSAGE ((size_t)32 << 20) /* 32 MiB */
 #define GB_RPC_DEFAULT_GRACE_MS 5000
 #define GB_RPC_MAX_THREADS 64
+#define GB_RPC_DEFAULT_MAX_QUEUED 64
 /* Status messages longer than this are cut (they travel in a header). */
 #define GB_RPC_MAX_STATUS_MESSAGE 4096
 
@@ -60,6 +61,15 @@ struct gb_rpc_config {
   int threads;                /* worker threads; 0: online CPUs, at least 2 */
   size_t max_message_bytes;   /* receive and send cap; 0: the default */
   int grace_ms;               /* stop: time calls get to finish; 0: default */
+  /* Heavy calls (every method not marked light) running at once; 0 or
+   * >= threads: threads - 1 (at least 1), so a worker is always free for
+   * Health/Check.  Beyond it calls wait in a FIFO of max_queued calls and
+   * max_queued_bytes request bytes (0: GB_RPC_DEFAULT_MAX_QUEUED and twice
+   * the message cap; one call is always admitted); beyond that they are
+   * answered RESOURCE_EXHAUSTED at once. */
+  int max_heavy;
+  int max_queued;
+  size_t max_queued_bytes;
   /* Called on a worker thread when a call has ended: its method path (or
    * "unknown" for paths the server does not serve), status code, whether
    * the client cancelled or the deadline cut it, and the seconds since it
@@ -144,6 +154,13 @@ int gb_rpc_server_new(const struct gb_rpc_config *cfg, struct gb_rpc_server **ou
 int gb_rpc_server_add_service(struct gb_rpc_server *s, const ProtobufCServiceDescriptor *sd,
                               const gb_rpc_handler *handlers, const char *const *streaming,
                               void *data);
+
+/* Marks method path ("/pkg.Svc/Method", added already) as light: it is
+ * never refused for load.  Every other method is heavy: at most
+ * cfg.max_heavy of them run at once (so a worker is always free for light
+ * calls such as Health/Check) and the rest are answered RESOURCE_EXHAUSTED
+ * at once.  Before start only.  Returns 0 or GC_ENOTFOUND. */
+int gb_rpc_server_mark_light(struct gb_rpc_server *s, const char *path);
 
 /* Reads the TLS files, binds the address and starts the workers.  Returns
  * 0; GC_EIO when a file cannot be read or the address cannot be bound (a

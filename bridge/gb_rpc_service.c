@@ -1491,5 +1491,11 @@ int gb_rpc_service_register(struct gb_rpc_service *svc, struct gb_rpc_server *sr
     rc = gb_rpc_server_add_service(srv, place_sd, place_h, NULL, svc);
   if (!rc)
     rc = gb_rpc_server_add_service(srv, health_sd, health_h, health_streaming, svc);
+  /* Light methods never wait behind big Evaluates: a readiness probe on
+   * Health/Check must answer whatever the load. */
+  if (!rc)
+    rc = gb_rpc_server_mark_light(srv, "/" GB_RPC_SERVICE_HEALTH "/Check");
+  if (!rc)
+    rc = gb_rpc_server_mark_light(srv, "/" GB_RPC_SERVICE_PLACEMENT "/GetSnapshotStatus");
   return rc;
 }

@@ -925,6 +925,113 @@ START_TEST(test_shutdown_under_load) {
 }
 END_TEST
 
+/* A fast Health/Check for the starvation test. */
+static int fast_check(struct gb_rpc_ctx *ctx, void *data, const ProtobufCMessage *req,
+                      ProtobufCMessage **reply) {
+  (void)data;
+  (void)req;
+  Grpc__Health__V1__HealthCheckResponse *out = gc_arena_alloc(ctx->arena, sizeof(*out));
+  grpc__health__v1__health_check_response__init(out);
+  out->status = GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__SERVING;
+  *reply = &out->base;
+  return GB_RPC_OK;
+}
+
+/* A Calculate that only sleeps 3 s: a stand-in for a big Evaluate. */
+static int sleepy_calculate(struct gb_rpc_ctx *ctx, void *data, const ProtobufCMessage *req,
+                            ProtobufCMessage **reply) {
+  (void)data;
+  (void)req;
+  atomic_fetch_add(&slow_running, 1);
+  struct timespec ts = {3, 0};
+  nanosleep(&ts, NULL);
+  atomic_fetch_sub(&slow_running, 1);
+  Gangbridge__V1__CalculateResponse *out = gc_arena_alloc(ctx->arena, sizeof(*out));
+  gangbridge__v1__calculate_response__init(out);
+  *reply = &out->base;
+  return GB_RPC_OK;
+}
+
+struct sleepy_arg {
+  const char *addr;
+  int code;
+};
+
+static void *sleepy_thread(void *p) {
+  struct sleepy_arg *a = p;
+  struct gb_rpc_client *c = client_for(a->addr);
+  Gangbridge__V1__CalculateRequest req;
+  gangbridge__v1__calculate_request__init(&req);
+  struct gb_rpc_status st = {0, NULL};
+  ProtobufCMessage *r = NULL;
+  a->code = -1;
+  if (gb_rpc_client_call(c, CALC, &req.base, &gangbridge__v1__calculate_response__descriptor,
+                         20000, &r, &st) == 0)
+    a->code = st.code;
+  if (r)
+    protobuf_c_message_free_unpacked(r, NULL);
+  gb_rpc_status_clear(&st);
+  gb_rpc_client_free(c);
+  return NULL;
+}
+
+/* Eight long calls on a server of four workers: Health/Check still answers
+ * at once (a worker is kept for light calls), two heavy calls wait their
+ * turn and the ones beyond the queue are refused with RESOURCE_EXHAUSTED. */
+START_TEST(test_health_under_heavy_load) {
+  struct gb_rpc_config cfg;
+  gb_rpc_config_init(&cfg);
+  cfg.addr = "127.0.0.1:0";
+  cfg.threads = 4;
+  cfg.max_queued = 2;
+  struct gc_diags d;
+  gc_diags_init(&d);
+  ck_assert_int_eq(gb_rpc_server_new(&cfg, &srv, &d), 0);
+  static const gb_rpc_handler hh[2] = {fast_check, NULL};
+  static const gb_rpc_handler hc[1] = {sleepy_calculate};
+  static const char *const streaming[] = {"Watch", NULL};
+  ck_assert_int_eq(gb_rpc_server_add_service(srv, &grpc__health__v1__health__descriptor, hh,
+                                             streaming, NULL),
+                   0);
+  ck_assert_int_eq(gb_rpc_server_add_service(srv, &gangbridge__v1__gang_calculator__descriptor,
+                                             hc, NULL, NULL),
+                   0);
+  ck_assert_int_eq(gb_rpc_server_mark_light(srv, CHECK), 0);
+  ck_assert_int_eq(gb_rpc_server_start(srv, &d), 0);
+  gc_diags_destroy(&d);
+  snprintf(addr, sizeof(addr), "127.0.0.1:%d", gb_rpc_server_port(srv));
+  cl = client_for(addr);
+  /* Static: a failed assertion leaves this frame while the threads run. */
+  static pthread_t th[8];
+  static struct sleepy_arg args[8];
+  for (int i = 0; i < 8; i++) {
+    args[i] = (struct sleepy_arg){addr, -1};
+    ck_assert_int_eq(pthread_create(&th[i], NULL, sleepy_thread, &args[i]), 0);
+  }
+  struct timespec ts = {0, 20 * 1000000L};
+  for (int i = 0; i < 100 && atomic_load(&slow_running) < 3; i++)
+    nanosleep(&ts, NULL);
+  nanosleep(&ts, NULL);
+  Grpc__Health__V1__HealthCheckRequest hreq;
+  grpc__health__v1__health_check_request__init(&hreq);
+  /* The heavy calls hold their workers for 3 s; a 1.5 s deadline is
+   * missed only if Check waits for one of them. */
+  for (int k = 0; k < 3; k++)
+    ck_assert_int_eq(call(CHECK, &hreq.base, &grpc__health__v1__health_check_response__descriptor,
+                          1500, NULL, NULL, 0),
+                     GB_RPC_OK);
+  int ok = 0, busy = 0;
+  for (int i = 0; i < 8; i++) {
+    pthread_join(th[i], NULL);
+    ok += args[i].code == GB_RPC_OK;
+    busy += args[i].code == GB_RPC_RESOURCE_EXHAUSTED;
+  }
+  /* Three run (four workers, one kept free), two wait, three are refused. */
+  ck_assert_int_eq(ok, 5);
+  ck_assert_int_eq(busy, 3);
+}
+END_TEST
+
 /* Calculate from several threads at once gives the same answer each time. */
 struct calc_arg {
   int n_ok;
@@ -1100,6 +1207,7 @@ static Suite *rpc_suite(void) {
   tcase_add_test(tl, test_shutdown_under_load);
   tcase_add_test(tl, test_on_call_hook);
   tcase_add_test(tl, test_reply_cap);
+  tcase_add_test(tl, test_health_under_heavy_load);
   suite_add_tcase(s, tl);
   return s;
 }
