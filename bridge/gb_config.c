@@ -46,6 +46,7 @@ static const struct key_def KEYS[] = {
     {"grpc.maxMessageBytes", T_INT, OFF(grpc_max_message_bytes), 1024, 1073741824, "33554432",
      "max-message-bytes"},
     {"grpc.gracePeriod", T_DUR, OFF(grpc_grace_s), 0, 3600, "5s", "grace-period"},
+    {"grpc.allowSnapshotWrites", T_BOOL, OFF(grpc_allow_snapshot_writes), 0, 0, "false", NULL},
     {"http.address", T_STR, OFF(http_address), 0, 0, "0.0.0.0:8080", "http-addr"},
     {"webhook.address", T_STR, OFF(webhook_address), 0, 0, "0.0.0.0:9443", "webhook-addr"},
     {"webhook.tlsCert", T_STR, OFF(webhook_tls_cert), 0, 0, "", "webhook-tls-cert"},

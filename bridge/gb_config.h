@@ -88,6 +88,7 @@ struct gb_config {
   int grpc_threads;
   int grpc_max_message_bytes;
   double grpc_grace_s;
+  int grpc_allow_snapshot_writes; /* ReplaceSnapshot/UpdateNodes over gRPC (off: the cluster feeds it) */
 
   /* http: /metrics, /healthz, /livez, /readyz */
   const char *http_address;

@@ -1059,6 +1059,7 @@ static int serve_start(struct serve_run *r, struct gc_diags *d) {
     r->rpc_svc = gb_rpc_service_new();
     if (!r->rpc_svc)
       return GC_ENOMEM;
+    gb_rpc_service_allow_writes(r->rpc_svc, cfg->grpc_allow_snapshot_writes);
     if ((rc = gb_rpc_server_new(&rc_cfg, &r->rpc, d)) ||
         (rc = gb_rpc_service_register(r->rpc_svc, r->rpc)) ||
         (rc = gb_rpc_server_start(r->rpc, d)))

@@ -64,6 +64,7 @@ static void start_server(int threads, int grace_ms) {
   svc = gb_rpc_service_new();
   ck_assert_ptr_nonnull(svc);
   ck_assert_int_eq(gb_rpc_service_register(svc, srv), 0);
+  gb_rpc_service_allow_writes(svc, 1); /* as serve --offline does */
   ck_assert_int_eq(gb_rpc_server_start(srv, &d), 0);
   gc_diags_destroy(&d);
   ck_assert_int_gt(gb_rpc_server_port(srv), 0);
@@ -576,6 +577,116 @@ START_TEST(test_snapshot_lifecycle) {
   ck_assert(st->ready);
   ck_assert_int_eq(st->nodes, 2);
   protobuf_c_message_free_unpacked(&st->base, NULL);
+}
+END_TEST
+
+static int evaluate_spec_cpu(int pods, const char *cpu_each,
+                             Gangbridge__V1__EvaluateResponse **resp, char *msg, size_t cap);
+
+/* Sends one UpdateNodes update and expects code and a message containing
+ * want. */
+static void update_expect(Gangbridge__V1__NodeUpdate *u, int code, const char *want) {
+  char msg[GB_RPC_MAX_STATUS_MESSAGE];
+  Gangbridge__V1__NodeUpdate *one[1] = {u};
+  Gangbridge__V1__UpdateNodesRequest req;
+  gangbridge__v1__update_nodes_request__init(&req);
+  req.updates = one;
+  req.n_updates = 1;
+  Gangbridge__V1__SnapshotStatus *st = snapshot_call(UPDATE, &req.base, code, msg, sizeof(msg));
+  if (st)
+    protobuf_c_message_free_unpacked(&st->base, NULL);
+  ck_assert_msg(!want || strstr(msg, want), "'%s' not in '%s'", want, msg);
+}
+
+static void replace_with(const char *yaml, int code, const char *want) {
+  char msg[GB_RPC_MAX_STATUS_MESSAGE];
+  ProtobufCBinaryData doc = {yaml ? strlen(yaml) : 0, (uint8_t *)yaml};
+  Gangbridge__V1__ReplaceSnapshotRequest rreq;
+  gangbridge__v1__replace_snapshot_request__init(&rreq);
+  rreq.cluster = &doc;
+  rreq.n_cluster = yaml ? 1 : 0;
+  Gangbridge__V1__SnapshotStatus *st = snapshot_call(REPLACE, &rreq.base, code, msg, sizeof(msg));
+  if (st)
+    protobuf_c_message_free_unpacked(&st->base, NULL);
+  ck_assert_msg(!want || strstr(msg, want), "'%s' not in '%s'", want, msg);
+}
+
+#define UPOD(name, node, cpu)                                                               \
+  "apiVersion: v1\nkind: Pod\nmetadata: {name: " name ", namespace: ns}\n"                   \
+  "spec: {nodeName: " node ", containers: [{name: c, resources: {requests: {cpu: '" cpu "'}}}]}\n"
+
+/* Every snapshot write is checked against the model; an empty replace is
+ * refused; the live snapshot is unchanged by a refused update. */
+START_TEST(test_snapshot_updates_validated) {
+  replace_with(NULL, GB_RPC_INVALID_ARGUMENT, "cluster: no Node");
+  replace_with("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n", GB_RPC_INVALID_ARGUMENT,
+               "cluster: no Node");
+  replace_with(cluster_yaml, GB_RPC_OK, NULL);
+  Gangbridge__V1__NodeUpdate u;
+  /* Released but never bound. */
+  const char *ghost = UPOD("ghost", "n0", "2");
+  gangbridge__v1__node_update__init(&u);
+  u.change_case = GANGBRIDGE__V1__NODE_UPDATE__CHANGE_RELEASED_POD;
+  u.released_pod = (ProtobufCBinaryData){strlen(ghost), (uint8_t *)ghost};
+  update_expect(&u, GB_RPC_INVALID_ARGUMENT, "was never bound");
+  /* A bound pod naming another node than the update. */
+  gangbridge__v1__node_update__init(&u);
+  u.name = "n1";
+  u.change_case = GANGBRIDGE__V1__NODE_UPDATE__CHANGE_BOUND_POD;
+  u.bound_pod = (ProtobufCBinaryData){strlen(ghost), (uint8_t *)ghost};
+  update_expect(&u, GB_RPC_INVALID_ARGUMENT, "updates[0].bound_pod");
+  /* Free above allocatable, and negative. */
+  Gangbridge__V1__Quantities q;
+  gangbridge__v1__quantities__init(&q);
+  Gangbridge__V1__Quantities__ValuesEntry e;
+  gangbridge__v1__quantities__values_entry__init(&e);
+  e.key = "cpu";
+  e.value = "9";
+  Gangbridge__V1__Quantities__ValuesEntry *ep[1] = {&e};
+  q.values = ep;
+  q.n_values = 1;
+  gangbridge__v1__node_update__init(&u);
+  u.name = "n1";
+  u.change_case = GANGBRIDGE__V1__NODE_UPDATE__CHANGE_FREE;
+  u.free = &q;
+  update_expect(&u, GB_RPC_INVALID_ARGUMENT, "updates[0].free.values[cpu]");
+  e.value = "-1";
+  update_expect(&u, GB_RPC_INVALID_ARGUMENT, "negative");
+  /* Nothing was applied: all 3 x 8 cpu are free (6 pods of 4 fit). */
+  Gangbridge__V1__EvaluateResponse *r = NULL;
+  char msg[GB_RPC_MAX_STATUS_MESSAGE];
+  ck_assert_int_eq(evaluate_spec_cpu(6, "4", &r, msg, sizeof(msg)), GB_RPC_OK);
+  ck_assert_msg(r->feasible, "%s", msg);
+  protobuf_c_message_free_unpacked(&r->base, NULL);
+  /* A proper bind then release is accepted. */
+  const char *p1 = UPOD("p1", "n1", "2");
+  gangbridge__v1__node_update__init(&u);
+  u.name = "n1";
+  u.change_case = GANGBRIDGE__V1__NODE_UPDATE__CHANGE_BOUND_POD;
+  u.bound_pod = (ProtobufCBinaryData){strlen(p1), (uint8_t *)p1};
+  update_expect(&u, GB_RPC_OK, NULL);
+  u.change_case = GANGBRIDGE__V1__NODE_UPDATE__CHANGE_RELEASED_POD;
+  u.released_pod = u.bound_pod;
+  update_expect(&u, GB_RPC_OK, NULL);
+}
+END_TEST
+
+/* With snapshot writes disabled (the default outside --offline), both
+ * mutating methods answer FAILED_PRECONDITION and the snapshot stays. */
+START_TEST(test_snapshot_writes_disabled) {
+  replace_with(cluster_yaml, GB_RPC_OK, NULL);
+  gb_rpc_service_allow_writes(svc, 0);
+  replace_with(cluster_yaml, GB_RPC_FAILED_PRECONDITION, "snapshot writes are disabled");
+  struct remove_node_request rm;
+  remove_node_request(&rm, "n0");
+  char msg[GB_RPC_MAX_STATUS_MESSAGE];
+  snapshot_call(UPDATE, &rm.req.base, GB_RPC_FAILED_PRECONDITION, msg, sizeof(msg));
+  ck_assert_ptr_nonnull(strstr(msg, "snapshot writes are disabled"));
+  int ready;
+  uint64_t gen;
+  size_t nodes, domains;
+  gb_rpc_service_snapshot_status(svc, &ready, &gen, &nodes, &domains);
+  ck_assert_uint_eq(nodes, 3);
 }
 END_TEST
 
@@ -1194,6 +1305,8 @@ static Suite *rpc_suite(void) {
   tcase_add_test(tc, test_oversized);
   tcase_add_test(tc, test_expired_deadline);
   tcase_add_test(tc, test_snapshot_lifecycle);
+  tcase_add_test(tc, test_snapshot_updates_validated);
+  tcase_add_test(tc, test_snapshot_writes_disabled);
   tcase_add_test(tc, test_evaluate);
   tcase_add_test(tc, test_evaluate_trainjob);
   tcase_add_test(tc, test_port_in_use);
