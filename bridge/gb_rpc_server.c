@@ -715,6 +715,43 @@ out:
   return creds;
 }
 
+/* 1 if a plaintext server could listen on addr: tells a bad TLS pair from
+ * a busy address, since gRPC reports both as a port of 0.  A throwaway
+ * server, destroyed without being started. */
+static int addr_bindable(const grpc_channel_args *args, const char *addr) {
+  grpc_server *probe = grpc_server_create(args, NULL);
+  grpc_completion_queue *cq = grpc_completion_queue_create_for_pluck(NULL);
+  grpc_server_register_completion_queue(probe, cq, NULL);
+  grpc_server_credentials *creds = grpc_insecure_server_credentials_create();
+  int port = grpc_server_add_http2_port(probe, addr, creds);
+  grpc_server_credentials_release(creds);
+  if (port > 0) {
+    /* A server with a listener must be shut down before it is destroyed. */
+    static int tag;
+    grpc_server_start(probe);
+    grpc_server_shutdown_and_notify(probe, cq, &tag);
+    grpc_completion_queue_pluck(cq, &tag, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+  }
+  grpc_server_destroy(probe);
+  grpc_completion_queue_shutdown(cq);
+  grpc_completion_queue_pluck(cq, NULL, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+  grpc_completion_queue_destroy(cq);
+  return port > 0;
+}
+
+/* Says why the port could not be added. */
+static void listen_failed(struct gb_rpc_server *s, const grpc_channel_args *args,
+                          struct gc_diags *diags) {
+  if (s->tls_cert_file && addr_bindable(args, s->addr))
+    gc_diags_addf(diags,
+                  "grpc: the TLS key in %s does not match the certificate in %s (or one is "
+                  "not a valid PEM certificate or key): gRPC cannot build a TLS context from "
+                  "them",
+                  s->tls_key_file, s->tls_cert_file);
+  else
+    gc_diags_addf(diags, "grpc: cannot listen on %s (address in use or not local?)", s->addr);
+}
+
 /* Undoes a partial start (never-started server: destroy is allowed). */
 static void start_cleanup(struct gb_rpc_server *s) {
   if (s->server)
@@ -778,7 +815,7 @@ int gb_rpc_server_start(struct gb_rpc_server *s, struct gc_diags *diags) {
   s->port = grpc_server_add_http2_port(s->server, s->addr, creds);
   grpc_server_credentials_release(creds);
   if (s->port == 0) {
-    gc_diags_addf(diags, "grpc: cannot listen on %s (address in use or not local?)", s->addr);
+    listen_failed(s, &cargs, diags);
     rc = GC_EIO;
     goto fail;
   }
