@@ -47,6 +47,8 @@ static const struct key_def KEYS[] = {
      "max-message-bytes"},
     {"grpc.gracePeriod", T_DUR, OFF(grpc_grace_s), 0, 3600, "5s", "grace-period"},
     {"grpc.allowSnapshotWrites", T_BOOL, OFF(grpc_allow_snapshot_writes), 0, 0, "false", NULL},
+    {"grpc.handshakeTimeout", T_DUR, OFF(grpc_handshake_timeout_s), 0.1, 600, "10s", NULL},
+    {"grpc.selfCheckInterval", T_DUR, OFF(grpc_self_check_s), 0, 3600, "10s", NULL},
     {"http.address", T_STR, OFF(http_address), 0, 0, "0.0.0.0:8080", "http-addr"},
     {"webhook.address", T_STR, OFF(webhook_address), 0, 0, "0.0.0.0:9443", "webhook-addr"},
     {"webhook.tlsCert", T_STR, OFF(webhook_tls_cert), 0, 0, "", "webhook-tls-cert"},

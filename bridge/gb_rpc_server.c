@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -40,7 +41,9 @@
 #include <grpc/support/log.h>
 #include <grpc/support/time.h>
 
+#include "gb_rpc_client.h"
 #include "gb_tls_files.h"
+#include "grpc/health/v1/health.pb-c.h"
 
 #define MAX_METHODS 64
 #define GENERIC_ARMED 2          /* generic requests kept armed (unknown paths) */
@@ -89,6 +92,14 @@ struct gb_rpc_server {
   int queued;
   size_t queued_bytes;
   uint64_t refused;
+  /* The listener self-check (see gb_rpc_server_check). */
+  pthread_t check_thread;
+  int check_started;
+  pthread_mutex_t check_mu;
+  pthread_cond_t check_cv; /* CLOCK_MONOTONIC; wakes the thread to stop */
+  int check_stop;
+  int check_failures;      /* probes in a row without an answer */
+  char check_reason[512];
 };
 
 enum call_state { CALL_REQUESTED, CALL_FINISHING };
@@ -581,6 +592,138 @@ static void *worker_main(void *arg) {
   return NULL;
 }
 
+/* ------------------------------------------------------------ self-check */
+
+int gb_rpc_raise_nofile(long *now) {
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+    return GC_EIO;
+  if (rl.rlim_cur < rl.rlim_max) {
+    rl.rlim_cur = rl.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+      return GC_EIO;
+  }
+  if (now)
+    *now = rl.rlim_cur == RLIM_INFINITY ? -1 : (long)rl.rlim_cur;
+  return 0;
+}
+
+/* The address a probe connects to: the bound port on the listen host, or
+ * on loopback when the server listens on every address. */
+static void probe_target(const struct gb_rpc_server *s, char *out, size_t cap) {
+  const char *colon = strrchr(s->addr, ':');
+  int hostlen = colon ? (int)(colon - s->addr) : 0;
+  const char *host = s->addr;
+  if (hostlen == 0 || (hostlen == 7 && !strncmp(host, "0.0.0.0", 7))) {
+    host = "127.0.0.1";
+    hostlen = 9;
+  } else if (hostlen == 4 && !strncmp(host, "[::]", 4)) {
+    host = "[::1]";
+    hostlen = 5;
+  }
+  snprintf(out, cap, "%.*s:%d", hostlen, host, s->port);
+}
+
+/* One probe on a new connection: 1 when the port answered.  In plain text
+ * that is a completed Health/Check.  With TLS the probe (which has no
+ * certificate to offer) talks plain text: a listener that accepts answers
+ * by closing the connection at once (UNAVAILABLE), a dead one never
+ * answers (DEADLINE_EXCEEDED); a refused connection is dead too. */
+static int probe_once(struct gb_rpc_server *s, int timeout_ms, char *why, size_t cap) {
+  char target[300];
+  probe_target(s, target, sizeof(target));
+  struct gb_rpc_client_config cc = {0};
+  cc.addr = target;
+  cc.fresh_connection = 1;
+  struct gb_rpc_client *c = NULL;
+  struct gc_diags d;
+  gc_diags_init(&d);
+  int rc = gb_rpc_client_new(&cc, &c, &d);
+  gc_diags_destroy(&d);
+  if (rc) {
+    snprintf(why, cap, "cannot create a probe client for %.300s", target);
+    return 0;
+  }
+  Grpc__Health__V1__HealthCheckRequest req;
+  grpc__health__v1__health_check_request__init(&req);
+  struct gb_rpc_status st = {0, NULL};
+  ProtobufCMessage *reply = NULL;
+  int ok = 0;
+  if (gb_rpc_client_call(c, "/grpc.health.v1.Health/Check", &req.base,
+                         &grpc__health__v1__health_check_response__descriptor, timeout_ms,
+                         &reply, &st) == 0) {
+    const char *m = st.message ? st.message : "";
+    ok = s->tls_cert_file ? st.code != GB_RPC_DEADLINE_EXCEEDED && !strstr(m, "refused")
+                          : st.code == GB_RPC_OK;
+    if (!ok)
+      snprintf(why, cap, "the gRPC port %.300s does not answer a new connection (%s: %.80s)",
+               target, gb_rpc_code_name(st.code), m);
+  }
+  if (reply)
+    protobuf_c_message_free_unpacked(reply, NULL);
+  gb_rpc_status_clear(&st);
+  gb_rpc_client_free(c);
+  return ok;
+}
+
+/* Waits out one interval; 1 when asked to stop.  Called with check_mu. */
+static int check_sleep(struct gb_rpc_server *s) {
+  struct timespec until;
+  clock_gettime(CLOCK_MONOTONIC, &until);
+  until.tv_sec += s->cfg.self_check_ms / 1000;
+  until.tv_nsec += (long)(s->cfg.self_check_ms % 1000) * 1000000L;
+  if (until.tv_nsec >= 1000000000L) {
+    until.tv_sec++;
+    until.tv_nsec -= 1000000000L;
+  }
+  while (!s->check_stop)
+    if (pthread_cond_timedwait(&s->check_cv, &s->check_mu, &until) != 0)
+      break; /* timed out */
+  return s->check_stop;
+}
+
+static void *check_main(void *arg) {
+  struct gb_rpc_server *s = arg;
+  /* A probe waits at most the interval, between 0.5 and 5 s. */
+  int timeout = s->cfg.self_check_ms < 500 ? 500
+                : s->cfg.self_check_ms > 5000 ? 5000 : s->cfg.self_check_ms;
+  pthread_mutex_lock(&s->check_mu);
+  while (!check_sleep(s)) {
+    pthread_mutex_unlock(&s->check_mu);
+    char why[sizeof(s->check_reason)];
+    int ok = probe_once(s, timeout, why, sizeof(why));
+    pthread_mutex_lock(&s->check_mu);
+    if (ok) {
+      s->check_failures = 0;
+    } else {
+      s->check_failures++;
+      memcpy(s->check_reason, why, sizeof(why));
+    }
+  }
+  pthread_mutex_unlock(&s->check_mu);
+  return NULL;
+}
+
+int gb_rpc_server_check(struct gb_rpc_server *s, char *reason, size_t size) {
+  pthread_mutex_lock(&s->check_mu);
+  int dead = s->check_failures >= GB_RPC_SELF_CHECK_FAILURES;
+  if (dead && reason && size)
+    snprintf(reason, size, "%s", s->check_reason);
+  pthread_mutex_unlock(&s->check_mu);
+  return dead;
+}
+
+static void check_stop(struct gb_rpc_server *s) {
+  if (!s->check_started)
+    return;
+  pthread_mutex_lock(&s->check_mu);
+  s->check_stop = 1;
+  pthread_cond_broadcast(&s->check_cv);
+  pthread_mutex_unlock(&s->check_mu);
+  pthread_join(s->check_thread, NULL);
+  s->check_started = 0;
+}
+
 /* -------------------------------------------------------------- lifecycle */
 
 static char *dup_or_null(const char *s) {
@@ -614,6 +757,11 @@ int gb_rpc_server_new(const struct gb_rpc_config *cfg, struct gb_rpc_server **ou
     gc_diags_addf(diags, "grpc: the heavy-call limits must not be negative");
     return GC_EUSAGE;
   }
+  if (cfg->handshake_timeout_ms < 0 || cfg->self_check_ms < 0) {
+    gc_diags_addf(diags, "grpc: the handshake timeout and self-check interval must not be "
+                  "negative");
+    return GC_EUSAGE;
+  }
   if (cfg->grace_ms < 0) {
     gc_diags_addf(diags, "grpc: the grace period must not be negative");
     return GC_EUSAGE;
@@ -633,6 +781,8 @@ int gb_rpc_server_new(const struct gb_rpc_config *cfg, struct gb_rpc_server **ou
   /* One worker is always left for light calls (Health/Check). */
   if (!s->cfg.max_heavy || s->cfg.max_heavy >= s->cfg.threads)
     s->cfg.max_heavy = s->cfg.threads > 1 ? s->cfg.threads - 1 : 1;
+  if (!s->cfg.handshake_timeout_ms)
+    s->cfg.handshake_timeout_ms = GB_RPC_DEFAULT_HANDSHAKE_MS;
   if (!s->cfg.max_queued)
     s->cfg.max_queued = GB_RPC_DEFAULT_MAX_QUEUED;
   if (!s->cfg.max_queued_bytes)
@@ -644,6 +794,12 @@ int gb_rpc_server_new(const struct gb_rpc_config *cfg, struct gb_rpc_server **ou
   s->cfg.addr = s->cfg.tls_cert_file = s->cfg.tls_key_file = s->cfg.client_ca_file = NULL;
   pthread_mutex_init(&s->mu, NULL);
   pthread_cond_init(&s->idle, NULL);
+  pthread_mutex_init(&s->check_mu, NULL);
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&s->check_cv, &ca);
+  pthread_condattr_destroy(&ca);
   if (!s->addr || (cfg->tls_cert_file && !s->tls_cert_file) ||
       (cfg->tls_key_file && !s->tls_key_file) || (cfg->client_ca_file && !s->client_ca_file)) {
     gb_rpc_server_free(s);
@@ -780,7 +936,11 @@ int gb_rpc_server_start(struct gb_rpc_server *s, struct gc_diags *diags) {
     grpc_init();
     s->grpc_inited = 1;
   }
-  grpc_arg args[3];
+  /* Every connection costs a descriptor and the core's listener dies for
+   * good on the first EMFILE: take all the descriptors the process may
+   * have.  Failing to raise is not fatal (the self-check still watches). */
+  gb_rpc_raise_nofile(NULL);
+  grpc_arg args[6];
   memset(args, 0, sizeof(args));
   args[0].type = GRPC_ARG_INTEGER;
   args[0].key = (char *)GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH;
@@ -793,7 +953,20 @@ int gb_rpc_server_start(struct gb_rpc_server *s, struct gc_diags *diags) {
   args[2].type = GRPC_ARG_INTEGER;
   args[2].key = (char *)GRPC_ARG_ALLOW_REUSEPORT;
   args[2].value.integer = 0;
-  grpc_channel_args cargs = {3, args};
+  /* Idle sockets hold descriptors: one that never completes its handshake
+   * is cut after the handshake timeout, one with no call after 5 minutes
+   * (clients reconnect transparently), and one connection cannot open more
+   * than GB_RPC_MAX_STREAMS calls at once. */
+  args[3].type = GRPC_ARG_INTEGER;
+  args[3].key = (char *)GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS;
+  args[3].value.integer = s->cfg.handshake_timeout_ms;
+  args[4].type = GRPC_ARG_INTEGER;
+  args[4].key = (char *)GRPC_ARG_MAX_CONNECTION_IDLE_MS;
+  args[4].value.integer = GB_RPC_DEFAULT_IDLE_MS;
+  args[5].type = GRPC_ARG_INTEGER;
+  args[5].key = (char *)GRPC_ARG_MAX_CONCURRENT_STREAMS;
+  args[5].value.integer = GB_RPC_MAX_STREAMS;
+  grpc_channel_args cargs = {6, args};
   s->server = grpc_server_create(&cargs, NULL);
   s->cq = grpc_completion_queue_create_for_next(NULL);
   s->shutdown_cq = grpc_completion_queue_create_for_pluck(NULL);
@@ -851,6 +1024,14 @@ int gb_rpc_server_start(struct gb_rpc_server *s, struct gc_diags *diags) {
     }
     s->workers[i].started = 1;
   }
+  if (s->cfg.self_check_ms > 0) {
+    if (pthread_create(&s->check_thread, NULL, check_main, s) != 0) {
+      gc_diags_addf(diags, "grpc: cannot start the self-check thread");
+      gb_rpc_server_stop(s);
+      return GC_ENOMEM;
+    }
+    s->check_started = 1;
+  }
   return 0;
 fail:
   start_cleanup(s);
@@ -876,6 +1057,7 @@ void gb_rpc_server_stop(struct gb_rpc_server *s) {
   if (!s || !s->started || s->stopped)
     return;
   s->stopped = 1;
+  check_stop(s);
   atomic_store(&s->shutting_down, 1);
   static int shutdown_tag;
   grpc_server_shutdown_and_notify(s->server, s->shutdown_cq, &shutdown_tag);
@@ -925,6 +1107,8 @@ void gb_rpc_server_free(struct gb_rpc_server *s) {
   free(s->client_ca_file);
   pthread_cond_destroy(&s->idle);
   pthread_mutex_destroy(&s->mu);
+  pthread_cond_destroy(&s->check_cv);
+  pthread_mutex_destroy(&s->check_mu);
   if (s->grpc_inited)
     grpc_shutdown();
   free(s);

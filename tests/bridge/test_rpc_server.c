@@ -12,6 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "gangbridge/v1/calculator.pb-c.h"
 #include "gangbridge/v1/placement.pb-c.h"
@@ -48,6 +53,12 @@ static struct gb_rpc_client *client_for(const char *target) {
   ck_assert_int_eq(gb_rpc_client_new(&cc, &c, &d), 0);
   gc_diags_destroy(&d);
   return c;
+}
+
+static const char *addr_of(int port) {
+  static char buf[64];
+  snprintf(buf, sizeof(buf), "127.0.0.1:%d", port);
+  return buf;
 }
 
 /* Starts srv (with the real service unless extra is set up by the test). */
@@ -1143,6 +1154,96 @@ START_TEST(test_health_under_heavy_load) {
 }
 END_TEST
 
+/* Opens a TCP connection to 127.0.0.1:port that never sends a byte; -1
+ * when out of descriptors. */
+static int idle_socket(int port) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0)
+    return -1;
+  struct sockaddr_in sa;
+  memset(&sa, 0, sizeof(sa));
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons((uint16_t)port);
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+/* Waits (at most ~20 s) until the self-check says `want_alive`. */
+static int wait_alive(int want_alive, char *reason, size_t cap) {
+  struct timespec ts = {0, 50 * 1000000L};
+  for (int i = 0; i < 400; i++) {
+    int dead = gb_rpc_server_check(srv, reason, cap);
+    if (!dead == !!want_alive)
+      return 1;
+    nanosleep(&ts, NULL);
+  }
+  return 0;
+}
+
+/* gRPC core 1.51 stops accepting for good after accept4 fails with EMFILE.
+ * Exhaust the descriptors of this process (server and idle clients share
+ * them), give them back, and check that the listener is dead indeed and
+ * that the self-check reports it (serve turns that into a failing /livez). */
+START_TEST(test_self_check_sees_dead_listener) {
+  struct gb_rpc_config cfg;
+  gb_rpc_config_init(&cfg);
+  cfg.addr = "127.0.0.1:0";
+  cfg.threads = 2;
+  cfg.self_check_ms = 100;
+  struct gc_diags d;
+  gc_diags_init(&d);
+  ck_assert_int_eq(gb_rpc_server_new(&cfg, &srv, &d), 0);
+  svc = gb_rpc_service_new();
+  ck_assert_int_eq(gb_rpc_service_register(svc, srv), 0);
+  ck_assert_int_eq(gb_rpc_server_start(srv, &d), 0);
+  gc_diags_destroy(&d);
+  int port = gb_rpc_server_port(srv);
+  char reason[256];
+  ck_assert_msg(wait_alive(1, reason, sizeof(reason)), "never alive: %s", reason);
+  struct rlimit old;
+  ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &old), 0);
+  struct rlimit low = old;
+  low.rlim_cur = 256;
+  ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &low), 0);
+  static int fds[512];
+  int n = 0;
+  while (n < 512 && (fds[n] = idle_socket(port)) >= 0)
+    n++;
+  /* Our side ran out; let the server run out too on a few more accepts. */
+  struct timespec ts = {0, 100 * 1000000L};
+  for (int k = 0; k < 8 && n > 0; k++) {
+    close(fds[--n]);
+    nanosleep(&ts, NULL);
+    int fd = idle_socket(port);
+    if (fd >= 0)
+      fds[n++] = fd;
+    nanosleep(&ts, NULL);
+  }
+  while (n > 0)
+    close(fds[--n]);
+  ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &old), 0);
+  /* Descriptors are back, but the listener never accepts again. */
+  struct gb_rpc_client *fresh = client_for(addr_of(port));
+  Grpc__Health__V1__HealthCheckRequest hreq;
+  grpc__health__v1__health_check_request__init(&hreq);
+  struct gb_rpc_status st = {0, NULL};
+  ProtobufCMessage *r = NULL;
+  ck_assert_int_eq(gb_rpc_client_call(fresh, CHECK, &hreq.base,
+                                      &grpc__health__v1__health_check_response__descriptor, 1000,
+                                      &r, &st),
+                   0);
+  ck_assert_int_ne(st.code, GB_RPC_OK);
+  gb_rpc_status_clear(&st);
+  gb_rpc_client_free(fresh);
+  ck_assert_msg(wait_alive(0, reason, sizeof(reason)), "the self-check missed a dead port");
+  ck_assert_ptr_nonnull(strstr(reason, "does not answer"));
+}
+END_TEST
+
 /* Calculate from several threads at once gives the same answer each time. */
 struct calc_arg {
   int n_ok;
@@ -1321,6 +1422,7 @@ static Suite *rpc_suite(void) {
   tcase_add_test(tl, test_on_call_hook);
   tcase_add_test(tl, test_reply_cap);
   tcase_add_test(tl, test_health_under_heavy_load);
+  tcase_add_test(tl, test_self_check_sees_dead_listener);
   suite_add_tcase(s, tl);
   return s;
 }
