@@ -47,6 +47,7 @@ static const struct key_def KEYS[] = {
      "max-message-bytes"},
     {"grpc.gracePeriod", T_DUR, OFF(grpc_grace_s), 0, 3600, "5s", "grace-period"},
     {"grpc.allowSnapshotWrites", T_BOOL, OFF(grpc_allow_snapshot_writes), 0, 0, "false", NULL},
+    {"grpc.memoryBudget", T_INT, OFF(grpc_memory_budget_mib), 16, 1048576, "640", NULL},
     {"grpc.handshakeTimeout", T_DUR, OFF(grpc_handshake_timeout_s), 0.1, 600, "10s", NULL},
     {"grpc.selfCheckInterval", T_DUR, OFF(grpc_self_check_s), 0, 3600, "10s", NULL},
     {"http.address", T_STR, OFF(http_address), 0, 0, "0.0.0.0:8080", "http-addr"},

@@ -1076,6 +1076,7 @@ static int serve_start(struct serve_run *r, struct gc_diags *d) {
       return GC_ENOMEM;
     gb_rpc_service_allow_writes(r->rpc_svc, cfg->grpc_allow_snapshot_writes);
     rc_cfg.handshake_timeout_ms = (int)(cfg->grpc_handshake_timeout_s * 1000);
+    rc_cfg.memory_budget = (size_t)cfg->grpc_memory_budget_mib << 20;
     rc_cfg.self_check_ms = (int)(cfg->grpc_self_check_s * 1000);
     if ((rc = gb_rpc_server_new(&rc_cfg, &r->rpc, d)) ||
         (rc = gb_rpc_service_register(r->rpc_svc, r->rpc)) ||

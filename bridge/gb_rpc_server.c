@@ -22,6 +22,7 @@
  */
 #include "gb_rpc_server.h"
 
+#include <malloc.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -91,6 +92,7 @@ struct gb_rpc_server {
   struct call *queue_head, *queue_tail; /* heavy calls waiting, FIFO */
   int queued;
   size_t queued_bytes;
+  size_t mem_used; /* estimated cost of the heavy calls running */
   uint64_t refused;
   /* The listener self-check (see gb_rpc_server_check). */
   pthread_t check_thread;
@@ -119,6 +121,7 @@ struct call {
   int code;        /* status sent */
   int64_t t0_ns;   /* when the call arrived (CLOCK_MONOTONIC) */
   size_t len;      /* request bytes (heavy-call queue accounting) */
+  size_t cost;     /* estimated memory of a heavy call (see memory_budget) */
   struct call *next; /* heavy-call queue link */
 };
 
@@ -479,22 +482,44 @@ static void dispatch(struct worker *w, struct call *c) {
   finish(c, ctx->code, ctx->message);
 }
 
-/* Takes the next waiting heavy call, or gives up the heavy slot the caller
- * holds when none waits (both under one lock, so no call is stranded). */
-static struct call *heavy_next(struct gb_rpc_server *s) {
+/* Releases the memory estimate of the call just run (done) and takes the
+ * next waiting heavy call when it fits the budget; otherwise gives up the
+ * heavy slot the caller holds.  Both under one lock, so no call is
+ * stranded: while a call waits for room, some running call still holds
+ * budget and will look again when it ends. */
+static struct call *heavy_next(struct gb_rpc_server *s, const struct call *done) {
   pthread_mutex_lock(&s->mu);
+  s->mem_used -= done->cost;
   struct call *c = s->queue_head;
-  if (c) {
+  if (c && s->mem_used + c->cost <= s->cfg.memory_budget) {
     s->queue_head = c->next;
     if (!s->queue_head)
       s->queue_tail = NULL;
     s->queued--;
     s->queued_bytes -= c->len;
+    s->mem_used += c->cost;
   } else {
+    c = NULL;
     s->heavy_running--;
   }
   pthread_mutex_unlock(&s->mu);
   return c;
+}
+
+/* Gives the memory of a large request back to the system: the worker's
+ * arena starts afresh and glibc returns its free heap pages (otherwise one
+ * big call keeps the process at its peak for good). */
+static void give_back(struct worker *w, const struct call *c) {
+  if (c->len < ((size_t)1 << 20))
+    return;
+  struct gc_arena *fresh = gc_arena_new(w->srv->cfg.max_message_bytes * 4 + ((size_t)64 << 20));
+  if (fresh) {
+    gc_arena_free(w->arena);
+    w->arena = fresh;
+  }
+#ifdef __GLIBC__
+  malloc_trim(0);
+#endif
 }
 
 /* Runs a heavy call and then the queued ones while any wait.  Holding one
@@ -502,21 +527,48 @@ static struct call *heavy_next(struct gb_rpc_server *s) {
  * the others stay free to poll the queue and answer light calls. */
 static void heavy_run(struct worker *w, struct call *c) {
   struct gb_rpc_server *s = w->srv;
-  for (; c; c = heavy_next(s)) {
+  while (c) {
+    /* finish() may free c: keep what heavy_next needs. */
+    struct call done = {.len = c->len, .cost = c->cost};
     if (atomic_load(&s->shutting_down))
       finish(c, GB_RPC_UNAVAILABLE, "the server is shutting down");
     else
       dispatch(w, c);
+    give_back(w, &done);
+    c = heavy_next(s, &done);
   }
+}
+
+/* Refuses a call whose estimated cost alone exceeds the budget. */
+static void refuse_cost(struct gb_rpc_server *s, struct call *c) {
+  char msg[400];
+  snprintf(msg, sizeof(msg),
+           "a request of %.1f MB may need about %zu MiB to parse and model, above the server's "
+           "memory budget of %zu MiB (grpc.memoryBudget): send a large cluster once with "
+           "ReplaceSnapshot, or raise the budget together with the pod's memory limit",
+           (double)c->len / 1e6, c->cost >> 20, s->cfg.memory_budget >> 20);
+  finish(c, GB_RPC_RESOURCE_EXHAUSTED, msg);
 }
 
 /* Admits a heavy call: 1 when the caller should run it now (a slot was
  * taken), 0 when it was queued or refused. */
 static int heavy_admit(struct gb_rpc_server *s, struct call *c) {
   c->len = c->payload ? grpc_byte_buffer_length(c->payload) : 0;
+  c->cost = c->len * GB_RPC_COST_FACTOR + GB_RPC_COST_BASE;
+  if (c->cost > s->cfg.memory_budget) {
+    pthread_mutex_lock(&s->mu);
+    s->refused++;
+    pthread_mutex_unlock(&s->mu);
+    refuse_cost(s, c);
+    return 0;
+  }
   pthread_mutex_lock(&s->mu);
-  if (s->heavy_running < s->cfg.max_heavy) {
+  /* Run now only when nothing waits (first come, first served) and the
+   * estimate fits what the running calls leave of the budget. */
+  if (s->heavy_running < s->cfg.max_heavy && !s->queue_head &&
+      s->mem_used + c->cost <= s->cfg.memory_budget) {
     s->heavy_running++;
+    s->mem_used += c->cost;
     pthread_mutex_unlock(&s->mu);
     return 1;
   }
@@ -781,6 +833,8 @@ int gb_rpc_server_new(const struct gb_rpc_config *cfg, struct gb_rpc_server **ou
   /* One worker is always left for light calls (Health/Check). */
   if (!s->cfg.max_heavy || s->cfg.max_heavy >= s->cfg.threads)
     s->cfg.max_heavy = s->cfg.threads > 1 ? s->cfg.threads - 1 : 1;
+  if (!s->cfg.memory_budget)
+    s->cfg.memory_budget = GB_RPC_DEFAULT_MEMORY_BUDGET;
   if (!s->cfg.handshake_timeout_ms)
     s->cfg.handshake_timeout_ms = GB_RPC_DEFAULT_HANDSHAKE_MS;
   if (!s->cfg.max_queued)

@@ -49,6 +49,9 @@ const char *gb_rpc_code_name(int code);
 #define GB_RPC_MAX_THREADS 64
 #define GB_RPC_DEFAULT_MAX_QUEUED 64
 #define GB_RPC_DEFAULT_HANDSHAKE_MS 10000
+#define GB_RPC_DEFAULT_MEMORY_BUDGET ((size_t)640 << 20)
+#define GB_RPC_COST_FACTOR 24          /* measured 17x to 30x (bench_rpc_memory) */
+#define GB_RPC_COST_BASE ((size_t)256 << 10)
 #define GB_RPC_DEFAULT_IDLE_MS 300000 /* connections with no call for 5 min are closed */
 #define GB_RPC_MAX_STREAMS 128        /* concurrent calls per connection */
 #define GB_RPC_SELF_CHECK_FAILURES 3  /* consecutive failed probes before "dead" */
@@ -78,6 +81,12 @@ struct gb_rpc_config {
    * HTTP/2 preface and SETTINGS within this time is closed (the core holds
    * it 120 s otherwise); 0: GB_RPC_DEFAULT_HANDSHAKE_MS. */
   int handshake_timeout_ms;
+  /* Memory the heavy calls running at once may need, estimated as
+   * GB_RPC_COST_FACTOR x request bytes + GB_RPC_COST_BASE each (parsing
+   * YAML and building a snapshot costs far more than the message).  A call
+   * whose estimate alone exceeds it is refused RESOURCE_EXHAUSTED; others
+   * wait in the FIFO until it has room.  0: GB_RPC_DEFAULT_MEMORY_BUDGET. */
+  size_t memory_budget;
   /* Every self_check_ms a thread opens a new connection to the bound port
    * and calls Health/Check (see gb_rpc_server_check); 0: off. */
   int self_check_ms;

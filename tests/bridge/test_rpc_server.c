@@ -1244,6 +1244,51 @@ START_TEST(test_self_check_sees_dead_listener) {
 }
 END_TEST
 
+/* A request whose parse would cost more than the server's memory budget is
+ * refused before it is decoded, naming the budget; a small one still runs. */
+START_TEST(test_memory_budget) {
+  struct gb_rpc_config cfg;
+  gb_rpc_config_init(&cfg);
+  cfg.addr = "127.0.0.1:0";
+  cfg.threads = 2;
+  cfg.max_message_bytes = CAP;
+  cfg.memory_budget = 4 << 20;
+  struct gc_diags d;
+  gc_diags_init(&d);
+  ck_assert_int_eq(gb_rpc_server_new(&cfg, &srv, &d), 0);
+  svc = gb_rpc_service_new();
+  ck_assert_int_eq(gb_rpc_service_register(svc, srv), 0);
+  ck_assert_int_eq(gb_rpc_server_start(srv, &d), 0);
+  gc_diags_destroy(&d);
+  snprintf(addr, sizeof(addr), "127.0.0.1:%d", gb_rpc_server_port(srv));
+  cl = client_for(addr);
+  /* 512 KiB of YAML comments: cheap on the wire, about 12 MiB to parse. */
+  size_t big = 512 << 10;
+  char *text = malloc(big + 1);
+  ck_assert_ptr_nonnull(text);
+  for (size_t i = 0; i < big; i += 64)
+    memcpy(text + i, "# padding padding padding padding padding padding padding paddi\n", 64);
+  text[big] = '\0';
+  ProtobufCBinaryData doc = {big, (uint8_t *)text};
+  Gangbridge__V1__CalculateRequest req;
+  gangbridge__v1__calculate_request__init(&req);
+  req.manifests = &doc;
+  req.n_manifests = 1;
+  char msg[GB_RPC_MAX_STATUS_MESSAGE];
+  int code = call(CALC, &req.base, &gangbridge__v1__calculate_response__descriptor, 10000, NULL,
+                  msg, sizeof(msg));
+  free(text);
+  ck_assert_msg(code == GB_RPC_RESOURCE_EXHAUSTED, "%s: %s", gb_rpc_code_name(code), msg);
+  ck_assert_msg(strstr(msg, "memory budget") != NULL, "%s", msg);
+  int st = -1;
+  ck_assert_int_eq(health("", &st), GB_RPC_OK);
+  const char *texts[] = {runtime_yaml(), job_yaml()};
+  ck_assert_int_eq(calculate(texts, 2, GANGBRIDGE__V1__BACKEND__BACKEND_VOLCANO, NULL, msg,
+                             sizeof(msg)),
+                   GB_RPC_OK);
+}
+END_TEST
+
 /* Calculate from several threads at once gives the same answer each time. */
 struct calc_arg {
   int n_ok;
@@ -1422,6 +1467,7 @@ static Suite *rpc_suite(void) {
   tcase_add_test(tl, test_on_call_hook);
   tcase_add_test(tl, test_reply_cap);
   tcase_add_test(tl, test_health_under_heavy_load);
+  tcase_add_test(tl, test_memory_budget);
   tcase_add_test(tl, test_self_check_sees_dead_listener);
   suite_add_tcase(s, tl);
   return s;
