@@ -8,12 +8,17 @@
  * resident set (VmHWM and VmRSS, the peak reset before each phase through
  * /proc/PID/clear_refs): at rest, one request, then 4 at once.  It prints
  * the status of every call (RESOURCE_EXHAUSTED is an answer, not a
- * failure) and the figures; it exits 1 only when a call gets no status.
+ * failure) and the figures.  Last, with 32 Evaluates of a 10,000-node
+ * inline cluster kept in flight, it sends 21 Health/Checks 100 ms apart
+ * with a 2 s deadline each and prints how many missed it (a readiness
+ * probe must not flap under load).  It exits 1 only when a call gets no
+ * status.
  *
  * Usage: bench_rpc_memory [--short] [--nodes N] [--threads N]
  *   --short     20,000 nodes (CI)
  */
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +31,7 @@
 #include "gb_rpc_client.h"
 #include "gb_rpc_server.h"
 #include "gb_rpc_service.h"
+#include "grpc/health/v1/health.pb-c.h"
 
 #define CONCURRENT 4
 
@@ -155,6 +161,82 @@ static int phase(pid_t pid, const char *addr, const Gangbridge__V1__EvaluateRequ
   return lost;
 }
 
+#define LOAD_CLIENTS 32
+#define CHECKS 21
+
+struct load_arg {
+  const char *addr;
+  const Gangbridge__V1__EvaluateRequest *req;
+  atomic_int *stop;
+  int calls, busy, other;
+};
+
+static void *load_loop(void *p) {
+  struct load_arg *a = p;
+  struct call_arg one = {a->addr, a->req, -1, 0};
+  while (!atomic_load(a->stop)) {
+    do_call(&one);
+    a->calls++;
+    a->busy += one.code == GB_RPC_RESOURCE_EXHAUSTED;
+    a->other += one.code != GB_RPC_OK && one.code != GB_RPC_RESOURCE_EXHAUSTED;
+  }
+  return NULL;
+}
+
+/* Health/Check under load: prints the misses and the slowest answer. */
+static void health_phase(const char *addr, const Gangbridge__V1__EvaluateRequest *req) {
+  static pthread_t th[LOAD_CLIENTS];
+  static struct load_arg args[LOAD_CLIENTS];
+  atomic_int stop = 0;
+  for (int i = 0; i < LOAD_CLIENTS; i++) {
+    args[i] = (struct load_arg){addr, req, &stop, 0, 0, 0};
+    pthread_create(&th[i], NULL, load_loop, &args[i]);
+  }
+  sleep(1); /* let the load build up */
+  struct gb_rpc_client_config cc = {0};
+  cc.addr = addr;
+  struct gb_rpc_client *c = NULL;
+  struct gc_diags d;
+  gc_diags_init(&d);
+  int missed = 0;
+  double worst = 0;
+  if (gb_rpc_client_new(&cc, &c, &d) == 0) {
+    Grpc__Health__V1__HealthCheckRequest hreq;
+    grpc__health__v1__health_check_request__init(&hreq);
+    for (int k = 0; k < CHECKS; k++) {
+      struct gb_rpc_status st = {0, NULL};
+      ProtobufCMessage *r = NULL;
+      struct timespec t0, t1;
+      clock_gettime(CLOCK_MONOTONIC, &t0);
+      if (gb_rpc_client_call(c, "/grpc.health.v1.Health/Check", &hreq.base,
+                             &grpc__health__v1__health_check_response__descriptor, 2000, &r,
+                             &st) != 0 || st.code != GB_RPC_OK)
+        missed++;
+      clock_gettime(CLOCK_MONOTONIC, &t1);
+      double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+      worst = s > worst ? s : worst;
+      if (r)
+        protobuf_c_message_free_unpacked(r, NULL);
+      gb_rpc_status_clear(&st);
+      struct timespec gap = {0, 100 * 1000000L};
+      nanosleep(&gap, NULL);
+    }
+    gb_rpc_client_free(c);
+  }
+  gc_diags_destroy(&d);
+  atomic_store(&stop, 1);
+  int calls = 0, busy = 0, other = 0;
+  for (int i = 0; i < LOAD_CLIENTS; i++) {
+    pthread_join(th[i], NULL);
+    calls += args[i].calls;
+    busy += args[i].busy;
+    other += args[i].other;
+  }
+  printf("health under %d Evaluates in flight: %d of %d Checks missed a 2 s deadline, slowest "
+         "%.2f s (Evaluates: %d, %d of them RESOURCE_EXHAUSTED, %d other errors)\n",
+         LOAD_CLIENTS, missed, CHECKS, worst, calls, busy, other);
+}
+
 int main(int argc, char **argv) {
   int nodes = 100000, threads = 6;
   for (int i = 1; i < argc; i++) {
@@ -222,6 +304,14 @@ int main(int argc, char **argv) {
   printf("%-14s RSS %ld MiB\n", "at rest", rss / 1024);
   int lost = phase(pid, addr, &req, 1, "1 Evaluate");
   lost += phase(pid, addr, &req, CONCURRENT, "4 at once");
+  size_t small_len = 0;
+  char *small = cluster_yaml(10000, &small_len);
+  if (small) {
+    ProtobufCBinaryData sdoc = {small_len, (uint8_t *)small};
+    req.cluster = &sdoc;
+    health_phase(addr, &req);
+    free(small);
+  }
   kill(pid, SIGKILL);
   waitpid(pid, NULL, 0);
   free(yaml);
