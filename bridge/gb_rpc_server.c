@@ -982,6 +982,31 @@ static void start_cleanup(struct gb_rpc_server *s) {
   }
 }
 
+#define SERVER_ARGS 6
+
+static void int_arg(grpc_arg *a, const char *key, int value) {
+  a->type = GRPC_ARG_INTEGER;
+  a->key = (char *)key;
+  a->value.integer = value;
+}
+
+/* The server's channel arguments (SERVER_ARGS of them). */
+static void server_args(const struct gb_rpc_server *s, grpc_arg *args) {
+  memset(args, 0, SERVER_ARGS * sizeof(*args));
+  int_arg(&args[0], GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH, (int)s->cfg.max_message_bytes);
+  int_arg(&args[1], GRPC_ARG_MAX_SEND_MESSAGE_LENGTH, (int)s->cfg.max_message_bytes);
+  /* SO_REUSEPORT is on by default on Linux: a second server on the same
+   * port would bind "successfully" and split the connections. */
+  int_arg(&args[2], GRPC_ARG_ALLOW_REUSEPORT, 0);
+  /* Idle sockets hold descriptors: one that never completes its handshake
+   * is cut after the handshake timeout, one with no call after 5 minutes
+   * (clients reconnect transparently), and one connection cannot open more
+   * than GB_RPC_MAX_STREAMS calls at once. */
+  int_arg(&args[3], GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS, s->cfg.handshake_timeout_ms);
+  int_arg(&args[4], GRPC_ARG_MAX_CONNECTION_IDLE_MS, GB_RPC_DEFAULT_IDLE_MS);
+  int_arg(&args[5], GRPC_ARG_MAX_CONCURRENT_STREAMS, GB_RPC_MAX_STREAMS);
+}
+
 int gb_rpc_server_start(struct gb_rpc_server *s, struct gc_diags *diags) {
   if (s->started || s->stopped)
     return GC_EUSAGE;
@@ -994,33 +1019,9 @@ int gb_rpc_server_start(struct gb_rpc_server *s, struct gc_diags *diags) {
    * good on the first EMFILE: take all the descriptors the process may
    * have.  Failing to raise is not fatal (the self-check still watches). */
   gb_rpc_raise_nofile(NULL);
-  grpc_arg args[6];
-  memset(args, 0, sizeof(args));
-  args[0].type = GRPC_ARG_INTEGER;
-  args[0].key = (char *)GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH;
-  args[0].value.integer = (int)s->cfg.max_message_bytes;
-  args[1].type = GRPC_ARG_INTEGER;
-  args[1].key = (char *)GRPC_ARG_MAX_SEND_MESSAGE_LENGTH;
-  args[1].value.integer = (int)s->cfg.max_message_bytes;
-  /* SO_REUSEPORT is on by default on Linux: a second server on the same
-   * port would bind "successfully" and split the connections. */
-  args[2].type = GRPC_ARG_INTEGER;
-  args[2].key = (char *)GRPC_ARG_ALLOW_REUSEPORT;
-  args[2].value.integer = 0;
-  /* Idle sockets hold descriptors: one that never completes its handshake
-   * is cut after the handshake timeout, one with no call after 5 minutes
-   * (clients reconnect transparently), and one connection cannot open more
-   * than GB_RPC_MAX_STREAMS calls at once. */
-  args[3].type = GRPC_ARG_INTEGER;
-  args[3].key = (char *)GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS;
-  args[3].value.integer = s->cfg.handshake_timeout_ms;
-  args[4].type = GRPC_ARG_INTEGER;
-  args[4].key = (char *)GRPC_ARG_MAX_CONNECTION_IDLE_MS;
-  args[4].value.integer = GB_RPC_DEFAULT_IDLE_MS;
-  args[5].type = GRPC_ARG_INTEGER;
-  args[5].key = (char *)GRPC_ARG_MAX_CONCURRENT_STREAMS;
-  args[5].value.integer = GB_RPC_MAX_STREAMS;
-  grpc_channel_args cargs = {6, args};
+  grpc_arg args[SERVER_ARGS];
+  server_args(s, args);
+  grpc_channel_args cargs = {SERVER_ARGS, args};
   s->server = grpc_server_create(&cargs, NULL);
   s->cq = grpc_completion_queue_create_for_next(NULL);
   s->shutdown_cq = grpc_completion_queue_create_for_pluck(NULL);
