@@ -737,6 +737,21 @@ static void pods_delete(struct tp_pod_table *t, size_t i) {
   }
 }
 
+/* Forgets the pods bound to a node that leaves: its free amounts start
+ * again from allocatable when it comes back, so they are no longer
+ * accounted.  O(table); nodes leave rarely. */
+static void pods_drop_node(struct tp_pod_table *t, const char *node) {
+  if (!t)
+    return;
+  for (size_t i = 0; i < t->cap;) {
+    /* Deleting shifts a later entry into slot i: look at i again. */
+    if (t->e[i].key && !strcmp(t->e[i].node, node))
+      pods_delete(t, i);
+    else
+      i++;
+  }
+}
+
 /* "namespace/name" of a pod into buf; 0, or GC_EINVAL without a name. */
 static int pod_key(const struct gc_value *pod, char *buf, size_t cap) {
   const char *ns = gc_value_as_str(gc_value_path(pod, "metadata.namespace"));
@@ -1858,6 +1873,7 @@ int tp_snapshot_remove_node(struct tp_snapshot *s, const char *node) {
   if (slot < 0)
     return GC_ENOTFOUND;
   node_account(s, (uint32_t)slot, -1);
+  pods_drop_node(s->pods, node);
   size_t at = by_name_pos(s, node);
   memmove(s->by_name + at, s->by_name + at + 1, (s->n_alive - at - 1) * sizeof(*s->by_name));
   hash_delete(s->node_hash, s->node_hash_cap, s->node_name, node);

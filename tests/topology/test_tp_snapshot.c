@@ -462,6 +462,13 @@ START_TEST(pod_updates_validated) {
   const struct gc_value *p0 = pod_doc(&b, POD("p0", "n1", "2"));
   ck_assert_int_eq(tp_snapshot_update_pod(b.s, p0, -1, NULL, "u:10", &b.d), 0);
   ck_assert_int_eq(cpu_free(b.s, "n1"), 8000);
+  /* A node that leaves takes its pods' records along: the same pod may be
+   * bound again elsewhere. */
+  ck_assert_int_eq(tp_snapshot_update_pod(b.s, p1, 1, "n2", "u:11", &b.d), 0);
+  ck_assert_int_eq(tp_snapshot_remove_node(b.s, "n2"), 0);
+  const struct gc_value *p1b = pod_doc(&b, POD("p1", "n3", "1"));
+  ck_assert_int_eq(tp_snapshot_update_pod(b.s, p1b, 1, "n3", "u:12", &b.d), 0);
+  ck_assert_int_eq(cpu_free(b.s, "n3"), 7000);
   done(&b);
 }
 END_TEST
