@@ -998,9 +998,15 @@ int tp_snapshot_update_pod(struct tp_snapshot *s, const struct gc_value *pod, in
       return GC_EINVAL;
     }
   }
-  int applied = 0;
-  rc = tp_snapshot_apply_pod(s, pod, sign, origin, &applied, diags);
-  return rc ? rc : applied ? GC_OK : GC_EINVAL;
+  /* Not tp_snapshot_apply_pod: that skips finished pods, and a released
+   * pod has usually finished. */
+  for (size_t r = 0; r < s->n_res; r++)
+    if (req[r])
+      node_set_free(s, slot, r, sat_add(s->free[r][slot], sign > 0 ? -req[r] : req[r]));
+  if (sign > 0)
+    return pods_put(s, key, nn);
+  pods_delete(s->pods, (size_t)pods_find(s->pods, key));
+  return GC_OK;
 }
 
 /* ------------------------------------------------------------------ */

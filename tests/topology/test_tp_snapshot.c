@@ -469,6 +469,11 @@ START_TEST(pod_updates_validated) {
   const struct gc_value *p1b = pod_doc(&b, POD("p1", "n3", "1"));
   ck_assert_int_eq(tp_snapshot_update_pod(b.s, p1b, 1, "n3", "u:12", &b.d), 0);
   ck_assert_int_eq(cpu_free(b.s, "n3"), 7000);
+  /* A pod that finished is released (its requests come back). */
+  const struct gc_value *done_pod =
+      pod_doc(&b, POD("p1", "n3", "1") "status: {phase: Succeeded}\n");
+  ck_assert_int_eq(tp_snapshot_update_pod(b.s, done_pod, -1, "n3", "u:13", &b.d), 0);
+  ck_assert_int_eq(cpu_free(b.s, "n3"), 8000);
   done(&b);
 }
 END_TEST
