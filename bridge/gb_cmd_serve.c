@@ -241,6 +241,8 @@ static int serve_start(const struct serve_config *c, struct serve_state *st,
   st->svc = gb_rpc_service_new();
   if (!st->svc)
     return GC_ENOMEM;
+  /* Offline, gRPC callers are the only source of the snapshot. */
+  gb_rpc_service_allow_writes(st->svc, 1);
   if (c->n_cluster && (rc = load_cluster(c, st->svc, diags)))
     return rc;
   if ((rc = gb_rpc_server_new(&c->rpc, &st->rpc, diags)))

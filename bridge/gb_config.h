@@ -88,6 +88,10 @@ struct gb_config {
   int grpc_threads;
   int grpc_max_message_bytes;
   double grpc_grace_s;
+  int grpc_memory_budget_mib;      /* estimated memory of heavy calls in flight, MiB */
+  double grpc_handshake_timeout_s; /* connections must finish TLS + HTTP/2 preface by then */
+  double grpc_self_check_s;        /* listener self-check interval; 0: off */
+  int grpc_allow_snapshot_writes; /* ReplaceSnapshot/UpdateNodes over gRPC (off: the cluster feeds it) */
 
   /* http: /metrics, /healthz, /livez, /readyz */
   const char *http_address;

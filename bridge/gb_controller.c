@@ -883,6 +883,7 @@ struct serve_run {
   struct gb_http *probes, *hook;
   struct gb_rpc_service *rpc_svc;
   struct gb_rpc_server *rpc;
+  atomic_int rpc_started; /* set once rpc listens; read by the health check */
   struct gb_kube_client *lease_client; /* the elector's own client (short timeouts) */
   struct gb_leader *leader;
   struct gb_metric *transitions;
@@ -984,6 +985,16 @@ static int start_http(const char *name, const char *addr, const char *cert, cons
   return gb_http_start(&hc, routes, n, out, d);
 }
 
+/* The "grpc-listener" health check: fails when the gRPC self-check finds
+ * that the port no longer accepts new connections (see gb_rpc_server_check),
+ * so the pod is restarted instead of taking traffic on a dead port. */
+static int grpc_listener_check(void *ctx, char *reason, size_t size) {
+  struct serve_run *r = ctx;
+  if (!atomic_load(&r->rpc_started))
+    return 0;
+  return gb_rpc_server_check(r->rpc, reason, size);
+}
+
 static int serve_start(struct serve_run *r, struct gc_diags *d) {
   const struct gb_config *cfg = &r->cfg;
   int rc;
@@ -1022,6 +1033,10 @@ static int serve_start(struct serve_run *r, struct gc_diags *d) {
       (rc = gb_health_add_check(r->health, GB_HEALTH_READY, "informers-synced",
                                 gb_controller_ready_check, r->ctrl)))
     return rc;
+  if (*cfg->grpc_address &&
+      (rc = gb_health_add_check(r->health, GB_HEALTH_LIVE | GB_HEALTH_READY, "grpc-listener",
+                                grpc_listener_check, r)))
+    return rc;
   if (!r->leader)
     gb_gauge_set(r->sm.leader, NULL, 1); /* a single replica always leads */
 
@@ -1059,10 +1074,15 @@ static int serve_start(struct serve_run *r, struct gc_diags *d) {
     r->rpc_svc = gb_rpc_service_new();
     if (!r->rpc_svc)
       return GC_ENOMEM;
+    gb_rpc_service_allow_writes(r->rpc_svc, cfg->grpc_allow_snapshot_writes);
+    rc_cfg.handshake_timeout_ms = (int)(cfg->grpc_handshake_timeout_s * 1000);
+    rc_cfg.memory_budget = (size_t)cfg->grpc_memory_budget_mib << 20;
+    rc_cfg.self_check_ms = (int)(cfg->grpc_self_check_s * 1000);
     if ((rc = gb_rpc_server_new(&rc_cfg, &r->rpc, d)) ||
         (rc = gb_rpc_service_register(r->rpc_svc, r->rpc)) ||
         (rc = gb_rpc_server_start(r->rpc, d)))
       return rc;
+    atomic_store(&r->rpc_started, 1);
     char p[16];
     snprintf(p, sizeof(p), "%d", gb_rpc_server_port(r->rpc));
     gb_log(GB_LOG_INFO, "grpc listening", "address", cfg->grpc_address, "port", p, NULL);

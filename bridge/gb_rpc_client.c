@@ -69,7 +69,7 @@ int gb_rpc_client_new(const struct gb_rpc_client_config *cfg, struct gb_rpc_clie
   } else {
     creds = grpc_insecure_credentials_create();
   }
-  grpc_arg args[2];
+  grpc_arg args[3];
   size_t nargs = 0;
   memset(args, 0, sizeof(args));
   args[nargs].type = GRPC_ARG_INTEGER;
@@ -81,6 +81,12 @@ int gb_rpc_client_new(const struct gb_rpc_client_config *cfg, struct gb_rpc_clie
     args[nargs].type = GRPC_ARG_STRING;
     args[nargs].key = (char *)GRPC_SSL_TARGET_NAME_OVERRIDE_ARG;
     args[nargs].value.string = (char *)cfg->tls_server_name;
+    nargs++;
+  }
+  if (cfg->fresh_connection) {
+    args[nargs].type = GRPC_ARG_INTEGER;
+    args[nargs].key = (char *)GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL;
+    args[nargs].value.integer = 1;
     nargs++;
   }
   grpc_channel_args cargs = {nargs, args};

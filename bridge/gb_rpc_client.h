@@ -22,6 +22,8 @@ struct gb_rpc_client_config {
   const char *tls_key_file;  /* PEM client key */
   const char *tls_server_name; /* expected name in the server certificate (tests) */
   size_t max_message_bytes;  /* receive cap; 0: 32 MiB */
+  int fresh_connection;      /* 1: never share a connection with another client
+                              * (the server's self-check must pass its accept) */
 };
 
 /* The outcome of a call. */

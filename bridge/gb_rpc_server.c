@@ -22,12 +22,14 @@
  */
 #include "gb_rpc_server.h"
 
+#include <malloc.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -40,7 +42,9 @@
 #include <grpc/support/log.h>
 #include <grpc/support/time.h>
 
+#include "gb_rpc_client.h"
 #include "gb_tls_files.h"
+#include "grpc/health/v1/health.pb-c.h"
 
 #define MAX_METHODS 64
 #define GENERIC_ARMED 2          /* generic requests kept armed (unknown paths) */
@@ -51,6 +55,7 @@ struct method {
   gb_rpc_handler fn;
   void *data;
   void *registered; /* core handle; NULL: served by the generic path */
+  int light;        /* never refused for load (Health/Check) */
 };
 
 struct worker {
@@ -82,6 +87,21 @@ struct gb_rpc_server {
   pthread_mutex_t mu;
   pthread_cond_t idle;
   long live;
+  /* Admission of heavy calls (see gb_rpc_server_mark_light), under mu. */
+  int heavy_running;
+  struct call *queue_head, *queue_tail; /* heavy calls waiting, FIFO */
+  int queued;
+  size_t queued_bytes;
+  size_t mem_used; /* estimated cost of the heavy calls running */
+  uint64_t refused;
+  /* The listener self-check (see gb_rpc_server_check). */
+  pthread_t check_thread;
+  int check_started;
+  pthread_mutex_t check_mu;
+  pthread_cond_t check_cv; /* CLOCK_MONOTONIC; wakes the thread to stop */
+  int check_stop;
+  int check_failures;      /* probes in a row without an answer */
+  char check_reason[512];
 };
 
 enum call_state { CALL_REQUESTED, CALL_FINISHING };
@@ -100,6 +120,9 @@ struct call {
   int cancelled;
   int code;        /* status sent */
   int64_t t0_ns;   /* when the call arrived (CLOCK_MONOTONIC) */
+  size_t len;      /* request bytes (heavy-call queue accounting) */
+  size_t cost;     /* estimated memory of a heavy call (see memory_budget) */
+  struct call *next; /* heavy-call queue link */
 };
 
 /* ------------------------------------------------------------------ codes */
@@ -459,6 +482,120 @@ static void dispatch(struct worker *w, struct call *c) {
   finish(c, ctx->code, ctx->message);
 }
 
+/* Releases the memory estimate of the call just run (done) and takes the
+ * next waiting heavy call when it fits the budget; otherwise gives up the
+ * heavy slot the caller holds.  Both under one lock, so no call is
+ * stranded: while a call waits for room, some running call still holds
+ * budget and will look again when it ends. */
+static struct call *heavy_next(struct gb_rpc_server *s, const struct call *done) {
+  pthread_mutex_lock(&s->mu);
+  s->mem_used -= done->cost;
+  struct call *c = s->queue_head;
+  if (c && s->mem_used + c->cost <= s->cfg.memory_budget) {
+    s->queue_head = c->next;
+    if (!s->queue_head)
+      s->queue_tail = NULL;
+    s->queued--;
+    s->queued_bytes -= c->len;
+    s->mem_used += c->cost;
+  } else {
+    c = NULL;
+    s->heavy_running--;
+  }
+  pthread_mutex_unlock(&s->mu);
+  return c;
+}
+
+/* Gives the memory of a large request back to the system: the worker's
+ * arena starts afresh and glibc returns its free heap pages (otherwise one
+ * big call keeps the process at its peak for good). */
+static void give_back(struct worker *w, const struct call *c) {
+  if (c->len < ((size_t)1 << 20))
+    return;
+  struct gc_arena *fresh = gc_arena_new(w->srv->cfg.max_message_bytes * 4 + ((size_t)64 << 20));
+  if (fresh) {
+    gc_arena_free(w->arena);
+    w->arena = fresh;
+  }
+#ifdef __GLIBC__
+  malloc_trim(0);
+#endif
+}
+
+/* Runs a heavy call and then the queued ones while any wait.  Holding one
+ * heavy slot for the whole loop keeps max_heavy workers busy at most, so
+ * the others stay free to poll the queue and answer light calls. */
+static void heavy_run(struct worker *w, struct call *c) {
+  struct gb_rpc_server *s = w->srv;
+  while (c) {
+    /* finish() may free c: keep what heavy_next needs. */
+    struct call done = {.len = c->len, .cost = c->cost};
+    if (atomic_load(&s->shutting_down))
+      finish(c, GB_RPC_UNAVAILABLE, "the server is shutting down");
+    else
+      dispatch(w, c);
+    give_back(w, &done);
+    c = heavy_next(s, &done);
+  }
+}
+
+/* Refuses a call whose estimated cost alone exceeds the budget. */
+static void refuse_cost(struct gb_rpc_server *s, struct call *c) {
+  char msg[400];
+  snprintf(msg, sizeof(msg),
+           "a request of %.1f MB may need about %zu MiB to parse and model, above the server's "
+           "memory budget of %zu MiB (grpc.memoryBudget): send a large cluster once with "
+           "ReplaceSnapshot, or raise the budget together with the pod's memory limit",
+           (double)c->len / 1e6, c->cost >> 20, s->cfg.memory_budget >> 20);
+  finish(c, GB_RPC_RESOURCE_EXHAUSTED, msg);
+}
+
+/* Admits a heavy call: 1 when the caller should run it now (a slot was
+ * taken), 0 when it was queued or refused. */
+static int heavy_admit(struct gb_rpc_server *s, struct call *c) {
+  c->len = c->payload ? grpc_byte_buffer_length(c->payload) : 0;
+  c->cost = c->len * GB_RPC_COST_FACTOR + GB_RPC_COST_BASE;
+  if (c->cost > s->cfg.memory_budget) {
+    pthread_mutex_lock(&s->mu);
+    s->refused++;
+    pthread_mutex_unlock(&s->mu);
+    refuse_cost(s, c);
+    return 0;
+  }
+  pthread_mutex_lock(&s->mu);
+  /* Run now only when nothing waits (first come, first served) and the
+   * estimate fits what the running calls leave of the budget. */
+  if (s->heavy_running < s->cfg.max_heavy && !s->queue_head &&
+      s->mem_used + c->cost <= s->cfg.memory_budget) {
+    s->heavy_running++;
+    s->mem_used += c->cost;
+    pthread_mutex_unlock(&s->mu);
+    return 1;
+  }
+  if (s->queued < s->cfg.max_queued &&
+      (s->queued == 0 || s->queued_bytes + c->len <= s->cfg.max_queued_bytes)) {
+    c->next = NULL;
+    if (s->queue_tail)
+      s->queue_tail->next = c;
+    else
+      s->queue_head = c;
+    s->queue_tail = c;
+    s->queued++;
+    s->queued_bytes += c->len;
+    pthread_mutex_unlock(&s->mu);
+    return 0;
+  }
+  s->refused++;
+  int running = s->heavy_running, queued = s->queued;
+  pthread_mutex_unlock(&s->mu);
+  char msg[200];
+  snprintf(msg, sizeof(msg),
+           "server busy: %d calls running and %d waiting (limits %d and %d); retry with backoff",
+           running, queued, s->cfg.max_heavy, s->cfg.max_queued);
+  finish(c, GB_RPC_RESOURCE_EXHAUSTED, msg);
+  return 0;
+}
+
 static void on_event(struct worker *w, struct call *c, int ok) {
   struct gb_rpc_server *s = c->srv;
   switch (c->state) {
@@ -479,7 +616,10 @@ static void on_event(struct worker *w, struct call *c, int ok) {
       finish(c, GB_RPC_UNIMPLEMENTED, msg);
       return;
     }
-    dispatch(w, c);
+    if (c->m->light)
+      dispatch(w, c);
+    else if (heavy_admit(s, c))
+      heavy_run(w, c);
     return;
   case CALL_FINISHING:
     atomic_fetch_add(&s->calls, 1);
@@ -502,6 +642,138 @@ static void *worker_main(void *arg) {
       on_event(w, ev.tag, ev.success);
   }
   return NULL;
+}
+
+/* ------------------------------------------------------------ self-check */
+
+int gb_rpc_raise_nofile(long *now) {
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+    return GC_EIO;
+  if (rl.rlim_cur < rl.rlim_max) {
+    rl.rlim_cur = rl.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+      return GC_EIO;
+  }
+  if (now)
+    *now = rl.rlim_cur == RLIM_INFINITY ? -1 : (long)rl.rlim_cur;
+  return 0;
+}
+
+/* The address a probe connects to: the bound port on the listen host, or
+ * on loopback when the server listens on every address. */
+static void probe_target(const struct gb_rpc_server *s, char *out, size_t cap) {
+  const char *colon = strrchr(s->addr, ':');
+  int hostlen = colon ? (int)(colon - s->addr) : 0;
+  const char *host = s->addr;
+  if (hostlen == 0 || (hostlen == 7 && !strncmp(host, "0.0.0.0", 7))) {
+    host = "127.0.0.1";
+    hostlen = 9;
+  } else if (hostlen == 4 && !strncmp(host, "[::]", 4)) {
+    host = "[::1]";
+    hostlen = 5;
+  }
+  snprintf(out, cap, "%.*s:%d", hostlen, host, s->port);
+}
+
+/* One probe on a new connection: 1 when the port answered.  In plain text
+ * that is a completed Health/Check.  With TLS the probe (which has no
+ * certificate to offer) talks plain text: a listener that accepts answers
+ * by closing the connection at once (UNAVAILABLE), a dead one never
+ * answers (DEADLINE_EXCEEDED); a refused connection is dead too. */
+static int probe_once(struct gb_rpc_server *s, int timeout_ms, char *why, size_t cap) {
+  char target[300];
+  probe_target(s, target, sizeof(target));
+  struct gb_rpc_client_config cc = {0};
+  cc.addr = target;
+  cc.fresh_connection = 1;
+  struct gb_rpc_client *c = NULL;
+  struct gc_diags d;
+  gc_diags_init(&d);
+  int rc = gb_rpc_client_new(&cc, &c, &d);
+  gc_diags_destroy(&d);
+  if (rc) {
+    snprintf(why, cap, "cannot create a probe client for %.300s", target);
+    return 0;
+  }
+  Grpc__Health__V1__HealthCheckRequest req;
+  grpc__health__v1__health_check_request__init(&req);
+  struct gb_rpc_status st = {0, NULL};
+  ProtobufCMessage *reply = NULL;
+  int ok = 0;
+  if (gb_rpc_client_call(c, "/grpc.health.v1.Health/Check", &req.base,
+                         &grpc__health__v1__health_check_response__descriptor, timeout_ms,
+                         &reply, &st) == 0) {
+    const char *m = st.message ? st.message : "";
+    ok = s->tls_cert_file ? st.code != GB_RPC_DEADLINE_EXCEEDED && !strstr(m, "refused")
+                          : st.code == GB_RPC_OK;
+    if (!ok)
+      snprintf(why, cap, "the gRPC port %.300s does not answer a new connection (%s: %.80s)",
+               target, gb_rpc_code_name(st.code), m);
+  }
+  if (reply)
+    protobuf_c_message_free_unpacked(reply, NULL);
+  gb_rpc_status_clear(&st);
+  gb_rpc_client_free(c);
+  return ok;
+}
+
+/* Waits out one interval; 1 when asked to stop.  Called with check_mu. */
+static int check_sleep(struct gb_rpc_server *s) {
+  struct timespec until;
+  clock_gettime(CLOCK_MONOTONIC, &until);
+  until.tv_sec += s->cfg.self_check_ms / 1000;
+  until.tv_nsec += (long)(s->cfg.self_check_ms % 1000) * 1000000L;
+  if (until.tv_nsec >= 1000000000L) {
+    until.tv_sec++;
+    until.tv_nsec -= 1000000000L;
+  }
+  while (!s->check_stop)
+    if (pthread_cond_timedwait(&s->check_cv, &s->check_mu, &until) != 0)
+      break; /* timed out */
+  return s->check_stop;
+}
+
+static void *check_main(void *arg) {
+  struct gb_rpc_server *s = arg;
+  /* A probe waits at most the interval, between 0.5 and 5 s. */
+  int timeout = s->cfg.self_check_ms < 500 ? 500
+                : s->cfg.self_check_ms > 5000 ? 5000 : s->cfg.self_check_ms;
+  pthread_mutex_lock(&s->check_mu);
+  while (!check_sleep(s)) {
+    pthread_mutex_unlock(&s->check_mu);
+    char why[sizeof(s->check_reason)];
+    int ok = probe_once(s, timeout, why, sizeof(why));
+    pthread_mutex_lock(&s->check_mu);
+    if (ok) {
+      s->check_failures = 0;
+    } else {
+      s->check_failures++;
+      memcpy(s->check_reason, why, sizeof(why));
+    }
+  }
+  pthread_mutex_unlock(&s->check_mu);
+  return NULL;
+}
+
+int gb_rpc_server_check(struct gb_rpc_server *s, char *reason, size_t size) {
+  pthread_mutex_lock(&s->check_mu);
+  int dead = s->check_failures >= GB_RPC_SELF_CHECK_FAILURES;
+  if (dead && reason && size)
+    snprintf(reason, size, "%s", s->check_reason);
+  pthread_mutex_unlock(&s->check_mu);
+  return dead;
+}
+
+static void check_stop(struct gb_rpc_server *s) {
+  if (!s->check_started)
+    return;
+  pthread_mutex_lock(&s->check_mu);
+  s->check_stop = 1;
+  pthread_cond_broadcast(&s->check_cv);
+  pthread_mutex_unlock(&s->check_mu);
+  pthread_join(s->check_thread, NULL);
+  s->check_started = 0;
 }
 
 /* -------------------------------------------------------------- lifecycle */
@@ -533,6 +805,15 @@ int gb_rpc_server_new(const struct gb_rpc_config *cfg, struct gb_rpc_server **ou
     gc_diags_addf(diags, "grpc: the message cap must be at most 1 GiB");
     return GC_EUSAGE;
   }
+  if (cfg->max_heavy < 0 || cfg->max_queued < 0) {
+    gc_diags_addf(diags, "grpc: the heavy-call limits must not be negative");
+    return GC_EUSAGE;
+  }
+  if (cfg->handshake_timeout_ms < 0 || cfg->self_check_ms < 0) {
+    gc_diags_addf(diags, "grpc: the handshake timeout and self-check interval must not be "
+                  "negative");
+    return GC_EUSAGE;
+  }
   if (cfg->grace_ms < 0) {
     gc_diags_addf(diags, "grpc: the grace period must not be negative");
     return GC_EUSAGE;
@@ -549,6 +830,17 @@ int gb_rpc_server_new(const struct gb_rpc_config *cfg, struct gb_rpc_server **ou
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     s->cfg.threads = n < 2 ? 2 : n > GB_RPC_MAX_THREADS ? GB_RPC_MAX_THREADS : (int)n;
   }
+  /* One worker is always left for light calls (Health/Check). */
+  if (!s->cfg.max_heavy || s->cfg.max_heavy >= s->cfg.threads)
+    s->cfg.max_heavy = s->cfg.threads > 1 ? s->cfg.threads - 1 : 1;
+  if (!s->cfg.memory_budget)
+    s->cfg.memory_budget = GB_RPC_DEFAULT_MEMORY_BUDGET;
+  if (!s->cfg.handshake_timeout_ms)
+    s->cfg.handshake_timeout_ms = GB_RPC_DEFAULT_HANDSHAKE_MS;
+  if (!s->cfg.max_queued)
+    s->cfg.max_queued = GB_RPC_DEFAULT_MAX_QUEUED;
+  if (!s->cfg.max_queued_bytes)
+    s->cfg.max_queued_bytes = 2 * s->cfg.max_message_bytes;
   s->addr = strdup(cfg->addr);
   s->tls_cert_file = dup_or_null(cfg->tls_cert_file);
   s->tls_key_file = dup_or_null(cfg->tls_key_file);
@@ -556,6 +848,12 @@ int gb_rpc_server_new(const struct gb_rpc_config *cfg, struct gb_rpc_server **ou
   s->cfg.addr = s->cfg.tls_cert_file = s->cfg.tls_key_file = s->cfg.client_ca_file = NULL;
   pthread_mutex_init(&s->mu, NULL);
   pthread_cond_init(&s->idle, NULL);
+  pthread_mutex_init(&s->check_mu, NULL);
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&s->check_cv, &ca);
+  pthread_condattr_destroy(&ca);
   if (!s->addr || (cfg->tls_cert_file && !s->tls_cert_file) ||
       (cfg->tls_key_file && !s->tls_key_file) || (cfg->client_ca_file && !s->client_ca_file)) {
     gb_rpc_server_free(s);
@@ -588,6 +886,16 @@ int gb_rpc_server_add_service(struct gb_rpc_server *s, const ProtobufCServiceDes
   return 0;
 }
 
+int gb_rpc_server_mark_light(struct gb_rpc_server *s, const char *path) {
+  for (int i = 0; i < s->nmethods; i++) {
+    if (!strcmp(s->methods[i].path, path)) {
+      s->methods[i].light = 1;
+      return 0;
+    }
+  }
+  return GC_ENOTFOUND;
+}
+
 static grpc_server_credentials *make_credentials(struct gb_rpc_server *s, int *rc,
                                                  struct gc_diags *diags) {
   *rc = 0;
@@ -617,6 +925,43 @@ out:
   return creds;
 }
 
+/* 1 if a plaintext server could listen on addr: tells a bad TLS pair from
+ * a busy address, since gRPC reports both as a port of 0.  A throwaway
+ * server, destroyed without being started. */
+static int addr_bindable(const grpc_channel_args *args, const char *addr) {
+  grpc_server *probe = grpc_server_create(args, NULL);
+  grpc_completion_queue *cq = grpc_completion_queue_create_for_pluck(NULL);
+  grpc_server_register_completion_queue(probe, cq, NULL);
+  grpc_server_credentials *creds = grpc_insecure_server_credentials_create();
+  int port = grpc_server_add_http2_port(probe, addr, creds);
+  grpc_server_credentials_release(creds);
+  if (port > 0) {
+    /* A server with a listener must be shut down before it is destroyed. */
+    static int tag;
+    grpc_server_start(probe);
+    grpc_server_shutdown_and_notify(probe, cq, &tag);
+    grpc_completion_queue_pluck(cq, &tag, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+  }
+  grpc_server_destroy(probe);
+  grpc_completion_queue_shutdown(cq);
+  grpc_completion_queue_pluck(cq, NULL, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+  grpc_completion_queue_destroy(cq);
+  return port > 0;
+}
+
+/* Says why the port could not be added. */
+static void listen_failed(struct gb_rpc_server *s, const grpc_channel_args *args,
+                          struct gc_diags *diags) {
+  if (s->tls_cert_file && addr_bindable(args, s->addr))
+    gc_diags_addf(diags,
+                  "grpc: the TLS key in %s does not match the certificate in %s (or one is "
+                  "not a valid PEM certificate or key): gRPC cannot build a TLS context from "
+                  "them",
+                  s->tls_key_file, s->tls_cert_file);
+  else
+    gc_diags_addf(diags, "grpc: cannot listen on %s (address in use or not local?)", s->addr);
+}
+
 /* Undoes a partial start (never-started server: destroy is allowed). */
 static void start_cleanup(struct gb_rpc_server *s) {
   if (s->server)
@@ -637,6 +982,31 @@ static void start_cleanup(struct gb_rpc_server *s) {
   }
 }
 
+#define SERVER_ARGS 6
+
+static void int_arg(grpc_arg *a, const char *key, int value) {
+  a->type = GRPC_ARG_INTEGER;
+  a->key = (char *)key;
+  a->value.integer = value;
+}
+
+/* The server's channel arguments (SERVER_ARGS of them). */
+static void server_args(const struct gb_rpc_server *s, grpc_arg *args) {
+  memset(args, 0, SERVER_ARGS * sizeof(*args));
+  int_arg(&args[0], GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH, (int)s->cfg.max_message_bytes);
+  int_arg(&args[1], GRPC_ARG_MAX_SEND_MESSAGE_LENGTH, (int)s->cfg.max_message_bytes);
+  /* SO_REUSEPORT is on by default on Linux: a second server on the same
+   * port would bind "successfully" and split the connections. */
+  int_arg(&args[2], GRPC_ARG_ALLOW_REUSEPORT, 0);
+  /* Idle sockets hold descriptors: one that never completes its handshake
+   * is cut after the handshake timeout, one with no call after 5 minutes
+   * (clients reconnect transparently), and one connection cannot open more
+   * than GB_RPC_MAX_STREAMS calls at once. */
+  int_arg(&args[3], GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS, s->cfg.handshake_timeout_ms);
+  int_arg(&args[4], GRPC_ARG_MAX_CONNECTION_IDLE_MS, GB_RPC_DEFAULT_IDLE_MS);
+  int_arg(&args[5], GRPC_ARG_MAX_CONCURRENT_STREAMS, GB_RPC_MAX_STREAMS);
+}
+
 int gb_rpc_server_start(struct gb_rpc_server *s, struct gc_diags *diags) {
   if (s->started || s->stopped)
     return GC_EUSAGE;
@@ -645,20 +1015,13 @@ int gb_rpc_server_start(struct gb_rpc_server *s, struct gc_diags *diags) {
     grpc_init();
     s->grpc_inited = 1;
   }
-  grpc_arg args[3];
-  memset(args, 0, sizeof(args));
-  args[0].type = GRPC_ARG_INTEGER;
-  args[0].key = (char *)GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH;
-  args[0].value.integer = (int)s->cfg.max_message_bytes;
-  args[1].type = GRPC_ARG_INTEGER;
-  args[1].key = (char *)GRPC_ARG_MAX_SEND_MESSAGE_LENGTH;
-  args[1].value.integer = (int)s->cfg.max_message_bytes;
-  /* SO_REUSEPORT is on by default on Linux: a second server on the same
-   * port would bind "successfully" and split the connections. */
-  args[2].type = GRPC_ARG_INTEGER;
-  args[2].key = (char *)GRPC_ARG_ALLOW_REUSEPORT;
-  args[2].value.integer = 0;
-  grpc_channel_args cargs = {3, args};
+  /* Every connection costs a descriptor and the core's listener dies for
+   * good on the first EMFILE: take all the descriptors the process may
+   * have.  Failing to raise is not fatal (the self-check still watches). */
+  gb_rpc_raise_nofile(NULL);
+  grpc_arg args[SERVER_ARGS];
+  server_args(s, args);
+  grpc_channel_args cargs = {SERVER_ARGS, args};
   s->server = grpc_server_create(&cargs, NULL);
   s->cq = grpc_completion_queue_create_for_next(NULL);
   s->shutdown_cq = grpc_completion_queue_create_for_pluck(NULL);
@@ -680,7 +1043,7 @@ int gb_rpc_server_start(struct gb_rpc_server *s, struct gc_diags *diags) {
   s->port = grpc_server_add_http2_port(s->server, s->addr, creds);
   grpc_server_credentials_release(creds);
   if (s->port == 0) {
-    gc_diags_addf(diags, "grpc: cannot listen on %s (address in use or not local?)", s->addr);
+    listen_failed(s, &cargs, diags);
     rc = GC_EIO;
     goto fail;
   }
@@ -716,6 +1079,14 @@ int gb_rpc_server_start(struct gb_rpc_server *s, struct gc_diags *diags) {
     }
     s->workers[i].started = 1;
   }
+  if (s->cfg.self_check_ms > 0) {
+    if (pthread_create(&s->check_thread, NULL, check_main, s) != 0) {
+      gc_diags_addf(diags, "grpc: cannot start the self-check thread");
+      gb_rpc_server_stop(s);
+      return GC_ENOMEM;
+    }
+    s->check_started = 1;
+  }
   return 0;
 fail:
   start_cleanup(s);
@@ -741,6 +1112,7 @@ void gb_rpc_server_stop(struct gb_rpc_server *s) {
   if (!s || !s->started || s->stopped)
     return;
   s->stopped = 1;
+  check_stop(s);
   atomic_store(&s->shutting_down, 1);
   static int shutdown_tag;
   grpc_server_shutdown_and_notify(s->server, s->shutdown_cq, &shutdown_tag);
@@ -790,6 +1162,8 @@ void gb_rpc_server_free(struct gb_rpc_server *s) {
   free(s->client_ca_file);
   pthread_cond_destroy(&s->idle);
   pthread_mutex_destroy(&s->mu);
+  pthread_cond_destroy(&s->check_cv);
+  pthread_mutex_destroy(&s->check_mu);
   if (s->grpc_inited)
     grpc_shutdown();
   free(s);

@@ -47,6 +47,14 @@ const char *gb_rpc_code_name(int code);
 #define GB_RPC_DEFAULT_MAX_MESSAGE ((size_t)32 << 20) /* 32 MiB */
 #define GB_RPC_DEFAULT_GRACE_MS 5000
 #define GB_RPC_MAX_THREADS 64
+#define GB_RPC_DEFAULT_MAX_QUEUED 64
+#define GB_RPC_DEFAULT_HANDSHAKE_MS 10000
+#define GB_RPC_DEFAULT_MEMORY_BUDGET ((size_t)640 << 20)
+#define GB_RPC_COST_FACTOR 24          /* measured 17x to 30x (bench_rpc_memory) */
+#define GB_RPC_COST_BASE ((size_t)256 << 10)
+#define GB_RPC_DEFAULT_IDLE_MS 300000 /* connections with no call for 5 min are closed */
+#define GB_RPC_MAX_STREAMS 128        /* concurrent calls per connection */
+#define GB_RPC_SELF_CHECK_FAILURES 3  /* consecutive failed probes before "dead" */
 /* Status messages longer than this are cut (they travel in a header). */
 #define GB_RPC_MAX_STATUS_MESSAGE 4096
 
@@ -60,6 +68,28 @@ struct gb_rpc_config {
   int threads;                /* worker threads; 0: online CPUs, at least 2 */
   size_t max_message_bytes;   /* receive and send cap; 0: the default */
   int grace_ms;               /* stop: time calls get to finish; 0: default */
+  /* Heavy calls (every method not marked light) running at once; 0 or
+   * >= threads: threads - 1 (at least 1), so a worker is always free for
+   * Health/Check.  Beyond it calls wait in a FIFO of max_queued calls and
+   * max_queued_bytes request bytes (0: GB_RPC_DEFAULT_MAX_QUEUED and twice
+   * the message cap; one call is always admitted); beyond that they are
+   * answered RESOURCE_EXHAUSTED at once. */
+  int max_heavy;
+  int max_queued;
+  size_t max_queued_bytes;
+  /* A connection that has not finished its TLS handshake and sent the
+   * HTTP/2 preface and SETTINGS within this time is closed (the core holds
+   * it 120 s otherwise); 0: GB_RPC_DEFAULT_HANDSHAKE_MS. */
+  int handshake_timeout_ms;
+  /* Memory the heavy calls running at once may need, estimated as
+   * GB_RPC_COST_FACTOR x request bytes + GB_RPC_COST_BASE each (parsing
+   * YAML and building a snapshot costs far more than the message).  A call
+   * whose estimate alone exceeds it is refused RESOURCE_EXHAUSTED; others
+   * wait in the FIFO until it has room.  0: GB_RPC_DEFAULT_MEMORY_BUDGET. */
+  size_t memory_budget;
+  /* Every self_check_ms a thread opens a new connection to the bound port
+   * and calls Health/Check (see gb_rpc_server_check); 0: off. */
+  int self_check_ms;
   /* Called on a worker thread when a call has ended: its method path (or
    * "unknown" for paths the server does not serve), status code, whether
    * the client cancelled or the deadline cut it, and the seconds since it
@@ -145,10 +175,31 @@ int gb_rpc_server_add_service(struct gb_rpc_server *s, const ProtobufCServiceDes
                               const gb_rpc_handler *handlers, const char *const *streaming,
                               void *data);
 
+/* Marks method path ("/pkg.Svc/Method", added already) as light: it is
+ * never refused for load.  Every other method is heavy: at most
+ * cfg.max_heavy of them run at once (so a worker is always free for light
+ * calls such as Health/Check) and the rest are answered RESOURCE_EXHAUSTED
+ * at once.  Before start only.  Returns 0 or GC_ENOTFOUND. */
+int gb_rpc_server_mark_light(struct gb_rpc_server *s, const char *path);
+
 /* Reads the TLS files, binds the address and starts the workers.  Returns
  * 0; GC_EIO when a file cannot be read or the address cannot be bound (a
  * port in use is an error: SO_REUSEPORT is off); messages to diags. */
 int gb_rpc_server_start(struct gb_rpc_server *s, struct gc_diags *diags);
+
+/* The listener self-check (cfg.self_check_ms): returns 0 while the port
+ * accepts (or the check is off or has not failed yet); otherwise 1 with
+ * why in reason (NUL-terminated, at most size bytes).  gRPC core 1.51
+ * stops accepting for good once accept4 fails with EMFILE, while calls on
+ * open connections still work: only a new connection shows it.  The check
+ * fails after GB_RPC_SELF_CHECK_FAILURES probes in a row get no answer.
+ * Thread-safe. */
+int gb_rpc_server_check(struct gb_rpc_server *s, char *reason, size_t size);
+
+/* Raises the soft RLIMIT_NOFILE of the process to the hard limit, so idle
+ * connections need that many descriptors to exhaust the table.  Stores the
+ * soft limit now in force in *now (may be NULL).  Returns 0 or GC_EIO. */
+int gb_rpc_raise_nofile(long *now);
 
 /* The bound port (after a successful start). */
 int gb_rpc_server_port(const struct gb_rpc_server *s);

@@ -216,6 +216,7 @@ static void doc_cache_destroy(struct doc_cache *c) {
 
 struct gb_rpc_service {
   atomic_int serving;
+  atomic_int allow_writes; /* ReplaceSnapshot and UpdateNodes; off by default */
   /* The live snapshot: evaluations hold the read lock, changes the write
    * lock.  NULL until the first replace. */
   pthread_rwlock_t lock;
@@ -875,6 +876,9 @@ static int snapshot_reply(struct gb_rpc_ctx *ctx, struct gb_rpc_service *svc,
   return GB_RPC_OK;
 }
 
+static int writes_refused(struct gb_rpc_ctx *ctx, struct gb_rpc_service *svc);
+static int has_node(const struct doclist *l);
+
 static int replace_snapshot(struct gb_rpc_ctx *ctx, void *data, const ProtobufCMessage *msg,
                             ProtobufCMessage **reply) {
   struct gb_rpc_service *svc = data;
@@ -884,14 +888,24 @@ static int replace_snapshot(struct gb_rpc_ctx *ctx, void *data, const ProtobufCM
   struct gc_diags diags;
   gc_diags_init(&diags);
   int code = GB_RPC_OK;
+  memset(&l, 0, sizeof(l));
+  if (writes_refused(ctx, svc)) {
+    code = ctx->code;
+    goto out;
+  }
   if (req->n_levels > TP_MAX_LEVELS) {
     code = gb_rpc_fail(ctx, GB_RPC_INVALID_ARGUMENT, "levels: at most %d allowed", TP_MAX_LEVELS);
-    memset(&l, 0, sizeof(l));
     goto out;
   }
   code = doclist_load(ctx, NULL, "cluster", req->cluster, req->n_cluster, &l, &diags);
   if (code)
     goto out;
+  if (!has_node(&l)) {
+    code = gb_rpc_fail(ctx, GB_RPC_INVALID_ARGUMENT,
+                       "cluster: no Node document; an empty snapshot is refused (it would "
+                       "make every gang unplaceable)");
+    goto out;
+  }
   if (gb_rpc_ctx_ms_left(ctx) <= 0) {
     code = gb_rpc_fail(ctx, GB_RPC_DEADLINE_EXCEEDED, "deadline passed");
     goto out;
@@ -961,6 +975,10 @@ static int update_nodes(struct gb_rpc_ctx *ctx, void *data, const ProtobufCMessa
   struct gc_arena *qa = NULL;
   struct gc_reslist *free_lists = NULL;
   int code = GB_RPC_OK, locked = 0;
+  if (writes_refused(ctx, svc)) {
+    code = ctx->code;
+    goto out;
+  }
   if (req->n_updates > (size_t)TP_MAX_NODES) {
     code = gb_rpc_fail(ctx, GB_RPC_INVALID_ARGUMENT, "updates: at most %d allowed", TP_MAX_NODES);
     goto out;
@@ -1085,14 +1103,17 @@ static int update_nodes(struct gb_rpc_ctx *ctx, void *data, const ProtobufCMessa
     case GANGBRIDGE__V1__NODE_UPDATE__CHANGE_REMOVE:
       rc = tp_snapshot_remove_node(svc->snap, u->name);
       break;
-    case GANGBRIDGE__V1__NODE_UPDATE__CHANGE_FREE:
-      rc = tp_snapshot_set_free_list(svc->snap, u->name, &free_lists[i], &diags);
+    case GANGBRIDGE__V1__NODE_UPDATE__CHANGE_FREE: {
+      char where[32];
+      snprintf(where, sizeof(where), "updates[%zu]", i);
+      rc = tp_snapshot_update_free(svc->snap, u->name, &free_lists[i], where, &diags);
       break;
+    }
     case GANGBRIDGE__V1__NODE_UPDATE__CHANGE_BOUND_POD:
-      rc = tp_snapshot_apply_pod(svc->snap, pu[i].doc, 1, pu[i].origin, NULL, &diags);
+      rc = tp_snapshot_update_pod(svc->snap, pu[i].doc, 1, u->name, pu[i].origin, &diags);
       break;
     case GANGBRIDGE__V1__NODE_UPDATE__CHANGE_RELEASED_POD:
-      rc = tp_snapshot_apply_pod(svc->snap, pu[i].doc, -1, pu[i].origin, NULL, &diags);
+      rc = tp_snapshot_update_pod(svc->snap, pu[i].doc, -1, u->name, pu[i].origin, &diags);
       break;
     default: break;
     }
@@ -1454,6 +1475,33 @@ void gb_rpc_service_free(struct gb_rpc_service *svc) {
   free(svc);
 }
 
+void gb_rpc_service_allow_writes(struct gb_rpc_service *svc, int allow) {
+  atomic_store(&svc->allow_writes, allow != 0);
+}
+
+/* FAILED_PRECONDITION rather than PERMISSION_DENIED: no caller may write,
+ * whoever it is; the server is in a mode (fed by the cluster) where the
+ * operation does not apply. */
+static int writes_refused(struct gb_rpc_ctx *ctx, struct gb_rpc_service *svc) {
+  if (atomic_load(&svc->allow_writes))
+    return 0;
+  gb_rpc_fail(ctx, GB_RPC_FAILED_PRECONDITION,
+              "snapshot writes are disabled: the live snapshot follows the cluster; run "
+              "`serve --offline` or set grpc.allowSnapshotWrites to feed it over gRPC");
+  return 1;
+}
+
+/* 1 if some document is a Node: a snapshot without nodes would make every
+ * gang unplaceable, so a replace with none is a mistake, not an update. */
+static int has_node(const struct doclist *l) {
+  for (size_t i = 0; i < l->n; i++) {
+    const char *kind = gc_value_as_str(gc_map_get(l->docs[i], "kind"));
+    if (kind && !strcmp(kind, "Node"))
+      return 1;
+  }
+  return 0;
+}
+
 void gb_rpc_service_set_serving(struct gb_rpc_service *svc, int serving) {
   atomic_store(&svc->serving, serving ? 1 : 0);
 }
@@ -1491,5 +1539,11 @@ int gb_rpc_service_register(struct gb_rpc_service *svc, struct gb_rpc_server *sr
     rc = gb_rpc_server_add_service(srv, place_sd, place_h, NULL, svc);
   if (!rc)
     rc = gb_rpc_server_add_service(srv, health_sd, health_h, health_streaming, svc);
+  /* Light methods never wait behind big Evaluates: a readiness probe on
+   * Health/Check must answer whatever the load. */
+  if (!rc)
+    rc = gb_rpc_server_mark_light(srv, "/" GB_RPC_SERVICE_HEALTH "/Check");
+  if (!rc)
+    rc = gb_rpc_server_mark_light(srv, "/" GB_RPC_SERVICE_PLACEMENT "/GetSnapshotStatus");
   return rc;
 }

@@ -41,6 +41,13 @@ int gb_rpc_service_register(struct gb_rpc_service *svc, struct gb_rpc_server *sr
  * NOT_SERVING for "" and every service name.  Thread-safe. */
 void gb_rpc_service_set_serving(struct gb_rpc_service *svc, int serving);
 
+/* Allows (1) or refuses (0, the default) the mutating snapshot methods
+ * ReplaceSnapshot and UpdateNodes.  Refused, they answer
+ * FAILED_PRECONDITION: in a cluster the live model is the source of truth
+ * and a gRPC caller must not overwrite it.  `serve --offline` allows them.
+ * Thread-safe; gb_rpc_service_snapshot_replace is not affected. */
+void gb_rpc_service_allow_writes(struct gb_rpc_service *svc, int allow);
+
 /* Replaces the live snapshot with one built from docs (Nodes, Pods,
  * HyperNodes; origins may be NULL) and optional node-label levels.  On
  * failure the old snapshot stays and every problem is in diags.  Returns 0

@@ -201,7 +201,8 @@ static int nodes_reserve(struct tp_snapshot *s, size_t want) {
       grow_row((void **)&s->dead, old, ncap, sizeof(*s->dead)))
     return GC_ENOMEM;
   for (size_t r = 0; r < s->n_res; r++)
-    if (grow_row((void **)&s->free[r], old, ncap, sizeof(int64_t)))
+    if (grow_row((void **)&s->free[r], old, ncap, sizeof(int64_t)) ||
+        grow_row((void **)&s->alloc[r], old, ncap, sizeof(int64_t)))
       return GC_ENOMEM;
   s->cap_slots = ncap;
   return GC_OK;
@@ -255,11 +256,13 @@ static int resource_add(struct tp_snapshot *s, const char *name) {
     return GC_ENOMEM;
   size_t i = s->n_res;
   s->free[i] = calloc(s->cap_slots ? s->cap_slots : 1, sizeof(int64_t));
+  s->alloc[i] = calloc(s->cap_slots ? s->cap_slots : 1, sizeof(int64_t));
   s->dom_free[i] = calloc(s->cap_dom ? s->cap_dom : 1, sizeof(int64_t));
-  if (!s->free[i] || !s->dom_free[i]) {
+  if (!s->free[i] || !s->alloc[i] || !s->dom_free[i]) {
     free(s->free[i]);
+    free(s->alloc[i]);
     free(s->dom_free[i]);
-    s->free[i] = s->dom_free[i] = NULL;
+    s->free[i] = s->alloc[i] = s->dom_free[i] = NULL;
     return GC_ENOMEM;
   }
   s->res_name[i] = copy;
@@ -623,7 +626,7 @@ static int node_insert(struct tp_snapshot *s, const struct node_in *in, uint32_t
   s->state[slot] = in->excl ? TP_NODE_EXCLUDED : TP_NODE_OK;
   s->excl_reason[slot] = in->excl ? gc_arena_strdup(s->arena, in->excl) : NULL;
   for (size_t r = 0; r < s->n_res; r++)
-    s->free[r][slot] = 0;
+    s->free[r][slot] = s->alloc[r][slot] = 0;
   for (size_t i = 0; in->alloc && i < in->alloc->len; i++) {
     const struct gc_member *m = &in->alloc->u.members[i];
     int64_t v;
@@ -640,7 +643,7 @@ static int node_insert(struct tp_snapshot *s, const struct node_in *in, uint32_t
                     pfx(in->origin), in->name, m->key, TP_MAX_RESOURCES);
       return r;
     }
-    s->free[r][slot] = v;
+    s->free[r][slot] = s->alloc[r][slot] = v;
   }
   if (hash_grow(&s->node_hash, &s->node_hash_cap, s->n_alive + 1, s->node_name))
     return GC_ENOMEM;
@@ -652,6 +655,123 @@ static int node_insert(struct tp_snapshot *s, const struct node_in *in, uint32_t
   s->layout_version = next_layout_version();
   node_account(s, slot, 1);
   return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Bound pods (open addressing, backward-shift deletion)                */
+
+struct pod_entry {
+  const char *key;  /* "namespace/name" in the snapshot arena; NULL: empty */
+  const char *node; /* the node it is bound to (arena copy) */
+};
+
+struct tp_pod_table {
+  struct pod_entry *e;
+  size_t cap, n;
+};
+
+static void pods_free(struct tp_pod_table *t) {
+  if (!t)
+    return;
+  free(t->e);
+  free(t);
+}
+
+static int64_t pods_find(const struct tp_pod_table *t, const char *key) {
+  if (!t || !t->cap)
+    return -1;
+  size_t mask = t->cap - 1;
+  for (size_t h = hash_str(key) & mask; t->e[h].key; h = (h + 1) & mask)
+    if (!strcmp(t->e[h].key, key))
+      return (int64_t)h;
+  return -1;
+}
+
+static int pods_grow(struct tp_snapshot *s) {
+  if (!s->pods && !(s->pods = calloc(1, sizeof(*s->pods))))
+    return GC_ENOMEM;
+  struct tp_pod_table *t = s->pods;
+  if (t->cap && (t->n + 1) * 2 <= t->cap)
+    return GC_OK;
+  size_t ncap = t->cap ? t->cap * 2 : 64;
+  struct pod_entry *ne = calloc(ncap, sizeof(*ne));
+  if (!ne)
+    return GC_ENOMEM;
+  for (size_t i = 0; i < t->cap; i++) {
+    if (!t->e[i].key)
+      continue;
+    size_t h = hash_str(t->e[i].key) & (ncap - 1);
+    while (ne[h].key)
+      h = (h + 1) & (ncap - 1);
+    ne[h] = t->e[i];
+  }
+  free(t->e);
+  t->e = ne;
+  t->cap = ncap;
+  return GC_OK;
+}
+
+/* Records key as bound to node (replacing an older record). */
+static int pods_put(struct tp_snapshot *s, const char *key, const char *node) {
+  int64_t at = pods_find(s->pods, key);
+  const char *n = gc_arena_strdup(s->arena, node);
+  if (!n)
+    return GC_ENOMEM;
+  if (at >= 0) {
+    s->pods->e[at].node = n;
+    return GC_OK;
+  }
+  const char *k = gc_arena_strdup(s->arena, key);
+  if (!k || pods_grow(s))
+    return GC_ENOMEM;
+  struct tp_pod_table *t = s->pods;
+  size_t h = hash_str(k) & (t->cap - 1);
+  while (t->e[h].key)
+    h = (h + 1) & (t->cap - 1);
+  t->e[h].key = k;
+  t->e[h].node = n;
+  t->n++;
+  return GC_OK;
+}
+
+static void pods_delete(struct tp_pod_table *t, size_t i) {
+  size_t mask = t->cap - 1;
+  t->e[i].key = NULL;
+  t->n--;
+  for (size_t j = (i + 1) & mask; t->e[j].key; j = (j + 1) & mask) {
+    size_t home = hash_str(t->e[j].key) & mask;
+    /* Move e[j] into the hole when its home is not in (i, j]. */
+    if ((j > i && (home <= i || home > j)) || (j < i && (home <= i && home > j))) {
+      t->e[i] = t->e[j];
+      t->e[j].key = NULL;
+      i = j;
+    }
+  }
+}
+
+/* Forgets the pods bound to a node that leaves: its free amounts start
+ * again from allocatable when it comes back, so they are no longer
+ * accounted.  O(table); nodes leave rarely. */
+static void pods_drop_node(struct tp_pod_table *t, const char *node) {
+  if (!t)
+    return;
+  for (size_t i = 0; i < t->cap;) {
+    /* Deleting shifts a later entry into slot i: look at i again. */
+    if (t->e[i].key && !strcmp(t->e[i].node, node))
+      pods_delete(t, i);
+    else
+      i++;
+  }
+}
+
+/* "namespace/name" of a pod into buf; 0, or GC_EINVAL without a name. */
+static int pod_key(const struct gc_value *pod, char *buf, size_t cap) {
+  const char *ns = gc_value_as_str(gc_value_path(pod, "metadata.namespace"));
+  const char *name = gc_value_as_str(gc_value_path(pod, "metadata.name"));
+  if (!name || !*name)
+    return GC_EINVAL;
+  snprintf(buf, cap, "%s/%s", ns && *ns ? ns : "default", name);
+  return GC_OK;
 }
 
 /* ------------------------------------------------------------------ */
@@ -807,8 +927,95 @@ int tp_snapshot_apply_pod(struct tp_snapshot *s, const struct gc_value *pod, int
     if (req[r])
       node_set_free(s, (uint32_t)slot, r,
                     sat_add(s->free[r][slot], sign > 0 ? -req[r] : req[r]));
+  char key[600];
+  if (pod_key(pod, key, sizeof(key)) == GC_OK) {
+    int64_t at = pods_find(s->pods, key);
+    if (sign > 0 && (rc = pods_put(s, key, node)))
+      return rc;
+    if (sign < 0 && at >= 0)
+      pods_delete(s->pods, (size_t)at);
+  }
   if (applied)
     *applied = 1;
+  return GC_OK;
+}
+
+/* The checks of tp_snapshot_update_pod that need no requests. */
+static int pod_update_check(struct tp_snapshot *s, const struct gc_value *pod, int sign,
+                            const char *node, const char *where, const char *key,
+                            struct gc_diags *diags) {
+  const char *nn = gc_value_as_str(gc_value_path(pod, "spec.nodeName"));
+  const char *phase = gc_value_as_str(gc_value_path(pod, "status.phase"));
+  if (!nn || !*nn) {
+    gc_diags_addf(diags, "%s: spec.nodeName: required (only bound pods change the model)", where);
+    return GC_EINVAL;
+  }
+  if (node && *node && strcmp(node, nn)) {
+    gc_diags_addf(diags, "%s: spec.nodeName '%.253s' differs from the update's node '%.253s'",
+                  where, nn, node);
+    return GC_EINVAL;
+  }
+  if (tp_snapshot_node(s, nn) < 0) {
+    gc_diags_addf(diags, "%s: spec.nodeName: no node '%.253s' in the snapshot", where, nn);
+    return GC_ENOTFOUND;
+  }
+  int64_t at = pods_find(s->pods, key);
+  if (sign > 0 && phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"))) {
+    gc_diags_addf(diags, "%s: status.phase %s: a finished pod cannot be bound", where, phase);
+    return GC_EINVAL;
+  }
+  if (sign > 0 && at >= 0) {
+    gc_diags_addf(diags, "%s: already bound to node '%s'", where, s->pods->e[at].node);
+    return GC_EINVAL;
+  }
+  if (sign < 0 && at < 0) {
+    gc_diags_addf(diags, "%s: was never bound (released without a bind)", where);
+    return GC_EINVAL;
+  }
+  if (sign < 0 && strcmp(s->pods->e[at].node, nn)) {
+    gc_diags_addf(diags, "%s: bound to node '%s', not '%.253s'", where, s->pods->e[at].node, nn);
+    return GC_EINVAL;
+  }
+  return GC_OK;
+}
+
+int tp_snapshot_update_pod(struct tp_snapshot *s, const struct gc_value *pod, int sign,
+                           const char *node, const char *origin, struct gc_diags *diags) {
+  if (!s || !pod || !sign)
+    return GC_EUSAGE;
+  char key[600], where[700];
+  if (pod_key(pod, key, sizeof(key))) {
+    gc_diags_addf(diags, "%s: Pod: metadata.name: required", pfx(origin));
+    return GC_EINVAL;
+  }
+  snprintf(where, sizeof(where), "%s: Pod %s", pfx(origin), key);
+  int rc = pod_update_check(s, pod, sign, node, where, key, diags);
+  if (rc)
+    return rc;
+  const char *nn = gc_value_as_str(gc_value_path(pod, "spec.nodeName"));
+  uint32_t slot = (uint32_t)tp_snapshot_node(s, nn);
+  int64_t req[TP_MAX_RESOURCES] = {0};
+  if ((rc = pod_requests(s, pod, where, req, diags)))
+    return rc;
+  for (size_t r = 0; sign < 0 && r < s->n_res; r++) {
+    int64_t v = sat_add(s->free[r][slot], req[r]);
+    if (req[r] && v > s->alloc[r][slot]) {
+      char a[GC_QUANTITY_BUFSZ], b[GC_QUANTITY_BUFSZ];
+      tp_units_format(s->res_name[r], v, a, sizeof(a));
+      tp_units_format(s->res_name[r], s->alloc[r][slot], b, sizeof(b));
+      gc_diags_addf(diags, "%s: releasing it would raise free %s on node '%s' to %s, above its "
+                    "allocatable %s", where, s->res_name[r], nn, a, b);
+      return GC_EINVAL;
+    }
+  }
+  /* Not tp_snapshot_apply_pod: that skips finished pods, and a released
+   * pod has usually finished. */
+  for (size_t r = 0; r < s->n_res; r++)
+    if (req[r])
+      node_set_free(s, slot, r, sat_add(s->free[r][slot], sign > 0 ? -req[r] : req[r]));
+  if (sign > 0)
+    return pods_put(s, key, nn);
+  pods_delete(s->pods, (size_t)pods_find(s->pods, key));
   return GC_OK;
 }
 
@@ -1259,8 +1466,10 @@ void tp_snapshot_free(struct tp_snapshot *s) {
   free(s->node_hash);
   for (size_t r = 0; r < s->n_res; r++) {
     free(s->free[r]);
+    free(s->alloc[r]);
     free(s->dom_free[r]);
   }
+  pods_free(s->pods);
   free(s->dom_name);
   free(s->dom_tier);
   free(s->dom_tier_name);
@@ -1606,6 +1815,49 @@ int tp_snapshot_set_free_list(struct tp_snapshot *s, const char *node,
   return GC_OK;
 }
 
+/* Checks one amount of tp_snapshot_update_free. */
+static int free_check(const struct tp_snapshot *s, uint32_t slot, const struct gc_resource *it,
+                      const char *where, struct gc_diags *diags) {
+  int64_t v;
+  if (tp_quantity_to_units(it->name, &it->q, &v)) {
+    gc_diags_addf(diags, "%s.free.values[%s]: quantity out of range", where, it->name);
+    return GC_EINVAL;
+  }
+  int r = tp_snapshot_resource(s, it->name);
+  int64_t alloc = r >= 0 ? s->alloc[r][slot] : 0;
+  char a[GC_QUANTITY_BUFSZ], b[GC_QUANTITY_BUFSZ];
+  tp_units_format(it->name, v, a, sizeof(a));
+  tp_units_format(it->name, alloc, b, sizeof(b));
+  if (v < 0) {
+    gc_diags_addf(diags, "%s.free.values[%s]: %s is negative", where, it->name, a);
+    return GC_EINVAL;
+  }
+  if (v > alloc) {
+    gc_diags_addf(diags, "%s.free.values[%s]: %s is above the node's allocatable %s", where,
+                  it->name, a, b);
+    return GC_EINVAL;
+  }
+  return GC_OK;
+}
+
+int tp_snapshot_update_free(struct tp_snapshot *s, const char *node,
+                            const struct gc_reslist *list, const char *where,
+                            struct gc_diags *diags) {
+  if (!s || !node || !list || !where)
+    return GC_EUSAGE;
+  int64_t slot = tp_snapshot_node(s, node);
+  if (slot < 0) {
+    gc_diags_addf(diags, "%s.name: no node '%.253s' in the snapshot", where, node);
+    return GC_ENOTFOUND;
+  }
+  for (size_t i = 0; i < list->n; i++) {
+    int rc = free_check(s, (uint32_t)slot, &list->items[i], where, diags);
+    if (rc)
+      return rc;
+  }
+  return tp_snapshot_set_free_list(s, node, list, diags);
+}
+
 int tp_snapshot_add_node(struct tp_snapshot *s, const struct gc_value *doc, const char *origin,
                          struct gc_diags *diags) {
   if (!s || !doc)
@@ -1637,6 +1889,7 @@ int tp_snapshot_remove_node(struct tp_snapshot *s, const char *node) {
   if (slot < 0)
     return GC_ENOTFOUND;
   node_account(s, (uint32_t)slot, -1);
+  pods_drop_node(s->pods, node);
   size_t at = by_name_pos(s, node);
   memmove(s->by_name + at, s->by_name + at + 1, (s->n_alive - at - 1) * sizeof(*s->by_name));
   hash_delete(s->node_hash, s->node_hash_cap, s->node_name, node);
@@ -1647,7 +1900,7 @@ int tp_snapshot_remove_node(struct tp_snapshot *s, const char *node) {
   s->excl_reason[slot] = NULL;
   s->leaf[slot] = 0;
   for (size_t r = 0; r < s->n_res; r++)
-    s->free[r][slot] = 0;
+    s->free[r][slot] = s->alloc[r][slot] = 0;
   s->dead[s->n_dead++] = (uint32_t)slot;
   return GC_OK;
 }

@@ -51,6 +51,7 @@ enum tp_node_state {
 };
 
 struct tp_member; /* a compiled HyperNode Node-member selector (private) */
+struct tp_pod_table; /* bound pods by namespace/name (private) */
 
 struct tp_snapshot {
   struct gc_arena *arena; /* names, reasons and selectors */
@@ -74,6 +75,7 @@ struct tp_snapshot {
   uint8_t *state;                        /* enum tp_node_state */
   const char **excl_reason;              /* why a node is excluded, or NULL */
   int64_t *free[TP_MAX_RESOURCES];       /* allocatable - bound requests (may be < 0) */
+  int64_t *alloc[TP_MAX_RESOURCES];      /* allocatable (the ceiling of free) */
   uint32_t *by_name;                     /* live slots sorted by node name */
   uint32_t *dead;                        /* reusable dead slots (a stack) */
   size_t n_dead;
@@ -112,6 +114,10 @@ struct tp_snapshot {
   const char **member_names; /* exactMatch name per member ("" for others) */
   uint32_t *inexact;         /* regexMatch and labelMatch members, matched one by one */
   size_t n_inexact;
+
+  /* Pods accounted as bound (built or updated), so a release can be
+   * checked against its bind. */
+  struct tp_pod_table *pods;
 };
 
 struct tp_build_opts {
@@ -181,6 +187,26 @@ int tp_snapshot_set_free_list(struct tp_snapshot *s, const char *node,
  * nodes are ignored (returns 0 and sets *applied to 0 when applied != NULL). */
 int tp_snapshot_apply_pod(struct tp_snapshot *s, const struct gc_value *pod, int sign,
                           const char *origin, int *applied, struct gc_diags *diags);
+
+/* Strict update of one Pod document, checked against the model before
+ * anything changes: sign > 0 binds it (subtracts its requests from its
+ * node's free resources), sign < 0 releases it (gives them back).  `node`
+ * (may be NULL or "") is the node the caller says the pod is on.  Refused
+ * with GC_EINVAL and a message naming the field: no metadata.name or
+ * spec.nodeName, a spec.nodeName other than `node`, binding a finished or
+ * already bound pod, releasing a pod that was never bound (or bound on
+ * another node), a release that would raise free above allocatable;
+ * GC_ENOTFOUND when spec.nodeName is not in the snapshot. */
+int tp_snapshot_update_pod(struct tp_snapshot *s, const struct gc_value *pod, int sign,
+                           const char *node, const char *origin, struct gc_diags *diags);
+
+/* Strict tp_snapshot_set_free_list: every amount must lie in [0, the
+ * node's allocatable] (a resource the node does not have allows only 0),
+ * else GC_EINVAL naming "<where>.free.values[<resource>]" and nothing
+ * changes; GC_ENOTFOUND for an unknown node. */
+int tp_snapshot_update_free(struct tp_snapshot *s, const char *node,
+                            const struct gc_reslist *free, const char *where,
+                            struct gc_diags *diags);
 
 /* Adds a Node document (free = allocatable); its leaf is found with the
  * HyperNode member selectors or the label levels (new label domains are

@@ -89,6 +89,7 @@ API = {
     "Deployment": "apps/v1", "PodDisruptionBudget": "policy/v1",
     "MutatingWebhookConfiguration": "admissionregistration.k8s.io/v1",
     "Issuer": "cert-manager.io/v1", "Certificate": "cert-manager.io/v1",
+    "NetworkPolicy": "networking.k8s.io/v1",
     "ClusterTrainingRuntime": "trainer.kubeflow.org/v1alpha1", "TrainJob": "trainer.kubeflow.org/v1alpha1",
 }
 CLUSTER_SCOPED = {"Namespace", "ClusterRole", "ClusterRoleBinding", "MutatingWebhookConfiguration",
@@ -326,6 +327,40 @@ if cert:
     if ir.get("kind", "Issuer") != "Issuer" or not one("Issuer", ir.get("name")):
         err("Certificate issuerRef %r is not the Issuer in deploy/" % ir)
 
+# --- gRPC: mutual TLS, snapshot writes off, a NetworkPolicy, memory budget within the limit ---
+if cfg:
+    grpc_secret = None
+    for key in ("grpc.tlsCert", "grpc.tlsKey", "grpc.clientCA"):
+        p = cget(key)
+        m = mounts.get(os.path.dirname(p or ""))
+        if not p or not m or "secret" not in vols.get(m["name"], {}):
+            err("config.yaml %s=%r is not in a mounted Secret" % (key, p))
+        else:
+            grpc_secret = vols[m["name"]]["secret"]["secretName"]
+    gcert = [d for _, d in by_kind.get("Certificate", [])
+             if d.get("spec", {}).get("secretName") == grpc_secret]
+    if not gcert:
+        err("no Certificate writes the gRPC Secret %r" % grpc_secret)
+    elif "server auth" not in gcert[0]["spec"].get("usages", []):
+        err("gRPC Certificate: usages must include server auth")
+    if cget("grpc.allowSnapshotWrites") not in (False, None):
+        err("config.yaml grpc.allowSnapshotWrites must stay false in a cluster")
+    def mib(q):
+        units = {"Mi": 1, "Gi": 1024}
+        return int(q[:-2]) * units[q[-2:]] if q and q[-2:] in units else None
+    limit = mib(str(res.get("limits", {}).get("memory")))
+    budget = cget("grpc.memoryBudget") or 640
+    if limit is None or budget + 256 > limit:
+        err("grpc.memoryBudget %r MiB + 256 MiB for the rest exceeds the memory limit %r" %
+            (budget, res.get("limits", {}).get("memory")))
+np_ = one("NetworkPolicy")
+nsel = np_.get("spec", {}).get("podSelector", {}).get("matchLabels", {})
+if not nsel or any(pod_labels.get(k) != v for k, v in nsel.items()):
+    err("NetworkPolicy: podSelector does not select the pods")
+for rule in np_.get("spec", {}).get("ingress", []):
+    if any(p.get("port") in ("grpc", 9090) for p in rule.get("ports", [])) and not rule.get("from"):
+        err("NetworkPolicy: the gRPC port must be admitted only from selected peers")
+
 # --- PDB ---
 pdb = one("PodDisruptionBudget")
 psel = pdb.get("spec", {}).get("selector", {}).get("matchLabels", {})
@@ -441,7 +476,7 @@ crds = []
 plural = {"Deployment": "deployments", "ClusterRole": "clusterroles", "ClusterRoleBinding": "clusterrolebindings",
           "Role": "roles", "RoleBinding": "rolebindings", "PodDisruptionBudget": "poddisruptionbudgets",
           "MutatingWebhookConfiguration": "mutatingwebhookconfigurations", "Issuer": "issuers",
-          "Certificate": "certificates"}
+          "Certificate": "certificates", "NetworkPolicy": "networkpolicies"}
 for kind, pl in plural.items():
     group, version = API[kind].split("/")
     crds.append({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",

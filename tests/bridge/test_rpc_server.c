@@ -12,6 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "gangbridge/v1/calculator.pb-c.h"
 #include "gangbridge/v1/placement.pb-c.h"
@@ -50,6 +55,12 @@ static struct gb_rpc_client *client_for(const char *target) {
   return c;
 }
 
+static const char *addr_of(int port) {
+  static char buf[64];
+  snprintf(buf, sizeof(buf), "127.0.0.1:%d", port);
+  return buf;
+}
+
 /* Starts srv (with the real service unless extra is set up by the test). */
 static void start_server(int threads, int grace_ms) {
   struct gb_rpc_config cfg;
@@ -64,6 +75,7 @@ static void start_server(int threads, int grace_ms) {
   svc = gb_rpc_service_new();
   ck_assert_ptr_nonnull(svc);
   ck_assert_int_eq(gb_rpc_service_register(svc, srv), 0);
+  gb_rpc_service_allow_writes(svc, 1); /* as serve --offline does */
   ck_assert_int_eq(gb_rpc_server_start(srv, &d), 0);
   gc_diags_destroy(&d);
   ck_assert_int_gt(gb_rpc_server_port(srv), 0);
@@ -579,6 +591,116 @@ START_TEST(test_snapshot_lifecycle) {
 }
 END_TEST
 
+static int evaluate_spec_cpu(int pods, const char *cpu_each,
+                             Gangbridge__V1__EvaluateResponse **resp, char *msg, size_t cap);
+
+/* Sends one UpdateNodes update and expects code and a message containing
+ * want. */
+static void update_expect(Gangbridge__V1__NodeUpdate *u, int code, const char *want) {
+  char msg[GB_RPC_MAX_STATUS_MESSAGE];
+  Gangbridge__V1__NodeUpdate *one[1] = {u};
+  Gangbridge__V1__UpdateNodesRequest req;
+  gangbridge__v1__update_nodes_request__init(&req);
+  req.updates = one;
+  req.n_updates = 1;
+  Gangbridge__V1__SnapshotStatus *st = snapshot_call(UPDATE, &req.base, code, msg, sizeof(msg));
+  if (st)
+    protobuf_c_message_free_unpacked(&st->base, NULL);
+  ck_assert_msg(!want || strstr(msg, want), "'%s' not in '%s'", want, msg);
+}
+
+static void replace_with(const char *yaml, int code, const char *want) {
+  char msg[GB_RPC_MAX_STATUS_MESSAGE];
+  ProtobufCBinaryData doc = {yaml ? strlen(yaml) : 0, (uint8_t *)yaml};
+  Gangbridge__V1__ReplaceSnapshotRequest rreq;
+  gangbridge__v1__replace_snapshot_request__init(&rreq);
+  rreq.cluster = &doc;
+  rreq.n_cluster = yaml ? 1 : 0;
+  Gangbridge__V1__SnapshotStatus *st = snapshot_call(REPLACE, &rreq.base, code, msg, sizeof(msg));
+  if (st)
+    protobuf_c_message_free_unpacked(&st->base, NULL);
+  ck_assert_msg(!want || strstr(msg, want), "'%s' not in '%s'", want, msg);
+}
+
+#define UPOD(name, node, cpu)                                                               \
+  "apiVersion: v1\nkind: Pod\nmetadata: {name: " name ", namespace: ns}\n"                   \
+  "spec: {nodeName: " node ", containers: [{name: c, resources: {requests: {cpu: '" cpu "'}}}]}\n"
+
+/* Every snapshot write is checked against the model; an empty replace is
+ * refused; the live snapshot is unchanged by a refused update. */
+START_TEST(test_snapshot_updates_validated) {
+  replace_with(NULL, GB_RPC_INVALID_ARGUMENT, "cluster: no Node");
+  replace_with("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n", GB_RPC_INVALID_ARGUMENT,
+               "cluster: no Node");
+  replace_with(cluster_yaml, GB_RPC_OK, NULL);
+  Gangbridge__V1__NodeUpdate u;
+  /* Released but never bound. */
+  const char *ghost = UPOD("ghost", "n0", "2");
+  gangbridge__v1__node_update__init(&u);
+  u.change_case = GANGBRIDGE__V1__NODE_UPDATE__CHANGE_RELEASED_POD;
+  u.released_pod = (ProtobufCBinaryData){strlen(ghost), (uint8_t *)ghost};
+  update_expect(&u, GB_RPC_INVALID_ARGUMENT, "was never bound");
+  /* A bound pod naming another node than the update. */
+  gangbridge__v1__node_update__init(&u);
+  u.name = "n1";
+  u.change_case = GANGBRIDGE__V1__NODE_UPDATE__CHANGE_BOUND_POD;
+  u.bound_pod = (ProtobufCBinaryData){strlen(ghost), (uint8_t *)ghost};
+  update_expect(&u, GB_RPC_INVALID_ARGUMENT, "updates[0].bound_pod");
+  /* Free above allocatable, and negative. */
+  Gangbridge__V1__Quantities q;
+  gangbridge__v1__quantities__init(&q);
+  Gangbridge__V1__Quantities__ValuesEntry e;
+  gangbridge__v1__quantities__values_entry__init(&e);
+  e.key = "cpu";
+  e.value = "9";
+  Gangbridge__V1__Quantities__ValuesEntry *ep[1] = {&e};
+  q.values = ep;
+  q.n_values = 1;
+  gangbridge__v1__node_update__init(&u);
+  u.name = "n1";
+  u.change_case = GANGBRIDGE__V1__NODE_UPDATE__CHANGE_FREE;
+  u.free = &q;
+  update_expect(&u, GB_RPC_INVALID_ARGUMENT, "updates[0].free.values[cpu]");
+  e.value = "-1";
+  update_expect(&u, GB_RPC_INVALID_ARGUMENT, "negative");
+  /* Nothing was applied: all 3 x 8 cpu are free (6 pods of 4 fit). */
+  Gangbridge__V1__EvaluateResponse *r = NULL;
+  char msg[GB_RPC_MAX_STATUS_MESSAGE];
+  ck_assert_int_eq(evaluate_spec_cpu(6, "4", &r, msg, sizeof(msg)), GB_RPC_OK);
+  ck_assert_msg(r->feasible, "%s", msg);
+  protobuf_c_message_free_unpacked(&r->base, NULL);
+  /* A proper bind then release is accepted. */
+  const char *p1 = UPOD("p1", "n1", "2");
+  gangbridge__v1__node_update__init(&u);
+  u.name = "n1";
+  u.change_case = GANGBRIDGE__V1__NODE_UPDATE__CHANGE_BOUND_POD;
+  u.bound_pod = (ProtobufCBinaryData){strlen(p1), (uint8_t *)p1};
+  update_expect(&u, GB_RPC_OK, NULL);
+  u.change_case = GANGBRIDGE__V1__NODE_UPDATE__CHANGE_RELEASED_POD;
+  u.released_pod = u.bound_pod;
+  update_expect(&u, GB_RPC_OK, NULL);
+}
+END_TEST
+
+/* With snapshot writes disabled (the default outside --offline), both
+ * mutating methods answer FAILED_PRECONDITION and the snapshot stays. */
+START_TEST(test_snapshot_writes_disabled) {
+  replace_with(cluster_yaml, GB_RPC_OK, NULL);
+  gb_rpc_service_allow_writes(svc, 0);
+  replace_with(cluster_yaml, GB_RPC_FAILED_PRECONDITION, "snapshot writes are disabled");
+  struct remove_node_request rm;
+  remove_node_request(&rm, "n0");
+  char msg[GB_RPC_MAX_STATUS_MESSAGE];
+  snapshot_call(UPDATE, &rm.req.base, GB_RPC_FAILED_PRECONDITION, msg, sizeof(msg));
+  ck_assert_ptr_nonnull(strstr(msg, "snapshot writes are disabled"));
+  int ready;
+  uint64_t gen;
+  size_t nodes, domains;
+  gb_rpc_service_snapshot_status(svc, &ready, &gen, &nodes, &domains);
+  ck_assert_uint_eq(nodes, 3);
+}
+END_TEST
+
 static int evaluate_spec_with(int pods, const char *cpu_each, const char *cluster,
                               int with_levels, Gangbridge__V1__EvaluateResponse **resp,
                               char *msg, size_t cap);
@@ -925,6 +1047,248 @@ START_TEST(test_shutdown_under_load) {
 }
 END_TEST
 
+/* A fast Health/Check for the starvation test. */
+static int fast_check(struct gb_rpc_ctx *ctx, void *data, const ProtobufCMessage *req,
+                      ProtobufCMessage **reply) {
+  (void)data;
+  (void)req;
+  Grpc__Health__V1__HealthCheckResponse *out = gc_arena_alloc(ctx->arena, sizeof(*out));
+  grpc__health__v1__health_check_response__init(out);
+  out->status = GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__SERVING;
+  *reply = &out->base;
+  return GB_RPC_OK;
+}
+
+/* A Calculate that only sleeps 3 s: a stand-in for a big Evaluate. */
+static int sleepy_calculate(struct gb_rpc_ctx *ctx, void *data, const ProtobufCMessage *req,
+                            ProtobufCMessage **reply) {
+  (void)data;
+  (void)req;
+  atomic_fetch_add(&slow_running, 1);
+  struct timespec ts = {3, 0};
+  nanosleep(&ts, NULL);
+  atomic_fetch_sub(&slow_running, 1);
+  Gangbridge__V1__CalculateResponse *out = gc_arena_alloc(ctx->arena, sizeof(*out));
+  gangbridge__v1__calculate_response__init(out);
+  *reply = &out->base;
+  return GB_RPC_OK;
+}
+
+struct sleepy_arg {
+  const char *addr;
+  int code;
+};
+
+static void *sleepy_thread(void *p) {
+  struct sleepy_arg *a = p;
+  struct gb_rpc_client *c = client_for(a->addr);
+  Gangbridge__V1__CalculateRequest req;
+  gangbridge__v1__calculate_request__init(&req);
+  struct gb_rpc_status st = {0, NULL};
+  ProtobufCMessage *r = NULL;
+  a->code = -1;
+  if (gb_rpc_client_call(c, CALC, &req.base, &gangbridge__v1__calculate_response__descriptor,
+                         20000, &r, &st) == 0)
+    a->code = st.code;
+  if (r)
+    protobuf_c_message_free_unpacked(r, NULL);
+  gb_rpc_status_clear(&st);
+  gb_rpc_client_free(c);
+  return NULL;
+}
+
+/* Eight long calls on a server of four workers: Health/Check still answers
+ * at once (a worker is kept for light calls), two heavy calls wait their
+ * turn and the ones beyond the queue are refused with RESOURCE_EXHAUSTED. */
+START_TEST(test_health_under_heavy_load) {
+  struct gb_rpc_config cfg;
+  gb_rpc_config_init(&cfg);
+  cfg.addr = "127.0.0.1:0";
+  cfg.threads = 4;
+  cfg.max_queued = 2;
+  struct gc_diags d;
+  gc_diags_init(&d);
+  ck_assert_int_eq(gb_rpc_server_new(&cfg, &srv, &d), 0);
+  static const gb_rpc_handler hh[2] = {fast_check, NULL};
+  static const gb_rpc_handler hc[1] = {sleepy_calculate};
+  static const char *const streaming[] = {"Watch", NULL};
+  ck_assert_int_eq(gb_rpc_server_add_service(srv, &grpc__health__v1__health__descriptor, hh,
+                                             streaming, NULL),
+                   0);
+  ck_assert_int_eq(gb_rpc_server_add_service(srv, &gangbridge__v1__gang_calculator__descriptor,
+                                             hc, NULL, NULL),
+                   0);
+  ck_assert_int_eq(gb_rpc_server_mark_light(srv, CHECK), 0);
+  ck_assert_int_eq(gb_rpc_server_start(srv, &d), 0);
+  gc_diags_destroy(&d);
+  snprintf(addr, sizeof(addr), "127.0.0.1:%d", gb_rpc_server_port(srv));
+  cl = client_for(addr);
+  /* Static: a failed assertion leaves this frame while the threads run. */
+  static pthread_t th[8];
+  static struct sleepy_arg args[8];
+  for (int i = 0; i < 8; i++) {
+    args[i] = (struct sleepy_arg){addr, -1};
+    ck_assert_int_eq(pthread_create(&th[i], NULL, sleepy_thread, &args[i]), 0);
+  }
+  struct timespec ts = {0, 20 * 1000000L};
+  for (int i = 0; i < 100 && atomic_load(&slow_running) < 3; i++)
+    nanosleep(&ts, NULL);
+  nanosleep(&ts, NULL);
+  Grpc__Health__V1__HealthCheckRequest hreq;
+  grpc__health__v1__health_check_request__init(&hreq);
+  /* The heavy calls hold their workers for 3 s; a 1.5 s deadline is
+   * missed only if Check waits for one of them. */
+  for (int k = 0; k < 3; k++)
+    ck_assert_int_eq(call(CHECK, &hreq.base, &grpc__health__v1__health_check_response__descriptor,
+                          1500, NULL, NULL, 0),
+                     GB_RPC_OK);
+  int ok = 0, busy = 0;
+  for (int i = 0; i < 8; i++) {
+    pthread_join(th[i], NULL);
+    ok += args[i].code == GB_RPC_OK;
+    busy += args[i].code == GB_RPC_RESOURCE_EXHAUSTED;
+  }
+  /* Three run (four workers, one kept free), two wait, three are refused. */
+  ck_assert_int_eq(ok, 5);
+  ck_assert_int_eq(busy, 3);
+}
+END_TEST
+
+/* Opens a TCP connection to 127.0.0.1:port that never sends a byte; -1
+ * when out of descriptors. */
+static int idle_socket(int port) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0)
+    return -1;
+  struct sockaddr_in sa;
+  memset(&sa, 0, sizeof(sa));
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons((uint16_t)port);
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+/* Waits (at most ~20 s) until the self-check says `want_alive`. */
+static int wait_alive(int want_alive, char *reason, size_t cap) {
+  struct timespec ts = {0, 50 * 1000000L};
+  for (int i = 0; i < 400; i++) {
+    int dead = gb_rpc_server_check(srv, reason, cap);
+    if (!dead == !!want_alive)
+      return 1;
+    nanosleep(&ts, NULL);
+  }
+  return 0;
+}
+
+/* gRPC core 1.51 stops accepting for good after accept4 fails with EMFILE.
+ * Exhaust the descriptors of this process (server and idle clients share
+ * them), give them back, and check that the listener is dead indeed and
+ * that the self-check reports it (serve turns that into a failing /livez). */
+START_TEST(test_self_check_sees_dead_listener) {
+  struct gb_rpc_config cfg;
+  gb_rpc_config_init(&cfg);
+  cfg.addr = "127.0.0.1:0";
+  cfg.threads = 2;
+  cfg.self_check_ms = 100;
+  struct gc_diags d;
+  gc_diags_init(&d);
+  ck_assert_int_eq(gb_rpc_server_new(&cfg, &srv, &d), 0);
+  svc = gb_rpc_service_new();
+  ck_assert_int_eq(gb_rpc_service_register(svc, srv), 0);
+  ck_assert_int_eq(gb_rpc_server_start(srv, &d), 0);
+  gc_diags_destroy(&d);
+  int port = gb_rpc_server_port(srv);
+  char reason[256];
+  ck_assert_msg(wait_alive(1, reason, sizeof(reason)), "never alive: %s", reason);
+  struct rlimit old;
+  ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &old), 0);
+  struct rlimit low = old;
+  low.rlim_cur = 256;
+  ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &low), 0);
+  static int fds[512];
+  int n = 0;
+  while (n < 512 && (fds[n] = idle_socket(port)) >= 0)
+    n++;
+  /* Our side ran out; let the server run out too on a few more accepts. */
+  struct timespec ts = {0, 100 * 1000000L};
+  for (int k = 0; k < 8 && n > 0; k++) {
+    close(fds[--n]);
+    nanosleep(&ts, NULL);
+    int fd = idle_socket(port);
+    if (fd >= 0)
+      fds[n++] = fd;
+    nanosleep(&ts, NULL);
+  }
+  while (n > 0)
+    close(fds[--n]);
+  ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &old), 0);
+  /* Descriptors are back, but the listener never accepts again. */
+  struct gb_rpc_client *fresh = client_for(addr_of(port));
+  Grpc__Health__V1__HealthCheckRequest hreq;
+  grpc__health__v1__health_check_request__init(&hreq);
+  struct gb_rpc_status st = {0, NULL};
+  ProtobufCMessage *r = NULL;
+  ck_assert_int_eq(gb_rpc_client_call(fresh, CHECK, &hreq.base,
+                                      &grpc__health__v1__health_check_response__descriptor, 1000,
+                                      &r, &st),
+                   0);
+  ck_assert_int_ne(st.code, GB_RPC_OK);
+  gb_rpc_status_clear(&st);
+  gb_rpc_client_free(fresh);
+  ck_assert_msg(wait_alive(0, reason, sizeof(reason)), "the self-check missed a dead port");
+  ck_assert_ptr_nonnull(strstr(reason, "does not answer"));
+}
+END_TEST
+
+/* A request whose parse would cost more than the server's memory budget is
+ * refused before it is decoded, naming the budget; a small one still runs. */
+START_TEST(test_memory_budget) {
+  struct gb_rpc_config cfg;
+  gb_rpc_config_init(&cfg);
+  cfg.addr = "127.0.0.1:0";
+  cfg.threads = 2;
+  cfg.max_message_bytes = CAP;
+  cfg.memory_budget = 4 << 20;
+  struct gc_diags d;
+  gc_diags_init(&d);
+  ck_assert_int_eq(gb_rpc_server_new(&cfg, &srv, &d), 0);
+  svc = gb_rpc_service_new();
+  ck_assert_int_eq(gb_rpc_service_register(svc, srv), 0);
+  ck_assert_int_eq(gb_rpc_server_start(srv, &d), 0);
+  gc_diags_destroy(&d);
+  snprintf(addr, sizeof(addr), "127.0.0.1:%d", gb_rpc_server_port(srv));
+  cl = client_for(addr);
+  /* 512 KiB of YAML comments: cheap on the wire, about 12 MiB to parse. */
+  size_t big = 512 << 10;
+  char *text = malloc(big + 1);
+  ck_assert_ptr_nonnull(text);
+  for (size_t i = 0; i < big; i += 64)
+    memcpy(text + i, "# padding padding padding padding padding padding padding paddi\n", 64);
+  text[big] = '\0';
+  ProtobufCBinaryData doc = {big, (uint8_t *)text};
+  Gangbridge__V1__CalculateRequest req;
+  gangbridge__v1__calculate_request__init(&req);
+  req.manifests = &doc;
+  req.n_manifests = 1;
+  char msg[GB_RPC_MAX_STATUS_MESSAGE];
+  int code = call(CALC, &req.base, &gangbridge__v1__calculate_response__descriptor, 10000, NULL,
+                  msg, sizeof(msg));
+  free(text);
+  ck_assert_msg(code == GB_RPC_RESOURCE_EXHAUSTED, "%s: %s", gb_rpc_code_name(code), msg);
+  ck_assert_msg(strstr(msg, "memory budget") != NULL, "%s", msg);
+  int st = -1;
+  ck_assert_int_eq(health("", &st), GB_RPC_OK);
+  const char *texts[] = {runtime_yaml(), job_yaml()};
+  ck_assert_int_eq(calculate(texts, 2, GANGBRIDGE__V1__BACKEND__BACKEND_VOLCANO, NULL, msg,
+                             sizeof(msg)),
+                   GB_RPC_OK);
+}
+END_TEST
+
 /* Calculate from several threads at once gives the same answer each time. */
 struct calc_arg {
   int n_ok;
@@ -1087,6 +1451,8 @@ static Suite *rpc_suite(void) {
   tcase_add_test(tc, test_oversized);
   tcase_add_test(tc, test_expired_deadline);
   tcase_add_test(tc, test_snapshot_lifecycle);
+  tcase_add_test(tc, test_snapshot_updates_validated);
+  tcase_add_test(tc, test_snapshot_writes_disabled);
   tcase_add_test(tc, test_evaluate);
   tcase_add_test(tc, test_evaluate_trainjob);
   tcase_add_test(tc, test_port_in_use);
@@ -1100,6 +1466,9 @@ static Suite *rpc_suite(void) {
   tcase_add_test(tl, test_shutdown_under_load);
   tcase_add_test(tl, test_on_call_hook);
   tcase_add_test(tl, test_reply_cap);
+  tcase_add_test(tl, test_health_under_heavy_load);
+  tcase_add_test(tl, test_memory_budget);
+  tcase_add_test(tl, test_self_check_sees_dead_listener);
   suite_add_tcase(s, tl);
   return s;
 }

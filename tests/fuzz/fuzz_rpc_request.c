@@ -41,6 +41,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     svc = gb_rpc_service_new();
     if (!svc || gb_rpc_server_new(&cfg, &srv, &d) || gb_rpc_service_register(svc, srv))
       abort();
+    gb_rpc_service_allow_writes(svc, 1);
     gc_diags_destroy(&d);
     atexit(teardown);
   }

@@ -84,10 +84,11 @@ def code_of(fn):
 class Server:
     """`gangbridge serve --offline` on 127.0.0.1:0; .port once started."""
 
-    def __init__(self, *args, binary=None):
+    def __init__(self, *args, binary=None, preexec_fn=None):
         self.proc = subprocess.Popen(
             [binary or GANGBRIDGE, "serve", "--offline", "--grpc-addr", "127.0.0.1:0", *args],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            preexec_fn=preexec_fn)
         self.lines = []
         self.port = None
         started = threading.Event()

@@ -101,6 +101,16 @@ def main():
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=30)
         r.check("missing cert file: exit 1 naming it", p.returncode == 1 and b"missing.pem"
                 in p.stderr, (p.returncode, p.stderr))
+        # A key that is not the certificate's: said so, naming both files, and
+        # not reported as "address in use".
+        p = subprocess.run([H.GANGBRIDGE, "serve", "--offline", "--grpc-addr", "127.0.0.1:0",
+                            "--grpc-tls-cert", c["server.pem"],
+                            "--grpc-tls-key", c["client.key"]],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=30)
+        err = p.stderr.decode()
+        r.check("mismatched key: exit 1 naming both files, not 'address in use'",
+                p.returncode == 1 and "does not match" in err and "server.pem" in err
+                and "client.key" in err and "in use" not in err, (p.returncode, err))
     return r.finish()
 
 

@@ -403,6 +403,114 @@ START_TEST(hypernode_add_node_matches_members) {
 }
 END_TEST
 
+#define POD(name, node, cpu)                                                                \
+  "apiVersion: v1\nkind: Pod\nmetadata: {name: " name ", namespace: ns}\n"                   \
+  "spec: {nodeName: " node ", containers: [{name: c, resources: {requests: {cpu: '" cpu "'}}}]}\n"
+
+/* Loads one Pod document into b's docset and returns it. */
+static const struct gc_value *pod_doc(struct built *b, const char *yaml) {
+  size_t before = b->ds->n;
+  ck_assert_int_eq(gb_load_buffer(b->ds, "u.yaml", yaml, strlen(yaml), &b->d), 0);
+  ck_assert_uint_eq(b->ds->n, before + 1);
+  return b->ds->docs[before].root;
+}
+
+static int64_t cpu_free(const struct tp_snapshot *s, const char *node) {
+  return s->free[tp_snapshot_resource(s, "cpu")][tp_snapshot_node(s, node)];
+}
+
+/* Strict pod updates are checked against the model: a release needs a bind
+ * on the same node, a bind needs a node that exists and is the one named,
+ * and nothing changes when an update is refused. */
+START_TEST(pod_updates_validated) {
+  struct built b;
+  build(&b, NODES POD("p0", "n1", "2"), NULL, 0);
+  ck_assert_int_eq(b.rc, 0);
+  ck_assert_int_eq(cpu_free(b.s, "n1"), 6000);
+  /* Released but never bound. */
+  const struct gc_value *ghost = pod_doc(&b, POD("ghost", "n2", "3"));
+  ck_assert_int_eq(tp_snapshot_update_pod(b.s, ghost, -1, NULL, "u:1", &b.d), GC_EINVAL);
+  ck_assert(has_msg(&b.d, 0, "ns/ghost", "was never bound"));
+  ck_assert_int_eq(cpu_free(b.s, "n2"), 8000);
+  /* A bound pod naming another node than the update's. */
+  const struct gc_value *p1 = pod_doc(&b, POD("p1", "n2", "1"));
+  ck_assert_int_eq(tp_snapshot_update_pod(b.s, p1, 1, "n3", "u:2", &b.d), GC_EINVAL);
+  ck_assert(has_msg(&b.d, 0, "spec.nodeName", "n3"));
+  /* A node that does not exist. */
+  const struct gc_value *p2 = pod_doc(&b, POD("p2", "nx", "1"));
+  ck_assert_int_eq(tp_snapshot_update_pod(b.s, p2, 1, NULL, "u:3", &b.d), GC_ENOTFOUND);
+  /* A pod with no node. */
+  const struct gc_value *p3 = pod_doc(&b, "kind: Pod\nmetadata: {name: p3}\nspec: {}\n");
+  ck_assert_int_eq(tp_snapshot_update_pod(b.s, p3, 1, NULL, "u:4", &b.d), GC_EINVAL);
+  ck_assert(has_msg(&b.d, 0, "spec.nodeName", "required"));
+  /* Bind, bind again (refused), release, release again (refused). */
+  ck_assert_int_eq(tp_snapshot_update_pod(b.s, p1, 1, "n2", "u:5", &b.d), 0);
+  ck_assert_int_eq(cpu_free(b.s, "n2"), 7000);
+  ck_assert_int_eq(tp_snapshot_update_pod(b.s, p1, 1, NULL, "u:6", &b.d), GC_EINVAL);
+  ck_assert(has_msg(&b.d, 0, "ns/p1", "already bound"));
+  ck_assert_int_eq(cpu_free(b.s, "n2"), 7000);
+  ck_assert_int_eq(tp_snapshot_update_pod(b.s, p1, -1, NULL, "u:7", &b.d), 0);
+  ck_assert_int_eq(cpu_free(b.s, "n2"), 8000);
+  ck_assert_int_eq(tp_snapshot_update_pod(b.s, p1, -1, NULL, "u:8", &b.d), GC_EINVAL);
+  ck_assert_int_eq(cpu_free(b.s, "n2"), 8000);
+  /* A pod of the built snapshot can be released; released with more cpu
+   * than it was bound with, free would pass allocatable: refused. */
+  const struct gc_value *big = pod_doc(&b, POD("p0", "n1", "5"));
+  ck_assert_int_eq(tp_snapshot_update_pod(b.s, big, -1, NULL, "u:9", &b.d), GC_EINVAL);
+  ck_assert(has_msg(&b.d, 0, "ns/p0", "allocatable"));
+  ck_assert_int_eq(cpu_free(b.s, "n1"), 6000);
+  const struct gc_value *p0 = pod_doc(&b, POD("p0", "n1", "2"));
+  ck_assert_int_eq(tp_snapshot_update_pod(b.s, p0, -1, NULL, "u:10", &b.d), 0);
+  ck_assert_int_eq(cpu_free(b.s, "n1"), 8000);
+  /* A node that leaves takes its pods' records along: the same pod may be
+   * bound again elsewhere. */
+  ck_assert_int_eq(tp_snapshot_update_pod(b.s, p1, 1, "n2", "u:11", &b.d), 0);
+  ck_assert_int_eq(tp_snapshot_remove_node(b.s, "n2"), 0);
+  const struct gc_value *p1b = pod_doc(&b, POD("p1", "n3", "1"));
+  ck_assert_int_eq(tp_snapshot_update_pod(b.s, p1b, 1, "n3", "u:12", &b.d), 0);
+  ck_assert_int_eq(cpu_free(b.s, "n3"), 7000);
+  /* A pod that finished is released (its requests come back). */
+  const struct gc_value *done_pod =
+      pod_doc(&b, POD("p1", "n3", "1") "status: {phase: Succeeded}\n");
+  ck_assert_int_eq(tp_snapshot_update_pod(b.s, done_pod, -1, "n3", "u:13", &b.d), 0);
+  ck_assert_int_eq(cpu_free(b.s, "n3"), 8000);
+  done(&b);
+}
+END_TEST
+
+/* Free amounts set by an update lie in [0, allocatable]. */
+START_TEST(free_updates_validated) {
+  struct built b;
+  build(&b, NODES, NULL, 0);
+  ck_assert_int_eq(b.rc, 0);
+  struct gc_arena *a = gc_arena_new(0);
+  struct gc_reslist l = {0};
+  struct gc_quantity q;
+  ck_assert_int_eq(gc_quantity_parse("9", 1, &q), 0);
+  ck_assert_int_eq(gc_reslist_set(a, &l, "cpu", &q), 0);
+  ck_assert_int_eq(tp_snapshot_update_free(b.s, "n1", &l, "updates[0]", &b.d), GC_EINVAL);
+  ck_assert(has_msg(&b.d, 0, "updates[0].free.values[cpu]", "allocatable"));
+  ck_assert_int_eq(cpu_free(b.s, "n1"), 8000);
+  struct gc_reslist l2 = {0};
+  ck_assert_int_eq(gc_quantity_parse("-1", 2, &q), 0);
+  ck_assert_int_eq(gc_reslist_set(a, &l2, "cpu", &q), 0);
+  ck_assert_int_eq(tp_snapshot_update_free(b.s, "n1", &l2, "updates[1]", &b.d), GC_EINVAL);
+  ck_assert(has_msg(&b.d, 0, "updates[1].free.values[cpu]", "negative"));
+  struct gc_reslist l3 = {0};
+  ck_assert_int_eq(gc_quantity_parse("1", 1, &q), 0);
+  ck_assert_int_eq(gc_reslist_set(a, &l3, "example.com/fpga", &q), 0);
+  ck_assert_int_eq(tp_snapshot_update_free(b.s, "n1", &l3, "updates[2]", &b.d), GC_EINVAL);
+  struct gc_reslist l4 = {0};
+  ck_assert_int_eq(gc_quantity_parse("3", 1, &q), 0);
+  ck_assert_int_eq(gc_reslist_set(a, &l4, "cpu", &q), 0);
+  ck_assert_int_eq(tp_snapshot_update_free(b.s, "n1", &l4, "updates[3]", &b.d), 0);
+  ck_assert_int_eq(cpu_free(b.s, "n1"), 3000);
+  ck_assert_int_eq(tp_snapshot_update_free(b.s, "nx", &l4, "updates[4]", &b.d), GC_ENOTFOUND);
+  gc_arena_free(a);
+  done(&b);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("tp_snapshot");
   TCase *t = tcase_create("core");
@@ -421,6 +529,8 @@ static Suite *suite(void) {
   tcase_add_test(t, label_levels);
   tcase_add_test(t, updates_match_rebuild);
   tcase_add_test(t, hypernode_add_node_matches_members);
+  tcase_add_test(t, pod_updates_validated);
+  tcase_add_test(t, free_updates_validated);
   suite_add_tcase(s, t);
   return s;
 }
