@@ -1033,7 +1033,8 @@ static int serve_start(struct serve_run *r, struct gc_diags *d) {
     return rc;
   if (*cfg->webhook_address) {
     struct gb_webhook_config wc = {gb_controller_webhook_lookup, r->ctrl,
-                                   cfg->webhook_allow_on_error, 0, r->sm.webhook};
+                                   cfg->webhook_allow_on_error, 0, r->sm.webhook,
+                                   cfg->webhook_deny_on_mismatch};
     if ((rc = gb_webhook_new(&wc, &r->wh)))
       return rc;
     struct gb_http_route hook = gb_webhook_route(r->wh, cfg->webhook_path);
