@@ -19,6 +19,7 @@
 
 #include "gb_log.h"
 #include "gb_metrics.h"
+#include "gb_reconcile.h"
 
 #define ADMISSION_API "admission.k8s.io/v1"
 #define JSON_DEPTH 64
@@ -89,6 +90,68 @@ char *gb_base64_encode(const void *data, size_t len) {
   }
   out[o] = '\0';
   return out;
+}
+
+/* ---- which PodGroup a pod may join ------------------------------------ */
+
+static const char *pg_str(const struct gc_value *pg, const char *path) {
+  const char *s = gc_value_as_str(gc_value_path(pg, path));
+  return s ? s : "";
+}
+
+static int controlled_by(const struct gc_value *pg, const char *uid) {
+  const struct gc_value *refs = gc_value_path(pg, "metadata.ownerReferences");
+  if (!refs || refs->type != GC_SEQ || !uid || !*uid)
+    return 0;
+  for (size_t i = 0; i < refs->len; i++) {
+    const struct gc_value *ref = refs->u.items[i];
+    const struct gc_value *ctl = gc_map_get(ref, "controller");
+    const char *ruid = gc_value_as_str(gc_map_get(ref, "uid"));
+    if (ctl && ctl->type == GC_BOOL && ctl->u.b && ruid && !strcmp(ruid, uid))
+      return 1;
+  }
+  return 0;
+}
+
+static const char *num_text(const struct gc_value *v, char *buf, size_t size) {
+  if (v && v->type == GC_INT)
+    snprintf(buf, size, "%lld", (long long)v->u.i);
+  else
+    snprintf(buf, size, "%s", v ? gc_type_name(v->type) : "none");
+  return buf;
+}
+
+int gb_webhook_podgroup_bindable(const struct gc_value *pg, const char *trainjob_uid,
+                                 const struct gc_value *desired, char *why, size_t why_size) {
+  if (!pg)
+    return 1;
+  const char *ns = pg_str(pg, "metadata.namespace"), *name = pg_str(pg, "metadata.name");
+  const char *mb = gc_value_as_str(gc_map_get(gc_value_path(pg, "metadata.labels"),
+                                              GC_MANAGED_BY_LABEL));
+  if (!mb || strcmp(mb, GC_MANAGER_NAME)) {
+    snprintf(why, why_size, "PodGroup %.100s/%.100s is not managed by gangbridge (label %s=%.60s)",
+             ns, name, GC_MANAGED_BY_LABEL, mb ? mb : "(none)");
+    return 0;
+  }
+  if (!controlled_by(pg, trainjob_uid)) {
+    snprintf(why, why_size, "PodGroup %.100s/%.100s is not controlled by the TrainJob (uid %.40s)",
+             ns, name, trainjob_uid ? trainjob_uid : "(none)");
+    return 0;
+  }
+  const struct gc_value *want = gc_value_path(desired, "spec");
+  const struct gc_value *have = gc_value_path(pg, "spec");
+  if (want && !gb_value_subset(want, have)) {
+    char a[32], b[32];
+    const struct gc_value *wm = gc_map_get(want, "minMember"), *hm = gc_map_get(have, "minMember");
+    if (!gc_value_equal(wm, hm))
+      snprintf(why, why_size, "PodGroup %.100s/%.100s waits for minMember %s, the gang has %s",
+               ns, name, num_text(hm, a, sizeof(a)), num_text(wm, b, sizeof(b)));
+    else
+      snprintf(why, why_size, "PodGroup %.100s/%.100s has a spec other than the gang's", ns,
+               name);
+    return 0;
+  }
+  return 1;
 }
 
 /* ---- small json-c helpers --------------------------------------------- */

@@ -30,6 +30,7 @@
 
 #include "gb_http.h"
 #include "gc_gang.h"
+#include "gc_value.h"
 
 #define GB_JOBSET_NAME_LABEL "jobset.sigs.k8s.io/jobset-name"
 #define GB_JOBSET_RJOB_LABEL "jobset.sigs.k8s.io/replicatedjob-name"
@@ -104,6 +105,17 @@ int gb_webhook_review(struct gb_webhook *wh, const char *content_type, const cha
 /* A POST route at `path` (e.g. "/mutate-pods") serving gb_webhook_review,
  * with the body cap set to the webhook's max_body. */
 struct gb_http_route gb_webhook_route(struct gb_webhook *wh, const char *path);
+
+/* The binding rule for an existing PodGroup `pg` (NULL: none yet, which
+ * gangbridge is about to create: bindable).  A PodGroup is bindable only when
+ * gangbridge owns it (label app.kubernetes.io/managed-by=gangbridge and a
+ * controller ownerReference with the TrainJob's uid `trainjob_uid`) and,
+ * when `desired` (the PodGroup gangbridge renders for the gang; NULL: not
+ * computed) is given, its spec holds every field of the desired spec with
+ * the same value.  Returns 1 when bindable, else 0 with a sentence naming the
+ * PodGroup and what differs in `why`.  All arguments are borrowed. */
+int gb_webhook_podgroup_bindable(const struct gc_value *pg, const char *trainjob_uid,
+                                 const struct gc_value *desired, char *why, size_t why_size);
 
 /* Escapes a JSON object key as an RFC 6901 JSON Pointer token ("~" -> "~0",
  * "/" -> "~1").  Returns 0, or GC_ELIMIT when `size` is too small. */

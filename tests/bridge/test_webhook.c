@@ -17,7 +17,9 @@
 
 #include "gb_log.h"
 #include "gb_metrics.h"
+#include "gb_kube_client.h"
 #include "gb_webhook.h"
+#include "gc_arena.h"
 
 #define DATA GB_SRC_DIR "/tests/bridge/data/admission/"
 
@@ -627,6 +629,47 @@ START_TEST(test_mismatched_podgroup_not_bound) {
 }
 END_TEST
 
+static struct gc_value *tree(struct gc_arena *a, const char *json) {
+  json_object *j = json_tokener_parse(json);
+  ck_assert_ptr_nonnull(j);
+  struct gc_value *v = NULL;
+  ck_assert_int_eq(gb_kube_json_to_value(a, j, 64, &v), 0);
+  json_object_put(j);
+  return v;
+}
+
+/* The binding rule: owned by gangbridge, controlled by the TrainJob, spec of the gang. */
+START_TEST(test_podgroup_bindable) {
+  struct gc_arena *a = gc_arena_new(1u << 20);
+  const char *own = "\"labels\":{\"app.kubernetes.io/managed-by\":\"gangbridge\"},"
+                    "\"ownerReferences\":[{\"kind\":\"TrainJob\",\"uid\":\"u1\","
+                    "\"controller\":true}]";
+  char buf[1024], why[256];
+  snprintf(buf, sizeof(buf), "{\"metadata\":{\"name\":\"job\",\"namespace\":\"ns\",%s},"
+           "\"spec\":{\"minMember\":2,\"queue\":\"q\"}}", own);
+  struct gc_value *pg = tree(a, buf);
+  struct gc_value *want2 = tree(a, "{\"spec\":{\"minMember\":2}}");
+  struct gc_value *want3 = tree(a, "{\"spec\":{\"minMember\":3}}");
+  ck_assert_int_eq(gb_webhook_podgroup_bindable(NULL, "u1", want2, why, sizeof(why)), 1);
+  ck_assert_int_eq(gb_webhook_podgroup_bindable(pg, "u1", want2, why, sizeof(why)), 1);
+  ck_assert_int_eq(gb_webhook_podgroup_bindable(pg, "u1", NULL, why, sizeof(why)), 1);
+  ck_assert_int_eq(gb_webhook_podgroup_bindable(pg, "u1", want3, why, sizeof(why)), 0);
+  ck_assert_str_eq(why, "PodGroup ns/job waits for minMember 2, the gang has 3");
+  ck_assert_int_eq(gb_webhook_podgroup_bindable(pg, "u2", want2, why, sizeof(why)), 0);
+  ck_assert_ptr_nonnull(strstr(why, "not controlled by the TrainJob (uid u2)"));
+  struct gc_value *foreign = tree(a, "{\"metadata\":{\"name\":\"job\",\"namespace\":\"ns\"},"
+                                     "\"spec\":{\"minMember\":2}}");
+  ck_assert_int_eq(gb_webhook_podgroup_bindable(foreign, "u1", want2, why, sizeof(why)), 0);
+  ck_assert_ptr_nonnull(strstr(why, "not managed by gangbridge"));
+  /* A non-controller owner reference does not count. */
+  struct gc_value *weak = tree(a, "{\"metadata\":{\"name\":\"job\",\"namespace\":\"ns\","
+                                  "\"labels\":{\"app.kubernetes.io/managed-by\":\"gangbridge\"},"
+                                  "\"ownerReferences\":[{\"uid\":\"u1\"}]}}");
+  ck_assert_int_eq(gb_webhook_podgroup_bindable(weak, "u1", NULL, why, sizeof(why)), 0);
+  gc_arena_free(a);
+}
+END_TEST
+
 /* NUL bytes in the strings the webhook reads: refused naming the field,
  * never cut (a cut uid would answer another review, a cut name would bind
  * the pod to another TrainJob's group). */
@@ -824,6 +867,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_unbound_pod_loses_group_keys);
   tcase_add_test(tc, test_mismatched_podgroup_not_bound);
   tcase_add_test(tc, test_nul_bytes_refused);
+  tcase_add_test(tc, test_podgroup_bindable);
   suite_add_tcase(s, tc);
   TCase *tm = tcase_create("malformed");
   tcase_add_loop_test(tm, test_malformed_400, 0, sizeof(bad) / sizeof(bad[0]));
