@@ -977,16 +977,17 @@ static int elector_alive(void *ctx, char *reason, size_t size) {
   return 1;
 }
 
-/* Creates (not starts) the elector with its own client: a request timeout of
- * one retry period and no client retries, so a hung request cannot eat the
- * renew window unseen. */
+/* Creates (not starts) the elector with its own client and no client
+ * retries.  The elector sets each Lease request's timeout itself (what is
+ * left of the renew window, at most RenewDeadline, as client-go bounds its
+ * renew loop); the client's own timeouts are only the outer bound. */
 static int leader_create(struct serve_run *r, struct gc_diags *d) {
   const struct gb_config *cfg = &r->cfg;
   struct gb_kube_client_opts ko;
   memset(&ko, 0, sizeof(ko));
   ko.qps = -1;
-  ko.connect_timeout_ms = (long)(cfg->retry_period_s * 1000);
-  ko.request_timeout_ms = (long)(cfg->retry_period_s * 1000);
+  ko.connect_timeout_ms = (long)(cfg->renew_deadline_s * 1000);
+  ko.request_timeout_ms = (long)(cfg->renew_deadline_s * 1000);
   ko.max_retries = -1;
   ko.max_handles = 2;
   ko.user_agent = "gangbridge/" GB_VERSION " leader-election";
