@@ -4,9 +4,12 @@
  *
  * A review runs in three steps: validate the envelope (anything wrong before
  * the uid is known is an HTTP error), decide (every outcome after that is an
- * AdmissionReview answer), and build the JSON Patch.  The patch only ever
- * uses "add", which RFC 6902 defines as "replace" for an existing object
- * member, so the same operation sets a missing key or corrects a wrong one.
+ * AdmissionReview answer), and build the JSON Patch.  Binding only uses
+ * "add", which RFC 6902 defines as "replace" for an existing object member,
+ * so the same operation sets a missing key or corrects a wrong one.
+ * Unbinding uses "remove", only for keys the pod has: removing a missing
+ * member fails the whole patch.  Every string read from the review goes
+ * through get_str_checked first, so a NUL byte is refused, never cut.
  */
 #include "gb_webhook.h"
 
