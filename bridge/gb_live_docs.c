@@ -142,12 +142,17 @@ int gb_live_docs_load(struct gb_docset *ds, const char *kubeconfig, const char *
   struct live l = {NULL, NULL, ds, d};
   char ns[NAME_MAX_LEN + 1], name[NAME_MAX_LEN + 1], path[1024], what[600];
   json_object *tj = NULL;
+  /* A malformed reference is a usage error whatever the kubeconfig says. */
+  if (split_ref(ref, "default", ns, name)) {
+    gc_diags_addf(d, "'%s' is not NAMESPACE/NAME or NAME", ref);
+    return GC_EUSAGE;
+  }
   int rc = connect_api(&l, kubeconfig);
   if (rc)
     goto out;
   if (split_ref(ref, default_ns ? default_ns : l.cfg->namespace, ns, name)) {
-    gc_diags_addf(d, "'%s' is not NAMESPACE/NAME or NAME", ref);
-    rc = GC_EUSAGE;
+    gc_diags_addf(d, "%s: the namespace to look in is not a valid name", l.cfg->source);
+    rc = GC_EINVAL;
     goto out;
   }
   snprintf(what, sizeof(what), "TrainJob %s/%s", ns, name);

@@ -93,6 +93,8 @@ has "missing kubeconfig named" "$WORK/err" "$WORK/none"
 
 # Usage errors.
 expect "two slashes" 2 "$bin" explain --kubeconfig "$WORK/kubeconfig" a/b/c
+has "bad name said" "$WORK/err" "'a/b/c' is not NAMESPACE/NAME or NAME"
+expect "bad name before a bad kubeconfig" 2 "$bin" explain --kubeconfig "$WORK/none" /x
 expect "live and -f together" 2 "$bin" explain -f "$WORK/ns.yaml" team-a/multi-node-example
 expect "two names" 2 "$bin" explain team-a/a team-a/b
 expect "render takes no name" 2 "$bin" render team-a/multi-node-example
