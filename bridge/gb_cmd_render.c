@@ -3,9 +3,12 @@
  * gb_cmd_render: the offline main job.  `gangbridge render` prints the
  * PodGroup(s) gang scheduling needs for every TrainJob in the inputs;
  * `gangbridge explain` prints why: every replicated job, its pods, per-pod
- * request, binding, totals and warnings.  Both read manifests only (no
- * cluster), report every input problem (one per line on stderr) and exit
- * 0 ok, 1 input errors, 2 usage.
+ * request, binding, totals and warnings.  Both read manifests (no cluster),
+ * except `explain NAMESPACE/NAME`, which takes the same documents from the
+ * API server (gb_live_docs) and is otherwise the same code path.  They
+ * report every input problem (one per line on stderr) and exit 0 ok, 1 input
+ * errors (including an object not found, forbidden or an unreachable API
+ * server), 2 usage.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -14,6 +17,7 @@
 
 #include "gb_cli.h"
 #include "gb_emit.h"
+#include "gb_live_docs.h"
 #include "gb_manifest.h"
 #include "gc_gang.h"
 
@@ -25,6 +29,8 @@ struct render_opts {
   struct gc_options gang;
   enum output_format format;
   int explain;
+  const char *live_ref;   /* explain NAMESPACE/NAME: read from the cluster, not -f */
+  const char *kubeconfig; /* --kubeconfig, NULL: the usual search */
 };
 
 /* What one run produced: the computed gangs, in input order. */
@@ -41,6 +47,7 @@ static void usage(FILE *f, int explain) {
   const char *cmd = explain ? "explain" : "render";
   fprintf(f,
           "usage: gangbridge %s -f PATH [-f PATH...] [options]\n"
+          "%s"
           "\n"
           "%s"
           "\n"
@@ -52,12 +59,19 @@ static void usage(FILE *f, int explain) {
           "                          or all (every replicated job, as Kubeflow Trainer)\n"
           "  -n, --namespace NS      namespace of TrainJobs that name none (default: default)\n"
           "%s"
+          "%s"
           "  -h, --help              show this help\n",
           cmd,
+          explain ? "       gangbridge explain NAMESPACE/NAME [--kubeconfig PATH] [options]\n" : "",
           explain ? "Explains the gang of every TrainJob: replicated jobs, pods, per-pod\n"
                     "requests, which pods are in the gang, totals and warnings.\n"
                   : "Prints the PodGroup each TrainJob needs for gang scheduling.\n",
-          explain ? "" : "  -o, --output FORMAT     yaml (default, multi-document) or json (a v1 List)\n");
+          explain ? "" : "  -o, --output FORMAT     yaml (default, multi-document) or json (a v1 List)\n",
+          explain ? "      --kubeconfig PATH   with NAMESPACE/NAME (or NAME in the context's\n"
+                    "                          namespace): read the TrainJob, its runtime and\n"
+                    "                          its Namespace from the cluster (default: $KUBECONFIG,\n"
+                    "                          in-cluster, ~/.kube/config)\n"
+                  : "");
 }
 
 static int parse_backend(const char *s, enum gc_backend *out) {
@@ -79,6 +93,7 @@ static int parse_args(int argc, char **argv, int explain, struct render_opts *o)
       {"gang-scope", required_argument, NULL, 'g'},
       {"namespace", required_argument, NULL, 'n'},
       {"output", required_argument, NULL, 'o'},
+      {"kubeconfig", required_argument, NULL, 'k'},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
@@ -111,6 +126,11 @@ static int parse_args(int argc, char **argv, int explain, struct render_opts *o)
       }
       break;
     case 'n': o->gang.default_namespace = optarg; break;
+    case 'k':
+      if (!explain)
+        goto unknown;
+      o->kubeconfig = optarg;
+      break;
     case 'o':
       if (explain)
         goto unknown;
@@ -133,12 +153,18 @@ static int parse_args(int argc, char **argv, int explain, struct render_opts *o)
       return GC_EUSAGE;
     }
   }
+  if (explain && optind + 1 == argc && o->n_paths == 0)
+    o->live_ref = argv[optind++];
   if (optind < argc) {
-    fprintf(stderr, "gangbridge %s: unexpected argument '%s' (inputs are given with -f)\n", cmd,
-            argv[optind]);
+    fprintf(stderr, "gangbridge %s: unexpected argument '%s' (inputs are given with -f%s)\n",
+            cmd, argv[optind], explain ? ", or one NAMESPACE/NAME without -f" : "");
     return GC_EUSAGE;
   }
-  if (o->n_paths == 0) {
+  if (o->kubeconfig && !o->live_ref) {
+    fprintf(stderr, "gangbridge %s: --kubeconfig needs a NAMESPACE/NAME to explain\n", cmd);
+    return GC_EUSAGE;
+  }
+  if (o->n_paths == 0 && !o->live_ref) {
     fprintf(stderr, "gangbridge %s: no input: give at least one -f PATH\n", cmd);
     return GC_EUSAGE;
   }
@@ -222,6 +248,12 @@ static int run_compute(const struct render_opts *o, struct render_run *r) {
     return GC_ENOMEM;
   for (size_t i = 0; i < o->n_paths; i++)
     gb_load_path(r->docs, o->paths[i], &r->diags);
+  if (o->live_ref) {
+    int rc = gb_live_docs_load(r->docs, o->kubeconfig, o->live_ref, o->gang.default_namespace,
+                               &r->diags);
+    if (rc == GC_ENOMEM || rc == GC_EUSAGE)
+      return rc;
+  }
 
   size_t n_jobs = 0;
   for (size_t i = 0; i < r->docs->n; i++) {
@@ -352,6 +384,11 @@ static int run_command(int argc, char **argv, int explain) {
   if (rc)
     goto out;
   rc = run_compute(&o, &r);
+  if (rc == GC_EUSAGE) {
+    for (size_t i = 0; i < r.diags.n; i++)
+      fprintf(stderr, "gangbridge explain: %s\n", r.diags.msgs[i]);
+    goto out;
+  }
   if (rc == GC_OK) {
     if (!explain)
       print_warnings(&r);

@@ -56,6 +56,8 @@ static const struct key_def KEYS[] = {
     {"webhook.tlsKey", T_STR, OFF(webhook_tls_key), 0, 0, "", "webhook-tls-key"},
     {"webhook.path", T_STR, OFF(webhook_path), 0, 0, "/mutate-pods", NULL},
     {"webhook.allowOnError", T_BOOL, OFF(webhook_allow_on_error), 0, 0, "false", NULL},
+    {"webhook.denyOnPodGroupMismatch", T_BOOL, OFF(webhook_deny_on_mismatch), 0, 0, "false",
+     NULL},
     {"webhook.threads", T_INT, OFF(webhook_threads), 1, 64, "4", NULL},
     {"scheduling.backend", T_BACKEND, OFF(backend), 0, 0, "auto", "backend"},
     {"scheduling.gangScope", T_SCOPE, OFF(gang_scope), 0, 0, "wave", "gang-scope"},

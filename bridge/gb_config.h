@@ -102,6 +102,7 @@ struct gb_config {
   const char *webhook_tls_key;
   const char *webhook_path;
   int webhook_allow_on_error;
+  int webhook_deny_on_mismatch;
   int webhook_threads;
 
   /* scheduling */

@@ -705,6 +705,57 @@ static int in_list(const char *list, const char *name) {
   return 0;
 }
 
+static const char *str_of(const struct gc_value *v, const char *path) {
+  return gc_value_as_str(gc_value_path(v, path));
+}
+
+/* The PodGroup informers only hold PodGroups labelled as gangbridge's, so a
+ * foreign PodGroup of the TrainJob's name is not in the cache: ask the API
+ * (only when the cache has none, i.e. before gangbridge has made one).
+ * Returns 0 with *pg set (NULL when there is none), or GC_EIO with `reason`. */
+static int uncached_podgroup(struct gb_controller *c, enum gc_backend b, const char *ns,
+                             const char *name, struct gc_arena *a, const struct gc_value **pg,
+                             char *reason, size_t reason_size) {
+  char path[1024];
+  json_object *obj = NULL;
+  struct gb_kube_error e;
+  gb_kube_error_clear(&e);
+  *pg = NULL;
+  int rc = gb_kube_path(path, sizeof(path), gb_backend_group(b), gb_backend_version(b),
+                        "podgroups", ns, name);
+  if (!rc)
+    rc = gb_kube_get(c->o.client, path, &obj, &e);
+  if (rc == GC_ENOTFOUND)
+    return 0;
+  struct gc_value *v = NULL;
+  if (!rc)
+    rc = gb_kube_json_to_value(a, obj, 64, &v);
+  json_object_put(obj);
+  if (rc) {
+    snprintf(reason, reason_size, "cannot read PodGroup %s/%s: %s", ns, name,
+             e.message[0] ? e.message : gc_strerror(rc));
+    return GC_EIO;
+  }
+  *pg = v;
+  return 0;
+}
+
+/* A Warning Event on the TrainJob whose pods the webhook will not bind. */
+static void mismatch_event(struct gb_controller *c, const struct gc_value *tj, int deny,
+                           const char *why) {
+  char msg[512];
+  snprintf(msg, sizeof(msg), "%s: its pods are %s", why,
+           deny ? "denied until it matches (webhook.denyOnPodGroupMismatch)"
+                : "admitted without gang binding");
+  struct gb_event_ref ref = {GC_TRAINER_API, "TrainJob", str_of(tj, "metadata.namespace"),
+                             str_of(tj, "metadata.name"), str_of(tj, "metadata.uid")};
+  struct gb_kube_error e;
+  gb_kube_error_clear(&e);
+  if (c->events && gb_events_emit(c->events, &ref, GB_EVENT_WARNING, "PodGroupMismatch", msg, &e))
+    gb_log(GB_LOG_WARN, "cannot record event", "reason", "PodGroupMismatch", "error", e.message,
+           NULL);
+}
+
 int gb_controller_webhook_lookup(void *ctx, const char *ns, const char *jobset_name,
                                  const char *rjob_name, struct gb_webhook_decision *out,
                                  char *reason, size_t reason_size) {
@@ -754,6 +805,15 @@ int gb_controller_webhook_lookup(void *ctx, const char *ns, const char *jobset_n
   out->managed = 1;
   out->backend = b;
   out->bind = in_list(bound, rjob_name);
+  const struct gc_value *pg = in.pg[b];
+  if (out->bind && !pg && (rc = uncached_podgroup(c, b, ns, jobset_name, a, &pg, reason,
+                                                   reason_size)))
+    goto out;
+  if (out->bind && !gb_webhook_podgroup_bindable(pg, str_of(in.trainjob, "metadata.uid"),
+                                                 plan.desired, out->why, sizeof(out->why))) {
+    out->mismatch = 1;
+    mismatch_event(c, in.trainjob, c->cfg->webhook_deny_on_mismatch, out->why);
+  }
   snprintf(out->group, sizeof(out->group), "%s", jobset_name);
   snprintf(out->scheduler_name, sizeof(out->scheduler_name), "%s",
            b == GC_BACKEND_VOLCANO ? c->cfg->scheduler_volcano : c->cfg->scheduler_coscheduling);
@@ -918,16 +978,17 @@ static int elector_alive(void *ctx, char *reason, size_t size) {
   return 1;
 }
 
-/* Creates (not starts) the elector with its own client: a request timeout of
- * one retry period and no client retries, so a hung request cannot eat the
- * renew window unseen. */
+/* Creates (not starts) the elector with its own client and no client
+ * retries.  The elector sets each Lease request's timeout itself (what is
+ * left of the renew window, at most RenewDeadline, as client-go bounds its
+ * renew loop); the client's own timeouts are only the outer bound. */
 static int leader_create(struct serve_run *r, struct gc_diags *d) {
   const struct gb_config *cfg = &r->cfg;
   struct gb_kube_client_opts ko;
   memset(&ko, 0, sizeof(ko));
   ko.qps = -1;
-  ko.connect_timeout_ms = (long)(cfg->retry_period_s * 1000);
-  ko.request_timeout_ms = (long)(cfg->retry_period_s * 1000);
+  ko.connect_timeout_ms = (long)(cfg->renew_deadline_s * 1000);
+  ko.request_timeout_ms = (long)(cfg->renew_deadline_s * 1000);
   ko.max_retries = -1;
   ko.max_handles = 2;
   ko.user_agent = "gangbridge/" GB_VERSION " leader-election";
@@ -1048,7 +1109,8 @@ static int serve_start(struct serve_run *r, struct gc_diags *d) {
     return rc;
   if (*cfg->webhook_address) {
     struct gb_webhook_config wc = {gb_controller_webhook_lookup, r->ctrl,
-                                   cfg->webhook_allow_on_error, 0, r->sm.webhook};
+                                   cfg->webhook_allow_on_error, 0, r->sm.webhook,
+                                   cfg->webhook_deny_on_mismatch};
     if ((rc = gb_webhook_new(&wc, &r->wh)))
       return rc;
     struct gb_http_route hook = gb_webhook_route(r->wh, cfg->webhook_path);

@@ -498,6 +498,13 @@ static int parse_json(const char *buf, size_t len, json_object **out, struct gb_
 int gb_kube_request(struct gb_kube_client *c, enum gb_kube_verb verb, const char *method,
                     const char *path, const char *content_type, const char *body,
                     size_t body_len, json_object **out, struct gb_kube_error *e) {
+  return gb_kube_request_timeout(c, verb, method, path, content_type, body, body_len, 0, out, e);
+}
+
+int gb_kube_request_timeout(struct gb_kube_client *c, enum gb_kube_verb verb,
+                            const char *method, const char *path, const char *content_type,
+                            const char *body, size_t body_len, long timeout_ms,
+                            json_object **out, struct gb_kube_error *e) {
   struct gb_kube_error local;
   if (!e)
     e = &local;
@@ -519,7 +526,8 @@ int gb_kube_request(struct gb_kube_client *c, enum gb_kube_verb verb, const char
       handle_put(c, h);
       return rc;
     }
-    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, c->o.request_timeout_ms);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS,
+                     timeout_ms > 0 ? timeout_ms : c->o.request_timeout_ms);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, &x);
     curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);

@@ -165,6 +165,15 @@ int gb_kube_request(struct gb_kube_client *c, enum gb_kube_verb verb, const char
                     const char *path, const char *content_type, const char *body,
                     size_t body_len, json_object **out, struct gb_kube_error *e);
 
+/* gb_kube_request whose whole time (curl's CURLOPT_TIMEOUT_MS, which bounds
+ * the connect too) is timeout_ms instead of the client's request_timeout_ms;
+ * timeout_ms <= 0 takes the client's.  For callers with their own deadline,
+ * such as the leader elector's renew window. */
+int gb_kube_request_timeout(struct gb_kube_client *c, enum gb_kube_verb verb,
+                            const char *method, const char *path, const char *content_type,
+                            const char *body, size_t body_len, long timeout_ms,
+                            json_object **out, struct gb_kube_error *e);
+
 int gb_kube_get(struct gb_kube_client *c, const char *path, json_object **out,
                 struct gb_kube_error *e);
 

@@ -322,12 +322,19 @@ static int kube_take(struct gb_leader *le, json_object *obj, struct gb_lease_rec
   return 0;
 }
 
-static int kube_get(void *ctx, struct gb_lease_record *rec, char *rv, struct gc_diags *d) {
+static long timeout_ms(double timeout_s) {
+  long ms = (long)(timeout_s * 1000.0);
+  return ms < 1 ? 1 : ms;
+}
+
+static int kube_get(void *ctx, double timeout_s, struct gb_lease_record *rec, char *rv,
+                    struct gc_diags *d) {
   struct gb_leader *le = ctx;
   struct gb_kube_error e;
   gb_kube_error_clear(&e);
   json_object *obj = NULL;
-  int rc = gb_kube_get(le->client, le->lease_path, &obj, &e);
+  int rc = gb_kube_request_timeout(le->client, GB_KUBE_GET, "GET", le->lease_path, NULL, NULL, 0,
+                                   timeout_ms(timeout_s), &obj, &e);
   if (rc == GC_ENOTFOUND) {
     json_object_put(le->last_lease);
     le->last_lease = NULL;
@@ -356,8 +363,8 @@ static json_object *new_lease_object(const struct gb_leader *le) {
   return o;
 }
 
-static int kube_create(void *ctx, const struct gb_lease_record *rec, char *rv, int *conflict,
-                       struct gc_diags *d) {
+static int kube_create(void *ctx, double timeout_s, const struct gb_lease_record *rec, char *rv,
+                       int *conflict, struct gc_diags *d) {
   struct gb_leader *le = ctx;
   json_object *o = new_lease_object(le), *spec = record_to_spec(rec), *out = NULL;
   if (!o || !spec) {
@@ -368,7 +375,11 @@ static int kube_create(void *ctx, const struct gb_lease_record *rec, char *rv, i
   json_object_object_add(o, "spec", spec);
   struct gb_kube_error e;
   gb_kube_error_clear(&e);
-  int rc = gb_kube_create(le->client, le->collection_path, o, &out, &e);
+  const char *body = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+  int rc = body ? gb_kube_request_timeout(le->client, GB_KUBE_CREATE, "POST", le->collection_path,
+                                          "application/json", body, strlen(body),
+                                          timeout_ms(timeout_s), &out, &e)
+                : GC_ENOMEM;
   json_object_put(o);
   if (rc) {
     *conflict = e.http == 409;
@@ -382,8 +393,8 @@ static int kube_create(void *ctx, const struct gb_lease_record *rec, char *rv, i
 /* PUT of the last Lease we saw with its spec replaced: labels, annotations
  * and fields we do not know survive, and metadata.resourceVersion makes the
  * write conditional (409 when someone wrote in between). */
-static int kube_update(void *ctx, const struct gb_lease_record *rec, char *rv, int *conflict,
-                       struct gc_diags *d) {
+static int kube_update(void *ctx, double timeout_s, const struct gb_lease_record *rec, char *rv,
+                       int *conflict, struct gc_diags *d) {
   struct gb_leader *le = ctx;
   json_object *o = NULL;
   if (le->last_lease && json_object_deep_copy(le->last_lease, &o, NULL) != 0)
@@ -408,8 +419,9 @@ static int kube_update(void *ctx, const struct gb_lease_record *rec, char *rv, i
   struct gb_kube_error e;
   gb_kube_error_clear(&e);
   json_object *out = NULL;
-  int rc = gb_kube_request(le->client, GB_KUBE_UPDATE, "PUT", le->lease_path,
-                           "application/json", body, strlen(body), &out, &e);
+  int rc = gb_kube_request_timeout(le->client, GB_KUBE_UPDATE, "PUT", le->lease_path,
+                                   "application/json", body, strlen(body),
+                                   timeout_ms(timeout_s), &out, &e);
   json_object_put(o);
   if (rc) {
     *conflict = e.http == 409;
@@ -570,11 +582,34 @@ static void observe(struct gb_leader *le, const struct gb_lease_record *rec, con
   }
 }
 
+/* When the attempt that starts at t0 must be over.  client-go bounds the
+ * renew loop by RenewDeadline (each attempt gets what is left of it) and
+ * lets an acquire attempt run as long as its client allows; timing a
+ * request out after RetryPeriod instead means that an API slower than
+ * RetryPeriod (2 s) but well inside RenewDeadline (10 s) lets nobody hold
+ * the lease, and every write stops.  So: while leading, until the renew
+ * deadline (a renewal that answers later cannot keep this term anyway);
+ * otherwise RenewDeadline from the start of the attempt. */
+static double attempt_end(struct gb_leader *le, double t0) {
+  double dl = (double)atomic_load(&le->deadline_us) / 1e6;
+  if (le->phase == PH_LEAD && atomic_load(&le->holding) && dl > t0)
+    return dl;
+  return t0 + le->renew_s;
+}
+
+/* What is left of the attempt for the next request (never 0: a request with
+ * no time left fails at once as a timeout). */
+static double budget(struct gb_leader *le, double end) {
+  double left = end - now_mono(le);
+  return left > 0.001 ? left : 0.001;
+}
+
 /* One attempt; 1 when we hold the lease afterwards.  t0 (monotonic, taken
  * before any request) is the base of the renew deadline: whoever observes
  * our write does so after t0, so waits until at least t0 + LeaseDuration. */
 static int try_acquire_or_renew(struct gb_leader *le) {
   double t0 = now_mono(le);
+  double end = attempt_end(le, t0);
   struct gb_lease_record want;
   memset(&want, 0, sizeof(want));
   snprintf(want.holder, sizeof(want.holder), "%s", le->identity);
@@ -597,7 +632,7 @@ static int try_acquire_or_renew(struct gb_leader *le) {
     memcpy(r.acquire_time, le->observed.acquire_time, sizeof(r.acquire_time));
     r.transitions = le->observed.transitions;
     snprintf(rv, sizeof(rv), "%s", le->observed_rv);
-    rc = le->store.update(le->store.ctx, &r, rv, &conflict, &d);
+    rc = le->store.update(le->store.ctx, budget(le, end), &r, rv, &conflict, &d);
     if (rc == 0) {
       observe(le, &r, rv, now_mono(le));
       set_leading(le, t0);
@@ -612,10 +647,10 @@ static int try_acquire_or_renew(struct gb_leader *le) {
 
   /* Slow path: read, decide, write. */
   struct gb_lease_record cur;
-  rc = le->store.get(le->store.ctx, &cur, rv, &d);
+  rc = le->store.get(le->store.ctx, budget(le, end), &cur, rv, &d);
   if (rc == GC_ENOTFOUND) {
     conflict = 0;
-    rc = le->store.create(le->store.ctx, &want, rv, &conflict, &d);
+    rc = le->store.create(le->store.ctx, budget(le, end), &want, rv, &conflict, &d);
     if (rc) {
       count_error(le, conflict ? "conflict" : le->last_reason);
       log_diags(le, "lease create failed", &d);
@@ -644,7 +679,7 @@ static int try_acquire_or_renew(struct gb_leader *le) {
     want.transitions = cur.transitions;
   }
   conflict = 0;
-  rc = le->store.update(le->store.ctx, &want, rv, &conflict, &d);
+  rc = le->store.update(le->store.ctx, budget(le, end), &want, rv, &conflict, &d);
   if (rc) {
     count_error(le, conflict ? "conflict" : le->last_reason);
     log_diags(le, conflict ? "lease changed under us; re-reading next try"
@@ -742,7 +777,8 @@ void gb_leader_release_now(struct gb_leader *le) {
   struct gc_diags d;
   gc_diags_init(&d);
   int conflict = 0;
-  if (le->store.update(le->store.ctx, &r, rv, &conflict, &d) == 0) {
+  double end = now_mono(le) + le->renew_s;
+  if (le->store.update(le->store.ctx, budget(le, end), &r, rv, &conflict, &d) == 0) {
     observe(le, &r, rv, now_mono(le));
     gb_log(GB_LOG_INFO, "leader lease released", "lease", le->lease_path, "identity",
            le->identity, NULL);

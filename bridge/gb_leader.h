@@ -82,19 +82,23 @@ int gb_lease_record_from_json(json_object *lease, struct gb_lease_record *rec,
 /* Where the lease lives.  Each function returns 0 or a GC_E* code (GC_EIO
  * for API failures, with a message in d); a 409 Conflict / AlreadyExists is
  * GC_EIO with *conflict set to 1, and the elector re-reads the lease at once.
- * `rv` buffers hold the resourceVersion (opaque; compared for equality only)
- * and are GB_LEADER_RV_MAX bytes. */
+ * timeout_s (> 0) is how long the request may take: the elector gives each
+ * request what is left of its attempt (see gb_leader_new), and a request
+ * that takes longer must fail as a timeout.  `rv` buffers hold the
+ * resourceVersion (opaque; compared for equality only) and are
+ * GB_LEADER_RV_MAX bytes. */
 #define GB_LEADER_RV_MAX 128
 struct gb_leader_store {
   /* Reads the lease.  GC_ENOTFOUND when it does not exist. */
-  int (*get)(void *ctx, struct gb_lease_record *rec, char *rv, struct gc_diags *d);
+  int (*get)(void *ctx, double timeout_s, struct gb_lease_record *rec, char *rv,
+             struct gc_diags *d);
   /* Creates it; an AlreadyExists answer sets *conflict. */
-  int (*create)(void *ctx, const struct gb_lease_record *rec, char *rv, int *conflict,
-                struct gc_diags *d);
+  int (*create)(void *ctx, double timeout_s, const struct gb_lease_record *rec, char *rv,
+                int *conflict, struct gc_diags *d);
   /* Replaces the spec if the lease is still at resourceVersion rv (updated in
    * place on success); a 409 sets *conflict. */
-  int (*update)(void *ctx, const struct gb_lease_record *rec, char *rv, int *conflict,
-                struct gc_diags *d);
+  int (*update)(void *ctx, double timeout_s, const struct gb_lease_record *rec, char *rv,
+                int *conflict, struct gc_diags *d);
   void *ctx;
 };
 
@@ -144,8 +148,11 @@ struct gb_leader;
 
 /* Creates a stopped elector.  cfg is copied; client (borrowed, must outlive
  * the elector) performs the Lease requests: give the elector its own client
- * with a request timeout below RenewDeadline (e.g. RetryPeriod) and few
- * retries, so a hung request cannot use up the renew window unseen.
+ * without retries.  The elector times each request out itself, as client-go
+ * bounds its loops: an acquire attempt may take up to RenewDeadline, a
+ * renewal what is left of the renew window (never past the deadline), so an
+ * API slower than RetryPeriod but faster than RenewDeadline still lets one
+ * replica hold the lease.
  * Requires lease_duration > renew_deadline > retry_period * 1.2 (client-go's
  * checks).  Returns 0, GC_EINVAL (message in d) or GC_ENOMEM. */
 int gb_leader_new(const struct gb_leader_config *cfg, struct gb_kube_client *client,

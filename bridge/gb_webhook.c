@@ -4,9 +4,12 @@
  *
  * A review runs in three steps: validate the envelope (anything wrong before
  * the uid is known is an HTTP error), decide (every outcome after that is an
- * AdmissionReview answer), and build the JSON Patch.  The patch only ever
- * uses "add", which RFC 6902 defines as "replace" for an existing object
- * member, so the same operation sets a missing key or corrects a wrong one.
+ * AdmissionReview answer), and build the JSON Patch.  Binding only uses
+ * "add", which RFC 6902 defines as "replace" for an existing object member,
+ * so the same operation sets a missing key or corrects a wrong one.
+ * Unbinding uses "remove", only for keys the pod has: removing a missing
+ * member fails the whole patch.  Every string read from the review goes
+ * through get_str_checked first, so a NUL byte is refused, never cut.
  */
 #include "gb_webhook.h"
 
@@ -19,6 +22,7 @@
 
 #include "gb_log.h"
 #include "gb_metrics.h"
+#include "gb_reconcile.h"
 
 #define ADMISSION_API "admission.k8s.io/v1"
 #define JSON_DEPTH 64
@@ -91,6 +95,68 @@ char *gb_base64_encode(const void *data, size_t len) {
   return out;
 }
 
+/* ---- which PodGroup a pod may join ------------------------------------ */
+
+static const char *pg_str(const struct gc_value *pg, const char *path) {
+  const char *s = gc_value_as_str(gc_value_path(pg, path));
+  return s ? s : "";
+}
+
+static int controlled_by(const struct gc_value *pg, const char *uid) {
+  const struct gc_value *refs = gc_value_path(pg, "metadata.ownerReferences");
+  if (!refs || refs->type != GC_SEQ || !uid || !*uid)
+    return 0;
+  for (size_t i = 0; i < refs->len; i++) {
+    const struct gc_value *ref = refs->u.items[i];
+    const struct gc_value *ctl = gc_map_get(ref, "controller");
+    const char *ruid = gc_value_as_str(gc_map_get(ref, "uid"));
+    if (ctl && ctl->type == GC_BOOL && ctl->u.b && ruid && !strcmp(ruid, uid))
+      return 1;
+  }
+  return 0;
+}
+
+static const char *num_text(const struct gc_value *v, char *buf, size_t size) {
+  if (v && v->type == GC_INT)
+    snprintf(buf, size, "%lld", (long long)v->u.i);
+  else
+    snprintf(buf, size, "%s", v ? gc_type_name(v->type) : "none");
+  return buf;
+}
+
+int gb_webhook_podgroup_bindable(const struct gc_value *pg, const char *trainjob_uid,
+                                 const struct gc_value *desired, char *why, size_t why_size) {
+  if (!pg)
+    return 1;
+  const char *ns = pg_str(pg, "metadata.namespace"), *name = pg_str(pg, "metadata.name");
+  const char *mb = gc_value_as_str(gc_map_get(gc_value_path(pg, "metadata.labels"),
+                                              GC_MANAGED_BY_LABEL));
+  if (!mb || strcmp(mb, GC_MANAGER_NAME)) {
+    snprintf(why, why_size, "PodGroup %.100s/%.100s is not managed by gangbridge (label %s=%.60s)",
+             ns, name, GC_MANAGED_BY_LABEL, mb ? mb : "(none)");
+    return 0;
+  }
+  if (!controlled_by(pg, trainjob_uid)) {
+    snprintf(why, why_size, "PodGroup %.100s/%.100s is not controlled by the TrainJob (uid %.40s)",
+             ns, name, trainjob_uid ? trainjob_uid : "(none)");
+    return 0;
+  }
+  const struct gc_value *want = gc_value_path(desired, "spec");
+  const struct gc_value *have = gc_value_path(pg, "spec");
+  if (want && !gb_value_subset(want, have)) {
+    char a[32], b[32];
+    const struct gc_value *wm = gc_map_get(want, "minMember"), *hm = gc_map_get(have, "minMember");
+    if (!gc_value_equal(wm, hm))
+      snprintf(why, why_size, "PodGroup %.100s/%.100s waits for minMember %s, the gang has %s",
+               ns, name, num_text(hm, a, sizeof(a)), num_text(wm, b, sizeof(b)));
+    else
+      snprintf(why, why_size, "PodGroup %.100s/%.100s has a spec other than the gang's", ns,
+               name);
+    return 0;
+  }
+  return 1;
+}
+
 /* ---- small json-c helpers --------------------------------------------- */
 
 static json_object *get(json_object *o, const char *key) {
@@ -103,6 +169,27 @@ static json_object *get(json_object *o, const char *key) {
 static const char *get_str(json_object *o, const char *key) {
   json_object *v = get(o, key);
   return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+}
+
+/* 1 when a JSON string holds a NUL byte: json-c keeps the decoded length, so
+ * a "\u0000" shows as a length longer than the C string, which every
+ * strcmp/printf here would silently cut. */
+static int has_nul(json_object *s) {
+  return (size_t)json_object_get_string_len(s) != strlen(json_object_get_string(s));
+}
+
+/* Reads the string member `key` of o into *out (NULL when absent or not a
+ * string).  Returns 0, or 1 when it holds a NUL byte: then *out is NULL and
+ * the caller refuses the review naming `field`. */
+static int get_str_checked(json_object *o, const char *key, const char **out) {
+  json_object *v = get(o, key);
+  *out = NULL;
+  if (!v || !json_object_is_type(v, json_type_string))
+    return 0;
+  if (has_nul(v))
+    return 1;
+  *out = json_object_get_string(v);
+  return 0;
 }
 
 static json_object *get_obj(json_object *o, const char *key) {
@@ -227,18 +314,23 @@ out:
 
 /* ---- patch construction ----------------------------------------------- */
 
-static int add_op(json_object *patch, const char *path, json_object *value) {
+static int patch_op(json_object *patch, const char *kind, const char *path, json_object *value) {
   json_object *op = json_object_new_object();
-  if (!op || !value) {
+  if (!op || (value == NULL) != !strcmp(kind, "remove")) {
     json_object_put(op);
     json_object_put(value);
     return GC_ENOMEM;
   }
-  json_object_object_add(op, "op", json_object_new_string("add"));
+  json_object_object_add(op, "op", json_object_new_string(kind));
   json_object_object_add(op, "path", json_object_new_string(path));
-  json_object_object_add(op, "value", value);
+  if (value)
+    json_object_object_add(op, "value", value);
   json_object_array_add(patch, op);
   return 0;
+}
+
+static int add_op(json_object *patch, const char *path, json_object *value) {
+  return patch_op(patch, "add", path, value);
 }
 
 /* Sets metadata.<map>[key] = value: adds the whole map when the pod has none
@@ -307,6 +399,42 @@ static int build_patch(json_object *pod, const struct gb_webhook_decision *dec,
   return 0;
 }
 
+/* Removes metadata.<map>[key] when the pod has it ("remove" of a missing
+ * member would fail the whole patch).  Returns 1 when an operation was
+ * added, 0 when there was nothing to remove, <0 on error. */
+static int remove_map_key(json_object *patch, json_object *meta, const char *map,
+                          const char *key, const char *why, struct verdict *v) {
+  json_object *m = get_obj(meta, map);
+  if (!m || !json_object_object_get_ex(m, key, NULL))
+    return 0;
+  char esc[300], path[600];
+  if (gb_json_pointer_escape(key, esc, sizeof(esc)) < 0)
+    return GC_ELIMIT;
+  snprintf(path, sizeof(path), "/metadata/%s/%s", map, esc);
+  int rc = patch_op(patch, "remove", path, NULL);
+  if (rc < 0)
+    return rc;
+  const char *cur = get_str(m, key);
+  warn(v, "gangbridge: removed %s %s=%s: %s", !strcmp(map, "labels") ? "label" : "annotation",
+       key, cur ? cur : "", why);
+  return 1;
+}
+
+/* Builds the patch for a pod that must not join a gang: any group label or
+ * annotation it carries (Kubeflow Trainer puts one on every replicated job's
+ * pod template, earlier-phase jobs included) is removed, or the scheduler
+ * would wait for a pod that can never come together with the others. */
+static int build_unbind_patch(json_object *pod, const char *why, struct verdict *v) {
+  v->patch = json_object_new_array();
+  if (!v->patch)
+    return GC_ENOMEM;
+  json_object *meta = get_obj(pod, "metadata");
+  int rc = remove_map_key(v->patch, meta, "annotations", GC_VOLCANO_GROUP_ANNOTATION, why, v);
+  if (rc >= 0)
+    rc = remove_map_key(v->patch, meta, "labels", GC_COSCHED_GROUP_LABEL, why, v);
+  return rc < 0 ? rc : 0;
+}
+
 /* ---- the review ------------------------------------------------------- */
 
 static int is_json_type(const char *ct) {
@@ -325,6 +453,144 @@ static void count(struct gb_webhook *wh, const char *backend, const char *result
   gb_counter_inc(wh->cfg.admissions, labels);
 }
 
+/* The strings a review reads, each checked for NUL bytes once. */
+struct pod_facts {
+  json_object *pod;
+  const char *ns, *jobset, *rjob;
+};
+
+static void deny(struct verdict *v, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void deny(struct verdict *v, int code, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(v->deny_msg, sizeof(v->deny_msg), fmt, ap);
+  va_end(ap);
+  v->allowed = 0;
+  v->deny_code = code;
+}
+
+/* get_str_checked that denies the review naming `field` on a NUL byte.
+ * Returns 1 when it denied. */
+static int read_field(struct verdict *v, json_object *o, const char *key, const char *field,
+                      const char **out) {
+  if (!get_str_checked(o, key, out))
+    return 0;
+  deny(v, 400, "gangbridge: %s contains a NUL byte", field);
+  return 1;
+}
+
+/* Reads and checks every pod string the webhook uses: the JobSet labels, the
+ * namespace, the group label/annotation and spec.schedulerName (the last
+ * three are compared with what gangbridge would set).  Returns 1 when it
+ * denied the review. */
+static int read_pod(struct verdict *v, json_object *req, json_object *pod,
+                    struct pod_facts *f) {
+  json_object *meta = get_obj(pod, "metadata");
+  json_object *labels = get_obj(meta, "labels");
+  const char *ignored, *meta_ns;
+  f->pod = pod;
+  if (read_field(v, labels, GB_JOBSET_NAME_LABEL,
+                 "request.object.metadata.labels[\"" GB_JOBSET_NAME_LABEL "\"]", &f->jobset) ||
+      read_field(v, labels, GB_JOBSET_RJOB_LABEL,
+                 "request.object.metadata.labels[\"" GB_JOBSET_RJOB_LABEL "\"]", &f->rjob) ||
+      read_field(v, labels, GC_COSCHED_GROUP_LABEL,
+                 "request.object.metadata.labels[\"" GC_COSCHED_GROUP_LABEL "\"]", &ignored) ||
+      read_field(v, get_obj(meta, "annotations"), GC_VOLCANO_GROUP_ANNOTATION,
+                 "request.object.metadata.annotations[\"" GC_VOLCANO_GROUP_ANNOTATION "\"]",
+                 &ignored) ||
+      read_field(v, get_obj(pod, "spec"), "schedulerName", "request.object.spec.schedulerName",
+                 &ignored) ||
+      read_field(v, req, "namespace", "request.namespace", &f->ns) ||
+      read_field(v, meta, "namespace", "request.object.metadata.namespace", &meta_ns))
+    return 1;
+  if (!f->ns || !f->ns[0])
+    f->ns = meta_ns;
+  return 0;
+}
+
+/* Calls the lookup and checks what it says.  Returns 0 with *dec filled, or
+ * a negative code with the reason in `reason`. */
+static int lookup(struct gb_webhook *wh, const struct pod_facts *f,
+                  struct gb_webhook_decision *dec, char *reason, size_t size) {
+  memset(dec, 0, sizeof(*dec));
+  reason[0] = '\0';
+  int rc = wh->cfg.lookup(wh->cfg.ctx, f->ns, f->jobset, f->rjob, dec, reason, size);
+  dec->group[sizeof(dec->group) - 1] = '\0';
+  dec->scheduler_name[sizeof(dec->scheduler_name) - 1] = '\0';
+  dec->why[sizeof(dec->why) - 1] = '\0';
+  reason[size - 1] = '\0';
+  if (rc == 0 && dec->managed && dec->bind &&
+      ((dec->backend != GC_BACKEND_VOLCANO && dec->backend != GC_BACKEND_COSCHEDULING) ||
+       !dec->group[0])) {
+    rc = GC_EINVAL;
+    snprintf(reason, size, "lookup returned no backend or no group name");
+  }
+  return rc;
+}
+
+static void lookup_failed(struct gb_webhook *wh, const struct pod_facts *f, int rc,
+                          const char *reason, struct verdict *v, const char **result) {
+  const char *why = reason[0] ? reason : gc_strerror(rc);
+  gb_log(GB_LOG_WARN, "webhook lookup failed", "namespace", f->ns, "jobset", f->jobset,
+         "replicatedJob", f->rjob, "reason", why, NULL);
+  if (wh->cfg.allow_on_error) {
+    warn(v, "gangbridge: cannot tell this pod's PodGroup (%s); admitted without gang binding",
+         why);
+    *result = GB_M_ADMIT_INVALID;
+    return;
+  }
+  deny(v, 500, "gangbridge: cannot tell the PodGroup of %s/%s replicated job %s yet (%s); retry",
+       f->ns, f->jobset, f->rjob, why);
+  *result = GB_M_ADMIT_DENIED;
+}
+
+/* Carries out the lookup's decision for a JobSet pod. */
+static int act(struct gb_webhook *wh, const struct pod_facts *f, struct verdict *v,
+               const char **backend, const char **result) {
+  struct gb_webhook_decision dec;
+  char reason[256], why[GB_WEBHOOK_NAME_MAX + 300];
+  int rc = lookup(wh, f, &dec, reason, sizeof(reason));
+  if (rc < 0) {
+    lookup_failed(wh, f, rc, reason, v, result);
+    return 0;
+  }
+  if (!dec.managed)
+    return 0;
+  if (dec.bind && dec.mismatch && wh->cfg.deny_on_mismatch) {
+    deny(v, 409,
+         "gangbridge: %s/%s replicated job %s: %s; the pod is refused until the PodGroup "
+         "matches (webhook.denyOnPodGroupMismatch)",
+         f->ns, f->jobset, f->rjob, dec.why[0] ? dec.why : "the PodGroup does not match");
+    *result = GB_M_ADMIT_DENIED;
+    return 0;
+  }
+  if (dec.bind && !dec.mismatch) {
+    *backend = backend_name(dec.backend);
+    rc = build_patch(f->pod, &dec, v);
+  } else {
+    if (dec.bind)
+      snprintf(why, sizeof(why), "not bound to PodGroup %s: %s", dec.group,
+               dec.why[0] ? dec.why : "the PodGroup does not match");
+    else
+      snprintf(why, sizeof(why), "replicated job %s is not part of its TrainJob's gang",
+               f->rjob);
+    rc = build_unbind_patch(f->pod, why, v);
+    if (dec.bind && json_object_array_length(v->patch) == 0)
+      warn(v, "gangbridge: %s", why);
+  }
+  if (rc < 0)
+    return rc;
+  size_t n = json_object_array_length(v->patch);
+  *result = n ? GB_M_ADMIT_PATCHED : dec.bind && !dec.mismatch ? GB_M_ADMIT_UNCHANGED
+                                                               : GB_M_ADMIT_SKIPPED;
+  gb_log(GB_LOG_DEBUG, "webhook reviewed pod", "namespace", f->ns, "jobset", f->jobset,
+         "replicatedJob", f->rjob, "podGroup", dec.group, "backend", *backend, "result", *result,
+         NULL);
+  return 0;
+}
+
 /* Decides for a well-formed envelope.  Sets *result to the metric result. */
 static int decide(struct gb_webhook *wh, json_object *req, struct verdict *v, const char **backend,
                   const char **result) {
@@ -332,9 +598,16 @@ static int decide(struct gb_webhook *wh, json_object *req, struct verdict *v, co
   *backend = "none";
   *result = GB_M_ADMIT_SKIPPED;
   json_object *kind = get_obj(req, "kind");
-  const char *op = get_str(req, "operation");
-  if (!kind || strcmp(get_str(kind, "kind") ? get_str(kind, "kind") : "", "Pod") ||
-      (get_str(kind, "group") && get_str(kind, "group")[0])) {
+  const char *op, *kkind, *kgroup;
+  struct pod_facts f;
+  memset(&f, 0, sizeof(f));
+  if (read_field(v, kind, "kind", "request.kind.kind", &kkind) ||
+      read_field(v, kind, "group", "request.kind.group", &kgroup) ||
+      read_field(v, req, "operation", "request.operation", &op)) {
+    *result = GB_M_ADMIT_DENIED;
+    return 0;
+  }
+  if (!kind || !kkind || strcmp(kkind, "Pod") || (kgroup && kgroup[0])) {
     warn(v, "gangbridge: this webhook only reviews core/v1 Pods; request left unchanged");
     *result = GB_M_ADMIT_INVALID;
     return 0;
@@ -350,61 +623,18 @@ static int decide(struct gb_webhook *wh, json_object *req, struct verdict *v, co
     *result = GB_M_ADMIT_INVALID;
     return 0;
   }
-  json_object *meta = get_obj(pod, "metadata");
-  json_object *labels = get_obj(meta, "labels");
-  const char *jobset = get_str(labels, GB_JOBSET_NAME_LABEL);
-  const char *rjob = get_str(labels, GB_JOBSET_RJOB_LABEL);
-  if (!jobset || !rjob || !jobset[0] || !rjob[0])
+  if (read_pod(v, req, pod, &f)) {
+    *result = GB_M_ADMIT_DENIED;
+    return 0;
+  }
+  if (!f.jobset || !f.rjob || !f.jobset[0] || !f.rjob[0])
     return 0; /* not a JobSet pod: not ours */
-  const char *ns = get_str(req, "namespace");
-  if (!ns || !ns[0])
-    ns = get_str(meta, "namespace");
-  if (!ns || !ns[0]) {
+  if (!f.ns || !f.ns[0]) {
     warn(v, "gangbridge: the review names no namespace; pod left unchanged");
     *result = GB_M_ADMIT_INVALID;
     return 0;
   }
-  struct gb_webhook_decision dec;
-  memset(&dec, 0, sizeof(dec));
-  char reason[256] = "";
-  int rc = wh->cfg.lookup(wh->cfg.ctx, ns, jobset, rjob, &dec, reason, sizeof(reason));
-  dec.group[sizeof(dec.group) - 1] = '\0';
-  dec.scheduler_name[sizeof(dec.scheduler_name) - 1] = '\0';
-  reason[sizeof(reason) - 1] = '\0';
-  if (rc == 0 && dec.managed && dec.bind &&
-      ((dec.backend != GC_BACKEND_VOLCANO && dec.backend != GC_BACKEND_COSCHEDULING) ||
-       !dec.group[0])) {
-    rc = GC_EINVAL;
-    snprintf(reason, sizeof(reason), "lookup returned no backend or no group name");
-  }
-  if (rc < 0) {
-    gb_log(GB_LOG_WARN, "webhook lookup failed", "namespace", ns, "jobset", jobset,
-           "replicatedJob", rjob, "reason", reason[0] ? reason : gc_strerror(rc), NULL);
-    if (wh->cfg.allow_on_error) {
-      warn(v, "gangbridge: cannot tell this pod's PodGroup (%s); admitted without gang binding",
-           reason[0] ? reason : gc_strerror(rc));
-      *result = GB_M_ADMIT_INVALID;
-    } else {
-      v->allowed = 0;
-      v->deny_code = 500;
-      snprintf(v->deny_msg, sizeof(v->deny_msg),
-               "gangbridge: cannot tell the PodGroup of %s/%s replicated job %s yet (%s); "
-               "retry",
-               ns, jobset, rjob, reason[0] ? reason : gc_strerror(rc));
-      *result = GB_M_ADMIT_DENIED;
-    }
-    return 0;
-  }
-  if (!dec.managed || !dec.bind)
-    return 0;
-  *backend = backend_name(dec.backend);
-  rc = build_patch(pod, &dec, v);
-  if (rc < 0)
-    return rc;
-  *result = json_object_array_length(v->patch) ? GB_M_ADMIT_PATCHED : GB_M_ADMIT_UNCHANGED;
-  gb_log(GB_LOG_DEBUG, "webhook bound pod", "namespace", ns, "jobset", jobset, "replicatedJob",
-         rjob, "podGroup", dec.group, "backend", *backend, "result", *result, NULL);
-  return 0;
+  return act(wh, &f, v, backend, result);
 }
 
 int gb_webhook_review(struct gb_webhook *wh, const char *content_type, const char *body,
@@ -439,7 +669,9 @@ int gb_webhook_review(struct gb_webhook *wh, const char *content_type, const cha
     rc = GC_ENOMEM;
     goto done;
   }
-  json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+  /* Kubernetes sends UTF-8 (Go's encoder replaces invalid bytes), so bytes
+   * that are not are a broken or forged body. */
+  json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
   root = json_tokener_parse_ex(tok, body, (int)len);
   enum json_tokener_error jerr = json_tokener_get_error(tok);
   if (!root || jerr != json_tokener_success) {
@@ -462,8 +694,11 @@ int gb_webhook_review(struct gb_webhook *wh, const char *content_type, const cha
     rc = text_answer(&a, 400, "body is not a JSON object");
     goto done;
   }
-  const char *api = get_str(root, "apiVersion");
-  const char *kind = get_str(root, "kind");
+  const char *api, *kind, *uid;
+  if (get_str_checked(root, "apiVersion", &api) || get_str_checked(root, "kind", &kind)) {
+    rc = text_answer(&a, 400, "AdmissionReview apiVersion or kind contains a NUL byte");
+    goto done;
+  }
   if (!api || strcmp(api, ADMISSION_API) || !kind || strcmp(kind, "AdmissionReview")) {
     rc = text_answer(&a, 400,
                      "expected apiVersion %s kind AdmissionReview, got apiVersion %s kind %s",
@@ -475,7 +710,11 @@ int gb_webhook_review(struct gb_webhook *wh, const char *content_type, const cha
     rc = text_answer(&a, 400, "AdmissionReview has no request object");
     goto done;
   }
-  const char *uid = get_str(req, "uid");
+  if (get_str_checked(req, "uid", &uid)) {
+    /* Echoing a cut uid would answer some other review. */
+    rc = text_answer(&a, 400, "AdmissionReview request.uid contains a NUL byte");
+    goto done;
+  }
   if (!uid || !uid[0]) {
     rc = text_answer(&a, 400, "AdmissionReview request has no uid");
     goto done;

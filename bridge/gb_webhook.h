@@ -10,8 +10,16 @@
  * adds the annotation `scheduling.k8s.io/group-name` (Volcano) or the label
  * `scheduling.x-k8s.io/pod-group` (coscheduling), creating the map when the
  * pod has none, and sets `spec.schedulerName` when the decision names one and
- * the pod has none or "default-scheduler".  Every other pod is allowed
- * untouched.  Malformed input never crashes and is always answered; see
+ * the pod has none or "default-scheduler".  A managed pod that must not join
+ * the gang (its replicated job is not in the plan, or the PodGroup that
+ * exists is not the gang's: decision.mismatch) gets "remove" operations for
+ * any group label or annotation it carries (Kubeflow Trainer puts one on
+ * every pod template), so it is never counted by the scheduler; a mismatch
+ * may instead be denied (deny_on_mismatch).  Every other pod is allowed
+ * untouched.  Strings the webhook reads (the uid, the namespace, the JobSet
+ * labels, the group keys, spec.schedulerName) must not hold NUL bytes and
+ * the body must be UTF-8: such reviews are refused naming the field, never
+ * cut.  Malformed input never crashes and is always answered; see
  * gb_webhook_review for which answer.  Thread-safe: a review keeps all its
  * state on the stack and in json-c objects it frees.
  */
@@ -22,6 +30,7 @@
 
 #include "gb_http.h"
 #include "gc_gang.h"
+#include "gc_value.h"
 
 #define GB_JOBSET_NAME_LABEL "jobset.sigs.k8s.io/jobset-name"
 #define GB_JOBSET_RJOB_LABEL "jobset.sigs.k8s.io/replicatedjob-name"
@@ -37,6 +46,11 @@ struct gb_webhook_decision {
   enum gc_backend backend;                   /* GC_BACKEND_VOLCANO or GC_BACKEND_COSCHEDULING */
   char group[GB_WEBHOOK_NAME_MAX + 1];       /* PodGroup name */
   char scheduler_name[GB_WEBHOOK_NAME_MAX + 1]; /* "" = leave spec.schedulerName alone */
+  int mismatch; /* with bind: the PodGroup that exists is not gangbridge's (label
+                   app.kubernetes.io/managed-by=gangbridge and a controller
+                   ownerReference to the TrainJob's uid) or its spec is not the
+                   gang's; the pod is not bound (or denied, see deny_on_mismatch) */
+  char why[256]; /* with mismatch: what does not match, for the warning */
 };
 
 /* Fills *out (zeroed on entry) for the pod of JobSet `jobset_name`,
@@ -55,6 +69,10 @@ struct gb_webhook_config {
                                   retries, because an unbound gang pod defeats gang scheduling */
   size_t max_body;             /* 0 = GB_WEBHOOK_DEFAULT_MAX_BODY; at most 64 MiB */
   struct gb_metric *admissions; /* optional counter {backend, result} */
+  int deny_on_mismatch;        /* non-zero: deny (code 409) a pod whose PodGroup does not
+                                  match (decision.mismatch) so the Job controller retries;
+                                  default 0 admits it unbound, without any group label or
+                                  annotation, with a warning */
 };
 
 struct gb_webhook;
@@ -87,6 +105,17 @@ int gb_webhook_review(struct gb_webhook *wh, const char *content_type, const cha
 /* A POST route at `path` (e.g. "/mutate-pods") serving gb_webhook_review,
  * with the body cap set to the webhook's max_body. */
 struct gb_http_route gb_webhook_route(struct gb_webhook *wh, const char *path);
+
+/* The binding rule for an existing PodGroup `pg` (NULL: none yet, which
+ * gangbridge is about to create: bindable).  A PodGroup is bindable only when
+ * gangbridge owns it (label app.kubernetes.io/managed-by=gangbridge and a
+ * controller ownerReference with the TrainJob's uid `trainjob_uid`) and,
+ * when `desired` (the PodGroup gangbridge renders for the gang; NULL: not
+ * computed) is given, its spec holds every field of the desired spec with
+ * the same value.  Returns 1 when bindable, else 0 with a sentence naming the
+ * PodGroup and what differs in `why`.  All arguments are borrowed. */
+int gb_webhook_podgroup_bindable(const struct gc_value *pg, const char *trainjob_uid,
+                                 const struct gc_value *desired, char *why, size_t why_size);
 
 /* Escapes a JSON object key as an RFC 6901 JSON Pointer token ("~" -> "~0",
  * "/" -> "~1").  Returns 0, or GC_ELIMIT when `size` is too small. */

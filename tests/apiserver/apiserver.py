@@ -559,9 +559,9 @@ class Faults:
                     not 0.0 <= v <= 1.0:
                 raise err_bad_request("faults: %s must be within [0, 1]" % k)
             if k == "error_codes":
-                if not v or any(c not in (429, 500, 502, 503, 504) for c in v):
+                if not v or any(c not in (403, 429, 500, 502, 503, 504) for c in v):
                     raise err_bad_request("faults: error_codes must be a non-empty list of "
-                                          "429, 500, 502, 503, 504")
+                                          "403, 429, 500, 502, 503, 504")
             if isinstance(v, float) and v < 0:
                 raise err_bad_request("faults: %s must not be negative" % k)
         for k, v in d.items():
@@ -2403,6 +2403,9 @@ class Handler(BaseHTTPRequestHandler):
 
 
 def injected_error(code, retry_after):
+    if code == 403:
+        # What RBAC answers a user without the verb on the resource.
+        return ApiError(403, "Forbidden", "the user cannot access this resource (injected fault)")
     if code == 429:
         return ApiError(429, "TooManyRequests", "Too many requests, please try again later.",
                         {"retryAfterSeconds": retry_after},

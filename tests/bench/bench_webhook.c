@@ -120,7 +120,7 @@ int main(int argc, char **argv) {
   curl_global_init(CURL_GLOBAL_DEFAULT);
   size_t len;
   char *body = load_review(&len);
-  struct gb_webhook_config wc = {lookup, NULL, 0, 0, NULL};
+  struct gb_webhook_config wc = {lookup, NULL, 0, 0, NULL, 0};
   struct gb_webhook *wh;
   if (gb_webhook_new(&wc, &wh) != 0)
     return 1;

@@ -416,6 +416,8 @@ GROUP_OF = {"GC_TRAINER_GROUP": ["trainer.kubeflow.org"],
 # Files that implement the transport, not call sites: their resources come from callers.
 TRANSPORT = {"gb_kube_client.c", "gb_kube_watch.c", "gb_informer.c", "gb_kube_discovery.c",
              "gb_kube_config.c", "gb_cmd_call.c", "gb_rpc_client.c"}
+# CLI commands that run with the user's kubeconfig, not the service account.
+TRANSPORT |= {"gb_live_docs.c"}
 needed = {}
 def need(g, r, v, where):
     needed.setdefault((g, r), set()).add(v)
@@ -426,7 +428,7 @@ for path in sorted(glob.glob(os.path.join(src, "bridge", "*.c"))):
     if base in TRANSPORT:
         continue
     text = open(path).read()
-    calls = set(re.findall(r"\b(gb_kube_(?:create|merge_patch|apply|delete|get|list|request))\s*\(", text))
+    calls = set(re.findall(r"\b(gb_kube_(?:create|merge_patch|apply|delete|get|list|request))(?:_timeout)?\s*\(", text))
     # Discovery reads /apis/GROUP/VERSION, which every authenticated user may.
     calls.discard("gb_kube_get") if "gb_kube_discovery_check" in text and "gb_kube_path" not in text else None
     informers = re.findall(r'\{\s*(GC_TRAINER_GROUP|"[^"]*"),\s*"(v[0-9a-z]+)",\s*"([a-z]+)",', text)
@@ -441,7 +443,7 @@ for path in sorted(glob.glob(os.path.join(src, "bridge", "*.c"))):
         err("%s calls %s but names no resource through gb_kube_path: extend this test" % (base, sorted(calls)))
     verbs = {VERB_OF[c] for c in calls if c in VERB_OF}
     if "gb_kube_request" in calls:
-        for m in re.finditer(r'gb_kube_request\([^;]*?"(GET|PUT|POST|PATCH|DELETE)"', text, re.S):
+        for m in re.finditer(r'gb_kube_request(?:_timeout)?\([^;]*?"(GET|PUT|POST|PATCH|DELETE)"', text, re.S):
             verbs.add({"GET": "get", "PUT": "update", "POST": "create", "PATCH": "patch", "DELETE": "delete"}[m.group(1)])
     for g, r in targets:
         for grp in GROUP_OF.get(g, [g.strip('"')]):

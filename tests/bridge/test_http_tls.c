@@ -92,7 +92,7 @@ struct tls_server {
 };
 
 static void up(struct tls_server *t, size_t max_body, unsigned threads) {
-  struct gb_webhook_config wc = {lookup, NULL, 0, max_body, NULL};
+  struct gb_webhook_config wc = {lookup, NULL, 0, max_body, NULL, 0};
   ck_assert_int_eq(gb_webhook_new(&wc, &t->wh), 0);
   struct gb_http_route routes[] = {gb_webhook_route(t->wh, "/mutate-pods"),
                                    {"/healthz", 0, GB_HTTP_GET, ping, NULL, 0}};

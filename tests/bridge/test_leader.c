@@ -54,7 +54,8 @@ struct fstore {
   struct fclock *clock;
   int fail_get, fail_update, fail_create; /* > 0: fail that many calls; < 0: always */
   double latency;                         /* clock advance per call */
-  int gets, updates, creates;
+  int gets, updates, creates, timeouts;
+  double last_timeout, max_timeout;       /* the budget of the last call, the largest */
   pthread_mutex_t *mu; /* for the threaded test; NULL otherwise */
 };
 
@@ -78,19 +79,35 @@ static void unlock(struct fstore *s) {
 }
 
 /* Every store operation starts alike: take the lock, count the call and let
- * the fake clock advance by the configured latency.  unlock() ends it. */
-static void fs_enter(struct fstore *s, int *calls) {
+ * the fake clock advance by the configured latency, or only by timeout_s
+ * when the latency is longer: then the call fails as a client timeout would
+ * (returns 1, with the message in d).  unlock() ends it. */
+static int fs_enter(struct fstore *s, int *calls, double timeout_s, struct gc_diags *d) {
   lock(s);
   (*calls)++;
+  ck_assert_msg(timeout_s > 0, "store call without a time budget");
+  s->last_timeout = timeout_s;
+  if (timeout_s > s->max_timeout)
+    s->max_timeout = timeout_s;
+  if (s->latency > timeout_s) {
+    if (s->clock)
+      s->clock->mono += timeout_s;
+    s->timeouts++;
+    gc_diags_addf(d, "request timed out after %.3f s", timeout_s);
+    return 1;
+  }
   if (s->clock)
     s->clock->mono += s->latency;
+  return 0;
 }
 
-static int fs_get(void *ctx, struct gb_lease_record *rec, char *rv, struct gc_diags *d) {
+static int fs_get(void *ctx, double timeout_s, struct gb_lease_record *rec, char *rv,
+                  struct gc_diags *d) {
   struct fstore *s = ctx;
-  fs_enter(s, &s->gets);
   int rc = 0;
-  if (take_fault(&s->fail_get)) {
+  if (fs_enter(s, &s->gets, timeout_s, d)) {
+    rc = GC_EIO;
+  } else if (take_fault(&s->fail_get)) {
     gc_diags_addf(d, "injected get failure");
     rc = GC_EIO;
   } else if (!s->l->exists) {
@@ -103,12 +120,13 @@ static int fs_get(void *ctx, struct gb_lease_record *rec, char *rv, struct gc_di
   return rc;
 }
 
-static int fs_create(void *ctx, const struct gb_lease_record *rec, char *rv, int *conflict,
-                     struct gc_diags *d) {
+static int fs_create(void *ctx, double timeout_s, const struct gb_lease_record *rec, char *rv,
+                     int *conflict, struct gc_diags *d) {
   struct fstore *s = ctx;
-  fs_enter(s, &s->creates);
   int rc = 0;
-  if (take_fault(&s->fail_create)) {
+  if (fs_enter(s, &s->creates, timeout_s, d)) {
+    rc = GC_EIO;
+  } else if (take_fault(&s->fail_create)) {
     gc_diags_addf(d, "injected create failure");
     rc = GC_EIO;
   } else if (s->l->exists) {
@@ -125,12 +143,13 @@ static int fs_create(void *ctx, const struct gb_lease_record *rec, char *rv, int
   return rc;
 }
 
-static int fs_update(void *ctx, const struct gb_lease_record *rec, char *rv, int *conflict,
-                     struct gc_diags *d) {
+static int fs_update(void *ctx, double timeout_s, const struct gb_lease_record *rec, char *rv,
+                     int *conflict, struct gc_diags *d) {
   struct fstore *s = ctx;
-  fs_enter(s, &s->updates);
   int rc = 0;
-  if (take_fault(&s->fail_update)) {
+  if (fs_enter(s, &s->updates, timeout_s, d)) {
+    rc = GC_EIO;
+  } else if (take_fault(&s->fail_update)) {
     gc_diags_addf(d, "injected update failure");
     rc = GC_EIO;
   } else if (!s->l->exists) {
@@ -589,20 +608,81 @@ START_TEST(test_late_renewal_does_not_extend_term) {
   elector_init(&a, "a");
   double t0 = clk.mono;
   gb_leader_step(a.le);
-  /* The renewal at t0 + 2 takes 9 s to answer (but succeeds): leading
-   * until t0 + 2 + 10 after it returns. */
+  /* The renewal at t0 + 2 takes 7 s to answer (inside the 8 s left of the
+   * window): leading until t0 + 2 + 10 after it returns. */
   clk.mono = t0 + 2;
-  a.store.latency = 9;
+  a.store.latency = 7;
   gb_leader_step(a.le);
-  ck_assert_double_eq_tol(clk.mono, t0 + 11, 1e-9);
+  ck_assert_double_eq_tol(clk.mono, t0 + 9, 1e-9);
   ck_assert_int_eq(gb_leader_is_leader(a.le), 1);
-  /* The next one hangs past the deadline: at t0 + 12 we stop, even though
-   * it then succeeds (the request was in flight at the deadline). */
+  /* The next one would answer after the deadline: it is given up at
+   * t0 + 12 and leadership ends there. */
   clk.mono = t0 + 11.5;
   a.store.latency = 20;
   gb_leader_step(a.le);
-  ck_assert_double_eq_tol(clk.mono, t0 + 31.5, 1e-9);
-  /* Its own t0 (11.5) + 10 = 21.5 < 31.5: not leading. */
+  ck_assert_int_eq(gb_leader_is_leader(a.le), 0);
+  ck_assert(clk.mono < t0 + 12.1);
+  ck_assert_int_eq(a.ev.stopped, 1);
+  gb_leader_free(a.le);
+}
+END_TEST
+
+/* An API that answers every request in 2.5 s (longer than RetryPeriod, well
+ * inside RenewDeadline) with client-go's defaults 15/10/2 s: client-go lets
+ * each attempt take up to RenewDeadline, so a replica acquires, keeps the
+ * lease and writes go on.  Timing each request out after RetryPeriod left
+ * nobody able to hold it. */
+START_TEST(test_slow_api_within_renew_deadline) {
+  struct elector a, b;
+  elector_init(&a, "a");
+  elector_init(&b, "b");
+  /* The fake clock is shared and steps run one after another, so only a's
+   * requests take time: b's would eat into a's schedule, which concurrent
+   * replicas do not.  b is the standby that must never take over. */
+  a.store.latency = 2.5;
+  double t_end = clk.mono + 120, next_a = clk.mono, next_b = clk.mono + 0.3;
+  int steps = 0;
+  while (clk.mono < t_end) {
+    struct elector *e = next_a <= next_b ? &a : &b;
+    double due = e == &a ? next_a : next_b;
+    if (clk.mono < due)
+      clk.mono = due;
+    double delay = gb_leader_step(e->le);
+    if (e == &a)
+      next_a = clk.mono + delay;
+    else
+      next_b = clk.mono + delay;
+    ck_assert(!(gb_leader_is_leader(a.le) && gb_leader_is_leader(b.le)));
+    steps++;
+  }
+  ck_assert_int_gt(steps, 20);
+  /* a acquired first and never lost the lease; b never led. */
+  ck_assert_int_eq(a.ev.started, 1);
+  ck_assert_int_eq(a.ev.stopped, 0);
+  ck_assert_int_eq(b.ev.started, 0);
+  ck_assert_int_eq(gb_leader_is_leader(a.le), 1);
+  ck_assert_int_eq(a.store.timeouts, 0);
+  /* Renewals every RetryPeriod + latency (4.5 s) over two minutes. */
+  ck_assert_int_ge(a.store.updates, 120 / 5);
+  gb_leader_free(a.le);
+  gb_leader_free(b.le);
+}
+END_TEST
+
+/* A renewal may take what is left of the renew window, no more: at the
+ * deadline the request is given up (the lease may be someone else's by then). */
+START_TEST(test_renewal_budget_is_the_window) {
+  struct elector a;
+  elector_init(&a, "a");
+  double t0 = clk.mono;
+  gb_leader_step(a.le);
+  ck_assert_double_eq_tol(a.store.max_timeout, 10, 1e-9); /* acquiring: RenewDeadline */
+  clk.mono = t0 + 2;
+  a.store.latency = 30;
+  a.store.max_timeout = 0;
+  gb_leader_step(a.le);
+  ck_assert_double_eq_tol(a.store.max_timeout, 8, 1e-9); /* leading: until the deadline */
+  ck_assert_double_eq_tol(clk.mono, t0 + 10, 1e-2);
   ck_assert_int_eq(gb_leader_is_leader(a.le), 0);
   ck_assert_int_eq(a.ev.stopped, 1);
   gb_leader_free(a.le);
@@ -886,6 +966,8 @@ int main(void) {
   tcase_add_test(tc, test_renewing_holder_is_never_taken_over);
   tcase_add_test(tc, test_lose_at_renew_deadline);
   tcase_add_test(tc, test_late_renewal_does_not_extend_term);
+  tcase_add_test(tc, test_slow_api_within_renew_deadline);
+  tcase_add_test(tc, test_renewal_budget_is_the_window);
   tcase_add_test(tc, test_conflict_rereads_and_other_holder_stops_at_once);
   tcase_add_test(tc, test_deleted_lease_is_recreated);
   tcase_add_test(tc, test_release_hands_over);

@@ -17,7 +17,9 @@
 
 #include "gb_log.h"
 #include "gb_metrics.h"
+#include "gb_kube_client.h"
 #include "gb_webhook.h"
+#include "gc_arena.h"
 
 #define DATA GB_SRC_DIR "/tests/bridge/data/admission/"
 
@@ -54,6 +56,14 @@ static int test_lookup(void *ctx, const char *ns, const char *jobset, const char
   } else if (!strcmp(jobset, "broken")) {
     snprintf(reason, reason_size, "TrainJob cache not synced");
     return GC_ENOTFOUND;
+  } else if (!strcmp(jobset, "conflict")) {
+    /* A PodGroup exists but is not the gang's: the controller's check says so. */
+    out->managed = 1;
+    out->bind = 1;
+    out->backend = GC_BACKEND_VOLCANO;
+    out->mismatch = 1;
+    snprintf(out->group, sizeof(out->group), "conflict");
+    snprintf(out->why, sizeof(out->why), "PodGroup team-a/conflict has minMember 3, the gang 2");
   } else if (!strcmp(jobset, "nogroup")) {
     out->managed = 1;
     out->bind = 1;
@@ -63,7 +73,7 @@ static int test_lookup(void *ctx, const char *ns, const char *jobset, const char
 }
 
 static struct gb_webhook *make(int allow_on_error, struct gb_metric *m) {
-  struct gb_webhook_config cfg = {test_lookup, &lk, allow_on_error, 0, m};
+  struct gb_webhook_config cfg = {test_lookup, &lk, allow_on_error, 0, m, 0};
   struct gb_webhook *wh = NULL;
   ck_assert_int_eq(gb_webhook_new(&cfg, &wh), 0);
   memset(&lk, 0, sizeof(lk));
@@ -287,6 +297,41 @@ static size_t check_patched(const char *name, const struct result *r) {
   json_object_put(expected);
   json_object_put(review);
   return nops;
+}
+
+/* Runs the review in `name` with the first `from` replaced by `to`. */
+static void run_edited(struct gb_webhook *wh, const char *name, const char *from, const char *to,
+                       struct result *r) {
+  size_t len;
+  char *body = slurp(name, &len);
+  char *at = strstr(body, from);
+  ck_assert_msg(at != NULL, "%s has no %s", name, from);
+  size_t nf = strlen(from), nt = strlen(to);
+  char *edited = malloc(len - nf + nt + 1);
+  ck_assert_ptr_nonnull(edited);
+  size_t pre = (size_t)(at - body);
+  memcpy(edited, body, pre);
+  memcpy(edited + pre, to, nt);
+  memcpy(edited + pre + nt, at + nf, len - pre - nf + 1);
+  run(wh, "application/json", edited, len - nf + nt, r);
+  free(edited);
+  free(body);
+}
+
+/* The decoded patch text (caller frees), or NULL when the answer has none. */
+static char *patch_text(const struct result *r) {
+  const char *p = resp_str(r, "patch");
+  size_t plen;
+  return p ? (char *)b64_decode(p, &plen) : NULL;
+}
+
+static int deny_code(const struct result *r, const char **msg) {
+  json_object *st, *code, *m;
+  ck_assert(json_object_object_get_ex(r->resp, "status", &st));
+  ck_assert(json_object_object_get_ex(st, "code", &code));
+  ck_assert(json_object_object_get_ex(st, "message", &m));
+  *msg = json_object_get_string(m);
+  return json_object_get_int(code);
 }
 
 /* ---- valid reviews ------------------------------------------------------- */
@@ -523,6 +568,159 @@ START_TEST(test_null_annotations) {
 }
 END_TEST
 
+/* A pod of a replicated job outside the gang that carries Trainer's group
+ * annotation and label (take-over mode) loses both. */
+START_TEST(test_unbound_pod_loses_group_keys) {
+  struct gb_webhook *wh = make(0, NULL);
+  struct result r;
+  run_file(wh, "unbound-with-group.json", &r);
+  ck_assert_int_eq(r.status, 200);
+  ck_assert(resp_allowed(&r));
+  ck_assert_int_eq(lk.calls, 1);
+  ck_assert_uint_eq(check_patched("unbound-with-group.json", &r), 2);
+  char *p = patch_text(&r);
+  ck_assert_ptr_nonnull(strstr(p, "{\"op\":\"remove\",\"path\":\"/metadata/annotations/"
+                                  "scheduling.k8s.io~1group-name\"}"));
+  ck_assert_ptr_nonnull(strstr(p, "{\"op\":\"remove\",\"path\":\"/metadata/labels/"
+                                  "scheduling.x-k8s.io~1pod-group\"}"));
+  free(p);
+  ck_assert_uint_eq(resp_warnings(&r, "not part of its TrainJob's gang"), 2);
+  result_free(&r);
+  gb_webhook_free(wh);
+}
+END_TEST
+
+/* A PodGroup that is not the gang's (a foreign one, or one after a
+ * PodGroupConflict): the pod is not bound to it and loses a group label it
+ * carries, or is denied when the policy says so. */
+START_TEST(test_mismatched_podgroup_not_bound) {
+  struct gb_webhook *wh = make(0, NULL);
+  struct result r;
+  run_edited(wh, "volcano-annotations.json", "\"jobset.sigs.k8s.io/jobset-name\": \"llm\"",
+             "\"jobset.sigs.k8s.io/jobset-name\": \"conflict\"", &r);
+  ck_assert_int_eq(r.status, 200);
+  ck_assert(resp_allowed(&r));
+  ck_assert_int_eq(lk.calls, 1);
+  ck_assert_ptr_null(resp_str(&r, "patch"));
+  ck_assert_uint_eq(resp_warnings(&r, "not bound to PodGroup conflict: PodGroup team-a/conflict "
+                                      "has minMember 3"), 1);
+  result_free(&r);
+  /* With Trainer's annotation on the pod it is removed, not kept. */
+  run_edited(wh, "unbound-with-group.json", "\"jobset.sigs.k8s.io/jobset-name\": \"llm\"",
+             "\"jobset.sigs.k8s.io/jobset-name\": \"conflict\"", &r);
+  char *p = patch_text(&r);
+  ck_assert_ptr_nonnull(p);
+  ck_assert_ptr_nonnull(strstr(p, "\"remove\",\"path\":\"/metadata/annotations/scheduling.k8s.io~1"));
+  ck_assert_ptr_null(strstr(p, "\"add\""));
+  free(p);
+  result_free(&r);
+  gb_webhook_free(wh);
+
+  struct gb_webhook_config cfg = {test_lookup, &lk, 0, 0, NULL, 1};
+  ck_assert_int_eq(gb_webhook_new(&cfg, &wh), 0);
+  run_edited(wh, "volcano-annotations.json", "\"jobset.sigs.k8s.io/jobset-name\": \"llm\"",
+             "\"jobset.sigs.k8s.io/jobset-name\": \"conflict\"", &r);
+  ck_assert(!resp_allowed(&r));
+  const char *msg;
+  ck_assert_int_eq(deny_code(&r, &msg), 409);
+  ck_assert_ptr_nonnull(strstr(msg, "minMember 3"));
+  result_free(&r);
+  gb_webhook_free(wh);
+}
+END_TEST
+
+static struct gc_value *tree(struct gc_arena *a, const char *json) {
+  json_object *j = json_tokener_parse(json);
+  ck_assert_ptr_nonnull(j);
+  struct gc_value *v = NULL;
+  ck_assert_int_eq(gb_kube_json_to_value(a, j, 64, &v), 0);
+  json_object_put(j);
+  return v;
+}
+
+/* The binding rule: owned by gangbridge, controlled by the TrainJob, spec of the gang. */
+START_TEST(test_podgroup_bindable) {
+  struct gc_arena *a = gc_arena_new(1u << 20);
+  const char *own = "\"labels\":{\"app.kubernetes.io/managed-by\":\"gangbridge\"},"
+                    "\"ownerReferences\":[{\"kind\":\"TrainJob\",\"uid\":\"u1\","
+                    "\"controller\":true}]";
+  char buf[1024], why[256];
+  snprintf(buf, sizeof(buf), "{\"metadata\":{\"name\":\"job\",\"namespace\":\"ns\",%s},"
+           "\"spec\":{\"minMember\":2,\"queue\":\"q\"}}", own);
+  struct gc_value *pg = tree(a, buf);
+  struct gc_value *want2 = tree(a, "{\"spec\":{\"minMember\":2}}");
+  struct gc_value *want3 = tree(a, "{\"spec\":{\"minMember\":3}}");
+  ck_assert_int_eq(gb_webhook_podgroup_bindable(NULL, "u1", want2, why, sizeof(why)), 1);
+  ck_assert_int_eq(gb_webhook_podgroup_bindable(pg, "u1", want2, why, sizeof(why)), 1);
+  ck_assert_int_eq(gb_webhook_podgroup_bindable(pg, "u1", NULL, why, sizeof(why)), 1);
+  ck_assert_int_eq(gb_webhook_podgroup_bindable(pg, "u1", want3, why, sizeof(why)), 0);
+  ck_assert_str_eq(why, "PodGroup ns/job waits for minMember 2, the gang has 3");
+  ck_assert_int_eq(gb_webhook_podgroup_bindable(pg, "u2", want2, why, sizeof(why)), 0);
+  ck_assert_ptr_nonnull(strstr(why, "not controlled by the TrainJob (uid u2)"));
+  struct gc_value *foreign = tree(a, "{\"metadata\":{\"name\":\"job\",\"namespace\":\"ns\"},"
+                                     "\"spec\":{\"minMember\":2}}");
+  ck_assert_int_eq(gb_webhook_podgroup_bindable(foreign, "u1", want2, why, sizeof(why)), 0);
+  ck_assert_ptr_nonnull(strstr(why, "not managed by gangbridge"));
+  /* A non-controller owner reference does not count. */
+  struct gc_value *weak = tree(a, "{\"metadata\":{\"name\":\"job\",\"namespace\":\"ns\","
+                                  "\"labels\":{\"app.kubernetes.io/managed-by\":\"gangbridge\"},"
+                                  "\"ownerReferences\":[{\"uid\":\"u1\"}]}}");
+  ck_assert_int_eq(gb_webhook_podgroup_bindable(weak, "u1", NULL, why, sizeof(why)), 0);
+  gc_arena_free(a);
+}
+END_TEST
+
+/* NUL bytes in the strings the webhook reads: refused naming the field,
+ * never cut (a cut uid would answer another review, a cut name would bind
+ * the pod to another TrainJob's group). */
+START_TEST(test_nul_bytes_refused) {
+  struct gb_webhook *wh = make(0, NULL);
+  struct result r;
+  run_edited(wh, "cosched-create.json", "8f6c1bd4-", "8f6c1bd4\\u0000-", &r);
+  ck_assert_int_eq(r.status, 400);
+  ck_assert_ptr_nonnull(strstr(r.body, "request.uid contains a NUL byte"));
+  result_free(&r);
+  run_edited(wh, "cosched-create.json", "admission.k8s.io/v1", "admission.k8s.io/v1\\u0000x",
+             &r);
+  ck_assert_int_eq(r.status, 400);
+  ck_assert_ptr_nonnull(strstr(r.body, "NUL"));
+  result_free(&r);
+  static const struct {
+    const char *from, *to, *field;
+  } cases[] = {
+      {"\"namespace\": \"team-a\"", "\"namespace\": \"team-a\\u0000x\"", "request.namespace"},
+      {"\"jobset.sigs.k8s.io/jobset-name\": \"mnist\"",
+       "\"jobset.sigs.k8s.io/jobset-name\": \"mnist\\u0000x\"",
+       "request.object.metadata.labels[\"jobset.sigs.k8s.io/jobset-name\"]"},
+      {"\"jobset.sigs.k8s.io/replicatedjob-name\": \"node\"",
+       "\"jobset.sigs.k8s.io/replicatedjob-name\": \"node\\u0000\"",
+       "request.object.metadata.labels[\"jobset.sigs.k8s.io/replicatedjob-name\"]"},
+      {"\"operation\": \"CREATE\"", "\"operation\": \"CREATE\\u0000\"", "request.operation"},
+      {"\"schedulerName\": \"default-scheduler\"",
+       "\"schedulerName\": \"default-scheduler\\u0000\"", "request.object.spec.schedulerName"},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    memset(&lk, 0, sizeof(lk));
+    run_edited(wh, "cosched-create.json", cases[i].from, cases[i].to, &r);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_msg(!resp_allowed(&r), "%s: allowed", cases[i].field);
+    const char *msg;
+    ck_assert_int_eq(deny_code(&r, &msg), 400);
+    ck_assert_msg(strstr(msg, cases[i].field) && strstr(msg, "NUL"), "%s: %s", cases[i].field,
+                  msg);
+    ck_assert_ptr_null(resp_str(&r, "patch"));
+    ck_assert_int_eq(lk.calls, 0);
+    result_free(&r);
+  }
+  /* Bytes that are not UTF-8. */
+  run_edited(wh, "cosched-create.json", "mnist-node-0-0-", "mnist-\xff\xfe-", &r);
+  ck_assert_int_eq(r.status, 400);
+  ck_assert_ptr_nonnull(strstr(r.body, "not JSON"));
+  result_free(&r);
+  gb_webhook_free(wh);
+}
+END_TEST
+
 /* ---- malformed input ----------------------------------------------------- */
 
 static const struct {
@@ -666,6 +864,10 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_lookup_error_denies);
   tcase_add_test(tc, test_lookup_without_group_is_an_error);
   tcase_add_test(tc, test_null_annotations);
+  tcase_add_test(tc, test_unbound_pod_loses_group_keys);
+  tcase_add_test(tc, test_mismatched_podgroup_not_bound);
+  tcase_add_test(tc, test_nul_bytes_refused);
+  tcase_add_test(tc, test_podgroup_bindable);
   suite_add_tcase(s, tc);
   TCase *tm = tcase_create("malformed");
   tcase_add_loop_test(tm, test_malformed_400, 0, sizeof(bad) / sizeof(bad[0]));

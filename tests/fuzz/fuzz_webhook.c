@@ -95,7 +95,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static struct gb_webhook *wh;
   if (!wh) {
     gb_log_set_level(GB_LOG_OFF);
-    struct gb_webhook_config cfg = {lookup, NULL, 0, 1 << 20, NULL};
+    struct gb_webhook_config cfg = {lookup, NULL, 0, 1 << 20, NULL, 0};
     if (gb_webhook_new(&cfg, &wh) != 0)
       abort();
   }

@@ -5,9 +5,11 @@ serve runs with a throwaway certificate (made by the openssl CLI in a temporary 
 against the stand-in with Volcano and coscheduling CRDs.  Real AdmissionReview v1 documents
 for JobSet-like pods of managed TrainJobs are answered with a JSON Patch that binds the pod
 (Volcano annotation or coscheduling label, and the configured scheduler name) only for
-replicated jobs in the binding plan; pods of earlier waves, of unknown JobSets and of
-TrainJobs gangbridge leaves alone are admitted untouched; malformed reviews are answered
-(400), never crash the service.
+replicated jobs in the binding plan; pods of earlier waves lose a group annotation or label
+Trainer put on them; pods of a TrainJob whose PodGroup gangbridge does not own are not bound
+(with a warning and a PodGroupMismatch Event); pods of unknown JobSets and of TrainJobs
+gangbridge leaves alone are admitted untouched; malformed reviews are answered (400), never
+crash the service.
 """
 
 import base64
@@ -68,7 +70,8 @@ class Hook:
         finally:
             c.close()
 
-    def review(self, ns, jobset, rjob, uid="00000000-0000-4000-8000-000000000001"):
+    def review(self, ns, jobset, rjob, uid="00000000-0000-4000-8000-000000000001",
+               annotations=None, labels=None):
         rv = copy.deepcopy(REVIEW)
         rv["request"]["uid"] = uid
         rv["request"]["namespace"] = ns
@@ -77,6 +80,9 @@ class Hook:
             "jobset.sigs.k8s.io/jobset-name": jobset,
             "jobset.sigs.k8s.io/replicatedjob-name": rjob,
             "batch.kubernetes.io/job-completion-index": "0"}
+        rv["request"]["object"]["metadata"]["labels"].update(labels or {})
+        if annotations:
+            rv["request"]["object"]["metadata"]["annotations"] = annotations
         status, body = self.post(json.dumps(rv))
         if status != 200:
             fail("webhook answered %d: %r" % (status, body[:300]))
@@ -111,6 +117,51 @@ def test_volcano_binding(env, hook):
     resp, patch = hook.review(ns, "someone-elses-jobset", "node")
     if not resp["allowed"] or patch is not None:
         fail("foreign JobSet pod was patched: %r" % patch)
+
+
+def test_unbound_loses_group_keys(env, hook):
+    # Take-over mode: Trainer put its group annotation on every pod template, the
+    # initializer's included; the webhook removes it so Volcano does not wait for it.
+    trainer = {"scheduling.k8s.io/group-name": "job"}
+    resp, patch = hook.review("w-vol", "job", "dataset-initializer", annotations=trainer,
+                              labels={"scheduling.x-k8s.io/pod-group": "job"})
+    if not resp["allowed"] or patch is None:
+        fail("initializer pod keeps its group keys: %r" % resp)
+    want = [{"op": "remove", "path": "/metadata/annotations/scheduling.k8s.io~1group-name"},
+            {"op": "remove", "path": "/metadata/labels/scheduling.x-k8s.io~1pod-group"}]
+    if patch != want:
+        fail("unbinding patch %r, want %r" % (patch, want))
+
+
+def test_foreign_podgroup_not_bound(env, hook):
+    # A PodGroup of the TrainJob's name that gangbridge does not own (made by someone
+    # else, waiting for 5 pods): apply conflicts, and the pods must not join it.
+    ns = "w-foreign"
+    env.create(namespace(ns))
+    env.create(runtime("torch", ns))
+    env.create({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+                "metadata": {"name": "job", "namespace": ns}, "spec": {"minMember": 5}})
+    env.create(trainjob("job", ns, "torch", num_nodes=2))
+    answers = []
+
+    def answered():
+        resp, patch = hook.review(ns, "job", "node",
+                                  annotations={"scheduling.k8s.io/group-name": "job"})
+        answers.append((resp, patch))
+        return resp["allowed"] and resp.get("warnings")
+    env.wait(answered, "admission of the pod of the TrainJob with a foreign PodGroup")
+    resp, patch = answers[-1]
+    if any(p and any(op["op"] == "add" and "group-name" in json.dumps(op) for op in p)
+           for _, p in answers):
+        fail("pod bound to the foreign PodGroup: %r" % answers)
+    want = [{"op": "remove", "path": "/metadata/annotations/scheduling.k8s.io~1group-name"}]
+    if patch != want:
+        fail("foreign PodGroup: patch %r, want %r" % (patch, want))
+    if not any("not managed by gangbridge" in w for w in resp["warnings"]):
+        fail("no warning naming the foreign PodGroup: %r" % resp["warnings"])
+    env.wait(lambda: env.events(ns, "job", "PodGroupMismatch"), "PodGroupMismatch Event")
+    if env.podgroup("volcano", ns, "job")["spec"]["minMember"] != 5:
+        fail("foreign PodGroup changed")
 
 
 def test_coscheduling_binding(env, hook):
@@ -174,6 +225,9 @@ def main():
         env.start_serve(["--webhook-tls-cert", crt, "--webhook-tls-key", key])
         hook = Hook(env, crt)
         r.run("Volcano pod binding", test_volcano_binding, env, hook)
+        r.run("unbound pod loses Trainer's group keys", test_unbound_loses_group_keys, env,
+              hook)
+        r.run("foreign PodGroup: pods not bound", test_foreign_podgroup_not_bound, env, hook)
         r.run("coscheduling pod binding", test_coscheduling_binding, env, hook)
         r.run("Trainer-served TrainJob left alone", test_left_alone, env, hook)
         r.run("malformed reviews answered", test_malformed, env, hook)

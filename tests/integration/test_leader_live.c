@@ -16,7 +16,9 @@
  * defaults (15/10/2 s, bounded by 25 s); 503 on every lease request for
  * longer than RenewDeadline stops the leader at the deadline and the
  * ConfigMap receives no write afterwards; latency longer than RenewDeadline
- * with requests still in flight stops it at the deadline too.  Handover
+ * with requests still in flight stops it at the deadline too; 2.5 s of
+ * latency on every request (above RetryPeriod, below RenewDeadline) with
+ * serve's settings still gives one leader whose writes go on.  Handover
  * times are printed ("leader-figure ...").
  */
 #include <check.h>
@@ -578,9 +580,10 @@ START_TEST(test_5xx_past_renew_deadline_stops_writes) {
 END_TEST
 
 START_TEST(test_latency_past_renew_deadline) {
-  /* The elector's client waits up to 10 s per request: with 6 s of latency
-   * a renewal is still in flight at the deadline, and leadership must end
-   * at the deadline anyway (the notifier, not the blocked elector). */
+  /* The elector's client would wait up to 10 s per request: with 6 s of
+   * latency a renewal is still in flight at the deadline, and leadership
+   * must end at the deadline (the notifier announces it; the elector gives
+   * the request up at the deadline too). */
   const struct rep_opts slow = {3, 2, 0.5, 10000};
   int who = two_replicas(&slow);
   faults("{\"latency_ms\":6000}");
@@ -601,6 +604,36 @@ START_TEST(test_latency_past_renew_deadline) {
 }
 END_TEST
 
+START_TEST(test_slow_api_one_leader_writes_go_on) {
+  /* Every API request takes 2.5 s: longer than RetryPeriod, well inside
+   * RenewDeadline.  The replicas run as `serve` configures them (client-go's
+   * defaults 15/10/2 s, a client whose own request timeout is RetryPeriod);
+   * the elector gives each attempt up to RenewDeadline, as client-go does,
+   * so one replica acquires, keeps the lease, and its writes go on. */
+  const struct rep_opts serve_like = {15, 10, 2, 2000};
+  faults("{\"latency_ms\":2500}");
+  spawn(0, &serve_like);
+  spawn(1, &serve_like);
+  double t = watch(20, somebody, 0);
+  ck_assert_msg(leaders(NULL) == 1, "no leader %.1f s into 2.5 s latency", t);
+  printf("leader-figure slow API: leading %.3f s after start with 2.5 s latency\n", t);
+  int who = -1;
+  leaders(&who);
+  long rv0 = writes_rv();
+  int w0 = atomic_load(&slots[who].writes);
+  watch(15, NULL, 0);
+  ck_assert_int_eq(leaders(NULL), 1);
+  ck_assert(leads(who));
+  ck_assert_int_eq(atomic_load(&slots[who].started), 1);
+  ck_assert_int_eq(atomic_load(&slots[who].stopped), 0);
+  ck_assert_int_eq(atomic_load(&slots[1 - who].started), 0);
+  /* A write takes 2.5 s too: some went through in 15 s. */
+  ck_assert_int_ge(atomic_load(&slots[who].writes) - w0, 3);
+  faults(NULL);
+  ck_assert_int_gt(writes_rv(), rv0);
+}
+END_TEST
+
 int main(void) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   Suite *s = suite_create("leader_live");
@@ -612,6 +645,7 @@ int main(void) {
   tcase_add_test(tc, test_kill_with_default_timings);
   tcase_add_test(tc, test_5xx_past_renew_deadline_stops_writes);
   tcase_add_test(tc, test_latency_past_renew_deadline);
+  tcase_add_test(tc, test_slow_api_one_leader_writes_go_on);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
