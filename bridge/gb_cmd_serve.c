@@ -10,9 +10,10 @@
  * Structure, so other front ends (the Kubernetes watch, HTTP) slot in:
  * parse_args fills a struct serve_config (one sub-struct per front end),
  * serve_start starts every front end, the main thread waits for SIGTERM or
- * SIGINT with sigwait, and serve_stop stops them in reverse order.  The
- * signals are blocked before any thread starts, so every thread (gRPC's
- * included) inherits the mask and only sigwait sees them.
+ * SIGINT (gb_stopsig), and serve_stop stops them in reverse order.  The
+ * signal watcher starts before anything is read, so a signal during a
+ * start-up stuck on a slow file or FIFO ends the process at once (status
+ * 128 + signal) instead of waiting for a start-up that may never finish.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -28,6 +29,7 @@
 #include "gb_manifest.h"
 #include "gb_rpc_server.h"
 #include "gb_rpc_service.h"
+#include "gb_stopsig.h"
 #include "tp_snapshot.h"
 
 struct serve_config {
@@ -289,11 +291,12 @@ int gb_cmd_serve(int argc, char **argv) {
   if (rc)
     goto out;
 
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &set, NULL);
+  struct gb_stopsig *sigs = NULL;
+  if (gb_stopsig_start("gangbridge serve", &sigs)) {
+    fprintf(stderr, "gangbridge serve: cannot start the signal watcher\n");
+    status = GB_EXIT_INPUT;
+    goto out;
+  }
   signal(SIGPIPE, SIG_IGN);
 
   rc = serve_start(&c, &st, &diags);
@@ -302,15 +305,17 @@ int gb_cmd_serve(int argc, char **argv) {
     fprintf(stderr, "gangbridge serve: cannot start: %s\n", gc_strerror(rc));
     status = rc == GC_EUSAGE ? GB_EXIT_USAGE : GB_EXIT_INPUT;
     serve_stop(&st);
+    gb_stopsig_free(sigs);
     goto out;
   }
   print_diags(&diags); /* warnings from the initial snapshot */
-  int sig = 0;
-  sigwait(&set, &sig);
+  gb_stopsig_started(sigs);
+  int sig = gb_stopsig_wait(sigs);
   fprintf(stderr, "gangbridge serve: %s received, stopping (grace %d ms)\n",
           sig == SIGTERM ? "SIGTERM" : "SIGINT", c.rpc.grace_ms);
   fflush(stderr);
   serve_stop(&st);
+  gb_stopsig_free(sigs);
   fprintf(stderr, "gangbridge serve: stopped\n");
   status = GB_EXIT_OK;
 out:

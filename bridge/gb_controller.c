@@ -35,6 +35,7 @@
 #include "gb_reconcile.h"
 #include "gb_rpc_server.h"
 #include "gb_rpc_service.h"
+#include "gb_stopsig.h"
 #include "gb_workqueue.h"
 
 #ifndef GB_VERSION
@@ -1127,11 +1128,14 @@ int gb_controller_serve(int argc, char **argv) {
   gb_log_set_level(r.cfg.log_level);
   gb_log_set_format(r.cfg.log_format);
 
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &set, NULL);
+  /* The watcher starts before the kubeconfig, TLS files or the API server
+   * are touched: a signal during a stuck start-up ends the process at once. */
+  struct gb_stopsig *sigs = NULL;
+  if (gb_stopsig_start("gangbridge serve", &sigs)) {
+    fprintf(stderr, "gangbridge serve: cannot start the signal watcher\n");
+    status = GB_EXIT_INPUT;
+    goto out;
+  }
   signal(SIGPIPE, SIG_IGN);
 
   rc = serve_start(&r, &d);
@@ -1139,16 +1143,18 @@ int gb_controller_serve(int argc, char **argv) {
     print_diags(&d);
     fprintf(stderr, "gangbridge serve: cannot start: %s\n", gc_strerror(rc));
     serve_stop(&r);
+    gb_stopsig_free(sigs);
     status = GB_EXIT_INPUT;
     goto out;
   }
   print_diags(&d); /* warnings (e.g. token file) */
   gb_log(GB_LOG_INFO, "gangbridge serve started", "version", GB_VERSION, "config",
          r.cfg.source ? r.cfg.source : "(defaults and flags)", NULL);
-  int sig = 0;
-  sigwait(&set, &sig);
+  gb_stopsig_started(sigs);
+  int sig = gb_stopsig_wait(sigs);
   gb_log(GB_LOG_INFO, "stopping", "signal", sig == SIGTERM ? "SIGTERM" : "SIGINT", NULL);
   serve_stop(&r);
+  gb_stopsig_free(sigs);
   gb_log(GB_LOG_INFO, "stopped", NULL);
   status = GB_EXIT_OK;
 out:
