@@ -91,6 +91,8 @@ struct gb_http {
   int watch_running;
   pthread_t watch;
   atomic_ulong cut; /* connections closed at the header deadline */
+  size_t body_budget;  /* max_body_total */
+  atomic_size_t body_held; /* bytes of body buffers allocated now, all requests */
 };
 
 struct req_state {
@@ -111,6 +113,7 @@ void gb_http_config_init(struct gb_http_config *cfg) {
   cfg->max_connections = 128;
   cfg->max_per_ip = 32;
   cfg->header_timeout_s = 10;
+  cfg->max_body_total = 64u << 20;
   cfg->grace_ms = 5000;
 }
 
@@ -321,8 +324,44 @@ static const char *status_text(int status) {
   case 405: return "405 method not allowed\n";
   case 408: return "408 request timeout: the body took too long\n";
   case 413: return "413 request entity too large\n";
+  case 503: return "503 service busy: too many request bodies at once, retry\n";
   default: return "500 internal error\n";
   }
+}
+
+/* Frees a request's body buffer and gives its bytes back to the budget. */
+static void body_release(struct gb_http *s, struct req_state *st) {
+  if (st->cap)
+    atomic_fetch_sub(&s->body_held, st->cap);
+  free(st->buf);
+  st->buf = NULL;
+  st->len = st->cap = 0;
+}
+
+/* Grows a request's body buffer to hold `want` bytes (and a NUL) within the
+ * route's cap and the server's total.  Returns 0, GC_ELIMIT when the total
+ * would be exceeded, or GC_ENOMEM. */
+static int body_grow(struct gb_http *s, struct req_state *st, size_t want) {
+  if (want + 1 <= st->cap)
+    return 0;
+  size_t cap = st->cap ? st->cap : 4096;
+  while (cap < want + 1)
+    cap *= 2;
+  if (cap > st->route->max_body + 1)
+    cap = st->route->max_body + 1;
+  size_t more = cap - st->cap;
+  if (atomic_fetch_add(&s->body_held, more) + more > s->body_budget) {
+    atomic_fetch_sub(&s->body_held, more);
+    return GC_ELIMIT;
+  }
+  char *nb = realloc(st->buf, cap);
+  if (!nb) {
+    atomic_fetch_sub(&s->body_held, more);
+    return GC_ENOMEM;
+  }
+  st->buf = nb;
+  st->cap = cap;
+  return 0;
 }
 
 /* Answers an error found while the body is still arriving.  libmicrohttpd
@@ -332,9 +371,7 @@ static const char *status_text(int status) {
  * a slow client is what the timeout forbids. */
 static enum MHD_Result fail_mid_body(struct gb_http *s, struct MHD_Connection *c,
                                      struct req_state *st, int status) {
-  free(st->buf);
-  st->buf = NULL;
-  st->len = st->cap = 0;
+  body_release(s, st);
   if (send_text(s, c, st, status, status_text(status), NULL) == MHD_YES)
     return MHD_YES;
   if (status == 408)
@@ -447,18 +484,14 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
       return fail_mid_body(s, c, st, 408);
     if (n > st->route->max_body - st->len)
       return fail_mid_body(s, c, st, 413);
-    if (st->len + n + 1 > st->cap) {
-      size_t cap = st->cap ? st->cap : 4096;
-      while (cap < st->len + n + 1)
-        cap *= 2;
-      if (cap > st->route->max_body + 1)
-        cap = st->route->max_body + 1;
-      char *nb = realloc(st->buf, cap);
-      if (!nb)
-        return MHD_NO;
-      st->buf = nb;
-      st->cap = cap;
+    int grown = body_grow(s, st, st->len + n);
+    if (grown == GC_ELIMIT) {
+      gb_log(GB_LOG_WARN, "http request refused: request bodies at their memory bound",
+             "server", s->name, "route", st->route->path, NULL);
+      return fail_mid_body(s, c, st, 503);
     }
+    if (grown < 0)
+      return MHD_NO;
     memcpy(st->buf + st->len, upload, n);
     st->len += n;
     st->buf[st->len] = '\0';
@@ -490,7 +523,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     const char *labels[3] = {s->name, st->route ? st->route->path : "unmatched", code};
     gb_counter_inc(s->requests, labels);
   }
-  free(st->buf);
+  body_release(s, st);
   free(st);
   pthread_mutex_lock(&s->mu);
   s->inflight--;
@@ -704,6 +737,7 @@ static struct gb_http *server_new(const struct gb_http_config *cfg) {
   s->grace_ms = cfg->grace_ms;
   s->requests = cfg->requests;
   s->header_timeout_s = cfg->header_timeout_s ? cfg->header_timeout_s : 10;
+  s->body_budget = cfg->max_body_total ? cfg->max_body_total : (64u << 20);
   s->name = strdup(cfg->name ? cfg->name : "http");
   if (!s->name) {
     free_server(s);

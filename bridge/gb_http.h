@@ -7,7 +7,10 @@
  * path and another method, 413 for a body over the route's cap (after reading
  * and dropping the rest of the body, so that the client surely sees the
  * answer; at once when Content-Length announces more than 4 x cap + 1 MiB),
- * 500 when a handler fails, and 400 for malformed HTTP (libmicrohttpd).  A
+ * 500 when a handler fails, 503 for a body that would take the bodies held at
+ * once over max_body_total (a memory bound whatever the number of clients;
+ * the rest of the body is dropped first), and 400 for malformed HTTP
+ * (libmicrohttpd).  A
  * body still arriving after the request timeout closes the connection (as
  * Go's ReadTimeout does).  HEAD is accepted wherever GET is.
  * Connections are bounded in number (in total and per client address), in
@@ -95,6 +98,7 @@ struct gb_http_config {
   unsigned max_connections;    /* in total (split across a pool's threads); default 128 */
   unsigned max_per_ip;         /* connections from one client address; default 32; 0 = no cap */
   unsigned header_timeout_s;   /* TLS handshake + request line + headers, in total; default 10 */
+  size_t max_body_total;       /* bodies held at once, all requests; default 64 MiB; over: 503 */
   unsigned threads;            /* 0 or 1: one polling thread; N > 1: a pool of N */
   unsigned grace_ms;           /* gb_http_stop's wait for requests in flight; default 5000 */
   struct gb_metric *requests;  /* optional counter with labels {server, route, code} */

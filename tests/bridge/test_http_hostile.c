@@ -33,11 +33,14 @@ static int hello(void *ctx, const struct gb_http_request *req, struct gb_http_re
 }
 
 static struct gb_http *start(struct gb_http_config *cfg) {
-  static const struct gb_http_route routes[] = {{"/healthz", 0, GB_HTTP_GET, hello, NULL, 0}};
+  static const struct gb_http_route routes[] = {
+      {"/healthz", 0, GB_HTTP_GET, hello, NULL, 0},
+      {"/upload", 0, GB_HTTP_POST, hello, NULL, 1u << 20},
+  };
   struct gc_diags d;
   gc_diags_init(&d);
   struct gb_http *srv = NULL;
-  int rc = gb_http_start(cfg, routes, 1, &srv, &d);
+  int rc = gb_http_start(cfg, routes, 2, &srv, &d);
   ck_assert_msg(rc == 0, "start: %d %s", rc, d.n ? d.msgs[0] : "");
   gc_diags_destroy(&d);
   return srv;
@@ -187,6 +190,37 @@ START_TEST(test_address_in_use_named) {
 }
 END_TEST
 
+/* Bodies held at once are bounded across all requests: one that would go
+ * over the total is answered 503 (after its bytes are dropped), one within
+ * it is served, and the budget is given back when a request ends. */
+START_TEST(test_total_body_budget) {
+  struct gb_http_config cfg;
+  gb_http_config_init(&cfg);
+  cfg.address = "127.0.0.1";
+  cfg.max_body_total = 100u << 10;
+  struct gb_http *srv = start(&cfg);
+  char u[128];
+  snprintf(u, sizeof(u), "http://127.0.0.1:%u/upload", gb_http_port(srv));
+  size_t big = 300u << 10, small = 40u << 10;
+  char *body = malloc(big);
+  ck_assert_ptr_nonnull(body);
+  memset(body, 'x', big);
+  struct hres r;
+  for (int round = 0; round < 3; round++) {
+    hreq_full("POST", u, "text/plain", body, big, 0, NULL, &r);
+    ck_assert_msg(r.status == 503, "round %d: %zu bytes over a 100 KiB budget: status %ld", round,
+                  big, r.status);
+    hres_free(&r);
+    hreq_full("POST", u, "text/plain", body, small, 0, NULL, &r);
+    ck_assert_msg(r.status == 200, "round %d: %zu bytes within the budget: status %ld", round,
+                  small, r.status);
+    hres_free(&r);
+  }
+  free(body);
+  gb_http_stop(srv);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("http_hostile");
   TCase *tc = tcase_create("hostile");
@@ -195,6 +229,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_header_trickle_cut_at_deadline);
   tcase_add_test(tc, test_keepalive_then_trickle);
   tcase_add_test(tc, test_address_in_use_named);
+  tcase_add_test(tc, test_total_body_budget);
   suite_add_tcase(s, tc);
   return s;
 }
