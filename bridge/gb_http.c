@@ -675,7 +675,10 @@ static int open_listener(struct gb_http *s, const char *addr, unsigned port,
   }
   int one = 1;
   setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-  if (bind(fd, (const struct sockaddr *)ss, len) != 0 || listen(fd, 128) != 0) {
+  /* A long backlog (as libmicrohttpd's own listen uses): with a short one, a
+   * burst of connections from a flood overflows it and the kernel drops the
+   * kubelet's SYN, which is retried only a second later. */
+  if (bind(fd, (const struct sockaddr *)ss, len) != 0 || listen(fd, SOMAXCONN) != 0) {
     int e = errno;
     close(fd);
     gc_diags_addf(d, ss->ss_family == AF_INET6 ? "%s: cannot listen on [%s]:%u: %s"
