@@ -60,6 +60,8 @@ struct route {
 struct conn_rec {
   struct conn_rec *prev, *next;
   int fd;
+  int family;               /* AF_INET or AF_INET6 (0: unknown) */
+  unsigned char ip[16];     /* the client's address, for the reserved slots */
   long long deadline_ms; /* monotonic; 0 = none (headers in, request running) */
 };
 
@@ -84,6 +86,8 @@ struct gb_http {
   /* The header-deadline watchdog: records of open connections, guarded by
    * conn_mu, which also guards watch_stop. */
   unsigned header_timeout_s;
+  unsigned max_connections;
+  unsigned reserved; /* last slots kept for addresses that hold no connection */
   pthread_mutex_t conn_mu;
   pthread_cond_t conn_cv;
   struct conn_rec *conns;
@@ -169,6 +173,40 @@ static long long now_ms(void) {
   return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* The client address of sa in (family, ip); 0 or -1 when not IP. */
+static int addr_key(const struct sockaddr *sa, unsigned char ip[16]) {
+  if (sa && sa->sa_family == AF_INET) {
+    memcpy(ip, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+    return AF_INET;
+  }
+  if (sa && sa->sa_family == AF_INET6) {
+    memcpy(ip, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+    return AF_INET6;
+  }
+  return 0;
+}
+
+/* libmicrohttpd's accept policy: the last `reserved` connection slots go
+ * only to addresses that hold no connection yet.  The per-address cap alone
+ * lets a few addresses fill the server; with this, a flood needs many more
+ * addresses to keep out a prober (the kubelet) that comes with one
+ * connection at a time. */
+static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen_t addrlen) {
+  struct gb_http *s = cls;
+  (void)addrlen;
+  unsigned char ip[16];
+  int family = addr_key(addr, ip);
+  size_t len = family == AF_INET ? 4 : 16;
+  unsigned total = 0, same = 0;
+  pthread_mutex_lock(&s->conn_mu);
+  for (const struct conn_rec *r = s->conns; r; r = r->next) {
+    total++;
+    same += family && r->family == family && !memcmp(r->ip, ip, len);
+  }
+  pthread_mutex_unlock(&s->conn_mu);
+  return total + s->reserved >= s->max_connections && same ? MHD_NO : MHD_YES;
+}
+
 /* libmicrohttpd's connection start and close notification: keeps the
  * record the watchdog scans. */
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
@@ -184,6 +222,9 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
       return;
     }
     r->fd = ci->connect_fd;
+    const union MHD_ConnectionInfo *ai = MHD_get_connection_info(
+        c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    r->family = addr_key(ai ? ai->client_addr : NULL, r->ip);
     r->deadline_ms = now_ms() + (long long)s->header_timeout_s * 1000;
     pthread_mutex_lock(&s->conn_mu);
     r->next = s->conns;
@@ -740,6 +781,9 @@ static struct gb_http *server_new(const struct gb_http_config *cfg) {
   s->grace_ms = cfg->grace_ms;
   s->requests = cfg->requests;
   s->header_timeout_s = cfg->header_timeout_s ? cfg->header_timeout_s : 10;
+  s->max_connections = cfg->max_connections ? cfg->max_connections : 128;
+  /* A quarter of the slots, and none on a server too small to spare any. */
+  s->reserved = s->max_connections >= 4 ? s->max_connections / 4 : 0;
   s->body_budget = cfg->max_body_total ? cfg->max_body_total : (64u << 20);
   s->name = strdup(cfg->name ? cfg->name : "http");
   if (!s->name) {
@@ -759,7 +803,7 @@ static int start_daemon(struct gb_http *s, const struct gb_http_config *cfg, int
   if (s->tls_cert)
     flags |= MHD_USE_TLS;
   unsigned idle = cfg->idle_timeout_s ? cfg->idle_timeout_s : 30; /* never unbounded */
-  unsigned maxconn = cfg->max_connections ? cfg->max_connections : 128;
+  unsigned maxconn = s->max_connections;
   unsigned pool = cfg->threads > 1 ? cfg->threads : 1;
   /* Optional settings: a thread pool only when more than one thread is asked
    * for (libmicrohttpd warns about a pool of 0 or 1), TLS only with a cert,
@@ -778,7 +822,7 @@ static int start_daemon(struct gb_http *s, const struct gb_http_config *cfg, int
   opts[nopt] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
   s->daemon = MHD_start_daemon(
       /* The logger goes first: libmicrohttpd warns about any option before it. */
-      flags, 0, NULL, NULL, on_access, s, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s,
+      flags, 0, on_accept, s, on_access, s, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s,
       MHD_OPTION_LISTEN_SOCKET, (MHD_socket)s->listen_fd, MHD_OPTION_CONNECTION_LIMIT, maxconn,
       MHD_OPTION_CONNECTION_TIMEOUT, idle, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
       MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_ARRAY, opts, MHD_OPTION_END);

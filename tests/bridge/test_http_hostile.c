@@ -106,6 +106,41 @@ START_TEST(test_slowloris_from_one_address) {
 }
 END_TEST
 
+/* Floods from several addresses fill what the per-address cap leaves; the
+ * last slots are kept for addresses holding no connection, so a probe from
+ * yet another address is still served. */
+START_TEST(test_reserved_slots_for_new_addresses) {
+  struct gb_http_config cfg;
+  gb_http_config_init(&cfg);
+  cfg.address = "127.0.0.1";
+  cfg.max_connections = 8;
+  cfg.max_per_ip = 4;
+  struct gb_http *srv = start(&cfg);
+  static const char *const from[] = {"127.0.0.2", "127.0.0.3", "127.0.0.4"};
+  int fds[3 * FLOOD];
+  for (int a = 0; a < 3; a++)
+    for (int i = 0; i < FLOOD; i++) {
+      int fd = connect_from(from[a], gb_http_port(srv));
+      if (fd >= 0)
+        send(fd, "GET /healthz HTTP/1.1\r\nHost: x\r\n", 32, MSG_NOSIGNAL);
+      fds[a * FLOOD + i] = fd;
+    }
+  char u[128];
+  snprintf(u, sizeof(u), "http://127.0.0.1:%u/healthz", gb_http_port(srv));
+  struct hres r;
+  hreq_timeout_ms = 3000;
+  hreq("GET", u, NULL, &r);
+  hreq_timeout_ms = 20000;
+  ck_assert_msg(r.cc == CURLE_OK && r.status == 200,
+                "probe during a flood from 3 addresses: curl %d status %ld", r.cc, r.status);
+  hres_free(&r);
+  for (int i = 0; i < 3 * FLOOD; i++)
+    if (fds[i] >= 0)
+      close(fds[i]);
+  gb_http_stop(srv);
+}
+END_TEST
+
 START_TEST(test_header_trickle_cut_at_deadline) {
   struct gb_http_config cfg;
   gb_http_config_init(&cfg);
@@ -226,6 +261,7 @@ static Suite *suite(void) {
   TCase *tc = tcase_create("hostile");
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, test_slowloris_from_one_address);
+  tcase_add_test(tc, test_reserved_slots_for_new_addresses);
   tcase_add_test(tc, test_header_trickle_cut_at_deadline);
   tcase_add_test(tc, test_keepalive_then_trickle);
   tcase_add_test(tc, test_address_in_use_named);
