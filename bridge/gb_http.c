@@ -263,13 +263,34 @@ static void conn_deadline(struct gb_http *s, struct MHD_Connection *c, int heade
   pthread_mutex_unlock(&s->conn_mu);
 }
 
+/* Logs, at most once a minute and outside the mutex, how many connections
+ * were cut since the last report, so that a flood shows in the log without
+ * flooding it. */
+static void watch_report(struct gb_http *s, unsigned long *reported, long long *last_ms) {
+  long long now = now_ms();
+  unsigned long cut = atomic_load(&s->cut);
+  if (cut == *reported || now - *last_ms < 60000)
+    return;
+  char n[24];
+  snprintf(n, sizeof(n), "%lu", cut - *reported);
+  pthread_mutex_unlock(&s->conn_mu);
+  gb_log(GB_LOG_WARN, "http connections closed at the header deadline (slow or silent clients)",
+         "server", s->name, "count", n, NULL);
+  pthread_mutex_lock(&s->conn_mu);
+  *reported = cut;
+  *last_ms = now;
+}
+
 /* The watchdog: five times a second, shuts down every connection past its
  * header deadline.  shutdown() (not close) leaves the descriptor to
  * libmicrohttpd, which sees the end of the stream and cleans up. */
 static void *watch_main(void *arg) {
   struct gb_http *s = arg;
+  unsigned long reported = 0;
+  long long last_ms = 0;
   pthread_mutex_lock(&s->conn_mu);
   while (!s->watch_stop) {
+    watch_report(s, &reported, &last_ms);
     struct timespec until;
     clock_gettime(CLOCK_MONOTONIC, &until);
     until.tv_nsec += 200 * 1000000L;
