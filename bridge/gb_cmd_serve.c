@@ -5,14 +5,16 @@
  * starts the same gRPC server).  With --offline (no cluster) it runs the
  * gRPC side only: GangCalculator, PlacementEvaluator (with a live snapshot
  * loaded from --cluster files or fed by ReplaceSnapshot/UpdateNodes) and
- * grpc.health.v1.Health.
+ * grpc.health.v1.Health, plus, with --http-addr, the HTTP probes (/healthz,
+ * /livez, /readyz) on the same hardened server as the controller's.
  *
  * Structure, so other front ends (the Kubernetes watch, HTTP) slot in:
  * parse_args fills a struct serve_config (one sub-struct per front end),
  * serve_start starts every front end, the main thread waits for SIGTERM or
- * SIGINT with sigwait, and serve_stop stops them in reverse order.  The
- * signals are blocked before any thread starts, so every thread (gRPC's
- * included) inherits the mask and only sigwait sees them.
+ * SIGINT (gb_stopsig), and serve_stop stops them in reverse order.  The
+ * signal watcher starts before anything is read, so a signal during a
+ * start-up stuck on a slow file or FIFO ends the process at once (status
+ * 128 + signal) instead of waiting for a start-up that may never finish.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -24,15 +26,20 @@
 #include <string.h>
 
 #include "gb_cli.h"
+#include "gb_config.h"
 #include "gb_controller.h"
+#include "gb_health.h"
+#include "gb_http.h"
 #include "gb_manifest.h"
 #include "gb_rpc_server.h"
 #include "gb_rpc_service.h"
+#include "gb_stopsig.h"
 #include "tp_snapshot.h"
 
 struct serve_config {
   int offline;
   struct gb_rpc_config rpc;
+  const char *http_addr; /* --http-addr, or NULL: no HTTP probes */
   const char **cluster; /* --cluster paths for the initial live snapshot */
   size_t n_cluster;
   char *levels_buf; /* --levels, split in place into levels[] */
@@ -43,6 +50,8 @@ struct serve_config {
 struct serve_state {
   struct gb_rpc_service *svc;
   struct gb_rpc_server *rpc;
+  struct gb_health *health;
+  struct gb_http *http;
 };
 
 static void usage(FILE *f) {
@@ -65,6 +74,8 @@ static void usage(FILE *f) {
           "  --cluster PATH             Nodes, Pods, HyperNodes for the initial live\n"
           "                             snapshot (repeatable; file, directory or -)\n"
           "  --levels K1,K2             node-label levels instead of HyperNodes\n"
+          "  --http-addr HOST:PORT      also serve /healthz, /livez, /readyz over HTTP\n"
+          "                             (limits as http.* in docs/operating.md)\n"
           "  -h, --help                 show this help\n");
 }
 
@@ -102,7 +113,7 @@ static int split_levels(struct serve_config *c, const char *arg) {
 static int parse_args(int argc, char **argv, struct serve_config *c) {
   enum {
     OPT_OFFLINE = 256, OPT_ADDR, OPT_CERT, OPT_KEY, OPT_CA, OPT_THREADS, OPT_MAXMSG, OPT_GRACE,
-    OPT_CLUSTER, OPT_LEVELS
+    OPT_CLUSTER, OPT_LEVELS, OPT_HTTP
   };
   static const struct option longopts[] = {
       {"offline", no_argument, NULL, OPT_OFFLINE},
@@ -115,6 +126,7 @@ static int parse_args(int argc, char **argv, struct serve_config *c) {
       {"grace-period", required_argument, NULL, OPT_GRACE},
       {"cluster", required_argument, NULL, OPT_CLUSTER},
       {"levels", required_argument, NULL, OPT_LEVELS},
+      {"http-addr", required_argument, NULL, OPT_HTTP},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
@@ -160,6 +172,7 @@ static int parse_args(int argc, char **argv, struct serve_config *c) {
       c->rpc.grace_ms = v ? (int)v * 1000 : 1;
       break;
     case OPT_CLUSTER: c->cluster[c->n_cluster++] = optarg; break;
+    case OPT_HTTP: c->http_addr = optarg; break;
     case OPT_LEVELS:
       if (split_levels(c, optarg)) {
         fprintf(stderr, "gangbridge serve: --levels takes 1..%d comma-separated label keys\n",
@@ -234,6 +247,37 @@ out:
   return rc;
 }
 
+/* Starts the HTTP probes with the same limits as the controller's probes
+ * server (http.* defaults in docs/operating.md). */
+static int start_probes(const struct serve_config *c, struct serve_state *st,
+                        struct gc_diags *diags) {
+  char host[128];
+  unsigned port = 0;
+  if (gb_config_split_addr(c->http_addr, host, sizeof(host), &port)) {
+    gc_diags_addf(diags, "--http-addr: \"%.128s\" is not HOST:PORT (numeric host)", c->http_addr);
+    return GC_EUSAGE;
+  }
+  st->health = gb_health_new();
+  if (!st->health)
+    return GC_ENOMEM;
+  struct gb_http_route routes[3];
+  size_t n = gb_health_routes(st->health, routes, 3);
+  struct gb_http_config hc;
+  gb_http_config_init(&hc);
+  hc.name = "probes";
+  hc.address = host;
+  hc.port = port;
+  hc.max_connections = 64;
+  hc.max_per_ip = 16;
+  hc.header_timeout_s = 5;
+  int rc = gb_http_start(&hc, routes, n, &st->http, diags);
+  if (rc)
+    return rc;
+  fprintf(stderr, "gangbridge serve: http probes listening on %s:%u\n", host,
+          gb_http_port(st->http));
+  return 0;
+}
+
 /* Starts every front end.  Returns 0 or a GC_E* code (problems in diags). */
 static int serve_start(const struct serve_config *c, struct serve_state *st,
                        struct gc_diags *diags) {
@@ -258,11 +302,17 @@ static int serve_start(const struct serve_config *c, struct serve_state *st,
           gb_rpc_server_port(st->rpc),
           c->rpc.client_ca_file ? "mutual TLS" : c->rpc.tls_cert_file ? "TLS" : "plaintext");
   fflush(stderr);
-  return 0;
+  return c->http_addr ? start_probes(c, st, diags) : 0;
 }
 
 /* Stops the front ends in reverse order; safe on a partial start. */
 static void serve_stop(struct serve_state *st) {
+  if (st->health)
+    gb_health_shutdown(st->health);
+  gb_http_stop(st->http);
+  st->http = NULL;
+  gb_health_free(st->health);
+  st->health = NULL;
   if (st->svc)
     gb_rpc_service_set_serving(st->svc, 0);
   gb_rpc_server_free(st->rpc);
@@ -291,11 +341,12 @@ int gb_cmd_serve(int argc, char **argv) {
   if (rc)
     goto out;
 
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &set, NULL);
+  struct gb_stopsig *sigs = NULL;
+  if (gb_stopsig_start("gangbridge serve", &sigs)) {
+    fprintf(stderr, "gangbridge serve: cannot start the signal watcher\n");
+    status = GB_EXIT_INPUT;
+    goto out;
+  }
   signal(SIGPIPE, SIG_IGN);
 
   rc = serve_start(&c, &st, &diags);
@@ -304,15 +355,17 @@ int gb_cmd_serve(int argc, char **argv) {
     fprintf(stderr, "gangbridge serve: cannot start: %s\n", gc_strerror(rc));
     status = rc == GC_EUSAGE ? GB_EXIT_USAGE : GB_EXIT_INPUT;
     serve_stop(&st);
+    gb_stopsig_free(sigs);
     goto out;
   }
   print_diags(&diags); /* warnings from the initial snapshot */
-  int sig = 0;
-  sigwait(&set, &sig);
+  gb_stopsig_started(sigs);
+  int sig = gb_stopsig_wait(sigs);
   fprintf(stderr, "gangbridge serve: %s received, stopping (grace %d ms)\n",
           sig == SIGTERM ? "SIGTERM" : "SIGINT", c.rpc.grace_ms);
   fflush(stderr);
   serve_stop(&st);
+  gb_stopsig_free(sigs);
   fprintf(stderr, "gangbridge serve: stopped\n");
   status = GB_EXIT_OK;
 out:

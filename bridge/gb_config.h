@@ -95,6 +95,9 @@ struct gb_config {
 
   /* http: /metrics, /healthz, /livez, /readyz */
   const char *http_address;
+  int http_max_connections;
+  int http_max_per_ip;          /* 0: no per-address cap */
+  double http_header_timeout_s; /* TLS handshake + headers, in total */
 
   /* webhook ("" address: no webhook server) */
   const char *webhook_address;
@@ -104,6 +107,10 @@ struct gb_config {
   int webhook_allow_on_error;
   int webhook_deny_on_mismatch;
   int webhook_threads;
+  int webhook_max_connections;
+  int webhook_max_per_ip;          /* 0: no per-address cap */
+  double webhook_header_timeout_s; /* TLS handshake + headers, in total */
+  int webhook_max_body_total;      /* review bodies held at once, all requests */
 
   /* scheduling */
   enum gb_backend_choice backend;

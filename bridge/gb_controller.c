@@ -35,6 +35,7 @@
 #include "gb_reconcile.h"
 #include "gb_rpc_server.h"
 #include "gb_rpc_service.h"
+#include "gb_stopsig.h"
 #include "gb_workqueue.h"
 
 #ifndef GB_VERSION
@@ -1024,23 +1025,35 @@ static int leader_create(struct serve_run *r, struct gc_diags *d) {
   return gb_health_add_check(r->health, GB_HEALTH_READY, "leader-elector", elector_alive, r);
 }
 
-static int start_http(const char *name, const char *addr, const char *cert, const char *key,
-                      unsigned threads, const struct gb_http_route *routes, size_t n,
+/* Per-role limits of one HTTP server (probes or webhook), from the config. */
+struct http_role {
+  const char *name, *addr, *cert, *key;
+  unsigned threads, max_connections, max_per_ip, header_timeout_s;
+  size_t max_body_total; /* 0: gb_http's default */
+};
+
+static int start_http(const struct http_role *role, const struct gb_http_route *routes, size_t n,
                       struct gb_metric *requests, struct gb_http **out, struct gc_diags *d) {
   char host[128];
   unsigned port = 0;
-  if (gb_config_split_addr(addr, host, sizeof(host), &port))
+  if (gb_config_split_addr(role->addr, host, sizeof(host), &port))
     return GC_EINVAL;
   struct gb_http_config hc;
   gb_http_config_init(&hc);
-  hc.name = name;
+  hc.name = role->name;
   hc.address = host;
   hc.port = port;
-  hc.threads = threads;
+  hc.threads = role->threads;
   hc.requests = requests;
-  if (cert && *cert) {
-    hc.tls_cert_file = cert;
-    hc.tls_key_file = key;
+  hc.max_connections = role->max_connections;
+  /* 0 in the config means no per-address cap; gb_http takes 0 the same way. */
+  hc.max_per_ip = role->max_per_ip;
+  hc.header_timeout_s = role->header_timeout_s;
+  if (role->max_body_total)
+    hc.max_body_total = role->max_body_total;
+  if (role->cert && *role->cert) {
+    hc.tls_cert_file = role->cert;
+    hc.tls_key_file = role->key;
   }
   /* gb_http logs the bound address and port itself. */
   return gb_http_start(&hc, routes, n, out, d);
@@ -1104,8 +1117,13 @@ static int serve_start(struct serve_run *r, struct gc_diags *d) {
   struct gb_http_route routes[4];
   size_t n = gb_health_routes(r->health, routes, 4);
   routes[n++] = gb_metrics_route(r->reg, "/metrics");
-  if ((rc = start_http("probes", cfg->http_address, NULL, NULL, 0, routes, n,
-                       r->sm.http_requests, &r->probes, d)))
+  /* Probes and metrics have their own server, so a flood on the webhook port
+   * cannot starve the kubelet's probes; its own flood is bounded per address
+   * and by the header deadline. */
+  struct http_role probes = {"probes", cfg->http_address, NULL, NULL, 0,
+                             (unsigned)cfg->http_max_connections, (unsigned)cfg->http_max_per_ip,
+                             (unsigned)ceil(cfg->http_header_timeout_s), 0};
+  if ((rc = start_http(&probes, routes, n, r->sm.http_requests, &r->probes, d)))
     return rc;
   if (*cfg->webhook_address) {
     struct gb_webhook_config wc = {gb_controller_webhook_lookup, r->ctrl,
@@ -1117,9 +1135,13 @@ static int serve_start(struct serve_run *r, struct gc_diags *d) {
     if (!*cfg->webhook_tls_cert)
       gb_log(GB_LOG_WARN, "webhook serves plain HTTP (no webhook.tlsCert): for tests only; the "
                           "API server calls webhooks over HTTPS", NULL);
-    if ((rc = start_http("webhook", cfg->webhook_address, cfg->webhook_tls_cert,
-                         cfg->webhook_tls_key, (unsigned)cfg->webhook_threads, &hook, 1,
-                         r->sm.http_requests, &r->hook, d)))
+    struct http_role whr = {"webhook", cfg->webhook_address, cfg->webhook_tls_cert,
+                            cfg->webhook_tls_key, (unsigned)cfg->webhook_threads,
+                            (unsigned)cfg->webhook_max_connections,
+                            (unsigned)cfg->webhook_max_per_ip,
+                            (unsigned)ceil(cfg->webhook_header_timeout_s),
+                            (size_t)cfg->webhook_max_body_total};
+    if ((rc = start_http(&whr, &hook, 1, r->sm.http_requests, &r->hook, d)))
       return rc;
   }
   if (*cfg->grpc_address) {
@@ -1209,11 +1231,14 @@ int gb_controller_serve(int argc, char **argv) {
   gb_log_set_level(r.cfg.log_level);
   gb_log_set_format(r.cfg.log_format);
 
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &set, NULL);
+  /* The watcher starts before the kubeconfig, TLS files or the API server
+   * are touched: a signal during a stuck start-up ends the process at once. */
+  struct gb_stopsig *sigs = NULL;
+  if (gb_stopsig_start("gangbridge serve", &sigs)) {
+    fprintf(stderr, "gangbridge serve: cannot start the signal watcher\n");
+    status = GB_EXIT_INPUT;
+    goto out;
+  }
   signal(SIGPIPE, SIG_IGN);
 
   rc = serve_start(&r, &d);
@@ -1221,16 +1246,18 @@ int gb_controller_serve(int argc, char **argv) {
     print_diags(&d);
     fprintf(stderr, "gangbridge serve: cannot start: %s\n", gc_strerror(rc));
     serve_stop(&r);
+    gb_stopsig_free(sigs);
     status = GB_EXIT_INPUT;
     goto out;
   }
   print_diags(&d); /* warnings (e.g. token file) */
   gb_log(GB_LOG_INFO, "gangbridge serve started", "version", GB_VERSION, "config",
          r.cfg.source ? r.cfg.source : "(defaults and flags)", NULL);
-  int sig = 0;
-  sigwait(&set, &sig);
+  gb_stopsig_started(sigs);
+  int sig = gb_stopsig_wait(sigs);
   gb_log(GB_LOG_INFO, "stopping", "signal", sig == SIGTERM ? "SIGTERM" : "SIGINT", NULL);
   serve_stop(&r);
+  gb_stopsig_free(sigs);
   gb_log(GB_LOG_INFO, "stopped", NULL);
   status = GB_EXIT_OK;
 out:

@@ -8,11 +8,26 @@
  * (we run the handler and queue its response).  on_completed runs when the
  * request is over, however it ended, and is the only place a request's state
  * is freed and the in-flight count goes down.
+ *
+ * Header deadline: libmicrohttpd's connection timeout is an idle timeout that
+ * every received byte resets, so a client sending one byte a second (or a
+ * TLS client that never finishes its handshake and trickles) holds a slot
+ * for ever.  Each connection therefore gets a record (on_connection) with a
+ * deadline by which its request headers must be complete: set when it is
+ * accepted and again when a request on it completes (keep-alive), cleared
+ * when on_access first sees the headers.  A watchdog thread shuts down the
+ * socket of a connection past its deadline; libmicrohttpd then sees the
+ * socket end and closes the connection itself.  The record lives until
+ * libmicrohttpd reports the connection closed, and libmicrohttpd closes the
+ * descriptor only after that report, so the watchdog, which works under the
+ * same mutex, never touches a descriptor that was reused.
  */
 #include "gb_http.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <gnutls/gnutls.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -41,8 +56,18 @@ struct route {
   size_t max_body;
 };
 
+/* One accepted connection, for the header deadline (see the top). */
+struct conn_rec {
+  struct conn_rec *prev, *next;
+  int fd;
+  int family;               /* AF_INET or AF_INET6 (0: unknown) */
+  unsigned char ip[16];     /* the client's address, for the reserved slots */
+  long long deadline_ms; /* monotonic; 0 = none (headers in, request running) */
+};
+
 struct gb_http {
   struct MHD_Daemon *daemon;
+  int listen_fd;
   struct route routes[GB_HTTP_MAX_ROUTES];
   size_t n_routes;
   char *name;
@@ -58,6 +83,20 @@ struct gb_http {
   char *tls_key;
   size_t tls_key_len;
   char *tls_cert;
+  /* The header-deadline watchdog: records of open connections, guarded by
+   * conn_mu, which also guards watch_stop. */
+  unsigned header_timeout_s;
+  unsigned max_connections;
+  unsigned reserved; /* last slots kept for addresses that hold no connection */
+  pthread_mutex_t conn_mu;
+  pthread_cond_t conn_cv;
+  struct conn_rec *conns;
+  int watch_stop;
+  int watch_running;
+  pthread_t watch;
+  atomic_ulong cut; /* connections closed at the header deadline */
+  size_t body_budget;  /* max_body_total */
+  atomic_size_t body_held; /* bytes of body buffers allocated now, all requests */
 };
 
 struct req_state {
@@ -76,6 +115,9 @@ void gb_http_config_init(struct gb_http_config *cfg) {
   cfg->idle_timeout_s = 30;
   cfg->request_timeout_s = 30;
   cfg->max_connections = 128;
+  cfg->max_per_ip = 32;
+  cfg->header_timeout_s = 10;
+  cfg->max_body_total = 64u << 20;
   cfg->grace_ms = 5000;
 }
 
@@ -123,6 +165,162 @@ static double elapsed_s(const struct timespec *since) {
   struct timespec now;
   clock_gettime(CLOCK_MONOTONIC, &now);
   return (double)(now.tv_sec - since->tv_sec) + (double)(now.tv_nsec - since->tv_nsec) / 1e9;
+}
+
+static long long now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The client address of sa in (family, ip); 0 or -1 when not IP. */
+static int addr_key(const struct sockaddr *sa, unsigned char ip[16]) {
+  if (sa && sa->sa_family == AF_INET) {
+    memcpy(ip, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+    return AF_INET;
+  }
+  if (sa && sa->sa_family == AF_INET6) {
+    memcpy(ip, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+    return AF_INET6;
+  }
+  return 0;
+}
+
+/* libmicrohttpd's accept policy: the last `reserved` connection slots go
+ * only to addresses that hold no connection yet.  The per-address cap alone
+ * lets a few addresses fill the server; with this, a flood needs many more
+ * addresses to keep out a prober (the kubelet) that comes with one
+ * connection at a time. */
+static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen_t addrlen) {
+  struct gb_http *s = cls;
+  (void)addrlen;
+  unsigned char ip[16];
+  int family = addr_key(addr, ip);
+  size_t len = family == AF_INET ? 4 : 16;
+  unsigned total = 0, same = 0;
+  pthread_mutex_lock(&s->conn_mu);
+  for (const struct conn_rec *r = s->conns; r; r = r->next) {
+    total++;
+    same += family && r->family == family && !memcmp(r->ip, ip, len);
+  }
+  pthread_mutex_unlock(&s->conn_mu);
+  return total + s->reserved >= s->max_connections && same ? MHD_NO : MHD_YES;
+}
+
+/* libmicrohttpd's connection start and close notification: keeps the
+ * record the watchdog scans. */
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code) {
+  struct gb_http *s = cls;
+  if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c,
+                                                                 MHD_CONNECTION_INFO_CONNECTION_FD);
+    struct conn_rec *r = calloc(1, sizeof(*r));
+    if (!ci || !r) {
+      /* Without a record the connection still has the idle timeout. */
+      free(r);
+      return;
+    }
+    r->fd = ci->connect_fd;
+    const union MHD_ConnectionInfo *ai = MHD_get_connection_info(
+        c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    r->family = addr_key(ai ? ai->client_addr : NULL, r->ip);
+    r->deadline_ms = now_ms() + (long long)s->header_timeout_s * 1000;
+    pthread_mutex_lock(&s->conn_mu);
+    r->next = s->conns;
+    if (s->conns)
+      s->conns->prev = r;
+    s->conns = r;
+    pthread_mutex_unlock(&s->conn_mu);
+    *socket_context = r;
+    return;
+  }
+  struct conn_rec *r = *socket_context;
+  if (!r)
+    return;
+  *socket_context = NULL;
+  pthread_mutex_lock(&s->conn_mu);
+  if (r->prev)
+    r->prev->next = r->next;
+  else
+    s->conns = r->next;
+  if (r->next)
+    r->next->prev = r->prev;
+  pthread_mutex_unlock(&s->conn_mu);
+  free(r);
+}
+
+/* Starts (headers_due non-zero: the connection now waits for request
+ * headers) or clears the header deadline of the connection behind c. */
+static void conn_deadline(struct gb_http *s, struct MHD_Connection *c, int headers_due) {
+  const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c,
+                                                               MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+  struct conn_rec *r = ci ? ci->socket_context : NULL;
+  if (!r)
+    return;
+  pthread_mutex_lock(&s->conn_mu);
+  r->deadline_ms = headers_due ? now_ms() + (long long)s->header_timeout_s * 1000 : 0;
+  pthread_mutex_unlock(&s->conn_mu);
+}
+
+/* Logs, at most once a minute and outside the mutex, how many connections
+ * were cut since the last report, so that a flood shows in the log without
+ * flooding it. */
+static void watch_report(struct gb_http *s, unsigned long *reported, long long *last_ms) {
+  long long now = now_ms();
+  unsigned long cut = atomic_load(&s->cut);
+  if (cut == *reported || now - *last_ms < 60000)
+    return;
+  char n[24];
+  snprintf(n, sizeof(n), "%lu", cut - *reported);
+  pthread_mutex_unlock(&s->conn_mu);
+  gb_log(GB_LOG_WARN, "http connections closed at the header deadline (slow or silent clients)",
+         "server", s->name, "count", n, NULL);
+  pthread_mutex_lock(&s->conn_mu);
+  *reported = cut;
+  *last_ms = now;
+}
+
+/* The watchdog: five times a second, shuts down every connection past its
+ * header deadline.  shutdown() (not close) leaves the descriptor to
+ * libmicrohttpd, which sees the end of the stream and cleans up. */
+static void *watch_main(void *arg) {
+  struct gb_http *s = arg;
+  unsigned long reported = 0;
+  long long last_ms = 0;
+  pthread_mutex_lock(&s->conn_mu);
+  while (!s->watch_stop) {
+    watch_report(s, &reported, &last_ms);
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_nsec += 200 * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+      until.tv_sec++;
+      until.tv_nsec -= 1000000000L;
+    }
+    pthread_cond_timedwait(&s->conn_cv, &s->conn_mu, &until);
+    long long now = now_ms();
+    for (struct conn_rec *r = s->conns; r; r = r->next) {
+      if (!r->deadline_ms || now < r->deadline_ms)
+        continue;
+      r->deadline_ms = 0;
+      shutdown(r->fd, SHUT_RDWR);
+      atomic_fetch_add(&s->cut, 1);
+    }
+  }
+  pthread_mutex_unlock(&s->conn_mu);
+  return NULL;
+}
+
+static void watch_stop(struct gb_http *s) {
+  if (!s->watch_running)
+    return;
+  pthread_mutex_lock(&s->conn_mu);
+  s->watch_stop = 1;
+  pthread_cond_broadcast(&s->conn_cv);
+  pthread_mutex_unlock(&s->conn_mu);
+  pthread_join(s->watch, NULL);
+  s->watch_running = 0;
 }
 
 static const struct route *find_route(const struct gb_http *s, const char *path,
@@ -188,8 +386,44 @@ static const char *status_text(int status) {
   case 405: return "405 method not allowed\n";
   case 408: return "408 request timeout: the body took too long\n";
   case 413: return "413 request entity too large\n";
+  case 503: return "503 service busy: too many request bodies at once, retry\n";
   default: return "500 internal error\n";
   }
+}
+
+/* Frees a request's body buffer and gives its bytes back to the budget. */
+static void body_release(struct gb_http *s, struct req_state *st) {
+  if (st->cap)
+    atomic_fetch_sub(&s->body_held, st->cap);
+  free(st->buf);
+  st->buf = NULL;
+  st->len = st->cap = 0;
+}
+
+/* Grows a request's body buffer to hold `want` bytes (and a NUL) within the
+ * route's cap and the server's total.  Returns 0, GC_ELIMIT when the total
+ * would be exceeded, or GC_ENOMEM. */
+static int body_grow(struct gb_http *s, struct req_state *st, size_t want) {
+  if (want + 1 <= st->cap)
+    return 0;
+  size_t cap = st->cap ? st->cap : 4096;
+  while (cap < want + 1)
+    cap *= 2;
+  if (cap > st->route->max_body + 1)
+    cap = st->route->max_body + 1;
+  size_t more = cap - st->cap;
+  if (atomic_fetch_add(&s->body_held, more) + more > s->body_budget) {
+    atomic_fetch_sub(&s->body_held, more);
+    return GC_ELIMIT;
+  }
+  char *nb = realloc(st->buf, cap);
+  if (!nb) {
+    atomic_fetch_sub(&s->body_held, more);
+    return GC_ENOMEM;
+  }
+  st->buf = nb;
+  st->cap = cap;
+  return 0;
 }
 
 /* Answers an error found while the body is still arriving.  libmicrohttpd
@@ -199,9 +433,7 @@ static const char *status_text(int status) {
  * a slow client is what the timeout forbids. */
 static enum MHD_Result fail_mid_body(struct gb_http *s, struct MHD_Connection *c,
                                      struct req_state *st, int status) {
-  free(st->buf);
-  st->buf = NULL;
-  st->len = st->cap = 0;
+  body_release(s, st);
   if (send_text(s, c, st, status, status_text(status), NULL) == MHD_YES)
     return MHD_YES;
   if (status == 408)
@@ -268,6 +500,7 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
       return MHD_NO;
     clock_gettime(CLOCK_MONOTONIC, &st->start);
     *con_cls = st;
+    conn_deadline(s, c, 0);
     pthread_mutex_lock(&s->mu);
     s->inflight++;
     pthread_mutex_unlock(&s->mu);
@@ -313,18 +546,14 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
       return fail_mid_body(s, c, st, 408);
     if (n > st->route->max_body - st->len)
       return fail_mid_body(s, c, st, 413);
-    if (st->len + n + 1 > st->cap) {
-      size_t cap = st->cap ? st->cap : 4096;
-      while (cap < st->len + n + 1)
-        cap *= 2;
-      if (cap > st->route->max_body + 1)
-        cap = st->route->max_body + 1;
-      char *nb = realloc(st->buf, cap);
-      if (!nb)
-        return MHD_NO;
-      st->buf = nb;
-      st->cap = cap;
+    int grown = body_grow(s, st, st->len + n);
+    if (grown == GC_ELIMIT) {
+      gb_log(GB_LOG_WARN, "http request refused: request bodies at their memory bound",
+             "server", s->name, "route", st->route->path, NULL);
+      return fail_mid_body(s, c, st, 503);
     }
+    if (grown < 0)
+      return MHD_NO;
     memcpy(st->buf + st->len, upload, n);
     st->len += n;
     st->buf[st->len] = '\0';
@@ -344,6 +573,9 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
   if (!st)
     return;
   *con_cls = NULL;
+  /* A kept-alive connection now waits for its next request's headers. */
+  if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
+    conn_deadline(s, c, 1);
   if (s->requests) {
     char code[16];
     if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK && st->answered)
@@ -353,7 +585,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     const char *labels[3] = {s->name, st->route ? st->route->path : "unmatched", code};
     gb_counter_inc(s->requests, labels);
   }
-  free(st->buf);
+  body_release(s, st);
   free(st);
   pthread_mutex_lock(&s->mu);
   s->inflight--;
@@ -410,6 +642,14 @@ static int read_file(const char *path, size_t max, char **out, size_t *len, stru
 static void free_server(struct gb_http *s) {
   if (!s)
     return;
+  watch_stop(s);
+  if (s->listen_fd >= 0)
+    close(s->listen_fd);
+  while (s->conns) {
+    struct conn_rec *r = s->conns;
+    s->conns = r->next;
+    free(r);
+  }
   for (size_t i = 0; i < s->n_routes; i++)
     free(s->routes[i].path);
   if (s->tls_key) {
@@ -423,6 +663,8 @@ static void free_server(struct gb_http *s) {
   free(s->name);
   pthread_mutex_destroy(&s->mu);
   pthread_cond_destroy(&s->cv);
+  pthread_mutex_destroy(&s->conn_mu);
+  pthread_cond_destroy(&s->conn_cv);
   free(s);
 }
 
@@ -461,6 +703,164 @@ static int copy_routes(struct gb_http *s, const struct gb_http_route *routes, si
   return 0;
 }
 
+/* Parses a numeric address into ss.  Returns 0 or GC_EINVAL. */
+static int parse_address(const char *name, const char *addr, unsigned port,
+                         struct sockaddr_storage *ss, socklen_t *len, struct gc_diags *d) {
+  memset(ss, 0, sizeof(*ss));
+  struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+  struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+  if (inet_pton(AF_INET, addr, &sin->sin_addr) == 1) {
+    sin->sin_family = AF_INET;
+    sin->sin_port = htons((uint16_t)port);
+    *len = sizeof(*sin);
+    return 0;
+  }
+  if (inet_pton(AF_INET6, addr, &sin6->sin6_addr) == 1) {
+    sin6->sin6_family = AF_INET6;
+    sin6->sin6_port = htons((uint16_t)port);
+    *len = sizeof(*sin6);
+    return 0;
+  }
+  gc_diags_addf(d, "%s: address '%s' is not a numeric IPv4 or IPv6 address", name, addr);
+  return GC_EINVAL;
+}
+
+/* Binds and listens on our own socket, so that a bind failure is reported
+ * with its real cause ("address already in use") and not lumped together
+ * with every other reason libmicrohttpd may fail to start. */
+static int open_listener(struct gb_http *s, const char *addr, unsigned port,
+                         const struct sockaddr_storage *ss, socklen_t len, struct gc_diags *d) {
+  int fd = socket(ss->ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) {
+    gc_diags_addf(d, "%s: cannot create a socket: %s", s->name, strerror(errno));
+    return GC_EIO;
+  }
+  int one = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  /* A long backlog (as libmicrohttpd's own listen uses): with a short one, a
+   * burst of connections from a flood overflows it and the kernel drops the
+   * kubelet's SYN, which is retried only a second later. */
+  if (bind(fd, (const struct sockaddr *)ss, len) != 0 || listen(fd, SOMAXCONN) != 0) {
+    int e = errno;
+    close(fd);
+    gc_diags_addf(d, ss->ss_family == AF_INET6 ? "%s: cannot listen on [%s]:%u: %s"
+                                                : "%s: cannot listen on %s:%u: %s",
+                  s->name, addr, port, strerror(e));
+    return GC_EIO;
+  }
+  s->listen_fd = fd;
+  return 0;
+}
+
+/* Reads the TLS files and checks, with GnuTLS (libmicrohttpd's own TLS
+ * library), that they form a usable pair, so that a key belonging to another
+ * certificate is reported as such, naming both files. */
+static int load_tls(struct gb_http *s, const char *cert_file, const char *key_file,
+                    struct gc_diags *d) {
+  size_t cert_len = 0;
+  int rc = read_file(cert_file, GB_HTTP_TLS_FILE_MAX, &s->tls_cert, &cert_len, d);
+  if (rc < 0)
+    return rc;
+  rc = read_file(key_file, GB_HTTP_TLS_FILE_MAX, &s->tls_key, &s->tls_key_len, d);
+  if (rc < 0)
+    return rc;
+  gnutls_certificate_credentials_t cred;
+  if (gnutls_certificate_allocate_credentials(&cred) != GNUTLS_E_SUCCESS)
+    return GC_ENOMEM;
+  gnutls_datum_t c = {(unsigned char *)s->tls_cert, (unsigned)cert_len};
+  gnutls_datum_t k = {(unsigned char *)s->tls_key, (unsigned)s->tls_key_len};
+  int g = gnutls_certificate_set_x509_key_mem2(cred, &c, &k, GNUTLS_X509_FMT_PEM, NULL, 0);
+  gnutls_certificate_free_credentials(cred);
+  if (g == GNUTLS_E_CERTIFICATE_KEY_MISMATCH) {
+    gc_diags_addf(d, "%s: the private key in %s does not match the certificate in %s", s->name,
+                  key_file, cert_file);
+    return GC_EINVAL;
+  }
+  if (g < 0) {
+    gc_diags_addf(d, "%s: cannot use certificate %s with key %s: %s", s->name, cert_file,
+                  key_file, gnutls_strerror(g));
+    return GC_EINVAL;
+  }
+  return 0;
+}
+
+static struct gb_http *server_new(const struct gb_http_config *cfg) {
+  struct gb_http *s = calloc(1, sizeof(*s));
+  if (!s)
+    return NULL;
+  s->listen_fd = -1;
+  pthread_mutex_init(&s->mu, NULL);
+  pthread_mutex_init(&s->conn_mu, NULL);
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&s->cv, &ca);
+  pthread_cond_init(&s->conn_cv, &ca);
+  pthread_condattr_destroy(&ca);
+  s->max_body = cfg->max_body ? cfg->max_body : GB_HTTP_DEFAULT_MAX_BODY;
+  s->request_timeout_s = cfg->request_timeout_s;
+  s->grace_ms = cfg->grace_ms;
+  s->requests = cfg->requests;
+  s->header_timeout_s = cfg->header_timeout_s ? cfg->header_timeout_s : 10;
+  s->max_connections = cfg->max_connections ? cfg->max_connections : 128;
+  /* A quarter of the slots, and none on a server too small to spare any. */
+  s->reserved = s->max_connections >= 4 ? s->max_connections / 4 : 0;
+  s->body_budget = cfg->max_body_total ? cfg->max_body_total : (64u << 20);
+  s->name = strdup(cfg->name ? cfg->name : "http");
+  if (!s->name) {
+    free_server(s);
+    return NULL;
+  }
+  return s;
+}
+
+/* Starts libmicrohttpd on s->listen_fd (which it then owns). */
+static int start_daemon(struct gb_http *s, const struct gb_http_config *cfg, int ipv6,
+                        struct gc_diags *d) {
+  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ITC |
+                   MHD_USE_ERROR_LOG;
+  if (ipv6)
+    flags |= MHD_USE_IPv6;
+  if (s->tls_cert)
+    flags |= MHD_USE_TLS;
+  unsigned idle = cfg->idle_timeout_s ? cfg->idle_timeout_s : 30; /* never unbounded */
+  unsigned maxconn = s->max_connections;
+  unsigned pool = cfg->threads > 1 ? cfg->threads : 1;
+  /* Optional settings: a thread pool only when more than one thread is asked
+   * for (libmicrohttpd warns about a pool of 0 or 1), TLS only with a cert,
+   * a per-address cap only when one is set. */
+  struct MHD_OptionItem opts[5];
+  size_t nopt = 0;
+  if (pool > 1)
+    opts[nopt++] = (struct MHD_OptionItem){MHD_OPTION_THREAD_POOL_SIZE, (intptr_t)pool, NULL};
+  if (cfg->max_per_ip)
+    opts[nopt++] = (struct MHD_OptionItem){MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+                                           (intptr_t)cfg->max_per_ip, NULL};
+  if (s->tls_cert) {
+    opts[nopt++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, s->tls_key};
+    opts[nopt++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, s->tls_cert};
+  }
+  opts[nopt] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
+  s->daemon = MHD_start_daemon(
+      /* The logger goes first: libmicrohttpd warns about any option before it. */
+      flags, 0, on_accept, s, on_access, s, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s,
+      MHD_OPTION_LISTEN_SOCKET, (MHD_socket)s->listen_fd, MHD_OPTION_CONNECTION_LIMIT, maxconn,
+      MHD_OPTION_CONNECTION_TIMEOUT, idle, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+      MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
+  if (!s->daemon) {
+    gc_diags_addf(d, "%s: cannot start the HTTP%s server (out of threads or memory?)", s->name,
+                  s->tls_cert ? "S" : "");
+    return GC_EIO;
+  }
+  s->listen_fd = -1; /* the daemon's now */
+  if (pthread_create(&s->watch, NULL, watch_main, s) != 0) {
+    gc_diags_addf(d, "%s: cannot start the header-deadline thread", s->name);
+    return GC_ENOMEM;
+  }
+  s->watch_running = 1;
+  return 0;
+}
+
 int gb_http_start(const struct gb_http_config *cfg, const struct gb_http_route *routes,
                   size_t n_routes, struct gb_http **out, struct gc_diags *d) {
   if (!cfg || !out || (n_routes && !routes)) {
@@ -478,93 +878,26 @@ int gb_http_start(const struct gb_http_config *cfg, const struct gb_http_route *
     return GC_EINVAL;
   }
   struct sockaddr_storage ss;
-  memset(&ss, 0, sizeof(ss));
+  socklen_t sslen = 0;
   const char *addr = cfg->address ? cfg->address : "0.0.0.0";
-  int ipv6 = 0;
-  struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
-  struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
-  if (inet_pton(AF_INET, addr, &sin->sin_addr) == 1) {
-    sin->sin_family = AF_INET;
-    sin->sin_port = htons((uint16_t)cfg->port);
-  } else if (inet_pton(AF_INET6, addr, &sin6->sin6_addr) == 1) {
-    sin6->sin6_family = AF_INET6;
-    sin6->sin6_port = htons((uint16_t)cfg->port);
-    ipv6 = 1;
-  } else {
-    gc_diags_addf(d, "%s: address '%s' is not a numeric IPv4 or IPv6 address", name, addr);
-    return GC_EINVAL;
-  }
+  int rc = parse_address(name, addr, cfg->port, &ss, &sslen, d);
+  if (rc < 0)
+    return rc;
   if (cfg->tls_cert_file && MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
     gc_diags_addf(d, "%s: this libmicrohttpd was built without TLS", name);
     return GC_EINVAL;
   }
-
-  struct gb_http *s = calloc(1, sizeof(*s));
+  struct gb_http *s = server_new(cfg);
   if (!s)
     return GC_ENOMEM;
-  pthread_mutex_init(&s->mu, NULL);
-  pthread_condattr_t ca;
-  pthread_condattr_init(&ca);
-  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-  pthread_cond_init(&s->cv, &ca);
-  pthread_condattr_destroy(&ca);
-  s->max_body = cfg->max_body ? cfg->max_body : GB_HTTP_DEFAULT_MAX_BODY;
-  s->request_timeout_s = cfg->request_timeout_s;
-  s->grace_ms = cfg->grace_ms;
-  s->requests = cfg->requests;
-  int rc = GC_ENOMEM;
-  s->name = strdup(name);
-  if (!s->name)
+  if ((rc = copy_routes(s, routes, n_routes, d)) < 0 ||
+      (cfg->tls_cert_file && (rc = load_tls(s, cfg->tls_cert_file, cfg->tls_key_file, d)) < 0) ||
+      (rc = open_listener(s, addr, cfg->port, &ss, sslen, d)) < 0 ||
+      (rc = start_daemon(s, cfg, ss.ss_family == AF_INET6, d)) < 0)
     goto fail;
-  rc = copy_routes(s, routes, n_routes, d);
-  if (rc < 0)
-    goto fail;
-  if (cfg->tls_cert_file) {
-    size_t cert_len = 0;
-    rc = read_file(cfg->tls_cert_file, GB_HTTP_TLS_FILE_MAX, &s->tls_cert, &cert_len, d);
-    if (rc < 0)
-      goto fail;
-    rc = read_file(cfg->tls_key_file, GB_HTTP_TLS_FILE_MAX, &s->tls_key, &s->tls_key_len, d);
-    if (rc < 0)
-      goto fail;
-  }
-
-  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ITC |
-                   MHD_USE_ERROR_LOG;
-  if (ipv6)
-    flags |= MHD_USE_IPv6;
-  if (s->tls_cert)
-    flags |= MHD_USE_TLS;
-  unsigned idle = cfg->idle_timeout_s ? cfg->idle_timeout_s : 30; /* never unbounded */
-  unsigned maxconn = cfg->max_connections ? cfg->max_connections : 128;
-  unsigned pool = cfg->threads > 1 ? cfg->threads : 1;
-  /* Optional settings: a thread pool only when more than one thread is asked
-   * for (libmicrohttpd warns about a pool of 0 or 1), TLS only with a cert. */
-  struct MHD_OptionItem opts[4];
-  size_t nopt = 0;
-  if (pool > 1)
-    opts[nopt++] = (struct MHD_OptionItem){MHD_OPTION_THREAD_POOL_SIZE, (intptr_t)pool, NULL};
-  if (s->tls_cert) {
-    opts[nopt++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, s->tls_key};
-    opts[nopt++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, s->tls_cert};
-  }
-  opts[nopt] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
-  s->daemon = MHD_start_daemon(
-      /* The logger goes first: libmicrohttpd warns about any option before it. */
-      flags, 0, NULL, NULL, on_access, s, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s,
-      MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT, maxconn,
-      MHD_OPTION_CONNECTION_TIMEOUT, idle, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-      MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
-  if (!s->daemon) {
-    gc_diags_addf(d, "%s: cannot start the HTTP%s server on %s port %u (address in use, bad "
-                     "certificate or key, or no resources)",
-                  name, s->tls_cert ? "S" : "", addr, cfg->port);
-    rc = GC_EIO;
-    goto fail;
-  }
-  const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_LISTEN_FD);
   struct sockaddr_storage bound;
   socklen_t blen = sizeof(bound);
+  const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_LISTEN_FD);
   if (info && getsockname(info->listen_fd, (struct sockaddr *)&bound, &blen) == 0) {
     if (bound.ss_family == AF_INET)
       s->port = ntohs(((struct sockaddr_in *)&bound)->sin_port);
@@ -579,6 +912,10 @@ int gb_http_start(const struct gb_http_config *cfg, const struct gb_http_route *
   return 0;
 
 fail:
+  if (s->daemon) {
+    watch_stop(s);
+    MHD_stop_daemon(s->daemon);
+  }
   free_server(s);
   return rc;
 }
@@ -623,7 +960,12 @@ void gb_http_stop(struct gb_http *s) {
   MHD_stop_daemon(s->daemon);
   if (lfd != MHD_INVALID_SOCKET)
     close(lfd);
-  gb_log(GB_LOG_INFO, "http server stopped", "server", s->name, NULL);
+  watch_stop(s);
+  unsigned long cut = atomic_load(&s->cut);
+  char ncut[24];
+  snprintf(ncut, sizeof(ncut), "%lu", cut);
+  gb_log(GB_LOG_INFO, "http server stopped", "server", s->name, "header_deadline_closed", ncut,
+         NULL);
   free_server(s);
 }
 

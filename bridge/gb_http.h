@@ -7,11 +7,18 @@
  * path and another method, 413 for a body over the route's cap (after reading
  * and dropping the rest of the body, so that the client surely sees the
  * answer; at once when Content-Length announces more than 4 x cap + 1 MiB),
- * 500 when a handler fails, and 400 for malformed HTTP (libmicrohttpd).  A
+ * 500 when a handler fails, 503 for a body that would take the bodies held at
+ * once over max_body_total (a memory bound whatever the number of clients;
+ * the rest of the body is dropped first), and 400 for malformed HTTP
+ * (libmicrohttpd).  A
  * body still arriving after the request timeout closes the connection (as
  * Go's ReadTimeout does).  HEAD is accepted wherever GET is.
- * Connections are bounded in number and idle time.  TLS uses a PEM
- * certificate chain and key read from files at start.  One internal polling
+ * Connections are bounded in number (in total and per client address), in
+ * idle time, and in the total time from accepting a connection (or ending
+ * its previous request) to having the next request's headers, TLS handshake
+ * included: a client trickling a byte at a time is cut off at that header
+ * deadline although each byte resets the idle timeout.  TLS uses a PEM
+ * certificate chain and key read from files at start and checked to match.  One internal polling
  * thread, or a pool of them, runs the handlers, so handlers must be
  * thread-safe and must not block for long (the webhook's lookup reads a
  * cache).  gb_http_stop stops accepting, lets requests in flight finish for a
@@ -89,6 +96,9 @@ struct gb_http_config {
   unsigned idle_timeout_s;     /* connection idle timeout; default (and 0) 30 */
   unsigned request_timeout_s;  /* whole-body receive limit; default 30; 0 = none */
   unsigned max_connections;    /* in total (split across a pool's threads); default 128 */
+  unsigned max_per_ip;         /* connections from one client address; default 32; 0 = no cap */
+  unsigned header_timeout_s;   /* TLS handshake + request line + headers, in total; default 10 */
+  size_t max_body_total;       /* bodies held at once, all requests; default 64 MiB; over: 503 */
   unsigned threads;            /* 0 or 1: one polling thread; N > 1: a pool of N */
   unsigned grace_ms;           /* gb_http_stop's wait for requests in flight; default 5000 */
   struct gb_metric *requests;  /* optional counter with labels {server, route, code} */
@@ -100,9 +110,12 @@ struct gb_http;
 void gb_http_config_init(struct gb_http_config *cfg);
 
 /* Starts a server.  `routes` (at most GB_HTTP_MAX_ROUTES) is copied.  Returns
- * 0 with *out set, GC_EINVAL (bad address, route or config; TLS files given
- * but this libmicrohttpd has no TLS), GC_EIO (cannot read a TLS file, cannot
- * bind or start) or GC_ENOMEM; every failure adds a message to `d`. */
+ * 0 with *out set (caller stops it with gb_http_stop), GC_EINVAL (bad
+ * address, route or config; TLS files given but this libmicrohttpd has no
+ * TLS; a TLS file that is not PEM, or a key that does not match the
+ * certificate, named with both files), GC_EIO (cannot read a TLS file;
+ * cannot bind, with the system's reason and the address; cannot start) or
+ * GC_ENOMEM; every failure adds one message to `d`. */
 int gb_http_start(const struct gb_http_config *cfg, const struct gb_http_route *routes,
                   size_t n_routes, struct gb_http **out, struct gc_diags *d);
 

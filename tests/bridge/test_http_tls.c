@@ -29,7 +29,7 @@
 extern char **environ;
 
 static char dir[64];
-static char cert[128], key[128], junk[128];
+static char cert[128], key[128], junk[128], other_key[128];
 
 /* Runs argv (no shell), output to /dev/null; returns the exit status. */
 static int run(char *const argv[]) {
@@ -52,11 +52,15 @@ static void make_cert(void) {
   snprintf(cert, sizeof(cert), "%s/tls.crt", dir);
   snprintf(key, sizeof(key), "%s/tls.key", dir);
   snprintf(junk, sizeof(junk), "%s/junk.pem", dir);
+  snprintf(other_key, sizeof(other_key), "%s/other.key", dir);
   char *argv[] = {"openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
                   "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key, "-out", cert,
                   "-days", "1", "-subj", "/CN=gangbridge-webhook", "-addext",
                   "subjectAltName=IP:127.0.0.1,DNS:localhost", NULL};
   ck_assert_int_eq(run(argv), 0);
+  char *gen[] = {"openssl", "genpkey", "-algorithm", "EC", "-pkeyopt",
+                 "ec_paramgen_curve:prime256v1", "-out", other_key, NULL};
+  ck_assert_int_eq(run(gen), 0);
   FILE *f = fopen(junk, "w");
   ck_assert_ptr_nonnull(f);
   fputs("-----BEGIN PRIVATE KEY-----\nbm90IGEga2V5\n-----END PRIVATE KEY-----\n", f);
@@ -67,6 +71,7 @@ static void remove_cert(void) {
   unlink(cert);
   unlink(key);
   unlink(junk);
+  unlink(other_key);
   rmdir(dir);
 }
 
@@ -253,15 +258,72 @@ START_TEST(test_bad_tls_files) {
   struct gb_http *srv = NULL;
   cfg.tls_cert_file = cert;
   cfg.tls_key_file = junk;
-  ck_assert_int_eq(gb_http_start(&cfg, routes, 1, &srv, &d), GC_EIO);
+  ck_assert_int_eq(gb_http_start(&cfg, routes, 1, &srv, &d), GC_EINVAL);
   ck_assert_ptr_null(srv);
+  ck_assert_ptr_nonnull(strstr(d.msgs[d.n - 1], junk));
   cfg.tls_key_file = "/dev/null"; /* empty */
   ck_assert_int_eq(gb_http_start(&cfg, routes, 1, &srv, &d), GC_EINVAL);
   ck_assert_ptr_nonnull(strstr(d.msgs[d.n - 1], "/dev/null"));
   cfg.tls_cert_file = key; /* a key where the certificate should be */
   cfg.tls_key_file = key;
-  ck_assert_int_eq(gb_http_start(&cfg, routes, 1, &srv, &d), GC_EIO);
+  ck_assert_int_eq(gb_http_start(&cfg, routes, 1, &srv, &d), GC_EINVAL);
+  ck_assert_ptr_nonnull(strstr(d.msgs[d.n - 1], "cannot use certificate"));
   gc_diags_destroy(&d);
+}
+END_TEST
+
+/* A key that is valid but belongs to another certificate is named as
+ * such, with both files, and not reported as a bind failure. */
+START_TEST(test_key_not_matching_certificate) {
+  static const struct gb_http_route routes[] = {{"/healthz", 0, GB_HTTP_GET, ping, NULL, 0}};
+  struct gb_http_config cfg;
+  gb_http_config_init(&cfg);
+  cfg.name = "webhook";
+  cfg.address = "127.0.0.1";
+  cfg.tls_cert_file = cert;
+  cfg.tls_key_file = other_key;
+  struct gc_diags d;
+  gc_diags_init(&d);
+  struct gb_http *srv = NULL;
+  ck_assert_int_eq(gb_http_start(&cfg, routes, 1, &srv, &d), GC_EINVAL);
+  ck_assert_ptr_null(srv);
+  ck_assert_uint_eq(d.n, 1);
+  ck_assert_msg(strstr(d.msgs[0], "does not match") && strstr(d.msgs[0], cert) &&
+                    strstr(d.msgs[0], other_key) && !strstr(d.msgs[0], "in use"),
+                "message: %s", d.msgs[0]);
+  gc_diags_destroy(&d);
+}
+END_TEST
+
+/* Sockets that connect and never send a ClientHello are closed at the
+ * header deadline, although the idle timeout is much longer; with one
+ * thread and with the webhook's pool of four. */
+START_TEST(test_silent_tls_sockets_closed) {
+  static const struct gb_http_route routes[] = {{"/healthz", 0, GB_HTTP_GET, ping, NULL, 0}};
+  struct gb_http_config cfg;
+  gb_http_config_init(&cfg);
+  cfg.threads = _i ? 4 : 1;
+  cfg.address = "127.0.0.1";
+  cfg.tls_cert_file = cert;
+  cfg.tls_key_file = key;
+  cfg.idle_timeout_s = 30;
+  cfg.header_timeout_s = 1;
+  struct gc_diags d;
+  gc_diags_init(&d);
+  struct gb_http *srv = NULL;
+  ck_assert_int_eq(gb_http_start(&cfg, routes, 1, &srv, &d), 0);
+  gc_diags_destroy(&d);
+  int fds[3];
+  for (int i = 0; i < 3; i++)
+    fds[i] = raw_connect(gb_http_port(srv));
+  for (int i = 0; i < 3; i++) {
+    char buf[64];
+    int closed = 0;
+    raw_read_all(fds[i], buf, sizeof(buf), 8000, &closed);
+    ck_assert_msg(closed, "silent TLS socket %d still open after 8 s", i);
+    close(fds[i]);
+  }
+  gb_http_stop(srv);
 }
 END_TEST
 
@@ -274,6 +336,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_huge_review_over_tls);
   tcase_add_test(tc, test_concurrent_tls);
   tcase_add_test(tc, test_bad_tls_files);
+  tcase_add_test(tc, test_key_not_matching_certificate);
+  tcase_add_loop_test(tc, test_silent_tls_sockets_closed, 0, 2);
   suite_add_tcase(s, tc);
   return s;
 }
