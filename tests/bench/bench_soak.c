@@ -328,7 +328,7 @@ static void *junk_http_main(void *arg) {
 static struct gb_rpc_client *rpc_client(struct soak *s) {
   char addr[64];
   snprintf(addr, sizeof(addr), "127.0.0.1:%d", s->grpc_port);
-  struct gb_rpc_client_config cc = {addr, NULL, NULL, NULL, NULL, 64u << 20};
+  struct gb_rpc_client_config cc = {.addr = addr, .max_message_bytes = 64u << 20};
   struct gc_diags d;
   gc_diags_init(&d);
   struct gb_rpc_client *c = NULL;
