@@ -27,7 +27,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <gnutls/gnutls.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -68,6 +67,8 @@ struct conn_rec {
 struct gb_http {
   struct MHD_Daemon *daemon;
   int listen_fd;
+  atomic_int starting;  /* 1 while MHD_start_daemon runs: its log line is kept */
+  char start_log[512];  /* libmicrohttpd's lines while starting, joined */
   struct route routes[GB_HTTP_MAX_ROUTES];
   size_t n_routes;
   char *name;
@@ -600,6 +601,11 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap) {
   size_t n = strlen(msg);
   while (n && (msg[n - 1] == '\n' || msg[n - 1] == '\r'))
     msg[--n] = '\0';
+  /* Only the starting thread calls this before the daemon exists. */
+  if (s->starting) {
+    size_t used = strlen(s->start_log);
+    snprintf(s->start_log + used, sizeof(s->start_log) - used, "%s%s", used ? "; " : "", msg);
+  }
   gb_log(GB_LOG_WARN, "libmicrohttpd", "server", s->name, "detail", msg, NULL);
 }
 
@@ -752,36 +758,32 @@ static int open_listener(struct gb_http *s, const char *addr, unsigned port,
   return 0;
 }
 
-/* Reads the TLS files and checks, with GnuTLS (libmicrohttpd's own TLS
- * library), that they form a usable pair, so that a key belonging to another
- * certificate is reported as such, naming both files. */
+/* Reads the TLS files.  Whether they form a pair is known only when
+ * libmicrohttpd loads them (start_daemon), whose log line says why not. */
 static int load_tls(struct gb_http *s, const char *cert_file, const char *key_file,
                     struct gc_diags *d) {
   size_t cert_len = 0;
   int rc = read_file(cert_file, GB_HTTP_TLS_FILE_MAX, &s->tls_cert, &cert_len, d);
   if (rc < 0)
     return rc;
-  rc = read_file(key_file, GB_HTTP_TLS_FILE_MAX, &s->tls_key, &s->tls_key_len, d);
-  if (rc < 0)
-    return rc;
-  gnutls_certificate_credentials_t cred;
-  if (gnutls_certificate_allocate_credentials(&cred) != GNUTLS_E_SUCCESS)
-    return GC_ENOMEM;
-  gnutls_datum_t c = {(unsigned char *)s->tls_cert, (unsigned)cert_len};
-  gnutls_datum_t k = {(unsigned char *)s->tls_key, (unsigned)s->tls_key_len};
-  int g = gnutls_certificate_set_x509_key_mem2(cred, &c, &k, GNUTLS_X509_FMT_PEM, NULL, 0);
-  gnutls_certificate_free_credentials(cred);
-  if (g == GNUTLS_E_CERTIFICATE_KEY_MISMATCH) {
+  return read_file(key_file, GB_HTTP_TLS_FILE_MAX, &s->tls_key, &s->tls_key_len, d);
+}
+
+/* The socket is bound before libmicrohttpd starts, so with TLS a failed start
+ * is the certificate pair (or no threads/memory): name the files, and say a
+ * mismatch plainly when libmicrohttpd's log line reports GnuTLS's verdict. */
+static void report_start_failure(const struct gb_http *s, const struct gb_http_config *cfg,
+                                 struct gc_diags *d) {
+  const char *why = s->start_log;
+  if (s->tls_cert && strstr(why, "do not match"))
     gc_diags_addf(d, "%s: the private key in %s does not match the certificate in %s", s->name,
-                  key_file, cert_file);
-    return GC_EINVAL;
-  }
-  if (g < 0) {
-    gc_diags_addf(d, "%s: cannot use certificate %s with key %s: %s", s->name, cert_file,
-                  key_file, gnutls_strerror(g));
-    return GC_EINVAL;
-  }
-  return 0;
+                  cfg->tls_key_file, cfg->tls_cert_file);
+  else if (s->tls_cert && why[0])
+    gc_diags_addf(d, "%s: cannot use certificate %s with key %s: %s", s->name,
+                  cfg->tls_cert_file, cfg->tls_key_file, why);
+  else
+    gc_diags_addf(d, "%s: cannot start the HTTP%s server: %s", s->name, s->tls_cert ? "S" : "",
+                  why[0] ? why : "out of threads or memory");
 }
 
 static struct gb_http *server_new(const struct gb_http_config *cfg) {
@@ -841,16 +843,17 @@ static int start_daemon(struct gb_http *s, const struct gb_http_config *cfg, int
     opts[nopt++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, s->tls_cert};
   }
   opts[nopt] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
+  s->starting = 1;
   s->daemon = MHD_start_daemon(
       /* The logger goes first: libmicrohttpd warns about any option before it. */
       flags, 0, on_accept, s, on_access, s, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s,
       MHD_OPTION_LISTEN_SOCKET, (MHD_socket)s->listen_fd, MHD_OPTION_CONNECTION_LIMIT, maxconn,
       MHD_OPTION_CONNECTION_TIMEOUT, idle, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
       MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
+  s->starting = 0;
   if (!s->daemon) {
-    gc_diags_addf(d, "%s: cannot start the HTTP%s server (out of threads or memory?)", s->name,
-                  s->tls_cert ? "S" : "");
-    return GC_EIO;
+    report_start_failure(s, cfg, d);
+    return s->tls_cert && s->start_log[0] ? GC_EINVAL : GC_EIO;
   }
   s->listen_fd = -1; /* the daemon's now */
   if (pthread_create(&s->watch, NULL, watch_main, s) != 0) {
