@@ -35,11 +35,9 @@
 #include "gb_reconcile.h"
 #include "gb_rpc_server.h"
 #include "gb_rpc_service.h"
+#include "gb_version.h"
 #include "gb_workqueue.h"
 
-#ifndef GB_VERSION
-#define GB_VERSION "dev"
-#endif
 
 enum {
   INF_TJ,

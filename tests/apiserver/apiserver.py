@@ -1878,8 +1878,9 @@ class Handler(BaseHTTPRequestHandler):
             if verb != "control":
                 api.stats.count(verb, resource, self._code)
             if api.opts.verbose:
-                sys.stderr.write("apiserver: %s %s %s -> %s\n" % (
-                    self.command, self.path, verb, self._code or "dropped"))
+                sys.stderr.write("apiserver: %s %s %s -> %s ua=%s\n" % (
+                    self.command, self.path, verb, self._code or "dropped",
+                    (self.headers.get("User-Agent") or "-").replace(" ", "_")))
 
     def _abort(self):
         try:
