@@ -20,7 +20,9 @@ WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 
 # Shared objects -> owning packages.  /usr-merge: try the path ldd prints, then the real one.
-ldd "$GANGBRIDGE" | awk '/=> \// {print $3}' >"$WORK/libs"
+# An ASan/UBSan build (scripts/test.sh --sanitize) also loads the sanitizer runtimes, which the
+# image's Release binary does not: leave those out.
+ldd "$GANGBRIDGE" | awk '/=> \// {print $3}' | grep -Ev '/lib(asan|ubsan|lsan|tsan)\.so' >"$WORK/libs"
 [ -s "$WORK/libs" ] || fail "ldd found no shared objects"
 : >"$WORK/owners"
 while read -r so; do
