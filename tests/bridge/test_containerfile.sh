@@ -19,18 +19,24 @@ command -v dpkg-query >/dev/null || fail "dpkg-query not found (Debian only)"
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 
-# Shared objects -> owning packages.  /usr-merge: try the path ldd prints, then the real one.
+# Shared objects -> owning packages.  /usr-merge: the path ldd prints, the resolved one, or
+# that without /usr.
 # An ASan/UBSan build (scripts/test.sh --sanitize) also loads the sanitizer runtimes, which the
 # image's Release binary does not: leave those out.
 ldd "$GANGBRIDGE" | awk '/=> \// {print $3}' | grep -Ev '/lib(asan|ubsan|lsan|tsan)\.so' >"$WORK/libs"
 [ -s "$WORK/libs" ] || fail "ldd found no shared objects"
 : >"$WORK/owners"
-while read -r so; do
-  pkg="$( (dpkg -S "$so" 2>/dev/null || dpkg -S "$(readlink -f "$so")" 2>/dev/null \
-           || dpkg -S "${so#/usr}" 2>/dev/null) | head -n1 | cut -d: -f1)"
+# One dpkg -S for all of them (paths as ldd prints them and resolved), then match each.
+mapfile -t libs <"$WORK/libs"
+cands=()
+for so in "${libs[@]}"; do real="$(readlink -f "$so")"; cands+=("$so" "$real" "${real#/usr}"); done
+dpkg -S "${cands[@]}" 2>/dev/null | sed -E 's/^([^:,]+)(:[^:]+)?: /\1 /' >"$WORK/dpkg" || true
+for so in "${libs[@]}"; do
+  real="$(readlink -f "$so")"
+  pkg="$(awk -v a="$so" -v b="$real" -v c="${real#/usr}" '$2 == a || $2 == b || $2 == c {print $1; exit}' "$WORK/dpkg")"
   [ -n "$pkg" ] || fail "$so: no Debian package owns it"
   echo "$so $pkg" >>"$WORK/owners"
-done <"$WORK/libs"
+done
 
 python3 - "$SRC/Containerfile" "$SRC/deploy/deployment.yaml" "$WORK/owners" <<'PY'
 import re, shlex, subprocess, sys
