@@ -21,9 +21,7 @@ trap 'rm -rf "$WORK"' EXIT
 
 # Shared objects -> owning packages.  /usr-merge: the path ldd prints, the resolved one, or
 # that without /usr.
-# An ASan/UBSan build (scripts/test.sh --sanitize) also loads the sanitizer runtimes, which the
-# image's Release binary does not: leave those out.
-ldd "$GANGBRIDGE" | awk '/=> \// {print $3}' | grep -Ev '/lib(asan|ubsan|lsan|tsan)\.so' >"$WORK/libs"
+ldd "$GANGBRIDGE" | awk '/=> \// {print $3}' >"$WORK/libs"
 [ -s "$WORK/libs" ] || fail "ldd found no shared objects"
 : >"$WORK/owners"
 # One dpkg -S for all of them (paths as ldd prints them and resolved), then match each.
@@ -111,7 +109,15 @@ for line in out.splitlines():
             alts.append(names)
     deps[name] = alts
 
-closure, todo = set(), [p for p in installed]
+# An ASan/UBSan build (scripts/test.sh --sanitize) links differently from the image's Release
+# binary: it loads the sanitizer runtimes, and libatomic, which the linker's --as-needed drops
+# from a normal build.  Its libraries say nothing about the image, so they are not checked;
+# the normal build's run of this test checks them.
+owners = [line.split() for line in open(owners_path)]
+if any(re.match(r"lib(asan|ubsan|lsan|tsan)\d+$", pkg) for _, pkg in owners):
+    print("sanitizer build: the library check is left to the normal build")
+    owners = []
+closure, todo = set(), list(installed)
 while todo:
     p = todo.pop()
     if p in closure:
@@ -125,8 +131,7 @@ while todo:
         real = [n for n in names if n in deps] or [q for n in names for q in provider.get(n, [])]
         todo.extend(real[:1])
 
-for line in open(owners_path):
-    so, pkg = line.split()
+for so, pkg in owners:
     if pkg not in closure and pkg not in base:
         errors.append("%s (package %s) is neither installed by the runtime stage, nor a "
                       "dependency of what it installs, nor in the base image" % (so, pkg))
@@ -163,5 +168,5 @@ if errors:
         print("FAIL: Containerfile: " + e, file=sys.stderr)
     sys.exit(1)
 print("Containerfile: %d shared objects covered by %d runtime packages; user %s, ports %s"
-      % (sum(1 for _ in open(owners_path)), len(installed), user, ports))
+      % (len(owners), len(installed), user, ports))
 PY
