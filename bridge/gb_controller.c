@@ -36,11 +36,8 @@
 #include "gb_rpc_server.h"
 #include "gb_rpc_service.h"
 #include "gb_stopsig.h"
+#include "gb_version.h"
 #include "gb_workqueue.h"
-
-#ifndef GB_VERSION
-#define GB_VERSION "dev"
-#endif
 
 enum {
   INF_TJ,

@@ -4,6 +4,7 @@
  * paged lists, streaming GETs and json-c <-> gc_value conversion.
  */
 #include "gb_kube_client.h"
+#include "gb_version.h"
 
 #include <curl/curl.h>
 #include <errno.h>
@@ -216,7 +217,7 @@ int gb_kube_client_new(struct gb_kube_config *cfg, const struct gb_kube_client_o
   if (!c->o.max_handles)
     c->o.max_handles = 8;
   copy_str(c->user_agent, sizeof(c->user_agent),
-           c->o.user_agent ? c->o.user_agent : "gangbridge/0.1");
+           c->o.user_agent ? c->o.user_agent : "gangbridge/" GB_VERSION);
   c->o.user_agent = c->user_agent;
   c->idle = calloc(c->o.max_handles, sizeof(*c->idle));
   if (!c->idle) {

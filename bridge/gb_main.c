@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "gb_cli.h"
+#include "gb_version.h"
 
 struct command {
   const char *name;
@@ -40,7 +41,10 @@ int main(int argc, char **argv) {
     return GB_EXIT_OK;
   }
   if (!strcmp(name, "--version") || !strcmp(name, "version")) {
-    printf("gangbridge %s\n", GB_VERSION);
+    if (GB_VERSION_GIT[0])
+      printf("gangbridge %s (git %s)\n", GB_VERSION, GB_VERSION_GIT);
+    else
+      printf("gangbridge %s\n", GB_VERSION);
     return GB_EXIT_OK;
   }
   for (const struct command *c = commands; c->name; c++)

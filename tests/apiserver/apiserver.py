@@ -30,6 +30,7 @@ import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import openapiv2  # noqa: E402
 import schema as vschema  # noqa: E402
 import ssa  # noqa: E402
 
@@ -1877,8 +1878,9 @@ class Handler(BaseHTTPRequestHandler):
             if verb != "control":
                 api.stats.count(verb, resource, self._code)
             if api.opts.verbose:
-                sys.stderr.write("apiserver: %s %s %s -> %s\n" % (
-                    self.command, self.path, verb, self._code or "dropped"))
+                sys.stderr.write("apiserver: %s %s %s -> %s ua=%s\n" % (
+                    self.command, self.path, verb, self._code or "dropped",
+                    (self.headers.get("User-Agent") or "-").replace(" ", "_")))
 
     def _abort(self):
         try:
@@ -2067,13 +2069,11 @@ class Handler(BaseHTTPRequestHandler):
     def _openapi(self, parts):
         api = self.server.api
         if len(parts) >= 2 and parts[1] == "v2":
-            acc = (self.headers.get("Accept") or "").lower()
-            if "protobuf" in acc and "json" not in acc:
-                raise ApiError(406, "NotAcceptable", "only the following media types are "
-                               "accepted: application/json")
-            return self._json({"swagger": "2.0", "info": {"title": "Kubernetes", "version":
-                                                          SERVER_VERSION["gitVersion"]},
-                               "paths": {}, "definitions": {}})
+            ver = SERVER_VERSION["gitVersion"]
+            if openapiv2.wants_protobuf(self.headers.get("Accept")):
+                return self._send(200, openapiv2.document_protobuf("Kubernetes", ver),
+                                  ctype=openapiv2.PROTOBUF_RETURNED_TYPE)
+            return self._json(openapiv2.document("Kubernetes", ver))
         if len(parts) == 2 and parts[1] == "v3":
             return self._json(api.openapi_v3_root())
         if len(parts) >= 3 and parts[1] == "v3":

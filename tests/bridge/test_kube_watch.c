@@ -185,9 +185,10 @@ START_TEST(malformed_streams) {
       /* json-c extensions that are not JSON. */
       "{\"type\":\"ADDED\",\"object\":{'a':1}}\n",
       "/* c */{\"type\":\"ADDED\",\"object\":{}}\n",
-      /* A number too long to be a Kubernetes value. */
-      "{\"type\":\"ADDED\",\"object\":{\"a\":"
-      "1234567890123456789012345678901234567890123456789012345678901234}}\n",
+      /* A number too long to be a Kubernetes value (one element, split over two lines: the
+       * parentheses say the concatenation is meant). */
+      ("{\"type\":\"ADDED\",\"object\":{\"a\":"
+       "1234567890123456789012345678901234567890123456789012345678901234}}\n"),
   };
   for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++)
     for (size_t chunk = 1; chunk <= 40; chunk++) {

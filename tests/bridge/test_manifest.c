@@ -923,7 +923,9 @@ END_TEST
 
 static void write_file(const char *dir, const char *name, const char *text) {
   char path[512];
-  snprintf(path, sizeof(path), "%s/%s", dir, name);
+  /* A truncated path would write some other file: fail instead. */
+  int n = snprintf(path, sizeof(path), "%s/%s", dir, name);
+  ck_assert(n >= 0 && (size_t)n < sizeof(path));
   FILE *f = fopen(path, "w");
   ck_assert_ptr_nonnull(f);
   fputs(text, f);

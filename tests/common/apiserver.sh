@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Sourced by shell tests that talk to the stand-in API server (tests/apiserver/run) with the
 # real kubectl.  The caller sets SRC (source tree), WORK (a scratch directory it removes) and
-# defines fail(); KUBECTL may name the kubectl binary (default /usr/bin/kubectl).
+# defines fail().  The kubectl used is $GB_KUBECTL (.ci/run points it at Debian's kubectl 1.20
+# to run the kubectl tests a second time), else $KUBECTL, else /usr/bin/kubectl.
 #   apiserver_start [run options...]  starts the server on a free port (its URL in $WORK/url,
 #                                     its log in $WORK/server.log), waits up to 10 s for the
 #                                     URL, sets APISERVER_PID and URL, and writes
@@ -11,10 +12,17 @@
 #   k ARGS...                         kubectl with that kubeconfig, a discovery cache of this
 #                                     run's own (kubectl caches discovery per host:port) and a
 #                                     20 s request timeout
+#   SHOW_MANAGED_FIELDS                 the flag that makes `kubectl get -o json` print
+#                                     managedFields (kubectl 1.21 added it and hid them by
+#                                     default; 1.20 always prints them and has no such flag)
 
 APISERVER_PID=""
 URL=""
-KUBECTL="${KUBECTL:-/usr/bin/kubectl}"
+KUBECTL="${GB_KUBECTL:-${KUBECTL:-/usr/bin/kubectl}}"
+SHOW_MANAGED_FIELDS=""
+if "$KUBECTL" get --help 2>/dev/null | grep -q -- --show-managed-fields; then
+  SHOW_MANAGED_FIELDS=--show-managed-fields
+fi
 
 apiserver_start() {
   "$SRC/tests/apiserver/run" --port 0 "$@" >"$WORK/url" 2>"$WORK/server.log" &

@@ -12,7 +12,7 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 SRC="${GB_SRC:-$(cd "$HERE/../.." && pwd)}"
 SHARED="${GB_SHARED:-$SRC/../shared}"
 GANGBRIDGE="${GANGBRIDGE:-$SRC/build/gangbridge}"
-KUBECTL="${KUBECTL:-/usr/bin/kubectl}"
+KUBECTL="${GB_KUBECTL:-${KUBECTL:-/usr/bin/kubectl}}"
 
 WORK="$(mktemp -d)"
 PIDS=()

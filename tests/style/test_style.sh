@@ -8,7 +8,11 @@
 #   - gangcalc/ and topology/ stay pure: no json-c, curl, gRPC, protobuf-c, microhttpd or yaml
 #     includes, and no printf/fprintf/exit( (library code never prints or exits);
 #   - every symbol exported by libgangcalc.a, libtopology.a and libgbcore.a (nm --defined-only
-#     -g on the libraries under $GB_BUILD) carries its directory's prefix (gc_, tp_, gb_).
+#     -g on the libraries under $GB_BUILD) carries its directory's prefix (gc_, tp_, gb_);
+#   - no function body is longer than 120 lines, except the offenders listed (with their
+#     length when the budget was set) in tests/style/function-length-allowlist.txt, which may
+#     only shrink: a listed function that grows fails, and so does any new long one.
+#     GB_STYLE_PRINT_LENGTHS=1 prints every function over the limit as "file:function lines".
 # Comments and string literals are blanked before the call checks, so prose may name them.
 set -euo pipefail
 
@@ -89,6 +93,67 @@ for d in ("gangcalc", "topology", "bridge"):
                 if IMPURE.match(raw):
                     bad.append(f"{rel}:{no}: library code includes an I/O dependency: "
                                f"{raw.strip()}")
+
+# ---- function length: at most 120 lines, except the listed offenders, which may only shrink
+LIMIT = 120
+allow_path = os.path.join(src, "tests", "style", "function-length-allowlist.txt")
+allow = {}
+with open(allow_path, encoding="utf-8") as f:
+    for no, line in enumerate(f, 1):
+        line = line.split("#", 1)[0].strip()
+        if line:
+            where, lines = line.split()
+            allow[where] = int(lines)
+DEF_NAME = re.compile(r"(\w+)\s*\(")
+seen = {}
+for d in ("gangcalc", "topology", "bridge"):
+    root = os.path.join(src, d)
+    for name in sorted(os.listdir(root)):
+        if not name.endswith(".c"):
+            continue
+        rel = f"{d}/{name}"
+        with open(os.path.join(root, name), encoding="utf-8", errors="replace") as f:
+            code = blank(f.read())
+        # A function body is a `{` at depth 0 right after a `)`; its name is the first
+        # identifier followed by `(` since the previous top-level `;`, `}` or directive.
+        depth, start, fname, head = 0, 0, None, 0
+        lines = code.split("\n")
+        for no, ln in enumerate(lines, 1):
+            if depth == 0 and ln.lstrip().startswith("#"):
+                head = no
+                continue
+            for i, ch in enumerate(ln):
+                if ch == "{":
+                    if depth == 0:
+                        before = "\n".join(lines[head:no - 1] + [ln[:i]]).rstrip()
+                        m = DEF_NAME.search(before) if before.endswith(")") else None
+                        fname, start = (m.group(1), no) if m else (None, no)
+                    depth += 1
+                elif ch == "}":
+                    depth -= 1
+                    if depth == 0:
+                        if fname:
+                            seen[f"{rel}:{fname}"] = (no - start + 1, start)
+                        fname, head = None, no
+                elif ch == ";" and depth == 0:
+                    head = no
+for where, (n, line) in sorted(seen.items()):
+    rel, fname = where.split(":")
+    if where in allow:
+        if n > allow[where]:
+            bad.append(f"{rel}:{line}: {fname}() has {n} lines, more than the {allow[where]} "
+                       f"it is allowed in {os.path.basename(allow_path)} (it may only shrink)")
+        elif n < allow[where]:
+            print(f"note: {rel}:{line}: {fname}() shrank to {n} lines: lower its entry in "
+                  f"{os.path.basename(allow_path)}" + (" (or remove it)" if n <= LIMIT else ""))
+    elif n > LIMIT:
+        bad.append(f"{rel}:{line}: {fname}() has {n} lines (at most {LIMIT}; split it)")
+for where in sorted(set(allow) - set(seen)):
+    print(f"note: {where}: listed in {os.path.basename(allow_path)} but gone: remove the entry")
+if os.environ.get("GB_STYLE_PRINT_LENGTHS"):
+    for where, (n, line) in sorted(seen.items(), key=lambda x: -x[1][0]):
+        if n > LIMIT:
+            print(f"{where} {n}")
 
 for b in bad:
     print(b)
