@@ -390,9 +390,16 @@ static int interpret(struct kload *k, const struct gc_value *root, const char *c
     snprintf(w, sizeof(w), "%s.server", cwhere);
     return kerr(k, cluster, w, "missing");
   }
-  if (strncmp(server, "https://", 8) != 0 && strncmp(server, "http://", 7) != 0) {
+  size_t scheme = strncmp(server, "https://", 8) == 0 ? 8 : strncmp(server, "http://", 7) == 0 ? 7 : 0;
+  if (!scheme) {
     snprintf(w, sizeof(w), "%s.server", cwhere);
     return kerr(k, gc_map_get(cluster, "server"), w, "must start with https:// or http://");
+  }
+  /* "https://" or "https:///x" names no host: curl would fail later with a
+   * message that no longer says which kubeconfig field is wrong. */
+  if (server[scheme] == '\0' || server[scheme] == '/') {
+    snprintf(w, sizeof(w), "%s.server", cwhere);
+    return kerr(k, gc_map_get(cluster, "server"), w, "names no host");
   }
   c->server = xstrdup(server);
   if (!c->server)

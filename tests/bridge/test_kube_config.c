@@ -226,6 +226,10 @@ START_TEST(bad_structure) {
       "current-context: x\ncontexts: [{name: x, context: {cluster: c}}]\n"
       "clusters: [{name: c, cluster: {server: 'ftp://x'}}]\n",
       "current-context: x\ncontexts: [{name: x, context: {cluster: c}}]\n"
+      "clusters: [{name: c, cluster: {server: 'https://'}}]\n",
+      "current-context: x\ncontexts: [{name: x, context: {cluster: c}}]\n"
+      "clusters: [{name: c, cluster: {server: 'http:///api'}}]\n",
+      "current-context: x\ncontexts: [{name: x, context: {cluster: c}}]\n"
       "clusters: [{name: c, cluster: {server: 'https://x', insecure-skip-tls-verify: maybe}}]\n",
       "apiVersion: v1\nkind: Config\n",
       "key: [unclosed\n",
@@ -233,7 +237,8 @@ START_TEST(bad_structure) {
   };
   static const char *needles[] = {"must be a mapping", "contexts[0].context.cluster: missing",
                                   "clusters[0].cluster.server: missing",
-                                  "must start with https://", "insecure-skip-tls-verify: must be",
+                                  "must start with https://", "server: names no host",
+                                  "server: names no host", "insecure-skip-tls-verify: must be",
                                   "current-context: not set", "", "empty kubeconfig"};
   for (size_t i = 0; i < sizeof(texts) / sizeof(*texts); i++) {
     struct gb_kube_config *c = NULL;
