@@ -284,6 +284,20 @@ static int64_t days_from_civil(int y, int m, int d) {
   return era * 146097 + doe - 719468;
 }
 
+size_t gb_tr_format_time(int64_t t, char *buf, size_t cap) {
+  /* Howard Hinnant's civil_from_days, the inverse of days_from_civil. */
+  int64_t days = t >= 0 ? t / 86400 : -((-t + 86399) / 86400), sec = t - days * 86400;
+  int64_t z = days + 719468, era = (z >= 0 ? z : z - 146096) / 146097;
+  int64_t doe = z - era * 146097, yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100), mp = (5 * doy + 2) / 153;
+  int64_t d = doy - (153 * mp + 2) / 5 + 1, m = mp < 10 ? mp + 3 : mp - 9;
+  int64_t y = yoe + era * 400 + (m <= 2);
+  int n = snprintf(buf, cap, "%04lld-%02lld-%02lldT%02lld:%02lld:%02lldZ", (long long)y,
+                   (long long)m, (long long)d, (long long)(sec / 3600),
+                   (long long)(sec / 60 % 60), (long long)(sec % 60));
+  return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : (cap ? cap - 1 : 0);
+}
+
 static int days_in_month(int y, int m) {
   static const int dm[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
   int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;

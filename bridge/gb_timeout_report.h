@@ -112,6 +112,10 @@ void gb_tr_histogram(const struct gb_tr_row *row, size_t nbins, int64_t upper_s,
  * dropped).  Returns 0 or GC_EINVAL. */
 int gb_tr_parse_time(const char *s, int64_t *out_s);
 
+/* Writes t (seconds since the epoch) as "2026-01-02T03:04:05Z" into buf
+ * (cap >= 21).  Returns the length. */
+size_t gb_tr_format_time(int64_t t, char *buf, size_t cap);
+
 /* Parses a Go time.ParseDuration string ("10m", "1h2m3.5s", "300ms"; units
  * ns, us, µs, ms, s, m, h) into whole seconds, rounded up.  Negative values
  * are returned as such.  Returns 0, GC_EINVAL or GC_ERANGE. */

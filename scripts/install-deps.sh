@@ -12,7 +12,7 @@ packages=(
   check libsubunit-dev
   clang libclang-rt-14-dev
   valgrind openssl
-  python3 python3-grpcio python3-protobuf python3-yaml
+  python3 python3-grpcio python3-protobuf python3-yaml chromium
 )
 # kubectl: use the machine's if present, else Debian's kubernetes-client.
 command -v kubectl >/dev/null 2>&1 || packages+=(kubernetes-client)

@@ -151,6 +151,13 @@ START_TEST(test_parse_time) {
   ck_assert_int_eq(t, 1709208000);
   ck_assert_int_eq(gb_tr_parse_time("2024-02-29T13:30:00+01:30", &t), 0);
   ck_assert_int_eq(t, 1709208000);
+  char buf[32];
+  gb_tr_format_time(1709208000, buf, sizeof(buf));
+  ck_assert_str_eq(buf, "2024-02-29T12:00:00Z");
+  gb_tr_format_time(1795507718, buf, sizeof(buf));
+  ck_assert_str_eq(buf, "2026-11-24T08:08:38Z");
+  gb_tr_format_time(0, buf, sizeof(buf));
+  ck_assert_str_eq(buf, "1970-01-01T00:00:00Z");
   const char *bad[] = {"2023-02-29T00:00:00Z", "2026-11-24 08:08:38Z", "2026-11-24T08:08:38",
                        "2026-13-01T00:00:00Z", "2026-11-24T08:08:38Zx", "2026-11-24T08:08:38.Z",
                        "", "yesterday"};
