@@ -492,7 +492,8 @@ static int read_all(struct tr_run *r) {
     if (kind && !strcmp(kind, "Pod") && (rc = read_pod(r, d)) == GC_ENOMEM)
       return rc;
   }
-  qsort(r->times, r->n_times, sizeof(*r->times), cmp_time);
+  if (r->n_times)
+    qsort(r->times, r->n_times, sizeof(*r->times), cmp_time);
   for (size_t i = 0; i < r->n_times; i++) {
     struct tr_pg *p = &r->pgs[r->times[i].pg];
     if (p->n_times++ == 0)

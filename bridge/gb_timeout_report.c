@@ -149,23 +149,30 @@ static int same_row(const struct gb_tr_gang *a, const struct gb_tr_gang *b) {
          gb_tr_size_class(a->size) == gb_tr_size_class(b->size);
 }
 
+static int cmp_i64(const void *pa, const void *pb) {
+  int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
+  return (a > b) - (a < b);
+}
+
 /* The most frequent effective timeout among the row's gangs (ties: the
- * smaller value, GB_TR_NO_TIMEOUT counting as the smallest). */
-static void row_timeout(struct gb_tr_gang *const *g, size_t n, struct gb_tr_row *row) {
+ * smaller value, GB_TR_NO_TIMEOUT counting as the smallest), by sorting the
+ * values and counting runs.  scratch has n slots. */
+static void row_timeout(struct gb_tr_gang *const *g, size_t n, int64_t *scratch,
+                        struct gb_tr_row *row) {
+  for (size_t i = 0; i < n; i++)
+    scratch[i] = g[i]->timeout_s;
+  qsort(scratch, n, sizeof(*scratch), cmp_i64);
   int64_t best = GB_TR_NO_TIMEOUT;
   size_t best_n = 0;
-  for (size_t i = 0; i < n; i++) {
-    int64_t t = g[i]->timeout_s;
-    size_t k = 0;
-    for (size_t j = 0; j < n; j++)
-      k += g[j]->timeout_s == t;
-    if (k > best_n || (k == best_n && t < best)) {
-      best = t;
-      best_n = k;
+  for (size_t i = 0; i < n;) {
+    size_t j = i + 1;
+    while (j < n && scratch[j] == scratch[i])
+      j++;
+    if (j - i > best_n) {
+      best = scratch[i];
+      best_n = j - i;
     }
-    /* Rows are mostly uniform: stop once a value holds the majority. */
-    if (best_n * 2 > n)
-      break;
+    i = j;
   }
   row->timeout_s = best;
   row->timeout_gangs = best_n;
@@ -192,7 +199,12 @@ static int fill_row(struct gb_tr_gang *const *g, size_t n, const struct gb_tr_op
   row->max_s = row->waits[n - 1];
   if (o->has_whatif)
     row->whatif_cut = count_above(row->waits, n, o->whatif_s);
-  row_timeout(g, n, row);
+  /* Counting timeouts needs them sorted; the row is sorted by wait. */
+  int64_t *scratch = malloc(n * sizeof(*scratch));
+  if (!scratch)
+    return GC_ENOMEM;
+  row_timeout(g, n, scratch, row);
+  free(scratch);
   return gb_tr_suggest(row->waits, n, row->censored, row->backend, &o->rule, &row->suggested_s,
                        &row->suggested_capped, row->reason, sizeof(row->reason));
 }

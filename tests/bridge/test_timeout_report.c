@@ -141,6 +141,30 @@ START_TEST(test_report_rows) {
 }
 END_TEST
 
+START_TEST(test_row_timeout_ties) {
+  /* No majority: 60 and 120 twice each, none once: the tie goes to 60. */
+  struct gb_tr_gang g[5];
+  int64_t t[5] = {120, 60, GB_TR_NO_TIMEOUT, 120, 60};
+  for (int i = 0; i < 5; i++)
+    g[i] = (struct gb_tr_gang){"ns", "g", "q", GB_TR_VOLCANO, 1, 10 * i, 0, t[i]};
+  struct gb_tr_options o = {0};
+  struct gb_tr_report *r = NULL;
+  ck_assert_int_eq(gb_tr_report_build(g, 5, &o, &r), 0);
+  ck_assert_uint_eq(r->n_rows, 1);
+  ck_assert_int_eq(r->rows[0].timeout_s, 60);
+  ck_assert_uint_eq(r->rows[0].timeout_gangs, 2);
+  gb_tr_report_free(r);
+  /* Mostly without a timeout: the row's timeout is none. */
+  t[0] = t[3] = GB_TR_NO_TIMEOUT;
+  for (int i = 0; i < 5; i++)
+    g[i].timeout_s = t[i];
+  ck_assert_int_eq(gb_tr_report_build(g, 5, &o, &r), 0);
+  ck_assert_int_eq(r->rows[0].timeout_s, GB_TR_NO_TIMEOUT);
+  ck_assert_uint_eq(r->rows[0].timeout_gangs, 3);
+  gb_tr_report_free(r);
+}
+END_TEST
+
 START_TEST(test_parse_time) {
   int64_t t = 0;
   ck_assert_int_eq(gb_tr_parse_time("1970-01-01T00:00:00Z", &t), 0);
@@ -199,6 +223,7 @@ int main(void) {
   tcase_add_test(tc, test_quantile_nearest_rank);
   tcase_add_test(tc, test_suggest_rule);
   tcase_add_test(tc, test_report_rows);
+  tcase_add_test(tc, test_row_timeout_ties);
   tcase_add_test(tc, test_parse_time);
   tcase_add_test(tc, test_parse_duration);
   suite_add_tcase(s, tc);
