@@ -77,7 +77,8 @@ struct tr_run {
 static void usage(FILE *f) {
   fprintf(f,
           "usage: gangbridge timeouts report -f PATH [-f PATH...] [options]\n"
-          "       gangbridge timeouts report --live [--kubeconfig PATH] [--context NAME] [options]\n"
+          "       gangbridge timeouts report --live [--kubeconfig PATH] [--context NAME]\n"
+          "                                  [options]\n"
           "\n"
           "Reports how long gangs waited to be scheduled, per backend x queue x size class\n"
           "(1, 2-7, 8-31, 32-127, 128+): p50/p90/p99/max wait, the effective timeout, how\n"
@@ -570,9 +571,9 @@ static void write_table(const struct gb_tr_report *rep, int64_t now) {
   for (size_t i = 0; i < rep->n_rows; i++) {
     const struct gb_tr_row *r = &rep->rows[i];
     timeout_cell(r, t, sizeof(t));
-    printf("%-12s  %-*s  %-6s  %6zu  %8zu  %9s  %9s  %9s  %9s  %-16s  %8zu  %-9s", backend_name(r->backend),
-           qw, *r->queue ? r->queue : "-", gb_tr_size_class_name(r->size_class), r->gangs,
-           r->censored, dur(r->p50_s, a), dur(r->p90_s, b), dur(r->p99_s, c), dur(r->max_s, d),
+    printf("%-12s  %-*s  %-6s  %6zu  %8zu  %9s  %9s  %9s  %9s  %-16s  %8zu  %-9s",
+           backend_name(r->backend), qw, *r->queue ? r->queue : "-",
+           gb_tr_size_class_name(r->size_class), r->gangs, r->censored, dur(r->p50_s, a), dur(r->p90_s, b), dur(r->p99_s, c), dur(r->max_s, d),
            t, r->exceeded, dur(r->suggested_s, e));
     if (o->has_whatif)
       printf("  %zu", r->whatif_cut);
@@ -644,7 +645,8 @@ static int write_json(const struct gb_tr_report *rep, int64_t now) {
   put(&j, doc, "now", gc_value_strz(j.a, nows));
   put_int(&j, rule, "marginPermille", o->rule.margin_permille);
   put_int(&j, rule, "floorSeconds", o->rule.floor_s);
-  put(&j, rule, "maxSeconds", o->rule.max_s ? gc_value_int(j.a, o->rule.max_s) : gc_value_null(j.a));
+  put(&j, rule, "maxSeconds",
+      o->rule.max_s ? gc_value_int(j.a, o->rule.max_s) : gc_value_null(j.a));
   put(&j, doc, "rule", rule);
   if (o->has_whatif)
     put_int(&j, doc, "whatIfSeconds", o->whatif_s);
@@ -728,8 +730,8 @@ static void html_histogram(const struct gb_tr_row *r) {
   char d[24], m[24];
   printf("<text x=\"%d\" y=\"%d\" font-size=\"12\">0s</text><text x=\"%d\" y=\"%d\" "
          "font-size=\"12\" text-anchor=\"end\">%s%s (max %s)</text>\n",
-         HIST_PAD, HIST_H - 10, HIST_W - HIST_PAD, HIST_H - 10, r->max_s >= upper ? "last bar: >= " : "",
-         dur(upper, d), dur(r->max_s, m));
+         HIST_PAD, HIST_H - 10, HIST_W - HIST_PAD, HIST_H - 10,
+         r->max_s >= upper ? "last bar: >= " : "", dur(upper, d), dur(r->max_s, m));
   html_mark(r->timeout_s, upper, "#d62728", "current", 0);
   html_mark(r->suggested_s, upper, "#2ca02c", "suggested", 14);
   printf("</svg>\n");

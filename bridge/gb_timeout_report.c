@@ -123,8 +123,8 @@ int gb_tr_suggest(const int64_t *sorted, size_t n, size_t censored, enum gb_tr_b
                      p99s, (long long)(rule->margin_permille / 1000),
                      (long long)(rule->margin_permille % 1000), raws, why, vs, over, n);
   if (censored && len > 0 && (size_t)len < cap)
-    snprintf(reason + len, cap - (size_t)len, "; %zu never scheduled (their waits are lower bounds)",
-             censored);
+    snprintf(reason + len, cap - (size_t)len,
+             "; %zu never scheduled (their waits are lower bounds)", censored);
   return GC_OK;
 }
 
