@@ -573,8 +573,9 @@ static void write_table(const struct gb_tr_report *rep, int64_t now) {
     timeout_cell(r, t, sizeof(t));
     printf("%-12s  %-*s  %-6s  %6zu  %8zu  %9s  %9s  %9s  %9s  %-16s  %8zu  %-9s",
            backend_name(r->backend), qw, *r->queue ? r->queue : "-",
-           gb_tr_size_class_name(r->size_class), r->gangs, r->censored, dur(r->p50_s, a), dur(r->p90_s, b), dur(r->p99_s, c), dur(r->max_s, d),
-           t, r->exceeded, dur(r->suggested_s, e));
+           gb_tr_size_class_name(r->size_class), r->gangs, r->censored, dur(r->p50_s, a),
+           dur(r->p90_s, b), dur(r->p99_s, c), dur(r->max_s, d), t, r->exceeded,
+           dur(r->suggested_s, e));
     if (o->has_whatif)
       printf("  %zu", r->whatif_cut);
     printf("\n");
