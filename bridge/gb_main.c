@@ -20,6 +20,7 @@ static const struct command commands[] = {
     {"place", gb_cmd_place, "evaluate where a gang fits on a cluster topology"},
     {"serve", gb_cmd_serve, "run the gRPC service (GangCalculator, PlacementEvaluator, Health)"},
     {"call", gb_cmd_call, "call a running service: calculate, evaluate or health"},
+    {"timeouts", gb_cmd_timeouts, "report gang scheduling waits and suggest PodGroup timeouts"},
     {NULL, NULL, NULL},
 };
 

@@ -14,6 +14,7 @@ packages=(
   valgrind openssl
   python3 python3-grpcio python3-protobuf python3-yaml
   curl git
+  chromium
 )
 # kubectl: use the machine's if present, else Debian's kubernetes-client.
 command -v kubectl >/dev/null 2>&1 || packages+=(kubernetes-client)

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * gb_timeout_report: the statistics behind `gangbridge timeouts report`.  It
+ * owns the arithmetic only: size classes, exact nearest-rank quantiles, the
+ * suggested-timeout rule, --what-if counts, histograms, and the parsing of
+ * the two time notations PodGroups use (RFC 3339 timestamps, Go durations).
+ * It does no I/O and never prints, so it could move into a pure library; the
+ * command (gb_cmd_timeouts.c) turns PodGroups and pods into gb_tr_gang
+ * observations and writes the report as a table, JSON or HTML.
+ *
+ * All times are whole seconds.  Kubernetes timestamps have second resolution;
+ * durations are rounded up to whole seconds (a timeout of 1.5s counts as 2s).
+ */
+#ifndef GB_TIMEOUT_REPORT_H
+#define GB_TIMEOUT_REPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gc_diag.h"
+
+enum gb_tr_backend { GB_TR_VOLCANO, GB_TR_COSCHEDULING };
+
+#define GB_TR_CLASSES 5          /* gang sizes 1, 2-7, 8-31, 32-127, 128+ */
+#define GB_TR_NO_TIMEOUT (-1)    /* a gang or row has no effective timeout */
+#define GB_TR_COSCHED_CAP_S 900  /* kube-scheduler caps Permit waits at 15 min */
+#define GB_TR_REASON_MAX 320     /* bytes of a row's one-line reasoning */
+
+/* One observed gang.  Strings are borrowed from the caller and must outlive
+ * any report built from it. */
+struct gb_tr_gang {
+  const char *namespace_, *name;
+  const char *queue; /* "" when the PodGroup names none */
+  enum gb_tr_backend backend;
+  int64_t size;      /* spec.minMember */
+  int64_t wait_s;    /* creation to schedule, or to "now" when censored; >= 0 */
+  int censored;      /* never scheduled: wait_s is a lower bound */
+  int64_t timeout_s; /* effective timeout, or GB_TR_NO_TIMEOUT */
+};
+
+/* The suggestion rule's knobs (see gb_tr_suggest). */
+struct gb_tr_rule {
+  int64_t margin_permille; /* p99 is multiplied by this / 1000; default 1500 */
+  int64_t floor_s;         /* never suggest less; default 60 */
+  int64_t max_s;           /* never suggest more (0: the backend's cap only) */
+};
+
+struct gb_tr_options {
+  struct gb_tr_rule rule;
+  int has_whatif;
+  int64_t whatif_s; /* --what-if: count gangs whose wait exceeds it */
+};
+
+/* One queue x size class x backend line of the report. */
+struct gb_tr_row {
+  const char *queue; /* borrowed from the gangs */
+  enum gb_tr_backend backend;
+  int size_class;
+  size_t gangs, censored;
+  int64_t p50_s, p90_s, p99_s, max_s;
+  int64_t timeout_s;   /* most frequent effective timeout, or GB_TR_NO_TIMEOUT */
+  size_t timeout_gangs; /* gangs that have that timeout */
+  size_t exceeded;      /* gangs whose wait exceeded their own effective timeout */
+  int64_t suggested_s;
+  int suggested_capped; /* the suggestion was lowered to the backend's cap or max_s */
+  size_t whatif_cut;    /* gangs with wait > whatif_s (when has_whatif) */
+  char reason[GB_TR_REASON_MAX];
+  int64_t *waits; /* sorted ascending, `gangs` of them, owned by the report */
+};
+
+struct gb_tr_report {
+  struct gb_tr_row *rows; /* sorted by backend, queue, size class */
+  size_t n_rows;
+  size_t gangs, censored, exceeded, whatif_cut;
+  struct gb_tr_options opts;
+};
+
+/* Index 0..4 of the size class of a gang of `size` members (sizes below 1
+ * count as 1), and its name ("1", "2-7", "8-31", "32-127", "128+"). */
+int gb_tr_size_class(int64_t size);
+const char *gb_tr_size_class_name(int size_class);
+
+/* Fills defaults into zero fields of *o (margin 1500, floor 60 s). */
+void gb_tr_options_defaults(struct gb_tr_options *o);
+
+/* Nearest-rank quantile: the value at 1-based rank ceil(pct/100 * n) of the
+ * n ascending values (rank 1 when that is 0).  pct in 1..100; n >= 1. */
+int64_t gb_tr_quantile(const int64_t *sorted, size_t n, int pct);
+
+/* The suggestion rule: ceil(p99 * margin), rounded up to a step (10 s below
+ * 2 min, 1 min below 1 h, 5 min above), then raised to floor_s and lowered
+ * to the backend's cap (900 s for coscheduling) and to max_s if set.
+ * Writes the value to *out_s, whether it was capped to *capped, and the
+ * one-line reasoning to reason (cap bytes).  Returns 0 or GC_EINVAL (n 0). */
+int gb_tr_suggest(const int64_t *sorted, size_t n, size_t censored, enum gb_tr_backend backend,
+                  const struct gb_tr_rule *rule, int64_t *out_s, int *capped, char *reason,
+                  size_t cap);
+
+/* Builds the report over n gangs.  *out is new (caller frees with
+ * gb_tr_report_free); gangs are borrowed for the report's lifetime (its rows
+ * point at their queue strings).  Returns 0 or GC_ENOMEM. */
+int gb_tr_report_build(const struct gb_tr_gang *gangs, size_t n, const struct gb_tr_options *opts,
+                       struct gb_tr_report **out);
+void gb_tr_report_free(struct gb_tr_report *r);
+
+/* Counts the row's waits into nbins equal bins over [0, upper_s]; waits
+ * above upper_s go into the last bin.  counts has nbins slots. */
+void gb_tr_histogram(const struct gb_tr_row *row, size_t nbins, int64_t upper_s, size_t *counts);
+
+/* Parses an RFC 3339 timestamp ("2026-01-02T03:04:05Z", optional fraction,
+ * "Z" or a +hh:mm offset) into seconds since the Unix epoch (the fraction is
+ * dropped).  Returns 0 or GC_EINVAL. */
+int gb_tr_parse_time(const char *s, int64_t *out_s);
+
+/* Writes t (seconds since the epoch) as "2026-01-02T03:04:05Z" into buf
+ * (cap >= 21).  Returns the length. */
+size_t gb_tr_format_time(int64_t t, char *buf, size_t cap);
+
+/* Parses a Go time.ParseDuration string ("10m", "1h2m3.5s", "300ms"; units
+ * ns, us, µs, ms, s, m, h) into whole seconds, rounded up.  Negative values
+ * are returned as such.  Returns 0, GC_EINVAL or GC_ERANGE. */
+int gb_tr_parse_duration(const char *s, int64_t *out_s);
+
+/* Writes s seconds as a Go-style duration ("0s", "45s", "6m15s", "1h0m5s").
+ * Returns the length written (cap >= 24 always suffices). */
+size_t gb_tr_format_duration(int64_t s, char *buf, size_t cap);
+
+#endif

@@ -1,0 +1,371 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# `gangbridge timeouts report`: a generated dump of 10,000 PodGroups (Volcano and coscheduling,
+# three queues, every size class, censored gangs, extra pods beyond minMember, every timeout
+# notation) whose expected figures the generator computes on its own (nearest-rank quantiles,
+# the suggestion rule, --what-if counts), compared with -o json exactly; then inputs (stdin,
+# directories, Lists), errors at file:line:col, usage, the table, and the HTML page: no external
+# references, and a real headless Chromium screenshot that shows the bars and both timeout marks.
+set -u
+cd "${GB_SRC:?}"
+bin=${GANGBRIDGE:?}
+pass=0 fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+expect() { # description, wanted exit, command...
+  local what=$1 want=$2; shift 2
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  local got=$?
+  if [ "$got" = "$want" ]; then pass=$((pass+1)); else
+    echo "FAIL $what: exit $got, want $want"; sed 's/^/    /' "$tmp/err" | head; fail=$((fail+1)); fi
+}
+has() { # description, file, fixed string
+  if grep -qF -- "$3" "$2"; then pass=$((pass+1)); else
+    echo "FAIL $1: '$3' not in $2:"; sed 's/^/    /' "$2" | head -20; fail=$((fail+1)); fi
+}
+check() { # description, command...
+  local what=$1; shift
+  if "$@" >"$tmp/chk" 2>&1; then pass=$((pass+1)); else
+    echo "FAIL $what:"; sed 's/^/    /' "$tmp/chk" | head -30; fail=$((fail+1)); fi
+}
+
+# ---- the generated dump and its expected report ---------------------------------------------
+cat >"$tmp/gen.py" <<'PY'
+import json, math, os, random, sys
+
+out_dir, n_total = sys.argv[1], int(sys.argv[2])
+rng = random.Random(20261124)
+T0 = 1767225600  # 2026-01-01T00:00:00Z
+NOW = T0 + n_total * 30 + 600
+
+def ts(t):
+    import datetime
+    return datetime.datetime.fromtimestamp(t, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+# (backend, queue) -> mean wait per size class, seconds.
+QUEUES = [("volcano", "research", [20, 60, 240, 900, 2400]),
+          ("volcano", "prod", [5, 15, 45, 200, 700]),
+          ("coscheduling", "", [3, 10, 40, 150, 500])]
+SIZES = [(1, 1), (2, 7), (8, 31), (32, 40), (128, 134)]
+WEIGHTS = [40, 30, 20, 8, 2]
+
+def timeout_of(backend, queue):
+    """Returns (metadata annotations, spec fields, effective timeout or None)."""
+    r = rng.random()
+    if backend == "volcano":
+        if queue == "research":
+            if r < 0.8: return {"volcano.sh/sla-waiting-time": "10m"}, {}, 600
+            if r < 0.9: return {"volcano.sh/sla-waiting-time": "1h0m30s"}, {}, 3630
+            return {}, {}, None
+        if r < 0.7: return {"sla-waiting-time": "5m"}, {}, 300
+        if r < 0.71: return {"volcano.sh/sla-waiting-time": "0s"}, {}, None  # Volcano ignores <= 0
+        return {}, {}, None
+    if r < 0.7: return {}, {"scheduleTimeoutSeconds": 300}, 300
+    if r < 0.85: return {}, {"scheduleTimeoutSeconds": 1200}, 900  # kube-scheduler's cap
+    return {}, {}, None
+
+gangs, pgs, pods = [], [], []
+for i in range(n_total):
+    backend, queue, means = QUEUES[i % 3]
+    cls = rng.choices(range(5), WEIGHTS)[0]
+    size = rng.randint(*SIZES[cls])
+    ns = "team-%d" % (i % 7)
+    name = "pg-%05d" % i
+    created = T0 + i * 30
+    ann, spec_extra, timeout = timeout_of(backend, queue)
+    wait = int(rng.expovariate(1.0 / means[cls]))
+    # Gangs still pending are the recent ones: older ones scheduled or were deleted.
+    censored = i >= n_total * 0.95 and rng.random() < 0.3
+    spec = {"minMember": size}
+    spec.update(spec_extra)
+    if backend == "volcano":
+        pg = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+              "metadata": {"name": name, "namespace": ns, "creationTimestamp": ts(created)},
+              "spec": dict(spec, queue=queue), "status": {"phase": "Pending" if censored else "Running"}}
+    else:
+        pg = {"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
+              "metadata": {"name": name, "namespace": ns, "creationTimestamp": ts(created)},
+              "spec": spec}
+    if ann:
+        pg["metadata"]["annotations"] = ann
+    pgs.append(pg)
+    # The last counted pod (the minMember-th to schedule) schedules at created + wait; the others
+    # earlier; a censored gang has one pod fewer scheduled; some gangs have a later extra pod.
+    times = [created + rng.randint(0, wait) for _ in range(size - 1)] + [created + wait]
+    if censored:
+        times[-1] = None
+    if rng.random() < 0.1 and not censored:
+        times.append(created + wait + 500)
+    rng.shuffle(times)
+    for k, t in enumerate(times):
+        meta = {"name": "%s-%d" % (name, k), "namespace": ns}
+        if backend == "volcano":
+            meta["annotations"] = {"scheduling.k8s.io/group-name": name}
+        else:
+            meta["labels"] = {"scheduling.x-k8s.io/pod-group": name}
+        cond = ({"type": "PodScheduled", "status": "True", "lastTransitionTime": ts(t)} if t
+                else {"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+                      "lastTransitionTime": ts(created)})
+        pods.append({"metadata": meta, "status": {"phase": "Running" if t else "Pending",
+                                                  "conditions": [cond]}})
+    gangs.append(dict(backend=backend, queue=queue, cls=cls,
+                      wait=(NOW - created) if censored else wait, censored=censored,
+                      timeout=timeout))
+
+# A third of the dump as kubectl List JSON files (PodList typed, items without kind), the PodGroups
+# as one YAML List per backend chunk: the loader sees both notations and directories.
+os.makedirs(os.path.join(out_dir, "pods"), exist_ok=True)
+for c in range(0, len(pods), 20000):
+    with open(os.path.join(out_dir, "pods", "pods-%03d.json" % (c // 20000)), "w") as f:
+        json.dump({"apiVersion": "v1", "kind": "PodList", "metadata": {}, "items": pods[c:c + 20000]}, f)
+for c in range(0, len(pgs), 2500):
+    with open(os.path.join(out_dir, "podgroups-%d.json" % (c // 2500)), "w") as f:
+        json.dump({"apiVersion": "v1", "kind": "List", "items": pgs[c:c + 2500]}, f, indent=1)
+
+# ---- expected figures, computed independently of gangbridge ----
+MARGIN, FLOOR, WHATIF = 1.5, 60, 600
+def rank(vals, p):  # nearest rank: value at 1-based rank ceil(p/100 * n)
+    return vals[max(1, math.ceil(p * len(vals) / 100)) - 1]
+def suggest(p99, backend):
+    raw = math.ceil(p99 * 1500 / 1000)
+    step = 10 if raw < 120 else 60 if raw < 3600 else 300
+    v = math.ceil(raw / step) * step
+    v = max(v, FLOOR)
+    capped = backend == "coscheduling" and v > 900
+    return (900 if capped else v), capped
+CLASSNAMES = ["1", "2-7", "8-31", "32-127", "128+"]
+rows = {}
+for g in gangs:
+    rows.setdefault((0 if g["backend"] == "volcano" else 1, g["queue"], g["cls"]), []).append(g)
+expected = []
+for key in sorted(rows):
+    gs = rows[key]
+    waits = sorted(g["wait"] for g in gs)
+    counts = {}
+    for g in gs:
+        counts[g["timeout"]] = counts.get(g["timeout"], 0) + 1
+    best = max(counts.items(), key=lambda kv: (kv[1], -(kv[0] if kv[0] is not None else -1)))
+    sugg, capped = suggest(rank(waits, 99), gs[0]["backend"])
+    expected.append({
+        "backend": gs[0]["backend"], "queue": key[1], "sizeClass": CLASSNAMES[key[2]],
+        "gangs": len(gs), "censored": sum(g["censored"] for g in gs),
+        "p50Seconds": rank(waits, 50), "p90Seconds": rank(waits, 90),
+        "p99Seconds": rank(waits, 99), "maxSeconds": waits[-1],
+        "timeoutSeconds": best[0], "timeoutGangs": best[1],
+        "exceeded": sum(1 for g in gs if g["timeout"] is not None and g["wait"] > g["timeout"]),
+        "suggestedSeconds": sugg, "suggestedCapped": capped,
+        "whatIfCut": sum(1 for w in waits if w > WHATIF)})
+json.dump({"now": ts(NOW), "rows": expected}, open(os.path.join(out_dir, "..", "expected.json"), "w"))
+PY
+
+cat >"$tmp/compare.py" <<'PY'
+import json, sys
+got, want = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert got["now"] == want["now"], (got["now"], want["now"])
+assert len(got["rows"]) == len(want["rows"]) == 15, (len(got["rows"]), len(want["rows"]))
+bad = 0
+for g, w in zip(got["rows"], want["rows"]):
+    for k, v in w.items():
+        if g.get(k) != v:
+            print("row %s/%s/%s: %s = %r, want %r" % (w["backend"], w["queue"], w["sizeClass"], k, g.get(k), v))
+            bad += 1
+    if not g.get("reason", "").startswith("p99 "):
+        print("row reason: %r" % g.get("reason")); bad += 1
+tot = got["totals"]
+assert tot["gangs"] == 10000, tot
+assert tot["whatIfCut"] == sum(w["whatIfCut"] for w in want["rows"]), tot
+assert got["whatIfSeconds"] == 600 and got["rule"]["marginPermille"] == 1500, got
+sys.exit(1 if bad else 0)
+PY
+
+mkdir -p "$tmp/dump/in"
+check "generator" /usr/bin/python3 "$tmp/gen.py" "$tmp/dump/in" 10000
+now=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["now"])' "$tmp/dump/expected.json")
+expect "report over 10,000 PodGroups" 0 "$bin" timeouts report -f "$tmp/dump/in" --now "$now" --what-if 10m -o json
+cp "$tmp/out" "$tmp/big.json"
+check "exact quantiles, suggestions and what-if counts" /usr/bin/python3 "$tmp/compare.py" "$tmp/big.json" "$tmp/dump/expected.json"
+expect "table over the dump" 0 "$bin" timeouts report -f "$tmp/dump/in" --now "$now" --what-if 10m
+has "table header" "$tmp/out" "QUEUE"
+has "table what-if column" "$tmp/out" "CUT BY 10m0s"
+has "table coscheduling cap" "$tmp/out" "capped at kube-scheduler's 15m Permit limit"
+
+# ---- small inputs: stdin, YAML, default now, matching rules ---------------------------------
+cat >"$tmp/small.yaml" <<'Y'
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: PodGroup
+metadata:
+  name: g1
+  namespace: ml
+  creationTimestamp: "2026-03-01T10:00:00Z"
+  annotations: {volcano.sh/sla-waiting-time: 2m}
+spec: {minMember: 2, queue: gpu}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: g1-a, namespace: ml, annotations: {scheduling.k8s.io/group-name: g1}}
+status:
+  conditions:
+  - {type: PodScheduled, status: "True", lastTransitionTime: "2026-03-01T10:01:00Z"}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: g1-b, namespace: ml, annotations: {scheduling.k8s.io/group-name: g1}}
+status:
+  conditions:
+  - {type: PodScheduled, status: "True", lastTransitionTime: "2026-03-01T10:03:00Z"}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: other-ns, namespace: elsewhere, annotations: {scheduling.k8s.io/group-name: g1}}
+status:
+  conditions:
+  - {type: PodScheduled, status: "True", lastTransitionTime: "2026-03-01T10:00:10Z"}
+---
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: PodGroup
+metadata: {name: g2, namespace: ml, creationTimestamp: "2026-03-01T10:00:00Z"}
+spec: {minMember: 1, queue: gpu}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: last, namespace: ml}
+status:
+  conditions:
+  - {type: PodScheduled, status: "True", lastTransitionTime: "2026-03-01T10:20:00Z"}
+Y
+expect "stdin yaml" 0 sh -c "$bin timeouts report -o json -f - <'$tmp/small.yaml'"
+check "small: waits, censoring, default now" /usr/bin/python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["now"] == "2026-03-01T10:20:00Z", d["now"]   # the newest timestamp in the dump
+r1, = [r for r in d["rows"] if r["sizeClass"] == "2-7"]
+assert r1["queue"] == "gpu" and r1["p50Seconds"] == 180 and r1["censored"] == 0, r1
+assert r1["timeoutSeconds"] == 120 and r1["exceeded"] == 1, r1    # 3m > 2m
+r2, = [r for r in d["rows"] if r["sizeClass"] == "1"]
+assert r2["censored"] == 1 and r2["maxSeconds"] == 1200 and r2["timeoutSeconds"] is None, r2
+' "$tmp/out"
+
+# ---- errors at file:line:col; every one reported ---------------------------------------------
+printf 'kind: PodGroup\nmetadata: [1, 2\n' >"$tmp/bad1.yaml"
+cat >"$tmp/bad2.yaml" <<'Y'
+apiVersion: scheduling.x-k8s.io/v1alpha1
+kind: PodGroup
+metadata:
+  name: late
+  namespace: ml
+  creationTimestamp: "yesterday"
+spec: {minMember: 2}
+---
+apiVersion: scheduling.x-k8s.io/v1alpha1
+kind: PodGroup
+metadata: {name: t, namespace: ml, creationTimestamp: "2026-03-01T10:00:00Z"}
+spec: {minMember: 2, scheduleTimeoutSeconds: "soon"}
+---
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: PodGroup
+metadata:
+  name: v
+  namespace: ml
+  creationTimestamp: "2026-03-01T10:00:00Z"
+  annotations: {volcano.sh/sla-waiting-time: "ten minutes"}
+spec: {minMember: 2}
+Y
+expect "bad inputs" 1 "$bin" timeouts report -f "$tmp/bad1.yaml" -f "$tmp/bad2.yaml"
+has "syntax error at file:line:col" "$tmp/err" "$tmp/bad1.yaml:3:1: did not find expected"
+has "bad timestamp at file:line:col" "$tmp/err" "$tmp/bad2.yaml:6:22: ml/late: metadata.creationTimestamp: not an RFC 3339 timestamp"
+has "bad timeout at file:line:col" "$tmp/err" "$tmp/bad2.yaml:12:46: ml/t: spec.scheduleTimeoutSeconds: not an integer"
+has "bad sla annotation warned" "$tmp/err" "ml/v: metadata.annotations.volcano.sh/sla-waiting-time: \"ten minutes\" is not a Go duration"
+expect "missing file" 1 "$bin" timeouts report -f "$tmp/none.yaml"
+has "missing file named" "$tmp/err" "$tmp/none.yaml"
+expect "no podgroups" 1 "$bin" timeouts report -f "$tmp/dump/in/pods"
+has "no podgroups said" "$tmp/err" "no PodGroup"
+
+# ---- usage ----------------------------------------------------------------------------------
+expect "help" 0 "$bin" timeouts --help
+has "help names report" "$tmp/out" "report"
+expect "report help" 0 "$bin" timeouts report --help
+has "report help shows --what-if" "$tmp/out" "--what-if"
+expect "no subcommand" 2 "$bin" timeouts
+expect "unknown subcommand" 2 "$bin" timeouts tune
+expect "no input" 2 "$bin" timeouts report
+expect "bad output" 2 "$bin" timeouts report -o xml -f "$tmp/small.yaml"
+expect "bad what-if" 2 "$bin" timeouts report --what-if 10 -f "$tmp/small.yaml"
+has "bad what-if named" "$tmp/err" "'10'"
+expect "bad now" 2 "$bin" timeouts report --now today -f "$tmp/small.yaml"
+expect "bad margin" 2 "$bin" timeouts report --margin 0.5 -f "$tmp/small.yaml"
+expect "margin 2" 0 "$bin" timeouts report --margin 2 -o json -f "$tmp/small.yaml"
+has "margin 2 applied" "$tmp/out" '"marginPermille": 2000'
+expect "stray argument" 2 "$bin" timeouts report "$tmp/small.yaml"
+expect "live cluster not built" 2 "$bin" timeouts report --kubeconfig "$tmp/kubeconfig"
+has "live cluster said not built" "$tmp/err" "reading a live cluster is not built yet"
+
+# ---- HTML: self-contained, and it renders -----------------------------------------------------
+expect "html" 0 "$bin" timeouts report -f "$tmp/dump/in" --now "$now" -o html
+cp "$tmp/out" "$tmp/report.html"
+check "html is self-contained" /usr/bin/python3 -c '
+import re, sys
+h = open(sys.argv[1]).read()
+assert h.startswith("<!DOCTYPE html>"), h[:40]
+for pat in [r"https?:", r"\bsrc\s*=", r"<link\b", r"@import", r"url\(", r"<script\b"]:
+    m = re.search(pat, h, re.I)
+    assert not m, "external reference: %r near %r" % (pat, h[max(0, m.start() - 60):m.end() + 60])
+assert h.count("<svg") == 15, h.count("<svg")
+' "$tmp/report.html"
+
+chrome=$(command -v chromium || true)
+if [ -z "$chrome" ]; then
+  echo "FAIL html screenshot: chromium is not installed (bash scripts/install-deps.sh installs it)"
+  fail=$((fail+1))
+else
+  # The first histogram sits near the top of the page: a tall window shows several.
+  timeout 120 "$chrome" --headless --no-sandbox --disable-gpu --hide-scrollbars \
+    --user-data-dir="$tmp/chrome" --window-size=1000,1600 --screenshot="$tmp/shot.png" \
+    "file://$tmp/report.html" >"$tmp/chrome.log" 2>&1
+  check "html screenshot shows the bars and both timeout marks" /usr/bin/python3 - "$tmp/shot.png" <<'PY'
+import struct, sys, zlib
+data = open(sys.argv[1], "rb").read()
+assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+pos, idat, w = 8, b"", 0
+while pos < len(data):
+    n, typ = struct.unpack(">I4s", data[pos:pos + 8])
+    body = data[pos + 8:pos + 8 + n]
+    if typ == b"IHDR":
+        w, h, depth, ctype = struct.unpack(">IIBB", body[:10])
+        assert depth == 8 and ctype in (2, 6), (depth, ctype)
+        bpp = 3 if ctype == 2 else 4
+    elif typ == b"IDAT":
+        idat += body
+    pos += 12 + n
+raw, stride = zlib.decompress(idat), w * bpp
+prev, counts = bytearray(stride), {}
+for y in range(h):
+    f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+    for x in range(stride):
+        a = line[x - bpp] if x >= bpp else 0
+        b, c = prev[x], (prev[x - bpp] if x >= bpp else 0)
+        if f == 1: line[x] = (line[x] + a) & 255
+        elif f == 2: line[x] = (line[x] + b) & 255
+        elif f == 3: line[x] = (line[x] + (a + b) // 2) & 255
+        elif f == 4:
+            p = a + b - c; pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+            line[x] = (line[x] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+    for x in range(0, stride, bpp):
+        px = tuple(line[x:x + 3])
+        counts[px] = counts.get(px, 0) + 1
+    prev = line
+def near(rgb, tol=24):
+    return sum(n for px, n in counts.items() if all(abs(px[i] - rgb[i]) <= tol for i in range(3)))
+total = w * h
+white = near((255, 255, 255), 4)
+bars, current, suggested = near((59, 111, 212)), near((214, 39, 40)), near((44, 160, 44))
+print("pixels %d, non-white %d, bars %d, current %d, suggested %d" % (total, total - white, bars, current, suggested))
+assert total - white > total // 50, "the page looks blank"
+assert bars > 2000, "no histogram bars"
+assert current > 200, "no current-timeout mark"
+assert suggested > 200, "no suggested-timeout mark"
+PY
+fi
+
+echo "timeouts CLI: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
