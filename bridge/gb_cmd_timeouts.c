@@ -15,6 +15,8 @@
 
 #include "gb_cli.h"
 #include "gb_emit.h"
+#include "gb_kube_client.h"
+#include "gb_kube_config.h"
 #include "gb_manifest.h"
 #include "gb_timeout_report.h"
 
@@ -31,6 +33,9 @@ struct tr_opts {
   struct gb_tr_options report;
   int has_now;
   int64_t now_s;
+  int live;               /* read the cluster instead of files */
+  const char *kubeconfig; /* NULL: $KUBECONFIG, in-cluster, ~/.kube/config */
+  const char *context;
 };
 
 /* One PodGroup as read from the dump. */
@@ -51,9 +56,10 @@ struct tr_time {
 };
 
 struct tr_run {
-  struct gb_docset *docs; /* -f inputs */
-  struct gb_doc *objs;    /* what is read (docs->docs) */
-  size_t n_objs;
+  struct gb_docset *docs;    /* -f inputs */
+  struct gc_arena *live;     /* objects read from the cluster */
+  struct gb_doc *objs;       /* what is read: docs->docs, or the cluster's objects */
+  size_t n_objs, cap_objs;
   struct gc_diags diags;
   struct tr_pg *pgs;
   size_t n_pgs;
@@ -71,7 +77,8 @@ struct tr_run {
 static void usage(FILE *f) {
   fprintf(f,
           "usage: gangbridge timeouts report -f PATH [-f PATH...] [options]\n"
-
+          "       gangbridge timeouts report --live [--kubeconfig PATH] [--context NAME]\n"
+          "                                  [options]\n"
           "\n"
           "Reports how long gangs waited to be scheduled, per backend x queue x size class\n"
           "(1, 2-7, 8-31, 32-127, 128+): p50/p90/p99/max wait, the effective timeout, how\n"
@@ -80,7 +87,10 @@ static void usage(FILE *f) {
           "  kubectl get podgroups.scheduling.volcano.sh,pods -A -o yaml\n"
           "\n"
           "  -f, --filename PATH   dump file, directory (recursive) or - for stdin\n"
-
+          "      --live            read PodGroups and pods from the cluster instead\n"
+          "      --kubeconfig PATH kubeconfig (implies --live; default: $KUBECONFIG, then\n"
+          "                        in-cluster, then ~/.kube/config)\n"
+          "      --context NAME    kubeconfig context (default: the current one)\n"
           "      --now TIME        RFC 3339 time that never-scheduled gangs wait until\n"
           "                        (default: the newest timestamp in the inputs)\n"
           "      --what-if DUR     also count the gangs a timeout of DUR (Go duration,\n"
@@ -89,9 +99,7 @@ static void usage(FILE *f) {
           "      --floor DUR       never suggest less (default 1m)\n"
           "      --max DUR         never suggest more (coscheduling is capped at 15m anyway)\n"
           "  -o, --output FORMAT   table (default), json or html (one self-contained page)\n"
-          "  -h, --help            show this help\n"
-          "\n"
-          "Reading a live cluster (--kubeconfig, in-cluster) is not built yet.\n");
+          "  -h, --help            show this help\n");
 }
 
 static void usage_top(FILE *f) {
@@ -157,10 +165,11 @@ static int parse_option(int c, const char *arg, struct tr_opts *o) {
     *(c == 'l' ? &o->report.rule.floor_s : &o->report.rule.max_s) = v;
     return GC_OK;
   case 'k':
-    fprintf(stderr, "gangbridge timeouts report: reading a live cluster is not built yet; dump "
-                    "it with 'kubectl get podgroups.scheduling.volcano.sh,pods -A -o yaml' "
-                    "(or podgroups.scheduling.x-k8s.io) and pass the file with -f\n");
-    return GC_EUSAGE;
+    o->kubeconfig = arg;
+    o->live = 1;
+    return GC_OK;
+  case 'c': o->context = arg; return GC_OK;
+  case 'L': o->live = 1; return GC_OK;
   }
   return GC_EUSAGE;
 }
@@ -173,6 +182,7 @@ static int parse_args(int argc, char **argv, struct tr_opts *o) {
       {"now", required_argument, NULL, 'n'},      {"what-if", required_argument, NULL, 'w'},
       {"margin", required_argument, NULL, 'm'},   {"floor", required_argument, NULL, 'l'},
       {"max", required_argument, NULL, 'x'},      {"kubeconfig", required_argument, NULL, 'k'},
+      {"context", required_argument, NULL, 'c'},  {"live", no_argument, NULL, 'L'},
       {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
   };
   o->paths = calloc((size_t)argc, sizeof(*o->paths));
@@ -196,8 +206,12 @@ static int parse_args(int argc, char **argv, struct tr_opts *o) {
   }
   if (optind < argc)
     return bad_value("an argument", "given with -f", argv[optind]);
-  if (o->n_paths == 0) {
-    fprintf(stderr, "gangbridge timeouts report: no input: give at least one -f PATH\n");
+  if (o->n_paths == 0 && !o->live) {
+    fprintf(stderr, "gangbridge timeouts report: no input: give at least one -f PATH, or --live\n");
+    return GC_EUSAGE;
+  }
+  if (o->n_paths && o->live) {
+    fprintf(stderr, "gangbridge timeouts report: -f and --live/--kubeconfig exclude each other\n");
     return GC_EUSAGE;
   }
   gb_tr_options_defaults(&o->report);
@@ -260,7 +274,7 @@ static void doc_err(struct tr_run *r, const struct gb_doc *d, const struct gc_va
                     const char *ns, const char *name, const char *path, const char *msg,
                     int warning) {
   uint32_t line = v && v->line ? v->line : d->line, col = v && v->line ? v->col : d->col;
-  if (line == 0) { /* no source position (objects built in memory): the name says where */
+  if (line == 0) { /* read from the cluster: the object names the place */
     if (warning)
       gc_diags_warnf(&r->diags, "%s/%s: %s: %s", ns, name, path, msg);
     else
@@ -775,8 +789,67 @@ static void run_free(struct tr_run *r) {
   free(r->times);
   free(r->table);
   free(r->pgs);
+  if (r->live)
+    free(r->objs);
+  gc_arena_free(r->live);
   gb_docset_free(r->docs);
   gc_diags_destroy(&r->diags);
+}
+
+/* One listed object: converted into the live arena and kept. */
+struct live_list {
+  struct tr_run *r;
+  const char *source;
+};
+
+static int live_item(void *arg, json_object *obj) {
+  struct live_list *l = arg;
+  struct tr_run *r = l->r;
+  struct gc_value *v = NULL;
+  int rc = gb_kube_json_to_value(r->live, obj, 0, &v);
+  if (rc)
+    return rc;
+  if (r->n_objs == r->cap_objs) {
+    size_t ncap = r->cap_objs ? r->cap_objs * 2 : 1024;
+    struct gb_doc *n = ncap <= TR_MAX_DOCS ? realloc(r->objs, ncap * sizeof(*n)) : NULL;
+    if (!n)
+      return ncap <= TR_MAX_DOCS ? GC_ENOMEM : GC_ELIMIT;
+    r->objs = n;
+    r->cap_objs = ncap;
+  }
+  r->objs[r->n_objs++] = (struct gb_doc){v, l->source, 0, 0};
+  return GC_OK;
+}
+
+/* Lists both backends' PodGroups and every pod.  A PodGroup API the cluster
+ * does not serve (404) is skipped: most clusters run one backend.  Volcano
+ * binds pods by annotation, which no selector can match, so all pods are
+ * listed (500 per page). */
+static int load_cluster(const struct tr_opts *o, struct tr_run *r) {
+  static const char *const paths[] = {"/apis/scheduling.volcano.sh/v1beta1/podgroups",
+                                      "/apis/scheduling.x-k8s.io/v1alpha1/podgroups",
+                                      "/api/v1/pods"};
+  struct gb_kube_config *cfg = NULL;
+  struct gb_kube_client *c = NULL;
+  int rc = gb_kube_config_load(o->kubeconfig, o->context, &cfg, &r->diags);
+  if (rc == GC_OK)
+    rc = gb_kube_client_new(cfg, NULL, &c, &r->diags);
+  r->live = rc ? NULL : gc_arena_new(0);
+  if (rc == GC_OK && !r->live)
+    rc = GC_ENOMEM;
+  for (size_t i = 0; rc == GC_OK && i < sizeof(paths) / sizeof(paths[0]); i++) {
+    struct live_list l = {r, paths[i]};
+    struct gb_kube_error e;
+    char rv[128], msg[1200];
+    int lrc = gb_kube_list(c, paths[i], NULL, live_item, &l, rv, sizeof(rv), &e);
+    if (lrc == GC_EIO || (lrc == GC_ENOTFOUND && i == 2))
+      gc_diags_addf(&r->diags, "listing %s: %s", paths[i], gb_kube_error_str(&e, msg, sizeof(msg)));
+    else if (lrc != GC_ENOTFOUND)
+      rc = lrc;
+  }
+  gb_kube_client_free(c);
+  gb_kube_config_free(cfg);
+  return rc;
 }
 
 static int load_files(const struct tr_opts *o, struct tr_run *r) {
@@ -793,7 +866,7 @@ static int load_files(const struct tr_opts *o, struct tr_run *r) {
 }
 
 static int run_report(const struct tr_opts *o, struct tr_run *r) {
-  int rc = load_files(o, r);
+  int rc = o->live ? load_cluster(o, r) : load_files(o, r);
   if (rc == GC_OK)
     rc = read_all(r);
   if (rc)

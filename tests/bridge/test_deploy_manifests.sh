@@ -417,7 +417,7 @@ GROUP_OF = {"GC_TRAINER_GROUP": ["trainer.kubeflow.org"],
 TRANSPORT = {"gb_kube_client.c", "gb_kube_watch.c", "gb_informer.c", "gb_kube_discovery.c",
              "gb_kube_config.c", "gb_cmd_call.c", "gb_rpc_client.c"}
 # CLI commands that run with the user's kubeconfig, not the service account.
-TRANSPORT |= {"gb_live_docs.c"}
+TRANSPORT |= {"gb_live_docs.c", "gb_cmd_timeouts.c"}
 needed = {}
 def need(g, r, v, where):
     needed.setdefault((g, r), set()).add(v)
