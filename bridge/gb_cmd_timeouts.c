@@ -102,10 +102,11 @@ static void usage(FILE *f) {
           "  -h, --help            show this help\n");
 }
 
+/* 'timeouts' has one subcommand so far, so its help is the report's. */
 static void usage_top(FILE *f) {
-  fprintf(f, "usage: gangbridge timeouts report [options]\n\n"
-             "  report   wait quantiles and suggested gang timeouts from PodGroup dumps\n\n"
-             "Run 'gangbridge timeouts report --help' for its options.\n");
+  fprintf(f, "subcommands:\n"
+             "  report   wait quantiles and suggested gang timeouts from PodGroup dumps\n\n");
+  usage(f);
 }
 
 /* Parses "1.5" into permille (1500); at most three decimals. */
