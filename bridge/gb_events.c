@@ -39,7 +39,6 @@ struct gb_events {
   struct ev_entry *lru_head, *lru_tail; /* head = most recent */
   size_t n;
   struct gb_events_stats stats;
-  atomic_uint_fast64_t seq;
 };
 
 static double mono(void) {
@@ -162,15 +161,15 @@ static json_object *str(const char *s) { return json_object_new_string(s ? s : "
 
 static int create_event(struct gb_events *ev, const struct gb_event_ref *o, const char *type,
                         const char *reason, const char *msg, long count, const char *first_ts,
-                        char *name_out, size_t name_cap, struct gb_kube_error *e) {
+                        uint64_t hash, char *name_out, size_t name_cap,
+                        struct gb_kube_error *e) {
   char now[32];
   rfc3339(now, sizeof(now));
-  /* Name as client-go makes it: object name, a dot and a unique hex suffix. */
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  uint64_t uniq = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec +
-                  atomic_fetch_add(&ev->seq, 1);
-  snprintf(name_out, name_cap, "%.236s.%llx", o->name, (unsigned long long)uniq);
+  /* Named like client-go's Events (object name, a dot, a hex suffix), but the
+   * suffix is the hash of the de-duplication key rather than the time: the
+   * same Event after a restart or a leader change then meets the one already
+   * recorded (409 AlreadyExists) instead of becoming a second object. */
+  snprintf(name_out, name_cap, "%.236s.%016llx", o->name, (unsigned long long)hash);
   json_object *obj = json_object_new_object();
   json_object *meta = json_object_new_object();
   json_object *inv = json_object_new_object();
@@ -230,8 +229,29 @@ static int patch_count(struct gb_events *ev, const struct gb_event_ref *o, const
   return rc;
 }
 
+/* The Event `name` already exists (recorded before a restart): reads its
+ * count so that later repeats continue from it.  Returns 0 or a GC_E* code. */
+static int existing_count(struct gb_events *ev, const struct gb_event_ref *o, const char *name,
+                          long *count, struct gb_kube_error *e) {
+  char path[600];
+  json_object *obj = NULL, *c = NULL;
+  int rc = gb_kube_path(path, sizeof(path), "", "v1", "events", o->ns, name);
+  if (!rc)
+    rc = gb_kube_get(ev->client, path, &obj, e);
+  if (!rc && json_object_object_get_ex(obj, "count", &c) && json_object_get_int64(c) > 0)
+    *count = (long)json_object_get_int64(c);
+  json_object_put(obj);
+  return rc;
+}
+
 int gb_events_emit(struct gb_events *ev, const struct gb_event_ref *o, const char *type,
                    const char *reason, const char *message, struct gb_kube_error *e) {
+  return gb_events_record(ev, o, type, reason, message, 0, e);
+}
+
+int gb_events_record(struct gb_events *ev, const struct gb_event_ref *o, const char *type,
+                     const char *reason, const char *message, int once,
+                     struct gb_kube_error *e) {
   if (!ev || !o || !o->ns || !*o->ns || !o->name || !*o->name || !o->kind || !o->api_version ||
       !type || !reason || !message)
     return GC_EINVAL;
@@ -263,6 +283,11 @@ int gb_events_emit(struct gb_events *ev, const struct gb_event_ref *o, const cha
     lru_unlink(ev, ent);
     lru_front(ev, ent);
   }
+  if (once && ent->name[0]) {
+    pthread_mutex_unlock(&ev->mu);
+    free(key);
+    return 0;
+  }
   ent->count++;
   count = ent->count;
   if (ent->name[0] && ev->min_interval_s > 0 && now - ent->last_write < ev->min_interval_s) {
@@ -280,16 +305,31 @@ int gb_events_emit(struct gb_events *ev, const struct gb_event_ref *o, const cha
   if (name[0]) {
     rc = patch_count(ev, o, name, count, e);
     if (rc == GC_ENOTFOUND) { /* expired (events have a TTL): start a new one */
-      rc = create_event(ev, o, type, reason, msg, count, first_ts, name, sizeof(name), e);
+      rc = create_event(ev, o, type, reason, msg, count, first_ts, h, name, sizeof(name), e);
       created = 1;
     }
   } else {
-    rc = create_event(ev, o, type, reason, msg, count, first_ts, name, sizeof(name), e);
+    rc = create_event(ev, o, type, reason, msg, count, first_ts, h, name, sizeof(name), e);
     created = 1;
+  }
+  long adopted = 0;
+  if (rc == GC_EIO && created && e && e->http == 409) {
+    /* Recorded before (this process restarted): adopt it, do not repeat it. */
+    gb_kube_error_clear(e);
+    adopted = count;
+    rc = existing_count(ev, o, name, &adopted, e);
+    created = 0;
   }
   pthread_mutex_lock(&ev->mu);
   ent = find(ev, key, h); /* it may have been evicted meanwhile */
-  if (rc == 0) {
+  if (rc == 0 && adopted) {
+    ev->stats.adopted++;
+    if (ent) {
+      snprintf(ent->name, sizeof(ent->name), "%s", name);
+      ent->count = adopted;
+      ent->last_write = now;
+    }
+  } else if (rc == 0) {
     if (created)
       ev->stats.created++;
     else
