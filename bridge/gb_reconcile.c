@@ -72,6 +72,20 @@ int gb_value_subset(const struct gc_value *want, const struct gc_value *have) {
   return gc_value_equal(want, have);
 }
 
+int gb_podgroup_ours(const struct gc_value *pg, const char *tj_uid) {
+  const char *mb = label(pg, GC_MANAGED_BY_LABEL);
+  if (!mb || strcmp(mb, GC_MANAGER_NAME) != 0 || !tj_uid)
+    return 0;
+  const struct gc_value *refs = gc_value_path(pg, "metadata.ownerReferences");
+  for (size_t i = 0; refs && refs->type == GC_SEQ && i < refs->len; i++) {
+    const struct gc_value *ctl = gc_map_get(refs->u.items[i], "controller");
+    const char *uid = str_at(refs->u.items[i], "uid");
+    if (ctl && ctl->type == GC_BOOL && ctl->u.b && uid && !strcmp(uid, tj_uid))
+      return 1;
+  }
+  return 0;
+}
+
 int gb_trainjob_finished(const struct gc_value *tj) {
   const struct gc_value *conds = gc_value_path(tj, "status.conditions");
   if (!conds || conds->type != GC_SEQ)
@@ -128,7 +142,16 @@ static const char *fmt(struct planner *pl, const char *f, ...) {
 static void event(struct planner *pl, const char *type, const char *reason, const char *msg) {
   struct gb_rc_plan *p = pl->p;
   if (p->n_events < GB_RC_MAX_EVENTS)
-    p->events[p->n_events++] = (struct gb_rc_event){type, reason, msg};
+    p->events[p->n_events++] = (struct gb_rc_event){type, reason, msg, 0, 0};
+}
+
+/* An Event describing a state that holds on every reconcile until it
+ * changes: recorded once, also on the PodGroup when on_pg. */
+static void state_event(struct planner *pl, const char *type, const char *reason,
+                        const char *msg, int on_pg) {
+  struct gb_rc_plan *p = pl->p;
+  if (p->n_events < GB_RC_MAX_EVENTS)
+    p->events[p->n_events++] = (struct gb_rc_event){type, reason, msg, 1, on_pg};
 }
 
 static void decide(struct planner *pl, enum gb_rc_action act, const char *why) {
@@ -145,9 +168,8 @@ static void add_delete(struct planner *pl, enum gc_backend b) {
   struct gb_rc_plan *p = pl->p;
   if (!pg || p->n_del >= 2)
     return;
-  /* Only PodGroups gangbridge made are ever deleted. */
-  const char *mb = label(pg, GC_MANAGED_BY_LABEL);
-  if (!mb || strcmp(mb, GC_MANAGER_NAME) != 0)
+  /* Only PodGroups gangbridge made for this TrainJob are ever deleted. */
+  if (!gb_podgroup_ours(pg, str_at(pl->in->trainjob, "metadata.uid")))
     return;
   p->del[p->n_del] = b;
   p->del_uid[p->n_del] = str_at(pg, "metadata.uid");
@@ -267,10 +289,78 @@ static int dns1123_subdomain(const char *s) {
   return 1;
 }
 
-/* Phases in which no gang pod exists yet (so re-rendering is safe). */
-static int phase_before_pods(const struct gc_value *pg) {
-  const char *ph = str_at(pg, "status.phase");
-  return !ph || !*ph || !strcmp(ph, "Pending") || !strcmp(ph, "Inqueue");
+/* Writes a short text of scalar v into buf ("(absent)", "(changed)"). */
+static void scalar_text(const struct gc_value *v, char *buf, size_t cap) {
+  if (!v)
+    snprintf(buf, cap, "(absent)");
+  else if (v->type == GC_INT)
+    snprintf(buf, cap, "%lld", (long long)v->u.i);
+  else if (v->type == GC_STR)
+    snprintf(buf, cap, "%.60s", v->u.s);
+  else if (v->type == GC_BOOL)
+    snprintf(buf, cap, "%s", v->u.b ? "true" : "false");
+  else if (v->type == GC_FLOAT)
+    snprintf(buf, cap, "%g", v->u.f);
+  else
+    snprintf(buf, cap, "(changed)");
+}
+
+struct diff {
+  char text[600];
+  size_t used;
+  int n;
+};
+
+/* Appends "path: have -> want" for the first members of want that differ
+ * from have (at most three, then "..."). */
+static void diff_walk(struct diff *df, const struct gc_value *want, const struct gc_value *have,
+                      const char *path) {
+  if (gb_value_subset(want, have))
+    return;
+  if (want->type == GC_MAP && have && have->type == GC_MAP) {
+    for (size_t i = 0; i < want->len; i++) {
+      const struct gc_member *m = &want->u.members[i];
+      char sub[256];
+      snprintf(sub, sizeof(sub), "%s.%.*s", path, (int)m->key_len, m->key);
+      diff_walk(df, m->value, gc_map_getn(have, m->key, m->key_len), sub);
+    }
+    return;
+  }
+  char a[80], b[80];
+  scalar_text(have, a, sizeof(a));
+  scalar_text(want, b, sizeof(b));
+  const char *item = df->n == 3 ? ", ..." : df->n > 3 ? "" : NULL;
+  char line[300];
+  if (item)
+    snprintf(line, sizeof(line), "%s", item);
+  else
+    snprintf(line, sizeof(line), "%s%s: %s -> %s", df->n ? ", " : "", path, a, b);
+  df->n++;
+  int w = snprintf(df->text + df->used, sizeof(df->text) - df->used, "%s", line);
+  if (w > 0 && (size_t)w < sizeof(df->text) - df->used)
+    df->used += (size_t)w;
+}
+
+/* The PodGroup is left as it is while the gang's pods exist: say what
+ * differs and how to apply it. */
+static void outdated(struct planner *pl, const struct gc_value *have, const char *what) {
+  struct diff df = {{0}, 0, 0};
+  if (!what) {
+    diff_walk(&df, gc_map_get(pl->p->desired, "spec"), gc_map_get(have, "spec"), "spec");
+    what = df.n ? df.text : "metadata";
+  }
+  char pods[40];
+  if (pl->in->pods < 0)
+    snprintf(pods, sizeof(pods), "its gang's pods are not known yet");
+  else
+    snprintf(pods, sizeof(pods), "%ld gang pod(s) exist", pl->in->pods);
+  state_event(pl, GB_EVENT_WARNING, "PodGroupOutdated",
+              fmt(pl, "PodGroup %s/%s is outdated (%s) and is left unchanged because %s; to "
+                      "apply the change, suspend the TrainJob (spec.suspend: true) and resume it "
+                      "once its pods are gone",
+                  str_at(pl->in->trainjob, "metadata.namespace"),
+                  str_at(pl->in->trainjob, "metadata.name"), what, pods),
+              1);
 }
 
 static void queue_events(struct planner *pl, const struct gc_gang *g) {
@@ -308,6 +398,80 @@ static const char *first_errors(struct planner *pl, const struct gc_diags *d) {
   if (d->errors > 3 && used + 32 < sizeof(buf))
     snprintf(buf + used, sizeof(buf) - used, " (and %zu more)", d->errors - 3);
   return fmt(pl, "%s", buf);
+}
+
+/* The gang keeps its PodGroup of the other backend (the backend choice
+ * changed while its pods exist).  Returns 1 when that is the decision. */
+static int keep_other_backend(struct planner *pl, const struct gc_gang *g) {
+  const struct gb_rc_input *in = pl->in;
+  const struct gc_value *old = in->pg[other(g->backend)];
+  if (in->pg[g->backend] || !old || in->pods == 0)
+    return 0;
+  if (!gb_podgroup_ours(old, str_at(in->trainjob, "metadata.uid")))
+    return 0;
+  pl->p->backend = other(g->backend);
+  pl->p->bound_jobs = annotation(old, GB_ANN_BOUND_JOBS);
+  decide(pl, GB_RC_KEEP, "backend changed while gang pods exist: the PodGroup is kept");
+  outdated(pl, old, fmt(pl, "backend %s -> %s", gc_backend_name(other(g->backend)),
+                        gc_backend_name(g->backend)));
+  return 1;
+}
+
+/* Renders the gang's PodGroup and decides between create, update, keep
+ * and outdated.  A PodGroup's size, resources or backend never change while
+ * the gang's pods exist and the TrainJob is not suspended (Trainer changes it
+ * only while suspended), and the old backend's group is deleted only once no
+ * pod can reference it.  Returns 0 or GC_ENOMEM. */
+static int decide_podgroup(struct planner *pl, struct gc_gang *g) {
+  const struct gb_rc_input *in = pl->in;
+  struct gb_rc_plan *out = pl->p;
+  const char *tj_uid = str_at(in->trainjob, "metadata.uid");
+  const struct gc_value *have = in->pg[g->backend];
+  if (have && !gb_podgroup_ours(have, tj_uid)) {
+    /* Labelled by gangbridge but owned by another TrainJob (a deleted one
+     * of the same name, not yet garbage-collected): not ours to change. */
+    decide(pl, GB_RC_KEEP, "the PodGroup belongs to another TrainJob of the same name");
+    state_event(pl, GB_EVENT_WARNING, "PodGroupExists",
+                fmt(pl, "PodGroup %s/%s is not owned by this TrainJob (uid %s); it is left as it "
+                        "is",
+                    str_at(have, "metadata.namespace"), str_at(have, "metadata.name"),
+                    tj_uid ? tj_uid : "unknown"),
+                0);
+    return 0;
+  }
+  if (keep_other_backend(pl, g))
+    return 0;
+  int rc = gc_render_podgroup(g, pl->a, &out->desired);
+  if (rc) {
+    decide(pl, GB_RC_INVALID, "cannot render the PodGroup");
+    return rc == GC_ENOMEM ? rc : 0;
+  }
+  out->bound_jobs = annotation(out->desired, GB_ANN_BOUND_JOBS);
+  int busy = in->pods != 0 && !g->suspended;
+  if (have && gb_value_subset(out->desired, have)) {
+    decide(pl, GB_RC_KEEP, "the PodGroup is up to date");
+  } else if (have && busy) {
+    decide(pl, GB_RC_KEEP, "gang pods exist: the PodGroup is left as it is");
+    out->bound_jobs = annotation(have, GB_ANN_BOUND_JOBS);
+    outdated(pl, have, NULL);
+    return 0;
+  } else {
+    out->pg_uid = have ? str_at(have, "metadata.uid") : NULL;
+    decide(pl, GB_RC_APPLY, have ? "re-rendering the PodGroup" : "creating the PodGroup");
+  }
+  for (size_t i = 0; i < g->n_warnings; i++) {
+    const struct gc_warning *w = &g->warnings[i];
+    if (w->code == GC_WARN_TIMEOUT_CLAMPED)
+      event(pl, GB_EVENT_WARNING, "TimeoutClamped", fmt(pl, "%s", w->message));
+    else if (w->code == GC_WARN_GANG_SCOPE_NARROWED)
+      event(pl, GB_EVENT_NORMAL, "GangScopeNarrowed", fmt(pl, "%s", w->message));
+  }
+  queue_events(pl, g);
+  /* The other backend's PodGroup (the choice changed) goes first, once no
+   * pod exists that could reference it, so one gang never has two groups. */
+  if (in->pg[other(g->backend)] && in->pods == 0)
+    add_delete(pl, other(g->backend));
+  return 0;
 }
 
 int gb_reconcile_plan(const struct gb_rc_input *in, struct gc_arena *a, struct gb_rc_plan *out) {
@@ -355,14 +519,23 @@ int gb_reconcile_plan(const struct gb_rc_input *in, struct gc_arena *a, struct g
     const char *what = cluster ? fmt(&pl, "ClusterTrainingRuntime \"%.253s\"", rtname)
                                : fmt(&pl, "TrainingRuntime \"%.253s/%.253s\"", ns, rtname);
     decide(&pl, GB_RC_WAIT, fmt(&pl, "%s not found", what));
+    int has_pg = in->pg[GC_BACKEND_VOLCANO] || in->pg[GC_BACKEND_COSCHEDULING];
     event(&pl, GB_EVENT_WARNING, "RuntimeNotFound",
-          fmt(&pl, "%s not found; the PodGroup is created once it exists", what));
+          fmt(&pl, "%s not found; %s", what,
+              has_pg ? "the existing PodGroup is left as it is until the runtime exists again"
+                     : "the PodGroup is created once it exists"));
     goto out;
   }
   if (runtime_has_policy(in->runtime) && !in->cfg->take_over_trainer_policies) {
     decide(&pl, GB_RC_SKIP,
            "the runtime's podGroupPolicy is served by Trainer (selection.takeOverTrainerPolicies "
            "is false)");
+    state_event(&pl, GB_EVENT_NORMAL, "TrainerManagesPodGroup",
+                fmt(&pl, "runtime \"%.253s\" sets spec.podGroupPolicy: Trainer creates this "
+                         "TrainJob's PodGroup (counting initializer pods too) and gangbridge "
+                         "leaves it alone (selection.takeOverTrainerPolicies is false)",
+                    rtname),
+                0);
     goto out;
   }
   out->managed = 1;
@@ -417,36 +590,8 @@ int gb_reconcile_plan(const struct gb_rc_input *in, struct gc_arena *a, struct g
     }
   }
 
-  const struct gc_value *have = in->pg[g->backend];
-  int rerender = !have || g->suspended || phase_before_pods(have) || in->cfg->update_while_running;
-  if (!rerender) {
-    decide(&pl, GB_RC_KEEP, "gang pods exist: the PodGroup is left as it is");
-    out->bound_jobs = annotation(have, GB_ANN_BOUND_JOBS);
-    goto out;
-  }
-  if ((rc = gc_render_podgroup(g, a, &out->desired))) {
-    pl.oom = rc == GC_ENOMEM;
-    decide(&pl, GB_RC_INVALID, "cannot render the PodGroup");
-    goto out;
-  }
-  out->bound_jobs = annotation(out->desired, GB_ANN_BOUND_JOBS);
-  for (size_t i = 0; i < g->n_warnings; i++) {
-    const struct gc_warning *w = &g->warnings[i];
-    if (w->code == GC_WARN_TIMEOUT_CLAMPED)
-      event(&pl, GB_EVENT_WARNING, "TimeoutClamped", fmt(&pl, "%s", w->message));
-    else if (w->code == GC_WARN_GANG_SCOPE_NARROWED)
-      event(&pl, GB_EVENT_NORMAL, "GangScopeNarrowed", fmt(&pl, "%s", w->message));
-  }
-  queue_events(&pl, g);
-  if (have && gb_value_subset(out->desired, have)) {
-    decide(&pl, GB_RC_KEEP, "the PodGroup is up to date");
-  } else {
-    decide(&pl, GB_RC_APPLY, have ? "re-rendering the PodGroup" : "creating the PodGroup");
-  }
-  /* A PodGroup of the other backend (the choice changed) is removed while
-   * it still can be, so one gang never has two groups. */
-  if (in->pg[other(g->backend)] && phase_before_pods(in->pg[other(g->backend)]))
-    add_delete(&pl, other(g->backend));
+  if (decide_podgroup(&pl, g) == GC_ENOMEM)
+    pl.oom = 1;
 out:
   gc_gang_free(g);
   gc_catalog_free(cat);
@@ -474,19 +619,44 @@ static int queue_lookup(void *ctx, const char *name, const char **state, struct 
   return 1;
 }
 
-static void emit(struct gb_rc_env *env, const struct gc_value *tj, const char *type,
-                 const char *reason, const char *msg) {
+static void record(struct gb_rc_env *env, const struct gb_event_ref *ref, const char *type,
+                   const char *reason, const char *msg, int once) {
+  struct gb_kube_error e;
+  gb_kube_error_clear(&e);
+  if (gb_events_record(env->events, ref, type, reason, msg, once, &e)) {
+    char buf[1200];
+    gb_log(GB_LOG_WARN, "cannot record event", "namespace", ref->ns, "name", ref->name, "kind",
+           ref->kind, "reason", reason, "error", gb_kube_error_str(&e, buf, sizeof(buf)), NULL);
+  }
+}
+
+/* The PodGroup an Event is also posted on (uid NULL: none). */
+struct pg_ref {
+  enum gc_backend backend;
+  const char *uid;
+};
+
+/* Posts an Event on the TrainJob and, when pg->uid, on its PodGroup too
+ * (where `kubectl describe podgroup` shows it). */
+static void emit_on(struct gb_rc_env *env, const struct gc_value *tj, const struct pg_ref *pg,
+                    const char *type, const char *reason, const char *msg, int once) {
   if (!env->events || !leader(env))
     return;
   struct gb_event_ref ref = {GC_TRAINER_API, "TrainJob", str_at(tj, "metadata.namespace"),
                              str_at(tj, "metadata.name"), str_at(tj, "metadata.uid")};
-  struct gb_kube_error e;
-  gb_kube_error_clear(&e);
-  if (gb_events_emit(env->events, &ref, type, reason, msg, &e)) {
-    char buf[1200];
-    gb_log(GB_LOG_WARN, "cannot record event", "namespace", ref.ns, "name", ref.name, "reason",
-           reason, "error", gb_kube_error_str(&e, buf, sizeof(buf)), NULL);
-  }
+  record(env, &ref, type, reason, msg, once);
+  if (!pg || !pg->uid || pg->backend == GC_BACKEND_UNSET)
+    return;
+  char api[96];
+  snprintf(api, sizeof(api), "%s/%s", gb_backend_group(pg->backend),
+           gb_backend_version(pg->backend));
+  struct gb_event_ref pref = {api, "PodGroup", ref.ns, ref.name, pg->uid};
+  record(env, &pref, type, reason, msg, once);
+}
+
+static void emit(struct gb_rc_env *env, const struct gc_value *tj, const char *type,
+                 const char *reason, const char *msg) {
+  emit_on(env, tj, NULL, type, reason, msg, 0);
 }
 
 static void result(struct gb_rc_result *r, enum gb_rc_outcome o, const char *reason,
@@ -554,7 +724,183 @@ int gb_reconcile_gather(struct gb_rc_env *env, const char *ns, const char *name,
     in->queue_state = queue_lookup;
     in->queue_ctx = env->queues;
   }
+  /* The JobSet (and so its pods' label) is named after the TrainJob. */
+  in->pods = env->gang_pods ? env->gang_pods(env->pods_ctx, ns, name) : -1;
   return 0;
+}
+
+/* ---- writing the PodGroup ------------------------------------------------------ */
+
+/* The part of desired that identifies the owner: apiVersion, kind, name,
+ * namespace, labels and ownerReferences.  Creating only this (then applying
+ * the rest) keeps every field that may change owned by the "gangbridge"
+ * apply manager alone.  NULL on OOM. */
+static json_object *identity(const struct gc_value *desired) {
+  json_object *full = gb_kube_value_to_json(desired);
+  json_object *obj = json_object_new_object(), *meta = json_object_new_object(), *m = NULL;
+  if (!full || !obj || !meta || !json_object_object_get_ex(full, "metadata", &m)) {
+    json_object_put(full);
+    json_object_put(obj);
+    json_object_put(meta);
+    return NULL;
+  }
+  static const char *const top[] = {"apiVersion", "kind"};
+  static const char *const keep[] = {"name", "namespace", "labels", "ownerReferences"};
+  json_object *v = NULL;
+  for (size_t i = 0; i < 2; i++)
+    if (json_object_object_get_ex(full, top[i], &v))
+      json_object_object_add(obj, top[i], json_object_get(v));
+  for (size_t i = 0; i < 4; i++)
+    if (json_object_object_get_ex(m, keep[i], &v))
+      json_object_object_add(meta, keep[i], json_object_get(v));
+  json_object_object_add(obj, "metadata", meta);
+  json_object_put(full);
+  return obj;
+}
+
+enum create_outcome { CREATED, EXISTS_OURS, EXISTS_FOREIGN, CREATE_FAILED };
+
+/* Creates the PodGroup only if none of that name exists (POST: the server
+ * answers 409 AlreadyExists otherwise, so there is no window in which
+ * another object is taken over).  On 409 the existing object is read: ours
+ * (a cache that lags behind) or foreign.  *uid receives the PodGroup's uid
+ * (arena a) for CREATED and EXISTS_OURS and for EXISTS_FOREIGN. */
+static enum create_outcome create_podgroup(struct gb_rc_env *env, const struct gb_rc_plan *plan,
+                                           const struct gc_value *tj, struct gc_arena *a,
+                                           const char **uid, struct gb_kube_error *e) {
+  const char *ns = str_at(tj, "metadata.namespace"), *name = str_at(tj, "metadata.name");
+  char coll[1024], path[1024];
+  json_object *body = identity(plan->desired), *got = NULL;
+  if (!body || gb_kube_path(coll, sizeof(coll), gb_backend_group(plan->backend),
+                            gb_backend_version(plan->backend), "podgroups", ns, NULL) ||
+      podgroup_path(path, sizeof(path), plan->backend, ns, name)) {
+    json_object_put(body);
+    return CREATE_FAILED;
+  }
+  strncat(coll, "?fieldManager=" GB_FIELD_MANAGER, sizeof(coll) - strlen(coll) - 1);
+  int rc = gb_kube_create(env->client, coll, body, &got, e);
+  json_object_put(body);
+  enum create_outcome res = CREATED;
+  if (rc && e->http == 409) {
+    json_object_put(got);
+    got = NULL;
+    gb_kube_error_clear(e);
+    rc = gb_kube_get(env->client, path, &got, e);
+    struct gc_value *v = NULL;
+    if (!rc)
+      rc = gb_kube_json_to_value(a, got, 64, &v);
+    res = gb_podgroup_ours(v, str_at(tj, "metadata.uid")) ? EXISTS_OURS : EXISTS_FOREIGN;
+  }
+  if (rc) {
+    json_object_put(got);
+    return CREATE_FAILED;
+  }
+  const char *u = gb_kube_meta_str(got, "uid");
+  *uid = u ? gc_arena_strdup(a, u) : NULL;
+  json_object_put(got);
+  return res;
+}
+
+/* The uid of the PodGroup a KEEP plan is about (for Events on it). */
+static const char *keep_uid(const struct gb_rc_input *in, const struct gb_rc_plan *plan) {
+  if (plan->backend == GC_BACKEND_UNSET || !in->pg[plan->backend])
+    return NULL;
+  return str_at(in->pg[plan->backend], "metadata.uid");
+}
+
+static void emit_plan(struct gb_rc_env *env, const struct gc_value *tj,
+                      const struct gb_rc_plan *plan, const char *pg_uid) {
+  struct pg_ref pg = {plan->backend, pg_uid};
+  for (size_t i = 0; i < plan->n_events; i++) {
+    const struct gb_rc_event *ev = &plan->events[i];
+    emit_on(env, tj, ev->on_podgroup ? &pg : NULL, ev->type, ev->reason, ev->message, ev->once);
+  }
+}
+
+/* Server-side apply of plan->desired over a PodGroup known to be ours: its
+ * uid is sent as a precondition, so a PodGroup replaced meanwhile (by anyone)
+ * is never written. */
+static int apply_ours(struct gb_rc_env *env, const struct gb_rc_plan *plan, const char *ns,
+                      const char *name, const char *uid, struct gb_kube_error *e) {
+  char path[1024];
+  json_object *obj = gb_kube_value_to_json(plan->desired), *meta = NULL;
+  if (!obj || !json_object_object_get_ex(obj, "metadata", &meta)) {
+    json_object_put(obj);
+    return GC_ENOMEM;
+  }
+  if (uid)
+    json_object_object_add(meta, "uid", json_object_new_string(uid));
+  int rc = podgroup_path(path, sizeof(path), plan->backend, ns, name);
+  if (!rc)
+    rc = gb_kube_apply(env->client, path, obj, GB_FIELD_MANAGER, 0, NULL, e);
+  json_object_put(obj);
+  return rc;
+}
+
+/* Carries out an APPLY plan: create when no PodGroup is known, else update
+ * ours; a foreign PodGroup of that name is reported and left alone. */
+static void apply_podgroup(struct gb_rc_env *env, const struct gb_rc_plan *plan,
+                           const struct gc_value *tj, struct gc_arena *a, int attempts,
+                           struct gb_rc_result *res) {
+  const char *ns = str_at(tj, "metadata.namespace"), *name = str_at(tj, "metadata.name");
+  const char *uid = plan->pg_uid;
+  struct gb_kube_error e;
+  char ebuf[1200];
+  gb_kube_error_clear(&e);
+  enum create_outcome co = EXISTS_OURS;
+  if (!uid)
+    co = create_podgroup(env, plan, tj, a, &uid, &e);
+  if (co == EXISTS_FOREIGN) {
+    struct pg_ref pg = {plan->backend, uid};
+    char msg[700];
+    snprintf(msg, sizeof(msg), "PodGroup %s/%s (%s) exists and was not created by gangbridge "
+             "for this TrainJob; it is left exactly as it is", ns, name,
+             gb_backend_group(plan->backend));
+    emit_on(env, tj, &pg, GB_EVENT_WARNING, "PodGroupExists", msg, 1);
+    result(res, GB_RC_CONFLICT, NULL, "%s", msg);
+    return;
+  }
+  if (co == CREATE_FAILED) {
+    result(res, GB_RC_RETRY, error_reason(&e), "cannot create the %s PodGroup: %s",
+           gc_backend_name(plan->backend), gb_kube_error_str(&e, ebuf, sizeof(ebuf)));
+    if (attempts >= 2)
+      emit(env, tj, GB_EVENT_WARNING, "PodGroupApplyFailed", res->message);
+    return;
+  }
+  if (!leader(env)) {
+    res->action = GB_RC_SKIP;
+    result(res, GB_RC_SKIPPED, NULL, "lost the leadership: no writes");
+    return;
+  }
+  int rc = apply_ours(env, plan, ns, name, uid, &e);
+  if (rc && e.http == 409 && strstr(e.message, "Precondition")) {
+    result(res, GB_RC_RETRY, "conflict", "the PodGroup was replaced meanwhile: %s", e.message);
+    return;
+  }
+  if (rc && e.http == 409) {
+    /* Another manager owns a field we would change: say so, never force. */
+    result(res, GB_RC_CONFLICT, "conflict", "PodGroup fields owned by another manager: %s",
+           e.message);
+    struct pg_ref pg = {plan->backend, uid};
+    emit_on(env, tj, &pg, GB_EVENT_WARNING, "PodGroupConflict",
+            *e.message ? e.message : "server-side apply conflict", 0);
+    return;
+  }
+  if (rc) {
+    result(res, GB_RC_RETRY, error_reason(&e), "cannot apply the %s PodGroup: %s",
+           gc_backend_name(plan->backend), gb_kube_error_str(&e, ebuf, sizeof(ebuf)));
+    if (attempts >= 2)
+      emit(env, tj, GB_EVENT_WARNING, "PodGroupApplyFailed", res->message);
+    return;
+  }
+  emit_plan(env, tj, plan, uid);
+  struct pg_ref pg = {plan->backend, uid};
+  char msg[600];
+  snprintf(msg, sizeof(msg), "%s PodGroup %s/%s (%s)",
+           co == CREATED ? "created" : "updated", ns, name, gb_backend_group(plan->backend));
+  emit_on(env, tj, &pg, GB_EVENT_NORMAL, co == CREATED ? "PodGroupCreated" : "PodGroupUpdated",
+          msg, 0);
+  result(res, GB_RC_DONE, NULL, "%s", plan->why);
 }
 
 void gb_reconcile_run(struct gb_rc_env *env, const char *key, int attempts,
@@ -595,6 +941,8 @@ void gb_reconcile_run(struct gb_rc_env *env, const char *key, int attempts,
   }
   res->action = plan.action;
   if (plan.action == GB_RC_SKIP) {
+    if (leader(env))
+      emit_plan(env, tj, &plan, NULL);
     result(res, GB_RC_SKIPPED, NULL, "%s", plan.why);
     goto out;
   }
@@ -604,8 +952,10 @@ void gb_reconcile_run(struct gb_rc_env *env, const char *key, int attempts,
            gb_rc_action_name(plan.action));
     goto out;
   }
-  for (size_t i = 0; i < plan.n_events; i++)
-    emit(env, tj, plan.events[i].type, plan.events[i].reason, plan.events[i].message);
+  /* An APPLY reports its Events after the write (none when the name turns
+   * out to be taken by a foreign PodGroup). */
+  if (plan.action != GB_RC_APPLY)
+    emit_plan(env, tj, &plan, keep_uid(&in, &plan));
 
   struct gb_kube_error e;
   char path[1024], ebuf[1200];
@@ -630,43 +980,17 @@ void gb_reconcile_run(struct gb_rc_env *env, const char *key, int attempts,
     }
     gb_log(GB_LOG_INFO, "deleted PodGroup", "namespace", ns, "name", name, "backend",
            gc_backend_name(plan.del[i]), "why", plan.why, NULL);
+    char msg[600];
+    snprintf(msg, sizeof(msg), "deleted PodGroup %s/%s (%s): %s", ns, name,
+             gb_backend_group(plan.del[i]),
+             plan.action == GB_RC_DELETE ? "the TrainJob finished" : "the backend changed");
+    struct pg_ref pg = {plan.del[i], plan.del_uid[i]};
+    emit_on(env, tj, &pg, GB_EVENT_NORMAL, "PodGroupDeleted", msg, 0);
   }
   switch (plan.action) {
-  case GB_RC_APPLY: {
-    json_object *obj = gb_kube_value_to_json(plan.desired);
-    if (!obj) {
-      result(res, GB_RC_RETRY, "oom", "out of memory");
-      goto out;
-    }
-    gb_kube_error_clear(&e);
-    if (!leader(env)) {
-      json_object_put(obj);
-      res->action = GB_RC_SKIP;
-      result(res, GB_RC_SKIPPED, NULL, "lost the leadership: no writes");
-      goto out;
-    }
-    rc = podgroup_path(path, sizeof(path), plan.backend, ns, name);
-    if (!rc)
-      rc = gb_kube_apply(env->client, path, obj, GB_FIELD_MANAGER, 0, NULL, &e);
-    json_object_put(obj);
-    if (rc && e.http == 409) {
-      /* Another manager owns a field we would change: say so, never force. */
-      result(res, GB_RC_CONFLICT, "conflict", "PodGroup fields owned by another manager: %s",
-             e.message);
-      emit(env, tj, GB_EVENT_WARNING, "PodGroupConflict",
-           *e.message ? e.message : "server-side apply conflict");
-      goto out;
-    }
-    if (rc) {
-      result(res, GB_RC_RETRY, error_reason(&e), "cannot apply the %s PodGroup: %s",
-             gc_backend_name(plan.backend), gb_kube_error_str(&e, ebuf, sizeof(ebuf)));
-      if (attempts >= 2)
-        emit(env, tj, GB_EVENT_WARNING, "PodGroupApplyFailed", res->message);
-      goto out;
-    }
-    result(res, GB_RC_DONE, NULL, "%s", plan.why);
-    break;
-  }
+  case GB_RC_APPLY:
+    apply_podgroup(env, &plan, tj, a, attempts, res);
+    goto out;
   case GB_RC_WAIT: result(res, GB_RC_RETRY, NULL, "waiting: %s", plan.why); break;
   case GB_RC_INVALID: result(res, GB_RC_BAD, "invalid_spec", "%s", plan.why); break;
   default: result(res, GB_RC_DONE, NULL, "%s", plan.why); break;
