@@ -457,6 +457,7 @@ static int decide_podgroup(struct planner *pl, struct gc_gang *g) {
     return 0;
   } else {
     out->pg_uid = have ? str_at(have, "metadata.uid") : NULL;
+    out->pg_rv = have ? str_at(have, "metadata.resourceVersion") : NULL;
     decide(pl, GB_RC_APPLY, have ? "re-rendering the PodGroup" : "creating the PodGroup");
   }
   for (size_t i = 0; i < g->n_warnings; i++) {
@@ -731,46 +732,24 @@ int gb_reconcile_gather(struct gb_rc_env *env, const char *ns, const char *name,
 
 /* ---- writing the PodGroup ------------------------------------------------------ */
 
-/* The part of desired that identifies the owner: apiVersion, kind, name,
- * namespace, labels and ownerReferences.  Creating only this (then applying
- * the rest) keeps every field that may change owned by the "gangbridge"
- * apply manager alone.  NULL on OOM. */
-static json_object *identity(const struct gc_value *desired) {
-  json_object *full = gb_kube_value_to_json(desired);
-  json_object *obj = json_object_new_object(), *meta = json_object_new_object(), *m = NULL;
-  if (!full || !obj || !meta || !json_object_object_get_ex(full, "metadata", &m)) {
-    json_object_put(full);
-    json_object_put(obj);
-    json_object_put(meta);
-    return NULL;
-  }
-  static const char *const top[] = {"apiVersion", "kind"};
-  static const char *const keep[] = {"name", "namespace", "labels", "ownerReferences"};
-  json_object *v = NULL;
-  for (size_t i = 0; i < 2; i++)
-    if (json_object_object_get_ex(full, top[i], &v))
-      json_object_object_add(obj, top[i], json_object_get(v));
-  for (size_t i = 0; i < 4; i++)
-    if (json_object_object_get_ex(m, keep[i], &v))
-      json_object_object_add(meta, keep[i], json_object_get(v));
-  json_object_object_add(obj, "metadata", meta);
-  json_object_put(full);
-  return obj;
-}
-
 enum create_outcome { CREATED, EXISTS_OURS, EXISTS_FOREIGN, CREATE_FAILED };
 
-/* Creates the PodGroup only if none of that name exists (POST: the server
- * answers 409 AlreadyExists otherwise, so there is no window in which
- * another object is taken over).  On 409 the existing object is read: ours
- * (a cache that lags behind) or foreign.  *uid receives the PodGroup's uid
- * (arena a) for CREATED and EXISTS_OURS and for EXISTS_FOREIGN. */
+/* The PodGroup written or found: its uid and resourceVersion (arena). */
+struct pg_meta {
+  const char *uid, *rv;
+};
+
+/* Creates the whole PodGroup only if none of that name exists (POST: the
+ * server answers 409 AlreadyExists otherwise, so another object is never
+ * taken over, and the group is never seen half-made).  On 409 the existing
+ * object is read: ours (a cache that lags behind) or foreign.  *m receives
+ * the uid and resourceVersion of the created or existing object. */
 static enum create_outcome create_podgroup(struct gb_rc_env *env, const struct gb_rc_plan *plan,
                                            const struct gc_value *tj, struct gc_arena *a,
-                                           const char **uid, struct gb_kube_error *e) {
+                                           struct pg_meta *m, struct gb_kube_error *e) {
   const char *ns = str_at(tj, "metadata.namespace"), *name = str_at(tj, "metadata.name");
   char coll[1024], path[1024];
-  json_object *body = identity(plan->desired), *got = NULL;
+  json_object *body = gb_kube_value_to_json(plan->desired), *got = NULL;
   if (!body || gb_kube_path(coll, sizeof(coll), gb_backend_group(plan->backend),
                             gb_backend_version(plan->backend), "podgroups", ns, NULL) ||
       podgroup_path(path, sizeof(path), plan->backend, ns, name)) {
@@ -795,10 +774,32 @@ static enum create_outcome create_podgroup(struct gb_rc_env *env, const struct g
     json_object_put(got);
     return CREATE_FAILED;
   }
-  const char *u = gb_kube_meta_str(got, "uid");
-  *uid = u ? gc_arena_strdup(a, u) : NULL;
+  const char *u = gb_kube_meta_str(got, "uid"), *rv = gb_kube_meta_str(got, "resourceVersion");
+  m->uid = u ? gc_arena_strdup(a, u) : NULL;
+  m->rv = rv ? gc_arena_strdup(a, rv) : NULL;
   json_object_put(got);
   return res;
+}
+
+/* 1 when every manager an apply conflict names is gangbridge's own create
+ * (the POST is an Update-type write, printed "gangbridge" using VERSION):
+ * the fields are ours, only recorded under another operation.  A message
+ * cut short may hide other managers, so it never qualifies. */
+static int conflicts_only_own_create(const struct gb_kube_error *e) {
+  if (strlen(e->message) + 1 >= sizeof(e->message))
+    return 0;
+  int n = 0;
+  for (const char *p = e->message; (p = strstr(p, "conflict")) != NULL; p++) {
+    const char *who = !strncmp(p, "conflict with ", 14)    ? p + 14
+                      : !strncmp(p, "conflicts with ", 15) ? p + 15
+                                                           : NULL;
+    if (!who)
+      continue;
+    if (strncmp(who, "\"" GB_FIELD_MANAGER "\" using ", strlen(GB_FIELD_MANAGER) + 9) != 0)
+      return 0;
+    n++;
+  }
+  return n > 0;
 }
 
 /* The uid of the PodGroup a KEEP plan is about (for Events on it). */
@@ -819,21 +820,39 @@ static void emit_plan(struct gb_rc_env *env, const struct gc_value *tj,
 
 /* Server-side apply of plan->desired over a PodGroup known to be ours: its
  * uid is sent as a precondition, so a PodGroup replaced meanwhile (by anyone)
- * is never written. */
+ * is never written.  With rv (only with force) the resourceVersion is one
+ * too: nothing may have changed since the conflicts were seen. */
 static int apply_ours(struct gb_rc_env *env, const struct gb_rc_plan *plan, const char *ns,
-                      const char *name, const char *uid, struct gb_kube_error *e) {
+                      const char *name, const struct pg_meta *m, int force,
+                      struct gb_kube_error *e) {
   char path[1024];
   json_object *obj = gb_kube_value_to_json(plan->desired), *meta = NULL;
   if (!obj || !json_object_object_get_ex(obj, "metadata", &meta)) {
     json_object_put(obj);
     return GC_ENOMEM;
   }
-  if (uid)
-    json_object_object_add(meta, "uid", json_object_new_string(uid));
+  if (m->uid)
+    json_object_object_add(meta, "uid", json_object_new_string(m->uid));
+  if (force)
+    json_object_object_add(meta, "resourceVersion", json_object_new_string(m->rv));
   int rc = podgroup_path(path, sizeof(path), plan->backend, ns, name);
   if (!rc)
-    rc = gb_kube_apply(env->client, path, obj, GB_FIELD_MANAGER, 0, NULL, e);
+    rc = gb_kube_apply(env->client, path, obj, GB_FIELD_MANAGER, force, NULL, e);
   json_object_put(obj);
+  return rc;
+}
+
+/* Updates our PodGroup.  The apply is never forced over another manager;
+ * when the only conflicts are with gangbridge's own create (same values,
+ * recorded as an Update), the fields are taken over by a forced apply that
+ * is conditional on the resourceVersion at which that was seen. */
+static int update_ours(struct gb_rc_env *env, const struct gb_rc_plan *plan, const char *ns,
+                       const char *name, const struct pg_meta *m, struct gb_kube_error *e) {
+  int rc = apply_ours(env, plan, ns, name, m, 0, e);
+  if (rc && e->http == 409 && m->rv && conflicts_only_own_create(e)) {
+    gb_kube_error_clear(e);
+    rc = apply_ours(env, plan, ns, name, m, 1, e);
+  }
   return rc;
 }
 
@@ -843,13 +862,14 @@ static void apply_podgroup(struct gb_rc_env *env, const struct gb_rc_plan *plan,
                            const struct gc_value *tj, struct gc_arena *a, int attempts,
                            struct gb_rc_result *res) {
   const char *ns = str_at(tj, "metadata.namespace"), *name = str_at(tj, "metadata.name");
-  const char *uid = plan->pg_uid;
+  struct pg_meta m = {plan->pg_uid, plan->pg_rv};
   struct gb_kube_error e;
   char ebuf[1200];
   gb_kube_error_clear(&e);
   enum create_outcome co = EXISTS_OURS;
-  if (!uid)
-    co = create_podgroup(env, plan, tj, a, &uid, &e);
+  if (!m.uid)
+    co = create_podgroup(env, plan, tj, a, &m, &e);
+  const char *uid = m.uid;
   if (co == EXISTS_FOREIGN) {
     struct pg_ref pg = {plan->backend, uid};
     char msg[700];
@@ -872,9 +892,10 @@ static void apply_podgroup(struct gb_rc_env *env, const struct gb_rc_plan *plan,
     result(res, GB_RC_SKIPPED, NULL, "lost the leadership: no writes");
     return;
   }
-  int rc = apply_ours(env, plan, ns, name, uid, &e);
-  if (rc && e.http == 409 && strstr(e.message, "Precondition")) {
-    result(res, GB_RC_RETRY, "conflict", "the PodGroup was replaced meanwhile: %s", e.message);
+  int rc = co == CREATED ? 0 : update_ours(env, plan, ns, name, &m, &e);
+  if (rc && e.http == 409 && !strstr(e.message, "Apply failed")) {
+    /* A precondition failed: replaced or changed meanwhile; the cache catches up. */
+    result(res, GB_RC_RETRY, "conflict", "the PodGroup changed meanwhile: %s", e.message);
     return;
   }
   if (rc && e.http == 409) {

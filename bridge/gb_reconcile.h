@@ -6,9 +6,13 @@
  * Volcano Queues, it decides what should happen (skip, keep, apply a
  * rendered PodGroup, delete, wait, or report an invalid TrainJob) and which
  * Events to emit; gangcalc computes the gang.  gb_reconcile_run reads those
- * inputs from the informer caches, calls the plan, and carries it out with
- * server-side apply (field manager "gangbridge", never forced, metadata and
- * spec only), deletes with a uid precondition, and Events.  The rules are
+ * inputs from the informer caches, calls the plan, and carries it out: a
+ * PodGroup is created by POST only when none of its name exists (409: a
+ * foreign one, left alone), updated by server-side apply (field manager
+ * "gangbridge", never forced over another manager, metadata and spec only,
+ * uid precondition) only when it carries gangbridge's label and a controller
+ * ownerReference to the TrainJob, deleted with a uid precondition; Events go
+ * on the TrainJob and the PodGroup.  The rules are
  * listed in docs/operating.md ("What the controller does").
  *
  * Thread-safety: gb_reconcile_plan is reentrant.  gb_reconcile_run may run
@@ -85,6 +89,7 @@ struct gb_rc_plan {
   const char *bound_jobs;   /* binding plan: comma-separated replicated jobs whose pods join */
   const char *pg_uid;       /* APPLY: the uid of the PodGroup updated (precondition);
                                NULL: none is known, create it */
+  const char *pg_rv;        /* APPLY: its cached resourceVersion */
   struct gb_rc_event events[GB_RC_MAX_EVENTS];
   size_t n_events;
 };
