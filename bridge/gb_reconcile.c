@@ -400,6 +400,18 @@ static const char *first_errors(struct planner *pl, const struct gc_diags *d) {
   return fmt(pl, "%s", buf);
 }
 
+/* 1 when desired differs from have in metadata.labels only (a PodGroup of
+ * an earlier version without the name labels): safe while pods exist, since
+ * neither the gang nor the binding plan changes. */
+static int labels_only(const struct gc_value *desired, const struct gc_value *have) {
+  static const char *const same[] = {"spec", "metadata.annotations",
+                                     "metadata.ownerReferences"};
+  for (size_t i = 0; i < sizeof(same) / sizeof(same[0]); i++)
+    if (!gb_value_subset(gc_value_path(desired, same[i]), gc_value_path(have, same[i])))
+      return 0;
+  return 1;
+}
+
 /* The gang keeps its PodGroup of the other backend (the backend choice
  * changed while its pods exist).  Returns 1 when that is the decision. */
 static int keep_other_backend(struct planner *pl, const struct gc_gang *g) {
@@ -450,7 +462,7 @@ static int decide_podgroup(struct planner *pl, struct gc_gang *g) {
   int busy = in->pods != 0 && !g->suspended;
   if (have && gb_value_subset(out->desired, have)) {
     decide(pl, GB_RC_KEEP, "the PodGroup is up to date");
-  } else if (have && busy) {
+  } else if (have && busy && !labels_only(out->desired, have)) {
     decide(pl, GB_RC_KEEP, "gang pods exist: the PodGroup is left as it is");
     out->bound_jobs = annotation(have, GB_ANN_BOUND_JOBS);
     outdated(pl, have, NULL);

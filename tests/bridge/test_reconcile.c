@@ -402,6 +402,18 @@ START_TEST(test_rerender_rules) {
   ck_assert_int_eq(ev->on_podgroup, 1);
   ck_assert_ptr_nonnull(strstr(ev->message, "spec.minMember: 9 -> 3"));
   ck_assert_ptr_nonnull(strstr(ev->message, "suspend"));
+  /* A difference in labels only (a PodGroup of an earlier version) is
+   * applied under pods: neither the gang nor the binding plan changes. */
+  struct gc_value *spec_now = gc_value_clone(f.a, gc_map_get(f.plan.desired, "spec"));
+  struct gc_value *spec_was = gc_map_get(served, "spec");
+  gc_map_set(f.a, served, "spec", spec_now);
+  gc_map_set(f.a, gc_map_get(meta, "annotations"), GB_ANN_BOUND_JOBS, gc_value_strz(f.a, "node"));
+  gc_map_set(f.a, gc_map_get(meta, "labels"), "trainer.kubeflow.org/trainjob-name",
+             gc_value_strz(f.a, "old"));
+  plan(&f);
+  ck_assert_int_eq(f.plan.action, GB_RC_APPLY);
+  ck_assert_ptr_null(find_event(&f.plan, "PodGroupOutdated"));
+  gc_map_set(f.a, served, "spec", spec_was);
   /* Pods unknown count as existing; updateWhileRunning is no looser. */
   f.in.pods = -1;
   gb_config_set(&f.cfg, "podGroups.updateWhileRunning", "true", NULL);

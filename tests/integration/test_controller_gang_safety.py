@@ -90,7 +90,8 @@ def untouched(env, ns, before):
 def test_foreign_podgroup(env):
     ns = "s-foreign"
     env.create(namespace(ns))
-    env.create(runtime("torch", ns))
+    # With an initializer wave, a PodGroup gangbridge made would say GangScopeNarrowed.
+    env.create(runtime("torch", ns, initializer=True))
     before = env.create({"apiVersion": VC_API, "kind": "PodGroup",
                          "metadata": {"name": "mine", "namespace": ns},
                          "spec": {"minMember": 7, "queue": "default"}})
