@@ -145,6 +145,13 @@ static void event(struct planner *pl, const char *type, const char *reason, cons
     p->events[p->n_events++] = (struct gb_rc_event){type, reason, msg, 0, 0};
 }
 
+/* An Event about the PodGroup: posted on it too once it exists. */
+static void pg_event(struct planner *pl, const char *type, const char *reason, const char *msg) {
+  struct gb_rc_plan *p = pl->p;
+  if (p->n_events < GB_RC_MAX_EVENTS)
+    p->events[p->n_events++] = (struct gb_rc_event){type, reason, msg, 0, 1};
+}
+
 /* An Event describing a state that holds on every reconcile until it
  * changes: recorded once, also on the PodGroup when on_pg. */
 static void state_event(struct planner *pl, const char *type, const char *reason,
@@ -371,12 +378,12 @@ static void queue_events(struct planner *pl, const struct gc_gang *g) {
   const char *state = NULL;
   int r = in->queue_state(in->queue_ctx, q, &state, pl->a);
   if (r == 0)
-    event(pl, GB_EVENT_WARNING, "QueueNotFound",
+    pg_event(pl, GB_EVENT_WARNING, "QueueNotFound",
           fmt(pl, "Volcano queue \"%.253s\" does not exist; the PodGroup stays Pending until it "
                   "is created",
               q));
   else if (r == 1 && state && (!strcmp(state, "Closed") || !strcmp(state, "Closing")))
-    event(pl, GB_EVENT_WARNING, "QueueClosed",
+    pg_event(pl, GB_EVENT_WARNING, "QueueClosed",
           fmt(pl, "Volcano queue \"%.253s\" is %s; it admits no new PodGroups", q, state));
 }
 
@@ -448,7 +455,7 @@ static int decide_podgroup(struct planner *pl, struct gc_gang *g) {
                         "is",
                     str_at(have, "metadata.namespace"), str_at(have, "metadata.name"),
                     tj_uid ? tj_uid : "unknown"),
-                0);
+                1);
     return 0;
   }
   if (keep_other_backend(pl, g))
@@ -475,9 +482,9 @@ static int decide_podgroup(struct planner *pl, struct gc_gang *g) {
   for (size_t i = 0; i < g->n_warnings; i++) {
     const struct gc_warning *w = &g->warnings[i];
     if (w->code == GC_WARN_TIMEOUT_CLAMPED)
-      event(pl, GB_EVENT_WARNING, "TimeoutClamped", fmt(pl, "%s", w->message));
+      pg_event(pl, GB_EVENT_WARNING, "TimeoutClamped", fmt(pl, "%s", w->message));
     else if (w->code == GC_WARN_GANG_SCOPE_NARROWED)
-      event(pl, GB_EVENT_NORMAL, "GangScopeNarrowed", fmt(pl, "%s", w->message));
+      pg_event(pl, GB_EVENT_NORMAL, "GangScopeNarrowed", fmt(pl, "%s", w->message));
   }
   queue_events(pl, g);
   /* The other backend's PodGroup (the choice changed) goes first, once no
