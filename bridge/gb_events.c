@@ -244,6 +244,40 @@ static int existing_count(struct gb_events *ev, const struct gb_event_ref *o, co
   return rc;
 }
 
+/* One write in flight: the Event's name ("" until created), first
+ * timestamp, the count to write, and what happened. */
+struct ev_write {
+  char name[256];
+  char first_ts[32];
+  long count;
+  int created;  /* a new Event object was POSTed (or tried) */
+  long adopted; /* > 0: one recorded before a restart was found; its count */
+};
+
+/* Writes one occurrence: patches the Event's count, or creates it (again
+ * after it expired: Events have a TTL).  An Event recorded before a restart
+ * (409 AlreadyExists, since names derive from the key) is adopted, not
+ * repeated.  Returns 0 or a GC_E* code. */
+static int write_event(struct gb_events *ev, const struct gb_event_ref *o, const char *type,
+                       const char *reason, const char *msg, uint64_t h, struct ev_write *w,
+                       struct gb_kube_error *e) {
+  if (w->name[0]) {
+    int rc = patch_count(ev, o, w->name, w->count, e);
+    if (rc != GC_ENOTFOUND)
+      return rc;
+  }
+  w->created = 1;
+  int rc = create_event(ev, o, type, reason, msg, w->count, w->first_ts, h, w->name,
+                        sizeof(w->name), e);
+  if (rc == GC_EIO && e && e->http == 409) {
+    gb_kube_error_clear(e);
+    w->created = 0;
+    w->adopted = w->count;
+    rc = existing_count(ev, o, w->name, &w->adopted, e);
+  }
+  return rc;
+}
+
 int gb_events_emit(struct gb_events *ev, const struct gb_event_ref *o, const char *type,
                    const char *reason, const char *message, struct gb_kube_error *e) {
   return gb_events_record(ev, o, type, reason, message, 0, e);
@@ -266,9 +300,7 @@ int gb_events_record(struct gb_events *ev, const struct gb_event_ref *o, const c
            msg);
   uint64_t h = fnv(key);
   double now = mono();
-  char name[256] = "";
-  char first_ts[32] = "";
-  long count;
+  struct ev_write w = {"", "", 0, 0, 0};
   pthread_mutex_lock(&ev->mu);
   struct ev_entry *ent = find(ev, key, h);
   if (!ent) {
@@ -289,58 +321,36 @@ int gb_events_record(struct gb_events *ev, const struct gb_event_ref *o, const c
     return 0;
   }
   ent->count++;
-  count = ent->count;
+  w.count = ent->count;
   if (ent->name[0] && ev->min_interval_s > 0 && now - ent->last_write < ev->min_interval_s) {
     ev->stats.deferred++;
     pthread_mutex_unlock(&ev->mu);
     free(key);
     return 0;
   }
-  snprintf(name, sizeof(name), "%s", ent->name);
-  snprintf(first_ts, sizeof(first_ts), "%s", ent->first_ts);
+  snprintf(w.name, sizeof(w.name), "%s", ent->name);
+  snprintf(w.first_ts, sizeof(w.first_ts), "%s", ent->first_ts);
   pthread_mutex_unlock(&ev->mu);
 
-  int rc;
-  int created = 0;
-  if (name[0]) {
-    rc = patch_count(ev, o, name, count, e);
-    if (rc == GC_ENOTFOUND) { /* expired (events have a TTL): start a new one */
-      rc = create_event(ev, o, type, reason, msg, count, first_ts, h, name, sizeof(name), e);
-      created = 1;
-    }
-  } else {
-    rc = create_event(ev, o, type, reason, msg, count, first_ts, h, name, sizeof(name), e);
-    created = 1;
-  }
-  long adopted = 0;
-  if (rc == GC_EIO && created && e && e->http == 409) {
-    /* Recorded before (this process restarted): adopt it, do not repeat it. */
-    gb_kube_error_clear(e);
-    adopted = count;
-    rc = existing_count(ev, o, name, &adopted, e);
-    created = 0;
-  }
+  int rc = write_event(ev, o, type, reason, msg, h, &w, e);
   pthread_mutex_lock(&ev->mu);
   ent = find(ev, key, h); /* it may have been evicted meanwhile */
-  if (rc == 0 && adopted) {
-    ev->stats.adopted++;
-    if (ent) {
-      snprintf(ent->name, sizeof(ent->name), "%s", name);
-      ent->count = adopted;
-      ent->last_write = now;
-    }
-  } else if (rc == 0) {
-    if (created)
+  if (rc == 0) {
+    if (w.adopted)
+      ev->stats.adopted++;
+    else if (w.created)
       ev->stats.created++;
     else
       ev->stats.patched++;
     if (ent) {
-      snprintf(ent->name, sizeof(ent->name), "%s", name);
+      snprintf(ent->name, sizeof(ent->name), "%s", w.name);
+      if (w.adopted)
+        ent->count = w.adopted;
       ent->last_write = now;
     }
   } else {
     ev->stats.failed++;
-    if (ent && created)
+    if (ent && w.created)
       ent->name[0] = '\0';
   }
   pthread_mutex_unlock(&ev->mu);

@@ -494,6 +494,65 @@ static int decide_podgroup(struct planner *pl, struct gc_gang *g) {
   return 0;
 }
 
+/* A finished TrainJob's PodGroup holds queue quota for nothing (Trainer
+ * #4033): it is deleted, whatever the runtime says now.  Returns 1 when the
+ * TrainJob is finished (the plan is made). */
+static int finished(struct planner *pl) {
+  struct gb_rc_plan *out = pl->p;
+  if (!gb_trainjob_finished(pl->in->trainjob))
+    return 0;
+  out->managed = 1;
+  if (!pl->in->cfg->delete_on_finish) {
+    decide(pl, GB_RC_KEEP, "finished; podGroups.deleteOnFinish is false");
+    return 1;
+  }
+  add_delete(pl, GC_BACKEND_VOLCANO);
+  add_delete(pl, GC_BACKEND_COSCHEDULING);
+  decide(pl, out->n_del ? GB_RC_DELETE : GB_RC_KEEP,
+         out->n_del ? "finished: deleting its PodGroup" : "finished; no PodGroup left");
+  return 1;
+}
+
+/* The runtime reference, the runtime's presence and its podGroupPolicy.
+ * Returns 1 when gangbridge computes the PodGroup from it (else the plan
+ * says why not). */
+static int runtime_usable(struct planner *pl, const char *ns, const char *name) {
+  const struct gb_rc_input *in = pl->in;
+  int cluster = 1;
+  const char *rtname = NULL;
+  if (gb_reconcile_runtime_ref(in->trainjob, &cluster, &rtname)) {
+    decide(pl, GB_RC_INVALID, "spec.runtimeRef is missing or names an unsupported kind");
+    event(pl, GB_EVENT_WARNING, "InvalidTrainJob",
+          fmt(pl, "%s/%s: spec.runtimeRef is missing or names an unsupported kind", ns, name));
+    return 0;
+  }
+  if (!in->runtime) {
+    pl->p->managed = 1;
+    const char *what = cluster ? fmt(pl, "ClusterTrainingRuntime \"%.253s\"", rtname)
+                               : fmt(pl, "TrainingRuntime \"%.253s/%.253s\"", ns, rtname);
+    decide(pl, GB_RC_WAIT, fmt(pl, "%s not found", what));
+    int has_pg = in->pg[GC_BACKEND_VOLCANO] || in->pg[GC_BACKEND_COSCHEDULING];
+    event(pl, GB_EVENT_WARNING, "RuntimeNotFound",
+          fmt(pl, "%s not found; %s", what,
+              has_pg ? "the existing PodGroup is left as it is until the runtime exists again"
+                     : "the PodGroup is created once it exists"));
+    return 0;
+  }
+  if (runtime_has_policy(in->runtime) && !in->cfg->take_over_trainer_policies) {
+    decide(pl, GB_RC_SKIP,
+           "the runtime's podGroupPolicy is served by Trainer (selection.takeOverTrainerPolicies "
+           "is false)");
+    state_event(pl, GB_EVENT_NORMAL, "TrainerManagesPodGroup",
+                fmt(pl, "runtime \"%.253s\" sets spec.podGroupPolicy: Trainer creates this "
+                        "TrainJob's PodGroup (counting initializer pods too) and gangbridge "
+                        "leaves it alone (selection.takeOverTrainerPolicies is false)",
+                    rtname),
+                0);
+    return 0;
+  }
+  return 1;
+}
+
 int gb_reconcile_plan(const struct gb_rc_input *in, struct gc_arena *a, struct gb_rc_plan *out) {
   memset(out, 0, sizeof(*out));
   struct planner pl = {in, a, out, 0};
@@ -511,53 +570,8 @@ int gb_reconcile_plan(const struct gb_rc_input *in, struct gc_arena *a, struct g
   if (!selected(&pl))
     goto out;
 
-  /* A finished TrainJob's PodGroup holds queue quota for nothing (Trainer
-   * #4033): delete it, whatever the runtime says now. */
-  if (gb_trainjob_finished(tj)) {
-    out->managed = 1;
-    if (!in->cfg->delete_on_finish) {
-      decide(&pl, GB_RC_KEEP, "finished; podGroups.deleteOnFinish is false");
-      goto out;
-    }
-    add_delete(&pl, GC_BACKEND_VOLCANO);
-    add_delete(&pl, GC_BACKEND_COSCHEDULING);
-    decide(&pl, out->n_del ? GB_RC_DELETE : GB_RC_KEEP,
-           out->n_del ? "finished: deleting its PodGroup" : "finished; no PodGroup left");
+  if (finished(&pl) || !runtime_usable(&pl, ns, name))
     goto out;
-  }
-
-  int cluster = 1;
-  const char *rtname = NULL;
-  if (gb_reconcile_runtime_ref(tj, &cluster, &rtname)) {
-    decide(&pl, GB_RC_INVALID, "spec.runtimeRef is missing or names an unsupported kind");
-    event(&pl, GB_EVENT_WARNING, "InvalidTrainJob",
-          fmt(&pl, "%s/%s: spec.runtimeRef is missing or names an unsupported kind", ns, name));
-    goto out;
-  }
-  if (!in->runtime) {
-    out->managed = 1;
-    const char *what = cluster ? fmt(&pl, "ClusterTrainingRuntime \"%.253s\"", rtname)
-                               : fmt(&pl, "TrainingRuntime \"%.253s/%.253s\"", ns, rtname);
-    decide(&pl, GB_RC_WAIT, fmt(&pl, "%s not found", what));
-    int has_pg = in->pg[GC_BACKEND_VOLCANO] || in->pg[GC_BACKEND_COSCHEDULING];
-    event(&pl, GB_EVENT_WARNING, "RuntimeNotFound",
-          fmt(&pl, "%s not found; %s", what,
-              has_pg ? "the existing PodGroup is left as it is until the runtime exists again"
-                     : "the PodGroup is created once it exists"));
-    goto out;
-  }
-  if (runtime_has_policy(in->runtime) && !in->cfg->take_over_trainer_policies) {
-    decide(&pl, GB_RC_SKIP,
-           "the runtime's podGroupPolicy is served by Trainer (selection.takeOverTrainerPolicies "
-           "is false)");
-    state_event(&pl, GB_EVENT_NORMAL, "TrainerManagesPodGroup",
-                fmt(&pl, "runtime \"%.253s\" sets spec.podGroupPolicy: Trainer creates this "
-                         "TrainJob's PodGroup (counting initializer pods too) and gangbridge "
-                         "leaves it alone (selection.takeOverTrainerPolicies is false)",
-                    rtname),
-                0);
-    goto out;
-  }
   out->managed = 1;
 
   struct gc_options opts;
@@ -756,6 +770,7 @@ enum create_outcome { CREATED, EXISTS_OURS, EXISTS_FOREIGN, CREATE_FAILED };
 /* The PodGroup written or found: its uid and resourceVersion (arena). */
 struct pg_meta {
   const char *uid, *rv;
+  int current; /* the existing object already carries everything desired */
 };
 
 /* Creates the whole PodGroup only if none of that name exists (POST: the
@@ -788,6 +803,7 @@ static enum create_outcome create_podgroup(struct gb_rc_env *env, const struct g
     if (!rc)
       rc = gb_kube_json_to_value(a, got, 64, &v);
     res = gb_podgroup_ours(v, str_at(tj, "metadata.uid")) ? EXISTS_OURS : EXISTS_FOREIGN;
+    m->current = res == EXISTS_OURS && gb_value_subset(plan->desired, v);
   }
   if (rc) {
     json_object_put(got);
@@ -881,7 +897,7 @@ static void apply_podgroup(struct gb_rc_env *env, const struct gb_rc_plan *plan,
                            const struct gc_value *tj, struct gc_arena *a, int attempts,
                            struct gb_rc_result *res) {
   const char *ns = str_at(tj, "metadata.namespace"), *name = str_at(tj, "metadata.name");
-  struct pg_meta m = {plan->pg_uid, plan->pg_rv};
+  struct pg_meta m = {plan->pg_uid, plan->pg_rv, 0};
   struct gb_kube_error e;
   char ebuf[1200];
   gb_kube_error_clear(&e);
@@ -909,6 +925,10 @@ static void apply_podgroup(struct gb_rc_env *env, const struct gb_rc_plan *plan,
   if (!leader(env)) {
     res->action = GB_RC_SKIP;
     result(res, GB_RC_SKIPPED, NULL, "lost the leadership: no writes");
+    return;
+  }
+  if (m.current) { /* made by an earlier reconcile the cache has not seen yet */
+    result(res, GB_RC_DONE, NULL, "the PodGroup is up to date");
     return;
   }
   int rc = co == CREATED ? 0 : update_ours(env, plan, ns, name, &m, &e);
@@ -941,6 +961,44 @@ static void apply_podgroup(struct gb_rc_env *env, const struct gb_rc_plan *plan,
   emit_on(env, tj, &pg, GB_EVENT_NORMAL, co == CREATED ? "PodGroupCreated" : "PodGroupUpdated",
           msg, 0);
   result(res, GB_RC_DONE, NULL, "%s", plan->why);
+}
+
+/* Deletes the PodGroups the plan lists, each with a uid precondition (one
+ * replaced meanwhile is not ours to delete).  Returns 1 when all are gone,
+ * 0 when *res says why not. */
+static int delete_podgroups(struct gb_rc_env *env, const struct gb_rc_plan *plan,
+                            const struct gc_value *tj, int attempts, struct gb_rc_result *res) {
+  const char *ns = str_at(tj, "metadata.namespace"), *name = str_at(tj, "metadata.name");
+  struct gb_kube_error e;
+  char path[1024], ebuf[1200], msg[600];
+  for (size_t i = 0; i < plan->n_del; i++) {
+    gb_kube_error_clear(&e);
+    if (!leader(env)) { /* the lease may be lost at any moment: check before each write */
+      res->action = GB_RC_SKIP;
+      result(res, GB_RC_SKIPPED, NULL, "lost the leadership: no writes");
+      return 0;
+    }
+    int rc = podgroup_path(path, sizeof(path), plan->del[i], ns, name);
+    if (!rc)
+      rc = gb_kube_delete(env->client, path, NULL, plan->del_uid[i], &e);
+    if (rc == GC_ENOTFOUND || (rc && e.http == 409)) /* gone, or replaced by a new uid */
+      continue;
+    if (rc) {
+      result(res, GB_RC_RETRY, error_reason(&e), "cannot delete the %s PodGroup: %s",
+             gc_backend_name(plan->del[i]), gb_kube_error_str(&e, ebuf, sizeof(ebuf)));
+      if (attempts >= 2)
+        emit(env, tj, GB_EVENT_WARNING, "PodGroupDeleteFailed", res->message);
+      return 0;
+    }
+    gb_log(GB_LOG_INFO, "deleted PodGroup", "namespace", ns, "name", name, "backend",
+           gc_backend_name(plan->del[i]), "why", plan->why, NULL);
+    snprintf(msg, sizeof(msg), "deleted PodGroup %s/%s (%s): %s", ns, name,
+             gb_backend_group(plan->del[i]),
+             plan->action == GB_RC_DELETE ? "the TrainJob finished" : "the backend changed");
+    struct pg_ref pg = {plan->del[i], plan->del_uid[i]};
+    emit_on(env, tj, &pg, GB_EVENT_NORMAL, "PodGroupDeleted", msg, 0);
+  }
+  return 1;
 }
 
 void gb_reconcile_run(struct gb_rc_env *env, const char *key, int attempts,
@@ -997,36 +1055,8 @@ void gb_reconcile_run(struct gb_rc_env *env, const char *key, int attempts,
   if (plan.action != GB_RC_APPLY)
     emit_plan(env, tj, &plan, keep_uid(&in, &plan));
 
-  struct gb_kube_error e;
-  char path[1024], ebuf[1200];
-  for (size_t i = 0; i < plan.n_del; i++) {
-    gb_kube_error_clear(&e);
-    if (!leader(env)) { /* the lease may be lost at any moment: check before each write */
-      res->action = GB_RC_SKIP;
-      result(res, GB_RC_SKIPPED, NULL, "lost the leadership: no writes");
-      goto out;
-    }
-    if ((rc = podgroup_path(path, sizeof(path), plan.del[i], ns, name)))
-      break;
-    rc = gb_kube_delete(env->client, path, NULL, plan.del_uid[i], &e);
-    if (rc == GC_ENOTFOUND || (rc && e.http == 409)) /* gone, or replaced by a new uid */
-      rc = 0;
-    if (rc) {
-      result(res, GB_RC_RETRY, error_reason(&e), "cannot delete the %s PodGroup: %s",
-             gc_backend_name(plan.del[i]), gb_kube_error_str(&e, ebuf, sizeof(ebuf)));
-      if (attempts >= 2)
-        emit(env, tj, GB_EVENT_WARNING, "PodGroupDeleteFailed", res->message);
-      goto out;
-    }
-    gb_log(GB_LOG_INFO, "deleted PodGroup", "namespace", ns, "name", name, "backend",
-           gc_backend_name(plan.del[i]), "why", plan.why, NULL);
-    char msg[600];
-    snprintf(msg, sizeof(msg), "deleted PodGroup %s/%s (%s): %s", ns, name,
-             gb_backend_group(plan.del[i]),
-             plan.action == GB_RC_DELETE ? "the TrainJob finished" : "the backend changed");
-    struct pg_ref pg = {plan.del[i], plan.del_uid[i]};
-    emit_on(env, tj, &pg, GB_EVENT_NORMAL, "PodGroupDeleted", msg, 0);
-  }
+  if (!delete_podgroups(env, &plan, tj, attempts, res))
+    goto out;
   switch (plan.action) {
   case GB_RC_APPLY:
     apply_podgroup(env, &plan, tj, a, attempts, res);
