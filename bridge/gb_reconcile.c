@@ -354,13 +354,13 @@ static void outdated(struct planner *pl, const struct gc_value *have, const char
   struct diff df = {{0}, 0, 0};
   if (!what) {
     diff_walk(&df, gc_map_get(pl->p->desired, "spec"), gc_map_get(have, "spec"), "spec");
+    diff_walk(&df, gc_value_path(pl->p->desired, "metadata.annotations"),
+              gc_value_path(have, "metadata.annotations"), "metadata.annotations");
     what = df.n ? df.text : "metadata";
   }
-  char pods[40];
-  if (pl->in->pods < 0)
-    snprintf(pods, sizeof(pods), "its gang's pods are not known yet");
-  else
-    snprintf(pods, sizeof(pods), "%ld gang pod(s) exist", pl->in->pods);
+  /* No pod count in the message: the Event is the same while pods come and go. */
+  const char *pods = pl->in->pods < 0 ? "the gang's pods are not known yet"
+                                      : "the gang's pods exist";
   state_event(pl, GB_EVENT_WARNING, "PodGroupOutdated",
               fmt(pl, "PodGroup %s/%s is outdated (%s) and is left unchanged because %s; to "
                       "apply the change, suspend the TrainJob (spec.suspend: true) and resume it "
