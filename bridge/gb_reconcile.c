@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "gb_log.h"
 #include "gb_reconcile.h"
@@ -143,13 +144,6 @@ static void event(struct planner *pl, const char *type, const char *reason, cons
   struct gb_rc_plan *p = pl->p;
   if (p->n_events < GB_RC_MAX_EVENTS)
     p->events[p->n_events++] = (struct gb_rc_event){type, reason, msg, 0, 0};
-}
-
-/* An Event about the PodGroup: posted on it too once it exists. */
-static void pg_event(struct planner *pl, const char *type, const char *reason, const char *msg) {
-  struct gb_rc_plan *p = pl->p;
-  if (p->n_events < GB_RC_MAX_EVENTS)
-    p->events[p->n_events++] = (struct gb_rc_event){type, reason, msg, 0, 1};
 }
 
 /* An Event describing a state that holds on every reconcile until it
@@ -378,12 +372,12 @@ static void queue_events(struct planner *pl, const struct gc_gang *g) {
   const char *state = NULL;
   int r = in->queue_state(in->queue_ctx, q, &state, pl->a);
   if (r == 0)
-    pg_event(pl, GB_EVENT_WARNING, "QueueNotFound",
+    event(pl, GB_EVENT_WARNING, "QueueNotFound",
           fmt(pl, "Volcano queue \"%.253s\" does not exist; the PodGroup stays Pending until it "
                   "is created",
               q));
   else if (r == 1 && state && (!strcmp(state, "Closed") || !strcmp(state, "Closing")))
-    pg_event(pl, GB_EVENT_WARNING, "QueueClosed",
+    event(pl, GB_EVENT_WARNING, "QueueClosed",
           fmt(pl, "Volcano queue \"%.253s\" is %s; it admits no new PodGroups", q, state));
 }
 
@@ -482,9 +476,9 @@ static int decide_podgroup(struct planner *pl, struct gc_gang *g) {
   for (size_t i = 0; i < g->n_warnings; i++) {
     const struct gc_warning *w = &g->warnings[i];
     if (w->code == GC_WARN_TIMEOUT_CLAMPED)
-      pg_event(pl, GB_EVENT_WARNING, "TimeoutClamped", fmt(pl, "%s", w->message));
+      event(pl, GB_EVENT_WARNING, "TimeoutClamped", fmt(pl, "%s", w->message));
     else if (w->code == GC_WARN_GANG_SCOPE_NARROWED)
-      pg_event(pl, GB_EVENT_NORMAL, "GangScopeNarrowed", fmt(pl, "%s", w->message));
+      event(pl, GB_EVENT_NORMAL, "GangScopeNarrowed", fmt(pl, "%s", w->message));
   }
   queue_events(pl, g);
   /* The other backend's PodGroup (the choice changed) goes first, once no
@@ -767,6 +761,28 @@ int gb_reconcile_gather(struct gb_rc_env *env, const char *ns, const char *name,
 
 enum create_outcome { CREATED, EXISTS_OURS, EXISTS_FOREIGN, CREATE_FAILED };
 
+/* POST with a few retries on throttling, 5xx and transport errors.  The
+ * client retries only idempotent verbs, since a repeated create can make a
+ * second object; a PodGroup's create names the object, so a repeat after a
+ * lost success answers 409, which the caller resolves (the object is ours).
+ * Without this, every injected 5xx would cost a rate-limited requeue. */
+static int create_retried(struct gb_rc_env *env, const char *coll, json_object *body,
+                          json_object **got, struct gb_kube_error *e) {
+  double delay = 0.1;
+  for (int attempt = 0;; attempt++) {
+    gb_kube_error_clear(e);
+    int rc = gb_kube_create(env->client, coll, body, got, e);
+    int retryable = rc == GC_EIO && (e->http == 0 || e->http == 429 ||
+                                     (e->http >= 500 && e->http != 501));
+    if (!retryable || attempt == 3 || !leader(env))
+      return rc;
+    double d = e->retry_after_s > delay ? (e->retry_after_s < 5 ? e->retry_after_s : 5) : delay;
+    struct timespec ts = {(time_t)d, (long)((d - (double)(time_t)d) * 1e9)};
+    nanosleep(&ts, NULL);
+    delay *= 2;
+  }
+}
+
 /* The PodGroup written or found: its uid and resourceVersion (arena). */
 struct pg_meta {
   const char *uid, *rv;
@@ -791,7 +807,7 @@ static enum create_outcome create_podgroup(struct gb_rc_env *env, const struct g
     return CREATE_FAILED;
   }
   strncat(coll, "?fieldManager=" GB_FIELD_MANAGER, sizeof(coll) - strlen(coll) - 1);
-  int rc = gb_kube_create(env->client, coll, body, &got, e);
+  int rc = create_retried(env, coll, body, &got, e);
   json_object_put(body);
   enum create_outcome res = CREATED;
   if (rc && e->http == 409) {
@@ -954,12 +970,12 @@ static void apply_podgroup(struct gb_rc_env *env, const struct gb_rc_plan *plan,
     return;
   }
   emit_plan(env, tj, plan, uid);
-  struct pg_ref pg = {plan->backend, uid};
+  /* On the TrainJob only: one more write per PodGroup write already slows
+   * convergence after an API storm (tests/integration/test_faults_storm.py). */
   char msg[600];
   snprintf(msg, sizeof(msg), "%s PodGroup %s/%s (%s)",
            co == CREATED ? "created" : "updated", ns, name, gb_backend_group(plan->backend));
-  emit_on(env, tj, &pg, GB_EVENT_NORMAL, co == CREATED ? "PodGroupCreated" : "PodGroupUpdated",
-          msg, 0);
+  emit(env, tj, GB_EVENT_NORMAL, co == CREATED ? "PodGroupCreated" : "PodGroupUpdated", msg);
   result(res, GB_RC_DONE, NULL, "%s", plan->why);
 }
 
@@ -995,8 +1011,7 @@ static int delete_podgroups(struct gb_rc_env *env, const struct gb_rc_plan *plan
     snprintf(msg, sizeof(msg), "deleted PodGroup %s/%s (%s): %s", ns, name,
              gb_backend_group(plan->del[i]),
              plan->action == GB_RC_DELETE ? "the TrainJob finished" : "the backend changed");
-    struct pg_ref pg = {plan->del[i], plan->del_uid[i]};
-    emit_on(env, tj, &pg, GB_EVENT_NORMAL, "PodGroupDeleted", msg, 0);
+    emit(env, tj, GB_EVENT_NORMAL, "PodGroupDeleted", msg); /* its PodGroup is gone */
   }
   return 1;
 }
