@@ -130,7 +130,7 @@ struct gb_config {
 
   /* podGroups */
   int delete_on_finish;
-  int update_while_running;
+  int update_while_running; /* accepted, no effect: a PodGroup never changes under gang pods */
 
   /* controller */
   int workers;

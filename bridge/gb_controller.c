@@ -44,6 +44,7 @@ enum {
   INF_RT,
   INF_CRT,
   INF_NS,
+  INF_POD,
   INF_CRD,
   INF_PG_VOLCANO,
   INF_PG_COSCHED,
@@ -61,6 +62,8 @@ static const struct inf_def INF_DEFS[INF_N] = {
     {GC_TRAINER_GROUP, "v1alpha1", "trainingruntimes", NULL},
     {GC_TRAINER_GROUP, "v1alpha1", "clustertrainingruntimes", NULL},
     {"", "v1", "namespaces", NULL},
+    /* Only JobSet pods ("exists" selector); a gang's pods carry its name. */
+    {"", "v1", "pods", GC_JOBSET_NAME_LABEL},
     {"apiextensions.k8s.io", "v1", "customresourcedefinitions", NULL},
     {"scheduling.volcano.sh", "v1beta1", "podgroups", GC_MANAGED_BY_LABEL "=" GC_MANAGER_NAME},
     {"scheduling.x-k8s.io", "v1alpha1", "podgroups", GC_MANAGED_BY_LABEL "=" GC_MANAGER_NAME},
@@ -68,11 +71,19 @@ static const struct inf_def INF_DEFS[INF_N] = {
 };
 
 static const char *const INF_NAMES[INF_N] = {
-    "trainjobs", "trainingruntimes", "clustertrainingruntimes", "namespaces",
+    "trainjobs", "trainingruntimes", "clustertrainingruntimes", "namespaces", "pods",
     "customresourcedefinitions", "podgroups.scheduling.volcano.sh",
     "podgroups.scheduling.x-k8s.io", "queues"};
 
 #define PG_BUCKETS 4096
+#define GANG_BUCKETS 4096
+
+/* How many pods of one JobSet ("ns/jobset-name") exist. */
+struct gang_count {
+  struct gang_count *next;
+  long pods;
+  char key[];
+};
 
 struct pg_state {
   struct pg_state *next;
@@ -111,6 +122,9 @@ struct gb_controller {
 
   pthread_mutex_t pg_mu; /* guards pg_tab */
   struct pg_state **pg_tab[3];
+
+  pthread_mutex_t gang_mu; /* guards gangs */
+  struct gang_count **gangs;
 
   pthread_mutex_t collect_mu; /* guards the last_* counters */
   unsigned long long last_retries;
@@ -242,6 +256,90 @@ static void pg_track(struct gb_controller *c, int which, const struct gb_informe
                          (const char *[]){gc_backend_name(b)}, observe < 0 ? 0 : observe);
 }
 
+/* ---- gang pods ---------------------------------------------------------------------- */
+
+/* Adds delta to the pod count of "ns/jobset"; an entry at 0 is removed. */
+static void gang_add(struct gb_controller *c, const char *key, long delta) {
+  uint64_t h = fnv(key) % GANG_BUCKETS;
+  pthread_mutex_lock(&c->gang_mu);
+  struct gang_count **pp = &c->gangs[h];
+  while (*pp && strcmp((*pp)->key, key) != 0)
+    pp = &(*pp)->next;
+  if (!*pp && delta > 0) {
+    size_t kl = strlen(key);
+    struct gang_count *g = calloc(1, sizeof(*g) + kl + 1);
+    if (!g) { /* the gang then looks pod-less: log it, the next relist repairs it */
+      pthread_mutex_unlock(&c->gang_mu);
+      gb_log(GB_LOG_ERROR, "out of memory counting gang pods", "gang", key, NULL);
+      return;
+    }
+    memcpy(g->key, key, kl + 1);
+    g->next = c->gangs[h];
+    c->gangs[h] = g;
+    pp = &c->gangs[h];
+  }
+  if (*pp) {
+    (*pp)->pods += delta;
+    if ((*pp)->pods <= 0) {
+      struct gang_count *dead = *pp;
+      *pp = dead->next;
+      free(dead);
+    }
+  }
+  pthread_mutex_unlock(&c->gang_mu);
+}
+
+static long gang_pods(void *ctx, const char *ns, const char *name) {
+  struct gb_controller *c = ctx;
+  if (!c->inf[INF_POD] || !gb_informer_has_synced(c->inf[INF_POD]))
+    return -1;
+  char key[600];
+  snprintf(key, sizeof(key), "%s/%s", ns, name);
+  uint64_t h = fnv(key) % GANG_BUCKETS;
+  long n = 0;
+  pthread_mutex_lock(&c->gang_mu);
+  for (struct gang_count *g = c->gangs[h]; g; g = g->next)
+    if (!strcmp(g->key, key))
+      n = g->pods;
+  pthread_mutex_unlock(&c->gang_mu);
+  return n;
+}
+
+/* "ns/jobset-name" of a pod into buf; 0 when it has none. */
+static int pod_gang(json_object *pod, char *buf, size_t cap) {
+  json_object *m = NULL, *l = NULL, *v = NULL;
+  const char *ns = gb_kube_meta_str(pod, "namespace");
+  if (!ns || !json_object_object_get_ex(pod, "metadata", &m) ||
+      !json_object_object_get_ex(m, "labels", &l) ||
+      !json_object_object_get_ex(l, GC_JOBSET_NAME_LABEL, &v) ||
+      !json_object_is_type(v, json_type_string))
+    return 0;
+  int n = snprintf(buf, cap, "%s/%s", ns, json_object_get_string(v));
+  return n > 0 && (size_t)n < cap;
+}
+
+/* A pod came, changed or went: recount its gang and requeue its TrainJob
+ * (the JobSet, and so the label, is named after the TrainJob). */
+static void on_pod(struct gb_controller *c, const struct gb_informer_change *ch) {
+  char now[600], before[600];
+  int has_now = pod_gang(ch->obj, now, sizeof(now)), has_before = 0;
+  if (ch->op == GB_INFORMER_UPDATE && ch->old_json) {
+    json_object *old = json_tokener_parse(ch->old_json);
+    has_before = old && pod_gang(old, before, sizeof(before));
+    json_object_put(old);
+  }
+  if (ch->op == GB_INFORMER_UPDATE && has_before && has_now && !strcmp(before, now))
+    return; /* the same gang: nothing the controller reads changed */
+  if (has_before) {
+    gang_add(c, before, -1);
+    enqueue(c, before);
+  }
+  if (has_now) {
+    gang_add(c, now, ch->op == GB_INFORMER_DELETE ? -1 : 1);
+    enqueue(c, now);
+  }
+}
+
 /* ---- informer handlers ------------------------------------------------------------ */
 
 static const char *queue_state_of(json_object *obj) {
@@ -282,6 +380,7 @@ static void on_change(void *arg, const struct gb_informer_change *ch) {
     if (ch->op != GB_INFORMER_DELETE)
       enqueue_ns(c, ch->name);
     break;
+  case INF_POD: on_pod(c, ch); break;
   case INF_CRD:
     if (is_scheduling_crd(ch->name))
       kick(c);
@@ -323,6 +422,11 @@ static int make_informer(struct gb_controller *c, int which, struct gb_informer 
   io.version = def->version;
   io.resource = def->resource;
   io.label_selector = def->label_selector;
+  /* Pods and CRDs are cached as the few fields read, not in full: a
+   * CRD-heavy cluster has tens of megabytes of schemas. */
+  io.transform = which == INF_POD   ? gb_informer_trim_pod
+                 : which == INF_CRD ? gb_informer_trim_crd
+                                    : NULL;
   io.min_watch_timeout_s = (long)c->cfg->kube_watch_timeout_s;
   io.on_change = on_change;
   io.handler_arg = &c->hctx[which];
@@ -495,6 +599,8 @@ static void env_snapshot(struct gb_controller *c, struct gb_rc_env *env) {
   env->namespaces = c->inf[INF_NS];
   env->is_leader = c->o.is_leader;
   env->leader_ctx = c->o.leader_ctx;
+  env->gang_pods = gang_pods;
+  env->pods_ctx = c;
   pthread_mutex_lock(&c->mu);
   for (int b = GC_BACKEND_VOLCANO; b <= GC_BACKEND_COSCHEDULING; b++)
     env->served[b] = c->served[b];
@@ -578,6 +684,7 @@ int gb_controller_new(const struct gb_controller_opts *o, struct gb_controller *
   c->cfg = o->cfg;
   pthread_mutex_init(&c->mu, NULL);
   pthread_mutex_init(&c->pg_mu, NULL);
+  pthread_mutex_init(&c->gang_mu, NULL);
   pthread_mutex_init(&c->collect_mu, NULL);
   pthread_condattr_t ca;
   pthread_condattr_init(&ca);
@@ -602,8 +709,10 @@ int gb_controller_new(const struct gb_controller_opts *o, struct gb_controller *
   c->workers = calloc((size_t)c->n_workers, sizeof(*c->workers));
   for (int b = 1; b < 3; b++)
     c->pg_tab[b] = calloc(PG_BUCKETS, sizeof(*c->pg_tab[b]));
+  c->gangs = calloc(GANG_BUCKETS, sizeof(*c->gangs));
   int rc = 0;
-  if (!c->q || !c->events || !c->disc || !c->workers || !c->pg_tab[1] || !c->pg_tab[2])
+  if (!c->q || !c->events || !c->disc || !c->workers || !c->pg_tab[1] || !c->pg_tab[2] ||
+      !c->gangs)
     rc = GC_ENOMEM;
   for (int i = INF_TJ; !rc && i <= INF_CRD; i++) {
     if (i == INF_CRD && !o->cfg->watch_crds)
@@ -678,6 +787,15 @@ void gb_controller_free(struct gb_controller *c) {
     }
     free(c->pg_tab[b]);
   }
+  for (size_t i = 0; c->gangs && i < GANG_BUCKETS; i++) {
+    struct gang_count *g = c->gangs[i];
+    while (g) {
+      struct gang_count *n = g->next;
+      free(g);
+      g = n;
+    }
+  }
+  free(c->gangs);
   gb_kube_discovery_free(c->disc);
   gb_events_free(c->events);
   gb_workqueue_free(c->q);
@@ -685,6 +803,7 @@ void gb_controller_free(struct gb_controller *c) {
   pthread_cond_destroy(&c->cond);
   pthread_mutex_destroy(&c->mu);
   pthread_mutex_destroy(&c->pg_mu);
+  pthread_mutex_destroy(&c->gang_mu);
   pthread_mutex_destroy(&c->collect_mu);
   free(c);
 }

@@ -2,8 +2,10 @@
  *
  * gb_controller: the Kubernetes side of `gangbridge serve`.  It owns the
  * informers (TrainJobs, TrainingRuntimes, ClusterTrainingRuntimes,
- * Namespaces, CustomResourceDefinitions, and, once discovery finds their
- * APIs, Volcano and coscheduling PodGroups and Volcano Queues), the work
+ * Namespaces, JobSet pods (a compact record each, counted per gang),
+ * CustomResourceDefinitions (name, group and versions only), and, once
+ * discovery finds their APIs, Volcano and coscheduling PodGroups and
+ * Volcano Queues), the work
  * queue that their events feed, the worker threads that run gb_reconcile,
  * the periodic API discovery behind `scheduling.backend: auto` (re-checked
  * at once when a scheduling CRD changes), the webhook's lookup, readiness

@@ -39,7 +39,6 @@ struct gb_events {
   struct ev_entry *lru_head, *lru_tail; /* head = most recent */
   size_t n;
   struct gb_events_stats stats;
-  atomic_uint_fast64_t seq;
 };
 
 static double mono(void) {
@@ -162,15 +161,15 @@ static json_object *str(const char *s) { return json_object_new_string(s ? s : "
 
 static int create_event(struct gb_events *ev, const struct gb_event_ref *o, const char *type,
                         const char *reason, const char *msg, long count, const char *first_ts,
-                        char *name_out, size_t name_cap, struct gb_kube_error *e) {
+                        uint64_t hash, char *name_out, size_t name_cap,
+                        struct gb_kube_error *e) {
   char now[32];
   rfc3339(now, sizeof(now));
-  /* Name as client-go makes it: object name, a dot and a unique hex suffix. */
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  uint64_t uniq = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec +
-                  atomic_fetch_add(&ev->seq, 1);
-  snprintf(name_out, name_cap, "%.236s.%llx", o->name, (unsigned long long)uniq);
+  /* Named like client-go's Events (object name, a dot, a hex suffix), but the
+   * suffix is the hash of the de-duplication key rather than the time: the
+   * same Event after a restart or a leader change then meets the one already
+   * recorded (409 AlreadyExists) instead of becoming a second object. */
+  snprintf(name_out, name_cap, "%.236s.%016llx", o->name, (unsigned long long)hash);
   json_object *obj = json_object_new_object();
   json_object *meta = json_object_new_object();
   json_object *inv = json_object_new_object();
@@ -230,8 +229,63 @@ static int patch_count(struct gb_events *ev, const struct gb_event_ref *o, const
   return rc;
 }
 
+/* The Event `name` already exists (recorded before a restart): reads its
+ * count so that later repeats continue from it.  Returns 0 or a GC_E* code. */
+static int existing_count(struct gb_events *ev, const struct gb_event_ref *o, const char *name,
+                          long *count, struct gb_kube_error *e) {
+  char path[600];
+  json_object *obj = NULL, *c = NULL;
+  int rc = gb_kube_path(path, sizeof(path), "", "v1", "events", o->ns, name);
+  if (!rc)
+    rc = gb_kube_get(ev->client, path, &obj, e);
+  if (!rc && json_object_object_get_ex(obj, "count", &c) && json_object_get_int64(c) > 0)
+    *count = (long)json_object_get_int64(c);
+  json_object_put(obj);
+  return rc;
+}
+
+/* One write in flight: the Event's name ("" until created), first
+ * timestamp, the count to write, and what happened. */
+struct ev_write {
+  char name[256];
+  char first_ts[32];
+  long count;
+  int created;  /* a new Event object was POSTed (or tried) */
+  long adopted; /* > 0: one recorded before a restart was found; its count */
+};
+
+/* Writes one occurrence: patches the Event's count, or creates it (again
+ * after it expired: Events have a TTL).  An Event recorded before a restart
+ * (409 AlreadyExists, since names derive from the key) is adopted, not
+ * repeated.  Returns 0 or a GC_E* code. */
+static int write_event(struct gb_events *ev, const struct gb_event_ref *o, const char *type,
+                       const char *reason, const char *msg, uint64_t h, struct ev_write *w,
+                       struct gb_kube_error *e) {
+  if (w->name[0]) {
+    int rc = patch_count(ev, o, w->name, w->count, e);
+    if (rc != GC_ENOTFOUND)
+      return rc;
+  }
+  w->created = 1;
+  int rc = create_event(ev, o, type, reason, msg, w->count, w->first_ts, h, w->name,
+                        sizeof(w->name), e);
+  if (rc == GC_EIO && e && e->http == 409) {
+    gb_kube_error_clear(e);
+    w->created = 0;
+    w->adopted = w->count;
+    rc = existing_count(ev, o, w->name, &w->adopted, e);
+  }
+  return rc;
+}
+
 int gb_events_emit(struct gb_events *ev, const struct gb_event_ref *o, const char *type,
                    const char *reason, const char *message, struct gb_kube_error *e) {
+  return gb_events_record(ev, o, type, reason, message, 0, e);
+}
+
+int gb_events_record(struct gb_events *ev, const struct gb_event_ref *o, const char *type,
+                     const char *reason, const char *message, int once,
+                     struct gb_kube_error *e) {
   if (!ev || !o || !o->ns || !*o->ns || !o->name || !*o->name || !o->kind || !o->api_version ||
       !type || !reason || !message)
     return GC_EINVAL;
@@ -246,9 +300,7 @@ int gb_events_emit(struct gb_events *ev, const struct gb_event_ref *o, const cha
            msg);
   uint64_t h = fnv(key);
   double now = mono();
-  char name[256] = "";
-  char first_ts[32] = "";
-  long count;
+  struct ev_write w = {"", "", 0, 0, 0};
   pthread_mutex_lock(&ev->mu);
   struct ev_entry *ent = find(ev, key, h);
   if (!ent) {
@@ -263,44 +315,42 @@ int gb_events_emit(struct gb_events *ev, const struct gb_event_ref *o, const cha
     lru_unlink(ev, ent);
     lru_front(ev, ent);
   }
+  if (once && ent->name[0]) {
+    pthread_mutex_unlock(&ev->mu);
+    free(key);
+    return 0;
+  }
   ent->count++;
-  count = ent->count;
+  w.count = ent->count;
   if (ent->name[0] && ev->min_interval_s > 0 && now - ent->last_write < ev->min_interval_s) {
     ev->stats.deferred++;
     pthread_mutex_unlock(&ev->mu);
     free(key);
     return 0;
   }
-  snprintf(name, sizeof(name), "%s", ent->name);
-  snprintf(first_ts, sizeof(first_ts), "%s", ent->first_ts);
+  snprintf(w.name, sizeof(w.name), "%s", ent->name);
+  snprintf(w.first_ts, sizeof(w.first_ts), "%s", ent->first_ts);
   pthread_mutex_unlock(&ev->mu);
 
-  int rc;
-  int created = 0;
-  if (name[0]) {
-    rc = patch_count(ev, o, name, count, e);
-    if (rc == GC_ENOTFOUND) { /* expired (events have a TTL): start a new one */
-      rc = create_event(ev, o, type, reason, msg, count, first_ts, name, sizeof(name), e);
-      created = 1;
-    }
-  } else {
-    rc = create_event(ev, o, type, reason, msg, count, first_ts, name, sizeof(name), e);
-    created = 1;
-  }
+  int rc = write_event(ev, o, type, reason, msg, h, &w, e);
   pthread_mutex_lock(&ev->mu);
   ent = find(ev, key, h); /* it may have been evicted meanwhile */
   if (rc == 0) {
-    if (created)
+    if (w.adopted)
+      ev->stats.adopted++;
+    else if (w.created)
       ev->stats.created++;
     else
       ev->stats.patched++;
     if (ent) {
-      snprintf(ent->name, sizeof(ent->name), "%s", name);
+      snprintf(ent->name, sizeof(ent->name), "%s", w.name);
+      if (w.adopted)
+        ent->count = w.adopted;
       ent->last_write = now;
     }
   } else {
     ev->stats.failed++;
-    if (ent && created)
+    if (ent && w.created)
       ent->name[0] = '\0';
   }
   pthread_mutex_unlock(&ev->mu);

@@ -7,7 +7,10 @@
  * patched instead (a new Event is created if the old one has expired).  To
  * keep a hot loop from flooding the API server, a repeat within
  * `min_interval_s` of the last write is only counted locally and written
- * with the next write.  The cache of recent events is a bounded LRU.
+ * with the next write.  The cache of recent events is a bounded LRU.  An
+ * Event's name is derived from its de-duplication key, so after a restart or
+ * a leader change the first emit finds the Event already recorded (409) and
+ * adopts it (reading its count) instead of creating a duplicate.
  *
  * Thread-safety: gb_events_emit may be called from any thread; the same
  * object should be reported from one thread at a time (the work queue
@@ -45,6 +48,7 @@ struct gb_events_stats {
   unsigned long long patched;  /* count bumps PATCHed */
   unsigned long long deferred; /* repeats only counted locally */
   unsigned long long failed;   /* API calls that failed */
+  unsigned long long adopted;  /* first emits that met an Event recorded before a restart */
 };
 
 struct gb_events;
@@ -58,6 +62,13 @@ void gb_events_free(struct gb_events *ev);
  * object fields), GC_EIO (the API call failed; e says why) or GC_ENOMEM. */
 int gb_events_emit(struct gb_events *ev, const struct gb_event_ref *obj, const char *type,
                    const char *reason, const char *message, struct gb_kube_error *e);
+
+/* As gb_events_emit; with `once`, an Event already recorded (in this process
+ * or, found by its name, before a restart) is left as it is instead of being
+ * counted again: for Events that describe a state, seen on every reconcile. */
+int gb_events_record(struct gb_events *ev, const struct gb_event_ref *obj, const char *type,
+                     const char *reason, const char *message, int once,
+                     struct gb_kube_error *e);
 
 void gb_events_get_stats(struct gb_events *ev, struct gb_events_stats *out);
 

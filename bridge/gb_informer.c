@@ -99,6 +99,76 @@ void gb_informer_strip(json_object *obj) {
     json_object_object_del(m, "managedFields");
 }
 
+/* What the cache stores of obj: without managedFields, and only what the
+ * owner's transform keeps. */
+static void prepare(struct gb_informer *inf, json_object *obj) {
+  gb_informer_strip(obj);
+  if (inf->o.transform)
+    inf->o.transform(obj);
+}
+
+/* Keeps only the members of obj named in keep (NULL-terminated).  The keys
+ * to drop are collected first because json-c forbids deleting while
+ * iterating; a batch is bounded, so very wide objects take several passes. */
+static void keep_only(json_object *obj, const char *const *keep) {
+  if (!obj || !json_object_is_type(obj, json_type_object))
+    return;
+  for (int more = 1; more;) {
+    char *drop[64];
+    size_t n = 0;
+    more = 0;
+    json_object_object_foreach(obj, k, v) {
+      (void)v;
+      size_t i = 0;
+      while (keep[i] && strcmp(keep[i], k) != 0)
+        i++;
+      if (keep[i])
+        continue;
+      if (n == sizeof(drop) / sizeof(drop[0])) {
+        more = 1;
+        break;
+      }
+      drop[n++] = k;
+    }
+    for (size_t i = 0; i < n; i++)
+      json_object_object_del(obj, drop[i]);
+  }
+}
+
+static json_object *member(json_object *obj, const char *k) {
+  json_object *v = NULL;
+  return json_object_object_get_ex(obj, k, &v) ? v : NULL;
+}
+
+void gb_informer_trim_pod(json_object *obj) {
+  static const char *const top[] = {"apiVersion", "kind", "metadata", NULL};
+  static const char *const meta[] = {"name", "namespace", "uid", "resourceVersion", "labels",
+                                     "annotations", NULL};
+  static const char *const labels[] = {"jobset.sigs.k8s.io/jobset-name",
+                                       "scheduling.x-k8s.io/pod-group", NULL};
+  static const char *const anns[] = {"scheduling.k8s.io/group-name", NULL};
+  keep_only(obj, top);
+  json_object *m = member(obj, "metadata");
+  keep_only(m, meta);
+  keep_only(member(m, "labels"), labels);
+  keep_only(member(m, "annotations"), anns);
+}
+
+void gb_informer_trim_crd(json_object *obj) {
+  static const char *const top[] = {"apiVersion", "kind", "metadata", "spec", NULL};
+  static const char *const meta[] = {"name", "uid", "resourceVersion", NULL};
+  static const char *const spec[] = {"group", "names", "scope", "versions", NULL};
+  static const char *const version[] = {"name", "served", "storage", NULL};
+  keep_only(obj, top);
+  keep_only(member(obj, "metadata"), meta);
+  json_object *s = member(obj, "spec");
+  keep_only(s, spec);
+  json_object *vs = member(s, "versions");
+  if (vs && json_object_is_type(vs, json_type_array))
+    for (size_t i = 0; i < json_object_array_length(vs); i++)
+      keep_only(json_object_array_get_idx(vs, i), version);
+}
+
 /* Builds the cache key of obj into buf; returns 0 or GC_EINVAL. */
 static int obj_key(json_object *obj, char *buf, size_t cap, const char **ns, const char **name) {
   *ns = gb_kube_meta_str(obj, "namespace");
@@ -340,7 +410,7 @@ static int on_item(void *arg, json_object *obj) {
   struct list_ctx *lc = arg;
   if (atomic_load(&lc->inf->stopping))
     return GC_EUSAGE;
-  gb_informer_strip(obj);
+  prepare(lc->inf, obj);
   int rc = upsert(lc->inf, obj, lc->gen);
   return rc == GC_ELIMIT ? GC_OK : rc;
 }
@@ -380,7 +450,7 @@ static void apply_delete(struct gb_informer *inf, json_object *obj, const char *
   if (obj_key(obj, key, sizeof(key), &ns, &name) == GC_OK) {
     struct entry *old = remove_key(inf, key);
     if (old) {
-      gb_informer_strip(obj);
+      prepare(inf, obj);
       deliver(inf, GB_INFORMER_DELETE, key, obj, NULL);
       free(old);
     }
@@ -415,7 +485,7 @@ static int on_event(void *arg, const struct gb_watch_event *ev) {
     pthread_mutex_lock(&inf->lock);
     inf->st.events++;
     pthread_mutex_unlock(&inf->lock);
-    gb_informer_strip(ev->object);
+    prepare(inf, ev->object);
     int rc = upsert(inf, ev->object, inf->gen);
     return rc == GC_ENOMEM ? rc : 0;
   }
@@ -775,7 +845,7 @@ int gb_informer_feed(struct gb_informer *inf, int watch_type, json_object *obj) 
   int rc = GC_OK;
   const char *rv = gb_kube_meta_str(obj, "resourceVersion");
   if (watch_type == GB_WATCH_ADDED || watch_type == GB_WATCH_MODIFIED) {
-    gb_informer_strip(obj);
+    prepare(inf, obj);
     rc = upsert(inf, obj, inf->gen);
   } else if (watch_type == GB_WATCH_DELETED) {
     apply_delete(inf, obj, rv);

@@ -69,6 +69,10 @@ struct gb_informer_opts {
   double backoff_base_s;      /* default 0.8 (client-go) */
   double backoff_max_s;       /* default 30 */
   int relist_after_failures;  /* consecutive watch failures before a relist; default 5 */
+  /* Optional: trims each object in place before it is cached and handed
+   * to on_change (client-go's SetTransform), so a cache of a large kind
+   * holds only what its owner reads. */
+  void (*transform)(json_object *obj);
   gb_informer_handler_fn on_change;
   void *handler_arg;
   gb_informer_log_fn on_log;
@@ -149,6 +153,14 @@ size_t gb_informer_count(struct gb_informer *inf);
  * it.  Returns 0, GC_EUSAGE (informer running), GC_EINVAL (no name) or
  * GC_ENOMEM / GC_ELIMIT. */
 int gb_informer_feed(struct gb_informer *inf, int watch_type, json_object *obj);
+
+/* Transforms for gb_informer_opts.transform.  trim_pod keeps only a pod's
+ * identity (namespace, name, uid, resourceVersion), its JobSet name label and
+ * the PodGroup label and annotation it carries: a few hundred bytes per pod.
+ * trim_crd keeps a CRD's name, group, names, scope and versions' name,
+ * served and storage (no schema, no status). */
+void gb_informer_trim_pod(json_object *obj);
+void gb_informer_trim_crd(json_object *obj);
 
 /* Removes metadata.managedFields from obj in place (what the cache stores). */
 void gb_informer_strip(json_object *obj);

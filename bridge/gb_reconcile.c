@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "gb_log.h"
 #include "gb_reconcile.h"
@@ -72,6 +73,20 @@ int gb_value_subset(const struct gc_value *want, const struct gc_value *have) {
   return gc_value_equal(want, have);
 }
 
+int gb_podgroup_ours(const struct gc_value *pg, const char *tj_uid) {
+  const char *mb = label(pg, GC_MANAGED_BY_LABEL);
+  if (!mb || strcmp(mb, GC_MANAGER_NAME) != 0 || !tj_uid)
+    return 0;
+  const struct gc_value *refs = gc_value_path(pg, "metadata.ownerReferences");
+  for (size_t i = 0; refs && refs->type == GC_SEQ && i < refs->len; i++) {
+    const struct gc_value *ctl = gc_map_get(refs->u.items[i], "controller");
+    const char *uid = str_at(refs->u.items[i], "uid");
+    if (ctl && ctl->type == GC_BOOL && ctl->u.b && uid && !strcmp(uid, tj_uid))
+      return 1;
+  }
+  return 0;
+}
+
 int gb_trainjob_finished(const struct gc_value *tj) {
   const struct gc_value *conds = gc_value_path(tj, "status.conditions");
   if (!conds || conds->type != GC_SEQ)
@@ -128,7 +143,16 @@ static const char *fmt(struct planner *pl, const char *f, ...) {
 static void event(struct planner *pl, const char *type, const char *reason, const char *msg) {
   struct gb_rc_plan *p = pl->p;
   if (p->n_events < GB_RC_MAX_EVENTS)
-    p->events[p->n_events++] = (struct gb_rc_event){type, reason, msg};
+    p->events[p->n_events++] = (struct gb_rc_event){type, reason, msg, 0, 0};
+}
+
+/* An Event describing a state that holds on every reconcile until it
+ * changes: recorded once, also on the PodGroup when on_pg. */
+static void state_event(struct planner *pl, const char *type, const char *reason,
+                        const char *msg, int on_pg) {
+  struct gb_rc_plan *p = pl->p;
+  if (p->n_events < GB_RC_MAX_EVENTS)
+    p->events[p->n_events++] = (struct gb_rc_event){type, reason, msg, 1, on_pg};
 }
 
 static void decide(struct planner *pl, enum gb_rc_action act, const char *why) {
@@ -145,9 +169,8 @@ static void add_delete(struct planner *pl, enum gc_backend b) {
   struct gb_rc_plan *p = pl->p;
   if (!pg || p->n_del >= 2)
     return;
-  /* Only PodGroups gangbridge made are ever deleted. */
-  const char *mb = label(pg, GC_MANAGED_BY_LABEL);
-  if (!mb || strcmp(mb, GC_MANAGER_NAME) != 0)
+  /* Only PodGroups gangbridge made for this TrainJob are ever deleted. */
+  if (!gb_podgroup_ours(pg, str_at(pl->in->trainjob, "metadata.uid")))
     return;
   p->del[p->n_del] = b;
   p->del_uid[p->n_del] = str_at(pg, "metadata.uid");
@@ -267,10 +290,78 @@ static int dns1123_subdomain(const char *s) {
   return 1;
 }
 
-/* Phases in which no gang pod exists yet (so re-rendering is safe). */
-static int phase_before_pods(const struct gc_value *pg) {
-  const char *ph = str_at(pg, "status.phase");
-  return !ph || !*ph || !strcmp(ph, "Pending") || !strcmp(ph, "Inqueue");
+/* Writes a short text of scalar v into buf ("(absent)", "(changed)"). */
+static void scalar_text(const struct gc_value *v, char *buf, size_t cap) {
+  if (!v)
+    snprintf(buf, cap, "(absent)");
+  else if (v->type == GC_INT)
+    snprintf(buf, cap, "%lld", (long long)v->u.i);
+  else if (v->type == GC_STR)
+    snprintf(buf, cap, "%.60s", v->u.s);
+  else if (v->type == GC_BOOL)
+    snprintf(buf, cap, "%s", v->u.b ? "true" : "false");
+  else if (v->type == GC_FLOAT)
+    snprintf(buf, cap, "%g", v->u.f);
+  else
+    snprintf(buf, cap, "(changed)");
+}
+
+struct diff {
+  char text[600];
+  size_t used;
+  int n;
+};
+
+/* Appends "path: have -> want" for the first members of want that differ
+ * from have (at most three, then "..."). */
+static void diff_walk(struct diff *df, const struct gc_value *want, const struct gc_value *have,
+                      const char *path) {
+  if (gb_value_subset(want, have))
+    return;
+  if (want->type == GC_MAP && have && have->type == GC_MAP) {
+    for (size_t i = 0; i < want->len; i++) {
+      const struct gc_member *m = &want->u.members[i];
+      char sub[256];
+      snprintf(sub, sizeof(sub), "%s.%.*s", path, (int)m->key_len, m->key);
+      diff_walk(df, m->value, gc_map_getn(have, m->key, m->key_len), sub);
+    }
+    return;
+  }
+  char a[80], b[80];
+  scalar_text(have, a, sizeof(a));
+  scalar_text(want, b, sizeof(b));
+  const char *item = df->n == 3 ? ", ..." : df->n > 3 ? "" : NULL;
+  char line[300];
+  if (item)
+    snprintf(line, sizeof(line), "%s", item);
+  else
+    snprintf(line, sizeof(line), "%s%s: %s -> %s", df->n ? ", " : "", path, a, b);
+  df->n++;
+  int w = snprintf(df->text + df->used, sizeof(df->text) - df->used, "%s", line);
+  if (w > 0 && (size_t)w < sizeof(df->text) - df->used)
+    df->used += (size_t)w;
+}
+
+/* The PodGroup is left as it is while the gang's pods exist: say what
+ * differs and how to apply it. */
+static void outdated(struct planner *pl, const struct gc_value *have, const char *what) {
+  struct diff df = {{0}, 0, 0};
+  if (!what) {
+    diff_walk(&df, gc_map_get(pl->p->desired, "spec"), gc_map_get(have, "spec"), "spec");
+    diff_walk(&df, gc_value_path(pl->p->desired, "metadata.annotations"),
+              gc_value_path(have, "metadata.annotations"), "metadata.annotations");
+    what = df.n ? df.text : "metadata";
+  }
+  /* No pod count in the message: the Event is the same while pods come and go. */
+  const char *pods = pl->in->pods < 0 ? "the gang's pods are not known yet"
+                                      : "the gang's pods exist";
+  state_event(pl, GB_EVENT_WARNING, "PodGroupOutdated",
+              fmt(pl, "PodGroup %s/%s is outdated (%s) and is left unchanged because %s; to "
+                      "apply the change, suspend the TrainJob (spec.suspend: true) and resume it "
+                      "once its pods are gone",
+                  str_at(pl->in->trainjob, "metadata.namespace"),
+                  str_at(pl->in->trainjob, "metadata.name"), what, pods),
+              1);
 }
 
 static void queue_events(struct planner *pl, const struct gc_gang *g) {
@@ -310,6 +401,152 @@ static const char *first_errors(struct planner *pl, const struct gc_diags *d) {
   return fmt(pl, "%s", buf);
 }
 
+/* 1 when desired differs from have in metadata.labels only (a PodGroup of
+ * an earlier version without the name labels): safe while pods exist, since
+ * neither the gang nor the binding plan changes. */
+static int labels_only(const struct gc_value *desired, const struct gc_value *have) {
+  static const char *const same[] = {"spec", "metadata.annotations",
+                                     "metadata.ownerReferences"};
+  for (size_t i = 0; i < sizeof(same) / sizeof(same[0]); i++)
+    if (!gb_value_subset(gc_value_path(desired, same[i]), gc_value_path(have, same[i])))
+      return 0;
+  return 1;
+}
+
+/* The gang keeps its PodGroup of the other backend (the backend choice
+ * changed while its pods exist).  Returns 1 when that is the decision. */
+static int keep_other_backend(struct planner *pl, const struct gc_gang *g) {
+  const struct gb_rc_input *in = pl->in;
+  const struct gc_value *old = in->pg[other(g->backend)];
+  if (in->pg[g->backend] || !old || in->pods == 0)
+    return 0;
+  if (!gb_podgroup_ours(old, str_at(in->trainjob, "metadata.uid")))
+    return 0;
+  pl->p->backend = other(g->backend);
+  pl->p->bound_jobs = annotation(old, GB_ANN_BOUND_JOBS);
+  decide(pl, GB_RC_KEEP, "backend changed while gang pods exist: the PodGroup is kept");
+  outdated(pl, old, fmt(pl, "backend %s -> %s", gc_backend_name(other(g->backend)),
+                        gc_backend_name(g->backend)));
+  return 1;
+}
+
+/* Renders the gang's PodGroup and decides between create, update, keep
+ * and outdated.  A PodGroup's size, resources or backend never change while
+ * the gang's pods exist and the TrainJob is not suspended (Trainer changes it
+ * only while suspended), and the old backend's group is deleted only once no
+ * pod can reference it.  Returns 0 or GC_ENOMEM. */
+static int decide_podgroup(struct planner *pl, struct gc_gang *g) {
+  const struct gb_rc_input *in = pl->in;
+  struct gb_rc_plan *out = pl->p;
+  const char *tj_uid = str_at(in->trainjob, "metadata.uid");
+  const struct gc_value *have = in->pg[g->backend];
+  if (have && !gb_podgroup_ours(have, tj_uid)) {
+    /* Labelled by gangbridge but owned by another TrainJob (a deleted one
+     * of the same name, not yet garbage-collected): not ours to change. */
+    decide(pl, GB_RC_KEEP, "the PodGroup belongs to another TrainJob of the same name");
+    state_event(pl, GB_EVENT_WARNING, "PodGroupExists",
+                fmt(pl, "PodGroup %s/%s is not owned by this TrainJob (uid %s); it is left as it "
+                        "is",
+                    str_at(have, "metadata.namespace"), str_at(have, "metadata.name"),
+                    tj_uid ? tj_uid : "unknown"),
+                1);
+    return 0;
+  }
+  if (keep_other_backend(pl, g))
+    return 0;
+  int rc = gc_render_podgroup(g, pl->a, &out->desired);
+  if (rc) {
+    decide(pl, GB_RC_INVALID, "cannot render the PodGroup");
+    return rc == GC_ENOMEM ? rc : 0;
+  }
+  out->bound_jobs = annotation(out->desired, GB_ANN_BOUND_JOBS);
+  int busy = in->pods != 0 && !g->suspended;
+  if (have && gb_value_subset(out->desired, have)) {
+    decide(pl, GB_RC_KEEP, "the PodGroup is up to date");
+  } else if (have && busy && !labels_only(out->desired, have)) {
+    decide(pl, GB_RC_KEEP, "gang pods exist: the PodGroup is left as it is");
+    out->bound_jobs = annotation(have, GB_ANN_BOUND_JOBS);
+    outdated(pl, have, NULL);
+    return 0;
+  } else {
+    out->pg_uid = have ? str_at(have, "metadata.uid") : NULL;
+    out->pg_rv = have ? str_at(have, "metadata.resourceVersion") : NULL;
+    decide(pl, GB_RC_APPLY, have ? "re-rendering the PodGroup" : "creating the PodGroup");
+  }
+  for (size_t i = 0; i < g->n_warnings; i++) {
+    const struct gc_warning *w = &g->warnings[i];
+    if (w->code == GC_WARN_TIMEOUT_CLAMPED)
+      event(pl, GB_EVENT_WARNING, "TimeoutClamped", fmt(pl, "%s", w->message));
+    else if (w->code == GC_WARN_GANG_SCOPE_NARROWED)
+      event(pl, GB_EVENT_NORMAL, "GangScopeNarrowed", fmt(pl, "%s", w->message));
+  }
+  queue_events(pl, g);
+  /* The other backend's PodGroup (the choice changed) goes first, once no
+   * pod exists that could reference it, so one gang never has two groups. */
+  if (in->pg[other(g->backend)] && in->pods == 0)
+    add_delete(pl, other(g->backend));
+  return 0;
+}
+
+/* A finished TrainJob's PodGroup holds queue quota for nothing (Trainer
+ * #4033): it is deleted, whatever the runtime says now.  Returns 1 when the
+ * TrainJob is finished (the plan is made). */
+static int finished(struct planner *pl) {
+  struct gb_rc_plan *out = pl->p;
+  if (!gb_trainjob_finished(pl->in->trainjob))
+    return 0;
+  out->managed = 1;
+  if (!pl->in->cfg->delete_on_finish) {
+    decide(pl, GB_RC_KEEP, "finished; podGroups.deleteOnFinish is false");
+    return 1;
+  }
+  add_delete(pl, GC_BACKEND_VOLCANO);
+  add_delete(pl, GC_BACKEND_COSCHEDULING);
+  decide(pl, out->n_del ? GB_RC_DELETE : GB_RC_KEEP,
+         out->n_del ? "finished: deleting its PodGroup" : "finished; no PodGroup left");
+  return 1;
+}
+
+/* The runtime reference, the runtime's presence and its podGroupPolicy.
+ * Returns 1 when gangbridge computes the PodGroup from it (else the plan
+ * says why not). */
+static int runtime_usable(struct planner *pl, const char *ns, const char *name) {
+  const struct gb_rc_input *in = pl->in;
+  int cluster = 1;
+  const char *rtname = NULL;
+  if (gb_reconcile_runtime_ref(in->trainjob, &cluster, &rtname)) {
+    decide(pl, GB_RC_INVALID, "spec.runtimeRef is missing or names an unsupported kind");
+    event(pl, GB_EVENT_WARNING, "InvalidTrainJob",
+          fmt(pl, "%s/%s: spec.runtimeRef is missing or names an unsupported kind", ns, name));
+    return 0;
+  }
+  if (!in->runtime) {
+    pl->p->managed = 1;
+    const char *what = cluster ? fmt(pl, "ClusterTrainingRuntime \"%.253s\"", rtname)
+                               : fmt(pl, "TrainingRuntime \"%.253s/%.253s\"", ns, rtname);
+    decide(pl, GB_RC_WAIT, fmt(pl, "%s not found", what));
+    int has_pg = in->pg[GC_BACKEND_VOLCANO] || in->pg[GC_BACKEND_COSCHEDULING];
+    event(pl, GB_EVENT_WARNING, "RuntimeNotFound",
+          fmt(pl, "%s not found; %s", what,
+              has_pg ? "the existing PodGroup is left as it is until the runtime exists again"
+                     : "the PodGroup is created once it exists"));
+    return 0;
+  }
+  if (runtime_has_policy(in->runtime) && !in->cfg->take_over_trainer_policies) {
+    decide(pl, GB_RC_SKIP,
+           "the runtime's podGroupPolicy is served by Trainer (selection.takeOverTrainerPolicies "
+           "is false)");
+    state_event(pl, GB_EVENT_NORMAL, "TrainerManagesPodGroup",
+                fmt(pl, "runtime \"%.253s\" sets spec.podGroupPolicy: Trainer creates this "
+                        "TrainJob's PodGroup (counting initializer pods too) and gangbridge "
+                        "leaves it alone (selection.takeOverTrainerPolicies is false)",
+                    rtname),
+                0);
+    return 0;
+  }
+  return 1;
+}
+
 int gb_reconcile_plan(const struct gb_rc_input *in, struct gc_arena *a, struct gb_rc_plan *out) {
   memset(out, 0, sizeof(*out));
   struct planner pl = {in, a, out, 0};
@@ -327,44 +564,8 @@ int gb_reconcile_plan(const struct gb_rc_input *in, struct gc_arena *a, struct g
   if (!selected(&pl))
     goto out;
 
-  /* A finished TrainJob's PodGroup holds queue quota for nothing (Trainer
-   * #4033): delete it, whatever the runtime says now. */
-  if (gb_trainjob_finished(tj)) {
-    out->managed = 1;
-    if (!in->cfg->delete_on_finish) {
-      decide(&pl, GB_RC_KEEP, "finished; podGroups.deleteOnFinish is false");
-      goto out;
-    }
-    add_delete(&pl, GC_BACKEND_VOLCANO);
-    add_delete(&pl, GC_BACKEND_COSCHEDULING);
-    decide(&pl, out->n_del ? GB_RC_DELETE : GB_RC_KEEP,
-           out->n_del ? "finished: deleting its PodGroup" : "finished; no PodGroup left");
+  if (finished(&pl) || !runtime_usable(&pl, ns, name))
     goto out;
-  }
-
-  int cluster = 1;
-  const char *rtname = NULL;
-  if (gb_reconcile_runtime_ref(tj, &cluster, &rtname)) {
-    decide(&pl, GB_RC_INVALID, "spec.runtimeRef is missing or names an unsupported kind");
-    event(&pl, GB_EVENT_WARNING, "InvalidTrainJob",
-          fmt(&pl, "%s/%s: spec.runtimeRef is missing or names an unsupported kind", ns, name));
-    goto out;
-  }
-  if (!in->runtime) {
-    out->managed = 1;
-    const char *what = cluster ? fmt(&pl, "ClusterTrainingRuntime \"%.253s\"", rtname)
-                               : fmt(&pl, "TrainingRuntime \"%.253s/%.253s\"", ns, rtname);
-    decide(&pl, GB_RC_WAIT, fmt(&pl, "%s not found", what));
-    event(&pl, GB_EVENT_WARNING, "RuntimeNotFound",
-          fmt(&pl, "%s not found; the PodGroup is created once it exists", what));
-    goto out;
-  }
-  if (runtime_has_policy(in->runtime) && !in->cfg->take_over_trainer_policies) {
-    decide(&pl, GB_RC_SKIP,
-           "the runtime's podGroupPolicy is served by Trainer (selection.takeOverTrainerPolicies "
-           "is false)");
-    goto out;
-  }
   out->managed = 1;
 
   struct gc_options opts;
@@ -417,36 +618,8 @@ int gb_reconcile_plan(const struct gb_rc_input *in, struct gc_arena *a, struct g
     }
   }
 
-  const struct gc_value *have = in->pg[g->backend];
-  int rerender = !have || g->suspended || phase_before_pods(have) || in->cfg->update_while_running;
-  if (!rerender) {
-    decide(&pl, GB_RC_KEEP, "gang pods exist: the PodGroup is left as it is");
-    out->bound_jobs = annotation(have, GB_ANN_BOUND_JOBS);
-    goto out;
-  }
-  if ((rc = gc_render_podgroup(g, a, &out->desired))) {
-    pl.oom = rc == GC_ENOMEM;
-    decide(&pl, GB_RC_INVALID, "cannot render the PodGroup");
-    goto out;
-  }
-  out->bound_jobs = annotation(out->desired, GB_ANN_BOUND_JOBS);
-  for (size_t i = 0; i < g->n_warnings; i++) {
-    const struct gc_warning *w = &g->warnings[i];
-    if (w->code == GC_WARN_TIMEOUT_CLAMPED)
-      event(&pl, GB_EVENT_WARNING, "TimeoutClamped", fmt(&pl, "%s", w->message));
-    else if (w->code == GC_WARN_GANG_SCOPE_NARROWED)
-      event(&pl, GB_EVENT_NORMAL, "GangScopeNarrowed", fmt(&pl, "%s", w->message));
-  }
-  queue_events(&pl, g);
-  if (have && gb_value_subset(out->desired, have)) {
-    decide(&pl, GB_RC_KEEP, "the PodGroup is up to date");
-  } else {
-    decide(&pl, GB_RC_APPLY, have ? "re-rendering the PodGroup" : "creating the PodGroup");
-  }
-  /* A PodGroup of the other backend (the choice changed) is removed while
-   * it still can be, so one gang never has two groups. */
-  if (in->pg[other(g->backend)] && phase_before_pods(in->pg[other(g->backend)]))
-    add_delete(&pl, other(g->backend));
+  if (decide_podgroup(&pl, g) == GC_ENOMEM)
+    pl.oom = 1;
 out:
   gc_gang_free(g);
   gc_catalog_free(cat);
@@ -474,19 +647,44 @@ static int queue_lookup(void *ctx, const char *name, const char **state, struct 
   return 1;
 }
 
-static void emit(struct gb_rc_env *env, const struct gc_value *tj, const char *type,
-                 const char *reason, const char *msg) {
+static void record(struct gb_rc_env *env, const struct gb_event_ref *ref, const char *type,
+                   const char *reason, const char *msg, int once) {
+  struct gb_kube_error e;
+  gb_kube_error_clear(&e);
+  if (gb_events_record(env->events, ref, type, reason, msg, once, &e)) {
+    char buf[1200];
+    gb_log(GB_LOG_WARN, "cannot record event", "namespace", ref->ns, "name", ref->name, "kind",
+           ref->kind, "reason", reason, "error", gb_kube_error_str(&e, buf, sizeof(buf)), NULL);
+  }
+}
+
+/* The PodGroup an Event is also posted on (uid NULL: none). */
+struct pg_ref {
+  enum gc_backend backend;
+  const char *uid;
+};
+
+/* Posts an Event on the TrainJob and, when pg->uid, on its PodGroup too
+ * (where `kubectl describe podgroup` shows it). */
+static void emit_on(struct gb_rc_env *env, const struct gc_value *tj, const struct pg_ref *pg,
+                    const char *type, const char *reason, const char *msg, int once) {
   if (!env->events || !leader(env))
     return;
   struct gb_event_ref ref = {GC_TRAINER_API, "TrainJob", str_at(tj, "metadata.namespace"),
                              str_at(tj, "metadata.name"), str_at(tj, "metadata.uid")};
-  struct gb_kube_error e;
-  gb_kube_error_clear(&e);
-  if (gb_events_emit(env->events, &ref, type, reason, msg, &e)) {
-    char buf[1200];
-    gb_log(GB_LOG_WARN, "cannot record event", "namespace", ref.ns, "name", ref.name, "reason",
-           reason, "error", gb_kube_error_str(&e, buf, sizeof(buf)), NULL);
-  }
+  record(env, &ref, type, reason, msg, once);
+  if (!pg || !pg->uid || pg->backend == GC_BACKEND_UNSET)
+    return;
+  char api[96];
+  snprintf(api, sizeof(api), "%s/%s", gb_backend_group(pg->backend),
+           gb_backend_version(pg->backend));
+  struct gb_event_ref pref = {api, "PodGroup", ref.ns, ref.name, pg->uid};
+  record(env, &pref, type, reason, msg, once);
+}
+
+static void emit(struct gb_rc_env *env, const struct gc_value *tj, const char *type,
+                 const char *reason, const char *msg) {
+  emit_on(env, tj, NULL, type, reason, msg, 0);
 }
 
 static void result(struct gb_rc_result *r, enum gb_rc_outcome o, const char *reason,
@@ -554,7 +752,268 @@ int gb_reconcile_gather(struct gb_rc_env *env, const char *ns, const char *name,
     in->queue_state = queue_lookup;
     in->queue_ctx = env->queues;
   }
+  /* The JobSet (and so its pods' label) is named after the TrainJob. */
+  in->pods = env->gang_pods ? env->gang_pods(env->pods_ctx, ns, name) : -1;
   return 0;
+}
+
+/* ---- writing the PodGroup ------------------------------------------------------ */
+
+enum create_outcome { CREATED, EXISTS_OURS, EXISTS_FOREIGN, CREATE_FAILED };
+
+/* POST with a few retries on throttling, 5xx and transport errors.  The
+ * client retries only idempotent verbs, since a repeated create can make a
+ * second object; a PodGroup's create names the object, so a repeat after a
+ * lost success answers 409, which the caller resolves (the object is ours).
+ * Without this, every injected 5xx would cost a rate-limited requeue. */
+static int create_retried(struct gb_rc_env *env, const char *coll, json_object *body,
+                          json_object **got, struct gb_kube_error *e) {
+  double delay = 0.1;
+  for (int attempt = 0;; attempt++) {
+    gb_kube_error_clear(e);
+    int rc = gb_kube_create(env->client, coll, body, got, e);
+    int retryable = rc == GC_EIO && (e->http == 0 || e->http == 429 ||
+                                     (e->http >= 500 && e->http != 501));
+    if (!retryable || attempt == 3 || !leader(env))
+      return rc;
+    double d = e->retry_after_s > delay ? (e->retry_after_s < 5 ? e->retry_after_s : 5) : delay;
+    struct timespec ts = {(time_t)d, (long)((d - (double)(time_t)d) * 1e9)};
+    nanosleep(&ts, NULL);
+    delay *= 2;
+  }
+}
+
+/* The PodGroup written or found: its uid and resourceVersion (arena). */
+struct pg_meta {
+  const char *uid, *rv;
+  int current; /* the existing object already carries everything desired */
+};
+
+/* Creates the whole PodGroup only if none of that name exists (POST: the
+ * server answers 409 AlreadyExists otherwise, so another object is never
+ * taken over, and the group is never seen half-made).  On 409 the existing
+ * object is read: ours (a cache that lags behind) or foreign.  *m receives
+ * the uid and resourceVersion of the created or existing object. */
+static enum create_outcome create_podgroup(struct gb_rc_env *env, const struct gb_rc_plan *plan,
+                                           const struct gc_value *tj, struct gc_arena *a,
+                                           struct pg_meta *m, struct gb_kube_error *e) {
+  const char *ns = str_at(tj, "metadata.namespace"), *name = str_at(tj, "metadata.name");
+  char coll[1024], path[1024];
+  json_object *body = gb_kube_value_to_json(plan->desired), *got = NULL;
+  if (!body || gb_kube_path(coll, sizeof(coll), gb_backend_group(plan->backend),
+                            gb_backend_version(plan->backend), "podgroups", ns, NULL) ||
+      podgroup_path(path, sizeof(path), plan->backend, ns, name)) {
+    json_object_put(body);
+    return CREATE_FAILED;
+  }
+  strncat(coll, "?fieldManager=" GB_FIELD_MANAGER, sizeof(coll) - strlen(coll) - 1);
+  int rc = create_retried(env, coll, body, &got, e);
+  json_object_put(body);
+  enum create_outcome res = CREATED;
+  if (rc && e->http == 409) {
+    json_object_put(got);
+    got = NULL;
+    gb_kube_error_clear(e);
+    rc = gb_kube_get(env->client, path, &got, e);
+    struct gc_value *v = NULL;
+    if (!rc)
+      rc = gb_kube_json_to_value(a, got, 64, &v);
+    res = gb_podgroup_ours(v, str_at(tj, "metadata.uid")) ? EXISTS_OURS : EXISTS_FOREIGN;
+    m->current = res == EXISTS_OURS && gb_value_subset(plan->desired, v);
+  }
+  if (rc) {
+    json_object_put(got);
+    return CREATE_FAILED;
+  }
+  const char *u = gb_kube_meta_str(got, "uid"), *rv = gb_kube_meta_str(got, "resourceVersion");
+  m->uid = u ? gc_arena_strdup(a, u) : NULL;
+  m->rv = rv ? gc_arena_strdup(a, rv) : NULL;
+  json_object_put(got);
+  return res;
+}
+
+/* 1 when every manager an apply conflict names is gangbridge's own create
+ * (the POST is an Update-type write, printed "gangbridge" using VERSION):
+ * the fields are ours, only recorded under another operation.  A message
+ * cut short may hide other managers, so it never qualifies. */
+static int conflicts_only_own_create(const struct gb_kube_error *e) {
+  if (strlen(e->message) + 1 >= sizeof(e->message))
+    return 0;
+  int n = 0;
+  for (const char *p = e->message; (p = strstr(p, "conflict")) != NULL; p++) {
+    const char *who = !strncmp(p, "conflict with ", 14)    ? p + 14
+                      : !strncmp(p, "conflicts with ", 15) ? p + 15
+                                                           : NULL;
+    if (!who)
+      continue;
+    if (strncmp(who, "\"" GB_FIELD_MANAGER "\" using ", strlen(GB_FIELD_MANAGER) + 9) != 0)
+      return 0;
+    n++;
+  }
+  return n > 0;
+}
+
+/* The uid of the PodGroup a KEEP plan is about (for Events on it). */
+static const char *keep_uid(const struct gb_rc_input *in, const struct gb_rc_plan *plan) {
+  if (plan->backend == GC_BACKEND_UNSET || !in->pg[plan->backend])
+    return NULL;
+  return str_at(in->pg[plan->backend], "metadata.uid");
+}
+
+static void emit_plan(struct gb_rc_env *env, const struct gc_value *tj,
+                      const struct gb_rc_plan *plan, const char *pg_uid) {
+  struct pg_ref pg = {plan->backend, pg_uid};
+  for (size_t i = 0; i < plan->n_events; i++) {
+    const struct gb_rc_event *ev = &plan->events[i];
+    emit_on(env, tj, ev->on_podgroup ? &pg : NULL, ev->type, ev->reason, ev->message, ev->once);
+  }
+}
+
+/* Server-side apply of plan->desired over a PodGroup known to be ours: its
+ * uid is sent as a precondition, so a PodGroup replaced meanwhile (by anyone)
+ * is never written.  With rv (only with force) the resourceVersion is one
+ * too: nothing may have changed since the conflicts were seen. */
+static int apply_ours(struct gb_rc_env *env, const struct gb_rc_plan *plan, const char *ns,
+                      const char *name, const struct pg_meta *m, int force,
+                      struct gb_kube_error *e) {
+  char path[1024];
+  json_object *obj = gb_kube_value_to_json(plan->desired), *meta = NULL;
+  if (!obj || !json_object_object_get_ex(obj, "metadata", &meta)) {
+    json_object_put(obj);
+    return GC_ENOMEM;
+  }
+  if (m->uid)
+    json_object_object_add(meta, "uid", json_object_new_string(m->uid));
+  if (force)
+    json_object_object_add(meta, "resourceVersion", json_object_new_string(m->rv));
+  int rc = podgroup_path(path, sizeof(path), plan->backend, ns, name);
+  if (!rc)
+    rc = gb_kube_apply(env->client, path, obj, GB_FIELD_MANAGER, force, NULL, e);
+  json_object_put(obj);
+  return rc;
+}
+
+/* Updates our PodGroup.  The apply is never forced over another manager;
+ * when the only conflicts are with gangbridge's own create (same values,
+ * recorded as an Update), the fields are taken over by a forced apply that
+ * is conditional on the resourceVersion at which that was seen. */
+static int update_ours(struct gb_rc_env *env, const struct gb_rc_plan *plan, const char *ns,
+                       const char *name, const struct pg_meta *m, struct gb_kube_error *e) {
+  int rc = apply_ours(env, plan, ns, name, m, 0, e);
+  if (rc && e->http == 409 && m->rv && conflicts_only_own_create(e)) {
+    gb_kube_error_clear(e);
+    rc = apply_ours(env, plan, ns, name, m, 1, e);
+  }
+  return rc;
+}
+
+/* Carries out an APPLY plan: create when no PodGroup is known, else update
+ * ours; a foreign PodGroup of that name is reported and left alone. */
+static void apply_podgroup(struct gb_rc_env *env, const struct gb_rc_plan *plan,
+                           const struct gc_value *tj, struct gc_arena *a, int attempts,
+                           struct gb_rc_result *res) {
+  const char *ns = str_at(tj, "metadata.namespace"), *name = str_at(tj, "metadata.name");
+  struct pg_meta m = {plan->pg_uid, plan->pg_rv, 0};
+  struct gb_kube_error e;
+  char ebuf[1200];
+  gb_kube_error_clear(&e);
+  enum create_outcome co = EXISTS_OURS;
+  if (!m.uid)
+    co = create_podgroup(env, plan, tj, a, &m, &e);
+  const char *uid = m.uid;
+  if (co == EXISTS_FOREIGN) {
+    struct pg_ref pg = {plan->backend, uid};
+    char msg[700];
+    snprintf(msg, sizeof(msg), "PodGroup %s/%s (%s) exists and was not created by gangbridge "
+             "for this TrainJob; it is left exactly as it is", ns, name,
+             gb_backend_group(plan->backend));
+    emit_on(env, tj, &pg, GB_EVENT_WARNING, "PodGroupExists", msg, 1);
+    result(res, GB_RC_CONFLICT, NULL, "%s", msg);
+    return;
+  }
+  if (co == CREATE_FAILED) {
+    result(res, GB_RC_RETRY, error_reason(&e), "cannot create the %s PodGroup: %s",
+           gc_backend_name(plan->backend), gb_kube_error_str(&e, ebuf, sizeof(ebuf)));
+    if (attempts >= 2)
+      emit(env, tj, GB_EVENT_WARNING, "PodGroupApplyFailed", res->message);
+    return;
+  }
+  if (!leader(env)) {
+    res->action = GB_RC_SKIP;
+    result(res, GB_RC_SKIPPED, NULL, "lost the leadership: no writes");
+    return;
+  }
+  if (m.current) { /* made by an earlier reconcile the cache has not seen yet */
+    result(res, GB_RC_DONE, NULL, "the PodGroup is up to date");
+    return;
+  }
+  int rc = co == CREATED ? 0 : update_ours(env, plan, ns, name, &m, &e);
+  if (rc && e.http == 409 && !strstr(e.message, "Apply failed")) {
+    /* A precondition failed: replaced or changed meanwhile; the cache catches up. */
+    result(res, GB_RC_RETRY, "conflict", "the PodGroup changed meanwhile: %s", e.message);
+    return;
+  }
+  if (rc && e.http == 409) {
+    /* Another manager owns a field we would change: say so, never force. */
+    result(res, GB_RC_CONFLICT, "conflict", "PodGroup fields owned by another manager: %s",
+           e.message);
+    struct pg_ref pg = {plan->backend, uid};
+    emit_on(env, tj, &pg, GB_EVENT_WARNING, "PodGroupConflict",
+            *e.message ? e.message : "server-side apply conflict", 0);
+    return;
+  }
+  if (rc) {
+    result(res, GB_RC_RETRY, error_reason(&e), "cannot apply the %s PodGroup: %s",
+           gc_backend_name(plan->backend), gb_kube_error_str(&e, ebuf, sizeof(ebuf)));
+    if (attempts >= 2)
+      emit(env, tj, GB_EVENT_WARNING, "PodGroupApplyFailed", res->message);
+    return;
+  }
+  emit_plan(env, tj, plan, uid);
+  /* On the TrainJob only: one more write per PodGroup write already slows
+   * convergence after an API storm (tests/integration/test_faults_storm.py). */
+  char msg[600];
+  snprintf(msg, sizeof(msg), "%s PodGroup %s/%s (%s)",
+           co == CREATED ? "created" : "updated", ns, name, gb_backend_group(plan->backend));
+  emit(env, tj, GB_EVENT_NORMAL, co == CREATED ? "PodGroupCreated" : "PodGroupUpdated", msg);
+  result(res, GB_RC_DONE, NULL, "%s", plan->why);
+}
+
+/* Deletes the PodGroups the plan lists, each with a uid precondition (one
+ * replaced meanwhile is not ours to delete).  Returns 1 when all are gone,
+ * 0 when *res says why not. */
+static int delete_podgroups(struct gb_rc_env *env, const struct gb_rc_plan *plan,
+                            const struct gc_value *tj, int attempts, struct gb_rc_result *res) {
+  const char *ns = str_at(tj, "metadata.namespace"), *name = str_at(tj, "metadata.name");
+  struct gb_kube_error e;
+  char path[1024], ebuf[1200], msg[600];
+  for (size_t i = 0; i < plan->n_del; i++) {
+    gb_kube_error_clear(&e);
+    if (!leader(env)) { /* the lease may be lost at any moment: check before each write */
+      res->action = GB_RC_SKIP;
+      result(res, GB_RC_SKIPPED, NULL, "lost the leadership: no writes");
+      return 0;
+    }
+    int rc = podgroup_path(path, sizeof(path), plan->del[i], ns, name);
+    if (!rc)
+      rc = gb_kube_delete(env->client, path, NULL, plan->del_uid[i], &e);
+    if (rc == GC_ENOTFOUND || (rc && e.http == 409)) /* gone, or replaced by a new uid */
+      continue;
+    if (rc) {
+      result(res, GB_RC_RETRY, error_reason(&e), "cannot delete the %s PodGroup: %s",
+             gc_backend_name(plan->del[i]), gb_kube_error_str(&e, ebuf, sizeof(ebuf)));
+      if (attempts >= 2)
+        emit(env, tj, GB_EVENT_WARNING, "PodGroupDeleteFailed", res->message);
+      return 0;
+    }
+    gb_log(GB_LOG_INFO, "deleted PodGroup", "namespace", ns, "name", name, "backend",
+           gc_backend_name(plan->del[i]), "why", plan->why, NULL);
+    snprintf(msg, sizeof(msg), "deleted PodGroup %s/%s (%s): %s", ns, name,
+             gb_backend_group(plan->del[i]),
+             plan->action == GB_RC_DELETE ? "the TrainJob finished" : "the backend changed");
+    emit(env, tj, GB_EVENT_NORMAL, "PodGroupDeleted", msg); /* its PodGroup is gone */
+  }
+  return 1;
 }
 
 void gb_reconcile_run(struct gb_rc_env *env, const char *key, int attempts,
@@ -595,6 +1054,8 @@ void gb_reconcile_run(struct gb_rc_env *env, const char *key, int attempts,
   }
   res->action = plan.action;
   if (plan.action == GB_RC_SKIP) {
+    if (leader(env))
+      emit_plan(env, tj, &plan, NULL);
     result(res, GB_RC_SKIPPED, NULL, "%s", plan.why);
     goto out;
   }
@@ -604,69 +1065,17 @@ void gb_reconcile_run(struct gb_rc_env *env, const char *key, int attempts,
            gb_rc_action_name(plan.action));
     goto out;
   }
-  for (size_t i = 0; i < plan.n_events; i++)
-    emit(env, tj, plan.events[i].type, plan.events[i].reason, plan.events[i].message);
+  /* An APPLY reports its Events after the write (none when the name turns
+   * out to be taken by a foreign PodGroup). */
+  if (plan.action != GB_RC_APPLY)
+    emit_plan(env, tj, &plan, keep_uid(&in, &plan));
 
-  struct gb_kube_error e;
-  char path[1024], ebuf[1200];
-  for (size_t i = 0; i < plan.n_del; i++) {
-    gb_kube_error_clear(&e);
-    if (!leader(env)) { /* the lease may be lost at any moment: check before each write */
-      res->action = GB_RC_SKIP;
-      result(res, GB_RC_SKIPPED, NULL, "lost the leadership: no writes");
-      goto out;
-    }
-    if ((rc = podgroup_path(path, sizeof(path), plan.del[i], ns, name)))
-      break;
-    rc = gb_kube_delete(env->client, path, NULL, plan.del_uid[i], &e);
-    if (rc == GC_ENOTFOUND || (rc && e.http == 409)) /* gone, or replaced by a new uid */
-      rc = 0;
-    if (rc) {
-      result(res, GB_RC_RETRY, error_reason(&e), "cannot delete the %s PodGroup: %s",
-             gc_backend_name(plan.del[i]), gb_kube_error_str(&e, ebuf, sizeof(ebuf)));
-      if (attempts >= 2)
-        emit(env, tj, GB_EVENT_WARNING, "PodGroupDeleteFailed", res->message);
-      goto out;
-    }
-    gb_log(GB_LOG_INFO, "deleted PodGroup", "namespace", ns, "name", name, "backend",
-           gc_backend_name(plan.del[i]), "why", plan.why, NULL);
-  }
+  if (!delete_podgroups(env, &plan, tj, attempts, res))
+    goto out;
   switch (plan.action) {
-  case GB_RC_APPLY: {
-    json_object *obj = gb_kube_value_to_json(plan.desired);
-    if (!obj) {
-      result(res, GB_RC_RETRY, "oom", "out of memory");
-      goto out;
-    }
-    gb_kube_error_clear(&e);
-    if (!leader(env)) {
-      json_object_put(obj);
-      res->action = GB_RC_SKIP;
-      result(res, GB_RC_SKIPPED, NULL, "lost the leadership: no writes");
-      goto out;
-    }
-    rc = podgroup_path(path, sizeof(path), plan.backend, ns, name);
-    if (!rc)
-      rc = gb_kube_apply(env->client, path, obj, GB_FIELD_MANAGER, 0, NULL, &e);
-    json_object_put(obj);
-    if (rc && e.http == 409) {
-      /* Another manager owns a field we would change: say so, never force. */
-      result(res, GB_RC_CONFLICT, "conflict", "PodGroup fields owned by another manager: %s",
-             e.message);
-      emit(env, tj, GB_EVENT_WARNING, "PodGroupConflict",
-           *e.message ? e.message : "server-side apply conflict");
-      goto out;
-    }
-    if (rc) {
-      result(res, GB_RC_RETRY, error_reason(&e), "cannot apply the %s PodGroup: %s",
-             gc_backend_name(plan.backend), gb_kube_error_str(&e, ebuf, sizeof(ebuf)));
-      if (attempts >= 2)
-        emit(env, tj, GB_EVENT_WARNING, "PodGroupApplyFailed", res->message);
-      goto out;
-    }
-    result(res, GB_RC_DONE, NULL, "%s", plan.why);
-    break;
-  }
+  case GB_RC_APPLY:
+    apply_podgroup(env, &plan, tj, a, attempts, res);
+    goto out;
   case GB_RC_WAIT: result(res, GB_RC_RETRY, NULL, "waiting: %s", plan.why); break;
   case GB_RC_INVALID: result(res, GB_RC_BAD, "invalid_spec", "%s", plan.why); break;
   default: result(res, GB_RC_DONE, NULL, "%s", plan.why); break;

@@ -6,9 +6,13 @@
  * Volcano Queues, it decides what should happen (skip, keep, apply a
  * rendered PodGroup, delete, wait, or report an invalid TrainJob) and which
  * Events to emit; gangcalc computes the gang.  gb_reconcile_run reads those
- * inputs from the informer caches, calls the plan, and carries it out with
- * server-side apply (field manager "gangbridge", never forced, metadata and
- * spec only), deletes with a uid precondition, and Events.  The rules are
+ * inputs from the informer caches, calls the plan, and carries it out: a
+ * PodGroup is created by POST only when none of its name exists (409: a
+ * foreign one, left alone), updated by server-side apply (field manager
+ * "gangbridge", never forced over another manager, metadata and spec only,
+ * uid precondition) only when it carries gangbridge's label and a controller
+ * ownerReference to the TrainJob, deleted with a uid precondition; Events go
+ * on the TrainJob and the PodGroup.  The rules are
  * listed in docs/operating.md ("What the controller does").
  *
  * Thread-safety: gb_reconcile_plan is reentrant.  gb_reconcile_run may run
@@ -52,6 +56,8 @@ struct gb_rc_event {
   const char *type;   /* GB_EVENT_NORMAL or GB_EVENT_WARNING */
   const char *reason; /* QueueNotFound, QueueClosed, RuntimeNotFound, ... */
   const char *message;
+  int once;           /* a state seen on every reconcile: record it once, never count it */
+  int on_podgroup;    /* also post it on the PodGroup (plan.backend, pg_uid) */
 };
 
 /* Volcano Queue lookup: returns 1 when the queue exists (*state is its
@@ -66,6 +72,7 @@ struct gb_rc_input {
   const struct gc_value *ns;            /* the Namespace, NULL: not known */
   const struct gc_value *pg[3];         /* existing PodGroups by enum gc_backend, or NULL */
   int served[3];                        /* by enum gc_backend: 1 served, 0 not, -1 unknown */
+  long pods;                            /* the gang's pods that exist; -1 unknown (as if some) */
   gb_rc_queue_fn queue_state;           /* NULL: queues unknown */
   void *queue_ctx;
 };
@@ -80,6 +87,9 @@ struct gb_rc_plan {
   const char *del_uid[2];
   size_t n_del;
   const char *bound_jobs;   /* binding plan: comma-separated replicated jobs whose pods join */
+  const char *pg_uid;       /* APPLY: the uid of the PodGroup updated (precondition);
+                               NULL: none is known, create it */
+  const char *pg_rv;        /* APPLY: its cached resourceVersion */
   struct gb_rc_event events[GB_RC_MAX_EVENTS];
   size_t n_events;
 };
@@ -97,6 +107,10 @@ int gb_reconcile_plan(const struct gb_rc_input *in, struct gc_arena *a, struct g
  * or others added do not count as differences. */
 int gb_value_subset(const struct gc_value *want, const struct gc_value *have);
 
+/* 1 when gangbridge made PodGroup pg for the TrainJob with uid tj_uid: it
+ * carries the managed-by label and a controller ownerReference to tj_uid. */
+int gb_podgroup_ours(const struct gc_value *pg, const char *tj_uid);
+
 /* 1 when the TrainJob has a Complete or Failed condition with status True. */
 int gb_trainjob_finished(const struct gc_value *tj);
 
@@ -113,6 +127,9 @@ struct gb_rc_env {
   struct gb_informer *pg[3];         /* by enum gc_backend; NULL when not watched */
   struct gb_informer *queues;        /* Volcano Queues; NULL when not watched */
   int served[3];
+  /* The number of pods labelled with JobSet `name` in `ns`; NULL: unknown. */
+  long (*gang_pods)(void *ctx, const char *ns, const char *name);
+  void *pods_ctx;
   int (*is_leader)(void *ctx);       /* NULL: always */
   void *leader_ctx;
 };

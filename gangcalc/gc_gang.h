@@ -30,6 +30,8 @@
 #define GC_VOLCANO_GROUP_ANNOTATION "scheduling.k8s.io/group-name"
 #define GC_COSCHED_GROUP_LABEL "scheduling.x-k8s.io/pod-group"
 #define GC_MANAGED_BY_LABEL "app.kubernetes.io/managed-by"
+#define GC_JOBSET_NAME_LABEL "jobset.sigs.k8s.io/jobset-name"   /* on PodGroups and pods */
+#define GC_TRAINJOB_NAME_LABEL "trainer.kubeflow.org/trainjob-name" /* on PodGroups */
 #define GC_MANAGER_NAME "gangbridge"
 #define GC_TRAINER_CONTROLLER "trainer.kubeflow.org/trainjob-controller"
 #define GC_COSCHED_MAX_TIMEOUT 900 /* kube-scheduler caps Permit waits at 15 min */

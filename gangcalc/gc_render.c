@@ -97,11 +97,15 @@ static struct gc_value *job_names(struct gc_arena *a, const struct gc_gang *g, i
 }
 
 static struct gc_value *metadata(struct gc_arena *a, const struct gc_gang *g) {
-  struct gc_value *m = map_of(a, g->uid ? 5 : 4), *ann = map_of(a, 2), *lab = map_of(a, 1);
+  struct gc_value *m = map_of(a, g->uid ? 5 : 4), *ann = map_of(a, 2), *lab = map_of(a, 3);
   if (!m || !ann || !lab)
     return NULL;
+  /* The JobSet and TrainJob name labels let `kubectl get podgroup -l ...`
+   * find a job's PodGroup the way its pods and JobSet are found. */
   if (PUT(ann, ANN_BOUND, job_names(a, g, 0)) || PUT(ann, ANN_GANG, job_names(a, g, 1)) ||
-      PUT(lab, GC_MANAGED_BY_LABEL, LIT(a, GC_MANAGER_NAME)) || PUT(m, "annotations", ann) ||
+      PUT(lab, GC_MANAGED_BY_LABEL, LIT(a, GC_MANAGER_NAME)) ||
+      PUT(lab, GC_JOBSET_NAME_LABEL, str(a, g->name)) ||
+      PUT(lab, GC_TRAINJOB_NAME_LABEL, str(a, g->name)) || PUT(m, "annotations", ann) ||
       PUT(m, "labels", lab) || PUT(m, "name", str(a, g->name)) ||
       PUT(m, "namespace", str(a, g->namespace_)))
     return NULL;

@@ -53,8 +53,8 @@ REQUIRED = {
     ("scheduling.volcano.sh", "queues"): {"get", "list", "watch"},
     ("", "namespaces"): {"get", "list", "watch"},
     ("apiextensions.k8s.io", "customresourcedefinitions"): {"get", "list", "watch"},
-    ("", "events"): {"create", "patch"},
-    ("events.k8s.io", "events"): {"create", "patch"},
+    ("", "pods"): {"get", "list", "watch"},
+    ("", "events"): {"create", "patch", "get"},
 }
 # Leader election, namespaced in gangbridge-system.
 REQUIRED_NS = {("coordination.k8s.io", "leases"): {"get", "create", "update"}}
@@ -62,8 +62,6 @@ REQUIRED_NS = {("coordination.k8s.io", "leases"): {"get", "create", "update"}}
 JUSTIFIED = {
     ("scheduling.volcano.sh", "podgroups", "create"): "server-side apply creates missing objects",
     ("scheduling.x-k8s.io", "podgroups", "create"): "server-side apply creates missing objects",
-    ("events.k8s.io", "events", "create"): "events.k8s.io/v1 is the same store as core events",
-    ("events.k8s.io", "events", "patch"): "events.k8s.io/v1 is the same store as core events",
 }
 
 # --- load ---

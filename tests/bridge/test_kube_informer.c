@@ -2,8 +2,8 @@
  *
  * Unit tests for the informer cache without a server (gb_informer_feed):
  * add/update/delete semantics, same-resourceVersion de-duplication,
- * managedFields stripping, cluster-scoped keys, bookmarks, the object bound
- * and the readers.
+ * managedFields stripping, cluster-scoped keys, bookmarks, the object bound,
+ * the readers, and the pod and CRD transforms (what a trimmed cache keeps).
  */
 #include <check.h>
 #include <stdio.h>
@@ -161,6 +161,65 @@ START_TEST(many_objects_growth_and_bound) {
 }
 END_TEST
 
+static const char *cached_text(struct gb_informer *inf, const char *ns, const char *name,
+                               char *buf, size_t cap) {
+  json_object *j = NULL;
+  ck_assert_int_eq(gb_informer_get_json(inf, ns, name, &j), 0);
+  snprintf(buf, cap, "%s", json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+  json_object_put(j);
+  return buf;
+}
+
+START_TEST(transforms_keep_only_what_is_read) {
+  struct gb_informer_opts o = {0};
+  o.version = "v1";
+  o.resource = "pods";
+  o.transform = gb_informer_trim_pod;
+  o.on_change = on_change;
+  struct gb_informer *inf = NULL;
+  struct gc_diags d;
+  gc_diags_init(&d);
+  ck_assert_int_eq(gb_informer_new(cli, &o, &inf, &d), 0);
+  json_object *pod = json_tokener_parse(
+      "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"namespace\":"
+      "\"n\",\"uid\":\"u\",\"resourceVersion\":\"7\",\"generateName\":\"p-\","
+      "\"labels\":{\"jobset.sigs.k8s.io/jobset-name\":\"job\",\"team\":\"a\","
+      "\"scheduling.x-k8s.io/pod-group\":\"job\"},\"annotations\":{"
+      "\"scheduling.k8s.io/group-name\":\"job\",\"big\":\"xxxxxxxx\"},"
+      "\"ownerReferences\":[{\"uid\":\"o\"}]},\"spec\":{\"containers\":[{\"name\":\"c\"}]},"
+      "\"status\":{\"phase\":\"Pending\"}}");
+  feed(inf, GB_WATCH_ADDED, pod, 0);
+  char buf[1024];
+  ck_assert_str_eq(cached_text(inf, "n", "p", buf, sizeof(buf)),
+                   "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\","
+                   "\"namespace\":\"n\",\"uid\":\"u\",\"resourceVersion\":\"7\",\"labels\":{"
+                   "\"jobset.sigs.k8s.io/jobset-name\":\"job\",\"scheduling.x-k8s.io/pod-group\":"
+                   "\"job\"},\"annotations\":{\"scheduling.k8s.io/group-name\":\"job\"}}}");
+  /* The handler sees the trimmed object too. */
+  ck_assert_ptr_nonnull(strstr(events, "add n/p [n|p] rv=7;"));
+  gb_informer_free(inf);
+
+  o.group = "apiextensions.k8s.io";
+  o.resource = "customresourcedefinitions";
+  o.transform = gb_informer_trim_crd;
+  ck_assert_int_eq(gb_informer_new(cli, &o, &inf, &d), 0);
+  json_object *crd = json_tokener_parse(
+      "{\"metadata\":{\"name\":\"a.b.io\",\"uid\":\"u\",\"resourceVersion\":\"3\","
+      "\"annotations\":{\"x\":\"y\"}},\"spec\":{\"group\":\"b.io\",\"scope\":\"Cluster\","
+      "\"names\":{\"plural\":\"as\"},\"conversion\":{\"strategy\":\"None\"},"
+      "\"versions\":[{\"name\":\"v1\",\"served\":true,\"storage\":true,\"schema\":{"
+      "\"openAPIV3Schema\":{\"type\":\"object\"}}}]},\"status\":{\"storedVersions\":[\"v1\"]}}");
+  feed(inf, GB_WATCH_ADDED, crd, 0);
+  ck_assert_str_eq(cached_text(inf, NULL, "a.b.io", buf, sizeof(buf)),
+                   "{\"metadata\":{\"name\":\"a.b.io\",\"uid\":\"u\",\"resourceVersion\":"
+                   "\"3\"},\"spec\":{\"group\":\"b.io\",\"scope\":\"Cluster\",\"names\":{"
+                   "\"plural\":\"as\"},\"versions\":[{\"name\":\"v1\",\"served\":true,"
+                   "\"storage\":true}]}}");
+  gc_diags_destroy(&d);
+  gb_informer_free(inf);
+}
+END_TEST
+
 START_TEST(bad_options) {
   struct gb_informer_opts o = {0};
   struct gb_informer *inf = (void *)1;
@@ -184,6 +243,7 @@ static Suite *suite(void) {
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_add_test(tc, add_update_delete_and_dedupe);
   tcase_add_test(tc, many_objects_growth_and_bound);
+  tcase_add_test(tc, transforms_keep_only_what_is_read);
   tcase_add_test(tc, bad_options);
   suite_add_tcase(s, tc);
   return s;

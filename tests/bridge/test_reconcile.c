@@ -5,7 +5,9 @@
  * Trainer-served runtime rule and takeover, finished TrainJobs (delete only
  * PodGroups gangbridge made), a missing runtime, the backend choice (runtime,
  * Namespace annotation, config, auto by discovery), re-render rules (absent,
- * suspended, no gang pod yet, running, updateWhileRunning), a stale PodGroup
+ * suspended, no gang pod, gang pods exist: PodGroupOutdated), a PodGroup of
+ * another TrainJob or not made by gangbridge (never changed or deleted), a
+ * backend switch (waits for the pods; never two PodGroups), a stale PodGroup
  * of the other backend, the Namespace default queue, queue and gangcalc
  * Events, invalid TrainJobs, and the subset comparison.
  */
@@ -124,6 +126,12 @@ START_TEST(test_create) {
   ck_assert_int_eq(gc_value_path(f.plan.desired, "spec.minMember")->u.i, 3);
   ck_assert_str_eq(f.plan.bound_jobs, "node");
   ck_assert_uint_eq(f.plan.n_del, 0);
+  ck_assert_ptr_null(f.plan.pg_uid); /* created, not updated */
+  /* Found by the labels users query for a job's objects. */
+  const struct gc_value *labels = gc_value_path(f.plan.desired, "metadata.labels");
+  ck_assert_str_eq(gc_value_as_str(gc_map_get(labels, "jobset.sigs.k8s.io/jobset-name")), "job");
+  ck_assert_str_eq(gc_value_as_str(gc_map_get(labels, "trainer.kubeflow.org/trainjob-name")),
+                   "job");
   /* The initializer wave was left out, and the default queue is asked about. */
   ck_assert_ptr_nonnull(find_event(&f.plan, "GangScopeNarrowed"));
   ck_assert_str_eq(f.queue_asked, "default");
@@ -194,6 +202,12 @@ START_TEST(test_trainer_policy) {
   plan(&f);
   ck_assert_int_eq(f.plan.action, GB_RC_SKIP);
   ck_assert_int_eq(f.plan.managed, 0);
+  /* Skipped with a trace: one Normal Event saying Trainer makes the group. */
+  const struct gb_rc_event *tev = find_event(&f.plan, "TrainerManagesPodGroup");
+  ck_assert_ptr_nonnull(tev);
+  ck_assert_str_eq(tev->type, "Normal");
+  ck_assert_int_eq(tev->once, 1);
+  ck_assert_ptr_nonnull(strstr(tev->message, "initializer"));
   /* Taken over: the runtime's backend wins, and the timeout clamp is an Event. */
   gb_config_set(&f.cfg, "selection.takeOverTrainerPolicies", "true", NULL);
   f.in.served[GC_BACKEND_COSCHEDULING] = 1;
@@ -216,14 +230,26 @@ static const char PG_OURS[] =
     "apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\n"
     "metadata: {name: job, namespace: ns1, uid: pg-uid-1, labels: "
     "{app.kubernetes.io/managed-by: gangbridge}, annotations: "
-    "{gangbridge.io/bound-replicated-jobs: node}}\n"
+    "{gangbridge.io/bound-replicated-jobs: node}, ownerReferences: [{apiVersion: "
+    "trainer.kubeflow.org/v1alpha1, kind: TrainJob, name: job, controller: true, uid: "
+    "11111111-2222-4333-8444-555555555555}]}\n"
+    "spec: {minMember: 7}\n";
+
+/* gangbridge's label, but made for another TrainJob of the same name. */
+static const char PG_OTHER_OWNER[] =
+    "apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\n"
+    "metadata: {name: job, namespace: ns1, uid: pg-uid-2, labels: "
+    "{app.kubernetes.io/managed-by: gangbridge}, ownerReferences: [{apiVersion: "
+    "trainer.kubeflow.org/v1alpha1, kind: TrainJob, name: job, controller: true, uid: "
+    "old-trainjob-uid}]}\n"
     "spec: {minMember: 7}\n";
 
 START_TEST(test_finished) {
   struct fx f;
   fx_init(&f);
   f.in.trainjob = doc(&f, "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\n"
-                          "metadata: {name: job, namespace: ns1}\n"
+                          "metadata: {name: job, namespace: ns1, uid: "
+                          "11111111-2222-4333-8444-555555555555}\n"
                           "spec: {runtimeRef: {name: gone, kind: TrainingRuntime}}\n"
                           "status: {conditions: [{type: Suspended, status: \"False\"}, "
                           "{type: Failed, status: \"True\"}]}\n");
@@ -240,6 +266,11 @@ START_TEST(test_finished) {
   f.in.pg[GC_BACKEND_VOLCANO] =
       doc(&f, "apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\n"
               "metadata: {name: job, namespace: ns1, uid: x}\nspec: {minMember: 1}\n");
+  plan(&f);
+  ck_assert_int_eq(f.plan.action, GB_RC_KEEP);
+  ck_assert_uint_eq(f.plan.n_del, 0);
+  /* Nor is gangbridge's PodGroup of another TrainJob of the same name. */
+  f.in.pg[GC_BACKEND_VOLCANO] = doc(&f, PG_OTHER_OWNER);
   plan(&f);
   ck_assert_int_eq(f.plan.action, GB_RC_KEEP);
   ck_assert_uint_eq(f.plan.n_del, 0);
@@ -264,6 +295,15 @@ START_TEST(test_runtime_missing_and_invalid) {
   ck_assert_ptr_nonnull(e);
   ck_assert_str_eq(e->type, "Warning");
   ck_assert_ptr_nonnull(strstr(e->message, "TrainingRuntime \"ns1/torch\" not found"));
+  ck_assert_ptr_nonnull(strstr(e->message, "created once it exists"));
+  /* With a PodGroup already there, the message does not promise a creation. */
+  f.in.pg[GC_BACKEND_VOLCANO] = doc(&f, PG_OURS);
+  plan(&f);
+  e = find_event(&f.plan, "RuntimeNotFound");
+  ck_assert_ptr_nonnull(e);
+  ck_assert_ptr_null(strstr(e->message, "created once it exists"));
+  ck_assert_ptr_nonnull(strstr(e->message, "left as it is"));
+  f.in.pg[GC_BACKEND_VOLCANO] = NULL;
 
   f.in.runtime = doc(&f, RUNTIME);
   f.in.trainjob = doc(&f, "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\n"
@@ -340,29 +380,123 @@ START_TEST(test_rerender_rules) {
   ck_assert_int_eq(f.plan.action, GB_RC_KEEP);
   ck_assert_ptr_nonnull(strstr(f.plan.why, "up to date"));
 
-  /* Different content while Pending (no gang pod yet): re-rendered. */
+  /* Different content and no gang pod: re-rendered, with the uid as the
+   * precondition of the update. */
   gc_map_set(f.a, gc_map_get(served, "spec"), "minMember", gc_value_int(f.a, 9));
   plan(&f);
   ck_assert_int_eq(f.plan.action, GB_RC_APPLY);
-  /* Running: left as it is, and the binding plan comes from the PodGroup. */
-  gc_map_set(f.a, st, "phase", gc_value_strz(f.a, "Running"));
+  ck_assert_str_eq(f.plan.pg_uid, "pg-1");
+  /* Pending (the phase says nothing) but a gang pod exists: left as it is
+   * (the JobSet has its pods while the group is Pending), the binding plan
+   * comes from the PodGroup, and an Event says what differs and how to
+   * apply it. */
+  f.in.pods = 1;
   gc_map_set(f.a, gc_map_get(meta, "annotations"), GB_ANN_BOUND_JOBS,
              gc_value_strz(f.a, "node,other"));
   plan(&f);
   ck_assert_int_eq(f.plan.action, GB_RC_KEEP);
   ck_assert_str_eq(f.plan.bound_jobs, "node,other");
-  ck_assert_uint_eq(f.plan.n_events, 0);
-  gb_config_set(&f.cfg, "podGroups.updateWhileRunning", "true", NULL);
+  const struct gb_rc_event *ev = find_event(&f.plan, "PodGroupOutdated");
+  ck_assert_ptr_nonnull(ev);
+  ck_assert_int_eq(ev->once, 1);
+  ck_assert_int_eq(ev->on_podgroup, 1);
+  ck_assert_ptr_nonnull(strstr(ev->message, "spec.minMember: 9 -> 3"));
+  ck_assert_ptr_nonnull(strstr(ev->message, "suspend"));
+  /* A difference in labels only (a PodGroup of an earlier version) is
+   * applied under pods: neither the gang nor the binding plan changes. */
+  struct gc_value *spec_now = gc_value_clone(f.a, gc_map_get(f.plan.desired, "spec"));
+  struct gc_value *spec_was = gc_map_get(served, "spec");
+  gc_map_set(f.a, served, "spec", spec_now);
+  gc_map_set(f.a, gc_map_get(meta, "annotations"), GB_ANN_BOUND_JOBS, gc_value_strz(f.a, "node"));
+  gc_map_set(f.a, gc_map_get(meta, "labels"), "trainer.kubeflow.org/trainjob-name",
+             gc_value_strz(f.a, "old"));
   plan(&f);
   ck_assert_int_eq(f.plan.action, GB_RC_APPLY);
+  ck_assert_ptr_null(find_event(&f.plan, "PodGroupOutdated"));
+  gc_map_set(f.a, served, "spec", spec_was);
+  /* Pods unknown count as existing; updateWhileRunning is no looser. */
+  f.in.pods = -1;
+  gb_config_set(&f.cfg, "podGroups.updateWhileRunning", "true", NULL);
+  plan(&f);
+  ck_assert_int_eq(f.plan.action, GB_RC_KEEP);
   gb_config_set(&f.cfg, "podGroups.updateWhileRunning", "false", NULL);
-  /* Suspended: always re-rendered. */
+  /* The pods went away: the change applies. */
+  f.in.pods = 0;
+  plan(&f);
+  ck_assert_int_eq(f.plan.action, GB_RC_APPLY);
+  ck_assert_ptr_null(find_event(&f.plan, "PodGroupOutdated"));
+  /* Suspended: re-rendered even while (terminating) pods exist. */
+  f.in.pods = 2;
   f.in.trainjob = doc(&f, "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\n"
-                          "metadata: {name: job, namespace: ns1}\n"
+                          "metadata: {name: job, namespace: ns1, uid: "
+                          "11111111-2222-4333-8444-555555555555}\n"
                           "spec: {suspend: true, runtimeRef: {name: torch, kind: TrainingRuntime}, "
                           "trainer: {numNodes: 3}}\n");
   plan(&f);
   ck_assert_int_eq(f.plan.action, GB_RC_APPLY);
+  fx_free(&f);
+}
+END_TEST
+
+/* What the cache shows (gangbridge's label) but not this TrainJob's: never
+ * updated, and reported. */
+START_TEST(test_other_owner_untouched) {
+  struct fx f;
+  fx_init(&f);
+  f.in.pg[GC_BACKEND_VOLCANO] = doc(&f, PG_OTHER_OWNER);
+  plan(&f);
+  ck_assert_int_eq(f.plan.action, GB_RC_KEEP);
+  ck_assert_ptr_nonnull(find_event(&f.plan, "PodGroupExists"));
+  ck_assert_ptr_null(f.plan.desired);
+  ck_assert_int_eq(gb_podgroup_ours(doc(&f, PG_OURS), "11111111-2222-4333-8444-555555555555"), 1);
+  ck_assert_int_eq(gb_podgroup_ours(doc(&f, PG_OURS), "other"), 0);
+  ck_assert_int_eq(gb_podgroup_ours(doc(&f, PG_OTHER_OWNER), "old-trainjob-uid"), 1);
+  ck_assert_int_eq(gb_podgroup_ours(doc(&f, "metadata: {ownerReferences: [{controller: true, "
+                                            "uid: u}]}\n"),
+                                    "u"),
+                   0); /* no label */
+  fx_free(&f);
+}
+END_TEST
+
+/* The backend choice changes while the gang's pods exist: the old PodGroup
+ * stays (the pods reference it) and no second one is made; once the pods are
+ * gone the old one is deleted first and the new one created. */
+START_TEST(test_backend_switch_waits_for_pods) {
+  struct fx f;
+  fx_init(&f);
+  f.in.served[GC_BACKEND_COSCHEDULING] = 1;
+  f.in.pg[GC_BACKEND_COSCHEDULING] =
+      doc(&f, "apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\n"
+              "metadata: {name: job, namespace: ns1, uid: cos-1, labels: "
+              "{app.kubernetes.io/managed-by: gangbridge}, annotations: "
+              "{gangbridge.io/bound-replicated-jobs: node}, ownerReferences: [{controller: true, "
+              "uid: 11111111-2222-4333-8444-555555555555}]}\nspec: {minMember: 3}\n"
+              "status: {phase: Pending}\n");
+  f.in.pods = 3;
+  plan(&f);
+  ck_assert_int_eq(f.plan.action, GB_RC_KEEP);
+  ck_assert_int_eq(f.plan.backend, GC_BACKEND_COSCHEDULING);
+  ck_assert_str_eq(f.plan.bound_jobs, "node");
+  ck_assert_uint_eq(f.plan.n_del, 0);
+  const struct gb_rc_event *ev = find_event(&f.plan, "PodGroupOutdated");
+  ck_assert_ptr_nonnull(ev);
+  ck_assert_ptr_nonnull(strstr(ev->message, "backend coscheduling -> volcano"));
+  /* Suspended is not enough while pods still reference the old group. */
+  f.in.trainjob = doc(&f, "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\n"
+                          "metadata: {name: job, namespace: ns1, uid: "
+                          "11111111-2222-4333-8444-555555555555}\n"
+                          "spec: {suspend: true, runtimeRef: {name: torch, kind: TrainingRuntime}, "
+                          "trainer: {numNodes: 3}}\n");
+  plan(&f);
+  ck_assert_int_eq(f.plan.action, GB_RC_KEEP);
+  ck_assert_uint_eq(f.plan.n_del, 0);
+  f.in.pods = 0;
+  plan(&f);
+  ck_assert_int_eq(f.plan.action, GB_RC_APPLY);
+  ck_assert_int_eq(f.plan.backend, GC_BACKEND_VOLCANO);
+  ck_assert_uint_eq(f.plan.n_del, 1);
+  ck_assert_str_eq(f.plan.del_uid[0], "cos-1");
   fx_free(&f);
 }
 END_TEST
@@ -374,7 +508,8 @@ START_TEST(test_stale_other_backend) {
   f.in.pg[GC_BACKEND_COSCHEDULING] =
       doc(&f, "apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\n"
               "metadata: {name: job, namespace: ns1, uid: cos-1, labels: "
-              "{app.kubernetes.io/managed-by: gangbridge}}\nspec: {minMember: 3}\n");
+              "{app.kubernetes.io/managed-by: gangbridge}, ownerReferences: [{controller: true, "
+              "uid: 11111111-2222-4333-8444-555555555555}]}\nspec: {minMember: 3}\n");
   plan(&f);
   ck_assert_int_eq(f.plan.action, GB_RC_APPLY);
   ck_assert_int_eq(f.plan.backend, GC_BACKEND_VOLCANO);
@@ -457,6 +592,8 @@ int main(void) {
   tcase_add_test(tc, test_runtime_missing_and_invalid);
   tcase_add_test(tc, test_backend_choice);
   tcase_add_test(tc, test_rerender_rules);
+  tcase_add_test(tc, test_other_owner_untouched);
+  tcase_add_test(tc, test_backend_switch_waits_for_pods);
   tcase_add_test(tc, test_stale_other_backend);
   tcase_add_test(tc, test_queues);
   tcase_add_test(tc, test_subset_and_ref);

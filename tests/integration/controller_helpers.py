@@ -34,7 +34,7 @@ CRD = {
 }
 PLURAL = {"TrainJob": "trainjobs", "TrainingRuntime": "trainingruntimes",
           "ClusterTrainingRuntime": "clustertrainingruntimes", "Namespace": "namespaces",
-          "Queue": "queues", "PodGroup": "podgroups", "Event": "events"}
+          "Queue": "queues", "PodGroup": "podgroups", "Event": "events", "Pod": "pods"}
 CLUSTER_SCOPED = {"ClusterTrainingRuntime", "Namespace", "Queue"}
 PG_API = {"volcano": "scheduling.volcano.sh/v1beta1", "coscheduling": "scheduling.x-k8s.io/v1alpha1"}
 
@@ -169,6 +169,11 @@ class Env:
             fail("patch %s %s/%s%s: %r" % (kind, ns, name, sub, r))
         return r.json
 
+    def delete(self, api_version, kind, ns, name):
+        r = self.c.delete(obj_path(api_version, kind, ns, name))
+        if r.status not in (200, 202):
+            fail("delete %s %s/%s: %r" % (kind, ns, name, r))
+
     def podgroup(self, backend, ns, name):
         return self.get(PG_API[backend], "PodGroup", ns, name)
 
@@ -268,6 +273,20 @@ def runtime(name, ns=None, policy=None, annotations=None, initializer=False):
     return {"apiVersion": "trainer.kubeflow.org/v1alpha1",
             "kind": "TrainingRuntime" if ns else "ClusterTrainingRuntime",
             "metadata": md, "spec": spec}
+
+
+def gang_pod(name, ns, jobset, backend="volcano"):
+    """A pod of JobSet `jobset` as Trainer's JobSet makes it: the JobSet name label and the
+    PodGroup reference of the backend (Volcano annotation or coscheduling label)."""
+    labels = {"jobset.sigs.k8s.io/jobset-name": jobset,
+              "jobset.sigs.k8s.io/replicatedjob-name": "node"}
+    md = {"name": name, "namespace": ns, "labels": labels}
+    if backend == "volcano":
+        md["annotations"] = {"scheduling.k8s.io/group-name": jobset}
+    else:
+        labels["scheduling.x-k8s.io/pod-group"] = jobset
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": md,
+            "spec": {"containers": [{"name": "node", "image": "pytorch:1"}]}}
 
 
 def namespace(name, labels=None, annotations=None):

@@ -18,8 +18,8 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import subprocess  # noqa: E402
 
-from controller_helpers import (GANGBRIDGE, Env, Runner, fail, free_port, namespace,  # noqa: E402
-                                runtime, same_as_render, trainjob)
+from controller_helpers import (GANGBRIDGE, Env, Runner, fail, free_port, gang_pod,  # noqa: E402
+                                namespace, runtime, same_as_render, trainjob)
 
 TJ_API = "trainer.kubeflow.org/v1alpha1"
 
@@ -43,9 +43,11 @@ def test_create_equals_render(env):
         fail("ownerReference does not point at the TrainJob")
     # The initializer wave is left out of the gang: a GangScopeNarrowed Event says so.
     env.wait(lambda: env.events("e2e-create", "job", "GangScopeNarrowed"), "GangScopeNarrowed")
+    # Created by POST (only when no PodGroup of that name exists), so recorded as an Update.
     mf = [f for f in pg["metadata"].get("managedFields", []) if f.get("manager") == "gangbridge"]
-    if not mf or mf[0].get("operation") != "Apply":
-        fail("no Apply managedFields entry for gangbridge: %r" % pg["metadata"].get("managedFields"))
+    if [f.get("operation") for f in mf] != ["Update"]:
+        fail("want one Update entry for gangbridge's create: %r"
+             % pg["metadata"].get("managedFields"))
 
 
 def test_suspended_update_rerenders(env):
@@ -58,6 +60,13 @@ def test_suspended_update_rerenders(env):
     env.merge_patch(TJ_API, "TrainJob", ns, "job", {"spec": {"trainer": {"numNodes": 5}}})
     env.wait(lambda: env.podgroup("volcano", ns, "job")["spec"]["minMember"] == 5,
              "re-render to minMember 5")
+    # The update is a server-side apply; the fields gangbridge's own create recorded were
+    # taken over, not fought over (no PodGroupConflict).
+    mf = env.podgroup("volcano", ns, "job")["metadata"]["managedFields"]
+    if "Apply" not in [f.get("operation") for f in mf if f.get("manager") == "gangbridge"]:
+        fail("no Apply entry for gangbridge after the update: %r" % mf)
+    if env.events(ns, "job", "PodGroupConflict"):
+        fail("gangbridge reported a conflict with itself")
     # A runtime change reaches the PodGroup of a suspended TrainJob too.
     env.merge_patch(TJ_API, "TrainingRuntime", ns, "torch", {"spec": {"template": {
         "metadata": {"annotations": {"scheduling.volcano.sh/queue-name": "gold"}}}}})
@@ -74,9 +83,12 @@ def test_running_left_alone(env):
     ns = "e2e-running"
     setup_ns(env, ns)
     env.create(runtime("torch", ns))
+    # The gang's pods exist (made first, so the controller's pod cache has them): from now on
+    # the PodGroup is left as it is.
+    env.create(gang_pod("job-node-0-0", ns, "job"))
     env.create(trainjob("job", ns, "torch", num_nodes=2))
     env.wait(lambda: env.podgroup("volcano", ns, "job"), "PodGroup")
-    # The scheduler reports the gang running; from now on the PodGroup is left as it is.
+    # The scheduler reports the gang running.
     env.merge_patch("scheduling.volcano.sh/v1beta1", "PodGroup", ns, "job",
                     {"status": {"phase": "Running", "running": 2}})  # no status subresource
     env.wait(lambda: "gangbridge_podgroups{backend=\"volcano\",phase=\"Running\"} 1"

@@ -3,8 +3,9 @@
 
 serve runs under `valgrind --leak-check=full` (definite and indirect leaks and every memory
 error fail the run through --error-exitcode) while it creates a PodGroup, re-renders it,
-emits Events, answers webhook reviews (one malformed), deletes a finished TrainJob's
-PodGroup and stops on SIGTERM.  A binary built with AddressSanitizer cannot run under
+emits Events, counts a gang's pods (a change under them is PodGroupOutdated, applied once
+they go), leaves a foreign PodGroup alone, answers webhook reviews (one malformed), deletes
+a finished TrainJob's PodGroup and stops on SIGTERM.  A binary built with AddressSanitizer cannot run under
 valgrind; it checks the same errors and leaks itself, so for such a build the same
 scenario runs without the valgrind wrapper and ASan's exit status is checked instead.
 """
@@ -16,7 +17,8 @@ import sys
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from controller_helpers import GANGBRIDGE, Env, fail, namespace, runtime, trainjob  # noqa: E402
+from controller_helpers import (GANGBRIDGE, Env, fail, gang_pod, namespace, runtime,  # noqa: E402
+                                trainjob)
 
 TJ_API = "trainer.kubeflow.org/v1alpha1"
 
@@ -59,6 +61,19 @@ def main():
         env.wait(lambda: env.podgroup("volcano", ns, "job")["spec"]["minMember"] == 3,
                  "re-render", 60)
         env.wait(lambda: env.events(ns, "job", "QueueNotFound"), "QueueNotFound", 60)
+        # Resume: with a gang pod, a change waits (PodGroupOutdated) until the pod goes.
+        env.create(gang_pod("job-node-0-0", ns, "job"))
+        env.merge_patch(TJ_API, "TrainJob", ns, "job", {"spec": {"suspend": False}})
+        env.merge_patch(TJ_API, "TrainJob", ns, "job", {"spec": {"trainer": {"numNodes": 4}}})
+        env.wait(lambda: env.events(ns, "job", "PodGroupOutdated"), "PodGroupOutdated", 60)
+        env.delete("v1", "Pod", ns, "job-node-0-0")
+        env.wait(lambda: env.podgroup("volcano", ns, "job")["spec"]["minMember"] == 4,
+                 "applied once the pod went", 60)
+        # A PodGroup gangbridge did not create.
+        env.create({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+                    "metadata": {"name": "other", "namespace": ns}, "spec": {"minMember": 5}})
+        env.create(trainjob("other", ns, "torch"))
+        env.wait(lambda: env.events(ns, "other", "PodGroupExists"), "PodGroupExists", 60)
         review = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
                   "request": {"uid": "u-1", "kind": {"group": "", "version": "v1",
                                                      "kind": "Pod"},
