@@ -7,7 +7,7 @@
 set -u
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-SRC="${GB_SRC:-$(cd "$HERE/../.." && pwd)}"
+SRC="${GB_SRC:-$(cd "$HERE/../../.." && pwd)}"
 SHARED="${GB_SHARED:-$SRC/../shared}"
 bin=${GANGBRIDGE:?}
 U="$SRC/tests/golden/inputs/upstream"

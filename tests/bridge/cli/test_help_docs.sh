@@ -7,7 +7,7 @@
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-SRC="${GB_SRC:-$(cd "$HERE/../.." && pwd)}"
+SRC="${GB_SRC:-$(cd "$HERE/../../.." && pwd)}"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 [ -x "${GANGBRIDGE:-}" ] || fail "gangbridge binary not found at ${GANGBRIDGE:-}"
 WORK="$(mktemp -d)"
