@@ -750,22 +750,6 @@ int gb_metrics_render(struct gb_metrics *reg, char **out, size_t *len) {
   return 0;
 }
 
-static int metrics_handler(void *ctx, const struct gb_http_request *req,
-                           struct gb_http_response *resp) {
-  char *text = NULL;
-  size_t len = 0;
-  int rc = gb_metrics_render(ctx, &text, &len);
-  if (rc < 0)
-    return rc;
-  gb_http_response_take(resp, 200, GB_METRICS_CONTENT_TYPE, text, len);
-  return 0;
-}
-
-struct gb_http_route gb_metrics_route(struct gb_metrics *reg, const char *path) {
-  struct gb_http_route r = {path ? path : "/metrics", 0, GB_HTTP_GET, metrics_handler, reg, 0};
-  return r;
-}
-
 /* ---- the gangbridge metric set ---------------------------------------- */
 
 /* Kubernetes API calls: 1 ms to 30 s (client timeouts are at most 30 s). */

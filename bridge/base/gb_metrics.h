@@ -19,7 +19,7 @@
 
 #include <stddef.h>
 
-#include "gb_http.h"
+#include "gc_diag.h"
 
 #define GB_METRICS_MAX_SERIES 10000
 #define GB_METRICS_MAX_LABELS 8
@@ -104,10 +104,6 @@ int gb_metrics_render(struct gb_metrics *reg, char **out, size_t *len);
 /* Writes `v` as Go's strconv.FormatFloat(v, 'g', -1, 64) does ("+Inf",
  * "-Inf", "NaN", "1e+06", "0.005", "42").  `buf` should hold 32 bytes. */
 void gb_metrics_format_double(double v, char *buf, size_t size);
-
-/* An HTTP route serving the registry at `path` (GET), e.g. "/metrics".  The
- * registry is borrowed until the server stops. */
-struct gb_http_route gb_metrics_route(struct gb_metrics *reg, const char *path);
 
 /* ---- The gangbridge metric set ------------------------------------------
  * Every metric the service exports, with its labels.  Label values the

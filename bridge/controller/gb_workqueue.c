@@ -14,7 +14,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "gb_kube_client.h"
+#include "gb_bucket.h"
 #include "gb_workqueue.h"
 
 struct wq_entry {
@@ -38,7 +38,7 @@ struct gb_workqueue {
   size_t fifo_len;
   struct wq_entry **heap;
   size_t heap_len, heap_cap;
-  struct gb_kube_bucket bucket;
+  struct gb_bucket bucket;
   unsigned long long retries;
   int shutdown;
 };
@@ -100,7 +100,7 @@ struct gb_workqueue *gb_workqueue_new(const struct gb_workqueue_opts *opts) {
   pthread_cond_init(&q->cond, &ca);
   pthread_condattr_destroy(&ca);
   pthread_mutex_init(&q->mu, NULL);
-  gb_kube_bucket_init(&q->bucket, q->o.qps < 0 ? 0 : q->o.qps, q->o.burst, now_s());
+  gb_bucket_init(&q->bucket, q->o.qps < 0 ? 0 : q->o.qps, q->o.burst, now_s());
   return q;
 }
 
@@ -353,7 +353,7 @@ int gb_workqueue_add_rate_limited(struct gb_workqueue *q, const char *key) {
   double per_key = gb_workqueue_backoff(&q->o, e->failures);
   if (e->failures < 1000000)
     e->failures++;
-  double overall = q->o.qps > 0 ? gb_kube_bucket_reserve(&q->bucket, now_s()) : 0;
+  double overall = q->o.qps > 0 ? gb_bucket_reserve(&q->bucket, now_s()) : 0;
   q->retries++;
   pthread_mutex_unlock(&q->mu);
   return gb_workqueue_add_after(q, key, per_key > overall ? per_key : overall);

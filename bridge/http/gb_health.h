@@ -14,7 +14,8 @@
  * caller); "?exclude=<name>" (repeatable) skips a check; "/readyz/<name>"
  * runs one check: 200 "ok", or 500 "internal server error: <reason>", or 404
  * for an unknown name.  Checks are registered before the server starts;
- * flags may be set from any thread at any time.
+ * flags may be set from any thread at any time.  It also owns the /metrics
+ * route (gb_metrics_route), so the registry in base/ needs no HTTP.
  */
 #ifndef GB_HEALTH_H
 #define GB_HEALTH_H
@@ -22,6 +23,7 @@
 #include <stddef.h>
 
 #include "gb_http.h"
+#include "gb_metrics.h"
 
 #define GB_HEALTH_LIVE 1u
 #define GB_HEALTH_READY 2u
@@ -68,5 +70,11 @@ int gb_health_ok(struct gb_health *h, unsigned kind);
  * serve "/<endpoint>/<check>") into `out`; returns how many (3), or 0 when
  * cap < 3.  `h` is borrowed until the server stops. */
 size_t gb_health_routes(struct gb_health *h, struct gb_http_route *out, size_t cap);
+
+/* An HTTP route serving the registry at `path` (GET), e.g. "/metrics".  The
+ * registry is borrowed until the server stops.  It lives here, with the other
+ * routes the probes server serves, so that the registry (base/) knows nothing
+ * of HTTP. */
+struct gb_http_route gb_metrics_route(struct gb_metrics *reg, const char *path);
 
 #endif

@@ -4,6 +4,7 @@
  * paged lists, streaming GETs and json-c <-> gc_value conversion.
  */
 #include "gb_kube_client.h"
+#include "gb_bucket.h"
 #include "gb_version.h"
 
 #include <curl/curl.h>
@@ -31,7 +32,7 @@ struct gb_kube_client {
   pthread_mutex_t lock; /* guards idle, bucket, stats, rng */
   CURL **idle;
   size_t n_idle;
-  struct gb_kube_bucket bucket;
+  struct gb_bucket bucket;
   struct gb_kube_stats stats;
   unsigned rng;
 };
@@ -147,30 +148,6 @@ const char *gb_kube_error_str(const struct gb_kube_error *e, char *buf, size_t c
   return buf;
 }
 
-/* ---- token bucket -------------------------------------------------------- */
-
-void gb_kube_bucket_init(struct gb_kube_bucket *b, double qps, int burst, double now) {
-  b->qps = qps;
-  b->burst = burst < 1 ? 1 : burst;
-  b->tokens = b->burst;
-  b->last = now;
-}
-
-double gb_kube_bucket_reserve(struct gb_kube_bucket *b, double now) {
-  if (b->qps <= 0)
-    return 0;
-  if (now > b->last) {
-    b->tokens += (now - b->last) * b->qps;
-    if (b->tokens > b->burst)
-      b->tokens = b->burst;
-    b->last = now;
-  }
-  b->tokens -= 1;
-  if (b->tokens >= 0)
-    return 0;
-  return -b->tokens / b->qps;
-}
-
 /* ---- client lifecycle ---------------------------------------------------- */
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
@@ -225,7 +202,7 @@ int gb_kube_client_new(struct gb_kube_config *cfg, const struct gb_kube_client_o
     return GC_ENOMEM;
   }
   pthread_mutex_init(&c->lock, NULL);
-  gb_kube_bucket_init(&c->bucket, c->o.qps, c->o.burst, mono_now());
+  gb_bucket_init(&c->bucket, c->o.qps, c->o.burst, mono_now());
   c->rng = (unsigned)time(NULL) ^ (unsigned)(uintptr_t)c;
   *out = c;
   return GC_OK;
@@ -282,7 +259,7 @@ static double jitter01(struct gb_kube_client *c) {
 
 static void throttle(struct gb_kube_client *c) {
   pthread_mutex_lock(&c->lock);
-  double wait = gb_kube_bucket_reserve(&c->bucket, mono_now());
+  double wait = gb_bucket_reserve(&c->bucket, mono_now());
   if (wait > 0) {
     c->stats.throttled++;
     c->stats.throttled_seconds += wait;

@@ -15,7 +15,7 @@
  *
  * Thread-safety: a gb_kube_client may be used from any number of threads at
  * once (the handle pool, bucket and counters are mutex-guarded; each request
- * runs on its own easy handle).  gb_kube_bucket is not thread-safe by itself.
+ * runs on its own easy handle).  The token bucket is base/gb_bucket.
  */
 #ifndef GB_KUBE_CLIENT_H
 #define GB_KUBE_CLIENT_H
@@ -59,24 +59,6 @@ int gb_kube_error_is_gone(const struct gb_kube_error *e);
 
 /* Formats e as "HTTP 409 Conflict: message" into buf; returns buf. */
 const char *gb_kube_error_str(const struct gb_kube_error *e, char *buf, size_t cap);
-
-/* ---- token bucket -------------------------------------------------------- */
-
-/* client-go's flowcontrol token bucket: `burst` tokens, refilled at `qps`
- * per second.  qps <= 0 means unlimited. */
-struct gb_kube_bucket {
-  double qps;
-  double burst;
-  double tokens;
-  double last; /* time of the last refill, seconds on the caller's clock */
-};
-
-void gb_kube_bucket_init(struct gb_kube_bucket *b, double qps, int burst, double now);
-
-/* Takes one token at time `now` and returns how many seconds the caller must
- * wait before proceeding (0 when a token was available).  Tokens may go
- * negative: waiting callers are queued in order, as client-go's reservation. */
-double gb_kube_bucket_reserve(struct gb_kube_bucket *b, double now);
 
 /* ---- client ------------------------------------------------------------ */
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0
  *
  * Unit tests for gb_kube_client pieces that need no server: Status error
- * parsing, the QPS/burst token bucket, resource paths, json-c <-> gc_value
+ * parsing, resource paths, json-c <-> gc_value
  * conversion, and a client pointed at a closed port (transport errors are
  * reported, retried a bounded number of times and counted).
  */
@@ -67,33 +67,6 @@ START_TEST(status_not_json) {
   gb_kube_status_parse(body, strlen(body), 400, &e);
   ck_assert_int_eq(e.http, 400);
   ck_assert_str_eq(e.reason, "");
-}
-END_TEST
-
-START_TEST(token_bucket) {
-  struct gb_kube_bucket b;
-  gb_kube_bucket_init(&b, 10, 3, 100.0);
-  /* The burst is free. */
-  ck_assert(gb_kube_bucket_reserve(&b, 100.0) == 0);
-  ck_assert(gb_kube_bucket_reserve(&b, 100.0) == 0);
-  ck_assert(gb_kube_bucket_reserve(&b, 100.0) == 0);
-  /* Then callers queue up at 1/qps intervals. */
-  ck_assert_double_eq_tol(gb_kube_bucket_reserve(&b, 100.0), 0.1, 1e-9);
-  ck_assert_double_eq_tol(gb_kube_bucket_reserve(&b, 100.0), 0.2, 1e-9);
-  /* Half a second later 5 tokens came back, 2 of which repay the debt. */
-  ck_assert(gb_kube_bucket_reserve(&b, 100.5) == 0);
-  ck_assert(gb_kube_bucket_reserve(&b, 100.5) == 0);
-  ck_assert(gb_kube_bucket_reserve(&b, 100.5) == 0);
-  ck_assert_double_eq_tol(gb_kube_bucket_reserve(&b, 100.5), 0.1, 1e-9);
-  /* A long idle period refills only up to the burst. */
-  double waits = 0;
-  for (int i = 0; i < 4; i++)
-    waits += gb_kube_bucket_reserve(&b, 1000.0);
-  ck_assert_double_eq_tol(waits, 0.1, 1e-9);
-  /* qps <= 0 is unlimited. */
-  gb_kube_bucket_init(&b, -1, 1, 0);
-  for (int i = 0; i < 100; i++)
-    ck_assert(gb_kube_bucket_reserve(&b, 0) == 0);
 }
 END_TEST
 
@@ -205,7 +178,6 @@ static Suite *suite(void) {
   tcase_add_test(tc, status_conflict);
   tcase_add_test(tc, status_gone_and_retry_after);
   tcase_add_test(tc, status_not_json);
-  tcase_add_test(tc, token_bucket);
   tcase_add_test(tc, paths);
   tcase_add_test(tc, json_value_round_trip);
   tcase_add_test(tc, closed_port_transport_error);
