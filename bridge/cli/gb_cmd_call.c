@@ -19,8 +19,7 @@
 #include "gb_emit.h"
 #include "gb_manifest.h"
 #include "gb_rpc_client.h"
-#include "gb_rpc_server.h"
-#include "gb_rpc_service.h"
+#include "gb_rpc.h"
 #include "grpc/health/v1/health.pb-c.h"
 
 #define DEFAULT_ADDR "127.0.0.1:50051"

@@ -18,7 +18,7 @@
 #include <grpc/support/alloc.h>
 #include <grpc/support/time.h>
 
-#include "gb_rpc_server.h"
+#include "gb_rpc.h"
 #include "gb_tls_files.h"
 
 

@@ -127,18 +127,6 @@ struct call {
 
 /* ------------------------------------------------------------------ codes */
 
-const char *gb_rpc_code_name(int code) {
-  static const char *const names[] = {
-      "OK",        "CANCELLED",         "UNKNOWN",        "INVALID_ARGUMENT",
-      "DEADLINE_EXCEEDED", "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED",
-      "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE",
-      "UNIMPLEMENTED", "INTERNAL",     "UNAVAILABLE",    "DATA_LOSS",
-      "UNAUTHENTICATED"};
-  if (code < 0 || code >= (int)(sizeof(names) / sizeof(names[0])))
-    return "UNKNOWN_CODE";
-  return names[code];
-}
-
 void gb_rpc_config_init(struct gb_rpc_config *c) {
   memset(c, 0, sizeof(*c));
   c->max_message_bytes = GB_RPC_DEFAULT_MAX_MESSAGE;

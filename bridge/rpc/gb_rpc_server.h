@@ -16,35 +16,10 @@
 
 #include <protobuf-c/protobuf-c.h>
 
+#include "gb_rpc.h"
 #include "gc_arena.h"
 #include "gc_diag.h"
 
-/* gRPC status codes (same numbers as grpc/status.h). */
-enum gb_rpc_code {
-  GB_RPC_OK = 0,
-  GB_RPC_CANCELLED = 1,
-  GB_RPC_UNKNOWN = 2,
-  GB_RPC_INVALID_ARGUMENT = 3,
-  GB_RPC_DEADLINE_EXCEEDED = 4,
-  GB_RPC_NOT_FOUND = 5,
-  GB_RPC_ALREADY_EXISTS = 6,
-  GB_RPC_PERMISSION_DENIED = 7,
-  GB_RPC_RESOURCE_EXHAUSTED = 8,
-  GB_RPC_FAILED_PRECONDITION = 9,
-  GB_RPC_ABORTED = 10,
-  GB_RPC_OUT_OF_RANGE = 11,
-  GB_RPC_UNIMPLEMENTED = 12,
-  GB_RPC_INTERNAL = 13,
-  GB_RPC_UNAVAILABLE = 14,
-  GB_RPC_DATA_LOSS = 15,
-  GB_RPC_UNAUTHENTICATED = 16
-};
-
-/* "OK", "INVALID_ARGUMENT", ...; "CODE_<n>" spelled statically is not
- * possible, so unknown numbers give "UNKNOWN_CODE". */
-const char *gb_rpc_code_name(int code);
-
-#define GB_RPC_DEFAULT_MAX_MESSAGE ((size_t)32 << 20) /* 32 MiB */
 #define GB_RPC_DEFAULT_GRACE_MS 5000
 #define GB_RPC_MAX_THREADS 64
 #define GB_RPC_DEFAULT_MAX_QUEUED 64

@@ -327,8 +327,7 @@ static int doclist_load(struct gb_rpc_ctx *ctx, struct doc_cache *cache, const c
     }
   }
   if (rc || diags->errors)
-    return gb_rpc_fail_diags(ctx, rc == GC_ENOMEM ? GB_RPC_RESOURCE_EXHAUSTED
-                                                  : GB_RPC_INVALID_ARGUMENT,
+    return gb_rpc_fail_diags(ctx, gb_rpc_code_of(rc, GB_RPC_INVALID_ARGUMENT),
                              NULL, diags);
   if (total > GB_RPC_MAX_DOCS)
     return gb_rpc_fail(ctx, GB_RPC_INVALID_ARGUMENT, "%s: %zu documents, at most %d allowed",
@@ -458,9 +457,7 @@ static int calc_run(struct gb_rpc_ctx *ctx, struct doc_cache *cache,
   int rc = gc_gang_compute(job, c->catalog, &opts, &c->gang, &c->diags);
   if (rc)
     return gb_rpc_fail_diags(ctx,
-                             rc == GC_ENOTFOUND ? GB_RPC_NOT_FOUND
-                             : rc == GC_ENOMEM  ? GB_RPC_RESOURCE_EXHAUSTED
-                                                : GB_RPC_INVALID_ARGUMENT,
+                             gb_rpc_code_of(rc, GB_RPC_INVALID_ARGUMENT),
                              NULL, &c->diags);
   return GB_RPC_OK;
 }
@@ -780,7 +777,7 @@ static int calculate(struct gb_rpc_ctx *ctx, void *data, const ProtobufCMessage 
   if (!rc && gb_rpc_ctx_defer(ctx, free, json))
     rc = GC_ELIMIT;
   if (rc)
-    return gb_rpc_fail(ctx, rc == GC_ENOMEM ? GB_RPC_RESOURCE_EXHAUSTED : GB_RPC_INTERNAL,
+    return gb_rpc_fail(ctx, gb_rpc_code_of(rc, GB_RPC_INTERNAL),
                        "%s/%s: cannot render the PodGroup: %s", c->gang->namespace_,
                        c->gang->name, gc_strerror(rc));
   resp->pod_group_json.data = (uint8_t *)json;
@@ -914,8 +911,7 @@ static int replace_snapshot(struct gb_rpc_ctx *ctx, void *data, const ProtobufCM
                                            (const char *const *)req->levels, req->n_levels,
                                            &diags);
   if (rc) {
-    code = gb_rpc_fail_diags(ctx, rc == GC_ENOMEM ? GB_RPC_RESOURCE_EXHAUSTED
-                                  : GB_RPC_INVALID_ARGUMENT,
+    code = gb_rpc_fail_diags(ctx, gb_rpc_code_of(rc, GB_RPC_INVALID_ARGUMENT),
                              NULL, &diags);
     goto out;
   }
@@ -1124,9 +1120,7 @@ static int update_nodes(struct gb_rpc_ctx *ctx, void *data, const ProtobufCMessa
       char prefix[128];
       snprintf(prefix, sizeof(prefix), "updates[%zu] failed; updates[0..%zu) were applied\n", i,
                i);
-      code = gb_rpc_fail_diags(ctx, rc == GC_ENOTFOUND ? GB_RPC_NOT_FOUND
-                                    : rc == GC_ENOMEM  ? GB_RPC_RESOURCE_EXHAUSTED
-                                                       : GB_RPC_INVALID_ARGUMENT,
+      code = gb_rpc_fail_diags(ctx, gb_rpc_code_of(rc, GB_RPC_INVALID_ARGUMENT),
                                prefix, &diags);
       goto out;
     }
@@ -1386,8 +1380,7 @@ static int evaluate(struct gb_rpc_ctx *ctx, void *data, const ProtobufCMessage *
       struct tp_build_opts bo = {(const char *const *)req->levels, req->n_levels};
       int rc = tp_snapshot_build(l.docs, l.origins, l.n, &bo, &inline_snap, &diags);
       if (rc)
-        code = gb_rpc_fail_diags(ctx, rc == GC_ENOMEM ? GB_RPC_RESOURCE_EXHAUSTED
-                                                      : GB_RPC_INVALID_ARGUMENT,
+        code = gb_rpc_fail_diags(ctx, gb_rpc_code_of(rc, GB_RPC_INVALID_ARGUMENT),
                                  NULL, &diags);
     }
     doclist_free(&l);
@@ -1422,14 +1415,13 @@ static int evaluate(struct gb_rpc_ctx *ctx, void *data, const ProtobufCMessage *
   if (rc) {
     if (!diags.errors)
       gc_diags_addf(&diags, "evaluate: %s", gc_strerror(rc));
-    code = gb_rpc_fail_diags(ctx, rc == GC_ENOMEM ? GB_RPC_RESOURCE_EXHAUSTED
-                                                  : GB_RPC_INVALID_ARGUMENT,
+    code = gb_rpc_fail_diags(ctx, gb_rpc_code_of(rc, GB_RPC_INVALID_ARGUMENT),
                              NULL, &diags);
     goto out;
   }
   rc = result_to_proto(ctx, snap, &gang, &res, resp);
   if (rc) {
-    code = gb_rpc_fail(ctx, rc == GC_ENOMEM ? GB_RPC_RESOURCE_EXHAUSTED : GB_RPC_INTERNAL,
+    code = gb_rpc_fail(ctx, gb_rpc_code_of(rc, GB_RPC_INTERNAL),
                        "cannot build the reply: %s", gc_strerror(rc));
     goto out;
   }

@@ -18,10 +18,6 @@
 #include "gc_diag.h"
 #include "gc_value.h"
 
-#define GB_RPC_SERVICE_CALCULATOR "gangbridge.v1.GangCalculator"
-#define GB_RPC_SERVICE_PLACEMENT "gangbridge.v1.PlacementEvaluator"
-#define GB_RPC_SERVICE_HEALTH "grpc.health.v1.Health"
-
 /* Bounds on one request, beyond the server's message cap. */
 #define GB_RPC_MAX_MANIFESTS 10000 /* entries of a repeated bytes field */
 #define GB_RPC_MAX_DOCS 1000000    /* documents after splitting YAML streams */
