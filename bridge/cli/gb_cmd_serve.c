@@ -1,24 +1,25 @@
 /* SPDX-License-Identifier: Apache-2.0
  *
- * gb_cmd_serve: `gangbridge serve`, the long-running service.  Without
- * --offline it runs the Kubernetes controller (gb_controller.c, which
+ * gb_cmd_serve: `gangbridge serve`, the long-running service.  ONE flag
+ * parser serves both modes: the few flags only --offline has (--offline,
+ * --cluster, --levels) are taken out of argv first, and every other flag
+ * goes through gb_config_parse_args, so a flag takes the same values and
+ * gives the same errors online and offline (`--grace-period 5s` in both).
+ * Without --offline, serve runs the Kubernetes controller (gb_serve.c, which
  * starts the same gRPC server).  With --offline (no cluster) it runs the
  * gRPC side only: GangCalculator, PlacementEvaluator (with a live snapshot
  * loaded from --cluster files or fed by ReplaceSnapshot/UpdateNodes) and
  * grpc.health.v1.Health, plus, with --http-addr, the HTTP probes (/healthz,
  * /livez, /readyz) on the same hardened server as the controller's.
  *
- * Structure, so other front ends (the Kubernetes watch, HTTP) slot in:
- * parse_args fills a struct serve_config (one sub-struct per front end),
- * serve_start starts every front end, the main thread waits for SIGTERM or
- * SIGINT (gb_stopsig), and serve_stop stops them in reverse order.  The
- * signal watcher starts before anything is read, so a signal during a
- * start-up stuck on a slow file or FIFO ends the process at once (status
- * 128 + signal) instead of waiting for a start-up that may never finish.
+ * Offline structure: serve_start starts every front end, the main thread
+ * waits for SIGTERM or SIGINT (gb_stopsig), and serve_stop stops them in
+ * reverse order.  The signal watcher starts before anything is read, so a
+ * signal during a start-up stuck on a slow file or FIFO ends the process at
+ * once (status 128 + signal) instead of waiting for a start-up that may
+ * never finish.
  */
-#include <errno.h>
-#include <getopt.h>
-#include <limits.h>
+#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -27,24 +28,35 @@
 
 #include "gb_cli.h"
 #include "gb_config.h"
-#include "gb_controller.h"
 #include "gb_health.h"
 #include "gb_http.h"
 #include "gb_manifest.h"
 #include "gb_rpc_server.h"
 #include "gb_rpc_service.h"
+#include "gb_serve.h"
 #include "gb_stopsig.h"
 #include "tp_snapshot.h"
 
-struct serve_config {
+/* The flags only --offline has.  They are not configuration keys (a cluster
+ * snapshot from files makes no sense in a config file for the controller). */
+struct serve_flags {
   int offline;
-  struct gb_rpc_config rpc;
-  const char *http_addr; /* --http-addr, or NULL: no HTTP probes */
+  int http_given;       /* --http-addr was on the command line */
   const char **cluster; /* --cluster paths for the initial live snapshot */
   size_t n_cluster;
   char *levels_buf; /* --levels, split in place into levels[] */
   const char *levels[TP_MAX_LEVELS];
   size_t n_levels;
+  char **rest; /* argv without the flags above, for gb_config_parse_args */
+  int n_rest;
+};
+
+/* What the offline front ends run with, derived from the parsed config. */
+struct serve_config {
+  const struct gb_config *cfg;
+  const struct serve_flags *f;
+  struct gb_rpc_config rpc;
+  const char *http_addr; /* http.address when --http-addr was given, or NULL */
 };
 
 struct serve_state {
@@ -54,165 +66,136 @@ struct serve_state {
   struct gb_http *http;
 };
 
-static void usage(FILE *f) {
+static void offline_usage(FILE *f) {
   fprintf(f,
-          "usage: gangbridge serve --offline --grpc-addr HOST:PORT [options]\n"
           "\n"
-          "Runs the gangbridge service: gRPC GangCalculator, PlacementEvaluator and\n"
-          "grpc.health.v1.Health.  Stops gracefully on SIGTERM or SIGINT.\n"
-          "\n"
-          "  --offline                  run without a cluster, gRPC only (without it,\n"
-          "                             serve runs the Kubernetes controller)\n"
-          "  --grpc-addr HOST:PORT      gRPC listen address (port 0: any free port)\n"
-          "  --grpc-tls-cert FILE       PEM certificate chain: serve TLS\n"
-          "  --grpc-tls-key FILE        PEM private key for --grpc-tls-cert\n"
-          "  --grpc-client-ca FILE      PEM CA bundle: require client certificates\n"
-          "                             signed by it (mutual TLS)\n"
-          "  --grpc-threads N           worker threads (default: CPUs, at least 2)\n"
-          "  --max-message-bytes N      receive and send cap per message (default 32 MiB)\n"
-          "  --grace-period SECONDS     time running calls get at shutdown (default 5)\n"
-          "  --cluster PATH             Nodes, Pods, HyperNodes for the initial live\n"
-          "                             snapshot (repeatable; file, directory or -)\n"
-          "  --levels K1,K2             node-label levels instead of HyperNodes\n"
-          "  --http-addr HOST:PORT      also serve /healthz, /livez, /readyz over HTTP\n"
-          "                             (limits as http.* in docs/operating.md)\n"
-          "  -h, --help                 show this help\n");
+          "Offline (--offline: no cluster; the gRPC API, and with --http-addr the probes;\n"
+          "the Kubernetes, webhook and leader-election settings are not used):\n"
+          "  --offline                 run without a cluster, gRPC only (needs --grpc-addr)\n"
+          "  --cluster PATH            Nodes, Pods, HyperNodes for the initial live\n"
+          "                            snapshot (repeatable; file, directory or -)\n"
+          "  --levels K1,K2            node-label levels instead of HyperNodes\n");
 }
 
-/* Parses a decimal integer in [lo, hi].  Returns 0 or GC_EUSAGE. */
-static int parse_long(const char *s, long lo, long hi, long *out) {
-  char *end = NULL;
-  errno = 0;
-  long v = strtol(s, &end, 10);
-  if (errno || end == s || *end || v < lo || v > hi)
-    return GC_EUSAGE;
-  *out = v;
-  return 0;
-}
-
-static int split_levels(struct serve_config *c, const char *arg) {
-  free(c->levels_buf);
-  c->levels_buf = strdup(arg);
-  c->n_levels = 0;
-  if (!c->levels_buf)
+static int split_levels(struct serve_flags *f, const char *arg) {
+  free(f->levels_buf);
+  f->levels_buf = strdup(arg);
+  f->n_levels = 0;
+  if (!f->levels_buf)
     return GC_ENOMEM;
-  char *p = c->levels_buf;
+  char *p = f->levels_buf;
   while (p) {
     char *comma = strchr(p, ',');
     if (comma)
       *comma = '\0';
-    if (!*p || c->n_levels == TP_MAX_LEVELS)
+    if (!*p || f->n_levels == TP_MAX_LEVELS)
       return GC_EUSAGE;
-    c->levels[c->n_levels++] = p;
+    f->levels[f->n_levels++] = p;
     p = comma ? comma + 1 : NULL;
   }
   return 0;
 }
 
-/* Returns 0, 1 for --help (printed) or GC_EUSAGE (message printed). */
-static int parse_args(int argc, char **argv, struct serve_config *c) {
-  enum {
-    OPT_OFFLINE = 256, OPT_ADDR, OPT_CERT, OPT_KEY, OPT_CA, OPT_THREADS, OPT_MAXMSG, OPT_GRACE,
-    OPT_CLUSTER, OPT_LEVELS, OPT_HTTP
-  };
-  static const struct option longopts[] = {
-      {"offline", no_argument, NULL, OPT_OFFLINE},
-      {"grpc-addr", required_argument, NULL, OPT_ADDR},
-      {"grpc-tls-cert", required_argument, NULL, OPT_CERT},
-      {"grpc-tls-key", required_argument, NULL, OPT_KEY},
-      {"grpc-client-ca", required_argument, NULL, OPT_CA},
-      {"grpc-threads", required_argument, NULL, OPT_THREADS},
-      {"max-message-bytes", required_argument, NULL, OPT_MAXMSG},
-      {"grace-period", required_argument, NULL, OPT_GRACE},
-      {"cluster", required_argument, NULL, OPT_CLUSTER},
-      {"levels", required_argument, NULL, OPT_LEVELS},
-      {"http-addr", required_argument, NULL, OPT_HTTP},
-      {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0},
-  };
-  gb_rpc_config_init(&c->rpc);
-  c->cluster = calloc((size_t)argc + 1, sizeof(*c->cluster));
-  if (!c->cluster)
+/* Takes one offline-only flag at argv[*i] (advancing *i past its value).
+ * Returns 1 if argv[*i] is not one, 0 when taken, or GC_EUSAGE / GC_ENOMEM
+ * (message in d). */
+static int take_offline_flag(struct serve_flags *f, int argc, char **argv, int *i,
+                             struct gc_diags *d) {
+  const char *a = argv[*i];
+  if (!strcmp(a, "--offline")) {
+    f->offline = 1;
+    return 0;
+  }
+  int is_cluster = !strcmp(a, "--cluster") || !strncmp(a, "--cluster=", 10);
+  int is_levels = !strcmp(a, "--levels") || !strncmp(a, "--levels=", 9);
+  if (!is_cluster && !is_levels)
+    return 1;
+  const char *eq = strchr(a, '=');
+  const char *val = eq ? eq + 1 : *i + 1 < argc ? argv[++*i] : NULL;
+  if (!val) {
+    gc_diags_addf(d, "option '%.32s' needs a value", a);
+    return GC_EUSAGE;
+  }
+  if (is_cluster) {
+    f->cluster[f->n_cluster++] = val;
+    return 0;
+  }
+  int rc = split_levels(f, val);
+  if (rc == GC_EUSAGE)
+    gc_diags_addf(d, "--levels takes 1..%d comma-separated label keys", TP_MAX_LEVELS);
+  return rc;
+}
+
+/* Splits argv into the offline-only flags and the rest (f->rest, argv[0]
+ * first).  Returns 0, GC_EUSAGE or GC_ENOMEM (message in d). */
+static int split_flags(int argc, char **argv, struct serve_flags *f, struct gc_diags *d) {
+  f->cluster = calloc((size_t)argc + 1, sizeof(*f->cluster));
+  f->rest = calloc((size_t)argc + 1, sizeof(*f->rest));
+  if (!f->cluster || !f->rest)
     return GC_ENOMEM;
-  optind = 1;
-  opterr = 0;
-  int o;
-  long v;
-  while ((o = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-    switch (o) {
-    case OPT_OFFLINE: c->offline = 1; break;
-    case OPT_ADDR: c->rpc.addr = optarg; break;
-    case OPT_CERT: c->rpc.tls_cert_file = optarg; break;
-    case OPT_KEY: c->rpc.tls_key_file = optarg; break;
-    case OPT_CA: c->rpc.client_ca_file = optarg; break;
-    case OPT_THREADS:
-      if (parse_long(optarg, 1, GB_RPC_MAX_THREADS, &v)) {
-        fprintf(stderr, "gangbridge serve: --grpc-threads must be 1..%d, not '%s'\n",
-                GB_RPC_MAX_THREADS, optarg);
-        return GC_EUSAGE;
-      }
-      c->rpc.threads = (int)v;
+  f->rest[f->n_rest++] = argv[0];
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--")) {
+      while (i < argc)
+        f->rest[f->n_rest++] = argv[i++];
       break;
-    case OPT_MAXMSG:
-      if (parse_long(optarg, 1024, 1L << 30, &v)) {
-        fprintf(stderr,
-                "gangbridge serve: --max-message-bytes must be 1024..1073741824, not '%s'\n",
-                optarg);
-        return GC_EUSAGE;
-      }
-      c->rpc.max_message_bytes = (size_t)v;
-      break;
-    case OPT_GRACE:
-      if (parse_long(optarg, 0, 3600, &v)) {
-        fprintf(stderr, "gangbridge serve: --grace-period must be 0..3600 seconds, not '%s'\n",
-                optarg);
-        return GC_EUSAGE;
-      }
-      /* 0 s still gives calls 1 ms, since 0 means "default" in the config. */
-      c->rpc.grace_ms = v ? (int)v * 1000 : 1;
-      break;
-    case OPT_CLUSTER: c->cluster[c->n_cluster++] = optarg; break;
-    case OPT_HTTP: c->http_addr = optarg; break;
-    case OPT_LEVELS:
-      if (split_levels(c, optarg)) {
-        fprintf(stderr, "gangbridge serve: --levels takes 1..%d comma-separated label keys\n",
-                TP_MAX_LEVELS);
-        return GC_EUSAGE;
-      }
-      break;
-    case 'h': usage(stdout); return 1;
-    case ':':
-      fprintf(stderr, "gangbridge serve: option '%s' needs a value\n", argv[optind - 1]);
-      return GC_EUSAGE;
-    default:
-      fprintf(stderr, "gangbridge serve: unknown option '%s'\n", argv[optind - 1]);
-      return GC_EUSAGE;
     }
+    int rc = take_offline_flag(f, argc, argv, &i, d);
+    if (rc < 0)
+      return rc;
+    if (rc == 0)
+      continue;
+    if (!strcmp(argv[i], "--http-addr") || !strncmp(argv[i], "--http-addr=", 12))
+      f->http_given = 1;
+    f->rest[f->n_rest++] = argv[i];
   }
-  if (optind < argc) {
-    fprintf(stderr, "gangbridge serve: unexpected argument '%s'\n", argv[optind]);
+  return 0;
+}
+
+/* The checks only the mode knows.  Returns 0 or GC_EUSAGE (message in d). */
+static int check_mode(const struct serve_flags *f, const struct gb_config *cfg,
+                      struct gc_diags *d) {
+  if (!f->offline && (f->n_cluster || f->n_levels)) {
+    gc_diags_addf(d, "--cluster and --levels need --offline (the controller reads the cluster)");
     return GC_EUSAGE;
   }
-  if (!c->offline) {
-    fprintf(stderr, "gangbridge serve: this mode needs --offline\n");
+  if (f->offline && !*cfg->grpc_address) {
+    gc_diags_addf(d, "--offline needs --grpc-addr HOST:PORT");
     return GC_EUSAGE;
   }
-  if (!c->rpc.addr) {
-    fprintf(stderr, "gangbridge serve: --grpc-addr HOST:PORT is required\n");
-    return GC_EUSAGE;
-  }
-  if (c->n_levels && !c->n_cluster) {
-    fprintf(stderr, "gangbridge serve: --levels needs --cluster\n");
+  if (f->n_levels && !f->n_cluster) {
+    gc_diags_addf(d, "--levels needs --cluster");
     return GC_EUSAGE;
   }
   return 0;
 }
 
-static void print_diags(const struct gc_diags *d) {
-  for (size_t i = 0; i < d->n; i++)
-    fprintf(stderr, "%s%s\n", d->is_warning[i] ? "warning: " : "", d->msgs[i]);
-  if (d->dropped)
-    fprintf(stderr, "... and %zu more problems\n", d->dropped);
+/* Parses every flag of both modes.  Returns an exit status when serve is
+ * done (help, --print-config, an error: printed), or -1 to run. */
+static int parse(int argc, char **argv, struct serve_flags *f, struct gb_config *cfg,
+                 struct gc_diags *d) {
+  int rc = split_flags(argc, argv, f, d);
+  if (!rc)
+    rc = gb_config_parse_args(cfg, f->n_rest, f->rest, stdout, d);
+  if (rc == 1) {
+    offline_usage(stdout);
+    return GB_EXIT_OK;
+  }
+  if (rc >= 0 && check_mode(f, cfg, d))
+    rc = GC_EUSAGE;
+  if (rc < 0) {
+    gb_serve_print_diags(d);
+    return rc == GC_EUSAGE ? GB_EXIT_USAGE : GB_EXIT_INPUT;
+  }
+  if (gb_config_validate(cfg, d)) {
+    gb_serve_print_diags(d);
+    return GB_EXIT_INPUT;
+  }
+  if (rc == 2) {
+    gb_config_write(cfg, stdout);
+    return GB_EXIT_OK;
+  }
+  return -1;
 }
 
 /* Loads --cluster paths into the service's live snapshot. */
@@ -224,8 +207,8 @@ static int load_cluster(const struct serve_config *c, struct gb_rpc_service *svc
   int rc = GC_ENOMEM;
   if (!ds)
     goto out;
-  for (size_t i = 0; i < c->n_cluster; i++)
-    gb_load_path(ds, c->cluster[i], diags);
+  for (size_t i = 0; i < c->f->n_cluster; i++)
+    gb_load_path(ds, c->f->cluster[i], diags);
   if (diags->errors) {
     rc = GC_EINVAL;
     goto out;
@@ -239,7 +222,8 @@ static int load_cluster(const struct serve_config *c, struct gb_rpc_service *svc
     origins[i] = gc_arena_printf(ds->arena, "%s:%u:%u", ds->docs[i].file, ds->docs[i].line,
                                  ds->docs[i].col);
   }
-  rc = gb_rpc_service_snapshot_replace(svc, docs, origins, ds->n, c->levels, c->n_levels, diags);
+  rc = gb_rpc_service_snapshot_replace(svc, docs, origins, ds->n, c->f->levels, c->f->n_levels,
+                                       diags);
 out:
   free(docs);
   free(origins);
@@ -247,8 +231,8 @@ out:
   return rc;
 }
 
-/* Starts the HTTP probes with the same limits as the controller's probes
- * server (http.* defaults in docs/operating.md). */
+/* Starts the HTTP probes with the controller's probes server's limits
+ * (http.* in docs/operating.md). */
 static int start_probes(const struct serve_config *c, struct serve_state *st,
                         struct gc_diags *diags) {
   char host[128];
@@ -267,9 +251,9 @@ static int start_probes(const struct serve_config *c, struct serve_state *st,
   hc.name = "probes";
   hc.address = host;
   hc.port = port;
-  hc.max_connections = 64;
-  hc.max_per_ip = 16;
-  hc.header_timeout_s = 5;
+  hc.max_connections = (unsigned)c->cfg->http_max_connections;
+  hc.max_per_ip = (unsigned)c->cfg->http_max_per_ip;
+  hc.header_timeout_s = (unsigned)ceil(c->cfg->http_header_timeout_s);
   int rc = gb_http_start(&hc, routes, n, &st->http, diags);
   if (rc)
     return rc;
@@ -287,7 +271,7 @@ static int serve_start(const struct serve_config *c, struct serve_state *st,
     return GC_ENOMEM;
   /* Offline, gRPC callers are the only source of the snapshot. */
   gb_rpc_service_allow_writes(st->svc, 1);
-  if (c->n_cluster && (rc = load_cluster(c, st->svc, diags)))
+  if (c->f->n_cluster && (rc = load_cluster(c, st->svc, diags)))
     return rc;
   if ((rc = gb_rpc_server_new(&c->rpc, &st->rpc, diags)))
     return rc;
@@ -321,44 +305,34 @@ static void serve_stop(struct serve_state *st) {
   st->svc = NULL;
 }
 
-int gb_cmd_serve(int argc, char **argv) {
-  /* Without --offline, serve runs the controller (gb_controller.c). */
-  int offline = 0;
-  for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
-    offline |= !strcmp(argv[i], "--offline");
-  if (!offline)
-    return gb_controller_serve(argc, argv);
-  struct serve_config c;
+/* Runs the offline server until SIGTERM or SIGINT.  Returns the exit status. */
+static int serve_offline(const struct gb_config *cfg, const struct serve_flags *f) {
+  struct serve_config c = {cfg, f, {0}, f->http_given ? cfg->http_address : NULL};
   struct serve_state st;
   struct gc_diags diags;
-  memset(&c, 0, sizeof(c));
   memset(&st, 0, sizeof(st));
   gc_diags_init(&diags);
-  int status = GB_EXIT_USAGE;
-  int rc = parse_args(argc, argv, &c);
-  if (rc == 1)
-    status = GB_EXIT_OK;
-  if (rc)
-    goto out;
-
+  gb_serve_rpc_config(cfg, &c.rpc);
+  /* Offline has no liveness check to feed, so no listener self-check. */
+  c.rpc.self_check_ms = 0;
+  int status = GB_EXIT_INPUT;
   struct gb_stopsig *sigs = NULL;
   if (gb_stopsig_start("gangbridge serve", &sigs)) {
     fprintf(stderr, "gangbridge serve: cannot start the signal watcher\n");
-    status = GB_EXIT_INPUT;
     goto out;
   }
   signal(SIGPIPE, SIG_IGN);
 
-  rc = serve_start(&c, &st, &diags);
+  int rc = serve_start(&c, &st, &diags);
   if (rc) {
-    print_diags(&diags);
+    gb_serve_print_diags(&diags);
     fprintf(stderr, "gangbridge serve: cannot start: %s\n", gc_strerror(rc));
     status = rc == GC_EUSAGE ? GB_EXIT_USAGE : GB_EXIT_INPUT;
     serve_stop(&st);
     gb_stopsig_free(sigs);
     goto out;
   }
-  print_diags(&diags); /* warnings from the initial snapshot */
+  gb_serve_print_diags(&diags); /* warnings from the initial snapshot */
   gb_stopsig_started(sigs);
   int sig = gb_stopsig_wait(sigs);
   fprintf(stderr, "gangbridge serve: %s received, stopping (grace %d ms)\n",
@@ -370,7 +344,26 @@ int gb_cmd_serve(int argc, char **argv) {
   status = GB_EXIT_OK;
 out:
   gc_diags_destroy(&diags);
-  free(c.cluster);
-  free(c.levels_buf);
+  return status;
+}
+
+int gb_cmd_serve(int argc, char **argv) {
+  struct serve_flags f;
+  struct gb_config cfg;
+  struct gc_diags d;
+  memset(&f, 0, sizeof(f));
+  gc_diags_init(&d);
+  if (gb_config_init(&cfg)) {
+    fprintf(stderr, "gangbridge serve: out of memory\n");
+    return GB_EXIT_INPUT;
+  }
+  int status = parse(argc, argv, &f, &cfg, &d);
+  if (status < 0)
+    status = f.offline ? serve_offline(&cfg, &f) : gb_serve_controller(&cfg);
+  gc_diags_destroy(&d);
+  gb_config_destroy(&cfg);
+  free(f.cluster);
+  free(f.rest);
+  free(f.levels_buf);
   return status;
 }

@@ -521,7 +521,8 @@ int gb_config_validate(struct gb_config *c, struct gc_diags *d) {
       check_addr("grpc.address", c->grpc_address, d))
     rc = GC_EINVAL;
   if (!*c->grpc_tls_cert != !*c->grpc_tls_key) {
-    gc_diags_addf(d, "grpc.tlsCert and grpc.tlsKey go together");
+    gc_diags_addf(d, "grpc.tlsCert (--grpc-tls-cert) and grpc.tlsKey (--grpc-tls-key) go "
+                     "together");
     rc = GC_EINVAL;
   }
   if (*c->grpc_client_ca && !*c->grpc_tls_cert) {

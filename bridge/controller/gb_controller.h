@@ -9,9 +9,9 @@
  * at once when a scheduling CRD changes), the webhook's lookup, readiness
  * (every informer synced), and the cache-derived metrics.  Writes happen
  * only while the is_leader predicate says so; gb_controller_resync re-queues
- * every TrainJob (call it on becoming leader).  gb_controller_serve is the
- * whole non-offline `serve` command: configuration, logs, HTTP probes and
- * metrics, webhook, optional gRPC, signals.
+ * every TrainJob (call it on becoming leader).  `serve`'s wiring
+ * (configuration, HTTP servers, webhook, gRPC, leader election, signals)
+ * is the CLI's: cli/gb_serve.c.
  *
  * Thread-safety: new/start/stop/free from one thread.  resync, synced, the
  * webhook lookup, the readiness check and the metrics collector may be
@@ -66,8 +66,5 @@ int gb_controller_ready_check(void *ctx, char *reason, size_t size);
 /* Metrics collector (ctx = controller): queue depth and retries, PodGroups
  * by phase, watch restarts. */
 void gb_controller_collect(void *ctx, struct gb_metrics *reg);
-
-/* `gangbridge serve` without --offline.  Returns the exit status. */
-int gb_controller_serve(int argc, char **argv);
 
 #endif
