@@ -325,57 +325,67 @@ static int cmp_str_idx(const void *a, const void *b) {
   return strcmp(*x, *y);
 }
 
+/* Fills L's child lists (children in name order) and node lists (nodes of
+ * each leaf in name order).  byname and fill are scratch of nd pairs and
+ * nd + 1 entries. */
+static void svg_lists(const struct tp_snapshot *s, struct svg_layout *L, const char **byname,
+                      uint32_t *fill, size_t nd) {
+  /* Children in name order: sort (name, index) pairs packed as two slots. */
+  for (size_t d = 0; d < nd; d++) {
+    byname[2 * d] = tp_snapshot_domain_name(s, d);
+    byname[2 * d + 1] = (const char *)(uintptr_t)d;
+  }
+  qsort(byname, nd, 2 * sizeof(*byname), cmp_str_idx);
+  for (size_t d = 1; d < nd; d++)
+    L->cstart[tp_snapshot_domain_parent(s, d) + 1]++;
+  for (size_t d = 0; d < nd; d++)
+    L->cstart[d + 1] += L->cstart[d];
+  for (size_t i = 0; i < nd; i++) {
+    uint32_t d = (uint32_t)(uintptr_t)byname[2 * i + 1];
+    int64_t p = d ? tp_snapshot_domain_parent(s, d) : -1;
+    if (p >= 0)
+      L->child[L->cstart[p] + fill[p]++] = d;
+  }
+  for (size_t i = 0; i < tp_snapshot_node_count(s); i++)
+    L->nstart[tp_snapshot_node_leaf(s, tp_snapshot_node_sorted(s, i)) + 1]++;
+  for (size_t d = 0; d < nd; d++)
+    L->nstart[d + 1] += L->nstart[d];
+  memset(fill, 0, (nd + 1) * sizeof(uint32_t));
+  for (size_t i = 0; i < tp_snapshot_node_count(s); i++) {
+    uint32_t slot = tp_snapshot_node_sorted(s, i);
+    uint32_t leaf = tp_snapshot_node_leaf(s, slot);
+    L->nodes[L->nstart[leaf] + fill[leaf]++] = slot;
+  }
+}
+
 static int write_svg(struct run *r, const char *path) {
   const struct tp_snapshot *s = r->snap;
   const struct tp_result *res = &r->res;
-  if (s->n_dom > SVG_MAX_DOMAINS || s->n_alive > SVG_MAX_NODES) {
+  size_t nd = tp_snapshot_domain_count(s), n_alive = tp_snapshot_node_count(s);
+  if (nd > SVG_MAX_DOMAINS || n_alive > SVG_MAX_NODES) {
     gc_diags_addf(&r->diags, "--svg: the cluster is too large to draw (%zu domains, %zu nodes; "
                   "at most %d and %d)",
-                  s->n_dom, s->n_alive, SVG_MAX_DOMAINS, SVG_MAX_NODES);
+                  nd, n_alive, SVG_MAX_DOMAINS, SVG_MAX_NODES);
     return GC_ELIMIT;
   }
-  size_t nd = s->n_dom;
   struct svg_layout L = {0};
   int rc = GC_ENOMEM;
   const char **byname = malloc(nd * 2 * sizeof(*byname));
-  int64_t *placed = calloc(s->n_slots + 1, sizeof(*placed));
+  int64_t *placed = calloc(tp_snapshot_slot_count(s) + 1, sizeof(*placed));
   L.cstart = calloc(nd + 2, sizeof(uint32_t));
   L.child = calloc(nd + 1, sizeof(uint32_t));
   L.nstart = calloc(nd + 2, sizeof(uint32_t));
-  L.nodes = calloc(s->n_alive + 1, sizeof(uint32_t));
+  L.nodes = calloc(n_alive + 1, sizeof(uint32_t));
   L.x = calloc(nd, sizeof(double));
-  L.nx = calloc(s->n_slots + 1, sizeof(double));
+  L.nx = calloc(tp_snapshot_slot_count(s) + 1, sizeof(double));
   L.depth = calloc(nd, sizeof(int));
   uint32_t *fill = calloc(nd + 1, sizeof(uint32_t));
   FILE *f = NULL;
   if (!byname || !placed || !L.cstart || !L.child || !L.nstart || !L.nodes || !L.x || !L.nx ||
       !L.depth || !fill)
     goto out;
-  L.draw_nodes = s->n_alive <= SVG_NODE_LIMIT_DRAWN;
-  /* Children in name order: sort (name, index) pairs packed as two slots. */
-  for (size_t d = 0; d < nd; d++) {
-    byname[2 * d] = s->dom_name[d];
-    byname[2 * d + 1] = (const char *)(uintptr_t)d;
-  }
-  qsort(byname, nd, 2 * sizeof(*byname), cmp_str_idx);
-  for (size_t d = 1; d < nd; d++)
-    L.cstart[s->dom_parent[d] + 1]++;
-  for (size_t d = 0; d < nd; d++)
-    L.cstart[d + 1] += L.cstart[d];
-  for (size_t i = 0; i < nd; i++) {
-    uint32_t d = (uint32_t)(uintptr_t)byname[2 * i + 1];
-    if (d)
-      L.child[L.cstart[s->dom_parent[d]] + fill[s->dom_parent[d]]++] = d;
-  }
-  for (size_t i = 0; i < s->n_alive; i++)
-    L.nstart[s->leaf[s->by_name[i]] + 1]++;
-  for (size_t d = 0; d < nd; d++)
-    L.nstart[d + 1] += L.nstart[d];
-  memset(fill, 0, (nd + 1) * sizeof(uint32_t));
-  for (size_t i = 0; i < s->n_alive; i++) {
-    uint32_t slot = s->by_name[i];
-    L.nodes[L.nstart[s->leaf[slot]] + fill[s->leaf[slot]]++] = slot;
-  }
+  L.draw_nodes = n_alive <= SVG_NODE_LIMIT_DRAWN;
+  svg_lists(s, &L, byname, fill, nd);
   for (size_t i = 0; i < res->n_assign; i++)
     placed[res->assign[i].slot] += res->assign[i].pods;
   svg_place(s, &L, 0, 0);
@@ -411,7 +421,7 @@ static int write_svg(struct run *r, const char *path) {
   double top = margin + 30;
   /* Edges first, so boxes are drawn over them. */
   for (size_t d = 1; d < nd; d++) {
-    uint32_t p = (uint32_t)s->dom_parent[d];
+    uint32_t p = (uint32_t)tp_snapshot_domain_parent(s, d);
     fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#999\"/>\n",
             margin + L.x[p] * colw + colw / 2, top + L.depth[p] * rowh + boxh,
             margin + L.x[d] * colw + colw / 2, top + L.depth[d] * rowh);
@@ -426,15 +436,16 @@ static int write_svg(struct run *r, const char *path) {
             x, y, boxw, boxh, chosen ? "#ffe0b2" : "#eef3fb", chosen ? "#e65100" : "#5b7db1",
             chosen ? "3" : "1");
     fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-weight=\"bold\">", x + 5, y + 13);
-    xml_text(f, d ? s->dom_name[d] : "cluster");
+    xml_text(f, d ? tp_snapshot_domain_name(s, d) : "cluster");
     fprintf(f, "</text>\n<text x=\"%.1f\" y=\"%.1f\">tier %lld%s", x + 5, y + 26,
-            (long long)s->dom_tier[d], d ? "" : " (root)");
-    if (s->dom_tier_name[d]) {
+            (long long)tp_snapshot_domain_tier(s, d), d ? "" : " (root)");
+    if (tp_snapshot_domain_tier_name(s, d)) {
       fputs(" · ", f);
-      xml_text(f, s->dom_tier_name[d]);
+      xml_text(f, tp_snapshot_domain_tier_name(s, d));
     }
     fprintf(f, "</text>\n<text x=\"%.1f\" y=\"%.1f\">fits %lld pods · %u nodes</text>\n", x + 5,
-            y + 39, (long long)tp_evaluator_domain_pods(r->ev, (uint32_t)d), s->dom_nodes[d]);
+            y + 39, (long long)tp_evaluator_domain_pods(r->ev, (uint32_t)d),
+            tp_snapshot_domain_nodes(s, d));
     /* Free capacity of the first requested resource that is not pods. */
     const char *rn = NULL;
     for (size_t k = 0; k < r->gang.n_sets && !rn; k++)
@@ -443,20 +454,21 @@ static int write_svg(struct run *r, const char *path) {
     int ri = rn ? tp_snapshot_resource(s, rn) : pods_r;
     if (ri >= 0) {
       char q[GC_QUANTITY_BUFSZ];
-      tp_units_format(s->res_name[ri], s->dom_free[ri][d], q, sizeof(q));
+      tp_units_format(tp_snapshot_resource_name(s, ri), tp_snapshot_domain_free(s, ri, d), q,
+                      sizeof(q));
       fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">free ", x + 5, y + 52);
-      xml_text(f, s->res_name[ri]);
+      xml_text(f, tp_snapshot_resource_name(s, ri));
       fprintf(f, ": %s</text>\n", q);
     }
     fprintf(f, "</g>\n");
   }
   if (L.draw_nodes) {
-    for (size_t i = 0; i < s->n_alive; i++) {
-      uint32_t slot = s->by_name[i];
-      uint32_t d = s->leaf[slot];
+    for (size_t i = 0; i < tp_snapshot_node_count(s); i++) {
+      uint32_t slot = tp_snapshot_node_sorted(s, i);
+      uint32_t d = tp_snapshot_node_leaf(s, slot);
       double x = margin + L.nx[slot] * colw + (colw - boxw) / 2;
       double y = top + (L.max_depth + 1) * rowh;
-      int excl = s->state[slot] == TP_NODE_EXCLUDED;
+      int excl = tp_snapshot_node_state(s, slot) == TP_NODE_EXCLUDED;
       int used = placed[slot] > 0;
       fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ccc\"/>\n",
               margin + L.x[d] * colw + colw / 2, top + L.depth[d] * rowh + boxh, x + boxw / 2, y);
@@ -465,7 +477,7 @@ static int write_svg(struct run *r, const char *path) {
               "stroke=\"%s\"%s/>\n<text x=\"%.1f\" y=\"%.1f\">",
               x, y, boxw, excl ? "#eeeeee" : used ? "#c8e6c9" : "#ffffff",
               used ? "#2e7d32" : "#888", excl ? " stroke-dasharray=\"4 2\"" : "", x + 4, y + 14);
-      xml_text(f, s->node_name[slot]);
+      xml_text(f, tp_snapshot_node_name(s, slot));
       fprintf(f, "</text>\n<text x=\"%.1f\" y=\"%.1f\">", x + 4, y + 30);
       if (excl)
         fprintf(f, "excluded");

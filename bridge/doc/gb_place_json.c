@@ -29,7 +29,7 @@ static struct gc_value *domain_free_value(struct gc_arena *a, const struct tp_sn
       if (ri < 0 || gc_map_get(m, name))
         continue;
       char q[GC_QUANTITY_BUFSZ];
-      tp_units_format(name, snap->dom_free[ri][d], q, sizeof(q));
+      tp_units_format(name, tp_snapshot_domain_free(snap, ri, d), q, sizeof(q));
       if (put(a, m, name, gc_value_strz(a, q)))
         return NULL;
     }

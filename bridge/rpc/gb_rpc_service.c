@@ -824,8 +824,9 @@ static void status_fill(struct gb_rpc_service *svc, Gangbridge__V1__SnapshotStat
   st->ready = svc->snap != NULL;
   st->generation = svc->generation;
   if (svc->snap) {
-    st->nodes = (int32_t)svc->snap->n_alive;
-    st->domains = (int32_t)(svc->snap->n_dom ? svc->snap->n_dom - 1 : 0);
+    st->nodes = (int32_t)tp_snapshot_node_count(svc->snap);
+    size_t n_dom = tp_snapshot_domain_count(svc->snap); /* the virtual root included */
+    st->domains = (int32_t)(n_dom ? n_dom - 1 : 0);
   }
 }
 
@@ -852,8 +853,9 @@ void gb_rpc_service_snapshot_status(struct gb_rpc_service *svc, int *ready, uint
   pthread_rwlock_rdlock(&svc->lock);
   *ready = svc->snap != NULL;
   *generation = svc->generation;
-  *nodes = svc->snap ? svc->snap->n_alive : 0;
-  *domains = svc->snap && svc->snap->n_dom ? svc->snap->n_dom - 1 : 0;
+  *nodes = svc->snap ? tp_snapshot_node_count(svc->snap) : 0;
+  size_t n_dom = svc->snap ? tp_snapshot_domain_count(svc->snap) : 0; /* root included */
+  *domains = n_dom ? n_dom - 1 : 0;
   pthread_rwlock_unlock(&svc->lock);
 }
 
