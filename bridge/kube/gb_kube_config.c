@@ -343,6 +343,39 @@ static int kfile_or_data(struct kload *k, const struct gc_value *map, const char
   return GC_OK;
 }
 
+/* Reads cluster.server into *out (caller frees; trailing slashes dropped):
+ * it must be an http(s) URL that names a host. */
+static int read_server(struct kload *k, const struct gc_value *cluster, const char *cwhere,
+                       char **out) {
+  const char *server = NULL;
+  char w[200];
+  int rc;
+  if ((rc = kstr(k, cluster, "server", cwhere, &server)))
+    return rc;
+  if (!server || !server[0]) {
+    snprintf(w, sizeof(w), "%s.server", cwhere);
+    return kerr(k, cluster, w, "missing");
+  }
+  size_t scheme = !strncmp(server, "https://", 8) ? 8 : !strncmp(server, "http://", 7) ? 7 : 0;
+  if (!scheme) {
+    snprintf(w, sizeof(w), "%s.server", cwhere);
+    return kerr(k, gc_map_get(cluster, "server"), w, "must start with https:// or http://");
+  }
+  /* "https://" or "https:///x" names no host: curl would fail later with a
+   * message that no longer says which kubeconfig field is wrong. */
+  if (server[scheme] == '\0' || server[scheme] == '/') {
+    snprintf(w, sizeof(w), "%s.server", cwhere);
+    return kerr(k, gc_map_get(cluster, "server"), w, "names no host");
+  }
+  *out = xstrdup(server);
+  if (!*out)
+    return GC_ENOMEM;
+  size_t sl = strlen(*out);
+  while (sl > 0 && (*out)[sl - 1] == '/')
+    (*out)[--sl] = 0;
+  return GC_OK;
+}
+
 static int interpret(struct kload *k, const struct gc_value *root, const char *ctx_name) {
   struct gb_kube_config *c = k->cfg;
   const struct gc_value *ctx = NULL, *cluster = NULL, *user = NULL;
@@ -383,30 +416,8 @@ static int interpret(struct kload *k, const struct gc_value *root, const char *c
              sizeof(cwhere));
   if (rc)
     return rc;
-  const char *server = NULL;
-  if ((rc = kstr(k, cluster, "server", cwhere, &server)))
+  if ((rc = read_server(k, cluster, cwhere, &c->server)))
     return rc;
-  if (!server || !server[0]) {
-    snprintf(w, sizeof(w), "%s.server", cwhere);
-    return kerr(k, cluster, w, "missing");
-  }
-  size_t scheme = strncmp(server, "https://", 8) == 0 ? 8 : strncmp(server, "http://", 7) == 0 ? 7 : 0;
-  if (!scheme) {
-    snprintf(w, sizeof(w), "%s.server", cwhere);
-    return kerr(k, gc_map_get(cluster, "server"), w, "must start with https:// or http://");
-  }
-  /* "https://" or "https:///x" names no host: curl would fail later with a
-   * message that no longer says which kubeconfig field is wrong. */
-  if (server[scheme] == '\0' || server[scheme] == '/') {
-    snprintf(w, sizeof(w), "%s.server", cwhere);
-    return kerr(k, gc_map_get(cluster, "server"), w, "names no host");
-  }
-  c->server = xstrdup(server);
-  if (!c->server)
-    return GC_ENOMEM;
-  size_t sl = strlen(c->server);
-  while (sl > 0 && c->server[sl - 1] == '/')
-    c->server[--sl] = 0;
   rc = kfile_or_data(k, cluster, cwhere, "certificate-authority", &c->ca_file, &c->ca_data,
                      &c->ca_len);
   if (rc)

@@ -959,6 +959,30 @@ static int update_doc(struct gb_rpc_ctx *ctx, struct gb_docset *ds, size_t i, co
   return GB_RPC_OK;
 }
 
+/* NOT_FOUND unless every node a remove or free update names exists in snap
+ * or is added earlier in the same request.  Returns the status. */
+static int check_named_nodes(struct gb_rpc_ctx *ctx, const struct tp_snapshot *snap,
+                             const Gangbridge__V1__UpdateNodesRequest *req,
+                             const struct parsed_update *pu) {
+  for (size_t i = 0; i < req->n_updates; i++) {
+    const Gangbridge__V1__NodeUpdate *u = req->updates[i];
+    if ((u->change_case == GANGBRIDGE__V1__NODE_UPDATE__CHANGE_REMOVE ||
+         u->change_case == GANGBRIDGE__V1__NODE_UPDATE__CHANGE_FREE) &&
+        tp_snapshot_node(snap, u->name) < 0) {
+      /* A node added earlier in the same request may be the one named. */
+      int added = 0;
+      for (size_t k = 0; k < i; k++)
+        if (req->updates[k]->change_case == GANGBRIDGE__V1__NODE_UPDATE__CHANGE_NODE &&
+            !strcmp(pu[k].node, u->name))
+          added = 1;
+      if (!added)
+        return gb_rpc_fail(ctx, GB_RPC_NOT_FOUND, "updates[%zu].name: no node '%.200s'", i,
+                           u->name);
+    }
+  }
+  return GB_RPC_OK;
+}
+
 static int update_nodes(struct gb_rpc_ctx *ctx, void *data, const ProtobufCMessage *msg,
                         ProtobufCMessage **reply) {
   struct gb_rpc_service *svc = data;
@@ -1069,24 +1093,8 @@ static int update_nodes(struct gb_rpc_ctx *ctx, void *data, const ProtobufCMessa
                        "no live snapshot: call ReplaceSnapshot first");
     goto out;
   }
-  for (size_t i = 0; i < req->n_updates; i++) {
-    const Gangbridge__V1__NodeUpdate *u = req->updates[i];
-    if ((u->change_case == GANGBRIDGE__V1__NODE_UPDATE__CHANGE_REMOVE ||
-         u->change_case == GANGBRIDGE__V1__NODE_UPDATE__CHANGE_FREE) &&
-        tp_snapshot_node(svc->snap, u->name) < 0) {
-      /* A node added earlier in the same request may be the one named. */
-      int added = 0;
-      for (size_t k = 0; k < i; k++)
-        if (req->updates[k]->change_case == GANGBRIDGE__V1__NODE_UPDATE__CHANGE_NODE &&
-            !strcmp(pu[k].node, u->name))
-          added = 1;
-      if (!added) {
-        code = gb_rpc_fail(ctx, GB_RPC_NOT_FOUND, "updates[%zu].name: no node '%.200s'", i,
-                           u->name);
-        goto out;
-      }
-    }
-  }
+  if ((code = check_named_nodes(ctx, svc->snap, req, pu)))
+    goto out;
   /* Pass 2: apply in order. */
   for (size_t i = 0; i < req->n_updates; i++) {
     const Gangbridge__V1__NodeUpdate *u = req->updates[i];
