@@ -1920,3 +1920,54 @@ int tp_snapshot_set_excluded(struct tp_snapshot *s, const char *node, const char
   node_account(s, (uint32_t)slot, 1);
   return GC_OK;
 }
+
+/* ---- Read accessors (see the header) ---------------------------------------- */
+
+size_t tp_snapshot_domain_count(const struct tp_snapshot *s) { return s->n_dom; }
+size_t tp_snapshot_node_count(const struct tp_snapshot *s) { return s->n_alive; }
+size_t tp_snapshot_slot_count(const struct tp_snapshot *s) { return s->n_slots; }
+
+int64_t tp_snapshot_domain_parent(const struct tp_snapshot *s, uint32_t d) {
+  return s->dom_parent[d];
+}
+
+int64_t tp_snapshot_child_next(const struct tp_snapshot *s, uint32_t d, int64_t prev) {
+  for (size_t e = prev < 0 ? 1 : (size_t)prev + 1; e < s->n_dom; e++)
+    if (s->dom_parent[e] == (int32_t)d)
+      return (int64_t)e;
+  return -1;
+}
+
+const char *tp_snapshot_domain_name(const struct tp_snapshot *s, uint32_t d) {
+  return s->dom_name[d];
+}
+
+int64_t tp_snapshot_domain_tier(const struct tp_snapshot *s, uint32_t d) { return s->dom_tier[d]; }
+
+const char *tp_snapshot_domain_tier_name(const struct tp_snapshot *s, uint32_t d) {
+  return s->dom_tier_name[d];
+}
+
+uint32_t tp_snapshot_domain_nodes(const struct tp_snapshot *s, uint32_t d) {
+  return s->dom_nodes[d];
+}
+
+int64_t tp_snapshot_domain_free(const struct tp_snapshot *s, int r, uint32_t d) {
+  return s->dom_free[r][d];
+}
+
+uint32_t tp_snapshot_node_sorted(const struct tp_snapshot *s, size_t i) { return s->by_name[i]; }
+
+const char *tp_snapshot_node_name(const struct tp_snapshot *s, uint32_t slot) {
+  return s->node_name[slot];
+}
+
+uint32_t tp_snapshot_node_leaf(const struct tp_snapshot *s, uint32_t slot) {
+  return s->leaf[slot];
+}
+
+int tp_snapshot_node_state(const struct tp_snapshot *s, uint32_t slot) { return s->state[slot]; }
+
+const char *tp_snapshot_resource_name(const struct tp_snapshot *s, int r) {
+  return s->res_name[r];
+}

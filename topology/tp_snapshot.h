@@ -17,8 +17,9 @@
  * intervals, so membership tests and bottom-up sums are O(1) per element.
  * Per-domain free sums are kept up to date on every update.
  *
- * The struct is public for reading (the evaluator and renderers walk it);
- * change it only through the functions below.  A snapshot is not
+ * The struct is public for topology/'s own modules (the evaluator walks
+ * it); code outside topology/ reads it through the accessors at the end of
+ * this header, and everyone changes it only through the functions below.  A snapshot is not
  * thread-safe: updates and evaluations must not run concurrently.
  */
 #ifndef TP_SNAPSHOT_H
@@ -220,5 +221,39 @@ int tp_snapshot_remove_node(struct tp_snapshot *s, const char *node);
 
 /* Marks a node a candidate (reason NULL) or excluded with a reason (copied). */
 int tp_snapshot_set_excluded(struct tp_snapshot *s, const char *node, const char *reason);
+
+/* ---- Read accessors -------------------------------------------------------
+ * The way code outside topology/ reads a snapshot, so that the struct of
+ * arrays above can change without touching the bridge.  Indexes are not
+ * checked: d < tp_snapshot_domain_count, slot < tp_snapshot_slot_count,
+ * r < n_res.  All are O(1) except tp_snapshot_child_next. */
+
+/* Domains, the virtual root (index 0) included. */
+size_t tp_snapshot_domain_count(const struct tp_snapshot *s);
+/* Live nodes (dead slots not counted). */
+size_t tp_snapshot_node_count(const struct tp_snapshot *s);
+/* Node slots in use, dead ones included: the bound of a slot index. */
+size_t tp_snapshot_slot_count(const struct tp_snapshot *s);
+/* Parent domain of d, or -1 for the root. */
+int64_t tp_snapshot_domain_parent(const struct tp_snapshot *s, uint32_t d);
+/* Child iterator: the first child domain of d after `prev` in index order
+ * (prev = -1 for the first), or -1 when there is none.  O(domains) per
+ * call: for walking small trees (a rendering), not for hot paths. */
+int64_t tp_snapshot_child_next(const struct tp_snapshot *s, uint32_t d, int64_t prev);
+/* Name (TP_ROOT_NAME for the root), tier, tierName (NULL when unset), live
+ * nodes below, and the free sum of resource r over candidate nodes below. */
+const char *tp_snapshot_domain_name(const struct tp_snapshot *s, uint32_t d);
+int64_t tp_snapshot_domain_tier(const struct tp_snapshot *s, uint32_t d);
+const char *tp_snapshot_domain_tier_name(const struct tp_snapshot *s, uint32_t d);
+uint32_t tp_snapshot_domain_nodes(const struct tp_snapshot *s, uint32_t d);
+int64_t tp_snapshot_domain_free(const struct tp_snapshot *s, int r, uint32_t d);
+/* The slot of the i-th live node in name order (i < tp_snapshot_node_count). */
+uint32_t tp_snapshot_node_sorted(const struct tp_snapshot *s, size_t i);
+/* A node's name (NULL for a dead slot), leaf domain and enum tp_node_state. */
+const char *tp_snapshot_node_name(const struct tp_snapshot *s, uint32_t slot);
+uint32_t tp_snapshot_node_leaf(const struct tp_snapshot *s, uint32_t slot);
+int tp_snapshot_node_state(const struct tp_snapshot *s, uint32_t slot);
+/* Name of resource r ("cpu", "nvidia.com/gpu"). */
+const char *tp_snapshot_resource_name(const struct tp_snapshot *s, int r);
 
 #endif

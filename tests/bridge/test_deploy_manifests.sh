@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Validates deploy/: every manifest loads with python3-yaml and has the right kind, apiVersion
 # and required fields; the Deployment, Services, webhook, certificate, PDB and ConfigMap agree
-# with each other and with the code (ports, webhook path, config keys from bridge/gb_config.c,
+# with each other and with the code (ports, webhook path, config keys from bridge/controller/gb_config.c,
 # the gRPC grace period); RBAC grants exactly the resource/verb list below, which is
 # cross-checked against the Kubernetes client call sites with grep; the ConfigMap's config.yaml
 # passes `gangbridge serve --config F --print-config` (the service's own validation); the
@@ -145,14 +145,14 @@ ns = one("Namespace", NS)
 # --- code facts ---
 def read(rel):
     return open(os.path.join(src, rel)).read()
-config_c = read("bridge/gb_config.c")
+config_c = read("bridge/controller/gb_config.c")
 keys = {}
 for m in re.finditer(r'\{"([A-Za-z.]+)",\s*(T_[A-Z]+),\s*OFF\(\w+\),\s*[^,]+,\s*[^,]+,\s*"([^"]*)"', config_c):
     keys[m.group(1)] = (m.group(2), m.group(3))
 if len(keys) < 30:
-    err("could not read the key table of bridge/gb_config.c (%d keys)" % len(keys))
-grace_ms = int(re.search(r"#define GB_RPC_DEFAULT_GRACE_MS (\d+)", read("bridge/gb_rpc_server.h")).group(1))
-http_grace_ms = int(re.search(r"grace_ms;\s*/\*.*default (\d+)", read("bridge/gb_http.h")).group(1))
+    err("could not read the key table of bridge/controller/gb_config.c (%d keys)" % len(keys))
+grace_ms = int(re.search(r"#define GB_RPC_DEFAULT_GRACE_MS (\d+)", read("bridge/rpc/gb_rpc_server.h")).group(1))
+http_grace_ms = int(re.search(r"grace_ms;\s*/\*.*default (\d+)", read("bridge/http/gb_http.h")).group(1))
 
 # --- ConfigMap / config.yaml ---
 cm = one("ConfigMap", "gangbridge-config")
@@ -172,10 +172,10 @@ else:
                 yield p, v
     for k, v in flat(cfg):
         if k not in keys:
-            err("config.yaml: key %s is not a gangbridge setting (bridge/gb_config.c)" % k)
+            err("config.yaml: key %s is not a gangbridge setting (bridge/controller/gb_config.c)" % k)
 def cget(path):
     if path not in keys:
-        err("config key %s vanished from bridge/gb_config.c" % path)
+        err("config key %s vanished from bridge/controller/gb_config.c" % path)
         return None
     d = cfg
     for part in path.split("."):
@@ -421,7 +421,7 @@ def need(g, r, v, where):
     needed.setdefault((g, r), set()).add(v)
     if v not in REQUIRED.get((g, r), set()) | REQUIRED_NS.get((g, r), set()):
         err("%s uses %s on %s/%s, which the RBAC list does not grant" % (where, v, g or "core", r))
-for path in sorted(glob.glob(os.path.join(src, "bridge", "*.c"))):
+for path in sorted(glob.glob(os.path.join(src, "bridge", "**", "*.c"), recursive=True)):
     base = os.path.basename(path)
     if base in TRANSPORT:
         continue

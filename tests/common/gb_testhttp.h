@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0
  *
  * gb_testhttp: the main() of the unit tests that talk HTTP through libcurl
- * (tests/bridge/test_http_*.c).  It brackets the run with libcurl's global
+ * (tests/bridge/http/test_http_*.c).  It brackets the run with libcurl's global
  * init and cleanup and sets the log level the same way for each of them.
  */
 #ifndef GB_TESTHTTP_H

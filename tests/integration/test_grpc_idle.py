@@ -12,7 +12,7 @@ kill the port.  The server is started with a lowered RLIMIT_NOFILE:
   (10 s; 120 s before);
 - soft = hard = 128: the port still dies at the limit (a gRPC bug we cannot
   fix from outside); the count is printed, and the listener self-check
-  (tests/bridge/test_rpc_server.c) is what notices it.
+  (tests/bridge/rpc/test_rpc_server.c) is what notices it.
 
 `--binary PATH` runs the same against another build (for before/after
 figures) and only prints."""

@@ -62,13 +62,19 @@ IMPURE = re.compile(r"^\s*#\s*include\s*[<\"]\s*(json-c/|json\.h|json_|curl/|grp
                     r"microhttpd|yaml\.h)")
 SPDX = re.compile(r"^/\* SPDX-License-Identifier: \S+")
 
-for d in ("gangcalc", "topology", "bridge"):
-    root = os.path.join(src, d)
-    for name in sorted(os.listdir(root)):
-        if not name.endswith((".c", ".h")):
-            continue
-        rel = f"{d}/{name}"
-        with open(os.path.join(root, name), encoding="utf-8", errors="replace") as f:
+def sources(exts):
+    """(rel, path) of every source under the checked folders, bridge/'s layers included."""
+    for d in ("gangcalc", "topology", "bridge"):
+        for root, dirs, names in sorted(os.walk(os.path.join(src, d))):
+            dirs.sort()
+            for name in sorted(names):
+                if name.endswith(exts):
+                    path = os.path.join(root, name)
+                    yield os.path.relpath(path, src), path
+
+for rel, path in sources((".c", ".h")):
+        d = rel.split("/")[0]
+        with open(path, encoding="utf-8", errors="replace") as f:
             text = f.read()
         lines = text.split("\n")
         # Header: SPDX on line 1, then the same comment goes on to say what the file is.
@@ -106,13 +112,8 @@ with open(allow_path, encoding="utf-8") as f:
             allow[where] = int(lines)
 DEF_NAME = re.compile(r"(\w+)\s*\(")
 seen = {}
-for d in ("gangcalc", "topology", "bridge"):
-    root = os.path.join(src, d)
-    for name in sorted(os.listdir(root)):
-        if not name.endswith(".c"):
-            continue
-        rel = f"{d}/{name}"
-        with open(os.path.join(root, name), encoding="utf-8", errors="replace") as f:
+for rel, path in sources((".c",)):
+        with open(path, encoding="utf-8", errors="replace") as f:
             code = blank(f.read())
         # A function body is a `{` at depth 0 right after a `)`; its name is the first
         # identifier followed by `(` since the previous top-level `;`, `}` or directive.
@@ -161,7 +162,9 @@ sys.exit(1 if bad else 0)
 PY
 
 # ---- exported symbols carry their directory's prefix --------------------------------------
-for spec in gangcalc:libgangcalc.a:gc_ topology:libtopology.a:tp_ bridge:libgbcore.a:gb_; do
+layers=""
+for l in base doc http kube rpc controller cli; do layers="$layers bridge/$l:libgb_$l.a:gb_"; done
+for spec in gangcalc:libgangcalc.a:gc_ topology:libtopology.a:tp_ $layers; do
   IFS=: read -r dir lib prefix <<<"$spec"
   path="$BUILD/$dir/$lib"
   if [ ! -f "$path" ]; then

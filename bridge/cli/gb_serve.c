@@ -1,0 +1,374 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * gb_serve: `gangbridge serve`'s composition root (see the header): it
+ * builds the metrics registry, health checks, Kubernetes client, leader
+ * elector, controller, webhook, HTTP servers and gRPC server from one
+ * gb_config, starts them, waits for a stop signal and stops them in reverse
+ * order.  Moved here from controller/gb_controller.c (serve_run,
+ * serve_start, serve_stop, leader_create, start_http and what was
+ * gb_controller_serve) so that the controller knows nothing of gRPC, the
+ * CLI or exit codes.
+ */
+#include <math.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gb_cli.h"
+#include "gb_controller.h"
+#include "gb_health.h"
+#include "gb_http.h"
+#include "gb_kube_config.h"
+#include "gb_leader.h"
+#include "gb_log.h"
+#include "gb_rpc_server.h"
+#include "gb_rpc_service.h"
+#include "gb_serve.h"
+#include "gb_stopsig.h"
+#include "gb_version.h"
+
+void gb_serve_rpc_config(const struct gb_config *cfg, struct gb_rpc_config *out) {
+  gb_rpc_config_init(out);
+  out->addr = cfg->grpc_address;
+  out->tls_cert_file = *cfg->grpc_tls_cert ? cfg->grpc_tls_cert : NULL;
+  out->tls_key_file = *cfg->grpc_tls_key ? cfg->grpc_tls_key : NULL;
+  out->client_ca_file = *cfg->grpc_client_ca ? cfg->grpc_client_ca : NULL;
+  out->threads = cfg->grpc_threads;
+  out->max_message_bytes = (size_t)cfg->grpc_max_message_bytes;
+  /* 0 s still gives calls 1 ms, since 0 means "default" in the gRPC config. */
+  out->grace_ms = cfg->grpc_grace_s > 0 ? (int)(cfg->grpc_grace_s * 1000) : 1;
+  out->handshake_timeout_ms = (int)(cfg->grpc_handshake_timeout_s * 1000);
+  out->memory_budget = (size_t)cfg->grpc_memory_budget_mib << 20;
+  out->self_check_ms = (int)(cfg->grpc_self_check_s * 1000);
+}
+
+void gb_serve_print_diags(const struct gc_diags *d) {
+  for (size_t i = 0; i < d->n; i++)
+    fprintf(stderr, "gangbridge serve: %s%s\n", d->is_warning[i] ? "warning: " : "", d->msgs[i]);
+  if (d->dropped)
+    fprintf(stderr, "gangbridge serve: ... and %zu more problems\n", d->dropped);
+}
+
+static void on_api_latency(void *arg, enum gb_kube_verb verb, long code, double seconds) {
+  const struct gb_service_metrics *sm = arg;
+  /* A watch's "latency" is its whole stream: not a request latency. */
+  if (verb == GB_KUBE_WATCH || verb >= GB_KUBE_VERB_COUNT)
+    return;
+  static const char *const verbs[GB_KUBE_VERB_COUNT] = {"GET",  "LIST",  "WATCH", "POST",
+                                                        "PUT",  "PATCH", "PATCH", "DELETE"};
+  char cb[24];
+  if (code > 0)
+    snprintf(cb, sizeof(cb), "%ld", code);
+  else
+    snprintf(cb, sizeof(cb), "error");
+  /* The client's callback does not carry the resource; "all" stands for it. */
+  gb_histogram_observe(sm->api_latency, (const char *[]){verbs[verb], "all", cb}, seconds);
+  if (code == 0)
+    gb_counter_inc(sm->errors, (const char *[]){"kube", "transport"});
+  else if (code >= 500)
+    gb_counter_inc(sm->errors, (const char *[]){"kube", "status_5xx"});
+  else if (code == 429)
+    gb_counter_inc(sm->errors, (const char *[]){"kube", "throttled"});
+}
+
+struct serve_run {
+  const struct gb_config *cfg; /* borrowed from gb_serve_controller's caller */
+  struct gb_metrics *reg;
+  struct gb_service_metrics sm;
+  struct gb_health *health;
+  struct gb_kube_config *kcfg;
+  struct gb_kube_client *client;
+  struct gb_controller *ctrl;
+  struct gb_webhook *wh;
+  struct gb_http *probes, *hook;
+  struct gb_rpc_service *rpc_svc;
+  struct gb_rpc_server *rpc;
+  atomic_int rpc_started; /* set once rpc listens; read by the health check */
+  struct gb_kube_client *lease_client; /* the elector's own client (short timeouts) */
+  struct gb_leader *leader;
+  struct gb_metric *transitions;
+};
+
+static void on_started_leading(void *arg) {
+  struct serve_run *r = arg;
+  gb_log(GB_LOG_INFO, "started leading: re-queueing every TrainJob", "identity",
+         gb_leader_identity(r->leader), NULL);
+  if (r->ctrl)
+    gb_controller_resync(r->ctrl);
+}
+
+static void on_stopped_leading(void *arg) {
+  struct serve_run *r = arg;
+  gb_log(GB_LOG_WARN, "stopped leading: no more writes", "identity",
+         gb_leader_identity(r->leader), NULL);
+}
+
+static void on_new_leader(void *arg, const char *identity) {
+  (void)arg;
+  gb_log(GB_LOG_INFO, "leader observed", "holder", *identity ? identity : "(none)", NULL);
+}
+
+static int elector_alive(void *ctx, char *reason, size_t size) {
+  struct serve_run *r = ctx;
+  struct gb_leader_status st;
+  gb_leader_snapshot(r->leader, &st);
+  if (st.alive)
+    return 0;
+  snprintf(reason, size, "the leader elector has stopped");
+  return 1;
+}
+
+/* Creates (not starts) the elector with its own client and no client
+ * retries.  The elector sets each Lease request's timeout itself (what is
+ * left of the renew window, at most RenewDeadline, as client-go bounds its
+ * renew loop); the client's own timeouts are only the outer bound. */
+static int leader_create(struct serve_run *r, struct gc_diags *d) {
+  const struct gb_config *cfg = r->cfg;
+  struct gb_kube_client_opts ko;
+  memset(&ko, 0, sizeof(ko));
+  ko.qps = -1;
+  ko.connect_timeout_ms = (long)(cfg->renew_deadline_s * 1000);
+  ko.request_timeout_ms = (long)(cfg->renew_deadline_s * 1000);
+  ko.max_retries = -1;
+  ko.max_handles = 2;
+  ko.user_agent = "gangbridge/" GB_VERSION " leader-election";
+  ko.on_latency = on_api_latency;
+  ko.latency_arg = &r->sm;
+  int rc = gb_kube_client_new(r->kcfg, &ko, &r->lease_client, d);
+  if (rc)
+    return rc;
+  if ((rc = gb_leader_metrics_register(r->reg, &r->transitions, d)))
+    return rc;
+  const char *ns = cfg->lease_namespace;
+  if (!*ns)
+    ns = getenv("POD_NAMESPACE");
+  if (!ns || !*ns)
+    ns = r->kcfg->namespace && *r->kcfg->namespace ? r->kcfg->namespace : "default";
+  const char *id = getenv("POD_NAME");
+  struct gb_leader_config lc;
+  memset(&lc, 0, sizeof(lc));
+  lc.lease_namespace = ns;
+  lc.lease_name = cfg->lease_name;
+  lc.identity = id && *id ? id : NULL;
+  lc.lease_duration_s = cfg->lease_duration_s;
+  lc.renew_deadline_s = cfg->renew_deadline_s;
+  lc.retry_period_s = cfg->retry_period_s;
+  lc.leader_gauge = r->sm.leader;
+  lc.transitions = r->transitions;
+  lc.errors = r->sm.errors;
+  struct gb_leader_callbacks cb = {on_started_leading, on_stopped_leading, on_new_leader, r};
+  if ((rc = gb_leader_new(&lc, r->lease_client, &cb, &r->leader, d)))
+    return rc;
+  gb_log(GB_LOG_INFO, "leader election", "lease", ns, "name", cfg->lease_name, "identity",
+         gb_leader_identity(r->leader), NULL);
+  return gb_health_add_check(r->health, GB_HEALTH_READY, "leader-elector", elector_alive, r);
+}
+
+/* Per-role limits of one HTTP server (probes or webhook), from the config. */
+struct http_role {
+  const char *name, *addr, *cert, *key;
+  unsigned threads, max_connections, max_per_ip, header_timeout_s;
+  size_t max_body_total; /* 0: gb_http's default */
+};
+
+static int start_http(const struct http_role *role, const struct gb_http_route *routes, size_t n,
+                      struct gb_metric *requests, struct gb_http **out, struct gc_diags *d) {
+  char host[128];
+  unsigned port = 0;
+  if (gb_config_split_addr(role->addr, host, sizeof(host), &port))
+    return GC_EINVAL;
+  struct gb_http_config hc;
+  gb_http_config_init(&hc);
+  hc.name = role->name;
+  hc.address = host;
+  hc.port = port;
+  hc.threads = role->threads;
+  hc.requests = requests;
+  hc.max_connections = role->max_connections;
+  /* 0 in the config means no per-address cap; gb_http takes 0 the same way. */
+  hc.max_per_ip = role->max_per_ip;
+  hc.header_timeout_s = role->header_timeout_s;
+  if (role->max_body_total)
+    hc.max_body_total = role->max_body_total;
+  if (role->cert && *role->cert) {
+    hc.tls_cert_file = role->cert;
+    hc.tls_key_file = role->key;
+  }
+  /* gb_http logs the bound address and port itself. */
+  return gb_http_start(&hc, routes, n, out, d);
+}
+
+/* The "grpc-listener" health check: fails when the gRPC self-check finds
+ * that the port no longer accepts new connections (see gb_rpc_server_check),
+ * so the pod is restarted instead of taking traffic on a dead port. */
+static int grpc_listener_check(void *ctx, char *reason, size_t size) {
+  struct serve_run *r = ctx;
+  if (!atomic_load(&r->rpc_started))
+    return 0;
+  return gb_rpc_server_check(r->rpc, reason, size);
+}
+
+static int serve_start(struct serve_run *r, struct gc_diags *d) {
+  const struct gb_config *cfg = r->cfg;
+  int rc;
+  r->reg = gb_metrics_new();
+  r->health = gb_health_new();
+  if (!r->reg || !r->health)
+    return GC_ENOMEM;
+  if ((rc = gb_service_metrics_register(r->reg, GB_VERSION, &r->sm, d)))
+    return rc;
+  if ((rc = gb_kube_config_load(*cfg->kubeconfig ? cfg->kubeconfig : NULL,
+                                *cfg->context ? cfg->context : NULL, &r->kcfg, d)))
+    return rc;
+  struct gb_kube_client_opts ko;
+  memset(&ko, 0, sizeof(ko));
+  ko.qps = cfg->kube_qps;
+  ko.burst = cfg->kube_burst;
+  ko.connect_timeout_ms = (long)(cfg->kube_connect_timeout_s * 1000);
+  ko.request_timeout_ms = (long)(cfg->kube_request_timeout_s * 1000);
+  ko.user_agent = "gangbridge/" GB_VERSION;
+  ko.on_latency = on_api_latency;
+  ko.latency_arg = &r->sm;
+  if ((rc = gb_kube_client_new(r->kcfg, &ko, &r->client, d)))
+    return rc;
+  gb_log(GB_LOG_INFO, "kubernetes API", "server", r->kcfg->server, "source", r->kcfg->source,
+         NULL);
+  if (cfg->leader_elect && (rc = leader_create(r, d)))
+    return rc;
+  struct gb_controller_opts co = {cfg, r->client, &r->sm, NULL, NULL};
+  if (r->leader) {
+    co.is_leader = gb_leader_is_leader_fn;
+    co.leader_ctx = r->leader;
+  }
+  if ((rc = gb_controller_new(&co, &r->ctrl, d)))
+    return rc;
+  if ((rc = gb_metrics_add_collector(r->reg, gb_controller_collect, r->ctrl)) ||
+      (rc = gb_health_add_check(r->health, GB_HEALTH_READY, "informers-synced",
+                                gb_controller_ready_check, r->ctrl)))
+    return rc;
+  if (*cfg->grpc_address &&
+      (rc = gb_health_add_check(r->health, GB_HEALTH_LIVE | GB_HEALTH_READY, "grpc-listener",
+                                grpc_listener_check, r)))
+    return rc;
+  if (!r->leader)
+    gb_gauge_set(r->sm.leader, NULL, 1); /* a single replica always leads */
+
+  struct gb_http_route routes[4];
+  size_t n = gb_health_routes(r->health, routes, 4);
+  routes[n++] = gb_metrics_route(r->reg, "/metrics");
+  /* Probes and metrics have their own server, so a flood on the webhook port
+   * cannot starve the kubelet's probes; its own flood is bounded per address
+   * and by the header deadline. */
+  struct http_role probes = {"probes", cfg->http_address, NULL, NULL, 0,
+                             (unsigned)cfg->http_max_connections, (unsigned)cfg->http_max_per_ip,
+                             (unsigned)ceil(cfg->http_header_timeout_s), 0};
+  if ((rc = start_http(&probes, routes, n, r->sm.http_requests, &r->probes, d)))
+    return rc;
+  if (*cfg->webhook_address) {
+    struct gb_webhook_config wc = {gb_controller_webhook_lookup, r->ctrl,
+                                   cfg->webhook_allow_on_error, 0, r->sm.webhook,
+                                   cfg->webhook_deny_on_mismatch};
+    if ((rc = gb_webhook_new(&wc, &r->wh)))
+      return rc;
+    struct gb_http_route hook = gb_webhook_route(r->wh, cfg->webhook_path);
+    if (!*cfg->webhook_tls_cert)
+      gb_log(GB_LOG_WARN, "webhook serves plain HTTP (no webhook.tlsCert): for tests only; the "
+                          "API server calls webhooks over HTTPS", NULL);
+    struct http_role whr = {"webhook", cfg->webhook_address, cfg->webhook_tls_cert,
+                            cfg->webhook_tls_key, (unsigned)cfg->webhook_threads,
+                            (unsigned)cfg->webhook_max_connections,
+                            (unsigned)cfg->webhook_max_per_ip,
+                            (unsigned)ceil(cfg->webhook_header_timeout_s),
+                            (size_t)cfg->webhook_max_body_total};
+    if ((rc = start_http(&whr, &hook, 1, r->sm.http_requests, &r->hook, d)))
+      return rc;
+  }
+  if (*cfg->grpc_address) {
+    struct gb_rpc_config rc_cfg;
+    gb_serve_rpc_config(cfg, &rc_cfg);
+    r->rpc_svc = gb_rpc_service_new();
+    if (!r->rpc_svc)
+      return GC_ENOMEM;
+    gb_rpc_service_allow_writes(r->rpc_svc, cfg->grpc_allow_snapshot_writes);
+    if ((rc = gb_rpc_server_new(&rc_cfg, &r->rpc, d)) ||
+        (rc = gb_rpc_service_register(r->rpc_svc, r->rpc)) ||
+        (rc = gb_rpc_server_start(r->rpc, d)))
+      return rc;
+    atomic_store(&r->rpc_started, 1);
+    char p[16];
+    snprintf(p, sizeof(p), "%d", gb_rpc_server_port(r->rpc));
+    gb_log(GB_LOG_INFO, "grpc listening", "address", cfg->grpc_address, "port", p, NULL);
+  }
+  if ((rc = gb_controller_start(r->ctrl)))
+    return rc;
+  return r->leader ? gb_leader_start(r->leader) : 0;
+}
+
+static void serve_stop(struct serve_run *r) {
+  if (r->health)
+    gb_health_shutdown(r->health);
+  if (r->rpc_svc)
+    gb_rpc_service_set_serving(r->rpc_svc, 0);
+  gb_http_stop(r->hook);
+  gb_http_stop(r->probes);
+  gb_rpc_server_free(r->rpc);
+  gb_rpc_service_free(r->rpc_svc);
+  /* Workers first (no write after this), then release the lease so a
+   * standby takes over at once. */
+  gb_controller_stop(r->ctrl);
+  gb_leader_free(r->leader);
+  gb_kube_client_free(r->lease_client);
+  gb_controller_free(r->ctrl);
+  gb_kube_client_free(r->client);
+  gb_kube_config_free(r->kcfg);
+  gb_webhook_free(r->wh);
+  gb_health_free(r->health);
+  gb_metrics_free(r->reg);
+}
+
+int gb_serve_controller(const struct gb_config *cfg) {
+  struct serve_run r;
+  struct gc_diags d;
+  memset(&r, 0, sizeof(r));
+  r.cfg = cfg;
+  gc_diags_init(&d);
+  int status = GB_EXIT_INPUT;
+  int rc;
+  gb_log_set_level(cfg->log_level);
+  gb_log_set_format(cfg->log_format);
+
+  /* The watcher starts before the kubeconfig, TLS files or the API server
+   * are touched: a signal during a stuck start-up ends the process at once. */
+  struct gb_stopsig *sigs = NULL;
+  if (gb_stopsig_start("gangbridge serve", &sigs)) {
+    fprintf(stderr, "gangbridge serve: cannot start the signal watcher\n");
+    status = GB_EXIT_INPUT;
+    goto out;
+  }
+  signal(SIGPIPE, SIG_IGN);
+
+  rc = serve_start(&r, &d);
+  if (rc) {
+    gb_serve_print_diags(&d);
+    fprintf(stderr, "gangbridge serve: cannot start: %s\n", gc_strerror(rc));
+    serve_stop(&r);
+    gb_stopsig_free(sigs);
+    status = GB_EXIT_INPUT;
+    goto out;
+  }
+  gb_serve_print_diags(&d); /* warnings (e.g. token file) */
+  gb_log(GB_LOG_INFO, "gangbridge serve started", "version", GB_VERSION, "config",
+         cfg->source ? cfg->source : "(defaults and flags)", NULL);
+  gb_stopsig_started(sigs);
+  int sig = gb_stopsig_wait(sigs);
+  gb_log(GB_LOG_INFO, "stopping", "signal", sig == SIGTERM ? "SIGTERM" : "SIGINT", NULL);
+  serve_stop(&r);
+  gb_stopsig_free(sigs);
+  gb_log(GB_LOG_INFO, "stopped", NULL);
+  status = GB_EXIT_OK;
+out:
+  gc_diags_destroy(&d);
+  return status;
+}

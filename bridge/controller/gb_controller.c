@@ -1,0 +1,1009 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * gb_controller: informers -> work queue -> workers (see the header).
+ *
+ * Threads: one per informer (gb_informer), one housekeeping thread and N
+ * workers.  The housekeeping thread runs API discovery (first at start,
+ * then every scheduling.discoveryInterval and at once when a scheduling CRD
+ * changes), starts the PodGroup and Queue informers of APIs that appear,
+ * waits for every cache to sync before it starts the workers (so nothing is
+ * reconciled against half-filled caches, as client-go's WaitForCacheSync),
+ * and re-queues every TrainJob when the set of served APIs changes or the
+ * resync period passes.  Informer handlers only enqueue keys and keep the
+ * PodGroup phase table for metrics.
+ */
+#define _GNU_SOURCE /* strptime, timegm */
+#include <json-c/json.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "gb_controller.h"
+#include "gb_events.h"
+#include "gb_informer.h"
+#include "gb_kube_discovery.h"
+#include "gb_log.h"
+#include "gb_reconcile.h"
+#include "gb_workqueue.h"
+
+enum {
+  INF_TJ,
+  INF_RT,
+  INF_CRT,
+  INF_NS,
+  INF_POD,
+  INF_CRD,
+  INF_PG_VOLCANO,
+  INF_PG_COSCHED,
+  INF_QUEUE,
+  INF_N
+};
+
+struct inf_def {
+  const char *group, *version, *resource;
+  const char *label_selector;
+};
+
+static const struct inf_def INF_DEFS[INF_N] = {
+    {GC_TRAINER_GROUP, "v1alpha1", "trainjobs", NULL},
+    {GC_TRAINER_GROUP, "v1alpha1", "trainingruntimes", NULL},
+    {GC_TRAINER_GROUP, "v1alpha1", "clustertrainingruntimes", NULL},
+    {"", "v1", "namespaces", NULL},
+    /* Only JobSet pods ("exists" selector); a gang's pods carry its name. */
+    {"", "v1", "pods", GC_JOBSET_NAME_LABEL},
+    {"apiextensions.k8s.io", "v1", "customresourcedefinitions", NULL},
+    {"scheduling.volcano.sh", "v1beta1", "podgroups", GC_MANAGED_BY_LABEL "=" GC_MANAGER_NAME},
+    {"scheduling.x-k8s.io", "v1alpha1", "podgroups", GC_MANAGED_BY_LABEL "=" GC_MANAGER_NAME},
+    {"scheduling.volcano.sh", "v1beta1", "queues", NULL},
+};
+
+static const char *const INF_NAMES[INF_N] = {
+    "trainjobs", "trainingruntimes", "clustertrainingruntimes", "namespaces", "pods",
+    "customresourcedefinitions", "podgroups.scheduling.volcano.sh",
+    "podgroups.scheduling.x-k8s.io", "queues"};
+
+#define PG_BUCKETS 4096
+#define GANG_BUCKETS 4096
+
+/* How many pods of one JobSet ("ns/jobset-name") exist. */
+struct gang_count {
+  struct gang_count *next;
+  long pods;
+  char key[];
+};
+
+struct pg_state {
+  struct pg_state *next;
+  char uid[64];
+  char phase[24];
+  int observed;
+  char key[];
+};
+
+struct hctx {
+  struct gb_controller *c;
+  int which;
+};
+
+struct gb_controller {
+  struct gb_controller_opts o;
+  const struct gb_config *cfg;
+  struct gb_workqueue *q;
+  struct gb_events *events;
+  struct gb_kube_discovery *disc;
+  struct gb_informer *inf[INF_N];
+  struct hctx hctx[INF_N];
+
+  pthread_mutex_t mu; /* guards inf[] of late informers, served, synced, kick; with cond */
+  pthread_cond_t cond;
+  int served[3];     /* PodGroup APIs by enum gc_backend: 1, 0, -1 unknown */
+  int queues_served; /* likewise for Volcano Queues */
+  int synced;
+  int kick;
+  atomic_int stopping;
+  int started;
+  pthread_t hk;
+  int hk_started;
+  pthread_t *workers;
+  int n_workers;
+
+  pthread_mutex_t pg_mu; /* guards pg_tab */
+  struct pg_state **pg_tab[3];
+
+  pthread_mutex_t gang_mu; /* guards gangs */
+  struct gang_count **gangs;
+
+  pthread_mutex_t collect_mu; /* guards the last_* counters */
+  unsigned long long last_retries;
+  struct gb_informer_stats last_stats[INF_N];
+  unsigned long long last_timeouts[INF_N];
+};
+
+static double mono(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static uint64_t fnv(const char *s) {
+  uint64_t h = 1469598103934665603ull;
+  for (; *s; s++)
+    h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h;
+}
+
+/* ---- enqueueing ---------------------------------------------------------------- */
+
+static void enqueue(struct gb_controller *c, const char *key) {
+  int rc = gb_workqueue_add(c->q, key);
+  if (rc && rc != GC_EUSAGE)
+    gb_log(GB_LOG_ERROR, "cannot queue TrainJob", "key", key, "error", gc_strerror(rc), NULL);
+}
+
+struct ns_match {
+  struct gb_controller *c;
+  const char *prefix; /* "ns/" or NULL for all */
+  size_t len;
+};
+
+static int enqueue_key(void *arg, const char *key) {
+  struct ns_match *m = arg;
+  if (!m->prefix || !strncmp(key, m->prefix, m->len))
+    enqueue(m->c, key);
+  return 0;
+}
+
+/* Queues every cached TrainJob of namespace ns (NULL: all). */
+static void enqueue_ns(struct gb_controller *c, const char *ns) {
+  char prefix[300];
+  struct ns_match m = {c, NULL, 0};
+  if (ns) {
+    snprintf(prefix, sizeof(prefix), "%s/", ns);
+    m.prefix = prefix;
+    m.len = strlen(prefix);
+  }
+  gb_informer_foreach_key(c->inf[INF_TJ], enqueue_key, &m);
+}
+
+void gb_controller_resync(struct gb_controller *c) { enqueue_ns(c, NULL); }
+
+/* ---- PodGroup phases (metrics) ----------------------------------------------------- */
+
+static double parse_ts(const char *s) {
+  struct tm tm;
+  memset(&tm, 0, sizeof(tm));
+  if (!s)
+    return NAN;
+  const char *end = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
+  if (!end)
+    return NAN;
+  return (double)timegm(&tm);
+}
+
+static enum gc_backend pg_backend(int which) {
+  return which == INF_PG_VOLCANO ? GC_BACKEND_VOLCANO : GC_BACKEND_COSCHEDULING;
+}
+
+static void pg_track(struct gb_controller *c, int which, const struct gb_informer_change *ch) {
+  enum gc_backend b = pg_backend(which);
+  uint64_t h = fnv(ch->key) % PG_BUCKETS;
+  const char *uid = gb_kube_meta_str(ch->obj, "uid");
+  json_object *st = NULL, *ph = NULL;
+  const char *phase = NULL;
+  if (json_object_object_get_ex(ch->obj, "status", &st) &&
+      json_object_object_get_ex(st, "phase", &ph) && json_object_is_type(ph, json_type_string))
+    phase = json_object_get_string(ph);
+  int initial = !gb_informer_has_synced(c->inf[which]);
+  double observe = NAN;
+  pthread_mutex_lock(&c->pg_mu);
+  struct pg_state **pp = &c->pg_tab[b][h];
+  while (*pp && strcmp((*pp)->key, ch->key) != 0)
+    pp = &(*pp)->next;
+  if (ch->op == GB_INFORMER_DELETE) {
+    if (*pp) {
+      struct pg_state *dead = *pp;
+      *pp = dead->next;
+      free(dead);
+    }
+    pthread_mutex_unlock(&c->pg_mu);
+    return;
+  }
+  struct pg_state *s = *pp;
+  if (!s) {
+    size_t kl = strlen(ch->key);
+    s = calloc(1, sizeof(*s) + kl + 1);
+    if (!s) {
+      pthread_mutex_unlock(&c->pg_mu);
+      return;
+    }
+    memcpy(s->key, ch->key, kl + 1);
+    s->next = c->pg_tab[b][h];
+    c->pg_tab[b][h] = s;
+  }
+  if (uid && strncmp(s->uid, uid, sizeof(s->uid) - 1) != 0) {
+    snprintf(s->uid, sizeof(s->uid), "%s", uid);
+    s->observed = 0;
+  }
+  snprintf(s->phase, sizeof(s->phase), "%s", phase && *phase ? phase : "None");
+  int scheduled = phase && (!strcmp(phase, "Running") || !strcmp(phase, "Completed") ||
+                            !strcmp(phase, "Finished"));
+  if (scheduled && !s->observed) {
+    s->observed = 1;
+    if (!initial) {
+      double created = parse_ts(gb_kube_meta_str(ch->obj, "creationTimestamp"));
+      struct timespec now;
+      clock_gettime(CLOCK_REALTIME, &now);
+      if (!isnan(created))
+        observe = (double)now.tv_sec + (double)now.tv_nsec / 1e9 - created;
+    }
+  }
+  pthread_mutex_unlock(&c->pg_mu);
+  if (!isnan(observe) && c->o.metrics)
+    gb_histogram_observe(c->o.metrics->time_to_schedule,
+                         (const char *[]){gc_backend_name(b)}, observe < 0 ? 0 : observe);
+}
+
+/* ---- gang pods ---------------------------------------------------------------------- */
+
+/* Adds delta to the pod count of "ns/jobset"; an entry at 0 is removed. */
+static void gang_add(struct gb_controller *c, const char *key, long delta) {
+  uint64_t h = fnv(key) % GANG_BUCKETS;
+  pthread_mutex_lock(&c->gang_mu);
+  struct gang_count **pp = &c->gangs[h];
+  while (*pp && strcmp((*pp)->key, key) != 0)
+    pp = &(*pp)->next;
+  if (!*pp && delta > 0) {
+    size_t kl = strlen(key);
+    struct gang_count *g = calloc(1, sizeof(*g) + kl + 1);
+    if (!g) { /* the gang then looks pod-less: log it, the next relist repairs it */
+      pthread_mutex_unlock(&c->gang_mu);
+      gb_log(GB_LOG_ERROR, "out of memory counting gang pods", "gang", key, NULL);
+      return;
+    }
+    memcpy(g->key, key, kl + 1);
+    g->next = c->gangs[h];
+    c->gangs[h] = g;
+    pp = &c->gangs[h];
+  }
+  if (*pp) {
+    (*pp)->pods += delta;
+    if ((*pp)->pods <= 0) {
+      struct gang_count *dead = *pp;
+      *pp = dead->next;
+      free(dead);
+    }
+  }
+  pthread_mutex_unlock(&c->gang_mu);
+}
+
+static long gang_pods(void *ctx, const char *ns, const char *name) {
+  struct gb_controller *c = ctx;
+  if (!c->inf[INF_POD] || !gb_informer_has_synced(c->inf[INF_POD]))
+    return -1;
+  char key[600];
+  snprintf(key, sizeof(key), "%s/%s", ns, name);
+  uint64_t h = fnv(key) % GANG_BUCKETS;
+  long n = 0;
+  pthread_mutex_lock(&c->gang_mu);
+  for (struct gang_count *g = c->gangs[h]; g; g = g->next)
+    if (!strcmp(g->key, key))
+      n = g->pods;
+  pthread_mutex_unlock(&c->gang_mu);
+  return n;
+}
+
+/* "ns/jobset-name" of a pod into buf; 0 when it has none. */
+static int pod_gang(json_object *pod, char *buf, size_t cap) {
+  json_object *m = NULL, *l = NULL, *v = NULL;
+  const char *ns = gb_kube_meta_str(pod, "namespace");
+  if (!ns || !json_object_object_get_ex(pod, "metadata", &m) ||
+      !json_object_object_get_ex(m, "labels", &l) ||
+      !json_object_object_get_ex(l, GC_JOBSET_NAME_LABEL, &v) ||
+      !json_object_is_type(v, json_type_string))
+    return 0;
+  int n = snprintf(buf, cap, "%s/%s", ns, json_object_get_string(v));
+  return n > 0 && (size_t)n < cap;
+}
+
+/* A pod came, changed or went: recount its gang and requeue its TrainJob
+ * (the JobSet, and so the label, is named after the TrainJob). */
+static void on_pod(struct gb_controller *c, const struct gb_informer_change *ch) {
+  char now[600], before[600];
+  int has_now = pod_gang(ch->obj, now, sizeof(now)), has_before = 0;
+  if (ch->op == GB_INFORMER_UPDATE && ch->old_json) {
+    json_object *old = json_tokener_parse(ch->old_json);
+    has_before = old && pod_gang(old, before, sizeof(before));
+    json_object_put(old);
+  }
+  if (ch->op == GB_INFORMER_UPDATE && has_before && has_now && !strcmp(before, now))
+    return; /* the same gang: nothing the controller reads changed */
+  if (has_before) {
+    gang_add(c, before, -1);
+    enqueue(c, before);
+  }
+  if (has_now) {
+    gang_add(c, now, ch->op == GB_INFORMER_DELETE ? -1 : 1);
+    enqueue(c, now);
+  }
+}
+
+/* ---- informer handlers ------------------------------------------------------------ */
+
+static const char *queue_state_of(json_object *obj) {
+  json_object *st = NULL, *v = NULL;
+  if (obj && json_object_object_get_ex(obj, "status", &st) &&
+      json_object_object_get_ex(st, "state", &v) && json_object_is_type(v, json_type_string))
+    return json_object_get_string(v);
+  return "";
+}
+
+static int is_scheduling_crd(const char *name) {
+  size_t n = strlen(name);
+  static const char *const sfx[] = {".scheduling.volcano.sh", ".scheduling.x-k8s.io"};
+  for (size_t i = 0; i < 2; i++) {
+    size_t m = strlen(sfx[i]);
+    if (n > m && !strcmp(name + n - m, sfx[i]))
+      return 1;
+  }
+  return 0;
+}
+
+static void kick(struct gb_controller *c) {
+  pthread_mutex_lock(&c->mu);
+  c->kick = 1;
+  pthread_cond_broadcast(&c->cond);
+  pthread_mutex_unlock(&c->mu);
+}
+
+static void on_change(void *arg, const struct gb_informer_change *ch) {
+  struct hctx *h = arg;
+  struct gb_controller *c = h->c;
+  switch (h->which) {
+  case INF_TJ: enqueue(c, ch->key); break;
+  case INF_RT: enqueue_ns(c, ch->ns); break;
+  case INF_CRT: enqueue_ns(c, NULL); break;
+  case INF_NS:
+    /* Namespace labels and policy annotations change its TrainJobs. */
+    if (ch->op != GB_INFORMER_DELETE)
+      enqueue_ns(c, ch->name);
+    break;
+  case INF_POD: on_pod(c, ch); break;
+  case INF_CRD:
+    if (is_scheduling_crd(ch->name))
+      kick(c);
+    break;
+  case INF_PG_VOLCANO:
+  case INF_PG_COSCHED:
+    pg_track(c, h->which, ch);
+    /* The PodGroup is named after its TrainJob. */
+    enqueue(c, ch->key);
+    break;
+  case INF_QUEUE: {
+    int changed = ch->op != GB_INFORMER_UPDATE;
+    if (!changed) {
+      json_object *old = ch->old_json ? json_tokener_parse(ch->old_json) : NULL;
+      changed = strcmp(queue_state_of(old), queue_state_of(ch->obj)) != 0;
+      json_object_put(old);
+    }
+    if (changed)
+      enqueue_ns(c, NULL);
+    break;
+  }
+  }
+}
+
+static void on_log(void *arg, int is_error, const char *msg) {
+  struct hctx *h = arg;
+  gb_log(is_error ? GB_LOG_WARN : GB_LOG_DEBUG, "informer", "resource", INF_NAMES[h->which],
+         "message", msg, NULL);
+  if (is_error && h->c->o.metrics)
+    gb_counter_inc(h->c->o.metrics->errors, (const char *[]){"informer", "watch"});
+}
+
+static int make_informer(struct gb_controller *c, int which, struct gb_informer **out,
+                         struct gc_diags *d) {
+  const struct inf_def *def = &INF_DEFS[which];
+  struct gb_informer_opts io;
+  memset(&io, 0, sizeof(io));
+  io.group = def->group;
+  io.version = def->version;
+  io.resource = def->resource;
+  io.label_selector = def->label_selector;
+  /* Pods and CRDs are cached as the few fields read, not in full: a
+   * CRD-heavy cluster has tens of megabytes of schemas. */
+  io.transform = which == INF_POD   ? gb_informer_trim_pod
+                 : which == INF_CRD ? gb_informer_trim_crd
+                                    : NULL;
+  io.min_watch_timeout_s = (long)c->cfg->kube_watch_timeout_s;
+  io.on_change = on_change;
+  io.handler_arg = &c->hctx[which];
+  io.on_log = on_log;
+  io.log_arg = &c->hctx[which];
+  return gb_informer_new(c->o.client, &io, out, d);
+}
+
+/* ---- housekeeping ---------------------------------------------------------------- */
+
+static int stopping(struct gb_controller *c) { return atomic_load(&c->stopping); }
+
+/* Waits up to s seconds or until kicked or stopping. */
+static void hk_sleep(struct gb_controller *c, double s) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  double until = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9 + s;
+  pthread_mutex_lock(&c->mu);
+  while (!c->kick && !stopping(c)) {
+    double whole = floor(until);
+    ts.tv_sec = (time_t)whole;
+    ts.tv_nsec = (long)((until - whole) * 1e9);
+    if (pthread_cond_timedwait(&c->cond, &c->mu, &ts))
+      break;
+  }
+  pthread_mutex_unlock(&c->mu);
+}
+
+/* Starts informer `which` and waits for its first sync.  Returns 1 when synced. */
+static int start_late(struct gb_controller *c, int which) {
+  if (!c->inf[which]) {
+    struct gc_diags d;
+    gc_diags_init(&d);
+    struct gb_informer *inf = NULL;
+    int rc = make_informer(c, which, &inf, &d);
+    gc_diags_destroy(&d);
+    if (!rc) {
+      /* Published before its thread starts: the handlers read c->inf[which].
+       * Workers use it only once `served` says so, after the first sync. */
+      pthread_mutex_lock(&c->mu);
+      c->inf[which] = inf;
+      pthread_mutex_unlock(&c->mu);
+      if ((rc = gb_informer_start(inf)) != 0) {
+        pthread_mutex_lock(&c->mu);
+        c->inf[which] = NULL;
+        pthread_mutex_unlock(&c->mu);
+        gb_informer_free(inf);
+      }
+    }
+    if (rc) {
+      gb_log(GB_LOG_ERROR, "cannot start informer", "resource", INF_NAMES[which], "error",
+             gc_strerror(rc), NULL);
+      return 0;
+    }
+    gb_log(GB_LOG_INFO, "watching", "resource", INF_NAMES[which], NULL);
+  }
+  while (!stopping(c))
+    if (gb_informer_wait_synced(c->inf[which], 200))
+      return 1;
+  return 0;
+}
+
+/* One round of discovery.  Returns 1 when the set of served APIs changed. */
+static int discover(struct gb_controller *c) {
+  static const int which[3] = {INF_PG_VOLCANO, INF_PG_COSCHED, INF_QUEUE};
+  int changed = 0;
+  for (int i = 0; i < 3 && !stopping(c); i++) {
+    const struct inf_def *def = &INF_DEFS[which[i]];
+    int served = 0;
+    struct gb_kube_error e;
+    gb_kube_error_clear(&e);
+    if (gb_kube_discovery_served(c->disc, def->group, def->version, def->resource, &served, &e)) {
+      char buf[1200];
+      gb_log(GB_LOG_WARN, "discovery failed", "resource", INF_NAMES[which[i]], "error",
+             gb_kube_error_str(&e, buf, sizeof(buf)), NULL);
+      if (c->o.metrics)
+        gb_counter_inc(c->o.metrics->errors, (const char *[]){"kube", "discovery"});
+      continue;
+    }
+    /* A newly served API is announced only once its cache has synced. */
+    if (served && !start_late(c, which[i]))
+      continue;
+    pthread_mutex_lock(&c->mu);
+    int *slot = i == 2 ? &c->queues_served : &c->served[i == 0 ? GC_BACKEND_VOLCANO
+                                                                  : GC_BACKEND_COSCHEDULING];
+    if (*slot != served) {
+      if (*slot >= 0 || served)
+        changed = 1;
+      gb_log(GB_LOG_INFO, served ? "API served" : "API not served", "resource",
+             INF_NAMES[which[i]], NULL);
+      *slot = served;
+    }
+    pthread_mutex_unlock(&c->mu);
+  }
+  return changed;
+}
+
+static void *worker_main(void *arg);
+
+static int core_synced(struct gb_controller *c) {
+  for (int i = INF_TJ; i <= INF_CRD; i++)
+    if (c->inf[i] && !gb_informer_has_synced(c->inf[i]))
+      return 0;
+  pthread_mutex_lock(&c->mu);
+  int known = c->served[GC_BACKEND_VOLCANO] >= 0 && c->served[GC_BACKEND_COSCHEDULING] >= 0;
+  pthread_mutex_unlock(&c->mu);
+  return known;
+}
+
+static void *hk_main(void *arg) {
+  struct gb_controller *c = arg;
+  while (!stopping(c)) {
+    discover(c);
+    if (core_synced(c))
+      break;
+    hk_sleep(c, 0.2);
+  }
+  if (stopping(c))
+    return NULL;
+  int n = 0;
+  for (; n < c->n_workers; n++)
+    if (pthread_create(&c->workers[n], NULL, worker_main, c))
+      break;
+  pthread_mutex_lock(&c->mu);
+  c->n_workers = n;
+  c->synced = 1;
+  pthread_mutex_unlock(&c->mu);
+  gb_log(GB_LOG_INFO, "caches synced; workers started", NULL);
+  double next_disc = mono() + c->cfg->discovery_interval_s;
+  double next_resync = c->cfg->resync_s > 0 ? mono() + c->cfg->resync_s : INFINITY;
+  while (!stopping(c)) {
+    double now = mono();
+    double wait = fmin(next_disc, next_resync) - now;
+    if (wait > 0)
+      hk_sleep(c, wait);
+    if (stopping(c))
+      break;
+    pthread_mutex_lock(&c->mu);
+    int kicked = c->kick;
+    c->kick = 0;
+    pthread_mutex_unlock(&c->mu);
+    now = mono();
+    if (kicked || now >= next_disc) {
+      if (kicked)
+        gb_kube_discovery_invalidate(c->disc);
+      if (discover(c)) {
+        gb_log(GB_LOG_INFO, "served PodGroup APIs changed: re-queueing every TrainJob", NULL);
+        gb_controller_resync(c);
+      }
+      next_disc = mono() + c->cfg->discovery_interval_s;
+    }
+    if (now >= next_resync) {
+      gb_controller_resync(c);
+      next_resync = now + c->cfg->resync_s;
+    }
+  }
+  return NULL;
+}
+
+/* ---- workers -------------------------------------------------------------------- */
+
+static void env_snapshot(struct gb_controller *c, struct gb_rc_env *env) {
+  memset(env, 0, sizeof(*env));
+  env->cfg = c->cfg;
+  env->client = c->o.client;
+  env->events = c->events;
+  env->trainjobs = c->inf[INF_TJ];
+  env->runtimes = c->inf[INF_RT];
+  env->cluster_runtimes = c->inf[INF_CRT];
+  env->namespaces = c->inf[INF_NS];
+  env->is_leader = c->o.is_leader;
+  env->leader_ctx = c->o.leader_ctx;
+  env->gang_pods = gang_pods;
+  env->pods_ctx = c;
+  pthread_mutex_lock(&c->mu);
+  for (int b = GC_BACKEND_VOLCANO; b <= GC_BACKEND_COSCHEDULING; b++)
+    env->served[b] = c->served[b];
+  env->pg[GC_BACKEND_VOLCANO] = c->served[GC_BACKEND_VOLCANO] == 1 ? c->inf[INF_PG_VOLCANO] : NULL;
+  env->pg[GC_BACKEND_COSCHEDULING] =
+      c->served[GC_BACKEND_COSCHEDULING] == 1 ? c->inf[INF_PG_COSCHED] : NULL;
+  env->queues = c->queues_served == 1 ? c->inf[INF_QUEUE] : NULL;
+  pthread_mutex_unlock(&c->mu);
+}
+
+static const char *outcome_metric(const struct gb_rc_result *r) {
+  switch (r->outcome) {
+  case GB_RC_DONE: return GB_M_RESULT_SUCCESS;
+  case GB_RC_SKIPPED: return GB_M_RESULT_SKIPPED;
+  case GB_RC_RETRY: return r->error_reason ? GB_M_RESULT_ERROR : GB_M_RESULT_REQUEUE;
+  default: return GB_M_RESULT_ERROR;
+  }
+}
+
+static void *worker_main(void *arg) {
+  struct gb_controller *c = arg;
+  char key[GB_WORKQUEUE_KEY_MAX + 1];
+  while (!stopping(c)) {
+    int got = gb_workqueue_get(c->q, key, sizeof(key), 500);
+    if (got < 0)
+      break;
+    if (got == 0)
+      continue;
+    int attempts = gb_workqueue_num_requeues(c->q, key);
+    struct gb_rc_env env;
+    env_snapshot(c, &env);
+    struct gb_rc_result res;
+    double t0 = mono();
+    gb_reconcile_run(&env, key, attempts, &res);
+    double dt = mono() - t0;
+    const struct gb_service_metrics *m = c->o.metrics;
+    if (m) {
+      gb_counter_inc(m->reconciles, (const char *[]){outcome_metric(&res)});
+      gb_histogram_observe(m->reconcile_seconds, NULL, dt);
+      if (res.error_reason)
+        gb_counter_inc(m->errors, (const char *[]){"reconcile", res.error_reason});
+    }
+    const char *act = gb_rc_action_name(res.action);
+    switch (res.outcome) {
+    case GB_RC_RETRY:
+      gb_log(res.error_reason ? GB_LOG_WARN : GB_LOG_INFO,
+             res.error_reason ? "reconcile failed; retrying" : "waiting; retrying", "key", key,
+             "action", act, "attempt", res.error_reason ? "error" : "wait", "message",
+             res.message, NULL);
+      gb_workqueue_add_rate_limited(c->q, key);
+      break;
+    case GB_RC_CONFLICT:
+    case GB_RC_BAD:
+      gb_log(GB_LOG_WARN, "reconcile gave up until the TrainJob changes", "key", key, "action",
+             act, "message", res.message, NULL);
+      gb_workqueue_forget(c->q, key);
+      break;
+    default:
+      gb_log(res.action == GB_RC_APPLY || res.action == GB_RC_DELETE ? GB_LOG_INFO
+                                                                     : GB_LOG_DEBUG,
+             "reconciled", "key", key, "action", act, "message", res.message, NULL);
+      gb_workqueue_forget(c->q, key);
+      break;
+    }
+    gb_workqueue_done(c->q, key);
+  }
+  return NULL;
+}
+
+/* ---- lifecycle --------------------------------------------------------------------- */
+
+int gb_controller_new(const struct gb_controller_opts *o, struct gb_controller **out,
+                      struct gc_diags *d) {
+  *out = NULL;
+  if (!o || !o->cfg || !o->client)
+    return GC_EINVAL;
+  struct gb_controller *c = calloc(1, sizeof(*c));
+  if (!c)
+    return GC_ENOMEM;
+  c->o = *o;
+  c->cfg = o->cfg;
+  pthread_mutex_init(&c->mu, NULL);
+  pthread_mutex_init(&c->pg_mu, NULL);
+  pthread_mutex_init(&c->gang_mu, NULL);
+  pthread_mutex_init(&c->collect_mu, NULL);
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&c->cond, &ca);
+  pthread_condattr_destroy(&ca);
+  c->served[GC_BACKEND_VOLCANO] = c->served[GC_BACKEND_COSCHEDULING] = -1;
+  c->served[GC_BACKEND_UNSET] = 0;
+  c->queues_served = -1;
+  for (int i = 0; i < INF_N; i++)
+    c->hctx[i] = (struct hctx){c, i};
+  struct gb_workqueue_opts qo = {o->cfg->queue_base_delay_s, o->cfg->queue_max_delay_s,
+                                 o->cfg->queue_qps, o->cfg->queue_burst, 0};
+  struct gb_events_opts eo = {GC_MANAGER_NAME, NULL, o->cfg->event_min_interval_s, 0};
+  const char *pod = getenv("POD_NAME");
+  if (pod && *pod)
+    eo.instance = pod;
+  c->q = gb_workqueue_new(&qo);
+  c->events = gb_events_new(o->client, &eo);
+  c->disc = gb_kube_discovery_new(o->client, o->cfg->discovery_interval_s);
+  c->n_workers = o->cfg->workers;
+  c->workers = calloc((size_t)c->n_workers, sizeof(*c->workers));
+  for (int b = 1; b < 3; b++)
+    c->pg_tab[b] = calloc(PG_BUCKETS, sizeof(*c->pg_tab[b]));
+  c->gangs = calloc(GANG_BUCKETS, sizeof(*c->gangs));
+  int rc = 0;
+  if (!c->q || !c->events || !c->disc || !c->workers || !c->pg_tab[1] || !c->pg_tab[2] ||
+      !c->gangs)
+    rc = GC_ENOMEM;
+  for (int i = INF_TJ; !rc && i <= INF_CRD; i++) {
+    if (i == INF_CRD && !o->cfg->watch_crds)
+      continue;
+    rc = make_informer(c, i, &c->inf[i], d);
+  }
+  if (rc) {
+    gb_controller_free(c);
+    return rc;
+  }
+  *out = c;
+  return 0;
+}
+
+int gb_controller_start(struct gb_controller *c) {
+  if (c->started)
+    return GC_EUSAGE;
+  c->started = 1;
+  for (int i = INF_TJ; i <= INF_CRD; i++) {
+    int rc = c->inf[i] ? gb_informer_start(c->inf[i]) : 0;
+    if (rc)
+      return rc;
+  }
+  if (pthread_create(&c->hk, NULL, hk_main, c))
+    return GC_ENOMEM;
+  c->hk_started = 1;
+  return 0;
+}
+
+int gb_controller_synced(struct gb_controller *c) {
+  pthread_mutex_lock(&c->mu);
+  int s = c->synced;
+  pthread_mutex_unlock(&c->mu);
+  return s;
+}
+
+void gb_controller_stop(struct gb_controller *c) {
+  if (!c)
+    return;
+  atomic_store(&c->stopping, 1);
+  kick(c);
+  if (c->hk_started) {
+    pthread_join(c->hk, NULL);
+    c->hk_started = 0;
+  }
+  gb_workqueue_shutdown(c->q);
+  pthread_mutex_lock(&c->mu);
+  int n = c->synced ? c->n_workers : 0;
+  c->n_workers = 0;
+  pthread_mutex_unlock(&c->mu);
+  for (int i = 0; i < n; i++)
+    pthread_join(c->workers[i], NULL);
+  for (int i = 0; i < INF_N; i++)
+    if (c->inf[i])
+      gb_informer_stop(c->inf[i]);
+}
+
+void gb_controller_free(struct gb_controller *c) {
+  if (!c)
+    return;
+  gb_controller_stop(c);
+  for (int i = 0; i < INF_N; i++)
+    gb_informer_free(c->inf[i]);
+  for (int b = 1; b < 3; b++) {
+    for (size_t i = 0; c->pg_tab[b] && i < PG_BUCKETS; i++) {
+      struct pg_state *s = c->pg_tab[b][i];
+      while (s) {
+        struct pg_state *n = s->next;
+        free(s);
+        s = n;
+      }
+    }
+    free(c->pg_tab[b]);
+  }
+  for (size_t i = 0; c->gangs && i < GANG_BUCKETS; i++) {
+    struct gang_count *g = c->gangs[i];
+    while (g) {
+      struct gang_count *n = g->next;
+      free(g);
+      g = n;
+    }
+  }
+  free(c->gangs);
+  gb_kube_discovery_free(c->disc);
+  gb_events_free(c->events);
+  gb_workqueue_free(c->q);
+  free(c->workers);
+  pthread_cond_destroy(&c->cond);
+  pthread_mutex_destroy(&c->mu);
+  pthread_mutex_destroy(&c->pg_mu);
+  pthread_mutex_destroy(&c->gang_mu);
+  pthread_mutex_destroy(&c->collect_mu);
+  free(c);
+}
+
+/* ---- webhook, readiness, metrics ---------------------------------------------------- */
+
+static int in_list(const char *list, const char *name) {
+  size_t n = strlen(name);
+  for (const char *p = list; p && *p;) {
+    const char *comma = strchr(p, ',');
+    size_t len = comma ? (size_t)(comma - p) : strlen(p);
+    if (len == n && !strncmp(p, name, n))
+      return 1;
+    p = comma ? comma + 1 : NULL;
+  }
+  return 0;
+}
+
+static const char *str_of(const struct gc_value *v, const char *path) {
+  return gc_value_as_str(gc_value_path(v, path));
+}
+
+/* The PodGroup informers only hold PodGroups labelled as gangbridge's, so a
+ * foreign PodGroup of the TrainJob's name is not in the cache: ask the API
+ * (only when the cache has none, i.e. before gangbridge has made one).
+ * Returns 0 with *pg set (NULL when there is none), or GC_EIO with `reason`. */
+static int uncached_podgroup(struct gb_controller *c, enum gc_backend b, const char *ns,
+                             const char *name, struct gc_arena *a, const struct gc_value **pg,
+                             char *reason, size_t reason_size) {
+  char path[1024];
+  json_object *obj = NULL;
+  struct gb_kube_error e;
+  gb_kube_error_clear(&e);
+  *pg = NULL;
+  int rc = gb_kube_path(path, sizeof(path), gb_backend_group(b), gb_backend_version(b),
+                        "podgroups", ns, name);
+  if (!rc)
+    rc = gb_kube_get(c->o.client, path, &obj, &e);
+  if (rc == GC_ENOTFOUND)
+    return 0;
+  struct gc_value *v = NULL;
+  if (!rc)
+    rc = gb_kube_json_to_value(a, obj, 64, &v);
+  json_object_put(obj);
+  if (rc) {
+    snprintf(reason, reason_size, "cannot read PodGroup %s/%s: %s", ns, name,
+             e.message[0] ? e.message : gc_strerror(rc));
+    return GC_EIO;
+  }
+  *pg = v;
+  return 0;
+}
+
+/* A Warning Event on the TrainJob whose pods the webhook will not bind. */
+static void mismatch_event(struct gb_controller *c, const struct gc_value *tj, int deny,
+                           const char *why) {
+  char msg[512];
+  snprintf(msg, sizeof(msg), "%s: its pods are %s", why,
+           deny ? "denied until it matches (webhook.denyOnPodGroupMismatch)"
+                : "admitted without gang binding");
+  struct gb_event_ref ref = {GC_TRAINER_API, "TrainJob", str_of(tj, "metadata.namespace"),
+                             str_of(tj, "metadata.name"), str_of(tj, "metadata.uid")};
+  struct gb_kube_error e;
+  gb_kube_error_clear(&e);
+  if (c->events && gb_events_emit(c->events, &ref, GB_EVENT_WARNING, "PodGroupMismatch", msg, &e))
+    gb_log(GB_LOG_WARN, "cannot record event", "reason", "PodGroupMismatch", "error", e.message,
+           NULL);
+}
+
+int gb_controller_webhook_lookup(void *ctx, const char *ns, const char *jobset_name,
+                                 const char *rjob_name, struct gb_webhook_decision *out,
+                                 char *reason, size_t reason_size) {
+  struct gb_controller *c = ctx;
+  if (!gb_controller_synced(c)) {
+    snprintf(reason, reason_size, "gangbridge caches are not synced yet");
+    return GC_EIO;
+  }
+  struct gc_arena *a = gc_arena_new(64u << 20);
+  if (!a)
+    return GC_ENOMEM;
+  struct gb_rc_env env;
+  env_snapshot(c, &env);
+  struct gb_rc_input in;
+  struct gb_rc_plan plan;
+  int rc = gb_reconcile_gather(&env, ns, jobset_name, a, &in);
+  if (rc == GC_ENOTFOUND) { /* a JobSet that no TrainJob owns */
+    rc = 0;
+    goto out;
+  }
+  if (rc) {
+    snprintf(reason, reason_size, "cannot read TrainJob %s/%s from the cache: %s", ns,
+             jobset_name, gc_strerror(rc));
+    goto out;
+  }
+  if ((rc = gb_reconcile_plan(&in, a, &plan)))
+    goto out;
+  enum gc_backend b = plan.backend;
+  const char *bound = plan.bound_jobs;
+  if (plan.action == GB_RC_WAIT && plan.managed) {
+    /* Cannot compute now: bind by the existing PodGroup when there is one. */
+    for (int i = GC_BACKEND_VOLCANO; i <= GC_BACKEND_COSCHEDULING && !bound; i++)
+      if (in.pg[i]) {
+        b = (enum gc_backend)i;
+        bound = gc_value_as_str(
+            gc_map_get(gc_value_path(in.pg[i], "metadata.annotations"), GB_ANN_BOUND_JOBS));
+      }
+    if (!bound) {
+      snprintf(reason, reason_size, "TrainJob %s/%s: %s", ns, jobset_name, plan.why);
+      rc = GC_EIO;
+      goto out;
+    }
+  } else if ((plan.action != GB_RC_KEEP && plan.action != GB_RC_APPLY) || !bound ||
+             b == GC_BACKEND_UNSET) {
+    goto out; /* not ours, finished or invalid: leave the pod alone */
+  }
+  out->managed = 1;
+  out->backend = b;
+  out->bind = in_list(bound, rjob_name);
+  const struct gc_value *pg = in.pg[b];
+  if (out->bind && !pg && (rc = uncached_podgroup(c, b, ns, jobset_name, a, &pg, reason,
+                                                   reason_size)))
+    goto out;
+  if (out->bind && !gb_webhook_podgroup_bindable(pg, str_of(in.trainjob, "metadata.uid"),
+                                                 plan.desired, out->why, sizeof(out->why))) {
+    out->mismatch = 1;
+    mismatch_event(c, in.trainjob, c->cfg->webhook_deny_on_mismatch, out->why);
+  }
+  snprintf(out->group, sizeof(out->group), "%s", jobset_name);
+  snprintf(out->scheduler_name, sizeof(out->scheduler_name), "%s",
+           b == GC_BACKEND_VOLCANO ? c->cfg->scheduler_volcano : c->cfg->scheduler_coscheduling);
+out:
+  gc_arena_free(a);
+  return rc;
+}
+
+int gb_controller_ready_check(void *ctx, char *reason, size_t size) {
+  struct gb_controller *c = ctx;
+  if (gb_controller_synced(c))
+    return 0;
+  snprintf(reason, size, "informer caches not synced yet");
+  return 1;
+}
+
+void gb_controller_collect(void *ctx, struct gb_metrics *reg) {
+  (void)reg;
+  struct gb_controller *c = ctx;
+  const struct gb_service_metrics *m = c->o.metrics;
+  if (!m)
+    return;
+  pthread_mutex_lock(&c->collect_mu);
+  gb_gauge_set(m->queue_depth, NULL, (double)gb_workqueue_len(c->q));
+  unsigned long long r = gb_workqueue_retries(c->q);
+  if (r > c->last_retries)
+    gb_counter_add(m->queue_retries, NULL, (double)(r - c->last_retries));
+  c->last_retries = r;
+
+  gb_metric_clear(m->podgroups);
+  pthread_mutex_lock(&c->pg_mu);
+  for (int b = 1; b < 3; b++) {
+    /* Few distinct phases: count them in a small table. */
+    char phases[16][24];
+    double counts[16];
+    int n = 0;
+    for (size_t i = 0; i < PG_BUCKETS; i++)
+      for (struct pg_state *s = c->pg_tab[b][i]; s; s = s->next) {
+        int j = 0;
+        while (j < n && strcmp(phases[j], s->phase) != 0)
+          j++;
+        if (j == n) {
+          if (n == 16)
+            continue;
+          snprintf(phases[n], sizeof(phases[n]), "%s", s->phase);
+          counts[n++] = 0;
+        }
+        counts[j]++;
+      }
+    for (int j = 0; j < n; j++)
+      gb_gauge_set(m->podgroups, (const char *[]){gc_backend_name((enum gc_backend)b), phases[j]},
+                   counts[j]);
+  }
+  pthread_mutex_unlock(&c->pg_mu);
+
+  for (int i = 0; i < INF_N; i++) {
+    pthread_mutex_lock(&c->mu);
+    struct gb_informer *inf = c->inf[i];
+    pthread_mutex_unlock(&c->mu);
+    if (!inf)
+      continue;
+    struct gb_informer_stats st;
+    gb_informer_stats(inf, &st);
+    const struct gb_informer_stats *old = &c->last_stats[i];
+    const char *res = INF_DEFS[i].resource;
+    if (st.relists_gone > old->relists_gone)
+      gb_counter_add(m->watch_restarts, (const char *[]){res, GB_M_WATCH_GONE},
+                     (double)(st.relists_gone - old->relists_gone));
+    if (st.watch_failures > old->watch_failures)
+      gb_counter_add(m->watch_restarts, (const char *[]){res, GB_M_WATCH_ERROR},
+                     (double)(st.watch_failures - old->watch_failures));
+    /* Watches that ended normally: every started watch but the current one,
+     * less those that failed. */
+    unsigned long long ends = st.watches > st.watch_failures + 1
+                                  ? st.watches - st.watch_failures - 1
+                                  : 0;
+    if (ends > c->last_timeouts[i])
+      gb_counter_add(m->watch_restarts, (const char *[]){res, GB_M_WATCH_TIMEOUT},
+                     (double)(ends - c->last_timeouts[i]));
+    if (ends > c->last_timeouts[i])
+      c->last_timeouts[i] = ends;
+    c->last_stats[i] = st;
+  }
+  pthread_mutex_unlock(&c->collect_mu);
+}

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * gb_controller: the Kubernetes side of `gangbridge serve`.  It owns the
+ * informers (TrainJobs, TrainingRuntimes, ClusterTrainingRuntimes,
+ * Namespaces, JobSet pods (a compact record each, counted per gang),
+ * CustomResourceDefinitions (name, group and versions only), and, once
+ * discovery finds their APIs, Volcano and coscheduling PodGroups and
+ * Volcano Queues), the work
+ * queue that their events feed, the worker threads that run gb_reconcile,
+ * the periodic API discovery behind `scheduling.backend: auto` (re-checked
+ * at once when a scheduling CRD changes), the webhook's lookup, readiness
+ * (every informer synced), and the cache-derived metrics.  Writes happen
+ * only while the is_leader predicate says so; gb_controller_resync re-queues
+ * every TrainJob (call it on becoming leader).  `serve`'s wiring
+ * (configuration, HTTP servers, webhook, gRPC, leader election, signals)
+ * is the CLI's: cli/gb_serve.c.
+ *
+ * Thread-safety: new/start/stop/free from one thread.  resync, synced, the
+ * webhook lookup, the readiness check and the metrics collector may be
+ * called from any thread.
+ */
+#ifndef GB_CONTROLLER_H
+#define GB_CONTROLLER_H
+
+#include <stddef.h>
+
+#include "gb_config.h"
+#include "gb_kube_client.h"
+#include "gb_metrics.h"
+#include "gb_webhook.h"
+
+struct gb_controller_opts {
+  const struct gb_config *cfg;      /* validated; borrowed */
+  struct gb_kube_client *client;    /* borrowed */
+  const struct gb_service_metrics *metrics; /* optional; borrowed */
+  int (*is_leader)(void *ctx);      /* NULL: always the leader */
+  void *leader_ctx;
+};
+
+struct gb_controller;
+
+/* Creates a stopped controller.  Returns 0, GC_EINVAL or GC_ENOMEM. */
+int gb_controller_new(const struct gb_controller_opts *o, struct gb_controller **out,
+                      struct gc_diags *d);
+
+/* Starts informers, discovery and (once every cache has synced) workers.
+ * Returns 0 or a GC_E* code. */
+int gb_controller_start(struct gb_controller *c);
+
+/* 1 once every running informer has synced and workers run. */
+int gb_controller_synced(struct gb_controller *c);
+
+/* Queues every cached TrainJob. */
+void gb_controller_resync(struct gb_controller *c);
+
+/* Stops workers, discovery and informers (waits for them).  Idempotent. */
+void gb_controller_stop(struct gb_controller *c);
+void gb_controller_free(struct gb_controller *c);
+
+/* gb_webhook_lookup_fn over the controller's caches (ctx = controller). */
+int gb_controller_webhook_lookup(void *ctx, const char *ns, const char *jobset_name,
+                                 const char *rjob_name, struct gb_webhook_decision *out,
+                                 char *reason, size_t reason_size);
+
+/* gb_health_check_fn: ready once synced (ctx = controller). */
+int gb_controller_ready_check(void *ctx, char *reason, size_t size);
+
+/* Metrics collector (ctx = controller): queue depth and retries, PodGroups
+ * by phase, watch restarts. */
+void gb_controller_collect(void *ctx, struct gb_metrics *reg);
+
+#endif

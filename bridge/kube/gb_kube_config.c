@@ -1,0 +1,777 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * gb_kube_config: kubeconfig and in-cluster configuration.  The kubeconfig is
+ * loaded with libyaml's document API into a gc_value tree whose scalars are
+ * all strings (kubeconfig has no typed values except the one boolean, which
+ * is interpreted here), keeping each node's position for messages.
+ */
+#include "gb_kube_config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <yaml.h>
+
+#include "gc_arena.h"
+#include "gc_value.h"
+
+#define MAX_YAML_NODES 100000
+#define MAX_YAML_DEPTH 32
+
+struct gb_kube_token_cache {
+  pthread_mutex_t lock;
+  char *token;        /* last good token from token_file */
+  struct timespec mtime;
+  off_t size;
+  ino_t ino;
+  time_t read_at;     /* CLOCK_MONOTONIC seconds of the last read */
+  int have;
+};
+
+/* ---- small helpers ---------------------------------------------------- */
+
+/* strdup that passes NULL through. */
+static char *xstrdup(const char *s) { return s ? strdup(s) : NULL; }
+
+static int b64val(unsigned char c) {
+  if (c >= 'A' && c <= 'Z')
+    return c - 'A';
+  if (c >= 'a' && c <= 'z')
+    return c - 'a' + 26;
+  if (c >= '0' && c <= '9')
+    return c - '0' + 52;
+  if (c == '+')
+    return 62;
+  if (c == '/')
+    return 63;
+  return -1;
+}
+
+unsigned char *gb_base64_decode(const char *text, size_t len, size_t *out_len) {
+  unsigned char *out = malloc(len / 4 * 3 + 4);
+  if (!out)
+    return NULL;
+  size_t n = 0, pad = 0;
+  unsigned acc = 0, bits = 0, seen = 0;
+  for (size_t i = 0; i < len; i++) {
+    unsigned char c = (unsigned char)text[i];
+    if (c == ' ' || c == '\n' || c == '\r' || c == '\t')
+      continue;
+    if (c == '=') {
+      pad++;
+      continue;
+    }
+    int v = b64val(c);
+    if (v < 0 || pad)
+      goto bad;
+    acc = (acc << 6) | (unsigned)v;
+    bits += 6;
+    seen++;
+    if (bits >= 8) {
+      bits -= 8;
+      out[n++] = (unsigned char)(acc >> bits);
+      acc &= (1u << bits) - 1;
+    }
+  }
+  /* A single leftover sextet cannot encode a byte; padding beyond two and
+   * non-zero leftover bits are malformed too. */
+  if (seen % 4 == 1 || pad > 2 || acc != 0)
+    goto bad;
+  out[n] = 0;
+  *out_len = n;
+  return out;
+bad:
+  free(out);
+  return NULL;
+}
+
+static double mono_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Reads a whole small file into a malloc'd NUL-terminated buffer. */
+static int read_file(const char *path, size_t max, char **out, size_t *out_len, struct stat *st_out,
+                     struct gc_diags *d) {
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    gc_diags_addf(d, "%s: cannot open: %s", path, strerror(errno));
+    return errno == ENOENT ? GC_ENOTFOUND : GC_EIO;
+  }
+  int rc = GC_OK;
+  char *buf = NULL;
+  struct stat st;
+  if (fstat(fileno(f), &st) != 0) {
+    gc_diags_addf(d, "%s: cannot stat: %s", path, strerror(errno));
+    rc = GC_EIO;
+    goto out;
+  }
+  if (st_out)
+    *st_out = st;
+  buf = malloc(max + 1);
+  if (!buf) {
+    rc = GC_ENOMEM;
+    goto out;
+  }
+  size_t n = fread(buf, 1, max + 1, f);
+  if (ferror(f)) {
+    gc_diags_addf(d, "%s: read error", path);
+    rc = GC_EIO;
+    goto out;
+  }
+  if (n > max) {
+    gc_diags_addf(d, "%s: larger than the limit of %zu bytes", path, max);
+    rc = GC_ELIMIT;
+    goto out;
+  }
+  buf[n] = 0;
+  *out = buf;
+  *out_len = n;
+  buf = NULL;
+out:
+  free(buf);
+  fclose(f);
+  return rc;
+}
+
+/* ---- YAML to tree ----------------------------------------------------- */
+
+struct ytree {
+  struct gc_arena *arena;
+  yaml_document_t *doc;
+  size_t nodes;
+};
+
+static struct gc_value *ynode(struct ytree *t, yaml_node_t *n, int depth) {
+  if (!n || depth > MAX_YAML_DEPTH || ++t->nodes > MAX_YAML_NODES)
+    return NULL;
+  struct gc_value *v = NULL;
+  switch (n->type) {
+  case YAML_SCALAR_NODE: {
+    const char *s = (const char *)n->data.scalar.value;
+    size_t len = n->data.scalar.length;
+    int plain = n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+    if (plain && (len == 0 || (len == 1 && s[0] == '~') || (len == 4 && !memcmp(s, "null", 4))))
+      v = gc_value_null(t->arena);
+    else {
+      v = gc_value_str(t->arena, s, len);
+      if (v)
+        v->text = v->u.s;
+    }
+    break;
+  }
+  case YAML_SEQUENCE_NODE:
+    v = gc_value_seq(t->arena);
+    for (yaml_node_item_t *it = n->data.sequence.items.start; v && it < n->data.sequence.items.top;
+         it++) {
+      struct gc_value *c = ynode(t, yaml_document_get_node(t->doc, *it), depth + 1);
+      if (!c || gc_seq_push(t->arena, v, c) != GC_OK)
+        return NULL;
+    }
+    break;
+  case YAML_MAPPING_NODE:
+    v = gc_value_map(t->arena);
+    for (yaml_node_pair_t *p = n->data.mapping.pairs.start; v && p < n->data.mapping.pairs.top;
+         p++) {
+      yaml_node_t *k = yaml_document_get_node(t->doc, p->key);
+      if (!k || k->type != YAML_SCALAR_NODE)
+        continue; /* complex keys never occur in kubeconfig; ignore them */
+      struct gc_value *c = ynode(t, yaml_document_get_node(t->doc, p->value), depth + 1);
+      if (!c || gc_map_append(t->arena, v, (const char *)k->data.scalar.value,
+                              k->data.scalar.length, c) != GC_OK)
+        return NULL;
+    }
+    break;
+  default:
+    return NULL;
+  }
+  if (v) {
+    v->line = (uint32_t)n->start_mark.line + 1;
+    v->col = (uint32_t)n->start_mark.column + 1;
+  }
+  return v;
+}
+
+static int parse_yaml(const char *name, const char *buf, size_t len, struct gc_arena *a,
+                      struct gc_value **root, struct gc_diags *d) {
+  yaml_parser_t p;
+  yaml_document_t doc;
+  if (!yaml_parser_initialize(&p))
+    return GC_ENOMEM;
+  yaml_parser_set_input_string(&p, (const unsigned char *)buf, len);
+  if (!yaml_parser_load(&p, &doc)) {
+    gc_diags_addf(d, "%s:%zu:%zu: %s", name, p.problem_mark.line + 1, p.problem_mark.column + 1,
+                  p.problem ? p.problem : "YAML syntax error");
+    yaml_parser_delete(&p);
+    return GC_EINVAL;
+  }
+  int rc = GC_OK;
+  yaml_node_t *r = yaml_document_get_root_node(&doc);
+  if (!r) {
+    gc_diags_addf(d, "%s:1:1: empty kubeconfig", name);
+    rc = GC_EINVAL;
+    goto out;
+  }
+  struct ytree t = {a, &doc, 0};
+  *root = ynode(&t, r, 0);
+  if (!*root) {
+    gc_diags_addf(d, "%s:1:1: kubeconfig too large, too deeply nested or out of memory", name);
+    rc = GC_ELIMIT;
+    goto out;
+  }
+  if ((*root)->type != GC_MAP) {
+    gc_diags_addf(d, "%s:%u:%u: kubeconfig must be a mapping", name, (*root)->line,
+                  (*root)->col);
+    rc = GC_EINVAL;
+  }
+out:
+  yaml_document_delete(&doc);
+  yaml_parser_delete(&p);
+  return rc;
+}
+
+/* ---- kubeconfig interpretation ----------------------------------------- */
+
+struct kload {
+  const char *name; /* file name for messages */
+  char *dir;        /* directory for relative paths ("" for none) */
+  struct gc_diags *d;
+  struct gb_kube_config *cfg;
+};
+
+/* Reports "file:line:col: where: message" at node v (or its parent pos). */
+static int kerr(struct kload *k, const struct gc_value *v, const char *where, const char *msg) {
+  gc_diags_addf(k->d, "%s:%u:%u: %s: %s", k->name, v ? v->line : 1, v ? v->col : 1, where, msg);
+  return GC_EINVAL;
+}
+
+/* Optional string field: NULL if absent or null; error if not a string. */
+static int kstr(struct kload *k, const struct gc_value *map, const char *key, const char *where,
+                const char **out) {
+  *out = NULL;
+  struct gc_value *v = gc_map_get(map, key);
+  if (!v || v->type == GC_NULL)
+    return GC_OK;
+  if (v->type != GC_STR) {
+    char w[256];
+    snprintf(w, sizeof(w), "%s.%s", where, key);
+    return kerr(k, v, w, "must be a string");
+  }
+  *out = v->u.s;
+  return GC_OK;
+}
+
+/* Finds the entry named `name` in a list of {name, <inner>: {...}}; returns
+ * the inner map or NULL with an error. */
+static int kfind(struct kload *k, const struct gc_value *root, const char *list, const char *inner,
+                 const char *name, const struct gc_value *ref, const char *ref_where,
+                 const struct gc_value **out, char *where, size_t where_cap) {
+  struct gc_value *seq = gc_map_get(root, list);
+  if (seq && seq->type != GC_SEQ && seq->type != GC_NULL)
+    return kerr(k, seq, list, "must be a list");
+  for (size_t i = 0; seq && seq->type == GC_SEQ && i < seq->len; i++) {
+    struct gc_value *e = seq->u.items[i];
+    snprintf(where, where_cap, "%s[%zu]", list, i);
+    if (e->type != GC_MAP)
+      return kerr(k, e, where, "must be a mapping");
+    const char *n = NULL;
+    int rc = kstr(k, e, "name", where, &n);
+    if (rc)
+      return rc;
+    if (!n || strcmp(n, name) != 0)
+      continue;
+    struct gc_value *in = gc_map_get(e, inner);
+    char w2[300];
+    snprintf(w2, sizeof(w2), "%s.%s", where, inner);
+    if (!in || in->type != GC_MAP)
+      return kerr(k, in ? in : e, w2, "missing or not a mapping");
+    snprintf(where, where_cap, "%s[%zu].%s", list, i, inner);
+    *out = in;
+    return GC_OK;
+  }
+  char msg[300];
+  snprintf(msg, sizeof(msg), "%s \"%s\" not found in %s", inner, name, list);
+  return kerr(k, ref, ref_where, msg);
+}
+
+/* Resolves a possibly relative path against the kubeconfig's directory. */
+static char *kpath(struct kload *k, const char *p) {
+  if (p[0] == '/' || !k->dir[0])
+    return xstrdup(p);
+  size_t n = strlen(k->dir) + 1 + strlen(p) + 1;
+  char *s = malloc(n);
+  if (s)
+    snprintf(s, n, "%s/%s", k->dir, p);
+  return s;
+}
+
+/* Loads a "<field>" path and "<field>-data" base64 pair (mutually exclusive
+ * in the sense that -data wins, as in client-go). */
+static int kfile_or_data(struct kload *k, const struct gc_value *map, const char *where,
+                         const char *field, char **path_out, unsigned char **data_out,
+                         size_t *len_out) {
+  char dkey[64];
+  snprintf(dkey, sizeof(dkey), "%s-data", field);
+  const char *p = NULL, *data = NULL;
+  int rc = kstr(k, map, field, where, &p);
+  if (!rc)
+    rc = kstr(k, map, dkey, where, &data);
+  if (rc)
+    return rc;
+  if (data) {
+    struct gc_value *v = gc_map_get(map, dkey);
+    *data_out = gb_base64_decode(data, v->len, len_out);
+    if (!*data_out || *len_out == 0) {
+      free(*data_out);
+      *data_out = NULL;
+      char w[256];
+      snprintf(w, sizeof(w), "%s.%s", where, dkey);
+      return kerr(k, v, w, "not valid base64 (or empty)");
+    }
+    return GC_OK;
+  }
+  if (p && p[0]) {
+    *path_out = kpath(k, p);
+    if (!*path_out)
+      return GC_ENOMEM;
+  }
+  return GC_OK;
+}
+
+/* Reads cluster.server into *out (caller frees; trailing slashes dropped):
+ * it must be an http(s) URL that names a host. */
+static int read_server(struct kload *k, const struct gc_value *cluster, const char *cwhere,
+                       char **out) {
+  const char *server = NULL;
+  char w[200];
+  int rc;
+  if ((rc = kstr(k, cluster, "server", cwhere, &server)))
+    return rc;
+  if (!server || !server[0]) {
+    snprintf(w, sizeof(w), "%s.server", cwhere);
+    return kerr(k, cluster, w, "missing");
+  }
+  size_t scheme = !strncmp(server, "https://", 8) ? 8 : !strncmp(server, "http://", 7) ? 7 : 0;
+  if (!scheme) {
+    snprintf(w, sizeof(w), "%s.server", cwhere);
+    return kerr(k, gc_map_get(cluster, "server"), w, "must start with https:// or http://");
+  }
+  /* "https://" or "https:///x" names no host: curl would fail later with a
+   * message that no longer says which kubeconfig field is wrong. */
+  if (server[scheme] == '\0' || server[scheme] == '/') {
+    snprintf(w, sizeof(w), "%s.server", cwhere);
+    return kerr(k, gc_map_get(cluster, "server"), w, "names no host");
+  }
+  *out = xstrdup(server);
+  if (!*out)
+    return GC_ENOMEM;
+  size_t sl = strlen(*out);
+  while (sl > 0 && (*out)[sl - 1] == '/')
+    (*out)[--sl] = 0;
+  return GC_OK;
+}
+
+static int interpret(struct kload *k, const struct gc_value *root, const char *ctx_name) {
+  struct gb_kube_config *c = k->cfg;
+  const struct gc_value *ctx = NULL, *cluster = NULL, *user = NULL;
+  char cwhere[128], uwhere[128], xwhere[128];
+  int rc;
+
+  const char *cur = ctx_name;
+  const struct gc_value *cur_node = root;
+  const char *cur_where = "--context";
+  if (!cur) {
+    rc = kstr(k, root, "current-context", "kubeconfig", &cur);
+    if (rc)
+      return rc;
+    cur_node = gc_map_get(root, "current-context");
+    cur_where = "current-context";
+    if (!cur || !cur[0])
+      return kerr(k, root, "current-context", "not set and no context was given");
+  }
+  rc = kfind(k, root, "contexts", "context", cur, cur_node ? cur_node : root, cur_where, &ctx,
+             xwhere, sizeof(xwhere));
+  if (rc)
+    return rc;
+  c->context = xstrdup(cur);
+  const char *cl = NULL, *us = NULL, *ns = NULL;
+  if ((rc = kstr(k, ctx, "cluster", xwhere, &cl)) || (rc = kstr(k, ctx, "user", xwhere, &us)) ||
+      (rc = kstr(k, ctx, "namespace", xwhere, &ns)))
+    return rc;
+  if (!cl || !cl[0]) {
+    char w[200];
+    snprintf(w, sizeof(w), "%s.cluster", xwhere);
+    return kerr(k, ctx, w, "missing");
+  }
+  c->namespace = xstrdup(ns && ns[0] ? ns : "default");
+
+  char w[200];
+  snprintf(w, sizeof(w), "%s.cluster", xwhere);
+  rc = kfind(k, root, "clusters", "cluster", cl, gc_map_get(ctx, "cluster"), w, &cluster, cwhere,
+             sizeof(cwhere));
+  if (rc)
+    return rc;
+  if ((rc = read_server(k, cluster, cwhere, &c->server)))
+    return rc;
+  rc = kfile_or_data(k, cluster, cwhere, "certificate-authority", &c->ca_file, &c->ca_data,
+                     &c->ca_len);
+  if (rc)
+    return rc;
+  struct gc_value *ins = gc_map_get(cluster, "insecure-skip-tls-verify");
+  if (ins && ins->type != GC_NULL) {
+    snprintf(w, sizeof(w), "%s.insecure-skip-tls-verify", cwhere);
+    if (ins->type != GC_STR)
+      return kerr(k, ins, w, "must be true or false");
+    if (!strcmp(ins->u.s, "true"))
+      c->insecure_skip_tls_verify = 1;
+    else if (strcmp(ins->u.s, "false") != 0)
+      return kerr(k, ins, w, "must be true or false");
+  }
+
+  if (us && us[0]) {
+    snprintf(w, sizeof(w), "%s.user", xwhere);
+    rc = kfind(k, root, "users", "user", us, gc_map_get(ctx, "user"), w, &user, uwhere,
+               sizeof(uwhere));
+    if (rc)
+      return rc;
+    const char *tok = NULL, *tokf = NULL;
+    if ((rc = kstr(k, user, "token", uwhere, &tok)) ||
+        (rc = kstr(k, user, "tokenFile", uwhere, &tokf)))
+      return rc;
+    /* Both may be set: as in client-go, the file wins once it has been
+     * read, and the static token is the fallback until then. */
+    if (tok && tok[0]) {
+      c->token = xstrdup(tok);
+      if (!c->token)
+        return GC_ENOMEM;
+    }
+    if (tokf && tokf[0]) {
+      c->token_file = kpath(k, tokf);
+      if (!c->token_file)
+        return GC_ENOMEM;
+    }
+    rc = kfile_or_data(k, user, uwhere, "client-certificate", &c->cert_file, &c->cert_data,
+                       &c->cert_len);
+    if (!rc)
+      rc = kfile_or_data(k, user, uwhere, "client-key", &c->key_file, &c->key_data, &c->key_len);
+    if (rc)
+      return rc;
+    int has_cert = c->cert_file || c->cert_data, has_key = c->key_file || c->key_data;
+    if (has_cert != has_key) {
+      snprintf(w, sizeof(w), "%s.%s", uwhere, has_cert ? "client-key" : "client-certificate");
+      return kerr(k, user, w, "missing (a client certificate needs both certificate and key)");
+    }
+    static const char *unsupported[] = {"exec", "auth-provider", "username", "password"};
+    for (size_t i = 0; i < sizeof(unsupported) / sizeof(*unsupported); i++) {
+      struct gc_value *x = gc_map_get(user, unsupported[i]);
+      if (x && x->type != GC_NULL && !c->token && !c->token_file && !has_cert) {
+        snprintf(w, sizeof(w), "%s.%s", uwhere, unsupported[i]);
+        return kerr(k, x, w, "not supported by gangbridge; use token, tokenFile or a client "
+                             "certificate");
+      }
+    }
+  }
+  return GC_OK;
+}
+
+static struct gb_kube_config *config_alloc(void) {
+  struct gb_kube_config *c = calloc(1, sizeof(*c));
+  if (!c)
+    return NULL;
+  c->tc = calloc(1, sizeof(*c->tc));
+  if (!c->tc) {
+    free(c);
+    return NULL;
+  }
+  pthread_mutex_init(&c->tc->lock, NULL);
+  c->token_refresh_s = 60;
+  return c;
+}
+
+int gb_kube_config_load_buffer(const char *name, const char *buf, size_t len,
+                               const char *context, struct gb_kube_config **out,
+                               struct gc_diags *diags) {
+  *out = NULL;
+  if (len > GB_KUBE_CONFIG_MAX_BYTES) {
+    gc_diags_addf(diags, "%s: larger than the limit of %u bytes", name,
+                  GB_KUBE_CONFIG_MAX_BYTES);
+    return GC_ELIMIT;
+  }
+  struct gc_arena *a = gc_arena_new(64u * 1024 * 1024);
+  struct gb_kube_config *c = config_alloc();
+  struct kload k = {name, NULL, diags, c};
+  int rc = GC_ENOMEM;
+  if (!a || !c)
+    goto out;
+  k.dir = xstrdup(name);
+  if (!k.dir)
+    goto out;
+  char *slash = strrchr(k.dir, '/');
+  if (slash)
+    *slash = 0;
+  else
+    k.dir[0] = 0;
+  c->source = xstrdup(name);
+  struct gc_value *root = NULL;
+  rc = parse_yaml(name, buf, len, a, &root, diags);
+  if (rc)
+    goto out;
+  rc = interpret(&k, root, context);
+  if (rc)
+    goto out;
+  *out = c;
+  c = NULL;
+out:
+  free(k.dir);
+  gb_kube_config_free(c);
+  gc_arena_free(a);
+  return rc;
+}
+
+int gb_kube_config_load_file(const char *path, const char *context,
+                             struct gb_kube_config **out, struct gc_diags *diags) {
+  char *buf = NULL;
+  size_t len = 0;
+  *out = NULL;
+  int rc = read_file(path, GB_KUBE_CONFIG_MAX_BYTES, &buf, &len, NULL, diags);
+  if (rc)
+    return rc;
+  rc = gb_kube_config_load_buffer(path, buf, len, context, out, diags);
+  free(buf);
+  return rc;
+}
+
+int gb_kube_config_in_cluster(const char *sa_dir, struct gb_kube_config **out,
+                              struct gc_diags *diags) {
+  *out = NULL;
+  const char *host = getenv("KUBERNETES_SERVICE_HOST");
+  const char *port = getenv("KUBERNETES_SERVICE_PORT");
+  if (!host || !host[0] || !port || !port[0]) {
+    gc_diags_addf(diags, "in-cluster: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must "
+                         "both be set");
+    return GC_ENOTFOUND;
+  }
+  for (const char *p = port; *p; p++)
+    if (*p < '0' || *p > '9' || p - port > 5) {
+      gc_diags_addf(diags, "in-cluster: KUBERNETES_SERVICE_PORT: \"%s\" is not a port number",
+                    port);
+      return GC_EINVAL;
+    }
+  if (strlen(host) > 253 || strpbrk(host, "/ @?#[]")) {
+    gc_diags_addf(diags, "in-cluster: KUBERNETES_SERVICE_HOST: \"%s\" is not a host name or "
+                         "address", host);
+    return GC_EINVAL;
+  }
+  if (!sa_dir)
+    sa_dir = GB_KUBE_SA_DIR;
+  struct gb_kube_config *c = config_alloc();
+  if (!c)
+    return GC_ENOMEM;
+  int rc = GC_ENOMEM;
+  size_t n = strlen(host) + strlen(port) + 16;
+  c->server = malloc(n);
+  c->source = xstrdup("in-cluster");
+  size_t dl = strlen(sa_dir) + 16;
+  c->token_file = malloc(dl);
+  char *ca = malloc(dl), *nsf = malloc(dl);
+  if (!c->server || !c->source || !c->token_file || !ca || !nsf)
+    goto out;
+  /* An IPv6 literal contains ':' and must be bracketed in a URL. */
+  if (strchr(host, ':'))
+    snprintf(c->server, n, "https://[%s]:%s", host, port);
+  else
+    snprintf(c->server, n, "https://%s:%s", host, port);
+  snprintf(c->token_file, dl, "%s/token", sa_dir);
+  snprintf(ca, dl, "%s/ca.crt", sa_dir);
+  snprintf(nsf, dl, "%s/namespace", sa_dir);
+  struct stat st;
+  if (stat(ca, &st) == 0) {
+    c->ca_file = ca;
+    ca = NULL;
+  }
+  char *nsbuf = NULL;
+  size_t nslen = 0;
+  struct gc_diags quiet;
+  gc_diags_init(&quiet);
+  if (read_file(nsf, 256, &nsbuf, &nslen, NULL, &quiet) == GC_OK) {
+    while (nslen > 0 && (nsbuf[nslen - 1] == '\n' || nsbuf[nslen - 1] == ' '))
+      nsbuf[--nslen] = 0;
+    c->namespace = nsbuf;
+  }
+  gc_diags_destroy(&quiet);
+  if (!c->namespace && !(c->namespace = xstrdup("default")))
+    goto out;
+  /* The token must be readable at start; later failures keep the last one. */
+  char tok[16];
+  rc = gb_kube_config_token(c, tok, sizeof(tok), diags);
+  if (rc == GC_ELIMIT)
+    rc = GC_OK;
+  if (rc)
+    goto out;
+  *out = c;
+  c = NULL;
+out:
+  free(ca);
+  free(nsf);
+  gb_kube_config_free(c);
+  return rc;
+}
+
+int gb_kube_config_load(const char *path, const char *context, struct gb_kube_config **out,
+                        struct gc_diags *diags) {
+  *out = NULL;
+  if (path && path[0])
+    return gb_kube_config_load_file(path, context, out, diags);
+  const char *env = getenv("KUBECONFIG");
+  if (env && env[0]) {
+    const char *colon = strchr(env, ':');
+    size_t n = colon ? (size_t)(colon - env) : strlen(env);
+    char *first = malloc(n + 1);
+    if (!first)
+      return GC_ENOMEM;
+    memcpy(first, env, n);
+    first[n] = 0;
+    int rc = gb_kube_config_load_file(first, context, out, diags);
+    free(first);
+    return rc;
+  }
+  if (getenv("KUBERNETES_SERVICE_HOST"))
+    return gb_kube_config_in_cluster(NULL, out, diags);
+  const char *home = getenv("HOME");
+  if (!home || !home[0]) {
+    gc_diags_addf(diags, "no kubeconfig: --kubeconfig and KUBECONFIG unset, not in a cluster, "
+                         "and HOME unset");
+    return GC_ENOTFOUND;
+  }
+  size_t n = strlen(home) + 16;
+  char *p = malloc(n);
+  if (!p)
+    return GC_ENOMEM;
+  snprintf(p, n, "%s/.kube/config", home);
+  int rc = gb_kube_config_load_file(p, context, out, diags);
+  free(p);
+  return rc;
+}
+
+/* gc_diags_move that accepts a NULL destination (messages are dropped). */
+static void move_diags(struct gc_diags *dst, struct gc_diags *src) {
+  if (dst)
+    gc_diags_move(dst, src);
+}
+
+/* Re-reads the token file into the cache when it changed or is stale.
+ * Called with the cache lock held. */
+static int token_refresh(struct gb_kube_config *c, struct gc_diags *d) {
+  struct gb_kube_token_cache *tc = c->tc;
+  struct stat st;
+  double now = mono_now();
+  int changed = 1;
+  if (tc->have && stat(c->token_file, &st) == 0) {
+    changed = st.st_mtim.tv_sec != tc->mtime.tv_sec || st.st_mtim.tv_nsec != tc->mtime.tv_nsec ||
+              st.st_size != tc->size || st.st_ino != tc->ino ||
+              now - (double)tc->read_at >= (double)(c->token_refresh_s ? c->token_refresh_s : 60);
+  }
+  if (!changed)
+    return GC_OK;
+  char *buf = NULL;
+  size_t len = 0;
+  struct gc_diags local;
+  gc_diags_init(&local);
+  int rc = read_file(c->token_file, GB_KUBE_TOKEN_MAX_BYTES, &buf, &len, &st, &local);
+  while (rc == GC_OK && len > 0 &&
+         (buf[len - 1] == '\n' || buf[len - 1] == '\r' || buf[len - 1] == ' '))
+    buf[--len] = 0;
+  if (rc == GC_OK && len == 0) {
+    gc_diags_addf(&local, "%s: token file is empty", c->token_file);
+    rc = GC_EINVAL;
+  }
+  if (rc) {
+    free(buf);
+    if (tc->have) {
+      /* Keep the last good token: the kubelet swaps the file atomically, so
+       * a failed read is transient, and an old token beats no token. */
+      for (size_t i = 0; i < local.n; i++)
+        gc_diags_warnf(d, "%s (keeping the previous token)", local.msgs[i]);
+      tc->read_at = (time_t)now;
+      gc_diags_destroy(&local);
+      return GC_OK;
+    }
+    move_diags(d, &local);
+    gc_diags_destroy(&local);
+    return GC_EIO;
+  }
+  gc_diags_destroy(&local);
+  free(tc->token);
+  tc->token = buf;
+  tc->mtime = st.st_mtim;
+  tc->size = st.st_size;
+  tc->ino = st.st_ino;
+  tc->read_at = (time_t)now;
+  tc->have = 1;
+  return GC_OK;
+}
+
+int gb_kube_config_token(struct gb_kube_config *cfg, char *buf, size_t cap,
+                         struct gc_diags *diags) {
+  if (!cap)
+    return GC_EUSAGE;
+  buf[0] = 0;
+  const char *src = cfg->token;
+  int rc = GC_OK;
+  pthread_mutex_lock(&cfg->tc->lock);
+  if (cfg->token_file) {
+    struct gc_diags local;
+    gc_diags_init(&local);
+    rc = token_refresh(cfg, &local);
+    if (rc == GC_OK && cfg->tc->token) {
+      src = cfg->tc->token;
+      move_diags(diags, &local);
+    } else if (cfg->token) {
+      /* The file was never readable: fall back to the static token, and
+       * say so as a warning. */
+      for (size_t i = 0; i < local.n; i++)
+        gc_diags_warnf(diags, "%s (using the static token)", local.msgs[i]);
+      rc = GC_OK;
+    } else {
+      move_diags(diags, &local);
+    }
+    gc_diags_destroy(&local);
+  }
+  if (rc == GC_OK && src) {
+    size_t n = strlen(src);
+    if (n >= cap)
+      rc = GC_ELIMIT;
+    else
+      memcpy(buf, src, n + 1);
+  }
+  pthread_mutex_unlock(&cfg->tc->lock);
+  return rc;
+}
+
+void gb_kube_config_free(struct gb_kube_config *cfg) {
+  if (!cfg)
+    return;
+  free(cfg->source);
+  free(cfg->context);
+  free(cfg->server);
+  free(cfg->namespace);
+  free(cfg->token);
+  free(cfg->token_file);
+  free(cfg->ca_file);
+  free(cfg->ca_data);
+  free(cfg->cert_file);
+  free(cfg->cert_data);
+  free(cfg->key_file);
+  free(cfg->key_data);
+  if (cfg->tc) {
+    pthread_mutex_destroy(&cfg->tc->lock);
+    free(cfg->tc->token);
+    free(cfg->tc);
+  }
+  free(cfg);
+}
