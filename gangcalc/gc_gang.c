@@ -145,41 +145,7 @@ static size_t vformat(char *buf, size_t cap, const char *f, va_list ap) {
   return n;
 }
 
-/* ---- names and warnings (gc_gang_int.h) ---------------------------------- */
-
-int gc_name_is_dns1035(const char *s, size_t len) {
-  if (!s || len == 0 || len > 63 || strlen(s) != len)
-    return 0;
-  if (s[0] < 'a' || s[0] > 'z')
-    return 0;
-  for (size_t i = 0; i < len; i++) {
-    char ch = s[i];
-    if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-'))
-      return 0;
-  }
-  return s[len - 1] != '-';
-}
-
-int gc_name_is_dns1123_subdomain(const char *s, size_t len) {
-  if (!s || len == 0 || len > 253 || strlen(s) != len)
-    return 0;
-  size_t start = 0;
-  for (size_t i = 0; i <= len; i++) {
-    if (i < len && s[i] != '.')
-      continue;
-    size_t n = i - start;
-    if (n == 0 || n > 63)
-      return 0;
-    for (size_t k = start; k < i; k++) {
-      char ch = s[k];
-      int alnum = (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9');
-      if (!alnum && !(ch == '-' && k != start && k != i - 1))
-        return 0;
-    }
-    start = i + 1;
-  }
-  return 1;
-}
+/* ---- warnings (gc_gang_int.h) -------------------------------------------- */
 
 int gc_gang_warnf(struct gc_gang *g, enum gc_warning_code code, const char *fmt, ...) {
   char buf[2048];
@@ -1884,6 +1850,219 @@ static char *prefix_name(struct gc_arena *a, const char *ns, const char *name) {
   return join_name(a, ns, "/", name);
 }
 
+/* Reads metadata: namespace, name and uid, into g, and sets c->tj.  The
+ * namespace is stored in *ns (arena).  Checks failed are reported through
+ * fail(); returns GC_OK or GC_ENOMEM. */
+static int read_meta(struct ctx *c, const struct gc_value *trainjob, const char **ns_out) {
+  struct gc_gang *g = c->g;
+  const struct gc_value *meta = GET(trainjob, "metadata");
+  const char *ns = c->opts->default_namespace ? c->opts->default_namespace : "default";
+  const struct gc_value *nsv = GET(meta, "namespace");
+  if (nsv && nsv->type == GC_STR && nsv->len)
+    ns = nsv->u.s;
+  const struct gc_value *namev = GET(meta, "name");
+  const char *name = gc_value_as_str(namev);
+  c->tj = prefix_name(c->a, ns, name && *name ? name : "(no name)");
+  if (!c->tj)
+    return GC_ENOMEM;
+  if (!is_null(nsv) && (nsv->type != GC_STR || !gc_name_is_dns1123_label(nsv->u.s, nsv->len)))
+    fail(c, c->tj, "metadata.namespace: must be an RFC 1123 label");
+  if (!name || !*name) {
+    fail(c, c->tj, "metadata.name: %s", is_null(namev) || (name && !*name) ? "required"
+                                                                           : "must be a string");
+  } else if (namev->len > 63) {
+    fail(c, c->tj, "metadata.name: must be no more than 63 characters");
+  } else if (!gc_name_is_dns1035(name, namev->len)) {
+    fail(c, c->tj, "metadata.name: must match RFC 1035 DNS label format (lowercase letters, "
+         "digits and '-', starting with a letter and ending with a letter or digit)");
+  }
+  g->namespace_ = gc_arena_strdup(c->a, ns);
+  g->name = gc_arena_strdup(c->a, name ? name : "");
+  const struct gc_value *uidv = GET(meta, "uid");
+  if (!is_null(uidv) && uidv->type != GC_STR)
+    fail(c, c->tj, "metadata.uid: must be a string");
+  const char *uid = gc_value_as_str(uidv);
+  g->uid = uid && *uid ? gc_arena_strdup(c->a, uid) : NULL;
+  if (!g->namespace_ || !g->name)
+    return GC_ENOMEM;
+  *ns_out = g->namespace_;
+  return GC_OK;
+}
+
+/* Finds the runtime t names and sets c->rt and the gang's runtime fields.
+ * *rt_out is the catalog's document (borrowed) or NULL when there is none
+ * to read further.  Returns GC_OK (also when an error was reported),
+ * GC_ENOTFOUND or GC_ENOMEM. */
+static int find_runtime(struct ctx *c, const struct tj_info *t, const struct gc_catalog *runtimes,
+                        const char *ns, const struct gc_value **rt_out) {
+  struct gc_gang *g = c->g;
+  *rt_out = NULL;
+  if (!t->ref_ok)
+    return GC_OK;
+  const struct gc_value *rt = gc_catalog_find_cached(runtimes, t->ref_cluster, ns,
+                                                     c->opts->default_namespace, t->ref_name,
+                                                     NULL, &c->cache);
+  if (!rt) {
+    if (t->ref_cluster)
+      fail(c, c->tj, "spec.runtimeRef: ClusterTrainingRuntime \"%.*s\" not found",
+           NAME_SHOW_MAX, t->ref_name);
+    else
+      fail(c, c->tj, "spec.runtimeRef: TrainingRuntime \"%.*s\" not found in namespace "
+           "\"%s\"", NAME_SHOW_MAX, t->ref_name, ns);
+    return GC_ENOTFOUND;
+  }
+  g->runtime_kind = t->ref_cluster ? "ClusterTrainingRuntime" : "TrainingRuntime";
+  g->runtime_name = gc_arena_strdup(c->a, t->ref_name);
+  if (!g->runtime_name)
+    return GC_ENOMEM;
+  c->rt = t->ref_cluster ? join_name(c->a, "ClusterTrainingRuntime", "/", t->ref_name)
+                         : join_name(c->a, fmt(c, "TrainingRuntime %s", ns), "/", t->ref_name);
+  if (!c->rt)
+    return GC_ENOMEM;
+  const struct gc_value *rlabels = gc_value_path(rt, "metadata.labels");
+  const char *support = gc_value_as_str(gc_map_get(rlabels, SUPPORT_LABEL));
+  if (support && !strcmp(support, "deprecated"))
+    WARN(c, GC_WARN_DEPRECATED_RUNTIME, "%s is labelled %s: deprecated; it may be removed in a "
+         "future Trainer release", c->rt, SUPPORT_LABEL);
+  *rt_out = rt;
+  return GC_OK;
+}
+
+/* The effective JobSet job list: the runtime template, then overrides and
+ * patches on a copy.  Without any, the runtime's list is read as it is
+ * (resourcesPerNode copies the pod specs it changes).  *out is the list
+ * (arena or the runtime's own, borrowed).  Returns GC_OK, GC_EINVAL
+ * (reported) or GC_ENOMEM. */
+static int effective_jobs(struct ctx *c, const struct tj_info *t, const struct rt_info *r,
+                          const struct gc_value *rt, struct gc_value **out) {
+  *out = (struct gc_value *)r->jobs;
+  if (is_null(GET(t->spec, "podSpecOverrides")) && is_null(GET(t->spec, "podTemplateOverrides")) &&
+      is_null(GET(t->spec, "runtimePatches")))
+    return GC_OK;
+  struct gc_value *js = NULL;
+  int rc = gc_merge_strategic(c->a, gc_value_path(rt, "spec.template.spec"), NULL, NULL, &js);
+  if (rc == GC_ELIMIT) {
+    fail(c, c->rt, "spec.template.spec: nested too deeply");
+    return GC_EINVAL;
+  }
+  if (rc || !js)
+    return GC_ENOMEM;
+  /* js is the runtime's own tree (the merge shares what it does not
+   * change); the job list becomes private so its items can be replaced. */
+  struct gc_value *jsjobs = cow_seq(c, GET(js, "replicatedJobs"));
+  if (!jsjobs)
+    return GC_ENOMEM;
+  apply_overrides(c, t->spec, jsjobs, r->jobs, 1);
+  apply_overrides(c, t->spec, jsjobs, r->jobs, 0);
+  apply_patches(c, t->spec, jsjobs, r->jobs);
+  if (c->oom)
+    return GC_ENOMEM;
+  *out = jsjobs;
+  return GC_OK;
+}
+
+/* Collects the Volcano queue annotation from the runtime template
+ * metadata, v2.1 spec.annotations, then patches, the last one set
+ * winning, into *q (borrowed strings). */
+static void find_queue(struct ctx *c, const struct tj_info *t, const struct gc_value *rt,
+                       struct queue_src *q) {
+#define QA "[" GC_VOLCANO_QUEUE_ANNOTATION "]"
+  queue_from(q, gc_value_path(rt, "spec.template.metadata.annotations"), c->rt,
+             (struct lpath){"spec.template.metadata.annotations" QA, NULL, 0, 0, NULL});
+  queue_from(q, GET(t->spec, "annotations"), c->tj,
+             (struct lpath){"spec.annotations" QA, NULL, 0, 0, NULL});
+  const struct gc_value *patches = GET(t->spec, "runtimePatches");
+  for (size_t i = 0; patches && patches->type == GC_SEQ && i < patches->len && i < 1000; i++) {
+    const struct gc_value *ann =
+        gc_value_path(patches->u.items[i], "trainingRuntimeSpec.template.metadata.annotations");
+    if (GET(ann, GC_VOLCANO_QUEUE_ANNOTATION))
+      queue_from(q, ann, c->tj,
+                 (struct lpath){"spec.runtimePatches[%zu].trainingRuntimeSpec.template.metadata."
+                                "annotations" QA, NULL, i, 0, NULL});
+  }
+#undef QA
+}
+
+/* Checks the queue q found and stores it in the gang; only a Volcano gang
+ * reads it.  A bad name is reported.  Returns GC_OK or GC_ENOMEM. */
+static int resolve_queue(struct ctx *c, struct queue_src *q) {
+  if (c->g->backend != GC_BACKEND_VOLCANO)
+    return GC_OK;
+  if (q->value && !*q->value) {
+    fail(c, q->prefix, "%s: Volcano queue name must not be empty", lp(c, &q->path));
+  } else if (q->value && !gc_name_is_dns1123_subdomain(q->value, strlen(q->value))) {
+    fail(c, q->prefix, "%s: \"%.*s\" is not a valid Volcano queue name (an RFC 1123 "
+         "subdomain)", lp(c, &q->path), NAME_SHOW_MAX, q->value);
+  } else if (q->value) {
+    if (!(c->g->queue = gc_arena_strdup(c->a, q->value)))
+      return GC_ENOMEM;
+  } else {
+    WARN(c, GC_WARN_NO_QUEUE, "no %s annotation on the runtime template or the TrainJob; "
+         "Volcano puts the PodGroup in the \"default\" queue", GC_VOLCANO_QUEUE_ANNOTATION);
+  }
+  return GC_OK;
+}
+
+/* Reads the runtime's spec and policies into r.  Returns GC_OK when the
+ * jobs can be read further, GC_EINVAL when an error was reported. */
+static int read_runtime(struct ctx *c, struct tj_info *t, const struct gc_value *rt,
+                        struct rt_info *r) {
+  r->spec = GET(rt, "spec");
+  if (is_null(r->spec) || r->spec->type != GC_MAP) {
+    fail(c, c->rt, "spec: %s", is_null(r->spec) ? "required" : "must be an object");
+    return GC_EINVAL;
+  }
+  check_ml_policy(c, r, t);
+  check_policy(c, r);
+  resolve_policy(c, r);
+  if (check_runtime_jobs(c, r) || !t->spec)
+    return GC_EINVAL;
+  if (t->v21 && !t->v22 && !t->v20)
+    c->g->api_generation = "v2.1";
+  return GC_OK;
+}
+
+/* Everything after metadata: runtime, effective jobs, queue, counts and
+ * the gang.  Returns GC_OK or a GC_E* code; errors are also counted in c. */
+static int compute_body(struct ctx *c, const struct gc_value *trainjob,
+                        const struct gc_catalog *runtimes, const char *ns) {
+  struct tj_info t;
+  struct rt_info r;
+  memset(&t, 0, sizeof(t));
+  memset(&r, 0, sizeof(r));
+  check_trainjob(c, trainjob, &t);
+  const struct gc_value *rt = NULL;
+  int rc = find_runtime(c, &t, runtimes, ns, &rt);
+  if (rc || !rt)
+    return rc ? rc : GC_EINVAL;
+  if ((rc = read_runtime(c, &t, rt, &r)))
+    return rc;
+  struct gc_value *jsjobs = NULL;
+  if ((rc = effective_jobs(c, &t, &r, rt, &jsjobs)))
+    return rc;
+  struct queue_src q = {NULL, NULL, {NULL, NULL, 0, 0, NULL}};
+  find_queue(c, &t, rt, &q);
+  size_t n = jsjobs->len;
+  struct job *jobs = gc_arena_alloc(c->a, n * sizeof(*jobs));
+  if (!jobs)
+    return GC_ENOMEM;
+  int jobs_ok = read_jobs(c, jsjobs, jobs);
+  if (c->oom)
+    return GC_ENOMEM;
+  /* The queue is checked after the jobs are read, so that its
+   * diagnostics keep their place in the list. */
+  if ((rc = resolve_queue(c, &q)))
+    return rc;
+  if (!jobs_ok || c->errors)
+    return GC_EINVAL;
+  compute_jobs(c, &t, &r, jobs, n);
+  if (c->oom)
+    return GC_ENOMEM;
+  if (c->errors)
+    return GC_EINVAL;
+  return build_gang(c, &t, jobs, n);
+}
+
 int gc_gang_compute(const struct gc_value *trainjob, const struct gc_catalog *runtimes,
                     const struct gc_options *opts, struct gc_gang **out,
                     struct gc_diags *diags) {
@@ -1907,188 +2086,25 @@ int gc_gang_compute(const struct gc_value *trainjob, const struct gc_catalog *ru
   g->gang_wave = -1;
   g->gang_phase = -1;
   struct ctx c = {g, a, diags, opts, NULL, NULL, 0, 0, NULL};
-  struct tj_info t;
-  struct rt_info r;
-  memset(&t, 0, sizeof(t));
-  memset(&r, 0, sizeof(r));
-  int rc = GC_EINVAL;
-
-  /* metadata */
-  const struct gc_value *meta = GET(trainjob, "metadata");
-  const char *ns = opts->default_namespace ? opts->default_namespace : "default";
-  const struct gc_value *nsv = GET(meta, "namespace");
-  if (nsv && nsv->type == GC_STR && nsv->len)
-    ns = nsv->u.s;
-  const struct gc_value *namev = GET(meta, "name");
-  const char *name = gc_value_as_str(namev);
-  c.tj = prefix_name(a, ns, name && *name ? name : "(no name)");
-  if (!c.tj)
-    goto oom;
-  if (!is_null(nsv) && (nsv->type != GC_STR || !gc_name_is_dns1123_subdomain(nsv->u.s, nsv->len) ||
-                        nsv->len > 63 || memchr(nsv->u.s, '.', nsv->len)))
-    fail(&c, c.tj, "metadata.namespace: must be an RFC 1123 label");
-  if (!name || !*name) {
-    fail(&c, c.tj, "metadata.name: %s", is_null(namev) || (name && !*name) ? "required"
-                                                                           : "must be a string");
-  } else if (namev->len > 63) {
-    fail(&c, c.tj, "metadata.name: must be no more than 63 characters");
-  } else if (!gc_name_is_dns1035(name, namev->len)) {
-    fail(&c, c.tj, "metadata.name: must match RFC 1035 DNS label format (lowercase letters, "
-         "digits and '-', starting with a letter and ending with a letter or digit)");
-  }
-  g->namespace_ = gc_arena_strdup(a, ns);
-  g->name = gc_arena_strdup(a, name ? name : "");
-  const struct gc_value *uidv = GET(meta, "uid");
-  if (!is_null(uidv) && uidv->type != GC_STR)
-    fail(&c, c.tj, "metadata.uid: must be a string");
-  const char *uid = gc_value_as_str(uidv);
-  g->uid = uid && *uid ? gc_arena_strdup(a, uid) : NULL;
-  if (!g->namespace_ || !g->name)
-    goto oom;
-
-  check_trainjob(&c, trainjob, &t);
-
-  /* runtime */
-  const struct gc_value *rt = NULL;
-  if (t.ref_ok) {
-    rt = gc_catalog_find_cached(runtimes, t.ref_cluster, ns, opts->default_namespace, t.ref_name,
-                                NULL, &c.cache);
-    if (!rt) {
-      if (t.ref_cluster)
-        fail(&c, c.tj, "spec.runtimeRef: ClusterTrainingRuntime \"%.*s\" not found",
-             NAME_SHOW_MAX, t.ref_name);
-      else
-        fail(&c, c.tj, "spec.runtimeRef: TrainingRuntime \"%.*s\" not found in namespace "
-             "\"%s\"", NAME_SHOW_MAX, t.ref_name, ns);
-      rc = GC_ENOTFOUND;
-      goto done;
-    }
-  }
-  if (!rt)
-    goto done;
-  g->runtime_kind = t.ref_cluster ? "ClusterTrainingRuntime" : "TrainingRuntime";
-  g->runtime_name = gc_arena_strdup(a, t.ref_name);
-  if (!g->runtime_name)
-    goto oom;
-  c.rt = t.ref_cluster ? join_name(a, "ClusterTrainingRuntime", "/", t.ref_name)
-                       : join_name(a, fmt(&c, "TrainingRuntime %s", ns), "/", t.ref_name);
-  if (!c.rt)
-    goto oom;
-  const struct gc_value *rlabels = gc_value_path(rt, "metadata.labels");
-  const char *support = gc_value_as_str(gc_map_get(rlabels, SUPPORT_LABEL));
-  if (support && !strcmp(support, "deprecated"))
-    WARN(&c, GC_WARN_DEPRECATED_RUNTIME, "%s is labelled %s: deprecated; it may be removed in a "
-         "future Trainer release", c.rt, SUPPORT_LABEL);
-  r.spec = GET(rt, "spec");
-  if (is_null(r.spec) || r.spec->type != GC_MAP) {
-    fail(&c, c.rt, "spec: %s", is_null(r.spec) ? "required" : "must be an object");
-    goto done;
-  }
-  check_ml_policy(&c, &r, &t);
-  check_policy(&c, &r);
-  resolve_policy(&c, &r);
-  if (check_runtime_jobs(&c, &r) || !t.spec)
-    goto done;
-  if (t.v21 && !t.v22 && !t.v20)
-    g->api_generation = "v2.1";
-
-  /* The effective JobSet spec: the runtime template, then overrides and
-   * patches on a copy.  Without any, the runtime's list is read as it is
-   * (resourcesPerNode copies the pod specs it changes). */
-  struct gc_value *jsjobs = (struct gc_value *)r.jobs;
-  if (!is_null(GET(t.spec, "podSpecOverrides")) ||
-      !is_null(GET(t.spec, "podTemplateOverrides")) ||
-      !is_null(GET(t.spec, "runtimePatches"))) {
-    struct gc_value *js = NULL;
-    int crc = gc_merge_strategic(a, gc_value_path(rt, "spec.template.spec"), NULL, NULL, &js);
-    if (crc == GC_ELIMIT) {
-      fail(&c, c.rt, "spec.template.spec: nested too deeply");
-      goto done;
-    }
-    if (crc || !js)
-      goto oom;
-    /* js is the runtime's own tree (the merge shares what it does not
-     * change); the job list becomes private so its items can be replaced. */
-    jsjobs = cow_seq(&c, GET(js, "replicatedJobs"));
-    if (!jsjobs)
-      goto oom;
-    apply_overrides(&c, t.spec, jsjobs, r.jobs, 1);
-    apply_overrides(&c, t.spec, jsjobs, r.jobs, 0);
-    apply_patches(&c, t.spec, jsjobs, r.jobs);
-    if (c.oom)
-      goto oom;
-  }
-
-  /* queue: runtime template metadata, v2.1 spec.annotations, patches. */
-#define QA "[" GC_VOLCANO_QUEUE_ANNOTATION "]"
-  struct queue_src q = {NULL, NULL, {NULL, NULL, 0, 0, NULL}};
-  queue_from(&q, gc_value_path(rt, "spec.template.metadata.annotations"), c.rt,
-             (struct lpath){"spec.template.metadata.annotations" QA, NULL, 0, 0, NULL});
-  queue_from(&q, GET(t.spec, "annotations"), c.tj,
-             (struct lpath){"spec.annotations" QA, NULL, 0, 0, NULL});
-  const struct gc_value *patches = GET(t.spec, "runtimePatches");
-  for (size_t i = 0; patches && patches->type == GC_SEQ && i < patches->len && i < 1000; i++) {
-    const struct gc_value *ann =
-        gc_value_path(patches->u.items[i], "trainingRuntimeSpec.template.metadata.annotations");
-    if (GET(ann, GC_VOLCANO_QUEUE_ANNOTATION))
-      queue_from(&q, ann, c.tj,
-                 (struct lpath){"spec.runtimePatches[%zu].trainingRuntimeSpec.template.metadata."
-                                "annotations" QA, NULL, i, 0, NULL});
-  }
-#undef QA
-
-  size_t n = jsjobs->len;
-  struct job *jobs = gc_arena_alloc(a, n * sizeof(*jobs));
-  if (!jobs)
-    goto oom;
-  int jobs_ok = read_jobs(&c, jsjobs, jobs);
-  if (c.oom)
-    goto oom;
-  if (g->backend == GC_BACKEND_VOLCANO) {
-    if (q.value && !*q.value)
-      fail(&c, q.prefix, "%s: Volcano queue name must not be empty", lp(&c, &q.path));
-    else if (q.value && !gc_name_is_dns1123_subdomain(q.value, strlen(q.value)))
-      fail(&c, q.prefix, "%s: \"%.*s\" is not a valid Volcano queue name (an RFC 1123 "
-           "subdomain)", lp(&c, &q.path), NAME_SHOW_MAX, q.value);
-    else if (q.value) {
-      if (!(g->queue = gc_arena_strdup(a, q.value)))
-        goto oom;
-    } else
-      WARN(&c, GC_WARN_NO_QUEUE, "no %s annotation on the runtime template or the TrainJob; "
-           "Volcano puts the PodGroup in the \"default\" queue", GC_VOLCANO_QUEUE_ANNOTATION);
-  }
-  if (!jobs_ok || c.errors)
-    goto done;
-  compute_jobs(&c, &t, &r, jobs, n);
-  if (c.oom)
-    goto oom;
-  if (c.errors)
-    goto done;
-  rc = build_gang(&c, &t, jobs, n);
-  if (rc == GC_ENOMEM || c.oom)
-    goto oom;
-
-done:
-  if (c.oom)
-    goto oom;
-  if (c.errors) {
+  const char *ns = NULL;
+  int rc = read_meta(&c, trainjob, &ns);
+  if (rc == GC_OK)
+    rc = compute_body(&c, trainjob, runtimes, ns);
+  if (rc == GC_ENOMEM || c.oom) {
+    rc = GC_ENOMEM;
+    gc_diags_addf(diags, "%s: %s", c.tj ? c.tj : "TrainJob", gc_strerror(GC_ENOMEM));
+  } else if (c.errors) {
     if (rc == GC_OK)
       rc = GC_EINVAL;
-    gc_gang_free(g);
-    return rc;
+  } else if (rc != GC_OK) {
+    gc_diags_addf(diags, "%s: %s", c.tj ? c.tj : "TrainJob", gc_strerror(rc));
   }
   if (rc != GC_OK) {
-    if (!c.errors)
-      gc_diags_addf(diags, "%s: %s", c.tj ? c.tj : "TrainJob", gc_strerror(rc));
     gc_gang_free(g);
     return rc;
   }
   *out = g;
   return GC_OK;
-oom:
-  gc_diags_addf(diags, "%s: %s", c.tj ? c.tj : "TrainJob", gc_strerror(GC_ENOMEM));
-  gc_gang_free(g);
-  return GC_ENOMEM;
 }
 
 void gc_gang_free(struct gc_gang *g) {

@@ -10,12 +10,7 @@
 #include <stddef.h>
 
 #include "gc_gang.h"
-
-/* 1 if s[0..len) is an RFC 1035 label: [a-z]([-a-z0-9]*[a-z0-9])?, 1..63. */
-int gc_name_is_dns1035(const char *s, size_t len);
-
-/* 1 if s[0..len) is an RFC 1123 subdomain (Volcano queue names), 1..253. */
-int gc_name_is_dns1123_subdomain(const char *s, size_t len);
+#include "gc_name.h"
 
 /* Appends a formatted warning to g (arena-owned).  Returns 0 or GC_ENOMEM. */
 int gc_gang_warnf(struct gc_gang *g, enum gc_warning_code code, const char *fmt, ...)
