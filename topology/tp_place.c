@@ -766,9 +766,13 @@ static int dfs(struct dfs_ctx *x, size_t si, size_t i) {
   return 0;
 }
 
+/* How place_hetero placed a gang in a domain, if it did: the greedy pass,
+ * or the bounded exact search after the greedy pass failed. */
+enum placed_by { PLACED_NONE = 0, PLACED_GREEDY = 1, PLACED_EXACT = 2 };
+
 /* Tries to place every pod set in domain d: greedy first (sets in order,
  * each with place_one on what the earlier ones left), then the bounded
- * exact search.  Returns 1 placed (2 when by the exact search), 0 not. */
+ * exact search.  Returns a placed_by value, or a negative GC_E* code. */
 static int place_hetero(struct tp_evaluator *ev, const struct tp_snapshot *s, uint32_t d,
                         enum tp_profile prof) {
   int rc = build_lorder(ev, s);
@@ -830,7 +834,7 @@ static int place_hetero(struct tp_evaluator *ev, const struct tp_snapshot *s, ui
     }
   }
   if (ok)
-    return 1;
+    return PLACED_GREEDY;
   if (ev->budget <= 0)
     return 0;
   if (k * ev->n_sets > EXACT_MAX_CELLS) {
@@ -855,7 +859,7 @@ static int place_hetero(struct tp_evaluator *ev, const struct tp_snapshot *s, ui
     for (size_t i = 0; i < k; i++)
       if (ev->sol[set * k + i] > 0 && rec_push(ev, ev->cand[i], (uint32_t)set, ev->sol[set * k + i]))
         return GC_ENOMEM;
-  return 2;
+  return PLACED_EXACT;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1082,182 +1086,210 @@ static int prepare(struct tp_evaluator *ev, const struct tp_snapshot *s, const s
   return GC_OK;
 }
 
-int tp_evaluate(struct tp_evaluator *ev, const struct tp_snapshot *s, const struct tp_gang *g,
-                const struct tp_eval_opts *opts, struct gc_arena *a, struct tp_result *out,
-                struct gc_diags *diags) {
-  if (!ev || !s || !g || !a || !out)
-    return GC_EUSAGE;
-  memset(out, 0, sizeof(*out));
-  out->domain = -1;
-  out->tier = -1;
-  ev->valid = 0;
-  if (g->n_sets < 1 || g->n_sets > TP_MAX_PODSETS || !g->sets) {
-    gc_diags_addf(diags, "gang: needs 1 to %d pod sets", TP_MAX_PODSETS);
-    return GC_EINVAL;
-  }
-  /* Policy. */
-  struct tp_eval_opts o = {0};
-  if (opts)
-    o = *opts;
-  const struct tp_policy *pol = o.policy.mode != TP_MODE_UNSET ? &o.policy : &g->policy;
+/* Fills the policy part of out (mode, profile, highest tier) from the
+ * options, which win when they set a mode, or else the gang.  Returns GC_OK
+ * or GC_ENOTFOUND for a tier name no domain has. */
+static int resolve_policy(const struct tp_snapshot *s, const struct tp_gang *g,
+                          const struct tp_eval_opts *o, struct tp_result *out,
+                          struct gc_diags *diags) {
+  const struct tp_policy *pol = o->policy.mode != TP_MODE_UNSET ? &o->policy : &g->policy;
   out->mode = pol->mode == TP_MODE_UNSET ? TP_MODE_HARD : pol->mode;
-  out->profile = o.profile;
+  out->profile = o->profile;
   out->highest_tier = -1;
-  if (out->mode == TP_MODE_HARD) {
-    if (pol->highest_tier_name) {
-      int64_t t = tp_snapshot_tier_by_name(s, pol->highest_tier_name);
-      if (t < 0) {
-        gc_diags_addf(diags, "highestTierName \"%s\": no domain has this tierName",
-                      pol->highest_tier_name);
-        return GC_ENOTFOUND;
-      }
-      out->highest_tier = t;
-    } else {
-      out->highest_tier = pol->has_highest_tier ? pol->highest_tier : 1;
+  if (out->mode != TP_MODE_HARD)
+    return GC_OK;
+  if (!pol->highest_tier_name) {
+    out->highest_tier = pol->has_highest_tier ? pol->highest_tier : 1;
+    return GC_OK;
+  }
+  int64_t t = tp_snapshot_tier_by_name(s, pol->highest_tier_name);
+  if (t < 0) {
+    gc_diags_addf(diags, "highestTierName \"%s\": no domain has this tierName",
+                  pol->highest_tier_name);
+    return GC_ENOTFOUND;
+  }
+  out->highest_tier = t;
+  return GC_OK;
+}
+
+/* Reads domain d's pod counts: 1 if every pod set fits by count.  *total
+ * is the pods it could hold in all, *footprint the part of the gang it
+ * could hold (each set's count capped at its need). */
+static int counts_fit(const struct tp_evaluator *ev, uint32_t d, int64_t *total,
+                      int64_t *footprint) {
+  size_t n_sets = ev->n_sets;
+  if (n_sets == 1) {
+    /* Counts are sums of int32 capacities over at most TP_MAX_NODES
+     * nodes: no saturation needed. */
+    int64_t c = ev->dcnt[d], nd = ev->need[0];
+    *total = c;
+    *footprint = c < nd ? c : nd;
+    return c >= nd;
+  }
+  int fits = 1;
+  int64_t tot = 0, fp = 0;
+  for (size_t k = 0; k < n_sets; k++) {
+    int64_t c = ev->dcnt[(size_t)d * n_sets + k];
+    if (c < ev->need[k])
+      fits = 0;
+    tot = sat_add(tot, c);
+    fp += c < ev->need[k] ? c : ev->need[k];
+  }
+  *total = tot;
+  *footprint = fp;
+  return fits;
+}
+
+/* A necessary condition on the domain's free sums before any node-level
+ * work: 1 if, for every resource the gang uses, d's free total covers the
+ * whole gang's demand. */
+static int sums_cover(const struct tp_evaluator *ev, const struct tp_snapshot *s, uint32_t d) {
+  for (size_t u = 0; u < ev->nU; u++) {
+    int r = ev->U[u];
+    int64_t demand = 0;
+    for (size_t k = 0; k < ev->n_sets; k++)
+      for (size_t q = 0; q < ev->nr[k]; q++)
+        if (ev->ri[k][q] == r)
+          demand = sat_add(demand, sat_mul(ev->need[k], ev->rv[k][q]));
+    if (demand > s->dom_free[r][d])
+      return 0;
+  }
+  return 1;
+}
+
+/* Collects tier index t's candidate domains (those that fit by count and,
+ * for several pod sets, by sums) into ev->dc and returns how many.
+ * *closest is the domain that holds the largest part of the gang, which a
+ * reason names when none fits. */
+static size_t collect_candidates(struct tp_evaluator *ev, const struct tp_snapshot *s, size_t t,
+                                 enum tp_profile profile, uint32_t *closest) {
+  uint32_t lo = s->tier_start[t], hi = s->tier_start[t + 1];
+  size_t nc = 0;
+  int64_t best_fit = -1;
+  *closest = s->tier_dom[lo];
+  for (uint32_t j = lo; j < hi; j++) {
+    uint32_t d = s->tier_dom[j];
+    int64_t total = 0, footprint = 0;
+    int fits = counts_fit(ev, d, &total, &footprint);
+    if (footprint > best_fit) {
+      best_fit = footprint;
+      *closest = d;
+    }
+    if (!fits || (ev->n_sets > 1 && !sums_cover(ev, s, d)))
+      continue;
+    int64_t key = profile == TP_PROFILE_SPREAD ? -total : total;
+    ev->dc[nc++] = (struct dcand){d, key, s->dom_name[d]};
+  }
+  return nc;
+}
+
+/* The index of the best of ev->dc[0..nc) (nc >= 1) in cmp_dcand's order. */
+static size_t best_candidate(const struct tp_evaluator *ev, size_t nc) {
+  size_t b = 0;
+  for (size_t i = 1; i < nc; i++)
+    if (cmp_dcand(&ev->dc[i], &ev->dc[b]) < 0)
+      b = i;
+  return b;
+}
+
+/* Tries ev->dc[0..nc) (nc >= 1) best first.  On success *chosen and *how
+ * say where and how the gang was placed; *chosen stays -1 otherwise.
+ * Returns GC_OK or a negative GC_E* code. */
+static int try_candidates(struct tp_evaluator *ev, const struct tp_snapshot *s, size_t nc,
+                          enum tp_profile profile, int64_t *chosen, enum placed_by *how) {
+  size_t b = best_candidate(ev, nc);
+  if (ev->n_sets == 1) {
+    int rc = place_homog(ev, s, ev->dc[b].d, profile);
+    if (rc < 0)
+      return rc;
+    *chosen = ev->dc[b].d;
+    *how = PLACED_GREEDY;
+    return GC_OK;
+  }
+  /* The best candidate usually succeeds: bring it to the front in
+   * O(candidates) and sort the rest only if it does not. */
+  struct dcand tmp = ev->dc[0];
+  ev->dc[0] = ev->dc[b];
+  ev->dc[b] = tmp;
+  for (size_t i = 0; i < nc; i++) {
+    if (i == 1)
+      qsort(ev->dc + 1, nc - 1, sizeof(*ev->dc), cmp_dcand);
+    order_sets(ev, s, ev->dc[i].d);
+    int rc = place_hetero(ev, s, ev->dc[i].d, profile);
+    if (rc < 0)
+      return rc;
+    if (rc != PLACED_NONE) {
+      *chosen = ev->dc[i].d;
+      *how = (enum placed_by)rc;
+      return GC_OK;
     }
   }
-  int rc = prepare(ev, s, g, diags);
-  if (rc)
-    return rc;
-  ev->budget = o.search_budget == 0 ? TP_DEFAULT_SEARCH_BUDGET : o.search_budget;
-  ev->exhausted = 0;
-  struct reasons R = {a, gc_arena_alloc(a, MAX_REASONS * sizeof(char *)), 0};
-  if (!R.v)
-    return GC_ENOMEM;
-  capacity_pass(ev, s);
-  ev->valid = 1;
+  return GC_OK;
+}
 
-  int64_t chosen = -1;
-  int how = 0;
-  size_t S = g->n_sets;
-  for (size_t t = 0; t < s->n_tiers && chosen < 0; t++) {
-    int64_t tier = s->tiers[t];
-    if (out->mode == TP_MODE_HARD && tier > out->highest_tier)
+/* Scans the tiers lowest first and stops at the first domain that takes
+ * the gang; each tier that takes none adds a reason to rs.  Returns GC_OK
+ * or a negative GC_E* code. */
+static int scan_tiers(struct tp_evaluator *ev, const struct tp_snapshot *s,
+                      const struct tp_gang *g, const struct tp_result *out, struct reasons *rs,
+                      int64_t *chosen, enum placed_by *how) {
+  for (size_t t = 0; t < s->n_tiers && *chosen < 0; t++) {
+    if (out->mode == TP_MODE_HARD && s->tiers[t] > out->highest_tier)
       break;
-    uint32_t lo = s->tier_start[t], hi = s->tier_start[t + 1];
-    size_t nc = 0;
-    int64_t best_fit = -1;
-    uint32_t best_d = s->tier_dom[lo];
-    for (uint32_t j = lo; j < hi; j++) {
-      uint32_t d = s->tier_dom[j];
-      int fits = 1;
-      int64_t tot = 0, fp = 0;
-      if (S == 1) {
-        /* Counts are sums of int32 capacities over at most TP_MAX_NODES
-         * nodes: no saturation needed. */
-        int64_t c = ev->dcnt[d], nd = ev->need[0];
-        fits = c >= nd;
-        tot = c;
-        fp = c < nd ? c : nd;
-      } else {
-        for (size_t k = 0; k < S; k++) {
-          int64_t c = ev->dcnt[(size_t)d * S + k];
-          if (c < ev->need[k])
-            fits = 0;
-          tot = sat_add(tot, c);
-          fp += c < ev->need[k] ? c : ev->need[k];
-        }
-      }
-      if (fp > best_fit) {
-        best_fit = fp;
-        best_d = d;
-      }
-      if (!fits)
-        continue;
-      if (S > 1) {
-        /* Necessary condition on the sums before any node-level work. */
-        int agg_ok = 1;
-        for (size_t u = 0; u < ev->nU && agg_ok; u++) {
-          int r = ev->U[u];
-          int64_t demand = 0;
-          for (size_t k = 0; k < S; k++)
-            for (size_t q = 0; q < ev->nr[k]; q++)
-              if (ev->ri[k][q] == r)
-                demand = sat_add(demand, sat_mul(ev->need[k], ev->rv[k][q]));
-          if (demand > s->dom_free[r][d])
-            agg_ok = 0;
-        }
-        if (!agg_ok)
-          continue;
-      }
-      int64_t key = o.profile == TP_PROFILE_SPREAD ? -tot : tot;
-      ev->dc[nc++] = (struct dcand){d, key, s->dom_name[d]};
-    }
+    if (s->tier_start[t + 1] == s->tier_start[t])
+      continue;
+    uint32_t closest;
+    size_t nc = collect_candidates(ev, s, t, out->profile, &closest);
     int together = 0;
     if (nc) {
-      if (S == 1) {
-        size_t b = 0;
-        for (size_t i = 1; i < nc; i++)
-          if (cmp_dcand(&ev->dc[i], &ev->dc[b]) < 0)
-            b = i;
-        rc = place_homog(ev, s, ev->dc[b].d, o.profile);
-        if (rc < 0)
-          return rc;
-        chosen = ev->dc[b].d;
-        how = 1;
-      } else {
-        /* The best candidate usually succeeds: bring it to the front in
-         * O(candidates) and sort the rest only if it does not. */
-        size_t b = 0;
-        for (size_t i = 1; i < nc; i++)
-          if (cmp_dcand(&ev->dc[i], &ev->dc[b]) < 0)
-            b = i;
-        struct dcand tmp = ev->dc[0];
-        ev->dc[0] = ev->dc[b];
-        ev->dc[b] = tmp;
-        int sorted = 0;
-        for (size_t i = 0; i < nc; i++) {
-          if (i == 1 && !sorted) {
-            qsort(ev->dc + 1, nc - 1, sizeof(*ev->dc), cmp_dcand);
-            sorted = 1;
-          }
-          order_sets(ev, s, ev->dc[i].d);
-          rc = place_hetero(ev, s, ev->dc[i].d, o.profile);
-          if (rc < 0)
-            return rc;
-          if (rc > 0) {
-            chosen = ev->dc[i].d;
-            how = rc;
-            break;
-          }
-        }
-        if (chosen < 0) {
-          together = 1;
-          best_d = ev->dc[0].d;
-        }
+      int rc = try_candidates(ev, s, nc, out->profile, chosen, how);
+      if (rc < 0)
+        return rc;
+      /* Several sets that fit one by one but not together: the reason
+       * names the best candidate, not the closest by count. */
+      if (*chosen < 0) {
+        together = 1;
+        closest = ev->dc[0].d;
       }
     }
-    if (chosen < 0 && hi > lo)
-      if ((rc = reason_add(&R, explain(ev, s, g, best_d, together, a))))
+    if (*chosen < 0) {
+      int rc = reason_add(rs, explain(ev, s, g, closest, together, rs->a));
+      if (rc)
         return rc;
+    }
   }
-  if (out->mode == TP_MODE_HARD && chosen < 0) {
-    int any_above = s->n_tiers && s->tiers[s->n_tiers - 1] > out->highest_tier;
-    if (s->n_tiers && s->tiers[0] > out->highest_tier)
-      rc = reason_add(&R, gc_arena_printf(a, "hard mode: no domain at tier <= %lld (lowest tier "
-                                             "is %lld)",
-                                          (long long)out->highest_tier, (long long)s->tiers[0]));
-    else if (any_above)
-      rc = reason_add(&R, gc_arena_printf(a, "hard mode: domains above tier %lld were not "
-                                             "considered",
-                                          (long long)out->highest_tier));
-    if (rc)
-      return rc;
-  }
-  out->reasons = R.v;
-  out->n_reasons = R.n;
-  out->search_exhausted = ev->exhausted;
-  if (chosen < 0)
-    return GC_OK;
+  return GC_OK;
+}
 
-  /* Result. */
+/* In hard mode with no domain found, says which tiers the limit kept out. */
+static int hard_mode_reason(const struct tp_snapshot *s, const struct tp_result *out,
+                            struct reasons *rs) {
+  if (!s->n_tiers)
+    return GC_OK;
+  long long limit = (long long)out->highest_tier;
+  if (s->tiers[0] > out->highest_tier)
+    return reason_add(rs, gc_arena_printf(rs->a, "hard mode: no domain at tier <= %lld (lowest "
+                                                 "tier is %lld)",
+                                          limit, (long long)s->tiers[0]));
+  if (s->tiers[s->n_tiers - 1] > out->highest_tier)
+    return reason_add(rs, gc_arena_printf(rs->a, "hard mode: domains above tier %lld were not "
+                                                 "considered",
+                                          limit));
+  return GC_OK;
+}
+
+/* Fills out for a gang placed in domain chosen: the domain, and the
+ * assignments ev->rec holds sorted by node (copied into a). */
+static int fill_result(const struct tp_evaluator *ev, const struct tp_snapshot *s,
+                       int64_t chosen, enum placed_by how, struct gc_arena *a,
+                       struct tp_result *out) {
   out->feasible = 1;
   out->domain = chosen;
   out->whole_cluster = chosen == 0;
   out->domain_name = chosen ? s->dom_name[chosen] : NULL;
   out->tier = chosen ? s->dom_tier[chosen] : -1;
   out->tier_name = s->dom_tier_name[chosen];
-  out->exact_search = how == 2;
+  out->exact_search = how == PLACED_EXACT;
   out->assign = gc_arena_alloc(a, (ev->rec_n ? ev->rec_n : 1) * sizeof(*out->assign));
   if (!out->assign)
     return GC_ENOMEM;
@@ -1276,4 +1308,47 @@ int tp_evaluate(struct tp_evaluator *ev, const struct tp_snapshot *s, const stru
   out->domain_pods = tp_evaluator_domain_pods(ev, (uint32_t)chosen);
   out->leftover = out->domain_pods - placed;
   return GC_OK;
+}
+
+int tp_evaluate(struct tp_evaluator *ev, const struct tp_snapshot *s, const struct tp_gang *g,
+                const struct tp_eval_opts *opts, struct gc_arena *a, struct tp_result *out,
+                struct gc_diags *diags) {
+  if (!ev || !s || !g || !a || !out)
+    return GC_EUSAGE;
+  memset(out, 0, sizeof(*out));
+  out->domain = -1;
+  out->tier = -1;
+  ev->valid = 0;
+  if (g->n_sets < 1 || g->n_sets > TP_MAX_PODSETS || !g->sets) {
+    gc_diags_addf(diags, "gang: needs 1 to %d pod sets", TP_MAX_PODSETS);
+    return GC_EINVAL;
+  }
+  struct tp_eval_opts o = {0};
+  if (opts)
+    o = *opts;
+  int rc = resolve_policy(s, g, &o, out, diags);
+  if (!rc)
+    rc = prepare(ev, s, g, diags);
+  if (rc)
+    return rc;
+  ev->budget = o.search_budget == 0 ? TP_DEFAULT_SEARCH_BUDGET : o.search_budget;
+  ev->exhausted = 0;
+  struct reasons rs = {a, gc_arena_alloc(a, MAX_REASONS * sizeof(char *)), 0};
+  if (!rs.v)
+    return GC_ENOMEM;
+  capacity_pass(ev, s);
+  ev->valid = 1;
+
+  int64_t chosen = -1;
+  enum placed_by how = PLACED_NONE;
+  if ((rc = scan_tiers(ev, s, g, out, &rs, &chosen, &how)))
+    return rc;
+  if (out->mode == TP_MODE_HARD && chosen < 0 && (rc = hard_mode_reason(s, out, &rs)))
+    return rc;
+  out->reasons = rs.v;
+  out->n_reasons = rs.n;
+  out->search_exhausted = ev->exhausted;
+  if (chosen < 0)
+    return GC_OK;
+  return fill_result(ev, s, chosen, how, a, out);
 }
