@@ -1208,14 +1208,9 @@ static int member_push(struct tp_snapshot *s, size_t *cap, struct tp_member **ou
   return GC_OK;
 }
 
-/* Parses every HyperNode, links the tree and validates it; creates the
- * domains and the compiled Node members.  Returns 0 or GC_EINVAL with every
- * problem reported. */
-static int hypernodes_build(struct tp_snapshot *s, struct hn_in *hn, size_t n,
-                            struct gc_diags *diags) {
+/* Sorts hn by name and reports duplicates.  Returns GC_OK or GC_EINVAL. */
+static int hn_sort_unique(struct hn_in *hn, size_t n, struct gc_diags *diags) {
   int rc = GC_OK;
-  size_t mcap = 0;
-  int64_t *walk = NULL;
   qsort(hn, n, sizeof(*hn), cmp_hn);
   for (size_t i = 1; i < n; i++)
     if (!strcmp(hn[i].name, hn[i - 1].name)) {
@@ -1223,137 +1218,191 @@ static int hypernodes_build(struct tp_snapshot *s, struct hn_in *hn, size_t n,
                     pfx(hn[i].origin), hn[i].name, pfx(hn[i - 1].origin));
       rc = GC_EINVAL;
     }
+  return rc;
+}
+
+/* One HyperNode member's selector, checked: exactly one kind is set. */
+struct member_sel {
+  int is_hypernode;
+  const struct gc_value *ex, *rx, *lm;
+  const char *exname; /* exactMatch.name, when ex */
+};
+
+/* Checks member m's type and selector into *ms.  Returns GC_OK or
+ * GC_EINVAL (reported at where). */
+static int member_sel_read(const struct gc_value *m, const char *where, struct member_sel *ms,
+                           struct gc_diags *diags) {
+  const char *type = gc_value_as_str(gc_map_get(m, "type"));
+  const struct gc_value *sel = gc_map_get(m, "selector");
+  if (!type || (strcmp(type, "Node") && strcmp(type, "HyperNode"))) {
+    gc_diags_addf(diags, "%s.type: must be \"Node\" or \"HyperNode\"", where);
+    return GC_EINVAL;
+  }
+  ms->is_hypernode = !strcmp(type, "HyperNode");
+  ms->ex = gc_map_get(sel, "exactMatch");
+  ms->rx = gc_map_get(sel, "regexMatch");
+  ms->lm = gc_map_get(sel, "labelMatch");
+  int nsel = !!ms->ex + !!ms->rx + !!ms->lm;
+  if (!sel || sel->type != GC_MAP || nsel != 1) {
+    gc_diags_addf(diags,
+                  "%s.selector: exactly one of exactMatch, regexMatch or labelMatch is "
+                  "required (found %d)",
+                  where, nsel);
+    return GC_EINVAL;
+  }
+  ms->exname = ms->ex ? gc_value_as_str(gc_map_get(ms->ex, "name")) : NULL;
+  if (ms->ex && (!ms->exname || !*ms->exname || strlen(ms->exname) > TP_MAX_NAME)) {
+    gc_diags_addf(diags, "%s.selector.exactMatch.name: required (1 to %d bytes)", where,
+                  TP_MAX_NAME);
+    return GC_EINVAL;
+  }
+  return GC_OK;
+}
+
+/* Links the HyperNode member ms of hn[i] as hn[i]'s child.  Returns GC_OK
+ * or GC_EINVAL (reported at where). */
+static int member_link(struct hn_in *hn, size_t n, size_t i, const char *where,
+                       const struct member_sel *ms, struct gc_diags *diags) {
+  if (!ms->ex) {
+    gc_diags_addf(diags,
+                  "%s.selector: a HyperNode member must use exactMatch (%s is only "
+                  "for Node members)",
+                  where, ms->rx ? "regexMatch" : "labelMatch");
+    return GC_EINVAL;
+  }
+  int64_t c = hn_find(hn, n, ms->exname);
+  if (c < 0) {
+    gc_diags_addf(diags, "%s.selector.exactMatch.name: HyperNode \"%s\" does not exist",
+                  where, ms->exname);
+    return GC_EINVAL;
+  }
+  if ((size_t)c == i) {
+    gc_diags_addf(diags, "%s.selector.exactMatch.name: cycle: %s lists itself", where,
+                  ms->exname);
+    return GC_EINVAL;
+  }
+  if (hn[c].parent >= 0 && hn[c].parent != (int64_t)i) {
+    gc_diags_addf(diags,
+                  "%s: HyperNode/%s has two parents: %s and %s (a HyperNode may belong "
+                  "to one parent only)",
+                  where, ms->exname, hn[hn[c].parent].name, hn[i].name);
+    return GC_EINVAL;
+  }
+  hn[c].parent = (int64_t)i;
+  return GC_OK;
+}
+
+/* Compiles a regexMatch member into mm.  Returns GC_OK or GC_EINVAL
+ * (reported at where). */
+static int member_regex(struct tp_member *mm, const struct gc_value *rx, const char *where,
+                        struct gc_diags *diags) {
+  const char *pat = gc_value_as_str(gc_map_get(rx, "pattern"));
+  mm->kind = MEMBER_REGEX;
+  if (!pat || !*pat || strlen(pat) > 1024) {
+    gc_diags_addf(diags, "%s.selector.regexMatch.pattern: required (1 to 1024 bytes)", where);
+    return GC_EINVAL;
+  }
+  int re = regcomp(&mm->re, pat, REG_EXTENDED | REG_NOSUB);
+  if (re) {
+    char buf[256];
+    regerror(re, &mm->re, buf, sizeof(buf));
+    gc_diags_addf(diags, "%s.selector.regexMatch.pattern: invalid regular expression "
+                  "\"%s\": %s",
+                  where, pat, buf);
+    return GC_EINVAL;
+  }
+  mm->re_ok = 1;
+  return GC_OK;
+}
+
+/* Compiles the Node member ms of domain dom into a new s->members entry.
+ * Returns GC_OK, GC_EINVAL (reported at where), GC_ELIMIT or GC_ENOMEM. */
+static int member_compile(struct tp_snapshot *s, size_t *mcap, int64_t dom, const char *where,
+                          const struct member_sel *ms, struct gc_diags *diags) {
+  struct tp_member *mm;
+  int rc = member_push(s, mcap, &mm);
   if (rc)
     return rc;
-  int64_t max_tier = 0;
-  for (size_t i = 0; i < n; i++) {
-    int64_t d = dom_add(s, hn[i].name, hn[i].tier, hn[i].tier_name, 0);
-    if (d < 0)
-      return (int)d;
-    hn[i].dom = d;
-    if (hn[i].tier > max_tier)
-      max_tier = hn[i].tier;
+  mm->dom = (uint32_t)dom;
+  mm->origin = NULL; /* the documents may be freed after the build */
+  mm->path = gc_arena_strdup(s->arena, where);
+  if (!mm->path)
+    return GC_ENOMEM;
+  if (ms->ex) {
+    mm->kind = MEMBER_EXACT;
+    mm->exact = gc_arena_strdup(s->arena, ms->exname);
+    return mm->exact ? GC_OK : GC_ENOMEM;
   }
-  s->dom_tier[0] = max_tier + 1;
-  /* Members: HyperNode children link the tree; Node members are compiled. */
+  if (ms->rx)
+    return member_regex(mm, ms->rx, where, diags);
+  mm->kind = MEMBER_LABEL;
+  char w2[700];
+  snprintf(w2, sizeof(w2), "%s.selector", where);
+  rc = lsel_compile(s->arena, ms->lm, w2, mm, diags);
+  if (rc && rc != GC_ENOMEM) {
+    mm->kind = MEMBER_EXACT; /* inert: matches nothing useful, build fails anyway */
+    mm->exact = "";
+  }
+  return rc;
+}
+
+/* Members: HyperNode children link the tree; Node members are compiled.
+ * Returns GC_OK, GC_EINVAL when a member was reported, or a fatal code
+ * (GC_ELIMIT, GC_ENOMEM) at once. */
+static int hn_members(struct tp_snapshot *s, struct hn_in *hn, size_t n,
+                      struct gc_diags *diags) {
+  int rc = GC_OK;
+  size_t mcap = 0;
   for (size_t i = 0; i < n; i++) {
-    const struct gc_value *ms = hn[i].members;
-    for (size_t k = 0; k < ms->len; k++) {
-      const struct gc_value *m = ms->u.items[k];
+    const struct gc_value *list = hn[i].members;
+    for (size_t k = 0; k < list->len; k++) {
       char where[600];
       snprintf(where, sizeof(where), "%s: HyperNode/%s: spec.members[%zu]", pfx(hn[i].origin),
                hn[i].name, k);
-      const char *type = gc_value_as_str(gc_map_get(m, "type"));
-      const struct gc_value *sel = gc_map_get(m, "selector");
-      if (!type || (strcmp(type, "Node") && strcmp(type, "HyperNode"))) {
-        gc_diags_addf(diags, "%s.type: must be \"Node\" or \"HyperNode\"", where);
-        rc = GC_EINVAL;
-        continue;
-      }
-      const struct gc_value *ex = gc_map_get(sel, "exactMatch");
-      const struct gc_value *rx = gc_map_get(sel, "regexMatch");
-      const struct gc_value *lm = gc_map_get(sel, "labelMatch");
-      int nsel = !!ex + !!rx + !!lm;
-      if (!sel || sel->type != GC_MAP || nsel != 1) {
-        gc_diags_addf(diags,
-                      "%s.selector: exactly one of exactMatch, regexMatch or labelMatch is "
-                      "required (found %d)",
-                      where, nsel);
-        rc = GC_EINVAL;
-        continue;
-      }
-      const char *exname = ex ? gc_value_as_str(gc_map_get(ex, "name")) : NULL;
-      if (ex && (!exname || !*exname || strlen(exname) > TP_MAX_NAME)) {
-        gc_diags_addf(diags, "%s.selector.exactMatch.name: required (1 to %d bytes)", where,
-                      TP_MAX_NAME);
-        rc = GC_EINVAL;
-        continue;
-      }
-      if (!strcmp(type, "HyperNode")) {
-        if (!ex) {
-          gc_diags_addf(diags,
-                        "%s.selector: a HyperNode member must use exactMatch (%s is only "
-                        "for Node members)",
-                        where, rx ? "regexMatch" : "labelMatch");
-          rc = GC_EINVAL;
-          continue;
-        }
-        int64_t c = hn_find(hn, n, exname);
-        if (c < 0) {
-          gc_diags_addf(diags, "%s.selector.exactMatch.name: HyperNode \"%s\" does not exist",
-                        where, exname);
-          rc = GC_EINVAL;
-          continue;
-        }
-        if ((size_t)c == i) {
-          gc_diags_addf(diags, "%s.selector.exactMatch.name: cycle: %s lists itself", where,
-                        exname);
-          rc = GC_EINVAL;
-          continue;
-        }
-        if (hn[c].parent >= 0 && hn[c].parent != (int64_t)i) {
-          gc_diags_addf(diags,
-                        "%s: HyperNode/%s has two parents: %s and %s (a HyperNode may belong "
-                        "to one parent only)",
-                        where, exname, hn[hn[c].parent].name, hn[i].name);
-          rc = GC_EINVAL;
-          continue;
-        }
-        hn[c].parent = (int64_t)i;
-        continue;
-      }
-      struct tp_member *mm;
-      int e = member_push(s, &mcap, &mm);
-      if (e)
+      struct member_sel ms;
+      int e = member_sel_read(list->u.items[k], where, &ms, diags);
+      if (!e)
+        e = ms.is_hypernode ? member_link(hn, n, i, where, &ms, diags)
+                            : member_compile(s, &mcap, hn[i].dom, where, &ms, diags);
+      if (e == GC_EINVAL)
+        rc = e;
+      else if (e)
         return e;
-      mm->dom = (uint32_t)hn[i].dom;
-      mm->origin = NULL; /* the documents may be freed after the build */
-      mm->path = gc_arena_strdup(s->arena, where);
-      if (!mm->path)
-        return GC_ENOMEM;
-      if (ex) {
-        mm->kind = MEMBER_EXACT;
-        mm->exact = gc_arena_strdup(s->arena, exname);
-        if (!mm->exact)
-          return GC_ENOMEM;
-      } else if (rx) {
-        const char *pat = gc_value_as_str(gc_map_get(rx, "pattern"));
-        mm->kind = MEMBER_REGEX;
-        if (!pat || !*pat || strlen(pat) > 1024) {
-          gc_diags_addf(diags, "%s.selector.regexMatch.pattern: required (1 to 1024 bytes)",
-                        where);
-          rc = GC_EINVAL;
-          continue;
-        }
-        int re = regcomp(&mm->re, pat, REG_EXTENDED | REG_NOSUB);
-        if (re) {
-          char buf[256];
-          regerror(re, &mm->re, buf, sizeof(buf));
-          gc_diags_addf(diags, "%s.selector.regexMatch.pattern: invalid regular expression "
-                        "\"%s\": %s",
-                        where, pat, buf);
-          rc = GC_EINVAL;
-          continue;
-        }
-        mm->re_ok = 1;
-      } else {
-        mm->kind = MEMBER_LABEL;
-        char w2[700];
-        snprintf(w2, sizeof(w2), "%s.selector", where);
-        int le = lsel_compile(s->arena, lm, w2, mm, diags);
-        if (le == GC_ENOMEM)
-          return le;
-        if (le) {
-          mm->kind = MEMBER_EXACT; /* inert: matches nothing useful, build fails anyway */
-          mm->exact = "";
-          rc = le;
-        }
-      }
     }
   }
-  /* Cycles through parent links: each HyperNode has at most one parent, so
-   * walking up either ends or revisits a HyperNode of the same walk. */
-  walk = malloc(n * sizeof(*walk));
+  return rc;
+}
+
+/* Reports the cycle through j found by a parent walk, naming it the way
+ * members are listed (parent -> child) from j. */
+static void report_cycle(const struct hn_in *hn, int64_t j, struct gc_diags *diags) {
+  int64_t ring[64];
+  size_t nring = 0;
+  int64_t k = j;
+  do {
+    if (nring < 64)
+      ring[nring++] = k;
+    k = hn[k].parent;
+  } while (k != j);
+  char path[1024];
+  int w = snprintf(path, sizeof(path), "%s", hn[j].name);
+  size_t len = w > 0 ? (size_t)w : 0;
+  for (size_t q = nring; q-- > 0 && len < sizeof(path) - 1;) {
+    w = snprintf(path + len, sizeof(path) - len, " -> %s", hn[ring[q]].name);
+    if (w < 0)
+      break;
+    len += (size_t)w;
+  }
+  gc_diags_addf(diags, "%s: HyperNode/%s: cycle in HyperNode members: %s", pfx(hn[j].origin),
+                hn[j].name, path);
+}
+
+/* Cycles through parent links: each HyperNode has at most one parent, so
+ * walking up either ends or revisits a HyperNode of the same walk.  Each
+ * cycle is reported and cut.  Returns GC_OK, GC_EINVAL or GC_ENOMEM. */
+static int hn_break_cycles(struct hn_in *hn, size_t n, struct gc_diags *diags) {
+  int rc = GC_OK;
+  int64_t *walk = malloc((n ? n : 1) * sizeof(*walk));
   if (!walk)
     return GC_ENOMEM;
   for (size_t i = 0; i < n; i++)
@@ -1366,34 +1415,20 @@ static int hypernodes_build(struct tp_snapshot *s, struct hn_in *hn, size_t n,
     }
     if (j < 0 || walk[j] != (int64_t)i)
       continue;
-    /* j is on a cycle found by this walk.  Parent links run child -> parent;
-     * name the cycle the way members are listed (parent -> child), starting
-     * at j, then cut it. */
-    int64_t ring[64];
-    size_t nring = 0;
-    int64_t k = j;
-    do {
-      if (nring < 64)
-        ring[nring++] = k;
-      k = hn[k].parent;
-    } while (k != j);
-    char path[1024];
-    size_t len = 0;
-    int w = snprintf(path, sizeof(path), "%s", hn[j].name);
-    len = w > 0 ? (size_t)w : 0;
-    for (size_t q = nring; q-- > 0 && len < sizeof(path) - 1;) {
-      w = snprintf(path + len, sizeof(path) - len, " -> %s", hn[ring[q]].name);
-      if (w < 0)
-        break;
-      len += (size_t)w;
-    }
-    gc_diags_addf(diags, "%s: HyperNode/%s: cycle in HyperNode members: %s", pfx(hn[j].origin),
-                  hn[j].name, path);
+    report_cycle(hn, j, diags);
     rc = GC_EINVAL;
     hn[j].parent = -1;
   }
   free(walk);
-  /* Tiers must grow upward. */
+  return rc;
+}
+
+/* Tiers must grow upward; sets each domain's parent.  A tierName naming
+ * two tiers is ambiguous: a warning, and the lowest tier wins.  Returns
+ * GC_OK or GC_EINVAL. */
+static int hn_check_tiers(struct tp_snapshot *s, const struct hn_in *hn, size_t n,
+                          struct gc_diags *diags) {
+  int rc = GC_OK;
   for (size_t i = 0; i < n; i++) {
     int64_t p = hn[i].parent;
     if (p >= 0 && hn[i].tier >= hn[p].tier) {
@@ -1406,7 +1441,6 @@ static int hypernodes_build(struct tp_snapshot *s, struct hn_in *hn, size_t n,
     }
     s->dom_parent[hn[i].dom] = p >= 0 ? (int32_t)hn[p].dom : 0;
   }
-  /* A tierName naming two tiers is ambiguous: warn, lowest tier wins. */
   for (size_t i = 0; i < n; i++)
     for (size_t j = i + 1; j < n && j < i + 64; j++)
       if (hn[i].tier_name && hn[j].tier_name && !strcmp(hn[i].tier_name, hn[j].tier_name) &&
@@ -1418,6 +1452,35 @@ static int hypernodes_build(struct tp_snapshot *s, struct hn_in *hn, size_t n,
         break;
       }
   return rc;
+}
+
+/* Parses every HyperNode, links the tree and validates it; creates the
+ * domains and the compiled Node members.  Returns 0 or GC_EINVAL with every
+ * problem reported. */
+static int hypernodes_build(struct tp_snapshot *s, struct hn_in *hn, size_t n,
+                            struct gc_diags *diags) {
+  int rc = hn_sort_unique(hn, n, diags);
+  if (rc)
+    return rc;
+  int64_t max_tier = 0;
+  for (size_t i = 0; i < n; i++) {
+    int64_t d = dom_add(s, hn[i].name, hn[i].tier, hn[i].tier_name, 0);
+    if (d < 0)
+      return (int)d;
+    hn[i].dom = d;
+    if (hn[i].tier > max_tier)
+      max_tier = hn[i].tier;
+  }
+  s->dom_tier[0] = max_tier + 1;
+  rc = hn_members(s, hn, n, diags);
+  if (rc && rc != GC_EINVAL)
+    return rc;
+  int e = hn_break_cycles(hn, n, diags);
+  if (e && e != GC_EINVAL)
+    return e;
+  rc = rc ? rc : e;
+  e = hn_check_tiers(s, hn, n, diags);
+  return rc ? rc : e;
 }
 
 /* ------------------------------------------------------------------ */
