@@ -462,15 +462,9 @@ static int patch_quiet_ok(const struct gc_value *patches, size_t i) {
   return 1;
 }
 
-static void check_trainjob(struct ctx *c, const struct gc_value *tj, struct tj_info *t) {
-  const struct gc_value *spec = GET(tj, "spec");
-  if (is_null(spec) || spec->type != GC_MAP) {
-    fail(c, c->tj, "spec: %s", is_null(spec) ? "required" : "must be an object");
-    return;
-  }
-  t->spec = spec;
-
-  /* runtimeRef */
+/* spec.runtimeRef: sets t->ref_* when it names a runtime kind this
+ * Trainer supports. */
+static void check_runtime_ref(struct ctx *c, const struct gc_value *spec, struct tj_info *t) {
   const struct gc_value *ref = GET(spec, "runtimeRef");
   if (is_null(ref)) {
     fail(c, c->tj, "spec.runtimeRef: required");
@@ -510,8 +504,10 @@ static void check_trainjob(struct ctx *c, const struct gc_value *tj, struct tj_i
       t->ref_ok = 1;
     }
   }
+}
 
-  /* trainer */
+/* spec.trainer: numNodes, resourcesPerNode and numProcPerNode. */
+static void check_trainer(struct ctx *c, const struct gc_value *spec, struct tj_info *t) {
   const struct gc_value *tr = get_map(c, c->tj, GET(spec, "trainer"), "spec.trainer", NULL);
   t->trainer = tr;
   if (tr) {
@@ -526,7 +522,10 @@ static void check_trainjob(struct ctx *c, const struct gc_value *tj, struct tj_i
     if (check_num_proc(c, c->tj, GET(tr, "numProcPerNode"), "spec.trainer.numProcPerNode"))
       t->v21 = 1;
   }
+}
 
+/* spec.suspend and spec.managedBy. */
+static void check_suspend_managed(struct ctx *c, const struct gc_value *spec) {
   int susp = 0;
   if (get_bool(c, c->tj, GET(spec, "suspend"), "spec.suspend", &susp) == 1)
     c->g->suspended = susp;
@@ -540,6 +539,59 @@ static void check_trainjob(struct ctx *c, const struct gc_value *tj, struct tj_i
       fail(c, c->tj, "spec.managedBy: must be one of \"%s\", \"%s\"", GC_TRAINER_CONTROLLER,
            MULTIKUEUE);
   }
+}
+
+/* Reports every problem of runtime patch i, one that patch_quiet_ok
+ * refused, with its path. */
+static void check_patch(struct ctx *c, const struct gc_value *patches, size_t i) {
+  const struct gc_value *p = patches->u.items[i];
+  char *path = fmt(c, "spec.runtimePatches[%zu]", i);
+  if (!get_map(c, c->tj, p, path, NULL))
+    return;
+  const char *mgr = NULL;
+  int r = get_str(c, c->tj, GET(p, "manager"), fmt(c, "%s.manager", path), &mgr);
+  if (r == 0 || (r == 1 && !*mgr))
+    fail(c, c->tj, "%s.manager: required", path);
+  for (size_t k = 0; r == 1 && *mgr && k < i; k++) {
+    const char *om = gc_value_as_str(GET(patches->u.items[k], "manager"));
+    if (om && !strcmp(om, mgr))
+      fail(c, c->tj, "%s.manager: duplicate value \"%.*s\"", path, NAME_SHOW_MAX, mgr);
+  }
+  const struct gc_value *trs = get_map(c, c->tj, GET(p, "trainingRuntimeSpec"),
+                                       fmt(c, "%s.trainingRuntimeSpec", path), NULL);
+  const char *tpath = fmt(c, "%s.trainingRuntimeSpec.template", path);
+  const struct gc_value *tpl = get_map(c, c->tj, GET(trs, "template"), tpath, NULL);
+  const struct gc_value *meta =
+      get_map(c, c->tj, GET(tpl, "metadata"), fmt(c, "%s.metadata", tpath), NULL);
+  check_string_map(c, c->tj, GET(meta, "labels"), fmt(c, "%s.metadata.labels", tpath));
+  check_string_map(c, c->tj, GET(meta, "annotations"),
+                   fmt(c, "%s.metadata.annotations", tpath));
+  const struct gc_value *ps =
+      get_map(c, c->tj, GET(tpl, "spec"), fmt(c, "%s.spec", tpath), NULL);
+  const struct gc_value *rjs = get_seq(c, c->tj, GET(ps, "replicatedJobs"),
+                                       fmt(c, "%s.spec.replicatedJobs", tpath), NULL);
+  for (size_t j = 0; rjs && j < rjs->len; j++) {
+    const struct gc_value *rj = rjs->u.items[j];
+    char *jp = fmt(c, "%s.spec.replicatedJobs[%zu]", tpath, j);
+    const char *jn = NULL;
+    if (!get_map(c, c->tj, rj, jp, NULL))
+      continue;
+    int jr = get_str(c, c->tj, GET(rj, "name"), fmt(c, "%s.name", jp), &jn);
+    if (jr == 0 || (jr == 1 && !*jn))
+      fail(c, c->tj, "%s.name: required", jp);
+  }
+}
+
+static void check_trainjob(struct ctx *c, const struct gc_value *tj, struct tj_info *t) {
+  const struct gc_value *spec = GET(tj, "spec");
+  if (is_null(spec) || spec->type != GC_MAP) {
+    fail(c, c->tj, "spec: %s", is_null(spec) ? "required" : "must be an object");
+    return;
+  }
+  t->spec = spec;
+  check_runtime_ref(c, spec, t);
+  check_trainer(c, spec, t);
+  check_suspend_managed(c, spec);
 
   /* v2.0 / v2.1 fields */
   if (!is_null(GET(spec, "podSpecOverrides")))
@@ -557,46 +609,9 @@ static void check_trainjob(struct ctx *c, const struct gc_value *tj, struct tj_i
     t->v22 = 1;
     if (patches->len > RUNTIME_PATCHES_MAX)
       fail(c, c->tj, "spec.runtimePatches: must have at most %d items", RUNTIME_PATCHES_MAX);
-    for (size_t i = 0; i < patches->len && i < 1000; i++) {
-      const struct gc_value *p = patches->u.items[i];
-      if (patch_quiet_ok(patches, i))
-        continue;
-      char *path = fmt(c, "spec.runtimePatches[%zu]", i);
-      if (!get_map(c, c->tj, p, path, NULL))
-        continue;
-      const char *mgr = NULL;
-      int r = get_str(c, c->tj, GET(p, "manager"), fmt(c, "%s.manager", path), &mgr);
-      if (r == 0 || (r == 1 && !*mgr))
-        fail(c, c->tj, "%s.manager: required", path);
-      for (size_t k = 0; r == 1 && *mgr && k < i; k++) {
-        const char *om = gc_value_as_str(GET(patches->u.items[k], "manager"));
-        if (om && !strcmp(om, mgr))
-          fail(c, c->tj, "%s.manager: duplicate value \"%.*s\"", path, NAME_SHOW_MAX, mgr);
-      }
-      const struct gc_value *trs = get_map(c, c->tj, GET(p, "trainingRuntimeSpec"),
-                                           fmt(c, "%s.trainingRuntimeSpec", path), NULL);
-      const char *tpath = fmt(c, "%s.trainingRuntimeSpec.template", path);
-      const struct gc_value *tpl = get_map(c, c->tj, GET(trs, "template"), tpath, NULL);
-      const struct gc_value *meta =
-          get_map(c, c->tj, GET(tpl, "metadata"), fmt(c, "%s.metadata", tpath), NULL);
-      check_string_map(c, c->tj, GET(meta, "labels"), fmt(c, "%s.metadata.labels", tpath));
-      check_string_map(c, c->tj, GET(meta, "annotations"),
-                       fmt(c, "%s.metadata.annotations", tpath));
-      const struct gc_value *ps =
-          get_map(c, c->tj, GET(tpl, "spec"), fmt(c, "%s.spec", tpath), NULL);
-      const struct gc_value *rjs = get_seq(c, c->tj, GET(ps, "replicatedJobs"),
-                                           fmt(c, "%s.spec.replicatedJobs", tpath), NULL);
-      for (size_t j = 0; rjs && j < rjs->len; j++) {
-        const struct gc_value *rj = rjs->u.items[j];
-        char *jp = fmt(c, "%s.spec.replicatedJobs[%zu]", tpath, j);
-        const char *jn = NULL;
-        if (!get_map(c, c->tj, rj, jp, NULL))
-          continue;
-        int jr = get_str(c, c->tj, GET(rj, "name"), fmt(c, "%s.name", jp), &jn);
-        if (jr == 0 || (jr == 1 && !*jn))
-          fail(c, c->tj, "%s.name: required", jp);
-      }
-    }
+    for (size_t i = 0; i < patches->len && i < 1000; i++)
+      if (!patch_quiet_ok(patches, i))
+        check_patch(c, patches, i);
   }
   const char *gen = t->v22 ? "v2.2+" : t->v20 ? "v2.0" : t->v21 ? "v2.1" : "v2.2+";
   c->g->api_generation = gen;
@@ -1675,6 +1690,61 @@ static int add_total(struct ctx *c, size_t i, const struct gc_podset *ps) {
   return GC_OK;
 }
 
+/* Job i's per-pod request: from the runtime's cache when its pod spec is
+ * the runtime's own, else computed.  Returns GC_OK, GC_EINVAL (reported)
+ * or GC_ENOMEM. */
+static int job_podreq(struct ctx *c, struct job *j, size_t i) {
+  /* First without diagnostics (no paths are built); only a pod spec with a
+   * problem is walked again to report it at its full path. */
+  size_t e0 = c->d ? c->d->errors : 0;
+  /* A pod spec whose request fields are still the runtime's own nodes
+   * (no patch or resourcesPerNode touched them) has the request the
+   * catalog computed once; the gang gets its own copy of the lists. */
+  const struct gc_podreq *cached = gc_rt_cache_podreq(c->cache, j->podspec);
+  int rc;
+  if (cached) {
+    j->req = *cached;
+    rc = gc_reslist_copy(c->a, &j->req.request, &cached->request);
+    if (!rc)
+      rc = gc_reslist_copy(c->a, &j->req.limits_only, &cached->limits_only);
+  } else {
+    rc = gc_podreq_compute(c->a, j->podspec, NULL, &j->req, NULL);
+  }
+  if (rc && rc != GC_ENOMEM) {
+    const char *where = fmt(c, "%s: spec.template.spec.replicatedJobs[%zu].template.spec."
+                            "template.spec", c->rt, i);
+    rc = gc_podreq_compute(c->a, j->podspec, where, &j->req, c->d);
+    if (rc == GC_OK)
+      rc = GC_EINVAL;
+  }
+  if (rc == GC_ENOMEM)
+    return rc;
+  if (rc) {
+    size_t added = c->d && c->d->errors > e0 ? c->d->errors - e0 : 0;
+    if (!added)
+      fail(c, c->rt, "spec.template.spec.replicatedJobs[%zu]: pod request: %s", i,
+           gc_strerror(rc));
+    else
+      c->errors += added;
+    return GC_EINVAL;
+  }
+  return GC_OK;
+}
+
+/* The PodGroup's priority class: Trainer takes the last non-empty one. */
+static void pick_priority_class(struct ctx *c, const struct job *jobs, size_t n) {
+  struct gc_gang *g = c->g;
+  for (size_t i = 0; i < n; i++) {
+    const char *pc = jobs[i].priority_class;
+    if (!pc)
+      continue;
+    if (g->priority_class && strcmp(g->priority_class, pc))
+      WARN(c, GC_WARN_OTHER, "replicated jobs use different priorityClassName values (\"%s\", "
+           "\"%s\"); the PodGroup takes the last one, as Trainer does", g->priority_class, pc);
+    g->priority_class = pc;
+  }
+}
+
 static int build_gang(struct ctx *c, const struct tj_info *t, struct job *jobs, size_t n) {
   struct gc_gang *g = c->g;
   g->podsets = gc_arena_alloc(c->a, n * sizeof(*g->podsets));
@@ -1690,40 +1760,11 @@ static int build_gang(struct ctx *c, const struct tj_info *t, struct job *jobs, 
   int ok = 1;
   for (size_t i = 0; i < n; i++) {
     struct job *j = &jobs[i];
-    /* First without diagnostics (no paths are built); only a pod spec with a
-     * problem is walked again to report it at its full path. */
-    size_t e0 = c->d ? c->d->errors : 0;
-    /* A pod spec whose request fields are still the runtime's own nodes
-     * (no patch or resourcesPerNode touched them) has the request the
-     * catalog computed once; the gang gets its own copy of the lists. */
-    const struct gc_podreq *cached = gc_rt_cache_podreq(c->cache, j->podspec);
-    int rc;
-    if (cached) {
-      j->req = *cached;
-      rc = gc_reslist_copy(c->a, &j->req.request, &cached->request);
-      if (!rc)
-        rc = gc_reslist_copy(c->a, &j->req.limits_only, &cached->limits_only);
-    } else {
-      rc = gc_podreq_compute(c->a, j->podspec, NULL, &j->req, NULL);
-    }
-    if (rc && rc != GC_ENOMEM) {
-      const char *where = fmt(c, "%s: spec.template.spec.replicatedJobs[%zu].template.spec."
-                              "template.spec", c->rt, i);
-      rc = gc_podreq_compute(c->a, j->podspec, where, &j->req, c->d);
-      if (rc == GC_OK)
-        rc = GC_EINVAL;
-    }
+    int rc = job_podreq(c, j, i);
     if (rc == GC_ENOMEM)
       return rc;
-    if (rc) {
-      size_t added = c->d && c->d->errors > e0 ? c->d->errors - e0 : 0;
-      if (!added)
-        fail(c, c->rt, "spec.template.spec.replicatedJobs[%zu]: pod request: %s", i,
-             gc_strerror(rc));
-      else
-        c->errors += added;
+    if (rc)
       ok = 0;
-    }
     wj[i] = (struct gc_wave_job){j->name, j->deps, j->n_deps, j->dep_status};
     counts[i] = j->count;
     /* The trainer step is the job labelled as Trainer's trainer ancestor, or
@@ -1819,17 +1860,8 @@ static int build_gang(struct ctx *c, const struct tj_info *t, struct job *jobs, 
     return GC_EINVAL;
   }
 
-  /* priority class: Trainer takes the last non-empty one. */
-  for (size_t i = 0; i < n; i++) {
-    const char *pc = jobs[i].priority_class;
-    if (!pc)
-      continue;
-    if (g->priority_class && strcmp(g->priority_class, pc))
-      WARN(c, GC_WARN_OTHER, "replicated jobs use different priorityClassName values (\"%s\", "
-           "\"%s\"); the PodGroup takes the last one, as Trainer does", g->priority_class, pc);
-    g->priority_class = pc;
-  }
-  return GC_OK;
+  pick_priority_class(c, jobs, n);
+  return c->oom ? GC_ENOMEM : GC_OK;
 }
 
 /* "<kind-or-ns><sep><name>", each part cut at NAME_SHOW_MAX bytes. */
