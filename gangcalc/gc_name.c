@@ -8,13 +8,9 @@
 
 #include <string.h>
 
-static int is_lower_alnum(char ch) {
-  return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9');
-}
+static int is_lower_alnum(char ch) { return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9'); }
 
-static int is_alnum(char ch) {
-  return is_lower_alnum(ch) || (ch >= 'A' && ch <= 'Z');
-}
+static int is_alnum(char ch) { return is_lower_alnum(ch) || (ch >= 'A' && ch <= 'Z'); }
 
 /* The length check also refuses an embedded NUL byte. */
 static int has_len(const char *s, size_t len, size_t max) {
@@ -88,6 +84,4 @@ int gc_name_is_qualified(const char *s, size_t len) {
          is_label_name(slash + 1, len - plen - 1);
 }
 
-int gc_name_is_label_value(const char *s, size_t len) {
-  return len == 0 || is_label_name(s, len);
-}
+int gc_name_is_label_value(const char *s, size_t len) { return len == 0 || is_label_name(s, len); }
