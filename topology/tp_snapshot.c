@@ -78,7 +78,7 @@ void tp_units_format(const char *resource, int64_t v, char *buf, size_t cap) {
 /* ------------------------------------------------------------------ */
 /* Hash tables (open addressing, linear probing, value = index + 1)      */
 
-static int hash_grow(uint32_t **tab, size_t *cap, size_t want, const char **names) {
+int tp_hash_grow(uint32_t **tab, size_t *cap, size_t want, const char **names) {
   if (*cap >= want * 2 && *tab)
     return GC_OK;
   size_t ncap = 64;
@@ -102,8 +102,7 @@ static int hash_grow(uint32_t **tab, size_t *cap, size_t want, const char **name
   return GC_OK;
 }
 
-static int64_t hash_find(const uint32_t *tab, size_t cap, const char *const *names,
-                         const char *key) {
+int64_t tp_hash_find(const uint32_t *tab, size_t cap, const char *const *names, const char *key) {
   if (!cap)
     return -1;
   size_t h = hash_str(key) & (cap - 1);
@@ -115,7 +114,7 @@ static int64_t hash_find(const uint32_t *tab, size_t cap, const char *const *nam
   return -1;
 }
 
-static void hash_insert(uint32_t *tab, size_t cap, const char *key, uint32_t idx) {
+void tp_hash_insert(uint32_t *tab, size_t cap, const char *key, uint32_t idx) {
   size_t h = hash_str(key) & (cap - 1);
   while (tab[h])
     h = (h + 1) & (cap - 1);
@@ -162,7 +161,7 @@ static int grow_row(void **row, size_t old, size_t ncap, size_t elem) {
   return GC_OK;
 }
 
-static int nodes_reserve(struct tp_snapshot *s, size_t want) {
+int tp_nodes_reserve(struct tp_snapshot *s, size_t want) {
   if (want <= s->cap_slots)
     return GC_OK;
   if (want > TP_MAX_NODES)
@@ -253,11 +252,11 @@ static int resource_add(struct tp_snapshot *s, const char *name) {
 /* Lookups                                                              */
 
 int64_t tp_snapshot_node(const struct tp_snapshot *s, const char *name) {
-  return hash_find(s->node_hash, s->node_hash_cap, s->node_name, name);
+  return tp_hash_find(s->node_hash, s->node_hash_cap, s->node_name, name);
 }
 
 int64_t tp_snapshot_domain(const struct tp_snapshot *s, const char *name) {
-  return hash_find(s->dom_hash, s->dom_hash_cap, s->dom_name, name);
+  return tp_hash_find(s->dom_hash, s->dom_hash_cap, s->dom_name, name);
 }
 
 int64_t tp_snapshot_tier_by_name(const struct tp_snapshot *s, const char *tier_name) {
@@ -296,9 +295,9 @@ int64_t tp_dom_add(struct tp_snapshot *s, const char *name, int64_t tier, const 
   for (size_t r = 0; r < s->n_res; r++)
     s->dom_free[r][d] = 0;
   s->n_dom++;
-  if (hash_grow(&s->dom_hash, &s->dom_hash_cap, s->n_dom, s->dom_name))
+  if (tp_hash_grow(&s->dom_hash, &s->dom_hash_cap, s->n_dom, s->dom_name))
     return GC_ENOMEM;
-  hash_insert(s->dom_hash, s->dom_hash_cap, copy, (uint32_t)d);
+  tp_hash_insert(s->dom_hash, s->dom_hash_cap, copy, (uint32_t)d);
   return (int64_t)d;
 }
 
@@ -323,7 +322,7 @@ static int cmp_tier_name_idx(const void *a, const void *b) {
 /* Recomputes the Euler tour, the children-first order and the tier tables
  * from the parent links.  O(domains log domains); run after domains change
  * (never on node updates). */
-static int dom_reindex(struct tp_snapshot *s) {
+int tp_dom_reindex(struct tp_snapshot *s) {
   size_t n = s->n_dom;
   int rc = GC_ENOMEM;
   struct name_idx *ord = malloc(n * sizeof(*ord));
@@ -515,17 +514,9 @@ static int64_t leaf_from_levels(struct tp_snapshot *s, const struct gc_value *la
   return parent;
 }
 
-struct node_in {
-  const char *name;
-  const struct gc_value *labels;
-  const struct gc_value *alloc;
-  const char *excl;
-  const char *origin;
-};
-
 /* Reads the parts of a Node document the model uses; reports problems. */
-static int node_parse(struct gc_arena *a, const struct gc_value *doc, const char *origin,
-                      struct node_in *out, struct gc_diags *diags) {
+int tp_node_parse(struct gc_arena *a, const struct gc_value *doc, const char *origin,
+                  struct node_in *out, struct gc_diags *diags) {
   const char *name = gc_value_as_str(gc_value_path(doc, "metadata.name"));
   if (!name || !*name) {
     gc_diags_addf(diags, "%s: Node: metadata.name: required", tp_pfx(origin));
@@ -570,9 +561,6 @@ static int node_parse(struct gc_arena *a, const struct gc_value *doc, const char
   return GC_OK;
 }
 
-/* Places a parsed node into a fresh or reused slot.  Allocatable problems
- * are reported; the node is still added with what parsed. */
-
 /* Why a Node or Pod quantity cannot be used, or NULL with *units set: a
  * negative value is not "invalid", it is refused as the API server does. */
 static const char *qty_problem(const struct gc_value *val, const char *key, int64_t *units) {
@@ -585,14 +573,17 @@ static const char *qty_problem(const struct gc_value *val, const char *key, int6
     return "does not fit an int64 in the resource's unit";
   return NULL;
 }
-static int node_insert(struct tp_snapshot *s, const struct node_in *in, uint32_t leaf,
-                       int keep_sorted, struct gc_diags *diags) {
+
+/* Places a parsed node into a fresh or reused slot.  Allocatable problems
+ * are reported; the node is still added with what parsed. */
+int tp_node_insert(struct tp_snapshot *s, const struct node_in *in, uint32_t leaf, int keep_sorted,
+                   struct gc_diags *diags) {
   int rc = GC_OK;
   uint32_t slot;
   if (s->n_dead) {
     slot = s->dead[--s->n_dead];
   } else {
-    if ((rc = nodes_reserve(s, s->n_slots + 1)))
+    if ((rc = tp_nodes_reserve(s, s->n_slots + 1)))
       return rc;
     slot = (uint32_t)s->n_slots++;
   }
@@ -623,9 +614,9 @@ static int node_insert(struct tp_snapshot *s, const struct node_in *in, uint32_t
     }
     s->free[r][slot] = s->alloc[r][slot] = v;
   }
-  if (hash_grow(&s->node_hash, &s->node_hash_cap, s->n_alive + 1, s->node_name))
+  if (tp_hash_grow(&s->node_hash, &s->node_hash_cap, s->n_alive + 1, s->node_name))
     return GC_ENOMEM;
-  hash_insert(s->node_hash, s->node_hash_cap, copy, slot);
+  tp_hash_insert(s->node_hash, s->node_hash_cap, copy, slot);
   size_t at = keep_sorted ? by_name_pos(s, copy) : s->n_alive;
   memmove(s->by_name + at + 1, s->by_name + at, (s->n_alive - at) * sizeof(*s->by_name));
   s->by_name[at] = slot;
@@ -1000,18 +991,7 @@ int tp_snapshot_update_pod(struct tp_snapshot *s, const struct gc_value *pod, in
 /* ------------------------------------------------------------------ */
 /* Build                                                                */
 
-static int doc_is(const struct gc_value *doc, const char *api, const char *kind) {
-  const char *a = gc_value_as_str(gc_map_get(doc, "apiVersion"));
-  const char *k = gc_value_as_str(gc_map_get(doc, "kind"));
-  return a && k && !strcmp(a, api) && !strcmp(k, kind);
-}
-
-static int cmp_node_in(const void *a, const void *b) {
-  const struct node_in *x = a, *y = b;
-  return strcmp(x->name, y->name);
-}
-
-static struct tp_snapshot *snapshot_new(void) {
+struct tp_snapshot *tp_snapshot_alloc(void) {
   struct tp_snapshot *s = calloc(1, sizeof(*s));
   if (!s)
     return NULL;
@@ -1067,8 +1047,8 @@ void tp_snapshot_free(struct tp_snapshot *s) {
 static uint32_t leaf_fast(struct tp_snapshot *s, const struct node_in *in,
                           struct gc_diags *diags);
 
-static uint32_t find_leaf(struct tp_snapshot *s, const struct node_in *in, int *err,
-                          struct gc_diags *diags) {
+uint32_t tp_find_leaf(struct tp_snapshot *s, const struct node_in *in, int *err,
+                      struct gc_diags *diags) {
   if (s->use_levels) {
     int64_t d = leaf_from_levels(s, in->labels);
     if (d < 0) {
@@ -1090,7 +1070,7 @@ static uint32_t leaf_fast(struct tp_snapshot *s, const struct node_in *in,
                           struct gc_diags *diags) {
   int64_t best = -1, other = -1;
   size_t nmatch = 0;
-  int64_t idx = hash_find(s->member_hash, s->member_hash_cap, s->member_names, in->name);
+  int64_t idx = tp_hash_find(s->member_hash, s->member_hash_cap, s->member_names, in->name);
   for (int64_t i = idx; i >= 0; i = s->members[i].next_exact) {
     int64_t d = s->members[i].dom;
     if (d == best || d == other)
@@ -1127,270 +1107,6 @@ static uint32_t leaf_fast(struct tp_snapshot *s, const struct node_in *in,
                    tp_pfx(in->origin), in->name, nmatch, s->dom_name[best], s->dom_name[other],
                    s->dom_name[best]);
   return best < 0 ? 0 : (uint32_t)best;
-}
-
-/* The state of one tp_snapshot_build: the parsed input and the last
- * problem reported so far (the build goes on after one, to report all). */
-struct build {
-  const struct gc_value *const *docs;
-  const char *const *origins;
-  size_t n;
-  struct node_in *nodes; /* owned */
-  struct hn_in *hns;     /* owned */
-  size_t n_nodes, n_hn;  /* documents of each kind */
-  size_t ni, hi;         /* of which parsed */
-  int bad;               /* 0, or the code of the last problem reported */
-};
-
-static int is_node_doc(const struct gc_value *doc) {
-  return doc_is(doc, "v1", "Node");
-}
-
-static int is_hn_doc(const struct gc_value *doc) {
-  return doc_is(doc, "topology.volcano.sh/v1alpha1", "HyperNode");
-}
-
-/* Counts the documents of each kind and allocates the parse arrays.
- * Returns GC_OK, GC_ELIMIT or GC_ENOMEM. */
-static int count_docs(struct build *b, struct gc_diags *diags) {
-  size_t n_other = 0;
-  for (size_t i = 0; i < b->n; i++) {
-    if (!b->docs[i])
-      continue;
-    if (is_node_doc(b->docs[i]))
-      b->n_nodes++;
-    else if (is_hn_doc(b->docs[i]))
-      b->n_hn++;
-    else if (!doc_is(b->docs[i], "v1", "Pod"))
-      n_other++;
-  }
-  if (b->n_nodes > TP_MAX_NODES || b->n_hn + 1 > TP_MAX_DOMAINS) {
-    gc_diags_addf(diags, "cluster: %zu Nodes and %zu HyperNodes exceed the limits (%d, %d)",
-                  b->n_nodes, b->n_hn, TP_MAX_NODES, TP_MAX_DOMAINS - 1);
-    return GC_ELIMIT;
-  }
-  b->nodes = calloc(b->n_nodes ? b->n_nodes : 1, sizeof(*b->nodes));
-  b->hns = calloc(b->n_hn ? b->n_hn : 1, sizeof(*b->hns));
-  if (!b->nodes || !b->hns)
-    return GC_ENOMEM;
-  if (n_other)
-    gc_diags_warnf(diags, "cluster: ignored %zu document(s) that are not Nodes, Pods or HyperNodes",
-                   n_other);
-  return GC_OK;
-}
-
-/* Checks --levels and stores them in s; a trailing kubernetes.io/hostname
- * is implied and dropped.  Returns GC_OK, GC_EINVAL, GC_ELIMIT or
- * GC_ENOMEM. */
-static int set_levels(struct tp_snapshot *s, const struct tp_build_opts *opts,
-                      struct gc_diags *diags) {
-  size_t nl = opts->n_levels;
-  if (!strcmp(opts->levels[nl - 1], "kubernetes.io/hostname"))
-    nl--;
-  if (nl > TP_MAX_LEVELS) {
-    gc_diags_addf(diags, "--levels: at most %d label levels", TP_MAX_LEVELS);
-    return GC_ELIMIT;
-  }
-  for (size_t i = 0; i < nl; i++) {
-    if (!opts->levels[i] || !*opts->levels[i] ||
-        !strcmp(opts->levels[i], "kubernetes.io/hostname")) {
-      gc_diags_addf(diags, "--levels: level %zu: %s", i + 1,
-                    opts->levels[i] && *opts->levels[i]
-                        ? "kubernetes.io/hostname may only be the last level"
-                        : "empty label key");
-      return GC_EINVAL;
-    }
-    for (size_t j = 0; j < i; j++)
-      if (!strcmp(opts->levels[i], opts->levels[j])) {
-        gc_diags_addf(diags, "--levels: label %s is listed twice", opts->levels[i]);
-        return GC_EINVAL;
-      }
-    s->levels[i] = gc_arena_strdup(s->arena, opts->levels[i]);
-    if (!s->levels[i])
-      return GC_ENOMEM;
-  }
-  s->n_levels = nl;
-  s->use_levels = 1;
-  return GC_OK;
-}
-
-/* Parses the Node (and, without levels, HyperNode) documents, reports
- * duplicate Node names and builds the HyperNode tree.  Returns GC_OK or a
- * fatal code; reported problems go to b->bad. */
-static int parse_docs(struct tp_snapshot *s, struct build *b, struct gc_diags *diags) {
-  for (size_t i = 0; i < b->n; i++) {
-    const char *o = b->origins ? b->origins[i] : NULL;
-    if (!b->docs[i])
-      continue;
-    if (is_node_doc(b->docs[i])) {
-      int e = node_parse(s->arena, b->docs[i], o, &b->nodes[b->ni], diags);
-      if (e == GC_ENOMEM)
-        return e;
-      if (e)
-        b->bad = e;
-      else
-        b->ni++;
-    } else if (!s->use_levels && is_hn_doc(b->docs[i])) {
-      int e = tp_hn_parse(b->docs[i], o, &b->hns[b->hi], diags);
-      if (e)
-        b->bad = e;
-      else
-        b->hi++;
-    }
-  }
-  qsort(b->nodes, b->ni, sizeof(*b->nodes), cmp_node_in);
-  for (size_t i = 1; i < b->ni; i++)
-    if (!strcmp(b->nodes[i].name, b->nodes[i - 1].name)) {
-      gc_diags_addf(diags, "%s: Node/%s: metadata.name: duplicate (also at %s)",
-                    tp_pfx(b->nodes[i].origin), b->nodes[i].name, tp_pfx(b->nodes[i - 1].origin));
-      b->bad = GC_EINVAL;
-    }
-  if (s->use_levels)
-    return GC_OK;
-  int e = tp_hypernodes_build(s, b->hns, b->hi, diags);
-  if (e == GC_ENOMEM || e == GC_ELIMIT)
-    return e;
-  if (e)
-    b->bad = e;
-  return GC_OK;
-}
-
-/* Indexes the exact Node members through a hash (chains link same-name
- * members) and lists the others.  Returns GC_OK or GC_ENOMEM. */
-static int index_members(struct tp_snapshot *s) {
-  size_t n_exact = 0;
-  for (size_t i = 0; i < s->n_members; i++)
-    n_exact += s->members[i].kind == MEMBER_EXACT;
-  s->member_names = malloc((s->n_members ? s->n_members : 1) * sizeof(*s->member_names));
-  s->inexact = malloc((s->n_members ? s->n_members : 1) * sizeof(*s->inexact));
-  if (!s->member_names || !s->inexact)
-    return GC_ENOMEM;
-  for (size_t i = 0; i < s->n_members; i++) {
-    s->member_names[i] = s->members[i].kind == MEMBER_EXACT ? s->members[i].exact : "";
-    if (s->members[i].kind != MEMBER_EXACT)
-      s->inexact[s->n_inexact++] = (uint32_t)i;
-  }
-  if (!n_exact)
-    return GC_OK;
-  if (hash_grow(&s->member_hash, &s->member_hash_cap, n_exact, s->member_names))
-    return GC_ENOMEM;
-  for (size_t i = 0; i < s->n_members; i++) {
-    if (s->members[i].kind != MEMBER_EXACT)
-      continue;
-    int64_t first = hash_find(s->member_hash, s->member_hash_cap, s->member_names,
-                              s->members[i].exact);
-    if (first >= 0) {
-      s->members[i].next_exact = s->members[first].next_exact;
-      s->members[first].next_exact = (int64_t)i;
-    } else {
-      hash_insert(s->member_hash, s->member_hash_cap, s->members[i].exact, (uint32_t)i);
-    }
-  }
-  return GC_OK;
-}
-
-/* Inserts the nodes in name order, so slots start out sorted, then checks
- * that exact Node members name existing nodes.  Returns GC_OK or a fatal
- * code; reported problems go to b->bad. */
-static int insert_nodes(struct tp_snapshot *s, struct build *b, struct gc_diags *diags) {
-  int rc = nodes_reserve(s, b->ni);
-  if (rc)
-    return rc;
-  for (size_t i = 0; i < b->ni; i++) {
-    int err = 0;
-    uint32_t leaf = s->use_levels ? find_leaf(s, &b->nodes[i], &err, diags)
-                                  : leaf_fast(s, &b->nodes[i], diags);
-    if (err)
-      return err;
-    int e = node_insert(s, &b->nodes[i], leaf, 0, diags);
-    if (e == GC_ENOMEM || e == GC_ELIMIT)
-      return e;
-    if (e)
-      b->bad = e;
-  }
-  for (size_t i = 0; i < s->n_members; i++) {
-    const struct tp_member *m = &s->members[i];
-    if (m->kind == MEMBER_EXACT && *m->exact && tp_snapshot_node(s, m->exact) < 0) {
-      gc_diags_addf(diags, "%s.selector.exactMatch.name: Node \"%s\" does not exist", m->path,
-                    m->exact);
-      b->bad = GC_EINVAL;
-    }
-  }
-  return GC_OK;
-}
-
-/* Applies the Pods bound to known nodes; Pods bound to other nodes are
- * counted in one warning.  Returns GC_OK or a fatal code; reported
- * problems go to b->bad. */
-static int apply_pods(struct tp_snapshot *s, struct build *b, struct gc_diags *diags) {
-  size_t unknown = 0;
-  for (size_t i = 0; i < b->n; i++) {
-    if (!b->docs[i] || !doc_is(b->docs[i], "v1", "Pod"))
-      continue;
-    const char *node = gc_value_as_str(gc_value_path(b->docs[i], "spec.nodeName"));
-    if (node && *node && tp_snapshot_node(s, node) < 0) {
-      unknown++;
-      continue;
-    }
-    const char *o = b->origins ? b->origins[i] : NULL;
-    int e = tp_snapshot_apply_pod(s, b->docs[i], 1, o, NULL, diags);
-    if (e == GC_ENOMEM || e == GC_ELIMIT)
-      return e;
-    if (e)
-      b->bad = e;
-  }
-  if (unknown)
-    gc_diags_warnf(diags, "cluster: %zu Pod(s) are bound to nodes that are not in the input; "
-                   "ignored",
-                   unknown);
-  return GC_OK;
-}
-
-/* The phases after counting: levels or HyperNodes, the root domain,
- * documents, member index, nodes, domain index and pods.  Returns GC_OK or
- * the first fatal code, or the last problem reported. */
-static int build_phases(struct tp_snapshot *s, struct build *b, const struct tp_build_opts *opts,
-                        struct gc_diags *diags) {
-  int rc;
-  if (opts && opts->n_levels) {
-    if ((rc = set_levels(s, opts, diags)))
-      return rc;
-    if (b->n_hn)
-      gc_diags_warnf(diags, "cluster: --levels given: %zu HyperNode(s) ignored", b->n_hn);
-  }
-  int64_t root = tp_dom_add(s, TP_ROOT_NAME, s->use_levels ? (int64_t)s->n_levels + 1 : 1, NULL, -1);
-  if (root < 0)
-    return (int)root;
-  if ((rc = parse_docs(s, b, diags)) || b->bad)
-    return rc ? rc : b->bad;
-  if ((rc = index_members(s)) || (rc = insert_nodes(s, b, diags)) || b->bad)
-    return rc ? rc : b->bad;
-  if ((rc = dom_reindex(s)) || (rc = apply_pods(s, b, diags)))
-    return rc;
-  return b->bad;
-}
-
-int tp_snapshot_build(const struct gc_value *const *docs, const char *const *origins, size_t n,
-                      const struct tp_build_opts *opts, struct tp_snapshot **out,
-                      struct gc_diags *diags) {
-  if (!out || (n && !docs))
-    return GC_EUSAGE;
-  *out = NULL;
-  struct build b = {docs, origins, n, NULL, NULL, 0, 0, 0, 0, 0};
-  struct tp_snapshot *s = snapshot_new();
-  if (!s)
-    return GC_ENOMEM;
-  int rc = count_docs(&b, diags);
-  if (!rc)
-    rc = build_phases(s, &b, opts, diags);
-  free(b.nodes);
-  free(b.hns);
-  if (rc) {
-    tp_snapshot_free(s);
-    return rc;
-  }
-  *out = s;
-  return GC_OK;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1480,7 +1196,7 @@ int tp_snapshot_add_node(struct tp_snapshot *s, const struct gc_value *doc, cons
   if (!s || !doc)
     return GC_EUSAGE;
   struct node_in in;
-  int rc = node_parse(s->arena, doc, origin, &in, diags);
+  int rc = tp_node_parse(s->arena, doc, origin, &in, diags);
   if (rc)
     return rc;
   if (tp_snapshot_node(s, in.name) >= 0) {
@@ -1491,12 +1207,12 @@ int tp_snapshot_add_node(struct tp_snapshot *s, const struct gc_value *doc, cons
     return GC_ELIMIT;
   size_t before = s->n_dom;
   int err = 0;
-  uint32_t leaf = find_leaf(s, &in, &err, diags);
+  uint32_t leaf = tp_find_leaf(s, &in, &err, diags);
   if (err)
     return err;
-  if (s->n_dom != before && (rc = dom_reindex(s)))
+  if (s->n_dom != before && (rc = tp_dom_reindex(s)))
     return rc;
-  return node_insert(s, &in, leaf, 1, diags);
+  return tp_node_insert(s, &in, leaf, 1, diags);
 }
 
 int tp_snapshot_remove_node(struct tp_snapshot *s, const char *node) {
