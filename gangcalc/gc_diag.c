@@ -159,3 +159,81 @@ int gc_diags_move(struct gc_diags *dst, struct gc_diags *src) {
   src->max = max;
   return rc;
 }
+
+/* Formats into buf (cap bytes, always terminated; output is cut to fit) and
+ * returns the length.  Paths and messages use only %s, %.*s, %zu, %d and
+ * %lld, which are copied here directly (vsnprintf costs far more than the
+ * rest of a TrainJob's checks); any other format goes to vsnprintf. */
+size_t gc_vformat(char *buf, size_t cap, const char *f, va_list ap) {
+  int simple = 1;
+  for (const char *p = strchr(f, '%'); p && simple; p = strchr(p + 1, '%')) {
+    if (p[1] == 's' || p[1] == 'd')
+      p++;
+    else if ((p[1] == 'z' && p[2] == 'u') || (p[1] == '.' && p[2] == '*' && p[3] == 's'))
+      p += p[1] == 'z' ? 2 : 3;
+    else if (p[1] == 'l' && p[2] == 'l' && p[3] == 'd')
+      p += 3;
+    else
+      simple = 0;
+  }
+  if (!simple) {
+    int n = vsnprintf(buf, cap, f, ap);
+    return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
+  }
+  size_t n = 0;
+  for (const char *p = f; *p && n < cap - 1; p++) {
+    if (*p != '%') {
+      /* A literal run, copied at once. */
+      const char *pct = strchr(p, '%');
+      size_t run = pct ? (size_t)(pct - p) : strlen(p);
+      if (run > cap - 1 - n)
+        run = cap - 1 - n;
+      memcpy(buf + n, p, run);
+      n += run;
+      p += run - 1;
+      continue;
+    }
+    char num[24];
+    const char *src;
+    size_t len;
+    int neg = 0;
+    unsigned long long u;
+    if (p[1] == 's') {
+      src = va_arg(ap, const char *);
+      src = src ? src : "(null)"; /* as glibc prints it */
+      len = strlen(src);
+      p++;
+    } else if (p[1] == '.') {
+      int prec = va_arg(ap, int);
+      src = va_arg(ap, const char *);
+      src = src ? src : "(null)";
+      len = prec < 0 ? strlen(src) : strnlen(src, (size_t)prec);
+      p += 3;
+    } else {
+      if (p[1] == 'z') {
+        u = va_arg(ap, size_t);
+        p += 2;
+      } else {
+        long long v = p[1] == 'd' ? va_arg(ap, int) : va_arg(ap, long long);
+        p += p[1] == 'd' ? 1 : 3;
+        neg = v < 0;
+        u = neg ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+      }
+      size_t k = sizeof(num);
+      do {
+        num[--k] = (char)('0' + u % 10);
+        u /= 10;
+      } while (u);
+      if (neg)
+        num[--k] = '-';
+      src = num + k;
+      len = sizeof(num) - k;
+    }
+    if (len > cap - 1 - n)
+      len = cap - 1 - n;
+    memcpy(buf + n, src, len);
+    n += len;
+  }
+  buf[n] = '\0';
+  return n;
+}

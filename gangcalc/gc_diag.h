@@ -10,6 +10,7 @@
 #ifndef GC_DIAG_H
 #define GC_DIAG_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 #define GC_OK 0
@@ -64,5 +65,11 @@ int gc_has_controls(const char *s, size_t len);
  * manifest cannot drive a terminal or split a line.  Needs at most 4 * len + 1
  * bytes.  Returns the length written. */
 size_t gc_escape_controls(char *out, size_t cap, const char *in, size_t len);
+
+/* Formats into buf (cap >= 1 bytes, always terminated; output is cut to
+ * fit) and returns the length written.  %s, %.*s, %zu, %d and %lld are
+ * copied directly, since vsnprintf costs far more than the rest of a
+ * TrainJob's checks; any other format goes to vsnprintf. */
+size_t gc_vformat(char *buf, size_t cap, const char *f, va_list ap);
 
 #endif

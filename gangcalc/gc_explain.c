@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0
  *
- * gc_explain: the human-readable account of a gang (gc_explain in
- * gc_gang.h): where the runtime and backend came from, every replicated job
- * with its wave, pods, per-pod request and binding in aligned columns, the
- * totals, the PodGroup policy fields and every warning.
+ * gc_explain: the human-readable account of a gang (see gc_explain.h):
+ * where the runtime and backend came from, every replicated job with its
+ * wave, pods, per-pod request and binding in aligned columns, the totals,
+ * the PodGroup policy fields and every warning.
  */
+#include "gc_explain.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -314,6 +314,79 @@ static int above_int64(const struct digits *x) {
   return ip > (u128)INT64_MAX || (ip == (u128)INT64_MAX && x->last_pos < 0);
 }
 
+/* The digit at index i of the number's digits (integer part, then the
+ * fraction). */
+static char digit_at(const struct scanned *sc, size_t i) {
+  return i < sc->num_len ? sc->num[i] : sc->denom[i - sc->num_len];
+}
+
+/* Collects the significant digits of a decimal-suffixed number into x.
+ * Only digits at or above nano can survive rounding; the rest are kept as
+ * a single non-zero marker digit so the round-up still happens.  Sets
+ * *capped when (with cap) the value is far above 2^63-1.  Returns GC_OK or
+ * GC_ERANGE. */
+static int digits_decimal(const struct scanned *sc, size_t total, int64_t last_pos, int cap,
+                          struct digits *x, int *capped) {
+  int marker = 0;
+  for (size_t i = 0; i < total; i++) {
+    char c = digit_at(sc, i);
+    int64_t pos = last_pos + (int64_t)(total - 1 - i);
+    if (pos < NANO_SCALE) {
+      if (c != '0')
+        marker = 1;
+      continue;
+    }
+    if (x->n == 0 && c == '0')
+      continue;
+    /* So many digits at or above nano put the first one far above 10^19. */
+    if (x->n >= QDIGITS_MAX && cap) {
+      *capped = 1;
+      return GC_OK;
+    }
+    if (x->n >= QDIGITS_MAX)
+      return GC_ERANGE;
+    x->d[x->n++] = (char)(c - '0');
+  }
+  x->last_pos = last_pos < NANO_SCALE ? NANO_SCALE : last_pos;
+  if (marker) {
+    /* The kept digits end exactly at nano (digits are contiguous), so the
+     * dropped tail becomes one digit just below it. */
+    x->d[x->n++] = 1;
+    x->last_pos = NANO_SCALE - 1;
+  }
+  return GC_OK;
+}
+
+/* Collects the digits of a binary-suffixed number into x and multiplies
+ * by 2^exp: value = digits * 2^exp * 10^-denom_len, computed exactly.
+ * Sets *capped when the value is above 2^63-1 anyway.  Returns GC_OK or a
+ * negative GC_E* code. */
+static int digits_binary(const struct scanned *sc, size_t total, int64_t last_pos, int64_t exp,
+                         struct digits *x, int *capped) {
+  for (size_t i = 0; i < total; i++) {
+    char c = digit_at(sc, i);
+    if (x->n == 0 && c == '0')
+      continue;
+    if (x->n >= QDIGITS_MAX) {
+      /* More than QDIGITS_MAX significant digits: if the integer part
+       * alone is that long the value is capped below anyway. */
+      if (sc->num_len > 40) {
+        *capped = 1;
+        return GC_OK;
+      }
+      return GC_ERANGE;
+    }
+    x->d[x->n++] = (char)(c - '0');
+  }
+  x->last_pos = last_pos;
+  for (int64_t k = 0; k < exp / 10 && x->n > 0; k++) {
+    int rc = digits_mul_small(x, 1024);
+    if (rc)
+      return rc;
+  }
+  return GC_OK;
+}
+
 /* The parser; with cap set, any value above 2^63-1 in magnitude becomes
  * 2^63-1 (binary values always are, as upstream caps them). */
 static int parse_q(const char *s, size_t len, int cap, struct gc_quantity *out) {
@@ -365,56 +438,15 @@ static int parse_q(const char *s, size_t len, int cap, struct gc_quantity *out) 
     }
   }
 
-  if (si.base == 10) {
-    /* Only digits at or above nano can survive rounding; the rest are kept
-     * as a single non-zero marker digit so the round-up still happens. */
-    int marker = 0;
-    for (size_t i = 0; i < total; i++) {
-      char c = i < sc.num_len ? sc.num[i] : sc.denom[i - sc.num_len];
-      int64_t pos = last_pos + (int64_t)(total - 1 - i);
-      if (pos < NANO_SCALE) {
-        if (c != '0')
-          marker = 1;
-        continue;
-      }
-      if (x.n == 0 && c == '0')
-        continue;
-      /* So many digits at or above nano put the first one far above 10^19. */
-      if (x.n >= QDIGITS_MAX && cap)
-        goto capped;
-      if (x.n >= QDIGITS_MAX)
-        return GC_ERANGE;
-      x.d[x.n++] = (char)(c - '0');
-    }
-    x.last_pos = last_pos < NANO_SCALE ? NANO_SCALE : last_pos;
-    if (marker) {
-      /* The kept digits end exactly at nano (digits are contiguous), so the
-       * dropped tail becomes one digit just below it. */
-      x.d[x.n++] = 1;
-      x.last_pos = NANO_SCALE - 1;
-    }
-  } else {
-    /* Binary: value = digits * 2^exp * 10^-denom_len, computed exactly. */
-    for (size_t i = 0; i < total; i++) {
-      char c = i < sc.num_len ? sc.num[i] : sc.denom[i - sc.num_len];
-      if (x.n == 0 && c == '0')
-        continue;
-      if (x.n >= QDIGITS_MAX) {
-        /* More than QDIGITS_MAX significant digits: if the integer part
-         * alone is that long the value is capped below anyway. */
-        if (sc.num_len > 40)
-          goto capped;
-        return GC_ERANGE;
-      }
-      x.d[x.n++] = (char)(c - '0');
-    }
-    x.last_pos = last_pos;
-    for (int64_t k = 0; k < si.exp / 10 && x.n > 0; k++) {
-      rc = digits_mul_small(&x, 1024);
-      if (rc)
-        return rc;
-    }
-  }
+  int capped = 0;
+  if (si.base == 10)
+    rc = digits_decimal(&sc, total, last_pos, cap, &x, &capped);
+  else
+    rc = digits_binary(&sc, total, last_pos, si.exp, &x, &capped);
+  if (rc)
+    return rc;
+  if (capped)
+    goto capped;
 
   rc = digits_round_nano(&x);
   if (rc)

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0
  *
- * gc_render: the PodGroup object of a gang (gc_render_podgroup in
- * gc_gang.h).  Volcano scheduling.volcano.sh/v1beta1 or coscheduling
- * scheduling.x-k8s.io/v1alpha1, keys in sorted order as kubectl prints
- * them, only fields the CRDs in shared/crds define.
+ * gc_render: the PodGroup object of a gang (see gc_render.h).  Volcano
+ * scheduling.volcano.sh/v1beta1 or coscheduling scheduling.x-k8s.io/v1alpha1,
+ * keys in sorted order as kubectl prints them, only fields the CRDs in
+ * shared/crds define.
  */
+#include "gc_render.h"
+
 #include <string.h>
 
 #include "gc_gang.h"

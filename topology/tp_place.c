@@ -61,8 +61,8 @@ static inline int64_t cap_div(int64_t f, struct divisor d) {
 struct tp_evaluator {
   int32_t *cap; /* cap[set * n_slots + slot] */
   size_t cap_n;
-  int64_t *dcnt; /* dcnt[d * n_sets + set]: a domain's counts share a cache line */
-  size_t dcnt_n;
+  int64_t *dom_count; /* dom_count[d * n_sets + set]: a domain's counts share a cache line */
+  size_t dom_count_n;
   uint32_t *lorder, *lstart, *cursor;
   size_t lorder_n, lstart_n, cursor_n;
   uint32_t *rank; /* rank[slot]: the node's position in name order (with lorder) */
@@ -86,27 +86,29 @@ struct tp_evaluator {
   size_t tpos_n;
   uint32_t *tix; /* touched candidates */
   size_t tix_n;
-  int64_t *twf; /* their working free, nU per touched node */
+  int64_t *twf; /* their working free, n_used per touched node */
   size_t twf_n;
   double *qbuf; /* capacity kernel scratch: (FAST_OPS + pod sets) x BLK */
   struct rec *rec;
   size_t rec_len, rec_n;
-  struct dcand *dc;
-  size_t dc_n;
+  struct dcand *cands;
+  size_t cands_n;
 
   /* Per evaluation. */
   size_t n_sets, n_slots, n_dom;
   int valid;
-  int ri[TP_MAX_PODSETS][MAX_REQ];
-  int64_t rv[TP_MAX_PODSETS][MAX_REQ];
-  struct divisor dv[TP_MAX_PODSETS][MAX_REQ];
-  int su[TP_MAX_PODSETS][MAX_REQ]; /* index into U */
-  size_t nr[TP_MAX_PODSETS];
+  /* Each pod set's requests: resource index, value per pod, divisor for
+   * free / value, and position in `used`; n_req[set] of them. */
+  int req_res[TP_MAX_PODSETS][MAX_REQ];
+  int64_t req_val[TP_MAX_PODSETS][MAX_REQ];
+  struct divisor req_div[TP_MAX_PODSETS][MAX_REQ];
+  int req_used[TP_MAX_PODSETS][MAX_REQ]; /* index into used */
+  size_t n_req[TP_MAX_PODSETS];
   const char *missing[TP_MAX_PODSETS];
   int64_t need[TP_MAX_PODSETS];
   uint32_t order[TP_MAX_PODSETS];
-  int U[TP_MAX_RESOURCES];
-  size_t nU;
+  int used[TP_MAX_RESOURCES]; /* the resources any pod set requests */
+  size_t n_used;
   int64_t budget;
   int exhausted;
 };
@@ -132,7 +134,7 @@ void tp_evaluator_free(struct tp_evaluator *ev) {
   if (!ev)
     return;
   free(ev->cap);
-  free(ev->dcnt);
+  free(ev->dom_count);
   free(ev->lorder);
   free(ev->lstart);
   free(ev->cursor);
@@ -152,7 +154,7 @@ void tp_evaluator_free(struct tp_evaluator *ev) {
   free(ev->tix);
   free(ev->twf);
   free(ev->rec);
-  free(ev->dc);
+  free(ev->cands);
   free(ev);
 }
 
@@ -169,7 +171,7 @@ int64_t tp_evaluator_domain_pods(const struct tp_evaluator *ev, uint32_t d) {
     return -1;
   int64_t t = 0;
   for (size_t k = 0; k < ev->n_sets; k++)
-    t += ev->dcnt[(size_t)d * ev->n_sets + k];
+    t += ev->dom_count[(size_t)d * ev->n_sets + k];
   return t;
 }
 
@@ -292,9 +294,9 @@ static void set_min_block(const double *q, const uint8_t *ops, size_t nops, size
  * the way, then one pass over the domains, children before parents, adds
  * every domain's counts to its parent. */
 static void capacity_pass(struct tp_evaluator *ev, const struct tp_snapshot *s) {
-  size_t n = ev->n_slots, S = ev->n_sets, nU = ev->nU;
-  int64_t *dc = ev->dcnt;
-  memset(dc, 0, ev->n_dom * S * sizeof(*dc));
+  size_t n = ev->n_slots, S = ev->n_sets, n_used = ev->n_used;
+  int64_t *cands = ev->dom_count;
+  memset(cands, 0, ev->n_dom * S * sizeof(*cands));
   /* Sets that request a resource no node offers hold nowhere. */
   uint32_t live[TP_MAX_PODSETS];
   size_t nl = 0;
@@ -307,8 +309,8 @@ static void capacity_pass(struct tp_evaluator *ev, const struct tp_snapshot *s) 
   if (!nl)
     return;
   const int64_t *rows[TP_MAX_RESOURCES];
-  for (size_t u = 0; u < nU; u++)
-    rows[u] = s->free[ev->U[u]];
+  for (size_t u = 0; u < n_used; u++)
+    rows[u] = s->free[ev->used[u]];
   const uint8_t *st = s->state;
   const uint32_t *leaf = s->leaf;
   /* Distinct (resource, request) quotients, each computed once per node
@@ -324,11 +326,11 @@ static void capacity_pass(struct tp_evaluator *ev, const struct tp_snapshot *s) 
   for (size_t q = 0; q < nl && fast; q++) {
     size_t k = live[q];
     nsop[q] = 0;
-    for (size_t j = 0; j < ev->nr[k] && fast; j++) {
-      const int64_t *row = rows[ev->su[k][j]];
-      struct divisor dv = ev->dv[k][j];
+    for (size_t j = 0; j < ev->n_req[k] && fast; j++) {
+      const int64_t *row = rows[ev->req_used[k][j]];
+      struct divisor req_div = ev->req_div[k][j];
       size_t o;
-      for (o = 0; o < nops && !(orow[o] == row && ov[o] == ev->rv[k][j]); o++)
+      for (o = 0; o < nops && !(orow[o] == row && ov[o] == ev->req_val[k][j]); o++)
         ;
       if (o == nops) {
         if (nops == FAST_OPS || nsop[q] == FAST_OPS) {
@@ -336,12 +338,12 @@ static void capacity_pass(struct tp_evaluator *ev, const struct tp_snapshot *s) 
           break;
         }
         orow[o] = row;
-        om[o] = dv.m;
-        ov[o] = ev->rv[k][j];
+        om[o] = req_div.m;
+        ov[o] = ev->req_val[k][j];
         /* floor(n m / 2^(63+l)) = floor(n m / 2^64) >> (l - 1) for l >= 1. */
-        osh[o] = dv.sh - 64;
-        oid[o] = dv.sh == 63 ? -1 : 0;
-        if (dv.sh == 63)
+        osh[o] = req_div.sh - 64;
+        oid[o] = req_div.sh == 63 ? -1 : 0;
+        if (req_div.sh == 63)
           osh[o] = 0;
         nops++;
       }
@@ -389,7 +391,7 @@ static void capacity_pass(struct tp_evaluator *ev, const struct tp_snapshot *s) 
       const double *cb = ev->qbuf + FAST_OPS * BLK;
       for (size_t i = 0; i < bn; i++) {
         int64_t ok = -(int64_t)(st[i0 + i] == TP_NODE_OK);
-        int64_t *dl = dc + (size_t)leaf[i0 + i] * S;
+        int64_t *dl = cands + (size_t)leaf[i0 + i] * S;
         for (size_t q = 0; q < nl; q++) {
           int64_t b = (int64_t)cb[q * BLK + i] & ok;
           crow[q][i0 + i] = (int32_t)b;
@@ -400,15 +402,15 @@ static void capacity_pass(struct tp_evaluator *ev, const struct tp_snapshot *s) 
   } else {
     int64_t f[TP_MAX_RESOURCES];
     for (size_t i = 0; i < n; i++) {
-      for (size_t u = 0; u < nU; u++)
+      for (size_t u = 0; u < n_used; u++)
         f[u] = rows[u][i];
       int64_t ok = st[i] == TP_NODE_OK;
-      int64_t *dl = dc + (size_t)leaf[i] * S;
+      int64_t *dl = cands + (size_t)leaf[i] * S;
       for (size_t q = 0; q < nl; q++) {
         size_t k = live[q];
         int64_t b = INT32_MAX;
-        for (size_t j = 0; j < ev->nr[k]; j++) {
-          int64_t v = cap_div(f[ev->su[k][j]], ev->dv[k][j]);
+        for (size_t j = 0; j < ev->n_req[k]; j++) {
+          int64_t v = cap_div(f[ev->req_used[k][j]], ev->req_div[k][j]);
           b = v < b ? v : b;
         }
         b &= -ok;
@@ -423,7 +425,7 @@ static void capacity_pass(struct tp_evaluator *ev, const struct tp_snapshot *s) 
     if (p < 0)
       continue;
     for (size_t k = 0; k < S; k++)
-      dc[(size_t)p * S + k] += dc[(size_t)d * S + k];
+      cands[(size_t)p * S + k] += cands[(size_t)d * S + k];
   }
 }
 
@@ -699,9 +701,9 @@ static int64_t wf_cap(const struct tp_evaluator *ev, size_t set, size_t i, size_
   if (ev->missing[set])
     return 0;
   int64_t c = INT64_MAX;
-  for (size_t r = 0; r < ev->nr[set]; r++) {
-    int64_t f = ev->wf[(size_t)ev->su[set][r] * k + i];
-    int64_t q = cap_div(f, ev->dv[set][r]);
+  for (size_t r = 0; r < ev->n_req[set]; r++) {
+    int64_t f = ev->wf[(size_t)ev->req_used[set][r] * k + i];
+    int64_t q = cap_div(f, ev->req_div[set][r]);
     if (q < c)
       c = q;
   }
@@ -709,14 +711,14 @@ static int64_t wf_cap(const struct tp_evaluator *ev, size_t set, size_t i, size_
 }
 
 static void wf_apply(struct tp_evaluator *ev, size_t set, size_t i, size_t k, int64_t pods) {
-  for (size_t r = 0; r < ev->nr[set]; r++)
-    ev->wf[(size_t)ev->su[set][r] * k + i] -= pods * ev->rv[set][r];
+  for (size_t r = 0; r < ev->n_req[set]; r++)
+    ev->wf[(size_t)ev->req_used[set][r] * k + i] -= pods * ev->req_val[set][r];
 }
 
 static void wf_load(struct tp_evaluator *ev, const struct tp_snapshot *s, size_t k) {
-  for (size_t u = 0; u < ev->nU; u++)
+  for (size_t u = 0; u < ev->n_used; u++)
     for (size_t i = 0; i < k; i++) {
-      int64_t f = s->free[ev->U[u]][ev->cand[i]];
+      int64_t f = s->free[ev->used[u]][ev->cand[i]];
       ev->wf[u * k + i] = f > 0 ? f : 0;
     }
 }
@@ -766,9 +768,13 @@ static int dfs(struct dfs_ctx *x, size_t si, size_t i) {
   return 0;
 }
 
+/* How place_hetero placed a gang in a domain, if it did: the greedy pass,
+ * or the bounded exact search after the greedy pass failed. */
+enum placed_by { PLACED_NONE = 0, PLACED_GREEDY = 1, PLACED_EXACT = 2 };
+
 /* Tries to place every pod set in domain d: greedy first (sets in order,
  * each with place_one on what the earlier ones left), then the bounded
- * exact search.  Returns 1 placed (2 when by the exact search), 0 not. */
+ * exact search.  Returns a placed_by value, or a negative GC_E* code. */
 static int place_hetero(struct tp_evaluator *ev, const struct tp_snapshot *s, uint32_t d,
                         enum tp_profile prof) {
   int rc = build_lorder(ev, s);
@@ -779,10 +785,10 @@ static int place_hetero(struct tp_evaluator *ev, const struct tp_snapshot *s, ui
    * until an earlier set takes pods on it; only those touched nodes keep a
    * working free vector (max(free, 0) minus what was taken), so the pass
    * costs a gather per set instead of re-dividing every node. */
-  size_t nU = ev->nU;
+  size_t n_used = ev->n_used;
   if (ensure(&ev->tpos, &ev->tpos_n, k + 1, sizeof(int32_t)) ||
       ensure(&ev->tix, &ev->tix_n, 1, sizeof(uint32_t)) ||
-      ensure(&ev->twf, &ev->twf_n, nU + 1, sizeof(int64_t)))
+      ensure(&ev->twf, &ev->twf_n, n_used + 1, sizeof(int64_t)))
     return GC_ENOMEM;
   memset(ev->tpos, 0xff, k * sizeof(int32_t));
   size_t nt = 0;
@@ -795,8 +801,9 @@ static int place_hetero(struct tp_evaluator *ev, const struct tp_snapshot *s, ui
       ev->cc[i] = cr[ev->cand[i]];
     for (size_t t = 0; t < nt; t++) {
       int64_t c = INT32_MAX;
-      for (size_t r = 0; r < ev->nr[set]; r++) {
-        int64_t q = cap_div(ev->twf[t * nU + (size_t)ev->su[set][r]], ev->dv[set][r]);
+      for (size_t r = 0; r < ev->n_req[set]; r++) {
+        int64_t q =
+            cap_div(ev->twf[t * n_used + (size_t)ev->req_used[set][r]], ev->req_div[set][r]);
         c = q < c ? q : c;
       }
       ev->cc[ev->tix[t]] = ev->missing[set] ? 0 : c;
@@ -812,25 +819,25 @@ static int place_hetero(struct tp_evaluator *ev, const struct tp_snapshot *s, ui
       uint32_t i = ev->pick[j];
       if (ev->tpos[i] < 0) {
         if (ensure(&ev->tix, &ev->tix_n, nt + 1, sizeof(uint32_t)) ||
-            ensure(&ev->twf, &ev->twf_n, (nt + 1) * nU, sizeof(int64_t)))
+            ensure(&ev->twf, &ev->twf_n, (nt + 1) * n_used, sizeof(int64_t)))
           return GC_ENOMEM;
         ev->tpos[i] = (int32_t)nt;
         ev->tix[nt] = i;
-        for (size_t u = 0; u < nU; u++) {
-          int64_t f = s->free[ev->U[u]][ev->cand[i]];
-          ev->twf[nt * nU + u] = f > 0 ? f : 0;
+        for (size_t u = 0; u < n_used; u++) {
+          int64_t f = s->free[ev->used[u]][ev->cand[i]];
+          ev->twf[nt * n_used + u] = f > 0 ? f : 0;
         }
         nt++;
       }
-      int64_t *w = ev->twf + (size_t)ev->tpos[i] * nU;
-      for (size_t q = 0; q < ev->nr[set]; q++)
-        w[ev->su[set][q]] -= ev->take[j] * ev->rv[set][q];
+      int64_t *w = ev->twf + (size_t)ev->tpos[i] * n_used;
+      for (size_t q = 0; q < ev->n_req[set]; q++)
+        w[ev->req_used[set][q]] -= ev->take[j] * ev->req_val[set][q];
       if (rec_push(ev, ev->cand[i], (uint32_t)set, ev->take[j]))
         return GC_ENOMEM;
     }
   }
   if (ok)
-    return 1;
+    return PLACED_GREEDY;
   if (ev->budget <= 0)
     return 0;
   if (k * ev->n_sets > EXACT_MAX_CELLS) {
@@ -840,7 +847,7 @@ static int place_hetero(struct tp_evaluator *ev, const struct tp_snapshot *s, ui
   if (ensure(&ev->sol, &ev->sol_n, k * ev->n_sets + 1, sizeof(int64_t)))
     return GC_ENOMEM;
   memset(ev->sol, 0, (k * ev->n_sets + 1) * sizeof(int64_t));
-  if (ensure(&ev->wf, &ev->wf_n, ev->nU * k + 1, sizeof(int64_t)))
+  if (ensure(&ev->wf, &ev->wf_n, ev->n_used * k + 1, sizeof(int64_t)))
     return GC_ENOMEM;
   wf_load(ev, s, k);
   struct dfs_ctx x;
@@ -855,7 +862,7 @@ static int place_hetero(struct tp_evaluator *ev, const struct tp_snapshot *s, ui
     for (size_t i = 0; i < k; i++)
       if (ev->sol[set * k + i] > 0 && rec_push(ev, ev->cand[i], (uint32_t)set, ev->sol[set * k + i]))
         return GC_ENOMEM;
-  return 2;
+  return PLACED_EXACT;
 }
 
 /* ------------------------------------------------------------------ */
@@ -906,7 +913,7 @@ static const char *explain(struct tp_evaluator *ev, const struct tp_snapshot *s,
   size_t len = 0;
   int64_t fit = 0, want = 0;
   for (size_t k = 0; k < ev->n_sets; k++) {
-    int64_t c = ev->dcnt[(size_t)d * ev->n_sets + k];
+    int64_t c = ev->dom_count[(size_t)d * ev->n_sets + k];
     fit += c < ev->need[k] ? c : ev->need[k];
     want += ev->need[k];
   }
@@ -915,7 +922,7 @@ static const char *explain(struct tp_evaluator *ev, const struct tp_snapshot *s,
   if (ev->n_sets > 1) {
     cat(buf, sizeof(buf), &len, " (");
     for (size_t k = 0; k < ev->n_sets; k++) {
-      int64_t c = ev->dcnt[(size_t)d * ev->n_sets + k];
+      int64_t c = ev->dom_count[(size_t)d * ev->n_sets + k];
       cat(buf, sizeof(buf), &len, "%s%s %lld/%lld", k ? ", " : "", g->sets[k].name,
           (long long)(c < ev->need[k] ? c : ev->need[k]), (long long)ev->need[k]);
     }
@@ -928,13 +935,13 @@ static const char *explain(struct tp_evaluator *ev, const struct tp_snapshot *s,
       said = 1;
       break;
     }
-  for (size_t u = 0; u < ev->nU && !said; u++) {
-    int r = ev->U[u];
+  for (size_t u = 0; u < ev->n_used && !said; u++) {
+    int r = ev->used[u];
     int64_t demand = 0;
     for (size_t k = 0; k < ev->n_sets; k++)
-      for (size_t j = 0; j < ev->nr[k]; j++)
-        if (ev->ri[k][j] == r)
-          demand = sat_add(demand, sat_mul(ev->need[k], ev->rv[k][j]));
+      for (size_t j = 0; j < ev->n_req[k]; j++)
+        if (ev->req_res[k][j] == r)
+          demand = sat_add(demand, sat_mul(ev->need[k], ev->req_val[k][j]));
     int64_t have = s->dom_free[r][d];
     if (demand > have) {
       char q[GC_QUANTITY_BUFSZ];
@@ -990,9 +997,9 @@ static int cmp_assign(const void *a, const void *b) {
 static double share_of(const struct tp_evaluator *ev, const struct tp_snapshot *s, size_t set,
                        uint32_t d) {
   double best = 0;
-  for (size_t j = 0; j < ev->nr[set]; j++) {
-    int64_t have = s->dom_free[ev->ri[set][j]][d];
-    double sh = (double)ev->rv[set][j] / (double)(have > 0 ? have : 1);
+  for (size_t j = 0; j < ev->n_req[set]; j++) {
+    int64_t have = s->dom_free[ev->req_res[set][j]][d];
+    double sh = (double)ev->req_val[set][j] / (double)(have > 0 ? have : 1);
     if (sh > best)
       best = sh;
   }
@@ -1023,7 +1030,7 @@ static int prepare(struct tp_evaluator *ev, const struct tp_snapshot *s, const s
   ev->n_sets = g->n_sets;
   ev->n_slots = s->n_slots;
   ev->n_dom = s->n_dom;
-  ev->nU = 0;
+  ev->n_used = 0;
   int pods_r = tp_snapshot_resource(s, "pods");
   int64_t total = 0;
   for (size_t k = 0; k < g->n_sets; k++) {
@@ -1034,7 +1041,7 @@ static int prepare(struct tp_evaluator *ev, const struct tp_snapshot *s, const s
       return GC_EINVAL;
     }
     total += ps->count;
-    ev->nr[k] = 0;
+    ev->n_req[k] = 0;
     ev->missing[k] = NULL;
     ev->need[k] = ps->count;
     for (size_t j = 0; j <= ps->n_req; j++) {
@@ -1051,15 +1058,15 @@ static int prepare(struct tp_evaluator *ev, const struct tp_snapshot *s, const s
         continue;
       }
       size_t u;
-      for (u = 0; u < ev->nU && ev->U[u] != r; u++)
+      for (u = 0; u < ev->n_used && ev->used[u] != r; u++)
         ;
-      if (u == ev->nU)
-        ev->U[ev->nU++] = r;
-      ev->ri[k][ev->nr[k]] = r;
-      ev->rv[k][ev->nr[k]] = v;
-      ev->dv[k][ev->nr[k]] = divisor_of(v);
-      ev->su[k][ev->nr[k]] = (int)u;
-      ev->nr[k]++;
+      if (u == ev->n_used)
+        ev->used[ev->n_used++] = r;
+      ev->req_res[k][ev->n_req[k]] = r;
+      ev->req_val[k][ev->n_req[k]] = v;
+      ev->req_div[k][ev->n_req[k]] = divisor_of(v);
+      ev->req_used[k][ev->n_req[k]] = (int)u;
+      ev->n_req[k]++;
     }
   }
   if (total > TP_MAX_GANG_PODS) {
@@ -1070,194 +1077,222 @@ static int prepare(struct tp_evaluator *ev, const struct tp_snapshot *s, const s
     ev->need[0] = g->min_member;
   size_t ns = ev->n_slots ? ev->n_slots : 1;
   if (ensure(&ev->cap, &ev->cap_n, g->n_sets * ns, sizeof(int32_t)) ||
-      ensure(&ev->dcnt, &ev->dcnt_n, g->n_sets * ev->n_dom, sizeof(int64_t)) ||
+      ensure(&ev->dom_count, &ev->dom_count_n, g->n_sets * ev->n_dom, sizeof(int64_t)) ||
       ensure(&ev->cand, &ev->cand_n, ns, sizeof(uint32_t)) ||
       ensure(&ev->cc, &ev->cc_n, ns, sizeof(int64_t)) ||
       ensure(&ev->take, &ev->take_n, ns, sizeof(int64_t)) ||
       ensure(&ev->pick, &ev->pick_n, ns, sizeof(uint32_t)) ||
-      ensure(&ev->dc, &ev->dc_n, ev->n_dom, sizeof(struct dcand)))
+      ensure(&ev->cands, &ev->cands_n, ev->n_dom, sizeof(struct dcand)))
     return GC_ENOMEM;
   if (!ev->qbuf && !(ev->qbuf = malloc((FAST_OPS + FAST_OPS) * BLK * sizeof(double))))
     return GC_ENOMEM;
   return GC_OK;
 }
 
-int tp_evaluate(struct tp_evaluator *ev, const struct tp_snapshot *s, const struct tp_gang *g,
-                const struct tp_eval_opts *opts, struct gc_arena *a, struct tp_result *out,
-                struct gc_diags *diags) {
-  if (!ev || !s || !g || !a || !out)
-    return GC_EUSAGE;
-  memset(out, 0, sizeof(*out));
-  out->domain = -1;
-  out->tier = -1;
-  ev->valid = 0;
-  if (g->n_sets < 1 || g->n_sets > TP_MAX_PODSETS || !g->sets) {
-    gc_diags_addf(diags, "gang: needs 1 to %d pod sets", TP_MAX_PODSETS);
-    return GC_EINVAL;
-  }
-  /* Policy. */
-  struct tp_eval_opts o = {0};
-  if (opts)
-    o = *opts;
-  const struct tp_policy *pol = o.policy.mode != TP_MODE_UNSET ? &o.policy : &g->policy;
+/* Fills the policy part of out (mode, profile, highest tier) from the
+ * options, which win when they set a mode, or else the gang.  Returns GC_OK
+ * or GC_ENOTFOUND for a tier name no domain has. */
+static int resolve_policy(const struct tp_snapshot *s, const struct tp_gang *g,
+                          const struct tp_eval_opts *o, struct tp_result *out,
+                          struct gc_diags *diags) {
+  const struct tp_policy *pol = o->policy.mode != TP_MODE_UNSET ? &o->policy : &g->policy;
   out->mode = pol->mode == TP_MODE_UNSET ? TP_MODE_HARD : pol->mode;
-  out->profile = o.profile;
+  out->profile = o->profile;
   out->highest_tier = -1;
-  if (out->mode == TP_MODE_HARD) {
-    if (pol->highest_tier_name) {
-      int64_t t = tp_snapshot_tier_by_name(s, pol->highest_tier_name);
-      if (t < 0) {
-        gc_diags_addf(diags, "highestTierName \"%s\": no domain has this tierName",
-                      pol->highest_tier_name);
-        return GC_ENOTFOUND;
-      }
-      out->highest_tier = t;
-    } else {
-      out->highest_tier = pol->has_highest_tier ? pol->highest_tier : 1;
+  if (out->mode != TP_MODE_HARD)
+    return GC_OK;
+  if (!pol->highest_tier_name) {
+    out->highest_tier = pol->has_highest_tier ? pol->highest_tier : 1;
+    return GC_OK;
+  }
+  int64_t t = tp_snapshot_tier_by_name(s, pol->highest_tier_name);
+  if (t < 0) {
+    gc_diags_addf(diags, "highestTierName \"%s\": no domain has this tierName",
+                  pol->highest_tier_name);
+    return GC_ENOTFOUND;
+  }
+  out->highest_tier = t;
+  return GC_OK;
+}
+
+/* Reads domain d's pod counts: 1 if every pod set fits by count.  *total
+ * is the pods it could hold in all, *footprint the part of the gang it
+ * could hold (each set's count capped at its need). */
+static int counts_fit(const struct tp_evaluator *ev, uint32_t d, int64_t *total,
+                      int64_t *footprint) {
+  size_t n_sets = ev->n_sets;
+  if (n_sets == 1) {
+    /* Counts are sums of int32 capacities over at most TP_MAX_NODES
+     * nodes: no saturation needed. */
+    int64_t c = ev->dom_count[d], nd = ev->need[0];
+    *total = c;
+    *footprint = c < nd ? c : nd;
+    return c >= nd;
+  }
+  int fits = 1;
+  int64_t tot = 0, fp = 0;
+  for (size_t k = 0; k < n_sets; k++) {
+    int64_t c = ev->dom_count[(size_t)d * n_sets + k];
+    if (c < ev->need[k])
+      fits = 0;
+    tot = sat_add(tot, c);
+    fp += c < ev->need[k] ? c : ev->need[k];
+  }
+  *total = tot;
+  *footprint = fp;
+  return fits;
+}
+
+/* A necessary condition on the domain's free sums before any node-level
+ * work: 1 if, for every resource the gang uses, d's free total covers the
+ * whole gang's demand. */
+static int sums_cover(const struct tp_evaluator *ev, const struct tp_snapshot *s, uint32_t d) {
+  for (size_t u = 0; u < ev->n_used; u++) {
+    int r = ev->used[u];
+    int64_t demand = 0;
+    for (size_t k = 0; k < ev->n_sets; k++)
+      for (size_t q = 0; q < ev->n_req[k]; q++)
+        if (ev->req_res[k][q] == r)
+          demand = sat_add(demand, sat_mul(ev->need[k], ev->req_val[k][q]));
+    if (demand > s->dom_free[r][d])
+      return 0;
+  }
+  return 1;
+}
+
+/* Collects tier index t's candidate domains (those that fit by count and,
+ * for several pod sets, by sums) into ev->cands and returns how many.
+ * *closest is the domain that holds the largest part of the gang, which a
+ * reason names when none fits. */
+static size_t collect_candidates(struct tp_evaluator *ev, const struct tp_snapshot *s, size_t t,
+                                 enum tp_profile profile, uint32_t *closest) {
+  uint32_t lo = s->tier_start[t], hi = s->tier_start[t + 1];
+  size_t nc = 0;
+  int64_t best_fit = -1;
+  *closest = s->tier_dom[lo];
+  for (uint32_t j = lo; j < hi; j++) {
+    uint32_t d = s->tier_dom[j];
+    int64_t total = 0, footprint = 0;
+    int fits = counts_fit(ev, d, &total, &footprint);
+    if (footprint > best_fit) {
+      best_fit = footprint;
+      *closest = d;
+    }
+    if (!fits || (ev->n_sets > 1 && !sums_cover(ev, s, d)))
+      continue;
+    int64_t key = profile == TP_PROFILE_SPREAD ? -total : total;
+    ev->cands[nc++] = (struct dcand){d, key, s->dom_name[d]};
+  }
+  return nc;
+}
+
+/* The index of the best of ev->cands[0..nc) (nc >= 1) in cmp_dcand's order. */
+static size_t best_candidate(const struct tp_evaluator *ev, size_t nc) {
+  size_t b = 0;
+  for (size_t i = 1; i < nc; i++)
+    if (cmp_dcand(&ev->cands[i], &ev->cands[b]) < 0)
+      b = i;
+  return b;
+}
+
+/* Tries ev->cands[0..nc) (nc >= 1) best first.  On success *chosen and *how
+ * say where and how the gang was placed; *chosen stays -1 otherwise.
+ * Returns GC_OK or a negative GC_E* code. */
+static int try_candidates(struct tp_evaluator *ev, const struct tp_snapshot *s, size_t nc,
+                          enum tp_profile profile, int64_t *chosen, enum placed_by *how) {
+  size_t b = best_candidate(ev, nc);
+  if (ev->n_sets == 1) {
+    int rc = place_homog(ev, s, ev->cands[b].d, profile);
+    if (rc < 0)
+      return rc;
+    *chosen = ev->cands[b].d;
+    *how = PLACED_GREEDY;
+    return GC_OK;
+  }
+  /* The best candidate usually succeeds: bring it to the front in
+   * O(candidates) and sort the rest only if it does not. */
+  struct dcand tmp = ev->cands[0];
+  ev->cands[0] = ev->cands[b];
+  ev->cands[b] = tmp;
+  for (size_t i = 0; i < nc; i++) {
+    if (i == 1)
+      qsort(ev->cands + 1, nc - 1, sizeof(*ev->cands), cmp_dcand);
+    order_sets(ev, s, ev->cands[i].d);
+    int rc = place_hetero(ev, s, ev->cands[i].d, profile);
+    if (rc < 0)
+      return rc;
+    if (rc != PLACED_NONE) {
+      *chosen = ev->cands[i].d;
+      *how = (enum placed_by)rc;
+      return GC_OK;
     }
   }
-  int rc = prepare(ev, s, g, diags);
-  if (rc)
-    return rc;
-  ev->budget = o.search_budget == 0 ? TP_DEFAULT_SEARCH_BUDGET : o.search_budget;
-  ev->exhausted = 0;
-  struct reasons R = {a, gc_arena_alloc(a, MAX_REASONS * sizeof(char *)), 0};
-  if (!R.v)
-    return GC_ENOMEM;
-  capacity_pass(ev, s);
-  ev->valid = 1;
+  return GC_OK;
+}
 
-  int64_t chosen = -1;
-  int how = 0;
-  size_t S = g->n_sets;
-  for (size_t t = 0; t < s->n_tiers && chosen < 0; t++) {
-    int64_t tier = s->tiers[t];
-    if (out->mode == TP_MODE_HARD && tier > out->highest_tier)
+/* Scans the tiers lowest first and stops at the first domain that takes
+ * the gang; each tier that takes none adds a reason to rs.  Returns GC_OK
+ * or a negative GC_E* code. */
+static int scan_tiers(struct tp_evaluator *ev, const struct tp_snapshot *s,
+                      const struct tp_gang *g, const struct tp_result *out, struct reasons *rs,
+                      int64_t *chosen, enum placed_by *how) {
+  for (size_t t = 0; t < s->n_tiers && *chosen < 0; t++) {
+    if (out->mode == TP_MODE_HARD && s->tiers[t] > out->highest_tier)
       break;
-    uint32_t lo = s->tier_start[t], hi = s->tier_start[t + 1];
-    size_t nc = 0;
-    int64_t best_fit = -1;
-    uint32_t best_d = s->tier_dom[lo];
-    for (uint32_t j = lo; j < hi; j++) {
-      uint32_t d = s->tier_dom[j];
-      int fits = 1;
-      int64_t tot = 0, fp = 0;
-      if (S == 1) {
-        /* Counts are sums of int32 capacities over at most TP_MAX_NODES
-         * nodes: no saturation needed. */
-        int64_t c = ev->dcnt[d], nd = ev->need[0];
-        fits = c >= nd;
-        tot = c;
-        fp = c < nd ? c : nd;
-      } else {
-        for (size_t k = 0; k < S; k++) {
-          int64_t c = ev->dcnt[(size_t)d * S + k];
-          if (c < ev->need[k])
-            fits = 0;
-          tot = sat_add(tot, c);
-          fp += c < ev->need[k] ? c : ev->need[k];
-        }
-      }
-      if (fp > best_fit) {
-        best_fit = fp;
-        best_d = d;
-      }
-      if (!fits)
-        continue;
-      if (S > 1) {
-        /* Necessary condition on the sums before any node-level work. */
-        int agg_ok = 1;
-        for (size_t u = 0; u < ev->nU && agg_ok; u++) {
-          int r = ev->U[u];
-          int64_t demand = 0;
-          for (size_t k = 0; k < S; k++)
-            for (size_t q = 0; q < ev->nr[k]; q++)
-              if (ev->ri[k][q] == r)
-                demand = sat_add(demand, sat_mul(ev->need[k], ev->rv[k][q]));
-          if (demand > s->dom_free[r][d])
-            agg_ok = 0;
-        }
-        if (!agg_ok)
-          continue;
-      }
-      int64_t key = o.profile == TP_PROFILE_SPREAD ? -tot : tot;
-      ev->dc[nc++] = (struct dcand){d, key, s->dom_name[d]};
-    }
+    if (s->tier_start[t + 1] == s->tier_start[t])
+      continue;
+    uint32_t closest;
+    size_t nc = collect_candidates(ev, s, t, out->profile, &closest);
     int together = 0;
     if (nc) {
-      if (S == 1) {
-        size_t b = 0;
-        for (size_t i = 1; i < nc; i++)
-          if (cmp_dcand(&ev->dc[i], &ev->dc[b]) < 0)
-            b = i;
-        rc = place_homog(ev, s, ev->dc[b].d, o.profile);
-        if (rc < 0)
-          return rc;
-        chosen = ev->dc[b].d;
-        how = 1;
-      } else {
-        /* The best candidate usually succeeds: bring it to the front in
-         * O(candidates) and sort the rest only if it does not. */
-        size_t b = 0;
-        for (size_t i = 1; i < nc; i++)
-          if (cmp_dcand(&ev->dc[i], &ev->dc[b]) < 0)
-            b = i;
-        struct dcand tmp = ev->dc[0];
-        ev->dc[0] = ev->dc[b];
-        ev->dc[b] = tmp;
-        int sorted = 0;
-        for (size_t i = 0; i < nc; i++) {
-          if (i == 1 && !sorted) {
-            qsort(ev->dc + 1, nc - 1, sizeof(*ev->dc), cmp_dcand);
-            sorted = 1;
-          }
-          order_sets(ev, s, ev->dc[i].d);
-          rc = place_hetero(ev, s, ev->dc[i].d, o.profile);
-          if (rc < 0)
-            return rc;
-          if (rc > 0) {
-            chosen = ev->dc[i].d;
-            how = rc;
-            break;
-          }
-        }
-        if (chosen < 0) {
-          together = 1;
-          best_d = ev->dc[0].d;
-        }
+      int rc = try_candidates(ev, s, nc, out->profile, chosen, how);
+      if (rc < 0)
+        return rc;
+      /* Several sets that fit one by one but not together: the reason
+       * names the best candidate, not the closest by count. */
+      if (*chosen < 0) {
+        together = 1;
+        closest = ev->cands[0].d;
       }
     }
-    if (chosen < 0 && hi > lo)
-      if ((rc = reason_add(&R, explain(ev, s, g, best_d, together, a))))
+    if (*chosen < 0) {
+      int rc = reason_add(rs, explain(ev, s, g, closest, together, rs->a));
+      if (rc)
         return rc;
+    }
   }
-  if (out->mode == TP_MODE_HARD && chosen < 0) {
-    int any_above = s->n_tiers && s->tiers[s->n_tiers - 1] > out->highest_tier;
-    if (s->n_tiers && s->tiers[0] > out->highest_tier)
-      rc = reason_add(&R, gc_arena_printf(a, "hard mode: no domain at tier <= %lld (lowest tier "
-                                             "is %lld)",
-                                          (long long)out->highest_tier, (long long)s->tiers[0]));
-    else if (any_above)
-      rc = reason_add(&R, gc_arena_printf(a, "hard mode: domains above tier %lld were not "
-                                             "considered",
-                                          (long long)out->highest_tier));
-    if (rc)
-      return rc;
-  }
-  out->reasons = R.v;
-  out->n_reasons = R.n;
-  out->search_exhausted = ev->exhausted;
-  if (chosen < 0)
-    return GC_OK;
+  return GC_OK;
+}
 
-  /* Result. */
+/* In hard mode with no domain found, says which tiers the limit kept out. */
+static int hard_mode_reason(const struct tp_snapshot *s, const struct tp_result *out,
+                            struct reasons *rs) {
+  if (!s->n_tiers)
+    return GC_OK;
+  long long limit = (long long)out->highest_tier;
+  if (s->tiers[0] > out->highest_tier)
+    return reason_add(rs, gc_arena_printf(rs->a, "hard mode: no domain at tier <= %lld (lowest "
+                                                 "tier is %lld)",
+                                          limit, (long long)s->tiers[0]));
+  if (s->tiers[s->n_tiers - 1] > out->highest_tier)
+    return reason_add(rs, gc_arena_printf(rs->a, "hard mode: domains above tier %lld were not "
+                                                 "considered",
+                                          limit));
+  return GC_OK;
+}
+
+/* Fills out for a gang placed in domain chosen: the domain, and the
+ * assignments ev->rec holds sorted by node (copied into a). */
+static int fill_result(const struct tp_evaluator *ev, const struct tp_snapshot *s,
+                       int64_t chosen, enum placed_by how, struct gc_arena *a,
+                       struct tp_result *out) {
   out->feasible = 1;
   out->domain = chosen;
   out->whole_cluster = chosen == 0;
   out->domain_name = chosen ? s->dom_name[chosen] : NULL;
   out->tier = chosen ? s->dom_tier[chosen] : -1;
   out->tier_name = s->dom_tier_name[chosen];
-  out->exact_search = how == 2;
+  out->exact_search = how == PLACED_EXACT;
   out->assign = gc_arena_alloc(a, (ev->rec_n ? ev->rec_n : 1) * sizeof(*out->assign));
   if (!out->assign)
     return GC_ENOMEM;
@@ -1276,4 +1311,47 @@ int tp_evaluate(struct tp_evaluator *ev, const struct tp_snapshot *s, const stru
   out->domain_pods = tp_evaluator_domain_pods(ev, (uint32_t)chosen);
   out->leftover = out->domain_pods - placed;
   return GC_OK;
+}
+
+int tp_evaluate(struct tp_evaluator *ev, const struct tp_snapshot *s, const struct tp_gang *g,
+                const struct tp_eval_opts *opts, struct gc_arena *a, struct tp_result *out,
+                struct gc_diags *diags) {
+  if (!ev || !s || !g || !a || !out)
+    return GC_EUSAGE;
+  memset(out, 0, sizeof(*out));
+  out->domain = -1;
+  out->tier = -1;
+  ev->valid = 0;
+  if (g->n_sets < 1 || g->n_sets > TP_MAX_PODSETS || !g->sets) {
+    gc_diags_addf(diags, "gang: needs 1 to %d pod sets", TP_MAX_PODSETS);
+    return GC_EINVAL;
+  }
+  struct tp_eval_opts o = {0};
+  if (opts)
+    o = *opts;
+  int rc = resolve_policy(s, g, &o, out, diags);
+  if (!rc)
+    rc = prepare(ev, s, g, diags);
+  if (rc)
+    return rc;
+  ev->budget = o.search_budget == 0 ? TP_DEFAULT_SEARCH_BUDGET : o.search_budget;
+  ev->exhausted = 0;
+  struct reasons rs = {a, gc_arena_alloc(a, MAX_REASONS * sizeof(char *)), 0};
+  if (!rs.v)
+    return GC_ENOMEM;
+  capacity_pass(ev, s);
+  ev->valid = 1;
+
+  int64_t chosen = -1;
+  enum placed_by how = PLACED_NONE;
+  if ((rc = scan_tiers(ev, s, g, out, &rs, &chosen, &how)))
+    return rc;
+  if (out->mode == TP_MODE_HARD && chosen < 0 && (rc = hard_mode_reason(s, out, &rs)))
+    return rc;
+  out->reasons = rs.v;
+  out->n_reasons = rs.n;
+  out->search_exhausted = ev->exhausted;
+  if (chosen < 0)
+    return GC_OK;
+  return fill_result(ev, s, chosen, how, a, out);
 }

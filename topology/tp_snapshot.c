@@ -10,29 +10,9 @@
 #include <stdatomic.h>
 #include <string.h>
 
-/* A compiled Node member of a HyperNode. */
-enum member_kind { MEMBER_EXACT, MEMBER_REGEX, MEMBER_LABEL };
-enum lsel_op { LSEL_IN, LSEL_NOTIN, LSEL_EXISTS, LSEL_NOTEXISTS };
+#include "tp_hypernode.h"
+#include "tp_snapshot_int.h"
 
-struct lsel_req {
-  const char *key;
-  enum lsel_op op;
-  const char **vals;
-  size_t n_vals;
-};
-
-struct tp_member {
-  uint32_t dom;
-  enum member_kind kind;
-  const char *exact;     /* MEMBER_EXACT */
-  int64_t next_exact;    /* next member with the same exact name hash chain, -1 */
-  regex_t re;            /* MEMBER_REGEX */
-  int re_ok;
-  struct lsel_req *req;  /* MEMBER_LABEL */
-  size_t n_req;
-  const char *origin;    /* for messages */
-  const char *path;      /* "HyperNode/x: spec.members[i]" */
-};
 
 /* ------------------------------------------------------------------ */
 /* Small helpers                                                        */
@@ -73,8 +53,6 @@ static void sum_add(int64_t *sum, int64_t delta) {
     *sum = sat_add(*sum, delta);
 }
 
-static const char *pfx(const char *origin) { return origin ? origin : "<input>"; }
-
 int tp_resource_is_milli(const char *name) { return strcmp(name, "cpu") == 0; }
 
 static int resource_is_bytes(const char *name) {
@@ -100,7 +78,7 @@ void tp_units_format(const char *resource, int64_t v, char *buf, size_t cap) {
 /* ------------------------------------------------------------------ */
 /* Hash tables (open addressing, linear probing, value = index + 1)      */
 
-static int hash_grow(uint32_t **tab, size_t *cap, size_t want, const char **names) {
+int tp_hash_grow(uint32_t **tab, size_t *cap, size_t want, const char **names) {
   if (*cap >= want * 2 && *tab)
     return GC_OK;
   size_t ncap = 64;
@@ -124,8 +102,7 @@ static int hash_grow(uint32_t **tab, size_t *cap, size_t want, const char **name
   return GC_OK;
 }
 
-static int64_t hash_find(const uint32_t *tab, size_t cap, const char *const *names,
-                         const char *key) {
+int64_t tp_hash_find(const uint32_t *tab, size_t cap, const char *const *names, const char *key) {
   if (!cap)
     return -1;
   size_t h = hash_str(key) & (cap - 1);
@@ -137,7 +114,7 @@ static int64_t hash_find(const uint32_t *tab, size_t cap, const char *const *nam
   return -1;
 }
 
-static void hash_insert(uint32_t *tab, size_t cap, const char *key, uint32_t idx) {
+void tp_hash_insert(uint32_t *tab, size_t cap, const char *key, uint32_t idx) {
   size_t h = hash_str(key) & (cap - 1);
   while (tab[h])
     h = (h + 1) & (cap - 1);
@@ -184,7 +161,7 @@ static int grow_row(void **row, size_t old, size_t ncap, size_t elem) {
   return GC_OK;
 }
 
-static int nodes_reserve(struct tp_snapshot *s, size_t want) {
+int tp_nodes_reserve(struct tp_snapshot *s, size_t want) {
   if (want <= s->cap_slots)
     return GC_OK;
   if (want > TP_MAX_NODES)
@@ -275,11 +252,11 @@ static int resource_add(struct tp_snapshot *s, const char *name) {
 /* Lookups                                                              */
 
 int64_t tp_snapshot_node(const struct tp_snapshot *s, const char *name) {
-  return hash_find(s->node_hash, s->node_hash_cap, s->node_name, name);
+  return tp_hash_find(s->node_hash, s->node_hash_cap, s->node_name, name);
 }
 
 int64_t tp_snapshot_domain(const struct tp_snapshot *s, const char *name) {
-  return hash_find(s->dom_hash, s->dom_hash_cap, s->dom_name, name);
+  return tp_hash_find(s->dom_hash, s->dom_hash_cap, s->dom_name, name);
 }
 
 int64_t tp_snapshot_tier_by_name(const struct tp_snapshot *s, const char *tier_name) {
@@ -301,8 +278,8 @@ int tp_snapshot_in_domain(const struct tp_snapshot *s, uint32_t slot, uint32_t d
 /* ------------------------------------------------------------------ */
 /* Domains                                                              */
 
-static int64_t dom_add(struct tp_snapshot *s, const char *name, int64_t tier,
-                       const char *tier_name, int32_t parent) {
+int64_t tp_dom_add(struct tp_snapshot *s, const char *name, int64_t tier, const char *tier_name,
+                   int32_t parent) {
   if (dom_reserve(s, s->n_dom + 1))
     return s->n_dom + 1 > TP_MAX_DOMAINS ? GC_ELIMIT : GC_ENOMEM;
   size_t d = s->n_dom;
@@ -318,9 +295,9 @@ static int64_t dom_add(struct tp_snapshot *s, const char *name, int64_t tier,
   for (size_t r = 0; r < s->n_res; r++)
     s->dom_free[r][d] = 0;
   s->n_dom++;
-  if (hash_grow(&s->dom_hash, &s->dom_hash_cap, s->n_dom, s->dom_name))
+  if (tp_hash_grow(&s->dom_hash, &s->dom_hash_cap, s->n_dom, s->dom_name))
     return GC_ENOMEM;
-  hash_insert(s->dom_hash, s->dom_hash_cap, copy, (uint32_t)d);
+  tp_hash_insert(s->dom_hash, s->dom_hash_cap, copy, (uint32_t)d);
   return (int64_t)d;
 }
 
@@ -345,7 +322,7 @@ static int cmp_tier_name_idx(const void *a, const void *b) {
 /* Recomputes the Euler tour, the children-first order and the tier tables
  * from the parent links.  O(domains log domains); run after domains change
  * (never on node updates). */
-static int dom_reindex(struct tp_snapshot *s) {
+int tp_dom_reindex(struct tp_snapshot *s) {
   size_t n = s->n_dom;
   int rc = GC_ENOMEM;
   struct name_idx *ord = malloc(n * sizeof(*ord));
@@ -524,7 +501,7 @@ static int64_t leaf_from_levels(struct tp_snapshot *s, const struct gc_value *la
     id[len] = 0;
     int64_t d = tp_snapshot_domain(s, id);
     if (d < 0) {
-      d = dom_add(s, id, (int64_t)(s->n_levels - i), s->levels[i], (int32_t)parent);
+      d = tp_dom_add(s, id, (int64_t)(s->n_levels - i), s->levels[i], (int32_t)parent);
       if (d < 0)
         return d;
     } else if (s->dom_parent[d] != parent) {
@@ -537,24 +514,16 @@ static int64_t leaf_from_levels(struct tp_snapshot *s, const struct gc_value *la
   return parent;
 }
 
-struct node_in {
-  const char *name;
-  const struct gc_value *labels;
-  const struct gc_value *alloc;
-  const char *excl;
-  const char *origin;
-};
-
 /* Reads the parts of a Node document the model uses; reports problems. */
-static int node_parse(struct gc_arena *a, const struct gc_value *doc, const char *origin,
-                      struct node_in *out, struct gc_diags *diags) {
+int tp_node_parse(struct gc_arena *a, const struct gc_value *doc, const char *origin,
+                  struct node_in *out, struct gc_diags *diags) {
   const char *name = gc_value_as_str(gc_value_path(doc, "metadata.name"));
   if (!name || !*name) {
-    gc_diags_addf(diags, "%s: Node: metadata.name: required", pfx(origin));
+    gc_diags_addf(diags, "%s: Node: metadata.name: required", tp_pfx(origin));
     return GC_EINVAL;
   }
   if (strlen(name) > TP_MAX_NAME) {
-    gc_diags_addf(diags, "%s: Node/%.40s...: metadata.name: longer than %d bytes", pfx(origin),
+    gc_diags_addf(diags, "%s: Node/%.40s...: metadata.name: longer than %d bytes", tp_pfx(origin),
                   name, TP_MAX_NAME);
     return GC_EINVAL;
   }
@@ -562,12 +531,12 @@ static int node_parse(struct gc_arena *a, const struct gc_value *doc, const char
   out->origin = origin;
   out->labels = gc_value_path(doc, "metadata.labels");
   if (out->labels && out->labels->type != GC_MAP) {
-    gc_diags_addf(diags, "%s: Node/%s: metadata.labels: must be an object", pfx(origin), name);
+    gc_diags_addf(diags, "%s: Node/%s: metadata.labels: must be an object", tp_pfx(origin), name);
     return GC_EINVAL;
   }
   out->alloc = gc_value_path(doc, "status.allocatable");
   if (out->alloc && out->alloc->type != GC_MAP) {
-    gc_diags_addf(diags, "%s: Node/%s: status.allocatable: must be an object", pfx(origin), name);
+    gc_diags_addf(diags, "%s: Node/%s: status.allocatable: must be an object", tp_pfx(origin), name);
     return GC_EINVAL;
   }
   out->excl = NULL;
@@ -592,9 +561,6 @@ static int node_parse(struct gc_arena *a, const struct gc_value *doc, const char
   return GC_OK;
 }
 
-/* Places a parsed node into a fresh or reused slot.  Allocatable problems
- * are reported; the node is still added with what parsed. */
-
 /* Why a Node or Pod quantity cannot be used, or NULL with *units set: a
  * negative value is not "invalid", it is refused as the API server does. */
 static const char *qty_problem(const struct gc_value *val, const char *key, int64_t *units) {
@@ -607,14 +573,17 @@ static const char *qty_problem(const struct gc_value *val, const char *key, int6
     return "does not fit an int64 in the resource's unit";
   return NULL;
 }
-static int node_insert(struct tp_snapshot *s, const struct node_in *in, uint32_t leaf,
-                       int keep_sorted, struct gc_diags *diags) {
+
+/* Places a parsed node into a fresh or reused slot.  Allocatable problems
+ * are reported; the node is still added with what parsed. */
+int tp_node_insert(struct tp_snapshot *s, const struct node_in *in, uint32_t leaf, int keep_sorted,
+                   struct gc_diags *diags) {
   int rc = GC_OK;
   uint32_t slot;
   if (s->n_dead) {
     slot = s->dead[--s->n_dead];
   } else {
-    if ((rc = nodes_reserve(s, s->n_slots + 1)))
+    if ((rc = tp_nodes_reserve(s, s->n_slots + 1)))
       return rc;
     slot = (uint32_t)s->n_slots++;
   }
@@ -633,21 +602,21 @@ static int node_insert(struct tp_snapshot *s, const struct node_in *in, uint32_t
     int r;
     const char *why = qty_problem(m->value, m->key, &v);
     if (why) {
-      gc_diags_addf(diags, "%s: Node/%s: status.allocatable.%s: %s", pfx(in->origin), in->name,
+      gc_diags_addf(diags, "%s: Node/%s: status.allocatable.%s: %s", tp_pfx(in->origin), in->name,
                     m->key, why);
       rc = GC_EINVAL;
       continue;
     }
     if ((r = resource_add(s, m->key)) < 0) {
       gc_diags_addf(diags, "%s: Node/%s: status.allocatable.%s: more than %d resources",
-                    pfx(in->origin), in->name, m->key, TP_MAX_RESOURCES);
+                    tp_pfx(in->origin), in->name, m->key, TP_MAX_RESOURCES);
       return r;
     }
     s->free[r][slot] = s->alloc[r][slot] = v;
   }
-  if (hash_grow(&s->node_hash, &s->node_hash_cap, s->n_alive + 1, s->node_name))
+  if (tp_hash_grow(&s->node_hash, &s->node_hash_cap, s->n_alive + 1, s->node_name))
     return GC_ENOMEM;
-  hash_insert(s->node_hash, s->node_hash_cap, copy, slot);
+  tp_hash_insert(s->node_hash, s->node_hash_cap, copy, slot);
   size_t at = keep_sorted ? by_name_pos(s, copy) : s->n_alive;
   memmove(s->by_name + at + 1, s->by_name + at, (s->n_alive - at) * sizeof(*s->by_name));
   s->by_name[at] = slot;
@@ -917,7 +886,7 @@ int tp_snapshot_apply_pod(struct tp_snapshot *s, const struct gc_value *pod, int
   const char *ns = gc_value_as_str(gc_value_path(pod, "metadata.namespace"));
   const char *name = gc_value_as_str(gc_value_path(pod, "metadata.name"));
   char where[640];
-  snprintf(where, sizeof(where), "%s: Pod %s/%s", pfx(origin), ns ? ns : "default",
+  snprintf(where, sizeof(where), "%s: Pod %s/%s", tp_pfx(origin), ns ? ns : "default",
            name ? name : "?");
   int64_t req[TP_MAX_RESOURCES] = {0};
   int rc = pod_requests(s, pod, where, req, diags);
@@ -985,10 +954,10 @@ int tp_snapshot_update_pod(struct tp_snapshot *s, const struct gc_value *pod, in
     return GC_EUSAGE;
   char key[600], where[700];
   if (pod_key(pod, key, sizeof(key))) {
-    gc_diags_addf(diags, "%s: Pod: metadata.name: required", pfx(origin));
+    gc_diags_addf(diags, "%s: Pod: metadata.name: required", tp_pfx(origin));
     return GC_EINVAL;
   }
-  snprintf(where, sizeof(where), "%s: Pod %s", pfx(origin), key);
+  snprintf(where, sizeof(where), "%s: Pod %s", tp_pfx(origin), key);
   int rc = pod_update_check(s, pod, sign, node, where, key, diags);
   if (rc)
     return rc;
@@ -1020,421 +989,9 @@ int tp_snapshot_update_pod(struct tp_snapshot *s, const struct gc_value *pod, in
 }
 
 /* ------------------------------------------------------------------ */
-/* HyperNodes                                                           */
-
-struct hn_in {
-  const char *name;
-  int64_t tier;
-  const char *tier_name;
-  const struct gc_value *members;
-  const char *origin;
-  int64_t parent; /* index into the hn array, -1 none */
-  int64_t dom;
-};
-
-static int cmp_hn(const void *a, const void *b) {
-  const struct hn_in *x = a, *y = b;
-  return strcmp(x->name, y->name);
-}
-
-static int64_t hn_find(const struct hn_in *hn, size_t n, const char *name) {
-  size_t lo = 0, hi = n;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    int c = strcmp(hn[mid].name, name);
-    if (!c)
-      return (int64_t)mid;
-    if (c < 0)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return -1;
-}
-
-static int hn_parse(const struct gc_value *doc, const char *origin, struct hn_in *out,
-                    struct gc_diags *diags) {
-  const char *name = gc_value_as_str(gc_value_path(doc, "metadata.name"));
-  if (!name || !*name || strlen(name) > TP_MAX_NAME) {
-    gc_diags_addf(diags, "%s: HyperNode: metadata.name: required (1 to %d bytes)", pfx(origin),
-                  TP_MAX_NAME);
-    return GC_EINVAL;
-  }
-  if (!strcmp(name, TP_ROOT_NAME)) {
-    gc_diags_addf(diags, "%s: HyperNode/%s: metadata.name: reserved for the cluster root",
-                  pfx(origin), name);
-    return GC_EINVAL;
-  }
-  memset(out, 0, sizeof(*out));
-  out->name = name;
-  out->origin = origin;
-  out->parent = -1;
-  const struct gc_value *tier = gc_value_path(doc, "spec.tier");
-  if (!tier || tier->type != GC_INT || tier->u.i < 0 || tier->u.i > 1000000) {
-    gc_diags_addf(diags, "%s: HyperNode/%s: spec.tier: required, an integer from 0", pfx(origin),
-                  name);
-    return GC_EINVAL;
-  }
-  out->tier = tier->u.i;
-  const struct gc_value *tn = gc_value_path(doc, "spec.tierName");
-  if (tn && tn->type != GC_NULL) {
-    if (tn->type != GC_STR || tn->len > TP_MAX_NAME) {
-      gc_diags_addf(diags, "%s: HyperNode/%s: spec.tierName: must be a string of at most %d bytes",
-                    pfx(origin), name, TP_MAX_NAME);
-      return GC_EINVAL;
-    }
-    out->tier_name = tn->u.s;
-  }
-  out->members = gc_value_path(doc, "spec.members");
-  if (!out->members || out->members->type != GC_SEQ || out->members->len == 0) {
-    gc_diags_addf(diags, "%s: HyperNode/%s: spec.members: required, at least one member",
-                  pfx(origin), name);
-    return GC_EINVAL;
-  }
-  return GC_OK;
-}
-
-static int lsel_compile(struct gc_arena *a, const struct gc_value *sel, const char *where,
-                        struct tp_member *m, struct gc_diags *diags) {
-  if (sel->type != GC_MAP) {
-    gc_diags_addf(diags, "%s.labelMatch: must be an object", where);
-    return GC_EINVAL;
-  }
-  const struct gc_value *ml = gc_map_get(sel, "matchLabels");
-  const struct gc_value *me = gc_map_get(sel, "matchExpressions");
-  if ((ml && ml->type != GC_MAP && ml->type != GC_NULL) ||
-      (me && me->type != GC_SEQ && me->type != GC_NULL)) {
-    gc_diags_addf(diags, "%s.labelMatch: matchLabels must be an object and matchExpressions a list",
-                  where);
-    return GC_EINVAL;
-  }
-  size_t n = (ml && ml->type == GC_MAP ? ml->len : 0) + (me && me->type == GC_SEQ ? me->len : 0);
-  m->req = n ? gc_arena_alloc(a, n * sizeof(*m->req)) : NULL;
-  if (n && !m->req)
-    return GC_ENOMEM;
-  m->n_req = 0;
-  for (size_t i = 0; ml && ml->type == GC_MAP && i < ml->len; i++) {
-    const char *v = gc_value_as_str(ml->u.members[i].value);
-    if (!v) {
-      gc_diags_addf(diags, "%s.labelMatch.matchLabels.%s: must be a string", where,
-                    ml->u.members[i].key);
-      return GC_EINVAL;
-    }
-    struct lsel_req *q = &m->req[m->n_req++];
-    /* Selectors outlive the documents: copy every string. */
-    q->key = gc_arena_strdup(a, ml->u.members[i].key);
-    q->op = LSEL_IN;
-    q->vals = gc_arena_alloc(a, sizeof(*q->vals));
-    if (!q->vals || !q->key)
-      return GC_ENOMEM;
-    q->vals[0] = gc_arena_strdup(a, v);
-    if (!q->vals[0])
-      return GC_ENOMEM;
-    q->n_vals = 1;
-  }
-  for (size_t i = 0; me && me->type == GC_SEQ && i < me->len; i++) {
-    const struct gc_value *e = me->u.items[i];
-    const char *key = gc_value_as_str(gc_map_get(e, "key"));
-    const char *op = gc_value_as_str(gc_map_get(e, "operator"));
-    const struct gc_value *vals = gc_map_get(e, "values");
-    struct lsel_req *q = &m->req[m->n_req];
-    if (!key || !op) {
-      gc_diags_addf(diags, "%s.labelMatch.matchExpressions[%zu]: key and operator are required",
-                    where, i);
-      return GC_EINVAL;
-    }
-    if (!strcmp(op, "In"))
-      q->op = LSEL_IN;
-    else if (!strcmp(op, "NotIn"))
-      q->op = LSEL_NOTIN;
-    else if (!strcmp(op, "Exists"))
-      q->op = LSEL_EXISTS;
-    else if (!strcmp(op, "DoesNotExist"))
-      q->op = LSEL_NOTEXISTS;
-    else {
-      gc_diags_addf(diags,
-                    "%s.labelMatch.matchExpressions[%zu].operator: \"%s\" is not In, NotIn, "
-                    "Exists or DoesNotExist",
-                    where, i, op);
-      return GC_EINVAL;
-    }
-    size_t nv = vals && vals->type == GC_SEQ ? vals->len : 0;
-    int want_vals = q->op == LSEL_IN || q->op == LSEL_NOTIN;
-    if (vals && vals->type != GC_SEQ && vals->type != GC_NULL) {
-      gc_diags_addf(diags, "%s.labelMatch.matchExpressions[%zu].values: must be a list", where, i);
-      return GC_EINVAL;
-    }
-    if (want_vals != (nv > 0)) {
-      gc_diags_addf(diags, "%s.labelMatch.matchExpressions[%zu].values: %s for operator %s",
-                    where, i, want_vals ? "must be non-empty" : "must be empty", op);
-      return GC_EINVAL;
-    }
-    q->key = gc_arena_strdup(a, key);
-    if (!q->key)
-      return GC_ENOMEM;
-    q->n_vals = nv;
-    q->vals = nv ? gc_arena_alloc(a, nv * sizeof(*q->vals)) : NULL;
-    if (nv && !q->vals)
-      return GC_ENOMEM;
-    for (size_t k = 0; k < nv; k++) {
-      q->vals[k] = gc_value_as_str(vals->u.items[k]);
-      if (q->vals[k] && !(q->vals[k] = gc_arena_strdup(a, q->vals[k])))
-        return GC_ENOMEM;
-      if (!q->vals[k]) {
-        gc_diags_addf(diags, "%s.labelMatch.matchExpressions[%zu].values[%zu]: must be a string",
-                      where, i, k);
-        return GC_EINVAL;
-      }
-    }
-    m->n_req++;
-  }
-  return GC_OK;
-}
-
-static int member_push(struct tp_snapshot *s, size_t *cap, struct tp_member **out) {
-  if (s->n_members >= TP_MAX_MEMBERS)
-    return GC_ELIMIT;
-  if (s->n_members == *cap) {
-    size_t ncap = *cap ? *cap * 2 : 32;
-    struct tp_member *n = realloc(s->members, ncap * sizeof(*n));
-    if (!n)
-      return GC_ENOMEM;
-    s->members = n;
-    *cap = ncap;
-  }
-  *out = &s->members[s->n_members++];
-  memset(*out, 0, sizeof(**out));
-  (*out)->next_exact = -1;
-  return GC_OK;
-}
-
-/* Parses every HyperNode, links the tree and validates it; creates the
- * domains and the compiled Node members.  Returns 0 or GC_EINVAL with every
- * problem reported. */
-static int hypernodes_build(struct tp_snapshot *s, struct hn_in *hn, size_t n,
-                            struct gc_diags *diags) {
-  int rc = GC_OK;
-  size_t mcap = 0;
-  int64_t *walk = NULL;
-  qsort(hn, n, sizeof(*hn), cmp_hn);
-  for (size_t i = 1; i < n; i++)
-    if (!strcmp(hn[i].name, hn[i - 1].name)) {
-      gc_diags_addf(diags, "%s: HyperNode/%s: metadata.name: duplicate (also at %s)",
-                    pfx(hn[i].origin), hn[i].name, pfx(hn[i - 1].origin));
-      rc = GC_EINVAL;
-    }
-  if (rc)
-    return rc;
-  int64_t max_tier = 0;
-  for (size_t i = 0; i < n; i++) {
-    int64_t d = dom_add(s, hn[i].name, hn[i].tier, hn[i].tier_name, 0);
-    if (d < 0)
-      return (int)d;
-    hn[i].dom = d;
-    if (hn[i].tier > max_tier)
-      max_tier = hn[i].tier;
-  }
-  s->dom_tier[0] = max_tier + 1;
-  /* Members: HyperNode children link the tree; Node members are compiled. */
-  for (size_t i = 0; i < n; i++) {
-    const struct gc_value *ms = hn[i].members;
-    for (size_t k = 0; k < ms->len; k++) {
-      const struct gc_value *m = ms->u.items[k];
-      char where[600];
-      snprintf(where, sizeof(where), "%s: HyperNode/%s: spec.members[%zu]", pfx(hn[i].origin),
-               hn[i].name, k);
-      const char *type = gc_value_as_str(gc_map_get(m, "type"));
-      const struct gc_value *sel = gc_map_get(m, "selector");
-      if (!type || (strcmp(type, "Node") && strcmp(type, "HyperNode"))) {
-        gc_diags_addf(diags, "%s.type: must be \"Node\" or \"HyperNode\"", where);
-        rc = GC_EINVAL;
-        continue;
-      }
-      const struct gc_value *ex = gc_map_get(sel, "exactMatch");
-      const struct gc_value *rx = gc_map_get(sel, "regexMatch");
-      const struct gc_value *lm = gc_map_get(sel, "labelMatch");
-      int nsel = !!ex + !!rx + !!lm;
-      if (!sel || sel->type != GC_MAP || nsel != 1) {
-        gc_diags_addf(diags,
-                      "%s.selector: exactly one of exactMatch, regexMatch or labelMatch is "
-                      "required (found %d)",
-                      where, nsel);
-        rc = GC_EINVAL;
-        continue;
-      }
-      const char *exname = ex ? gc_value_as_str(gc_map_get(ex, "name")) : NULL;
-      if (ex && (!exname || !*exname || strlen(exname) > TP_MAX_NAME)) {
-        gc_diags_addf(diags, "%s.selector.exactMatch.name: required (1 to %d bytes)", where,
-                      TP_MAX_NAME);
-        rc = GC_EINVAL;
-        continue;
-      }
-      if (!strcmp(type, "HyperNode")) {
-        if (!ex) {
-          gc_diags_addf(diags,
-                        "%s.selector: a HyperNode member must use exactMatch (%s is only "
-                        "for Node members)",
-                        where, rx ? "regexMatch" : "labelMatch");
-          rc = GC_EINVAL;
-          continue;
-        }
-        int64_t c = hn_find(hn, n, exname);
-        if (c < 0) {
-          gc_diags_addf(diags, "%s.selector.exactMatch.name: HyperNode \"%s\" does not exist",
-                        where, exname);
-          rc = GC_EINVAL;
-          continue;
-        }
-        if ((size_t)c == i) {
-          gc_diags_addf(diags, "%s.selector.exactMatch.name: cycle: %s lists itself", where,
-                        exname);
-          rc = GC_EINVAL;
-          continue;
-        }
-        if (hn[c].parent >= 0 && hn[c].parent != (int64_t)i) {
-          gc_diags_addf(diags,
-                        "%s: HyperNode/%s has two parents: %s and %s (a HyperNode may belong "
-                        "to one parent only)",
-                        where, exname, hn[hn[c].parent].name, hn[i].name);
-          rc = GC_EINVAL;
-          continue;
-        }
-        hn[c].parent = (int64_t)i;
-        continue;
-      }
-      struct tp_member *mm;
-      int e = member_push(s, &mcap, &mm);
-      if (e)
-        return e;
-      mm->dom = (uint32_t)hn[i].dom;
-      mm->origin = NULL; /* the documents may be freed after the build */
-      mm->path = gc_arena_strdup(s->arena, where);
-      if (!mm->path)
-        return GC_ENOMEM;
-      if (ex) {
-        mm->kind = MEMBER_EXACT;
-        mm->exact = gc_arena_strdup(s->arena, exname);
-        if (!mm->exact)
-          return GC_ENOMEM;
-      } else if (rx) {
-        const char *pat = gc_value_as_str(gc_map_get(rx, "pattern"));
-        mm->kind = MEMBER_REGEX;
-        if (!pat || !*pat || strlen(pat) > 1024) {
-          gc_diags_addf(diags, "%s.selector.regexMatch.pattern: required (1 to 1024 bytes)",
-                        where);
-          rc = GC_EINVAL;
-          continue;
-        }
-        int re = regcomp(&mm->re, pat, REG_EXTENDED | REG_NOSUB);
-        if (re) {
-          char buf[256];
-          regerror(re, &mm->re, buf, sizeof(buf));
-          gc_diags_addf(diags, "%s.selector.regexMatch.pattern: invalid regular expression "
-                        "\"%s\": %s",
-                        where, pat, buf);
-          rc = GC_EINVAL;
-          continue;
-        }
-        mm->re_ok = 1;
-      } else {
-        mm->kind = MEMBER_LABEL;
-        char w2[700];
-        snprintf(w2, sizeof(w2), "%s.selector", where);
-        int le = lsel_compile(s->arena, lm, w2, mm, diags);
-        if (le == GC_ENOMEM)
-          return le;
-        if (le) {
-          mm->kind = MEMBER_EXACT; /* inert: matches nothing useful, build fails anyway */
-          mm->exact = "";
-          rc = le;
-        }
-      }
-    }
-  }
-  /* Cycles through parent links: each HyperNode has at most one parent, so
-   * walking up either ends or revisits a HyperNode of the same walk. */
-  walk = malloc(n * sizeof(*walk));
-  if (!walk)
-    return GC_ENOMEM;
-  for (size_t i = 0; i < n; i++)
-    walk[i] = -1;
-  for (size_t i = 0; i < n; i++) {
-    int64_t j = (int64_t)i;
-    while (j >= 0 && walk[j] < 0) {
-      walk[j] = (int64_t)i;
-      j = hn[j].parent;
-    }
-    if (j < 0 || walk[j] != (int64_t)i)
-      continue;
-    /* j is on a cycle found by this walk.  Parent links run child -> parent;
-     * name the cycle the way members are listed (parent -> child), starting
-     * at j, then cut it. */
-    int64_t ring[64];
-    size_t nring = 0;
-    int64_t k = j;
-    do {
-      if (nring < 64)
-        ring[nring++] = k;
-      k = hn[k].parent;
-    } while (k != j);
-    char path[1024];
-    size_t len = 0;
-    int w = snprintf(path, sizeof(path), "%s", hn[j].name);
-    len = w > 0 ? (size_t)w : 0;
-    for (size_t q = nring; q-- > 0 && len < sizeof(path) - 1;) {
-      w = snprintf(path + len, sizeof(path) - len, " -> %s", hn[ring[q]].name);
-      if (w < 0)
-        break;
-      len += (size_t)w;
-    }
-    gc_diags_addf(diags, "%s: HyperNode/%s: cycle in HyperNode members: %s", pfx(hn[j].origin),
-                  hn[j].name, path);
-    rc = GC_EINVAL;
-    hn[j].parent = -1;
-  }
-  free(walk);
-  /* Tiers must grow upward. */
-  for (size_t i = 0; i < n; i++) {
-    int64_t p = hn[i].parent;
-    if (p >= 0 && hn[i].tier >= hn[p].tier) {
-      gc_diags_addf(diags,
-                    "%s: HyperNode/%s: spec.tier: %lld is not below the tier of its parent "
-                    "%s (%lld); tiers must grow upward",
-                    pfx(hn[i].origin), hn[i].name, (long long)hn[i].tier, hn[p].name,
-                    (long long)hn[p].tier);
-      rc = GC_EINVAL;
-    }
-    s->dom_parent[hn[i].dom] = p >= 0 ? (int32_t)hn[p].dom : 0;
-  }
-  /* A tierName naming two tiers is ambiguous: warn, lowest tier wins. */
-  for (size_t i = 0; i < n; i++)
-    for (size_t j = i + 1; j < n && j < i + 64; j++)
-      if (hn[i].tier_name && hn[j].tier_name && !strcmp(hn[i].tier_name, hn[j].tier_name) &&
-          hn[i].tier != hn[j].tier) {
-        gc_diags_warnf(diags, "HyperNode/%s and HyperNode/%s: tierName \"%s\" names tiers %lld "
-                       "and %lld; the lower is used",
-                       hn[i].name, hn[j].name, hn[i].tier_name, (long long)hn[i].tier,
-                       (long long)hn[j].tier);
-        break;
-      }
-  return rc;
-}
-
-/* ------------------------------------------------------------------ */
 /* Build                                                                */
 
-static int doc_is(const struct gc_value *doc, const char *api, const char *kind) {
-  const char *a = gc_value_as_str(gc_map_get(doc, "apiVersion"));
-  const char *k = gc_value_as_str(gc_map_get(doc, "kind"));
-  return a && k && !strcmp(a, api) && !strcmp(k, kind);
-}
-
-static int cmp_node_in(const void *a, const void *b) {
-  const struct node_in *x = a, *y = b;
-  return strcmp(x->name, y->name);
-}
-
-static struct tp_snapshot *snapshot_new(void) {
+struct tp_snapshot *tp_snapshot_alloc(void) {
   struct tp_snapshot *s = calloc(1, sizeof(*s));
   if (!s)
     return NULL;
@@ -1490,8 +1047,8 @@ void tp_snapshot_free(struct tp_snapshot *s) {
 static uint32_t leaf_fast(struct tp_snapshot *s, const struct node_in *in,
                           struct gc_diags *diags);
 
-static uint32_t find_leaf(struct tp_snapshot *s, const struct node_in *in, int *err,
-                          struct gc_diags *diags) {
+uint32_t tp_find_leaf(struct tp_snapshot *s, const struct node_in *in, int *err,
+                      struct gc_diags *diags) {
   if (s->use_levels) {
     int64_t d = leaf_from_levels(s, in->labels);
     if (d < 0) {
@@ -1499,7 +1056,7 @@ static uint32_t find_leaf(struct tp_snapshot *s, const struct node_in *in, int *
       gc_diags_addf(diags,
                     "%s: Node/%s: metadata.labels: cannot place the node in the label levels "
                     "(%s: a level label value contains '/' or the values are too long)",
-                    pfx(in->origin), in->name, gc_strerror((int)d));
+                    tp_pfx(in->origin), in->name, gc_strerror((int)d));
       return 0;
     }
     return (uint32_t)d;
@@ -1513,7 +1070,7 @@ static uint32_t leaf_fast(struct tp_snapshot *s, const struct node_in *in,
                           struct gc_diags *diags) {
   int64_t best = -1, other = -1;
   size_t nmatch = 0;
-  int64_t idx = hash_find(s->member_hash, s->member_hash_cap, s->member_names, in->name);
+  int64_t idx = tp_hash_find(s->member_hash, s->member_hash_cap, s->member_names, in->name);
   for (int64_t i = idx; i >= 0; i = s->members[i].next_exact) {
     int64_t d = s->members[i].dom;
     if (d == best || d == other)
@@ -1547,233 +1104,9 @@ static uint32_t leaf_fast(struct tp_snapshot *s, const struct node_in *in,
     gc_diags_warnf(diags,
                    "%s: Node/%s: is a member of %zu HyperNodes (%s and %s at least); using %s "
                    "(lowest tier, then first by name)",
-                   pfx(in->origin), in->name, nmatch, s->dom_name[best], s->dom_name[other],
+                   tp_pfx(in->origin), in->name, nmatch, s->dom_name[best], s->dom_name[other],
                    s->dom_name[best]);
   return best < 0 ? 0 : (uint32_t)best;
-}
-
-int tp_snapshot_build(const struct gc_value *const *docs, const char *const *origins, size_t n,
-                      const struct tp_build_opts *opts, struct tp_snapshot **out,
-                      struct gc_diags *diags) {
-  if (!out || (n && !docs))
-    return GC_EUSAGE;
-  *out = NULL;
-  int rc = GC_OK;
-  struct node_in *nodes = NULL;
-  struct hn_in *hns = NULL;
-  size_t n_nodes = 0, n_hn = 0, n_pods = 0, n_other = 0;
-  struct tp_snapshot *s = snapshot_new();
-  if (!s)
-    return GC_ENOMEM;
-  for (size_t i = 0; i < n; i++) {
-    if (!docs[i])
-      continue;
-    if (doc_is(docs[i], "v1", "Node"))
-      n_nodes++;
-    else if (doc_is(docs[i], "topology.volcano.sh/v1alpha1", "HyperNode"))
-      n_hn++;
-    else if (doc_is(docs[i], "v1", "Pod"))
-      n_pods++;
-    else
-      n_other++;
-  }
-  if (n_nodes > TP_MAX_NODES || n_hn + 1 > TP_MAX_DOMAINS) {
-    gc_diags_addf(diags, "cluster: %zu Nodes and %zu HyperNodes exceed the limits (%d, %d)",
-                  n_nodes, n_hn, TP_MAX_NODES, TP_MAX_DOMAINS - 1);
-    rc = GC_ELIMIT;
-    goto fail;
-  }
-  nodes = calloc(n_nodes ? n_nodes : 1, sizeof(*nodes));
-  hns = calloc(n_hn ? n_hn : 1, sizeof(*hns));
-  if (!nodes || !hns) {
-    rc = GC_ENOMEM;
-    goto fail;
-  }
-  if (n_other)
-    gc_diags_warnf(diags, "cluster: ignored %zu document(s) that are not Nodes, Pods or HyperNodes",
-                   n_other);
-  /* Levels or HyperNodes. */
-  if (opts && opts->n_levels) {
-    size_t nl = opts->n_levels;
-    if (!strcmp(opts->levels[nl - 1], "kubernetes.io/hostname"))
-      nl--;
-    if (nl > TP_MAX_LEVELS) {
-      gc_diags_addf(diags, "--levels: at most %d label levels", TP_MAX_LEVELS);
-      rc = GC_ELIMIT;
-      goto fail;
-    }
-    for (size_t i = 0; i < nl; i++) {
-      if (!opts->levels[i] || !*opts->levels[i] ||
-          !strcmp(opts->levels[i], "kubernetes.io/hostname")) {
-        gc_diags_addf(diags, "--levels: level %zu: %s", i + 1,
-                      opts->levels[i] && *opts->levels[i]
-                          ? "kubernetes.io/hostname may only be the last level"
-                          : "empty label key");
-        rc = GC_EINVAL;
-        goto fail;
-      }
-      for (size_t j = 0; j < i; j++)
-        if (!strcmp(opts->levels[i], opts->levels[j])) {
-          gc_diags_addf(diags, "--levels: label %s is listed twice", opts->levels[i]);
-          rc = GC_EINVAL;
-          goto fail;
-        }
-      s->levels[i] = gc_arena_strdup(s->arena, opts->levels[i]);
-      if (!s->levels[i]) {
-        rc = GC_ENOMEM;
-        goto fail;
-      }
-    }
-    s->n_levels = nl;
-    s->use_levels = 1;
-    if (n_hn)
-      gc_diags_warnf(diags, "cluster: --levels given: %zu HyperNode(s) ignored", n_hn);
-  }
-  if ((rc = (int)dom_add(s, TP_ROOT_NAME, s->use_levels ? (int64_t)s->n_levels + 1 : 1, NULL, -1)) <
-      0)
-    goto fail;
-  rc = GC_OK;
-  /* Parse documents. */
-  size_t ni = 0, hi = 0;
-  for (size_t i = 0; i < n; i++) {
-    const char *o = origins ? origins[i] : NULL;
-    if (!docs[i])
-      continue;
-    if (doc_is(docs[i], "v1", "Node")) {
-      int e = node_parse(s->arena, docs[i], o, &nodes[ni], diags);
-      if (e == GC_ENOMEM) {
-        rc = e;
-        goto fail;
-      }
-      if (e)
-        rc = e;
-      else
-        ni++;
-    } else if (!s->use_levels && doc_is(docs[i], "topology.volcano.sh/v1alpha1", "HyperNode")) {
-      int e = hn_parse(docs[i], o, &hns[hi], diags);
-      if (e)
-        rc = e;
-      else
-        hi++;
-    }
-  }
-  qsort(nodes, ni, sizeof(*nodes), cmp_node_in);
-  for (size_t i = 1; i < ni; i++)
-    if (!strcmp(nodes[i].name, nodes[i - 1].name)) {
-      gc_diags_addf(diags, "%s: Node/%s: metadata.name: duplicate (also at %s)",
-                    pfx(nodes[i].origin), nodes[i].name, pfx(nodes[i - 1].origin));
-      rc = GC_EINVAL;
-    }
-  if (!s->use_levels) {
-    int e = hypernodes_build(s, hns, hi, diags);
-    if (e == GC_ENOMEM || e == GC_ELIMIT) {
-      rc = e;
-      goto fail;
-    }
-    if (e)
-      rc = e;
-  }
-  if (rc)
-    goto fail;
-  /* Exact Node members through a hash (chains link same-name members). */
-  size_t n_exact = 0;
-  for (size_t i = 0; i < s->n_members; i++)
-    n_exact += s->members[i].kind == MEMBER_EXACT;
-  s->member_names = malloc((s->n_members ? s->n_members : 1) * sizeof(*s->member_names));
-  s->inexact = malloc((s->n_members ? s->n_members : 1) * sizeof(*s->inexact));
-  if (!s->member_names || !s->inexact) {
-    rc = GC_ENOMEM;
-    goto fail;
-  }
-  for (size_t i = 0; i < s->n_members; i++) {
-    s->member_names[i] = s->members[i].kind == MEMBER_EXACT ? s->members[i].exact : "";
-    if (s->members[i].kind != MEMBER_EXACT)
-      s->inexact[s->n_inexact++] = (uint32_t)i;
-  }
-  if (n_exact) {
-    if (hash_grow(&s->member_hash, &s->member_hash_cap, n_exact, s->member_names)) {
-      rc = GC_ENOMEM;
-      goto fail;
-    }
-    for (size_t i = 0; i < s->n_members; i++) {
-      if (s->members[i].kind != MEMBER_EXACT)
-        continue;
-      int64_t first = hash_find(s->member_hash, s->member_hash_cap, s->member_names,
-                                s->members[i].exact);
-      if (first >= 0) {
-        s->members[i].next_exact = s->members[first].next_exact;
-        s->members[first].next_exact = (int64_t)i;
-      } else {
-        hash_insert(s->member_hash, s->member_hash_cap, s->members[i].exact, (uint32_t)i);
-      }
-    }
-  }
-  /* Nodes, in name order, so slots start out sorted. */
-  if ((rc = nodes_reserve(s, ni)))
-    goto fail;
-  for (size_t i = 0; i < ni; i++) {
-    int err = 0;
-    uint32_t leaf = s->use_levels ? find_leaf(s, &nodes[i], &err, diags)
-                                  : leaf_fast(s, &nodes[i], diags);
-    if (err) {
-      rc = err;
-      goto fail;
-    }
-    int e = node_insert(s, &nodes[i], leaf, 0, diags);
-    if (e == GC_ENOMEM || e == GC_ELIMIT) {
-      rc = e;
-      goto fail;
-    }
-    if (e)
-      rc = e;
-  }
-  /* Exact Node members must name existing nodes. */
-  for (size_t i = 0; i < s->n_members; i++) {
-    const struct tp_member *m = &s->members[i];
-    if (m->kind == MEMBER_EXACT && *m->exact && tp_snapshot_node(s, m->exact) < 0) {
-      gc_diags_addf(diags, "%s.selector.exactMatch.name: Node \"%s\" does not exist", m->path,
-                    m->exact);
-      rc = GC_EINVAL;
-    }
-  }
-  if (rc)
-    goto fail;
-  if ((rc = dom_reindex(s)))
-    goto fail;
-  /* Bound pods. */
-  size_t unknown = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (!docs[i] || !doc_is(docs[i], "v1", "Pod"))
-      continue;
-    const char *node = gc_value_as_str(gc_value_path(docs[i], "spec.nodeName"));
-    if (node && *node && tp_snapshot_node(s, node) < 0) {
-      unknown++;
-      continue;
-    }
-    int e = tp_snapshot_apply_pod(s, docs[i], 1, origins ? origins[i] : NULL, NULL, diags);
-    if (e == GC_ENOMEM || e == GC_ELIMIT) {
-      rc = e;
-      goto fail;
-    }
-    if (e)
-      rc = e;
-  }
-  if (unknown)
-    gc_diags_warnf(diags, "cluster: %zu Pod(s) are bound to nodes that are not in the input; "
-                   "ignored",
-                   unknown);
-  if (rc)
-    goto fail;
-  (void)n_pods;
-  free(nodes);
-  free(hns);
-  *out = s;
-  return GC_OK;
-fail:
-  free(nodes);
-  free(hns);
-  tp_snapshot_free(s);
-  return rc ? rc : GC_EINVAL;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1863,23 +1196,23 @@ int tp_snapshot_add_node(struct tp_snapshot *s, const struct gc_value *doc, cons
   if (!s || !doc)
     return GC_EUSAGE;
   struct node_in in;
-  int rc = node_parse(s->arena, doc, origin, &in, diags);
+  int rc = tp_node_parse(s->arena, doc, origin, &in, diags);
   if (rc)
     return rc;
   if (tp_snapshot_node(s, in.name) >= 0) {
-    gc_diags_addf(diags, "%s: Node/%s: already in the snapshot", pfx(origin), in.name);
+    gc_diags_addf(diags, "%s: Node/%s: already in the snapshot", tp_pfx(origin), in.name);
     return GC_EINVAL;
   }
   if (s->n_alive >= TP_MAX_NODES)
     return GC_ELIMIT;
   size_t before = s->n_dom;
   int err = 0;
-  uint32_t leaf = find_leaf(s, &in, &err, diags);
+  uint32_t leaf = tp_find_leaf(s, &in, &err, diags);
   if (err)
     return err;
-  if (s->n_dom != before && (rc = dom_reindex(s)))
+  if (s->n_dom != before && (rc = tp_dom_reindex(s)))
     return rc;
-  return node_insert(s, &in, leaf, 1, diags);
+  return tp_node_insert(s, &in, leaf, 1, diags);
 }
 
 int tp_snapshot_remove_node(struct tp_snapshot *s, const char *node) {

@@ -19,8 +19,13 @@
  *
  * The struct is public for topology/'s own modules (the evaluator walks
  * it); code outside topology/ reads it through the accessors at the end of
- * this header, and everyone changes it only through the functions below.  A snapshot is not
- * thread-safe: updates and evaluations must not run concurrently.
+ * this header, and everyone changes it only through the functions below.  A
+ * snapshot is not thread-safe: updates and evaluations must not run
+ * concurrently.  The one piece of process-wide state in the library is the
+ * atomic counter that draws layout_version values, so that a version is
+ * unique across every snapshot of the process (an evaluator's cache can then
+ * never mistake a new snapshot for an old one); it is safe to build snapshots
+ * on several threads at once.
  */
 #ifndef TP_SNAPSHOT_H
 #define TP_SNAPSHOT_H

@@ -72,6 +72,22 @@ START_TEST(queue_sources_in_order) {
 }
 END_TEST
 
+/* A queue name with a label longer than 63 bytes is a valid RFC 1123
+ * subdomain for apimachinery and for the PodGroup CRD's spec.queue pattern
+ * (only the whole name is limited, to 253 bytes): it is accepted. */
+START_TEST(queue_long_label) {
+  struct gb_test_run r;
+  const char *name = gb_test_fmt("%s%s.team", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+                                 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
+  ck_assert_uint_eq(strlen(name), 64 + 5);
+  run(&r, rt_with("", gb_test_fmt("scheduling.volcano.sh/queue-name: %s", name)), NULL,
+      GC_BACKEND_VOLCANO);
+  ok(&r);
+  ck_assert_str_eq(r.g->queue, name);
+  gb_test_run_free(&r);
+}
+END_TEST
+
 START_TEST(queue_empty_and_missing) {
   struct gb_test_run r;
   run(&r, rt_with("", "scheduling.volcano.sh/queue-name: ''"), NULL, GC_BACKEND_UNSET);
@@ -450,6 +466,7 @@ static Suite *suite(void) {
   tcase_add_checked_fixture(tc, NULL, gb_test_strings_free);
   tcase_add_test(tc, queue_sources_in_order);
   tcase_add_test(tc, queue_empty_and_missing);
+  tcase_add_test(tc, queue_long_label);
   tcase_add_test(tc, priority_class_last_wins);
   tcase_add_test(tc, topology_rules);
   tcase_add_test(tc, timeout_rules);

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * gc_render: the PodGroup object of a computed gang, for its backend
+ * (Volcano scheduling.volcano.sh/v1beta1 or coscheduling
+ * scheduling.x-k8s.io/v1alpha1), as a gc_value tree with keys in the order
+ * kubectl prints them and only the fields the CRDs define.  It owns the
+ * mapping from gang fields to PodGroup fields; gc_gang computes the gang.
+ */
+#ifndef GC_RENDER_H
+#define GC_RENDER_H
+
+#include "gc_arena.h"
+#include "gc_value.h"
+
+struct gc_gang;
+
+/* Builds the PodGroup object for g's backend (apiVersion, kind, metadata with
+ * name, namespace, managed-by label and controller ownerReference when the
+ * TrainJob has a uid, and spec) as a tree in arena a (*out is arena-owned;
+ * g is borrowed and may be freed afterwards: the tree copies its strings).
+ * Keys are in the order kubectl prints them (sorted).  Returns 0,
+ * GC_EUSAGE, GC_EINVAL (no pods, or no backend chosen) or GC_ENOMEM. */
+int gc_render_podgroup(const struct gc_gang *g, struct gc_arena *a, struct gc_value **out);
+
+#endif

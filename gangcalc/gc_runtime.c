@@ -1,0 +1,293 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * gc_runtime: runtime structure and the backend and policy choice (see
+ * gc_runtime.h).
+ */
+#include "gc_runtime.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gc_trainjob.h"
+#include "gc_waves.h"
+
+void gc_runtime_check_ml(struct ctx *c, struct rt_info *r, struct tj_info *t) {
+  const struct gc_value *ml = gc_get_map(c, c->rt, GET(r->spec, "mlPolicy"), "spec.mlPolicy", NULL);
+  if (!ml)
+    return;
+  r->ml = ml;
+  r->has_ml = 1;
+  int64_t n;
+  if (gc_get_int(c, c->rt, GET(ml, "numNodes"), "spec.mlPolicy.numNodes", 0, INT32_MAXV, &n) == 1) {
+    r->has_ml_numnodes = 1;
+    r->ml_numnodes = n;
+  }
+  static const char *const KINDS[] = {"torch", "mpi", "jax", "xgboost", "flux"};
+  static const char *const KPATHS[] = {"spec.mlPolicy.torch", "spec.mlPolicy.mpi",
+                                       "spec.mlPolicy.jax", "spec.mlPolicy.xgboost",
+                                       "spec.mlPolicy.flux"};
+  int kinds = 0;
+  for (size_t i = 0; i < 5; i++) {
+    const struct gc_value *k = gc_map_get(ml, KINDS[i]);
+    if (gc_is_null(k))
+      continue;
+    kinds++;
+    gc_get_map(c, c->rt, k, KPATHS[i], NULL);
+  }
+  if (kinds > 1)
+    gc_fail(c, c->rt, "spec.mlPolicy: Only one of the policy can be configured");
+
+  const struct gc_value *torch = GET(ml, "torch");
+  if (torch && torch->type == GC_MAP) {
+    const struct gc_value *np = GET(torch, "numProcPerNode");
+    if (!gc_is_null(np)) {
+      t->v21 = 1;
+      gc_check_num_proc(c, c->rt, np, "spec.mlPolicy.torch.numProcPerNode");
+    }
+    const struct gc_value *ep = GET(torch, "elasticPolicy");
+    if (!gc_is_null(ep)) {
+      t->v21 = 1;
+      gc_get_map(c, c->rt, ep, "spec.mlPolicy.torch.elasticPolicy", NULL);
+      if (r->has_ml_numnodes || !gc_is_null(GET(ml, "numNodes")))
+        gc_fail(c, c->rt,
+                "spec.mlPolicy: numNodes should not be set if torch.elasticPolicy is "
+                "configured");
+      else
+        WARN(c, GC_WARN_OTHER,
+             "%s: spec.mlPolicy.torch.elasticPolicy is ignored: Trainer never implemented elastic "
+             "training, so the gang uses the fixed numNodes",
+             c->rt);
+    }
+  }
+  const struct gc_value *mpi = GET(ml, "mpi");
+  if (mpi && mpi->type == GC_MAP) {
+    r->mpi = 1;
+    int b = 0;
+    if (gc_get_bool(c, c->rt, GET(mpi, "runLauncherAsNode"), "spec.mlPolicy.mpi.runLauncherAsNode",
+                    &b) == 1)
+      r->rlan = b;
+    const struct gc_value *np = GET(mpi, "numProcPerNode");
+    if (np && np->type == GC_INT && np->u.i < 1)
+      gc_fail(c, c->rt,
+              "spec.mlPolicy.mpi.numProcPerNode: NumProcPerNode in mpiPolicy must be >= 1");
+    else
+      gc_get_int(c, c->rt, np, "spec.mlPolicy.mpi.numProcPerNode", 1, INT32_MAXV, &n);
+    const char *impl = NULL;
+    if (gc_get_str(c, c->rt, GET(mpi, "mpiImplementation"), "spec.mlPolicy.mpi.mpiImplementation",
+                   &impl) == 1 &&
+        *impl && strcmp(impl, "OpenMPI"))
+      gc_fail(c, c->rt,
+              "spec.mlPolicy.mpi.mpiImplementation: Unsupported value: \"%.*s\": "
+              "supported values: \"OpenMPI\", \"\"",
+              NAME_SHOW_MAX, impl);
+  } else if (mpi && mpi->type == GC_NULL) {
+    r->mpi = 0;
+  }
+  const struct gc_value *flux = GET(ml, "flux");
+  if (flux && flux->type == GC_MAP) {
+    const struct gc_value *np = GET(flux, "numProcPerNode");
+    if (np && np->type == GC_INT && np->u.i < 1)
+      gc_fail(c, c->rt,
+              "spec.mlPolicy.flux.numProcPerNode: NumProcPerNode in fluxPolicy must be >= 1");
+  }
+}
+
+/* Checks the runtime's replicatedJobs list shape: a non-empty array of
+ * objects with unique, non-empty string names.  Returns 0 when usable,
+ * GC_EINVAL when a problem was reported. */
+int gc_runtime_check_jobs(struct ctx *c, struct rt_info *r) {
+  size_t before = c->errors;
+  const struct gc_value *tpl = GET(r->spec, "template");
+  if (gc_is_null(tpl)) {
+    gc_fail(c, c->rt, "spec.template: required");
+    return GC_EINVAL;
+  }
+  if (!gc_get_map(c, c->rt, tpl, "spec.template", NULL))
+    return GC_EINVAL;
+  const struct gc_value *meta = gc_get_map(c, c->rt, GET(tpl, "metadata"), "spec.template.metadata",
+                                           NULL);
+  gc_check_string_map(c, c->rt, GET(meta, "labels"), "spec.template.metadata.labels");
+  gc_check_string_map(c, c->rt, GET(meta, "annotations"), "spec.template.metadata.annotations");
+  const struct gc_value *ts = GET(tpl, "spec");
+  if (gc_is_null(ts)) {
+    gc_fail(c, c->rt, "spec.template.spec: required");
+    return GC_EINVAL;
+  }
+  if (!gc_get_map(c, c->rt, ts, "spec.template.spec", NULL))
+    return GC_EINVAL;
+  const struct gc_value *jobs = GET(ts, "replicatedJobs");
+  if (gc_is_null(jobs) || (jobs->type == GC_SEQ && jobs->len == 0)) {
+    gc_fail(c, c->rt, "spec.template.spec.replicatedJobs: required (at least one replicated job)");
+    return GC_EINVAL;
+  }
+  if (!gc_get_seq(c, c->rt, jobs, "spec.template.spec.replicatedJobs", NULL))
+    return GC_EINVAL;
+  if (jobs->len > GC_WAVES_MAX_JOBS) {
+    gc_fail(c, c->rt, "spec.template.spec.replicatedJobs: must have at most %d items",
+            GC_WAVES_MAX_JOBS);
+    return GC_EINVAL;
+  }
+  for (size_t i = 0; i < jobs->len; i++) {
+    const struct gc_value *j = jobs->u.items[i];
+    /* The usual case, checked without building paths: a map whose name is
+     * a valid label not used by an earlier job. */
+    const char *qn = gc_value_as_str(GET(j, "name"));
+    int quiet_ok = j->type == GC_MAP && qn && gc_name_is_dns1035(qn, strlen(qn));
+    for (size_t k = 0; quiet_ok && k < i; k++) {
+      const char *other = gc_value_as_str(GET(jobs->u.items[k], "name"));
+      quiet_ok = !other || strcmp(other, qn) != 0;
+    }
+    if (quiet_ok)
+      continue;
+    char *path = gc_fmt(c, "spec.template.spec.replicatedJobs[%zu]", i);
+    if (!gc_get_map(c, c->rt, j, path, NULL))
+      continue;
+    const char *name = NULL;
+    int rn = gc_get_str(c, c->rt, GET(j, "name"), gc_fmt(c, "%s.name", path), &name);
+    if (rn == 0 || (rn == 1 && !*name)) {
+      gc_fail(c, c->rt, "%s.name: required", path);
+      continue;
+    }
+    if (rn < 0)
+      continue;
+    if (!gc_name_is_dns1035(name, strlen(name)))
+      gc_fail(c, c->rt,
+              "%s.name: \"%.*s\" must be an RFC 1035 label (lowercase letters, digits "
+              "and '-', starting with a letter, at most 63 characters)",
+              path, NAME_SHOW_MAX, name);
+    for (size_t k = 0; k < i; k++) {
+      const char *other = gc_value_as_str(GET(jobs->u.items[k], "name"));
+      if (other && !strcmp(other, name)) {
+        gc_fail(c, c->rt, "%s.name: duplicate replicated job name \"%.*s\"", path, NAME_SHOW_MAX,
+                name);
+        break;
+      }
+    }
+  }
+  if (c->errors != before)
+    return GC_EINVAL;
+  r->jobs = jobs;
+  return 0;
+}
+
+void gc_runtime_check_policy(struct ctx *c, struct rt_info *r) {
+  const struct gc_value *p = gc_get_map(c, c->rt, GET(r->spec, "podGroupPolicy"),
+                                        "spec.podGroupPolicy", NULL);
+  if (!p)
+    return;
+  r->cos = gc_get_map(c, c->rt, GET(p, "coscheduling"), "spec.podGroupPolicy.coscheduling", NULL);
+  r->vol = gc_get_map(c, c->rt, GET(p, "volcano"), "spec.podGroupPolicy.volcano", NULL);
+}
+
+void gc_runtime_resolve_policy(struct ctx *c, const struct rt_info *r) {
+  struct gc_gang *g = c->g;
+  enum gc_backend rt_backend = GC_BACKEND_UNSET;
+  if (r->vol && r->cos) {
+    rt_backend = GC_BACKEND_VOLCANO;
+    WARN(c, GC_WARN_POLICY_BOTH,
+         "%s: spec.podGroupPolicy sets both coscheduling and volcano (the API allows only one; "
+         "Trainer would create both PodGroups); using %s",
+         c->rt, gc_backend_name(c->opts->backend ? c->opts->backend : GC_BACKEND_VOLCANO));
+  } else if (r->vol) {
+    rt_backend = GC_BACKEND_VOLCANO;
+  } else if (r->cos) {
+    rt_backend = GC_BACKEND_COSCHEDULING;
+  }
+  g->backend_from_runtime = rt_backend != GC_BACKEND_UNSET;
+  if (c->opts->backend != GC_BACKEND_UNSET) {
+    g->backend = c->opts->backend;
+    if (rt_backend != GC_BACKEND_UNSET && rt_backend != g->backend && !(r->vol && r->cos))
+      WARN(c, GC_WARN_OTHER,
+           "%s: the runtime's podGroupPolicy names %s, but %s was requested; "
+           "rendering a %s PodGroup",
+           c->rt, gc_backend_name(rt_backend), gc_backend_name(g->backend),
+           gc_backend_name(g->backend));
+  } else if (rt_backend != GC_BACKEND_UNSET) {
+    g->backend = rt_backend;
+  } else if (c->opts->default_backend != GC_BACKEND_UNSET) {
+    g->backend = c->opts->default_backend;
+  } else {
+    g->backend = GC_BACKEND_VOLCANO;
+  }
+
+  /* coscheduling timeout */
+  int64_t t = DEFAULT_TIMEOUT;
+  if (r->cos) {
+    const char *path = "spec.podGroupPolicy.coscheduling.scheduleTimeoutSeconds";
+    int rc = gc_get_int(c, c->rt, GET(r->cos, "scheduleTimeoutSeconds"), path, 0, INT32_MAXV, &t);
+    if (rc == 1 && t == 0) {
+      t = DEFAULT_TIMEOUT;
+      if (g->backend == GC_BACKEND_COSCHEDULING)
+        WARN(c, GC_WARN_OTHER,
+             "%s: %s is 0, which the API documents as \"use the default\"; "
+             "using %d s (Trainer would pass 0 through)",
+             c->rt, path, DEFAULT_TIMEOUT);
+    } else if (rc == 1 && t > GC_COSCHED_MAX_TIMEOUT) {
+      if (g->backend == GC_BACKEND_COSCHEDULING)
+        WARN(c, GC_WARN_TIMEOUT_CLAMPED,
+             "%s: %s is %lld s; clamped to %d s because "
+             "kube-scheduler caps Permit waits at 15 minutes",
+             c->rt, path, (long long)t, GC_COSCHED_MAX_TIMEOUT);
+      t = GC_COSCHED_MAX_TIMEOUT;
+    } else if (rc != 1) {
+      t = DEFAULT_TIMEOUT;
+    }
+  }
+  if (g->backend == GC_BACKEND_COSCHEDULING) {
+    g->has_timeout = 1;
+    g->schedule_timeout_seconds = (int32_t)t;
+  }
+
+  /* volcano network topology */
+  const char *np = "spec.podGroupPolicy.volcano.networkTopology";
+  const struct gc_value *nt = r->vol
+                                  ? gc_get_map(c, c->rt, GET(r->vol, "networkTopology"), np, NULL)
+                                  : NULL;
+  if (nt) {
+    struct gc_topology_policy tp = {1, "hard", 0, 0, NULL};
+    const char *mode = NULL;
+    if (gc_get_str(c, c->rt, GET(nt, "mode"), "spec.podGroupPolicy.volcano.networkTopology.mode",
+                   &mode) == 1) {
+      if (strcmp(mode, "hard") && strcmp(mode, "soft"))
+        gc_fail(c, c->rt,
+                "%s.mode: Unsupported value: \"%.*s\": supported values: \"hard\", "
+                "\"soft\"",
+                np, NAME_SHOW_MAX, mode);
+      else
+        tp.mode = !strcmp(mode, "hard") ? "hard" : "soft"; /* literals outlive the gang */
+    }
+    int64_t tier = 0;
+    int ra = gc_get_int(c, c->rt, GET(nt, "highestTierAllowed"),
+                        "spec.podGroupPolicy.volcano.networkTopology.highestTierAllowed", 0,
+                        INT32_MAXV, &tier);
+    const char *tname = NULL;
+    int rn = gc_get_str(c, c->rt, GET(nt, "highestTierName"),
+                        "spec.podGroupPolicy.volcano.networkTopology.highestTierName", &tname);
+    if (rn == 1 && (!*tname || strlen(tname) > 253)) {
+      gc_fail(c, c->rt, "%s.highestTierName: must be a non-empty string of at most 253 characters",
+              np);
+      rn = -1;
+    }
+    if (ra == 1 && rn == 1) {
+      gc_fail(c, c->rt,
+              "%s: must not specify 'highestTierAllowed' and 'highestTierName' in "
+              "networkTopology simultaneously.",
+              np);
+    } else if (rn == 1) {
+      if (!(tp.highest_tier_name = gc_arena_strdup(c->a, tname)))
+        c->oom = 1;
+    } else {
+      tp.has_highest_tier = 1;
+      tp.highest_tier = ra == 1 ? tier : 1;
+    }
+    if (g->backend == GC_BACKEND_VOLCANO)
+      g->topology = tp;
+    else
+      WARN(c, GC_WARN_OTHER,
+           "%s: %s is ignored: the coscheduling PodGroup has no network "
+           "topology",
+           c->rt, np);
+  }
+}

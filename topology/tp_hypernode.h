@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * tp_hypernode: Volcano HyperNode documents (topology.volcano.sh/v1alpha1)
+ * read into a snapshot under construction: each HyperNode becomes a domain,
+ * its HyperNode members link the tree (one parent each, no cycles, tiers
+ * growing upward), and its Node members (exactMatch, regexMatch,
+ * labelMatch) are compiled for tp_snapshot_build to match nodes against.
+ * Internal to the topology library.
+ */
+#ifndef TP_HYPERNODE_H
+#define TP_HYPERNODE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tp_snapshot_int.h"
+
+/* One HyperNode document as parsed (strings borrowed from the document). */
+struct hn_in {
+  const char *name;
+  int64_t tier;
+  const char *tier_name;
+  const struct gc_value *members;
+  const char *origin;
+  int64_t parent; /* index into the hn array, -1 none */
+  int64_t dom;
+};
+
+/* Reads doc (borrowed, must outlive *out) into *out.  Returns 0 or
+ * GC_EINVAL (reported at origin). */
+int tp_hn_parse(const struct gc_value *doc, const char *origin, struct hn_in *out,
+                struct gc_diags *diags);
+
+/* Sorts hn[0..n) by name, creates a domain for each in s, links the tree,
+ * validates it and compiles the Node members into s->members.  Returns 0,
+ * GC_EINVAL with every problem reported, or GC_ELIMIT / GC_ENOMEM at once. */
+int tp_hypernodes_build(struct tp_snapshot *s, struct hn_in *hn, size_t n, struct gc_diags *diags);
+
+#endif
