@@ -12,6 +12,7 @@
 #include "gb_log.h"
 #include "gb_reconcile.h"
 #include "gc_catalog.h"
+#include "gc_name.h"
 
 #define RC_ARENA_LIMIT (64u << 20)
 
@@ -272,22 +273,6 @@ static enum gc_scope gang_scope(struct planner *pl) {
           fmt(pl, "namespace annotation %s=\"%.100s\" is not wave or all; using %s",
               GB_ANN_GANG_SCOPE, s, pl->in->cfg->gang_scope == GC_SCOPE_ALL ? "all" : "wave"));
   return pl->in->cfg->gang_scope;
-}
-
-/* A Volcano queue name must be an RFC 1123 subdomain (Volcano validates it). */
-static int dns1123_subdomain(const char *s) {
-  size_t n = strlen(s);
-  if (n == 0 || n > 253)
-    return 0;
-  for (size_t i = 0; i < n; i++) {
-    char ch = s[i];
-    int alnum = (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9');
-    if (!alnum && ch != '-' && ch != '.')
-      return 0;
-    if (!alnum && (i == 0 || i == n - 1 || s[i - 1] == '.' || (ch == '.' && s[i - 1] == '-')))
-      return 0;
-  }
-  return 1;
 }
 
 /* Writes a short text of scalar v into buf ("(absent)", "(changed)"). */
@@ -607,10 +592,11 @@ int gb_reconcile_plan(const struct gb_rc_input *in, struct gc_arena *a, struct g
     goto out;
   }
 
-  /* The Namespace's Volcano queue when the runtime and TrainJob name none. */
+  /* The Namespace's Volcano queue when the runtime and TrainJob name none;
+   * Volcano validates queue names as RFC 1123 subdomains. */
   const char *nsq = annotation(in->ns, GC_VOLCANO_QUEUE_ANNOTATION);
   if (g->backend == GC_BACKEND_VOLCANO && !g->queue && nsq && *nsq &&
-      dns1123_subdomain(nsq)) {
+      gc_name_is_dns1123_subdomain(nsq, strlen(nsq))) {
     g->queue = gc_arena_strdup(g->arena, nsq);
     if (!g->queue) {
       pl.oom = 1;

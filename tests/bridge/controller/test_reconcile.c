@@ -559,6 +559,29 @@ START_TEST(test_queues) {
 }
 END_TEST
 
+/* The Namespace's queue follows the same rule as the runtime's (gc_name,
+ * apimachinery's IsDNS1123Subdomain): a 64-byte label is valid, a name
+ * with an uppercase letter is not and falls back to Volcano's default. */
+START_TEST(test_namespace_queue_name_rule) {
+  struct fx f;
+  fx_init(&f);
+  char ns[512];
+  const char *q64 = "q234567890123456789012345678901234567890123456789012345678901234.team";
+  snprintf(ns, sizeof(ns), "apiVersion: v1\nkind: Namespace\nmetadata: {name: ns1, annotations: "
+                           "{scheduling.volcano.sh/queue-name: %s}}\n", q64);
+  f.in.ns = doc(&f, ns);
+  f.queue_answer = 1;
+  f.queue_state = "Open";
+  plan(&f);
+  ck_assert_str_eq(spec_str(f.plan.desired, "spec.queue"), q64);
+  f.in.ns = doc(&f, "apiVersion: v1\nkind: Namespace\nmetadata: {name: ns1, annotations: "
+                    "{scheduling.volcano.sh/queue-name: Team-Q}}\n");
+  plan(&f);
+  ck_assert_ptr_null(spec_str(f.plan.desired, "spec.queue"));
+  fx_free(&f);
+}
+END_TEST
+
 START_TEST(test_subset_and_ref) {
   struct fx f;
   fx_init(&f);
@@ -596,6 +619,7 @@ int main(void) {
   tcase_add_test(tc, test_backend_switch_waits_for_pods);
   tcase_add_test(tc, test_stale_other_backend);
   tcase_add_test(tc, test_queues);
+  tcase_add_test(tc, test_namespace_queue_name_rule);
   tcase_add_test(tc, test_subset_and_ref);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
