@@ -28,6 +28,7 @@
 #include "gb_cli.h"
 #include "gb_config.h"
 #include "gb_controller.h"
+#include "gb_diagprint.h"
 #include "gb_health.h"
 #include "gb_http.h"
 #include "gb_manifest.h"
@@ -208,13 +209,6 @@ static int parse_args(int argc, char **argv, struct serve_config *c) {
   return 0;
 }
 
-static void print_diags(const struct gc_diags *d) {
-  for (size_t i = 0; i < d->n; i++)
-    fprintf(stderr, "%s%s\n", d->is_warning[i] ? "warning: " : "", d->msgs[i]);
-  if (d->dropped)
-    fprintf(stderr, "... and %zu more problems\n", d->dropped);
-}
-
 /* Loads --cluster paths into the service's live snapshot. */
 static int load_cluster(const struct serve_config *c, struct gb_rpc_service *svc,
                         struct gc_diags *diags) {
@@ -351,14 +345,14 @@ int gb_cmd_serve(int argc, char **argv) {
 
   rc = serve_start(&c, &st, &diags);
   if (rc) {
-    print_diags(&diags);
+    gb_diag_print(stderr, NULL, &diags);
     fprintf(stderr, "gangbridge serve: cannot start: %s\n", gc_strerror(rc));
     status = rc == GC_EUSAGE ? GB_EXIT_USAGE : GB_EXIT_INPUT;
     serve_stop(&st);
     gb_stopsig_free(sigs);
     goto out;
   }
-  print_diags(&diags); /* warnings from the initial snapshot */
+  gb_diag_print(stderr, NULL, &diags); /* warnings from the initial snapshot */
   gb_stopsig_started(sigs);
   int sig = gb_stopsig_wait(sigs);
   fprintf(stderr, "gangbridge serve: %s received, stopping (grace %d ms)\n",

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "gb_cli.h"
+#include "gb_diagprint.h"
 #include "gb_emit.h"
 #include "gb_kube_client.h"
 #include "gb_kube_config.h"
@@ -906,10 +907,7 @@ static int cmd_report(int argc, char **argv) {
   rc = run_report(&o, &r);
   if (rc)
     gc_diags_addf(&r.diags, "gangbridge timeouts report: %s", gc_strerror(rc));
-  for (size_t i = 0; i < r.diags.n; i++)
-    fprintf(stderr, "%s%s\n", r.diags.is_warning[i] ? "warning: " : "", r.diags.msgs[i]);
-  if (r.diags.dropped)
-    fprintf(stderr, "... and %zu more problems\n", r.diags.dropped);
+  gb_diag_print(stderr, NULL, &r.diags);
   fflush(stdout);
   status = r.diags.errors ? GB_EXIT_INPUT : GB_EXIT_OK;
 out:
