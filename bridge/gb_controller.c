@@ -24,6 +24,7 @@
 #include <time.h>
 
 #include "gb_cli.h"
+#include "gb_clock.h"
 #include "gb_controller.h"
 #include "gb_events.h"
 #include "gb_health.h"
@@ -131,12 +132,6 @@ struct gb_controller {
   struct gb_informer_stats last_stats[INF_N];
   unsigned long long last_timeouts[INF_N];
 };
-
-static double mono(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static uint64_t fnv(const char *s) {
   uint64_t h = 1469598103934665603ull;
@@ -442,13 +437,9 @@ static int stopping(struct gb_controller *c) { return atomic_load(&c->stopping);
 /* Waits up to s seconds or until kicked or stopping. */
 static void hk_sleep(struct gb_controller *c, double s) {
   struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  double until = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9 + s;
+  gb_clock_deadline_s(&ts, s);
   pthread_mutex_lock(&c->mu);
   while (!c->kick && !stopping(c)) {
-    double whole = floor(until);
-    ts.tv_sec = (time_t)whole;
-    ts.tv_nsec = (long)((until - whole) * 1e9);
     if (pthread_cond_timedwait(&c->cond, &c->mu, &ts))
       break;
   }
@@ -555,10 +546,10 @@ static void *hk_main(void *arg) {
   c->synced = 1;
   pthread_mutex_unlock(&c->mu);
   gb_log(GB_LOG_INFO, "caches synced; workers started", NULL);
-  double next_disc = mono() + c->cfg->discovery_interval_s;
-  double next_resync = c->cfg->resync_s > 0 ? mono() + c->cfg->resync_s : INFINITY;
+  double next_disc = gb_clock_s() + c->cfg->discovery_interval_s;
+  double next_resync = c->cfg->resync_s > 0 ? gb_clock_s() + c->cfg->resync_s : INFINITY;
   while (!stopping(c)) {
-    double now = mono();
+    double now = gb_clock_s();
     double wait = fmin(next_disc, next_resync) - now;
     if (wait > 0)
       hk_sleep(c, wait);
@@ -568,7 +559,7 @@ static void *hk_main(void *arg) {
     int kicked = c->kick;
     c->kick = 0;
     pthread_mutex_unlock(&c->mu);
-    now = mono();
+    now = gb_clock_s();
     if (kicked || now >= next_disc) {
       if (kicked)
         gb_kube_discovery_invalidate(c->disc);
@@ -576,7 +567,7 @@ static void *hk_main(void *arg) {
         gb_log(GB_LOG_INFO, "served PodGroup APIs changed: re-queueing every TrainJob", NULL);
         gb_controller_resync(c);
       }
-      next_disc = mono() + c->cfg->discovery_interval_s;
+      next_disc = gb_clock_s() + c->cfg->discovery_interval_s;
     }
     if (now >= next_resync) {
       gb_controller_resync(c);
@@ -633,9 +624,9 @@ static void *worker_main(void *arg) {
     struct gb_rc_env env;
     env_snapshot(c, &env);
     struct gb_rc_result res;
-    double t0 = mono();
+    double t0 = gb_clock_s();
     gb_reconcile_run(&env, key, attempts, &res);
-    double dt = mono() - t0;
+    double dt = gb_clock_s() - t0;
     const struct gb_service_metrics *m = c->o.metrics;
     if (m) {
       gb_counter_inc(m->reconciles, (const char *[]){outcome_metric(&res)});

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gb_clock.h"
 #include "gb_events.h"
 
 #define N_BUCKETS 1024
@@ -40,12 +41,6 @@ struct gb_events {
   size_t n;
   struct gb_events_stats stats;
 };
-
-static double mono(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static void rfc3339(char *buf, size_t cap) {
   time_t t = time(NULL);
@@ -299,7 +294,7 @@ int gb_events_record(struct gb_events *ev, const struct gb_event_ref *o, const c
   snprintf(key, klen, "%s|%s/%s|%s|%s|%s", o->uid ? o->uid : "", o->ns, o->name, type, reason,
            msg);
   uint64_t h = fnv(key);
-  double now = mono();
+  double now = gb_clock_s();
   struct ev_write w = {"", "", 0, 0, 0};
   pthread_mutex_lock(&ev->mu);
   struct ev_entry *ent = find(ev, key, h);

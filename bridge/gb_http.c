@@ -40,6 +40,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gb_clock.h"
 #include "gb_log.h"
 #include "gb_metrics.h"
 
@@ -107,7 +108,7 @@ struct req_state {
   int pending;               /* an error status to send once the body is drained */
   char *buf;
   size_t len, cap;
-  struct timespec start;
+  int64_t start_ns;
 };
 
 void gb_http_config_init(struct gb_http_config *cfg) {
@@ -162,18 +163,6 @@ static unsigned long long drain_limit(size_t max_body) {
   return 4ULL * max_body + (1ULL << 20);
 }
 
-static double elapsed_s(const struct timespec *since) {
-  struct timespec now;
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return (double)(now.tv_sec - since->tv_sec) + (double)(now.tv_nsec - since->tv_nsec) / 1e9;
-}
-
-static long long now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* The client address of sa in (family, ip); 0 or -1 when not IP. */
 static int addr_key(const struct sockaddr *sa, unsigned char ip[16]) {
   if (sa && sa->sa_family == AF_INET) {
@@ -226,7 +215,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
     const union MHD_ConnectionInfo *ai = MHD_get_connection_info(
         c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
     r->family = addr_key(ai ? ai->client_addr : NULL, r->ip);
-    r->deadline_ms = now_ms() + (long long)s->header_timeout_s * 1000;
+    r->deadline_ms = gb_clock_ms() + (long long)s->header_timeout_s * 1000;
     pthread_mutex_lock(&s->conn_mu);
     r->next = s->conns;
     if (s->conns)
@@ -260,7 +249,7 @@ static void conn_deadline(struct gb_http *s, struct MHD_Connection *c, int heade
   if (!r)
     return;
   pthread_mutex_lock(&s->conn_mu);
-  r->deadline_ms = headers_due ? now_ms() + (long long)s->header_timeout_s * 1000 : 0;
+  r->deadline_ms = headers_due ? gb_clock_ms() + (long long)s->header_timeout_s * 1000 : 0;
   pthread_mutex_unlock(&s->conn_mu);
 }
 
@@ -268,7 +257,7 @@ static void conn_deadline(struct gb_http *s, struct MHD_Connection *c, int heade
  * were cut since the last report, so that a flood shows in the log without
  * flooding it. */
 static void watch_report(struct gb_http *s, unsigned long *reported, long long *last_ms) {
-  long long now = now_ms();
+  long long now = gb_clock_ms();
   unsigned long cut = atomic_load(&s->cut);
   if (cut == *reported || now - *last_ms < 60000)
     return;
@@ -293,14 +282,9 @@ static void *watch_main(void *arg) {
   while (!s->watch_stop) {
     watch_report(s, &reported, &last_ms);
     struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_nsec += 200 * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-      until.tv_sec++;
-      until.tv_nsec -= 1000000000L;
-    }
+    gb_clock_deadline(&until, 200 * 1000000LL);
     pthread_cond_timedwait(&s->conn_cv, &s->conn_mu, &until);
-    long long now = now_ms();
+    long long now = gb_clock_ms();
     for (struct conn_rec *r = s->conns; r; r = r->next) {
       if (!r->deadline_ms || now < r->deadline_ms)
         continue;
@@ -499,7 +483,7 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
     st = calloc(1, sizeof(*st));
     if (!st)
       return MHD_NO;
-    clock_gettime(CLOCK_MONOTONIC, &st->start);
+    st->start_ns = gb_clock_ns();
     *con_cls = st;
     conn_deadline(s, c, 0);
     pthread_mutex_lock(&s->mu);
@@ -540,7 +524,8 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
   if (*upload_size) {
     size_t n = *upload_size;
     *upload_size = 0;
-    int late = s->request_timeout_s && elapsed_s(&st->start) > (double)s->request_timeout_s;
+    int late = s->request_timeout_s &&
+               gb_clock_ns() - st->start_ns > (int64_t)s->request_timeout_s * 1000000000;
     if (st->answered || st->pending)
       return late ? MHD_NO : MHD_YES; /* drop the rest of a body already answered */
     if (late)
@@ -940,13 +925,7 @@ void gb_http_stop(struct gb_http *s) {
   atomic_store(&s->stopping, 1);
   MHD_socket lfd = MHD_quiesce_daemon(s->daemon);
   struct timespec deadline;
-  clock_gettime(CLOCK_MONOTONIC, &deadline);
-  deadline.tv_sec += s->grace_ms / 1000;
-  deadline.tv_nsec += (long)(s->grace_ms % 1000) * 1000000L;
-  if (deadline.tv_nsec >= 1000000000L) {
-    deadline.tv_sec++;
-    deadline.tv_nsec -= 1000000000L;
-  }
+  gb_clock_deadline(&deadline, (int64_t)s->grace_ms * 1000000);
   pthread_mutex_lock(&s->mu);
   while (s->inflight > 0) {
     if (pthread_cond_timedwait(&s->cv, &s->mu, &deadline) == ETIMEDOUT)

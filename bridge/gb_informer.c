@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "gb_clock.h"
 #include "gb_kube_watch.h"
 
 #define RV_MAX 512
@@ -513,10 +514,7 @@ static double rand01(struct gb_informer *inf) {
 /* Sleeps up to s seconds, waking early on stop. */
 static void nap(struct gb_informer *inf, double s) {
   struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  double t = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9 + s;
-  ts.tv_sec = (time_t)t;
-  ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
+  gb_clock_deadline_s(&ts, s);
   pthread_mutex_lock(&inf->lock);
   while (!atomic_load(&inf->stopping)) {
     if (pthread_cond_timedwait(&inf->cond, &inf->lock, &ts) == ETIMEDOUT)
@@ -537,12 +535,6 @@ static void backoff(struct gb_informer *inf, int *attempt) {
     d = inf->o.backoff_base_s / 10;
   (*attempt)++;
   nap(inf, d);
-}
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 static void *run(void *arg) {
@@ -574,7 +566,7 @@ static void *run(void *arg) {
     pthread_mutex_lock(&inf->lock);
     inf->st.watches++;
     pthread_mutex_unlock(&inf->lock);
-    double t0 = now_s();
+    double t0 = gb_clock_s();
     int rc = gb_kube_watch_once(inf->client, inf->path, &wo, on_event, should_abort, &w, &e);
     if (atomic_load(&inf->stopping) || rc == WATCH_STOP)
       break;
@@ -591,7 +583,7 @@ static void *run(void *arg) {
     if (rc == GC_OK) {
       /* A normal end.  One that came back at once with nothing is treated
        * as a failure so a misbehaving server cannot make us spin. */
-      if (w.events == 0 && now_s() - t0 < 1.0) {
+      if (w.events == 0 && gb_clock_s() - t0 < 1.0) {
         failures++;
         backoff(inf, &attempt);
       } else {
@@ -742,13 +734,7 @@ int gb_informer_has_synced(struct gb_informer *inf) {
 
 int gb_informer_wait_synced(struct gb_informer *inf, long timeout_ms) {
   struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  ts.tv_sec += timeout_ms / 1000;
-  ts.tv_nsec += (timeout_ms % 1000) * 1000000L;
-  if (ts.tv_nsec >= 1000000000L) {
-    ts.tv_sec++;
-    ts.tv_nsec -= 1000000000L;
-  }
+  gb_clock_deadline(&ts, (int64_t)timeout_ms * 1000000);
   pthread_mutex_lock(&inf->lock);
   while (!inf->synced)
     if (pthread_cond_timedwait(&inf->cond, &inf->lock, &ts) == ETIMEDOUT)

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <yaml.h>
 
+#include "gb_clock.h"
 #include "gc_arena.h"
 #include "gc_value.h"
 
@@ -87,12 +88,6 @@ unsigned char *gb_base64_decode(const char *text, size_t len, size_t *out_len) {
 bad:
   free(out);
   return NULL;
-}
-
-static double mono_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* Reads a whole small file into a malloc'd NUL-terminated buffer. */
@@ -669,7 +664,7 @@ static void move_diags(struct gc_diags *dst, struct gc_diags *src) {
 static int token_refresh(struct gb_kube_config *c, struct gc_diags *d) {
   struct gb_kube_token_cache *tc = c->tc;
   struct stat st;
-  double now = mono_now();
+  double now = gb_clock_s();
   int changed = 1;
   if (tc->have && stat(c->token_file, &st) == 0) {
     changed = st.st_mtim.tv_sec != tc->mtime.tv_sec || st.st_mtim.tv_nsec != tc->mtime.tv_nsec ||

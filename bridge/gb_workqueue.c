@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "gb_kube_client.h"
+#include "gb_clock.h"
 #include "gb_workqueue.h"
 
 struct wq_entry {
@@ -42,12 +43,6 @@ struct gb_workqueue {
   unsigned long long retries;
   int shutdown;
 };
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static uint64_t hash_key(const char *s) {
   uint64_t h = 1469598103934665603ull; /* FNV-1a */
@@ -100,7 +95,7 @@ struct gb_workqueue *gb_workqueue_new(const struct gb_workqueue_opts *opts) {
   pthread_cond_init(&q->cond, &ca);
   pthread_condattr_destroy(&ca);
   pthread_mutex_init(&q->mu, NULL);
-  gb_kube_bucket_init(&q->bucket, q->o.qps < 0 ? 0 : q->o.qps, q->o.burst, now_s());
+  gb_kube_bucket_init(&q->bucket, q->o.qps < 0 ? 0 : q->o.qps, q->o.burst, gb_clock_s());
   return q;
 }
 
@@ -306,7 +301,7 @@ int gb_workqueue_add_after(struct gb_workqueue *q, const char *key, double delay
     add_locked(q, e);
     goto out;
   }
-  double at = now_s() + delay_s;
+  double at = gb_clock_s() + delay_s;
   if (e->heap_idx >= 0) {
     /* Already waiting: keep the earlier time, as client-go does. */
     if (at < e->ready_at) {
@@ -353,7 +348,7 @@ int gb_workqueue_add_rate_limited(struct gb_workqueue *q, const char *key) {
   double per_key = gb_workqueue_backoff(&q->o, e->failures);
   if (e->failures < 1000000)
     e->failures++;
-  double overall = q->o.qps > 0 ? gb_kube_bucket_reserve(&q->bucket, now_s()) : 0;
+  double overall = q->o.qps > 0 ? gb_kube_bucket_reserve(&q->bucket, gb_clock_s()) : 0;
   q->retries++;
   pthread_mutex_unlock(&q->mu);
   return gb_workqueue_add_after(q, key, per_key > overall ? per_key : overall);
@@ -385,14 +380,14 @@ int gb_workqueue_get(struct gb_workqueue *q, char *buf, size_t cap, long timeout
   if (!buf || cap == 0)
     return -1;
   pthread_mutex_lock(&q->mu);
-  double deadline = timeout_ms < 0 ? INFINITY : now_s() + (double)timeout_ms / 1000.0;
+  double deadline = timeout_ms < 0 ? INFINITY : gb_clock_s() + (double)timeout_ms / 1000.0;
   int rc = 0;
   for (;;) {
     if (q->shutdown) {
       rc = -1;
       break;
     }
-    double now = now_s();
+    double now = gb_clock_s();
     double next = promote_due(q, now);
     struct wq_entry *e = fifo_pop(q);
     if (e) {
@@ -443,7 +438,7 @@ void gb_workqueue_done(struct gb_workqueue *q, const char *key) {
 
 size_t gb_workqueue_len(struct gb_workqueue *q) {
   pthread_mutex_lock(&q->mu);
-  promote_due(q, now_s());
+  promote_due(q, gb_clock_s());
   size_t n = q->fifo_len;
   pthread_mutex_unlock(&q->mu);
   return n;
