@@ -27,6 +27,7 @@
 #include "gb_clock.h"
 #include "gb_controller.h"
 #include "gb_events.h"
+#include "gb_hash.h"
 #include "gb_health.h"
 #include "gb_http.h"
 #include "gb_informer.h"
@@ -133,13 +134,6 @@ struct gb_controller {
   unsigned long long last_timeouts[INF_N];
 };
 
-static uint64_t fnv(const char *s) {
-  uint64_t h = 1469598103934665603ull;
-  for (; *s; s++)
-    h = (h ^ (unsigned char)*s) * 1099511628211ull;
-  return h;
-}
-
 /* ---- enqueueing ---------------------------------------------------------------- */
 
 static void enqueue(struct gb_controller *c, const char *key) {
@@ -194,7 +188,7 @@ static enum gc_backend pg_backend(int which) {
 
 static void pg_track(struct gb_controller *c, int which, const struct gb_informer_change *ch) {
   enum gc_backend b = pg_backend(which);
-  uint64_t h = fnv(ch->key) % PG_BUCKETS;
+  uint64_t h = gb_hash_str(ch->key) % PG_BUCKETS;
   const char *uid = gb_kube_meta_str(ch->obj, "uid");
   json_object *st = NULL, *ph = NULL;
   const char *phase = NULL;
@@ -255,7 +249,7 @@ static void pg_track(struct gb_controller *c, int which, const struct gb_informe
 
 /* Adds delta to the pod count of "ns/jobset"; an entry at 0 is removed. */
 static void gang_add(struct gb_controller *c, const char *key, long delta) {
-  uint64_t h = fnv(key) % GANG_BUCKETS;
+  uint64_t h = gb_hash_str(key) % GANG_BUCKETS;
   pthread_mutex_lock(&c->gang_mu);
   struct gang_count **pp = &c->gangs[h];
   while (*pp && strcmp((*pp)->key, key) != 0)
@@ -290,7 +284,7 @@ static long gang_pods(void *ctx, const char *ns, const char *name) {
     return -1;
   char key[600];
   snprintf(key, sizeof(key), "%s/%s", ns, name);
-  uint64_t h = fnv(key) % GANG_BUCKETS;
+  uint64_t h = gb_hash_str(key) % GANG_BUCKETS;
   long n = 0;
   pthread_mutex_lock(&c->gang_mu);
   for (struct gang_count *g = c->gangs[h]; g; g = g->next)

@@ -16,6 +16,7 @@
 
 #include "gb_clock.h"
 #include "gb_events.h"
+#include "gb_hash.h"
 
 #define N_BUCKETS 1024
 
@@ -47,13 +48,6 @@ static void rfc3339(char *buf, size_t cap) {
   struct tm tm;
   gmtime_r(&t, &tm);
   strftime(buf, cap, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
-static uint64_t fnv(const char *s) {
-  uint64_t h = 1469598103934665603ull;
-  for (; *s; s++)
-    h = (h ^ (unsigned char)*s) * 1099511628211ull;
-  return h;
 }
 
 struct gb_events *gb_events_new(struct gb_kube_client *client, const struct gb_events_opts *o) {
@@ -293,7 +287,7 @@ int gb_events_record(struct gb_events *ev, const struct gb_event_ref *o, const c
     return GC_ENOMEM;
   snprintf(key, klen, "%s|%s/%s|%s|%s|%s", o->uid ? o->uid : "", o->ns, o->name, type, reason,
            msg);
-  uint64_t h = fnv(key);
+  uint64_t h = gb_hash_str(key);
   double now = gb_clock_s();
   struct ev_write w = {"", "", 0, 0, 0};
   pthread_mutex_lock(&ev->mu);

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "gb_clock.h"
+#include "gb_hash.h"
 #include "gb_kube_watch.h"
 
 #define RV_MAX 512
@@ -70,14 +71,9 @@ struct gb_informer {
 /* strdup that passes NULL through. */
 static char *xstrdup(const char *s) { return s ? strdup(s) : NULL; }
 
-static uint32_t fnv(const char *s, size_t n) {
-  uint32_t h = 2166136261u;
-  for (size_t i = 0; i < n; i++) {
-    h ^= (unsigned char)s[i];
-    h *= 16777619u;
-  }
-  return h;
-}
+/* The bucket hash: the low 32 bits of FNV-1a are as well mixed as the rest
+ * and the bucket index masks low bits. */
+static uint32_t key_hash(const char *s, size_t n) { return (uint32_t)gb_hash_bytes(s, n); }
 
 static void logf_(struct gb_informer *inf, int is_error, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -222,7 +218,7 @@ static struct entry *entry_new(const char *key, const char *rv, const char *uid,
   if (!e)
     return NULL;
   e->next = NULL;
-  e->hash = fnv(key, kl);
+  e->hash = key_hash(key, kl);
   e->gen = 0;
   e->key_len = (uint16_t)kl;
   e->rv_len = (uint16_t)rl;
@@ -343,7 +339,7 @@ static int upsert(struct gb_informer *inf, json_object *obj, uint32_t gen) {
 /* Removes the entry of key; returns it (caller frees) or NULL. */
 static struct entry *remove_key(struct gb_informer *inf, const char *key) {
   size_t len = strlen(key);
-  uint32_t h = fnv(key, len);
+  uint32_t h = key_hash(key, len);
   pthread_rwlock_wrlock(&inf->cache_lock);
   struct entry **pp = find_slot(inf, key, len, h);
   struct entry *e = *pp;
@@ -766,7 +762,7 @@ static const struct entry *lookup(struct gb_informer *inf, const char *ns, const
                       : snprintf(key, sizeof(key), "%s", name);
   if (n < 0 || (size_t)n >= sizeof(key))
     return NULL;
-  return *find_slot(inf, key, (size_t)n, fnv(key, (size_t)n));
+  return *find_slot(inf, key, (size_t)n, key_hash(key, (size_t)n));
 }
 
 int gb_informer_get_json(struct gb_informer *inf, const char *ns, const char *name,

@@ -8,6 +8,7 @@
  * Rendering copies nothing but pointers: it sorts the series of one family
  * under that family's lock and formats them straight into the output buffer.
  */
+#include "gb_hash.h"
 #include "gb_metrics.h"
 
 #include <math.h>
@@ -121,14 +122,10 @@ static int valid_label_name(const char *s) {
 }
 
 static uint64_t hash_values(const char *const *values, size_t n) {
-  uint64_t h = 1469598103934665603ULL;
+  uint64_t h = GB_HASH_FNV_OFFSET;
   for (size_t i = 0; i < n; i++) {
-    for (const unsigned char *p = (const unsigned char *)values[i]; *p; p++) {
-      h ^= *p;
-      h *= 1099511628211ULL;
-    }
-    h ^= 0xff; /* separator: ("ab","c") and ("a","bc") differ */
-    h *= 1099511628211ULL;
+    h = gb_hash_fnv1a(h, values[i], strlen(values[i]));
+    h = gb_hash_fnv1a(h, "\xff", 1); /* separator: ("ab","c") and ("a","bc") differ */
   }
   return h;
 }

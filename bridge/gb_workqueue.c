@@ -16,6 +16,7 @@
 
 #include "gb_kube_client.h"
 #include "gb_clock.h"
+#include "gb_hash.h"
 #include "gb_workqueue.h"
 
 struct wq_entry {
@@ -43,13 +44,6 @@ struct gb_workqueue {
   unsigned long long retries;
   int shutdown;
 };
-
-static uint64_t hash_key(const char *s) {
-  uint64_t h = 1469598103934665603ull; /* FNV-1a */
-  for (; *s; s++)
-    h = (h ^ (unsigned char)*s) * 1099511628211ull;
-  return h;
-}
 
 static void opts_fill(struct gb_workqueue_opts *o, const struct gb_workqueue_opts *in) {
   memset(o, 0, sizeof(*o));
@@ -147,7 +141,7 @@ static void grow(struct gb_workqueue *q) {
 
 static int lookup_or_add(struct gb_workqueue *q, const char *key, struct wq_entry **out) {
   size_t len = strlen(key);
-  uint64_t h = hash_key(key);
+  uint64_t h = gb_hash_str(key);
   struct wq_entry *e = find(q, key, h);
   if (e) {
     *out = e;
@@ -358,7 +352,7 @@ void gb_workqueue_forget(struct gb_workqueue *q, const char *key) {
   if (check_key(key))
     return;
   pthread_mutex_lock(&q->mu);
-  struct wq_entry *e = find(q, key, hash_key(key));
+  struct wq_entry *e = find(q, key, gb_hash_str(key));
   if (e) {
     e->failures = 0;
     maybe_release(q, e);
@@ -370,7 +364,7 @@ int gb_workqueue_num_requeues(struct gb_workqueue *q, const char *key) {
   if (check_key(key))
     return 0;
   pthread_mutex_lock(&q->mu);
-  struct wq_entry *e = find(q, key, hash_key(key));
+  struct wq_entry *e = find(q, key, gb_hash_str(key));
   int n = e ? e->failures : 0;
   pthread_mutex_unlock(&q->mu);
   return n;
@@ -424,7 +418,7 @@ void gb_workqueue_done(struct gb_workqueue *q, const char *key) {
   if (check_key(key))
     return;
   pthread_mutex_lock(&q->mu);
-  struct wq_entry *e = find(q, key, hash_key(key));
+  struct wq_entry *e = find(q, key, gb_hash_str(key));
   if (e && e->processing) {
     e->processing = 0;
     if (e->dirty && !q->shutdown)
