@@ -16,6 +16,7 @@
 #include <time.h>
 #include <yaml.h>
 
+#include "gb_base64.h"
 #include "gb_clock.h"
 #include "gc_arena.h"
 #include "gc_value.h"
@@ -37,58 +38,6 @@ struct gb_kube_token_cache {
 
 /* strdup that passes NULL through. */
 static char *xstrdup(const char *s) { return s ? strdup(s) : NULL; }
-
-static int b64val(unsigned char c) {
-  if (c >= 'A' && c <= 'Z')
-    return c - 'A';
-  if (c >= 'a' && c <= 'z')
-    return c - 'a' + 26;
-  if (c >= '0' && c <= '9')
-    return c - '0' + 52;
-  if (c == '+')
-    return 62;
-  if (c == '/')
-    return 63;
-  return -1;
-}
-
-unsigned char *gb_base64_decode(const char *text, size_t len, size_t *out_len) {
-  unsigned char *out = malloc(len / 4 * 3 + 4);
-  if (!out)
-    return NULL;
-  size_t n = 0, pad = 0;
-  unsigned acc = 0, bits = 0, seen = 0;
-  for (size_t i = 0; i < len; i++) {
-    unsigned char c = (unsigned char)text[i];
-    if (c == ' ' || c == '\n' || c == '\r' || c == '\t')
-      continue;
-    if (c == '=') {
-      pad++;
-      continue;
-    }
-    int v = b64val(c);
-    if (v < 0 || pad)
-      goto bad;
-    acc = (acc << 6) | (unsigned)v;
-    bits += 6;
-    seen++;
-    if (bits >= 8) {
-      bits -= 8;
-      out[n++] = (unsigned char)(acc >> bits);
-      acc &= (1u << bits) - 1;
-    }
-  }
-  /* A single leftover sextet cannot encode a byte; padding beyond two and
-   * non-zero leftover bits are malformed too. */
-  if (seen % 4 == 1 || pad > 2 || acc != 0)
-    goto bad;
-  out[n] = 0;
-  *out_len = n;
-  return out;
-bad:
-  free(out);
-  return NULL;
-}
 
 /* Reads a whole small file into a malloc'd NUL-terminated buffer. */
 static int read_file(const char *path, size_t max, char **out, size_t *out_len, struct stat *st_out,
@@ -320,8 +269,10 @@ static int kfile_or_data(struct kload *k, const struct gc_value *map, const char
     return rc;
   if (data) {
     struct gc_value *v = gc_map_get(map, dkey);
-    *data_out = gb_base64_decode(data, v->len, len_out);
-    if (!*data_out || *len_out == 0) {
+    int brc = gb_base64_decode(data, v->len, data_out, len_out);
+    if (brc == GC_ENOMEM)
+      return brc;
+    if (brc || *len_out == 0) {
       free(*data_out);
       *data_out = NULL;
       char w[256];
