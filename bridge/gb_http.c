@@ -41,6 +41,7 @@
 #include <unistd.h>
 
 #include "gb_clock.h"
+#include "gb_file.h"
 #include "gb_log.h"
 #include "gb_metrics.h"
 
@@ -594,42 +595,6 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap) {
   gb_log(GB_LOG_WARN, "libmicrohttpd", "server", s->name, "detail", msg, NULL);
 }
 
-/* Reads a whole small file into a NUL-terminated buffer. */
-static int read_file(const char *path, size_t max, char **out, size_t *len, struct gc_diags *d) {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    gc_diags_addf(d, "%s: cannot open: %s", path, strerror(errno));
-    return GC_EIO;
-  }
-  char *buf = malloc(max + 1);
-  if (!buf) {
-    fclose(f);
-    return GC_ENOMEM;
-  }
-  size_t n = fread(buf, 1, max + 1, f);
-  int err = ferror(f);
-  fclose(f);
-  if (err) {
-    free(buf);
-    gc_diags_addf(d, "%s: read error", path);
-    return GC_EIO;
-  }
-  if (n > max) {
-    free(buf);
-    gc_diags_addf(d, "%s: larger than %zu bytes", path, max);
-    return GC_ELIMIT;
-  }
-  if (n == 0 || memchr(buf, '\0', n)) {
-    free(buf);
-    gc_diags_addf(d, "%s: empty or not a PEM text file", path);
-    return GC_EINVAL;
-  }
-  buf[n] = '\0';
-  *out = buf;
-  *len = n;
-  return 0;
-}
-
 static void free_server(struct gb_http *s) {
   if (!s)
     return;
@@ -748,10 +713,11 @@ static int open_listener(struct gb_http *s, const char *addr, unsigned port,
 static int load_tls(struct gb_http *s, const char *cert_file, const char *key_file,
                     struct gc_diags *d) {
   size_t cert_len = 0;
-  int rc = read_file(cert_file, GB_HTTP_TLS_FILE_MAX, &s->tls_cert, &cert_len, d);
+  const unsigned pem = GB_FILE_NONEMPTY | GB_FILE_TEXT;
+  int rc = gb_file_read(cert_file, GB_HTTP_TLS_FILE_MAX, pem, &s->tls_cert, &cert_len, NULL, d);
   if (rc < 0)
     return rc;
-  return read_file(key_file, GB_HTTP_TLS_FILE_MAX, &s->tls_key, &s->tls_key_len, d);
+  return gb_file_read(key_file, GB_HTTP_TLS_FILE_MAX, pem, &s->tls_key, &s->tls_key_len, NULL, d);
 }
 
 /* The socket is bound before libmicrohttpd starts, so with TLS a failed start

@@ -18,6 +18,7 @@
 
 #include "gb_base64.h"
 #include "gb_clock.h"
+#include "gb_file.h"
 #include "gc_arena.h"
 #include "gc_value.h"
 
@@ -38,50 +39,6 @@ struct gb_kube_token_cache {
 
 /* strdup that passes NULL through. */
 static char *xstrdup(const char *s) { return s ? strdup(s) : NULL; }
-
-/* Reads a whole small file into a malloc'd NUL-terminated buffer. */
-static int read_file(const char *path, size_t max, char **out, size_t *out_len, struct stat *st_out,
-                     struct gc_diags *d) {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    gc_diags_addf(d, "%s: cannot open: %s", path, strerror(errno));
-    return errno == ENOENT ? GC_ENOTFOUND : GC_EIO;
-  }
-  int rc = GC_OK;
-  char *buf = NULL;
-  struct stat st;
-  if (fstat(fileno(f), &st) != 0) {
-    gc_diags_addf(d, "%s: cannot stat: %s", path, strerror(errno));
-    rc = GC_EIO;
-    goto out;
-  }
-  if (st_out)
-    *st_out = st;
-  buf = malloc(max + 1);
-  if (!buf) {
-    rc = GC_ENOMEM;
-    goto out;
-  }
-  size_t n = fread(buf, 1, max + 1, f);
-  if (ferror(f)) {
-    gc_diags_addf(d, "%s: read error", path);
-    rc = GC_EIO;
-    goto out;
-  }
-  if (n > max) {
-    gc_diags_addf(d, "%s: larger than the limit of %zu bytes", path, max);
-    rc = GC_ELIMIT;
-    goto out;
-  }
-  buf[n] = 0;
-  *out = buf;
-  *out_len = n;
-  buf = NULL;
-out:
-  free(buf);
-  fclose(f);
-  return rc;
-}
 
 /* ---- YAML to tree ----------------------------------------------------- */
 
@@ -484,7 +441,7 @@ int gb_kube_config_load_file(const char *path, const char *context,
   char *buf = NULL;
   size_t len = 0;
   *out = NULL;
-  int rc = read_file(path, GB_KUBE_CONFIG_MAX_BYTES, &buf, &len, NULL, diags);
+  int rc = gb_file_read(path, GB_KUBE_CONFIG_MAX_BYTES, 0, &buf, &len, NULL, diags);
   if (rc)
     return rc;
   rc = gb_kube_config_load_buffer(path, buf, len, context, out, diags);
@@ -544,7 +501,7 @@ int gb_kube_config_in_cluster(const char *sa_dir, struct gb_kube_config **out,
   size_t nslen = 0;
   struct gc_diags quiet;
   gc_diags_init(&quiet);
-  if (read_file(nsf, 256, &nsbuf, &nslen, NULL, &quiet) == GC_OK) {
+  if (gb_file_read(nsf, 256, 0, &nsbuf, &nslen, NULL, &quiet) == GC_OK) {
     while (nslen > 0 && (nsbuf[nslen - 1] == '\n' || nsbuf[nslen - 1] == ' '))
       nsbuf[--nslen] = 0;
     c->namespace = nsbuf;
@@ -628,7 +585,7 @@ static int token_refresh(struct gb_kube_config *c, struct gc_diags *d) {
   size_t len = 0;
   struct gc_diags local;
   gc_diags_init(&local);
-  int rc = read_file(c->token_file, GB_KUBE_TOKEN_MAX_BYTES, &buf, &len, &st, &local);
+  int rc = gb_file_read(c->token_file, GB_KUBE_TOKEN_MAX_BYTES, 0, &buf, &len, &st, &local);
   while (rc == GC_OK && len > 0 &&
          (buf[len - 1] == '\n' || buf[len - 1] == '\r' || buf[len - 1] == ' '))
     buf[--len] = 0;
