@@ -9,6 +9,7 @@
  * under that family's lock and formats them straight into the output buffer.
  */
 #include "gb_hash.h"
+#include "gb_buf.h"
 #include "gb_metrics.h"
 
 #include <math.h>
@@ -492,49 +493,25 @@ int gb_metrics_add_collector(struct gb_metrics *reg, void (*fn)(void *ctx, struc
 
 /* ---- text exposition -------------------------------------------------- */
 
-struct buf {
-  char *p;
-  size_t n, cap;
-  int oom;
-};
+/* The largest exposition rendered (64 MiB): series counts are bounded per
+ * metric, so only a misuse of the registry comes near. */
+#define EXPOSITION_MAX_BYTES ((size_t)64 << 20)
 
-static void buf_mem(struct buf *b, const char *s, size_t len) {
-  if (b->oom)
-    return;
-  if (b->n + len + 1 > b->cap) {
-    size_t cap = b->cap ? b->cap : 4096;
-    while (cap < b->n + len + 1)
-      cap *= 2;
-    char *p = realloc(b->p, cap);
-    if (!p) {
-      b->oom = 1;
-      return;
-    }
-    b->p = p;
-    b->cap = cap;
-  }
-  memcpy(b->p + b->n, s, len);
-  b->n += len;
-  b->p[b->n] = '\0';
-}
-
-static void buf_str(struct buf *b, const char *s) { buf_mem(b, s, strlen(s)); }
-
-static void buf_double(struct buf *b, double v) {
+static void buf_double(struct gb_buf *b, double v) {
   char tmp[40];
   gb_metrics_format_double(v, tmp, sizeof(tmp));
-  buf_str(b, tmp);
+  gb_buf_addstr(b, tmp);
 }
 
-static void buf_u64(struct buf *b, uint64_t v) {
+static void buf_u64(struct gb_buf *b, uint64_t v) {
   char tmp[32];
   /* Counts are written as floats too, as client_golang does; exact below 2^53. */
   gb_metrics_format_double((double)v, tmp, sizeof(tmp));
-  buf_str(b, tmp);
+  gb_buf_addstr(b, tmp);
 }
 
 /* HELP text escapes backslash and newline; label values also the quote. */
-static void buf_escaped(struct buf *b, const char *s, int quote) {
+static void buf_escaped(struct gb_buf *b, const char *s, int quote) {
   const char *run = s;
   for (; *s; s++) {
     const char *rep = NULL;
@@ -546,11 +523,11 @@ static void buf_escaped(struct buf *b, const char *s, int quote) {
       rep = "\\\"";
     if (!rep)
       continue;
-    buf_mem(b, run, (size_t)(s - run));
-    buf_str(b, rep);
+    gb_buf_add(b, run, (size_t)(s - run));
+    gb_buf_addstr(b, rep);
     run = s + 1;
   }
-  buf_mem(b, run, (size_t)(s - run));
+  gb_buf_add(b, run, (size_t)(s - run));
 }
 
 void gb_metrics_format_double(double v, char *buf, size_t size) {
@@ -594,25 +571,25 @@ void gb_metrics_format_double(double v, char *buf, size_t size) {
   }
 }
 
-static void write_labels(struct buf *b, const struct gb_metric *m, const struct series *s,
+static void write_labels(struct gb_buf *b, const struct gb_metric *m, const struct series *s,
                          const char *le) {
   if (!m->n_labels && !le)
     return;
-  buf_str(b, "{");
+  gb_buf_addstr(b, "{");
   for (size_t i = 0; i < m->n_labels; i++) {
     if (i)
-      buf_str(b, ",");
-    buf_str(b, m->label_names[i]);
-    buf_str(b, "=\"");
+      gb_buf_addstr(b, ",");
+    gb_buf_addstr(b, m->label_names[i]);
+    gb_buf_addstr(b, "=\"");
     buf_escaped(b, s->values[i], 1);
-    buf_str(b, "\"");
+    gb_buf_addstr(b, "\"");
   }
   if (le) {
-    buf_str(b, m->n_labels ? ",le=\"" : "le=\"");
-    buf_str(b, le);
-    buf_str(b, "\"");
+    gb_buf_addstr(b, m->n_labels ? ",le=\"" : "le=\"");
+    gb_buf_addstr(b, le);
+    gb_buf_addstr(b, "\"");
   }
-  buf_str(b, "}");
+  gb_buf_addstr(b, "}");
 }
 
 static size_t g_sort_n_labels; /* only read inside qsort, under the family lock */
@@ -635,22 +612,22 @@ static int cmp_family(const void *a, const void *b) {
   return strcmp(x->name, y->name);
 }
 
-static void render_family(struct buf *b, struct gb_metric *m) {
+static void render_family(struct gb_buf *b, struct gb_metric *m) {
   static const char *const type_names[] = {"counter", "gauge", "histogram"};
-  buf_str(b, "# HELP ");
-  buf_str(b, m->name);
-  buf_str(b, " ");
+  gb_buf_addstr(b, "# HELP ");
+  gb_buf_addstr(b, m->name);
+  gb_buf_addstr(b, " ");
   buf_escaped(b, m->help, 0);
-  buf_str(b, "\n# TYPE ");
-  buf_str(b, m->name);
-  buf_str(b, " ");
-  buf_str(b, type_names[m->type]);
-  buf_str(b, "\n");
+  gb_buf_addstr(b, "\n# TYPE ");
+  gb_buf_addstr(b, m->name);
+  gb_buf_addstr(b, " ");
+  gb_buf_addstr(b, type_names[m->type]);
+  gb_buf_addstr(b, "\n");
 
   pthread_mutex_lock(&m->mu);
   struct series **all = m->n_series ? malloc(m->n_series * sizeof(*all)) : NULL;
   if (m->n_series && !all) {
-    b->oom = 1;
+    gb_buf_fail(b, GC_ENOMEM);
     pthread_mutex_unlock(&m->mu);
     return;
   }
@@ -667,11 +644,11 @@ static void render_family(struct buf *b, struct gb_metric *m) {
   for (size_t k = 0; k < n; k++) {
     const struct series *s = all[k];
     if (m->type != GB_METRIC_HISTOGRAM) {
-      buf_str(b, m->name);
+      gb_buf_addstr(b, m->name);
       write_labels(b, m, s, NULL);
-      buf_str(b, " ");
+      gb_buf_addstr(b, " ");
       buf_double(b, s->value);
-      buf_str(b, "\n");
+      gb_buf_addstr(b, "\n");
       continue;
     }
     uint64_t cum = 0;
@@ -684,25 +661,25 @@ static void render_family(struct buf *b, struct gb_metric *m) {
         cum = s->count;
         snprintf(le, sizeof(le), "+Inf");
       }
-      buf_str(b, m->name);
-      buf_str(b, "_bucket");
+      gb_buf_addstr(b, m->name);
+      gb_buf_addstr(b, "_bucket");
       write_labels(b, m, s, le);
-      buf_str(b, " ");
+      gb_buf_addstr(b, " ");
       buf_u64(b, cum);
-      buf_str(b, "\n");
+      gb_buf_addstr(b, "\n");
     }
-    buf_str(b, m->name);
-    buf_str(b, "_sum");
+    gb_buf_addstr(b, m->name);
+    gb_buf_addstr(b, "_sum");
     write_labels(b, m, s, NULL);
-    buf_str(b, " ");
+    gb_buf_addstr(b, " ");
     buf_double(b, s->value);
-    buf_str(b, "\n");
-    buf_str(b, m->name);
-    buf_str(b, "_count");
+    gb_buf_addstr(b, "\n");
+    gb_buf_addstr(b, m->name);
+    gb_buf_addstr(b, "_count");
     write_labels(b, m, s, NULL);
-    buf_str(b, " ");
+    gb_buf_addstr(b, " ");
     buf_u64(b, s->count);
-    buf_str(b, "\n");
+    gb_buf_addstr(b, "\n");
   }
   pthread_mutex_unlock(&m->mu);
   free(all);
@@ -722,8 +699,8 @@ int gb_metrics_render(struct gb_metrics *reg, char **out, size_t *len) {
   for (size_t i = 0; i < n_cols; i++)
     cols[i].fn(cols[i].ctx, reg);
 
-  struct buf b = {NULL, 0, 0, 0};
-  buf_str(&b, "");
+  struct gb_buf b;
+  gb_buf_init(&b, EXPOSITION_MAX_BYTES);
   pthread_mutex_lock(&reg->mu);
   struct gb_metric **fams = reg->n ? malloc(reg->n * sizeof(*fams)) : NULL;
   size_t n = reg->n;
@@ -733,18 +710,11 @@ int gb_metrics_render(struct gb_metrics *reg, char **out, size_t *len) {
     for (size_t i = 0; i < n; i++)
       render_family(&b, fams[i]);
   } else if (n) {
-    b.oom = 1;
+    gb_buf_fail(&b, GC_ENOMEM);
   }
   pthread_mutex_unlock(&reg->mu);
   free(fams);
-  if (b.oom) {
-    free(b.p);
-    return GC_ENOMEM;
-  }
-  *out = b.p;
-  if (len)
-    *len = b.n;
-  return 0;
+  return gb_buf_take(&b, out, len);
 }
 
 static int metrics_handler(void *ctx, const struct gb_http_request *req,
