@@ -22,8 +22,7 @@
 static const double default_buckets[] = {.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10};
 
 struct series {
-  struct series *next;
-  uint64_t hash;
+  struct gb_hnode node; /* first member: the family table's link and hash */
   double value; /* counter/gauge value, histogram sum */
   uint64_t count;
   uint64_t *buckets; /* histogram: per-bound counts (not cumulative) */
@@ -39,8 +38,7 @@ struct gb_metric {
   double *bounds;
   size_t n_bounds;
   pthread_mutex_t mu;
-  struct series **table;
-  size_t table_size; /* power of two */
+  struct gb_htab table; /* of struct series; set up with the first series */
   size_t n_series;
   size_t max_series;
   unsigned long long dropped;
@@ -66,18 +64,16 @@ struct gb_metrics *gb_metrics_new(void) {
   return reg;
 }
 
+static void free_series(struct gb_hnode *n, void *ctx) {
+  (void)ctx;
+  free(n);
+}
+
 static void free_family(struct gb_metric *m) {
   if (!m)
     return;
-  for (size_t i = 0; m->table && i < m->table_size; i++) {
-    struct series *s = m->table[i];
-    while (s) {
-      struct series *next = s->next;
-      free(s);
-      s = next;
-    }
-  }
-  free(m->table);
+  gb_htab_clear(&m->table, free_series, NULL);
+  gb_htab_free(&m->table);
   for (size_t i = 0; i < m->n_labels; i++)
     free(m->label_names[i]);
   free(m->label_names);
@@ -153,29 +149,8 @@ static struct series *new_series(const struct gb_metric *m, const char *const *v
     s->values[i] = p;
     p += len + 1;
   }
-  s->hash = hash;
+  s->node.hash = hash;
   return s;
-}
-
-static int grow_table(struct gb_metric *m) {
-  size_t size = m->table_size ? m->table_size * 2 : 16;
-  struct series **t = calloc(size, sizeof(*t));
-  if (!t)
-    return GC_ENOMEM;
-  for (size_t i = 0; i < m->table_size; i++) {
-    struct series *s = m->table[i];
-    while (s) {
-      struct series *next = s->next;
-      size_t b = (size_t)(s->hash & (size - 1));
-      s->next = t[b];
-      t[b] = s;
-      s = next;
-    }
-  }
-  free(m->table);
-  m->table = t;
-  m->table_size = size;
-  return 0;
 }
 
 static int check_values(const struct gb_metric *m, const char *const *values) {
@@ -191,17 +166,16 @@ static int check_values(const struct gb_metric *m, const char *const *values) {
 static int get_series(struct gb_metric *m, const char *const *values, int create,
                       struct series **out) {
   uint64_t h = hash_values(values, m->n_labels);
-  if (m->table_size) {
-    for (struct series *s = m->table[h & (m->table_size - 1)]; s; s = s->next) {
-      if (s->hash != h)
-        continue;
-      size_t i = 0;
-      while (i < m->n_labels && !strcmp(s->values[i], values[i]))
-        i++;
-      if (i == m->n_labels) {
-        *out = s;
-        return 0;
-      }
+  for (struct gb_hnode *n = gb_htab_chain(&m->table, h); n; n = n->next) {
+    struct series *s = (struct series *)n;
+    if (n->hash != h)
+      continue;
+    size_t i = 0;
+    while (i < m->n_labels && !strcmp(s->values[i], values[i]))
+      i++;
+    if (i == m->n_labels) {
+      *out = s;
+      return 0;
     }
   }
   if (!create)
@@ -210,14 +184,12 @@ static int get_series(struct gb_metric *m, const char *const *values, int create
     m->dropped++;
     return GC_ELIMIT;
   }
-  if (m->n_series >= m->table_size && grow_table(m) < 0)
+  if (!m->table.buckets && gb_htab_init(&m->table, 16) < 0)
     return GC_ENOMEM;
   struct series *s = new_series(m, values, h);
   if (!s)
     return GC_ENOMEM;
-  size_t b = (size_t)(h & (m->table_size - 1));
-  s->next = m->table[b];
-  m->table[b] = s;
+  gb_htab_insert(&m->table, &s->node);
   m->n_series++;
   *out = s;
   return 0;
@@ -457,15 +429,7 @@ void gb_metric_clear(struct gb_metric *m) {
   if (!m)
     return;
   pthread_mutex_lock(&m->mu);
-  for (size_t i = 0; i < m->table_size; i++) {
-    struct series *s = m->table[i];
-    while (s) {
-      struct series *next = s->next;
-      free(s);
-      s = next;
-    }
-    m->table[i] = NULL;
-  }
+  gb_htab_clear(&m->table, free_series, NULL);
   m->n_series = 0;
   if (!m->n_labels) {
     struct series *s;
@@ -632,9 +596,10 @@ static void render_family(struct gb_buf *b, struct gb_metric *m) {
     return;
   }
   size_t n = 0;
-  for (size_t i = 0; i < m->table_size; i++)
-    for (struct series *s = m->table[i]; s; s = s->next)
-      all[n++] = s;
+  size_t cursor = 0;
+  for (struct gb_hnode *e = gb_htab_next(&m->table, &cursor, NULL); e;
+       e = gb_htab_next(&m->table, &cursor, e))
+    all[n++] = (struct series *)e;
   if (n > 1) {
     pthread_mutex_lock(&g_sort_mu);
     g_sort_n_labels = m->n_labels;

@@ -20,9 +20,8 @@
 #include "gb_workqueue.h"
 
 struct wq_entry {
-  struct wq_entry *chain; /* hash bucket list */
-  struct wq_entry *next;  /* FIFO list */
-  uint64_t hash;
+  struct gb_hnode node;  /* first member: the key table's link and hash */
+  struct wq_entry *next; /* FIFO list */
   int dirty, processing, in_fifo;
   int failures;
   long heap_idx; /* -1 when not delayed */
@@ -34,8 +33,7 @@ struct gb_workqueue {
   pthread_mutex_t mu;
   pthread_cond_t cond;
   struct gb_workqueue_opts o;
-  struct wq_entry **buckets;
-  size_t n_buckets, n_entries;
+  struct gb_htab keys; /* of struct wq_entry */
   struct wq_entry *head, *tail;
   size_t fifo_len;
   struct wq_entry **heap;
@@ -77,9 +75,7 @@ struct gb_workqueue *gb_workqueue_new(const struct gb_workqueue_opts *opts) {
   if (!q)
     return NULL;
   opts_fill(&q->o, opts);
-  q->n_buckets = 1024;
-  q->buckets = calloc(q->n_buckets, sizeof(*q->buckets));
-  if (!q->buckets) {
+  if (gb_htab_init(&q->keys, 1024) < 0) {
     free(q);
     return NULL;
   }
@@ -93,18 +89,16 @@ struct gb_workqueue *gb_workqueue_new(const struct gb_workqueue_opts *opts) {
   return q;
 }
 
+static void free_entry(struct gb_hnode *n, void *ctx) {
+  (void)ctx;
+  free(n);
+}
+
 void gb_workqueue_free(struct gb_workqueue *q) {
   if (!q)
     return;
-  for (size_t i = 0; i < q->n_buckets; i++) {
-    struct wq_entry *e = q->buckets[i];
-    while (e) {
-      struct wq_entry *n = e->chain;
-      free(e);
-      e = n;
-    }
-  }
-  free(q->buckets);
+  gb_htab_clear(&q->keys, free_entry, NULL);
+  gb_htab_free(&q->keys);
   free(q->heap);
   pthread_cond_destroy(&q->cond);
   pthread_mutex_destroy(&q->mu);
@@ -114,29 +108,10 @@ void gb_workqueue_free(struct gb_workqueue *q) {
 /* ---- hash table (caller holds mu) ---------------------------------------- */
 
 static struct wq_entry *find(struct gb_workqueue *q, const char *key, uint64_t h) {
-  for (struct wq_entry *e = q->buckets[h & (q->n_buckets - 1)]; e; e = e->chain)
-    if (e->hash == h && !strcmp(e->key, key))
-      return e;
+  for (struct gb_hnode *n = gb_htab_chain(&q->keys, h); n; n = n->next)
+    if (n->hash == h && !strcmp(((struct wq_entry *)n)->key, key))
+      return (struct wq_entry *)n;
   return NULL;
-}
-
-static void grow(struct gb_workqueue *q) {
-  size_t n = q->n_buckets * 2;
-  struct wq_entry **b = calloc(n, sizeof(*b));
-  if (!b)
-    return; /* longer chains, still correct */
-  for (size_t i = 0; i < q->n_buckets; i++) {
-    struct wq_entry *e = q->buckets[i];
-    while (e) {
-      struct wq_entry *nx = e->chain;
-      e->chain = b[e->hash & (n - 1)];
-      b[e->hash & (n - 1)] = e;
-      e = nx;
-    }
-  }
-  free(q->buckets);
-  q->buckets = b;
-  q->n_buckets = n;
 }
 
 static int lookup_or_add(struct gb_workqueue *q, const char *key, struct wq_entry **out) {
@@ -147,19 +122,15 @@ static int lookup_or_add(struct gb_workqueue *q, const char *key, struct wq_entr
     *out = e;
     return 0;
   }
-  if (q->n_entries >= q->o.max_keys)
+  if (q->keys.n >= q->o.max_keys)
     return GC_ELIMIT;
   e = calloc(1, sizeof(*e) + len + 1);
   if (!e)
     return GC_ENOMEM;
   memcpy(e->key, key, len + 1);
-  e->hash = h;
+  e->node.hash = h;
   e->heap_idx = -1;
-  if (q->n_entries + 1 > q->n_buckets)
-    grow(q);
-  e->chain = q->buckets[h & (q->n_buckets - 1)];
-  q->buckets[h & (q->n_buckets - 1)] = e;
-  q->n_entries++;
+  gb_htab_insert(&q->keys, &e->node);
   *out = e;
   return 0;
 }
@@ -168,12 +139,7 @@ static int lookup_or_add(struct gb_workqueue *q, const char *key, struct wq_entr
 static void maybe_release(struct gb_workqueue *q, struct wq_entry *e) {
   if (e->dirty || e->processing || e->in_fifo || e->failures || e->heap_idx >= 0)
     return;
-  struct wq_entry **pp = &q->buckets[e->hash & (q->n_buckets - 1)];
-  while (*pp && *pp != e)
-    pp = &(*pp)->chain;
-  if (*pp)
-    *pp = e->chain;
-  q->n_entries--;
+  gb_htab_remove(&q->keys, &e->node);
   free(e);
 }
 
