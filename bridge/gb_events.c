@@ -18,11 +18,9 @@
 #include "gb_events.h"
 #include "gb_hash.h"
 
-#define N_BUCKETS 1024
-
 struct ev_entry {
-  struct ev_entry *chain, *prev, *next;
-  uint64_t hash;
+  struct gb_hnode node; /* first member: the cache table's link and hash */
+  struct ev_entry *prev, *next;
   char name[256]; /* Event object name; "" until created */
   char first_ts[32];
   long count;         /* occurrences so far */
@@ -37,7 +35,7 @@ struct gb_events {
   double min_interval_s;
   size_t max_cache;
   pthread_mutex_t mu;
-  struct ev_entry *buckets[N_BUCKETS];
+  struct gb_htab cache; /* of struct ev_entry */
   struct ev_entry *lru_head, *lru_tail; /* head = most recent */
   size_t n;
   struct gb_events_stats stats;
@@ -63,6 +61,10 @@ struct gb_events *gb_events_new(struct gb_kube_client *client, const struct gb_e
     snprintf(ev->instance, sizeof(ev->instance), "unknown");
   ev->min_interval_s = o && o->min_interval_s > 0 ? o->min_interval_s : 0;
   ev->max_cache = o && o->max_cache ? o->max_cache : 4096;
+  if (gb_htab_init(&ev->cache, 1024) < 0) {
+    free(ev);
+    return NULL;
+  }
   pthread_mutex_init(&ev->mu, NULL);
   return ev;
 }
@@ -76,6 +78,7 @@ void gb_events_free(struct gb_events *ev) {
     free(e);
     e = n;
   }
+  gb_htab_free(&ev->cache);
   pthread_mutex_destroy(&ev->mu);
   free(ev);
 }
@@ -111,20 +114,16 @@ static void lru_front(struct gb_events *ev, struct ev_entry *e) {
 }
 
 static void drop(struct gb_events *ev, struct ev_entry *e) {
-  struct ev_entry **pp = &ev->buckets[e->hash % N_BUCKETS];
-  while (*pp && *pp != e)
-    pp = &(*pp)->chain;
-  if (*pp)
-    *pp = e->chain;
+  gb_htab_remove(&ev->cache, &e->node);
   lru_unlink(ev, e);
   ev->n--;
   free(e);
 }
 
 static struct ev_entry *find(struct gb_events *ev, const char *key, uint64_t h) {
-  for (struct ev_entry *e = ev->buckets[h % N_BUCKETS]; e; e = e->chain)
-    if (e->hash == h && !strcmp(e->key, key))
-      return e;
+  for (struct gb_hnode *n = gb_htab_chain(&ev->cache, h); n; n = n->next)
+    if (n->hash == h && !strcmp(((struct ev_entry *)n)->key, key))
+      return (struct ev_entry *)n;
   return NULL;
 }
 
@@ -136,9 +135,8 @@ static struct ev_entry *insert(struct gb_events *ev, const char *key, uint64_t h
   if (!e)
     return NULL;
   memcpy(e->key, key, len + 1);
-  e->hash = h;
-  e->chain = ev->buckets[h % N_BUCKETS];
-  ev->buckets[h % N_BUCKETS] = e;
+  e->node.hash = h;
+  gb_htab_insert(&ev->cache, &e->node);
   lru_front(ev, e);
   ev->n++;
   return e;
