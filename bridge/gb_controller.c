@@ -38,6 +38,7 @@
 #include "gb_rpc_server.h"
 #include "gb_rpc_service.h"
 #include "gb_stopsig.h"
+#include "gb_tts.h"
 #include "gb_version.h"
 #include "gb_workqueue.h"
 
@@ -77,21 +78,12 @@ static const char *const INF_NAMES[INF_N] = {
     "customresourcedefinitions", "podgroups.scheduling.volcano.sh",
     "podgroups.scheduling.x-k8s.io", "queues"};
 
-#define PG_BUCKETS 4096
 #define GANG_BUCKETS 4096
 
 /* How many pods of one JobSet ("ns/jobset-name") exist. */
 struct gang_count {
   struct gang_count *next;
   long pods;
-  char key[];
-};
-
-struct pg_state {
-  struct pg_state *next;
-  char uid[64];
-  char phase[24];
-  int observed;
   char key[];
 };
 
@@ -122,8 +114,7 @@ struct gb_controller {
   pthread_t *workers;
   int n_workers;
 
-  pthread_mutex_t pg_mu; /* guards pg_tab */
-  struct pg_state **pg_tab[3];
+  struct gb_tts *pgs; /* PodGroup phases and time-to-schedule */
 
   pthread_mutex_t gang_mu; /* guards gangs */
   struct gang_count **gangs;
@@ -187,62 +178,32 @@ static enum gc_backend pg_backend(int which) {
 }
 
 static void pg_track(struct gb_controller *c, int which, const struct gb_informer_change *ch) {
-  enum gc_backend b = pg_backend(which);
-  uint64_t h = gb_hash_str(ch->key) % PG_BUCKETS;
-  const char *uid = gb_kube_meta_str(ch->obj, "uid");
+  const char *backend = gc_backend_name(pg_backend(which));
+  if (ch->op == GB_INFORMER_DELETE) {
+    gb_tts_forget(c->pgs, backend, ch->key);
+    return;
+  }
   json_object *st = NULL, *ph = NULL;
   const char *phase = NULL;
   if (json_object_object_get_ex(ch->obj, "status", &st) &&
       json_object_object_get_ex(st, "phase", &ph) && json_object_is_type(ph, json_type_string))
     phase = json_object_get_string(ph);
-  int initial = !gb_informer_has_synced(c->inf[which]);
-  double observe = NAN;
-  pthread_mutex_lock(&c->pg_mu);
-  struct pg_state **pp = &c->pg_tab[b][h];
-  while (*pp && strcmp((*pp)->key, ch->key) != 0)
-    pp = &(*pp)->next;
-  if (ch->op == GB_INFORMER_DELETE) {
-    if (*pp) {
-      struct pg_state *dead = *pp;
-      *pp = dead->next;
-      free(dead);
-    }
-    pthread_mutex_unlock(&c->pg_mu);
-    return;
-  }
-  struct pg_state *s = *pp;
-  if (!s) {
-    size_t kl = strlen(ch->key);
-    s = calloc(1, sizeof(*s) + kl + 1);
-    if (!s) {
-      pthread_mutex_unlock(&c->pg_mu);
-      return;
-    }
-    memcpy(s->key, ch->key, kl + 1);
-    s->next = c->pg_tab[b][h];
-    c->pg_tab[b][h] = s;
-  }
-  if (uid && strncmp(s->uid, uid, sizeof(s->uid) - 1) != 0) {
-    snprintf(s->uid, sizeof(s->uid), "%s", uid);
-    s->observed = 0;
-  }
-  snprintf(s->phase, sizeof(s->phase), "%s", phase && *phase ? phase : "None");
-  int scheduled = phase && (!strcmp(phase, "Running") || !strcmp(phase, "Completed") ||
-                            !strcmp(phase, "Finished"));
-  if (scheduled && !s->observed) {
-    s->observed = 1;
-    if (!initial) {
-      double created = parse_ts(gb_kube_meta_str(ch->obj, "creationTimestamp"));
-      struct timespec now;
-      clock_gettime(CLOCK_REALTIME, &now);
-      if (!isnan(created))
-        observe = (double)now.tv_sec + (double)now.tv_nsec / 1e9 - created;
-    }
-  }
-  pthread_mutex_unlock(&c->pg_mu);
-  if (!isnan(observe) && c->o.metrics)
-    gb_histogram_observe(c->o.metrics->time_to_schedule,
-                         (const char *[]){gc_backend_name(b)}, observe < 0 ? 0 : observe);
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  struct gb_tts_event ev = {backend,
+                            ch->key,
+                            gb_kube_meta_str(ch->obj, "uid"),
+                            phase,
+                            !gb_informer_has_synced(c->inf[which]),
+                            parse_ts(gb_kube_meta_str(ch->obj, "creationTimestamp")),
+                            (double)now.tv_sec + (double)now.tv_nsec / 1e9};
+  double seconds = 0;
+  int rc = gb_tts_update(c->pgs, &ev, &seconds);
+  if (rc == 1 && c->o.metrics)
+    gb_histogram_observe(c->o.metrics->time_to_schedule, &backend, seconds);
+  else if (rc < 0)
+    gb_log(GB_LOG_WARN, "PodGroup not tracked", "podgroup", ch->key, "error", gc_strerror(rc),
+           NULL);
 }
 
 /* ---- gang pods ---------------------------------------------------------------------- */
@@ -668,7 +629,6 @@ int gb_controller_new(const struct gb_controller_opts *o, struct gb_controller *
   c->o = *o;
   c->cfg = o->cfg;
   pthread_mutex_init(&c->mu, NULL);
-  pthread_mutex_init(&c->pg_mu, NULL);
   pthread_mutex_init(&c->gang_mu, NULL);
   pthread_mutex_init(&c->collect_mu, NULL);
   pthread_condattr_t ca;
@@ -692,12 +652,10 @@ int gb_controller_new(const struct gb_controller_opts *o, struct gb_controller *
   c->disc = gb_kube_discovery_new(o->client, o->cfg->discovery_interval_s);
   c->n_workers = o->cfg->workers;
   c->workers = calloc((size_t)c->n_workers, sizeof(*c->workers));
-  for (int b = 1; b < 3; b++)
-    c->pg_tab[b] = calloc(PG_BUCKETS, sizeof(*c->pg_tab[b]));
+  c->pgs = gb_tts_new(0);
   c->gangs = calloc(GANG_BUCKETS, sizeof(*c->gangs));
   int rc = 0;
-  if (!c->q || !c->events || !c->disc || !c->workers || !c->pg_tab[1] || !c->pg_tab[2] ||
-      !c->gangs)
+  if (!c->q || !c->events || !c->disc || !c->workers || !c->pgs || !c->gangs)
     rc = GC_ENOMEM;
   for (int i = INF_TJ; !rc && i <= INF_CRD; i++) {
     if (i == INF_CRD && !o->cfg->watch_crds)
@@ -761,17 +719,7 @@ void gb_controller_free(struct gb_controller *c) {
   gb_controller_stop(c);
   for (int i = 0; i < INF_N; i++)
     gb_informer_free(c->inf[i]);
-  for (int b = 1; b < 3; b++) {
-    for (size_t i = 0; c->pg_tab[b] && i < PG_BUCKETS; i++) {
-      struct pg_state *s = c->pg_tab[b][i];
-      while (s) {
-        struct pg_state *n = s->next;
-        free(s);
-        s = n;
-      }
-    }
-    free(c->pg_tab[b]);
-  }
+  gb_tts_free(c->pgs);
   for (size_t i = 0; c->gangs && i < GANG_BUCKETS; i++) {
     struct gang_count *g = c->gangs[i];
     while (g) {
@@ -787,7 +735,6 @@ void gb_controller_free(struct gb_controller *c) {
   free(c->workers);
   pthread_cond_destroy(&c->cond);
   pthread_mutex_destroy(&c->mu);
-  pthread_mutex_destroy(&c->pg_mu);
   pthread_mutex_destroy(&c->gang_mu);
   pthread_mutex_destroy(&c->collect_mu);
   free(c);
@@ -946,30 +893,13 @@ void gb_controller_collect(void *ctx, struct gb_metrics *reg) {
   c->last_retries = r;
 
   gb_metric_clear(m->podgroups);
-  pthread_mutex_lock(&c->pg_mu);
   for (int b = 1; b < 3; b++) {
-    /* Few distinct phases: count them in a small table. */
-    char phases[16][24];
-    double counts[16];
-    int n = 0;
-    for (size_t i = 0; i < PG_BUCKETS; i++)
-      for (struct pg_state *s = c->pg_tab[b][i]; s; s = s->next) {
-        int j = 0;
-        while (j < n && strcmp(phases[j], s->phase) != 0)
-          j++;
-        if (j == n) {
-          if (n == 16)
-            continue;
-          snprintf(phases[n], sizeof(phases[n]), "%s", s->phase);
-          counts[n++] = 0;
-        }
-        counts[j]++;
-      }
-    for (int j = 0; j < n; j++)
-      gb_gauge_set(m->podgroups, (const char *[]){gc_backend_name((enum gc_backend)b), phases[j]},
-                   counts[j]);
+    const char *backend = gc_backend_name((enum gc_backend)b);
+    struct gb_tts_phase_count pc[GB_TTS_MAX_PHASES];
+    size_t n = gb_tts_phases(c->pgs, backend, pc, GB_TTS_MAX_PHASES);
+    for (size_t j = 0; j < n; j++)
+      gb_gauge_set(m->podgroups, (const char *[]){backend, pc[j].phase}, pc[j].count);
   }
-  pthread_mutex_unlock(&c->pg_mu);
 
   for (int i = 0; i < INF_N; i++) {
     pthread_mutex_lock(&c->mu);
