@@ -78,11 +78,10 @@ static const char *const INF_NAMES[INF_N] = {
     "customresourcedefinitions", "podgroups.scheduling.volcano.sh",
     "podgroups.scheduling.x-k8s.io", "queues"};
 
-#define GANG_BUCKETS 4096
 
 /* How many pods of one JobSet ("ns/jobset-name") exist. */
 struct gang_count {
-  struct gang_count *next;
+  struct gb_hnode node; /* first member: the gang table's link and hash */
   long pods;
   char key[];
 };
@@ -117,7 +116,7 @@ struct gb_controller {
   struct gb_tts *pgs; /* PodGroup phases and time-to-schedule */
 
   pthread_mutex_t gang_mu; /* guards gangs */
-  struct gang_count **gangs;
+  struct gb_htab gangs; /* of struct gang_count */
 
   pthread_mutex_t collect_mu; /* guards the last_* counters */
   unsigned long long last_retries;
@@ -209,31 +208,34 @@ static void pg_track(struct gb_controller *c, int which, const struct gb_informe
 /* ---- gang pods ---------------------------------------------------------------------- */
 
 /* Adds delta to the pod count of "ns/jobset"; an entry at 0 is removed. */
+static struct gang_count *gang_find(struct gb_controller *c, const char *key, uint64_t h) {
+  for (struct gb_hnode *n = gb_htab_chain(&c->gangs, h); n; n = n->next)
+    if (n->hash == h && !strcmp(((struct gang_count *)n)->key, key))
+      return (struct gang_count *)n;
+  return NULL;
+}
+
 static void gang_add(struct gb_controller *c, const char *key, long delta) {
-  uint64_t h = gb_hash_str(key) % GANG_BUCKETS;
+  uint64_t h = gb_hash_str(key);
   pthread_mutex_lock(&c->gang_mu);
-  struct gang_count **pp = &c->gangs[h];
-  while (*pp && strcmp((*pp)->key, key) != 0)
-    pp = &(*pp)->next;
-  if (!*pp && delta > 0) {
+  struct gang_count *g = gang_find(c, key, h);
+  if (!g && delta > 0) {
     size_t kl = strlen(key);
-    struct gang_count *g = calloc(1, sizeof(*g) + kl + 1);
+    g = calloc(1, sizeof(*g) + kl + 1);
     if (!g) { /* the gang then looks pod-less: log it, the next relist repairs it */
       pthread_mutex_unlock(&c->gang_mu);
       gb_log(GB_LOG_ERROR, "out of memory counting gang pods", "gang", key, NULL);
       return;
     }
     memcpy(g->key, key, kl + 1);
-    g->next = c->gangs[h];
-    c->gangs[h] = g;
-    pp = &c->gangs[h];
+    g->node.hash = h;
+    gb_htab_insert(&c->gangs, &g->node);
   }
-  if (*pp) {
-    (*pp)->pods += delta;
-    if ((*pp)->pods <= 0) {
-      struct gang_count *dead = *pp;
-      *pp = dead->next;
-      free(dead);
+  if (g) {
+    g->pods += delta;
+    if (g->pods <= 0) {
+      gb_htab_remove(&c->gangs, &g->node);
+      free(g);
     }
   }
   pthread_mutex_unlock(&c->gang_mu);
@@ -245,12 +247,11 @@ static long gang_pods(void *ctx, const char *ns, const char *name) {
     return -1;
   char key[600];
   snprintf(key, sizeof(key), "%s/%s", ns, name);
-  uint64_t h = gb_hash_str(key) % GANG_BUCKETS;
   long n = 0;
   pthread_mutex_lock(&c->gang_mu);
-  for (struct gang_count *g = c->gangs[h]; g; g = g->next)
-    if (!strcmp(g->key, key))
-      n = g->pods;
+  struct gang_count *g = gang_find(c, key, gb_hash_str(key));
+  if (g)
+    n = g->pods;
   pthread_mutex_unlock(&c->gang_mu);
   return n;
 }
@@ -653,9 +654,9 @@ int gb_controller_new(const struct gb_controller_opts *o, struct gb_controller *
   c->n_workers = o->cfg->workers;
   c->workers = calloc((size_t)c->n_workers, sizeof(*c->workers));
   c->pgs = gb_tts_new(0);
-  c->gangs = calloc(GANG_BUCKETS, sizeof(*c->gangs));
+  int gangs_rc = gb_htab_init(&c->gangs, 4096);
   int rc = 0;
-  if (!c->q || !c->events || !c->disc || !c->workers || !c->pgs || !c->gangs)
+  if (!c->q || !c->events || !c->disc || !c->workers || !c->pgs || gangs_rc)
     rc = GC_ENOMEM;
   for (int i = INF_TJ; !rc && i <= INF_CRD; i++) {
     if (i == INF_CRD && !o->cfg->watch_crds)
@@ -713,6 +714,11 @@ void gb_controller_stop(struct gb_controller *c) {
       gb_informer_stop(c->inf[i]);
 }
 
+static void free_gang(struct gb_hnode *n, void *ctx) {
+  (void)ctx;
+  free(n);
+}
+
 void gb_controller_free(struct gb_controller *c) {
   if (!c)
     return;
@@ -720,15 +726,8 @@ void gb_controller_free(struct gb_controller *c) {
   for (int i = 0; i < INF_N; i++)
     gb_informer_free(c->inf[i]);
   gb_tts_free(c->pgs);
-  for (size_t i = 0; c->gangs && i < GANG_BUCKETS; i++) {
-    struct gang_count *g = c->gangs[i];
-    while (g) {
-      struct gang_count *n = g->next;
-      free(g);
-      g = n;
-    }
-  }
-  free(c->gangs);
+  gb_htab_clear(&c->gangs, free_gang, NULL);
+  gb_htab_free(&c->gangs);
   gb_kube_discovery_free(c->disc);
   gb_events_free(c->events);
   gb_workqueue_free(c->q);
