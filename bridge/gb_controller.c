@@ -78,7 +78,6 @@ static const char *const INF_NAMES[INF_N] = {
     "customresourcedefinitions", "podgroups.scheduling.volcano.sh",
     "podgroups.scheduling.x-k8s.io", "queues"};
 
-
 /* How many pods of one JobSet ("ns/jobset-name") exist. */
 struct gang_count {
   struct gb_hnode node; /* first member: the gang table's link and hash */
@@ -116,7 +115,7 @@ struct gb_controller {
   struct gb_tts *pgs; /* PodGroup phases and time-to-schedule */
 
   pthread_mutex_t gang_mu; /* guards gangs */
-  struct gb_htab gangs; /* of struct gang_count */
+  struct gb_htab gangs;    /* of struct gang_count */
 
   pthread_mutex_t collect_mu; /* guards the last_* counters */
   unsigned long long last_retries;

@@ -35,7 +35,7 @@ struct gb_events {
   double min_interval_s;
   size_t max_cache;
   pthread_mutex_t mu;
-  struct gb_htab cache; /* of struct ev_entry */
+  struct gb_htab cache;                 /* of struct ev_entry */
   struct ev_entry *lru_head, *lru_tail; /* head = most recent */
   size_t n;
   struct gb_events_stats stats;

@@ -264,8 +264,8 @@ static int health_handler(void *ctx, const struct gb_http_request *req,
     if (dup)
       continue;
     gb_buf_printf(&t, "%s\"%s\"",
-             warned ? "," : "warn: some health checks cannot be excluded: no matches for ",
-             req->query[i].value);
+                  warned ? "," : "warn: some health checks cannot be excluded: no matches for ",
+                  req->query[i].value);
     warned = 1;
   }
   if (warned)

@@ -62,12 +62,10 @@ static uint64_t pg_hash(const char *backend, const char *key) {
 }
 
 /* The entry of (backend, key), or NULL.  Called with mu held. */
-static struct tts_pg *pg_find(struct gb_tts *t, const char *backend, const char *key,
-                              uint64_t h) {
+static struct tts_pg *pg_find(struct gb_tts *t, const char *backend, const char *key, uint64_t h) {
   for (struct gb_hnode *n = gb_htab_chain(&t->table, h); n; n = n->next) {
     struct tts_pg *pg = (struct tts_pg *)n;
-    if (n->hash == h && !strncmp(pg->backend, backend, GB_TTS_BACKEND_MAX) &&
-        !strcmp(pg->key, key))
+    if (n->hash == h && !strncmp(pg->backend, backend, GB_TTS_BACKEND_MAX) && !strcmp(pg->key, key))
       return pg;
   }
   return NULL;

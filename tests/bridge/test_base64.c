@@ -13,8 +13,12 @@
 #include "gb_base64.h"
 #include "gc_diag.h"
 
-static const char *vectors[][2] = {{"", ""},         {"f", "Zg=="},         {"fo", "Zm8="},
-                                   {"foo", "Zm9v"},  {"foob", "Zm9vYg=="},  {"fooba", "Zm9vYmE="},
+static const char *vectors[][2] = {{"", ""},
+                                   {"f", "Zg=="},
+                                   {"fo", "Zm8="},
+                                   {"foo", "Zm9v"},
+                                   {"foob", "Zm9vYg=="},
+                                   {"fooba", "Zm9vYmE="},
                                    {"foobar", "Zm9vYmFy"}};
 
 START_TEST(test_vectors) {
@@ -71,7 +75,7 @@ static int refused(const char *text) {
 
 START_TEST(test_lenient_forms) {
   ck_assert(decodes("aGVsbG8=", "hello"));
-  ck_assert(decodes("aGVs\nbG8", "hello"));   /* no padding, a newline */
+  ck_assert(decodes("aGVs\nbG8", "hello"));      /* no padding, a newline */
   ck_assert(decodes(" aGVs bG8=\r\n", "hello")); /* spaces and CRLF */
   ck_assert(decodes("Zg", "f"));
   ck_assert(decodes("Zg=\n=", "f"));
@@ -88,7 +92,7 @@ START_TEST(test_refusals) {
   ck_assert(refused("QQ="));      /* two sextets take two '=' when padded */
   ck_assert(refused("Zg==="));
   ck_assert(refused("===="));
-  ck_assert(refused("Zm9v-_"));   /* the URL alphabet is not this one */
+  ck_assert(refused("Zm9v-_")); /* the URL alphabet is not this one */
 }
 END_TEST
 

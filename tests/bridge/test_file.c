@@ -107,8 +107,7 @@ START_TEST(test_bad_limits) {
   put("x", 1);
   char *buf = NULL;
   ck_assert_int_eq(gb_file_read(path, 0, 0, &buf, NULL, NULL, NULL), GC_EUSAGE);
-  ck_assert_int_eq(gb_file_read(path, GB_FILE_MAX_LIMIT + 1, 0, &buf, NULL, NULL, NULL),
-                   GC_EUSAGE);
+  ck_assert_int_eq(gb_file_read(path, GB_FILE_MAX_LIMIT + 1, 0, &buf, NULL, NULL, NULL), GC_EUSAGE);
   ck_assert_int_eq(gb_file_read(path, GB_FILE_MAX_LIMIT, 0, &buf, NULL, NULL, NULL), 0);
   ck_assert_str_eq(buf, "x");
   free(buf);
