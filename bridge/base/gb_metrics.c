@@ -8,6 +8,8 @@
  * Rendering copies nothing but pointers: it sorts the series of one family
  * under that family's lock and formats them straight into the output buffer.
  */
+#include "gb_hash.h"
+#include "gb_buf.h"
 #include "gb_metrics.h"
 
 #include <math.h>
@@ -20,8 +22,7 @@
 static const double default_buckets[] = {.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10};
 
 struct series {
-  struct series *next;
-  uint64_t hash;
+  struct gb_hnode node; /* first member: the family table's link and hash */
   double value; /* counter/gauge value, histogram sum */
   uint64_t count;
   uint64_t *buckets; /* histogram: per-bound counts (not cumulative) */
@@ -37,8 +38,7 @@ struct gb_metric {
   double *bounds;
   size_t n_bounds;
   pthread_mutex_t mu;
-  struct series **table;
-  size_t table_size; /* power of two */
+  struct gb_htab table; /* of struct series; set up with the first series */
   size_t n_series;
   size_t max_series;
   unsigned long long dropped;
@@ -64,18 +64,16 @@ struct gb_metrics *gb_metrics_new(void) {
   return reg;
 }
 
+static void free_series(struct gb_hnode *n, void *ctx) {
+  (void)ctx;
+  free(n);
+}
+
 static void free_family(struct gb_metric *m) {
   if (!m)
     return;
-  for (size_t i = 0; m->table && i < m->table_size; i++) {
-    struct series *s = m->table[i];
-    while (s) {
-      struct series *next = s->next;
-      free(s);
-      s = next;
-    }
-  }
-  free(m->table);
+  gb_htab_clear(&m->table, free_series, NULL);
+  gb_htab_free(&m->table);
   for (size_t i = 0; i < m->n_labels; i++)
     free(m->label_names[i]);
   free(m->label_names);
@@ -121,14 +119,10 @@ static int valid_label_name(const char *s) {
 }
 
 static uint64_t hash_values(const char *const *values, size_t n) {
-  uint64_t h = 1469598103934665603ULL;
+  uint64_t h = GB_HASH_FNV_OFFSET;
   for (size_t i = 0; i < n; i++) {
-    for (const unsigned char *p = (const unsigned char *)values[i]; *p; p++) {
-      h ^= *p;
-      h *= 1099511628211ULL;
-    }
-    h ^= 0xff; /* separator: ("ab","c") and ("a","bc") differ */
-    h *= 1099511628211ULL;
+    h = gb_hash_fnv1a(h, values[i], strlen(values[i]));
+    h = gb_hash_fnv1a(h, "\xff", 1); /* separator: ("ab","c") and ("a","bc") differ */
   }
   return h;
 }
@@ -155,29 +149,8 @@ static struct series *new_series(const struct gb_metric *m, const char *const *v
     s->values[i] = p;
     p += len + 1;
   }
-  s->hash = hash;
+  s->node.hash = hash;
   return s;
-}
-
-static int grow_table(struct gb_metric *m) {
-  size_t size = m->table_size ? m->table_size * 2 : 16;
-  struct series **t = calloc(size, sizeof(*t));
-  if (!t)
-    return GC_ENOMEM;
-  for (size_t i = 0; i < m->table_size; i++) {
-    struct series *s = m->table[i];
-    while (s) {
-      struct series *next = s->next;
-      size_t b = (size_t)(s->hash & (size - 1));
-      s->next = t[b];
-      t[b] = s;
-      s = next;
-    }
-  }
-  free(m->table);
-  m->table = t;
-  m->table_size = size;
-  return 0;
 }
 
 static int check_values(const struct gb_metric *m, const char *const *values) {
@@ -193,17 +166,16 @@ static int check_values(const struct gb_metric *m, const char *const *values) {
 static int get_series(struct gb_metric *m, const char *const *values, int create,
                       struct series **out) {
   uint64_t h = hash_values(values, m->n_labels);
-  if (m->table_size) {
-    for (struct series *s = m->table[h & (m->table_size - 1)]; s; s = s->next) {
-      if (s->hash != h)
-        continue;
-      size_t i = 0;
-      while (i < m->n_labels && !strcmp(s->values[i], values[i]))
-        i++;
-      if (i == m->n_labels) {
-        *out = s;
-        return 0;
-      }
+  for (struct gb_hnode *n = gb_htab_chain(&m->table, h); n; n = n->next) {
+    struct series *s = (struct series *)n;
+    if (n->hash != h)
+      continue;
+    size_t i = 0;
+    while (i < m->n_labels && !strcmp(s->values[i], values[i]))
+      i++;
+    if (i == m->n_labels) {
+      *out = s;
+      return 0;
     }
   }
   if (!create)
@@ -212,14 +184,12 @@ static int get_series(struct gb_metric *m, const char *const *values, int create
     m->dropped++;
     return GC_ELIMIT;
   }
-  if (m->n_series >= m->table_size && grow_table(m) < 0)
+  if (!m->table.buckets && gb_htab_init(&m->table, 16) < 0)
     return GC_ENOMEM;
   struct series *s = new_series(m, values, h);
   if (!s)
     return GC_ENOMEM;
-  size_t b = (size_t)(h & (m->table_size - 1));
-  s->next = m->table[b];
-  m->table[b] = s;
+  gb_htab_insert(&m->table, &s->node);
   m->n_series++;
   *out = s;
   return 0;
@@ -459,15 +429,7 @@ void gb_metric_clear(struct gb_metric *m) {
   if (!m)
     return;
   pthread_mutex_lock(&m->mu);
-  for (size_t i = 0; i < m->table_size; i++) {
-    struct series *s = m->table[i];
-    while (s) {
-      struct series *next = s->next;
-      free(s);
-      s = next;
-    }
-    m->table[i] = NULL;
-  }
+  gb_htab_clear(&m->table, free_series, NULL);
   m->n_series = 0;
   if (!m->n_labels) {
     struct series *s;
@@ -495,49 +457,25 @@ int gb_metrics_add_collector(struct gb_metrics *reg, void (*fn)(void *ctx, struc
 
 /* ---- text exposition -------------------------------------------------- */
 
-struct buf {
-  char *p;
-  size_t n, cap;
-  int oom;
-};
+/* The largest exposition rendered (64 MiB): series counts are bounded per
+ * metric, so only a misuse of the registry comes near. */
+#define EXPOSITION_MAX_BYTES ((size_t)64 << 20)
 
-static void buf_mem(struct buf *b, const char *s, size_t len) {
-  if (b->oom)
-    return;
-  if (b->n + len + 1 > b->cap) {
-    size_t cap = b->cap ? b->cap : 4096;
-    while (cap < b->n + len + 1)
-      cap *= 2;
-    char *p = realloc(b->p, cap);
-    if (!p) {
-      b->oom = 1;
-      return;
-    }
-    b->p = p;
-    b->cap = cap;
-  }
-  memcpy(b->p + b->n, s, len);
-  b->n += len;
-  b->p[b->n] = '\0';
-}
-
-static void buf_str(struct buf *b, const char *s) { buf_mem(b, s, strlen(s)); }
-
-static void buf_double(struct buf *b, double v) {
+static void buf_double(struct gb_buf *b, double v) {
   char tmp[40];
   gb_metrics_format_double(v, tmp, sizeof(tmp));
-  buf_str(b, tmp);
+  gb_buf_addstr(b, tmp);
 }
 
-static void buf_u64(struct buf *b, uint64_t v) {
+static void buf_u64(struct gb_buf *b, uint64_t v) {
   char tmp[32];
   /* Counts are written as floats too, as client_golang does; exact below 2^53. */
   gb_metrics_format_double((double)v, tmp, sizeof(tmp));
-  buf_str(b, tmp);
+  gb_buf_addstr(b, tmp);
 }
 
 /* HELP text escapes backslash and newline; label values also the quote. */
-static void buf_escaped(struct buf *b, const char *s, int quote) {
+static void buf_escaped(struct gb_buf *b, const char *s, int quote) {
   const char *run = s;
   for (; *s; s++) {
     const char *rep = NULL;
@@ -549,11 +487,11 @@ static void buf_escaped(struct buf *b, const char *s, int quote) {
       rep = "\\\"";
     if (!rep)
       continue;
-    buf_mem(b, run, (size_t)(s - run));
-    buf_str(b, rep);
+    gb_buf_add(b, run, (size_t)(s - run));
+    gb_buf_addstr(b, rep);
     run = s + 1;
   }
-  buf_mem(b, run, (size_t)(s - run));
+  gb_buf_add(b, run, (size_t)(s - run));
 }
 
 void gb_metrics_format_double(double v, char *buf, size_t size) {
@@ -597,25 +535,25 @@ void gb_metrics_format_double(double v, char *buf, size_t size) {
   }
 }
 
-static void write_labels(struct buf *b, const struct gb_metric *m, const struct series *s,
+static void write_labels(struct gb_buf *b, const struct gb_metric *m, const struct series *s,
                          const char *le) {
   if (!m->n_labels && !le)
     return;
-  buf_str(b, "{");
+  gb_buf_addstr(b, "{");
   for (size_t i = 0; i < m->n_labels; i++) {
     if (i)
-      buf_str(b, ",");
-    buf_str(b, m->label_names[i]);
-    buf_str(b, "=\"");
+      gb_buf_addstr(b, ",");
+    gb_buf_addstr(b, m->label_names[i]);
+    gb_buf_addstr(b, "=\"");
     buf_escaped(b, s->values[i], 1);
-    buf_str(b, "\"");
+    gb_buf_addstr(b, "\"");
   }
   if (le) {
-    buf_str(b, m->n_labels ? ",le=\"" : "le=\"");
-    buf_str(b, le);
-    buf_str(b, "\"");
+    gb_buf_addstr(b, m->n_labels ? ",le=\"" : "le=\"");
+    gb_buf_addstr(b, le);
+    gb_buf_addstr(b, "\"");
   }
-  buf_str(b, "}");
+  gb_buf_addstr(b, "}");
 }
 
 static size_t g_sort_n_labels; /* only read inside qsort, under the family lock */
@@ -638,29 +576,30 @@ static int cmp_family(const void *a, const void *b) {
   return strcmp(x->name, y->name);
 }
 
-static void render_family(struct buf *b, struct gb_metric *m) {
+static void render_family(struct gb_buf *b, struct gb_metric *m) {
   static const char *const type_names[] = {"counter", "gauge", "histogram"};
-  buf_str(b, "# HELP ");
-  buf_str(b, m->name);
-  buf_str(b, " ");
+  gb_buf_addstr(b, "# HELP ");
+  gb_buf_addstr(b, m->name);
+  gb_buf_addstr(b, " ");
   buf_escaped(b, m->help, 0);
-  buf_str(b, "\n# TYPE ");
-  buf_str(b, m->name);
-  buf_str(b, " ");
-  buf_str(b, type_names[m->type]);
-  buf_str(b, "\n");
+  gb_buf_addstr(b, "\n# TYPE ");
+  gb_buf_addstr(b, m->name);
+  gb_buf_addstr(b, " ");
+  gb_buf_addstr(b, type_names[m->type]);
+  gb_buf_addstr(b, "\n");
 
   pthread_mutex_lock(&m->mu);
   struct series **all = m->n_series ? malloc(m->n_series * sizeof(*all)) : NULL;
   if (m->n_series && !all) {
-    b->oom = 1;
+    gb_buf_fail(b, GC_ENOMEM);
     pthread_mutex_unlock(&m->mu);
     return;
   }
   size_t n = 0;
-  for (size_t i = 0; i < m->table_size; i++)
-    for (struct series *s = m->table[i]; s; s = s->next)
-      all[n++] = s;
+  size_t cursor = 0;
+  for (struct gb_hnode *e = gb_htab_next(&m->table, &cursor, NULL); e;
+       e = gb_htab_next(&m->table, &cursor, e))
+    all[n++] = (struct series *)e;
   if (n > 1) {
     pthread_mutex_lock(&g_sort_mu);
     g_sort_n_labels = m->n_labels;
@@ -670,11 +609,11 @@ static void render_family(struct buf *b, struct gb_metric *m) {
   for (size_t k = 0; k < n; k++) {
     const struct series *s = all[k];
     if (m->type != GB_METRIC_HISTOGRAM) {
-      buf_str(b, m->name);
+      gb_buf_addstr(b, m->name);
       write_labels(b, m, s, NULL);
-      buf_str(b, " ");
+      gb_buf_addstr(b, " ");
       buf_double(b, s->value);
-      buf_str(b, "\n");
+      gb_buf_addstr(b, "\n");
       continue;
     }
     uint64_t cum = 0;
@@ -687,25 +626,25 @@ static void render_family(struct buf *b, struct gb_metric *m) {
         cum = s->count;
         snprintf(le, sizeof(le), "+Inf");
       }
-      buf_str(b, m->name);
-      buf_str(b, "_bucket");
+      gb_buf_addstr(b, m->name);
+      gb_buf_addstr(b, "_bucket");
       write_labels(b, m, s, le);
-      buf_str(b, " ");
+      gb_buf_addstr(b, " ");
       buf_u64(b, cum);
-      buf_str(b, "\n");
+      gb_buf_addstr(b, "\n");
     }
-    buf_str(b, m->name);
-    buf_str(b, "_sum");
+    gb_buf_addstr(b, m->name);
+    gb_buf_addstr(b, "_sum");
     write_labels(b, m, s, NULL);
-    buf_str(b, " ");
+    gb_buf_addstr(b, " ");
     buf_double(b, s->value);
-    buf_str(b, "\n");
-    buf_str(b, m->name);
-    buf_str(b, "_count");
+    gb_buf_addstr(b, "\n");
+    gb_buf_addstr(b, m->name);
+    gb_buf_addstr(b, "_count");
     write_labels(b, m, s, NULL);
-    buf_str(b, " ");
+    gb_buf_addstr(b, " ");
     buf_u64(b, s->count);
-    buf_str(b, "\n");
+    gb_buf_addstr(b, "\n");
   }
   pthread_mutex_unlock(&m->mu);
   free(all);
@@ -725,8 +664,8 @@ int gb_metrics_render(struct gb_metrics *reg, char **out, size_t *len) {
   for (size_t i = 0; i < n_cols; i++)
     cols[i].fn(cols[i].ctx, reg);
 
-  struct buf b = {NULL, 0, 0, 0};
-  buf_str(&b, "");
+  struct gb_buf b;
+  gb_buf_init(&b, EXPOSITION_MAX_BYTES);
   pthread_mutex_lock(&reg->mu);
   struct gb_metric **fams = reg->n ? malloc(reg->n * sizeof(*fams)) : NULL;
   size_t n = reg->n;
@@ -736,18 +675,11 @@ int gb_metrics_render(struct gb_metrics *reg, char **out, size_t *len) {
     for (size_t i = 0; i < n; i++)
       render_family(&b, fams[i]);
   } else if (n) {
-    b.oom = 1;
+    gb_buf_fail(&b, GC_ENOMEM);
   }
   pthread_mutex_unlock(&reg->mu);
   free(fams);
-  if (b.oom) {
-    free(b.p);
-    return GC_ENOMEM;
-  }
-  *out = b.p;
-  if (len)
-    *len = b.n;
-  return 0;
+  return gb_buf_take(&b, out, len);
 }
 
 /* ---- the gangbridge metric set ---------------------------------------- */
@@ -833,171 +765,4 @@ int gb_service_metrics_register(struct gb_metrics *reg, const char *version,
 #undef TRY
   const char *v[] = {version ? version : "unknown"};
   return gb_gauge_set(m->build_info, v, 1);
-}
-
-/* ---- gang time-to-schedule tracker ------------------------------------ */
-
-enum tts_state { TTS_WAITING = 1, TTS_DONE = 2 };
-
-struct tts_entry {
-  struct tts_entry *next;
-  uint64_t hash;
-  enum tts_state state;
-  char uid[]; /* flexible: the PodGroup uid */
-};
-
-struct gb_tts_tracker {
-  pthread_mutex_t mu;
-  struct gb_metric *hist;
-  struct tts_entry **table;
-  size_t table_size; /* power of two */
-  size_t n, max;
-};
-
-struct gb_tts_tracker *gb_tts_tracker_new(struct gb_metric *histogram, size_t max_tracked) {
-  struct gb_tts_tracker *t = calloc(1, sizeof(*t));
-  if (!t)
-    return NULL;
-  t->table_size = 1024;
-  t->table = calloc(t->table_size, sizeof(*t->table));
-  if (!t->table) {
-    free(t);
-    return NULL;
-  }
-  pthread_mutex_init(&t->mu, NULL);
-  t->hist = histogram;
-  t->max = max_tracked ? max_tracked : 1000000;
-  return t;
-}
-
-void gb_tts_tracker_free(struct gb_tts_tracker *t) {
-  if (!t)
-    return;
-  for (size_t i = 0; i < t->table_size; i++) {
-    struct tts_entry *e = t->table[i];
-    while (e) {
-      struct tts_entry *next = e->next;
-      free(e);
-      e = next;
-    }
-  }
-  free(t->table);
-  pthread_mutex_destroy(&t->mu);
-  free(t);
-}
-
-static uint64_t hash_str(const char *s) {
-  return hash_values(&s, 1);
-}
-
-static struct tts_entry **tts_find(struct gb_tts_tracker *t, const char *uid, uint64_t h) {
-  struct tts_entry **pp = &t->table[h & (t->table_size - 1)];
-  for (; *pp; pp = &(*pp)->next)
-    if ((*pp)->hash == h && !strcmp((*pp)->uid, uid))
-      return pp;
-  return pp;
-}
-
-static void tts_grow(struct gb_tts_tracker *t) {
-  size_t size = t->table_size * 2;
-  struct tts_entry **nt = calloc(size, sizeof(*nt));
-  if (!nt)
-    return; /* keep the smaller table: longer chains, still correct */
-  for (size_t i = 0; i < t->table_size; i++) {
-    struct tts_entry *e = t->table[i];
-    while (e) {
-      struct tts_entry *next = e->next;
-      size_t b = (size_t)(e->hash & (size - 1));
-      e->next = nt[b];
-      nt[b] = e;
-      e = next;
-    }
-  }
-  free(t->table);
-  t->table = nt;
-  t->table_size = size;
-}
-
-static int phase_is(const char *phase, const char *const *set) {
-  for (; *set; set++)
-    if (!strcmp(phase, *set))
-      return 1;
-  return 0;
-}
-
-int gb_tts_tracker_update(struct gb_tts_tracker *t, const char *uid, const char *backend,
-                          const char *phase, double created_unix, double now_unix) {
-  static const char *const scheduled[] = {"Running", "Completed", "Finished", NULL};
-  static const char *const terminal_unscheduled[] = {"Failed", NULL};
-  if (!t || !uid || !*uid || !backend)
-    return GC_EINVAL;
-  if (!phase)
-    phase = "";
-  int is_sched = phase_is(phase, scheduled);
-  int is_failed = phase_is(phase, terminal_unscheduled);
-  uint64_t h = hash_str(uid);
-  int rc = 0;
-  double value = 0;
-  pthread_mutex_lock(&t->mu);
-  struct tts_entry **pp = tts_find(t, uid, h);
-  struct tts_entry *e = *pp;
-  if (!e) {
-    if (t->n >= t->max) {
-      rc = GC_ELIMIT;
-      goto out;
-    }
-    size_t len = strlen(uid);
-    e = calloc(1, sizeof(*e) + len + 1);
-    if (!e) {
-      rc = GC_ENOMEM;
-      goto out;
-    }
-    memcpy(e->uid, uid, len + 1);
-    e->hash = h;
-    /* First sight: already scheduled or failed means "when" is unknown. */
-    e->state = is_sched || is_failed ? TTS_DONE : TTS_WAITING;
-    *pp = e;
-    t->n++;
-    if (t->n > t->table_size)
-      tts_grow(t);
-    goto out;
-  }
-  if (e->state == TTS_WAITING && (is_sched || is_failed)) {
-    e->state = TTS_DONE;
-    if (is_sched) {
-      value = now_unix - created_unix;
-      if (value < 0)
-        value = 0; /* clock skew between the API server and us */
-      rc = 1;
-    }
-  }
-out:
-  pthread_mutex_unlock(&t->mu);
-  if (rc == 1)
-    gb_histogram_observe(t->hist, &backend, value);
-  return rc;
-}
-
-void gb_tts_tracker_forget(struct gb_tts_tracker *t, const char *uid) {
-  if (!t || !uid)
-    return;
-  uint64_t h = hash_str(uid);
-  pthread_mutex_lock(&t->mu);
-  struct tts_entry **pp = tts_find(t, uid, h);
-  struct tts_entry *e = *pp;
-  if (e) {
-    *pp = e->next;
-    free(e);
-    t->n--;
-  }
-  pthread_mutex_unlock(&t->mu);
-}
-
-size_t gb_tts_tracker_size(struct gb_tts_tracker *t) {
-  if (!t)
-    return 0;
-  pthread_mutex_lock(&t->mu);
-  size_t n = t->n;
-  pthread_mutex_unlock(&t->mu);
-  return n;
 }

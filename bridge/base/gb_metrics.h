@@ -141,38 +141,6 @@ struct gb_service_metrics {
   struct gb_metric *build_info;        /* gangbridge_build_info{version} = 1 */
 };
 
-/* ---- gang time-to-schedule ----------------------------------------------
- * Feeds gangbridge_gang_time_to_schedule_seconds from PodGroup watch events.
- * Rule: a PodGroup is observed once, with the value now - creationTimestamp,
- * at the first update in which its status.phase is "Running" (both backends)
- * or a finished phase ("Completed" for Volcano, "Finished" for
- * coscheduling: pods that ran and ended between two updates), provided this
- * process saw it earlier in a phase before scheduling (none yet, "Pending",
- * "Inqueue", "Scheduling", "Unknown").  A PodGroup first seen already
- * running, finished or "Failed" is never observed: when it got scheduled is
- * unknown.  Thread-safe; at most `max_tracked` PodGroups are remembered
- * (further ones are ignored until some are forgotten). */
-struct gb_tts_tracker;
-
-/* Creates a tracker feeding `histogram` (borrowed; labels {backend});
- * max_tracked 0 means 1,000,000.  NULL when out of memory. */
-struct gb_tts_tracker *gb_tts_tracker_new(struct gb_metric *histogram, size_t max_tracked);
-void gb_tts_tracker_free(struct gb_tts_tracker *t);
-
-/* One PodGroup add/update: its uid, backend label ("volcano" or
- * "coscheduling"), status.phase (NULL or "" when unset), creation time and
- * the current time (Unix seconds).  Returns 1 when it observed a value, 0
- * when not, GC_EINVAL for a NULL uid or backend, GC_ELIMIT when the tracker
- * is full. */
-int gb_tts_tracker_update(struct gb_tts_tracker *t, const char *uid, const char *backend,
-                          const char *phase, double created_unix, double now_unix);
-
-/* Forgets a deleted PodGroup. */
-void gb_tts_tracker_forget(struct gb_tts_tracker *t, const char *uid);
-
-/* Number of PodGroups remembered. */
-size_t gb_tts_tracker_size(struct gb_tts_tracker *t);
-
 /* Registers the whole metric set in `reg` and sets build_info to 1 for
  * `version`.  Returns 0 or a GC_E* code (the registry then holds a partial
  * set and should be freed). */

@@ -16,6 +16,7 @@
 #include "gangbridge/v1/calculator.pb-c.h"
 #include "gangbridge/v1/placement.pb-c.h"
 #include "gb_cli.h"
+#include "gb_diagprint.h"
 #include "gb_emit.h"
 #include "gb_manifest.h"
 #include "gb_rpc_client.h"
@@ -482,8 +483,7 @@ int gb_cmd_call(int argc, char **argv) {
   }
   fflush(stdout);
 out:
-  for (size_t i = 0; i < diags.n; i++)
-    fprintf(stderr, "%s%s\n", diags.is_warning[i] ? "warning: " : "", diags.msgs[i]);
+  gb_diag_print(stderr, NULL, &diags);
   gb_rpc_client_free(cl);
   gc_diags_destroy(&diags);
   free(o.files);

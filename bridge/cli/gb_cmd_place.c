@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "gb_cli.h"
+#include "gb_diagprint.h"
 #include "gb_emit.h"
 #include "gb_manifest.h"
 #include "gb_place_json.h"
@@ -655,10 +656,7 @@ int gb_cmd_place(int argc, char **argv) {
   rc = run_place(&r);
   if (rc && r.diags.errors == 0)
     gc_diags_addf(&r.diags, "gangbridge place: %s", gc_strerror(rc));
-  for (size_t i = 0; i < r.diags.n; i++)
-    fprintf(stderr, "%s%s\n", r.diags.is_warning[i] ? "warning: " : "", r.diags.msgs[i]);
-  if (r.diags.dropped)
-    fprintf(stderr, "... and %zu more problems\n", r.diags.dropped);
+  gb_diag_print(stderr, NULL, &r.diags);
   status = rc || r.diags.errors ? GB_EXIT_INPUT : GB_EXIT_OK;
 out:
   free(r.o.cluster);

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "gb_cli.h"
+#include "gb_diagprint.h"
 #include "gb_emit.h"
 #include "gb_live_docs.h"
 #include "gb_manifest.h"
@@ -396,10 +397,7 @@ static int run_command(int argc, char **argv, int explain) {
   }
   if (rc)
     gc_diags_addf(&r.diags, "gangbridge %s: %s", explain ? "explain" : "render", gc_strerror(rc));
-  for (size_t i = 0; i < r.diags.n; i++)
-    fprintf(stderr, "%s%s\n", r.diags.is_warning[i] ? "warning: " : "", r.diags.msgs[i]);
-  if (r.diags.dropped)
-    fprintf(stderr, "... and %zu more problems\n", r.diags.dropped);
+  gb_diag_print(stderr, NULL, &r.diags);
   fflush(stdout);
   status = r.diags.errors ? GB_EXIT_INPUT : GB_EXIT_OK;
 out:

@@ -28,6 +28,7 @@
 
 #include "gb_cli.h"
 #include "gb_config.h"
+#include "gb_diagprint.h"
 #include "gb_health.h"
 #include "gb_http.h"
 #include "gb_manifest.h"
@@ -184,11 +185,11 @@ static int parse(int argc, char **argv, struct serve_flags *f, struct gb_config 
   if (rc >= 0 && check_mode(f, cfg, d))
     rc = GC_EUSAGE;
   if (rc < 0) {
-    gb_serve_print_diags(d);
+    gb_diag_print(stderr, "gangbridge serve: ", d);
     return rc == GC_EUSAGE ? GB_EXIT_USAGE : GB_EXIT_INPUT;
   }
   if (gb_config_validate(cfg, d)) {
-    gb_serve_print_diags(d);
+    gb_diag_print(stderr, "gangbridge serve: ", d);
     return GB_EXIT_INPUT;
   }
   if (rc == 2) {
@@ -325,14 +326,14 @@ static int serve_offline(const struct gb_config *cfg, const struct serve_flags *
 
   int rc = serve_start(&c, &st, &diags);
   if (rc) {
-    gb_serve_print_diags(&diags);
+    gb_diag_print(stderr, "gangbridge serve: ", &diags);
     fprintf(stderr, "gangbridge serve: cannot start: %s\n", gc_strerror(rc));
     status = rc == GC_EUSAGE ? GB_EXIT_USAGE : GB_EXIT_INPUT;
     serve_stop(&st);
     gb_stopsig_free(sigs);
     goto out;
   }
-  gb_serve_print_diags(&diags); /* warnings from the initial snapshot */
+  gb_diag_print(stderr, "gangbridge serve: ", &diags); /* warnings from the initial snapshot */
   gb_stopsig_started(sigs);
   int sig = gb_stopsig_wait(sigs);
   fprintf(stderr, "gangbridge serve: %s received, stopping (grace %d ms)\n",

@@ -14,7 +14,9 @@
 #include <string.h>
 
 #include "gb_cli.h"
+#include "gb_diagprint.h"
 #include "gb_emit.h"
+#include "gb_hash.h"
 #include "gb_kube_client.h"
 #include "gb_kube_config.h"
 #include "gb_manifest.h"
@@ -223,14 +225,12 @@ static int parse_args(int argc, char **argv, struct tr_opts *o) {
 /* Finding PodGroups by backend, namespace and name                         */
 
 static size_t hash_key(enum gb_tr_backend b, const char *ns, const char *name) {
-  /* FNV-1a over "backend ns / name". */
-  size_t h = 1469598103934665603ULL ^ (size_t)b;
-  for (const char *p = ns; *p; p++)
-    h = (h ^ (unsigned char)*p) * 1099511628211ULL;
-  h = (h ^ '/') * 1099511628211ULL;
-  for (const char *p = name; *p; p++)
-    h = (h ^ (unsigned char)*p) * 1099511628211ULL;
-  return h;
+  /* FNV-1a over "backend ns / name", in 64 bits even where size_t is
+   * narrower, cut to size_t only at the end. */
+  uint64_t h = gb_hash_fnv1a(GB_HASH_FNV_OFFSET ^ (uint64_t)b, ns, strlen(ns));
+  h = gb_hash_fnv1a(h, "/", 1);
+  h = gb_hash_fnv1a(h, name, strlen(name));
+  return (size_t)h;
 }
 
 static int table_build(struct tr_run *r) {
@@ -906,10 +906,7 @@ static int cmd_report(int argc, char **argv) {
   rc = run_report(&o, &r);
   if (rc)
     gc_diags_addf(&r.diags, "gangbridge timeouts report: %s", gc_strerror(rc));
-  for (size_t i = 0; i < r.diags.n; i++)
-    fprintf(stderr, "%s%s\n", r.diags.is_warning[i] ? "warning: " : "", r.diags.msgs[i]);
-  if (r.diags.dropped)
-    fprintf(stderr, "... and %zu more problems\n", r.diags.dropped);
+  gb_diag_print(stderr, NULL, &r.diags);
   fflush(stdout);
   status = r.diags.errors ? GB_EXIT_INPUT : GB_EXIT_OK;
 out:

@@ -18,6 +18,7 @@
 
 #include "gb_cli.h"
 #include "gb_controller.h"
+#include "gb_diagprint.h"
 #include "gb_health.h"
 #include "gb_http.h"
 #include "gb_kube_config.h"
@@ -42,13 +43,6 @@ void gb_serve_rpc_config(const struct gb_config *cfg, struct gb_rpc_config *out)
   out->handshake_timeout_ms = (int)(cfg->grpc_handshake_timeout_s * 1000);
   out->memory_budget = (size_t)cfg->grpc_memory_budget_mib << 20;
   out->self_check_ms = (int)(cfg->grpc_self_check_s * 1000);
-}
-
-void gb_serve_print_diags(const struct gc_diags *d) {
-  for (size_t i = 0; i < d->n; i++)
-    fprintf(stderr, "gangbridge serve: %s%s\n", d->is_warning[i] ? "warning: " : "", d->msgs[i]);
-  if (d->dropped)
-    fprintf(stderr, "gangbridge serve: ... and %zu more problems\n", d->dropped);
 }
 
 static void on_api_latency(void *arg, enum gb_kube_verb verb, long code, double seconds) {
@@ -351,14 +345,14 @@ int gb_serve_controller(const struct gb_config *cfg) {
 
   rc = serve_start(&r, &d);
   if (rc) {
-    gb_serve_print_diags(&d);
+    gb_diag_print(stderr, "gangbridge serve: ", &d);
     fprintf(stderr, "gangbridge serve: cannot start: %s\n", gc_strerror(rc));
     serve_stop(&r);
     gb_stopsig_free(sigs);
     status = GB_EXIT_INPUT;
     goto out;
   }
-  gb_serve_print_diags(&d); /* warnings (e.g. token file) */
+  gb_diag_print(stderr, "gangbridge serve: ", &d); /* warnings (e.g. token file) */
   gb_log(GB_LOG_INFO, "gangbridge serve started", "version", GB_VERSION, "config",
          cfg->source ? cfg->source : "(defaults and flags)", NULL);
   gb_stopsig_started(sigs);

@@ -23,7 +23,4 @@ int gb_serve_controller(const struct gb_config *cfg);
  * settings of cfg. */
 void gb_serve_rpc_config(const struct gb_config *cfg, struct gb_rpc_config *out);
 
-/* Prints d to stderr, one "gangbridge serve: " line per problem. */
-void gb_serve_print_diags(const struct gc_diags *d);
-
 #endif

@@ -22,12 +22,15 @@
 #include <string.h>
 #include <time.h>
 
+#include "gb_clock.h"
 #include "gb_controller.h"
 #include "gb_events.h"
+#include "gb_hash.h"
 #include "gb_informer.h"
 #include "gb_kube_discovery.h"
 #include "gb_log.h"
 #include "gb_reconcile.h"
+#include "gb_tts.h"
 #include "gb_workqueue.h"
 
 enum {
@@ -66,21 +69,10 @@ static const char *const INF_NAMES[INF_N] = {
     "customresourcedefinitions", "podgroups.scheduling.volcano.sh",
     "podgroups.scheduling.x-k8s.io", "queues"};
 
-#define PG_BUCKETS 4096
-#define GANG_BUCKETS 4096
-
 /* How many pods of one JobSet ("ns/jobset-name") exist. */
 struct gang_count {
-  struct gang_count *next;
+  struct gb_hnode node; /* first member: the gang table's link and hash */
   long pods;
-  char key[];
-};
-
-struct pg_state {
-  struct pg_state *next;
-  char uid[64];
-  char phase[24];
-  int observed;
   char key[];
 };
 
@@ -111,30 +103,16 @@ struct gb_controller {
   pthread_t *workers;
   int n_workers;
 
-  pthread_mutex_t pg_mu; /* guards pg_tab */
-  struct pg_state **pg_tab[3];
+  struct gb_tts *pgs; /* PodGroup phases and time-to-schedule */
 
   pthread_mutex_t gang_mu; /* guards gangs */
-  struct gang_count **gangs;
+  struct gb_htab gangs;    /* of struct gang_count */
 
   pthread_mutex_t collect_mu; /* guards the last_* counters */
   unsigned long long last_retries;
   struct gb_informer_stats last_stats[INF_N];
   unsigned long long last_timeouts[INF_N];
 };
-
-static double mono(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static uint64_t fnv(const char *s) {
-  uint64_t h = 1469598103934665603ull;
-  for (; *s; s++)
-    h = (h ^ (unsigned char)*s) * 1099511628211ull;
-  return h;
-}
 
 /* ---- enqueueing ---------------------------------------------------------------- */
 
@@ -189,92 +167,65 @@ static enum gc_backend pg_backend(int which) {
 }
 
 static void pg_track(struct gb_controller *c, int which, const struct gb_informer_change *ch) {
-  enum gc_backend b = pg_backend(which);
-  uint64_t h = fnv(ch->key) % PG_BUCKETS;
-  const char *uid = gb_kube_meta_str(ch->obj, "uid");
+  const char *backend = gc_backend_name(pg_backend(which));
+  if (ch->op == GB_INFORMER_DELETE) {
+    gb_tts_forget(c->pgs, backend, ch->key);
+    return;
+  }
   json_object *st = NULL, *ph = NULL;
   const char *phase = NULL;
   if (json_object_object_get_ex(ch->obj, "status", &st) &&
       json_object_object_get_ex(st, "phase", &ph) && json_object_is_type(ph, json_type_string))
     phase = json_object_get_string(ph);
-  int initial = !gb_informer_has_synced(c->inf[which]);
-  double observe = NAN;
-  pthread_mutex_lock(&c->pg_mu);
-  struct pg_state **pp = &c->pg_tab[b][h];
-  while (*pp && strcmp((*pp)->key, ch->key) != 0)
-    pp = &(*pp)->next;
-  if (ch->op == GB_INFORMER_DELETE) {
-    if (*pp) {
-      struct pg_state *dead = *pp;
-      *pp = dead->next;
-      free(dead);
-    }
-    pthread_mutex_unlock(&c->pg_mu);
-    return;
-  }
-  struct pg_state *s = *pp;
-  if (!s) {
-    size_t kl = strlen(ch->key);
-    s = calloc(1, sizeof(*s) + kl + 1);
-    if (!s) {
-      pthread_mutex_unlock(&c->pg_mu);
-      return;
-    }
-    memcpy(s->key, ch->key, kl + 1);
-    s->next = c->pg_tab[b][h];
-    c->pg_tab[b][h] = s;
-  }
-  if (uid && strncmp(s->uid, uid, sizeof(s->uid) - 1) != 0) {
-    snprintf(s->uid, sizeof(s->uid), "%s", uid);
-    s->observed = 0;
-  }
-  snprintf(s->phase, sizeof(s->phase), "%s", phase && *phase ? phase : "None");
-  int scheduled = phase && (!strcmp(phase, "Running") || !strcmp(phase, "Completed") ||
-                            !strcmp(phase, "Finished"));
-  if (scheduled && !s->observed) {
-    s->observed = 1;
-    if (!initial) {
-      double created = parse_ts(gb_kube_meta_str(ch->obj, "creationTimestamp"));
-      struct timespec now;
-      clock_gettime(CLOCK_REALTIME, &now);
-      if (!isnan(created))
-        observe = (double)now.tv_sec + (double)now.tv_nsec / 1e9 - created;
-    }
-  }
-  pthread_mutex_unlock(&c->pg_mu);
-  if (!isnan(observe) && c->o.metrics)
-    gb_histogram_observe(c->o.metrics->time_to_schedule,
-                         (const char *[]){gc_backend_name(b)}, observe < 0 ? 0 : observe);
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  struct gb_tts_event ev = {backend,
+                            ch->key,
+                            gb_kube_meta_str(ch->obj, "uid"),
+                            phase,
+                            !gb_informer_has_synced(c->inf[which]),
+                            parse_ts(gb_kube_meta_str(ch->obj, "creationTimestamp")),
+                            (double)now.tv_sec + (double)now.tv_nsec / 1e9};
+  double seconds = 0;
+  int rc = gb_tts_update(c->pgs, &ev, &seconds);
+  if (rc == 1 && c->o.metrics)
+    gb_histogram_observe(c->o.metrics->time_to_schedule, &backend, seconds);
+  else if (rc < 0)
+    gb_log(GB_LOG_WARN, "PodGroup not tracked", "podgroup", ch->key, "error", gc_strerror(rc),
+           NULL);
 }
 
 /* ---- gang pods ---------------------------------------------------------------------- */
 
 /* Adds delta to the pod count of "ns/jobset"; an entry at 0 is removed. */
+static struct gang_count *gang_find(struct gb_controller *c, const char *key, uint64_t h) {
+  for (struct gb_hnode *n = gb_htab_chain(&c->gangs, h); n; n = n->next)
+    if (n->hash == h && !strcmp(((struct gang_count *)n)->key, key))
+      return (struct gang_count *)n;
+  return NULL;
+}
+
 static void gang_add(struct gb_controller *c, const char *key, long delta) {
-  uint64_t h = fnv(key) % GANG_BUCKETS;
+  uint64_t h = gb_hash_str(key);
   pthread_mutex_lock(&c->gang_mu);
-  struct gang_count **pp = &c->gangs[h];
-  while (*pp && strcmp((*pp)->key, key) != 0)
-    pp = &(*pp)->next;
-  if (!*pp && delta > 0) {
+  struct gang_count *g = gang_find(c, key, h);
+  if (!g && delta > 0) {
     size_t kl = strlen(key);
-    struct gang_count *g = calloc(1, sizeof(*g) + kl + 1);
+    g = calloc(1, sizeof(*g) + kl + 1);
     if (!g) { /* the gang then looks pod-less: log it, the next relist repairs it */
       pthread_mutex_unlock(&c->gang_mu);
       gb_log(GB_LOG_ERROR, "out of memory counting gang pods", "gang", key, NULL);
       return;
     }
     memcpy(g->key, key, kl + 1);
-    g->next = c->gangs[h];
-    c->gangs[h] = g;
-    pp = &c->gangs[h];
+    g->node.hash = h;
+    gb_htab_insert(&c->gangs, &g->node);
   }
-  if (*pp) {
-    (*pp)->pods += delta;
-    if ((*pp)->pods <= 0) {
-      struct gang_count *dead = *pp;
-      *pp = dead->next;
-      free(dead);
+  if (g) {
+    g->pods += delta;
+    if (g->pods <= 0) {
+      gb_htab_remove(&c->gangs, &g->node);
+      free(g);
     }
   }
   pthread_mutex_unlock(&c->gang_mu);
@@ -286,12 +237,11 @@ static long gang_pods(void *ctx, const char *ns, const char *name) {
     return -1;
   char key[600];
   snprintf(key, sizeof(key), "%s/%s", ns, name);
-  uint64_t h = fnv(key) % GANG_BUCKETS;
   long n = 0;
   pthread_mutex_lock(&c->gang_mu);
-  for (struct gang_count *g = c->gangs[h]; g; g = g->next)
-    if (!strcmp(g->key, key))
-      n = g->pods;
+  struct gang_count *g = gang_find(c, key, gb_hash_str(key));
+  if (g)
+    n = g->pods;
   pthread_mutex_unlock(&c->gang_mu);
   return n;
 }
@@ -433,13 +383,9 @@ static int stopping(struct gb_controller *c) { return atomic_load(&c->stopping);
 /* Waits up to s seconds or until kicked or stopping. */
 static void hk_sleep(struct gb_controller *c, double s) {
   struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  double until = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9 + s;
+  gb_clock_deadline_s(&ts, s);
   pthread_mutex_lock(&c->mu);
   while (!c->kick && !stopping(c)) {
-    double whole = floor(until);
-    ts.tv_sec = (time_t)whole;
-    ts.tv_nsec = (long)((until - whole) * 1e9);
     if (pthread_cond_timedwait(&c->cond, &c->mu, &ts))
       break;
   }
@@ -546,10 +492,10 @@ static void *hk_main(void *arg) {
   c->synced = 1;
   pthread_mutex_unlock(&c->mu);
   gb_log(GB_LOG_INFO, "caches synced; workers started", NULL);
-  double next_disc = mono() + c->cfg->discovery_interval_s;
-  double next_resync = c->cfg->resync_s > 0 ? mono() + c->cfg->resync_s : INFINITY;
+  double next_disc = gb_clock_s() + c->cfg->discovery_interval_s;
+  double next_resync = c->cfg->resync_s > 0 ? gb_clock_s() + c->cfg->resync_s : INFINITY;
   while (!stopping(c)) {
-    double now = mono();
+    double now = gb_clock_s();
     double wait = fmin(next_disc, next_resync) - now;
     if (wait > 0)
       hk_sleep(c, wait);
@@ -559,7 +505,7 @@ static void *hk_main(void *arg) {
     int kicked = c->kick;
     c->kick = 0;
     pthread_mutex_unlock(&c->mu);
-    now = mono();
+    now = gb_clock_s();
     if (kicked || now >= next_disc) {
       if (kicked)
         gb_kube_discovery_invalidate(c->disc);
@@ -567,7 +513,7 @@ static void *hk_main(void *arg) {
         gb_log(GB_LOG_INFO, "served PodGroup APIs changed: re-queueing every TrainJob", NULL);
         gb_controller_resync(c);
       }
-      next_disc = mono() + c->cfg->discovery_interval_s;
+      next_disc = gb_clock_s() + c->cfg->discovery_interval_s;
     }
     if (now >= next_resync) {
       gb_controller_resync(c);
@@ -624,9 +570,9 @@ static void *worker_main(void *arg) {
     struct gb_rc_env env;
     env_snapshot(c, &env);
     struct gb_rc_result res;
-    double t0 = mono();
+    double t0 = gb_clock_s();
     gb_reconcile_run(&env, key, attempts, &res);
-    double dt = mono() - t0;
+    double dt = gb_clock_s() - t0;
     const struct gb_service_metrics *m = c->o.metrics;
     if (m) {
       gb_counter_inc(m->reconciles, (const char *[]){outcome_metric(&res)});
@@ -674,7 +620,6 @@ int gb_controller_new(const struct gb_controller_opts *o, struct gb_controller *
   c->o = *o;
   c->cfg = o->cfg;
   pthread_mutex_init(&c->mu, NULL);
-  pthread_mutex_init(&c->pg_mu, NULL);
   pthread_mutex_init(&c->gang_mu, NULL);
   pthread_mutex_init(&c->collect_mu, NULL);
   pthread_condattr_t ca;
@@ -698,12 +643,10 @@ int gb_controller_new(const struct gb_controller_opts *o, struct gb_controller *
   c->disc = gb_kube_discovery_new(o->client, o->cfg->discovery_interval_s);
   c->n_workers = o->cfg->workers;
   c->workers = calloc((size_t)c->n_workers, sizeof(*c->workers));
-  for (int b = 1; b < 3; b++)
-    c->pg_tab[b] = calloc(PG_BUCKETS, sizeof(*c->pg_tab[b]));
-  c->gangs = calloc(GANG_BUCKETS, sizeof(*c->gangs));
+  c->pgs = gb_tts_new(0);
+  int gangs_rc = gb_htab_init(&c->gangs, 4096);
   int rc = 0;
-  if (!c->q || !c->events || !c->disc || !c->workers || !c->pg_tab[1] || !c->pg_tab[2] ||
-      !c->gangs)
+  if (!c->q || !c->events || !c->disc || !c->workers || !c->pgs || gangs_rc)
     rc = GC_ENOMEM;
   for (int i = INF_TJ; !rc && i <= INF_CRD; i++) {
     if (i == INF_CRD && !o->cfg->watch_crds)
@@ -761,39 +704,26 @@ void gb_controller_stop(struct gb_controller *c) {
       gb_informer_stop(c->inf[i]);
 }
 
+static void free_gang(struct gb_hnode *n, void *ctx) {
+  (void)ctx;
+  free(n);
+}
+
 void gb_controller_free(struct gb_controller *c) {
   if (!c)
     return;
   gb_controller_stop(c);
   for (int i = 0; i < INF_N; i++)
     gb_informer_free(c->inf[i]);
-  for (int b = 1; b < 3; b++) {
-    for (size_t i = 0; c->pg_tab[b] && i < PG_BUCKETS; i++) {
-      struct pg_state *s = c->pg_tab[b][i];
-      while (s) {
-        struct pg_state *n = s->next;
-        free(s);
-        s = n;
-      }
-    }
-    free(c->pg_tab[b]);
-  }
-  for (size_t i = 0; c->gangs && i < GANG_BUCKETS; i++) {
-    struct gang_count *g = c->gangs[i];
-    while (g) {
-      struct gang_count *n = g->next;
-      free(g);
-      g = n;
-    }
-  }
-  free(c->gangs);
+  gb_tts_free(c->pgs);
+  gb_htab_clear(&c->gangs, free_gang, NULL);
+  gb_htab_free(&c->gangs);
   gb_kube_discovery_free(c->disc);
   gb_events_free(c->events);
   gb_workqueue_free(c->q);
   free(c->workers);
   pthread_cond_destroy(&c->cond);
   pthread_mutex_destroy(&c->mu);
-  pthread_mutex_destroy(&c->pg_mu);
   pthread_mutex_destroy(&c->gang_mu);
   pthread_mutex_destroy(&c->collect_mu);
   free(c);
@@ -952,30 +882,13 @@ void gb_controller_collect(void *ctx, struct gb_metrics *reg) {
   c->last_retries = r;
 
   gb_metric_clear(m->podgroups);
-  pthread_mutex_lock(&c->pg_mu);
   for (int b = 1; b < 3; b++) {
-    /* Few distinct phases: count them in a small table. */
-    char phases[16][24];
-    double counts[16];
-    int n = 0;
-    for (size_t i = 0; i < PG_BUCKETS; i++)
-      for (struct pg_state *s = c->pg_tab[b][i]; s; s = s->next) {
-        int j = 0;
-        while (j < n && strcmp(phases[j], s->phase) != 0)
-          j++;
-        if (j == n) {
-          if (n == 16)
-            continue;
-          snprintf(phases[n], sizeof(phases[n]), "%s", s->phase);
-          counts[n++] = 0;
-        }
-        counts[j]++;
-      }
-    for (int j = 0; j < n; j++)
-      gb_gauge_set(m->podgroups, (const char *[]){gc_backend_name((enum gc_backend)b), phases[j]},
-                   counts[j]);
+    const char *backend = gc_backend_name((enum gc_backend)b);
+    struct gb_tts_phase_count pc[GB_TTS_MAX_PHASES];
+    size_t n = gb_tts_phases(c->pgs, backend, pc, GB_TTS_MAX_PHASES);
+    for (size_t j = 0; j < n; j++)
+      gb_gauge_set(m->podgroups, (const char *[]){backend, pc[j].phase}, pc[j].count);
   }
-  pthread_mutex_unlock(&c->pg_mu);
 
   for (int i = 0; i < INF_N; i++) {
     pthread_mutex_lock(&c->mu);

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "gb_base64.h"
 #include "gb_log.h"
 #include "gb_metrics.h"
 #include "gb_reconcile.h"
@@ -67,32 +68,6 @@ int gb_json_pointer_escape(const char *key, char *buf, size_t size) {
     return GC_ELIMIT;
   buf[n] = '\0';
   return 0;
-}
-
-char *gb_base64_encode(const void *data, size_t len) {
-  static const char tbl[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  const unsigned char *in = data;
-  size_t out_len = 4 * ((len + 2) / 3);
-  char *out = malloc(out_len + 1);
-  if (!out)
-    return NULL;
-  size_t o = 0, i = 0;
-  for (; i + 2 < len; i += 3) {
-    unsigned v = (unsigned)in[i] << 16 | (unsigned)in[i + 1] << 8 | in[i + 2];
-    out[o++] = tbl[v >> 18];
-    out[o++] = tbl[(v >> 12) & 63];
-    out[o++] = tbl[(v >> 6) & 63];
-    out[o++] = tbl[v & 63];
-  }
-  if (i < len) {
-    unsigned v = (unsigned)in[i] << 16 | (i + 1 < len ? (unsigned)in[i + 1] << 8 : 0);
-    out[o++] = tbl[v >> 18];
-    out[o++] = tbl[(v >> 12) & 63];
-    out[o++] = i + 1 < len ? tbl[(v >> 6) & 63] : '=';
-    out[o++] = '=';
-  }
-  out[o] = '\0';
-  return out;
 }
 
 /* ---- which PodGroup a pod may join ------------------------------------ */
@@ -276,8 +251,8 @@ static int review_answer(struct answer *a, const char *uid, struct verdict *v) {
   if (v->allowed && v->patch && json_object_array_length(v->patch) > 0) {
     const char *p = json_object_to_json_string_ext(
         v->patch, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
-    char *b64 = p ? gb_base64_encode(p, strlen(p)) : NULL;
-    if (!b64)
+    char *b64 = NULL;
+    if (!p || gb_base64_encode(p, strlen(p), &b64, NULL))
       goto out;
     json_object_object_add(resp, "patchType", json_object_new_string("JSONPatch"));
     json_object_object_add(resp, "patch", json_object_new_string(b64));

@@ -121,8 +121,4 @@ int gb_webhook_podgroup_bindable(const struct gc_value *pg, const char *trainjob
  * "/" -> "~1").  Returns 0, or GC_ELIMIT when `size` is too small. */
 int gb_json_pointer_escape(const char *key, char *buf, size_t size);
 
-/* Standard base64 with padding.  Returns a malloc'd NUL-terminated string
- * (caller frees) or NULL when out of memory. */
-char *gb_base64_encode(const void *data, size_t len);
-
 #endif

@@ -15,12 +15,13 @@
 #include <time.h>
 
 #include "gb_bucket.h"
+#include "gb_clock.h"
+#include "gb_hash.h"
 #include "gb_workqueue.h"
 
 struct wq_entry {
-  struct wq_entry *chain; /* hash bucket list */
-  struct wq_entry *next;  /* FIFO list */
-  uint64_t hash;
+  struct gb_hnode node;  /* first member: the key table's link and hash */
+  struct wq_entry *next; /* FIFO list */
   int dirty, processing, in_fifo;
   int failures;
   long heap_idx; /* -1 when not delayed */
@@ -32,8 +33,7 @@ struct gb_workqueue {
   pthread_mutex_t mu;
   pthread_cond_t cond;
   struct gb_workqueue_opts o;
-  struct wq_entry **buckets;
-  size_t n_buckets, n_entries;
+  struct gb_htab keys; /* of struct wq_entry */
   struct wq_entry *head, *tail;
   size_t fifo_len;
   struct wq_entry **heap;
@@ -42,19 +42,6 @@ struct gb_workqueue {
   unsigned long long retries;
   int shutdown;
 };
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static uint64_t hash_key(const char *s) {
-  uint64_t h = 1469598103934665603ull; /* FNV-1a */
-  for (; *s; s++)
-    h = (h ^ (unsigned char)*s) * 1099511628211ull;
-  return h;
-}
 
 static void opts_fill(struct gb_workqueue_opts *o, const struct gb_workqueue_opts *in) {
   memset(o, 0, sizeof(*o));
@@ -88,9 +75,7 @@ struct gb_workqueue *gb_workqueue_new(const struct gb_workqueue_opts *opts) {
   if (!q)
     return NULL;
   opts_fill(&q->o, opts);
-  q->n_buckets = 1024;
-  q->buckets = calloc(q->n_buckets, sizeof(*q->buckets));
-  if (!q->buckets) {
+  if (gb_htab_init(&q->keys, 1024) < 0) {
     free(q);
     return NULL;
   }
@@ -100,22 +85,20 @@ struct gb_workqueue *gb_workqueue_new(const struct gb_workqueue_opts *opts) {
   pthread_cond_init(&q->cond, &ca);
   pthread_condattr_destroy(&ca);
   pthread_mutex_init(&q->mu, NULL);
-  gb_bucket_init(&q->bucket, q->o.qps < 0 ? 0 : q->o.qps, q->o.burst, now_s());
+  gb_bucket_init(&q->bucket, q->o.qps < 0 ? 0 : q->o.qps, q->o.burst, gb_clock_s());
   return q;
+}
+
+static void free_entry(struct gb_hnode *n, void *ctx) {
+  (void)ctx;
+  free(n);
 }
 
 void gb_workqueue_free(struct gb_workqueue *q) {
   if (!q)
     return;
-  for (size_t i = 0; i < q->n_buckets; i++) {
-    struct wq_entry *e = q->buckets[i];
-    while (e) {
-      struct wq_entry *n = e->chain;
-      free(e);
-      e = n;
-    }
-  }
-  free(q->buckets);
+  gb_htab_clear(&q->keys, free_entry, NULL);
+  gb_htab_free(&q->keys);
   free(q->heap);
   pthread_cond_destroy(&q->cond);
   pthread_mutex_destroy(&q->mu);
@@ -125,52 +108,29 @@ void gb_workqueue_free(struct gb_workqueue *q) {
 /* ---- hash table (caller holds mu) ---------------------------------------- */
 
 static struct wq_entry *find(struct gb_workqueue *q, const char *key, uint64_t h) {
-  for (struct wq_entry *e = q->buckets[h & (q->n_buckets - 1)]; e; e = e->chain)
-    if (e->hash == h && !strcmp(e->key, key))
-      return e;
+  for (struct gb_hnode *n = gb_htab_chain(&q->keys, h); n; n = n->next)
+    if (n->hash == h && !strcmp(((struct wq_entry *)n)->key, key))
+      return (struct wq_entry *)n;
   return NULL;
-}
-
-static void grow(struct gb_workqueue *q) {
-  size_t n = q->n_buckets * 2;
-  struct wq_entry **b = calloc(n, sizeof(*b));
-  if (!b)
-    return; /* longer chains, still correct */
-  for (size_t i = 0; i < q->n_buckets; i++) {
-    struct wq_entry *e = q->buckets[i];
-    while (e) {
-      struct wq_entry *nx = e->chain;
-      e->chain = b[e->hash & (n - 1)];
-      b[e->hash & (n - 1)] = e;
-      e = nx;
-    }
-  }
-  free(q->buckets);
-  q->buckets = b;
-  q->n_buckets = n;
 }
 
 static int lookup_or_add(struct gb_workqueue *q, const char *key, struct wq_entry **out) {
   size_t len = strlen(key);
-  uint64_t h = hash_key(key);
+  uint64_t h = gb_hash_str(key);
   struct wq_entry *e = find(q, key, h);
   if (e) {
     *out = e;
     return 0;
   }
-  if (q->n_entries >= q->o.max_keys)
+  if (q->keys.n >= q->o.max_keys)
     return GC_ELIMIT;
   e = calloc(1, sizeof(*e) + len + 1);
   if (!e)
     return GC_ENOMEM;
   memcpy(e->key, key, len + 1);
-  e->hash = h;
+  e->node.hash = h;
   e->heap_idx = -1;
-  if (q->n_entries + 1 > q->n_buckets)
-    grow(q);
-  e->chain = q->buckets[h & (q->n_buckets - 1)];
-  q->buckets[h & (q->n_buckets - 1)] = e;
-  q->n_entries++;
+  gb_htab_insert(&q->keys, &e->node);
   *out = e;
   return 0;
 }
@@ -179,12 +139,7 @@ static int lookup_or_add(struct gb_workqueue *q, const char *key, struct wq_entr
 static void maybe_release(struct gb_workqueue *q, struct wq_entry *e) {
   if (e->dirty || e->processing || e->in_fifo || e->failures || e->heap_idx >= 0)
     return;
-  struct wq_entry **pp = &q->buckets[e->hash & (q->n_buckets - 1)];
-  while (*pp && *pp != e)
-    pp = &(*pp)->chain;
-  if (*pp)
-    *pp = e->chain;
-  q->n_entries--;
+  gb_htab_remove(&q->keys, &e->node);
   free(e);
 }
 
@@ -306,7 +261,7 @@ int gb_workqueue_add_after(struct gb_workqueue *q, const char *key, double delay
     add_locked(q, e);
     goto out;
   }
-  double at = now_s() + delay_s;
+  double at = gb_clock_s() + delay_s;
   if (e->heap_idx >= 0) {
     /* Already waiting: keep the earlier time, as client-go does. */
     if (at < e->ready_at) {
@@ -353,7 +308,7 @@ int gb_workqueue_add_rate_limited(struct gb_workqueue *q, const char *key) {
   double per_key = gb_workqueue_backoff(&q->o, e->failures);
   if (e->failures < 1000000)
     e->failures++;
-  double overall = q->o.qps > 0 ? gb_bucket_reserve(&q->bucket, now_s()) : 0;
+  double overall = q->o.qps > 0 ? gb_bucket_reserve(&q->bucket, gb_clock_s()) : 0;
   q->retries++;
   pthread_mutex_unlock(&q->mu);
   return gb_workqueue_add_after(q, key, per_key > overall ? per_key : overall);
@@ -363,7 +318,7 @@ void gb_workqueue_forget(struct gb_workqueue *q, const char *key) {
   if (check_key(key))
     return;
   pthread_mutex_lock(&q->mu);
-  struct wq_entry *e = find(q, key, hash_key(key));
+  struct wq_entry *e = find(q, key, gb_hash_str(key));
   if (e) {
     e->failures = 0;
     maybe_release(q, e);
@@ -375,7 +330,7 @@ int gb_workqueue_num_requeues(struct gb_workqueue *q, const char *key) {
   if (check_key(key))
     return 0;
   pthread_mutex_lock(&q->mu);
-  struct wq_entry *e = find(q, key, hash_key(key));
+  struct wq_entry *e = find(q, key, gb_hash_str(key));
   int n = e ? e->failures : 0;
   pthread_mutex_unlock(&q->mu);
   return n;
@@ -385,14 +340,14 @@ int gb_workqueue_get(struct gb_workqueue *q, char *buf, size_t cap, long timeout
   if (!buf || cap == 0)
     return -1;
   pthread_mutex_lock(&q->mu);
-  double deadline = timeout_ms < 0 ? INFINITY : now_s() + (double)timeout_ms / 1000.0;
+  double deadline = timeout_ms < 0 ? INFINITY : gb_clock_s() + (double)timeout_ms / 1000.0;
   int rc = 0;
   for (;;) {
     if (q->shutdown) {
       rc = -1;
       break;
     }
-    double now = now_s();
+    double now = gb_clock_s();
     double next = promote_due(q, now);
     struct wq_entry *e = fifo_pop(q);
     if (e) {
@@ -429,7 +384,7 @@ void gb_workqueue_done(struct gb_workqueue *q, const char *key) {
   if (check_key(key))
     return;
   pthread_mutex_lock(&q->mu);
-  struct wq_entry *e = find(q, key, hash_key(key));
+  struct wq_entry *e = find(q, key, gb_hash_str(key));
   if (e && e->processing) {
     e->processing = 0;
     if (e->dirty && !q->shutdown)
@@ -443,7 +398,7 @@ void gb_workqueue_done(struct gb_workqueue *q, const char *key) {
 
 size_t gb_workqueue_len(struct gb_workqueue *q) {
   pthread_mutex_lock(&q->mu);
-  promote_due(q, now_s());
+  promote_due(q, gb_clock_s());
   size_t n = q->fifo_len;
   pthread_mutex_unlock(&q->mu);
   return n;

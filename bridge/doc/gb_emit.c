@@ -12,6 +12,7 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "gb_buf.h"
 #include "gb_scalar.h"
 #include "gc_diag.h"
 
@@ -19,42 +20,12 @@
  * in memory and is refused rather than risking the C stack. */
 #define EMIT_MAX_DEPTH 1000
 
-/* ------------------------------------------------------------------------ */
-/* Output buffer                                                            */
-
-struct obuf {
-  char *p;
-  size_t len, cap;
-  int oom;
-};
-
-static int obuf_put(struct obuf *b, const char *s, size_t n) {
-  if (b->oom)
-    return GC_ENOMEM;
-  if (n > SIZE_MAX - b->len - 1) {
-    b->oom = 1;
-    return GC_ENOMEM;
-  }
-  if (b->len + n + 1 > b->cap) {
-    size_t ncap = b->cap ? b->cap : 1024;
-    while (ncap < b->len + n + 1)
-      ncap = ncap > SIZE_MAX / 2 ? b->len + n + 1 : ncap * 2;
-    char *np = realloc(b->p, ncap);
-    if (!np) {
-      b->oom = 1;
-      return GC_ENOMEM;
-    }
-    b->p = np;
-    b->cap = ncap;
-  }
-  memcpy(b->p + b->len, s, n);
-  b->len += n;
-  b->p[b->len] = '\0';
-  return GC_OK;
-}
+/* The largest document text written (1 GiB): far above any manifest set,
+ * and a bound on what a runaway tree can make the emitter allocate. */
+#define EMIT_MAX_BYTES ((size_t)1 << 30)
 
 static int yaml_write(void *data, unsigned char *buffer, size_t size) {
-  return obuf_put(data, (const char *)buffer, size) == GC_OK;
+  return gb_buf_add(data, buffer, size) == GC_OK;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -205,7 +176,8 @@ int gb_emit_yaml(const struct gc_value *const *docs, size_t n, char **out, size_
     return GC_EINVAL;
   *out = NULL;
   *len = 0;
-  struct obuf b = {0};
+  struct gb_buf b;
+  gb_buf_init(&b, EMIT_MAX_BYTES);
   struct yemit y = {.rc = GC_OK};
   yaml_event_t ev;
   if (!yaml_emitter_initialize(&y.em))
@@ -235,18 +207,14 @@ int gb_emit_yaml(const struct gc_value *const *docs, size_t n, char **out, size_
     goto out;
   yaml_emitter_flush(&y.em);
 out:
-  if (!y.rc && b.oom)
-    y.rc = GC_ENOMEM;
-  if (!y.rc && !b.p && obuf_put(&b, "", 0))
-    y.rc = GC_ENOMEM;
+  if (!y.rc && b.err)
+    y.rc = b.err;
   yaml_emitter_delete(&y.em);
   if (y.rc) {
-    free(b.p);
+    gb_buf_free(&b);
     return y.rc;
   }
-  *out = b.p;
-  *len = b.len;
-  return GC_OK;
+  return gb_buf_take(&b, out, len);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -356,7 +324,7 @@ static int jnode(const struct gc_value *v, int depth, struct json_object **out) 
  * escapes those three characters as \u003c, \u003e and \u0026.  This pass
  * rewrites json-c's output into kubectl's layout, copying the runs between
  * the bytes it acts on at once. */
-static int kubectl_layout(const char *s, size_t len, struct obuf *b) {
+static int kubectl_layout(const char *s, size_t len, struct gb_buf *b) {
   /* Bytes that end a run inside a string, and outside one. */
   static const unsigned char in_stop[256] = {['<'] = 1, ['>'] = 1, ['&'] = 1, ['\\'] = 1,
                                              ['"'] = 1};
@@ -364,24 +332,24 @@ static int kubectl_layout(const char *s, size_t len, struct obuf *b) {
   static const char SPACES[] = "                                ";
   int in_str = 0, line_start = 1;
   size_t i = 0;
-  while (i < len && !b->oom) {
+  while (i < len && !b->err) {
     char c = s[i];
     if (in_str) {
       size_t j = i;
       while (j < len && !in_stop[(unsigned char)s[j]])
         j++;
-      obuf_put(b, s + i, j - i);
+      gb_buf_add(b, s + i, j - i);
       if (j >= len)
         break;
       c = s[j];
       if (c == '<' || c == '>' || c == '&') {
-        obuf_put(b, c == '<' ? "\\u003c" : c == '>' ? "\\u003e" : "\\u0026", 6);
+        gb_buf_add(b, c == '<' ? "\\u003c" : c == '>' ? "\\u003e" : "\\u0026", 6);
         i = j + 1;
       } else if (c == '\\') {
-        obuf_put(b, s + j, j + 1 < len ? 2 : 1);
+        gb_buf_add(b, s + j, j + 1 < len ? 2 : 1);
         i = j + 2;
       } else {
-        obuf_put(b, "\"", 1);
+        gb_buf_add(b, "\"", 1);
         in_str = 0;
         i = j + 1;
       }
@@ -393,7 +361,7 @@ static int kubectl_layout(const char *s, size_t len, struct obuf *b) {
         j++;
       for (size_t n = 2 * (j - i); n > 0;) {
         size_t k = n < sizeof(SPACES) - 1 ? n : sizeof(SPACES) - 1;
-        obuf_put(b, SPACES, k);
+        gb_buf_add(b, SPACES, k);
         n -= k;
       }
       i = j;
@@ -403,7 +371,7 @@ static int kubectl_layout(const char *s, size_t len, struct obuf *b) {
       size_t j = i;
       while (j < len && !out_stop[(unsigned char)s[j]])
         j++;
-      obuf_put(b, s + i, j - i);
+      gb_buf_add(b, s + i, j - i);
       line_start = 0;
       i = j;
       continue;
@@ -417,15 +385,15 @@ static int kubectl_layout(const char *s, size_t len, struct obuf *b) {
         j++;
       if (j < len && s[j] == (c == '{' ? '}' : ']')) {
         char pair[2] = {c, s[j]};
-        obuf_put(b, pair, 2);
+        gb_buf_add(b, pair, 2);
         i = j + 1;
         continue;
       }
     }
-    obuf_put(b, &c, 1);
+    gb_buf_add(b, &c, 1);
     i++;
   }
-  return b->oom ? GC_ENOMEM : GC_OK;
+  return b->err;
 }
 
 int gb_emit_json(const struct gc_value *v, int pretty, char **out, size_t *len) {
@@ -447,30 +415,17 @@ int gb_emit_json(const struct gc_value *v, int pretty, char **out, size_t *len) 
     json_object_put(o);
     return GC_ENOMEM;
   }
-  struct obuf b = {0};
+  struct gb_buf b;
+  gb_buf_init(&b, EMIT_MAX_BYTES);
   /* The layout grows the text by about a third (indent, escapes). */
-  b.cap = n + n / 2 + 16;
-  b.p = malloc(b.cap);
-  if (!b.p) {
-    json_object_put(o);
-    return GC_ENOMEM;
-  }
-  b.p[0] = '\0';
-  if (pretty)
-    rc = kubectl_layout(s, n, &b);
-  else
-    rc = obuf_put(&b, s, n);
+  rc = gb_buf_reserve(&b, n < EMIT_MAX_BYTES / 2 ? n + n / 2 + 16 : n);
+  if (!rc)
+    rc = pretty ? kubectl_layout(s, n, &b) : gb_buf_add(&b, s, n);
   if (!rc && pretty)
-    rc = obuf_put(&b, "\n", 1);
-  if (rc) {
-    free(b.p);
-    json_object_put(o);
-    return GC_ENOMEM;
-  }
-  char *buf = b.p;
-  n = b.len;
+    rc = gb_buf_add(&b, "\n", 1);
   json_object_put(o);
-  *out = buf;
-  *len = n;
-  return GC_OK;
+  if (!rc)
+    rc = gb_buf_take(&b, out, len);
+  gb_buf_free(&b);
+  return rc;
 }

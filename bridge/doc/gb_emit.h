@@ -14,12 +14,13 @@
 
 /* Writes docs as a YAML stream, separated by "---" lines.  *out is a new
  * malloc'd NUL-terminated buffer (caller frees), *len its length.  Returns 0,
- * GC_ENOMEM or GC_EINVAL. */
+ * GC_ENOMEM, GC_EINVAL, or GC_ELIMIT when the text would reach 1 GiB. */
 int gb_emit_yaml(const struct gc_value *const *docs, size_t n, char **out, size_t *len);
 
 /* Writes v as JSON, pretty (kubectl's layout: four-space indent,
  * HTML characters escaped, trailing newline) or compact.
- * *out is malloc'd (caller frees). */
+ * *out is malloc'd (caller frees).  Returns 0, GC_ENOMEM, GC_EINVAL, or
+ * GC_ELIMIT when the text would reach 1 GiB. */
 int gb_emit_json(const struct gc_value *v, int pretty, char **out, size_t *len);
 
 #endif

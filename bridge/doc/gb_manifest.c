@@ -7,6 +7,7 @@
  */
 #include "gb_manifest.h"
 
+#include "gb_hash.h"
 #include "gb_scalar.h"
 
 #include <dirent.h>
@@ -202,15 +203,6 @@ struct keyset {
   size_t nslots;
 };
 
-static uint64_t key_hash(const char *k, size_t len) {
-  uint64_t h = 1469598103934665603ULL;
-  for (size_t i = 0; i < len; i++) {
-    h ^= (unsigned char)k[i];
-    h *= 1099511628211ULL;
-  }
-  return h;
-}
-
 static void keyset_free(struct keyset *ks) {
   free(ks->slots);
   ks->slots = NULL;
@@ -220,7 +212,7 @@ static void keyset_free(struct keyset *ks) {
 static int keyset_insert_slot(struct keyset *ks, size_t idx) {
   const struct gc_member *m = &ks->map->u.members[idx];
   size_t mask = ks->nslots - 1;
-  size_t i = (size_t)key_hash(m->key, m->key_len) & mask;
+  size_t i = (size_t)gb_hash_bytes(m->key, m->key_len) & mask;
   while (ks->slots[i])
     i = (i + 1) & mask;
   ks->slots[i] = (uint32_t)(idx + 1);
@@ -257,7 +249,7 @@ static struct gc_member *keyset_find(struct keyset *ks, const char *k, size_t le
     return NULL;
   }
   size_t mask = ks->nslots - 1;
-  size_t i = (size_t)key_hash(k, len) & mask;
+  size_t i = (size_t)gb_hash_bytes(k, len) & mask;
   while (ks->slots[i]) {
     struct gc_member *m = &map->u.members[ks->slots[i] - 1];
     if (m->key_len == len && memcmp(m->key, k, len) == 0)
@@ -560,7 +552,7 @@ static struct gc_value *tree_copy(struct gc_arena *a, const struct gc_value *v) 
 
 static uint32_t *anchor_slot(struct src *s, const char *name) {
   size_t mask = s->nslots - 1;
-  size_t i = (size_t)key_hash(name, strlen(name)) & mask;
+  size_t i = (size_t)gb_hash_bytes(name, strlen(name)) & mask;
   while (s->slots[i] && strcmp(s->anchors[s->slots[i] - 1].name, name) != 0)
     i = (i + 1) & mask;
   return &s->slots[i];

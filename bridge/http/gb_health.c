@@ -5,12 +5,12 @@
 #include "gb_health.h"
 
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "gb_buf.h"
 #include "gb_log.h"
 
 struct check {
@@ -183,42 +183,18 @@ int gb_health_ok(struct gb_health *h, unsigned kind) {
   return 1;
 }
 
-/* A growable text buffer for the answer. */
-struct text {
-  char *p;
-  size_t n, cap;
-  int oom;
-};
+/* The largest answer (and failure log line) built: a few hundred checks
+ * with their reasons stay far below it. */
+#define HEALTH_TEXT_MAX ((size_t)1 << 20)
 
-static void text_add(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void text_add(struct text *t, const char *fmt, ...) {
-  if (t->oom)
-    return;
-  va_list ap;
-  va_start(ap, fmt);
-  int w = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
-  if (w < 0) {
-    t->oom = 1;
-    return;
-  }
-  if (t->n + (size_t)w + 1 > t->cap) {
-    size_t cap = t->cap ? t->cap : 512;
-    while (cap < t->n + (size_t)w + 1)
-      cap *= 2;
-    char *p = realloc(t->p, cap);
-    if (!p) {
-      t->oom = 1;
-      return;
-    }
-    t->p = p;
-    t->cap = cap;
-  }
-  va_start(ap, fmt);
-  vsnprintf(t->p + t->n, t->cap - t->n, fmt, ap);
-  va_end(ap);
-  t->n += (size_t)w;
+/* Hands the text to the response with the status code. */
+static int answer(struct gb_http_response *resp, int code, struct gb_buf *t) {
+  char *text = NULL;
+  size_t len = 0;
+  int rc = gb_buf_take(t, &text, &len);
+  if (!rc)
+    gb_http_response_take(resp, code, NULL, text, len);
+  return rc;
 }
 
 static int single_check(struct endpoint *ep, const char *name, struct gb_http_response *resp) {
@@ -253,8 +229,9 @@ static int health_handler(void *ctx, const struct gb_http_request *req,
     return single_check(ep, req->subpath, resp);
 
   int used[GB_HTTP_MAX_QUERY] = {0};
-  struct text t = {NULL, 0, 0, 0};
-  struct text failed_log = {NULL, 0, 0, 0};
+  struct gb_buf t, failed_log;
+  gb_buf_init(&t, HEALTH_TEXT_MAX);
+  gb_buf_init(&failed_log, HEALTH_TEXT_MAX);
   int failed = 0;
   size_t n = n_checks(h);
   for (size_t i = 0; i < n; i++) {
@@ -262,16 +239,16 @@ static int health_handler(void *ctx, const struct gb_http_request *req,
     if (!(c->kinds & ep->kind))
       continue;
     if (is_excluded(req, c->name, used)) {
-      text_add(&t, "[+]%s excluded: ok\n", c->name);
+      gb_buf_printf(&t, "[+]%s excluded: ok\n", c->name);
       continue;
     }
     char reason[GB_HEALTH_REASON_MAX];
     if (run_check(h, i, reason, sizeof(reason))) {
       failed = 1;
-      text_add(&t, "[-]%s failed: reason withheld\n", c->name);
-      text_add(&failed_log, "%s%s: %s", failed_log.n ? "; " : "", c->name, reason);
+      gb_buf_printf(&t, "[-]%s failed: reason withheld\n", c->name);
+      gb_buf_printf(&failed_log, "%s%s: %s", gb_buf_len(&failed_log) ? "; " : "", c->name, reason);
     } else {
-      text_add(&t, "[+]%s ok\n", c->name);
+      gb_buf_printf(&t, "[+]%s ok\n", c->name);
     }
   }
   /* Exclusions that named no check are reported, as kube-apiserver does. */
@@ -286,40 +263,30 @@ static int health_handler(void *ctx, const struct gb_http_request *req,
         dup = 1;
     if (dup)
       continue;
-    text_add(&t, "%s\"%s\"",
-             warned ? "," : "warn: some health checks cannot be excluded: no matches for ",
-             req->query[i].value);
+    gb_buf_printf(&t, "%s\"%s\"",
+                  warned ? "," : "warn: some health checks cannot be excluded: no matches for ",
+                  req->query[i].value);
     warned = 1;
   }
   if (warned)
-    text_add(&t, "\n");
+    gb_buf_printf(&t, "\n");
 
   int rc = 0;
-  if (t.oom || failed_log.oom) {
-    rc = GC_ENOMEM;
+  if (t.err || failed_log.err) {
+    rc = t.err ? t.err : failed_log.err;
   } else if (failed) {
-    gb_log(GB_LOG_WARN, "health check failed", "endpoint", ep->name, "failed", failed_log.p,
-           NULL);
-    text_add(&t, "%s check failed\n", ep->name);
-    if (!t.oom) {
-      gb_http_response_take(resp, 500, NULL, t.p, t.n);
-      t.p = NULL;
-    } else {
-      rc = GC_ENOMEM;
-    }
+    gb_log(GB_LOG_WARN, "health check failed", "endpoint", ep->name, "failed",
+           gb_buf_ptr(&failed_log), NULL);
+    gb_buf_printf(&t, "%s check failed\n", ep->name);
+    rc = answer(resp, 500, &t);
   } else if (gb_http_request_query(req, "verbose", NULL)) {
-    text_add(&t, "%s check passed\n", ep->name);
-    if (!t.oom) {
-      gb_http_response_take(resp, 200, NULL, t.p, t.n);
-      t.p = NULL;
-    } else {
-      rc = GC_ENOMEM;
-    }
+    gb_buf_printf(&t, "%s check passed\n", ep->name);
+    rc = answer(resp, 200, &t);
   } else {
     rc = gb_http_response_printf(resp, 200, NULL, "ok");
   }
-  free(t.p);
-  free(failed_log.p);
+  gb_buf_free(&t);
+  gb_buf_free(&failed_log);
   return rc;
 }
 

@@ -40,6 +40,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gb_clock.h"
+#include "gb_file.h"
 #include "gb_log.h"
 #include "gb_metrics.h"
 
@@ -107,7 +109,7 @@ struct req_state {
   int pending;               /* an error status to send once the body is drained */
   char *buf;
   size_t len, cap;
-  struct timespec start;
+  int64_t start_ns;
 };
 
 void gb_http_config_init(struct gb_http_config *cfg) {
@@ -162,18 +164,6 @@ static unsigned long long drain_limit(size_t max_body) {
   return 4ULL * max_body + (1ULL << 20);
 }
 
-static double elapsed_s(const struct timespec *since) {
-  struct timespec now;
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return (double)(now.tv_sec - since->tv_sec) + (double)(now.tv_nsec - since->tv_nsec) / 1e9;
-}
-
-static long long now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* The client address of sa in (family, ip); 0 or -1 when not IP. */
 static int addr_key(const struct sockaddr *sa, unsigned char ip[16]) {
   if (sa && sa->sa_family == AF_INET) {
@@ -226,7 +216,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
     const union MHD_ConnectionInfo *ai = MHD_get_connection_info(
         c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
     r->family = addr_key(ai ? ai->client_addr : NULL, r->ip);
-    r->deadline_ms = now_ms() + (long long)s->header_timeout_s * 1000;
+    r->deadline_ms = gb_clock_ms() + (long long)s->header_timeout_s * 1000;
     pthread_mutex_lock(&s->conn_mu);
     r->next = s->conns;
     if (s->conns)
@@ -260,7 +250,7 @@ static void conn_deadline(struct gb_http *s, struct MHD_Connection *c, int heade
   if (!r)
     return;
   pthread_mutex_lock(&s->conn_mu);
-  r->deadline_ms = headers_due ? now_ms() + (long long)s->header_timeout_s * 1000 : 0;
+  r->deadline_ms = headers_due ? gb_clock_ms() + (long long)s->header_timeout_s * 1000 : 0;
   pthread_mutex_unlock(&s->conn_mu);
 }
 
@@ -268,7 +258,7 @@ static void conn_deadline(struct gb_http *s, struct MHD_Connection *c, int heade
  * were cut since the last report, so that a flood shows in the log without
  * flooding it. */
 static void watch_report(struct gb_http *s, unsigned long *reported, long long *last_ms) {
-  long long now = now_ms();
+  long long now = gb_clock_ms();
   unsigned long cut = atomic_load(&s->cut);
   if (cut == *reported || now - *last_ms < 60000)
     return;
@@ -293,14 +283,9 @@ static void *watch_main(void *arg) {
   while (!s->watch_stop) {
     watch_report(s, &reported, &last_ms);
     struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_nsec += 200 * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-      until.tv_sec++;
-      until.tv_nsec -= 1000000000L;
-    }
+    gb_clock_deadline(&until, 200 * 1000000LL);
     pthread_cond_timedwait(&s->conn_cv, &s->conn_mu, &until);
-    long long now = now_ms();
+    long long now = gb_clock_ms();
     for (struct conn_rec *r = s->conns; r; r = r->next) {
       if (!r->deadline_ms || now < r->deadline_ms)
         continue;
@@ -499,7 +484,7 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
     st = calloc(1, sizeof(*st));
     if (!st)
       return MHD_NO;
-    clock_gettime(CLOCK_MONOTONIC, &st->start);
+    st->start_ns = gb_clock_ns();
     *con_cls = st;
     conn_deadline(s, c, 0);
     pthread_mutex_lock(&s->mu);
@@ -540,7 +525,8 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
   if (*upload_size) {
     size_t n = *upload_size;
     *upload_size = 0;
-    int late = s->request_timeout_s && elapsed_s(&st->start) > (double)s->request_timeout_s;
+    int late = s->request_timeout_s &&
+               gb_clock_ns() - st->start_ns > (int64_t)s->request_timeout_s * 1000000000;
     if (st->answered || st->pending)
       return late ? MHD_NO : MHD_YES; /* drop the rest of a body already answered */
     if (late)
@@ -607,42 +593,6 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap) {
     snprintf(s->start_log + used, sizeof(s->start_log) - used, "%s%s", used ? "; " : "", msg);
   }
   gb_log(GB_LOG_WARN, "libmicrohttpd", "server", s->name, "detail", msg, NULL);
-}
-
-/* Reads a whole small file into a NUL-terminated buffer. */
-static int read_file(const char *path, size_t max, char **out, size_t *len, struct gc_diags *d) {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    gc_diags_addf(d, "%s: cannot open: %s", path, strerror(errno));
-    return GC_EIO;
-  }
-  char *buf = malloc(max + 1);
-  if (!buf) {
-    fclose(f);
-    return GC_ENOMEM;
-  }
-  size_t n = fread(buf, 1, max + 1, f);
-  int err = ferror(f);
-  fclose(f);
-  if (err) {
-    free(buf);
-    gc_diags_addf(d, "%s: read error", path);
-    return GC_EIO;
-  }
-  if (n > max) {
-    free(buf);
-    gc_diags_addf(d, "%s: larger than %zu bytes", path, max);
-    return GC_ELIMIT;
-  }
-  if (n == 0 || memchr(buf, '\0', n)) {
-    free(buf);
-    gc_diags_addf(d, "%s: empty or not a PEM text file", path);
-    return GC_EINVAL;
-  }
-  buf[n] = '\0';
-  *out = buf;
-  *len = n;
-  return 0;
 }
 
 static void free_server(struct gb_http *s) {
@@ -763,10 +713,11 @@ static int open_listener(struct gb_http *s, const char *addr, unsigned port,
 static int load_tls(struct gb_http *s, const char *cert_file, const char *key_file,
                     struct gc_diags *d) {
   size_t cert_len = 0;
-  int rc = read_file(cert_file, GB_HTTP_TLS_FILE_MAX, &s->tls_cert, &cert_len, d);
+  const unsigned pem = GB_FILE_NONEMPTY | GB_FILE_TEXT;
+  int rc = gb_file_read(cert_file, GB_HTTP_TLS_FILE_MAX, pem, &s->tls_cert, &cert_len, NULL, d);
   if (rc < 0)
     return rc;
-  return read_file(key_file, GB_HTTP_TLS_FILE_MAX, &s->tls_key, &s->tls_key_len, d);
+  return gb_file_read(key_file, GB_HTTP_TLS_FILE_MAX, pem, &s->tls_key, &s->tls_key_len, NULL, d);
 }
 
 /* The socket is bound before libmicrohttpd starts, so with TLS a failed start
@@ -940,13 +891,7 @@ void gb_http_stop(struct gb_http *s) {
   atomic_store(&s->stopping, 1);
   MHD_socket lfd = MHD_quiesce_daemon(s->daemon);
   struct timespec deadline;
-  clock_gettime(CLOCK_MONOTONIC, &deadline);
-  deadline.tv_sec += s->grace_ms / 1000;
-  deadline.tv_nsec += (long)(s->grace_ms % 1000) * 1000000L;
-  if (deadline.tv_nsec >= 1000000000L) {
-    deadline.tv_sec++;
-    deadline.tv_nsec -= 1000000000L;
-  }
+  gb_clock_deadline(&deadline, (int64_t)s->grace_ms * 1000000);
   pthread_mutex_lock(&s->mu);
   while (s->inflight > 0) {
     if (pthread_cond_timedwait(&s->cv, &s->mu, &deadline) == ETIMEDOUT)

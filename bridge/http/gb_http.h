@@ -113,9 +113,10 @@ void gb_http_config_init(struct gb_http_config *cfg);
  * 0 with *out set (caller stops it with gb_http_stop), GC_EINVAL (bad
  * address, route or config; TLS files given but this libmicrohttpd has no
  * TLS; a TLS file that is not PEM, or a key that does not match the
- * certificate, named with both files), GC_EIO (cannot read a TLS file;
- * cannot bind, with the system's reason and the address; cannot start) or
- * GC_ENOMEM; every failure adds one message to `d`. */
+ * certificate, named with both files, or an empty or binary TLS file),
+ * a missing (GC_ENOTFOUND), unreadable (GC_EIO) or oversized (GC_ELIMIT)
+ * TLS file, GC_EIO (cannot bind, with the system's reason and the address;
+ * cannot start) or GC_ENOMEM; every failure adds one message to `d`. */
 int gb_http_start(const struct gb_http_config *cfg, const struct gb_http_route *routes,
                   size_t n_routes, struct gb_http **out, struct gc_diags *d);
 

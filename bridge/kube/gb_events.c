@@ -14,13 +14,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gb_clock.h"
 #include "gb_events.h"
-
-#define N_BUCKETS 1024
+#include "gb_hash.h"
 
 struct ev_entry {
-  struct ev_entry *chain, *prev, *next;
-  uint64_t hash;
+  struct gb_hnode node; /* first member: the cache table's link and hash */
+  struct ev_entry *prev, *next;
   char name[256]; /* Event object name; "" until created */
   char first_ts[32];
   long count;         /* occurrences so far */
@@ -35,30 +35,17 @@ struct gb_events {
   double min_interval_s;
   size_t max_cache;
   pthread_mutex_t mu;
-  struct ev_entry *buckets[N_BUCKETS];
+  struct gb_htab cache;                 /* of struct ev_entry */
   struct ev_entry *lru_head, *lru_tail; /* head = most recent */
   size_t n;
   struct gb_events_stats stats;
 };
-
-static double mono(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static void rfc3339(char *buf, size_t cap) {
   time_t t = time(NULL);
   struct tm tm;
   gmtime_r(&t, &tm);
   strftime(buf, cap, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
-static uint64_t fnv(const char *s) {
-  uint64_t h = 1469598103934665603ull;
-  for (; *s; s++)
-    h = (h ^ (unsigned char)*s) * 1099511628211ull;
-  return h;
 }
 
 struct gb_events *gb_events_new(struct gb_kube_client *client, const struct gb_events_opts *o) {
@@ -74,6 +61,10 @@ struct gb_events *gb_events_new(struct gb_kube_client *client, const struct gb_e
     snprintf(ev->instance, sizeof(ev->instance), "unknown");
   ev->min_interval_s = o && o->min_interval_s > 0 ? o->min_interval_s : 0;
   ev->max_cache = o && o->max_cache ? o->max_cache : 4096;
+  if (gb_htab_init(&ev->cache, 1024) < 0) {
+    free(ev);
+    return NULL;
+  }
   pthread_mutex_init(&ev->mu, NULL);
   return ev;
 }
@@ -87,6 +78,7 @@ void gb_events_free(struct gb_events *ev) {
     free(e);
     e = n;
   }
+  gb_htab_free(&ev->cache);
   pthread_mutex_destroy(&ev->mu);
   free(ev);
 }
@@ -122,20 +114,16 @@ static void lru_front(struct gb_events *ev, struct ev_entry *e) {
 }
 
 static void drop(struct gb_events *ev, struct ev_entry *e) {
-  struct ev_entry **pp = &ev->buckets[e->hash % N_BUCKETS];
-  while (*pp && *pp != e)
-    pp = &(*pp)->chain;
-  if (*pp)
-    *pp = e->chain;
+  gb_htab_remove(&ev->cache, &e->node);
   lru_unlink(ev, e);
   ev->n--;
   free(e);
 }
 
 static struct ev_entry *find(struct gb_events *ev, const char *key, uint64_t h) {
-  for (struct ev_entry *e = ev->buckets[h % N_BUCKETS]; e; e = e->chain)
-    if (e->hash == h && !strcmp(e->key, key))
-      return e;
+  for (struct gb_hnode *n = gb_htab_chain(&ev->cache, h); n; n = n->next)
+    if (n->hash == h && !strcmp(((struct ev_entry *)n)->key, key))
+      return (struct ev_entry *)n;
   return NULL;
 }
 
@@ -147,9 +135,8 @@ static struct ev_entry *insert(struct gb_events *ev, const char *key, uint64_t h
   if (!e)
     return NULL;
   memcpy(e->key, key, len + 1);
-  e->hash = h;
-  e->chain = ev->buckets[h % N_BUCKETS];
-  ev->buckets[h % N_BUCKETS] = e;
+  e->node.hash = h;
+  gb_htab_insert(&ev->cache, &e->node);
   lru_front(ev, e);
   ev->n++;
   return e;
@@ -298,8 +285,8 @@ int gb_events_record(struct gb_events *ev, const struct gb_event_ref *o, const c
     return GC_ENOMEM;
   snprintf(key, klen, "%s|%s/%s|%s|%s|%s", o->uid ? o->uid : "", o->ns, o->name, type, reason,
            msg);
-  uint64_t h = fnv(key);
-  double now = mono();
+  uint64_t h = gb_hash_str(key);
+  double now = gb_clock_s();
   struct ev_write w = {"", "", 0, 0, 0};
   pthread_mutex_lock(&ev->mu);
   struct ev_entry *ent = find(ev, key, h);

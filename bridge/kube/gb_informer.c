@@ -13,6 +13,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "gb_clock.h"
+#include "gb_hash.h"
 #include "gb_kube_watch.h"
 
 #define RV_MAX 512
@@ -69,14 +71,9 @@ struct gb_informer {
 /* strdup that passes NULL through. */
 static char *xstrdup(const char *s) { return s ? strdup(s) : NULL; }
 
-static uint32_t fnv(const char *s, size_t n) {
-  uint32_t h = 2166136261u;
-  for (size_t i = 0; i < n; i++) {
-    h ^= (unsigned char)s[i];
-    h *= 16777619u;
-  }
-  return h;
-}
+/* The bucket hash: the low 32 bits of FNV-1a are as well mixed as the rest
+ * and the bucket index masks low bits. */
+static uint32_t key_hash(const char *s, size_t n) { return (uint32_t)gb_hash_bytes(s, n); }
 
 static void logf_(struct gb_informer *inf, int is_error, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -221,7 +218,7 @@ static struct entry *entry_new(const char *key, const char *rv, const char *uid,
   if (!e)
     return NULL;
   e->next = NULL;
-  e->hash = fnv(key, kl);
+  e->hash = key_hash(key, kl);
   e->gen = 0;
   e->key_len = (uint16_t)kl;
   e->rv_len = (uint16_t)rl;
@@ -342,7 +339,7 @@ static int upsert(struct gb_informer *inf, json_object *obj, uint32_t gen) {
 /* Removes the entry of key; returns it (caller frees) or NULL. */
 static struct entry *remove_key(struct gb_informer *inf, const char *key) {
   size_t len = strlen(key);
-  uint32_t h = fnv(key, len);
+  uint32_t h = key_hash(key, len);
   pthread_rwlock_wrlock(&inf->cache_lock);
   struct entry **pp = find_slot(inf, key, len, h);
   struct entry *e = *pp;
@@ -513,10 +510,7 @@ static double rand01(struct gb_informer *inf) {
 /* Sleeps up to s seconds, waking early on stop. */
 static void nap(struct gb_informer *inf, double s) {
   struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  double t = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9 + s;
-  ts.tv_sec = (time_t)t;
-  ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
+  gb_clock_deadline_s(&ts, s);
   pthread_mutex_lock(&inf->lock);
   while (!atomic_load(&inf->stopping)) {
     if (pthread_cond_timedwait(&inf->cond, &inf->lock, &ts) == ETIMEDOUT)
@@ -537,12 +531,6 @@ static void backoff(struct gb_informer *inf, int *attempt) {
     d = inf->o.backoff_base_s / 10;
   (*attempt)++;
   nap(inf, d);
-}
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 static void *run(void *arg) {
@@ -574,7 +562,7 @@ static void *run(void *arg) {
     pthread_mutex_lock(&inf->lock);
     inf->st.watches++;
     pthread_mutex_unlock(&inf->lock);
-    double t0 = now_s();
+    double t0 = gb_clock_s();
     int rc = gb_kube_watch_once(inf->client, inf->path, &wo, on_event, should_abort, &w, &e);
     if (atomic_load(&inf->stopping) || rc == WATCH_STOP)
       break;
@@ -591,7 +579,7 @@ static void *run(void *arg) {
     if (rc == GC_OK) {
       /* A normal end.  One that came back at once with nothing is treated
        * as a failure so a misbehaving server cannot make us spin. */
-      if (w.events == 0 && now_s() - t0 < 1.0) {
+      if (w.events == 0 && gb_clock_s() - t0 < 1.0) {
         failures++;
         backoff(inf, &attempt);
       } else {
@@ -742,13 +730,7 @@ int gb_informer_has_synced(struct gb_informer *inf) {
 
 int gb_informer_wait_synced(struct gb_informer *inf, long timeout_ms) {
   struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  ts.tv_sec += timeout_ms / 1000;
-  ts.tv_nsec += (timeout_ms % 1000) * 1000000L;
-  if (ts.tv_nsec >= 1000000000L) {
-    ts.tv_sec++;
-    ts.tv_nsec -= 1000000000L;
-  }
+  gb_clock_deadline(&ts, (int64_t)timeout_ms * 1000000);
   pthread_mutex_lock(&inf->lock);
   while (!inf->synced)
     if (pthread_cond_timedwait(&inf->cond, &inf->lock, &ts) == ETIMEDOUT)
@@ -780,7 +762,7 @@ static const struct entry *lookup(struct gb_informer *inf, const char *ns, const
                       : snprintf(key, sizeof(key), "%s", name);
   if (n < 0 || (size_t)n >= sizeof(key))
     return NULL;
-  return *find_slot(inf, key, (size_t)n, fnv(key, (size_t)n));
+  return *find_slot(inf, key, (size_t)n, key_hash(key, (size_t)n));
 }
 
 int gb_informer_get_json(struct gb_informer *inf, const char *ns, const char *name,

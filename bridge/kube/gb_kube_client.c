@@ -5,6 +5,7 @@
  */
 #include "gb_kube_client.h"
 #include "gb_bucket.h"
+#include "gb_clock.h"
 #include "gb_version.h"
 
 #include <curl/curl.h>
@@ -38,12 +39,6 @@ struct gb_kube_client {
 };
 
 /* ---- small helpers ------------------------------------------------------- */
-
-static double mono_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static void sleep_s(double s) {
   if (s <= 0)
@@ -202,7 +197,7 @@ int gb_kube_client_new(struct gb_kube_config *cfg, const struct gb_kube_client_o
     return GC_ENOMEM;
   }
   pthread_mutex_init(&c->lock, NULL);
-  gb_bucket_init(&c->bucket, c->o.qps, c->o.burst, mono_now());
+  gb_bucket_init(&c->bucket, c->o.qps, c->o.burst, gb_clock_s());
   c->rng = (unsigned)time(NULL) ^ (unsigned)(uintptr_t)c;
   *out = c;
   return GC_OK;
@@ -259,7 +254,7 @@ static double jitter01(struct gb_kube_client *c) {
 
 static void throttle(struct gb_kube_client *c) {
   pthread_mutex_lock(&c->lock);
-  double wait = gb_bucket_reserve(&c->bucket, mono_now());
+  double wait = gb_bucket_reserve(&c->bucket, gb_clock_s());
   if (wait > 0) {
     c->stats.throttled++;
     c->stats.throttled_seconds += wait;
@@ -515,9 +510,9 @@ int gb_kube_request_timeout(struct gb_kube_client *c, enum gb_kube_verb verb,
       curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
     }
     throttle(c);
-    double t0 = mono_now();
+    double t0 = gb_clock_s();
     CURLcode cc = curl_easy_perform(h);
-    double dt = mono_now() - t0;
+    double dt = gb_clock_s() - t0;
     long http = 0;
     if (cc == CURLE_OK)
       curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &http);
@@ -790,9 +785,9 @@ int gb_kube_stream(struct gb_kube_client *c, const char *path, long timeout_s,
   curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
   curl_easy_setopt(h, CURLOPT_XFERINFODATA, &x);
   throttle(c);
-  double t0 = mono_now();
+  double t0 = gb_clock_s();
   CURLcode cc = curl_easy_perform(h);
-  double dt = mono_now() - t0;
+  double dt = gb_clock_s() - t0;
   long http = 0;
   curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &http);
   curl_slist_free_all(hdrs);

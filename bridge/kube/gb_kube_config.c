@@ -16,6 +16,9 @@
 #include <time.h>
 #include <yaml.h>
 
+#include "gb_base64.h"
+#include "gb_clock.h"
+#include "gb_file.h"
 #include "gc_arena.h"
 #include "gc_value.h"
 
@@ -36,108 +39,6 @@ struct gb_kube_token_cache {
 
 /* strdup that passes NULL through. */
 static char *xstrdup(const char *s) { return s ? strdup(s) : NULL; }
-
-static int b64val(unsigned char c) {
-  if (c >= 'A' && c <= 'Z')
-    return c - 'A';
-  if (c >= 'a' && c <= 'z')
-    return c - 'a' + 26;
-  if (c >= '0' && c <= '9')
-    return c - '0' + 52;
-  if (c == '+')
-    return 62;
-  if (c == '/')
-    return 63;
-  return -1;
-}
-
-unsigned char *gb_base64_decode(const char *text, size_t len, size_t *out_len) {
-  unsigned char *out = malloc(len / 4 * 3 + 4);
-  if (!out)
-    return NULL;
-  size_t n = 0, pad = 0;
-  unsigned acc = 0, bits = 0, seen = 0;
-  for (size_t i = 0; i < len; i++) {
-    unsigned char c = (unsigned char)text[i];
-    if (c == ' ' || c == '\n' || c == '\r' || c == '\t')
-      continue;
-    if (c == '=') {
-      pad++;
-      continue;
-    }
-    int v = b64val(c);
-    if (v < 0 || pad)
-      goto bad;
-    acc = (acc << 6) | (unsigned)v;
-    bits += 6;
-    seen++;
-    if (bits >= 8) {
-      bits -= 8;
-      out[n++] = (unsigned char)(acc >> bits);
-      acc &= (1u << bits) - 1;
-    }
-  }
-  /* A single leftover sextet cannot encode a byte; padding beyond two and
-   * non-zero leftover bits are malformed too. */
-  if (seen % 4 == 1 || pad > 2 || acc != 0)
-    goto bad;
-  out[n] = 0;
-  *out_len = n;
-  return out;
-bad:
-  free(out);
-  return NULL;
-}
-
-static double mono_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* Reads a whole small file into a malloc'd NUL-terminated buffer. */
-static int read_file(const char *path, size_t max, char **out, size_t *out_len, struct stat *st_out,
-                     struct gc_diags *d) {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    gc_diags_addf(d, "%s: cannot open: %s", path, strerror(errno));
-    return errno == ENOENT ? GC_ENOTFOUND : GC_EIO;
-  }
-  int rc = GC_OK;
-  char *buf = NULL;
-  struct stat st;
-  if (fstat(fileno(f), &st) != 0) {
-    gc_diags_addf(d, "%s: cannot stat: %s", path, strerror(errno));
-    rc = GC_EIO;
-    goto out;
-  }
-  if (st_out)
-    *st_out = st;
-  buf = malloc(max + 1);
-  if (!buf) {
-    rc = GC_ENOMEM;
-    goto out;
-  }
-  size_t n = fread(buf, 1, max + 1, f);
-  if (ferror(f)) {
-    gc_diags_addf(d, "%s: read error", path);
-    rc = GC_EIO;
-    goto out;
-  }
-  if (n > max) {
-    gc_diags_addf(d, "%s: larger than the limit of %zu bytes", path, max);
-    rc = GC_ELIMIT;
-    goto out;
-  }
-  buf[n] = 0;
-  *out = buf;
-  *out_len = n;
-  buf = NULL;
-out:
-  free(buf);
-  fclose(f);
-  return rc;
-}
 
 /* ---- YAML to tree ----------------------------------------------------- */
 
@@ -325,8 +226,10 @@ static int kfile_or_data(struct kload *k, const struct gc_value *map, const char
     return rc;
   if (data) {
     struct gc_value *v = gc_map_get(map, dkey);
-    *data_out = gb_base64_decode(data, v->len, len_out);
-    if (!*data_out || *len_out == 0) {
+    int brc = gb_base64_decode(data, v->len, data_out, len_out);
+    if (brc == GC_ENOMEM)
+      return brc;
+    if (brc || *len_out == 0) {
       free(*data_out);
       *data_out = NULL;
       char w[256];
@@ -538,7 +441,7 @@ int gb_kube_config_load_file(const char *path, const char *context,
   char *buf = NULL;
   size_t len = 0;
   *out = NULL;
-  int rc = read_file(path, GB_KUBE_CONFIG_MAX_BYTES, &buf, &len, NULL, diags);
+  int rc = gb_file_read(path, GB_KUBE_CONFIG_MAX_BYTES, 0, &buf, &len, NULL, diags);
   if (rc)
     return rc;
   rc = gb_kube_config_load_buffer(path, buf, len, context, out, diags);
@@ -598,7 +501,7 @@ int gb_kube_config_in_cluster(const char *sa_dir, struct gb_kube_config **out,
   size_t nslen = 0;
   struct gc_diags quiet;
   gc_diags_init(&quiet);
-  if (read_file(nsf, 256, &nsbuf, &nslen, NULL, &quiet) == GC_OK) {
+  if (gb_file_read(nsf, 256, 0, &nsbuf, &nslen, NULL, &quiet) == GC_OK) {
     while (nslen > 0 && (nsbuf[nslen - 1] == '\n' || nsbuf[nslen - 1] == ' '))
       nsbuf[--nslen] = 0;
     c->namespace = nsbuf;
@@ -669,7 +572,7 @@ static void move_diags(struct gc_diags *dst, struct gc_diags *src) {
 static int token_refresh(struct gb_kube_config *c, struct gc_diags *d) {
   struct gb_kube_token_cache *tc = c->tc;
   struct stat st;
-  double now = mono_now();
+  double now = gb_clock_s();
   int changed = 1;
   if (tc->have && stat(c->token_file, &st) == 0) {
     changed = st.st_mtim.tv_sec != tc->mtime.tv_sec || st.st_mtim.tv_nsec != tc->mtime.tv_nsec ||
@@ -682,7 +585,7 @@ static int token_refresh(struct gb_kube_config *c, struct gc_diags *d) {
   size_t len = 0;
   struct gc_diags local;
   gc_diags_init(&local);
-  int rc = read_file(c->token_file, GB_KUBE_TOKEN_MAX_BYTES, &buf, &len, &st, &local);
+  int rc = gb_file_read(c->token_file, GB_KUBE_TOKEN_MAX_BYTES, 0, &buf, &len, &st, &local);
   while (rc == GC_OK && len > 0 &&
          (buf[len - 1] == '\n' || buf[len - 1] == '\r' || buf[len - 1] == ' '))
     buf[--len] = 0;

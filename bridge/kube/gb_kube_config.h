@@ -98,9 +98,4 @@ int gb_kube_config_token(struct gb_kube_config *cfg, char *buf, size_t cap,
 /* Frees the config and everything it owns.  Accepts NULL. */
 void gb_kube_config_free(struct gb_kube_config *cfg);
 
-/* Decodes standard base64 (padding optional, whitespace ignored).  Returns a
- * malloc'd buffer (caller frees, NUL-terminated beyond *out_len) or NULL when
- * the text is not base64 or memory is exhausted. */
-unsigned char *gb_base64_decode(const char *text, size_t len, size_t *out_len);
-
 #endif

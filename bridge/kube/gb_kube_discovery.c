@@ -2,6 +2,7 @@
  *
  * gb_kube_discovery: per-group-version discovery with a small answer cache.
  */
+#include "gb_clock.h"
 #include "gb_kube_discovery.h"
 
 #include <pthread.h>
@@ -25,12 +26,6 @@ struct gb_kube_discovery {
   struct slot slots[CACHE_SLOTS];
   size_t next; /* round-robin replacement */
 };
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 int gb_kube_discovery_check(struct gb_kube_client *c, const char *group, const char *version,
                             const char *resource, int *served, struct gb_kube_error *e) {
@@ -102,7 +97,7 @@ int gb_kube_discovery_served(struct gb_kube_discovery *d, const char *group, con
                    resource ? resource : "");
   if (n < 0 || (size_t)n >= sizeof(key))
     return GC_EINVAL;
-  double t = now_s();
+  double t = gb_clock_s();
   pthread_mutex_lock(&d->lock);
   for (size_t i = 0; i < CACHE_SLOTS; i++)
     if (d->slots[i].key[0] && !strcmp(d->slots[i].key, key) && t - d->slots[i].at < d->max_age) {

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "gb_leader.h"
+#include "gb_clock.h"
 #include "gb_log.h"
 
 enum phase { PH_ACQUIRE = 0, PH_LEAD };
@@ -77,7 +78,7 @@ static double sys_clock(clockid_t id) {
 }
 
 static double now_mono(const struct gb_leader *le) {
-  return le->clock.mono ? le->clock.mono(le->clock.ctx) : sys_clock(CLOCK_MONOTONIC);
+  return le->clock.mono ? le->clock.mono(le->clock.ctx) : gb_clock_s();
 }
 
 static double now_wall(const struct gb_leader *le) {
@@ -789,21 +790,6 @@ void gb_leader_release_now(struct gb_leader *le) {
   gc_diags_destroy(&d);
 }
 
-static void abs_after(struct timespec *ts, double s) {
-  clock_gettime(CLOCK_MONOTONIC, ts);
-  if (s < 0)
-    s = 0;
-  if (s > 86400)
-    s = 86400;
-  double whole = floor(s);
-  ts->tv_sec += (time_t)whole;
-  ts->tv_nsec += (long)((s - whole) * 1e9);
-  if (ts->tv_nsec >= 1000000000L) {
-    ts->tv_sec++;
-    ts->tv_nsec -= 1000000000L;
-  }
-}
-
 static void *elector_main(void *arg) {
   struct gb_leader *le = arg;
   for (;;) {
@@ -814,7 +800,7 @@ static void *elector_main(void *arg) {
       break;
     double delay = step(le);
     struct timespec ts;
-    abs_after(&ts, delay);
+    gb_clock_deadline_s(&ts, delay);
     pthread_mutex_lock(&le->mu);
     while (!le->stop_req && pthread_cond_timedwait(&le->cond, &le->mu, &ts) != ETIMEDOUT)
       ;
@@ -848,7 +834,7 @@ static void *notifier_main(void *arg) {
     if (leading) {
       double left = (double)atomic_load(&le->deadline_us) / 1e6 - now_mono(le);
       struct timespec ts;
-      abs_after(&ts, left + 0.0005);
+      gb_clock_deadline_s(&ts, left + 0.0005);
       pthread_cond_timedwait(&le->cond, &le->mu, &ts);
     } else if (!le->notifier_quit) {
       pthread_cond_wait(&le->cond, &le->mu);

@@ -42,6 +42,7 @@
 #include <grpc/support/log.h>
 #include <grpc/support/time.h>
 
+#include "gb_clock.h"
 #include "gb_rpc_client.h"
 #include "gb_tls_files.h"
 #include "grpc/health/v1/health.pb-c.h"
@@ -270,12 +271,6 @@ static int request_call(struct gb_rpc_server *s, struct method *m) {
 
 /* Starts the final batch: initial metadata, the reply when OK, the status
  * and the close.  The context is freed when the batch completes. */
-static int64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static void finish(struct call *c, int code, const char *msg) {
   c->code = code;
   grpc_op ops[4];
@@ -593,7 +588,7 @@ static void on_event(struct worker *w, struct call *c, int ok) {
       return;
     }
     if (s->cfg.on_call)
-      c->t0_ns = now_ns();
+      c->t0_ns = gb_clock_ns();
     if (!atomic_load(&s->shutting_down))
       request_call(s, c->m); /* keep the accept pipeline full */
     if (!c->m) {
@@ -613,7 +608,7 @@ static void on_event(struct worker *w, struct call *c, int ok) {
     atomic_fetch_add(&s->calls, 1);
     if (s->cfg.on_call)
       s->cfg.on_call(s->cfg.on_call_arg, c->m ? c->m->path : "unknown", c->code,
-                     c->cancelled || !ok, (double)(now_ns() - c->t0_ns) / 1e9);
+                     c->cancelled || !ok, (double)(gb_clock_ns() - c->t0_ns) / 1e9);
     call_free(c);
     return;
   }
@@ -709,13 +704,7 @@ static int probe_once(struct gb_rpc_server *s, int timeout_ms, char *why, size_t
 /* Waits out one interval; 1 when asked to stop.  Called with check_mu. */
 static int check_sleep(struct gb_rpc_server *s) {
   struct timespec until;
-  clock_gettime(CLOCK_MONOTONIC, &until);
-  until.tv_sec += s->cfg.self_check_ms / 1000;
-  until.tv_nsec += (long)(s->cfg.self_check_ms % 1000) * 1000000L;
-  if (until.tv_nsec >= 1000000000L) {
-    until.tv_sec++;
-    until.tv_nsec -= 1000000000L;
-  }
+  gb_clock_deadline(&until, (int64_t)s->cfg.self_check_ms * 1000000);
   while (!s->check_stop)
     if (pthread_cond_timedwait(&s->check_cv, &s->check_mu, &until) != 0)
       break; /* timed out */

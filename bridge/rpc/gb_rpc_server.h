@@ -158,8 +158,10 @@ int gb_rpc_server_add_service(struct gb_rpc_server *s, const ProtobufCServiceDes
 int gb_rpc_server_mark_light(struct gb_rpc_server *s, const char *path);
 
 /* Reads the TLS files, binds the address and starts the workers.  Returns
- * 0; GC_EIO when a file cannot be read or the address cannot be bound (a
- * port in use is an error: SO_REUSEPORT is off); messages to diags. */
+ * 0; a TLS file's gb_file_read code (GC_ENOTFOUND missing, GC_EIO
+ * unreadable, GC_ELIMIT too large, GC_EINVAL empty or binary); GC_EIO when
+ * the address cannot be bound (a port in use is an error: SO_REUSEPORT is
+ * off); messages to diags. */
 int gb_rpc_server_start(struct gb_rpc_server *s, struct gc_diags *diags);
 
 /* The listener self-check (cfg.self_check_ms): returns 0 while the port

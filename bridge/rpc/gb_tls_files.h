@@ -12,10 +12,11 @@
 /* The largest PEM file accepted, in bytes. */
 #define GB_TLS_PEM_MAX (1 << 20)
 
-/* Reads the whole file at path (at most GB_TLS_PEM_MAX bytes, not empty)
- * into a NUL-terminated string; caller frees *out with free().  Returns 0,
- * GC_EIO (cannot open or read, empty, too large; the message names the path)
- * or GC_ENOMEM.  *out is NULL on failure. */
+/* Reads the whole file at path (at most GB_TLS_PEM_MAX bytes, not empty, no
+ * NUL byte) into a NUL-terminated string; caller frees *out with free().
+ * Returns 0 or gb_file_read's codes (GC_ENOTFOUND, GC_EIO, GC_ELIMIT,
+ * GC_EINVAL, GC_ENOMEM), the message naming the path.  *out is NULL on
+ * failure. */
 int gb_tls_pem_read(const char *path, char **out, struct gc_diags *diags);
 
 #endif

@@ -286,71 +286,6 @@ START_TEST(test_service_set) {
 }
 END_TEST
 
-START_TEST(test_time_to_schedule) {
-  struct gb_metrics *reg = gb_metrics_new();
-  struct gb_service_metrics sm;
-  ck_assert_int_eq(gb_service_metrics_register(reg, "t", &sm, NULL), 0);
-  struct gb_tts_tracker *t = gb_tts_tracker_new(sm.time_to_schedule, 4);
-  ck_assert_ptr_nonnull(t);
-  /* Seen pending, then running: observed once, created -> now. */
-  ck_assert_int_eq(gb_tts_tracker_update(t, "u1", "volcano", NULL, 1000, 1001), 0);
-  ck_assert_int_eq(gb_tts_tracker_update(t, "u1", "volcano", "Pending", 1000, 1002), 0);
-  ck_assert_int_eq(gb_tts_tracker_update(t, "u1", "volcano", "Inqueue", 1000, 1003), 0);
-  ck_assert_int_eq(gb_tts_tracker_update(t, "u1", "volcano", "Running", 1000, 1042), 1);
-  ck_assert_int_eq(gb_tts_tracker_update(t, "u1", "volcano", "Running", 1000, 1050), 0);
-  ck_assert_int_eq(gb_tts_tracker_update(t, "u1", "volcano", "Pending", 1000, 1060), 0);
-  ck_assert_int_eq(gb_tts_tracker_update(t, "u1", "volcano", "Running", 1000, 1070), 0);
-  /* First seen already running: never observed. */
-  ck_assert_int_eq(gb_tts_tracker_update(t, "u2", "coscheduling", "Running", 0, 5), 0);
-  ck_assert_int_eq(gb_tts_tracker_update(t, "u2", "coscheduling", "Running", 0, 6), 0);
-  /* Pending then Finished between two updates: observed. */
-  ck_assert_int_eq(gb_tts_tracker_update(t, "u3", "coscheduling", "Scheduling", 10, 11), 0);
-  ck_assert_int_eq(gb_tts_tracker_update(t, "u3", "coscheduling", "Finished", 10, 13), 1);
-  /* Failed without running: not observed, and never later. */
-  ck_assert_int_eq(gb_tts_tracker_update(t, "u4", "coscheduling", "Pending", 0, 1), 0);
-  ck_assert_int_eq(gb_tts_tracker_update(t, "u4", "coscheduling", "Failed", 0, 2), 0);
-  ck_assert_int_eq(gb_tts_tracker_update(t, "u4", "coscheduling", "Running", 0, 3), 0);
-  /* Full (max 4), until one is forgotten. */
-  ck_assert_uint_eq(gb_tts_tracker_size(t), 4);
-  ck_assert_int_eq(gb_tts_tracker_update(t, "u5", "volcano", "Pending", 0, 1), GC_ELIMIT);
-  gb_tts_tracker_forget(t, "u2");
-  gb_tts_tracker_forget(t, "nope");
-  ck_assert_int_eq(gb_tts_tracker_update(t, "u5", "volcano", "Pending", 100, 100), 0);
-  /* Clock skew: a negative duration is recorded as 0. */
-  ck_assert_int_eq(gb_tts_tracker_update(t, "u5", "volcano", "Running", 100, 99), 1);
-  ck_assert_int_eq(gb_tts_tracker_update(t, NULL, "volcano", "Running", 0, 1), GC_EINVAL);
-  double v;
-  ck_assert_int_eq(gb_metric_value(sm.time_to_schedule, (const char *[]){"volcano"}, &v), 0);
-  ck_assert(v == 2);
-  ck_assert_int_eq(gb_metric_value(sm.time_to_schedule, (const char *[]){"coscheduling"}, &v), 0);
-  ck_assert(v == 1);
-  char *out = render(reg);
-  ck_assert_ptr_nonnull(
-      strstr(out, "gangbridge_gang_time_to_schedule_seconds_sum{backend=\"volcano\"} 42\n"));
-  ck_assert_ptr_nonnull(strstr(
-      out, "gangbridge_gang_time_to_schedule_seconds_bucket{backend=\"volcano\",le=\"1\"} 1\n"));
-  ck_assert_ptr_nonnull(strstr(out, "gangbridge_gang_time_to_schedule_seconds_bucket{backend="
-                                    "\"coscheduling\",le=\"5\"} 1\n"));
-  free(out);
-  /* Many PodGroups: the table grows and each is tracked. */
-  gb_tts_tracker_free(t);
-  t = gb_tts_tracker_new(sm.time_to_schedule, 0);
-  char uid[32];
-  for (int i = 0; i < 5000; i++) {
-    snprintf(uid, sizeof(uid), "uid-%d", i);
-    ck_assert_int_eq(gb_tts_tracker_update(t, uid, "volcano", "Pending", 0, 1), 0);
-  }
-  for (int i = 0; i < 5000; i++) {
-    snprintf(uid, sizeof(uid), "uid-%d", i);
-    ck_assert_int_eq(gb_tts_tracker_update(t, uid, "volcano", "Running", 0, 1), 1);
-  }
-  ck_assert_uint_eq(gb_tts_tracker_size(t), 5000);
-  gb_tts_tracker_free(t);
-  gb_tts_tracker_free(NULL);
-  gb_metrics_free(reg);
-}
-END_TEST
-
 /* Several threads update the same and different series while another
  * renders; every increment must be counted exactly. */
 #define THREADS 6
@@ -446,7 +381,6 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_series_limit_and_clear);
   tcase_add_test(tc, test_collector);
   tcase_add_test(tc, test_service_set);
-  tcase_add_test(tc, test_time_to_schedule);
   tcase_add_test(tc, test_threads);
   suite_add_tcase(s, tc);
   return s;

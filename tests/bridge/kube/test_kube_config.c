@@ -414,24 +414,6 @@ START_TEST(in_cluster_token_rotation) {
 }
 END_TEST
 
-START_TEST(base64) {
-  size_t n = 0;
-  unsigned char *b = gb_base64_decode("aGVsbG8=", 8, &n);
-  ck_assert_ptr_nonnull(b);
-  ck_assert_uint_eq(n, 5);
-  ck_assert_mem_eq(b, "hello", 5);
-  free(b);
-  b = gb_base64_decode("aGVs\nbG8", 8, &n); /* no padding, a newline */
-  ck_assert_ptr_nonnull(b);
-  ck_assert_mem_eq(b, "hello", 5);
-  free(b);
-  ck_assert_ptr_null(gb_base64_decode("aGVsbG8*", 8, &n));
-  ck_assert_ptr_null(gb_base64_decode("a", 1, &n));
-  ck_assert_ptr_null(gb_base64_decode("aGVsbG8=x", 9, &n));
-  ck_assert_ptr_null(gb_base64_decode("aGVsbG9=", 8, &n)); /* non-zero trailing bits */
-}
-END_TEST
-
 static Suite *suite(void) {
   Suite *s = suite_create("kube_config");
   TCase *tc = tcase_create("core");
@@ -448,7 +430,6 @@ static Suite *suite(void) {
   tcase_add_test(tc, home_kube_config_fallback);
   tcase_add_test(tc, in_cluster_env_and_ipv6);
   tcase_add_test(tc, in_cluster_token_rotation);
-  tcase_add_test(tc, base64);
   suite_add_tcase(s, tc);
   return s;
 }
