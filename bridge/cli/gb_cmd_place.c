@@ -14,20 +14,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gb_buf.h"
 #include "gb_cli.h"
 #include "gb_diagprint.h"
 #include "gb_emit.h"
 #include "gb_manifest.h"
 #include "gb_place_json.h"
+#include "gb_place_svg.h"
 #include "gc_gang.h"
 #include "tp_gang.h"
 #include "tp_place.h"
 #include "tp_snapshot.h"
 
 #define MAX_LEVELS_ARG 1024
-#define SVG_MAX_DOMAINS 2000
-#define SVG_MAX_NODES 4000
-#define SVG_NODE_LIMIT_DRAWN 400 /* above this, nodes are summarised per domain */
 
 struct place_opts {
   const char **cluster;
@@ -278,243 +277,33 @@ static void emit_table(struct run *r) {
   }
 }
 
-/* ------------------------------------------------------------------ */
-/* SVG                                                                  */
-
-static void xml_text(FILE *f, const char *s) {
-  for (; *s; s++) {
-    switch (*s) {
-    case '<': fputs("&lt;", f); break;
-    case '>': fputs("&gt;", f); break;
-    case '&': fputs("&amp;", f); break;
-    case '"': fputs("&quot;", f); break;
-    default:
-      if ((unsigned char)*s >= 0x20)
-        fputc(*s, f);
-    }
-  }
-}
-
-struct svg_layout {
-  uint32_t *cstart, *child; /* domain children (CSR), name order */
-  uint32_t *nstart, *nodes; /* nodes attached directly to a domain (CSR) */
-  double *x;                /* domain centre column */
-  double *nx;               /* node column, by slot */
-  int *depth;
-  int max_depth;
-  double cols;
-  int draw_nodes;
-};
-
-static void svg_place(const struct tp_snapshot *s, struct svg_layout *L, uint32_t d, int depth) {
-  double start = L->cols;
-  L->depth[d] = depth;
-  if (depth > L->max_depth)
-    L->max_depth = depth;
-  for (uint32_t j = L->cstart[d]; j < L->cstart[d + 1]; j++)
-    svg_place(s, L, L->child[j], depth + 1);
-  if (L->draw_nodes)
-    for (uint32_t j = L->nstart[d]; j < L->nstart[d + 1]; j++)
-      L->nx[L->nodes[j]] = L->cols++;
-  if (L->cols == start)
-    L->cols += 1;
-  L->x[d] = (start + L->cols - 1) / 2.0;
-}
-
-static int cmp_str_idx(const void *a, const void *b) {
-  const char *const *x = a, *const *y = b;
-  return strcmp(*x, *y);
-}
-
-/* Fills L's child lists (children in name order) and node lists (nodes of
- * each leaf in name order).  byname and fill are scratch of nd pairs and
- * nd + 1 entries. */
-static void svg_lists(const struct tp_snapshot *s, struct svg_layout *L, const char **byname,
-                      uint32_t *fill, size_t nd) {
-  /* Children in name order: sort (name, index) pairs packed as two slots. */
-  for (size_t d = 0; d < nd; d++) {
-    byname[2 * d] = tp_snapshot_domain_name(s, d);
-    byname[2 * d + 1] = (const char *)(uintptr_t)d;
-  }
-  qsort(byname, nd, 2 * sizeof(*byname), cmp_str_idx);
-  for (size_t d = 1; d < nd; d++)
-    L->cstart[tp_snapshot_domain_parent(s, d) + 1]++;
-  for (size_t d = 0; d < nd; d++)
-    L->cstart[d + 1] += L->cstart[d];
-  for (size_t i = 0; i < nd; i++) {
-    uint32_t d = (uint32_t)(uintptr_t)byname[2 * i + 1];
-    int64_t p = d ? tp_snapshot_domain_parent(s, d) : -1;
-    if (p >= 0)
-      L->child[L->cstart[p] + fill[p]++] = d;
-  }
-  for (size_t i = 0; i < tp_snapshot_node_count(s); i++)
-    L->nstart[tp_snapshot_node_leaf(s, tp_snapshot_node_sorted(s, i)) + 1]++;
-  for (size_t d = 0; d < nd; d++)
-    L->nstart[d + 1] += L->nstart[d];
-  memset(fill, 0, (nd + 1) * sizeof(uint32_t));
-  for (size_t i = 0; i < tp_snapshot_node_count(s); i++) {
-    uint32_t slot = tp_snapshot_node_sorted(s, i);
-    uint32_t leaf = tp_snapshot_node_leaf(s, slot);
-    L->nodes[L->nstart[leaf] + fill[leaf]++] = slot;
-  }
-}
-
+/* Draws the result (gb_place_svg) and writes the drawing to path.  The
+ * file is opened only once the drawing is complete, so a cluster too large
+ * to draw leaves no file behind. */
 static int write_svg(struct run *r, const char *path) {
-  const struct tp_snapshot *s = r->snap;
-  const struct tp_result *res = &r->res;
-  size_t nd = tp_snapshot_domain_count(s), n_alive = tp_snapshot_node_count(s);
-  if (nd > SVG_MAX_DOMAINS || n_alive > SVG_MAX_NODES) {
-    gc_diags_addf(&r->diags, "--svg: the cluster is too large to draw (%zu domains, %zu nodes; "
-                  "at most %d and %d)",
-                  nd, n_alive, SVG_MAX_DOMAINS, SVG_MAX_NODES);
-    return GC_ELIMIT;
-  }
-  struct svg_layout L = {0};
-  int rc = GC_ENOMEM;
-  const char **byname = malloc(nd * 2 * sizeof(*byname));
-  int64_t *placed = calloc(tp_snapshot_slot_count(s) + 1, sizeof(*placed));
-  L.cstart = calloc(nd + 2, sizeof(uint32_t));
-  L.child = calloc(nd + 1, sizeof(uint32_t));
-  L.nstart = calloc(nd + 2, sizeof(uint32_t));
-  L.nodes = calloc(n_alive + 1, sizeof(uint32_t));
-  L.x = calloc(nd, sizeof(double));
-  L.nx = calloc(tp_snapshot_slot_count(s) + 1, sizeof(double));
-  L.depth = calloc(nd, sizeof(int));
-  uint32_t *fill = calloc(nd + 1, sizeof(uint32_t));
-  FILE *f = NULL;
-  if (!byname || !placed || !L.cstart || !L.child || !L.nstart || !L.nodes || !L.x || !L.nx ||
-      !L.depth || !fill)
+  struct gb_buf b;
+  gb_buf_init(&b, GB_PLACE_SVG_MAX_BYTES);
+  size_t errors = r->diags.errors;
+  int rc = gb_place_svg(r->snap, r->ev, &r->gang, &r->res, "--svg", &b, &r->diags);
+  if (rc) {
+    if (r->diags.errors == errors) /* the buffer's own failure has no message yet */
+      gc_diags_addf(&r->diags, "--svg %s: cannot draw: %s", path, gc_strerror(rc));
     goto out;
-  L.draw_nodes = n_alive <= SVG_NODE_LIMIT_DRAWN;
-  svg_lists(s, &L, byname, fill, nd);
-  for (size_t i = 0; i < res->n_assign; i++)
-    placed[res->assign[i].slot] += res->assign[i].pods;
-  svg_place(s, &L, 0, 0);
-
-  const double colw = 120, rowh = 90, boxw = 112, boxh = 62, margin = 20;
-  int rows = L.max_depth + 1 + (L.draw_nodes ? 1 : 0);
-  double width = L.cols * colw + 2 * margin, height = rows * rowh + 2 * margin + 40;
-  f = fopen(path, "w");
+  }
+  FILE *f = fopen(path, "w");
   if (!f) {
     gc_diags_addf(&r->diags, "--svg %s: cannot write: %s", path, strerror(errno));
     rc = GC_EIO;
     goto out;
   }
-  fprintf(f,
-          "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
-          "viewBox=\"0 0 %.0f %.0f\" font-family=\"sans-serif\" font-size=\"10\">\n"
-          "<rect width=\"100%%\" height=\"100%%\" fill=\"#ffffff\"/>\n",
-          width, height, width, height);
-  fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" font-size=\"13\" font-weight=\"bold\">", margin,
-          margin + 4);
-  xml_text(f, r->gang.name ? r->gang.name : "gang");
-  if (res->feasible) {
-    fprintf(f, ": %lld pods on %zu node(s) in ", (long long)res->pods, res->nodes_used);
-    xml_text(f, res->whole_cluster ? "the whole cluster" : res->domain_name);
-  } else {
-    fprintf(f, ": infeasible");
-  }
-  fprintf(f, " (mode %s", tp_mode_name(res->mode));
-  if (res->highest_tier >= 0)
-    fprintf(f, ", tier &lt;= %lld", (long long)res->highest_tier);
-  fprintf(f, ", %s)", tp_profile_name(res->profile));
-  fprintf(f, "</text>\n");
-  double top = margin + 30;
-  /* Edges first, so boxes are drawn over them. */
-  for (size_t d = 1; d < nd; d++) {
-    uint32_t p = (uint32_t)tp_snapshot_domain_parent(s, d);
-    fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#999\"/>\n",
-            margin + L.x[p] * colw + colw / 2, top + L.depth[p] * rowh + boxh,
-            margin + L.x[d] * colw + colw / 2, top + L.depth[d] * rowh);
-  }
-  int pods_r = tp_snapshot_resource(s, "pods");
-  for (size_t d = 0; d < nd; d++) {
-    int chosen = res->feasible && (int64_t)d == res->domain;
-    double x = margin + L.x[d] * colw + (colw - boxw) / 2, y = top + L.depth[d] * rowh;
-    fprintf(f,
-            "<g><rect x=\"%.1f\" y=\"%.1f\" width=\"%.0f\" height=\"%.0f\" rx=\"6\" fill=\"%s\" "
-            "stroke=\"%s\" stroke-width=\"%s\"/>\n",
-            x, y, boxw, boxh, chosen ? "#ffe0b2" : "#eef3fb", chosen ? "#e65100" : "#5b7db1",
-            chosen ? "3" : "1");
-    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-weight=\"bold\">", x + 5, y + 13);
-    xml_text(f, d ? tp_snapshot_domain_name(s, d) : "cluster");
-    fprintf(f, "</text>\n<text x=\"%.1f\" y=\"%.1f\">tier %lld%s", x + 5, y + 26,
-            (long long)tp_snapshot_domain_tier(s, d), d ? "" : " (root)");
-    if (tp_snapshot_domain_tier_name(s, d)) {
-      fputs(" · ", f);
-      xml_text(f, tp_snapshot_domain_tier_name(s, d));
-    }
-    fprintf(f, "</text>\n<text x=\"%.1f\" y=\"%.1f\">fits %lld pods · %u nodes</text>\n", x + 5,
-            y + 39, (long long)tp_evaluator_domain_pods(r->ev, (uint32_t)d),
-            tp_snapshot_domain_nodes(s, d));
-    /* Free capacity of the first requested resource that is not pods. */
-    const char *rn = NULL;
-    for (size_t k = 0; k < r->gang.n_sets && !rn; k++)
-      if (r->gang.sets[k].n_req)
-        rn = r->gang.sets[k].res[r->gang.sets[k].n_req - 1];
-    int ri = rn ? tp_snapshot_resource(s, rn) : pods_r;
-    if (ri >= 0) {
-      char q[GC_QUANTITY_BUFSZ];
-      tp_units_format(tp_snapshot_resource_name(s, ri), tp_snapshot_domain_free(s, ri, d), q,
-                      sizeof(q));
-      fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">free ", x + 5, y + 52);
-      xml_text(f, tp_snapshot_resource_name(s, ri));
-      fprintf(f, ": %s</text>\n", q);
-    }
-    fprintf(f, "</g>\n");
-  }
-  if (L.draw_nodes) {
-    for (size_t i = 0; i < tp_snapshot_node_count(s); i++) {
-      uint32_t slot = tp_snapshot_node_sorted(s, i);
-      uint32_t d = tp_snapshot_node_leaf(s, slot);
-      double x = margin + L.nx[slot] * colw + (colw - boxw) / 2;
-      double y = top + (L.max_depth + 1) * rowh;
-      int excl = tp_snapshot_node_state(s, slot) == TP_NODE_EXCLUDED;
-      int used = placed[slot] > 0;
-      fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ccc\"/>\n",
-              margin + L.x[d] * colw + colw / 2, top + L.depth[d] * rowh + boxh, x + boxw / 2, y);
-      fprintf(f,
-              "<g><rect x=\"%.1f\" y=\"%.1f\" width=\"%.0f\" height=\"40\" rx=\"3\" fill=\"%s\" "
-              "stroke=\"%s\"%s/>\n<text x=\"%.1f\" y=\"%.1f\">",
-              x, y, boxw, excl ? "#eeeeee" : used ? "#c8e6c9" : "#ffffff",
-              used ? "#2e7d32" : "#888", excl ? " stroke-dasharray=\"4 2\"" : "", x + 4, y + 14);
-      xml_text(f, tp_snapshot_node_name(s, slot));
-      fprintf(f, "</text>\n<text x=\"%.1f\" y=\"%.1f\">", x + 4, y + 30);
-      if (excl)
-        fprintf(f, "excluded");
-      else if (used)
-        fprintf(f, "+%lld pods (fits %lld)", (long long)placed[slot],
-                (long long)tp_evaluator_node_pods(r->ev, 0, slot));
-      else
-        fprintf(f, "fits %lld", (long long)tp_evaluator_node_pods(r->ev, 0, slot));
-      fprintf(f, "</text></g>\n");
-    }
-  }
-  fprintf(f,
-          "<text x=\"%.0f\" y=\"%.0f\" fill=\"#555\">orange: chosen domain; green: nodes "
-          "receiving pods (+N); grey dashed: excluded (cordoned or tainted); \"fits\": pods of "
-          "the gang's shape that fit now</text>\n",
-          margin, height - 12);
-  fprintf(f, "</svg>\n");
+  fwrite(gb_buf_ptr(&b), 1, gb_buf_len(&b), f);
   rc = ferror(f) ? GC_EIO : GC_OK;
   if (fclose(f) && !rc)
     rc = GC_EIO;
-  f = NULL;
   if (rc)
     gc_diags_addf(&r->diags, "--svg %s: write failed", path);
 out:
-  if (f)
-    fclose(f);
-  free(byname);
-  free(placed);
-  free(L.cstart);
-  free(L.child);
-  free(L.nstart);
-  free(L.nodes);
-  free(L.x);
-  free(L.nx);
-  free(L.depth);
-  free(fill);
+  gb_buf_free(&b);
   return rc;
 }
 
