@@ -859,20 +859,25 @@ void gb_rpc_service_snapshot_status(struct gb_rpc_service *svc, int *ready, uint
   pthread_rwlock_unlock(&svc->lock);
 }
 
-static int snapshot_reply(struct gb_rpc_ctx *ctx, struct gb_rpc_service *svc,
-                          ProtobufCMessage **reply, int locked) {
+/* Replies with the snapshot's status.  The caller holds svc->lock (read or
+ * write) and releases it: this function never touches the lock. */
+static int snapshot_reply_locked(struct gb_rpc_ctx *ctx, struct gb_rpc_service *svc,
+                                 ProtobufCMessage **reply) {
   Gangbridge__V1__SnapshotStatus *st = gc_arena_alloc(ctx->arena, sizeof(*st));
-  if (!st) {
-    if (locked)
-      pthread_rwlock_unlock(&svc->lock);
+  if (!st)
     return gb_rpc_fail(ctx, GB_RPC_RESOURCE_EXHAUSTED, "out of memory");
-  }
-  if (!locked)
-    pthread_rwlock_rdlock(&svc->lock);
   status_fill(svc, st);
-  pthread_rwlock_unlock(&svc->lock);
   *reply = &st->base;
   return GB_RPC_OK;
+}
+
+/* As snapshot_reply_locked, taking and releasing the read lock itself. */
+static int snapshot_reply(struct gb_rpc_ctx *ctx, struct gb_rpc_service *svc,
+                          ProtobufCMessage **reply) {
+  pthread_rwlock_rdlock(&svc->lock);
+  int code = snapshot_reply_locked(ctx, svc, reply);
+  pthread_rwlock_unlock(&svc->lock);
+  return code;
 }
 
 static int writes_refused(struct gb_rpc_ctx *ctx, struct gb_rpc_service *svc);
@@ -917,7 +922,7 @@ static int replace_snapshot(struct gb_rpc_ctx *ctx, void *data, const ProtobufCM
                              NULL, &diags);
     goto out;
   }
-  code = snapshot_reply(ctx, svc, reply, 0);
+  code = snapshot_reply(ctx, svc, reply);
 out:
   doclist_free(&l);
   gc_diags_destroy(&diags);
@@ -927,15 +932,16 @@ out:
 static int get_snapshot_status(struct gb_rpc_ctx *ctx, void *data, const ProtobufCMessage *msg,
                                ProtobufCMessage **reply) {
   (void)msg;
-  return snapshot_reply(ctx, data, reply, 0);
+  return snapshot_reply(ctx, data, reply);
 }
 
-/* One parsed update: the document (for node and pod updates) and the node
- * name it concerns. */
+/* One parsed update: the document (for node and pod updates), the node
+ * name it concerns and, for a free update, the parsed quantities. */
 struct parsed_update {
   const struct gc_value *doc;
   const char *origin;
   const char *node;
+  struct gc_reslist free; /* quantities in the request's arena (qa) */
 };
 
 /* Loads one document of updates[i] into ds; exactly one is required. */
@@ -983,6 +989,156 @@ static int check_named_nodes(struct gb_rpc_ctx *ctx, const struct tp_snapshot *s
   return GB_RPC_OK;
 }
 
+/* Pass 1 validators, one per change kind: each parses updates[i] (u) into
+ * pu without touching the snapshot and returns the status. */
+
+static int check_node_update(struct gb_rpc_ctx *ctx, struct gb_docset *ds, size_t i,
+                             const Gangbridge__V1__NodeUpdate *u, struct parsed_update *pu,
+                             struct gc_diags *diags) {
+  int code = update_doc(ctx, ds, i, "node", &u->node, pu, diags);
+  if (code)
+    return code;
+  const char *kind = gc_value_as_str(gc_map_get(pu->doc, "kind"));
+  const char *nm = gc_value_as_str(gc_value_path(pu->doc, "metadata.name"));
+  if (!kind || strcmp(kind, "Node") || !nm || !*nm)
+    return gb_rpc_fail(ctx, GB_RPC_INVALID_ARGUMENT,
+                       "updates[%zu].node: a Node document with metadata.name is required", i);
+  if (u->name[0] && strcmp(u->name, nm))
+    return gb_rpc_fail(ctx, GB_RPC_INVALID_ARGUMENT,
+                       "updates[%zu].name: '%.200s' differs from the document's '%.200s'", i,
+                       u->name, nm);
+  pu->node = nm;
+  return GB_RPC_OK;
+}
+
+static int check_pod_update(struct gb_rpc_ctx *ctx, struct gb_docset *ds, size_t i,
+                            const Gangbridge__V1__NodeUpdate *u, struct parsed_update *pu,
+                            struct gc_diags *diags) {
+  int bound = u->change_case == GANGBRIDGE__V1__NODE_UPDATE__CHANGE_BOUND_POD;
+  const char *what = bound ? "bound_pod" : "released_pod";
+  int code = update_doc(ctx, ds, i, what, bound ? &u->bound_pod : &u->released_pod, pu, diags);
+  if (code)
+    return code;
+  const char *kind = gc_value_as_str(gc_map_get(pu->doc, "kind"));
+  if (!kind || strcmp(kind, "Pod"))
+    return gb_rpc_fail(ctx, GB_RPC_INVALID_ARGUMENT, "updates[%zu].%s: a Pod document is required",
+                       i, what);
+  return GB_RPC_OK;
+}
+
+/* The quantities go into pu->free, allocated from qa. */
+static int check_free_update(struct gb_rpc_ctx *ctx, struct gc_arena *qa, size_t i,
+                             const Gangbridge__V1__NodeUpdate *u, struct parsed_update *pu) {
+  if (!u->name[0])
+    return gb_rpc_fail(ctx, GB_RPC_INVALID_ARGUMENT, "updates[%zu].name: required", i);
+  const Gangbridge__V1__Quantities *q = u->free;
+  for (size_t k = 0; q && k < q->n_values; k++) {
+    struct gc_quantity qty;
+    const char *v = q->values[k]->value;
+    if (gc_quantity_parse(v, strlen(v), &qty) ||
+        gc_reslist_set(qa, &pu->free, q->values[k]->key, &qty))
+      return gb_rpc_fail(ctx, GB_RPC_INVALID_ARGUMENT,
+                         "updates[%zu].free.values[%.100s]: '%.100s' is not a quantity", i,
+                         q->values[k]->key, v);
+  }
+  return GB_RPC_OK;
+}
+
+static int check_remove_update(struct gb_rpc_ctx *ctx, size_t i,
+                               const Gangbridge__V1__NodeUpdate *u) {
+  if (!u->name[0])
+    return gb_rpc_fail(ctx, GB_RPC_INVALID_ARGUMENT, "updates[%zu].name: required", i);
+  return GB_RPC_OK;
+}
+
+/* Pass 1: parses and checks every update of req into pu (req->n_updates
+ * entries) without touching the snapshot.  Returns the status. */
+static int check_updates(struct gb_rpc_ctx *ctx, const Gangbridge__V1__UpdateNodesRequest *req,
+                         struct gb_docset *ds, struct gc_arena *qa, struct parsed_update *pu,
+                         struct gc_diags *diags) {
+  for (size_t i = 0; i < req->n_updates; i++) {
+    const Gangbridge__V1__NodeUpdate *u = req->updates[i];
+    int code;
+    pu[i].node = u->name;
+    switch (u->change_case) {
+    case GANGBRIDGE__V1__NODE_UPDATE__CHANGE_NODE:
+      code = check_node_update(ctx, ds, i, u, &pu[i], diags);
+      break;
+    case GANGBRIDGE__V1__NODE_UPDATE__CHANGE_BOUND_POD:
+    case GANGBRIDGE__V1__NODE_UPDATE__CHANGE_RELEASED_POD:
+      code = check_pod_update(ctx, ds, i, u, &pu[i], diags);
+      break;
+    case GANGBRIDGE__V1__NODE_UPDATE__CHANGE_FREE:
+      code = check_free_update(ctx, qa, i, u, &pu[i]);
+      break;
+    case GANGBRIDGE__V1__NODE_UPDATE__CHANGE_REMOVE:
+      code = check_remove_update(ctx, i, u);
+      break;
+    default:
+      code = gb_rpc_fail(ctx, GB_RPC_INVALID_ARGUMENT, "updates[%zu].change: not set", i);
+    }
+    if (code)
+      return code;
+  }
+  return GB_RPC_OK;
+}
+
+/* Applies updates[i] (u, parsed as pu) to snap.  Returns 0 or a GC_E*
+ * code, with messages in diags. */
+static int apply_update(struct tp_snapshot *snap, size_t i, const Gangbridge__V1__NodeUpdate *u,
+                        const struct parsed_update *pu, struct gc_diags *diags) {
+  int rc = 0;
+  switch (u->change_case) {
+  case GANGBRIDGE__V1__NODE_UPDATE__CHANGE_NODE:
+    if (tp_snapshot_node(snap, pu->node) >= 0)
+      rc = tp_snapshot_remove_node(snap, pu->node);
+    if (!rc)
+      rc = tp_snapshot_add_node(snap, pu->doc, pu->origin, diags);
+    return rc;
+  case GANGBRIDGE__V1__NODE_UPDATE__CHANGE_REMOVE:
+    return tp_snapshot_remove_node(snap, u->name);
+  case GANGBRIDGE__V1__NODE_UPDATE__CHANGE_FREE: {
+    char where[32];
+    snprintf(where, sizeof(where), "updates[%zu]", i);
+    return tp_snapshot_update_free(snap, u->name, &pu->free, where, diags);
+  }
+  case GANGBRIDGE__V1__NODE_UPDATE__CHANGE_BOUND_POD:
+    return tp_snapshot_update_pod(snap, pu->doc, 1, u->name, pu->origin, diags);
+  case GANGBRIDGE__V1__NODE_UPDATE__CHANGE_RELEASED_POD:
+    return tp_snapshot_update_pod(snap, pu->doc, -1, u->name, pu->origin, diags);
+  default: return 0;
+  }
+}
+
+/* Pass 2: applies every update in order.  The caller holds svc->lock for
+ * writing and releases it.  The generation moves on even when an update
+ * fails part way, because the updates before it stay applied.  Returns the
+ * status. */
+static int apply_updates_locked(struct gb_rpc_ctx *ctx, struct gb_rpc_service *svc,
+                                const Gangbridge__V1__UpdateNodesRequest *req,
+                                const struct parsed_update *pu, struct gc_diags *diags) {
+  if (!svc->snap)
+    return gb_rpc_fail(ctx, GB_RPC_FAILED_PRECONDITION,
+                       "no live snapshot: call ReplaceSnapshot first");
+  int code = check_named_nodes(ctx, svc->snap, req, pu);
+  if (code)
+    return code;
+  for (size_t i = 0; i < req->n_updates; i++) {
+    int rc = apply_update(svc->snap, i, req->updates[i], &pu[i], diags);
+    if (rc) {
+      svc->generation++;
+      if (!diags->errors)
+        gc_diags_addf(diags, "updates[%zu]: %s", i, gc_strerror(rc));
+      char prefix[128];
+      snprintf(prefix, sizeof(prefix), "updates[%zu] failed; updates[0..%zu) were applied\n", i,
+               i);
+      return gb_rpc_fail_diags(ctx, gb_rpc_code_of(rc, GB_RPC_INVALID_ARGUMENT), prefix, diags);
+    }
+  }
+  svc->generation++;
+  return GB_RPC_OK;
+}
+
 static int update_nodes(struct gb_rpc_ctx *ctx, void *data, const ProtobufCMessage *msg,
                         ProtobufCMessage **reply) {
   struct gb_rpc_service *svc = data;
@@ -995,8 +1151,7 @@ static int update_nodes(struct gb_rpc_ctx *ctx, void *data, const ProtobufCMessa
   struct gb_docset *ds = NULL;
   struct parsed_update *pu = NULL;
   struct gc_arena *qa = NULL;
-  struct gc_reslist *free_lists = NULL;
-  int code = GB_RPC_OK, locked = 0;
+  int code = GB_RPC_OK;
   if (writes_refused(ctx, svc)) {
     code = ctx->code;
     goto out;
@@ -1007,142 +1162,20 @@ static int update_nodes(struct gb_rpc_ctx *ctx, void *data, const ProtobufCMessa
   }
   ds = gb_docset_new(&lim);
   pu = calloc(req->n_updates ? req->n_updates : 1, sizeof(*pu));
-  free_lists = calloc(req->n_updates ? req->n_updates : 1, sizeof(*free_lists));
   qa = gc_arena_new(0);
-  if (!ds || !pu || !free_lists || !qa) {
+  if (!ds || !pu || !qa) {
     code = gb_rpc_fail(ctx, GB_RPC_RESOURCE_EXHAUSTED, "out of memory");
     goto out;
   }
-  /* Pass 1: parse and check every update without touching the snapshot. */
-  for (size_t i = 0; i < req->n_updates; i++) {
-    const Gangbridge__V1__NodeUpdate *u = req->updates[i];
-    pu[i].node = u->name;
-    switch (u->change_case) {
-    case GANGBRIDGE__V1__NODE_UPDATE__CHANGE_NODE:
-      code = update_doc(ctx, ds, i, "node", &u->node, &pu[i], &diags);
-      if (code)
-        goto out;
-      {
-        const char *kind = gc_value_as_str(gc_map_get(pu[i].doc, "kind"));
-        const char *nm = gc_value_as_str(gc_value_path(pu[i].doc, "metadata.name"));
-        if (!kind || strcmp(kind, "Node") || !nm || !*nm) {
-          code = gb_rpc_fail(ctx, GB_RPC_INVALID_ARGUMENT,
-                             "updates[%zu].node: a Node document with metadata.name is required",
-                             i);
-          goto out;
-        }
-        if (u->name[0] && strcmp(u->name, nm)) {
-          code = gb_rpc_fail(ctx, GB_RPC_INVALID_ARGUMENT,
-                             "updates[%zu].name: '%.200s' differs from the document's '%.200s'", i,
-                             u->name, nm);
-          goto out;
-        }
-        pu[i].node = nm;
-      }
-      break;
-    case GANGBRIDGE__V1__NODE_UPDATE__CHANGE_BOUND_POD:
-    case GANGBRIDGE__V1__NODE_UPDATE__CHANGE_RELEASED_POD: {
-      int bound = u->change_case == GANGBRIDGE__V1__NODE_UPDATE__CHANGE_BOUND_POD;
-      code = update_doc(ctx, ds, i, bound ? "bound_pod" : "released_pod",
-                        bound ? &u->bound_pod : &u->released_pod, &pu[i], &diags);
-      if (code)
-        goto out;
-      const char *kind = gc_value_as_str(gc_map_get(pu[i].doc, "kind"));
-      if (!kind || strcmp(kind, "Pod")) {
-        code = gb_rpc_fail(ctx, GB_RPC_INVALID_ARGUMENT,
-                           "updates[%zu].%s: a Pod document is required", i,
-                           bound ? "bound_pod" : "released_pod");
-        goto out;
-      }
-      break;
-    }
-    case GANGBRIDGE__V1__NODE_UPDATE__CHANGE_FREE: {
-      if (!u->name[0]) {
-        code = gb_rpc_fail(ctx, GB_RPC_INVALID_ARGUMENT, "updates[%zu].name: required", i);
-        goto out;
-      }
-      const Gangbridge__V1__Quantities *q = u->free;
-      for (size_t k = 0; q && k < q->n_values; k++) {
-        struct gc_quantity qty;
-        const char *v = q->values[k]->value;
-        if (gc_quantity_parse(v, strlen(v), &qty) ||
-            gc_reslist_set(qa, &free_lists[i], q->values[k]->key, &qty)) {
-          code = gb_rpc_fail(ctx, GB_RPC_INVALID_ARGUMENT,
-                             "updates[%zu].free.values[%.100s]: '%.100s' is not a quantity", i,
-                             q->values[k]->key, v);
-          goto out;
-        }
-      }
-      break;
-    }
-    case GANGBRIDGE__V1__NODE_UPDATE__CHANGE_REMOVE:
-      if (!u->name[0]) {
-        code = gb_rpc_fail(ctx, GB_RPC_INVALID_ARGUMENT, "updates[%zu].name: required", i);
-        goto out;
-      }
-      break;
-    default:
-      code = gb_rpc_fail(ctx, GB_RPC_INVALID_ARGUMENT, "updates[%zu].change: not set", i);
-      goto out;
-    }
-  }
+  if ((code = check_updates(ctx, req, ds, qa, pu, &diags)))
+    goto out;
   pthread_rwlock_wrlock(&svc->lock);
-  locked = 1;
-  if (!svc->snap) {
-    code = gb_rpc_fail(ctx, GB_RPC_FAILED_PRECONDITION,
-                       "no live snapshot: call ReplaceSnapshot first");
-    goto out;
-  }
-  if ((code = check_named_nodes(ctx, svc->snap, req, pu)))
-    goto out;
-  /* Pass 2: apply in order. */
-  for (size_t i = 0; i < req->n_updates; i++) {
-    const Gangbridge__V1__NodeUpdate *u = req->updates[i];
-    int rc = 0;
-    switch (u->change_case) {
-    case GANGBRIDGE__V1__NODE_UPDATE__CHANGE_NODE:
-      if (tp_snapshot_node(svc->snap, pu[i].node) >= 0)
-        rc = tp_snapshot_remove_node(svc->snap, pu[i].node);
-      if (!rc)
-        rc = tp_snapshot_add_node(svc->snap, pu[i].doc, pu[i].origin, &diags);
-      break;
-    case GANGBRIDGE__V1__NODE_UPDATE__CHANGE_REMOVE:
-      rc = tp_snapshot_remove_node(svc->snap, u->name);
-      break;
-    case GANGBRIDGE__V1__NODE_UPDATE__CHANGE_FREE: {
-      char where[32];
-      snprintf(where, sizeof(where), "updates[%zu]", i);
-      rc = tp_snapshot_update_free(svc->snap, u->name, &free_lists[i], where, &diags);
-      break;
-    }
-    case GANGBRIDGE__V1__NODE_UPDATE__CHANGE_BOUND_POD:
-      rc = tp_snapshot_update_pod(svc->snap, pu[i].doc, 1, u->name, pu[i].origin, &diags);
-      break;
-    case GANGBRIDGE__V1__NODE_UPDATE__CHANGE_RELEASED_POD:
-      rc = tp_snapshot_update_pod(svc->snap, pu[i].doc, -1, u->name, pu[i].origin, &diags);
-      break;
-    default: break;
-    }
-    if (rc) {
-      svc->generation++;
-      if (!diags.errors)
-        gc_diags_addf(&diags, "updates[%zu]: %s", i, gc_strerror(rc));
-      char prefix[128];
-      snprintf(prefix, sizeof(prefix), "updates[%zu] failed; updates[0..%zu) were applied\n", i,
-               i);
-      code = gb_rpc_fail_diags(ctx, gb_rpc_code_of(rc, GB_RPC_INVALID_ARGUMENT),
-                               prefix, &diags);
-      goto out;
-    }
-  }
-  svc->generation++;
-  locked = 0;
-  code = snapshot_reply(ctx, svc, reply, 1);
+  code = apply_updates_locked(ctx, svc, req, pu, &diags);
+  if (!code)
+    code = snapshot_reply_locked(ctx, svc, reply);
+  pthread_rwlock_unlock(&svc->lock);
 out:
-  if (locked)
-    pthread_rwlock_unlock(&svc->lock);
   gc_arena_free(qa);
-  free(free_lists);
   free(pu);
   gb_docset_free(ds);
   gc_diags_destroy(&diags);
