@@ -270,7 +270,9 @@ static int setcap_block(const int64_t *const *orow, const double *vd, const doub
 /* c[i] = min over the set's ops of q[op * BLK + i]. */
 static void set_min_block(const double *q, const uint8_t *ops, size_t nops, size_t bn,
                           double *c) {
-  for (size_t i = 0; i < bn; i += VL) {
+  /* Whole vectors only: the rows hold bn values, and the lanes past bn of a
+   * last partial vector were never written (the scalar tail does those). */
+  for (size_t i = 0; i + VL <= bn; i += VL) {
     vdbl b = 2147483647.0 - (vdbl){0};
     for (size_t j = 0; j < nops; j++) {
       vdbl x;
