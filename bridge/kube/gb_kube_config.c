@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0
  *
  * gb_kube_config: kubeconfig and in-cluster configuration.  The kubeconfig is
- * loaded with libyaml's document API into a gc_value tree whose scalars are
- * all strings (kubeconfig has no typed values except the one boolean, which
- * is interpreted here), keeping each node's position for messages.
+ * read by the manifest loader (gb_manifest) into a typed gc_value tree that
+ * keeps each node's position for messages; the fields are then checked
+ * against the types of client-go's Config structs.
  */
 #include "gb_kube_config.h"
 
@@ -14,16 +14,12 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
-#include <yaml.h>
 
 #include "gb_base64.h"
 #include "gb_clock.h"
 #include "gb_file.h"
-#include "gc_arena.h"
+#include "gb_manifest.h"
 #include "gc_value.h"
-
-#define MAX_YAML_NODES 100000
-#define MAX_YAML_DEPTH 32
 
 struct gb_kube_token_cache {
   pthread_mutex_t lock;
@@ -40,100 +36,35 @@ struct gb_kube_token_cache {
 /* strdup that passes NULL through. */
 static char *xstrdup(const char *s) { return s ? strdup(s) : NULL; }
 
-/* ---- YAML to tree ----------------------------------------------------- */
+/* ---- text to tree ------------------------------------------------------ */
 
-struct ytree {
-  struct gc_arena *arena;
-  yaml_document_t *doc;
-  size_t nodes;
-};
+/* Bounds of one kubeconfig: the file size, nesting as deep as the old
+ * private loader allowed (a kubeconfig is four levels deep), the node count
+ * after alias expansion, and the memory of the loaded tree. */
+#define KC_MAX_DEPTH 32
+#define KC_MAX_NODES 100000
+#define KC_MAX_DOCS 64
+#define KC_MAX_TREE_BYTES (64u * 1024 * 1024)
 
-static struct gc_value *ynode(struct ytree *t, yaml_node_t *n, int depth) {
-  if (!n || depth > MAX_YAML_DEPTH || ++t->nodes > MAX_YAML_NODES)
-    return NULL;
-  struct gc_value *v = NULL;
-  switch (n->type) {
-  case YAML_SCALAR_NODE: {
-    const char *s = (const char *)n->data.scalar.value;
-    size_t len = n->data.scalar.length;
-    int plain = n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
-    if (plain && (len == 0 || (len == 1 && s[0] == '~') || (len == 4 && !memcmp(s, "null", 4))))
-      v = gc_value_null(t->arena);
-    else {
-      v = gc_value_str(t->arena, s, len);
-      if (v)
-        v->text = v->u.s;
-    }
-    break;
-  }
-  case YAML_SEQUENCE_NODE:
-    v = gc_value_seq(t->arena);
-    for (yaml_node_item_t *it = n->data.sequence.items.start; v && it < n->data.sequence.items.top;
-         it++) {
-      struct gc_value *c = ynode(t, yaml_document_get_node(t->doc, *it), depth + 1);
-      if (!c || gc_seq_push(t->arena, v, c) != GC_OK)
-        return NULL;
-    }
-    break;
-  case YAML_MAPPING_NODE:
-    v = gc_value_map(t->arena);
-    for (yaml_node_pair_t *p = n->data.mapping.pairs.start; v && p < n->data.mapping.pairs.top;
-         p++) {
-      yaml_node_t *k = yaml_document_get_node(t->doc, p->key);
-      if (!k || k->type != YAML_SCALAR_NODE)
-        continue; /* complex keys never occur in kubeconfig; ignore them */
-      struct gc_value *c = ynode(t, yaml_document_get_node(t->doc, p->value), depth + 1);
-      if (!c || gc_map_append(t->arena, v, (const char *)k->data.scalar.value,
-                              k->data.scalar.length, c) != GC_OK)
-        return NULL;
-    }
-    break;
-  default:
-    return NULL;
-  }
-  if (v) {
-    v->line = (uint32_t)n->start_mark.line + 1;
-    v->col = (uint32_t)n->start_mark.column + 1;
-  }
-  return v;
-}
-
-static int parse_yaml(const char *name, const char *buf, size_t len, struct gc_arena *a,
-                      struct gc_value **root, struct gc_diags *d) {
-  yaml_parser_t p;
-  yaml_document_t doc;
-  if (!yaml_parser_initialize(&p))
-    return GC_ENOMEM;
-  yaml_parser_set_input_string(&p, (const unsigned char *)buf, len);
-  if (!yaml_parser_load(&p, &doc)) {
-    gc_diags_addf(d, "%s:%zu:%zu: %s", name, p.problem_mark.line + 1, p.problem_mark.column + 1,
-                  p.problem ? p.problem : "YAML syntax error");
-    yaml_parser_delete(&p);
+/* Loads the text with the manifest loader, so a kubeconfig's scalars are
+ * typed as sigs.k8s.io/yaml types them for client-go (an unquoted 123 is a
+ * number, true a bool) and every syntax error is "file:line:col: message".
+ * As client-go does, only the first document is used.  On success *root
+ * points into ds. */
+static int parse_doc(struct gb_docset *ds, const char *name, const char *buf, size_t len,
+                     const struct gc_value **root, struct gc_diags *d) {
+  int rc = gb_docset_limit_trees(ds, KC_MAX_TREE_BYTES);
+  if (rc)
+    return rc;
+  rc = gb_load_buffer(ds, name, buf, len, d);
+  if (rc)
+    return rc;
+  if (ds->n == 0) {
+    gc_diags_addf(d, "%s:1:1: empty kubeconfig (no YAML document)", name);
     return GC_EINVAL;
   }
-  int rc = GC_OK;
-  yaml_node_t *r = yaml_document_get_root_node(&doc);
-  if (!r) {
-    gc_diags_addf(d, "%s:1:1: empty kubeconfig", name);
-    rc = GC_EINVAL;
-    goto out;
-  }
-  struct ytree t = {a, &doc, 0};
-  *root = ynode(&t, r, 0);
-  if (!*root) {
-    gc_diags_addf(d, "%s:1:1: kubeconfig too large, too deeply nested or out of memory", name);
-    rc = GC_ELIMIT;
-    goto out;
-  }
-  if ((*root)->type != GC_MAP) {
-    gc_diags_addf(d, "%s:%u:%u: kubeconfig must be a mapping", name, (*root)->line,
-                  (*root)->col);
-    rc = GC_EINVAL;
-  }
-out:
-  yaml_document_delete(&doc);
-  yaml_parser_delete(&p);
-  return rc;
+  *root = ds->docs[0].root;
+  return GC_OK;
 }
 
 /* ---- kubeconfig interpretation ----------------------------------------- */
@@ -151,7 +82,11 @@ static int kerr(struct kload *k, const struct gc_value *v, const char *where, co
   return GC_EINVAL;
 }
 
-/* Optional string field: NULL if absent or null; error if not a string. */
+/* Optional string field: NULL if absent or null (client-go leaves a JSON
+ * null at the zero value); error if not a string.  client-go rejects an
+ * unquoted number or bool in a string field ("cannot unmarshal number into
+ * ... of type string"), so the message says how the token was read and that
+ * quoting it makes it text. */
 static int kstr(struct kload *k, const struct gc_value *map, const char *key, const char *where,
                 const char **out) {
   *out = NULL;
@@ -159,9 +94,14 @@ static int kstr(struct kload *k, const struct gc_value *map, const char *key, co
   if (!v || v->type == GC_NULL)
     return GC_OK;
   if (v->type != GC_STR) {
-    char w[256];
+    char w[256], msg[160];
     snprintf(w, sizeof(w), "%s.%s", where, key);
-    return kerr(k, v, w, "must be a string");
+    if (v->type == GC_SEQ || v->type == GC_MAP || !v->text)
+      return kerr(k, v, w, "must be a string");
+    snprintf(msg, sizeof(msg), "must be a string; %.40s%s is read as %s %s (quote it)", v->text,
+             strlen(v->text) > 40 ? "..." : "", v->type == GC_INT ? "an" : "a",
+             gc_type_name(v->type));
+    return kerr(k, v, w, msg);
   }
   *out = v->u.s;
   return GC_OK;
@@ -328,12 +268,14 @@ static int interpret(struct kload *k, const struct gc_value *root, const char *c
   struct gc_value *ins = gc_map_get(cluster, "insecure-skip-tls-verify");
   if (ins && ins->type != GC_NULL) {
     snprintf(w, sizeof(w), "%s.insecure-skip-tls-verify", cwhere);
-    if (ins->type != GC_STR)
-      return kerr(k, ins, w, "must be true or false");
-    if (!strcmp(ins->u.s, "true"))
-      c->insecure_skip_tls_verify = 1;
-    else if (strcmp(ins->u.s, "false") != 0)
-      return kerr(k, ins, w, "must be true or false");
+    /* A bool field takes a YAML bool only: client-go rejects a quoted
+     * "true" ("cannot unmarshal string into ... of type bool"). */
+    if (ins->type != GC_BOOL)
+      return kerr(k, ins, w,
+                  ins->type == GC_STR ? "must be true or false (unquoted; a quoted value is a "
+                                        "string)"
+                                      : "must be true or false");
+    c->insecure_skip_tls_verify = ins->u.b != 0;
   }
 
   if (us && us[0]) {
@@ -405,11 +347,13 @@ int gb_kube_config_load_buffer(const char *name, const char *buf, size_t len,
                   GB_KUBE_CONFIG_MAX_BYTES);
     return GC_ELIMIT;
   }
-  struct gc_arena *a = gc_arena_new(64u * 1024 * 1024);
+  struct gb_limits lim = {GB_KUBE_CONFIG_MAX_BYTES, GB_KUBE_CONFIG_MAX_BYTES, KC_MAX_DEPTH,
+                          KC_MAX_NODES, KC_MAX_DOCS};
+  struct gb_docset *ds = gb_docset_new(&lim);
   struct gb_kube_config *c = config_alloc();
   struct kload k = {name, NULL, diags, c};
   int rc = GC_ENOMEM;
-  if (!a || !c)
+  if (!ds || !c)
     goto out;
   k.dir = xstrdup(name);
   if (!k.dir)
@@ -420,8 +364,10 @@ int gb_kube_config_load_buffer(const char *name, const char *buf, size_t len,
   else
     k.dir[0] = 0;
   c->source = xstrdup(name);
-  struct gc_value *root = NULL;
-  rc = parse_yaml(name, buf, len, a, &root, diags);
+  if (!c->source)
+    goto out;
+  const struct gc_value *root = NULL;
+  rc = parse_doc(ds, name, buf, len, &root, diags);
   if (rc)
     goto out;
   rc = interpret(&k, root, context);
@@ -432,7 +378,7 @@ int gb_kube_config_load_buffer(const char *name, const char *buf, size_t len,
 out:
   free(k.dir);
   gb_kube_config_free(c);
-  gc_arena_free(a);
+  gb_docset_free(ds);
   return rc;
 }
 

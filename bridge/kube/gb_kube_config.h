@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0
  *
  * gb_kube_config: where the Kubernetes API server is and how to authenticate
- * to it.  Two sources: a kubeconfig file (parsed with libyaml; the current or
- * a named context, its cluster and user: server, certificate-authority(-data),
+ * to it.  Two sources: a kubeconfig file (read by the manifest loader,
+ * gb_manifest, and typed as client-go reads it; the current or a named
+ * context, its cluster and user: server, certificate-authority(-data),
  * insecure-skip-tls-verify, token, tokenFile, client-certificate(-data),
  * client-key(-data)), and the in-cluster service account
  * (KUBERNETES_SERVICE_HOST/PORT, token, ca.crt, namespace).  Inline *-data
@@ -11,7 +12,8 @@
  * the in-cluster token, which the kubelet rotates) are re-read when their
  * mtime, size or inode changes, and at least every `token_refresh_s` seconds,
  * as client-go's cached file token source does.  Every problem is reported as
- * "file:line:col: field path: message".
+ * "file:line:col: field path: message" (syntax errors as "file:line:col:
+ * message").
  *
  * Thread-safety: loading is single-threaded.  A loaded config is read-only
  * except for the token cache, which gb_kube_config_token() guards with an

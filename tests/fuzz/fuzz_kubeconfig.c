@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0
  *
- * libFuzzer target for the kubeconfig loader.  Arbitrary bytes are loaded as
- * a kubeconfig named "/fuzz/kubeconfig", with the current context and with
- * the context "ctx".  Properties checked:
+ * libFuzzer target for the kubeconfig loader (the manifest loader, gb_docset,
+ * under the kubeconfig's reading).  Arbitrary bytes are loaded as a
+ * kubeconfig named "/fuzz/kubeconfig", with the current context and with the
+ * context "ctx".  Properties checked:
  *   - loading never crashes, leaks or hangs;
  *   - it succeeds exactly when no error message was recorded, and every
  *     error message names the file;

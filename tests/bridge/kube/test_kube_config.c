@@ -235,11 +235,11 @@ START_TEST(bad_structure) {
       "key: [unclosed\n",
       "",
   };
-  static const char *needles[] = {"must be a mapping", "contexts[0].context.cluster: missing",
+  static const char *needles[] = {":1:1: document is not an object", "contexts[0].context.cluster: missing",
                                   "clusters[0].cluster.server: missing",
                                   "must start with https://", "server: names no host",
                                   "server: names no host", "insecure-skip-tls-verify: must be",
-                                  "current-context: not set", "", "empty kubeconfig"};
+                                  "current-context: not set", ":2:1:", "empty kubeconfig"};
   for (size_t i = 0; i < sizeof(texts) / sizeof(*texts); i++) {
     struct gb_kube_config *c = NULL;
     struct gc_diags d;
@@ -250,6 +250,143 @@ START_TEST(bad_structure) {
                   "case %zu: %s", i, d.n ? d.msgs[0] : "(none)");
     gc_diags_destroy(&d);
   }
+}
+END_TEST
+
+/* Scalars are typed as sigs.k8s.io/yaml types them for client-go's Config
+ * structs: a string field rejects an unquoted number or bool, the bool field
+ * takes YAML bools only (including YAML 1.1's yes/on), and quoting makes
+ * text.  Each error names file:line:col and the field. */
+struct typed_case {
+  const char *cluster_extra; /* appended to the c2 cluster */
+  const char *ns;            /* namespace value for context "other" */
+  const char *needle;        /* NULL: must load */
+  const char *pos;
+};
+
+START_TEST(typed_scalars_as_client_go) {
+  static const struct typed_case cases[] = {
+      {"", "123", "contexts[1].context.namespace: must be a string; 123 is read as an integer "
+                  "(quote it)", ":18:16:"},
+      {"", "'123'", NULL, NULL},
+      {"", "true", "namespace: must be a string; true is read as a bool", ":18:16:"},
+      {"", "1.5", "namespace: must be a string; 1.5 is read as a number", NULL},
+      {"    insecure-skip-tls-verify: \"true\"\n", "x",
+       "clusters[1].cluster.insecure-skip-tls-verify: must be true or false (unquoted", ":11:31:"},
+      {"    insecure-skip-tls-verify: 1\n", "x", "insecure-skip-tls-verify: must be true or false",
+       NULL},
+      {"    insecure-skip-tls-verify: yes\n", "x", NULL, NULL},
+      {"    insecure-skip-tls-verify: False\n", "x", NULL, NULL},
+      {"    insecure-skip-tls-verify: ~\n", "x", NULL, NULL},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+    char text[2048];
+    /* BASE's c2 cluster already says insecure-skip-tls-verify: true; the
+     * cases that set it use a copy of BASE without that line. */
+    snprintf(text, sizeof(text),
+             "apiVersion: v1\nkind: Config\ncurrent-context: other\n"
+             "clusters:\n- name: c1\n  cluster:\n    server: https://10.0.0.1:6443/\n"
+             "- name: c2\n  cluster:\n    server: http://127.0.0.1:8080\n%s"
+             "contexts:\n- name: dev\n  context:\n    cluster: c1\n"
+             "- name: other\n  context:\n    cluster: c2\n    namespace: %s\n",
+             cases[i].cluster_extra[0] ? cases[i].cluster_extra : "", cases[i].ns);
+    struct gb_kube_config *c = NULL;
+    struct gc_diags d;
+    gc_diags_init(&d);
+    int rc = load(text, NULL, &c, &d);
+    if (!cases[i].needle) {
+      ck_assert_msg(rc == 0, "case %zu rc=%d %s", i, rc, d.n ? d.msgs[0] : "");
+      gb_kube_config_free(c);
+      gc_diags_destroy(&d);
+      continue;
+    }
+    ck_assert_msg(rc == GC_EINVAL, "case %zu rc=%d", i, rc);
+    ck_assert_ptr_null(c);
+    ck_assert_msg(diag_has(&d, cases[i].needle) && diag_has(&d, path_of("kc")), "case %zu: %s",
+                  i, d.n ? d.msgs[0] : "(none)");
+    if (cases[i].pos)
+      ck_assert_msg(diag_has(&d, cases[i].pos), "case %zu lacks %s: %s", i, cases[i].pos,
+                    d.msgs[0]);
+    gc_diags_destroy(&d);
+  }
+}
+END_TEST
+
+/* The values behind the typed cases: a quoted number stays text, yes is
+ * true, False is false and null is unset. */
+START_TEST(typed_scalars_values) {
+  static const char *ins[] = {"yes", "False", "~", "on"};
+  static const int want[] = {1, 0, 0, 1};
+  for (size_t i = 0; i < sizeof(ins) / sizeof(*ins); i++) {
+    char text[1024];
+    snprintf(text, sizeof(text),
+             "current-context: x\ncontexts: [{name: x, context: {cluster: c, namespace: '007'}}]\n"
+             "clusters: [{name: c, cluster: {server: 'https://x', insecure-skip-tls-verify: %s}}]\n",
+             ins[i]);
+    struct gb_kube_config *c = NULL;
+    struct gc_diags d;
+    gc_diags_init(&d);
+    int rc = load(text, NULL, &c, &d);
+    ck_assert_msg(rc == 0, "case %zu rc=%d %s", i, rc, d.n ? d.msgs[0] : "");
+    ck_assert_int_eq(c->insecure_skip_tls_verify, want[i]);
+    ck_assert_str_eq(c->namespace, "007");
+    gb_kube_config_free(c);
+    gc_diags_destroy(&d);
+  }
+}
+END_TEST
+
+/* What the manifest loader adds: duplicate keys are errors at their
+ * position, only the first document is used (as client-go does), JSON
+ * kubeconfigs load, and nesting is bounded. */
+START_TEST(loader_rules) {
+  const char *ok_tail = "contexts: [{name: x, context: {cluster: c}}]\n"
+                        "clusters: [{name: c, cluster: {server: 'https://x'}}]\n";
+  char text[8192];
+  struct gb_kube_config *c = NULL;
+  struct gc_diags d;
+  gc_diags_init(&d);
+
+  snprintf(text, sizeof(text), "current-context: x\n%scurrent-context: y\n", ok_tail);
+  int rc = load(text, NULL, &c, &d);
+  ck_assert_int_eq(rc, GC_EINVAL);
+  ck_assert_msg(diag_has(&d, ":4:1:") && diag_has(&d, "current-context") &&
+                    diag_has(&d, path_of("kc")),
+                "%s", d.n ? d.msgs[0] : "(none)");
+  gc_diags_destroy(&d);
+
+  gc_diags_init(&d);
+  snprintf(text, sizeof(text), "current-context: x\n%s---\ncurrent-context: other\n", ok_tail);
+  rc = load(text, NULL, &c, &d);
+  ck_assert_msg(rc == 0, "rc=%d %s", rc, d.n ? d.msgs[0] : "");
+  ck_assert_str_eq(c->context, "x");
+  gb_kube_config_free(c);
+  gc_diags_destroy(&d);
+
+  gc_diags_init(&d);
+  rc = load("{\"current-context\": \"x\", \"contexts\": [{\"name\": \"x\", \"context\": "
+            "{\"cluster\": \"c\", \"namespace\": 5}}],\n \"clusters\": []}",
+            NULL, &c, &d);
+  ck_assert_int_eq(rc, GC_EINVAL);
+  ck_assert_msg(diag_has(&d, "contexts[0].context.namespace: must be a string") &&
+                    diag_has(&d, ":1:") && diag_has(&d, path_of("kc")),
+                "%s", d.n ? d.msgs[0] : "(none)");
+  gc_diags_destroy(&d);
+
+  gc_diags_init(&d);
+  size_t n = 0;
+  n += (size_t)snprintf(text + n, sizeof(text) - n, "current-context: ");
+  for (int i = 0; i < 40; i++)
+    n += (size_t)snprintf(text + n, sizeof(text) - n, "[");
+  for (int i = 0; i < 40; i++)
+    n += (size_t)snprintf(text + n, sizeof(text) - n, "]");
+  snprintf(text + n, sizeof(text) - n, "\n");
+  rc = load(text, NULL, &c, &d);
+  ck_assert_int_ne(rc, 0);
+  ck_assert_ptr_null(c);
+  ck_assert_msg(diag_has(&d, path_of("kc")) && diag_has(&d, ":1:"), "%s",
+                d.n ? d.msgs[0] : "(none)");
+  gc_diags_destroy(&d);
 }
 END_TEST
 
@@ -426,6 +563,9 @@ static Suite *suite(void) {
   tcase_add_test(tc, token_file_wins_over_token);
   tcase_add_test(tc, bad_inputs_name_file_and_field);
   tcase_add_test(tc, bad_structure);
+  tcase_add_test(tc, typed_scalars_as_client_go);
+  tcase_add_test(tc, typed_scalars_values);
+  tcase_add_test(tc, loader_rules);
   tcase_add_test(tc, missing_file_and_kubeconfig_env);
   tcase_add_test(tc, home_kube_config_fallback);
   tcase_add_test(tc, in_cluster_env_and_ipv6);
