@@ -1126,6 +1126,20 @@ int tp_snapshot_set_free(struct tp_snapshot *s, const char *node, const char *re
   return GC_OK;
 }
 
+int tp_snapshot_adjust_free(struct tp_snapshot *s, uint32_t slot, int r, int64_t delta) {
+  if (!s)
+    return GC_EUSAGE;
+  if (slot >= s->n_slots || s->state[slot] == TP_NODE_DEAD)
+    return GC_ENOTFOUND;
+  if (r < 0 || (size_t)r >= s->n_res)
+    return GC_EINVAL;
+  int64_t v;
+  if (__builtin_add_overflow(s->free[r][slot], delta, &v))
+    return GC_ERANGE;
+  node_set_free(s, slot, (size_t)r, v);
+  return GC_OK;
+}
+
 int tp_snapshot_set_free_list(struct tp_snapshot *s, const char *node,
                               const struct gc_reslist *list, struct gc_diags *diags) {
   if (!s || !node || !list)
@@ -1300,6 +1314,14 @@ uint32_t tp_snapshot_node_leaf(const struct tp_snapshot *s, uint32_t slot) {
 }
 
 int tp_snapshot_node_state(const struct tp_snapshot *s, uint32_t slot) { return s->state[slot]; }
+
+int64_t tp_snapshot_node_free(const struct tp_snapshot *s, int r, uint32_t slot) {
+  return s->free[r][slot];
+}
+
+int64_t tp_snapshot_node_alloc(const struct tp_snapshot *s, int r, uint32_t slot) {
+  return s->alloc[r][slot];
+}
 
 const char *tp_snapshot_resource_name(const struct tp_snapshot *s, int r) {
   return s->res_name[r];

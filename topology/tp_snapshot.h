@@ -227,6 +227,13 @@ int tp_snapshot_remove_node(struct tp_snapshot *s, const char *node);
 /* Marks a node a candidate (reason NULL) or excluded with a reason (copied). */
 int tp_snapshot_set_excluded(struct tp_snapshot *s, const char *node, const char *reason);
 
+/* Adds delta (negative: takes) to the free amount of resource r on node
+ * slot `slot`, keeping every domain sum above it right: the O(depth) update
+ * behind a pod bind or release and a reservation, for callers that keep
+ * their own per-pod records.  Free may go below zero (sums count it as 0).
+ * GC_ENOTFOUND for a dead or out-of-range slot, GC_EINVAL for a bad r. */
+int tp_snapshot_adjust_free(struct tp_snapshot *s, uint32_t slot, int r, int64_t delta);
+
 /* ---- Read accessors -------------------------------------------------------
  * The way code outside topology/ reads a snapshot, so that the struct of
  * arrays above can change without touching the bridge.  Indexes are not
@@ -258,6 +265,9 @@ uint32_t tp_snapshot_node_sorted(const struct tp_snapshot *s, size_t i);
 const char *tp_snapshot_node_name(const struct tp_snapshot *s, uint32_t slot);
 uint32_t tp_snapshot_node_leaf(const struct tp_snapshot *s, uint32_t slot);
 int tp_snapshot_node_state(const struct tp_snapshot *s, uint32_t slot);
+/* A node's free amount and allocatable of resource r, in r's unit. */
+int64_t tp_snapshot_node_free(const struct tp_snapshot *s, int r, uint32_t slot);
+int64_t tp_snapshot_node_alloc(const struct tp_snapshot *s, int r, uint32_t slot);
 /* Name of resource r ("cpu", "nvidia.com/gpu"). */
 const char *tp_snapshot_resource_name(const struct tp_snapshot *s, int r);
 

@@ -76,10 +76,56 @@ START_TEST(accessors) {
 }
 END_TEST
 
+
+/* Deltas: adjust_free moves a node's free amount and every sum above it by
+ * a delta (a reservation or a pod bind), and the node accessors read it. */
+START_TEST(adjust_free) {
+  const char *yaml = NODE("n1", "a") NODE("n2", "a");
+  struct gc_diags d;
+  gc_diags_init(&d);
+  struct gb_docset *ds = gb_docset_new(NULL);
+  ck_assert_int_eq(gb_load_buffer(ds, "c.yaml", yaml, strlen(yaml), &d), 0);
+  const struct gc_value *docs[4];
+  for (size_t i = 0; i < ds->n; i++)
+    docs[i] = ds->docs[i].root;
+  const char *levels[] = {"rack"};
+  struct tp_build_opts o = {levels, 1};
+  struct tp_snapshot *s = NULL;
+  ck_assert_int_eq(tp_snapshot_build(docs, NULL, ds->n, &o, &s, &d), 0);
+  int cpu = tp_snapshot_resource(s, "cpu");
+  uint32_t n1 = (uint32_t)tp_snapshot_node(s, "n1");
+  uint32_t a = (uint32_t)tp_snapshot_domain(s, "a");
+  ck_assert_int_eq(tp_snapshot_node_alloc(s, cpu, n1), 8000);
+
+  ck_assert_int_eq(tp_snapshot_adjust_free(s, n1, cpu, -3000), 0);
+  ck_assert_int_eq(tp_snapshot_node_free(s, cpu, n1), 5000);
+  ck_assert_int_eq(tp_snapshot_domain_free(s, cpu, a), 13000);
+  ck_assert_int_eq(tp_snapshot_domain_free(s, cpu, 0), 13000);
+
+  /* Below zero the node counts 0 in the sums (free may be negative). */
+  ck_assert_int_eq(tp_snapshot_adjust_free(s, n1, cpu, -9000), 0);
+  ck_assert_int_eq(tp_snapshot_node_free(s, cpu, n1), -4000);
+  ck_assert_int_eq(tp_snapshot_domain_free(s, cpu, a), 8000);
+  ck_assert_int_eq(tp_snapshot_adjust_free(s, n1, cpu, 12000), 0);
+  ck_assert_int_eq(tp_snapshot_domain_free(s, cpu, a), 16000);
+
+  /* A dead or unknown slot and a bad resource are refused. */
+  ck_assert_int_eq(tp_snapshot_adjust_free(s, 999, cpu, 1), GC_ENOTFOUND);
+  ck_assert_int_eq(tp_snapshot_adjust_free(s, n1, 99, 1), GC_EINVAL);
+  ck_assert_int_eq(tp_snapshot_remove_node(s, "n1"), 0);
+  ck_assert_int_eq(tp_snapshot_adjust_free(s, n1, cpu, 1), GC_ENOTFOUND);
+
+  tp_snapshot_free(s);
+  gb_docset_free(ds);
+  gc_diags_destroy(&d);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("tp_access");
   TCase *tc = tcase_create("tp_access");
   tcase_add_test(tc, accessors);
+  tcase_add_test(tc, adjust_free);
   suite_add_tcase(s, tc);
   return s;
 }
