@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * gb_plan: the placement plan, shared by the placement controller (gating
+ * and release), the scheduler endpoints (Volcano and kube-scheduler
+ * extenders) and `placement status`.  It owns, per gang key ("ns/jobset"):
+ * the decision made on a snapshot generation (the chosen domain, the
+ * per-node assignment, the evaluator's reasons), made once per generation
+ * and pinned once the gang is released (a released gang's domain never
+ * changes, so a predicate never disagrees with the gating or the
+ * prioritize); and the reservation of every released gang whose pods are
+ * not all bound yet.  A reservation is the assignment's requests taken from
+ * the snapshot's free capacity (tp_snapshot_adjust_free), so a later
+ * evaluation on the same snapshot cannot promise that capacity again; it is
+ * given back pod by pod as the gang's pods bind, and whole when the gang is
+ * forgotten or its deadline passes.  Waiting gangs are decided in a
+ * documented order (docs/placement.md): higher priority first, then older;
+ * a gang that has waited past the starvation guard holds back every gang
+ * behind it of no higher priority, so small gangs cannot starve a large one.
+ *
+ * Thread-safety: functions taking a snapshot must be called inside
+ * gb_model_with_snapshot (the model's lock, taken before the plan's own);
+ * the lookups (gb_plan_get, gb_plan_node_allowed, gb_plan_node_score,
+ * gb_plan_foreach) take only the plan's lock and may run on any thread.
+ */
+#ifndef GB_PLAN_H
+#define GB_PLAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gc_diag.h"
+#include "tp_gang.h"
+#include "tp_place.h"
+#include "tp_snapshot.h"
+
+#define GB_PLAN_KEY_MAX 318 /* "namespace/name" */
+
+enum gb_plan_outcome {
+  GB_PLAN_NONE = 0,   /* nothing decided (unknown gang) */
+  GB_PLAN_PLACED,     /* fits: domain and assignment set */
+  GB_PLAN_NOFIT,      /* fits nowhere now (hard mode, or nothing at all) */
+  GB_PLAN_HELD,       /* fits, but an older starving gang goes first */
+  GB_PLAN_RELEASED    /* placed, reserved and released: pinned */
+};
+
+/* One gang to decide.  All pointers borrowed for the call. */
+struct gb_plan_gang {
+  const char *key;         /* "ns/jobset" */
+  const struct tp_gang *gang; /* counted pods, their own requests, the policy */
+  int64_t priority;
+  int64_t created_ms;      /* age: the gang's first pod (or PodGroup) creation */
+  const uint8_t *blocked;  /* optional per-slot mask (gb_model_blocked_mask) */
+};
+
+/* A decision, copied out (gb_plan_get) into caller-owned storage. */
+struct gb_plan_view {
+  enum gb_plan_outcome outcome;
+  uint64_t generation;       /* of the snapshot it was made on */
+  int whole_cluster;         /* placed on the virtual root (soft fallback) */
+  char domain[TP_MAX_NAME + 1]; /* chosen domain, "" when none or whole cluster */
+  int64_t tier;              /* -1 when none */
+  char tier_name[TP_MAX_NAME + 1];
+  int64_t pods;              /* pods planned */
+  size_t nodes_used;
+  char reason[512];          /* NOFIT/HELD: the evaluator's one-line reason */
+  int64_t decided_ms, released_ms, deadline_ms; /* 0 when not yet */
+};
+
+struct gb_plan_opts {
+  int64_t reservation_ttl_ms;   /* released -> every pod bound; default 120000 */
+  int64_t starvation_guard_ms;  /* default 300000 */
+  enum tp_profile profile;      /* default BestFit */
+  struct tp_policy default_policy; /* applied when a gang has none (mode UNSET: no placement) */
+};
+
+struct gb_plan;
+
+/* Creates an empty plan (copies opts; zeros mean the defaults).  Returns 0
+ * or GC_ENOMEM. */
+int gb_plan_new(const struct gb_plan_opts *o, struct gb_plan **out);
+/* Frees the plan (reservations are not given back: the snapshot is the
+ * caller's).  Accepts NULL. */
+void gb_plan_free(struct gb_plan *p);
+
+/* Decides every gang of `gangs` in the plan's order on snapshot s of
+ * generation gen at time now_ms: a gang already decided on gen keeps its
+ * decision; a released gang is never re-decided.  Gangs placed in this
+ * pass are reserved at once (outcome PLACED, tentatively, so two gangs of
+ * one pass never share capacity): the caller then releases them and calls
+ * gb_plan_mark_released, or gb_plan_unreserve when it could not.  out[i]
+ * (may be NULL) receives gang i's view.  Returns 0, or a GC_E* code with
+ * details in diags (a bad gang is NOFIT with the reason, not an error). */
+int gb_plan_decide(struct gb_plan *p, struct tp_snapshot *s, uint64_t gen,
+                   const struct gb_plan_gang *gangs, size_t n, int64_t now_ms,
+                   struct gb_plan_view *out, struct gc_diags *diags);
+
+/* The assignment of a PLACED or RELEASED gang: calls fn for each node with
+ * the pods planned there (summed over pod sets), in node-name order. */
+typedef int (*gb_plan_node_fn)(void *arg, const char *node, int64_t pods);
+int gb_plan_foreach_node(struct gb_plan *p, const char *key, gb_plan_node_fn fn, void *arg);
+
+/* The pods of `key` were released at now_ms: the reservation now lasts
+ * until every pod binds or now_ms + reservation_ttl_ms.  GC_ENOTFOUND when
+ * the gang is not PLACED. */
+int gb_plan_mark_released(struct gb_plan *p, const char *key, int64_t now_ms);
+/* Gives back a PLACED gang's tentative reservation (release failed, or
+ * this process is not the leader).  */
+int gb_plan_unreserve(struct gb_plan *p, struct tp_snapshot *s, const char *key);
+
+/* A pod of gang `key` with per-pod requests (res/val, the snapshot's
+ * units) was bound to node slot `slot`: one pod's reservation goes back,
+ * from that node when it was planned there, else from the node holding
+ * the most.  Unknown gangs and fully bound ones are ignored. */
+int gb_plan_pod_bound(struct gb_plan *p, struct tp_snapshot *s, const char *key,
+                      uint32_t slot, size_t n_req, const char *const *res, const int64_t *val);
+/* Gives back reservations whose deadline passed; fn (may be NULL) is
+ * called for each such gang (a raced placement).  Returns how many. */
+int gb_plan_expire(struct gb_plan *p, struct tp_snapshot *s, int64_t now_ms,
+                   void (*fn)(void *arg, const char *key), void *arg);
+/* Forgets gang `key` (deleted or suspended), giving back its reservation. */
+int gb_plan_forget(struct gb_plan *p, struct tp_snapshot *s, const char *key);
+/* After the model rebuilt its snapshot: takes every held reservation from
+ * the new snapshot again (by node name; nodes that vanished drop theirs). */
+int gb_plan_reapply(struct gb_plan *p, struct tp_snapshot *s);
+
+/* ---- Lookups (any thread) ------------------------------------------- */
+
+/* Copies the decision of `key`.  GC_ENOTFOUND when there is none. */
+int gb_plan_get(struct gb_plan *p, const char *key, struct gb_plan_view *out);
+/* 1: node is in the chosen domain of `key`; 0: it is not (a sentence
+ * saying why in why); -1: no opinion (no PLACED/RELEASED decision). */
+int gb_plan_node_allowed(struct gb_plan *p, const char *key, const char *node, char *why,
+                         size_t why_size);
+/* Pods the plan puts on node for `key` (0 when none or unknown). */
+int64_t gb_plan_node_score(struct gb_plan *p, const char *key, const char *node);
+/* Calls fn for every decision (placement status, metrics). */
+typedef int (*gb_plan_view_fn)(void *arg, const char *key, const struct gb_plan_view *v);
+int gb_plan_foreach(struct gb_plan *p, gb_plan_view_fn fn, void *arg);
+
+#endif
