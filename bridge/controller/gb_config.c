@@ -811,6 +811,24 @@ static void write_str(FILE *f, const char *s) {
   fputc('"', f);
 }
 
+/* A T_LIST value (comma-separated) as a YAML flow list of strings. */
+static void write_list(FILE *f, const char *s) {
+  fputc('[', f);
+  while (*s) {
+    const char *e = strchr(s, ',');
+    size_t n = e ? (size_t)(e - s) : strlen(s);
+    char item[4097];
+    snprintf(item, sizeof(item), "%.*s", (int)n, s);
+    write_str(f, item);
+    s += n;
+    if (*s) {
+      fputs(", ", f);
+      s++;
+    }
+  }
+  fputc(']', f);
+}
+
 void gb_config_write(const struct gb_config *c, FILE *f) {
   const char *prev = "";
   size_t prev_len = 0;
@@ -838,7 +856,7 @@ void gb_config_write(const struct gb_config *c, FILE *f) {
     fprintf(f, "%*s%s: ", depth * 2, "", seg);
     const char *base = (const char *)c + k->off;
     switch (k->type) {
-    case T_LIST:
+    case T_LIST: write_list(f, *(const char *const *)(const void *)base); break;
     case T_STR: write_str(f, *(const char *const *)(const void *)base); break;
     case T_BOOL: fputs(*(const int *)(const void *)base ? "true" : "false", f); break;
     case T_INT: fprintf(f, "%d", *(const int *)(const void *)base); break;

@@ -316,7 +316,8 @@ START_TEST(test_policy_keys) {
   gb_config_write(&c, f);
   fclose(f);
   ck_assert_ptr_nonnull(strstr(t, "timeouts:\n  default: \"15m\"\n"));
-  ck_assert_ptr_nonnull(strstr(t, "topology:\n  levels: \"example.com/zone,example.com/rack\"\n"));
+  ck_assert_ptr_nonnull(
+      strstr(t, "topology:\n  levels: [\"example.com/zone\", \"example.com/rack\"]\n"));
   free(t);
   ck_assert_int_eq(gb_config_set(&c, "topology.levels", "a.io/x,a.io/y,a.io/z", &d), 0);
   ck_assert_int_eq(gb_config_validate(&c, &d), 0);
