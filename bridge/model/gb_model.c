@@ -492,6 +492,16 @@ static int same_alloc(const struct node_rec *a, const struct node_rec *b) {
   return 1;
 }
 
+static int same_taints(const struct node_rec *a, const struct node_rec *b) {
+  if (a->n_taints != b->n_taints)
+    return 0;
+  for (size_t i = 0; i < a->n_taints; i++)
+    if (a->taints[i].effect != b->taints[i].effect || strcmp(a->taints[i].key, b->taints[i].key) ||
+        strcmp(a->taints[i].value, b->taints[i].value))
+      return 0;
+  return 1;
+}
+
 static int alloc_grew(const struct node_rec *old, const struct node_rec *nu) {
   for (size_t i = 0; i < nu->n_alloc; i++) {
     int64_t before = 0;
@@ -529,9 +539,10 @@ static int node_upsert(struct gb_model *m, json_object *obj, struct gc_diags *di
   int was = n->present, moved = !was || n->labels_len != nu.labels_len ||
                                 (nu.labels_len && memcmp(n->labels, nu.labels, nu.labels_len)) ||
                                 !same_alloc(n, &nu);
-  const char *old_why = was ? node_excl_reason(n) : "absent";
-  if (!was || alloc_grew(n, &nu) || (old_why && !node_excl_reason(&nu)))
+  const char *old_why = was ? node_excl_reason(n) : "absent", *why = node_excl_reason(&nu);
+  if (!was || alloc_grew(n, &nu) || (old_why && !why))
     m->capacity_due = 1;
+  m->changed = moved || old_why != why || !same_taints(n, &nu);
   if (moved)
     node_detach(m, n);
   m->record_bytes -= n->bytes;
@@ -552,8 +563,8 @@ static int node_upsert(struct gb_model *m, json_object *obj, struct gc_diags *di
   m->n_nodes += !was;
   if (moved)
     return node_attach(m, n, diags);
-  if (m->s && n->slot >= 0)
-    return tp_snapshot_set_excluded(m->s, n->name, node_excl_reason(n));
+  if (m->s && n->slot >= 0 && old_why != why) /* each call copies the reason into the arena */
+    return tp_snapshot_set_excluded(m->s, n->name, why);
   return 0;
 }
 
@@ -564,6 +575,7 @@ static int node_delete(struct gb_model *m, json_object *obj) {
     return 0;
   node_detach(m, n);
   n->present = 0;
+  m->changed = 1;
   m->n_nodes--;
   m->record_bytes -= n->bytes;
   node_free_parts(n);
@@ -775,6 +787,26 @@ static void copy_gang(const struct pod_rec *p, char *gang_ns, char *gang_js) {
   snprintf(gang_js, GB_PLAN_KEY_MAX + 1, "%s", p->gang->key + p->gang->ns_len + 1);
 }
 
+/* 1 when the new record p (not linked yet; in for its node and jobset)
+ * differs from old in anything but the resourceVersion: a status update
+ * that changes nothing the model keeps must not bump the generation. */
+static int pod_differs(const struct pod_rec *old, const struct pod_rec *p, const struct pod_in *in) {
+  const char *on = old->node ? old->node->name : "", *nn = in->node ? in->node : "";
+  const char *oj = old->gang ? old->gang->key + old->gang->ns_len + 1 : "";
+  const char *nj = in->jobset ? in->jobset : "";
+  const char *os = pod_str(old), *ps = pod_str(p);
+  if (strcmp(on, nn) || strcmp(oj, nj) || old->tol != p->tol || old->phase != p->phase ||
+      old->gated != p->gated || old->n_gates != p->n_gates || old->unsched != p->unsched ||
+      old->since_ms != p->since_ms || old->priority != p->priority ||
+      old->created_ms != p->created_ms || old->n_req != p->n_req)
+    return 1;
+  if (memcmp(old->val, p->val, p->n_req * sizeof(int64_t)) ||
+      memcmp(pod_rid(old), pod_rid(p), p->n_req * sizeof(uint16_t)))
+    return 1;
+  return strcmp(os + old->o_uid, ps + p->o_uid) || strcmp(os + old->o_rjob, ps + p->o_rjob) ||
+         strcmp(os + old->o_msg, ps + p->o_msg);
+}
+
 /* Replaces (or adds) the record of pod `in`. */
 static int pod_upsert(struct gb_model *m, const struct pod_in *in, char *gang_ns, char *gang_js) {
   struct pod_rec *old = pod_find(m, in->ns, in->name);
@@ -786,6 +818,7 @@ static int pod_upsert(struct gb_model *m, const struct pod_in *in, char *gang_ns
     return GC_ELIMIT;
   }
   int was_bound = old && old->node;
+  m->changed = !old || pod_differs(old, p, in);
   if (old) {
     copy_gang(old, gang_ns, gang_js);
     if (old->counted && (pod_is_terminal(in->phase) || !in->node || strcmp(in->node, old->node->name)))
@@ -812,6 +845,7 @@ static int pod_delete(struct gb_model *m, const char *ns, const char *name, char
   if (p->counted)
     m->capacity_due = 1;
   pod_unlink(m, p);
+  m->changed = 1;
   return 0;
 }
 
@@ -826,6 +860,20 @@ static int phase_of(const char *s) {
 static int64_t time_ms(const char *s) {
   double t;
   return s && gb_lease_parse_time(s, &t) == 0 ? (int64_t)(t * 1000.0) : 0;
+}
+
+/* Every pod takes one "pods" from its node, as kube-scheduler counts
+ * (the evaluator adds the same one to each gang pod). */
+static int add_one_pod(struct gb_model *m, struct pod_in *in) {
+  int rid = res_id(m, "pods");
+  for (size_t i = 0; i < in->n_req; i++)
+    if (in->rid[i] == rid)
+      return 0;
+  if (rid < 0 || in->n_req == GB_MODEL_MAX_POD_RES)
+    return 0;
+  in->rid[in->n_req] = (uint16_t)rid;
+  in->val[in->n_req++] = 1;
+  return 0;
 }
 
 /* The pod's requests by the pod-request rule, in the snapshot's units. */
@@ -858,7 +906,7 @@ static int pod_requests(struct gb_model *m, json_object *spec, struct pod_in *in
     in->rid[in->n_req] = (uint16_t)rid;
     in->val[in->n_req++] = units;
   }
-  return 0;
+  return add_one_pod(m, in);
 }
 
 static void pod_conditions(json_object *conds, struct pod_in *in) {
@@ -956,7 +1004,7 @@ static int hn_apply(struct gb_model *m, int op, json_object *obj, struct gc_diag
     if (r) {
       gb_htab_remove(&m->hns, &r->h);
       hn_free(&r->h, m);
-      m->dirty = 1;
+      m->dirty = m->changed = 1;
     }
     return 0;
   }
@@ -987,7 +1035,7 @@ static int hn_apply(struct gb_model *m, int op, json_object *obj, struct gc_diag
   }
   r->json = copy;
   m->record_bytes += strlen(copy) + 1;
-  m->dirty = 1;
+  m->dirty = m->changed = 1;
   return 0;
 }
 
@@ -1120,6 +1168,7 @@ static int pod_apply(struct gb_model *m, int op, json_object *obj, char *gang_ns
 int gb_model_apply(struct gb_model *m, int kind, int op, json_object *obj, char *gang_ns,
                    char *gang_js, struct gc_diags *diags) {
   int rc;
+  m->changed = 0;
   if (kind == GB_INF_NODE) {
     m->node_events++;
     rc = op == 1 ? node_delete(m, obj) : node_upsert(m, obj, diags);
@@ -1130,7 +1179,7 @@ int gb_model_apply(struct gb_model *m, int kind, int op, json_object *obj, char 
   } else {
     return GC_EINVAL;
   }
-  if (rc)
+  if (rc || !m->changed)
     return rc;
   m->generation++;
   /* Names and exclusion reasons accumulate in the snapshot's arena as
@@ -1473,6 +1522,7 @@ int gb_model_feed_pod(struct gb_model *m, int op, const struct gb_pod_view *v) {
   int rc = 0;
   pthread_mutex_lock(&m->mu);
   m->pod_events++;
+  m->changed = 0;
   if (op == 1) {
     rc = pod_delete(m, v->ns ? v->ns : "", v->name, gang_ns, gang_js);
   } else {
@@ -1489,9 +1539,11 @@ int gb_model_feed_pod(struct gb_model *m, int op, const struct gb_pod_view *v) {
         in.val[in.n_req++] = v->val[i];
       }
     }
+    add_one_pod(m, &in);
+    m->changed = 0;
     rc = pod_upsert(m, &in, gang_ns, gang_js);
   }
-  if (!rc)
+  if (!rc && m->changed)
     m->generation++;
   pthread_mutex_unlock(&m->mu);
   after_change(m, gang_ns, gang_js);

@@ -51,6 +51,7 @@ struct gb_model {
   uint64_t rebuilds, pod_events, node_events;
   int capacity_due;   /* free may have grown since on_capacity last ran */
   int depth;          /* nested gb_model_with_snapshot calls (no rebuild inside) */
+  int changed;        /* the change being applied changed what the model keeps */
   char last_error[256];
 
   /* Informers and the housekeeping thread (gb_model_watch.c). */

@@ -316,7 +316,45 @@ START_TEST(test_generation_bumps) {
   uint64_t g2 = look(m, "a").gen;
   ck_assert_uint_gt(g2, g1);
   feed(m, "Pod", 1, pod("p1", "a", "", "1", "0", "Running", ""));
-  ck_assert_uint_gt(look(m, "a").gen, g2);
+  uint64_t g3 = look(m, "a").gen;
+  ck_assert_uint_gt(g3, g2);
+  /* Updates that change nothing the model keeps (a node's heartbeat, a
+   * pod's new resourceVersion) do not bump it: the plan re-decides per
+   * generation. */
+  feed(m, "Node", 0, node("a", "", "8", "4", "\"unschedulable\":true"));
+  ck_assert_uint_eq(look(m, "a").gen, g3);
+  feed(m, "Pod", 0, pod("p2", "a", "", "1", "0", "Running", ""));
+  uint64_t g4 = look(m, "a").gen;
+  ck_assert_uint_gt(g4, g3);
+  char *rv2 = strdup(pod("p2", "a", "", "1", "0", "Running", ""));
+  char *at = strstr(rv2, "\"resourceVersion\":\"1\"");
+  ck_assert_ptr_nonnull(at);
+  at[strlen("\"resourceVersion\":\"")] = '2';
+  feed(m, "Pod", 0, rv2);
+  free(rv2);
+  ck_assert_uint_eq(look(m, "a").gen, g4);
+  feed(m, "Pod", 0, pod("p2", "a", "", "1", "0", "Failed", ""));
+  ck_assert_uint_gt(look(m, "a").gen, g4);
+  gb_model_free(m);
+}
+END_TEST
+
+static int read_pods_free(void *arg, struct tp_snapshot *s, uint64_t gen) {
+  (void)gen;
+  int r = tp_snapshot_resource(s, "pods");
+  *(int64_t *)arg = r < 0 ? -1 : tp_snapshot_node_free(s, r, (uint32_t)tp_snapshot_node(s, "a"));
+  return 0;
+}
+
+START_TEST(test_pods_resource) {
+  struct gb_model *m = model(NULL, 0, NULL);
+  feed(m, "Node", 0,
+       "{\"metadata\":{\"name\":\"a\"},\"status\":{\"allocatable\":{\"cpu\":\"8\",\"pods\":\"110\"}}}");
+  feed(m, "Pod", 0, pod("p1", "a", "", "1", "0", "Running", ""));
+  gb_model_feed_done(m);
+  int64_t free_pods = 0;
+  gb_model_with_snapshot(m, read_pods_free, &free_pods);
+  ck_assert_int_eq(free_pods, 109); /* every bound pod takes one "pods", as kube-scheduler counts */
   gb_model_free(m);
 }
 END_TEST
@@ -527,6 +565,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_exclusions);
   tcase_add_test(tc, test_taint_mask);
   tcase_add_test(tc, test_generation_bumps);
+  tcase_add_test(tc, test_pods_resource);
   tcase_add_test(tc, test_hypernode_rebuild_coalesced);
   tcase_add_test(tc, test_label_levels_move);
   tcase_add_test(tc, test_node_departure_and_return);
