@@ -556,6 +556,38 @@ START_TEST(test_record_path) {
 }
 END_TEST
 
+static int read_slots(void *arg, struct tp_snapshot *s, uint64_t gen) {
+  (void)gen;
+  *(size_t *)arg = tp_snapshot_slot_count(s);
+  return 0;
+}
+
+START_TEST(test_churn_compacts) {
+  struct gb_model *m = model(NULL, 0, NULL);
+  gb_model_feed_done(m);
+  char name[32];
+  for (int i = 0; i < 2000; i++) {
+    snprintf(name, sizeof(name), "n%d", i);
+    feed(m, "Node", 0, node(name, "", "8", "4", ""));
+  }
+  feed(m, "Pod", 0, pod("p1", "n1999", "", "2", "1", "Running", ""));
+  for (int i = 0; i < 1900; i++) {
+    snprintf(name, sizeof(name), "n%d", i);
+    feed(m, "Node", 1, node(name, "", "8", "4", ""));
+  }
+  struct gb_model_stats st;
+  gb_model_stats(m, &st);
+  ck_assert_uint_eq(st.rebuilds, 1);
+  size_t slots = 0;
+  gb_model_with_snapshot(m, read_slots, &slots); /* the read runs the due rebuild */
+  gb_model_stats(m, &st);
+  ck_assert_uint_eq(st.rebuilds, 2);
+  ck_assert_uint_eq(slots, 100);
+  ck_assert_int_eq(look(m, "n1999").cpu, 6000);
+  gb_model_free(m);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("model");
   TCase *tc = tcase_create("feed");
@@ -572,6 +604,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_gangs);
   tcase_add_test(tc, test_feed_errors);
   tcase_add_test(tc, test_record_path);
+  tcase_add_test(tc, test_churn_compacts);
   suite_add_tcase(s, tc);
   return s;
 }
