@@ -327,21 +327,34 @@ static const char *node_excl_reason(const struct node_rec *n) {
   return NULL;
 }
 
-/* Packs metadata.labels as "k\0v\0..." */
-static int pack_labels(json_object *labels, char **out, size_t *len) {
+/* 1 when label k matters: with label levels only those labels do; with
+ * HyperNodes any label may (labelMatch member selectors). */
+static int label_kept(const struct gb_model *m, const char *k) {
+  for (size_t i = 0; i < m->o.n_levels; i++)
+    if (!strcmp(m->levels[i], k))
+      return 1;
+  return m->o.n_levels == 0;
+}
+
+/* Packs the labels that matter (label_kept) as "k\0v\0..." */
+static int pack_labels(const struct gb_model *m, json_object *labels, char **out, size_t *len) {
   size_t total = 0;
   *out = NULL;
   *len = 0;
   if (!labels || !json_object_is_type(labels, json_type_object))
     return 0;
-  json_object_object_foreach(labels, k, v) total +=
-      strlen(k) + 1 + (json_object_is_type(v, json_type_string) ? json_object_get_string_len(v) : 0) + 1;
+  json_object_object_foreach(labels, k, v) {
+    if (label_kept(m, k))
+      total += strlen(k) + 1 + strlen(json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "") + 1;
+  }
   if (!total)
     return 0;
   char *buf = malloc(total), *w = buf;
   if (!buf)
     return GC_ENOMEM;
   json_object_object_foreach(labels, k2, v2) {
+    if (!label_kept(m, k2))
+      continue;
     size_t kl = strlen(k2) + 1;
     memcpy(w, k2, kl);
     w += kl;
@@ -528,7 +541,7 @@ static int node_upsert(struct gb_model *m, json_object *obj, struct gc_diags *di
   json_object *unsched = jpath(obj, "spec", "unschedulable");
   nu.unsched = unsched && json_object_get_boolean(unsched);
   nu.ready = (uint8_t)parse_ready(jpath(obj, "status", "conditions"));
-  int rc = pack_labels(jpath(obj, "metadata", "labels"), &nu.labels, &nu.labels_len);
+  int rc = pack_labels(m, jpath(obj, "metadata", "labels"), &nu.labels, &nu.labels_len);
   rc = rc ? rc : parse_alloc(m, jpath(obj, "status", "allocatable"), &nu, diags);
   rc = rc ? rc : parse_taints(jpath(obj, "spec", "taints"), &nu);
   struct node_rec *n = rc ? NULL : node_get(m, name);

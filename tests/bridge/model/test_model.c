@@ -441,6 +441,10 @@ START_TEST(test_label_levels_move) {
   feed(m, "Node", 0, node("b", "\"zone\":\"z2\"", "8", "4", ""));
   ck_assert_int_eq(dom(m, "z1", 0).gpu, 4);
   ck_assert_int_eq(dom(m, "z2", 0).gpu, 3);
+  /* A label that is no level is not kept: changing it changes nothing. */
+  uint64_t g = look(m, "b").gen;
+  feed(m, "Node", 0, node("b", "\"zone\":\"z2\",\"team\":\"x\"", "8", "4", ""));
+  ck_assert_uint_eq(look(m, "b").gen, g);
   struct gb_model_stats st;
   gb_model_stats(m, &st);
   ck_assert_uint_eq(st.rebuilds, 1);
