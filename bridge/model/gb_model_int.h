@@ -20,6 +20,7 @@
 #define GB_MODEL_MAX_TOLS 64      /* tolerations kept per pod (more: the pod is refused) */
 #define GB_MODEL_MSG_MAX 256      /* PodScheduled message bytes kept */
 #define GB_MODEL_MAX_HN_BYTES (1u << 20) /* one HyperNode's JSON text */
+#define GB_MODEL_MAX_PODS 4000000 /* the Pod informer's cache bound */
 
 enum { GB_INF_NODE, GB_INF_POD, GB_INF_HN, GB_INF_CRD, GB_INF_N };
 

@@ -72,6 +72,12 @@ static int make_informer(struct gb_model *m, int kind, struct gc_diags *d) {
                  : kind == GB_INF_NODE ? gb_model_trim_node
                  : kind == GB_INF_HN   ? gb_model_trim_hn
                                        : gb_informer_trim_crd;
+  /* The caches' bounds are the snapshot's: a cluster past them is refused
+   * there anyway.  Pods: a few per node on average is the common case. */
+  io.max_objects = kind == GB_INF_POD    ? GB_MODEL_MAX_PODS
+                   : kind == GB_INF_NODE ? TP_MAX_NODES
+                   : kind == GB_INF_HN   ? TP_MAX_DOMAINS
+                                         : 16;
   m->h[kind] = (struct gb_model_handler){.m = m, .kind = kind};
   io.on_change = on_change;
   io.handler_arg = &m->h[kind];
