@@ -104,9 +104,11 @@ static void check_hypernodes(struct gb_model *m) {
     struct gc_diags d;
     gc_diags_init(&d);
     int rc = make_informer(m, GB_INF_HN, &d);
-    gb_log(rc ? GB_LOG_ERROR : GB_LOG_INFO, rc ? "model: cannot watch HyperNodes"
-                                               : "model: HyperNodes served, watching them",
-           "error", rc ? gc_strerror(rc) : "", NULL);
+    if (rc)
+      gb_log(GB_LOG_ERROR, "model: cannot watch HyperNodes", "error",
+             d.n ? d.msgs[0] : gc_strerror(rc), NULL);
+    else
+      gb_log(GB_LOG_INFO, "model: HyperNodes served, watching them", NULL);
     gc_diags_destroy(&d);
   } else if (!served && m->inf[GB_INF_HN]) {
     gb_informer_free(m->inf[GB_INF_HN]); /* stops it first; its handler takes mu */
