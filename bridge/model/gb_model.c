@@ -63,9 +63,9 @@ struct node_rec {
   struct taint *taints;
   size_t n_taints;
   uint8_t present, ready, unsched;
-  int64_t slot;          /* in m->s, -1 when not in it */
-  struct pod_rec *pods;  /* counted pods bound here */
-  size_t refs;           /* pod records naming this node (counted or not) */
+  int64_t slot;         /* in m->s, -1 when not in it */
+  struct pod_rec *pods; /* counted pods bound here */
+  size_t refs;          /* pod records naming this node (counted or not) */
   size_t bytes;
 };
 
@@ -170,7 +170,9 @@ static json_object *jget(json_object *o, const char *key) {
   return o && json_object_object_get_ex(o, key, &v) ? v : NULL;
 }
 
-static json_object *jpath(json_object *o, const char *a, const char *b) { return jget(jget(o, a), b); }
+static json_object *jpath(json_object *o, const char *a, const char *b) {
+  return jget(jget(o, a), b);
+}
 
 static void tolset_free(struct tolset *t) {
   if (!t)
@@ -345,7 +347,9 @@ static int pack_labels(const struct gb_model *m, json_object *labels, char **out
     return 0;
   json_object_object_foreach(labels, k, v) {
     if (label_kept(m, k))
-      total += strlen(k) + 1 + strlen(json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "") + 1;
+      total += strlen(k) + 1 +
+               strlen(json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "") +
+               1;
   }
   if (!total)
     return 0;
@@ -549,7 +553,8 @@ static int node_upsert(struct gb_model *m, json_object *obj, struct gc_diags *di
     node_free_parts(&nu);
     return rc ? rc : GC_ENOMEM;
   }
-  int was = n->present, moved = !was || n->labels_len != nu.labels_len ||
+  /* A node not in the snapshot (an earlier add failed) is retried too. */
+  int was = n->present, moved = !was || (m->s && n->slot < 0) || n->labels_len != nu.labels_len ||
                                 (nu.labels_len && memcmp(n->labels, nu.labels, nu.labels_len)) ||
                                 !same_alloc(n, &nu);
   const char *old_why = was ? node_excl_reason(n) : "absent", *why = node_excl_reason(&nu);
@@ -789,8 +794,7 @@ static void tell_plan_bound(struct gb_model *m, const struct pod_rec *p) {
   uint16_t *rid = pod_rid(p);
   for (size_t i = 0; i < p->n_req; i++)
     res[i] = m->res_name[rid[i]];
-  gb_plan_pod_bound(m->o.plan, m->s, p->gang->key, (uint32_t)p->node->slot, p->n_req, res,
-                    p->val);
+  gb_plan_pod_bound(m->o.plan, m->s, p->gang->key, (uint32_t)p->node->slot, p->n_req, res, p->val);
 }
 
 static void copy_gang(const struct pod_rec *p, char *gang_ns, char *gang_js) {
@@ -803,7 +807,8 @@ static void copy_gang(const struct pod_rec *p, char *gang_ns, char *gang_js) {
 /* 1 when the new record p (not linked yet; in for its node and jobset)
  * differs from old in anything but the resourceVersion: a status update
  * that changes nothing the model keeps must not bump the generation. */
-static int pod_differs(const struct pod_rec *old, const struct pod_rec *p, const struct pod_in *in) {
+static int pod_differs(const struct pod_rec *old, const struct pod_rec *p,
+                       const struct pod_in *in) {
   const char *on = old->node ? old->node->name : "", *nn = in->node ? in->node : "";
   const char *oj = old->gang ? old->gang->key + old->gang->ns_len + 1 : "";
   const char *nj = in->jobset ? in->jobset : "";
@@ -834,7 +839,8 @@ static int pod_upsert(struct gb_model *m, const struct pod_in *in, char *gang_ns
   m->changed = !old || pod_differs(old, p, in);
   if (old) {
     copy_gang(old, gang_ns, gang_js);
-    if (old->counted && (pod_is_terminal(in->phase) || !in->node || strcmp(in->node, old->node->name)))
+    if (old->counted &&
+        (pod_is_terminal(in->phase) || !in->node || strcmp(in->node, old->node->name)))
       m->capacity_due = 1;
     pod_unlink(m, old);
   }
@@ -1146,8 +1152,7 @@ int gb_model_rebuild_if_due(struct gb_model *m) {
       if (!d.is_warning[i])
         why = d.msgs[i];
     snprintf(m->last_error, sizeof(m->last_error), "%s", why);
-    gb_log(GB_LOG_ERROR, "cannot build the topology from HyperNodes", "error", m->last_error,
-           NULL);
+    gb_log(GB_LOG_ERROR, "cannot build the topology from HyperNodes", "error", m->last_error, NULL);
     if (m->s) { /* keep the last good tree until the HyperNodes change again */
       m->dirty = 0;
       gc_diags_destroy(&d);
@@ -1242,12 +1247,12 @@ static void keep_only_items(json_object *arr, const char *const *keep) {
 
 void gb_model_trim_pod(json_object *obj) {
   static const char *const top[] = {"metadata", "spec", "status", "apiVersion", "kind", NULL};
-  static const char *const md[] = {"name", "namespace", "uid", "resourceVersion",
-                                   "creationTimestamp", "labels", NULL};
+  static const char *const md[] = {
+      "name", "namespace", "uid", "resourceVersion", "creationTimestamp", "labels", NULL};
   static const char *const labels[] = {JS_LABEL, RJ_LABEL, NULL};
-  static const char *const spec[] = {"nodeName", "priority", "schedulingGates", "tolerations",
-                                     "containers", "initContainers", "overhead", "resources",
-                                     NULL};
+  static const char *const spec[] = {"nodeName",    "priority",   "schedulingGates",
+                                     "tolerations", "containers", "initContainers",
+                                     "overhead",    "resources",  NULL};
   static const char *const ctr[] = {"name", "resources", "restartPolicy", NULL};
   static const char *const status[] = {"phase", "conditions", NULL};
   static const char *const cond[] = {"type", "status", "lastTransitionTime", "message", NULL};
@@ -1261,7 +1266,9 @@ void gb_model_trim_pod(json_object *obj) {
   keep_only_items(jget(sp, "initContainers"), ctr);
   keep_only(st, status);
   json_object *conds = jget(st, "conditions");
-  size_t cnt = conds && json_object_is_type(conds, json_type_array) ? json_object_array_length(conds) : 0;
+  size_t cnt = conds && json_object_is_type(conds, json_type_array)
+                   ? json_object_array_length(conds)
+                   : 0;
   for (size_t i = cnt; i-- > 0;) { /* only PodScheduled is read */
     const char *t = jstr(json_object_array_get_idx(conds, i), "type");
     if (!t || strcmp(t, "PodScheduled"))
@@ -1297,7 +1304,9 @@ void gb_model_trim_node(json_object *obj) {
   keep_only(jget(obj, "spec"), spec);
   keep_only(jget(obj, "status"), status);
   json_object *conds = jpath(obj, "status", "conditions");
-  size_t cnt = conds && json_object_is_type(conds, json_type_array) ? json_object_array_length(conds) : 0;
+  size_t cnt = conds && json_object_is_type(conds, json_type_array)
+                   ? json_object_array_length(conds)
+                   : 0;
   for (size_t i = cnt; i-- > 0;) {
     const char *t = jstr(json_object_array_get_idx(conds, i), "type");
     if (!t || strcmp(t, "Ready"))
@@ -1416,7 +1425,8 @@ int gb_model_with_snapshot(struct gb_model *m, gb_model_snapshot_fn fn, void *ar
 }
 
 static int cmp_pod_age(const void *a, const void *b) {
-  const struct pod_rec *x = *(const struct pod_rec *const *)a, *y = *(const struct pod_rec *const *)b;
+  const struct pod_rec *x = *(const struct pod_rec *const *)a,
+                       *y = *(const struct pod_rec *const *)b;
   if (x->created_ms != y->created_ms)
     return x->created_ms < y->created_ms ? -1 : 1;
   return strcmp(pod_str(x) + x->o_name, pod_str(y) + y->o_name);
@@ -1492,15 +1502,17 @@ static void after_change(struct gb_model *m, const char *gang_ns, const char *ga
 
 int gb_model_feed(struct gb_model *m, const char *kind, int op, const char *json,
                   struct gc_diags *diags) {
-  int k = !kind ? -1
+  int k = !kind                        ? -1
           : !strcmp(kind, "Node")      ? GB_INF_NODE
           : !strcmp(kind, "Pod")       ? GB_INF_POD
           : !strcmp(kind, "HyperNode") ? GB_INF_HN
                                        : -1;
   size_t len = json ? strlen(json) : 0;
   if (k < 0 || (op != 0 && op != 1) || len == 0 || len > MAX_JSON_BYTES) {
-    gc_diags_addf(diags, "model feed: kind must be Node, Pod or HyperNode, op 0 or 1, and the "
-                         "object 1 to %u bytes", MAX_JSON_BYTES);
+    gc_diags_addf(diags,
+                  "model feed: kind must be Node, Pod or HyperNode, op 0 or 1, and the "
+                  "object 1 to %u bytes",
+                  MAX_JSON_BYTES);
     return GC_EINVAL;
   }
   json_tokener *tok = json_tokener_new();
@@ -1539,12 +1551,21 @@ int gb_model_feed_pod(struct gb_model *m, int op, const struct gb_pod_view *v) {
   if (op == 1) {
     rc = pod_delete(m, v->ns ? v->ns : "", v->name, gang_ns, gang_js);
   } else {
-    struct pod_in in = {.ns = v->ns ? v->ns : "", .name = v->name, .uid = v->uid,
-                        .rv = v->resource_version, .node = v->node, .jobset = v->jobset,
-                        .rjob = v->rjob, .msg = v->unschedulable_msg, .phase = v->phase,
-                        .gated = v->placement_gated, .unsched = v->unschedulable,
-                        .n_gates = (unsigned)v->n_gates, .created_ms = v->created_ms,
-                        .priority = v->priority, .since_ms = v->unschedulable_since_ms};
+    struct pod_in in = {.ns = v->ns ? v->ns : "",
+                        .name = v->name,
+                        .uid = v->uid,
+                        .rv = v->resource_version,
+                        .node = v->node,
+                        .jobset = v->jobset,
+                        .rjob = v->rjob,
+                        .msg = v->unschedulable_msg,
+                        .phase = v->phase,
+                        .gated = v->placement_gated,
+                        .unsched = v->unschedulable,
+                        .n_gates = (unsigned)v->n_gates,
+                        .created_ms = v->created_ms,
+                        .priority = v->priority,
+                        .since_ms = v->unschedulable_since_ms};
     for (size_t i = 0; i < v->n_req; i++) {
       int rid = res_id(m, v->res[i]);
       if (rid >= 0 && v->val[i]) {

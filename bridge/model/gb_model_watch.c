@@ -51,8 +51,8 @@ static void on_change(void *arg, const struct gb_informer_change *ch) {
 
 static void on_log(void *arg, int is_error, const char *msg) {
   struct gb_model_handler *h = arg;
-  gb_log(is_error ? GB_LOG_WARN : GB_LOG_DEBUG, "model informer", "resource",
-         KIND_NAMES[h->kind], "message", msg, NULL);
+  gb_log(is_error ? GB_LOG_WARN : GB_LOG_DEBUG, "model informer", "resource", KIND_NAMES[h->kind],
+         "message", msg, NULL);
 }
 
 static int make_informer(struct gb_model *m, int kind, struct gc_diags *d) {

@@ -61,10 +61,18 @@ static int feed_pod_text(struct gb_model *m, int json, int op, size_t i, const c
   snprintf(name, sizeof(name), "%s-%zu", prefix, i);
   snprintf(js, sizeof(js), "%s-js-%zu", prefix, i / 8);
   if (!json) {
-    struct gb_pod_view v = {.ns = "team", .name = name, .uid = name, .resource_version = "1",
-                            .node = node ? node : "", .jobset = js, .rjob = "workers",
-                            .phase = node ? 1 : 0, .created_ms = (int64_t)i, .n_req = 3,
-                            .res = RES, .val = VAL};
+    struct gb_pod_view v = {.ns = "team",
+                            .name = name,
+                            .uid = name,
+                            .resource_version = "1",
+                            .node = node ? node : "",
+                            .jobset = js,
+                            .rjob = "workers",
+                            .phase = node ? 1 : 0,
+                            .created_ms = (int64_t)i,
+                            .n_req = 3,
+                            .res = RES,
+                            .val = VAL};
     return gb_model_feed_pod(m, op, &v);
   }
   snprintf(text, cap,
@@ -159,8 +167,7 @@ int main(int argc, char **argv) {
       if (pid == 0)
         run_case(nodes, pods, short_mode ? 2000 : 100000, json);
       int status = 0;
-      if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
-          WEXITSTATUS(status)) {
+      if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status)) {
         fprintf(stderr, "bench_model: case %zu/%d failed\n", s, json);
         failed = 1;
       }

@@ -53,8 +53,11 @@ static void on_capacity(void *arg) {
 }
 
 static struct gb_model *model(const char *const *levels, size_t n_levels, struct gb_plan *plan) {
-  struct gb_model_opts o = {.levels = levels, .n_levels = n_levels, .plan = plan,
-                            .on_gang = on_gang, .on_capacity = on_capacity};
+  struct gb_model_opts o = {.levels = levels,
+                            .n_levels = n_levels,
+                            .plan = plan,
+                            .on_gang = on_gang,
+                            .on_capacity = on_capacity};
   struct gb_model *m = NULL;
   ck_assert_int_eq(gb_model_new(&o, &m, NULL), 0);
   gang_calls = capacity_calls = bound_calls = reapply_calls = 0;
@@ -96,8 +99,8 @@ static const char *pod(const char *name, const char *nodename, const char *js, c
            "\"spec\":{\"nodeName\":\"%s\",\"containers\":[{\"name\":\"c\",\"image\":\"i\","
            "\"resources\":{\"requests\":{\"cpu\":\"%s\",\"nvidia.com/gpu\":\"%s\"}}}]%s%s},"
            "\"status\":{\"phase\":\"%s\"}}",
-           name, name, (int)(strlen(name) * 7 % 60), js, nodename, cpu, gpu,
-           *spec_extra ? "," : "", spec_extra, phase);
+           name, name, (int)(strlen(name) * 7 % 60), js, nodename, cpu, gpu, *spec_extra ? "," : "",
+           spec_extra, phase);
   return b;
 }
 
@@ -144,7 +147,7 @@ START_TEST(test_free_sums_bound_pods) {
   feed(m, "Node", 0, node("b", "", "8", "4", ""));
   feed(m, "Pod", 0, pod("p1", "a", "", "2", "1", "Running", ""));
   feed(m, "Pod", 0, pod("p2", "a", "", "500m", "0", "Pending", "")); /* bound, not running */
-  feed(m, "Pod", 0, pod("p3", "", "", "4", "2", "Pending", ""));    /* unbound: nothing */
+  feed(m, "Pod", 0, pod("p3", "", "", "4", "2", "Pending", ""));     /* unbound: nothing */
   ck_assert_int_eq(gb_model_with_snapshot(m, read_node, &(struct nf){.node = "a"}), GC_ENOTFOUND);
   ck_assert_int_eq(gb_model_feed_done(m), 0);
   ck_assert_int_eq(gb_model_synced(m), 1);
@@ -197,14 +200,15 @@ START_TEST(test_pod_request_rule) {
    * before the later init container); an init container of 3 cpu needs
    * 3 + 0.5; the maximum is 3.5, plus 250m overhead: 3750m.  The init
    * container's 2 GPUs beat the container's 1. */
-  feed(m, "Pod", 0,
-       "{\"metadata\":{\"namespace\":\"ns\",\"name\":\"r\"},\"spec\":{\"nodeName\":\"a\","
-       "\"containers\":[{\"name\":\"c1\",\"resources\":{\"requests\":{\"cpu\":\"1\","
-       "\"nvidia.com/gpu\":\"1\"}}},{\"name\":\"c2\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}],"
-       "\"initContainers\":[{\"name\":\"side\",\"restartPolicy\":\"Always\",\"resources\":"
-       "{\"requests\":{\"cpu\":\"500m\"}}},{\"name\":\"init\",\"resources\":{\"requests\":"
-       "{\"cpu\":\"3\",\"nvidia.com/gpu\":\"2\"}}}],\"overhead\":{\"cpu\":\"250m\"}},"
-       "\"status\":{\"phase\":\"Pending\"}}");
+  feed(
+      m, "Pod", 0,
+      "{\"metadata\":{\"namespace\":\"ns\",\"name\":\"r\"},\"spec\":{\"nodeName\":\"a\","
+      "\"containers\":[{\"name\":\"c1\",\"resources\":{\"requests\":{\"cpu\":\"1\","
+      "\"nvidia.com/gpu\":\"1\"}}},{\"name\":\"c2\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}],"
+      "\"initContainers\":[{\"name\":\"side\",\"restartPolicy\":\"Always\",\"resources\":"
+      "{\"requests\":{\"cpu\":\"500m\"}}},{\"name\":\"init\",\"resources\":{\"requests\":"
+      "{\"cpu\":\"3\",\"nvidia.com/gpu\":\"2\"}}}],\"overhead\":{\"cpu\":\"250m\"}},"
+      "\"status\":{\"phase\":\"Pending\"}}");
   struct nf a = look(m, "a");
   ck_assert_int_eq(a.cpu, 8000 - 3750);
   ck_assert_int_eq(a.gpu, 2);
@@ -219,7 +223,8 @@ START_TEST(test_exclusions) {
        "{\"metadata\":{\"name\":\"b\"},\"status\":{\"allocatable\":{\"cpu\":\"8\"},"
        "\"conditions\":[{\"type\":\"MemoryPressure\",\"status\":\"False\"},"
        "{\"type\":\"Ready\",\"status\":\"False\"}]}}");
-  feed(m, "Node", 0, node("c", "", "8", "4", "\"taints\":[{\"key\":\"k\",\"effect\":\"NoSchedule\"}]"));
+  feed(m, "Node", 0,
+       node("c", "", "8", "4", "\"taints\":[{\"key\":\"k\",\"effect\":\"NoSchedule\"}]"));
   gb_model_feed_done(m);
   struct nf a = look(m, "a"), b = look(m, "b"), c = look(m, "c");
   ck_assert_int_eq(a.state, TP_NODE_EXCLUDED);
@@ -273,7 +278,8 @@ static int blocked_t(struct gb_model *m, const char *podname) {
 START_TEST(test_taint_mask) {
   struct gb_model *m = model(NULL, 0, NULL);
   feed(m, "Node", 0,
-       node("t", "", "8", "4", "\"taints\":[{\"key\":\"gpu\",\"value\":\"yes\",\"effect\":\"NoSchedule\"}]"));
+       node("t", "", "8", "4",
+            "\"taints\":[{\"key\":\"gpu\",\"value\":\"yes\",\"effect\":\"NoSchedule\"}]"));
   feed(m, "Node", 0, node("u", "", "8", "4", ""));
   feed(m, "Node", 0,
        node("p", "", "8", "4", "\"taints\":[{\"key\":\"x\",\"effect\":\"PreferNoSchedule\"}]"));
@@ -284,9 +290,12 @@ START_TEST(test_taint_mask) {
       {"none", "", 1},
       {"exists", "\"tolerations\":[{\"key\":\"gpu\",\"operator\":\"Exists\"}]", 0},
       {"equal", "\"tolerations\":[{\"key\":\"gpu\",\"operator\":\"Equal\",\"value\":\"yes\"}]", 0},
-      {"noop", "\"tolerations\":[{\"key\":\"gpu\",\"value\":\"yes\",\"effect\":\"NoSchedule\"}]", 0},
-      {"wrongval", "\"tolerations\":[{\"key\":\"gpu\",\"operator\":\"Equal\",\"value\":\"no\"}]", 1},
-      {"wrongeff", "\"tolerations\":[{\"key\":\"gpu\",\"operator\":\"Exists\",\"effect\":\"NoExecute\"}]", 1},
+      {"noop", "\"tolerations\":[{\"key\":\"gpu\",\"value\":\"yes\",\"effect\":\"NoSchedule\"}]",
+       0},
+      {"wrongval", "\"tolerations\":[{\"key\":\"gpu\",\"operator\":\"Equal\",\"value\":\"no\"}]",
+       1},
+      {"wrongeff",
+       "\"tolerations\":[{\"key\":\"gpu\",\"operator\":\"Exists\",\"effect\":\"NoExecute\"}]", 1},
       {"all", "\"tolerations\":[{\"operator\":\"Exists\"}]", 0},
       {"otherkey", "\"tolerations\":[{\"key\":\"other\",\"operator\":\"Exists\"}]", 1},
   };
@@ -349,7 +358,8 @@ static int read_pods_free(void *arg, struct tp_snapshot *s, uint64_t gen) {
 START_TEST(test_pods_resource) {
   struct gb_model *m = model(NULL, 0, NULL);
   feed(m, "Node", 0,
-       "{\"metadata\":{\"name\":\"a\"},\"status\":{\"allocatable\":{\"cpu\":\"8\",\"pods\":\"110\"}}}");
+       "{\"metadata\":{\"name\":\"a\"},\"status\":{\"allocatable\":{\"cpu\":\"8\",\"pods\":\"110\"}"
+       "}}");
   feed(m, "Pod", 0, pod("p1", "a", "", "1", "0", "Running", ""));
   gb_model_feed_done(m);
   int64_t free_pods = 0;
@@ -359,9 +369,9 @@ START_TEST(test_pods_resource) {
 }
 END_TEST
 
-#define HN(name, tier, members)                                                             \
-  "{\"apiVersion\":\"topology.volcano.sh/v1alpha1\",\"kind\":\"HyperNode\",\"metadata\":"   \
-  "{\"name\":\"" name "\"},\"spec\":{\"tier\":" tier ",\"members\":[" members "]},"         \
+#define HN(name, tier, members)                                                                    \
+  "{\"apiVersion\":\"topology.volcano.sh/v1alpha1\",\"kind\":\"HyperNode\",\"metadata\":"          \
+  "{\"name\":\"" name "\"},\"spec\":{\"tier\":" tier ",\"members\":[" members "]},"                \
   "\"status\":{\"nodeCount\":2}}"
 #define MN(n) "{\"type\":\"Node\",\"selector\":{\"exactMatch\":{\"name\":\"" n "\"}}}"
 #define MH(n) "{\"type\":\"HyperNode\",\"selector\":{\"exactMatch\":{\"name\":\"" n "\"}}}"
@@ -420,8 +430,9 @@ START_TEST(test_hypernode_rebuild_coalesced) {
   /* A status-only change (a new resourceVersion, list items without
    * apiVersion and kind) is no topology change: no rebuild. */
   feed(m, "HyperNode", 0,
-       "{\"metadata\":{\"name\":\"s1\",\"resourceVersion\":\"77\"},\"spec\":{\"tier\":2,\"members\":[" MH("r1") "]},"
-       "\"status\":{\"nodeCount\":3}}");
+       "{\"metadata\":{\"name\":\"s1\",\"resourceVersion\":\"77\"},\"spec\":{\"tier\":2,"
+       "\"members\":[" MH("r1") "]},"
+                                "\"status\":{\"nodeCount\":3}}");
   dom(m, "s1", 0);
   gb_model_stats(m, &st);
   ck_assert_uint_eq(st.rebuilds, 2);
@@ -494,8 +505,9 @@ START_TEST(test_gangs) {
   feed(m, "Node", 0, node("a", "", "8", "4", ""));
   gb_model_feed_done(m);
   /* pod() derives creationTimestamp seconds from the name length. */
-  feed(m, "Pod", 0, pod("js-w-0-longer", "", "js", "2", "0", "Pending",
-                        "\"schedulingGates\":[{\"name\":\"gangbridge.io/placement\"}]"));
+  feed(m, "Pod", 0,
+       pod("js-w-0-longer", "", "js", "2", "0", "Pending",
+           "\"schedulingGates\":[{\"name\":\"gangbridge.io/placement\"}]"));
   ck_assert_int_eq(gang_calls, 1);
   ck_assert_str_eq(gang_last, "ns/js");
   feed(m, "Pod", 0, pod("js-l", "", "js", "1", "0", "Pending", ""));
@@ -530,11 +542,12 @@ START_TEST(test_feed_errors) {
   ck_assert_int_eq(gb_model_feed(m, "Secret", 0, "{}", &d), GC_EINVAL);
   ck_assert_int_eq(gb_model_feed(m, "Pod", 0, "{not json", &d), GC_EINVAL);
   ck_assert_int_eq(gb_model_feed(m, "Pod", 0, "{\"metadata\":{}}", &d), GC_EINVAL);
-  ck_assert_int_eq(gb_model_feed(m, "Pod", 0,
-                                 "{\"metadata\":{\"name\":\"x\",\"namespace\":\"n\"},\"spec\":"
-                                 "{\"containers\":[{\"resources\":{\"requests\":{\"cpu\":\"lots\"}}}]}}",
-                                 &d),
-                   GC_EINVAL);
+  ck_assert_int_eq(
+      gb_model_feed(m, "Pod", 0,
+                    "{\"metadata\":{\"name\":\"x\",\"namespace\":\"n\"},\"spec\":"
+                    "{\"containers\":[{\"resources\":{\"requests\":{\"cpu\":\"lots\"}}}]}}",
+                    &d),
+      GC_EINVAL);
   int found = 0;
   for (size_t i = 0; i < d.n; i++)
     found |= strstr(d.msgs[i], "Pod n/x: spec.containers[0].resources.requests.cpu") != NULL;
@@ -550,8 +563,8 @@ START_TEST(test_record_path) {
   gb_model_feed_done(m);
   const char *res[] = {"cpu", "example.com/fpga"};
   int64_t val[] = {1500, 1};
-  struct gb_pod_view v = {.ns = "ns", .name = "r", .node = "a", .phase = 1, .n_req = 2,
-                          .res = res, .val = val};
+  struct gb_pod_view v = {
+      .ns = "ns", .name = "r", .node = "a", .phase = 1, .n_req = 2, .res = res, .val = val};
   ck_assert_int_eq(gb_model_feed_pod(m, 0, &v), 0);
   ck_assert_int_eq(look(m, "a").cpu, 6500);
   ck_assert_int_eq(gb_model_feed_pod(m, 1, &v), 0);

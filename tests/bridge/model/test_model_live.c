@@ -144,8 +144,8 @@ static void wait_free(struct gb_model *m, const char *node, const char *dom, int
       return;
     usleep(50000);
   }
-  ck_abort_msg("node %s: free cpu %lld, want %lld (domain %s found: %d)", node,
-               (long long)q.cpu, (long long)want, dom ? dom : "-", q.found);
+  ck_abort_msg("node %s: free cpu %lld, want %lld (domain %s found: %d)", node, (long long)q.cpu,
+               (long long)want, dom ? dom : "-", q.found);
 }
 
 static int gangs;
