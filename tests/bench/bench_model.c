@@ -9,7 +9,9 @@
  * by itself) and "json" feeds the Pod JSON text a watch delivers
  * (gb_model_feed: parse, the informer's trim, the pod-request rule), which
  * is the informer path minus the HTTP transfer and the informer's cache.
- * Nodes are always fed as JSON.  Goals (issue 11): <= 1.5 GiB RSS and
+ * Nodes are always fed as JSON.  A last case builds with HyperNodes (racks
+ * of 32 nodes, blocks of 32 racks) and times the rebuild one HyperNode
+ * change costs.  Goals (issue 11): <= 1.5 GiB RSS and
  * <= 10 us per pod event.  The Pod informer's own cache (the trimmed text
  * of every pod) is not in these figures: its size per pod is printed once,
  * from the same trim.  --short: 1,000 nodes / 10,000 pods, one pass.
@@ -154,6 +156,69 @@ static void run_case(size_t nodes, size_t pods, size_t events, int json) {
   _exit(bad || st.pods != pods ? 1 : 0);
 }
 
+/* A rack HyperNode (tier 1) of nodes [first, first + 32), or a block (tier
+ * 2) of racks; `tn` varies the tierName so that an update is a change. */
+static int feed_hn(struct gb_model *m, int tier, size_t k, size_t first, size_t n, int tn) {
+  char text[4096];
+  size_t len = (size_t)snprintf(text, sizeof(text),
+                                "{\"metadata\":{\"name\":\"%s-%zu\"},\"spec\":{\"tier\":%d,"
+                                "\"tierName\":\"%s%d\",\"members\":[",
+                                tier == 1 ? "rack" : "block", k, tier, tier == 1 ? "rack" : "block",
+                                tn);
+  for (size_t i = first; i < first + n && len < sizeof(text) - 128; i++)
+    len += (size_t)snprintf(
+        text + len, sizeof(text) - len,
+        "%s{\"type\":\"%s\",\"selector\":{\"exactMatch\":{\"name\":\"%s-%zu\"}}}",
+        i > first ? "," : "", tier == 1 ? "Node" : "HyperNode", tier == 1 ? "node" : "rack", i);
+  snprintf(text + len, sizeof(text) - len, "]}}");
+  return gb_model_feed(m, "HyperNode", 0, text, NULL);
+}
+
+static int noop(void *arg, struct tp_snapshot *s, uint64_t gen) {
+  (void)arg, (void)s, (void)gen;
+  return 0;
+}
+
+/* HyperNodes: the initial build with them, and the rebuild one HyperNode
+ * change costs (run on the next read), record path. */
+static void run_hn_case(size_t nodes, size_t pods) {
+  struct gb_model_opts o = {0};
+  struct gb_model *m = NULL;
+  if (gb_model_new(&o, &m, NULL))
+    _exit(1);
+  int bad = 0;
+  size_t racks = (nodes + 31) / 32, blocks = (racks + 31) / 32;
+  for (size_t i = 0; i < nodes; i++)
+    bad |= feed_node(m, i);
+  for (size_t k = 0; k < racks; k++)
+    bad |= feed_hn(m, 1, k, k * 32, k * 32 + 32 > nodes ? nodes - k * 32 : 32, 0);
+  for (size_t k = 0; k < blocks; k++)
+    bad |= feed_hn(m, 2, k, k * 32, k * 32 + 32 > racks ? racks - k * 32 : 32, 0);
+  char node[64];
+  for (size_t i = 0; i < pods; i++) {
+    snprintf(node, sizeof(node), "node-%zu", (i * 7919) % nodes);
+    bad |= feed_pod(m, 0, 0, i, node, "p");
+  }
+  double t0 = gb_bench_mono_s();
+  bad |= gb_model_feed_done(m);
+  double t1 = gb_bench_mono_s();
+  int rounds = 5;
+  for (int r = 1; r <= rounds; r++) {
+    bad |= feed_hn(m, 1, 0, 0, nodes < 32 ? nodes : 32, r);
+    bad |= gb_model_with_snapshot(m, noop, NULL);
+  }
+  double t2 = gb_bench_mono_s();
+  struct gb_model_stats st;
+  gb_model_stats(m, &st);
+  printf("hypernodes %7zu nodes %8zu pods %5zu HyperNodes %7zu domains: build %.2f s, "
+         "rebuild after one HyperNode change %.3f s%s\n",
+         nodes, pods, racks + blocks, st.domains, t1 - t0, (t2 - t1) / rounds,
+         bad || st.rebuilds != (uint64_t)rounds + 1 ? " (ERRORS)" : "");
+  fflush(stdout);
+  gb_model_free(m);
+  _exit(bad || st.rebuilds != (uint64_t)rounds + 1 ? 1 : 0);
+}
+
 int main(int argc, char **argv) {
   int short_mode = argc > 1 && !strcmp(argv[1], "--short");
   static const size_t scales[][2] = {{10000, 100000}, {100000, 1000000}};
@@ -172,6 +237,14 @@ int main(int argc, char **argv) {
         failed = 1;
       }
     }
+  }
+  pid_t pid = fork();
+  if (pid == 0)
+    run_hn_case(short_mode ? 1000 : 10000, short_mode ? 10000 : 100000);
+  int status = 0;
+  if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status)) {
+    fprintf(stderr, "bench_model: the HyperNode case failed\n");
+    failed = 1;
   }
   return failed;
 }
