@@ -798,6 +798,22 @@ int64_t gb_plan_node_score(struct gb_plan *p, const char *key, const char *node)
   return pods;
 }
 
+int64_t gb_plan_reserved(struct gb_plan *p, const char *key, const char *node,
+                         const char *resource) {
+  if (!p || !key || !node || !resource)
+    return 0;
+  int64_t amt = 0;
+  pthread_mutex_lock(&p->mu);
+  struct entry *e = find(p, key);
+  const struct pnode *n =
+      e && e->n_nodes ? bsearch(node, e->nodes, e->n_nodes, sizeof(*e->nodes), cmp_pnode) : NULL;
+  for (size_t k = 0; n && k < e->n_res; k++)
+    if (!strcmp(e->res[k], resource))
+      amt = e->amt[(size_t)(n - e->nodes) * e->n_res + k];
+  pthread_mutex_unlock(&p->mu);
+  return amt;
+}
+
 int gb_plan_foreach(struct gb_plan *p, gb_plan_view_fn fn, void *arg) {
   if (!p || !fn)
     return GC_EUSAGE;
