@@ -9,7 +9,9 @@
  * queue that their events feed, the worker threads that run gb_reconcile,
  * the periodic API discovery behind `scheduling.backend: auto` (re-checked
  * at once when a scheduling CRD changes), the webhook's lookup, readiness
- * (every informer synced), and the cache-derived metrics.  Writes happen
+ * (every informer synced), and the cache-derived metrics (queue, watches).
+ * TrainJob, pod and PodGroup changes also go to an optional observer (the
+ * timeout tracker, wired by serve).  Writes happen
  * only while the is_leader predicate says so; gb_controller_resync re-queues
  * every TrainJob (call it on becoming leader).  `serve`'s wiring
  * (configuration, HTTP servers, webhook, gRPC, leader election, signals)
@@ -25,9 +27,26 @@
 #include <stddef.h>
 
 #include "gb_config.h"
+#include "gb_informer.h"
 #include "gb_kube_client.h"
 #include "gb_metrics.h"
 #include "gb_webhook.h"
+
+/* The caches whose changes the controller hands to its observer. */
+enum gb_observe_kind {
+  GB_OBSERVE_TRAINJOB,
+  GB_OBSERVE_POD, /* JobSet pods, trimmed by gb_informer_trim_pod */
+  GB_OBSERVE_PODGROUP_VOLCANO,
+  GB_OBSERVE_PODGROUP_COSCHEDULING
+};
+
+/* Called on the informer's thread for every add, update and delete of the
+ * caches above, before the controller queues the TrainJob.  ch is borrowed
+ * for the call; initial is 1 while that informer's first list is delivered.
+ * The observer must not block: it is how timeouts/ follows gangs without
+ * the controller depending on it. */
+typedef void (*gb_controller_observe_fn)(void *ctx, enum gb_observe_kind kind,
+                                         const struct gb_informer_change *ch, int initial);
 
 struct gb_controller_opts {
   const struct gb_config *cfg;      /* validated; borrowed */
@@ -35,6 +54,8 @@ struct gb_controller_opts {
   const struct gb_service_metrics *metrics; /* optional; borrowed */
   int (*is_leader)(void *ctx);      /* NULL: always the leader */
   void *leader_ctx;
+  gb_controller_observe_fn observe; /* optional */
+  void *observe_ctx;
 };
 
 struct gb_controller;
@@ -65,8 +86,8 @@ int gb_controller_webhook_lookup(void *ctx, const char *ns, const char *jobset_n
 /* gb_health_check_fn: ready once synced (ctx = controller). */
 int gb_controller_ready_check(void *ctx, char *reason, size_t size);
 
-/* Metrics collector (ctx = controller): queue depth and retries, PodGroups
- * by phase, watch restarts. */
+/* Metrics collector (ctx = controller): queue depth and retries, watch
+ * restarts.  (PodGroups by phase and time to schedule are timeouts/'s.) */
 void gb_controller_collect(void *ctx, struct gb_metrics *reg);
 
 #endif
