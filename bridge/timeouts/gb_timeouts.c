@@ -295,6 +295,7 @@ static void pg_update(struct gb_timeouts *t, struct gang *g, json_object *pg, in
   snprintf(g->phase, sizeof(g->phase), "%s", ph ? ph : "");
   pg_timeout(g, pg);
   pg_message(g, pg);
+  (void)queue_label(t, g); /* queues get their label slot in the order they are seen */
   check_started(t, g, initial, now);
   arm(t, g);
 }
