@@ -155,6 +155,16 @@ struct gb_config {
   double renew_deadline_s;
   double retry_period_s;
 
+  /* timeouts (policy: the gang timeout when no TrainJob, runtime, Namespace
+   * or Queue gives one; gangcalc's gc_policy checks it) */
+  const char *timeout_default; /* Go duration, "": none */
+
+  /* topology (policy) */
+  const char *topology_levels_text; /* node label keys, top first, comma-separated */
+  const char *topology_default;     /* "required:VALUE" / "preferred:VALUE", "": none */
+  const char **topology_levels;     /* parsed by gb_config_validate (arena) */
+  size_t n_topology_levels;
+
   /* timeouts (the tracker's keys; timeouts.default belongs to the policy) */
   enum gb_timeout_action timeout_action;
   double requeue_base_delay_s;

@@ -1,9 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """End-to-end: gang timeouts in `gangbridge serve` on the stand-in API server (issue 13.2).
 
-The effective timeout is what the PodGroup carries (here Volcano's
-`volcano.sh/sla-waiting-time`, patched onto the PodGroup gangbridge created, as the timeout
-policy renders it).
+The timeout comes from the policy (the TrainJob annotation `gangbridge.io/schedule-timeout`);
+the tracker reads it from the PodGroup as Volcano does (`volcano.sh/sla-waiting-time`).
 
 - event: a Volcano gang that is never scheduled gets a `GangTimeout` Warning on the TrainJob
   and on the PodGroup.  "Within 1 s of its deadline" is not a timed assertion here (the
@@ -35,8 +34,8 @@ from controller_helpers import (GANGBRIDGE, Env, Runner, fail, free_port, gang_p
 import kubeclient  # noqa: E402
 
 TJ_API = "trainer.kubeflow.org/v1alpha1"
-PG = "scheduling.volcano.sh/v1beta1"
 SLA = "volcano.sh/sla-waiting-time"
+POLICY = "gangbridge.io/schedule-timeout"
 ATTEMPT = "gangbridge.io/requeue-attempt"
 BY = "gangbridge.io/requeued-by"
 RESUME_AT = "gangbridge.io/requeue-resume-at"
@@ -46,12 +45,25 @@ def rfc3339(ts):
     return time.mktime(time.strptime(ts, "%Y-%m-%dT%H:%M:%SZ")) - time.timezone
 
 
+def timed_trainjob(name, ns, timeout, labels=None, suspend=None):
+    """A TrainJob whose timeout policy (its annotation) gives `timeout`."""
+    tj = trainjob(name, ns, "torch", num_nodes=2, labels=labels, suspend=suspend)
+    tj["metadata"]["annotations"] = {POLICY: timeout}
+    return tj
+
+
+def rendered_pg(env, ns, name, timeout):
+    """The PodGroup once it carries the timeout as Volcano's annotation."""
+    return env.wait(lambda: (lambda pg: pg if pg and SLA in (pg["metadata"].get("annotations")
+                                                              or {}) else None)(
+        env.podgroup("volcano", ns, name)), "PodGroup %s/%s with %s" % (ns, name, SLA))
+
+
 def setup(env, ns, name, timeout, labels=None, suspend=None):
     env.create(namespace(ns))
     env.create(runtime("torch", ns))
-    env.create(trainjob(name, ns, "torch", num_nodes=2, labels=labels, suspend=suspend))
-    pg = env.wait(lambda: env.podgroup("volcano", ns, name), "PodGroup %s/%s" % (ns, name))
-    env.merge_patch(PG, "PodGroup", ns, name, {"metadata": {"annotations": {SLA: timeout}}})
+    env.create(timed_trainjob(name, ns, timeout, labels=labels, suspend=suspend))
+    pg = rendered_pg(env, ns, name, timeout)
     return rfc3339(pg["metadata"]["creationTimestamp"])
 
 
@@ -184,11 +196,9 @@ def test_requeue(env):
         ns = "to-requeue"
         env.create(namespace("to-started"))
         env.create(runtime("torch", "to-started"))
-        env.create(trainjob("job", "to-started", "torch"))
-        env.wait(lambda: env.podgroup("volcano", "to-started", "job"), "PodGroup to-started")
-        started_gang(env, "to-started")
-        env.merge_patch(PG, "PodGroup", "to-started", "job",
-                        {"metadata": {"annotations": {SLA: "2s"}}})
+        started_gang(env, "to-started")  # the pods first: scheduled before any deadline
+        env.create(timed_trainjob("job", "to-started", "2s"))
+        rendered_pg(env, "to-started", "job", "2s")
         setup(env, "to-kueue", "job", "2s", labels={"kueue.x-k8s.io/queue-name": "team"})
         setup(env, "to-user", "job", "2s", suspend=True)
         rv = {n: env.get(TJ_API, "TrainJob", n, "job")["metadata"]["resourceVersion"]
@@ -198,9 +208,8 @@ def test_requeue(env):
         env.create(runtime("torch", ns))
         rec = Recorder(env, ns, "job")
         rec.start()
-        env.create(trainjob("job", ns, "torch", num_nodes=2))
-        env.wait(lambda: env.podgroup("volcano", ns, "job"), "PodGroup")
-        env.merge_patch(PG, "PodGroup", ns, "job", {"metadata": {"annotations": {SLA: "2s"}}})
+        env.create(timed_trainjob("job", ns, "2s"))
+        rendered_pg(env, ns, "job", "2s")
 
         def ann(k):
             return (env.get(TJ_API, "TrainJob", ns, "job")["metadata"].get("annotations")
