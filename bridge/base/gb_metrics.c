@@ -703,7 +703,7 @@ int gb_service_metrics_register(struct gb_metrics *reg, const char *version,
   static const char *const l_api[] = {"verb", "resource", "code"};
   static const char *const l_watch[] = {"resource", "reason"};
   static const char *const l_pg[] = {"backend", "phase"};
-  static const char *const l_backend[] = {"backend"};
+  static const char *const l_gang[] = {"backend", "queue", "size"};
   static const char *const l_webhook[] = {"backend", "result"};
   static const char *const l_http[] = {"server", "route", "code"};
   static const char *const l_version[] = {"version"};
@@ -747,8 +747,9 @@ int gb_service_metrics_register(struct gb_metrics *reg, const char *version,
                        "PodGroups written by gangbridge, by backend and status phase.", l_pg, 2,
                        &m->podgroups, d));
   TRY(gb_metrics_histogram(reg, "gangbridge_gang_time_to_schedule_seconds",
-                           "Seconds from a PodGroup's creation to its first Running phase.",
-                           l_backend, 1, tts_buckets, sizeof(tts_buckets) / sizeof(tts_buckets[0]),
+                           "Seconds from a PodGroup's creation until its gang was scheduled, "
+                           "by backend, queue and gang size class.",
+                           l_gang, 3, tts_buckets, sizeof(tts_buckets) / sizeof(tts_buckets[0]),
                            &m->time_to_schedule, d));
   TRY(gb_metrics_counter(reg, "gangbridge_webhook_admissions_total",
                          "Pod admission reviews answered, by backend and result (patched, "

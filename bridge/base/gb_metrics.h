@@ -134,7 +134,7 @@ struct gb_service_metrics {
   struct gb_metric *api_latency; /* gangbridge_api_request_duration_seconds{verb,resource,code} */
   struct gb_metric *watch_restarts;    /* gangbridge_watch_restarts_total{resource,reason} */
   struct gb_metric *podgroups;         /* gangbridge_podgroups{backend,phase} */
-  struct gb_metric *time_to_schedule;  /* gangbridge_gang_time_to_schedule_seconds{backend} */
+  struct gb_metric *time_to_schedule;  /* gangbridge_gang_time_to_schedule_seconds{backend,queue,size} */
   struct gb_metric *webhook;           /* gangbridge_webhook_admissions_total{backend,result} */
   struct gb_metric *http_requests;     /* gangbridge_http_requests_total{server,route,code} */
   struct gb_metric *leader;            /* gangbridge_leader (1 while holding the lease) */

@@ -18,6 +18,7 @@
 
 #include "gb_cli.h"
 #include "gb_controller.h"
+#include "gb_timeouts.h"
 #include "gb_diagprint.h"
 #include "gb_health.h"
 #include "gb_http.h"
@@ -75,6 +76,7 @@ struct serve_run {
   struct gb_kube_config *kcfg;
   struct gb_kube_client *client;
   struct gb_controller *ctrl;
+  struct gb_timeouts *timeouts; /* the gang timeout tracker, fed by the controller */
   struct gb_webhook *wh;
   struct gb_http *probes, *hook;
   struct gb_rpc_service *rpc_svc;
@@ -91,6 +93,7 @@ static void on_started_leading(void *arg) {
          gb_leader_identity(r->leader), NULL);
   if (r->ctrl)
     gb_controller_resync(r->ctrl);
+  gb_timeouts_kick(r->timeouts); /* deadlines that passed while following */
 }
 
 static void on_stopped_leading(void *arg) {
@@ -231,14 +234,20 @@ static int serve_start(struct serve_run *r, struct gc_diags *d) {
          NULL);
   if (cfg->leader_elect && (rc = leader_create(r, d)))
     return rc;
+  struct gb_timeouts_opts to = {cfg, r->client, &r->sm, r->reg, NULL, NULL};
   struct gb_controller_opts co = {.cfg = cfg, .client = r->client, .metrics = &r->sm};
   if (r->leader) {
-    co.is_leader = gb_leader_is_leader_fn;
-    co.leader_ctx = r->leader;
+    co.is_leader = to.is_leader = gb_leader_is_leader_fn;
+    co.leader_ctx = to.leader_ctx = r->leader;
   }
+  if ((rc = gb_timeouts_new(&to, &r->timeouts, d)))
+    return rc;
+  co.observe = gb_timeouts_observe;
+  co.observe_ctx = r->timeouts;
   if ((rc = gb_controller_new(&co, &r->ctrl, d)))
     return rc;
   if ((rc = gb_metrics_add_collector(r->reg, gb_controller_collect, r->ctrl)) ||
+      (rc = gb_metrics_add_collector(r->reg, gb_timeouts_collect, r->timeouts)) ||
       (rc = gb_health_add_check(r->health, GB_HEALTH_READY, "informers-synced",
                                 gb_controller_ready_check, r->ctrl)))
     return rc;
@@ -295,7 +304,7 @@ static int serve_start(struct serve_run *r, struct gc_diags *d) {
     snprintf(p, sizeof(p), "%d", gb_rpc_server_port(r->rpc));
     gb_log(GB_LOG_INFO, "grpc listening", "address", cfg->grpc_address, "port", p, NULL);
   }
-  if ((rc = gb_controller_start(r->ctrl)))
+  if ((rc = gb_controller_start(r->ctrl)) || (rc = gb_timeouts_start(r->timeouts)))
     return rc;
   return r->leader ? gb_leader_start(r->leader) : 0;
 }
@@ -312,9 +321,11 @@ static void serve_stop(struct serve_run *r) {
   /* Workers first (no write after this), then release the lease so a
    * standby takes over at once. */
   gb_controller_stop(r->ctrl);
+  gb_timeouts_stop(r->timeouts);
   gb_leader_free(r->leader);
   gb_kube_client_free(r->lease_client);
   gb_controller_free(r->ctrl);
+  gb_timeouts_free(r->timeouts);
   gb_kube_client_free(r->client);
   gb_kube_config_free(r->kcfg);
   gb_webhook_free(r->wh);

@@ -17,7 +17,7 @@
 #include "gc_policy.h"
 
 enum key_type { T_STR, T_BOOL, T_INT, T_NUM, T_DUR, T_LEVEL, T_FORMAT, T_BACKEND, T_SCOPE,
-                T_SELECT, T_LIST };
+                T_SELECT, T_LIST, T_TOACTION };
 
 struct key_def {
   const char *path;
@@ -99,6 +99,13 @@ static const struct key_def KEYS[] = {
     {"leaderElection.retryPeriod", T_DUR, OFF(retry_period_s), 0.1, 3600, "2s", NULL},
     /* policy: timeouts.default and topology.* */
     {"timeouts.default", T_STR, OFF(timeout_default), 0, 0, "", NULL},
+    /* the timeout tracker's timeouts.* (next to timeouts.default: one YAML block) */
+    {"timeouts.action", T_TOACTION, OFF(timeout_action), 0, 0, "event", "timeout-action"},
+    {"timeouts.requeue.baseDelay", T_DUR, OFF(requeue_base_delay_s), 0.001, 86400, "60s", NULL},
+    {"timeouts.requeue.maxDelay", T_DUR, OFF(requeue_max_delay_s), 0.001, 604800, "3600s", NULL},
+    {"timeouts.requeue.maxAttempts", T_INT, OFF(requeue_max_attempts), 0, 100, "3", NULL},
+    {"timeouts.maxQueues", T_INT, OFF(timeout_max_queues), 1, 1000, "50", NULL},
+    {"timeouts.maxGangs", T_INT, OFF(timeout_max_gangs), 1, 10000000, "1000000", NULL},
     {"topology.levels", T_LIST, OFF(topology_levels_text), 0, 0, "", NULL},
     {"topology.default", T_STR, OFF(topology_default), 0, 0, "", NULL},
 };
@@ -109,6 +116,14 @@ const char *gb_backend_choice_name(enum gb_backend_choice b) {
   case GB_CHOICE_VOLCANO: return "volcano";
   case GB_CHOICE_COSCHEDULING: return "coscheduling";
   default: return "auto";
+  }
+}
+
+const char *gb_timeout_action_name(enum gb_timeout_action a) {
+  switch (a) {
+  case GB_TIMEOUT_NONE: return "none";
+  case GB_TIMEOUT_REQUEUE: return "requeue";
+  default: return "event";
   }
 }
 
@@ -193,9 +208,22 @@ static int parse_bool(const char *s, int *out) {
 }
 
 /* Sets k from text; `where` prefixes messages ("file:1:2" or "--set"). */
-static int set_text(struct gb_config *c, const struct key_def *k, const char *text,
-                    const char *where, struct gc_diags *d) {
-  char *base = (char *)c + k->off;
+/* timeouts.action: none, event or requeue. */
+static int set_action(const struct key_def *k, const char *text, enum gb_timeout_action *a,
+                      const char *where, struct gc_diags *d) {
+  static const enum gb_timeout_action all[] = {GB_TIMEOUT_NONE, GB_TIMEOUT_EVENT,
+                                               GB_TIMEOUT_REQUEUE};
+  for (size_t i = 0; i < 3; i++)
+    if (!strcmp(text, gb_timeout_action_name(all[i]))) {
+      *a = all[i];
+      return 0;
+    }
+  gc_diags_addf(d, "%s: %s: must be none, event or requeue, not \"%.64s\"", where, k->path, text);
+  return GC_EINVAL;
+}
+
+static int set_scalar(struct gb_config *c, const struct key_def *k, char *base, const char *text,
+                      const char *where, struct gc_diags *d) {
   char *end;
   switch (k->type) {
   case T_LIST:
@@ -311,8 +339,18 @@ static int set_text(struct gb_config *c, const struct key_def *k, const char *te
     }
     return 0;
   }
+  case T_TOACTION: break; /* set_text's */
   }
   return GC_EINVAL;
+}
+
+/* Sets key k from text (every type; T_TOACTION has its own parser to keep
+ * set_scalar short). */
+static int set_text(struct gb_config *c, const struct key_def *k, const char *text,
+                    const char *where, struct gc_diags *d) {
+  if (k->type == T_TOACTION)
+    return set_action(k, text, (enum gb_timeout_action *)(void *)((char *)c + k->off), where, d);
+  return set_scalar(c, k, (char *)c + k->off, text, where, d);
 }
 
 int gb_config_init(struct gb_config *c) {
@@ -876,6 +914,9 @@ void gb_config_write(const struct gb_config *c, FILE *f) {
       break;
     case T_SELECT:
       fputs(gb_select_mode_name(*(const enum gb_select_mode *)(const void *)base), f);
+      break;
+    case T_TOACTION:
+      fputs(gb_timeout_action_name(*(const enum gb_timeout_action *)(const void *)base), f);
       break;
     }
     fputc('\n', f);

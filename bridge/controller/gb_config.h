@@ -28,6 +28,10 @@
 enum gb_backend_choice { GB_CHOICE_AUTO = 0, GB_CHOICE_VOLCANO, GB_CHOICE_COSCHEDULING };
 enum gb_select_mode { GB_SELECT_UNMANAGED = 0, GB_SELECT_NAMESPACE, GB_SELECT_OPTIN };
 
+/* timeouts.action: what happens when a gang's timeout passes. */
+enum gb_timeout_action { GB_TIMEOUT_EVENT = 0, GB_TIMEOUT_NONE, GB_TIMEOUT_REQUEUE };
+const char *gb_timeout_action_name(enum gb_timeout_action a);
+
 /* ---- label selectors ------------------------------------------------------ */
 
 enum gb_selector_op {
@@ -160,6 +164,14 @@ struct gb_config {
   const char *topology_default;     /* "required:VALUE" / "preferred:VALUE", "": none */
   const char **topology_levels;     /* parsed by gb_config_validate (arena) */
   size_t n_topology_levels;
+
+  /* timeouts (the tracker's keys; timeouts.default belongs to the policy) */
+  enum gb_timeout_action timeout_action;
+  double requeue_base_delay_s;
+  double requeue_max_delay_s;
+  int requeue_max_attempts;
+  int timeout_max_queues; /* queues labelled by name; the rest fold into "other" */
+  int timeout_max_gangs;  /* gangs tracked at most */
 };
 
 /* Initialises c with every default.  Returns 0 or GC_ENOMEM.  Free with

@@ -9,10 +9,9 @@
  * waits for every cache to sync before it starts the workers (so nothing is
  * reconciled against half-filled caches, as client-go's WaitForCacheSync),
  * and re-queues every TrainJob when the set of served APIs changes or the
- * resync period passes.  Informer handlers only enqueue keys and keep the
- * PodGroup phase table for metrics.
+ * resync period passes.  Informer handlers only enqueue keys and hand
+ * TrainJob, pod and PodGroup changes to the observer (the timeout tracker).
  */
-#define _GNU_SOURCE /* strptime, timegm */
 #include <json-c/json.h>
 #include <math.h>
 #include <pthread.h>
@@ -30,7 +29,6 @@
 #include "gb_kube_discovery.h"
 #include "gb_log.h"
 #include "gb_reconcile.h"
-#include "gb_tts.h"
 #include "gb_workqueue.h"
 
 enum {
@@ -103,8 +101,6 @@ struct gb_controller {
   pthread_t *workers;
   int n_workers;
 
-  struct gb_tts *pgs; /* PodGroup phases and time-to-schedule */
-
   pthread_mutex_t gang_mu; /* guards gangs */
   struct gb_htab gangs;    /* of struct gang_count */
 
@@ -149,50 +145,16 @@ static void enqueue_ns(struct gb_controller *c, const char *ns) {
 
 void gb_controller_resync(struct gb_controller *c) { enqueue_ns(c, NULL); }
 
-/* ---- PodGroup phases (metrics) ----------------------------------------------------- */
+/* ---- the observer ---------------------------------------------------------------- */
 
-static double parse_ts(const char *s) {
-  struct tm tm;
-  memset(&tm, 0, sizeof(tm));
-  if (!s)
-    return NAN;
-  const char *end = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
-  if (!end)
-    return NAN;
-  return (double)timegm(&tm);
-}
-
-static enum gc_backend pg_backend(int which) {
-  return which == INF_PG_VOLCANO ? GC_BACKEND_VOLCANO : GC_BACKEND_COSCHEDULING;
-}
-
-static void pg_track(struct gb_controller *c, int which, const struct gb_informer_change *ch) {
-  const char *backend = gc_backend_name(pg_backend(which));
-  if (ch->op == GB_INFORMER_DELETE) {
-    gb_tts_forget(c->pgs, backend, ch->key);
+static void observe(struct gb_controller *c, int which, const struct gb_informer_change *ch) {
+  if (!c->o.observe)
     return;
-  }
-  json_object *st = NULL, *ph = NULL;
-  const char *phase = NULL;
-  if (json_object_object_get_ex(ch->obj, "status", &st) &&
-      json_object_object_get_ex(st, "phase", &ph) && json_object_is_type(ph, json_type_string))
-    phase = json_object_get_string(ph);
-  struct timespec now;
-  clock_gettime(CLOCK_REALTIME, &now);
-  struct gb_tts_event ev = {backend,
-                            ch->key,
-                            gb_kube_meta_str(ch->obj, "uid"),
-                            phase,
-                            !gb_informer_has_synced(c->inf[which]),
-                            parse_ts(gb_kube_meta_str(ch->obj, "creationTimestamp")),
-                            (double)now.tv_sec + (double)now.tv_nsec / 1e9};
-  double seconds = 0;
-  int rc = gb_tts_update(c->pgs, &ev, &seconds);
-  if (rc == 1 && c->o.metrics)
-    gb_histogram_observe(c->o.metrics->time_to_schedule, &backend, seconds);
-  else if (rc < 0)
-    gb_log(GB_LOG_WARN, "PodGroup not tracked", "podgroup", ch->key, "error", gc_strerror(rc),
-           NULL);
+  enum gb_observe_kind kind = which == INF_TJ           ? GB_OBSERVE_TRAINJOB
+                              : which == INF_POD        ? GB_OBSERVE_POD
+                              : which == INF_PG_VOLCANO ? GB_OBSERVE_PODGROUP_VOLCANO
+                                                        : GB_OBSERVE_PODGROUP_COSCHEDULING;
+  c->o.observe(c->o.observe_ctx, kind, ch, !gb_informer_has_synced(c->inf[which]));
 }
 
 /* ---- gang pods ---------------------------------------------------------------------- */
@@ -324,7 +286,10 @@ static void on_change(void *arg, const struct gb_informer_change *ch) {
   struct hctx *h = arg;
   struct gb_controller *c = h->c;
   switch (h->which) {
-  case INF_TJ: enqueue(c, ch->key); break;
+  case INF_TJ:
+    observe(c, INF_TJ, ch);
+    enqueue(c, ch->key);
+    break;
   case INF_RT: enqueue_ns(c, ch->ns); break;
   case INF_CRT: enqueue_ns(c, NULL); break;
   case INF_NS:
@@ -332,14 +297,17 @@ static void on_change(void *arg, const struct gb_informer_change *ch) {
     if (ch->op != GB_INFORMER_DELETE)
       enqueue_ns(c, ch->name);
     break;
-  case INF_POD: on_pod(c, ch); break;
+  case INF_POD:
+    observe(c, INF_POD, ch);
+    on_pod(c, ch);
+    break;
   case INF_CRD:
     if (is_scheduling_crd(ch->name))
       kick(c);
     break;
   case INF_PG_VOLCANO:
   case INF_PG_COSCHED:
-    pg_track(c, h->which, ch);
+    observe(c, h->which, ch);
     /* The PodGroup is named after its TrainJob. */
     enqueue(c, ch->key);
     break;
@@ -655,10 +623,9 @@ int gb_controller_new(const struct gb_controller_opts *o, struct gb_controller *
   c->disc = gb_kube_discovery_new(o->client, o->cfg->discovery_interval_s);
   c->n_workers = o->cfg->workers;
   c->workers = calloc((size_t)c->n_workers, sizeof(*c->workers));
-  c->pgs = gb_tts_new(0);
   int gangs_rc = gb_htab_init(&c->gangs, 4096);
   int rc = 0;
-  if (!c->q || !c->events || !c->disc || !c->workers || !c->pgs || gangs_rc)
+  if (!c->q || !c->events || !c->disc || !c->workers || gangs_rc)
     rc = GC_ENOMEM;
   for (int i = INF_TJ; !rc && i <= INF_CRD; i++) {
     if (i == INF_CRD && !o->cfg->watch_crds)
@@ -727,7 +694,6 @@ void gb_controller_free(struct gb_controller *c) {
   gb_controller_stop(c);
   for (int i = 0; i < INF_N; i++)
     gb_informer_free(c->inf[i]);
-  gb_tts_free(c->pgs);
   gb_htab_clear(&c->gangs, free_gang, NULL);
   gb_htab_free(&c->gangs);
   gb_kube_discovery_free(c->disc);
@@ -896,15 +862,6 @@ void gb_controller_collect(void *ctx, struct gb_metrics *reg) {
   if (r > c->last_retries)
     gb_counter_add(m->queue_retries, NULL, (double)(r - c->last_retries));
   c->last_retries = r;
-
-  gb_metric_clear(m->podgroups);
-  for (int b = 1; b < 3; b++) {
-    const char *backend = gc_backend_name((enum gc_backend)b);
-    struct gb_tts_phase_count pc[GB_TTS_MAX_PHASES];
-    size_t n = gb_tts_phases(c->pgs, backend, pc, GB_TTS_MAX_PHASES);
-    for (size_t j = 0; j < n; j++)
-      gb_gauge_set(m->podgroups, (const char *[]){backend, pc[j].phase}, pc[j].count);
-  }
 
   for (int i = 0; i < INF_N; i++) {
     pthread_mutex_lock(&c->mu);

@@ -9,7 +9,9 @@
  * queue that their events feed, the worker threads that run gb_reconcile,
  * the periodic API discovery behind `scheduling.backend: auto` (re-checked
  * at once when a scheduling CRD changes), the webhook's lookup, readiness
- * (every informer synced), and the cache-derived metrics.  Writes happen
+ * (every informer synced), and the cache-derived metrics (queue, watches).
+ * TrainJob, pod and PodGroup changes also go to an optional observer (the
+ * timeout tracker, wired by serve).  Writes happen
  * only while the is_leader predicate says so; gb_controller_resync re-queues
  * every TrainJob (call it on becoming leader).  `serve`'s wiring
  * (configuration, HTTP servers, webhook, gRPC, leader election, signals)
@@ -25,6 +27,7 @@
 #include <stddef.h>
 
 #include "gb_config.h"
+#include "gb_informer.h"
 #include "gb_kube_client.h"
 #include "gb_metrics.h"
 #include "gb_webhook.h"
@@ -43,6 +46,21 @@ typedef int (*gb_placement_lookup_fn)(void *ctx, const char *ns, const char *job
                                       const char *rjob, int *gate,
                                       struct gb_restriction *restriction, char *reason,
                                       size_t reason_size);
+/* The caches whose changes the controller hands to its observer. */
+enum gb_observe_kind {
+  GB_OBSERVE_TRAINJOB,
+  GB_OBSERVE_POD, /* JobSet pods, trimmed by gb_informer_trim_pod */
+  GB_OBSERVE_PODGROUP_VOLCANO,
+  GB_OBSERVE_PODGROUP_COSCHEDULING
+};
+
+/* Called on the informer's thread for every add, update and delete of the
+ * caches above, before the controller queues the TrainJob.  ch is borrowed
+ * for the call; initial is 1 while that informer's first list is delivered.
+ * The observer must not block: it is how timeouts/ follows gangs without
+ * the controller depending on it. */
+typedef void (*gb_controller_observe_fn)(void *ctx, enum gb_observe_kind kind,
+                                         const struct gb_informer_change *ch, int initial);
 
 struct gb_controller_opts {
   const struct gb_config *cfg;      /* validated; borrowed */
@@ -53,6 +71,8 @@ struct gb_controller_opts {
   gb_placement_lookup_fn placement_lookup; /* NULL (the default, and while placement is
                                               disabled): no pod is gated or restricted */
   void *placement_ctx;                     /* borrowed */
+  gb_controller_observe_fn observe; /* optional */
+  void *observe_ctx;
 };
 
 struct gb_controller;
@@ -83,8 +103,8 @@ int gb_controller_webhook_lookup(void *ctx, const char *ns, const char *jobset_n
 /* gb_health_check_fn: ready once synced (ctx = controller). */
 int gb_controller_ready_check(void *ctx, char *reason, size_t size);
 
-/* Metrics collector (ctx = controller): queue depth and retries, PodGroups
- * by phase, watch restarts. */
+/* Metrics collector (ctx = controller): queue depth and retries, watch
+ * restarts.  (PodGroups by phase and time to schedule are timeouts/'s.) */
 void gb_controller_collect(void *ctx, struct gb_metrics *reg);
 
 #endif

@@ -137,18 +137,58 @@ static json_object *member(json_object *obj, const char *k) {
   return json_object_object_get_ex(obj, k, &v) ? v : NULL;
 }
 
+/* Keeps only the PodScheduled entry of a pod's status.conditions (and of it
+ * the fields the timeout tracker reads), rebuilt into a new array because
+ * json-c arrays cannot drop elements in place. */
+static void trim_conditions(json_object *status) {
+  static const char *const cond[] = {"type", "status", "reason", "message", "lastTransitionTime",
+                                     NULL};
+  json_object *cs = member(status, "conditions");
+  if (!cs || !json_object_is_type(cs, json_type_array))
+    return;
+  json_object *keep = json_object_new_array();
+  for (size_t i = 0; keep && i < json_object_array_length(cs); i++) {
+    json_object *c = json_object_array_get_idx(cs, i), *t = member(c, "type");
+    if (t && json_object_is_type(t, json_type_string) &&
+        !strcmp(json_object_get_string(t), "PodScheduled")) {
+      keep_only(c, cond);
+      json_object_array_add(keep, json_object_get(c));
+    }
+  }
+  if (keep && json_object_array_length(keep) > 0)
+    json_object_object_add(status, "conditions", keep);
+  else {
+    json_object_put(keep);
+    json_object_object_del(status, "conditions");
+  }
+}
+
+/* Drops member k of obj when it is an empty object. */
+static void drop_empty(json_object *obj, const char *k) {
+  json_object *v = member(obj, k);
+  if (v && json_object_is_type(v, json_type_object) && json_object_object_length(v) == 0)
+    json_object_object_del(obj, k);
+}
+
 void gb_informer_trim_pod(json_object *obj) {
-  static const char *const top[] = {"apiVersion", "kind", "metadata", NULL};
-  static const char *const meta[] = {"name", "namespace", "uid", "resourceVersion", "labels",
-                                     "annotations", NULL};
+  static const char *const top[] = {"apiVersion", "kind", "metadata", "spec", "status", NULL};
+  static const char *const meta[] = {"name",   "namespace",   "uid", "resourceVersion",
+                                     "labels", "annotations", "creationTimestamp", NULL};
   static const char *const labels[] = {"jobset.sigs.k8s.io/jobset-name",
                                        "scheduling.x-k8s.io/pod-group", NULL};
   static const char *const anns[] = {"scheduling.k8s.io/group-name", NULL};
+  static const char *const spec[] = {"schedulingGates", NULL};
+  static const char *const status[] = {"conditions", NULL};
   keep_only(obj, top);
   json_object *m = member(obj, "metadata");
   keep_only(m, meta);
   keep_only(member(m, "labels"), labels);
   keep_only(member(m, "annotations"), anns);
+  keep_only(member(obj, "spec"), spec);
+  keep_only(member(obj, "status"), status);
+  trim_conditions(member(obj, "status"));
+  drop_empty(obj, "spec");
+  drop_empty(obj, "status");
 }
 
 void gb_informer_trim_crd(json_object *obj) {

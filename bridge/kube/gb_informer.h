@@ -155,8 +155,11 @@ size_t gb_informer_count(struct gb_informer *inf);
 int gb_informer_feed(struct gb_informer *inf, int watch_type, json_object *obj);
 
 /* Transforms for gb_informer_opts.transform.  trim_pod keeps only a pod's
- * identity (namespace, name, uid, resourceVersion), its JobSet name label and
- * the PodGroup label and annotation it carries: a few hundred bytes per pod.
+ * identity (namespace, name, uid, resourceVersion, creationTimestamp), its
+ * JobSet name label, the PodGroup label and annotation it carries, its
+ * spec.schedulingGates and its PodScheduled condition (type, status, reason,
+ * message, lastTransitionTime; for the timeout tracker): a few hundred bytes
+ * per pod.
  * trim_crd keeps a CRD's name, group, names, scope and versions' name,
  * served and storage (no schema, no status). */
 void gb_informer_trim_pod(json_object *obj);

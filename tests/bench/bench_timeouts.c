@@ -8,6 +8,11 @@
  * itself (gb_cmd_timeouts, output to /dev/null) for -o json and -o html and
  * prints the best of three wall times, CPU time and resident memory.
  * Goal (issue): the report over 10,000 PodGroups in <= 2 s.
+ *
+ * Then the service's tracker (gb_timeouts) with 50,000 gangs (--short:
+ * 5,000): PodGroup adds, two pod adds per gang and a pod update (scheduled)
+ * for half of them, then firing every deadline (action event, no API
+ * client): CPU per operation and the resident memory it added.
  */
 #include <fcntl.h>
 #include <stdint.h>
@@ -16,9 +21,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <json-c/json.h>
+
 #include "gb_bench.h"
 #include "gb_cli.h"
+#include "gb_config.h"
+#include "gb_log.h"
 #include "gb_manifest.h"
+#include "gb_timeouts.h"
 
 static uint64_t lcg = 20261124;
 
@@ -129,6 +139,106 @@ static double load_cpu(const char *dir) {
   return t;
 }
 
+/* ---- the tracker ---------------------------------------------------------------- */
+
+static json_object *tracker_podgroup(size_t i, char *key, size_t cap) {
+  char name[64], ts[32];
+  snprintf(name, sizeof(name), "job-%zu", i);
+  snprintf(key, cap, "ns-%zu/%s", i % 100, name);
+  stamp((long)(i % 3600), ts, sizeof(ts));
+  json_object *pg = json_object_new_object(), *md = json_object_new_object();
+  json_object *ann = json_object_new_object(), *spec = json_object_new_object();
+  char ns[32];
+  snprintf(ns, sizeof(ns), "ns-%zu", i % 100);
+  json_object_object_add(md, "name", json_object_new_string(name));
+  json_object_object_add(md, "namespace", json_object_new_string(ns));
+  json_object_object_add(md, "uid", json_object_new_string(key));
+  json_object_object_add(md, "creationTimestamp", json_object_new_string(ts));
+  json_object_object_add(ann, "volcano.sh/sla-waiting-time", json_object_new_string("10m"));
+  json_object_object_add(md, "annotations", ann);
+  json_object_object_add(pg, "metadata", md);
+  json_object_object_add(spec, "minMember", json_object_new_int((int)gang_size()));
+  json_object_object_add(spec, "queue", json_object_new_string(i % 3 ? "team-a" : "team-b"));
+  json_object_object_add(pg, "spec", spec);
+  return pg;
+}
+
+static json_object *tracker_pod(size_t i, int j, int scheduled, char *key, size_t cap) {
+  char text[1024], name[64];
+  snprintf(name, sizeof(name), "job-%zu-node-%d", i, j);
+  snprintf(key, cap, "ns-%zu/%s", i % 100, name);
+  snprintf(text, sizeof(text),
+           "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"ns-%zu\","
+           "\"creationTimestamp\":\"2026-01-01T00:00:00Z\",\"annotations\":{"
+           "\"scheduling.k8s.io/group-name\":\"job-%zu\"}},\"status\":{\"conditions\":[{"
+           "\"type\":\"PodScheduled\",\"status\":\"%s\",\"lastTransitionTime\":"
+           "\"2026-01-01T00:00:05Z\"}]}}",
+           name, i % 100, i, scheduled ? "True" : "False");
+  return json_tokener_parse(text);
+}
+
+static void feed(struct gb_timeouts *t, enum gb_observe_kind kind, enum gb_informer_op op,
+                 const char *key, json_object *obj, const char *old_json) {
+  struct gb_informer_change ch = {op, key, "", key, obj, old_json};
+  gb_timeouts_observe(t, kind, &ch, 0);
+}
+
+static int bench_tracker(size_t n) {
+  struct gb_config cfg;
+  struct gc_diags d;
+  gc_diags_init(&d);
+  struct gb_metrics *reg = gb_metrics_new();
+  struct gb_timeouts *t = NULL;
+  if (gb_config_init(&cfg) || !reg)
+    return 1;
+  cfg.timeout_max_queues = 50;
+  gb_log_set_level(GB_LOG_WARN); /* one info line per timeout would time the logger */
+  struct gb_timeouts_opts o = {&cfg, NULL, NULL, reg, NULL, NULL};
+  long rss0 = gb_bench_rss_kib();
+  if (gb_timeouts_new(&o, &t, &d))
+    return 1;
+  char key[128];
+  double c0 = gb_bench_cpu_s();
+  for (size_t i = 0; i < n; i++) {
+    json_object *pg = tracker_podgroup(i, key, sizeof(key));
+    feed(t, GB_OBSERVE_PODGROUP_VOLCANO, GB_INFORMER_ADD, key, pg, NULL);
+    json_object_put(pg);
+  }
+  double c1 = gb_bench_cpu_s();
+  size_t updates = 0;
+  for (size_t i = 0; i < n; i++)
+    for (int j = 0; j < 2; j++, updates++) {
+      json_object *pod = tracker_pod(i, j, 0, key, sizeof(key));
+      feed(t, GB_OBSERVE_POD, GB_INFORMER_ADD, key, pod, NULL);
+      if (i % 2 == 0) {
+        json_object *now = tracker_pod(i, j, 1, key, sizeof(key));
+        feed(t, GB_OBSERVE_POD, GB_INFORMER_UPDATE, key, now, json_object_to_json_string(pod));
+        json_object_put(now);
+        updates++;
+      }
+      json_object_put(pod);
+    }
+  double c2 = gb_bench_cpu_s();
+  long rss1 = gb_bench_rss_kib();
+  struct gb_timeouts_stats st;
+  gb_timeouts_get_stats(t, &st);
+  size_t armed = st.armed, fired = gb_timeouts_run_due(t, 1767225600.0 + 86400);
+  double c3 = gb_bench_cpu_s();
+  printf("bench_timeouts tracker: %zu gangs tracked, %zu deadlines armed\n", st.gangs, armed);
+  printf("  insert (PodGroup add) : %8.2f us each\n", (c1 - c0) / (double)n * 1e6);
+  printf("  pod add/update        : %8.2f us each (%zu, JSON building included)\n",
+         (c2 - c1) / (double)updates * 1e6, updates);
+  printf("  fire (event, no API)  : %8.2f us each (%zu fired)\n",
+         fired ? (c3 - c2) / (double)fired * 1e6 : 0.0, fired);
+  printf("  memory added          : %ld KiB (%.0f bytes per gang, pods included)\n",
+         rss1 - rss0, (double)(rss1 - rss0) * 1024.0 / (double)n);
+  gb_timeouts_free(t);
+  gb_metrics_free(reg);
+  gb_config_destroy(&cfg);
+  gc_diags_destroy(&d);
+  return fired == armed && armed > 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv) {
   int is_short = argc > 1 && !strcmp(argv[1], "--short");
   size_t n = is_short ? 1000 : 10000, bytes = 0;
@@ -165,5 +275,5 @@ int main(int argc, char **argv) {
     unlink(p);
   }
   rmdir(dir);
-  return 0;
+  return bench_tracker(is_short ? 5000 : 50000);
 }

@@ -44,7 +44,7 @@ def err(msg):
 # The RBAC the code needs: (apiGroup, resource) -> verbs.  Keep this list explicit; it is
 # compared with the manifests (exactly) and with the code's call sites (below).
 REQUIRED = {
-    ("trainer.kubeflow.org", "trainjobs"): {"get", "list", "watch"},
+    ("trainer.kubeflow.org", "trainjobs"): {"get", "list", "watch", "patch"},
     ("trainer.kubeflow.org", "trainingruntimes"): {"get", "list", "watch"},
     ("trainer.kubeflow.org", "clustertrainingruntimes"): {"get", "list", "watch"},
     ("trainer.kubeflow.org", "trainjobs/finalizers"): {"update"},

@@ -99,7 +99,8 @@ def test_running_left_alone(env):
     if env.podgroup("volcano", ns, "job")["spec"].get("queue") == "other":
         fail("a running PodGroup was re-rendered")
     body = env.http_get("/metrics")[1]
-    if "gangbridge_gang_time_to_schedule_seconds_count{backend=\"volcano\"}" not in body:
+    if ('gangbridge_gang_time_to_schedule_seconds_count{backend="volcano",queue="default",'
+            'size="2-7"}') not in body:
         fail("no time-to-schedule observation in /metrics")
 
 

@@ -246,7 +246,7 @@ START_TEST(test_service_set) {
   gb_histogram_observe(sm.api_latency, (const char *[]){"PATCH", "podgroups", "200"}, 0.003);
   gb_counter_inc(sm.watch_restarts, (const char *[]){"trainjobs", GB_M_WATCH_GONE});
   gb_gauge_set(sm.podgroups, (const char *[]){"volcano", "Pending"}, 3);
-  gb_histogram_observe(sm.time_to_schedule, (const char *[]){"coscheduling"}, 42);
+  gb_histogram_observe(sm.time_to_schedule, (const char *[]){"coscheduling", "none", "2-7"}, 42);
   gb_gauge_set(sm.queue_depth, NULL, 17);
   char *out = render(reg);
   const char *lines[] = {
@@ -261,8 +261,10 @@ START_TEST(test_service_set) {
       "code=\"200\",le=\"0.005\"} 1\n",
       "gangbridge_watch_restarts_total{resource=\"trainjobs\",reason=\"gone\"} 1\n",
       "gangbridge_podgroups{backend=\"volcano\",phase=\"Pending\"} 3\n",
-      "gangbridge_gang_time_to_schedule_seconds_bucket{backend=\"coscheduling\",le=\"60\"} 1\n",
-      "gangbridge_gang_time_to_schedule_seconds_sum{backend=\"coscheduling\"} 42\n",
+      "gangbridge_gang_time_to_schedule_seconds_bucket{backend=\"coscheduling\",queue=\"none\","
+      "size=\"2-7\",le=\"60\"} 1\n",
+      "gangbridge_gang_time_to_schedule_seconds_sum{backend=\"coscheduling\",queue=\"none\","
+      "size=\"2-7\"} 42\n",
       "# TYPE gangbridge_webhook_admissions_total counter\n",
       "# TYPE gangbridge_http_requests_total counter\n",
       "gangbridge_leader 0\n",

@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * gb_requeue: the requeue rules and state (see gb_requeue.h).
+ */
+#define _GNU_SOURCE /* strptime, timegm */
+#include "gb_requeue.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "gc_diag.h"
+#include "gc_gang.h"
+
+static json_object *member(json_object *o, const char *k) {
+  json_object *v = NULL;
+  return o && json_object_object_get_ex(o, k, &v) ? v : NULL;
+}
+
+static const char *str_member(json_object *o, const char *k) {
+  json_object *v = member(o, k);
+  return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+}
+
+static const char *annotation(json_object *tj, const char *key) {
+  return str_member(member(member(tj, "metadata"), "annotations"), key);
+}
+
+static void ann_error(json_object *tj, const char *key, const char *what, const char *value,
+                      char *why, size_t cap) {
+  json_object *m = member(tj, "metadata");
+  const char *ns = str_member(m, "namespace"), *name = str_member(m, "name");
+  snprintf(why, cap, "%s/%s: metadata.annotations[%s]: %s, got \"%.64s\"", ns ? ns : "",
+           name ? name : "", key, what, value);
+}
+
+/* "YYYY-MM-DDTHH:MM:SSZ" into unix seconds; NAN when it is not that. */
+static double parse_time(const char *s) {
+  struct tm tm;
+  memset(&tm, 0, sizeof(tm));
+  const char *end = strptime(s, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  if (!end || *end)
+    return NAN;
+  return (double)timegm(&tm);
+}
+
+int gb_requeue_state_read(json_object *tj, struct gb_requeue_state *st, char *why,
+                          size_t why_size) {
+  st->attempt = 0;
+  st->resume_at = NAN;
+  json_object *susp = member(member(tj, "spec"), "suspend");
+  st->suspended = susp && json_object_is_type(susp, json_type_boolean) &&
+                  json_object_get_boolean(susp);
+  const char *by = annotation(tj, GB_ANN_REQUEUED_BY);
+  st->ours = by && !strcmp(by, GB_REQUEUED_BY);
+  const char *a = annotation(tj, GB_ANN_REQUEUE_ATTEMPT);
+  if (a) {
+    char *end = NULL;
+    errno = 0;
+    long n = strtol(a, &end, 10);
+    if (!*a || *end || errno || n < 0 || n > GB_REQUEUE_MAX_ATTEMPTS) {
+      ann_error(tj, GB_ANN_REQUEUE_ATTEMPT, "must be a whole number from 0 to 100", a, why,
+                why_size);
+      return GC_EINVAL;
+    }
+    st->attempt = (int)n;
+  }
+  const char *r = annotation(tj, GB_ANN_REQUEUE_RESUME_AT);
+  if (r) {
+    st->resume_at = parse_time(r);
+    if (isnan(st->resume_at)) {
+      ann_error(tj, GB_ANN_REQUEUE_RESUME_AT, "must be an RFC 3339 UTC time (2006-01-02T15:04:05Z)",
+                r, why, why_size);
+      return GC_EINVAL;
+    }
+  }
+  return 0;
+}
+
+const char *gb_requeue_untouchable(json_object *tj, const struct gb_requeue_state *st,
+                                   int started) {
+  const char *managed = str_member(member(tj, "spec"), "managedBy");
+  if (managed && strcmp(managed, GC_TRAINER_CONTROLLER) != 0)
+    return "spec.managedBy names another controller";
+  if (str_member(member(member(tj, "metadata"), "labels"), GB_KUEUE_QUEUE_LABEL))
+    return "Kueue manages it (label " GB_KUEUE_QUEUE_LABEL "): Kueue's waitForPodsReady owns "
+           "its requeueing";
+  if (st->suspended && !st->ours)
+    return "suspended by the user";
+  if (started)
+    return "its gang has started (every counted pod was scheduled)";
+  return NULL;
+}
+
+double gb_requeue_backoff(const struct gb_backoff *b, int attempt, double u) {
+  if (attempt < 1)
+    attempt = 1;
+  if (attempt > 62)
+    attempt = 62; /* 2^61 is far past any cap and still exact in a double */
+  double d = b->base_s * ldexp(1.0, attempt - 1) * (1.0 + b->jitter * u);
+  return d > b->max_s ? b->max_s : d;
+}
+
+enum gb_requeue_step gb_requeue_on_timeout(const struct gb_requeue_state *st,
+                                           const struct gb_backoff *b) {
+  if (st->suspended)
+    return GB_RQ_NOTHING;
+  /* requeued-by on a running TrainJob: gangbridge gave up on it and the
+   * user resumed it by hand; suspending it again would fight the user. */
+  if (st->ours)
+    return GB_RQ_NOTHING;
+  return st->attempt < b->max_attempts ? GB_RQ_SUSPEND : GB_RQ_GIVE_UP;
+}
+
+enum gb_requeue_step gb_requeue_on_tick(const struct gb_requeue_state *st, double now) {
+  if (!st->suspended || !st->ours || isnan(st->resume_at) || now < st->resume_at)
+    return GB_RQ_NOTHING;
+  return GB_RQ_RESUME;
+}
+
+void gb_requeue_format_time(double t, char *buf, size_t cap) {
+  time_t s = (time_t)floor(t);
+  struct tm tm;
+  gmtime_r(&s, &tm);
+  if (!strftime(buf, cap, "%Y-%m-%dT%H:%M:%SZ", &tm) && cap)
+    buf[0] = '\0';
+}
+
+static json_object *time_str(double t) {
+  char buf[32];
+  gb_requeue_format_time(t, buf, sizeof(buf));
+  return json_object_new_string(buf);
+}
+
+/* The annotations of step: NULL values delete (merge-patch semantics). */
+static void step_annotations(json_object *ann, enum gb_requeue_step step,
+                             const struct gb_requeue_state *st, double now, double delay) {
+  char n[16];
+  switch (step) {
+  case GB_RQ_SUSPEND:
+    snprintf(n, sizeof(n), "%d", st->attempt + 1);
+    json_object_object_add(ann, GB_ANN_REQUEUE_ATTEMPT, json_object_new_string(n));
+    json_object_object_add(ann, GB_ANN_REQUEUE_RESUME_AT, time_str(ceil(now + delay)));
+    json_object_object_add(ann, GB_ANN_REQUEUED_BY, json_object_new_string(GB_REQUEUED_BY));
+    break;
+  case GB_RQ_GIVE_UP:
+    json_object_object_add(ann, GB_ANN_REQUEUE_RESUME_AT, NULL);
+    json_object_object_add(ann, GB_ANN_REQUEUED_BY, json_object_new_string(GB_REQUEUED_BY));
+    break;
+  default: /* GB_RQ_RESUME */
+    json_object_object_add(ann, GB_ANN_REQUEUE_RESUME_AT, time_str(now));
+    json_object_object_add(ann, GB_ANN_REQUEUED_BY, NULL);
+    break;
+  }
+}
+
+int gb_requeue_patch(enum gb_requeue_step step, const struct gb_requeue_state *st,
+                     const char *rv, double now, double delay, json_object **out) {
+  *out = NULL;
+  if (!rv || !rv[0] || (step != GB_RQ_SUSPEND && step != GB_RQ_GIVE_UP && step != GB_RQ_RESUME))
+    return GC_EINVAL;
+  json_object *p = json_object_new_object(), *meta = json_object_new_object(),
+              *ann = json_object_new_object(), *spec = json_object_new_object();
+  if (!p || !meta || !ann || !spec) {
+    json_object_put(p);
+    json_object_put(meta);
+    json_object_put(ann);
+    json_object_put(spec);
+    return GC_ENOMEM;
+  }
+  json_object_object_add(meta, "resourceVersion", json_object_new_string(rv));
+  step_annotations(ann, step, st, now, delay);
+  json_object_object_add(meta, "annotations", ann);
+  json_object_object_add(p, "metadata", meta);
+  json_object_object_add(spec, "suspend", json_object_new_boolean(step != GB_RQ_RESUME));
+  json_object_object_add(p, "spec", spec);
+  *out = p;
+  return 0;
+}
