@@ -54,50 +54,65 @@ static int is_hex(char c) {
   return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
 }
 
+#define ONES 0x0101010101010101ULL
+#define HIGHS 0x8080808080808080ULL
+
+/* Non-zero when one of the 8 bytes of v is a quote, a backslash or below
+ * 0x20 (the bytes a string scan must stop at); may flag later bytes too. */
+static inline uint64_t special8(uint64_t v) {
+  uint64_t q = v ^ (ONES * '"'), b = v ^ (ONES * '\\');
+  return (((q - ONES) & ~q) | ((b - ONES) & ~b) | ((v - ONES * 0x20) & ~v)) & HIGHS;
+}
+
 /* Skips a string whose opening quote is at the cursor; *escaped tells
- * whether it held a backslash. */
+ * whether it held a backslash.  Most of a Kubernetes object is plain string
+ * bytes, so they are passed over 8 at a time. */
 static int skip_string(struct gb_sj *s, int *escaped) {
-  const char *p = s->p + 1;
+  const char *p = s->p + 1, *end = s->end;
   *escaped = 0;
   for (;;) {
-    /* Most of a Kubernetes object is plain string bytes: find the next
-     * quote with memchr and look for backslashes and control bytes in
-     * what it passed over. */
-    const char *q = memchr(p, '"', (size_t)(s->end - p));
-    if (!q) {
-      s->p = s->end;
+    while (end - p >= 8) {
+      uint64_t v;
+      memcpy(&v, p, 8);
+      if (special8(v))
+        break;
+      p += 8;
+    }
+    if (p >= end) {
+      s->p = end;
       return gb_sj_fail(s, "unterminated string");
     }
-    for (const char *c = p; c < q; c++) {
-      unsigned char ch = (unsigned char)*c;
-      if (ch == '\\') {
-        *escaped = 1;
-        /* c < q, so c[1] is inside the body. */
-        char e = c[1];
-        if (e == 'u') {
-          if (s->end - c < 6 || !is_hex(c[2]) || !is_hex(c[3]) || !is_hex(c[4]) || !is_hex(c[5])) {
-            s->p = c;
-            return gb_sj_fail(s, "invalid \\u escape in string");
-          }
-          c += 5;
-        } else if (strchr("\"\\/bfnrt", e) && e) {
-          c += 1;
-        } else {
-          s->p = c;
-          return gb_sj_fail(s, "invalid escape in string");
-        }
-        if (c >= q) { /* the escape ate the quote memchr found: look further */
-          p = c + 1;
-          goto again;
-        }
-      } else if (ch < 0x20) {
-        s->p = c;
-        return gb_sj_fail(s, "control character in string");
-      }
+    unsigned char ch = (unsigned char)*p;
+    if (ch == '"') {
+      s->p = p + 1;
+      return 0;
     }
-    s->p = q + 1;
-    return 0;
-  again:;
+    if (ch < 0x20) {
+      s->p = p;
+      return gb_sj_fail(s, "control character in string");
+    }
+    if (ch != '\\') {
+      p++;
+      continue;
+    }
+    *escaped = 1;
+    if (end - p < 2) {
+      s->p = p;
+      return gb_sj_fail(s, "unterminated string");
+    }
+    char e = p[1];
+    if (e == 'u') {
+      if (end - p < 6 || !is_hex(p[2]) || !is_hex(p[3]) || !is_hex(p[4]) || !is_hex(p[5])) {
+        s->p = p;
+        return gb_sj_fail(s, "invalid \\u escape in string");
+      }
+      p += 6;
+    } else if (e && strchr("\"\\/bfnrt", e)) {
+      p += 2;
+    } else {
+      s->p = p;
+      return gb_sj_fail(s, "invalid escape in string");
+    }
   }
 }
 
