@@ -332,22 +332,27 @@ static int v_deallocate(struct call *c) {
 }
 
 static int v_enqueueable(struct call *c) {
-  struct gb_sched_vjob j;
   char reason[WHY_MAX] = "";
-  int rc = gb_sched_volcano_job_decode(c->body, c->len, &j, c->msg, sizeof(c->msg));
+  struct gb_sched_vjob *j = malloc(sizeof(*j)); /* ~70 KiB: not on a server thread's stack */
+  if (!j)
+    return GC_ENOMEM;
+  int rc = gb_sched_volcano_job_decode(c->body, c->len, j, c->msg, sizeof(c->msg));
   if (rc < 0)
-    return rc;
+    goto out;
   int verdict = GB_VC_ABSTAIN;
   struct gb_sched *s = c->s;
-  if (j.managed && j.key[0] && s->be.enqueueable &&
-      s->be.enqueueable(s->be.arg, &j, &verdict, reason, sizeof(reason)) < 0)
+  if (j->managed && j->key[0] && s->be.enqueueable &&
+      s->be.enqueueable(s->be.arg, j, &verdict, reason, sizeof(reason)) < 0)
     verdict = GB_VC_ABSTAIN; /* no opinion beats a guess */
   if (verdict != GB_VC_PERMIT && verdict != GB_VC_REJECT)
     verdict = GB_VC_ABSTAIN;
   c->decision = verdict == GB_VC_PERMIT ? "permit" : verdict == GB_VC_REJECT ? "reject" : "abstain";
   if (verdict != GB_VC_ABSTAIN && s->be.job_event)
-    s->be.job_event(s->be.arg, &j, verdict, reason);
-  return gb_sched_volcano_enqueue_encode(verdict, c->out);
+    s->be.job_event(s->be.arg, j, verdict, reason);
+  rc = gb_sched_volcano_enqueue_encode(verdict, c->out);
+out:
+  free(j);
+  return rc;
 }
 
 static int k_filter(struct call *c) {

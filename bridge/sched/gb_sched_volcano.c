@@ -3,11 +3,13 @@
  * gb_sched_volcano: Volcano extender requests in, responses out (see
  * gb_sched_volcano.h).
  */
+#define _GNU_SOURCE /* strptime, timegm */
 #include "gb_sched_volcano.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static void task_key(struct gb_sched_vtask *t) {
   const char *ns = t->ns[0] ? t->ns : t->pod.ns;
@@ -273,24 +275,123 @@ static int topology_decode(struct gb_sj *s, struct gb_sched_vjob *j) {
       rc = gb_sj_string(s, "job.NetworkTopology.mode", j->topology_mode, sizeof(j->topology_mode));
     else if (gb_sj_key_is(&k, "highestTierAllowed"))
       rc = gb_sj_int(s, "job.NetworkTopology.highestTierAllowed", &j->highest_tier);
+    else if (gb_sj_key_is(&k, "highestTierName"))
+      rc = gb_sj_string(s, "job.NetworkTopology.highestTierName", j->highest_tier_name,
+                        sizeof(j->highest_tier_name));
     else
       rc = gb_sj_skip(s, NULL);
   }
   return rc;
 }
 
-/* Tasks: counted, each value validated and skipped. */
+/* A Resource (MilliCPU, Memory, ScalarResources) into shape r. */
+static int resource_decode(struct gb_sj *s, struct gb_sched_vshape *r) {
+  memset(r, 0, sizeof(*r));
+  if (gb_sj_null(s))
+    return 0;
+  int rc = gb_sj_object_begin(s, "job.Tasks[].InitResreq");
+  struct gb_sj_span k;
+  while (rc >= 0 && (rc = gb_sj_object_next(s, &k)) == 1) {
+    if (gb_sj_key_is(&k, "MilliCPU")) {
+      rc = gb_sj_double(s, "job.Tasks[].InitResreq.MilliCPU", &r->milli_cpu);
+    } else if (gb_sj_key_is(&k, "Memory")) {
+      rc = gb_sj_double(s, "job.Tasks[].InitResreq.Memory", &r->memory);
+    } else if (gb_sj_key_is(&k, "ScalarResources") && !gb_sj_null(s)) {
+      rc = gb_sj_object_begin(s, "job.Tasks[].InitResreq.ScalarResources");
+      while (rc >= 0 && (rc = gb_sj_object_next(s, &k)) == 1) {
+        double v;
+        if ((rc = gb_sj_double(s, "job.Tasks[].InitResreq.ScalarResources", &v)) < 0)
+          break;
+        /* "pods" is always 1 for a task; the evaluator adds it itself. */
+        if (v <= 0 || (k.len == 4 && !memcmp(k.p, "pods", 4)))
+          continue;
+        if (r->n_scalar >= GB_SCHED_MAX_SCALARS || k.len > GB_SCHED_RES_NAME_MAX || !k.len) {
+          gb_sj_fail(s, "job.Tasks[].InitResreq.ScalarResources: more than %d resources or a "
+                        "name longer than %d bytes", GB_SCHED_MAX_SCALARS, GB_SCHED_RES_NAME_MAX);
+          return GC_ELIMIT;
+        }
+        memcpy(r->scalar[r->n_scalar], k.p, k.len);
+        r->scalar[r->n_scalar][k.len] = '\0';
+        r->scalar_milli[r->n_scalar++] = v;
+      }
+    } else {
+      rc = gb_sj_skip(s, NULL);
+    }
+  }
+  return rc;
+}
+
+static int same_shape(const struct gb_sched_vshape *a, const struct gb_sched_vshape *b) {
+  if (a->milli_cpu != b->milli_cpu || a->memory != b->memory || a->n_scalar != b->n_scalar)
+    return 0;
+  for (size_t i = 0; i < a->n_scalar; i++) {
+    size_t j = 0;
+    while (j < b->n_scalar && strcmp(a->scalar[i], b->scalar[j]))
+      j++;
+    if (j == b->n_scalar || a->scalar_milli[i] != b->scalar_milli[j])
+      return 0;
+  }
+  return 1;
+}
+
+/* One TaskInfo of job.Tasks: its InitResreq joins a shape. */
+static int task_shape(struct gb_sj *s, struct gb_sched_vjob *j) {
+  struct gb_sched_vshape r;
+  memset(&r, 0, sizeof(r));
+  int rc = gb_sj_object_begin(s, "job.Tasks[]");
+  struct gb_sj_span k;
+  while (rc >= 0 && (rc = gb_sj_object_next(s, &k)) == 1)
+    if (gb_sj_key_is(&k, "InitResreq"))
+      rc = resource_decode(s, &r);
+    else if (gb_sj_key_is(&k, "Name") && !j->first_task[0])
+      rc = gb_sj_string(s, "job.Tasks[].Name", j->first_task, sizeof(j->first_task));
+    else
+      rc = gb_sj_skip(s, NULL);
+  if (rc < 0)
+    return rc;
+  for (size_t i = 0; i < j->n_shapes; i++)
+    if (same_shape(&j->shapes[i], &r)) {
+      j->shapes[i].count++;
+      return 0;
+    }
+  if (j->n_shapes >= GB_SCHED_MAX_SHAPES) {
+    gb_sj_fail(s, "job.Tasks: more than %d distinct task requests", GB_SCHED_MAX_SHAPES);
+    return GC_ELIMIT;
+  }
+  r.count = 1;
+  j->shapes[j->n_shapes++] = r;
+  return 0;
+}
+
+/* Tasks: counted and grouped by request. */
 static int tasks_count(struct gb_sj *s, struct gb_sched_vjob *j) {
+  j->n_tasks = 0;
+  j->n_shapes = 0;
   if (gb_sj_null(s))
     return 0;
   int rc = gb_sj_object_begin(s, "job.Tasks");
   struct gb_sj_span k;
-  j->n_tasks = 0;
   while (rc >= 0 && (rc = gb_sj_object_next(s, &k)) == 1) {
     j->n_tasks++;
-    rc = gb_sj_skip(s, NULL);
+    rc = gb_sj_null(s) ? 0 : task_shape(s, j);
   }
   return rc;
+}
+
+/* An RFC 3339 time (metav1.Time) as milliseconds since the epoch; null and
+ * unreadable ones read as 0 (the gang is then the oldest: harmless). */
+static int timestamp_decode(struct gb_sj *s, const char *what, int64_t *out) {
+  char t[64];
+  *out = 0;
+  int rc = gb_sj_string(s, what, t, sizeof(t));
+  if (rc < 0)
+    return rc;
+  struct tm tm;
+  memset(&tm, 0, sizeof(tm));
+  const char *end = strptime(t, "%Y-%m-%dT%H:%M:%S", &tm);
+  if (end)
+    *out = (int64_t)timegm(&tm) * 1000;
+  return 0;
 }
 
 static int job_fields(struct gb_sj *s, struct gb_sched_vjob *j) {
@@ -305,6 +406,10 @@ static int job_fields(struct gb_sj *s, struct gb_sched_vjob *j) {
       rc = gb_sj_string(s, "job.Namespace", j->ns, sizeof(j->ns));
     else if (gb_sj_key_is(&k, "Queue"))
       rc = gb_sj_string(s, "job.Queue", j->queue, sizeof(j->queue));
+    else if (gb_sj_key_is(&k, "Priority"))
+      rc = gb_sj_int(s, "job.Priority", &j->priority);
+    else if (gb_sj_key_is(&k, "CreationTimestamp"))
+      rc = timestamp_decode(s, "job.CreationTimestamp", &j->created_ms);
     else if (gb_sj_key_is(&k, "MinAvailable"))
       rc = gb_sj_int(s, "job.MinAvailable", &j->min_available);
     else if (gb_sj_key_is(&k, "Tasks"))

@@ -47,6 +47,20 @@ struct gb_sched_vtask {
   char key[GB_SCHED_KEY_MAX + 1];   /* the plan key, "" when none */
 };
 
+#define GB_SCHED_MAX_SHAPES 64 /* distinct task requests in one job (TP_MAX_PODSETS) */
+#define GB_SCHED_MAX_SCALARS 16 /* scalar resources in one request */
+#define GB_SCHED_RES_NAME_MAX 63
+
+/* One request shape of a job's tasks: InitResreq (the pod's effective
+ * request, init containers and overhead included), Volcano's units. */
+struct gb_sched_vshape {
+  int64_t count;                /* tasks with this request */
+  double milli_cpu, memory;     /* millicores, bytes */
+  size_t n_scalar;
+  char scalar[GB_SCHED_MAX_SCALARS][GB_SCHED_RES_NAME_MAX + 1];
+  double scalar_milli[GB_SCHED_MAX_SCALARS]; /* ScalarResources: milli-units; "pods" left out */
+};
+
 /* A JobInfo, decoded. */
 struct gb_sched_vjob {
   char uid[GB_SCHED_KEY_MAX + 1];
@@ -58,6 +72,12 @@ struct gb_sched_vjob {
   int managed;                 /* the PodGroup carries app.kubernetes.io/managed-by=gangbridge */
   char topology_mode[16];      /* NetworkTopology.mode, "" when none */
   int64_t highest_tier;        /* NetworkTopology.highestTierAllowed, 0 when none */
+  char highest_tier_name[GB_SCHED_NAME_MAX + 1]; /* NetworkTopology.highestTierName */
+  int64_t priority;            /* Priority */
+  int64_t created_ms;          /* CreationTimestamp (0 when null or unreadable) */
+  char first_task[GB_SCHED_NAME_MAX + 1]; /* Name of the first task (for its tolerations) */
+  struct gb_sched_vshape shapes[GB_SCHED_MAX_SHAPES]; /* the Tasks, grouped by request */
+  size_t n_shapes;
   char key[GB_SCHED_KEY_MAX + 1];
 };
 

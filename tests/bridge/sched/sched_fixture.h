@@ -146,6 +146,7 @@ static inline char *fx_predicate(const char *task_name, const char *uid, const c
  * and gpu-node-18 (1 pod), domain leaf-1 = {gpu-node-17..19}. */
 struct fx_backend {
   int events;
+  struct gb_sched_vjob last_job; /* as the last enqueueable call saw it */
   int last_verdict;
   char last_reason[256];
   char last_key[320];
@@ -174,6 +175,8 @@ static inline int64_t fx_score(void *arg, const char *key, const char *node) {
 
 static inline int fx_enqueueable(void *arg, const struct gb_sched_vjob *job, int *verdict,
                                  char *reason, size_t size) {
+  struct fx_backend *f = arg;
+  f->last_job = *job;
   if (!strcmp(job->key, "team-a/tj-big")) {
     *verdict = GB_VC_REJECT;
     snprintf(reason, size, "16 pods of 8 nvidia.com/gpu fit nowhere: largest free block 4");

@@ -325,6 +325,23 @@ static char *job_body(const char *name, int managed, int n_tasks) {
 START_TEST(enqueueable_verdicts) {
   expect("/volcano/jobEnqueueable", job_body("tj-llama", 1, 2), 200, "{\"status\":1}");
   ck_assert_int_eq(fb.events, 1);
+  /* What the backend is given: the key, the tasks grouped by InitResreq
+   * ("pods" left out), MinAvailable, the topology policy, the age. */
+  const struct gb_sched_vjob *j = &fb.last_job;
+  ck_assert_str_eq(j->key, "team-a/tj-llama");
+  ck_assert_int_eq(j->managed, 1);
+  ck_assert_int_eq(j->n_tasks, 2);
+  ck_assert_int_eq(j->min_available, 2);
+  ck_assert_int_eq(j->n_shapes, 1);
+  ck_assert_int_eq(j->shapes[0].count, 2);
+  ck_assert(j->shapes[0].milli_cpu == 16000 && j->shapes[0].memory == 137438953472.0);
+  ck_assert_int_eq(j->shapes[0].n_scalar, 1);
+  ck_assert_str_eq(j->shapes[0].scalar[0], "nvidia.com/gpu");
+  ck_assert(j->shapes[0].scalar_milli[0] == 8000);
+  ck_assert_str_eq(j->topology_mode, "hard");
+  ck_assert_int_eq(j->highest_tier, 1);
+  ck_assert_int_eq(j->created_ms, 1787220000000LL);
+  ck_assert_str_eq(j->first_task, "tj-llama-node-0-0");
   ck_assert_int_eq(fb.last_verdict, GB_VC_PERMIT);
   expect("/volcano/jobEnqueueable", job_body("tj-big", 1, 4), 200, "{\"status\":-1}");
   ck_assert_int_eq(fb.events, 2);
