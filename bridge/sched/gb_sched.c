@@ -348,7 +348,7 @@ static int v_enqueueable(struct call *c) {
     verdict = GB_VC_ABSTAIN;
   c->decision = verdict == GB_VC_PERMIT ? "permit" : verdict == GB_VC_REJECT ? "reject" : "abstain";
   if (verdict != GB_VC_ABSTAIN && s->be.job_event)
-    s->be.job_event(s->be.arg, j, verdict, reason);
+    s->be.job_event(s->be.event_arg ? s->be.event_arg : s->be.arg, j, verdict, reason);
   rc = gb_sched_volcano_enqueue_encode(verdict, c->out);
 out:
   free(j);

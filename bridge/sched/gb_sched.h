@@ -48,10 +48,11 @@ struct gb_sched_backend {
    * code (answered Abstain). */
   int (*enqueueable)(void *arg, const struct gb_sched_vjob *job, int *verdict, char *reason,
                      size_t reason_size);
-  /* Called after a Reject (reason) or a Permit following a Reject, for the
-   * PodGroup Event; must not block. */
+  /* Called after every Permit and Reject (reason set for a Reject), for
+   * the PodGroup Event; must not block (queue the write). */
   void (*job_event)(void *arg, const struct gb_sched_vjob *job, int verdict, const char *reason);
   void *arg;
+  void *event_arg; /* job_event's argument (NULL: arg) */
 };
 
 struct gb_sched_config {

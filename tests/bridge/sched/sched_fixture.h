@@ -196,7 +196,7 @@ static inline void fx_event(void *arg, const struct gb_sched_vjob *job, int verd
 }
 
 static inline struct gb_sched_backend fx_backend_of(struct fx_backend *f) {
-  struct gb_sched_backend be = {fx_allowed, fx_score, fx_enqueueable, fx_event, f};
+  struct gb_sched_backend be = {fx_allowed, fx_score, fx_enqueueable, fx_event, f, NULL};
   return be;
 }
 
