@@ -138,17 +138,28 @@ void gb_sched_vnodes_free(struct gb_sched_vnodes *v) {
     return;
   free(v->names);
   free(v->block);
+  free(v->off);
   memset(v, 0, sizeof(*v));
 }
 
 static int vnodes_add(struct gb_sj *s, struct gb_sched_vnodes *v, const char *name) {
   size_t n = strlen(name) + 1;
-  if (v->n >= v->cap || v->used + n > v->block_size) {
+  if (v->n >= v->cap) {
     gb_sj_fail(s, "nodes: more than %zu nodes", v->cap);
     return GC_ELIMIT;
   }
+  if (v->used + n > v->block_size) {
+    size_t want = v->block_size ? 2 * v->block_size : 4096;
+    while (want < v->used + n)
+      want *= 2;
+    char *nb = realloc(v->block, want);
+    if (!nb)
+      return GC_ENOMEM;
+    v->block = nb;
+    v->block_size = want;
+  }
   memcpy(v->block + v->used, name, n);
-  v->names[v->n++] = v->block + v->used;
+  v->off[v->n++] = v->used;
   v->used += n;
   return 0;
 }
@@ -187,16 +198,22 @@ int gb_sched_volcano_prioritize_decode(const char *body, size_t len, struct gb_s
   /* A NodeInfo takes far more than 3 bytes; the cap only keeps the arrays
    * proportional to the body. */
   nodes->cap = len / 3 + 1 < GB_SCHED_MAX_NODES ? len / 3 + 1 : GB_SCHED_MAX_NODES;
-  nodes->block_size = len + 1;
-  nodes->names = calloc(nodes->cap, sizeof(*nodes->names));
-  nodes->block = malloc(nodes->block_size);
-  if (!nodes->names || !nodes->block)
+  nodes->off = calloc(nodes->cap, sizeof(*nodes->off));
+  if (!nodes->off)
     return GC_ENOMEM;
   struct prio_ctx c = {t, nodes, 0};
   int rc = walk(body, len, "PrioritizeRequest", prio_member, &c, msg, msg_size);
   if (rc < 0)
     return rc;
-  return need(c.have_task, "task", msg, msg_size);
+  if ((rc = need(c.have_task, "task", msg, msg_size)) < 0)
+    return rc;
+  /* The block has stopped moving: point the names into it. */
+  nodes->names = calloc(nodes->n ? nodes->n : 1, sizeof(*nodes->names));
+  if (!nodes->names)
+    return GC_ENOMEM;
+  for (size_t i = 0; i < nodes->n; i++)
+    nodes->names[i] = nodes->block + nodes->off[i];
+  return 0;
 }
 
 struct task_ctx {

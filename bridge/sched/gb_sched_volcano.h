@@ -81,12 +81,14 @@ struct gb_sched_vjob {
   char key[GB_SCHED_KEY_MAX + 1];
 };
 
-/* Node names of a request; names point into block.  Owned by the struct. */
+/* Node names of a request; names point into block (which grows with the
+ * names, never to the body's size).  Owned by the struct. */
 struct gb_sched_vnodes {
   char **names;
   size_t n, cap;
   char *block;
   size_t used, block_size;
+  size_t *off; /* while decoding: each name's offset in block */
 };
 void gb_sched_vnodes_free(struct gb_sched_vnodes *v);
 

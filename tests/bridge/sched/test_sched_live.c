@@ -236,7 +236,9 @@ START_TEST(reject_then_permit_on_the_stand_in) {
   char *got = NULL;
   for (int i = 0; i < 600; i++) {
     free(got);
-    got = post("/volcano/jobEnqueueable", job(), 200);
+    char *body = job();
+    got = post("/volcano/jobEnqueueable", body, 200);
+    free(body);
     if (!strcmp(got, "{\"status\":1}"))
       break;
     usleep(50000);
@@ -261,7 +263,9 @@ START_TEST(reject_then_permit_on_the_stand_in) {
     }
   expect("/volcano/onSessionOpen", strdup("{\"Jobs\":{},\"Nodes\":{}}"), "{}");
   expect("/volcano/allocateFunc", task_req("t0", "n3", NULL), "{\"errorMessage\":\"\"}");
-  char *r = post("/volcano/allocateFunc", task_req("t1", "n2", NULL), 200);
+  char *req = task_req("t1", "n2", NULL);
+  char *r = post("/volcano/allocateFunc", req, 200);
+  free(req);
   ck_assert_msg(strstr(r, "\"errorMessage\":\"gangbridge: task team-a/tj-big-node-0-t1 on node n2"),
                 "%s", r);
   free(r);
