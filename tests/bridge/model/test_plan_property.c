@@ -37,9 +37,9 @@
 #include "tp_snapshot.h"
 
 #define MAXN 12
-#define MAXG 24   /* gangs per case */
-#define MAXC 4    /* pods per pod set */
-#define NR 3      /* gpu, cpu, pods */
+#define MAXG 24 /* gangs per case */
+#define MAXC 4  /* pods per pod set */
+#define NR 3    /* gpu, cpu, pods */
 #define PASSES 6
 
 static const char *RES[NR] = {"nvidia.com/gpu", "cpu", "pods"};
@@ -65,9 +65,9 @@ struct pgang {
   int64_t priority, created;
   uint8_t blocked[MAXN]; /* by slot */
   int has_blocked;
-  int64_t unbound[2];    /* pods of each set not bound yet */
+  int64_t unbound[2];      /* pods of each set not bound yet */
   int64_t bound[MAXN][NR]; /* what its bound pods hold, by slot */
-  int state;             /* 0 waiting, 1 placed, 2 released, 3 forgotten */
+  int state;               /* 0 waiting, 1 placed, 2 released, 3 forgotten */
 };
 
 struct pcase {
@@ -86,14 +86,14 @@ struct pcase {
   char what[256];
 };
 
-#define CHECK(c, ...)                                                                      \
-  do {                                                                                     \
-    if (!(c)) {                                                                            \
-      fprintf(stderr, "seed %llu: ", (unsigned long long)pc->seed);                        \
-      fprintf(stderr, __VA_ARGS__);                                                        \
-      fprintf(stderr, "\n(%s)\ncluster:\n%s\n", pc->what, pc->yaml);                       \
-      ck_abort_msg("property failed (seed %llu)", (unsigned long long)pc->seed);           \
-    }                                                                                      \
+#define CHECK(c, ...)                                                                              \
+  do {                                                                                             \
+    if (!(c)) {                                                                                    \
+      fprintf(stderr, "seed %llu: ", (unsigned long long)pc->seed);                                \
+      fprintf(stderr, __VA_ARGS__);                                                                \
+      fprintf(stderr, "\n(%s)\ncluster:\n%s\n", pc->what, pc->yaml);                               \
+      ck_abort_msg("property failed (seed %llu)", (unsigned long long)pc->seed);                   \
+    }                                                                                              \
   } while (0)
 
 /* ---- The cluster ------------------------------------------------------ */
@@ -349,8 +349,8 @@ static void check_placed(struct pcase *pc, const struct pgang *g, const struct g
   CHECK(d >= 0, "%s: placed in unknown domain %s", g->key, v->domain);
   int64_t tier = tp_snapshot_domain_tier(pc->s, (uint32_t)d);
   int hard = g->g.policy.mode == TP_MODE_HARD;
-  CHECK(!hard || tier <= g->g.policy.highest_tier, "%s: tier %lld above the allowed %lld",
-        g->key, (long long)tier, (long long)g->g.policy.highest_tier);
+  CHECK(!hard || tier <= g->g.policy.highest_tier, "%s: tier %lld above the allowed %lld", g->key,
+        (long long)tier, (long long)g->g.policy.highest_tier);
   CHECK(fits(pc, g, (uint32_t)d, free), "%s: domain %s does not fit it", g->key, v->domain);
   int64_t low = lowest_fit(pc, g, tier, free);
   CHECK(low == tier, "%s: placed at tier %lld but tier %lld fits", g->key, (long long)tier,
@@ -370,8 +370,8 @@ static void check_placed(struct pcase *pc, const struct pgang *g, const struct g
     for (int r = 0; r < NR; r++) {
       int64_t h = gb_plan_reserved(pc->p, g->key, name, RES[r]);
       CHECK(h <= (free[sl][r] > 0 ? free[sl][r] : 0),
-            "%s: reserves %lld %s on %s where %lld were free", g->key, (long long)h, RES[r],
-            name, (long long)free[sl][r]);
+            "%s: reserves %lld %s on %s where %lld were free", g->key, (long long)h, RES[r], name,
+            (long long)free[sl][r]);
       free[sl][r] -= h;
       got[r] += h;
     }
@@ -429,10 +429,10 @@ static void decide_pass(struct pcase *pc, uint64_t gen) {
   gc_diags_destroy(&d);
   for (int k = 0; k < nw; k++) {
     struct pgang *g = w[k];
-    snprintf(pc->what, sizeof(pc->what), "pass %llu, gang %s: %s", (unsigned long long)gen,
-             g->key, out[k].reason);
-    CHECK(out[k].outcome == GB_PLAN_PLACED || out[k].outcome == GB_PLAN_NOFIT,
-          "%s: outcome %d", g->key, out[k].outcome);
+    snprintf(pc->what, sizeof(pc->what), "pass %llu, gang %s: %s", (unsigned long long)gen, g->key,
+             out[k].reason);
+    CHECK(out[k].outcome == GB_PLAN_PLACED || out[k].outcome == GB_PLAN_NOFIT, "%s: outcome %d",
+          g->key, out[k].outcome);
     if (out[k].outcome == GB_PLAN_PLACED) {
       check_placed(pc, g, &out[k], free);
       g->state = 1;
