@@ -14,7 +14,10 @@
  *   4. onSessionOpen at 6,000 nodes / 60,000 pods (short: 600 / 6,000)
  *      streamed over HTTP: MB/s accepted and the time from the last body
  *      byte to the answer;
- *   5. for comparison, json-c parsing the predicate body whole.
+ *   5. jobEnqueueable on the real plan and a fed model of 6,144 nodes in
+ *      racks of 32 (short: 512): the first call (decode and decision) and
+ *      the following ones (decode; the generation's decision is kept);
+ *   6. for comparison, json-c parsing the predicate body whole.
  * Every answer is checked; a wrong one exits 1.  No figure is asserted.
  *
  * Usage: bench_sched [--short]
@@ -31,7 +34,10 @@
 #include "gb_bench.h"
 #include "gb_http.h"
 #include "gb_log.h"
+#include "gb_model.h"
+#include "gb_plan.h"
 #include "gb_sched.h"
+#include "gb_sched_plan.h"
 
 static double now_us(void) { return gb_bench_mono_s() * 1e6; }
 
@@ -191,6 +197,71 @@ static void bench_enqueueable(struct gb_sched *s, int short_mode) {
   gb_buf_free(&b);
 }
 
+static char *big_job(void) {
+  struct gb_buf b, tasks;
+  gb_buf_init(&b, 1u << 30);
+  gb_buf_init(&tasks, 1u << 30);
+  for (int i = 0; i < 1024; i++) {
+    char uid[64], pname[96];
+    snprintf(uid, sizeof(uid), "tj-big-uid-%d", i);
+    snprintf(pname, sizeof(pname), "tj-big-node-0-%d", i);
+    gb_buf_printf(&tasks, "%s\"%s\":", i ? "," : "", uid);
+    fx_task(&tasks, "team-a", pname, uid, "team-a/tj-big", "tj-big", NULL);
+  }
+  gb_buf_printf(&b,
+                "{\"job\":{\"UID\":\"team-a/tj-big\",\"Name\":\"tj-big\",\"Namespace\":\"team-a\","
+                "\"Queue\":\"default\",\"MinAvailable\":1024,\"NetworkTopology\":{\"mode\":"
+                "\"soft\"},\"TaskStatusIndex\":{\"1\":{%s}},\"Tasks\":{%s},\"PodGroup\":{"
+                "\"metadata\":{\"name\":\"tj-big\",\"namespace\":\"team-a\",\"labels\":{"
+                "\"app.kubernetes.io/managed-by\":\"gangbridge\"}}}}}",
+                gb_buf_ptr(&tasks), gb_buf_ptr(&tasks));
+  char *out = NULL;
+  size_t n;
+  gb_buf_take(&b, &out, &n);
+  gb_buf_free(&tasks);
+  return out;
+}
+
+static void bench_enqueue_plan(int short_mode) {
+  static const char *const levels[] = {"rack"};
+  struct gb_plan *plan = NULL;
+  struct gb_plan_opts po = {0};
+  struct gb_model *m = NULL;
+  struct gb_model_opts mo = {.levels = levels, .n_levels = 1};
+  if (gb_plan_new(&po, &plan) < 0 || (mo.plan = plan, gb_model_new(&mo, &m, NULL)) < 0)
+    die("plan/model", NULL);
+  int nodes = short_mode ? 512 : 6144;
+  for (int i = 0; i < nodes; i++) {
+    char json[512];
+    snprintf(json, sizeof(json),
+             "{\"metadata\":{\"name\":\"node-%d\",\"labels\":{\"rack\":\"rack-%d\"}},"
+             "\"spec\":{},\"status\":{\"allocatable\":{\"cpu\":\"192\",\"memory\":\"2015Gi\","
+             "\"nvidia.com/gpu\":\"8\",\"pods\":\"110\"}}}",
+             i, i / 32);
+    if (gb_model_feed(m, "Node", 0, json, NULL) < 0)
+      die("feed", json);
+  }
+  gb_model_feed_done(m);
+  struct gb_sched_plan sp = {m, plan};
+  struct gb_sched_backend be;
+  gb_sched_plan_backend(&sp, &be);
+  struct gb_sched_config cfg = {0};
+  struct gb_sched *s = NULL;
+  if (gb_sched_new(&cfg, &be, &s, NULL) < 0)
+    die("sched", NULL);
+  char *body = big_job();
+  const char *want = nodes >= 1024 ? "{\"status\":1}" : "{\"status\":-1}";
+  double first = in_process(s, "/volcano/jobEnqueueable", body, 1, want);
+  double next = in_process(s, "/volcano/jobEnqueueable", body, short_mode ? 3 : 20, want);
+  printf("jobEnqueueable on the plan, 1024 tasks, %d nodes: first call %.0f us (%s), then %.0f "
+         "us per call\n",
+         nodes, first, nodes >= 1024 ? "Permit" : "Reject", next);
+  free(body);
+  gb_sched_free(s);
+  gb_model_free(m);
+  gb_plan_free(plan);
+}
+
 /* Streams one session body made of repeated chunks. */
 struct stream {
   const char *head, *chunk, *tail;
@@ -288,6 +359,7 @@ int main(int argc, char **argv) {
   bench_prioritize(s, short_mode);
   bench_enqueueable(s, short_mode);
   bench_session_open(s, short_mode);
+  bench_enqueue_plan(short_mode);
   gb_sched_free(s);
   gc_diags_destroy(&d);
   curl_global_cleanup();
