@@ -90,8 +90,8 @@ static void emit(struct gb_serve_sched *s, const struct pending *p) {
   if (gb_events_record(s->events, &ref, p->verdict == GB_VC_REJECT ? "Warning" : "Normal",
                        p->verdict == GB_VC_REJECT ? "GangNotEnqueueable" : "GangEnqueueable", msg,
                        0, &e) < 0)
-    gb_log(GB_LOG_WARN, "sched: cannot write the PodGroup event", "podgroup", p->name,
-           "namespace", p->ns, NULL);
+    gb_log(GB_LOG_WARN, "sched: cannot write the PodGroup event", "podgroup", p->name, "namespace",
+           p->ns, NULL);
 }
 
 static void *worker_main(void *arg) {
@@ -145,10 +145,10 @@ static int start_server(struct gb_serve_sched *s, const struct gb_config *cfg,
   return rc;
 }
 
-int gb_serve_sched_start(const struct gb_config *cfg, struct gb_model *model,
-                         struct gb_plan *plan, struct gb_kube_client *client,
-                         struct gb_metrics *reg, struct gb_metric *http_requests,
-                         struct gb_serve_sched **out, struct gc_diags *d) {
+int gb_serve_sched_start(const struct gb_config *cfg, struct gb_model *model, struct gb_plan *plan,
+                         struct gb_kube_client *client, struct gb_metrics *reg,
+                         struct gb_metric *http_requests, struct gb_serve_sched **out,
+                         struct gc_diags *d) {
   *out = NULL;
   if (!*cfg->sched_address)
     return 0;
@@ -164,8 +164,10 @@ int gb_serve_sched_start(const struct gb_config *cfg, struct gb_model *model,
     s->sp.plan = plan;
     gb_sched_plan_backend(&s->sp, &be);
   } else {
-    gb_log(GB_LOG_WARN, "sched endpoints without the placement model: every predicate passes and "
-                        "jobEnqueueable abstains (enable placement)", NULL);
+    gb_log(GB_LOG_WARN,
+           "sched endpoints without the placement model: every predicate passes and "
+           "jobEnqueueable abstains (enable placement)",
+           NULL);
   }
   struct gb_events_opts eo;
   memset(&eo, 0, sizeof(eo));
@@ -181,9 +183,13 @@ int gb_serve_sched_start(const struct gb_config *cfg, struct gb_model *model,
     else
       s->worker_running = 1;
   }
-  struct gb_sched_config sc = {cfg->sched_volcano_prefix, cfg->sched_kube_prefix,
-                               (size_t)cfg->sched_max_body, (size_t)cfg->sched_max_list_body,
-                               (size_t)cfg->sched_max_session_mib << 20, 0, reg};
+  struct gb_sched_config sc = {cfg->sched_volcano_prefix,
+                               cfg->sched_kube_prefix,
+                               (size_t)cfg->sched_max_body,
+                               (size_t)cfg->sched_max_list_body,
+                               (size_t)cfg->sched_max_session_mib << 20,
+                               0,
+                               reg};
   if (rc == 0)
     rc = gb_sched_new(&sc, &be, &s->sched, d);
   if (rc == 0)

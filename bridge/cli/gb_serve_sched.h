@@ -29,10 +29,10 @@ struct gb_serve_sched;
  * 0).  model, plan, client, reg and http_requests are borrowed until
  * gb_serve_sched_free; model/plan may be NULL (no opinion), client NULL (no
  * Events).  Returns 0 or a GC_E* code with messages in d. */
-int gb_serve_sched_start(const struct gb_config *cfg, struct gb_model *model,
-                         struct gb_plan *plan, struct gb_kube_client *client,
-                         struct gb_metrics *reg, struct gb_metric *http_requests,
-                         struct gb_serve_sched **out, struct gc_diags *d);
+int gb_serve_sched_start(const struct gb_config *cfg, struct gb_model *model, struct gb_plan *plan,
+                         struct gb_kube_client *client, struct gb_metrics *reg,
+                         struct gb_metric *http_requests, struct gb_serve_sched **out,
+                         struct gc_diags *d);
 /* Stops the server and the event worker and frees everything.  Accepts
  * NULL. */
 void gb_serve_sched_free(struct gb_serve_sched *s);

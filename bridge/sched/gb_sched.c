@@ -183,8 +183,7 @@ void gb_sched_stats(struct gb_sched *s, struct gb_sched_stats *out) {
 
 /* ---- Backend calls -------------------------------------------------- */
 
-static int allowed(struct gb_sched *s, const char *key, const char *node, char *why,
-                   size_t size) {
+static int allowed(struct gb_sched *s, const char *key, const char *node, char *why, size_t size) {
   why[0] = '\0';
   if (!key[0] || !s->be.node_allowed)
     return -1;
@@ -417,9 +416,9 @@ out:
 }
 
 static int (*const FNS[N_VERBS])(struct call *) = {
-    [V_OPEN] = v_session,        [V_CLOSE] = v_session,  [V_PRED] = v_predicate,
-    [V_PRIO] = v_prioritize,     [V_ALLOC] = v_allocate, [V_DEALLOC] = v_deallocate,
-    [V_ENQ] = v_enqueueable,     [K_FILTER] = k_filter,  [K_PRIO] = k_prioritize,
+    [V_OPEN] = v_session,    [V_CLOSE] = v_session,  [V_PRED] = v_predicate,
+    [V_PRIO] = v_prioritize, [V_ALLOC] = v_allocate, [V_DEALLOC] = v_deallocate,
+    [V_ENQ] = v_enqueueable, [K_FILTER] = k_filter,  [K_PRIO] = k_prioritize,
 };
 
 /* ---- Requests, metrics and the server ------------------------------ */
@@ -449,8 +448,8 @@ static int run_verb(struct gb_sched *s, enum verb v, const char *body, size_t le
   if (rc == GC_EINVAL || rc == GC_ELIMIT) {
     gb_buf_free(&out);
     observe(s, v, 400, "invalid", t0);
-    return gb_http_response_printf(resp, 400, NULL, "%s %s: %s\n", VERBS[v].protocol,
-                                   VERBS[v].verb, c.msg[0] ? c.msg : "malformed request");
+    return gb_http_response_printf(resp, 400, NULL, "%s %s: %s\n", VERBS[v].protocol, VERBS[v].verb,
+                                   c.msg[0] ? c.msg : "malformed request");
   }
   char *text = NULL;
   size_t n = 0;
@@ -466,8 +465,7 @@ static int run_verb(struct gb_sched *s, enum verb v, const char *body, size_t le
   return 0;
 }
 
-static int on_request(void *ctx, const struct gb_http_request *req,
-                      struct gb_http_response *resp) {
+static int on_request(void *ctx, const struct gb_http_request *req, struct gb_http_response *resp) {
   struct route_ctx *rc = ctx;
   return run_verb(rc->s, rc->verb, req->body, req->body_len, resp);
 }
@@ -486,16 +484,15 @@ static int register_metrics(struct gb_sched *s, struct gb_metrics *reg, struct g
   static const char *const dec[] = {"protocol", "verb", "decision"};
   /* From 50 us (a predicate's goal is 1 ms at p99) to Volcano's 1 s and
    * kube-scheduler's 5 s timeouts. */
-  static const double buckets[] = {5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3, 1e-2,
-                                   2.5e-2, 5e-2, 0.1, 0.25, 0.5, 1, 2.5, 5};
+  static const double buckets[] = {5e-5,   1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3, 1e-2,
+                                   2.5e-2, 5e-2, 0.1,    0.25, 0.5,  1,      2.5,  5};
   int rc = gb_metrics_counter(reg, "gangbridge_sched_requests_total",
                               "Scheduler extender requests by protocol, verb and HTTP code.", req,
                               3, &s->requests, d);
   if (rc == 0)
     rc = gb_metrics_histogram(reg, "gangbridge_sched_request_duration_seconds",
-                              "Time to answer a scheduler extender request (body received).",
-                              lat, 2, buckets, sizeof(buckets) / sizeof(buckets[0]), &s->latency,
-                              d);
+                              "Time to answer a scheduler extender request (body received).", lat,
+                              2, buckets, sizeof(buckets) / sizeof(buckets[0]), &s->latency, d);
   if (rc == 0)
     rc = gb_metrics_counter(reg, "gangbridge_sched_decisions_total",
                             "Scheduler extender answers by protocol, verb and decision.", dec, 3,
@@ -509,8 +506,8 @@ static int set_prefix(char *dst, const char *src, const char *def, struct gc_dia
   while (n > 1 && p[n - 1] == '/')
     n--;
   if (p[0] != '/' || n >= PREFIX_MAX) {
-    gc_diags_addf(d, "sched: URL prefix \"%s\" must start with '/' and be shorter than %d bytes",
-                  p, PREFIX_MAX);
+    gc_diags_addf(d, "sched: URL prefix \"%s\" must start with '/' and be shorter than %d bytes", p,
+                  PREFIX_MAX);
     return GC_EINVAL;
   }
   memcpy(dst, p, n);

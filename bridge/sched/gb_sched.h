@@ -103,9 +103,9 @@ int gb_sched_handle(struct gb_sched *s, const char *path, const char *body, size
                     struct gb_http_response *resp);
 
 struct gb_sched_stats {
-  uint64_t sessions;      /* onSessionOpen/Close seen */
-  size_t overlay_tasks;   /* tasks allocated in the current session */
-  uint64_t overlay_full;  /* allocations not recorded: the overlay was full */
+  uint64_t sessions;     /* onSessionOpen/Close seen */
+  size_t overlay_tasks;  /* tasks allocated in the current session */
+  uint64_t overlay_full; /* allocations not recorded: the overlay was full */
 };
 void gb_sched_stats(struct gb_sched *s, struct gb_sched_stats *out);
 /* Tasks of gang key allocated to node in the current session. */

@@ -283,7 +283,6 @@ int gb_sj_skip(struct gb_sj *s, struct gb_sj_span *span) {
   return rc;
 }
 
-
 int gb_sj_null(struct gb_sj *s) {
   if (peek(s) == 'n' && skip_literal(s, "null") == 0)
     return 1;

@@ -16,8 +16,7 @@ static int exact(const struct gb_sj_span *k, const char *name) {
 }
 
 /* Reads a map[string]string, keeping the value of `want` (exact key). */
-static int string_map(struct gb_sj *s, const char *what, const char *want, char *out,
-                      size_t size) {
+static int string_map(struct gb_sj *s, const char *what, const char *want, char *out, size_t size) {
   if (gb_sj_null(s))
     return 0;
   int rc = gb_sj_object_begin(s, what);
@@ -218,8 +217,8 @@ static int args_walk(struct gb_sj *s, struct gb_sched_kube_args *a, size_t cap) 
   return rc < 0 ? rc : gb_sj_finish(s);
 }
 
-int gb_sched_kube_args_decode(const char *body, size_t len, struct gb_sched_kube_args *a,
-                              char *msg, size_t msg_size) {
+int gb_sched_kube_args_decode(const char *body, size_t len, struct gb_sched_kube_args *a, char *msg,
+                              size_t msg_size) {
   memset(a, 0, sizeof(*a));
   msg[0] = '\0';
   /* At most one name per 3 body bytes ("",) and never more than the cap. */
@@ -257,8 +256,8 @@ int gb_sched_json_str(struct gb_buf *out, const char *s) {
   struct json_object *o = json_object_new_string(s);
   if (!o)
     return gb_buf_fail(out, GC_ENOMEM);
-  int rc = gb_buf_addstr(
-      out, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+  int rc = gb_buf_addstr(out, json_object_to_json_string_ext(
+                                  o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
   json_object_put(o);
   return rc;
 }

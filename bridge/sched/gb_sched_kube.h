@@ -51,19 +51,19 @@ void gb_sched_pod_key(const struct gb_sched_pod *pod, char *out);
 struct gb_sched_kube_args {
   struct gb_sched_pod pod;
   char key[GB_SCHED_KEY_MAX + 1];
-  int node_names;     /* 1: the NodeNames form (nodeCacheCapable), 0: Nodes */
-  char **nodes;       /* node names in request order */
+  int node_names;           /* 1: the NodeNames form (nodeCacheCapable), 0: Nodes */
+  char **nodes;             /* node names in request order */
   struct gb_sj_span *items; /* Nodes form: each node's raw JSON (borrowed from the body) */
   size_t n_nodes;
-  size_t cap_nodes;   /* room in nodes and items */
-  char *block;        /* owned: the names' bytes */
+  size_t cap_nodes; /* room in nodes and items */
+  char *block;      /* owned: the names' bytes */
 };
 
 /* Decodes an ExtenderArgs body (borrowed).  Returns 0, GC_EINVAL or
  * GC_ELIMIT with the reason in msg, or GC_ENOMEM.  Free with
  * gb_sched_kube_args_free (also after a failure). */
-int gb_sched_kube_args_decode(const char *body, size_t len, struct gb_sched_kube_args *a,
-                              char *msg, size_t msg_size);
+int gb_sched_kube_args_decode(const char *body, size_t len, struct gb_sched_kube_args *a, char *msg,
+                              size_t msg_size);
 void gb_sched_kube_args_free(struct gb_sched_kube_args *a);
 
 /* Writes an ExtenderFilterResult: the nodes with pass[i] in the form the

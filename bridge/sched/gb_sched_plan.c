@@ -82,8 +82,8 @@ int gb_sched_plan_gang(struct gc_arena *a, const struct gb_sched_vjob *j, struct
     out->policy.mode = !strcmp(j->topology_mode, "hard") ? TP_MODE_HARD : TP_MODE_SOFT;
     out->policy.has_highest_tier = j->highest_tier > 0;
     out->policy.highest_tier = j->highest_tier;
-    if (j->highest_tier_name[0] && !(out->policy.highest_tier_name =
-                                         gc_arena_strdup(a, j->highest_tier_name)))
+    if (j->highest_tier_name[0] &&
+        !(out->policy.highest_tier_name = gc_arena_strdup(a, j->highest_tier_name)))
       return GC_ENOMEM;
   }
   return 0;

@@ -77,8 +77,8 @@ static int node_decode(struct gb_sj *s, const char *what, char *name, size_t siz
  * members it knows, skip for the rest; the message on failure. */
 typedef int (*member_fn)(struct gb_sj *s, const struct gb_sj_span *key, void *arg);
 
-static int walk(const char *body, size_t len, const char *what, member_fn fn, void *arg,
-                char *msg, size_t msg_size) {
+static int walk(const char *body, size_t len, const char *what, member_fn fn, void *arg, char *msg,
+                size_t msg_size) {
   struct gb_sj s;
   gb_sj_init(&s, body, len);
   msg[0] = '\0';
@@ -230,8 +230,8 @@ static int task_member(struct gb_sj *s, const struct gb_sj_span *k, void *arg) {
   return gb_sj_skip(s, NULL);
 }
 
-int gb_sched_volcano_task_decode(const char *body, size_t len, struct gb_sched_vtask *t,
-                                 char *msg, size_t msg_size) {
+int gb_sched_volcano_task_decode(const char *body, size_t len, struct gb_sched_vtask *t, char *msg,
+                                 size_t msg_size) {
   struct task_ctx c = {t, 0};
   memset(t, 0, sizeof(*t));
   int rc = walk(body, len, "EventHandlerRequest", task_member, &c, msg, msg_size);
@@ -277,8 +277,8 @@ static int podgroup_decode(struct gb_sj *s, struct gb_sched_vjob *j) {
   struct gb_sj_span k;
   while (rc >= 0 && (rc = gb_sj_object_next(s, &k)) == 1)
     rc = !gb_sj_key_is(&k, "metadata") ? gb_sj_skip(s, NULL)
-         : gb_sj_null(s)                  ? 0
-                                          : podgroup_meta(s, j);
+         : gb_sj_null(s)               ? 0
+                                       : podgroup_meta(s, j);
   return rc;
 }
 
@@ -323,8 +323,10 @@ static int resource_decode(struct gb_sj *s, struct gb_sched_vshape *r) {
         if (v <= 0 || (k.len == 4 && !memcmp(k.p, "pods", 4)))
           continue;
         if (r->n_scalar >= GB_SCHED_MAX_SCALARS || k.len > GB_SCHED_RES_NAME_MAX || !k.len) {
-          gb_sj_fail(s, "job.Tasks[].InitResreq.ScalarResources: more than %d resources or a "
-                        "name longer than %d bytes", GB_SCHED_MAX_SCALARS, GB_SCHED_RES_NAME_MAX);
+          gb_sj_fail(s,
+                     "job.Tasks[].InitResreq.ScalarResources: more than %d resources or a "
+                     "name longer than %d bytes",
+                     GB_SCHED_MAX_SCALARS, GB_SCHED_RES_NAME_MAX);
           return GC_ELIMIT;
         }
         memcpy(r->scalar[r->n_scalar], k.p, k.len);

@@ -44,18 +44,18 @@ struct gb_sched_vtask {
   char node[GB_SCHED_NAME_MAX + 1]; /* NodeName: "" while pending */
   int64_t status;                   /* TaskStatus bits */
   struct gb_sched_pod pod;
-  char key[GB_SCHED_KEY_MAX + 1];   /* the plan key, "" when none */
+  char key[GB_SCHED_KEY_MAX + 1]; /* the plan key, "" when none */
 };
 
-#define GB_SCHED_MAX_SHAPES 64 /* distinct task requests in one job (TP_MAX_PODSETS) */
+#define GB_SCHED_MAX_SHAPES 64  /* distinct task requests in one job (TP_MAX_PODSETS) */
 #define GB_SCHED_MAX_SCALARS 16 /* scalar resources in one request */
 #define GB_SCHED_RES_NAME_MAX 63
 
 /* One request shape of a job's tasks: InitResreq (the pod's effective
  * request, init containers and overhead included), Volcano's units. */
 struct gb_sched_vshape {
-  int64_t count;                /* tasks with this request */
-  double milli_cpu, memory;     /* millicores, bytes */
+  int64_t count;            /* tasks with this request */
+  double milli_cpu, memory; /* millicores, bytes */
   size_t n_scalar;
   char scalar[GB_SCHED_MAX_SCALARS][GB_SCHED_RES_NAME_MAX + 1];
   double scalar_milli[GB_SCHED_MAX_SCALARS]; /* ScalarResources: milli-units; "pods" left out */
@@ -69,13 +69,13 @@ struct gb_sched_vjob {
   char queue[GB_SCHED_NAME_MAX + 1];
   int64_t min_available;
   size_t n_tasks;
-  int managed;                 /* the PodGroup carries app.kubernetes.io/managed-by=gangbridge */
-  char topology_mode[16];      /* NetworkTopology.mode, "" when none */
-  int64_t highest_tier;        /* NetworkTopology.highestTierAllowed, 0 when none */
+  int managed;            /* the PodGroup carries app.kubernetes.io/managed-by=gangbridge */
+  char topology_mode[16]; /* NetworkTopology.mode, "" when none */
+  int64_t highest_tier;   /* NetworkTopology.highestTierAllowed, 0 when none */
   char highest_tier_name[GB_SCHED_NAME_MAX + 1]; /* NetworkTopology.highestTierName */
-  int64_t priority;            /* Priority */
-  int64_t created_ms;          /* CreationTimestamp (0 when null or unreadable) */
-  char first_task[GB_SCHED_NAME_MAX + 1]; /* Name of the first task (for its tolerations) */
+  int64_t priority;                              /* Priority */
+  int64_t created_ms;                            /* CreationTimestamp (0 when null or unreadable) */
+  char first_task[GB_SCHED_NAME_MAX + 1];        /* Name of the first task (for its tolerations) */
   struct gb_sched_vshape shapes[GB_SCHED_MAX_SHAPES]; /* the Tasks, grouped by request */
   size_t n_shapes;
   char key[GB_SCHED_KEY_MAX + 1];
@@ -101,8 +101,8 @@ int gb_sched_volcano_predicate_decode(const char *body, size_t len, struct gb_sc
 int gb_sched_volcano_prioritize_decode(const char *body, size_t len, struct gb_sched_vtask *t,
                                        struct gb_sched_vnodes *nodes, char *msg, size_t msg_size);
 /* {"task":TaskInfo}: allocateFunc and deallocateFunc. */
-int gb_sched_volcano_task_decode(const char *body, size_t len, struct gb_sched_vtask *t,
-                                 char *msg, size_t msg_size);
+int gb_sched_volcano_task_decode(const char *body, size_t len, struct gb_sched_vtask *t, char *msg,
+                                 size_t msg_size);
 /* {"job":JobInfo}: jobEnqueueable. */
 int gb_sched_volcano_job_decode(const char *body, size_t len, struct gb_sched_vjob *j, char *msg,
                                 size_t msg_size);

@@ -142,7 +142,8 @@ static void bench_predicate(struct gb_sched *s, int short_mode) {
   size_t n = (size_t)CALLERS * (size_t)reps;
   printf("predicate over HTTP, %d callers: %.0f calls/s, p50 %.0f us, p99 %.0f us "
          "(process CPU incl. clients %.0f us/call)\n",
-         CALLERS, (double)n / wall, pct(lat, n, 0.50), pct(lat, n, 0.99), cpu_all * 1e6 / (double)n);
+         CALLERS, (double)n / wall, pct(lat, n, 0.50), pct(lat, n, 0.99),
+         cpu_all * 1e6 / (double)n);
   free(lat);
   /* For comparison: what a whole-tree parse of the same body costs. */
   int jreps = short_mode ? 50 : 1000;
@@ -303,9 +304,11 @@ static void bench_session_open(struct gb_sched *s, int short_mode) {
   }
   size_t chunks = short_mode ? 60 : 600;
   const char *head = "{\"Jobs\":{},\"Nodes\":{\"node-0\":{\"Name\":\"node-0\"}";
-  const char *tail = "},\"Queues\":{},\"NamespaceInfo\":{},\"RevocableNodes\":{},\"NodeList\":null}";
-  struct stream st = {head, gb_buf_ptr(&chunk), tail, strlen(head), gb_buf_len(&chunk),
-                      strlen(tail), chunks, 0, 0, 0};
+  const char *tail =
+      "},\"Queues\":{},\"NamespaceInfo\":{},\"RevocableNodes\":{},\"NodeList\":null}";
+  struct stream st = {
+      head, gb_buf_ptr(&chunk), tail, strlen(head), gb_buf_len(&chunk), strlen(tail), chunks, 0, 0,
+      0};
   double total = (double)st.head_len + (double)st.chunk_len * (double)chunks + (double)st.tail_len;
   char url[128];
   snprintf(url, sizeof(url), "http://127.0.0.1:%u/volcano/onSessionOpen", gb_sched_port(s));

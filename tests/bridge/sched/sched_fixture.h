@@ -95,8 +95,8 @@ static inline void fx_node(struct gb_buf *b, const char *name, int n_tasks) {
                 "{\"cpu\":\"192\",\"memory\":\"2015Gi\",\"nvidia.com/gpu\":\"8\",\"pods\":"
                 "\"110\"}}},\"State\":{\"Phase\":1,\"Reason\":\"\"},",
                 name, name, name);
-  static const char *const res[] = {"Releasing", "Pipelined", "Idle", "Used", "Allocatable",
-                                    "Capacity"};
+  static const char *const res[] = {"Releasing", "Pipelined",   "Idle",
+                                    "Used",      "Allocatable", "Capacity"};
   for (size_t i = 0; i < 6; i++) {
     gb_buf_printf(b, "\"%s\":", res[i]);
     fx_resource(b, i < 2 ? "null" : "{\"nvidia.com/gpu\":8000,\"pods\":110}");
@@ -157,8 +157,7 @@ static inline int fx_in_domain(const char *node) {
          !strcmp(node, "gpu-node-19");
 }
 
-static inline int fx_allowed(void *arg, const char *key, const char *node, char *why,
-                             size_t size) {
+static inline int fx_allowed(void *arg, const char *key, const char *node, char *why, size_t size) {
   if (strcmp(key, "team-a/tj-llama"))
     return -1;
   if (fx_in_domain(node))

@@ -47,7 +47,9 @@ static void stop(void) {
   S = NULL;
 }
 
-static void url(char *out, size_t size, const char *path) { snprintf(out, size, "%s%s", base, path); }
+static void url(char *out, size_t size, const char *path) {
+  snprintf(out, size, "%s%s", base, path);
+}
 
 START_TEST(predicate_round_trip) {
   start(0, 0);
@@ -102,7 +104,8 @@ START_TEST(session_open_body_dropped) {
     gb_buf_printf(&b, "%s\"%s\":", i ? "," : "", name);
     fx_node(&b, name, 20);
   }
-  gb_buf_addstr(&b, "},\"Queues\":{},\"NamespaceInfo\":{},\"RevocableNodes\":{},\"NodeList\":null}");
+  gb_buf_addstr(&b,
+                "},\"Queues\":{},\"NamespaceInfo\":{},\"RevocableNodes\":{},\"NodeList\":null}");
   ck_assert_int_eq(b.err, 0);
   char u[128];
   url(u, sizeof(u), "/volcano/onSessionOpen");

@@ -98,8 +98,8 @@ START_TEST(grammar_in_skipped_values) {
     ck_assert_msg(skip_all(bad[i].text, msg, sizeof(msg)) < 0, "%s accepted", bad[i].text);
     ck_assert_msg(!strcmp(msg, bad[i].msg), "%s: %s", bad[i].text, msg);
   }
-  ck_assert_int_eq(skip_all(" {\"a\" : [ -1.5e+3 , true, false, null, \"\", {} ] }\n", msg,
-                            sizeof(msg)), 0);
+  ck_assert_int_eq(
+      skip_all(" {\"a\" : [ -1.5e+3 , true, false, null, \"\", {} ] }\n", msg, sizeof(msg)), 0);
 }
 END_TEST
 

@@ -50,7 +50,8 @@ static char *args(const char *jobset, const char *tail) {
   return out;
 }
 
-#define FAIL3 "\"gpu-node-3\":\"node gpu-node-3 is not in domain leaf-1 chosen for team-a/tj-llama\""
+#define FAIL3                                                                                      \
+  "\"gpu-node-3\":\"node gpu-node-3 is not in domain leaf-1 chosen for team-a/tj-llama\""
 
 START_TEST(filter_node_names) {
   char *b = args("tj-llama", "\"Nodes\":null,\"NodeNames\":[\"gpu-node-17\",\"gpu-node-3\","
@@ -67,8 +68,10 @@ START_TEST(filter_nodes_list_echoed) {
                     "\"status\":{\"allocatable\":{\"cpu\":\"8\"}}}";
   const char *n3 = "{\"metadata\":{\"name\":\"gpu-node-3\"}}";
   char tail[512];
-  snprintf(tail, sizeof(tail), "\"Nodes\":{\"kind\":\"NodeList\",\"items\":[%s, %s]},"
-                               "\"NodeNames\":null", n17, n3);
+  snprintf(tail, sizeof(tail),
+           "\"Nodes\":{\"kind\":\"NodeList\",\"items\":[%s, %s]},"
+           "\"NodeNames\":null",
+           n17, n3);
   char *b = args("tj-llama", tail);
   char want[1024];
   snprintf(want, sizeof(want),

@@ -120,9 +120,11 @@ static void expect(const char *path, char *body, const char *want) {
 static char *job_with(const char *topology) {
   struct gb_buf b;
   gb_buf_init(&b, 1u << 24);
-  gb_buf_printf(&b, "{\"job\":{\"UID\":\"team-a/tj-big\",\"Name\":\"tj-big\",\"Namespace\":"
-                    "\"team-a\",\"Queue\":\"default\",\"Priority\":0,\"MinAvailable\":2,"
-                    "\"NetworkTopology\":%s,\"Tasks\":{", topology);
+  gb_buf_printf(&b,
+                "{\"job\":{\"UID\":\"team-a/tj-big\",\"Name\":\"tj-big\",\"Namespace\":"
+                "\"team-a\",\"Queue\":\"default\",\"Priority\":0,\"MinAvailable\":2,"
+                "\"NetworkTopology\":%s,\"Tasks\":{",
+                topology);
   for (int i = 0; i < 2; i++) {
     char uid[16], name[32];
     snprintf(uid, sizeof(uid), "t%d", i);

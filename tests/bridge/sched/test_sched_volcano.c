@@ -80,8 +80,9 @@ static double decisions(const char *verb, const char *decision) {
 }
 
 START_TEST(predicate_in_domain_passes) {
-  expect("/volcano/predicate", fx_predicate("tj-llama-node-0-0", "u0", "tj-llama", "gpu-node-17", 3),
-         200, "{\"status\":\"\",\"code\":0}");
+  expect("/volcano/predicate",
+         fx_predicate("tj-llama-node-0-0", "u0", "tj-llama", "gpu-node-17", 3), 200,
+         "{\"status\":\"\",\"code\":0}");
 }
 END_TEST
 
@@ -170,8 +171,8 @@ END_TEST
 
 START_TEST(predicate_null_vs_empty_maps) {
   /* Tasks null and {}, ScalarResources null, labels null: all decode. */
-  expect("/volcano/predicate", fx_predicate("tj-llama-node-0-0", "u0", "tj-llama", "gpu-node-3", -1),
-         200,
+  expect("/volcano/predicate",
+         fx_predicate("tj-llama-node-0-0", "u0", "tj-llama", "gpu-node-3", -1), 200,
          "{\"status\":\"gangbridge: node gpu-node-3 is not in domain leaf-1 chosen for "
          "team-a/tj-llama\",\"code\":2}");
   expect("/volcano/predicate",
