@@ -28,6 +28,7 @@
 #include "gb_rpc_server.h"
 #include "gb_rpc_service.h"
 #include "gb_serve.h"
+#include "gb_serve_sched.h"
 #include "gb_stopsig.h"
 #include "gb_version.h"
 
@@ -85,6 +86,7 @@ struct serve_run {
   struct gb_kube_client *lease_client; /* the elector's own client (short timeouts) */
   struct gb_leader *leader;
   struct gb_metric *transitions;
+  struct gb_serve_sched *sched; /* the scheduler endpoints (sched.address) */
 };
 
 static void on_started_leading(void *arg) {
@@ -304,6 +306,11 @@ static int serve_start(struct serve_run *r, struct gc_diags *d) {
     snprintf(p, sizeof(p), "%d", gb_rpc_server_port(r->rpc));
     gb_log(GB_LOG_INFO, "grpc listening", "address", cfg->grpc_address, "port", p, NULL);
   }
+  /* The scheduler endpoints answer from the placement plan and model
+   * (NULL here: no opinion until placement is wired in). */
+  if ((rc = gb_serve_sched_start(cfg, NULL, NULL, r->client, r->reg, r->sm.http_requests,
+                                 &r->sched, d)))
+    return rc;
   if ((rc = gb_controller_start(r->ctrl)) || (rc = gb_timeouts_start(r->timeouts)))
     return rc;
   return r->leader ? gb_leader_start(r->leader) : 0;
@@ -314,6 +321,7 @@ static void serve_stop(struct serve_run *r) {
     gb_health_shutdown(r->health);
   if (r->rpc_svc)
     gb_rpc_service_set_serving(r->rpc_svc, 0);
+  gb_serve_sched_free(r->sched);
   gb_http_stop(r->hook);
   gb_http_stop(r->probes);
   gb_rpc_server_free(r->rpc);

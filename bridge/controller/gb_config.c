@@ -69,6 +69,19 @@ static const struct key_def KEYS[] = {
     {"webhook.headerTimeout", T_DUR, OFF(webhook_header_timeout_s), 1, 300, "10s", NULL},
     {"webhook.maxBodyBytesInFlight", T_INT, OFF(webhook_max_body_total), 1048576, 1073741824,
      "67108864", NULL},
+    {"sched.address", T_STR, OFF(sched_address), 0, 0, "", "sched-addr"},
+    {"sched.tlsCert", T_STR, OFF(sched_tls_cert), 0, 0, "", NULL},
+    {"sched.tlsKey", T_STR, OFF(sched_tls_key), 0, 0, "", NULL},
+    {"sched.volcanoPrefix", T_STR, OFF(sched_volcano_prefix), 0, 0, "/volcano", NULL},
+    {"sched.kubePrefix", T_STR, OFF(sched_kube_prefix), 0, 0, "/kube", NULL},
+    {"sched.maxBodyBytes", T_INT, OFF(sched_max_body), 65536, 1073741824, "16777216", NULL},
+    {"sched.maxListBodyBytes", T_INT, OFF(sched_max_list_body), 65536, 2147483647, "268435456",
+     NULL},
+    {"sched.maxSessionBodyMiB", T_INT, OFF(sched_max_session_mib), 1, 1048576, "8192", NULL},
+    {"sched.threads", T_INT, OFF(sched_threads), 1, 64, "4", NULL},
+    {"sched.maxConnections", T_INT, OFF(sched_max_connections), 1, 100000, "256", NULL},
+    {"sched.maxConnectionsPerIP", T_INT, OFF(sched_max_per_ip), 0, 100000, "64", NULL},
+    {"sched.headerTimeout", T_DUR, OFF(sched_header_timeout_s), 1, 300, "10s", NULL},
     {"scheduling.backend", T_BACKEND, OFF(backend), 0, 0, "auto", "backend"},
     {"scheduling.gangScope", T_SCOPE, OFF(gang_scope), 0, 0, "wave", "gang-scope"},
     {"scheduling.schedulerNames.volcano", T_STR, OFF(scheduler_volcano), 0, 0, "volcano", NULL},
@@ -680,6 +693,17 @@ int gb_config_validate(struct gb_config *c, struct gc_diags *d) {
   }
   if (*c->grpc_client_ca && !*c->grpc_tls_cert) {
     gc_diags_addf(d, "grpc.clientCA needs grpc.tlsCert and grpc.tlsKey");
+    rc = GC_EINVAL;
+  }
+  if (check_addr("sched.address", c->sched_address, d))
+    rc = GC_EINVAL;
+  if (!*c->sched_tls_cert != !*c->sched_tls_key) {
+    gc_diags_addf(d, "sched.tlsCert and sched.tlsKey go together");
+    rc = GC_EINVAL;
+  }
+  if (c->sched_volcano_prefix[0] != '/' || c->sched_kube_prefix[0] != '/' ||
+      !strcmp(c->sched_volcano_prefix, c->sched_kube_prefix)) {
+    gc_diags_addf(d, "sched.volcanoPrefix and sched.kubePrefix: must start with '/' and differ");
     rc = GC_EINVAL;
   }
   if (!*c->webhook_tls_cert != !*c->webhook_tls_key) {

@@ -116,6 +116,20 @@ struct gb_config {
   double webhook_header_timeout_s; /* TLS handshake + headers, in total */
   int webhook_max_body_total;      /* review bodies held at once, all requests */
 
+  /* sched: the scheduler endpoints ("" address: off; docs/scheduler-integration.md) */
+  const char *sched_address;
+  const char *sched_tls_cert;
+  const char *sched_tls_key;
+  const char *sched_volcano_prefix;
+  const char *sched_kube_prefix;
+  int sched_max_body;          /* bytes: predicate, allocate, filter, kube prioritize */
+  int sched_max_list_body;     /* bytes: Volcano prioritize and jobEnqueueable */
+  int sched_max_session_mib;   /* MiB: onSessionOpen, read and dropped */
+  int sched_threads;
+  int sched_max_connections;
+  int sched_max_per_ip;        /* 0: no per-address cap */
+  double sched_header_timeout_s;
+
   /* scheduling */
   enum gb_backend_choice backend;
   enum gc_scope gang_scope;

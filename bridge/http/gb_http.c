@@ -533,6 +533,10 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
       return fail_mid_body(s, c, st, 408);
     if (n > st->route->max_body - st->len)
       return fail_mid_body(s, c, st, 413);
+    if (st->route->methods & GB_HTTP_BODY_DISCARD) {
+      st->len += n; /* counted, never held */
+      return MHD_YES;
+    }
     int grown = body_grow(s, st, st->len + n);
     if (grown == GC_ELIMIT) {
       gb_log(GB_LOG_WARN, "http request refused: request bodies at their memory bound",
@@ -634,7 +638,7 @@ static int copy_routes(struct gb_http *s, const struct gb_http_route *routes, si
     const struct gb_http_route *r = &routes[i];
     if (!r->path || r->path[0] != '/' || !r->handler || !r->methods ||
         (r->methods & ~(GB_HTTP_GET | GB_HTTP_POST | GB_HTTP_PUT | GB_HTTP_DELETE |
-                        GB_HTTP_PATCH))) {
+                        GB_HTTP_PATCH | GB_HTTP_BODY_DISCARD))) {
       gc_diags_addf(d, "http: route %zu (%s): needs a path starting with '/', a handler and "
                        "known methods", i, r->path ? r->path : "(null)");
       return GC_EINVAL;

@@ -39,6 +39,11 @@ struct gb_metric;
 #define GB_HTTP_PUT 4u
 #define GB_HTTP_DELETE 8u
 #define GB_HTTP_PATCH 16u
+/* A route flag, or'ed into methods: the body is read and dropped as it
+ * arrives (never held, not counted in max_body_total, still capped by the
+ * route's max_body); the handler sees body "" and body_len = the bytes
+ * read.  For a client that must send a body nobody needs. */
+#define GB_HTTP_BODY_DISCARD 256u
 
 #define GB_HTTP_MAX_ROUTES 32
 #define GB_HTTP_MAX_QUERY 32

@@ -215,11 +215,12 @@ argv = (c.get("command") or []) + (c.get("args") or [])
 if not argv or not argv[0].endswith("gangbridge") or argv[1:] != ["serve", "--config", "/etc/gangbridge/config.yaml"]:
     err("Deployment: command %r, want gangbridge serve --config /etc/gangbridge/config.yaml" % argv)
 ports = {p.get("name"): p.get("containerPort") for p in c.get("ports", [])}
-want_ports = {"grpc": 9090, "http": 8080, "webhook": 9443}
+want_ports = {"grpc": 9090, "http": 8080, "webhook": 9443, "sched": 9444}
 if ports != want_ports:
     err("Deployment: ports %r, want %r" % (ports, want_ports))
 if cfg:
-    for name, key in (("grpc", "grpc.address"), ("http", "http.address"), ("webhook", "webhook.address")):
+    for name, key in (("grpc", "grpc.address"), ("http", "http.address"), ("webhook", "webhook.address"),
+                      ("sched", "sched.address")):
         v = cget(key)
         if not v or port_of(v) != want_ports[name]:
             err("config.yaml %s %r does not listen on the %s port %d" % (key, v, name, want_ports[name]))
@@ -358,6 +359,40 @@ if not nsel or any(pod_labels.get(k) != v for k, v in nsel.items()):
 for rule in np_.get("spec", {}).get("ingress", []):
     if any(p.get("port") in ("grpc", 9090) for p in rule.get("ports", [])) and not rule.get("from"):
         err("NetworkPolicy: the gRPC port must be admitted only from selected peers")
+
+# --- the scheduler side's configuration (deploy/scheduler/) --------------------------------
+# The Volcano plugin arguments and the KubeSchedulerConfiguration must name the Service's sched
+# port, the endpoints' prefixes and only verbs the endpoints serve (bridge/sched/gb_sched.h).
+sched_h = read("bridge/sched/gb_sched.h")
+verbs = set(re.findall(r'#define GB_SCHED_VERB_\w+ "(\w+)"', sched_h))
+sched_svc = [p for s in svcs.values() for p in s.get("spec", {}).get("ports", []) if p.get("targetPort") == "sched"]
+sched_port = sched_svc[0].get("port") if sched_svc else None
+def check_url(where, url, prefix):
+    want = "http://gangbridge.%s.svc:%s%s" % (NS, sched_port, prefix)
+    if url != want:
+        err("%s: urlPrefix %r, want %r" % (where, url, want))
+try:
+    vc = yaml.safe_load(open(os.path.join(deploy, "scheduler", "volcano-scheduler.conf")))
+    ext = [p for t in vc.get("tiers", []) for p in t.get("plugins", []) if p.get("name") == "extender"]
+    args = ext[0].get("arguments", {}) if ext else {}
+    check_url("volcano-scheduler.conf", args.get("extender.urlPrefix"), cget("sched.volcanoPrefix") or "/volcano")
+    for k, v in args.items():
+        if k.endswith("Verb") and v not in verbs:
+            err("volcano-scheduler.conf: %s=%r is not a verb gangbridge serves %s" % (k, v, sorted(verbs)))
+    if args.get("extender.ignorable") is not True:
+        err("volcano-scheduler.conf: extender.ignorable must be true (docs/scheduler-integration.md)")
+    ks = yaml.safe_load(open(os.path.join(deploy, "scheduler", "kube-scheduler-config.conf")))
+    if ks.get("kind") != "KubeSchedulerConfiguration" or ks.get("apiVersion") != "kubescheduler.config.k8s.io/v1":
+        err("kube-scheduler-config.conf: wrong kind/apiVersion")
+    ke = (ks.get("extenders") or [{}])[0]
+    check_url("kube-scheduler-config.conf", ke.get("urlPrefix"), cget("sched.kubePrefix") or "/kube")
+    for k in ("filterVerb", "prioritizeVerb"):
+        if ke.get(k) not in verbs:
+            err("kube-scheduler-config.conf: %s=%r is not served" % (k, ke.get(k)))
+    if not ke.get("weight", 0) > 0 or ke.get("ignorable") is not True:
+        err("kube-scheduler-config.conf: weight must be > 0 and ignorable true")
+except (OSError, yaml.YAMLError) as e:
+    err("deploy/scheduler: %s" % e)
 
 # --- PDB ---
 pdb = one("PodDisruptionBudget")

@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * gb_sched: the scheduler endpoints, one HTTP(S) server on its own port
+ * serving Volcano's `extender` plugin under <volcano prefix>/<verb>
+ * (onSessionOpen, onSessionClose, predicate, prioritize, allocateFunc,
+ * deallocateFunc, jobEnqueueable) and kube-scheduler's HTTP extender under
+ * <kube prefix>/<verb> (filter, prioritize).  It owns the routes and their
+ * body caps, the answers (exact JSON shapes of both protocols), the session
+ * overlay (the tasks Volcano allocated in the current session, per gang and
+ * node, reset at onSessionOpen/onSessionClose) and the per-verb metrics.
+ * Decisions come from a backend (struct gb_sched_backend): the wiring gives
+ * one reading the shared placement plan (gb_sched_plan.h), tests give
+ * fakes.  The rule: a task or pod of a gang whose plan is PLACED or
+ * RELEASED may only go to nodes of the gang's chosen domain; everything the
+ * backend has no opinion on passes at once; jobEnqueueable answers Permit,
+ * Reject or Abstain for gangbridge's own PodGroups and Abstain for others.
+ * A malformed body gets 400 with the place of the problem (Volcano and
+ * kube-scheduler then apply their `ignorable` setting); no handler waits on
+ * anything but the backend's short lock.  onSessionOpen's body (the whole
+ * cluster, every second) is read and dropped as it arrives, never held.
+ *
+ * Thread-safety: handlers run concurrently (Volcano sends up to 16
+ * predicates at once); the overlay has its own mutex; backend functions
+ * must be thread-safe.
+ */
+#ifndef GB_SCHED_H
+#define GB_SCHED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gb_http.h"
+#include "gb_sched_volcano.h"
+#include "gc_diag.h"
+
+struct gb_metrics;
+
+/* Where the endpoint's answers come from.  Every function may be NULL (no
+ * opinion).  All strings are borrowed for the call. */
+struct gb_sched_backend {
+  /* 1: node is in the chosen domain of gang `key`; 0: it is not (a sentence
+   * in why); -1: no opinion. */
+  int (*node_allowed)(void *arg, const char *key, const char *node, char *why, size_t why_size);
+  /* Pods the plan puts on node for `key` (0 when none). */
+  int64_t (*node_score)(void *arg, const char *key, const char *node);
+  /* jobEnqueueable for a gangbridge PodGroup: *verdict is GB_VC_PERMIT,
+   * GB_VC_REJECT (reason filled) or GB_VC_ABSTAIN.  Returns 0 or a GC_E*
+   * code (answered Abstain). */
+  int (*enqueueable)(void *arg, const struct gb_sched_vjob *job, int *verdict, char *reason,
+                     size_t reason_size);
+  /* Called after every Permit and Reject (reason set for a Reject), for
+   * the PodGroup Event; must not block (queue the write). */
+  void (*job_event)(void *arg, const struct gb_sched_vjob *job, int verdict, const char *reason);
+  void *arg;
+  void *event_arg; /* job_event's argument (NULL: arg) */
+};
+
+struct gb_sched_config {
+  const char *volcano_prefix; /* default "/volcano" */
+  const char *kube_prefix;    /* default "/kube" */
+  size_t max_body;            /* predicate, allocate, filter, kube prioritize; default 16 MiB */
+  size_t max_list_body;       /* Volcano prioritize and jobEnqueueable; default 256 MiB */
+  size_t max_session_body;    /* onSessionOpen, read and dropped; default 4 GiB */
+  size_t max_session_tasks;   /* overlay entries; default 262144 */
+  struct gb_metrics *metrics; /* optional: the gangbridge_sched_* families are registered */
+};
+
+/* The verbs, as the last path element. */
+#define GB_SCHED_VERB_SESSION_OPEN "onSessionOpen"
+#define GB_SCHED_VERB_SESSION_CLOSE "onSessionClose"
+#define GB_SCHED_VERB_PREDICATE "predicate"
+#define GB_SCHED_VERB_PRIORITIZE "prioritize"
+#define GB_SCHED_VERB_ALLOCATE "allocateFunc"
+#define GB_SCHED_VERB_DEALLOCATE "deallocateFunc"
+#define GB_SCHED_VERB_ENQUEUEABLE "jobEnqueueable"
+#define GB_SCHED_VERB_FILTER "filter"
+
+struct gb_sched;
+
+/* Creates the endpoint (copies cfg and be; registers the metrics).
+ * Returns 0, GC_EINVAL (a prefix not starting with '/' or too long),
+ * GC_EUSAGE (metrics already registered) or GC_ENOMEM; messages to d. */
+int gb_sched_new(const struct gb_sched_config *cfg, const struct gb_sched_backend *be,
+                 struct gb_sched **out, struct gc_diags *d);
+/* Frees the endpoint (stop its server first).  Accepts NULL. */
+void gb_sched_free(struct gb_sched *s);
+
+/* Fills routes (room for max) with the endpoint's routes; their ctx is s,
+ * borrowed until the server stops.  Returns how many (9). */
+size_t gb_sched_routes(struct gb_sched *s, struct gb_http_route *routes, size_t max);
+
+/* Starts the endpoint's own server with http (name "sched" when unset; the
+ * body total is raised to hold one list body).  Returns gb_http_start's
+ * result. */
+int gb_sched_start(struct gb_sched *s, const struct gb_http_config *http, struct gc_diags *d);
+unsigned gb_sched_port(const struct gb_sched *s);
+/* Stops the server (idempotent). */
+void gb_sched_stop(struct gb_sched *s);
+
+/* Handles one POST to path as the server would (unit tests, benchmarks).
+ * resp starts as {200, NULL, 0, NULL}; the caller frees resp->body. */
+int gb_sched_handle(struct gb_sched *s, const char *path, const char *body, size_t len,
+                    struct gb_http_response *resp);
+
+struct gb_sched_stats {
+  uint64_t sessions;     /* onSessionOpen/Close seen */
+  size_t overlay_tasks;  /* tasks allocated in the current session */
+  uint64_t overlay_full; /* allocations not recorded: the overlay was full */
+};
+void gb_sched_stats(struct gb_sched *s, struct gb_sched_stats *out);
+/* Tasks of gang key allocated to node in the current session. */
+int64_t gb_sched_session_count(struct gb_sched *s, const char *key, const char *node);
+
+#endif

@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * gb_sched_json: a bounded, validating pull scanner over one JSON request
+ * body, for the scheduler endpoints.  It owns nothing but a cursor: the
+ * caller walks the document (enter an object, read the keys it wants, skip
+ * every other value) and each byte is looked at once.  Skipping validates
+ * the full JSON grammar (strings and their escapes, numbers, literals,
+ * commas, colons, nesting up to GB_SJ_MAX_DEPTH), so a truncated or
+ * malformed body is refused wherever the error is, with "body:LINE:COL:" in
+ * the message.  Why not json-c for the whole body: the scheduler's bodies
+ * carry every pod of a node (predicate) or every task of a job three or
+ * four times over (jobEnqueueable), tens of megabytes of which gangbridge
+ * reads a few names; json-c builds a tree of all of it (about 10x the time
+ * of a skip, measured in tests/bench/bench_sched.c).  String values that
+ * contain escapes are decoded by json-c; keys compare as Go's
+ * encoding/json does (exact, else ASCII case-insensitive).
+ */
+#ifndef GB_SCHED_JSON_H
+#define GB_SCHED_JSON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gc_diag.h"
+
+#define GB_SJ_MAX_DEPTH 256
+#define GB_SJ_MSG_MAX 200
+
+/* A cursor.  base..end is borrowed from the caller for the scanner's life. */
+struct gb_sj {
+  const char *base, *p, *end;
+  int depth;
+  unsigned char first[GB_SJ_MAX_DEPTH]; /* 1 while no member/element was read at that depth */
+  char msg[GB_SJ_MSG_MAX];              /* the first error, "body:L:C: ..." */
+};
+
+/* A raw token: a key or a skipped value, [p, p + len) of the body (borrowed). */
+struct gb_sj_span {
+  const char *p;
+  size_t len;
+};
+
+/* Starts a cursor at the beginning of buf[0..len). */
+void gb_sj_init(struct gb_sj *s, const char *buf, size_t len);
+
+/* The first byte of the next value after white space ('{', '[', '"', 't',
+ * 'f', 'n', '-' or a digit), or 0 at the end of the body. */
+int gb_sj_peek(struct gb_sj *s);
+
+/* Skips one value, validating it; its raw text goes to *span (may be NULL).
+ * Returns 0 or GC_EINVAL / GC_ELIMIT (too deep) with s->msg set. */
+int gb_sj_skip(struct gb_sj *s, struct gb_sj_span *span);
+
+/* Enters an object.  Returns 0, or GC_EINVAL when the next value is not an
+ * object ("what" names it in the message, e.g. "task"). */
+int gb_sj_object_begin(struct gb_sj *s, const char *what);
+/* Reads the next member's key (raw, without quotes) and its colon.
+ * Returns 1 (the cursor is at the member's value), 0 at the closing brace
+ * (consumed), or a GC_E* code. */
+int gb_sj_object_next(struct gb_sj *s, struct gb_sj_span *key);
+/* Enters an array; then gb_sj_array_next returns 1 when an element follows
+ * (the cursor is at it), 0 at the closing bracket (consumed). */
+int gb_sj_array_begin(struct gb_sj *s, const char *what);
+int gb_sj_array_next(struct gb_sj *s);
+
+/* 1 when the next value is null (consumed), else 0. */
+int gb_sj_null(struct gb_sj *s);
+/* Reads a string value into out (NUL-terminated, escapes decoded); null
+ * reads as "".  GC_EINVAL when it is another type ("what" in the message),
+ * GC_ELIMIT when it does not fit in size bytes. */
+int gb_sj_string(struct gb_sj *s, const char *what, char *out, size_t size);
+/* Reads an integral number (or null as 0) within int64. */
+int gb_sj_int(struct gb_sj *s, const char *what, int64_t *out);
+/* Reads a number (or null as 0) as a double. */
+int gb_sj_double(struct gb_sj *s, const char *what, double *out);
+/* Fails unless only white space remains. */
+int gb_sj_finish(struct gb_sj *s);
+
+/* 1 when key (a raw key span) matches name as Go's decoder would: exactly,
+ * or equal under ASCII case folding.  Keys holding escapes never match. */
+int gb_sj_key_is(const struct gb_sj_span *key, const char *name);
+
+/* Records an error at the cursor ("body:L:C: " + fmt) unless one is set.
+ * Returns GC_EINVAL. */
+int gb_sj_fail(struct gb_sj *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

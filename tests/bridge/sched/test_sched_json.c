@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * gb_sched_json, the pull scanner: strings skipped 8 bytes at a time must
+ * stop exactly at a quote, a backslash or a control byte wherever it falls
+ * in the word; escapes decode as json-c decodes them; the grammar is
+ * enforced in skipped values (numbers, literals, commas, colons); nesting
+ * is bounded; keys match as Go's decoder matches struct fields.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gb_sched_json.h"
+
+static int skip_all(const char *text, char *msg, size_t size) {
+  struct gb_sj s;
+  gb_sj_init(&s, text, strlen(text));
+  int rc = gb_sj_skip(&s, NULL);
+  if (rc == 0)
+    rc = gb_sj_finish(&s);
+  snprintf(msg, size, "%s", s.msg);
+  return rc;
+}
+
+START_TEST(specials_at_every_offset) {
+  /* A quote, an escape and a control byte at offsets 0..23 of a string. */
+  for (int off = 0; off < 24; off++) {
+    char text[64], msg[GB_SJ_MSG_MAX];
+    memset(text, 'a', sizeof(text));
+    text[0] = '"';
+    text[1 + off] = '"';
+    text[2 + off] = '\0';
+    ck_assert_msg(skip_all(text, msg, sizeof(msg)) == 0, "off %d: %s", off, msg);
+    memset(text, 'a', sizeof(text));
+    text[0] = '"';
+    memcpy(text + 1 + off, "\\\"x\"", 5); /* an escaped quote, then the end */
+    ck_assert_msg(skip_all(text, msg, sizeof(msg)) == 0, "escaped quote at %d: %s", off, msg);
+    struct gb_sj s;
+    gb_sj_init(&s, text, strlen(text));
+    char out[64];
+    ck_assert_int_eq(gb_sj_string(&s, "v", out, sizeof(out)), 0);
+    ck_assert_int_eq(strlen(out), (size_t)off + 2);
+    ck_assert(out[off] == '"' && out[off + 1] == 'x');
+    memset(text, 'a', sizeof(text));
+    text[0] = '"';
+    text[1 + off] = '\n';
+    text[2 + off] = '"';
+    text[3 + off] = '\0';
+    ck_assert_int_eq(skip_all(text, msg, sizeof(msg)), GC_EINVAL);
+    char want[64];
+    snprintf(want, sizeof(want), "body:1:%d: control character in string", off + 2);
+    ck_assert_str_eq(msg, want);
+  }
+}
+END_TEST
+
+START_TEST(escapes_decode_like_json_c) {
+  const char *text = "\"a\\u00e9\\ud83d\\ude00\\n\\/\\\\\"";
+  struct gb_sj s;
+  gb_sj_init(&s, text, strlen(text));
+  char out[32];
+  ck_assert_int_eq(gb_sj_string(&s, "v", out, sizeof(out)), 0);
+  ck_assert_str_eq(out, "a\xc3\xa9\xf0\x9f\x98\x80\n/\\");
+  char msg[GB_SJ_MSG_MAX];
+  ck_assert_int_eq(skip_all("\"\\q\"", msg, sizeof(msg)), GC_EINVAL);
+  ck_assert_str_eq(msg, "body:1:2: invalid escape in string");
+  ck_assert_int_eq(skip_all("\"\\u12g4\"", msg, sizeof(msg)), GC_EINVAL);
+  ck_assert_str_eq(msg, "body:1:2: invalid \\u escape in string");
+  ck_assert_int_eq(skip_all("\"abc\\", msg, sizeof(msg)), GC_EINVAL);
+  ck_assert_str_eq(msg, "body:1:5: unterminated string");
+  /* Too long for the buffer: GC_ELIMIT naming the field. */
+  gb_sj_init(&s, "\"abcdef\"", 8);
+  ck_assert_int_eq(gb_sj_string(&s, "task.UID", out, 4), GC_ELIMIT);
+  ck_assert_str_eq(s.msg, "body:1:1: task.UID: longer than 3 bytes");
+}
+END_TEST
+
+START_TEST(grammar_in_skipped_values) {
+  static const struct {
+    const char *text, *msg;
+  } bad[] = {
+      {"{\"a\":01}", "body:1:7: expected ',' or '}'"},
+      {"{\"a\":-}", "body:1:6: invalid number"},
+      {"{\"a\":1.}", "body:1:6: invalid number"},
+      {"{\"a\":1e}", "body:1:6: invalid number"},
+      {"{\"a\" 1}", "body:1:6: expected ':' after a member name"},
+      {"{\"a\":1 \"b\":2}", "body:1:8: expected ',' or '}'"},
+      {"[1,]", "body:1:4: trailing comma"},
+      {"[1 2]", "body:1:4: expected ',' or ']'"},
+      {"{a:1}", "body:1:2: expected a member name"},
+      {"[nul]", "body:1:2: invalid literal"},
+      {"[1]]", "body:1:4: unexpected data after the JSON value"},
+      {"{\"a\":[{}", "body:1:9: unexpected end of body"},
+  };
+  char msg[GB_SJ_MSG_MAX];
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    ck_assert_msg(skip_all(bad[i].text, msg, sizeof(msg)) < 0, "%s accepted", bad[i].text);
+    ck_assert_msg(!strcmp(msg, bad[i].msg), "%s: %s", bad[i].text, msg);
+  }
+  ck_assert_int_eq(
+      skip_all(" {\"a\" : [ -1.5e+3 , true, false, null, \"\", {} ] }\n", msg, sizeof(msg)), 0);
+}
+END_TEST
+
+START_TEST(depth_bounded) {
+  char deep[GB_SJ_MAX_DEPTH * 2 + 8];
+  size_t n = 0;
+  for (int i = 0; i <= GB_SJ_MAX_DEPTH; i++)
+    deep[n++] = '[';
+  for (int i = 0; i <= GB_SJ_MAX_DEPTH; i++)
+    deep[n++] = ']';
+  deep[n] = '\0';
+  char msg[GB_SJ_MSG_MAX];
+  ck_assert_int_eq(skip_all(deep, msg, sizeof(msg)), GC_ELIMIT);
+  ck_assert_str_eq(msg, "body:1:257: nesting deeper than 256");
+  deep[0] = ' '; /* one level less: accepted */
+  deep[n - 1] = ' ';
+  ck_assert_int_eq(skip_all(deep, msg, sizeof(msg)), 0);
+}
+END_TEST
+
+START_TEST(keys_fold_like_go) {
+  struct gb_sj_span k = {"nodeNAME", 8};
+  ck_assert(gb_sj_key_is(&k, "NodeName"));
+  ck_assert(!gb_sj_key_is(&k, "NodeNam"));
+  struct gb_sj_span e = {"", 0}; /* a key with escapes reads as "" */
+  ck_assert(!gb_sj_key_is(&e, "UID"));
+}
+END_TEST
+
+START_TEST(numbers) {
+  struct gb_sj s;
+  int64_t v;
+  gb_sj_init(&s, "9007199254740993", 16);
+  ck_assert_int_eq(gb_sj_int(&s, "n", &v), 0);
+  gb_sj_init(&s, "1e400", 5);
+  ck_assert_int_eq(gb_sj_int(&s, "n", &v), GC_EINVAL);
+  ck_assert_str_eq(s.msg, "body:1:1: n: number out of range");
+  gb_sj_init(&s, "null", 4);
+  ck_assert_int_eq(gb_sj_int(&s, "n", &v), 0);
+  ck_assert_int_eq(v, 0);
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("sched_json");
+  TCase *tc = tcase_create("scanner");
+  tcase_add_test(tc, specials_at_every_offset);
+  tcase_add_test(tc, escapes_decode_like_json_c);
+  tcase_add_test(tc, grammar_in_skipped_values);
+  tcase_add_test(tc, depth_bounded);
+  tcase_add_test(tc, keys_fold_like_go);
+  tcase_add_test(tc, numbers);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) {
+  SRunner *sr = srunner_create(suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? 1 : 0;
+}
