@@ -99,9 +99,9 @@ static struct gc_value *job_names(struct gc_arena *a, const struct gc_gang *g, i
   return v;
 }
 
-/* Volcano's sla plugin reads the gang timeout from this PodGroup
- * annotation, as a Go duration. */
-static struct gc_value *sla_waiting_time(struct gc_arena *a, const struct gc_gang *g) {
+/* The effective timeout as a Go duration: Volcano's sla plugin reads it from
+ * its annotation, and gangbridge from its own. */
+static struct gc_value *timeout_text(struct gc_arena *a, const struct gc_gang *g) {
   char buf[GC_DURATION_BUFSZ];
   if (gc_duration_format_seconds(g->timeout.seconds, buf, sizeof(buf)))
     return NULL;
@@ -110,14 +110,19 @@ static struct gc_value *sla_waiting_time(struct gc_arena *a, const struct gc_gan
 
 static struct gc_value *metadata(struct gc_arena *a, const struct gc_gang *g) {
   int sla = g->backend == GC_BACKEND_VOLCANO && g->timeout.set;
-  struct gc_value *m = map_of(a, g->uid ? 5 : 4), *ann = map_of(a, sla ? 3 : 2),
+  struct gc_value *m = map_of(a, g->uid ? 5 : 4),
+                  *ann = map_of(a, 2 + (size_t)sla + (size_t)g->timeout.set),
                   *lab = map_of(a, 3);
   if (!m || !ann || !lab)
     return NULL;
   /* The JobSet and TrainJob name labels let `kubectl get podgroup -l ...`
    * find a job's PodGroup the way its pods and JobSet are found. */
   if (PUT(ann, ANN_BOUND, job_names(a, g, 0)) || PUT(ann, ANN_GANG, job_names(a, g, 1)) ||
-      (sla && PUT(ann, GC_VOLCANO_SLA_ANNOTATION, sla_waiting_time(a, g))) ||
+      (sla && PUT(ann, GC_VOLCANO_SLA_ANNOTATION, timeout_text(a, g))) ||
+      /* The effective timeout, unclamped, on the PodGroup gangbridge owns:
+       * the service's deadline reads it from the object (coscheduling's
+       * scheduleTimeoutSeconds is capped at 900 s; a policy may be longer). */
+      (g->timeout.set && PUT(ann, GC_ANN_SCHEDULE_TIMEOUT, timeout_text(a, g))) ||
       PUT(lab, GC_MANAGED_BY_LABEL, LIT(a, GC_MANAGER_NAME)) ||
       PUT(lab, GC_JOBSET_NAME_LABEL, str(a, g->name)) ||
       PUT(lab, GC_TRAINJOB_NAME_LABEL, str(a, g->name)) || PUT(m, "annotations", ann) ||

@@ -31,6 +31,7 @@
 #include "gb_toaction.h"
 #include "gb_tts.h"
 #include "gc_diag.h"
+#include "gc_policy.h"
 
 #define RETRY_S 5.0 /* a failed action is tried again after this */
 #define VOLCANO_GROUP_ANN "scheduling.k8s.io/group-name"
@@ -236,6 +237,17 @@ static void check_started(struct gb_timeouts *t, struct gang *g, int initial, do
 static void pg_timeout(struct gang *g, json_object *pg) {
   g->timeout_s = NAN;
   g->timeout_source = NULL;
+  /* gangbridge's own PodGroups carry the policy's effective timeout,
+   * unclamped: a coscheduling gang with a 1h policy times out after an
+   * hour, although each Permit wait is capped at 15 minutes. */
+  const char *own = str_member(member(member(pg, "metadata"), "annotations"),
+                               GC_ANN_SCHEDULE_TIMEOUT);
+  int64_t own_s;
+  if (own && !gb_tr_parse_duration(own, &own_s) && own_s > 0) {
+    g->timeout_s = (double)own_s;
+    g->timeout_source = GC_ANN_SCHEDULE_TIMEOUT;
+    return;
+  }
   if (!g->is_volcano) {
     json_object *v = member(member(pg, "spec"), "scheduleTimeoutSeconds");
     if (v && json_object_is_type(v, json_type_int) && json_object_get_int64(v) > 0) {

@@ -200,6 +200,21 @@ START_TEST(test_coscheduling_timeout) {
 }
 END_TEST
 
+/* gangbridge's own PodGroup carries the policy's timeout unclamped: a 1h
+ * policy on coscheduling times out after an hour, not at the Permit cap. */
+START_TEST(test_own_annotation_wins) {
+  struct gb_timeouts *t = make(50);
+  feed(t, GB_OBSERVE_PODGROUP_COSCHEDULING, GB_INFORMER_ADD, "ns/h",
+       "{\"metadata\":{\"name\":\"h\",\"namespace\":\"ns\",\"uid\":\"u\","
+       "\"annotations\":{\"gangbridge.io/schedule-timeout\":\"1h0m0s\"},"
+       "\"creationTimestamp\":\"2026-01-01T00:00:00Z\"},\"spec\":{\"minMember\":4,"
+       "\"scheduleTimeoutSeconds\":900}}",
+       NULL);
+  ck_assert(gb_timeouts_next(t) == T0 + 3600);
+  done(t);
+}
+END_TEST
+
 int main(void) {
   gb_log_set_level(GB_LOG_WARN);
   Suite *s = suite_create("timeouts");
@@ -209,6 +224,7 @@ int main(void) {
   tcase_add_test(tc, test_suspended);
   tcase_add_test(tc, test_queues_fold);
   tcase_add_test(tc, test_coscheduling_timeout);
+  tcase_add_test(tc, test_own_annotation_wins);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
