@@ -497,6 +497,10 @@ static int node_attach(struct gb_model *m, struct node_rec *n, struct gc_diags *
     tp_snapshot_set_excluded(m->s, n->name, why);
   for (struct pod_rec *p = n->pods; p; p = p->nnext)
     pod_charge(m, p, 1);
+  /* The new slot starts at allocatable: what the plan reserved here must
+   * be taken again, or two gangs could be promised the same capacity. */
+  if (m->o.plan)
+    gb_plan_reapply_node(m->o.plan, m->s, n->name);
   return 0;
 }
 

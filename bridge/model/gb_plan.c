@@ -725,6 +725,39 @@ int gb_plan_reapply(struct gb_plan *p, struct tp_snapshot *s) {
   return GC_OK;
 }
 
+/* Takes again what e holds on node `node` (one entry of e->nodes at most). */
+static void take_node(struct tp_snapshot *s, struct entry *e, const char *node) {
+  for (size_t i = 0; i < e->n_nodes; i++) {
+    struct pnode *n = &e->nodes[i];
+    if (strcmp(n->name, node))
+      continue;
+    n->slot = -1;
+    int64_t slot = n->left > 0 ? node_slot(s, n) : -1;
+    for (size_t k = 0; slot >= 0 && k < e->n_res; k++) {
+      int64_t held = e->amt[i * e->n_res + k];
+      if (e->res_idx[k] < 0)
+        e->res_idx[k] = tp_snapshot_resource(s, e->res[k]);
+      if (held > 0 && e->res_idx[k] >= 0)
+        tp_snapshot_adjust_free(s, (uint32_t)slot, e->res_idx[k], -held);
+    }
+    return;
+  }
+}
+
+int gb_plan_reapply_node(struct gb_plan *p, struct tp_snapshot *s, const char *node) {
+  if (!p || !s || !node)
+    return GC_EUSAGE;
+  pthread_mutex_lock(&p->mu);
+  size_t b = 0;
+  for (struct gb_hnode *h = gb_htab_next(&p->tab, &b, NULL); h; h = gb_htab_next(&p->tab, &b, h)) {
+    struct entry *e = (struct entry *)h;
+    if (e->reserved)
+      take_node(s, e, node);
+  }
+  pthread_mutex_unlock(&p->mu);
+  return GC_OK;
+}
+
 /* ------------------------------------------------------------------ */
 /* Lookups                                                              */
 

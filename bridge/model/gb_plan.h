@@ -136,6 +136,10 @@ int gb_plan_forget(struct gb_plan *p, struct tp_snapshot *s, const char *key);
  * the new snapshot again (by node name; nodes that vanished drop theirs).
  * Call once per new snapshot: the amounts are taken again, not checked. */
 int gb_plan_reapply(struct gb_plan *p, struct tp_snapshot *s);
+/* After the model took node `node` out of the snapshot and put it back
+ * (its labels or allocatable changed, or it was deleted and came back):
+ * takes what every held reservation planned there from it again. */
+int gb_plan_reapply_node(struct gb_plan *p, struct tp_snapshot *s, const char *node);
 
 /* ---- Lookups (any thread) ------------------------------------------- */
 

@@ -30,6 +30,11 @@ __attribute__((weak)) int gb_plan_pod_bound(struct gb_plan *p, struct tp_snapsho
   return 0;
 }
 
+__attribute__((weak)) int gb_plan_reapply_node(struct gb_plan *p, struct tp_snapshot *s,
+                                               const char *node) {
+  (void)p, (void)s, (void)node;
+  return 0;
+}
 __attribute__((weak)) int gb_plan_reapply(struct gb_plan *p, struct tp_snapshot *s) {
   (void)p, (void)s;
   reapply_calls++;

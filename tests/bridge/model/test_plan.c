@@ -382,6 +382,43 @@ START_TEST(reapply_after_rebuild) {
 }
 END_TEST
 
+
+/* A node the model takes out and puts back (relabelled, resized, or
+ * deleted and re-created) comes back at allocatable: reapply_node takes
+ * what the plan reserved there again, and only there. */
+START_TEST(reapply_one_node) {
+  struct fx f;
+  setup(&f);
+  struct tp_gang *g = gang(&f, 2, 8, 1);
+  struct gb_plan_gang gs[1] = {pg("ns/a", g, 0, 0)};
+  ck_assert_int_eq(gb_plan_decide(f.p, f.s, 1, gs, 1, 0, NULL, &f.d), 0);
+  struct node_list c = {0};
+  ck_assert_int_eq(gb_plan_foreach_node(f.p, "ns/a", collect_node, &c), 0);
+  ck_assert_int_ge(c.n, 1);
+  const char *nm = c.names[0];
+  ck_assert_int_eq(node_free(&f, f.gpu, nm), 0);
+  int64_t before[64];
+  free_state(&f, before);
+
+  char yaml[256];
+  snprintf(yaml, sizeof(yaml),
+           "apiVersion: v1\nkind: Node\nmetadata: {name: %s}\n"
+           "status: {allocatable: {cpu: '32', nvidia.com/gpu: '8', pods: '110'}}\n", nm);
+  struct gb_docset *ds = gb_docset_new(NULL);
+  ck_assert_int_eq(gb_load_buffer(ds, "n.yaml", yaml, strlen(yaml), &f.d), 0);
+  ck_assert_int_eq(tp_snapshot_remove_node(f.s, nm), 0);
+  ck_assert_int_eq(tp_snapshot_add_node(f.s, ds->docs[0].root, NULL, &f.d), 0);
+  ck_assert_int_eq(node_free(&f, f.gpu, nm), 8);
+  ck_assert_int_eq(gb_plan_reapply_node(f.p, f.s, nm), 0);
+  ck_assert_int_eq(node_free(&f, f.gpu, nm), 0);
+  /* Other nodes are untouched: a second call on another node changes nothing. */
+  ck_assert_int_eq(gb_plan_reapply_node(f.p, f.s, "c1"), 0);
+  assert_same_state(&f, before);
+  gb_docset_free(ds);
+  teardown(&f);
+}
+END_TEST
+
 /* Two gangs want the one free rack: the higher priority wins, then the
  * older, then the smaller key. */
 START_TEST(order) {
@@ -503,6 +540,7 @@ static Suite *suite(void) {
   tcase_add_test(t, pod_bound_planned_and_unplanned);
   tcase_add_test(t, expiry);
   tcase_add_test(t, reapply_after_rebuild);
+  tcase_add_test(t, reapply_one_node);
   tcase_add_test(t, order);
   tcase_add_test(t, starvation_guard);
   tcase_add_test(t, policy_default_and_blocked);
