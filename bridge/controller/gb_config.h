@@ -150,6 +150,13 @@ struct gb_config {
   double lease_duration_s;
   double renew_deadline_s;
   double retry_period_s;
+
+  /* placement (bridge/placement/) */
+  int placement_enabled;
+  double placement_release_timeout_s; /* released pods unscheduled past it: PlacementRaced */
+  double placement_starvation_guard_s; /* a gang waiting longer holds back younger ones */
+  const char *placement_profile;       /* "bestfit" or "spread" (validated) */
+  int placement_max_inflight;          /* release PATCHes in flight at once */
 };
 
 /* Initialises c with every default.  Returns 0 or GC_ENOMEM.  Free with
