@@ -93,6 +93,15 @@ struct tp_evaluator {
   size_t rec_len, rec_n;
   struct dcand *cands;
   size_t cands_n;
+  /* The blocked mask of this evaluation (borrowed) and what it takes from
+   * each domain: bsum[d * n_used + u] is the free amount of used resource u
+   * (counted as in dom_free) on blocked candidate nodes below d, bcount[d]
+   * their number. */
+  const uint8_t *blocked;
+  int64_t *bsum;
+  size_t bsum_n;
+  uint32_t *bcount;
+  size_t bcount_n;
 
   /* Per evaluation. */
   size_t n_sets, n_slots, n_dom;
@@ -155,6 +164,8 @@ void tp_evaluator_free(struct tp_evaluator *ev) {
   free(ev->twf);
   free(ev->rec);
   free(ev->cands);
+  free(ev->bsum);
+  free(ev->bcount);
   free(ev);
 }
 
@@ -313,7 +324,7 @@ static void capacity_pass(struct tp_evaluator *ev, const struct tp_snapshot *s) 
   const int64_t *rows[TP_MAX_RESOURCES];
   for (size_t u = 0; u < n_used; u++)
     rows[u] = s->free[ev->used[u]];
-  const uint8_t *st = s->state;
+  const uint8_t *st = s->state, *bm = ev->blocked; /* blocked: as if excluded */
   const uint32_t *leaf = s->leaf;
   /* Distinct (resource, request) quotients, each computed once per node
    * and shared by the sets that request the same amount. */
@@ -392,7 +403,7 @@ static void capacity_pass(struct tp_evaluator *ev, const struct tp_snapshot *s) 
       /* One pass stores every set's capacity and adds it to the leaf. */
       const double *cb = ev->qbuf + FAST_OPS * BLK;
       for (size_t i = 0; i < bn; i++) {
-        int64_t ok = -(int64_t)(st[i0 + i] == TP_NODE_OK);
+        int64_t ok = -(int64_t)((st[i0 + i] == TP_NODE_OK) & !(bm && bm[i0 + i]));
         int64_t *dl = cands + (size_t)leaf[i0 + i] * S;
         for (size_t q = 0; q < nl; q++) {
           int64_t b = (int64_t)cb[q * BLK + i] & ok;
@@ -406,7 +417,7 @@ static void capacity_pass(struct tp_evaluator *ev, const struct tp_snapshot *s) 
     for (size_t i = 0; i < n; i++) {
       for (size_t u = 0; u < n_used; u++)
         f[u] = rows[u][i];
-      int64_t ok = st[i] == TP_NODE_OK;
+      int64_t ok = (st[i] == TP_NODE_OK) & !(bm && bm[i]);
       int64_t *dl = cands + (size_t)leaf[i] * S;
       for (size_t q = 0; q < nl; q++) {
         size_t k = live[q];
@@ -429,6 +440,51 @@ static void capacity_pass(struct tp_evaluator *ev, const struct tp_snapshot *s) 
     for (size_t k = 0; k < S; k++)
       cands[(size_t)p * S + k] += cands[(size_t)d * S + k];
   }
+}
+
+/* The free sum of used resource u over the candidate nodes of domain d for
+ * this gang: the snapshot's sum less what blocked nodes hold. */
+static int64_t dom_free_of(const struct tp_evaluator *ev, const struct tp_snapshot *s, size_t u,
+                           uint32_t d) {
+  int64_t f = s->dom_free[ev->used[u]][d];
+  if (ev->blocked)
+    f -= ev->bsum[(size_t)d * ev->n_used + u];
+  return f;
+}
+
+/* With a blocked mask, sums what the blocked candidate nodes hold per
+ * domain (leaves first, then children into parents), so that pruning and
+ * reasons see the same candidates as the capacities.  One pass over the
+ * nodes, only when a mask is given. */
+static int blocked_pass(struct tp_evaluator *ev, const struct tp_snapshot *s) {
+  if (!ev->blocked)
+    return GC_OK;
+  size_t nd = ev->n_dom, nu = ev->n_used ? ev->n_used : 1;
+  if (ensure(&ev->bsum, &ev->bsum_n, nd * nu, sizeof(int64_t)) ||
+      ensure(&ev->bcount, &ev->bcount_n, nd, sizeof(uint32_t)))
+    return GC_ENOMEM;
+  memset(ev->bsum, 0, nd * nu * sizeof(int64_t));
+  memset(ev->bcount, 0, nd * sizeof(uint32_t));
+  for (size_t i = 0; i < s->n_slots; i++) {
+    if (!ev->blocked[i] || s->state[i] != TP_NODE_OK)
+      continue;
+    uint32_t l = s->leaf[i];
+    ev->bcount[l]++;
+    for (size_t u = 0; u < ev->n_used; u++) {
+      int64_t f = s->free[ev->used[u]][i];
+      ev->bsum[(size_t)l * nu + u] += f > 0 ? f : 0;
+    }
+  }
+  for (size_t i = 0; i < nd; i++) {
+    uint32_t d = s->dom_post[i];
+    int32_t p = s->dom_parent[d];
+    if (p < 0)
+      continue;
+    ev->bcount[p] += ev->bcount[d];
+    for (size_t u = 0; u < ev->n_used; u++)
+      ev->bsum[(size_t)p * nu + u] += ev->bsum[(size_t)d * nu + u];
+  }
+  return GC_OK;
 }
 
 /* Live slots ordered by their leaf's Euler-tour position, then by name: the
@@ -634,7 +690,7 @@ static size_t collect(struct tp_evaluator *ev, const struct tp_snapshot *s, uint
   size_t k = 0;
   for (uint32_t j = lo; j < hi; j++) {
     uint32_t slot = ev->lorder[j];
-    if (s->state[slot] != TP_NODE_OK)
+    if (s->state[slot] != TP_NODE_OK || (ev->blocked && ev->blocked[slot]))
       continue;
     if (set >= 0 && ev->cap[(size_t)set * ev->n_slots + slot] <= 0)
       continue;
@@ -907,6 +963,23 @@ static const char *dom_label(const struct tp_snapshot *s, uint32_t d, char *buf,
   return buf;
 }
 
+/* Names the nodes of d blocked for this gang (at most two of them). */
+static void explain_blocked(struct tp_evaluator *ev, const struct tp_snapshot *s, uint32_t d,
+                            char *buf, size_t cap, size_t *len) {
+  cat(buf, cap, len, "; %u node(s) blocked for this gang", ev->bcount[d]);
+  if (build_lorder(ev, s) != GC_OK)
+    return;
+  uint32_t lo = ev->lstart[s->dom_tin[d]], hi = ev->lstart[s->dom_tout[d] + 1];
+  int shown = 0;
+  for (uint32_t j = lo; j < hi && shown < 2; j++) {
+    uint32_t slot = ev->lorder[j];
+    if (s->state[slot] == TP_NODE_OK && ev->blocked[slot])
+      cat(buf, cap, len, "%s%s", shown++ ? ", " : " (", s->node_name[slot]);
+  }
+  if (shown)
+    cat(buf, cap, len, "%s)", ev->bcount[d] > 2 ? ", ..." : "");
+}
+
 /* Why domain d does not hold the gang. */
 static const char *explain(struct tp_evaluator *ev, const struct tp_snapshot *s,
                            const struct tp_gang *g, uint32_t d, int tried_together,
@@ -944,7 +1017,7 @@ static const char *explain(struct tp_evaluator *ev, const struct tp_snapshot *s,
       for (size_t j = 0; j < ev->n_req[k]; j++)
         if (ev->req_res[k][j] == r)
           demand = sat_add(demand, sat_mul(ev->need[k], ev->req_val[k][j]));
-    int64_t have = s->dom_free[r][d];
+    int64_t have = dom_free_of(ev, s, u, d);
     if (demand > have) {
       char q[GC_QUANTITY_BUFSZ];
       tp_units_format(s->res_name[r], demand - have, q, sizeof(q));
@@ -958,6 +1031,8 @@ static const char *explain(struct tp_evaluator *ev, const struct tp_snapshot *s,
     else if (fit < want)
       cat(buf, sizeof(buf), &len, "; enough free resources in total, but fragmented across nodes");
   }
+  if (ev->blocked && ev->bcount[d])
+    explain_blocked(ev, s, d, buf, sizeof(buf), &len);
   if (s->dom_excluded[d]) {
     cat(buf, sizeof(buf), &len, "; %u node(s) excluded", s->dom_excluded[d]);
     if (build_lorder(ev, s) == GC_OK) {
@@ -1000,7 +1075,7 @@ static double share_of(const struct tp_evaluator *ev, const struct tp_snapshot *
                        uint32_t d) {
   double best = 0;
   for (size_t j = 0; j < ev->n_req[set]; j++) {
-    int64_t have = s->dom_free[ev->req_res[set][j]][d];
+    int64_t have = dom_free_of(ev, s, (size_t)ev->req_used[set][j], d);
     double sh = (double)ev->req_val[set][j] / (double)(have > 0 ? have : 1);
     if (sh > best)
       best = sh;
@@ -1156,7 +1231,7 @@ static int sums_cover(const struct tp_evaluator *ev, const struct tp_snapshot *s
       for (size_t q = 0; q < ev->n_req[k]; q++)
         if (ev->req_res[k][q] == r)
           demand = sat_add(demand, sat_mul(ev->need[k], ev->req_val[k][q]));
-    if (demand > s->dom_free[r][d])
+    if (demand > dom_free_of(ev, s, u, d))
       return 0;
   }
   return 1;
@@ -1335,6 +1410,9 @@ int tp_evaluate(struct tp_evaluator *ev, const struct tp_snapshot *s, const stru
   if (!rc)
     rc = prepare(ev, s, g, diags);
   if (rc)
+    return rc;
+  ev->blocked = o.blocked;
+  if ((rc = blocked_pass(ev, s)))
     return rc;
   ev->budget = o.search_budget == 0 ? TP_DEFAULT_SEARCH_BUDGET : o.search_budget;
   ev->exhausted = 0;

@@ -39,6 +39,13 @@ struct tp_eval_opts {
    * fails on a domain that passes every necessary condition: 0 means
    * TP_DEFAULT_SEARCH_BUDGET, negative disables the search. */
   int64_t search_budget;
+  /* Optional per-slot mask, tp_snapshot_slot_count bytes (borrowed for the
+   * call): 1 marks a node that is not a candidate for this gang although it
+   * is for others (a NoSchedule or NoExecute taint the gang's pods do not
+   * tolerate).  A blocked node gets no pods, counts in no domain's capacity
+   * or free sums, and the reasons say how many nodes were blocked.  NULL:
+   * nothing blocked. */
+  const uint8_t *blocked;
 };
 
 struct tp_assignment {

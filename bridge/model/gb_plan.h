@@ -63,6 +63,7 @@ struct gb_plan_view {
   int64_t pods;              /* pods planned */
   size_t nodes_used;
   char reason[512];          /* NOFIT/HELD: the evaluator's one-line reason */
+  int64_t pods_reserved;     /* PLACED/RELEASED: pods still reserved (not bound, not expired) */
   int64_t decided_ms, released_ms, deadline_ms; /* 0 when not yet */
 };
 
@@ -84,18 +85,28 @@ void gb_plan_free(struct gb_plan *p);
 
 /* Decides every gang of `gangs` in the plan's order on snapshot s of
  * generation gen at time now_ms: a gang already decided on gen keeps its
- * decision; a released gang is never re-decided.  Gangs placed in this
- * pass are reserved at once (outcome PLACED, tentatively, so two gangs of
- * one pass never share capacity): the caller then releases them and calls
- * gb_plan_mark_released, or gb_plan_unreserve when it could not.  out[i]
- * (may be NULL) receives gang i's view.  Returns 0, or a GC_E* code with
- * details in diags (a bad gang is NOFIT with the reason, not an error). */
+ * decision; a PLACED or RELEASED gang is never re-decided.  Gangs placed in
+ * this pass are reserved at once (outcome PLACED, tentatively, so two gangs
+ * of one pass never share capacity): the caller then releases them and
+ * calls gb_plan_mark_released, or gb_plan_unreserve when it could not.
+ * The order is priority descending, then created_ms ascending, then key.
+ * The starvation guard: the first gang in that order that does not fit
+ * and has waited (now_ms - created_ms) at least starvation_guard_ms holds
+ * every gang after it of no higher priority (HELD, reason naming it), so
+ * small gangs cannot keep taking what frees up.  A gang with no policy and
+ * no default policy (both mode UNSET) is not the plan's business: its view
+ * is NONE and any earlier NOFIT/HELD decision of it is dropped.  out[i]
+ * (may be NULL) receives gang i's view.  Returns 0, or GC_ENOMEM/GC_ELIMIT
+ * (too many gangs) with details in diags (a bad gang, or a key that is not
+ * 1 to GB_PLAN_KEY_MAX bytes, is NOFIT with the reason, not an error). */
 int gb_plan_decide(struct gb_plan *p, struct tp_snapshot *s, uint64_t gen,
                    const struct gb_plan_gang *gangs, size_t n, int64_t now_ms,
                    struct gb_plan_view *out, struct gc_diags *diags);
 
 /* The assignment of a PLACED or RELEASED gang: calls fn for each node with
- * the pods planned there (summed over pod sets), in node-name order. */
+ * the pods planned there (summed over pod sets), in node-name order, with
+ * the plan's lock held (fn must not call into the plan); stops at fn's
+ * first non-zero result and returns it.  GC_ENOTFOUND when not placed. */
 typedef int (*gb_plan_node_fn)(void *arg, const char *node, int64_t pods);
 int gb_plan_foreach_node(struct gb_plan *p, const char *key, gb_plan_node_fn fn, void *arg);
 
@@ -113,14 +124,17 @@ int gb_plan_unreserve(struct gb_plan *p, struct tp_snapshot *s, const char *key)
  * the most.  Unknown gangs and fully bound ones are ignored. */
 int gb_plan_pod_bound(struct gb_plan *p, struct tp_snapshot *s, const char *key,
                       uint32_t slot, size_t n_req, const char *const *res, const int64_t *val);
-/* Gives back reservations whose deadline passed; fn (may be NULL) is
- * called for each such gang (a raced placement).  Returns how many. */
+/* Gives back reservations whose deadline passed (the gang stays RELEASED:
+ * its domain is pinned); fn (may be NULL) is called for each such gang (a
+ * raced placement), with the plan's lock held: it must not call back into
+ * the plan.  Returns how many. */
 int gb_plan_expire(struct gb_plan *p, struct tp_snapshot *s, int64_t now_ms,
                    void (*fn)(void *arg, const char *key), void *arg);
 /* Forgets gang `key` (deleted or suspended), giving back its reservation. */
 int gb_plan_forget(struct gb_plan *p, struct tp_snapshot *s, const char *key);
 /* After the model rebuilt its snapshot: takes every held reservation from
- * the new snapshot again (by node name; nodes that vanished drop theirs). */
+ * the new snapshot again (by node name; nodes that vanished drop theirs).
+ * Call once per new snapshot: the amounts are taken again, not checked. */
 int gb_plan_reapply(struct gb_plan *p, struct tp_snapshot *s);
 
 /* ---- Lookups (any thread) ------------------------------------------- */
@@ -133,7 +147,9 @@ int gb_plan_node_allowed(struct gb_plan *p, const char *key, const char *node, c
                          size_t why_size);
 /* Pods the plan puts on node for `key` (0 when none or unknown). */
 int64_t gb_plan_node_score(struct gb_plan *p, const char *key, const char *node);
-/* Calls fn for every decision (placement status, metrics). */
+/* Calls fn for every decision (placement status, metrics), in no
+ * particular order, with the plan's lock held (fn must not call into the
+ * plan); stops at fn's first non-zero result and returns it. */
 typedef int (*gb_plan_view_fn)(void *arg, const char *key, const struct gb_plan_view *v);
 int gb_plan_foreach(struct gb_plan *p, gb_plan_view_fn fn, void *arg);
 

@@ -7,6 +7,7 @@
  */
 #include <check.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gb_manifest.h"
@@ -408,6 +409,71 @@ START_TEST(gang_document) {
 }
 END_TEST
 
+/* A per-gang blocked mask (taints the gang does not tolerate): a blocked node
+ * is never assigned, and a domain that fits only with it is infeasible, with
+ * a reason that counts the blocked nodes and sums that leave them out. */
+START_TEST(blocked_nodes) {
+  struct fx f;
+  setup(&f, CLUSTER);
+  uint8_t *mask = calloc(tp_snapshot_slot_count(f.s), 1);
+  ck_assert_ptr_nonnull(mask);
+  struct tp_eval_opts o = {0};
+  o.policy.mode = TP_MODE_HARD;
+  o.policy.has_highest_tier = 1;
+  o.policy.highest_tier = 2;
+  o.blocked = mask;
+  /* 2 pods of 4 GPUs: r2 holds them, BestFit puts both on b1 (the first
+   * tightest); with b1 blocked both go to b2. */
+  struct tp_gang g = gang1(&f, 2, 4);
+  struct tp_result r;
+  ck_assert_int_eq(tp_evaluate(f.ev, f.s, &g, &o, f.a, &r, &f.d), 0);
+  ck_assert(r.feasible);
+  ck_assert_int_eq(pods_on(&r, "b1"), 2);
+  mask[tp_snapshot_node(f.s, "b1")] = 1;
+  ck_assert_int_eq(tp_evaluate(f.ev, f.s, &g, &o, f.a, &r, &f.d), 0);
+  ck_assert(r.feasible);
+  ck_assert_str_eq(r.domain_name, "r2");
+  ck_assert_int_eq(pods_on(&r, "b1"), 0);
+  ck_assert_int_eq(pods_on(&r, "b2"), 2);
+  ck_assert_int_eq(tp_evaluator_node_pods(f.ev, 0, (uint32_t)tp_snapshot_node(f.s, "b1")), 0);
+  /* 2 pods of 8 GPUs fit only on b1 + b2: with b1 blocked nothing at tier
+   * <= 2 holds them, and the reason says why (the sums leave b1 out). */
+  g = gang1(&f, 2, 8);
+  ck_assert_int_eq(tp_evaluate(f.ev, f.s, &g, &o, f.a, &r, &f.d), 0);
+  print_reasons(&r);
+  ck_assert(!r.feasible);
+  ck_assert(has_reason(&r, "r2 (tier 1): fits 1 of 2 pods; nvidia.com/gpu short by 8"));
+  ck_assert(has_reason(&r, "1 node(s) blocked for this gang (b1)"));
+  /* A heterogeneous gang (several pod sets) is pruned by the same sums. */
+  struct tp_gang h = gang1(&f, 1, 8);
+  struct tp_podset sets[2] = {h.sets[0], h.sets[0]};
+  sets[1].name = "v";
+  h.sets = sets;
+  h.n_sets = 2;
+  ck_assert_int_eq(tp_evaluate(f.ev, f.s, &h, &o, f.a, &r, &f.d), 0);
+  ck_assert(!r.feasible);
+  ck_assert(has_reason(&r, "nvidia.com/gpu short by 8"));
+  mask[tp_snapshot_node(f.s, "b1")] = 0;
+  ck_assert_int_eq(tp_evaluate(f.ev, f.s, &h, &o, f.a, &r, &f.d), 0);
+  ck_assert(r.feasible);
+  /* Soft mode on the whole cluster: z and b2 hold the 8-GPU pods when b1
+   * is blocked; with every 8-GPU node blocked nothing does. */
+  mask[tp_snapshot_node(f.s, "b1")] = 1;
+  o.policy.mode = TP_MODE_SOFT;
+  ck_assert_int_eq(tp_evaluate(f.ev, f.s, &g, &o, f.a, &r, &f.d), 0);
+  ck_assert(r.feasible);
+  ck_assert(r.whole_cluster);
+  ck_assert_int_eq(pods_on(&r, "b1"), 0);
+  mask[tp_snapshot_node(f.s, "b2")] = 1;
+  mask[tp_snapshot_node(f.s, "z")] = 1;
+  ck_assert_int_eq(tp_evaluate(f.ev, f.s, &g, &o, f.a, &r, &f.d), 0);
+  ck_assert(!r.feasible);
+  ck_assert(has_reason(&r, "3 node(s) blocked for this gang"));
+  free(mask);
+  teardown(&f);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("tp_place");
   TCase *t = tcase_create("core");
@@ -420,6 +486,7 @@ static Suite *suite(void) {
   tcase_add_test(t, heterogeneous_share_nodes);
   tcase_add_test(t, after_updates);
   tcase_add_test(t, gang_document);
+  tcase_add_test(t, blocked_nodes);
   suite_add_tcase(s, t);
   return s;
 }
