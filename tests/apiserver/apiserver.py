@@ -31,6 +31,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import openapiv2  # noqa: E402
+import podrules  # noqa: E402
 import schema as vschema  # noqa: E402
 import ssa  # noqa: E402
 
@@ -214,6 +215,7 @@ def _builtin_types():
 
 CRD_RT_KEY = ("apiextensions.k8s.io", "customresourcedefinitions")
 NS_RT_KEY = ("", "namespaces")
+POD_RT_KEY = ("", "pods")
 
 
 # ------------------------------------------------------------------------- selectors
@@ -1259,6 +1261,10 @@ class Api:
                 new["status"] = live["status"]
             else:
                 new.pop("status", None)
+        if rt.gr == POD_RT_KEY and sub != "status":
+            errs = podrules.validate_update(live, new)
+            if errs:
+                raise err_invalid(rt.kind, rt.group, lm["name"], errs)
         new = self._validate(rt, new, q, warnings)
         meta = new["metadata"]
         self._bump_generation(rt, live, new)
@@ -1335,6 +1341,33 @@ class Api:
                     m = new["metadata"] = dict(m)
                     m["resourceVersion"] = e[0]["metadata"]["resourceVersion"]
             return self._finish_update(rt, e, new, q, fm, sub, warnings)
+
+    def bind(self, rt, ns, name, obj):
+        """POST pods/<name>/binding: what a scheduler does to put a pod on a node."""
+        if not isinstance(obj, dict) or obj.get("kind") != "Binding":
+            raise err_bad_request("the object provided is unrecognized (must be of type Binding)")
+        target = (obj.get("target") or {}).get("name") if isinstance(obj.get("target"),
+                                                                      dict) else None
+        if not target:
+            raise err_invalid("Binding", "", name, [vschema.required("target.name")])
+        with self.store.lock:
+            e = self.store.get_entry(rt, ns, name)
+            if e is None:
+                raise err_not_found(rt, name)
+            why = podrules.binding_conflict(e[0])
+            if why:
+                raise ApiError(409, "Conflict", 'Operation cannot be fulfilled on pods/binding '
+                               '"%s": %s' % (name, why), {"name": name, "kind": "pods/binding"})
+            pod = ssa.deepcopy(e[0])
+            pod["spec"]["nodeName"] = target
+            st = pod.setdefault("status", {})
+            conds = [c for c in st.get("conditions") or [] if c.get("type") != "PodScheduled"]
+            conds.append({"type": "PodScheduled", "status": "True", "lastProbeTime": None,
+                          "lastTransitionTime": now_ts()})
+            st["conditions"] = conds
+            self.store.commit(rt.storage, "MODIFIED", pod, e)
+        return dumps({"kind": "Status", "apiVersion": "v1", "metadata": {},
+                      "status": "Success", "code": 201})
 
     def apply(self, rt, ns, name, sub, body, q, warnings):
         fm = q.get("fieldManager")
@@ -1977,6 +2010,12 @@ class Handler(BaseHTTPRequestHandler):
             raise err_path()
         if ns is not None and not rt.namespaced:
             raise err_path()
+        if sub == "binding" and rt.gr == POD_RT_KEY and name is not None:
+            if m != "POST":
+                raise err_method()
+            obj = self._decode(body, ("application/json", "application/yaml"))
+            self._ok(api.bind(rt, ns, name, obj), 201)
+            return "create", resource
         if sub is not None:
             if sub != "status" or not rt.status_sub or m not in ("GET", "HEAD", "PUT", "PATCH"):
                 raise err_path() if sub != "status" or not rt.status_sub else err_method()

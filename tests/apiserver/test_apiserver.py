@@ -927,6 +927,244 @@ def _status(c, path):
         return 0
 
 
+MERGE = "application/merge-patch+json"
+JSONPATCH = "application/json-patch+json"
+STRATEGIC = "application/strategic-merge-patch+json"
+TERMS = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms"
+
+
+def pod_path(name=None, ns="default", sub=None):
+    p = "/api/v1/namespaces/%s/pods" % ns
+    if name:
+        p += "/" + name
+    if sub:
+        p += "/" + sub
+    return p
+
+
+def expr(key, *values):
+    return {"key": key, "operator": "In", "values": list(values)}
+
+
+def required(*terms):
+    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": list(t)} for t in terms]}}}
+
+
+class TestGatedPods(ServerCase):
+    """KEP-3521/3838: the update rules of pods with and without scheduling gates."""
+
+    crds = False
+    n = 0
+
+    def make(self, gates=("gangbridge.io/placement",), **spec):
+        TestGatedPods.n += 1
+        name = "gp-%d" % TestGatedPods.n
+        s = {"containers": [{"name": "c", "image": "busybox:1"}]}
+        if gates is not None:
+            s["schedulingGates"] = [{"name": g} for g in gates]
+        s.update(spec)
+        o = self.create(pod_path(), {"apiVersion": "v1", "kind": "Pod",
+                                     "metadata": {"name": name, "namespace": "default"},
+                                     "spec": s})
+        return name, o
+
+    def ok(self, r):
+        self.assertEqual(r.status, 200, r)
+        return r.json["spec"]
+
+    def refused(self, r, field, reason, message):
+        st = self.status_of(r, 422, "Invalid")
+        self.assertEqual(st["details"]["kind"], "Pod")
+        self.assertNotIn("group", st["details"])
+        causes = st["details"]["causes"]
+        self.assertEqual(len(causes), 1, st)
+        self.assertEqual(causes[0]["field"], field)
+        self.assertEqual(causes[0]["reason"], reason)
+        self.assertTrue(causes[0]["message"].startswith(message), causes[0]["message"])
+        self.assertEqual(st["message"], 'Pod "%s" is invalid: %s: %s'
+                         % (st["details"]["name"], field, causes[0]["message"]))
+        return causes[0]["message"]
+
+    # ---- schedulingGates: only removals
+
+    def test_gate_removed_others_kept(self):
+        name, _ = self.make(("a.io/x", "gangbridge.io/placement", "b.io/y"))
+        spec = self.ok(self.c.patch(pod_path(name), {"spec": {"schedulingGates": [
+            {"name": "a.io/x"}, {"name": "b.io/y"}]}}, MERGE))
+        self.assertEqual(spec["schedulingGates"], [{"name": "a.io/x"}, {"name": "b.io/y"}])
+        spec = self.ok(self.c.patch(pod_path(name), [
+            {"op": "remove", "path": "/spec/schedulingGates/0"}], JSONPATCH))
+        self.assertEqual(spec["schedulingGates"], [{"name": "b.io/y"}])
+        spec = self.ok(self.c.patch(pod_path(name), {"spec": {"schedulingGates": None}}, MERGE))
+        self.assertNotIn("schedulingGates", spec)
+
+    def test_gate_added_refused(self):
+        name, _ = self.make(("g1",))
+        r = self.c.patch(pod_path(name), {"spec": {"schedulingGates": [
+            {"name": "g1"}, {"name": "g2"}]}}, MERGE)
+        self.refused(r, "spec.schedulingGates[1].name", "FieldValueForbidden",
+                     "Forbidden: only deletion is allowed, but found new scheduling gate 'g2'")
+        r = self.c.patch(pod_path(name), {"spec": {"schedulingGates": [{"name": "g3"}]}}, MERGE)
+        self.refused(r, "spec.schedulingGates[0].name", "FieldValueForbidden",
+                     "Forbidden: only deletion is allowed, but found new scheduling gate 'g3'")
+        ungated, _ = self.make(None)
+        r = self.c.patch(pod_path(ungated), [{"op": "add", "path": "/spec/schedulingGates",
+                                              "value": [{"name": "g1"}]}], JSONPATCH)
+        self.refused(r, "spec.schedulingGates[0].name", "FieldValueForbidden",
+                     "Forbidden: only deletion is allowed, but found new scheduling gate 'g1'")
+
+    # ---- nodeSelector while gated: only additions
+
+    def test_node_selector_while_gated(self):
+        name, _ = self.make(nodeSelector={"a": "b"})
+        spec = self.ok(self.c.patch(pod_path(name), {"spec": {"nodeSelector": {"c": "d"}}}, MERGE))
+        self.assertEqual(spec["nodeSelector"], {"a": "b", "c": "d"})
+        r = self.c.patch(pod_path(name), {"spec": {"nodeSelector": {"a": "z"}}}, MERGE)
+        self.refused(r, "spec.nodeSelector", "FieldValueInvalid",
+                     'Invalid value: {"a":"z","c":"d"}: only additions to spec.nodeSelector are '
+                     'allowed (no mutations or deletions)')
+        r = self.c.patch(pod_path(name), {"spec": {"nodeSelector": {"a": None}}}, MERGE)
+        self.refused(r, "spec.nodeSelector", "FieldValueInvalid", "Invalid value: ")
+
+    # ---- required node affinity while gated: AND-ed into every term
+
+    def test_affinity_set_when_absent(self):
+        name, _ = self.make(affinity={"podAntiAffinity": {}})
+        spec = self.ok(self.c.patch(pod_path(name), {"spec": {"affinity": required([expr("zone", "z1")])}},
+                                    MERGE))
+        self.assertEqual(spec["affinity"]["nodeAffinity"], required([expr("zone", "z1")])[
+            "nodeAffinity"])
+        self.assertIn("podAntiAffinity", spec["affinity"])
+
+    def test_affinity_anded_into_every_term(self):
+        name, _ = self.make(affinity=required([expr("a", "1")], [expr("b", "2")]))
+        ops = [{"op": "add", "path": "/spec/affinity/nodeAffinity/requiredDuringScheduling"
+                "IgnoredDuringExecution/nodeSelectorTerms/%d/matchExpressions/-" % i,
+                "value": expr("zone", "z1")} for i in (0, 1)]
+        ops.append({"op": "add", "path": "/spec/affinity/nodeAffinity/requiredDuringScheduling"
+                    "IgnoredDuringExecution/nodeSelectorTerms/1/matchFields",
+                    "value": [expr("metadata.name", "n1")]})
+        spec = self.ok(self.c.patch(pod_path(name), ops, JSONPATCH))
+        terms = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuring"
+                                                 "Execution"]["nodeSelectorTerms"]
+        self.assertEqual(terms, [
+            {"matchExpressions": [expr("a", "1"), expr("zone", "z1")]},
+            {"matchExpressions": [expr("b", "2"), expr("zone", "z1")],
+             "matchFields": [expr("metadata.name", "n1")]}])
+
+    def test_affinity_refused_changes_while_gated(self):
+        name, _ = self.make(affinity=required([expr("a", "1")], [expr("b", "2")]))
+        base = "/spec/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution"
+        r = self.c.patch(pod_path(name), [{"op": "add", "path": base + "/nodeSelectorTerms/-",
+                                           "value": {"matchExpressions": [expr("c", "3")]}}],
+                         JSONPATCH)
+        self.refused(r, TERMS, "FieldValueInvalid", "Invalid value: ")
+        self.assertTrue(r.json["message"].endswith(
+            "no additions/deletions to non-empty NodeSelectorTerms list are allowed"), r)
+        r = self.c.patch(pod_path(name), [{"op": "replace", "path": base + "/nodeSelectorTerms/1/"
+                                           "matchExpressions/0/values/0", "value": "9"}],
+                         JSONPATCH)
+        msg = self.refused(r, TERMS + "[1]", "FieldValueInvalid", "Invalid value: ")
+        self.assertTrue(msg.endswith("only additions are allowed (no mutations or deletions)"))
+        # An insertion before the existing requirement changes their order: refused.
+        r = self.c.patch(pod_path(name), [{"op": "add", "path": base + "/nodeSelectorTerms/0/"
+                                           "matchExpressions/0", "value": expr("z", "1")}],
+                         JSONPATCH)
+        self.refused(r, TERMS + "[0]", "FieldValueInvalid", "Invalid value: ")
+        r = self.c.patch(pod_path(name), {"spec": {"affinity": {"nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": None}}}}, MERGE)
+        self.refused(r, TERMS, "FieldValueInvalid", "Invalid value: ")
+
+    def test_empty_term_gains_nothing(self):
+        name, _ = self.make(affinity={"nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{}]}}})
+        r = self.c.patch(pod_path(name), [{"op": "add", "path": "/spec/affinity/nodeAffinity/"
+                                           "requiredDuringSchedulingIgnoredDuringExecution/"
+                                           "nodeSelectorTerms/0/matchExpressions",
+                                           "value": [expr("a", "1")]}], JSONPATCH)
+        self.refused(r, TERMS + "[0]", "FieldValueInvalid", "Invalid value: ")
+
+    def test_preferred_changes_freely_while_gated(self):
+        pref = {"weight": 5, "preference": {"matchExpressions": [expr("a", "1")]}}
+        name, _ = self.make(affinity={"nodeAffinity": {
+            "preferredDuringSchedulingIgnoredDuringExecution": [pref]}})
+        spec = self.ok(self.c.patch(pod_path(name), {"spec": {"affinity": {"nodeAffinity": {
+            "preferredDuringSchedulingIgnoredDuringExecution": []}}}}, MERGE))
+        self.assertEqual(spec["affinity"]["nodeAffinity"]
+                         ["preferredDuringSchedulingIgnoredDuringExecution"], [])
+
+    # ---- both in one request; and immutable once ungated
+
+    def test_last_gate_removed_with_affinity_in_one_patch(self):
+        name, _ = self.make(affinity=required([expr("a", "1")]), nodeSelector={"x": "y"})
+        body = {"spec": {"schedulingGates": None, "nodeSelector": {"pool": "gpu"},
+                         "affinity": required([expr("a", "1"), expr("zone", "z1")])}}
+        spec = self.ok(self.c.patch(pod_path(name), body, MERGE))
+        self.assertNotIn("schedulingGates", spec)
+        self.assertEqual(spec["nodeSelector"], {"x": "y", "pool": "gpu"})
+        # Ungated now: the usual pod update rule applies to both fields.
+        for change in ({"nodeSelector": {"more": "1"}},
+                       {"affinity": required([expr("a", "1"), expr("zone", "z1"),
+                                              expr("b", "2")])}):
+            r = self.c.patch(pod_path(name), {"spec": change}, MERGE)
+            msg = self.refused(r, "spec", "FieldValueForbidden",
+                               "Forbidden: pod updates may not change fields other than "
+                               "`spec.containers[*].image`,`spec.initContainers[*].image`,"
+                               "`spec.activeDeadlineSeconds`,`spec.tolerations` (only "
+                               "additions to existing tolerations),"
+                               "`spec.terminationGracePeriodSeconds` (allow it to be set to 1 "
+                               "if it was previously negative)")
+            self.assertIn("\n", msg)    # followed by the spec diff, as the real server
+        spec = self.ok(self.c.patch(pod_path(name), {"spec": {"containers": [
+            {"name": "c", "image": "busybox:2"}]}}, STRATEGIC))
+        self.assertEqual(spec["containers"][0]["image"], "busybox:2")
+
+    def test_never_gated_pod_is_immutable(self):
+        name, _ = self.make(None)
+        r = self.c.patch(pod_path(name), {"spec": {"affinity": required([expr("zone", "z1")])}}, MERGE)
+        self.refused(r, "spec", "FieldValueForbidden", "Forbidden: pod updates may not change")
+
+    def test_put_and_strategic_follow_the_same_rules(self):
+        name, o = self.make(("g1", "g2"))
+        o["spec"]["schedulingGates"] = [{"name": "g2"}]
+        o["spec"]["nodeSelector"] = {"zone": "z1"}
+        spec = self.ok(self.c.put(pod_path(name), o))
+        self.assertEqual(spec["schedulingGates"], [{"name": "g2"}])
+        o = self.c.get(pod_path(name)).json
+        o["spec"]["nodeSelector"] = {"zone": "z2"}
+        r = self.c.put(pod_path(name), o)
+        self.refused(r, "spec.nodeSelector", "FieldValueInvalid", "Invalid value: ")
+        r = self.c.patch(pod_path(name), {"spec": {"schedulingGates": [{"name": "g9"}]}},
+                         STRATEGIC)
+        self.refused(r, "spec.schedulingGates[0].name", "FieldValueForbidden", "Forbidden: ")
+        # Status writes are not spec updates.
+        r = self.c.patch(pod_path(name, sub="status"), {"status": {"phase": "Pending"}}, MERGE)
+        self.assertEqual(r.status, 200, r)
+
+    # ---- binding: what a scheduler does, refused while gated
+
+    def test_binding(self):
+        name, _ = self.make(("g1",))
+        binding = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": name},
+                   "target": {"apiVersion": "v1", "kind": "Node", "name": "n1"}}
+        r = self.c.post(pod_path(name, sub="binding"), binding)
+        st = self.status_of(r, 409, "Conflict")
+        self.assertIn("pod %s has non-empty .spec.schedulingGates" % name, st["message"])
+        self.ok(self.c.patch(pod_path(name), {"spec": {"schedulingGates": None}}, MERGE))
+        r = self.c.post(pod_path(name, sub="binding"), binding)
+        self.assertEqual(r.status, 201, r)
+        self.assertEqual(r.json["status"], "Success")
+        p = self.c.get(pod_path(name)).json
+        self.assertEqual(p["spec"]["nodeName"], "n1")
+        cond = [c for c in p["status"]["conditions"] if c["type"] == "PodScheduled"]
+        self.assertEqual(cond[0]["status"], "True")
+        r = self.c.post(pod_path(name, sub="binding"), binding)
+        st = self.status_of(r, 409, "Conflict")
+        self.assertIn('pod %s is already assigned to node "n1"' % name, st["message"])
+        self.status_of(self.c.post(pod_path("nope", sub="binding"), binding), 404, "NotFound")
+
+
 class TestStateFile(unittest.TestCase):
     def test_state_survives_process_restart(self):
         with tempfile.TemporaryDirectory() as d:

@@ -1,0 +1,524 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * gb_release: placement restrictions, the webhook's affinity operations and
+ * the release merge patch (see gb_release.h).
+ *
+ * Every builder first reads the pod's affinity into a struct aff, checking
+ * each level's type and naming the field of the first wrong one, then
+ * classifies each required term: an empty term and a term that already
+ * holds the requirement are kept; any other gains the requirement after its
+ * own expressions (the order Kubernetes demands of a gated pod).  The
+ * growth check runs on that classification, before anything is written.
+ */
+#include "gb_release.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "gc_name.h"
+
+#define REQUIRED "requiredDuringSchedulingIgnoredDuringExecution"
+#define REQ_FIELD "spec.affinity.nodeAffinity." REQUIRED
+#define REQ_PATH "/spec/affinity/nodeAffinity/" REQUIRED
+#define JSON_FLAGS (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
+
+/* ---- json-c helpers ---------------------------------------------------- */
+
+/* o[key], or NULL when o is not an object, the key is absent or null. */
+static json_object *member(json_object *o, const char *key) {
+  json_object *v = NULL;
+  if (!o || !json_object_is_type(o, json_type_object))
+    return NULL;
+  return json_object_object_get_ex(o, key, &v) ? v : NULL;
+}
+
+static const char *str_member(json_object *o, const char *key) {
+  json_object *v = member(o, key);
+  return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+}
+
+static size_t array_len(json_object *a) {
+  return a && json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0;
+}
+
+/* "namespace/name" of a pod for messages ("generateName*" before it has a name). */
+static void pod_where(json_object *pod, char *buf, size_t size) {
+  json_object *meta = member(pod, "metadata");
+  const char *ns = str_member(meta, "namespace"), *name = str_member(meta, "name");
+  const char *gen = str_member(meta, "generateName");
+  snprintf(buf, size, "%.63s/%.253s%s", ns ? ns : "", name ? name : gen ? gen : "(unnamed)",
+           name || !gen ? "" : "*");
+}
+
+static json_object *copy_of(json_object *src) {
+  json_object *dst = NULL;
+  if (json_object_deep_copy(src, &dst, NULL) != 0)
+    return NULL;
+  return dst;
+}
+
+/* ---- the restriction ---------------------------------------------------- */
+
+json_object *gb_restriction_requirement(const struct gb_restriction *r) {
+  if (!r || r->kind == GB_RESTRICT_NONE)
+    return NULL;
+  json_object *req = json_object_new_object(), *vals = json_object_new_array();
+  if (!req || !vals) {
+    json_object_put(req);
+    json_object_put(vals);
+    return NULL;
+  }
+  json_object_object_add(req, "key", json_object_new_string(r->key));
+  json_object_object_add(req, "operator", json_object_new_string("In"));
+  for (size_t i = 0; i < r->n_values && i < GB_RESTRICTION_MAX_HOSTS; i++)
+    json_object_array_add(vals, json_object_new_string(r->values[i]));
+  json_object_object_add(req, "values", vals);
+  return req;
+}
+
+/* Bytes of the requirement's JSON, 0 when it cannot be built. */
+static size_t requirement_bytes(const struct gb_restriction *r) {
+  json_object *req = gb_restriction_requirement(r);
+  const char *s = req ? json_object_to_json_string_ext(req, JSON_FLAGS) : NULL;
+  size_t n = s ? strlen(s) : 0;
+  json_object_put(req);
+  return n;
+}
+
+static int is_label_value(const char *v) {
+  size_t n = strlen(v);
+  return n > 0 && n <= GB_RESTRICTION_VALUE_MAX && gc_name_is_label_value(v, n);
+}
+
+int gb_restriction_label(struct gb_restriction *r, const char *key, const char *value,
+                         struct gc_diags *d) {
+  if (!r || !key || !value)
+    return GC_EINVAL;
+  size_t klen = strlen(key);
+  if (klen > GB_RESTRICTION_KEY_MAX || !gc_name_is_qualified(key, klen)) {
+    gc_diags_addf(d, "placement restriction: label key \"%.320s\": not a qualified name", key);
+    return GC_EINVAL;
+  }
+  if (!is_label_value(value)) {
+    gc_diags_addf(d, "placement restriction: %s value \"%.80s\": not a non-empty label value",
+                  key, value);
+    return GC_EINVAL;
+  }
+  memset(r, 0, sizeof(*r));
+  r->kind = GB_RESTRICT_LABEL;
+  memcpy(r->key, key, klen + 1);
+  snprintf(r->values[0], sizeof(r->values[0]), "%s", value);
+  r->n_values = 1;
+  return 0;
+}
+
+int gb_restriction_add_host(struct gb_restriction *r, const char *host, struct gc_diags *d) {
+  if (!r || !host)
+    return GC_EINVAL;
+  if (r->kind == GB_RESTRICT_LABEL) {
+    gc_diags_addf(d, "placement restriction: %s is a label level; it takes no host names",
+                  r->key);
+    return GC_EINVAL;
+  }
+  if (!is_label_value(host)) {
+    gc_diags_addf(d, "placement restriction: host \"%.80s\": not a %s label value", host,
+                  GB_HOSTNAME_LABEL);
+    return GC_EINVAL;
+  }
+  for (size_t i = 0; i < r->n_values; i++)
+    if (!strcmp(r->values[i], host))
+      return 0;
+  if (r->n_values >= GB_RESTRICTION_MAX_HOSTS) {
+    gc_diags_addf(d, "placement restriction: more than %d hosts; restrict by a label level",
+                  GB_RESTRICTION_MAX_HOSTS);
+    return GC_ELIMIT;
+  }
+  struct gb_restriction t = *r;
+  t.kind = GB_RESTRICT_HOSTS;
+  snprintf(t.key, sizeof(t.key), "%s", GB_HOSTNAME_LABEL);
+  snprintf(t.values[t.n_values++], sizeof(t.values[0]), "%s", host);
+  size_t bytes = requirement_bytes(&t);
+  if (!bytes)
+    return GC_ENOMEM;
+  if (bytes > GB_RELEASE_MAX_GROWTH) {
+    gc_diags_addf(d, "placement restriction: %zu hosts make a %zu-byte requirement, over the "
+                  "%d-byte limit; restrict by a label level", t.n_values, bytes,
+                  GB_RELEASE_MAX_GROWTH);
+    return GC_ELIMIT;
+  }
+  *r = t;
+  return 0;
+}
+
+/* ---- reading a pod's affinity ------------------------------------------- */
+
+/* The levels of a pod's node affinity, each NULL when absent or null. */
+struct aff {
+  char where[330];
+  json_object *spec, *affinity, *node_aff, *required, *terms;
+};
+
+/* *out = parent[key] when it is an object; GC_EINVAL naming `field` when it
+ * is something else. */
+static int obj_level(json_object *parent, const char *key, json_object **out, const char *where,
+                     const char *field, struct gc_diags *d) {
+  json_object *v = member(parent, key);
+  *out = NULL;
+  if (!v)
+    return 0;
+  if (!json_object_is_type(v, json_type_object)) {
+    gc_diags_addf(d, "%s: %s: not an object", where, field);
+    return GC_EINVAL;
+  }
+  *out = v;
+  return 0;
+}
+
+static int list_member(json_object *o, const char *key, const char *where, size_t i,
+                       struct gc_diags *d) {
+  json_object *v = member(o, key);
+  if (v && !json_object_is_type(v, json_type_array)) {
+    gc_diags_addf(d, "%s: %s.nodeSelectorTerms[%zu].%s: not a list", where, REQ_FIELD, i, key);
+    return GC_EINVAL;
+  }
+  return 0;
+}
+
+static int read_terms(struct aff *a, struct gc_diags *d) {
+  json_object *t = member(a->required, "nodeSelectorTerms");
+  if (!t)
+    return 0;
+  if (!json_object_is_type(t, json_type_array)) {
+    gc_diags_addf(d, "%s: %s.nodeSelectorTerms: not a list", a->where, REQ_FIELD);
+    return GC_EINVAL;
+  }
+  for (size_t i = 0; i < json_object_array_length(t); i++) {
+    json_object *term = json_object_array_get_idx(t, i);
+    if (!term || !json_object_is_type(term, json_type_object)) {
+      gc_diags_addf(d, "%s: %s.nodeSelectorTerms[%zu]: not an object", a->where, REQ_FIELD, i);
+      return GC_EINVAL;
+    }
+    int rc = list_member(term, "matchExpressions", a->where, i, d);
+    if (!rc)
+      rc = list_member(term, "matchFields", a->where, i, d);
+    if (rc)
+      return rc;
+  }
+  a->terms = json_object_array_length(t) ? t : NULL;
+  return 0;
+}
+
+static int read_aff(json_object *pod, struct aff *a, struct gc_diags *d) {
+  memset(a, 0, sizeof(*a));
+  pod_where(pod, a->where, sizeof(a->where));
+  int rc = obj_level(pod, "spec", &a->spec, a->where, "spec", d);
+  if (!rc && !a->spec) {
+    gc_diags_addf(d, "%s: spec: missing", a->where);
+    rc = GC_EINVAL;
+  }
+  if (!rc)
+    rc = obj_level(a->spec, "affinity", &a->affinity, a->where, "spec.affinity", d);
+  if (!rc)
+    rc = obj_level(a->affinity, "nodeAffinity", &a->node_aff, a->where,
+                   "spec.affinity.nodeAffinity", d);
+  if (!rc)
+    rc = obj_level(a->node_aff, REQUIRED, &a->required, a->where, REQ_FIELD, d);
+  return rc ? rc : read_terms(a, d);
+}
+
+enum term_act { T_KEEP, T_APPEND, T_CREATE };
+
+/* What a term needs: nothing when it is empty (it matches no node, and
+ * Kubernetes lets an empty term gain nothing) or holds the requirement
+ * already; else an append to its matchExpressions, or a new list. */
+static enum term_act term_act(json_object *term, json_object *req) {
+  json_object *me = member(term, "matchExpressions");
+  size_t n = array_len(me);
+  if (!n && !array_len(member(term, "matchFields")))
+    return T_KEEP;
+  for (size_t i = 0; i < n; i++)
+    if (json_object_equal(json_object_array_get_idx(me, i), req))
+      return T_KEEP;
+  return me ? T_APPEND : T_CREATE;
+}
+
+/* Refuses a write that would AND `req` into `n_terms` terms when that adds
+ * more than GB_RELEASE_MAX_GROWTH bytes to the pod spec. */
+static int check_growth(const struct aff *a, json_object *req, size_t n_terms,
+                        struct gc_diags *d) {
+  size_t bytes = strlen(json_object_to_json_string_ext(req, JSON_FLAGS));
+  if (bytes * n_terms <= GB_RELEASE_MAX_GROWTH)
+    return 0;
+  gc_diags_addf(d, "%s: %s.nodeSelectorTerms: the %zu-byte placement requirement AND-ed into %zu "
+                "terms would add %zu bytes to the pod spec, over the %d-byte limit",
+                a->where, REQ_FIELD, bytes, n_terms, bytes * n_terms, GB_RELEASE_MAX_GROWTH);
+  return GC_ELIMIT;
+}
+
+static size_t terms_to_change(const struct aff *a, json_object *req) {
+  size_t n = 0;
+  for (size_t i = 0; i < array_len(a->terms); i++)
+    n += term_act(json_object_array_get_idx(a->terms, i), req) != T_KEEP;
+  return n;
+}
+
+/* {"nodeSelectorTerms":[{"matchExpressions":[req]}]} (takes req). */
+static json_object *single_term(json_object *req) {
+  json_object *exprs = json_object_new_array(), *term = json_object_new_object();
+  json_object *terms = json_object_new_array(), *sel = json_object_new_object();
+  if (!exprs || !term || !terms || !sel) {
+    json_object_put(req);
+    json_object_put(exprs);
+    json_object_put(term);
+    json_object_put(terms);
+    json_object_put(sel);
+    return NULL;
+  }
+  json_object_array_add(exprs, req);
+  json_object_object_add(term, "matchExpressions", exprs);
+  json_object_array_add(terms, term);
+  json_object_object_add(sel, "nodeSelectorTerms", terms);
+  return sel;
+}
+
+/* {key: value} (takes value), NULL on allocation failure. */
+static json_object *wrap(const char *key, json_object *value) {
+  json_object *o = value ? json_object_new_object() : NULL;
+  if (!o) {
+    json_object_put(value);
+    return NULL;
+  }
+  json_object_object_add(o, key, value);
+  return o;
+}
+
+/* ---- the webhook's operations ------------------------------------------- */
+
+static int add_op(json_object *ops, const char *path, json_object *value) {
+  json_object *op = value ? json_object_new_object() : NULL;
+  if (!op) {
+    json_object_put(value);
+    return GC_ENOMEM;
+  }
+  json_object_object_add(op, "op", json_object_new_string("add"));
+  json_object_object_add(op, "path", json_object_new_string(path));
+  json_object_object_add(op, "value", value);
+  json_object_array_add(ops, op);
+  return 0;
+}
+
+/* The one "add" of the first missing level, for a pod without terms. */
+static int add_missing_level(const struct aff *a, json_object *req, json_object *ops) {
+  json_object *sel = single_term(json_object_get(req));
+  if (!a->affinity)
+    return add_op(ops, "/spec/affinity", wrap("nodeAffinity", wrap(REQUIRED, sel)));
+  if (!a->node_aff)
+    return add_op(ops, "/spec/affinity/nodeAffinity", wrap(REQUIRED, sel));
+  if (!a->required)
+    return add_op(ops, REQ_PATH, sel);
+  json_object *terms = sel ? json_object_get(member(sel, "nodeSelectorTerms")) : NULL;
+  json_object_put(sel);
+  return add_op(ops, REQ_PATH "/nodeSelectorTerms", terms);
+}
+
+static int add_term_ops(const struct aff *a, json_object *req, json_object *ops) {
+  char path[160];
+  for (size_t i = 0; i < array_len(a->terms); i++) {
+    enum term_act act = term_act(json_object_array_get_idx(a->terms, i), req);
+    int rc = 0;
+    if (act == T_APPEND) {
+      snprintf(path, sizeof(path), REQ_PATH "/nodeSelectorTerms/%zu/matchExpressions/-", i);
+      rc = add_op(ops, path, copy_of(req));
+    } else if (act == T_CREATE) {
+      json_object *list = json_object_new_array();
+      if (list)
+        json_object_array_add(list, copy_of(req));
+      snprintf(path, sizeof(path), REQ_PATH "/nodeSelectorTerms/%zu/matchExpressions", i);
+      rc = add_op(ops, path, list);
+    }
+    if (rc)
+      return rc;
+  }
+  return 0;
+}
+
+int gb_release_affinity_ops(json_object *pod, const struct gb_restriction *r, json_object *ops,
+                            struct gc_diags *d) {
+  if (!pod || !r || !ops || !json_object_is_type(ops, json_type_array))
+    return GC_EINVAL;
+  if (r->kind == GB_RESTRICT_NONE)
+    return 0;
+  struct aff a;
+  int rc = read_aff(pod, &a, d);
+  if (rc)
+    return rc;
+  json_object *req = gb_restriction_requirement(r), *mine = json_object_new_array();
+  if (!req || !mine) {
+    rc = GC_ENOMEM;
+    goto out;
+  }
+  size_t n = a.terms ? terms_to_change(&a, req) : 1;
+  if ((rc = check_growth(&a, req, n, d)))
+    goto out;
+  rc = a.terms ? add_term_ops(&a, req, mine) : add_missing_level(&a, req, mine);
+  for (size_t i = 0; !rc && i < json_object_array_length(mine); i++)
+    json_object_array_add(ops, json_object_get(json_object_array_get_idx(mine, i)));
+out:
+  if (rc == GC_ENOMEM)
+    gc_diags_addf(d, "%s: out of memory building the placement restriction", a.where);
+  json_object_put(mine);
+  json_object_put(req);
+  return rc;
+}
+
+/* ---- the release body --------------------------------------------------- */
+
+/* Copies the pod's gates but ours into *kept (NULL when none is left).
+ * Returns 1 when ours was there, 0 when not, or a negative code. */
+static int gates_without_ours(json_object *pod, const char *where, json_object **kept,
+                              struct gc_diags *d) {
+  json_object *gates = member(member(pod, "spec"), "schedulingGates");
+  *kept = NULL;
+  if (!gates)
+    return 0;
+  if (!json_object_is_type(gates, json_type_array)) {
+    gc_diags_addf(d, "%s: spec.schedulingGates: not a list", where);
+    return GC_EINVAL;
+  }
+  int ours = 0;
+  json_object *list = json_object_new_array();
+  if (!list)
+    return GC_ENOMEM;
+  for (size_t i = 0; i < json_object_array_length(gates); i++) {
+    json_object *g = json_object_array_get_idx(gates, i);
+    const char *name = str_member(g, "name");
+    if (name && !strcmp(name, GB_PLACEMENT_GATE))
+      ours = 1;
+    else
+      json_object_array_add(list, copy_of(g));
+  }
+  if (json_object_array_length(list))
+    *kept = list;
+  else
+    json_object_put(list);
+  return ours;
+}
+
+/* The pod's terms with req AND-ed into each that needs it (a fresh array),
+ * or a single term when it has none; NULL in *out when no term changes. */
+static int anded_terms(const struct aff *a, json_object *req, json_object **out,
+                       struct gc_diags *d) {
+  *out = NULL;
+  size_t n = a->terms ? terms_to_change(a, req) : 1;
+  int rc = n ? check_growth(a, req, n, d) : 0;
+  if (rc || !n)
+    return rc;
+  if (!a->terms) {
+    json_object *sel = single_term(json_object_get(req));
+    *out = sel ? json_object_get(member(sel, "nodeSelectorTerms")) : NULL;
+    json_object_put(sel);
+    return *out ? 0 : GC_ENOMEM;
+  }
+  json_object *terms = json_object_new_array();
+  for (size_t i = 0; terms && i < json_object_array_length(a->terms); i++) {
+    json_object *term = json_object_array_get_idx(a->terms, i), *c = copy_of(term);
+    enum term_act act = term_act(term, req);
+    if (c && act == T_CREATE)
+      json_object_object_add(c, "matchExpressions", json_object_new_array());
+    if (c && act != T_KEEP)
+      json_object_array_add(member(c, "matchExpressions"), copy_of(req));
+    json_object_array_add(terms, c);
+  }
+  *out = terms;
+  return terms ? 0 : GC_ENOMEM;
+}
+
+/* {"metadata":{"resourceVersion":rv},"spec":{"schedulingGates":kept,
+ * ["affinity":...terms]}} (takes kept and terms). */
+static json_object *release_body(const char *rv, json_object *kept, json_object *terms) {
+  json_object *spec = json_object_new_object();
+  json_object *body = wrap("metadata", wrap("resourceVersion", json_object_new_string(rv)));
+  if (!spec || !body) {
+    json_object_put(spec);
+    json_object_put(body);
+    json_object_put(kept);
+    json_object_put(terms);
+    return NULL;
+  }
+  json_object_object_add(spec, "schedulingGates", kept); /* NULL: JSON null, removes the list */
+  if (terms)
+    json_object_object_add(
+        spec, "affinity",
+        wrap("nodeAffinity", wrap(REQUIRED, wrap("nodeSelectorTerms", terms))));
+  json_object_object_add(body, "spec", spec);
+  return body;
+}
+
+int gb_release_patch(json_object *pod, const struct gb_restriction *r, json_object **out,
+                     struct gc_diags *d) {
+  if (!out)
+    return GC_EINVAL;
+  *out = NULL;
+  if (!pod || !r)
+    return GC_EINVAL;
+  char where[330];
+  pod_where(pod, where, sizeof(where));
+  const char *rv = str_member(member(pod, "metadata"), "resourceVersion");
+  if (!rv || !rv[0]) {
+    gc_diags_addf(d, "%s: metadata.resourceVersion: missing; the release needs it as its "
+                  "precondition", where);
+    return GC_EINVAL;
+  }
+  json_object *kept = NULL, *terms = NULL, *req = NULL;
+  struct aff a;
+  int rc = gates_without_ours(pod, where, &kept, d);
+  if (rc == 0) {
+    gc_diags_addf(d, "%s: spec.schedulingGates: no %s gate (see gb_release_state)", where,
+                  GB_PLACEMENT_GATE);
+    rc = GC_ENOTFOUND;
+  }
+  if (rc < 0)
+    goto out;
+  if ((rc = read_aff(pod, &a, d)))
+    goto out;
+  if (r->kind != GB_RESTRICT_NONE) {
+    req = gb_restriction_requirement(r);
+    rc = req ? anded_terms(&a, req, &terms, d) : GC_ENOMEM;
+    if (rc)
+      goto out;
+  }
+  *out = release_body(rv, kept, terms);
+  kept = terms = NULL;
+  rc = *out ? 0 : GC_ENOMEM;
+out:
+  json_object_put(req);
+  json_object_put(kept);
+  json_object_put(terms);
+  return rc;
+}
+
+int gb_release_state(json_object *pod, const struct gb_restriction *r,
+                     enum gb_release_state *state, struct gc_diags *d) {
+  if (!pod || !r || !state)
+    return GC_EINVAL;
+  char where[330];
+  pod_where(pod, where, sizeof(where));
+  json_object *kept = NULL;
+  int rc = gates_without_ours(pod, where, &kept, d);
+  json_object_put(kept);
+  if (rc < 0)
+    return rc;
+  if (rc == 1 || r->kind == GB_RESTRICT_NONE) {
+    *state = rc == 1 ? GB_RELEASE_GATED : GB_RELEASE_DONE;
+    return 0;
+  }
+  struct aff a;
+  if ((rc = read_aff(pod, &a, d)))
+    return rc;
+  json_object *req = gb_restriction_requirement(r);
+  if (!req)
+    return GC_ENOMEM;
+  *state = a.terms && !terms_to_change(&a, req) ? GB_RELEASE_DONE : GB_RELEASE_UNRESTRICTED;
+  json_object_put(req);
+  return 0;
+}
