@@ -109,54 +109,40 @@ int gb_placer_build_gang(struct gc_arena *a, const char *key, const struct gb_pl
   return out->n_sets ? 0 : GC_EINVAL;
 }
 
-/* The labels of label-level domain d and its ancestors.  The model names a
- * level's domain by the label values of every level down to it joined with
- * '/' (label values cannot hold one) and gives it the level's label key as
- * its tier name. */
-static int labels_of(const struct tp_snapshot *s, int64_t d, struct gb_placer_restriction *out) {
-  size_t n = 0;
-  for (int64_t at = d; at > 0 && n < GB_PLACER_MAX_LEVELS;
-       at = tp_snapshot_domain_parent(s, (uint32_t)at))
-    n++;
-  if (n == 0 || n > GB_PLACER_MAX_LEVELS)
-    return GC_EINVAL;
-  out->kind = GB_RESTRICT_LABEL;
-  out->n_labels = n;
-  for (int64_t at = d; at > 0; at = tp_snapshot_domain_parent(s, (uint32_t)at)) {
-    const char *key = tp_snapshot_domain_tier_name(s, (uint32_t)at);
-    const char *id = tp_snapshot_domain_name(s, (uint32_t)at);
-    const char *slash = strrchr(id, '/');
-    const char *value = slash ? slash + 1 : id;
-    n--;
-    if (!key || strlen(key) > GB_PLACER_LABEL_MAX || strlen(value) > GB_PLACER_VALUE_MAX)
-      return GC_EINVAL;
-    snprintf(out->keys[n], sizeof(out->keys[n]), "%s", key);
-    snprintf(out->values[n], sizeof(out->values[n]), "%s", value);
-  }
-  return 0;
+/* The label value of label-level domain d: the model names such a domain
+ * by the values of every level down to it joined with '/' (label values
+ * cannot hold one) and gives it the level's label key as tier name. */
+static const char *level_value(const struct tp_snapshot *s, uint32_t d) {
+  const char *id = tp_snapshot_domain_name(s, d);
+  const char *slash = strrchr(id, '/');
+  return slash ? slash + 1 : id;
 }
 
-static int add_node(struct gb_placer_restriction *out, const char *node) {
-  if (out->n_nodes == GB_PLACER_MAX_NODE_NAMES || strlen(node) >= sizeof(out->nodes[0]))
-    return GC_ELIMIT;
-  snprintf(out->nodes[out->n_nodes++], sizeof(out->nodes[0]), "%s", node);
+/* 1 when another domain of d's level carries the same label value. */
+static int value_repeats(const struct tp_snapshot *s, uint32_t d) {
+  const char *key = tp_snapshot_domain_tier_name(s, d), *value = level_value(s, d);
+  size_t n = tp_snapshot_domain_count(s);
+  for (uint32_t o = 1; o < n; o++) {
+    const char *ok = tp_snapshot_domain_tier_name(s, o);
+    if (o != d && ok && !strcmp(ok, key) && !strcmp(level_value(s, o), value))
+      return 1;
+  }
   return 0;
 }
 
 static int add_planned_node(void *arg, const char *node, int64_t pods) {
   (void)pods;
-  return add_node(arg, node);
+  return gb_restriction_add_host(arg, node, NULL);
 }
 
 /* The names of domain d's nodes, in the snapshot's name order. */
-static int domain_nodes(const struct tp_snapshot *s, uint32_t d,
-                        struct gb_placer_restriction *out) {
+static int domain_nodes(const struct tp_snapshot *s, uint32_t d, struct gb_restriction *out) {
   size_t n = tp_snapshot_node_count(s);
   for (size_t i = 0; i < n; i++) {
     uint32_t slot = tp_snapshot_node_sorted(s, i);
     if (!tp_snapshot_in_domain(s, slot, d))
       continue;
-    int rc = add_node(out, tp_snapshot_node_name(s, slot));
+    int rc = gb_restriction_add_host(out, tp_snapshot_node_name(s, slot), NULL);
     if (rc)
       return rc;
   }
@@ -165,21 +151,25 @@ static int domain_nodes(const struct tp_snapshot *s, uint32_t d,
 
 int gb_placer_restriction_of(const struct tp_snapshot *s, struct gb_plan *plan, const char *key,
                              const struct gb_plan_view *v, int label_levels,
-                             struct gb_placer_restriction *out) {
+                             struct gb_restriction *out) {
   memset(out, 0, sizeof(*out));
   if (v->outcome != GB_PLAN_PLACED && v->outcome != GB_PLAN_RELEASED)
     return GC_ENOTFOUND;
   if (v->whole_cluster || !v->domain[0])
     return 0;
   int64_t d = tp_snapshot_domain(s, v->domain);
-  if (label_levels)
-    return d > 0 ? labels_of(s, d, out) : GC_ENOTFOUND;
-  out->kind = GB_RESTRICT_NODES;
-  if (d >= 0 && tp_snapshot_domain_nodes(s, (uint32_t)d) <= GB_PLACER_MAX_NODE_NAMES &&
+  if (d <= 0)
+    return GC_ENOTFOUND;
+  const char *tier_key = tp_snapshot_domain_tier_name(s, (uint32_t)d);
+  if (label_levels && tier_key && !value_repeats(s, (uint32_t)d) &&
+      gb_restriction_label(out, tier_key, level_value(s, (uint32_t)d), NULL) == 0)
+    return 0;
+  memset(out, 0, sizeof(*out));
+  if (tp_snapshot_domain_nodes(s, (uint32_t)d) <= GB_RESTRICTION_MAX_HOSTS &&
       domain_nodes(s, (uint32_t)d, out) == 0)
     return 0;
   /* The domain is too large to list: the nodes the plan chose in it. */
-  out->n_nodes = 0;
+  memset(out, 0, sizeof(*out));
   return gb_plan_foreach_node(plan, key, add_planned_node, out);
 }
 

@@ -16,35 +16,16 @@
 #include <stdint.h>
 
 #include "gb_plan.h"
+#include "gb_release.h"
 #include "gc_arena.h"
 #include "gc_gang.h"
 #include "tp_gang.h"
 #include "tp_snapshot.h"
 
-/* Node names a HyperNode restriction lists at most (64 names of up to 63
- * bytes keep a pod's growth under 4 KiB); a larger domain is restricted to
- * the nodes of the assignment, and when those are more, each pod to its
- * own planned node (docs/placement.md). */
-#define GB_PLACER_MAX_NODE_NAMES 64
-#define GB_PLACER_LABEL_MAX 317  /* a qualified label key */
-#define GB_PLACER_VALUE_MAX 63   /* a label value */
-
-/* Where a released gang's pods may go: nothing (whole cluster), node-label
- * levels (`key In [value]` for the chosen domain's level and every level
- * above it, since a rack name may repeat under another block), or a list of
- * node names (`kubernetes.io/hostname In [names]`). */
-enum gb_restrict_kind { GB_RESTRICT_NONE = 0, GB_RESTRICT_LABEL, GB_RESTRICT_NODES };
-
-#define GB_PLACER_MAX_LEVELS 8
-
-struct gb_placer_restriction {
-  enum gb_restrict_kind kind;
-  size_t n_labels; /* LABEL: top level first */
-  char keys[GB_PLACER_MAX_LEVELS][GB_PLACER_LABEL_MAX + 1];
-  char values[GB_PLACER_MAX_LEVELS][GB_PLACER_VALUE_MAX + 1];
-  size_t n_nodes; /* NODES */
-  char nodes[GB_PLACER_MAX_NODE_NAMES][254];
-};
+/* A restriction (controller/gb_release) lists at most
+ * GB_RESTRICTION_MAX_HOSTS node names; a larger domain is restricted to the
+ * nodes of the assignment, and when those are more, each pod to its own
+ * planned node (docs/placement.md). */
 
 /* ---- The pure halves (exported for tests) ------------------------------- */
 
@@ -83,17 +64,20 @@ int gb_placer_build_gang(struct gc_arena *a, const char *key, const struct gb_pl
                          size_t n, const struct gc_topology_policy *topo, struct tp_gang *out);
 
 /* The restriction of decision v (PLACED or RELEASED) of gang key on
- * snapshot s: none on the whole cluster; with label levels, the label of
- * the chosen domain and of each domain above it; otherwise the chosen domain's node names
- * when at most GB_PLACER_MAX_NODE_NAMES, else the nodes of the plan's
- * assignment.  Call inside gb_model_with_snapshot.  Returns 0, GC_ELIMIT
- * (the assignment itself has too many nodes) or GC_ENOTFOUND. */
+ * snapshot s: NONE on the whole cluster; with label levels, `key In
+ * [value]` of the chosen domain's level when no other domain of that level
+ * has the same value (a rack name may repeat under another block);
+ * otherwise the chosen domain's node names when at most
+ * GB_RESTRICTION_MAX_HOSTS, else the nodes of the plan's assignment.  Call
+ * inside gb_model_with_snapshot.  Returns 0, GC_ELIMIT (even the
+ * assignment has too many nodes: use gb_placer_pod_nodes) or
+ * GC_ENOTFOUND (no such decision or domain). */
 int gb_placer_restriction_of(const struct tp_snapshot *s, struct gb_plan *plan, const char *key,
                              const struct gb_plan_view *v, int label_levels,
-                             struct gb_placer_restriction *out);
+                             struct gb_restriction *out);
 
 /* One planned node per pod for a gang whose restriction would list more
- * than GB_PLACER_MAX_NODE_NAMES nodes: the plan's assignment expanded in
+ * than GB_RESTRICTION_MAX_HOSTS nodes: the plan's assignment expanded in
  * node-name order, n entries (arena-owned names in out[0..n)).  Returns 0,
  * GC_ENOTFOUND (no assignment) or GC_ENOMEM; pods beyond the assignment
  * get NULL (no restriction). */

@@ -258,7 +258,7 @@ static void *placer_main(void *arg) {
 /* ---- the webhook's lookup ------------------------------------------------------- */
 
 int gb_placer_lookup(struct gb_placer *p, const char *ns, const char *jobset, int *gate,
-                     struct gb_placer_restriction *r) {
+                     struct gb_restriction *r) {
   char key[GB_PLAN_KEY_MAX + 1];
   *gate = 0;
   memset(r, 0, sizeof(*r));

@@ -49,24 +49,10 @@
 typedef int (*gb_placer_gang_fn)(void *ctx, const char *ns, const char *name,
                                  struct gc_gang **out, char *reason, size_t reason_size);
 
-struct json_object;
-
-/* Builds the release request of one pod from its current JSON (borrowed)
- * and restriction r: *body (malloc'd, caller frees) of *len bytes and its
- * *content_type (static), carrying the pod's resourceVersion as a
- * precondition; or *already 1 (no body) when the pod is released already.
- * Returns 0 or a GC_E* code.  The gate's release builder
- * (controller/gb_release) has this role. */
-typedef int (*gb_placer_patch_fn)(void *ctx, struct json_object *pod,
-                                  const struct gb_placer_restriction *r, char **body,
-                                  size_t *len, const char **content_type, int *already);
-
 struct gb_placer_opts {
   struct gb_model *model;         /* borrowed; required */
   struct gb_plan *plan;           /* borrowed; required */
   struct gb_kube_client *client;  /* borrowed; NULL: decide only, never release */
-  gb_placer_patch_fn patch;       /* required with a client */
-  void *patch_ctx;
   struct gb_events *events;       /* borrowed; NULL: no Events */
   gb_placer_gang_fn gang;         /* required */
   void *gang_ctx;
@@ -109,7 +95,7 @@ int gb_placer_run_once(struct gb_placer *p);
  * none).  Returns 0, or GC_ENOTFOUND when the placer knows no such gang
  * (the caller decides by the gang's policy). */
 int gb_placer_lookup(struct gb_placer *p, const char *ns, const char *jobset, int *gate,
-                     struct gb_placer_restriction *r);
+                     struct gb_restriction *r);
 
 /* Writes the status document of /debug/placement (JSON: every gang seen,
  * its state, outcome, reason, age; the model's size) into b. */

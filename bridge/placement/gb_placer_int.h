@@ -32,7 +32,7 @@ struct gang {
   int raced;           /* PlacementRaced reported for this release */
   int watching;        /* released, not every counted pod bound yet */
   char evented[512];   /* the last PlacementWaiting message posted */
-  struct gb_placer_restriction *restr; /* once released (heap) */
+  struct gb_restriction *restr; /* once released (heap) */
 };
 
 struct gb_placer {

@@ -18,6 +18,7 @@
 #include "gb_log.h"
 #include "gb_placer.h"
 #include "gb_placer_int.h"
+#include "gb_release.h"
 
 #define PASS_ARENA_LIMIT (512u << 20)
 #define RELEASE_ATTEMPTS 5
@@ -34,7 +35,7 @@ struct item {
   struct tp_gang tg;
   int64_t priority, first_ms;
   struct gb_plan_view view;
-  struct gb_placer_restriction restr;
+  struct gb_restriction restr;
   const char **pod_nodes; /* per-pod fallback (parallel to pods), or NULL */
   atomic_int failed;
   int released;           /* every gated pod released */
@@ -287,48 +288,49 @@ struct releaser {
   atomic_size_t next;
 };
 
-static void one_node(struct gb_placer_restriction *r, const char *node) {
-  memset(r, 0, sizeof(*r));
-  r->kind = GB_RESTRICT_NODES;
-  r->n_nodes = 1;
-  snprintf(r->nodes[0], sizeof(r->nodes[0]), "%s", node);
-}
-
-/* Releases one pod: read it, build the patch, send it; a 409 (the pod
- * changed since it was read) reads it again.  A pod that is gone is done. */
+/* Releases one pod: read it, build the release merge patch
+ * (controller/gb_release), send it; a 409 (the pod changed since it was
+ * read) reads it again.  A pod that is gone, or released already, is done. */
 static int release_pod(struct gb_placer *p, const char *ns, const char *name,
-                       const struct gb_placer_restriction *r) {
+                       const struct gb_restriction *r) {
   char path[600];
   int rc = gb_kube_path(path, sizeof(path), "", "v1", "pods", ns, name);
+  struct gb_kube_error e;
+  struct gc_diags d;
+  gb_kube_error_clear(&e);
+  gc_diags_init(&d);
   for (int attempt = 0; !rc && attempt < RELEASE_ATTEMPTS; attempt++) {
-    struct gb_kube_error e;
-    json_object *pod = NULL;
-    if ((rc = gb_kube_get(p->o.client, path, &pod, &e)))
-      return rc == GC_ENOTFOUND ? 0 : rc;
-    char *body = NULL;
-    size_t len = 0;
-    const char *ct = NULL;
-    int already = 0;
-    rc = p->o.patch(p->o.patch_ctx, pod, r, &body, &len, &ct, &already);
+    json_object *pod = NULL, *patch = NULL;
+    enum gb_release_state st = GB_RELEASE_GATED;
+    if ((rc = gb_kube_get(p->o.client, path, &pod, &e))) {
+      rc = rc == GC_ENOTFOUND ? 0 : rc;
+      break;
+    }
+    rc = gb_release_state(pod, r, &st, &d);
+    if (!rc && st == GB_RELEASE_GATED)
+      rc = gb_release_patch(pod, r, &patch, &d);
     json_object_put(pod);
-    if (rc || already) {
-      free(body);
-      return rc;
-    }
-    rc = gb_kube_request(p->o.client, GB_KUBE_PATCH, "PATCH", path, ct, body, len, NULL, &e);
-    free(body);
-    if (rc == GC_ENOTFOUND)
-      return 0;
-    if (rc && e.http == 409) {
-      rc = 0;
-      continue;
-    }
-    if (rc)
-      gb_log(GB_LOG_WARN, "placement: cannot release pod", "pod", name, "namespace", ns,
-             "error", e.message, NULL);
-    return rc;
+    if (!rc && patch)
+      rc = gb_kube_merge_patch(p->o.client, path, patch, NULL, &e);
+    json_object_put(patch);
+    if (!patch || rc != GC_EIO || e.http != 409)
+      break;
+    rc = 0; /* 409: read it again */
+    if (attempt + 1 == RELEASE_ATTEMPTS)
+      rc = GC_EIO;
   }
-  return rc ? rc : GC_EIO;
+  if (rc == GC_ENOTFOUND)
+    rc = 0;
+  if (rc)
+    gb_log(GB_LOG_WARN, "placement: cannot release pod", "pod", name, "namespace", ns, "error",
+           d.n ? d.msgs[0] : e.message, NULL);
+  gc_diags_destroy(&d);
+  return rc;
+}
+
+static void one_node(struct gb_restriction *r, const char *node) {
+  memset(r, 0, sizeof(*r));
+  gb_restriction_add_host(r, node, NULL);
 }
 
 static void *release_worker(void *arg) {
@@ -340,8 +342,8 @@ static void *release_worker(void *arg) {
       break;
     struct item *it = rl->jobs[i].it;
     const struct gb_placer_pod *pod = &it->pods[rl->jobs[i].pod];
-    struct gb_placer_restriction own;
-    const struct gb_placer_restriction *r = &it->restr;
+    struct gb_restriction own;
+    const struct gb_restriction *r = &it->restr;
     if (it->pod_nodes && it->pod_nodes[rl->jobs[i].pod]) {
       one_node(&own, it->pod_nodes[rl->jobs[i].pod]);
       r = &own;
