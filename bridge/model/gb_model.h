@@ -114,6 +114,10 @@ int gb_model_blocked_mask(struct gb_model *m, const struct tp_snapshot *s, const
 int gb_model_feed(struct gb_model *m, const char *kind, int op, const char *json,
                   struct gc_diags *diags);
 int gb_model_feed_done(struct gb_model *m);
+/* The compact-record path of the feed (a synthetic feed with no JSON, the
+ * benchmarks): pod as the record would hold it (no tolerations); op 0
+ * upsert, 1 delete (only ns and name read).  Returns 0 or a GC_E* code. */
+int gb_model_feed_pod(struct gb_model *m, int op, const struct gb_pod_view *pod);
 
 struct gb_model_stats {
   uint64_t generation;

@@ -1,0 +1,1511 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * gb_model: the records (pods, nodes, gangs, interned toleration sets,
+ * HyperNode texts), the snapshot kept current from them, the feed and the
+ * read side (see gb_model.h).  The informers live in gb_model_watch.c.
+ *
+ * Accounting invariant: a pod is "counted" when it is bound (a node) and
+ * not terminal; a counted pod sits in its node record's list, and its
+ * requests are taken from the snapshot's free exactly when the snapshot
+ * exists and the node is in it (slot >= 0).  Every path that changes a
+ * record goes through pod_unlink/pod_link or node_detach/node_attach, which
+ * keep that invariant, so a rebuild from the records always equals the
+ * deltas applied so far.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gb_clock.h"
+#include "gb_kube_client.h"
+#include "gb_leader.h"
+#include "gb_log.h"
+#include "gb_model_int.h"
+#include "gc_podreq.h"
+
+#define JS_LABEL "jobset.sigs.k8s.io/jobset-name"
+#define RJ_LABEL "jobset.sigs.k8s.io/replicatedjob-name"
+#define SCRATCH_LIMIT (64u << 20)
+#define MAX_JSON_BYTES (8u << 20)
+
+/* ---- Records ------------------------------------------------------------- */
+
+enum { EFF_ANY = 0, EFF_NOSCHEDULE, EFF_PREFER, EFF_NOEXECUTE, EFF_OTHER };
+
+struct tol {
+  char *key, *value; /* "" when absent */
+  uint8_t exists;    /* operator Exists (else Equal) */
+  uint8_t effect;    /* EFF_* (EFF_ANY: empty) */
+};
+
+/* An interned toleration set: the pods of one gang share one. */
+struct tolset {
+  struct gb_hnode h;
+  char *canon; /* the tolerations' JSON text, the intern key */
+  size_t refs, n;
+  struct tol t[];
+};
+
+struct taint {
+  char *key, *value;
+  uint8_t effect; /* EFF_NOSCHEDULE or EFF_NOEXECUTE (others are not kept) */
+};
+
+struct pod_rec;
+
+struct node_rec {
+  struct gb_hnode h;
+  char *name;
+  char *labels; /* "k\0v\0k\0v\0...", labels_len bytes */
+  size_t labels_len;
+  size_t n_alloc;
+  uint16_t *alloc_rid;
+  int64_t *alloc_val;
+  struct taint *taints;
+  size_t n_taints;
+  uint8_t present, ready, unsched;
+  int64_t slot;          /* in m->s, -1 when not in it */
+  struct pod_rec *pods;  /* counted pods bound here */
+  size_t refs;           /* pod records naming this node (counted or not) */
+  size_t bytes;
+};
+
+struct gang_rec {
+  struct gb_hnode h;
+  char *key; /* "ns/jobset"; jobset starts at key + ns_len + 1 */
+  size_t ns_len;
+  struct pod_rec *pods;
+  size_t n;
+};
+
+struct pod_rec {
+  struct gb_hnode h;
+  struct pod_rec *nprev, *nnext; /* the node's counted list */
+  struct pod_rec *gprev, *gnext; /* the gang's list */
+  struct node_rec *node;
+  struct gang_rec *gang;
+  struct tolset *tol;
+  int64_t created_ms, priority, since_ms;
+  uint32_t bytes;
+  uint16_t n_gates;
+  uint8_t phase, gated, unsched, n_req, counted;
+  uint16_t o_name, o_uid, o_rv, o_rjob, o_msg; /* offsets in str() (ns at 0) */
+  int64_t val[];                               /* n_req, then rid[n_req], then the strings */
+};
+
+static uint16_t *pod_rid(const struct pod_rec *p) { return (uint16_t *)(p->val + p->n_req); }
+static char *pod_str(const struct pod_rec *p) { return (char *)(pod_rid(p) + p->n_req); }
+
+static uint64_t key2_hash(const char *a, const char *b) {
+  uint64_t h = gb_hash_fnv1a(GB_HASH_FNV_OFFSET, a, strlen(a));
+  h = gb_hash_fnv1a(h, "/", 1);
+  return gb_hash_fnv1a(h, b, strlen(b));
+}
+
+/* ---- Resources ------------------------------------------------------------ */
+
+/* The model's id of resource name, interned on first sight.  -1 when the
+ * table is full (the resource is then ignored, as the snapshot would). */
+static int res_id(struct gb_model *m, const char *name) {
+  for (size_t i = 0; i < m->n_res; i++)
+    if (!strcmp(m->res_name[i], name))
+      return (int)i;
+  if (m->n_res == TP_MAX_RESOURCES)
+    return -1;
+  char *copy = strdup(name);
+  if (!copy)
+    return -1;
+  m->res_name[m->n_res] = copy;
+  m->snap_r[m->n_res] = -1;
+  return (int)m->n_res++;
+}
+
+/* The snapshot's index of model resource rid, adding it to the snapshot's
+ * table (zero everywhere) through node `via` when it is new there. */
+static int snap_res(struct gb_model *m, int rid, const char *via) {
+  if (m->snap_r[rid] >= 0)
+    return m->snap_r[rid];
+  int r = tp_snapshot_resource(m->s, m->res_name[rid]);
+  if (r < 0 && tp_snapshot_set_free(m->s, via, m->res_name[rid], 0) == 0)
+    r = tp_snapshot_resource(m->s, m->res_name[rid]);
+  m->snap_r[rid] = r;
+  return r;
+}
+
+/* Takes (sign > 0) or gives back (sign < 0) a counted pod's requests. */
+static void pod_charge(struct gb_model *m, struct pod_rec *p, int sign) {
+  struct node_rec *n = p->node;
+  if (!m->s || !n || n->slot < 0)
+    return;
+  uint16_t *rid = pod_rid(p);
+  for (size_t i = 0; i < p->n_req; i++) {
+    int r = snap_res(m, rid[i], n->name);
+    if (r >= 0)
+      tp_snapshot_adjust_free(m->s, (uint32_t)n->slot, r, sign > 0 ? -p->val[i] : p->val[i]);
+  }
+}
+
+/* ---- Toleration sets ------------------------------------------------------- */
+
+static int effect_of(const char *s) {
+  if (!s || !*s)
+    return EFF_ANY;
+  if (!strcmp(s, "NoSchedule"))
+    return EFF_NOSCHEDULE;
+  if (!strcmp(s, "PreferNoSchedule"))
+    return EFF_PREFER;
+  if (!strcmp(s, "NoExecute"))
+    return EFF_NOEXECUTE;
+  return EFF_OTHER;
+}
+
+static const char *jstr(json_object *o, const char *key) {
+  json_object *v;
+  if (!o || !json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
+    return NULL;
+  return json_object_get_string(v);
+}
+
+static json_object *jget(json_object *o, const char *key) {
+  json_object *v;
+  return o && json_object_object_get_ex(o, key, &v) ? v : NULL;
+}
+
+static json_object *jpath(json_object *o, const char *a, const char *b) { return jget(jget(o, a), b); }
+
+static void tolset_free(struct tolset *t) {
+  if (!t)
+    return;
+  for (size_t i = 0; i < t->n; i++) {
+    free(t->t[i].key);
+    free(t->t[i].value);
+  }
+  free(t->canon);
+  free(t);
+}
+
+static void tolset_put(struct gb_model *m, struct tolset *t) {
+  if (t && --t->refs == 0) {
+    gb_htab_remove(&m->tols, &t->h);
+    tolset_free(t);
+  }
+}
+
+static struct tolset *tolset_parse(json_object *arr, const char *canon) {
+  size_t n = json_object_array_length(arr);
+  struct tolset *t = calloc(1, sizeof(*t) + n * sizeof(struct tol));
+  if (!t || !(t->canon = strdup(canon))) {
+    free(t);
+    return NULL;
+  }
+  for (size_t i = 0; i < n; i++) {
+    json_object *e = json_object_array_get_idx(arr, i);
+    const char *key = jstr(e, "key"), *val = jstr(e, "value"), *op = jstr(e, "operator");
+    struct tol *x = &t->t[t->n++];
+    x->key = strdup(key ? key : "");
+    x->value = strdup(val ? val : "");
+    x->exists = op && !strcmp(op, "Exists");
+    x->effect = (uint8_t)effect_of(jstr(e, "effect"));
+    if (!x->key || !x->value) {
+      tolset_free(t);
+      return NULL;
+    }
+  }
+  return t;
+}
+
+/* The interned set for a pod's spec.tolerations (NULL when it has none);
+ * the caller holds one reference.  GC_ELIMIT past GB_MODEL_MAX_TOLS. */
+static int tolset_get(struct gb_model *m, json_object *arr, struct tolset **out) {
+  *out = NULL;
+  if (!arr || !json_object_is_type(arr, json_type_array) || json_object_array_length(arr) == 0)
+    return 0;
+  if (json_object_array_length(arr) > GB_MODEL_MAX_TOLS)
+    return GC_ELIMIT;
+  const char *canon = json_object_to_json_string_ext(arr, JSON_C_TO_STRING_PLAIN);
+  uint64_t h = gb_hash_str(canon);
+  for (struct gb_hnode *e = gb_htab_chain(&m->tols, h); e; e = e->next) {
+    struct tolset *t = (struct tolset *)e;
+    if (e->hash == h && !strcmp(t->canon, canon)) {
+      t->refs++;
+      *out = t;
+      return 0;
+    }
+  }
+  struct tolset *t = tolset_parse(arr, canon);
+  if (!t)
+    return GC_ENOMEM;
+  t->h.hash = h;
+  t->refs = 1;
+  gb_htab_insert(&m->tols, &t->h);
+  *out = t;
+  return 0;
+}
+
+/* Kubernetes' Toleration.ToleratesTaint. */
+static int tolerates(const struct tol *t, const struct taint *x) {
+  if (t->effect != EFF_ANY && t->effect != x->effect)
+    return 0;
+  if (*t->key && strcmp(t->key, x->key))
+    return 0;
+  if (t->exists)
+    return 1;
+  return !strcmp(t->value, x->value);
+}
+
+static int node_blocks(const struct node_rec *n, const struct tolset *ts) {
+  for (size_t i = 0; i < n->n_taints; i++) {
+    int ok = 0;
+    for (size_t j = 0; ts && j < ts->n && !ok; j++)
+      ok = tolerates(&ts->t[j], &n->taints[i]);
+    if (!ok)
+      return 1;
+  }
+  return 0;
+}
+
+/* ---- Nodes ------------------------------------------------------------------ */
+
+static void node_free_parts(struct node_rec *n) {
+  for (size_t i = 0; i < n->n_taints; i++) {
+    free(n->taints[i].key);
+    free(n->taints[i].value);
+  }
+  free(n->taints);
+  free(n->labels);
+  free(n->alloc_rid);
+  free(n->alloc_val);
+  n->taints = NULL;
+  n->labels = NULL;
+  n->alloc_rid = NULL;
+  n->alloc_val = NULL;
+  n->n_taints = n->n_alloc = n->labels_len = 0;
+}
+
+static struct node_rec *node_find(struct gb_model *m, const char *name) {
+  uint64_t h = gb_hash_str(name);
+  for (struct gb_hnode *e = gb_htab_chain(&m->nodes, h); e; e = e->next)
+    if (e->hash == h && !strcmp(((struct node_rec *)e)->name, name))
+      return (struct node_rec *)e;
+  return NULL;
+}
+
+/* The record of node `name`, created absent (a placeholder that pods can
+ * point at before the Node itself is seen). */
+static struct node_rec *node_get(struct gb_model *m, const char *name) {
+  struct node_rec *n = node_find(m, name);
+  if (n)
+    return n;
+  n = calloc(1, sizeof(*n));
+  if (!n || !(n->name = strdup(name))) {
+    free(n);
+    return NULL;
+  }
+  n->slot = -1;
+  n->h.hash = gb_hash_str(name);
+  n->bytes = sizeof(*n) + strlen(name) + 1;
+  m->record_bytes += n->bytes;
+  gb_htab_insert(&m->nodes, &n->h);
+  return n;
+}
+
+/* Frees a node record nothing needs any more. */
+static void node_maybe_free(struct gb_model *m, struct node_rec *n) {
+  if (!n || n->present || n->refs)
+    return;
+  gb_htab_remove(&m->nodes, &n->h);
+  m->record_bytes -= n->bytes;
+  node_free_parts(n);
+  free(n->name);
+  free(n);
+}
+
+static const char *node_excl_reason(const struct node_rec *n) {
+  if (n->unsched)
+    return "unschedulable (cordoned)";
+  if (!n->ready)
+    return "not Ready";
+  return NULL;
+}
+
+/* Packs metadata.labels as "k\0v\0..." */
+static int pack_labels(json_object *labels, char **out, size_t *len) {
+  size_t total = 0;
+  *out = NULL;
+  *len = 0;
+  if (!labels || !json_object_is_type(labels, json_type_object))
+    return 0;
+  json_object_object_foreach(labels, k, v) total +=
+      strlen(k) + 1 + (json_object_is_type(v, json_type_string) ? json_object_get_string_len(v) : 0) + 1;
+  if (!total)
+    return 0;
+  char *buf = malloc(total), *w = buf;
+  if (!buf)
+    return GC_ENOMEM;
+  json_object_object_foreach(labels, k2, v2) {
+    size_t kl = strlen(k2) + 1;
+    memcpy(w, k2, kl);
+    w += kl;
+    const char *s = json_object_is_type(v2, json_type_string) ? json_object_get_string(v2) : "";
+    size_t vl = strlen(s) + 1;
+    memcpy(w, s, vl);
+    w += vl;
+  }
+  *out = buf;
+  *len = (size_t)(w - buf);
+  return 0;
+}
+
+/* Reads status.allocatable into the model's units. */
+static int parse_alloc(struct gb_model *m, json_object *alloc, struct node_rec *n,
+                       struct gc_diags *diags) {
+  if (!alloc || !json_object_is_type(alloc, json_type_object))
+    return 0;
+  size_t cnt = (size_t)json_object_object_length(alloc);
+  n->alloc_rid = calloc(cnt ? cnt : 1, sizeof(uint16_t));
+  n->alloc_val = calloc(cnt ? cnt : 1, sizeof(int64_t));
+  if (!n->alloc_rid || !n->alloc_val)
+    return GC_ENOMEM;
+  json_object_object_foreach(alloc, k, v) {
+    struct gc_quantity q;
+    const char *s = json_object_get_string(v);
+    int64_t units;
+    if (!s || gc_quantity_parse(s, strlen(s), &q) || q.mant < 0 ||
+        tp_quantity_to_units(k, &q, &units)) {
+      gc_diags_addf(diags, "Node/%s: status.allocatable.%s: not a valid quantity", n->name, k);
+      continue;
+    }
+    int rid = res_id(m, k);
+    if (rid < 0)
+      continue;
+    n->alloc_rid[n->n_alloc] = (uint16_t)rid;
+    n->alloc_val[n->n_alloc++] = units;
+  }
+  return 0;
+}
+
+static int parse_taints(json_object *taints, struct node_rec *n) {
+  size_t cnt = taints && json_object_is_type(taints, json_type_array)
+                   ? json_object_array_length(taints)
+                   : 0;
+  if (!cnt)
+    return 0;
+  n->taints = calloc(cnt, sizeof(*n->taints));
+  if (!n->taints)
+    return GC_ENOMEM;
+  for (size_t i = 0; i < cnt; i++) {
+    json_object *t = json_object_array_get_idx(taints, i);
+    int eff = effect_of(jstr(t, "effect"));
+    if (eff != EFF_NOSCHEDULE && eff != EFF_NOEXECUTE)
+      continue; /* PreferNoSchedule never keeps a pod off a node */
+    const char *k = jstr(t, "key"), *v = jstr(t, "value");
+    struct taint *x = &n->taints[n->n_taints++];
+    x->key = strdup(k ? k : "");
+    x->value = strdup(v ? v : "");
+    x->effect = (uint8_t)eff;
+    if (!x->key || !x->value)
+      return GC_ENOMEM;
+  }
+  return 0;
+}
+
+/* The Ready condition: a node without conditions counts as ready (a
+ * synthetic or test node; the kubelet always reports one). */
+static int parse_ready(json_object *conds) {
+  size_t cnt = conds && json_object_is_type(conds, json_type_array)
+                   ? json_object_array_length(conds)
+                   : 0;
+  for (size_t i = 0; i < cnt; i++) {
+    json_object *c = json_object_array_get_idx(conds, i);
+    const char *type = jstr(c, "type"), *st = jstr(c, "status");
+    if (type && !strcmp(type, "Ready"))
+      return st && !strcmp(st, "True");
+  }
+  return 1;
+}
+
+/* A gc_value Node document for the snapshot: name, labels, allocatable
+ * (taints and cordon are the model's business, not the snapshot's). */
+static int node_doc(struct gb_model *m, struct gc_arena *a, const struct node_rec *n,
+                    struct gc_value **out) {
+  struct gc_value *doc = gc_value_map(a), *md = gc_value_map(a), *lab = gc_value_map(a),
+                  *st = gc_value_map(a), *al = gc_value_map(a);
+  if (!doc || !md || !lab || !st || !al)
+    return GC_ENOMEM;
+  int rc = gc_map_set(a, doc, "apiVersion", gc_value_strz(a, "v1"));
+  rc = rc ? rc : gc_map_set(a, doc, "kind", gc_value_strz(a, "Node"));
+  rc = rc ? rc : gc_map_set(a, md, "name", gc_value_strz(a, n->name));
+  for (const char *p = n->labels; !rc && p && p < n->labels + n->labels_len;) {
+    const char *v = p + strlen(p) + 1;
+    rc = gc_map_set(a, lab, p, gc_value_strz(a, v));
+    p = v + strlen(v) + 1;
+  }
+  for (size_t i = 0; !rc && i < n->n_alloc; i++) {
+    char q[GC_QUANTITY_BUFSZ];
+    const char *res = m->res_name[n->alloc_rid[i]];
+    tp_units_format(res, n->alloc_val[i], q, sizeof(q));
+    rc = gc_map_set(a, al, res, gc_value_strz(a, q));
+  }
+  rc = rc ? rc : gc_map_set(a, md, "labels", lab);
+  rc = rc ? rc : gc_map_set(a, doc, "metadata", md);
+  rc = rc ? rc : gc_map_set(a, st, "allocatable", al);
+  rc = rc ? rc : gc_map_set(a, doc, "status", st);
+  *out = doc;
+  return rc;
+}
+
+/* Takes node n out of the snapshot (its pods' requests go with it). */
+static void node_detach(struct gb_model *m, struct node_rec *n) {
+  if (!m->s || n->slot < 0)
+    return;
+  tp_snapshot_remove_node(m->s, n->name);
+  n->slot = -1;
+  if (tp_snapshot_slot_count(m->s) > 2 * tp_snapshot_node_count(m->s) + 1024)
+    m->dirty = 1; /* many dead slots: compact by a rebuild */
+}
+
+/* Puts a present node into the snapshot and charges its counted pods. */
+static int node_attach(struct gb_model *m, struct node_rec *n, struct gc_diags *diags) {
+  if (!m->s || !n->present || n->slot >= 0)
+    return 0;
+  gc_arena_reset(m->scratch);
+  struct gc_value *doc;
+  int rc = node_doc(m, m->scratch, n, &doc);
+  if (!rc)
+    rc = tp_snapshot_add_node(m->s, doc, NULL, diags);
+  if (rc)
+    return rc;
+  n->slot = tp_snapshot_node(m->s, n->name);
+  const char *why = node_excl_reason(n);
+  if (why)
+    tp_snapshot_set_excluded(m->s, n->name, why);
+  for (struct pod_rec *p = n->pods; p; p = p->nnext)
+    pod_charge(m, p, 1);
+  return 0;
+}
+
+static int same_alloc(const struct node_rec *a, const struct node_rec *b) {
+  if (a->n_alloc != b->n_alloc)
+    return 0;
+  for (size_t i = 0; i < a->n_alloc; i++)
+    if (a->alloc_rid[i] != b->alloc_rid[i] || a->alloc_val[i] != b->alloc_val[i])
+      return 0;
+  return 1;
+}
+
+static int alloc_grew(const struct node_rec *old, const struct node_rec *nu) {
+  for (size_t i = 0; i < nu->n_alloc; i++) {
+    int64_t before = 0;
+    for (size_t j = 0; j < old->n_alloc; j++)
+      if (old->alloc_rid[j] == nu->alloc_rid[i])
+        before = old->alloc_val[j];
+    if (nu->alloc_val[i] > before)
+      return 1;
+  }
+  return 0;
+}
+
+/* Applies a Node upsert: labels or allocatable changed -> the node goes
+ * out of the snapshot and back in (its leaf or its ceiling moved);
+ * readiness or cordon -> exclusion; taints -> the record only. */
+static int node_upsert(struct gb_model *m, json_object *obj, struct gc_diags *diags) {
+  const char *name = jstr(jget(obj, "metadata"), "name");
+  if (!name || !*name || strlen(name) > TP_MAX_NAME) {
+    gc_diags_addf(diags, "Node: metadata.name: required, at most %d bytes", TP_MAX_NAME);
+    return GC_EINVAL;
+  }
+  struct node_rec nu = {0};
+  nu.name = (char *)name;
+  json_object *unsched = jpath(obj, "spec", "unschedulable");
+  nu.unsched = unsched && json_object_get_boolean(unsched);
+  nu.ready = (uint8_t)parse_ready(jpath(obj, "status", "conditions"));
+  int rc = pack_labels(jpath(obj, "metadata", "labels"), &nu.labels, &nu.labels_len);
+  rc = rc ? rc : parse_alloc(m, jpath(obj, "status", "allocatable"), &nu, diags);
+  rc = rc ? rc : parse_taints(jpath(obj, "spec", "taints"), &nu);
+  struct node_rec *n = rc ? NULL : node_get(m, name);
+  if (!n) {
+    node_free_parts(&nu);
+    return rc ? rc : GC_ENOMEM;
+  }
+  int was = n->present, moved = !was || n->labels_len != nu.labels_len ||
+                                (nu.labels_len && memcmp(n->labels, nu.labels, nu.labels_len)) ||
+                                !same_alloc(n, &nu);
+  const char *old_why = was ? node_excl_reason(n) : "absent";
+  if (!was || alloc_grew(n, &nu) || (old_why && !node_excl_reason(&nu)))
+    m->capacity_due = 1;
+  if (moved)
+    node_detach(m, n);
+  m->record_bytes -= n->bytes;
+  node_free_parts(n);
+  n->labels = nu.labels;
+  n->labels_len = nu.labels_len;
+  n->alloc_rid = nu.alloc_rid;
+  n->alloc_val = nu.alloc_val;
+  n->n_alloc = nu.n_alloc;
+  n->taints = nu.taints;
+  n->n_taints = nu.n_taints;
+  n->present = 1;
+  n->ready = nu.ready;
+  n->unsched = nu.unsched;
+  n->bytes = sizeof(*n) + strlen(n->name) + 1 + n->labels_len +
+             n->n_alloc * (sizeof(uint16_t) + sizeof(int64_t)) + n->n_taints * sizeof(struct taint);
+  m->record_bytes += n->bytes;
+  m->n_nodes += !was;
+  if (moved)
+    return node_attach(m, n, diags);
+  if (m->s && n->slot >= 0)
+    return tp_snapshot_set_excluded(m->s, n->name, node_excl_reason(n));
+  return 0;
+}
+
+static int node_delete(struct gb_model *m, json_object *obj) {
+  const char *name = jstr(jget(obj, "metadata"), "name");
+  struct node_rec *n = name ? node_find(m, name) : NULL;
+  if (!n || !n->present)
+    return 0;
+  node_detach(m, n);
+  n->present = 0;
+  m->n_nodes--;
+  m->record_bytes -= n->bytes;
+  node_free_parts(n);
+  n->bytes = sizeof(*n) + strlen(n->name) + 1;
+  m->record_bytes += n->bytes;
+  node_maybe_free(m, n);
+  return 0;
+}
+
+/* ---- Pods -------------------------------------------------------------------- */
+
+/* A pod as read from JSON or a view, before it becomes a record. */
+struct pod_in {
+  const char *ns, *name, *uid, *rv, *node, *jobset, *rjob, *msg;
+  int phase, gated, unsched;
+  unsigned n_gates;
+  int64_t created_ms, priority, since_ms;
+  size_t n_req;
+  uint16_t rid[GB_MODEL_MAX_POD_RES];
+  int64_t val[GB_MODEL_MAX_POD_RES];
+  json_object *tols;
+};
+
+static struct pod_rec *pod_find(struct gb_model *m, const char *ns, const char *name) {
+  uint64_t h = key2_hash(ns, name);
+  for (struct gb_hnode *e = gb_htab_chain(&m->pods, h); e; e = e->next) {
+    struct pod_rec *p = (struct pod_rec *)e;
+    if (e->hash == h && !strcmp(pod_str(p) + p->o_name, name) && !strcmp(pod_str(p), ns))
+      return p;
+  }
+  return NULL;
+}
+
+static struct gang_rec *gang_get(struct gb_model *m, const char *ns, const char *js, int create) {
+  uint64_t h = key2_hash(ns, js);
+  size_t nl = strlen(ns);
+  for (struct gb_hnode *e = gb_htab_chain(&m->gangs, h); e; e = e->next) {
+    struct gang_rec *g = (struct gang_rec *)e;
+    if (e->hash == h && g->ns_len == nl && !strncmp(g->key, ns, nl) && !strcmp(g->key + nl + 1, js))
+      return g;
+  }
+  if (!create)
+    return NULL;
+  struct gang_rec *g = calloc(1, sizeof(*g));
+  size_t len = nl + 1 + strlen(js) + 1;
+  if (!g || !(g->key = malloc(len))) {
+    free(g);
+    return NULL;
+  }
+  snprintf(g->key, len, "%s/%s", ns, js);
+  g->ns_len = nl;
+  g->h.hash = h;
+  gb_htab_insert(&m->gangs, &g->h);
+  m->record_bytes += sizeof(*g) + len;
+  return g;
+}
+
+static int pod_is_terminal(int phase) { return phase == 2 || phase == 3; }
+
+/* Links a new record into the node, gang and pod tables and charges it. */
+static int pod_link(struct gb_model *m, struct pod_rec *p, const char *node, const char *jobset) {
+  gb_htab_insert(&m->pods, &p->h);
+  m->n_pods++;
+  m->record_bytes += p->bytes;
+  if (*node) {
+    if (!(p->node = node_get(m, node)))
+      return GC_ENOMEM;
+    p->node->refs++;
+    if (!pod_is_terminal(p->phase)) {
+      p->counted = 1;
+      p->nnext = p->node->pods;
+      if (p->nnext)
+        p->nnext->nprev = p;
+      p->node->pods = p;
+      pod_charge(m, p, 1);
+    }
+  }
+  if (*jobset) {
+    if (!(p->gang = gang_get(m, pod_str(p), jobset, 1)))
+      return GC_ENOMEM;
+    p->gnext = p->gang->pods;
+    if (p->gnext)
+      p->gnext->gprev = p;
+    p->gang->pods = p;
+    p->gang->n++;
+  }
+  return 0;
+}
+
+/* Undoes pod_link (gives the requests back) and frees the record. */
+static void pod_unlink(struct gb_model *m, struct pod_rec *p) {
+  if (p->counted) {
+    pod_charge(m, p, -1);
+    if (p->nprev)
+      p->nprev->nnext = p->nnext;
+    else
+      p->node->pods = p->nnext;
+    if (p->nnext)
+      p->nnext->nprev = p->nprev;
+  }
+  if (p->node) {
+    p->node->refs--;
+    node_maybe_free(m, p->node);
+  }
+  struct gang_rec *g = p->gang;
+  if (g) {
+    if (p->gprev)
+      p->gprev->gnext = p->gnext;
+    else
+      g->pods = p->gnext;
+    if (p->gnext)
+      p->gnext->gprev = p->gprev;
+    if (--g->n == 0) {
+      gb_htab_remove(&m->gangs, &g->h);
+      m->record_bytes -= sizeof(*g) + strlen(g->key) + 1;
+      free(g->key);
+      free(g);
+    }
+  }
+  tolset_put(m, p->tol);
+  gb_htab_remove(&m->pods, &p->h);
+  m->n_pods--;
+  m->record_bytes -= p->bytes;
+  free(p);
+}
+
+static struct pod_rec *pod_new(const struct pod_in *in) {
+  const char *strs[6] = {in->ns, in->name, in->uid, in->rv, in->rjob, in->msg};
+  size_t lens[6], total = 0;
+  for (int i = 0; i < 6; i++)
+    total += (lens[i] = strlen(strs[i] ? strs[i] : "")) + 1;
+  if (lens[5] > GB_MODEL_MSG_MAX) {
+    total -= lens[5] - GB_MODEL_MSG_MAX;
+    lens[5] = GB_MODEL_MSG_MAX;
+  }
+  if (total > UINT16_MAX)
+    return NULL;
+  size_t size = sizeof(struct pod_rec) + in->n_req * (sizeof(int64_t) + sizeof(uint16_t)) + total;
+  struct pod_rec *p = calloc(1, size);
+  if (!p)
+    return NULL;
+  p->bytes = (uint32_t)size;
+  p->n_req = (uint8_t)in->n_req;
+  memcpy(p->val, in->val, in->n_req * sizeof(int64_t));
+  memcpy(pod_rid(p), in->rid, in->n_req * sizeof(uint16_t));
+  char *w = pod_str(p);
+  uint16_t *offs[6] = {NULL, &p->o_name, &p->o_uid, &p->o_rv, &p->o_rjob, &p->o_msg};
+  for (int i = 0; i < 6; i++) {
+    if (offs[i])
+      *offs[i] = (uint16_t)(w - pod_str(p));
+    memcpy(w, strs[i] ? strs[i] : "", lens[i]);
+    w[lens[i]] = '\0';
+    w += lens[i] + 1;
+  }
+  p->h.hash = key2_hash(in->ns, in->name);
+  p->phase = (uint8_t)in->phase;
+  p->gated = (uint8_t)in->gated;
+  p->n_gates = (uint16_t)(in->n_gates > UINT16_MAX ? UINT16_MAX : in->n_gates);
+  p->unsched = (uint8_t)in->unsched;
+  p->created_ms = in->created_ms;
+  p->priority = in->priority;
+  p->since_ms = in->since_ms;
+  return p;
+}
+
+static void view_of(const struct gb_model *m, const struct pod_rec *p, const char **res,
+                    struct gb_pod_view *v) {
+  const char *str = pod_str(p);
+  uint16_t *rid = pod_rid(p);
+  for (size_t i = 0; i < p->n_req; i++)
+    res[i] = m->res_name[rid[i]];
+  *v = (struct gb_pod_view){.ns = str,
+                            .name = str + p->o_name,
+                            .uid = str + p->o_uid,
+                            .resource_version = str + p->o_rv,
+                            .node = p->node ? p->node->name : "",
+                            .jobset = p->gang ? p->gang->key + p->gang->ns_len + 1 : "",
+                            .rjob = str + p->o_rjob,
+                            .phase = p->phase,
+                            .placement_gated = p->gated,
+                            .n_gates = p->n_gates,
+                            .created_ms = p->created_ms,
+                            .priority = p->priority,
+                            .unschedulable = p->unsched,
+                            .unschedulable_since_ms = p->since_ms,
+                            .unschedulable_msg = str + p->o_msg,
+                            .n_req = p->n_req,
+                            .res = res,
+                            .val = p->val};
+}
+
+/* Tells the plan that a gang pod just bound (one pod's reservation goes
+ * back). */
+static void tell_plan_bound(struct gb_model *m, const struct pod_rec *p) {
+  if (!m->o.plan || !m->s || !p->gang || !p->node || p->node->slot < 0)
+    return;
+  const char *res[GB_MODEL_MAX_POD_RES];
+  uint16_t *rid = pod_rid(p);
+  for (size_t i = 0; i < p->n_req; i++)
+    res[i] = m->res_name[rid[i]];
+  gb_plan_pod_bound(m->o.plan, m->s, p->gang->key, (uint32_t)p->node->slot, p->n_req, res,
+                    p->val);
+}
+
+static void copy_gang(const struct pod_rec *p, char *gang_ns, char *gang_js) {
+  if (!p || !p->gang || !gang_ns)
+    return;
+  snprintf(gang_ns, GB_PLAN_KEY_MAX + 1, "%.*s", (int)p->gang->ns_len, p->gang->key);
+  snprintf(gang_js, GB_PLAN_KEY_MAX + 1, "%s", p->gang->key + p->gang->ns_len + 1);
+}
+
+/* Replaces (or adds) the record of pod `in`. */
+static int pod_upsert(struct gb_model *m, const struct pod_in *in, char *gang_ns, char *gang_js) {
+  struct pod_rec *old = pod_find(m, in->ns, in->name);
+  struct pod_rec *p = pod_new(in);
+  if (!p)
+    return GC_ENOMEM;
+  if (in->tols && tolset_get(m, in->tols, &p->tol)) {
+    free(p);
+    return GC_ELIMIT;
+  }
+  int was_bound = old && old->node;
+  if (old) {
+    copy_gang(old, gang_ns, gang_js);
+    if (old->counted && (pod_is_terminal(in->phase) || !in->node || strcmp(in->node, old->node->name)))
+      m->capacity_due = 1;
+    pod_unlink(m, old);
+  }
+  int rc = pod_link(m, p, in->node ? in->node : "", in->jobset ? in->jobset : "");
+  if (rc) {
+    pod_unlink(m, p);
+    return rc;
+  }
+  copy_gang(p, gang_ns, gang_js);
+  if (!was_bound && p->counted)
+    tell_plan_bound(m, p);
+  return 0;
+}
+
+static int pod_delete(struct gb_model *m, const char *ns, const char *name, char *gang_ns,
+                      char *gang_js) {
+  struct pod_rec *p = pod_find(m, ns, name);
+  if (!p)
+    return 0;
+  copy_gang(p, gang_ns, gang_js);
+  if (p->counted)
+    m->capacity_due = 1;
+  pod_unlink(m, p);
+  return 0;
+}
+
+static int phase_of(const char *s) {
+  static const char *const names[] = {"Pending", "Running", "Succeeded", "Failed", "Unknown"};
+  for (int i = 0; s && i < 5; i++)
+    if (!strcmp(s, names[i]))
+      return i;
+  return 0;
+}
+
+static int64_t time_ms(const char *s) {
+  double t;
+  return s && gb_lease_parse_time(s, &t) == 0 ? (int64_t)(t * 1000.0) : 0;
+}
+
+/* The pod's requests by the pod-request rule, in the snapshot's units. */
+static int pod_requests(struct gb_model *m, json_object *spec, struct pod_in *in,
+                        struct gc_diags *diags) {
+  struct gc_value *v = NULL;
+  struct gc_podreq pr;
+  char where[2 * TP_MAX_NAME + 16];
+  snprintf(where, sizeof(where), "Pod %s/%s: spec", in->ns, in->name);
+  int rc = spec ? gb_kube_json_to_value(m->scratch, spec, 0, &v) : 0;
+  if (!rc && (rc = gc_podreq_compute(m->scratch, v, NULL, &pr, NULL)) == GC_EINVAL)
+    gc_podreq_compute(m->scratch, v, where, &pr, diags);
+  if (rc)
+    return rc;
+  if (pr.request.n > GB_MODEL_MAX_POD_RES) {
+    gc_diags_addf(diags, "%s: requests %zu resources, at most %d are kept", where, pr.request.n,
+                  GB_MODEL_MAX_POD_RES);
+    return GC_ELIMIT;
+  }
+  for (size_t i = 0; i < pr.request.n; i++) {
+    const struct gc_resource *r = &pr.request.items[i];
+    int64_t units;
+    int rid;
+    if (tp_quantity_to_units(r->name, &r->q, &units)) {
+      gc_diags_addf(diags, "%s: requests of %s do not fit an int64", where, r->name);
+      return GC_ERANGE;
+    }
+    if (units == 0 || (rid = res_id(m, r->name)) < 0)
+      continue;
+    in->rid[in->n_req] = (uint16_t)rid;
+    in->val[in->n_req++] = units;
+  }
+  return 0;
+}
+
+static void pod_conditions(json_object *conds, struct pod_in *in) {
+  size_t cnt = conds && json_object_is_type(conds, json_type_array)
+                   ? json_object_array_length(conds)
+                   : 0;
+  for (size_t i = 0; i < cnt; i++) {
+    json_object *c = json_object_array_get_idx(conds, i);
+    const char *type = jstr(c, "type"), *st = jstr(c, "status");
+    if (!type || strcmp(type, "PodScheduled") || !st || strcmp(st, "False"))
+      continue;
+    in->unsched = 1;
+    in->since_ms = time_ms(jstr(c, "lastTransitionTime"));
+    in->msg = jstr(c, "message");
+  }
+}
+
+static void pod_gates(json_object *gates, struct pod_in *in) {
+  size_t cnt = gates && json_object_is_type(gates, json_type_array)
+                   ? json_object_array_length(gates)
+                   : 0;
+  in->n_gates = (unsigned)cnt;
+  for (size_t i = 0; i < cnt; i++) {
+    const char *g = jstr(json_object_array_get_idx(gates, i), "name");
+    if (g && !strcmp(g, GB_PLACEMENT_GATE))
+      in->gated = 1;
+  }
+}
+
+/* Reads a (trimmed) Pod object into in; strings stay borrowed from obj. */
+static int pod_parse(struct gb_model *m, json_object *obj, struct pod_in *in,
+                     struct gc_diags *diags) {
+  json_object *md = jget(obj, "metadata"), *spec = jget(obj, "spec");
+  memset(in, 0, sizeof(*in));
+  in->ns = jstr(md, "namespace");
+  in->name = jstr(md, "name");
+  if (!in->name || !*in->name || strlen(in->name) > TP_MAX_NAME ||
+      (in->ns && strlen(in->ns) > TP_MAX_NAME)) {
+    gc_diags_addf(diags, "Pod: metadata.name: required, at most %d bytes", TP_MAX_NAME);
+    return GC_EINVAL;
+  }
+  in->ns = in->ns ? in->ns : "";
+  in->uid = jstr(md, "uid");
+  in->rv = jstr(md, "resourceVersion");
+  in->created_ms = time_ms(jstr(md, "creationTimestamp"));
+  in->jobset = jstr(jget(md, "labels"), JS_LABEL);
+  in->rjob = jstr(jget(md, "labels"), RJ_LABEL);
+  in->node = jstr(spec, "nodeName");
+  json_object *prio = jget(spec, "priority");
+  in->priority = prio ? json_object_get_int64(prio) : 0;
+  in->tols = jget(spec, "tolerations");
+  in->phase = phase_of(jpath(obj, "status", "phase") ? jstr(jget(obj, "status"), "phase") : NULL);
+  pod_gates(jget(spec, "schedulingGates"), in);
+  pod_conditions(jpath(obj, "status", "conditions"), in);
+  if (in->jobset && strlen(in->jobset) > TP_MAX_NAME)
+    in->jobset = NULL;
+  return pod_requests(m, spec, in, diags);
+}
+
+/* ---- HyperNodes ------------------------------------------------------------ */
+
+struct hn_rec {
+  struct gb_hnode h;
+  char *name;
+  char *json; /* the object's compact text */
+};
+
+static struct hn_rec *hn_find(struct gb_model *m, const char *name) {
+  uint64_t h = gb_hash_str(name);
+  for (struct gb_hnode *e = gb_htab_chain(&m->hns, h); e; e = e->next)
+    if (e->hash == h && !strcmp(((struct hn_rec *)e)->name, name))
+      return (struct hn_rec *)e;
+  return NULL;
+}
+
+static void hn_free(struct gb_hnode *e, void *ctx) {
+  struct hn_rec *r = (struct hn_rec *)e;
+  struct gb_model *m = ctx;
+  m->record_bytes -= sizeof(*r) + strlen(r->name) + strlen(r->json) + 2;
+  free(r->name);
+  free(r->json);
+  free(r);
+}
+
+/* A HyperNode changed: kept as text (they are few), the snapshot is marked
+ * for one rebuild however many change in a burst. */
+static int hn_apply(struct gb_model *m, int op, json_object *obj, struct gc_diags *diags) {
+  const char *name = jstr(jget(obj, "metadata"), "name");
+  if (!name || !*name || strlen(name) > TP_MAX_NAME) {
+    gc_diags_addf(diags, "HyperNode: metadata.name: required, at most %d bytes", TP_MAX_NAME);
+    return GC_EINVAL;
+  }
+  struct hn_rec *r = hn_find(m, name);
+  if (op == 1) {
+    if (r) {
+      gb_htab_remove(&m->hns, &r->h);
+      hn_free(&r->h, m);
+      m->dirty = 1;
+    }
+    return 0;
+  }
+  /* The text compared and kept is the spec alone: metadata changes on
+   * every update, and the builder only needs the name besides. */
+  const char *text = json_object_to_json_string_ext(jget(obj, "spec"), JSON_C_TO_STRING_PLAIN);
+  if (strlen(text) > GB_MODEL_MAX_HN_BYTES) {
+    gc_diags_addf(diags, "HyperNode/%s: larger than %u bytes", name, GB_MODEL_MAX_HN_BYTES);
+    return GC_ELIMIT;
+  }
+  if (r && !strcmp(r->json, text))
+    return 0;
+  char *copy = strdup(text);
+  if (!copy)
+    return GC_ENOMEM;
+  if (!r) {
+    if (!(r = calloc(1, sizeof(*r))) || !(r->name = strdup(name))) {
+      free(r);
+      free(copy);
+      return GC_ENOMEM;
+    }
+    r->h.hash = gb_hash_str(name);
+    gb_htab_insert(&m->hns, &r->h);
+    m->record_bytes += sizeof(*r) + strlen(name) + 1;
+  } else {
+    m->record_bytes -= strlen(r->json) + 1;
+    free(r->json);
+  }
+  r->json = copy;
+  m->record_bytes += strlen(copy) + 1;
+  m->dirty = 1;
+  return 0;
+}
+
+void gb_model_drop_hypernodes(struct gb_model *m) {
+  if (m->hns.n)
+    m->dirty = 1;
+  gb_htab_clear(&m->hns, hn_free, m);
+}
+
+/* ---- The snapshot ----------------------------------------------------------- */
+
+/* The HyperNode document the builder reads, from the kept spec text. */
+static int hn_doc(struct gc_arena *a, const struct hn_rec *r, struct gc_value **out) {
+  json_object *j = json_tokener_parse(r->json);
+  if (!j)
+    return GC_EINVAL;
+  struct gc_value *spec = NULL, *doc = gc_value_map(a), *md = gc_value_map(a);
+  int rc = gb_kube_json_to_value(a, j, 0, &spec);
+  json_object_put(j);
+  if (!rc && (!doc || !md))
+    rc = GC_ENOMEM;
+  rc = rc ? rc : gc_map_set(a, doc, "apiVersion", gc_value_strz(a, "topology.volcano.sh/v1alpha1"));
+  rc = rc ? rc : gc_map_set(a, doc, "kind", gc_value_strz(a, "HyperNode"));
+  rc = rc ? rc : gc_map_set(a, md, "name", gc_value_strz(a, r->name));
+  rc = rc ? rc : gc_map_set(a, doc, "metadata", md);
+  rc = rc ? rc : gc_map_set(a, doc, "spec", spec);
+  *out = doc;
+  return rc;
+}
+
+/* Builds a snapshot from every present node (and the HyperNodes unless
+ * with_hn is 0) into *out. */
+static int build_from_records(struct gb_model *m, int with_hn, struct tp_snapshot **out,
+                              struct gc_diags *diags) {
+  size_t cap = m->n_nodes + (with_hn ? m->hns.n : 0), n = 0, b = 0;
+  const struct gc_value **docs = calloc(cap ? cap : 1, sizeof(*docs));
+  struct gc_arena *a = gc_arena_new((size_t)16 << 30);
+  int rc = docs && a ? 0 : GC_ENOMEM;
+  for (struct gb_hnode *e = NULL; !rc && (e = gb_htab_next(&m->nodes, &b, e));) {
+    struct node_rec *nr = (struct node_rec *)e;
+    struct gc_value *d;
+    if (nr->present && n < cap && !(rc = node_doc(m, a, nr, &d)))
+      docs[n++] = d;
+  }
+  b = 0;
+  for (struct gb_hnode *e = NULL; !rc && with_hn && (e = gb_htab_next(&m->hns, &b, e));) {
+    struct gc_value *d;
+    if (n < cap && !(rc = hn_doc(a, (struct hn_rec *)e, &d)))
+      docs[n++] = d;
+  }
+  struct tp_build_opts bo = {.levels = (const char *const *)m->levels, .n_levels = m->o.n_levels};
+  if (!rc)
+    rc = tp_snapshot_build(docs, NULL, n, &bo, out, diags);
+  free(docs);
+  gc_arena_free(a);
+  return rc;
+}
+
+/* Installs a new snapshot: every node's slot, exclusion and counted pods. */
+static void install(struct gb_model *m, struct tp_snapshot *s) {
+  tp_snapshot_free(m->s);
+  m->s = s;
+  memset(m->snap_r, -1, sizeof(m->snap_r));
+  size_t b = 0;
+  for (struct gb_hnode *e = NULL; (e = gb_htab_next(&m->nodes, &b, e));) {
+    struct node_rec *n = (struct node_rec *)e;
+    n->slot = n->present ? tp_snapshot_node(s, n->name) : -1;
+    if (n->slot < 0)
+      continue;
+    const char *why = node_excl_reason(n);
+    if (why)
+      tp_snapshot_set_excluded(s, n->name, why);
+    for (struct pod_rec *p = n->pods; p; p = p->nnext)
+      pod_charge(m, p, 1);
+  }
+  if (m->o.plan)
+    gb_plan_reapply(m->o.plan, s);
+  m->arena_at_build = gc_arena_used(s->arena);
+  m->generation++;
+  m->rebuilds++;
+  m->dirty = 0;
+  m->capacity_due = 1;
+}
+
+int gb_model_rebuild_if_due(struct gb_model *m) {
+  if (!m->fed_done || (m->s && !m->dirty))
+    return 0;
+  struct gc_diags d;
+  gc_diags_init(&d);
+  struct tp_snapshot *s = NULL;
+  int rc = build_from_records(m, 1, &s, &d);
+  if (rc && m->hns.n) {
+    const char *why = gc_strerror(rc);
+    for (size_t i = d.n; i-- > 0;)
+      if (!d.is_warning[i])
+        why = d.msgs[i];
+    snprintf(m->last_error, sizeof(m->last_error), "%s", why);
+    gb_log(GB_LOG_ERROR, "cannot build the topology from HyperNodes", "error", m->last_error,
+           NULL);
+    if (m->s) { /* keep the last good tree until the HyperNodes change again */
+      m->dirty = 0;
+      gc_diags_destroy(&d);
+      return rc;
+    }
+    rc = build_from_records(m, 0, &s, NULL);
+  }
+  gc_diags_destroy(&d);
+  if (rc)
+    return rc;
+  install(m, s);
+  return 0;
+}
+
+/* ---- Applying changes ------------------------------------------------------- */
+
+static int pod_apply(struct gb_model *m, int op, json_object *obj, char *gang_ns, char *gang_js,
+                     struct gc_diags *diags) {
+  m->pod_events++;
+  if (op == 1) {
+    json_object *md = jget(obj, "metadata");
+    const char *ns = jstr(md, "namespace"), *name = jstr(md, "name");
+    return name ? pod_delete(m, ns ? ns : "", name, gang_ns, gang_js) : GC_EINVAL;
+  }
+  struct pod_in in;
+  gc_arena_reset(m->scratch);
+  int rc = pod_parse(m, obj, &in, diags);
+  return rc ? rc : pod_upsert(m, &in, gang_ns, gang_js);
+}
+
+int gb_model_apply(struct gb_model *m, int kind, int op, json_object *obj, char *gang_ns,
+                   char *gang_js, struct gc_diags *diags) {
+  int rc;
+  if (kind == GB_INF_NODE) {
+    m->node_events++;
+    rc = op == 1 ? node_delete(m, obj) : node_upsert(m, obj, diags);
+  } else if (kind == GB_INF_POD) {
+    rc = pod_apply(m, op, obj, gang_ns, gang_js, diags);
+  } else if (kind == GB_INF_HN) {
+    rc = hn_apply(m, op, obj, diags);
+  } else {
+    return GC_EINVAL;
+  }
+  if (rc)
+    return rc;
+  m->generation++;
+  /* Names and exclusion reasons accumulate in the snapshot's arena as
+   * nodes come and go: compact by a rebuild once it has doubled. */
+  if (m->s && gc_arena_used(m->s->arena) > 2 * m->arena_at_build + ((size_t)16 << 20))
+    m->dirty = 1;
+  return 0;
+}
+
+void gb_model_flush_capacity(struct gb_model *m) {
+  pthread_mutex_lock(&m->mu);
+  int due = m->capacity_due && m->s;
+  if (due)
+    m->capacity_due = 0;
+  pthread_mutex_unlock(&m->mu);
+  if (due && m->o.on_capacity)
+    m->o.on_capacity(m->o.arg);
+}
+
+/* ---- Trims (what the records read, nothing else) ---------------------------- */
+
+static void keep_only(json_object *o, const char *const *keep) {
+  if (!o || !json_object_is_type(o, json_type_object))
+    return;
+  const char *drop[64];
+  size_t n;
+  do { /* in rounds of 64: keys cannot be deleted while iterating */
+    n = 0;
+    json_object_object_foreach(o, k, v) {
+      (void)v;
+      int kept = 0;
+      for (size_t i = 0; keep[i] && !kept; i++)
+        kept = !strcmp(k, keep[i]);
+      if (!kept && n < 64)
+        drop[n++] = k;
+    }
+    for (size_t i = 0; i < n; i++)
+      json_object_object_del(o, drop[i]);
+  } while (n == 64);
+}
+
+static void keep_only_items(json_object *arr, const char *const *keep) {
+  size_t cnt = arr && json_object_is_type(arr, json_type_array) ? json_object_array_length(arr) : 0;
+  for (size_t i = 0; i < cnt; i++)
+    keep_only(json_object_array_get_idx(arr, i), keep);
+}
+
+void gb_model_trim_pod(json_object *obj) {
+  static const char *const top[] = {"metadata", "spec", "status", "apiVersion", "kind", NULL};
+  static const char *const md[] = {"name", "namespace", "uid", "resourceVersion",
+                                   "creationTimestamp", "labels", NULL};
+  static const char *const labels[] = {JS_LABEL, RJ_LABEL, NULL};
+  static const char *const spec[] = {"nodeName", "priority", "schedulingGates", "tolerations",
+                                     "containers", "initContainers", "overhead", "resources",
+                                     NULL};
+  static const char *const ctr[] = {"name", "resources", "restartPolicy", NULL};
+  static const char *const status[] = {"phase", "conditions", NULL};
+  static const char *const cond[] = {"type", "status", "lastTransitionTime", "message", NULL};
+  gb_informer_strip(obj);
+  keep_only(obj, top);
+  keep_only(jget(obj, "metadata"), md);
+  keep_only(jpath(obj, "metadata", "labels"), labels);
+  json_object *sp = jget(obj, "spec"), *st = jget(obj, "status");
+  keep_only(sp, spec);
+  keep_only_items(jget(sp, "containers"), ctr);
+  keep_only_items(jget(sp, "initContainers"), ctr);
+  keep_only(st, status);
+  json_object *conds = jget(st, "conditions");
+  size_t cnt = conds && json_object_is_type(conds, json_type_array) ? json_object_array_length(conds) : 0;
+  for (size_t i = cnt; i-- > 0;) { /* only PodScheduled is read */
+    const char *t = jstr(json_object_array_get_idx(conds, i), "type");
+    if (!t || strcmp(t, "PodScheduled"))
+      json_object_array_del_idx(conds, i, 1);
+  }
+  keep_only_items(conds, cond);
+  const char *msg = cnt ? jstr(json_object_array_get_idx(conds, 0), "message") : NULL;
+  if (msg && strlen(msg) > GB_MODEL_MSG_MAX)
+    json_object_object_add(json_object_array_get_idx(conds, 0), "message",
+                           json_object_new_string_len(msg, GB_MODEL_MSG_MAX));
+}
+
+void gb_model_trim_hn(json_object *obj) {
+  /* The record compares texts to see a topology change: keep only what the
+   * builder reads (a status update also bumps resourceVersion).  The
+   * informer itself reads metadata.name and resourceVersion before the
+   * transform's result is cached, so the cache keeps working. */
+  static const char *const top[] = {"metadata", "spec", NULL};
+  static const char *const md[] = {"name", "resourceVersion", NULL};
+  gb_informer_strip(obj);
+  keep_only(obj, top);
+  keep_only(jget(obj, "metadata"), md);
+}
+
+void gb_model_trim_node(json_object *obj) {
+  static const char *const top[] = {"metadata", "spec", "status", "apiVersion", "kind", NULL};
+  static const char *const md[] = {"name", "uid", "resourceVersion", "labels", NULL};
+  static const char *const spec[] = {"unschedulable", "taints", NULL};
+  static const char *const status[] = {"allocatable", "conditions", NULL};
+  gb_informer_strip(obj);
+  keep_only(obj, top);
+  keep_only(jget(obj, "metadata"), md);
+  keep_only(jget(obj, "spec"), spec);
+  keep_only(jget(obj, "status"), status);
+  json_object *conds = jpath(obj, "status", "conditions");
+  size_t cnt = conds && json_object_is_type(conds, json_type_array) ? json_object_array_length(conds) : 0;
+  for (size_t i = cnt; i-- > 0;) {
+    const char *t = jstr(json_object_array_get_idx(conds, i), "type");
+    if (!t || strcmp(t, "Ready"))
+      json_object_array_del_idx(conds, i, 1);
+  }
+}
+
+/* ---- Lifecycle ---------------------------------------------------------------- */
+
+int gb_model_new(const struct gb_model_opts *o, struct gb_model **out, struct gc_diags *diags) {
+  *out = NULL;
+  if (!o || o->n_levels > TP_MAX_LEVELS || (o->n_levels && !o->levels)) {
+    gc_diags_addf(diags, "model: at most %d label levels", TP_MAX_LEVELS);
+    return GC_EINVAL;
+  }
+  struct gb_model *m = calloc(1, sizeof(*m));
+  if (!m)
+    return GC_ENOMEM;
+  m->o = *o;
+  int rc = 0;
+  if (o->n_levels && !(m->levels = calloc(o->n_levels, sizeof(char *))))
+    rc = GC_ENOMEM;
+  for (size_t i = 0; !rc && i < o->n_levels; i++) {
+    if (!o->levels[i] || !*o->levels[i]) {
+      gc_diags_addf(diags, "model: levels[%zu]: empty label key", i);
+      rc = GC_EINVAL;
+    } else if (!(m->levels[i] = strdup(o->levels[i]))) {
+      rc = GC_ENOMEM;
+    }
+  }
+  pthread_mutexattr_t ma;
+  pthread_mutexattr_init(&ma);
+  pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE); /* blocked_mask inside with_snapshot */
+  pthread_mutex_init(&m->mu, &ma);
+  pthread_mutexattr_destroy(&ma);
+  pthread_cond_init(&m->cond, NULL);
+  m->o.levels = NULL; /* m->levels holds the copies */
+  if (!rc && (gb_htab_init(&m->pods, 1024) || gb_htab_init(&m->nodes, 256) ||
+              gb_htab_init(&m->gangs, 64) || gb_htab_init(&m->tols, 16) ||
+              gb_htab_init(&m->hns, 16) || !(m->scratch = gc_arena_new(SCRATCH_LIMIT))))
+    rc = GC_ENOMEM;
+  memset(m->snap_r, -1, sizeof(m->snap_r));
+  if (rc) {
+    gb_model_free(m);
+    return rc;
+  }
+  *out = m;
+  return 0;
+}
+
+static void free_pod(struct gb_hnode *e, void *ctx) {
+  (void)ctx;
+  free(e);
+}
+
+static void free_node(struct gb_hnode *e, void *ctx) {
+  (void)ctx;
+  struct node_rec *n = (struct node_rec *)e;
+  node_free_parts(n);
+  free(n->name);
+  free(n);
+}
+
+static void free_gang(struct gb_hnode *e, void *ctx) {
+  (void)ctx;
+  free(((struct gang_rec *)e)->key);
+  free(e);
+}
+
+static void free_tol(struct gb_hnode *e, void *ctx) {
+  (void)ctx;
+  tolset_free((struct tolset *)e);
+}
+
+void gb_model_free(struct gb_model *m) {
+  if (!m)
+    return;
+  gb_model_stop(m);
+  gb_model_watch_free(m);
+  gb_htab_clear(&m->pods, free_pod, NULL);
+  gb_htab_clear(&m->nodes, free_node, NULL);
+  gb_htab_clear(&m->gangs, free_gang, NULL);
+  gb_htab_clear(&m->tols, free_tol, NULL);
+  gb_htab_clear(&m->hns, hn_free, m);
+  gb_htab_free(&m->pods);
+  gb_htab_free(&m->nodes);
+  gb_htab_free(&m->gangs);
+  gb_htab_free(&m->tols);
+  gb_htab_free(&m->hns);
+  tp_snapshot_free(m->s);
+  for (size_t i = 0; i < m->n_res; i++)
+    free((char *)m->res_name[i]);
+  for (size_t i = 0; m->levels && i < m->o.n_levels; i++)
+    free(m->levels[i]);
+  free(m->levels);
+  gc_arena_free(m->scratch);
+  pthread_mutex_destroy(&m->mu);
+  pthread_cond_destroy(&m->cond);
+  free(m);
+}
+
+/* ---- Reading ----------------------------------------------------------------- */
+
+int gb_model_with_snapshot(struct gb_model *m, gb_model_snapshot_fn fn, void *arg) {
+  pthread_mutex_lock(&m->mu);
+  if (m->depth == 0)
+    gb_model_rebuild_if_due(m);
+  int rc = GC_ENOTFOUND;
+  if (m->s) {
+    m->depth++;
+    rc = fn(arg, m->s, m->generation);
+    m->depth--;
+  }
+  pthread_mutex_unlock(&m->mu);
+  return rc;
+}
+
+static int cmp_pod_age(const void *a, const void *b) {
+  const struct pod_rec *x = *(const struct pod_rec *const *)a, *y = *(const struct pod_rec *const *)b;
+  if (x->created_ms != y->created_ms)
+    return x->created_ms < y->created_ms ? -1 : 1;
+  return strcmp(pod_str(x) + x->o_name, pod_str(y) + y->o_name);
+}
+
+int gb_model_foreach_gang_pod(struct gb_model *m, const char *ns, const char *jobset,
+                              gb_pod_view_fn fn, void *arg) {
+  int rc = 0;
+  pthread_mutex_lock(&m->mu);
+  struct gang_rec *g = gang_get(m, ns, jobset, 0);
+  struct pod_rec **v = g ? malloc(g->n * sizeof(*v)) : NULL;
+  if (g && !v)
+    rc = GC_ENOMEM;
+  size_t n = 0;
+  for (struct pod_rec *p = g && v ? g->pods : NULL; p; p = p->gnext)
+    v[n++] = p;
+  qsort(v, n, sizeof(*v), cmp_pod_age);
+  for (size_t i = 0; i < n && !rc; i++) {
+    const char *res[GB_MODEL_MAX_POD_RES];
+    struct gb_pod_view view;
+    view_of(m, v[i], res, &view);
+    rc = fn(arg, &view);
+  }
+  free(v);
+  pthread_mutex_unlock(&m->mu);
+  return rc;
+}
+
+int gb_model_blocked_mask(struct gb_model *m, const struct tp_snapshot *s, const char *ns,
+                          const char *pod, uint8_t **mask) {
+  *mask = NULL;
+  int rc = 0;
+  pthread_mutex_lock(&m->mu);
+  struct pod_rec *p = pod_find(m, ns, pod);
+  if (!p || s != m->s)
+    rc = p ? GC_EUSAGE : GC_ENOTFOUND;
+  size_t b = 0, slots = s ? tp_snapshot_slot_count(s) : 0;
+  for (struct gb_hnode *e = NULL; !rc && (e = gb_htab_next(&m->nodes, &b, e));) {
+    struct node_rec *n = (struct node_rec *)e;
+    if (n->slot < 0 || (size_t)n->slot >= slots || !n->n_taints || !node_blocks(n, p->tol))
+      continue;
+    if (!*mask && !(*mask = calloc(slots, 1)))
+      rc = GC_ENOMEM;
+    else
+      (*mask)[n->slot] = 1;
+  }
+  pthread_mutex_unlock(&m->mu);
+  return rc;
+}
+
+void gb_model_stats(struct gb_model *m, struct gb_model_stats *out) {
+  pthread_mutex_lock(&m->mu);
+  *out = (struct gb_model_stats){.generation = m->generation,
+                                 .nodes = m->n_nodes,
+                                 .pods = m->n_pods,
+                                 .hypernodes = m->hns.n,
+                                 .domains = m->s ? tp_snapshot_domain_count(m->s) : 0,
+                                 .rebuilds = m->rebuilds,
+                                 .pod_events = m->pod_events,
+                                 .node_events = m->node_events,
+                                 .record_bytes = m->record_bytes};
+  pthread_mutex_unlock(&m->mu);
+}
+
+/* ---- The feed ------------------------------------------------------------------ */
+
+static void after_change(struct gb_model *m, const char *gang_ns, const char *gang_js) {
+  if (*gang_ns && m->o.on_gang)
+    m->o.on_gang(m->o.arg, gang_ns, gang_js);
+  if (!m->started) /* fed: each call is its own burst (the watch coalesces on a timer) */
+    gb_model_flush_capacity(m);
+}
+
+int gb_model_feed(struct gb_model *m, const char *kind, int op, const char *json,
+                  struct gc_diags *diags) {
+  int k = !kind ? -1
+          : !strcmp(kind, "Node")      ? GB_INF_NODE
+          : !strcmp(kind, "Pod")       ? GB_INF_POD
+          : !strcmp(kind, "HyperNode") ? GB_INF_HN
+                                       : -1;
+  size_t len = json ? strlen(json) : 0;
+  if (k < 0 || (op != 0 && op != 1) || len == 0 || len > MAX_JSON_BYTES) {
+    gc_diags_addf(diags, "model feed: kind must be Node, Pod or HyperNode, op 0 or 1, and the "
+                         "object 1 to %u bytes", MAX_JSON_BYTES);
+    return GC_EINVAL;
+  }
+  json_tokener *tok = json_tokener_new();
+  json_object *obj = tok ? json_tokener_parse_ex(tok, json, (int)len) : NULL;
+  if (tok)
+    json_tokener_free(tok);
+  if (!obj || !json_object_is_type(obj, json_type_object)) {
+    gc_diags_addf(diags, "model feed: %s: not a JSON object", kind);
+    json_object_put(obj);
+    return GC_EINVAL;
+  }
+  /* The informer's transforms, so the feed sees what the watch would. */
+  if (k == GB_INF_POD)
+    gb_model_trim_pod(obj);
+  else if (k == GB_INF_NODE)
+    gb_model_trim_node(obj);
+  else
+    gb_model_trim_hn(obj);
+  char gang_ns[GB_PLAN_KEY_MAX + 1] = "", gang_js[GB_PLAN_KEY_MAX + 1] = "";
+  pthread_mutex_lock(&m->mu);
+  int rc = gb_model_apply(m, k, op, obj, gang_ns, gang_js, diags);
+  pthread_mutex_unlock(&m->mu);
+  json_object_put(obj);
+  after_change(m, gang_ns, gang_js);
+  return rc;
+}
+
+int gb_model_feed_pod(struct gb_model *m, int op, const struct gb_pod_view *v) {
+  if (!v || !v->name || !*v->name || v->n_req > GB_MODEL_MAX_POD_RES || (op != 0 && op != 1))
+    return GC_EINVAL;
+  char gang_ns[GB_PLAN_KEY_MAX + 1] = "", gang_js[GB_PLAN_KEY_MAX + 1] = "";
+  int rc = 0;
+  pthread_mutex_lock(&m->mu);
+  m->pod_events++;
+  if (op == 1) {
+    rc = pod_delete(m, v->ns ? v->ns : "", v->name, gang_ns, gang_js);
+  } else {
+    struct pod_in in = {.ns = v->ns ? v->ns : "", .name = v->name, .uid = v->uid,
+                        .rv = v->resource_version, .node = v->node, .jobset = v->jobset,
+                        .rjob = v->rjob, .msg = v->unschedulable_msg, .phase = v->phase,
+                        .gated = v->placement_gated, .unsched = v->unschedulable,
+                        .n_gates = (unsigned)v->n_gates, .created_ms = v->created_ms,
+                        .priority = v->priority, .since_ms = v->unschedulable_since_ms};
+    for (size_t i = 0; i < v->n_req; i++) {
+      int rid = res_id(m, v->res[i]);
+      if (rid >= 0 && v->val[i]) {
+        in.rid[in.n_req] = (uint16_t)rid;
+        in.val[in.n_req++] = v->val[i];
+      }
+    }
+    rc = pod_upsert(m, &in, gang_ns, gang_js);
+  }
+  if (!rc)
+    m->generation++;
+  pthread_mutex_unlock(&m->mu);
+  after_change(m, gang_ns, gang_js);
+  return rc;
+}
+
+int gb_model_feed_done(struct gb_model *m) {
+  pthread_mutex_lock(&m->mu);
+  m->fed_done = 1;
+  int rc = gb_model_rebuild_if_due(m);
+  if (!rc)
+    m->synced = 1;
+  pthread_mutex_unlock(&m->mu);
+  if (!m->started)
+    gb_model_flush_capacity(m);
+  return rc;
+}

@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * gb_model_watch: the model's informers (Nodes, non-terminal Pods, Volcano
+ * HyperNodes when served, and the HyperNode CRD itself so that a CRD
+ * installed later is picked up at once) and its housekeeping thread, which
+ * builds the first snapshot once every informer has listed, runs the
+ * coalesced rebuilds (at most one per 50 ms tick, however many HyperNodes
+ * changed), calls on_capacity at most once per tick, and re-runs HyperNode
+ * discovery every minute and whenever the CRD changes.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gb_clock.h"
+#include "gb_log.h"
+#include "gb_model_int.h"
+
+#define HN_GROUP "topology.volcano.sh"
+#define HN_VERSION "v1alpha1"
+#define HN_RESOURCE "hypernodes"
+#define HN_CRD "hypernodes.topology.volcano.sh"
+#define TICK_NS (50 * 1000 * 1000)
+#define DISCOVERY_EVERY_S 60.0
+
+static const char *const KIND_NAMES[GB_INF_N] = {"nodes", "pods", "hypernodes",
+                                                 "customresourcedefinitions"};
+
+static void on_change(void *arg, const struct gb_informer_change *ch) {
+  struct gb_model_handler *h = arg;
+  struct gb_model *m = h->m;
+  if (h->kind == GB_INF_CRD) {
+    pthread_mutex_lock(&m->mu);
+    m->crd_changed = 1;
+    pthread_cond_signal(&m->cond);
+    pthread_mutex_unlock(&m->mu);
+    return;
+  }
+  char gang_ns[GB_PLAN_KEY_MAX + 1] = "", gang_js[GB_PLAN_KEY_MAX + 1] = "";
+  struct gc_diags d;
+  gc_diags_init(&d);
+  pthread_mutex_lock(&m->mu);
+  int rc = gb_model_apply(m, h->kind, ch->op == GB_INFORMER_DELETE, ch->obj, gang_ns, gang_js, &d);
+  pthread_mutex_unlock(&m->mu);
+  if (rc)
+    gb_log(GB_LOG_WARN, "model: object not applied", "resource", KIND_NAMES[h->kind], "key",
+           ch->key, "error", d.n ? d.msgs[0] : gc_strerror(rc), NULL);
+  gc_diags_destroy(&d);
+  if (*gang_ns && m->o.on_gang)
+    m->o.on_gang(m->o.arg, gang_ns, gang_js);
+}
+
+static void on_log(void *arg, int is_error, const char *msg) {
+  struct gb_model_handler *h = arg;
+  gb_log(is_error ? GB_LOG_WARN : GB_LOG_DEBUG, "model informer", "resource",
+         KIND_NAMES[h->kind], "message", msg, NULL);
+}
+
+static int make_informer(struct gb_model *m, int kind, struct gc_diags *d) {
+  static const char *const groups[GB_INF_N] = {"", "", HN_GROUP, "apiextensions.k8s.io"};
+  static const char *const versions[GB_INF_N] = {"v1", "v1", HN_VERSION, "v1"};
+  struct gb_informer_opts io;
+  memset(&io, 0, sizeof(io));
+  io.group = groups[kind];
+  io.version = versions[kind];
+  io.resource = KIND_NAMES[kind];
+  /* Terminal pods hold nothing: the server filters them out, and a pod
+   * that finishes arrives as a delete. */
+  io.field_selector = kind == GB_INF_POD   ? "status.phase!=Succeeded,status.phase!=Failed"
+                      : kind == GB_INF_CRD ? "metadata.name=" HN_CRD
+                                           : NULL;
+  io.transform = kind == GB_INF_POD    ? gb_model_trim_pod
+                 : kind == GB_INF_NODE ? gb_model_trim_node
+                 : kind == GB_INF_HN   ? gb_model_trim_hn
+                                       : gb_informer_trim_crd;
+  m->h[kind] = (struct gb_model_handler){.m = m, .kind = kind};
+  io.on_change = on_change;
+  io.handler_arg = &m->h[kind];
+  io.on_log = on_log;
+  io.log_arg = &m->h[kind];
+  int rc = gb_informer_new(m->o.client, &io, &m->inf[kind], d);
+  if (!rc && (rc = gb_informer_start(m->inf[kind]))) {
+    gb_informer_free(m->inf[kind]);
+    m->inf[kind] = NULL;
+  }
+  return rc;
+}
+
+/* Starts or stops the HyperNode informer as discovery says. */
+static void check_hypernodes(struct gb_model *m) {
+  int served = 0;
+  struct gb_kube_error e;
+  memset(&e, 0, sizeof(e));
+  if (gb_kube_discovery_served(m->disc, HN_GROUP, HN_VERSION, HN_RESOURCE, &served, &e)) {
+    gb_log(GB_LOG_WARN, "model: HyperNode discovery failed", "error", e.message, NULL);
+    return;
+  }
+  if (served && !m->inf[GB_INF_HN]) {
+    struct gc_diags d;
+    gc_diags_init(&d);
+    int rc = make_informer(m, GB_INF_HN, &d);
+    gb_log(rc ? GB_LOG_ERROR : GB_LOG_INFO, rc ? "model: cannot watch HyperNodes"
+                                               : "model: HyperNodes served, watching them",
+           "error", rc ? gc_strerror(rc) : "", NULL);
+    gc_diags_destroy(&d);
+  } else if (!served && m->inf[GB_INF_HN]) {
+    gb_informer_free(m->inf[GB_INF_HN]); /* stops it first; its handler takes mu */
+    pthread_mutex_lock(&m->mu);
+    m->inf[GB_INF_HN] = NULL;
+    gb_model_drop_hypernodes(m);
+    pthread_mutex_unlock(&m->mu);
+    gb_log(GB_LOG_INFO, "model: HyperNodes no longer served, label levels or one flat domain",
+           NULL);
+  }
+  m->hn_served = m->inf[GB_INF_HN] != NULL;
+}
+
+static int lists_done(struct gb_model *m) {
+  for (int k = GB_INF_NODE; k <= GB_INF_HN; k++)
+    if (m->inf[k] && !gb_informer_has_synced(m->inf[k]))
+      return 0;
+  return m->inf[GB_INF_NODE] && m->inf[GB_INF_POD];
+}
+
+static void *housekeeping(void *arg) {
+  struct gb_model *m = arg;
+  double next_disc = 0;
+  pthread_mutex_lock(&m->mu);
+  while (!m->stop) {
+    int recheck = m->o.n_levels == 0 && (m->crd_changed || gb_clock_s() >= next_disc);
+    m->crd_changed = 0;
+    pthread_mutex_unlock(&m->mu);
+    if (recheck) {
+      gb_kube_discovery_invalidate(m->disc);
+      check_hypernodes(m);
+      next_disc = gb_clock_s() + DISCOVERY_EVERY_S;
+    }
+    int listed = lists_done(m);
+    pthread_mutex_lock(&m->mu);
+    if (listed) {
+      m->fed_done = 1;
+      if (gb_model_rebuild_if_due(m) == 0 && m->s)
+        m->synced = 1;
+    }
+    pthread_mutex_unlock(&m->mu);
+    gb_model_flush_capacity(m);
+    pthread_mutex_lock(&m->mu);
+    if (!m->stop && !m->crd_changed) {
+      struct timespec ts;
+      gb_clock_deadline(&ts, TICK_NS);
+      pthread_cond_timedwait(&m->cond, &m->mu, &ts);
+    }
+  }
+  pthread_mutex_unlock(&m->mu);
+  return NULL;
+}
+
+int gb_model_start(struct gb_model *m) {
+  if (!m || !m->o.client)
+    return GC_EUSAGE;
+  if (m->started)
+    return GC_EUSAGE;
+  struct gc_diags d;
+  gc_diags_init(&d);
+  int rc = (m->disc = gb_kube_discovery_new(m->o.client, 30)) ? 0 : GC_ENOMEM;
+  rc = rc ? rc : make_informer(m, GB_INF_NODE, &d);
+  rc = rc ? rc : make_informer(m, GB_INF_POD, &d);
+  if (!rc && m->o.n_levels == 0)
+    rc = make_informer(m, GB_INF_CRD, &d);
+  gc_diags_destroy(&d);
+  if (!rc) {
+    m->stop = 0;
+    m->started = 1;
+    if (pthread_create(&m->thread, NULL, housekeeping, m)) {
+      m->started = 0;
+      rc = GC_ENOMEM;
+    }
+  }
+  if (rc)
+    gb_model_stop(m);
+  return rc;
+}
+
+int gb_model_synced(struct gb_model *m) {
+  pthread_mutex_lock(&m->mu);
+  int s = m->synced;
+  pthread_mutex_unlock(&m->mu);
+  return s;
+}
+
+void gb_model_stop(struct gb_model *m) {
+  if (!m)
+    return;
+  if (m->started) {
+    pthread_mutex_lock(&m->mu);
+    m->stop = 1;
+    pthread_cond_signal(&m->cond);
+    pthread_mutex_unlock(&m->mu);
+    pthread_join(m->thread, NULL);
+    m->started = 0;
+  }
+  for (int k = 0; k < GB_INF_N; k++)
+    if (m->inf[k])
+      gb_informer_stop(m->inf[k]);
+}
+
+void gb_model_watch_free(struct gb_model *m) {
+  for (int k = 0; k < GB_INF_N; k++) {
+    gb_informer_free(m->inf[k]);
+    m->inf[k] = NULL;
+  }
+  gb_kube_discovery_free(m->disc);
+  m->disc = NULL;
+}

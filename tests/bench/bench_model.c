@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * bench_model: the live cluster model's memory and speed through the feed
+ * (no server): the initial list and build at 10k nodes / 100k pods and
+ * 100k nodes / 1M pods, and the cost of one pod event (a bind, a delete)
+ * in steady state.  Each case runs in a child process of its own so that
+ * its RSS is its own.  Two paths are measured: "record" feeds pods as
+ * compact records (gb_model_feed_pod: no JSON decode, what the model costs
+ * by itself) and "json" feeds the Pod JSON text a watch delivers
+ * (gb_model_feed: parse, the informer's trim, the pod-request rule), which
+ * is the informer path minus the HTTP transfer and the informer's cache.
+ * Nodes are always fed as JSON.  Goals (issue 11): <= 1.5 GiB RSS and
+ * <= 10 us per pod event.  --short: 1,000 nodes / 10,000 pods, one pass.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "gb_bench.h"
+#include "gb_model.h"
+
+/* The plan is not linked in a benchmark that has none (weak: the real one
+ * wins once gb_plan.c exists). */
+__attribute__((weak)) int gb_plan_pod_bound(struct gb_plan *p, struct tp_snapshot *s,
+                                            const char *key, uint32_t slot, size_t n_req,
+                                            const char *const *res, const int64_t *val) {
+  (void)p, (void)s, (void)key, (void)slot, (void)n_req, (void)res, (void)val;
+  return 0;
+}
+__attribute__((weak)) int gb_plan_reapply(struct gb_plan *p, struct tp_snapshot *s) {
+  (void)p, (void)s;
+  return 0;
+}
+
+static const char *const LEVELS[] = {"example.com/block", "example.com/rack"};
+static const char *const RES[] = {"cpu", "memory", "nvidia.com/gpu"};
+static const int64_t VAL[] = {4000, 32LL << 30, 1};
+
+static int feed_node(struct gb_model *m, size_t i) {
+  char json[512];
+  snprintf(json, sizeof(json),
+           "{\"metadata\":{\"name\":\"node-%zu\",\"labels\":{\"example.com/block\":\"b%zu\","
+           "\"example.com/rack\":\"r%zu\",\"kubernetes.io/hostname\":\"node-%zu\"}},"
+           "\"spec\":{},\"status\":{\"allocatable\":{\"cpu\":\"64\",\"memory\":\"512Gi\","
+           "\"nvidia.com/gpu\":\"8\",\"pods\":\"110\"},\"conditions\":[{\"type\":\"Ready\","
+           "\"status\":\"True\"}]}}",
+           i, i / 1024, i / 32, i);
+  return gb_model_feed(m, "Node", 0, json, NULL);
+}
+
+/* Pod i of gang i/8, on node `node` (or unbound when node is NULL). */
+static int feed_pod(struct gb_model *m, int json, int op, size_t i, const char *node,
+                    const char *prefix) {
+  char name[64], js[64], text[1536];
+  snprintf(name, sizeof(name), "%s-%zu", prefix, i);
+  snprintf(js, sizeof(js), "%s-js-%zu", prefix, i / 8);
+  if (!json) {
+    struct gb_pod_view v = {.ns = "team", .name = name, .uid = name, .resource_version = "1",
+                            .node = node ? node : "", .jobset = js, .rjob = "workers",
+                            .phase = node ? 1 : 0, .created_ms = (int64_t)i, .n_req = 3,
+                            .res = RES, .val = VAL};
+    return gb_model_feed_pod(m, op, &v);
+  }
+  snprintf(text, sizeof(text),
+           "{\"metadata\":{\"namespace\":\"team\",\"name\":\"%s\",\"uid\":\"uid-%s\","
+           "\"resourceVersion\":\"%zu\",\"creationTimestamp\":\"2026-01-01T00:00:00Z\","
+           "\"labels\":{\"jobset.sigs.k8s.io/jobset-name\":\"%s\","
+           "\"jobset.sigs.k8s.io/replicatedjob-name\":\"workers\",\"app\":\"train\"}},"
+           "\"spec\":{%s%s%s\"containers\":[{\"name\":\"trainer\",\"image\":\"registry/t:1\","
+           "\"resources\":{\"requests\":{\"cpu\":\"4\",\"memory\":\"32Gi\","
+           "\"nvidia.com/gpu\":\"1\"},\"limits\":{\"nvidia.com/gpu\":\"1\"}}}],"
+           "\"tolerations\":[{\"key\":\"nvidia.com/gpu\",\"operator\":\"Exists\"}]},"
+           "\"status\":{\"phase\":\"%s\"}}",
+           name, name, i, js, node ? "\"nodeName\":\"" : "", node ? node : "", node ? "\"," : "",
+           node ? "Running" : "Pending");
+  return gb_model_feed(m, "Pod", op, text, NULL);
+}
+
+static void run_case(size_t nodes, size_t pods, size_t events, int json) {
+  long rss0 = gb_bench_rss_kib();
+  struct gb_model_opts o = {.levels = LEVELS, .n_levels = 2};
+  struct gb_model *m = NULL;
+  if (gb_model_new(&o, &m, NULL))
+    _exit(1);
+  double t0 = gb_bench_mono_s();
+  char node[64];
+  int bad = 0;
+  for (size_t i = 0; i < nodes; i++)
+    bad |= feed_node(m, i);
+  double t1 = gb_bench_mono_s();
+  for (size_t i = 0; i < pods; i++) {
+    snprintf(node, sizeof(node), "node-%zu", (i * 7919) % nodes);
+    bad |= feed_pod(m, json, 0, i, node, "p");
+  }
+  double t2 = gb_bench_mono_s();
+  bad |= gb_model_feed_done(m);
+  double t3 = gb_bench_mono_s();
+  long rss1 = gb_bench_rss_kib();
+  struct gb_model_stats st;
+  gb_model_stats(m, &st);
+  for (size_t i = 0; i < events; i++) /* the event pods exist, unbound */
+    bad |= feed_pod(m, json, 0, i, NULL, "ev");
+  double t4 = gb_bench_mono_s();
+  for (size_t i = 0; i < events; i++) {
+    snprintf(node, sizeof(node), "node-%zu", (i * 104729) % nodes);
+    bad |= feed_pod(m, json, 0, i, node, "ev");
+  }
+  double t5 = gb_bench_mono_s();
+  for (size_t i = 0; i < events; i++)
+    bad |= feed_pod(m, json, 1, i, NULL, "ev");
+  double t6 = gb_bench_mono_s();
+  printf("%-6s %7zu nodes %8zu pods: nodes %.2f s, pods %.2f s, build %.2f s, total %.2f s; "
+         "RSS %.0f MiB (records %.0f MiB, %.0f B/pod); bind %.2f us, delete %.2f us%s\n",
+         json ? "json" : "record", nodes, pods, t1 - t0, t2 - t1, t3 - t2, t3 - t0,
+         (double)(rss1 - rss0) / 1024.0, (double)st.record_bytes / 1048576.0,
+         (double)st.record_bytes / (double)(pods ? pods : 1), (t5 - t4) * 1e6 / (double)events,
+         (t6 - t5) * 1e6 / (double)events, bad ? " (FEED ERRORS)" : "");
+  fflush(stdout);
+  gb_model_free(m);
+  _exit(bad || st.pods != pods ? 1 : 0);
+}
+
+int main(int argc, char **argv) {
+  int short_mode = argc > 1 && !strcmp(argv[1], "--short");
+  static const size_t scales[][2] = {{10000, 100000}, {100000, 1000000}};
+  size_t n_scales = short_mode ? 1 : 2;
+  int failed = 0;
+  for (size_t s = 0; s < n_scales; s++) {
+    for (int json = 0; json <= 1; json++) {
+      size_t nodes = short_mode ? 1000 : scales[s][0], pods = short_mode ? 10000 : scales[s][1];
+      pid_t pid = fork();
+      if (pid == 0)
+        run_case(nodes, pods, short_mode ? 2000 : 100000, json);
+      int status = 0;
+      if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
+          WEXITSTATUS(status)) {
+        fprintf(stderr, "bench_model: case %zu/%d failed\n", s, json);
+        failed = 1;
+      }
+    }
+  }
+  return failed;
+}
