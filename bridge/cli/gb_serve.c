@@ -231,7 +231,7 @@ static int serve_start(struct serve_run *r, struct gc_diags *d) {
          NULL);
   if (cfg->leader_elect && (rc = leader_create(r, d)))
     return rc;
-  struct gb_controller_opts co = {cfg, r->client, &r->sm, NULL, NULL};
+  struct gb_controller_opts co = {.cfg = cfg, .client = r->client, .metrics = &r->sm};
   if (r->leader) {
     co.is_leader = gb_leader_is_leader_fn;
     co.leader_ctx = r->leader;

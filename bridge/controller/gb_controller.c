@@ -852,6 +852,10 @@ int gb_controller_webhook_lookup(void *ctx, const char *ns, const char *jobset_n
     out->mismatch = 1;
     mismatch_event(c, in.trainjob, c->cfg->webhook_deny_on_mismatch, out->why);
   }
+  if (out->bind && !out->mismatch && c->o.placement_lookup &&
+      (rc = c->o.placement_lookup(c->o.placement_ctx, ns, jobset_name, rjob_name, &out->gate,
+                                  &out->restriction, reason, reason_size)))
+    goto out;
   snprintf(out->group, sizeof(out->group), "%s", jobset_name);
   snprintf(out->scheduler_name, sizeof(out->scheduler_name), "%s",
            b == GC_BACKEND_VOLCANO ? c->cfg->scheduler_volcano : c->cfg->scheduler_coscheduling);

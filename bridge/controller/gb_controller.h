@@ -29,12 +29,30 @@
 #include "gb_metrics.h"
 #include "gb_webhook.h"
 
+/* The placement side of the webhook lookup, for a pod the lookup binds
+ * (pod of replicated job `rjob` of JobSet ns/jobset): sets *gate (0 on
+ * entry) when the gang has a placement policy and gangbridge places it, so
+ * the pod waits behind the gangbridge.io/placement gate; or, when the
+ * gang's replicated job was already released, fills *restriction (NONE on
+ * entry) with the gang's placement so the pod goes to the same domain.
+ * Returns 0, or a negative GC_E* code with a reason in `reason` (the
+ * webhook then denies the pod so the Job controller retries, unless
+ * webhook.allowOnError).  Runs on HTTP threads, concurrently: thread-safe
+ * and quick. */
+typedef int (*gb_placement_lookup_fn)(void *ctx, const char *ns, const char *jobset,
+                                      const char *rjob, int *gate,
+                                      struct gb_restriction *restriction, char *reason,
+                                      size_t reason_size);
+
 struct gb_controller_opts {
   const struct gb_config *cfg;      /* validated; borrowed */
   struct gb_kube_client *client;    /* borrowed */
   const struct gb_service_metrics *metrics; /* optional; borrowed */
   int (*is_leader)(void *ctx);      /* NULL: always the leader */
   void *leader_ctx;
+  gb_placement_lookup_fn placement_lookup; /* NULL (the default, and while placement is
+                                              disabled): no pod is gated or restricted */
+  void *placement_ctx;                     /* borrowed */
 };
 
 struct gb_controller;

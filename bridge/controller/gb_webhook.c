@@ -343,6 +343,71 @@ static const char *backend_name(enum gc_backend b) {
                                                                            : "none";
 }
 
+/* Holds the pod for placement: appends gangbridge.io/placement to
+ * spec.schedulingGates (after other controllers' gates: their order is
+ * theirs), creating the list when the pod has none or an empty one, and
+ * adds nothing when the gate is there already. */
+static int add_gate(json_object *patch, json_object *spec, struct verdict *v) {
+  json_object *gates = get(spec, "schedulingGates");
+  if (gates && !json_object_is_type(gates, json_type_array)) {
+    warn(v, "gangbridge: spec.schedulingGates is not a list; pod not held for placement");
+    return 0;
+  }
+  size_t n = gates ? json_object_array_length(gates) : 0;
+  for (size_t i = 0; i < n; i++) {
+    const char *name = get_str(json_object_array_get_idx(gates, i), "name");
+    if (name && !strcmp(name, GB_PLACEMENT_GATE))
+      return 0;
+  }
+  json_object *gate = json_object_new_object();
+  if (!gate)
+    return GC_ENOMEM;
+  json_object_object_add(gate, "name", json_object_new_string(GB_PLACEMENT_GATE));
+  if (n)
+    return add_op(patch, "/spec/schedulingGates/-", gate);
+  json_object *list = json_object_new_array();
+  if (!list) {
+    json_object_put(gate);
+    return GC_ENOMEM;
+  }
+  json_object_array_add(list, gate);
+  return add_op(patch, "/spec/schedulingGates", list);
+}
+
+/* Restricts a new pod of a released gang to the gang's domain.  A pod whose
+ * affinity cannot take the restriction (a wrong type, which the API server
+ * refuses anyway, or one over the size limit) is admitted unrestricted with
+ * a warning rather than held: a pod refused here would only be re-created. */
+static int add_restriction(json_object *patch, json_object *pod, const struct gb_restriction *r,
+                           struct verdict *v) {
+  struct gc_diags d;
+  gc_diags_init(&d);
+  int rc = gb_release_affinity_ops(pod, r, patch, &d);
+  if (rc == GC_EINVAL || rc == GC_ELIMIT) {
+    warn(v, "gangbridge: pod not restricted to its gang's placement: %s",
+         d.n ? d.msgs[0] : gc_strerror(rc));
+    rc = 0;
+  }
+  gc_diags_destroy(&d);
+  return rc;
+}
+
+/* The placement part of a bound pod's patch: the gate while gangbridge
+ * places the gang, else the restriction of a gang already released. */
+static int add_placement(json_object *pod, const struct gb_webhook_decision *dec,
+                         struct verdict *v) {
+  json_object *spec = get_obj(pod, "spec");
+  if (!dec->gate && dec->restriction.kind == GB_RESTRICT_NONE)
+    return 0;
+  if (!spec) {
+    warn(v, "gangbridge: pod has no spec; not held for placement");
+    return 0;
+  }
+  if (dec->gate)
+    return add_gate(v->patch, spec, v);
+  return add_restriction(v->patch, pod, &dec->restriction, v);
+}
+
 /* Builds the patch for a pod the lookup says to bind. */
 static int build_patch(json_object *pod, const struct gb_webhook_decision *dec,
                        struct verdict *v) {
@@ -371,7 +436,7 @@ static int build_patch(json_object *pod, const struct gb_webhook_decision *dec,
            cur, dec->scheduler_name);
     }
   }
-  return 0;
+  return add_placement(pod, dec, v);
 }
 
 /* Removes metadata.<map>[key] when the pod has it ("remove" of a missing
@@ -496,6 +561,15 @@ static int lookup(struct gb_webhook *wh, const struct pod_facts *f,
   dec->scheduler_name[sizeof(dec->scheduler_name) - 1] = '\0';
   dec->why[sizeof(dec->why) - 1] = '\0';
   reason[size - 1] = '\0';
+  struct gb_restriction *r = &dec->restriction;
+  r->key[sizeof(r->key) - 1] = '\0';
+  for (size_t i = 0; i < GB_RESTRICTION_MAX_HOSTS; i++)
+    r->values[i][sizeof(r->values[i]) - 1] = '\0';
+  if (rc == 0 && r->kind != GB_RESTRICT_NONE &&
+      (!r->key[0] || !r->n_values || r->n_values > GB_RESTRICTION_MAX_HOSTS)) {
+    rc = GC_EINVAL;
+    snprintf(reason, size, "lookup returned a malformed placement restriction");
+  }
   if (rc == 0 && dec->managed && dec->bind &&
       ((dec->backend != GC_BACKEND_VOLCANO && dec->backend != GC_BACKEND_COSCHEDULING) ||
        !dec->group[0])) {

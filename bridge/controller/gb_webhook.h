@@ -10,7 +10,14 @@
  * adds the annotation `scheduling.k8s.io/group-name` (Volcano) or the label
  * `scheduling.x-k8s.io/pod-group` (coscheduling), creating the map when the
  * pod has none, and sets `spec.schedulerName` when the decision names one and
- * the pod has none or "default-scheduler".  A managed pod that must not join
+ * the pod has none or "default-scheduler".  When gangbridge places the
+ * gang (decision.gate) such a pod also gets the scheduling gate
+ * gangbridge.io/placement (the list created when the pod has none, the gate
+ * appended after other controllers' gates, never twice), so it waits for
+ * the placement; a pod of a gang already released (a later-wave pod, e.g.
+ * an MPI launcher) gets the placement restriction at once instead
+ * (decision.restriction, AND-ed into its required node affinity, see
+ * gb_release.h).  Only bound pods get either.  A managed pod that must not join
  * the gang (its replicated job is not in the plan, or the PodGroup that
  * exists is not the gang's: decision.mismatch) gets "remove" operations for
  * any group label or annotation it carries (Kubeflow Trainer puts one on
@@ -29,6 +36,7 @@
 #include <stddef.h>
 
 #include "gb_http.h"
+#include "gb_release.h"
 #include "gc_gang.h"
 #include "gc_value.h"
 
@@ -51,6 +59,10 @@ struct gb_webhook_decision {
                    ownerReference to the TrainJob's uid) or its spec is not the
                    gang's; the pod is not bound (or denied, see deny_on_mismatch) */
   char why[256]; /* with mismatch: what does not match, for the warning */
+  int gate;      /* with bind: the gang has a placement policy and gangbridge places it:
+                    hold the pod with the gangbridge.io/placement gate */
+  struct gb_restriction restriction; /* with bind and no gate: the gang was released;
+                                        restrict the pod to its domain (NONE: do not) */
 };
 
 /* Fills *out (zeroed on entry) for the pod of JobSet `jobset_name`,

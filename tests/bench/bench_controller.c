@@ -250,7 +250,7 @@ int main(int argc, char **argv) {
   struct gb_service_metrics sm;
   if (gb_service_metrics_register(reg, "bench", &sm, &d))
     die("metrics", &d);
-  struct gb_controller_opts co = {&cfg, client, &sm, NULL, NULL};
+  struct gb_controller_opts co = {.cfg = &cfg, .client = client, .metrics = &sm};
   struct gb_controller *ctrl = NULL;
   long rss0 = gb_bench_rss_kib();
   double cpu0 = gb_bench_cpu_s();
