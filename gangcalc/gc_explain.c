@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gc_duration.h"
 #include "gc_gang.h"
 
 /* Hard cap on the text of one explanation (jobs are capped upstream). */
@@ -252,22 +253,65 @@ static int put_totals(struct sbuf *b, const struct gc_gang *g) {
   return GC_OK;
 }
 
+/* The topology policy, its source, and who acts on it. */
+static void put_topology(struct sbuf *b, const struct gc_gang *g) {
+  const struct gc_topology_policy *tp = &g->topology;
+  if (!tp->set) {
+    put(b, "network topology:  (none)\n");
+    return;
+  }
+  put(b, "network topology:  mode %s, ", tp->mode ? tp->mode : "hard");
+  if (tp->highest_tier_name) {
+    put(b, "highestTierName ");
+    put_esc(b, tp->highest_tier_name);
+    if (tp->level)
+      put(b, " (topology.levels[%d])", tp->level - 1);
+  } else {
+    put(b, "highestTierAllowed %lld", (long long)(tp->has_highest_tier ? tp->highest_tier : 1));
+  }
+  put(b, " from ");
+  put_esc(b, tp->source ? tp->source : "?");
+  if (tp->in_podgroup && g->backend == GC_BACKEND_VOLCANO)
+    put(b, "\n                   (in the PodGroup's spec.networkTopology: Volcano places it)\n");
+  else
+    put(b, "\n                   (gangbridge's placement policy; not part of the PodGroup)\n");
+}
+
+/* The effective timeout, its source, and how the backend carries it. */
+static void put_timeout(struct sbuf *b, const struct gc_gang *g) {
+  char d[GC_DURATION_BUFSZ];
+  if (!g->timeout.set && g->backend == GC_BACKEND_VOLCANO) {
+    put(b, "schedule timeout:  (none; Volcano waits without limit)\n");
+    return;
+  }
+  if (!g->timeout.set) {
+    put(b, "schedule timeout:  %d s (no policy source: the coscheduling default)\n",
+        g->has_timeout ? g->schedule_timeout_seconds : 60);
+    return;
+  }
+  if (gc_duration_format_seconds(g->timeout.seconds, d, sizeof(d)))
+    snprintf(d, sizeof(d), "?");
+  put(b, "schedule timeout:  %s (%lld s) from ", d, (long long)g->timeout.seconds);
+  put_esc(b, g->timeout.source ? g->timeout.source : "?");
+  if (g->backend == GC_BACKEND_VOLCANO)
+    put(b, "\n                   (PodGroup annotation %s=%s; needs Volcano's sla plugin)\n",
+        GC_VOLCANO_SLA_ANNOTATION, d);
+  else if (g->has_timeout && g->schedule_timeout_seconds < g->timeout.seconds)
+    put(b, "\n                   (the PodGroup gets %d s: kube-scheduler caps Permit waits at "
+           "15 minutes)\n",
+        g->schedule_timeout_seconds);
+  else
+    put(b, "\n");
+}
+
 static void put_volcano(struct sbuf *b, const struct gc_gang *g) {
   put(b, "queue:             ");
   put_esc(b, g->queue ? g->queue : "(none; Volcano uses \"default\")");
   put(b, "\npriority class:    ");
   put_esc(b, g->priority_class ? g->priority_class : "(none)");
   put(b, "\n");
-  if (g->topology.set && g->topology.highest_tier_name) {
-    put(b, "network topology:  mode %s, highestTierName ", g->topology.mode);
-    put_esc(b, g->topology.highest_tier_name);
-    put(b, "\n");
-  } else if (g->topology.set) {
-    put(b, "network topology:  mode %s, highestTierAllowed %lld\n", g->topology.mode,
-        (long long)g->topology.highest_tier);
-  } else {
-    put(b, "network topology:  (none)\n");
-  }
+  put_topology(b, g);
+  put_timeout(b, g);
   put(b, "pod binding:       annotation %s=", GC_VOLCANO_GROUP_ANNOTATION);
   put_esc(b, g->name);
   put(b, " on the gang and bound jobs\n");
@@ -277,7 +321,8 @@ static void put_coscheduling(struct sbuf *b, const struct gc_gang *g) {
   put(b, "priority class:    ");
   put_esc(b, g->priority_class ? g->priority_class : "(none)");
   put(b, " (not part of a coscheduling PodGroup)\n");
-  put(b, "schedule timeout:  %d s\n", g->has_timeout ? g->schedule_timeout_seconds : 60);
+  put_topology(b, g);
+  put_timeout(b, g);
   put(b, "pod binding:       label %s=", GC_COSCHED_GROUP_LABEL);
   put_esc(b, g->name);
   put(b, " on the gang and bound jobs\n");

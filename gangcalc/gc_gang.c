@@ -546,6 +546,15 @@ static void find_queue(struct ctx *c, const struct tj_info *t, const struct gc_v
 #undef QA
 }
 
+/* The Namespace's queue annotation when it is a valid queue name (the
+ * controller's rule: a bad one is reported there, and ignored), or NULL. */
+static const char *ns_queue(struct ctx *c) {
+  const struct gc_policy_context *p = c->opts->policy;
+  const char *q = p ? gc_value_as_str(gc_map_get(p->ns_annotations, GC_VOLCANO_QUEUE_ANNOTATION))
+                    : NULL;
+  return q && gc_name_is_dns1123_subdomain(q, strlen(q)) ? q : NULL;
+}
+
 /* Checks the queue q found and stores it in the gang; only a Volcano gang
  * reads it.  A bad name is reported.  Returns GC_OK or GC_ENOMEM. */
 static int resolve_queue(struct ctx *c, struct queue_src *q) {
@@ -560,6 +569,9 @@ static int resolve_queue(struct ctx *c, struct queue_src *q) {
             gc_lpath(c, &q->path), NAME_SHOW_MAX, q->value);
   } else if (q->value) {
     if (!(c->g->queue = gc_arena_strdup(c->a, q->value)))
+      return GC_ENOMEM;
+  } else if (ns_queue(c)) {
+    if (!(c->g->queue = gc_arena_strdup(c->a, ns_queue(c))))
       return GC_ENOMEM;
   } else {
     WARN(c, GC_WARN_NO_QUEUE,
@@ -620,6 +632,9 @@ static int compute_body(struct ctx *c, const struct gc_value *trainjob,
    * diagnostics keep their place in the list. */
   if ((rc = resolve_queue(c, &q)))
     return rc;
+  gc_policy_resolve(c, trainjob, rt, &r);
+  if (c->oom)
+    return GC_ENOMEM;
   if (!jobs_ok || c->errors)
     return GC_EINVAL;
   compute_jobs(c, &t, &r, jobs, n);
@@ -633,7 +648,7 @@ static int compute_body(struct ctx *c, const struct gc_value *trainjob,
 int gc_gang_compute(const struct gc_value *trainjob, const struct gc_catalog *runtimes,
                     const struct gc_options *opts, struct gc_gang **out, struct gc_diags *diags) {
   static const struct gc_options defaults = {GC_BACKEND_UNSET, GC_BACKEND_UNSET, GC_SCOPE_WAVE,
-                                             NULL};
+                                             NULL, NULL};
   const char *kind = NULL;
   *out = NULL;
   if (!opts)

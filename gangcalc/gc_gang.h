@@ -19,6 +19,7 @@
 
 #include "gc_arena.h"
 #include "gc_diag.h"
+#include "gc_policy.h"
 #include "gc_resources.h"
 #include "gc_value.h"
 
@@ -79,12 +80,28 @@ struct gc_podset {
   size_t n_depends_on;
 };
 
+/* The topology policy gangbridge places the gang by (gc_policy.h says
+ * where it comes from).  Annotations "required" are mode hard, "preferred"
+ * mode soft; a number is highestTierAllowed, anything else highestTierName. */
 struct gc_topology_policy {
-  int set;                   /* podGroupPolicy.volcano.networkTopology present */
+  int set;                   /* some source gave a policy */
   const char *mode;          /* "hard" or "soft" (default hard) */
   int has_highest_tier;      /* highestTierAllowed given (defaults to 1 when */
   int64_t highest_tier;      /*   neither it nor highestTierName is given)  */
   const char *highest_tier_name; /* NULL if unset */
+  const char *source;        /* where it came from, e.g. "Namespace team-a: metadata.annotations
+                                [gangbridge.io/topology-required]"; NULL when unset */
+  int in_podgroup;           /* from the runtime's podGroupPolicy.volcano.networkTopology: a
+                                Volcano PodGroup carries it as spec.networkTopology */
+  int level;                 /* highest_tier_name is config topology.levels[level - 1]
+                                (top level first); 0 when it is not one of them */
+};
+
+/* The gang's schedule timeout, before the backend's limits. */
+struct gc_timeout_policy {
+  int set;             /* some source gave a timeout */
+  int64_t seconds;     /* > 0, at most GC_TIMEOUT_MAX_SECONDS (sub-second values round up) */
+  const char *source;  /* where it came from, as in gc_topology_policy; NULL when unset */
 };
 
 struct gc_gang {
@@ -108,10 +125,11 @@ struct gc_gang {
   const char *queue;          /* NULL when no queue annotation */
   const char *priority_class; /* NULL when unset */
   struct gc_topology_policy topology;
-  int has_timeout;
+  int has_timeout;                  /* coscheduling: scheduleTimeoutSeconds is set */
   int32_t schedule_timeout_seconds; /* after clamping */
   struct gc_warning *warnings;
   size_t n_warnings;
+  struct gc_timeout_policy timeout; /* effective, with its source (both backends) */
 };
 
 /* A set of runtime documents, indexed by kind, namespace and name.  Borrows
@@ -139,6 +157,7 @@ struct gc_options {
   enum gc_backend default_backend; /* UNSET means volcano */
   enum gc_scope scope;
   const char *default_namespace; /* for TrainJobs without one; NULL = "default" */
+  const struct gc_policy_context *policy; /* Namespace, Queues, config defaults; NULL: none */
 };
 
 /* Computes the gang of trainjob.  On success *out is a new gang (free with

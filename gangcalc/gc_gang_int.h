@@ -5,7 +5,7 @@
  * (struct tj_info), runtime (struct rt_info) and replicated job (struct
  * job), and the field readers that report a problem at its path.  The
  * modules are gc_gang.c (the computation), gc_trainjob.c, gc_runtime.c,
- * gc_override.c and gc_jobs.c.  Not part of the public gangcalc API: only
+ * gc_override.c, gc_jobs.c and gc_policy.c.  Not part of the public gangcalc API: only
  * those files include it (as curl's lib/vtls/vtls_int.h).
  */
 #ifndef GC_GANG_INT_H
@@ -76,6 +76,11 @@ struct rt_info {
   int has_ml, mpi, rlan, has_ml_numnodes;
   int64_t ml_numnodes;
   const struct gc_value *cos, *vol;
+  /* The runtime's own policy fields, read by gc_runtime_resolve_policy and
+   * weighed against the other sources by gc_policy_resolve. */
+  int cos_timeout_set;    /* scheduleTimeoutSeconds given and > 0 */
+  int64_t cos_timeout;
+  struct gc_topology_policy nt; /* networkTopology (nt.set), Volcano gangs only */
 };
 
 /* A path formatted only when a message needs it: f takes (i, j) as two %zu,
@@ -96,6 +101,14 @@ int gc_gang_warnf(struct gc_gang *g, enum gc_warning_code code, const char *fmt,
     if (gc_gang_warnf((c)->g, (code), __VA_ARGS__))                                                \
       (c)->oom = 1;                                                                                \
   } while (0)
+
+/* Weighs every source of the gang's timeout and topology policy (gc_policy:
+ * the TrainJob, the runtime r and its document rt, the Namespace and Queue
+ * in c->opts->policy, the config defaults) and sets g->timeout,
+ * g->topology and the coscheduling timeout.  Needs the backend and the
+ * queue resolved.  Problems are reported through c. */
+void gc_policy_resolve(struct ctx *c, const struct gc_value *trainjob, const struct gc_value *rt,
+                       const struct rt_info *r);
 
 /* 1 when v is absent or null. */
 static inline int gc_is_null(const struct gc_value *v) { return !v || v->type == GC_NULL; }

@@ -9,6 +9,7 @@
 
 #include <string.h>
 
+#include "gc_duration.h"
 #include "gc_gang.h"
 
 #define ANN_BOUND "gangbridge.io/bound-replicated-jobs"
@@ -98,13 +99,25 @@ static struct gc_value *job_names(struct gc_arena *a, const struct gc_gang *g, i
   return v;
 }
 
+/* Volcano's sla plugin reads the gang timeout from this PodGroup
+ * annotation, as a Go duration. */
+static struct gc_value *sla_waiting_time(struct gc_arena *a, const struct gc_gang *g) {
+  char buf[GC_DURATION_BUFSZ];
+  if (gc_duration_format_seconds(g->timeout.seconds, buf, sizeof(buf)))
+    return NULL;
+  return str(a, buf);
+}
+
 static struct gc_value *metadata(struct gc_arena *a, const struct gc_gang *g) {
-  struct gc_value *m = map_of(a, g->uid ? 5 : 4), *ann = map_of(a, 2), *lab = map_of(a, 3);
+  int sla = g->backend == GC_BACKEND_VOLCANO && g->timeout.set;
+  struct gc_value *m = map_of(a, g->uid ? 5 : 4), *ann = map_of(a, sla ? 3 : 2),
+                  *lab = map_of(a, 3);
   if (!m || !ann || !lab)
     return NULL;
   /* The JobSet and TrainJob name labels let `kubectl get podgroup -l ...`
    * find a job's PodGroup the way its pods and JobSet are found. */
   if (PUT(ann, ANN_BOUND, job_names(a, g, 0)) || PUT(ann, ANN_GANG, job_names(a, g, 1)) ||
+      (sla && PUT(ann, GC_VOLCANO_SLA_ANNOTATION, sla_waiting_time(a, g))) ||
       PUT(lab, GC_MANAGED_BY_LABEL, LIT(a, GC_MANAGER_NAME)) ||
       PUT(lab, GC_JOBSET_NAME_LABEL, str(a, g->name)) ||
       PUT(lab, GC_TRAINJOB_NAME_LABEL, str(a, g->name)) || PUT(m, "annotations", ann) ||
@@ -147,7 +160,11 @@ int gc_render_podgroup(const struct gc_gang *g, struct gc_arena *a, struct gc_va
   if (PUT(spec, "minMember", int_node(a, g->min_member)) || PUT(spec, "minResources", minres))
     return GC_ENOMEM;
   if (volcano) {
-    if (g->topology.set) {
+    /* Only the runtime's own networkTopology is Volcano's to act on; a
+     * policy from gangbridge's annotations or config is gangbridge's
+     * placement, and Volcano searching HyperNodes for it as well would
+     * undo the point (and a label level means nothing to Volcano). */
+    if (g->topology.set && g->topology.in_podgroup) {
       struct gc_value *nt = map_of(a, 2);
       if (!nt)
         return GC_ENOMEM;

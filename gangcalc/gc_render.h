@@ -15,8 +15,9 @@
 struct gc_gang;
 
 /* Builds the PodGroup object for g's backend (apiVersion, kind, metadata with
- * name, namespace, managed-by label and controller ownerReference when the
- * TrainJob has a uid, and spec) as a tree in arena a (*out is arena-owned;
+ * name, namespace, managed-by label, controller ownerReference when the
+ * TrainJob has a uid, Volcano's volcano.sh/sla-waiting-time annotation when
+ * the gang has a timeout, and spec) as a tree in arena a (*out is arena-owned;
  * g is borrowed and may be freed afterwards: the tree copies its strings).
  * Keys are in the order kubectl prints them (sorted).  Returns 0,
  * GC_EUSAGE, GC_EINVAL (no pods, or no backend chosen) or GC_ENOMEM. */

@@ -181,7 +181,7 @@ void gc_runtime_check_policy(struct ctx *c, struct rt_info *r) {
   r->vol = gc_get_map(c, c->rt, GET(p, "volcano"), "spec.podGroupPolicy.volcano", NULL);
 }
 
-void gc_runtime_resolve_policy(struct ctx *c, const struct rt_info *r) {
+void gc_runtime_resolve_policy(struct ctx *c, struct rt_info *r) {
   struct gc_gang *g = c->g;
   enum gc_backend rt_backend = GC_BACKEND_UNSET;
   if (r->vol && r->cos) {
@@ -212,32 +212,21 @@ void gc_runtime_resolve_policy(struct ctx *c, const struct rt_info *r) {
     g->backend = GC_BACKEND_VOLCANO;
   }
 
-  /* coscheduling timeout */
-  int64_t t = DEFAULT_TIMEOUT;
+  /* The runtime's scheduleTimeoutSeconds is one timeout source among
+   * several (gc_policy); 0 means "the default" in the API, so the next
+   * source applies. */
   if (r->cos) {
     const char *path = "spec.podGroupPolicy.coscheduling.scheduleTimeoutSeconds";
-    int rc = gc_get_int(c, c->rt, GET(r->cos, "scheduleTimeoutSeconds"), path, 0, INT32_MAXV, &t);
-    if (rc == 1 && t == 0) {
-      t = DEFAULT_TIMEOUT;
-      if (g->backend == GC_BACKEND_COSCHEDULING)
-        WARN(c, GC_WARN_OTHER,
-             "%s: %s is 0, which the API documents as \"use the default\"; "
-             "using %d s (Trainer would pass 0 through)",
-             c->rt, path, DEFAULT_TIMEOUT);
-    } else if (rc == 1 && t > GC_COSCHED_MAX_TIMEOUT) {
-      if (g->backend == GC_BACKEND_COSCHEDULING)
-        WARN(c, GC_WARN_TIMEOUT_CLAMPED,
-             "%s: %s is %lld s; clamped to %d s because "
-             "kube-scheduler caps Permit waits at 15 minutes",
-             c->rt, path, (long long)t, GC_COSCHED_MAX_TIMEOUT);
-      t = GC_COSCHED_MAX_TIMEOUT;
-    } else if (rc != 1) {
-      t = DEFAULT_TIMEOUT;
-    }
-  }
-  if (g->backend == GC_BACKEND_COSCHEDULING) {
-    g->has_timeout = 1;
-    g->schedule_timeout_seconds = (int32_t)t;
+    int64_t t = 0;
+    int rc = gc_get_int(c, c->rt, GET(r->cos, "scheduleTimeoutSeconds"), path, 0,
+                        GC_TIMEOUT_MAX_SECONDS, &t);
+    if (rc == 1 && t == 0 && g->backend == GC_BACKEND_COSCHEDULING)
+      WARN(c, GC_WARN_OTHER,
+           "%s: %s is 0, which the API documents as \"use the default\"; "
+           "the next policy source applies (Trainer would pass 0 through)",
+           c->rt, path);
+    r->cos_timeout_set = rc == 1 && t > 0;
+    r->cos_timeout = t;
   }
 
   /* volcano network topology */
@@ -246,7 +235,10 @@ void gc_runtime_resolve_policy(struct ctx *c, const struct rt_info *r) {
                                   ? gc_get_map(c, c->rt, GET(r->vol, "networkTopology"), np, NULL)
                                   : NULL;
   if (nt) {
-    struct gc_topology_policy tp = {1, "hard", 0, 0, NULL};
+    struct gc_topology_policy tp;
+    memset(&tp, 0, sizeof(tp));
+    tp.set = 1;
+    tp.mode = "hard";
     const char *mode = NULL;
     if (gc_get_str(c, c->rt, GET(nt, "mode"), "spec.podGroupPolicy.volcano.networkTopology.mode",
                    &mode) == 1) {
@@ -282,8 +274,9 @@ void gc_runtime_resolve_policy(struct ctx *c, const struct rt_info *r) {
       tp.has_highest_tier = 1;
       tp.highest_tier = ra == 1 ? tier : 1;
     }
+    tp.in_podgroup = 1;
     if (g->backend == GC_BACKEND_VOLCANO)
-      g->topology = tp;
+      r->nt = tp;
     else
       WARN(c, GC_WARN_OTHER,
            "%s: %s is ignored: the coscheduling PodGroup has no network "

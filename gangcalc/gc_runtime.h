@@ -20,8 +20,9 @@ void gc_runtime_check_policy(struct ctx *c, struct rt_info *r);
  * GC_EINVAL when a problem was reported. */
 int gc_runtime_check_jobs(struct ctx *c, struct rt_info *r);
 
-/* Chooses the gang's backend and fills its PodGroup policy fields from r
- * and the options. */
-void gc_runtime_resolve_policy(struct ctx *c, const struct rt_info *r);
+/* Chooses the gang's backend from r and the options, and reads the
+ * runtime's own timeout and network topology fields into r (gc_policy
+ * weighs them against the other sources). */
+void gc_runtime_resolve_policy(struct ctx *c, struct rt_info *r);
 
 #endif

@@ -55,7 +55,7 @@ void gb_test_run(struct gb_test_run *r, const char *yaml, const char *job_name,
 
 void gb_test_run_with(struct gb_test_run *r, const char *yaml, enum gc_backend backend,
                       enum gc_scope scope) {
-  struct gc_options o = {backend, GC_BACKEND_UNSET, scope, NULL};
+  struct gc_options o = {backend, GC_BACKEND_UNSET, scope, NULL, NULL};
   gb_test_run(r, yaml, NULL, &o);
 }
 

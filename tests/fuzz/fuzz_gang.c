@@ -83,7 +83,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       continue;
     for (size_t b = 0; b < 3; b++) {
       for (int scope = 0; scope < 2; scope++) {
-        struct gc_options o = {backends[b], GC_BACKEND_UNSET, (enum gc_scope)scope, NULL};
+        struct gc_options o = {backends[b], GC_BACKEND_UNSET, (enum gc_scope)scope, NULL, NULL};
         struct gc_gang *g = NULL;
         size_t before = d.errors;
         int rc = gc_gang_compute(ds->docs[i].root, cat, &o, &g, &d);

@@ -401,7 +401,8 @@ START_TEST(explain_coscheduling_all) {
                                      "podGroupPolicy)\n"));
   ck_assert_ptr_nonnull(strstr(text, "gang scope:      all (every replicated job counted"));
   ck_assert_ptr_nonnull(strstr(text, "2 (replicas 2)"));
-  ck_assert_ptr_nonnull(strstr(text, "schedule timeout:  60 s\n"));
+  ck_assert_ptr_nonnull(
+      strstr(text, "schedule timeout:  60 s (no policy source: the coscheduling default)\n"));
   ck_assert_ptr_nonnull(strstr(text, "pod binding:       label scheduling.x-k8s.io/pod-group=job"));
   ck_assert_ptr_nonnull(strstr(text, "scheduleTimeoutSeconds is 0"));
   ck_assert_ptr_null(strstr(text, "queue:"));
