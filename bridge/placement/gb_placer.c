@@ -257,25 +257,35 @@ static void *placer_main(void *arg) {
 
 /* ---- the webhook's lookup ------------------------------------------------------- */
 
-int gb_placer_lookup(struct gb_placer *p, const char *ns, const char *jobset, int *gate,
-                     struct gb_restriction *r) {
+int gb_placer_webhook_lookup(void *ctx, const char *ns, const char *jobset, const char *rjob,
+                             int *gate, struct gb_restriction *r, char *reason,
+                             size_t reason_size) {
+  (void)rjob;
+  struct gb_placer *p = ctx;
   char key[GB_PLAN_KEY_MAX + 1];
   *gate = 0;
-  memset(r, 0, sizeof(*r));
   if (snprintf(key, sizeof(key), "%s/%s", ns, jobset) >= (int)sizeof(key))
-    return GC_ENOTFOUND;
-  int rc = GC_ENOTFOUND;
+    return 0;
+  int released = 0;
   pthread_mutex_lock(&p->mu);
   struct gang *g = gb_placer_find(p, key, 0);
-  if (g && g->restr && g->released_ms) {
-    *r = *g->restr;
-    rc = 0;
-  } else if (g && g->state != GB_GANG_UNMANAGED) {
-    *gate = 1;
-    rc = 0;
+  if (g && g->released_ms) {
+    released = 1;
+    if (g->restr)
+      *r = *g->restr;
   }
   pthread_mutex_unlock(&p->mu);
-  return rc;
+  if (released)
+    return 0;
+  /* Not released (or not seen yet: this may be the gang's first pod): gate
+   * it when the gang has a policy, as the placer will place it. */
+  struct gc_gang *gg = NULL;
+  int rc = p->o.gang(p->o.gang_ctx, ns, jobset, &gg, reason, reason_size);
+  if (rc)
+    return rc;
+  *gate = gg && gg->topology.set;
+  gc_gang_free(gg);
+  return 0;
 }
 
 /* ---- status ---------------------------------------------------------------------- */

@@ -89,13 +89,12 @@ void gb_placer_resync(struct gb_placer *p);
  * must not be started).  Returns 0 or a GC_E* code. */
 int gb_placer_run_once(struct gb_placer *p);
 
-/* For the webhook (any thread): *gate 1 when pods of ns/jobset created now
- * must be gated (the gang is not released yet); when it is released,
- * *gate 0 and *r the restriction its later pods get at creation (kind NONE:
- * none).  Returns 0, or GC_ENOTFOUND when the placer knows no such gang
- * (the caller decides by the gang's policy). */
-int gb_placer_lookup(struct gb_placer *p, const char *ns, const char *jobset, int *gate,
-                     struct gb_restriction *r);
+/* gb_placement_lookup_fn (ctx = placer) for the webhook, any thread: a pod
+ * of a released gang gets the gang's restriction (*gate 0); a pod of a gang
+ * not released yet is gated when the gang has a topology policy. */
+int gb_placer_webhook_lookup(void *ctx, const char *ns, const char *jobset, const char *rjob,
+                             int *gate, struct gb_restriction *r, char *reason,
+                             size_t reason_size);
 
 /* Writes the status document of /debug/placement (JSON: every gang seen,
  * its state, outcome, reason, age; the model's size) into b. */

@@ -264,6 +264,8 @@ static int settle_fn(void *arg, struct tp_snapshot *s, uint64_t gen) {
   struct pass *ps = arg;
   for (size_t i = 0; i < ps->n; i++) {
     struct item *it = &ps->items[i];
+    if (it->n == 0) /* every pod gone: the gang is over (or not begun) */
+      gb_plan_forget(ps->p->o.plan, s, it->key);
     if (!it->decide || it->view.outcome != GB_PLAN_PLACED)
       continue;
     if (it->released)
@@ -439,6 +441,15 @@ static void update_gang(struct pass *ps, struct item *it, struct gang *g, const 
   for (size_t i = 0; i < it->n; i++)
     g->gated += it->pods[i].gated != 0;
   g->first_ms = it->first_ms;
+  if (it->n == 0) {
+    /* Every pod is gone: a new TrainJob of the same name starts afresh. */
+    free(g->restr);
+    g->restr = NULL;
+    g->released_ms = 0;
+    g->watching = g->raced = 0;
+    g->outcome = GB_PLAN_NONE;
+    g->reason[0] = g->domain[0] = g->evented[0] = '\0';
+  }
   if (it->decide) {
     g->outcome = it->view.outcome;
     snprintf(g->reason, sizeof(g->reason), "%s", it->view.reason);
@@ -582,7 +593,11 @@ static int decide_and_release(struct pass *ps) {
     release += ps->items[i].release;
   if (release && p->o.client && (rc = release_all(ps)))
     return rc;
-  return decide ? gb_model_with_snapshot(p->o.model, settle_fn, ps) : 0;
+  size_t gone = 0;
+  for (size_t i = 0; i < ps->n; i++)
+    gone += ps->items[i].n == 0;
+  rc = decide || gone ? gb_model_with_snapshot(p->o.model, settle_fn, ps) : 0;
+  return rc == GC_ENOTFOUND ? 0 : rc;
 }
 
 int gb_placer_run_once(struct gb_placer *p) {

@@ -67,7 +67,7 @@ START_TEST(test_build_gang) {
   struct gb_placer_pod pods[5] = {pod("a", 1, 1, 8000, 8), pod("b", 1, 1, 8000, 8),
                                   pod("c", 1, 1, 4000, 0), pod("d", 1, 1, 8000, 8),
                                   pod("l", 0, 1, 500, 0)};
-  struct gc_topology_policy topo = {1, "soft", 1, 2, NULL};
+  struct gc_topology_policy topo = {.set = 1, .mode = "soft", .has_highest_tier = 1, .highest_tier = 2};
   struct tp_gang g;
   ck_assert_int_eq(gb_placer_build_gang(a, "ns/job", pods, 5, &topo, &g), 0);
   ck_assert_str_eq(g.name, "ns/job");
@@ -183,7 +183,7 @@ START_TEST(test_restriction_large_domain) {
   /* Three whole-node pods, required in one rack (tier 1): only r9 holds them. */
   struct gb_placer_pod pods[3] = {pod("a", 1, 1, 8000, 0), pod("b", 1, 1, 8000, 0),
                                   pod("c", 1, 1, 8000, 0)};
-  struct gc_topology_policy topo = {1, "hard", 1, 1, NULL};
+  struct gc_topology_policy topo = {.set = 1, .mode = "hard", .has_highest_tier = 1, .highest_tier = 1};
   struct tp_gang g;
   ck_assert_int_eq(gb_placer_build_gang(a, "ns/j", pods, 3, &topo, &g), 0);
   struct gb_plan_gang pg = {"ns/j", &g, 0, 1000, NULL};
