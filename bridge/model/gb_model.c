@@ -63,9 +63,9 @@ struct node_rec {
   struct taint *taints;
   size_t n_taints;
   uint8_t present, ready, unsched;
-  int64_t slot;          /* in m->s, -1 when not in it */
-  struct pod_rec *pods;  /* counted pods bound here */
-  size_t refs;           /* pod records naming this node (counted or not) */
+  int64_t slot;         /* in m->s, -1 when not in it */
+  struct pod_rec *pods; /* counted pods bound here */
+  size_t refs;          /* pod records naming this node (counted or not) */
   size_t bytes;
 };
 
@@ -170,7 +170,9 @@ static json_object *jget(json_object *o, const char *key) {
   return o && json_object_object_get_ex(o, key, &v) ? v : NULL;
 }
 
-static json_object *jpath(json_object *o, const char *a, const char *b) { return jget(jget(o, a), b); }
+static json_object *jpath(json_object *o, const char *a, const char *b) {
+  return jget(jget(o, a), b);
+}
 
 static void tolset_free(struct tolset *t) {
   if (!t)
@@ -327,21 +329,36 @@ static const char *node_excl_reason(const struct node_rec *n) {
   return NULL;
 }
 
-/* Packs metadata.labels as "k\0v\0..." */
-static int pack_labels(json_object *labels, char **out, size_t *len) {
+/* 1 when label k matters: with label levels only those labels do; with
+ * HyperNodes any label may (labelMatch member selectors). */
+static int label_kept(const struct gb_model *m, const char *k) {
+  for (size_t i = 0; i < m->o.n_levels; i++)
+    if (!strcmp(m->levels[i], k))
+      return 1;
+  return m->o.n_levels == 0;
+}
+
+/* Packs the labels that matter (label_kept) as "k\0v\0..." */
+static int pack_labels(const struct gb_model *m, json_object *labels, char **out, size_t *len) {
   size_t total = 0;
   *out = NULL;
   *len = 0;
   if (!labels || !json_object_is_type(labels, json_type_object))
     return 0;
-  json_object_object_foreach(labels, k, v) total +=
-      strlen(k) + 1 + (json_object_is_type(v, json_type_string) ? json_object_get_string_len(v) : 0) + 1;
+  json_object_object_foreach(labels, k, v) {
+    if (label_kept(m, k))
+      total += strlen(k) + 1 +
+               strlen(json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "") +
+               1;
+  }
   if (!total)
     return 0;
   char *buf = malloc(total), *w = buf;
   if (!buf)
     return GC_ENOMEM;
   json_object_object_foreach(labels, k2, v2) {
+    if (!label_kept(m, k2))
+      continue;
     size_t kl = strlen(k2) + 1;
     memcpy(w, k2, kl);
     w += kl;
@@ -492,6 +509,16 @@ static int same_alloc(const struct node_rec *a, const struct node_rec *b) {
   return 1;
 }
 
+static int same_taints(const struct node_rec *a, const struct node_rec *b) {
+  if (a->n_taints != b->n_taints)
+    return 0;
+  for (size_t i = 0; i < a->n_taints; i++)
+    if (a->taints[i].effect != b->taints[i].effect || strcmp(a->taints[i].key, b->taints[i].key) ||
+        strcmp(a->taints[i].value, b->taints[i].value))
+      return 0;
+  return 1;
+}
+
 static int alloc_grew(const struct node_rec *old, const struct node_rec *nu) {
   for (size_t i = 0; i < nu->n_alloc; i++) {
     int64_t before = 0;
@@ -518,7 +545,7 @@ static int node_upsert(struct gb_model *m, json_object *obj, struct gc_diags *di
   json_object *unsched = jpath(obj, "spec", "unschedulable");
   nu.unsched = unsched && json_object_get_boolean(unsched);
   nu.ready = (uint8_t)parse_ready(jpath(obj, "status", "conditions"));
-  int rc = pack_labels(jpath(obj, "metadata", "labels"), &nu.labels, &nu.labels_len);
+  int rc = pack_labels(m, jpath(obj, "metadata", "labels"), &nu.labels, &nu.labels_len);
   rc = rc ? rc : parse_alloc(m, jpath(obj, "status", "allocatable"), &nu, diags);
   rc = rc ? rc : parse_taints(jpath(obj, "spec", "taints"), &nu);
   struct node_rec *n = rc ? NULL : node_get(m, name);
@@ -526,12 +553,14 @@ static int node_upsert(struct gb_model *m, json_object *obj, struct gc_diags *di
     node_free_parts(&nu);
     return rc ? rc : GC_ENOMEM;
   }
-  int was = n->present, moved = !was || n->labels_len != nu.labels_len ||
+  /* A node not in the snapshot (an earlier add failed) is retried too. */
+  int was = n->present, moved = !was || (m->s && n->slot < 0) || n->labels_len != nu.labels_len ||
                                 (nu.labels_len && memcmp(n->labels, nu.labels, nu.labels_len)) ||
                                 !same_alloc(n, &nu);
-  const char *old_why = was ? node_excl_reason(n) : "absent";
-  if (!was || alloc_grew(n, &nu) || (old_why && !node_excl_reason(&nu)))
+  const char *old_why = was ? node_excl_reason(n) : "absent", *why = node_excl_reason(&nu);
+  if (!was || alloc_grew(n, &nu) || (old_why && !why))
     m->capacity_due = 1;
+  m->changed = moved || old_why != why || !same_taints(n, &nu);
   if (moved)
     node_detach(m, n);
   m->record_bytes -= n->bytes;
@@ -552,8 +581,8 @@ static int node_upsert(struct gb_model *m, json_object *obj, struct gc_diags *di
   m->n_nodes += !was;
   if (moved)
     return node_attach(m, n, diags);
-  if (m->s && n->slot >= 0)
-    return tp_snapshot_set_excluded(m->s, n->name, node_excl_reason(n));
+  if (m->s && n->slot >= 0 && old_why != why) /* each call copies the reason into the arena */
+    return tp_snapshot_set_excluded(m->s, n->name, why);
   return 0;
 }
 
@@ -564,6 +593,7 @@ static int node_delete(struct gb_model *m, json_object *obj) {
     return 0;
   node_detach(m, n);
   n->present = 0;
+  m->changed = 1;
   m->n_nodes--;
   m->record_bytes -= n->bytes;
   node_free_parts(n);
@@ -764,8 +794,7 @@ static void tell_plan_bound(struct gb_model *m, const struct pod_rec *p) {
   uint16_t *rid = pod_rid(p);
   for (size_t i = 0; i < p->n_req; i++)
     res[i] = m->res_name[rid[i]];
-  gb_plan_pod_bound(m->o.plan, m->s, p->gang->key, (uint32_t)p->node->slot, p->n_req, res,
-                    p->val);
+  gb_plan_pod_bound(m->o.plan, m->s, p->gang->key, (uint32_t)p->node->slot, p->n_req, res, p->val);
 }
 
 static void copy_gang(const struct pod_rec *p, char *gang_ns, char *gang_js) {
@@ -773,6 +802,27 @@ static void copy_gang(const struct pod_rec *p, char *gang_ns, char *gang_js) {
     return;
   snprintf(gang_ns, GB_PLAN_KEY_MAX + 1, "%.*s", (int)p->gang->ns_len, p->gang->key);
   snprintf(gang_js, GB_PLAN_KEY_MAX + 1, "%s", p->gang->key + p->gang->ns_len + 1);
+}
+
+/* 1 when the new record p (not linked yet; in for its node and jobset)
+ * differs from old in anything but the resourceVersion: a status update
+ * that changes nothing the model keeps must not bump the generation. */
+static int pod_differs(const struct pod_rec *old, const struct pod_rec *p,
+                       const struct pod_in *in) {
+  const char *on = old->node ? old->node->name : "", *nn = in->node ? in->node : "";
+  const char *oj = old->gang ? old->gang->key + old->gang->ns_len + 1 : "";
+  const char *nj = in->jobset ? in->jobset : "";
+  const char *os = pod_str(old), *ps = pod_str(p);
+  if (strcmp(on, nn) || strcmp(oj, nj) || old->tol != p->tol || old->phase != p->phase ||
+      old->gated != p->gated || old->n_gates != p->n_gates || old->unsched != p->unsched ||
+      old->since_ms != p->since_ms || old->priority != p->priority ||
+      old->created_ms != p->created_ms || old->n_req != p->n_req)
+    return 1;
+  if (memcmp(old->val, p->val, p->n_req * sizeof(int64_t)) ||
+      memcmp(pod_rid(old), pod_rid(p), p->n_req * sizeof(uint16_t)))
+    return 1;
+  return strcmp(os + old->o_uid, ps + p->o_uid) || strcmp(os + old->o_rjob, ps + p->o_rjob) ||
+         strcmp(os + old->o_msg, ps + p->o_msg);
 }
 
 /* Replaces (or adds) the record of pod `in`. */
@@ -786,9 +836,11 @@ static int pod_upsert(struct gb_model *m, const struct pod_in *in, char *gang_ns
     return GC_ELIMIT;
   }
   int was_bound = old && old->node;
+  m->changed = !old || pod_differs(old, p, in);
   if (old) {
     copy_gang(old, gang_ns, gang_js);
-    if (old->counted && (pod_is_terminal(in->phase) || !in->node || strcmp(in->node, old->node->name)))
+    if (old->counted &&
+        (pod_is_terminal(in->phase) || !in->node || strcmp(in->node, old->node->name)))
       m->capacity_due = 1;
     pod_unlink(m, old);
   }
@@ -812,6 +864,7 @@ static int pod_delete(struct gb_model *m, const char *ns, const char *name, char
   if (p->counted)
     m->capacity_due = 1;
   pod_unlink(m, p);
+  m->changed = 1;
   return 0;
 }
 
@@ -826,6 +879,20 @@ static int phase_of(const char *s) {
 static int64_t time_ms(const char *s) {
   double t;
   return s && gb_lease_parse_time(s, &t) == 0 ? (int64_t)(t * 1000.0) : 0;
+}
+
+/* Every pod takes one "pods" from its node, as kube-scheduler counts
+ * (the evaluator adds the same one to each gang pod). */
+static int add_one_pod(struct gb_model *m, struct pod_in *in) {
+  int rid = res_id(m, "pods");
+  for (size_t i = 0; i < in->n_req; i++)
+    if (in->rid[i] == rid)
+      return 0;
+  if (rid < 0 || in->n_req == GB_MODEL_MAX_POD_RES)
+    return 0;
+  in->rid[in->n_req] = (uint16_t)rid;
+  in->val[in->n_req++] = 1;
+  return 0;
 }
 
 /* The pod's requests by the pod-request rule, in the snapshot's units. */
@@ -858,7 +925,7 @@ static int pod_requests(struct gb_model *m, json_object *spec, struct pod_in *in
     in->rid[in->n_req] = (uint16_t)rid;
     in->val[in->n_req++] = units;
   }
-  return 0;
+  return add_one_pod(m, in);
 }
 
 static void pod_conditions(json_object *conds, struct pod_in *in) {
@@ -956,7 +1023,7 @@ static int hn_apply(struct gb_model *m, int op, json_object *obj, struct gc_diag
     if (r) {
       gb_htab_remove(&m->hns, &r->h);
       hn_free(&r->h, m);
-      m->dirty = 1;
+      m->dirty = m->changed = 1;
     }
     return 0;
   }
@@ -987,7 +1054,7 @@ static int hn_apply(struct gb_model *m, int op, json_object *obj, struct gc_diag
   }
   r->json = copy;
   m->record_bytes += strlen(copy) + 1;
-  m->dirty = 1;
+  m->dirty = m->changed = 1;
   return 0;
 }
 
@@ -1085,8 +1152,7 @@ int gb_model_rebuild_if_due(struct gb_model *m) {
       if (!d.is_warning[i])
         why = d.msgs[i];
     snprintf(m->last_error, sizeof(m->last_error), "%s", why);
-    gb_log(GB_LOG_ERROR, "cannot build the topology from HyperNodes", "error", m->last_error,
-           NULL);
+    gb_log(GB_LOG_ERROR, "cannot build the topology from HyperNodes", "error", m->last_error, NULL);
     if (m->s) { /* keep the last good tree until the HyperNodes change again */
       m->dirty = 0;
       gc_diags_destroy(&d);
@@ -1120,6 +1186,7 @@ static int pod_apply(struct gb_model *m, int op, json_object *obj, char *gang_ns
 int gb_model_apply(struct gb_model *m, int kind, int op, json_object *obj, char *gang_ns,
                    char *gang_js, struct gc_diags *diags) {
   int rc;
+  m->changed = 0;
   if (kind == GB_INF_NODE) {
     m->node_events++;
     rc = op == 1 ? node_delete(m, obj) : node_upsert(m, obj, diags);
@@ -1130,7 +1197,7 @@ int gb_model_apply(struct gb_model *m, int kind, int op, json_object *obj, char 
   } else {
     return GC_EINVAL;
   }
-  if (rc)
+  if (rc || !m->changed)
     return rc;
   m->generation++;
   /* Names and exclusion reasons accumulate in the snapshot's arena as
@@ -1180,12 +1247,12 @@ static void keep_only_items(json_object *arr, const char *const *keep) {
 
 void gb_model_trim_pod(json_object *obj) {
   static const char *const top[] = {"metadata", "spec", "status", "apiVersion", "kind", NULL};
-  static const char *const md[] = {"name", "namespace", "uid", "resourceVersion",
-                                   "creationTimestamp", "labels", NULL};
+  static const char *const md[] = {
+      "name", "namespace", "uid", "resourceVersion", "creationTimestamp", "labels", NULL};
   static const char *const labels[] = {JS_LABEL, RJ_LABEL, NULL};
-  static const char *const spec[] = {"nodeName", "priority", "schedulingGates", "tolerations",
-                                     "containers", "initContainers", "overhead", "resources",
-                                     NULL};
+  static const char *const spec[] = {"nodeName",    "priority",   "schedulingGates",
+                                     "tolerations", "containers", "initContainers",
+                                     "overhead",    "resources",  NULL};
   static const char *const ctr[] = {"name", "resources", "restartPolicy", NULL};
   static const char *const status[] = {"phase", "conditions", NULL};
   static const char *const cond[] = {"type", "status", "lastTransitionTime", "message", NULL};
@@ -1199,7 +1266,9 @@ void gb_model_trim_pod(json_object *obj) {
   keep_only_items(jget(sp, "initContainers"), ctr);
   keep_only(st, status);
   json_object *conds = jget(st, "conditions");
-  size_t cnt = conds && json_object_is_type(conds, json_type_array) ? json_object_array_length(conds) : 0;
+  size_t cnt = conds && json_object_is_type(conds, json_type_array)
+                   ? json_object_array_length(conds)
+                   : 0;
   for (size_t i = cnt; i-- > 0;) { /* only PodScheduled is read */
     const char *t = jstr(json_object_array_get_idx(conds, i), "type");
     if (!t || strcmp(t, "PodScheduled"))
@@ -1235,7 +1304,9 @@ void gb_model_trim_node(json_object *obj) {
   keep_only(jget(obj, "spec"), spec);
   keep_only(jget(obj, "status"), status);
   json_object *conds = jpath(obj, "status", "conditions");
-  size_t cnt = conds && json_object_is_type(conds, json_type_array) ? json_object_array_length(conds) : 0;
+  size_t cnt = conds && json_object_is_type(conds, json_type_array)
+                   ? json_object_array_length(conds)
+                   : 0;
   for (size_t i = cnt; i-- > 0;) {
     const char *t = jstr(json_object_array_get_idx(conds, i), "type");
     if (!t || strcmp(t, "Ready"))
@@ -1354,7 +1425,8 @@ int gb_model_with_snapshot(struct gb_model *m, gb_model_snapshot_fn fn, void *ar
 }
 
 static int cmp_pod_age(const void *a, const void *b) {
-  const struct pod_rec *x = *(const struct pod_rec *const *)a, *y = *(const struct pod_rec *const *)b;
+  const struct pod_rec *x = *(const struct pod_rec *const *)a,
+                       *y = *(const struct pod_rec *const *)b;
   if (x->created_ms != y->created_ms)
     return x->created_ms < y->created_ms ? -1 : 1;
   return strcmp(pod_str(x) + x->o_name, pod_str(y) + y->o_name);
@@ -1430,15 +1502,17 @@ static void after_change(struct gb_model *m, const char *gang_ns, const char *ga
 
 int gb_model_feed(struct gb_model *m, const char *kind, int op, const char *json,
                   struct gc_diags *diags) {
-  int k = !kind ? -1
+  int k = !kind                        ? -1
           : !strcmp(kind, "Node")      ? GB_INF_NODE
           : !strcmp(kind, "Pod")       ? GB_INF_POD
           : !strcmp(kind, "HyperNode") ? GB_INF_HN
                                        : -1;
   size_t len = json ? strlen(json) : 0;
   if (k < 0 || (op != 0 && op != 1) || len == 0 || len > MAX_JSON_BYTES) {
-    gc_diags_addf(diags, "model feed: kind must be Node, Pod or HyperNode, op 0 or 1, and the "
-                         "object 1 to %u bytes", MAX_JSON_BYTES);
+    gc_diags_addf(diags,
+                  "model feed: kind must be Node, Pod or HyperNode, op 0 or 1, and the "
+                  "object 1 to %u bytes",
+                  MAX_JSON_BYTES);
     return GC_EINVAL;
   }
   json_tokener *tok = json_tokener_new();
@@ -1473,15 +1547,25 @@ int gb_model_feed_pod(struct gb_model *m, int op, const struct gb_pod_view *v) {
   int rc = 0;
   pthread_mutex_lock(&m->mu);
   m->pod_events++;
+  m->changed = 0;
   if (op == 1) {
     rc = pod_delete(m, v->ns ? v->ns : "", v->name, gang_ns, gang_js);
   } else {
-    struct pod_in in = {.ns = v->ns ? v->ns : "", .name = v->name, .uid = v->uid,
-                        .rv = v->resource_version, .node = v->node, .jobset = v->jobset,
-                        .rjob = v->rjob, .msg = v->unschedulable_msg, .phase = v->phase,
-                        .gated = v->placement_gated, .unsched = v->unschedulable,
-                        .n_gates = (unsigned)v->n_gates, .created_ms = v->created_ms,
-                        .priority = v->priority, .since_ms = v->unschedulable_since_ms};
+    struct pod_in in = {.ns = v->ns ? v->ns : "",
+                        .name = v->name,
+                        .uid = v->uid,
+                        .rv = v->resource_version,
+                        .node = v->node,
+                        .jobset = v->jobset,
+                        .rjob = v->rjob,
+                        .msg = v->unschedulable_msg,
+                        .phase = v->phase,
+                        .gated = v->placement_gated,
+                        .unsched = v->unschedulable,
+                        .n_gates = (unsigned)v->n_gates,
+                        .created_ms = v->created_ms,
+                        .priority = v->priority,
+                        .since_ms = v->unschedulable_since_ms};
     for (size_t i = 0; i < v->n_req; i++) {
       int rid = res_id(m, v->res[i]);
       if (rid >= 0 && v->val[i]) {
@@ -1489,9 +1573,11 @@ int gb_model_feed_pod(struct gb_model *m, int op, const struct gb_pod_view *v) {
         in.val[in.n_req++] = v->val[i];
       }
     }
+    add_one_pod(m, &in);
+    m->changed = 0;
     rc = pod_upsert(m, &in, gang_ns, gang_js);
   }
-  if (!rc)
+  if (!rc && m->changed)
     m->generation++;
   pthread_mutex_unlock(&m->mu);
   after_change(m, gang_ns, gang_js);

@@ -47,7 +47,7 @@ struct gb_pod_view {
   int unschedulable;           /* PodScheduled=False */
   int64_t unschedulable_since_ms; /* its lastTransitionTime */
   const char *unschedulable_msg;  /* its message, bounded, "" if none */
-  size_t n_req;                /* requests by the pod-request rule */
+  size_t n_req;                /* requests by the pod-request rule, plus one "pods" */
   const char *const *res;      /* resource names */
   const int64_t *val;          /* amounts in the snapshot's units */
 };
@@ -115,8 +115,10 @@ int gb_model_feed(struct gb_model *m, const char *kind, int op, const char *json
                   struct gc_diags *diags);
 int gb_model_feed_done(struct gb_model *m);
 /* The compact-record path of the feed (a synthetic feed with no JSON, the
- * benchmarks): pod as the record would hold it (no tolerations); op 0
- * upsert, 1 delete (only ns and name read).  Returns 0 or a GC_E* code. */
+ * benchmarks): pod (borrowed; copied) as the record would hold it, without
+ * tolerations; one "pods" is added to its requests as for JSON pods.  op 0
+ * upsert, 1 delete (only ns and name read).  Returns 0 or GC_EINVAL /
+ * GC_ENOMEM / GC_ELIMIT. */
 int gb_model_feed_pod(struct gb_model *m, int op, const struct gb_pod_view *pod);
 
 struct gb_model_stats {

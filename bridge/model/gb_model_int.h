@@ -16,10 +16,11 @@
 #include "gb_kube_discovery.h"
 #include "gb_model.h"
 
-#define GB_MODEL_MAX_POD_RES 32   /* distinct resources one pod may request */
-#define GB_MODEL_MAX_TOLS 64      /* tolerations kept per pod (more: the pod is refused) */
-#define GB_MODEL_MSG_MAX 256      /* PodScheduled message bytes kept */
+#define GB_MODEL_MAX_POD_RES 32          /* distinct resources one pod may request */
+#define GB_MODEL_MAX_TOLS 64             /* tolerations kept per pod (more: the pod is refused) */
+#define GB_MODEL_MSG_MAX 256             /* PodScheduled message bytes kept */
 #define GB_MODEL_MAX_HN_BYTES (1u << 20) /* one HyperNode's JSON text */
+#define GB_MODEL_MAX_PODS 4000000        /* the Pod informer's cache bound */
 
 enum { GB_INF_NODE, GB_INF_POD, GB_INF_HN, GB_INF_CRD, GB_INF_N };
 
@@ -44,21 +45,22 @@ struct gb_model {
   /* The snapshot (under mu). */
   struct tp_snapshot *s;
   uint64_t generation;
-  int dirty;          /* a rebuild is due (HyperNodes changed, churn) */
-  int fed_done;       /* gb_model_feed_done was called */
-  int synced;         /* the first snapshot exists and every informer listed */
+  int dirty;    /* a rebuild is due (HyperNodes changed, churn) */
+  int fed_done; /* gb_model_feed_done was called */
+  int synced;   /* the first snapshot exists and every informer listed */
   size_t arena_at_build;
   uint64_t rebuilds, pod_events, node_events;
-  int capacity_due;   /* free may have grown since on_capacity last ran */
-  int depth;          /* nested gb_model_with_snapshot calls (no rebuild inside) */
+  int capacity_due; /* free may have grown since on_capacity last ran */
+  int depth;        /* nested gb_model_with_snapshot calls (no rebuild inside) */
+  int changed;      /* the change being applied changed what the model keeps */
   char last_error[256];
 
   /* Informers and the housekeeping thread (gb_model_watch.c). */
   struct gb_informer *inf[GB_INF_N];
   struct gb_model_handler h[GB_INF_N];
   struct gb_kube_discovery *disc;
-  int hn_served;       /* the HyperNode informer runs */
-  int crd_changed;     /* the HyperNode CRD changed: re-run discovery now */
+  int hn_served;   /* the HyperNode informer runs */
+  int crd_changed; /* the HyperNode CRD changed: re-run discovery now */
   int stop, started;
   pthread_cond_t cond;
   pthread_t thread;

@@ -51,8 +51,8 @@ static void on_change(void *arg, const struct gb_informer_change *ch) {
 
 static void on_log(void *arg, int is_error, const char *msg) {
   struct gb_model_handler *h = arg;
-  gb_log(is_error ? GB_LOG_WARN : GB_LOG_DEBUG, "model informer", "resource",
-         KIND_NAMES[h->kind], "message", msg, NULL);
+  gb_log(is_error ? GB_LOG_WARN : GB_LOG_DEBUG, "model informer", "resource", KIND_NAMES[h->kind],
+         "message", msg, NULL);
 }
 
 static int make_informer(struct gb_model *m, int kind, struct gc_diags *d) {
@@ -72,6 +72,12 @@ static int make_informer(struct gb_model *m, int kind, struct gc_diags *d) {
                  : kind == GB_INF_NODE ? gb_model_trim_node
                  : kind == GB_INF_HN   ? gb_model_trim_hn
                                        : gb_informer_trim_crd;
+  /* The caches' bounds are the snapshot's: a cluster past them is refused
+   * there anyway.  Pods: a few per node on average is the common case. */
+  io.max_objects = kind == GB_INF_POD    ? GB_MODEL_MAX_PODS
+                   : kind == GB_INF_NODE ? TP_MAX_NODES
+                   : kind == GB_INF_HN   ? TP_MAX_DOMAINS
+                                         : 16;
   m->h[kind] = (struct gb_model_handler){.m = m, .kind = kind};
   io.on_change = on_change;
   io.handler_arg = &m->h[kind];
@@ -98,9 +104,11 @@ static void check_hypernodes(struct gb_model *m) {
     struct gc_diags d;
     gc_diags_init(&d);
     int rc = make_informer(m, GB_INF_HN, &d);
-    gb_log(rc ? GB_LOG_ERROR : GB_LOG_INFO, rc ? "model: cannot watch HyperNodes"
-                                               : "model: HyperNodes served, watching them",
-           "error", rc ? gc_strerror(rc) : "", NULL);
+    if (rc)
+      gb_log(GB_LOG_ERROR, "model: cannot watch HyperNodes", "error",
+             d.n ? d.msgs[0] : gc_strerror(rc), NULL);
+    else
+      gb_log(GB_LOG_INFO, "model: HyperNodes served, watching them", NULL);
     gc_diags_destroy(&d);
   } else if (!served && m->inf[GB_INF_HN]) {
     gb_informer_free(m->inf[GB_INF_HN]); /* stops it first; its handler takes mu */

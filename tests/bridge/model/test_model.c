@@ -53,8 +53,11 @@ static void on_capacity(void *arg) {
 }
 
 static struct gb_model *model(const char *const *levels, size_t n_levels, struct gb_plan *plan) {
-  struct gb_model_opts o = {.levels = levels, .n_levels = n_levels, .plan = plan,
-                            .on_gang = on_gang, .on_capacity = on_capacity};
+  struct gb_model_opts o = {.levels = levels,
+                            .n_levels = n_levels,
+                            .plan = plan,
+                            .on_gang = on_gang,
+                            .on_capacity = on_capacity};
   struct gb_model *m = NULL;
   ck_assert_int_eq(gb_model_new(&o, &m, NULL), 0);
   gang_calls = capacity_calls = bound_calls = reapply_calls = 0;
@@ -96,8 +99,8 @@ static const char *pod(const char *name, const char *nodename, const char *js, c
            "\"spec\":{\"nodeName\":\"%s\",\"containers\":[{\"name\":\"c\",\"image\":\"i\","
            "\"resources\":{\"requests\":{\"cpu\":\"%s\",\"nvidia.com/gpu\":\"%s\"}}}]%s%s},"
            "\"status\":{\"phase\":\"%s\"}}",
-           name, name, (int)(strlen(name) * 7 % 60), js, nodename, cpu, gpu,
-           *spec_extra ? "," : "", spec_extra, phase);
+           name, name, (int)(strlen(name) * 7 % 60), js, nodename, cpu, gpu, *spec_extra ? "," : "",
+           spec_extra, phase);
   return b;
 }
 
@@ -144,7 +147,7 @@ START_TEST(test_free_sums_bound_pods) {
   feed(m, "Node", 0, node("b", "", "8", "4", ""));
   feed(m, "Pod", 0, pod("p1", "a", "", "2", "1", "Running", ""));
   feed(m, "Pod", 0, pod("p2", "a", "", "500m", "0", "Pending", "")); /* bound, not running */
-  feed(m, "Pod", 0, pod("p3", "", "", "4", "2", "Pending", ""));    /* unbound: nothing */
+  feed(m, "Pod", 0, pod("p3", "", "", "4", "2", "Pending", ""));     /* unbound: nothing */
   ck_assert_int_eq(gb_model_with_snapshot(m, read_node, &(struct nf){.node = "a"}), GC_ENOTFOUND);
   ck_assert_int_eq(gb_model_feed_done(m), 0);
   ck_assert_int_eq(gb_model_synced(m), 1);
@@ -197,14 +200,15 @@ START_TEST(test_pod_request_rule) {
    * before the later init container); an init container of 3 cpu needs
    * 3 + 0.5; the maximum is 3.5, plus 250m overhead: 3750m.  The init
    * container's 2 GPUs beat the container's 1. */
-  feed(m, "Pod", 0,
-       "{\"metadata\":{\"namespace\":\"ns\",\"name\":\"r\"},\"spec\":{\"nodeName\":\"a\","
-       "\"containers\":[{\"name\":\"c1\",\"resources\":{\"requests\":{\"cpu\":\"1\","
-       "\"nvidia.com/gpu\":\"1\"}}},{\"name\":\"c2\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}],"
-       "\"initContainers\":[{\"name\":\"side\",\"restartPolicy\":\"Always\",\"resources\":"
-       "{\"requests\":{\"cpu\":\"500m\"}}},{\"name\":\"init\",\"resources\":{\"requests\":"
-       "{\"cpu\":\"3\",\"nvidia.com/gpu\":\"2\"}}}],\"overhead\":{\"cpu\":\"250m\"}},"
-       "\"status\":{\"phase\":\"Pending\"}}");
+  feed(
+      m, "Pod", 0,
+      "{\"metadata\":{\"namespace\":\"ns\",\"name\":\"r\"},\"spec\":{\"nodeName\":\"a\","
+      "\"containers\":[{\"name\":\"c1\",\"resources\":{\"requests\":{\"cpu\":\"1\","
+      "\"nvidia.com/gpu\":\"1\"}}},{\"name\":\"c2\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}],"
+      "\"initContainers\":[{\"name\":\"side\",\"restartPolicy\":\"Always\",\"resources\":"
+      "{\"requests\":{\"cpu\":\"500m\"}}},{\"name\":\"init\",\"resources\":{\"requests\":"
+      "{\"cpu\":\"3\",\"nvidia.com/gpu\":\"2\"}}}],\"overhead\":{\"cpu\":\"250m\"}},"
+      "\"status\":{\"phase\":\"Pending\"}}");
   struct nf a = look(m, "a");
   ck_assert_int_eq(a.cpu, 8000 - 3750);
   ck_assert_int_eq(a.gpu, 2);
@@ -219,7 +223,8 @@ START_TEST(test_exclusions) {
        "{\"metadata\":{\"name\":\"b\"},\"status\":{\"allocatable\":{\"cpu\":\"8\"},"
        "\"conditions\":[{\"type\":\"MemoryPressure\",\"status\":\"False\"},"
        "{\"type\":\"Ready\",\"status\":\"False\"}]}}");
-  feed(m, "Node", 0, node("c", "", "8", "4", "\"taints\":[{\"key\":\"k\",\"effect\":\"NoSchedule\"}]"));
+  feed(m, "Node", 0,
+       node("c", "", "8", "4", "\"taints\":[{\"key\":\"k\",\"effect\":\"NoSchedule\"}]"));
   gb_model_feed_done(m);
   struct nf a = look(m, "a"), b = look(m, "b"), c = look(m, "c");
   ck_assert_int_eq(a.state, TP_NODE_EXCLUDED);
@@ -273,7 +278,8 @@ static int blocked_t(struct gb_model *m, const char *podname) {
 START_TEST(test_taint_mask) {
   struct gb_model *m = model(NULL, 0, NULL);
   feed(m, "Node", 0,
-       node("t", "", "8", "4", "\"taints\":[{\"key\":\"gpu\",\"value\":\"yes\",\"effect\":\"NoSchedule\"}]"));
+       node("t", "", "8", "4",
+            "\"taints\":[{\"key\":\"gpu\",\"value\":\"yes\",\"effect\":\"NoSchedule\"}]"));
   feed(m, "Node", 0, node("u", "", "8", "4", ""));
   feed(m, "Node", 0,
        node("p", "", "8", "4", "\"taints\":[{\"key\":\"x\",\"effect\":\"PreferNoSchedule\"}]"));
@@ -284,9 +290,12 @@ START_TEST(test_taint_mask) {
       {"none", "", 1},
       {"exists", "\"tolerations\":[{\"key\":\"gpu\",\"operator\":\"Exists\"}]", 0},
       {"equal", "\"tolerations\":[{\"key\":\"gpu\",\"operator\":\"Equal\",\"value\":\"yes\"}]", 0},
-      {"noop", "\"tolerations\":[{\"key\":\"gpu\",\"value\":\"yes\",\"effect\":\"NoSchedule\"}]", 0},
-      {"wrongval", "\"tolerations\":[{\"key\":\"gpu\",\"operator\":\"Equal\",\"value\":\"no\"}]", 1},
-      {"wrongeff", "\"tolerations\":[{\"key\":\"gpu\",\"operator\":\"Exists\",\"effect\":\"NoExecute\"}]", 1},
+      {"noop", "\"tolerations\":[{\"key\":\"gpu\",\"value\":\"yes\",\"effect\":\"NoSchedule\"}]",
+       0},
+      {"wrongval", "\"tolerations\":[{\"key\":\"gpu\",\"operator\":\"Equal\",\"value\":\"no\"}]",
+       1},
+      {"wrongeff",
+       "\"tolerations\":[{\"key\":\"gpu\",\"operator\":\"Exists\",\"effect\":\"NoExecute\"}]", 1},
       {"all", "\"tolerations\":[{\"operator\":\"Exists\"}]", 0},
       {"otherkey", "\"tolerations\":[{\"key\":\"other\",\"operator\":\"Exists\"}]", 1},
   };
@@ -316,14 +325,53 @@ START_TEST(test_generation_bumps) {
   uint64_t g2 = look(m, "a").gen;
   ck_assert_uint_gt(g2, g1);
   feed(m, "Pod", 1, pod("p1", "a", "", "1", "0", "Running", ""));
-  ck_assert_uint_gt(look(m, "a").gen, g2);
+  uint64_t g3 = look(m, "a").gen;
+  ck_assert_uint_gt(g3, g2);
+  /* Updates that change nothing the model keeps (a node's heartbeat, a
+   * pod's new resourceVersion) do not bump it: the plan re-decides per
+   * generation. */
+  feed(m, "Node", 0, node("a", "", "8", "4", "\"unschedulable\":true"));
+  ck_assert_uint_eq(look(m, "a").gen, g3);
+  feed(m, "Pod", 0, pod("p2", "a", "", "1", "0", "Running", ""));
+  uint64_t g4 = look(m, "a").gen;
+  ck_assert_uint_gt(g4, g3);
+  char *rv2 = strdup(pod("p2", "a", "", "1", "0", "Running", ""));
+  char *at = strstr(rv2, "\"resourceVersion\":\"1\"");
+  ck_assert_ptr_nonnull(at);
+  at[strlen("\"resourceVersion\":\"")] = '2';
+  feed(m, "Pod", 0, rv2);
+  free(rv2);
+  ck_assert_uint_eq(look(m, "a").gen, g4);
+  feed(m, "Pod", 0, pod("p2", "a", "", "1", "0", "Failed", ""));
+  ck_assert_uint_gt(look(m, "a").gen, g4);
   gb_model_free(m);
 }
 END_TEST
 
-#define HN(name, tier, members)                                                             \
-  "{\"apiVersion\":\"topology.volcano.sh/v1alpha1\",\"kind\":\"HyperNode\",\"metadata\":"   \
-  "{\"name\":\"" name "\"},\"spec\":{\"tier\":" tier ",\"members\":[" members "]},"         \
+static int read_pods_free(void *arg, struct tp_snapshot *s, uint64_t gen) {
+  (void)gen;
+  int r = tp_snapshot_resource(s, "pods");
+  *(int64_t *)arg = r < 0 ? -1 : tp_snapshot_node_free(s, r, (uint32_t)tp_snapshot_node(s, "a"));
+  return 0;
+}
+
+START_TEST(test_pods_resource) {
+  struct gb_model *m = model(NULL, 0, NULL);
+  feed(m, "Node", 0,
+       "{\"metadata\":{\"name\":\"a\"},\"status\":{\"allocatable\":{\"cpu\":\"8\",\"pods\":\"110\"}"
+       "}}");
+  feed(m, "Pod", 0, pod("p1", "a", "", "1", "0", "Running", ""));
+  gb_model_feed_done(m);
+  int64_t free_pods = 0;
+  gb_model_with_snapshot(m, read_pods_free, &free_pods);
+  ck_assert_int_eq(free_pods, 109); /* every bound pod takes one "pods", as kube-scheduler counts */
+  gb_model_free(m);
+}
+END_TEST
+
+#define HN(name, tier, members)                                                                    \
+  "{\"apiVersion\":\"topology.volcano.sh/v1alpha1\",\"kind\":\"HyperNode\",\"metadata\":"          \
+  "{\"name\":\"" name "\"},\"spec\":{\"tier\":" tier ",\"members\":[" members "]},"                \
   "\"status\":{\"nodeCount\":2}}"
 #define MN(n) "{\"type\":\"Node\",\"selector\":{\"exactMatch\":{\"name\":\"" n "\"}}}"
 #define MH(n) "{\"type\":\"HyperNode\",\"selector\":{\"exactMatch\":{\"name\":\"" n "\"}}}"
@@ -382,8 +430,9 @@ START_TEST(test_hypernode_rebuild_coalesced) {
   /* A status-only change (a new resourceVersion, list items without
    * apiVersion and kind) is no topology change: no rebuild. */
   feed(m, "HyperNode", 0,
-       "{\"metadata\":{\"name\":\"s1\",\"resourceVersion\":\"77\"},\"spec\":{\"tier\":2,\"members\":[" MH("r1") "]},"
-       "\"status\":{\"nodeCount\":3}}");
+       "{\"metadata\":{\"name\":\"s1\",\"resourceVersion\":\"77\"},\"spec\":{\"tier\":2,"
+       "\"members\":[" MH("r1") "]},"
+                                "\"status\":{\"nodeCount\":3}}");
   dom(m, "s1", 0);
   gb_model_stats(m, &st);
   ck_assert_uint_eq(st.rebuilds, 2);
@@ -403,6 +452,10 @@ START_TEST(test_label_levels_move) {
   feed(m, "Node", 0, node("b", "\"zone\":\"z2\"", "8", "4", ""));
   ck_assert_int_eq(dom(m, "z1", 0).gpu, 4);
   ck_assert_int_eq(dom(m, "z2", 0).gpu, 3);
+  /* A label that is no level is not kept: changing it changes nothing. */
+  uint64_t g = look(m, "b").gen;
+  feed(m, "Node", 0, node("b", "\"zone\":\"z2\",\"team\":\"x\"", "8", "4", ""));
+  ck_assert_uint_eq(look(m, "b").gen, g);
   struct gb_model_stats st;
   gb_model_stats(m, &st);
   ck_assert_uint_eq(st.rebuilds, 1);
@@ -452,8 +505,9 @@ START_TEST(test_gangs) {
   feed(m, "Node", 0, node("a", "", "8", "4", ""));
   gb_model_feed_done(m);
   /* pod() derives creationTimestamp seconds from the name length. */
-  feed(m, "Pod", 0, pod("js-w-0-longer", "", "js", "2", "0", "Pending",
-                        "\"schedulingGates\":[{\"name\":\"gangbridge.io/placement\"}]"));
+  feed(m, "Pod", 0,
+       pod("js-w-0-longer", "", "js", "2", "0", "Pending",
+           "\"schedulingGates\":[{\"name\":\"gangbridge.io/placement\"}]"));
   ck_assert_int_eq(gang_calls, 1);
   ck_assert_str_eq(gang_last, "ns/js");
   feed(m, "Pod", 0, pod("js-l", "", "js", "1", "0", "Pending", ""));
@@ -488,11 +542,12 @@ START_TEST(test_feed_errors) {
   ck_assert_int_eq(gb_model_feed(m, "Secret", 0, "{}", &d), GC_EINVAL);
   ck_assert_int_eq(gb_model_feed(m, "Pod", 0, "{not json", &d), GC_EINVAL);
   ck_assert_int_eq(gb_model_feed(m, "Pod", 0, "{\"metadata\":{}}", &d), GC_EINVAL);
-  ck_assert_int_eq(gb_model_feed(m, "Pod", 0,
-                                 "{\"metadata\":{\"name\":\"x\",\"namespace\":\"n\"},\"spec\":"
-                                 "{\"containers\":[{\"resources\":{\"requests\":{\"cpu\":\"lots\"}}}]}}",
-                                 &d),
-                   GC_EINVAL);
+  ck_assert_int_eq(
+      gb_model_feed(m, "Pod", 0,
+                    "{\"metadata\":{\"name\":\"x\",\"namespace\":\"n\"},\"spec\":"
+                    "{\"containers\":[{\"resources\":{\"requests\":{\"cpu\":\"lots\"}}}]}}",
+                    &d),
+      GC_EINVAL);
   int found = 0;
   for (size_t i = 0; i < d.n; i++)
     found |= strstr(d.msgs[i], "Pod n/x: spec.containers[0].resources.requests.cpu") != NULL;
@@ -508,12 +563,44 @@ START_TEST(test_record_path) {
   gb_model_feed_done(m);
   const char *res[] = {"cpu", "example.com/fpga"};
   int64_t val[] = {1500, 1};
-  struct gb_pod_view v = {.ns = "ns", .name = "r", .node = "a", .phase = 1, .n_req = 2,
-                          .res = res, .val = val};
+  struct gb_pod_view v = {
+      .ns = "ns", .name = "r", .node = "a", .phase = 1, .n_req = 2, .res = res, .val = val};
   ck_assert_int_eq(gb_model_feed_pod(m, 0, &v), 0);
   ck_assert_int_eq(look(m, "a").cpu, 6500);
   ck_assert_int_eq(gb_model_feed_pod(m, 1, &v), 0);
   ck_assert_int_eq(look(m, "a").cpu, 8000);
+  gb_model_free(m);
+}
+END_TEST
+
+static int read_slots(void *arg, struct tp_snapshot *s, uint64_t gen) {
+  (void)gen;
+  *(size_t *)arg = tp_snapshot_slot_count(s);
+  return 0;
+}
+
+START_TEST(test_churn_compacts) {
+  struct gb_model *m = model(NULL, 0, NULL);
+  gb_model_feed_done(m);
+  char name[32];
+  for (int i = 0; i < 2000; i++) {
+    snprintf(name, sizeof(name), "n%d", i);
+    feed(m, "Node", 0, node(name, "", "8", "4", ""));
+  }
+  feed(m, "Pod", 0, pod("p1", "n1999", "", "2", "1", "Running", ""));
+  for (int i = 0; i < 1900; i++) {
+    snprintf(name, sizeof(name), "n%d", i);
+    feed(m, "Node", 1, node(name, "", "8", "4", ""));
+  }
+  struct gb_model_stats st;
+  gb_model_stats(m, &st);
+  ck_assert_uint_eq(st.rebuilds, 1);
+  size_t slots = 0;
+  gb_model_with_snapshot(m, read_slots, &slots); /* the read runs the due rebuild */
+  gb_model_stats(m, &st);
+  ck_assert_uint_eq(st.rebuilds, 2);
+  ck_assert_uint_eq(slots, 100);
+  ck_assert_int_eq(look(m, "n1999").cpu, 6000);
   gb_model_free(m);
 }
 END_TEST
@@ -527,12 +614,14 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_exclusions);
   tcase_add_test(tc, test_taint_mask);
   tcase_add_test(tc, test_generation_bumps);
+  tcase_add_test(tc, test_pods_resource);
   tcase_add_test(tc, test_hypernode_rebuild_coalesced);
   tcase_add_test(tc, test_label_levels_move);
   tcase_add_test(tc, test_node_departure_and_return);
   tcase_add_test(tc, test_gangs);
   tcase_add_test(tc, test_feed_errors);
   tcase_add_test(tc, test_record_path);
+  tcase_add_test(tc, test_churn_compacts);
   suite_add_tcase(s, tc);
   return s;
 }

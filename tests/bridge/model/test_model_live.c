@@ -144,8 +144,8 @@ static void wait_free(struct gb_model *m, const char *node, const char *dom, int
       return;
     usleep(50000);
   }
-  ck_abort_msg("node %s: free cpu %lld, want %lld (domain %s found: %d)", node,
-               (long long)q.cpu, (long long)want, dom ? dom : "-", q.found);
+  ck_abort_msg("node %s: free cpu %lld, want %lld (domain %s found: %d)", node, (long long)q.cpu,
+               (long long)want, dom ? dom : "-", q.found);
 }
 
 static int gangs;
@@ -153,6 +153,19 @@ static void on_gang(void *arg, const char *ns, const char *js) {
   (void)arg;
   if (!strcmp(ns, "default") && !strcmp(js, "js"))
     __atomic_add_fetch(&gangs, 1, __ATOMIC_SEQ_CST);
+}
+
+static int capacity;
+static void on_capacity(void *arg) {
+  (void)arg;
+  __atomic_add_fetch(&capacity, 1, __ATOMIC_SEQ_CST);
+}
+
+/* Polls (up to 30 s) until the capacity callback ran more than `than` times. */
+static void wait_capacity(int than) {
+  for (int i = 0; i < 600 && __atomic_load_n(&capacity, __ATOMIC_SEQ_CST) <= than; i++)
+    usleep(50000);
+  ck_assert_int_gt(__atomic_load_n(&capacity, __ATOMIC_SEQ_CST), than);
 }
 
 static void install_hypernode_crd(void) {
@@ -180,7 +193,7 @@ START_TEST(test_list_watch_and_late_hypernodes) {
   add_node("b", "8");
   add_pod("p1", "a", "2");
   add_pod("p2", "", "1");
-  struct gb_model_opts o = {.client = cli, .on_gang = on_gang};
+  struct gb_model_opts o = {.client = cli, .on_gang = on_gang, .on_capacity = on_capacity};
   struct gb_model *m = NULL;
   ck_assert_int_eq(gb_model_new(&o, &m, NULL), 0);
   ck_assert_int_eq(gb_model_start(m), 0);
@@ -190,9 +203,12 @@ START_TEST(test_list_watch_and_late_hypernodes) {
   /* p2 binds to b (the scheduler's binding, as a spec.nodeName update). */
   patch("/api/v1/namespaces/default/pods/p2", "{\"spec\":{\"nodeName\":\"b\"}}");
   wait_free(m, "b", NULL, 7000);
-  /* p1 finishes: the field selector drops it from the watch. */
+  /* p1 finishes: the field selector drops it from the watch, and the
+   * capacity it gives back is announced. */
+  int cap0 = __atomic_load_n(&capacity, __ATOMIC_SEQ_CST);
   patch("/api/v1/namespaces/default/pods/p1/status", "{\"status\":{\"phase\":\"Succeeded\"}}");
   wait_free(m, "a", NULL, 8000);
+  wait_capacity(cap0);
   struct gb_kube_error e;
   gb_kube_error_clear(&e);
   call(gb_kube_delete(cli, "/api/v1/namespaces/default/pods/p2", NULL, NULL, &e), &e, "delete");
