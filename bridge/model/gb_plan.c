@@ -34,11 +34,11 @@ struct entry {
   struct gb_hnode h; /* first: the table links it */
   char key[GB_PLAN_KEY_MAX + 1];
   struct gb_plan_view v;
-  struct gc_arena *a;   /* the decision's data below; NULL for NONE/NOFIT/HELD */
-  struct pnode *nodes;  /* sorted by name */
+  struct gc_arena *a;  /* the decision's data below; NULL for NONE/NOFIT/HELD */
+  struct pnode *nodes; /* sorted by name */
   size_t n_nodes;
-  const char **res;     /* resource names reserved (entry arena) */
-  int *res_idx;         /* their index in the snapshot, -1 when it has none */
+  const char **res; /* resource names reserved (entry arena) */
+  int *res_idx;     /* their index in the snapshot, -1 when it has none */
   size_t n_res;
   int64_t *amt;         /* amt[node * n_res + k]: still taken from that node */
   int reserved;         /* amounts are held in the snapshot */
@@ -119,8 +119,7 @@ int gb_plan_new(const struct gb_plan_opts *o, struct gb_plan **out) {
     free(p);
     return GC_ENOMEM;
   }
-  if (gb_htab_init(&p->tab, 64) || !(p->ev = tp_evaluator_new()) ||
-      !(p->scratch = gc_arena_new(0)))
+  if (gb_htab_init(&p->tab, 64) || !(p->ev = tp_evaluator_new()) || !(p->scratch = gc_arena_new(0)))
     goto fail;
   /* The default policy's tier name is the caller's: keep a copy. */
   if (p->o.default_policy.highest_tier_name) {
@@ -167,8 +166,7 @@ static int64_t node_slot(const struct tp_snapshot *s, struct pnode *n) {
 /* Gives back up to `amount` of resource k on node i (never raising free
  * above allocatable, in case the node was replaced under the reservation)
  * and lowers the recorded amount by what the plan held. */
-static void give_back(struct tp_snapshot *s, struct entry *e, size_t i, size_t k,
-                      int64_t amount) {
+static void give_back(struct tp_snapshot *s, struct entry *e, size_t i, size_t k, int64_t amount) {
   int64_t *held = &e->amt[i * e->n_res + k];
   if (amount > *held)
     amount = *held;
@@ -249,8 +247,7 @@ static int res_index(struct entry *e, const char *name, size_t cap) {
 
 /* The resources the gang requests that the snapshot has, plus "pods" (one
  * per pod, as the evaluator counts it), into e->res. */
-static int record_resources(struct entry *e, const struct tp_snapshot *s,
-                            const struct tp_gang *g) {
+static int record_resources(struct entry *e, const struct tp_snapshot *s, const struct tp_gang *g) {
   e->res = gc_arena_alloc(e->a, PLAN_MAX_RES * sizeof(char *));
   e->res_idx = gc_arena_alloc(e->a, PLAN_MAX_RES * sizeof(int));
   if (!e->res || !e->res_idx)
@@ -554,9 +551,8 @@ static int bad_gang(const struct gb_plan_gang *g, uint64_t gen, int64_t now_ms,
 }
 
 static int decide_ordered(struct gb_plan *p, struct tp_snapshot *s, uint64_t gen,
-                          const struct gb_plan_gang *gangs, const struct order_item *ord,
-                          size_t n, int64_t now_ms, struct gb_plan_view *out,
-                          struct gc_diags *diags) {
+                          const struct gb_plan_gang *gangs, const struct order_item *ord, size_t n,
+                          int64_t now_ms, struct gb_plan_view *out, struct gc_diags *diags) {
   struct guard gd = {0};
   for (size_t i = 0; i < n; i++) {
     const struct gb_plan_gang *g = &gangs[ord[i].idx];
@@ -763,7 +759,6 @@ int gb_plan_get(struct gb_plan *p, const char *key, struct gb_plan_view *out) {
   return e ? GC_OK : GC_ENOTFOUND;
 }
 
-
 int gb_plan_node_allowed(struct gb_plan *p, const char *key, const char *node, char *why,
                          size_t why_size) {
   if (!p || !key || !node)
@@ -790,12 +785,30 @@ int64_t gb_plan_node_score(struct gb_plan *p, const char *key, const char *node)
   struct entry *e = find(p, key);
   /* Nodes are in name order: the extenders ask for every node of the
    * cluster, so this stays O(log nodes planned). */
-  const struct pnode *n =
-      e && e->n_nodes ? bsearch(node, e->nodes, e->n_nodes, sizeof(*e->nodes), cmp_pnode) : NULL;
+  const struct pnode *n = e && e->n_nodes
+                              ? bsearch(node, e->nodes, e->n_nodes, sizeof(*e->nodes), cmp_pnode)
+                              : NULL;
   if (n)
     pods = n->planned;
   pthread_mutex_unlock(&p->mu);
   return pods;
+}
+
+int64_t gb_plan_reserved(struct gb_plan *p, const char *key, const char *node,
+                         const char *resource) {
+  if (!p || !key || !node || !resource)
+    return 0;
+  int64_t amt = 0;
+  pthread_mutex_lock(&p->mu);
+  struct entry *e = find(p, key);
+  const struct pnode *n = e && e->n_nodes
+                              ? bsearch(node, e->nodes, e->n_nodes, sizeof(*e->nodes), cmp_pnode)
+                              : NULL;
+  for (size_t k = 0; n && k < e->n_res; k++)
+    if (!strcmp(e->res[k], resource))
+      amt = e->amt[(size_t)(n - e->nodes) * e->n_res + k];
+  pthread_mutex_unlock(&p->mu);
+  return amt;
 }
 
 int gb_plan_foreach(struct gb_plan *p, gb_plan_view_fn fn, void *arg) {

@@ -147,6 +147,10 @@ int gb_plan_node_allowed(struct gb_plan *p, const char *key, const char *node, c
                          size_t why_size);
 /* Pods the plan puts on node for `key` (0 when none or unknown). */
 int64_t gb_plan_node_score(struct gb_plan *p, const char *key, const char *node);
+/* The amount of `resource` (the snapshot's unit; "pods" counts pods) the
+ * plan still holds on node for key: 0 when none or unknown. */
+int64_t gb_plan_reserved(struct gb_plan *p, const char *key, const char *node,
+                         const char *resource);
 /* Calls fn for every decision (placement status, metrics), in no
  * particular order, with the plan's lock held (fn must not call into the
  * plan); stops at fn's first non-zero result and returns it. */

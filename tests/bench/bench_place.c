@@ -23,6 +23,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "gb_bench_cluster.h"
 #include "gc_arena.h"
 #include "gc_diag.h"
 #include "gc_value.h"
@@ -49,113 +50,19 @@ static int cmp_double(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* ---- document construction ---- */
-
-static struct gc_value *mapkv(struct gc_arena *a, struct gc_value *m, const char *k,
-                              struct gc_value *v) {
-  if (!m || !v || gc_map_set(a, m, k, v)) {
-    fprintf(stderr, "bench_place: out of memory building documents\n");
-    exit(1);
-  }
-  return v;
-}
-
-static struct gc_value *node_doc(struct gc_arena *a, const char *name) {
-  struct gc_value *d = gc_value_map(a);
-  mapkv(a, d, "apiVersion", gc_value_strz(a, "v1"));
-  mapkv(a, d, "kind", gc_value_strz(a, "Node"));
-  struct gc_value *md = mapkv(a, d, "metadata", gc_value_map(a));
-  mapkv(a, md, "name", gc_value_strz(a, name));
-  struct gc_value *st = mapkv(a, d, "status", gc_value_map(a));
-  struct gc_value *al = mapkv(a, st, "allocatable", gc_value_map(a));
-  mapkv(a, al, "cpu", gc_value_strz(a, "128"));
-  mapkv(a, al, "memory", gc_value_strz(a, "1Ti"));
-  mapkv(a, al, "nvidia.com/gpu", gc_value_strz(a, "8"));
-  mapkv(a, al, "pods", gc_value_strz(a, "110"));
-  return d;
-}
-
-static struct gc_value *hn_doc(struct gc_arena *a, const char *name, int tier, const char *mtype,
-                               char **members, size_t n) {
-  struct gc_value *d = gc_value_map(a);
-  mapkv(a, d, "apiVersion", gc_value_strz(a, "topology.volcano.sh/v1alpha1"));
-  mapkv(a, d, "kind", gc_value_strz(a, "HyperNode"));
-  struct gc_value *md = mapkv(a, d, "metadata", gc_value_map(a));
-  mapkv(a, md, "name", gc_value_strz(a, name));
-  struct gc_value *sp = mapkv(a, d, "spec", gc_value_map(a));
-  mapkv(a, sp, "tier", gc_value_int(a, tier));
-  struct gc_value *ms = mapkv(a, sp, "members", gc_value_seq(a));
-  for (size_t i = 0; i < n; i++) {
-    struct gc_value *m = gc_value_map(a);
-    mapkv(a, m, "type", gc_value_strz(a, mtype));
-    struct gc_value *sel = mapkv(a, m, "selector", gc_value_map(a));
-    struct gc_value *ex = mapkv(a, sel, "exactMatch", gc_value_map(a));
-    mapkv(a, ex, "name", gc_value_strz(a, members[i]));
-    gc_seq_push(a, ms, m);
-  }
-  return d;
-}
-
-struct docs {
-  const struct gc_value **v;
-  size_t n, cap;
-};
-
-static void push(struct docs *d, const struct gc_value *v) {
-  if (d->n == d->cap) {
-    d->cap = d->cap ? d->cap * 2 : 1024;
-    d->v = realloc(d->v, d->cap * sizeof(*d->v));
-    if (!d->v)
-      exit(1);
-  }
-  d->v[d->n++] = v;
-}
-
-/* Groups `n` children named by child(i) into parents of `fan` each (the last
- * may be smaller), named "<prefix><j>", at tier `tier`. */
-static size_t group(struct gc_arena *a, struct docs *d, size_t n, size_t fan, const char *prefix,
-                    const char *child_prefix, const char *mtype, int tier) {
-  size_t parents = (n + fan - 1) / fan;
-  char **mem = calloc(fan, sizeof(char *));
-  for (size_t j = 0; j < parents; j++) {
-    size_t k = 0;
-    for (size_t i = j * fan; i < n && i < (j + 1) * fan; i++)
-      mem[k++] = gc_arena_printf(a, "%s%zu", child_prefix, i);
-    push(d, hn_doc(a, gc_arena_printf(a, "%s%zu", prefix, j), tier, mtype, mem, k));
-  }
-  free(mem);
-  return parents;
-}
-
-/* Volcano's shape: nodes split over tier-1 HyperNodes, each level with
- * fan-in so that the totals are 4,800 + 3,200 + 1,600 = 9,600. */
-static size_t group_counts(struct gc_arena *a, struct docs *d, size_t n, size_t parents,
-                           const char *prefix, const char *child_prefix, const char *mtype,
-                           int tier) {
-  char **mem = calloc(n, sizeof(char *));
-  for (size_t j = 0; j < parents; j++) {
-    size_t lo = j * n / parents, hi = (j + 1) * n / parents, k = 0;
-    for (size_t i = lo; i < hi; i++)
-      mem[k++] = gc_arena_printf(a, "%s%zu", child_prefix, i);
-    push(d, hn_doc(a, gc_arena_printf(a, "%s%zu", prefix, j), tier, mtype, mem, k));
-  }
-  free(mem);
-  return parents;
-}
-
 static struct tp_snapshot *make_cluster(size_t nodes, int volcano_shape, double *build_ms) {
   struct gc_arena *a = gc_arena_new(0);
-  struct docs d = {0};
+  struct gb_bench_docs d = {0};
   for (size_t i = 0; i < nodes; i++)
-    push(&d, node_doc(a, gc_arena_printf(a, "node-%zu", i)));
+    gb_bench_push(&d, gb_bench_node_doc(a, gc_arena_printf(a, "node-%zu", i)));
   if (volcano_shape) {
-    group_counts(a, &d, nodes, 4800, "leaf-", "node-", "Node", 1);
-    group_counts(a, &d, 4800, 3200, "agg-", "leaf-", "HyperNode", 2);
-    group_counts(a, &d, 3200, 1600, "spine-", "agg-", "HyperNode", 3);
+    gb_bench_group_counts(a, &d, nodes, 4800, "leaf-", "node-", "Node", 1);
+    gb_bench_group_counts(a, &d, 4800, 3200, "agg-", "leaf-", "HyperNode", 2);
+    gb_bench_group_counts(a, &d, 3200, 1600, "spine-", "agg-", "HyperNode", 3);
   } else {
-    size_t racks = group(a, &d, nodes, 16, "rack-", "node-", "Node", 1);
-    size_t spines = group(a, &d, racks, 8, "spine-", "rack-", "HyperNode", 2);
-    group(a, &d, spines, 8, "block-", "spine-", "HyperNode", 3);
+    size_t racks = gb_bench_group(a, &d, nodes, 16, "rack-", "node-", "Node", 1);
+    size_t spines = gb_bench_group(a, &d, racks, 8, "spine-", "rack-", "HyperNode", 2);
+    gb_bench_group(a, &d, spines, 8, "block-", "spine-", "HyperNode", 3);
   }
   struct gc_diags diags;
   gc_diags_init(&diags);
@@ -418,7 +325,7 @@ int main(int argc, char **argv) {
     for (int i = 0; i < cycles; i++) {
       char name[32];
       snprintf(name, sizeof(name), "node-%d", i);
-      struct gc_value *doc = node_doc(a, name);
+      struct gc_value *doc = gb_bench_node_doc(a, name);
       tp_snapshot_remove_node(s, name);
       tp_snapshot_add_node(s, doc, NULL, &d);
     }

@@ -18,26 +18,27 @@
 #include "tp_gang.h"
 #include "tp_snapshot.h"
 
-#define NODE(n, gpu)                                                                       \
-  "apiVersion: v1\nkind: Node\nmetadata: {name: " n "}\n"                                 \
+#define NODE(n, gpu)                                                                               \
+  "apiVersion: v1\nkind: Node\nmetadata: {name: " n "}\n"                                          \
   "status: {allocatable: {cpu: '32', nvidia.com/gpu: '" gpu "', pods: '110'}}\n---\n"
-#define HN(name, tier, members)                                                            \
-  "apiVersion: topology.volcano.sh/v1alpha1\nkind: HyperNode\nmetadata: {name: " name "}\n" \
+#define HN(name, tier, members)                                                                    \
+  "apiVersion: topology.volcano.sh/v1alpha1\nkind: HyperNode\nmetadata: {name: " name "}\n"        \
   "spec:\n  tier: " tier "\n  members:\n" members "---\n"
 #define MN(n) "  - {type: Node, selector: {exactMatch: {name: " n "}}}\n"
 #define MH(n) "  - {type: HyperNode, selector: {exactMatch: {name: " n "}}}\n"
 
-#define RACKS(r1)                                                                          \
-  HN("s1", "2", MH("r1") MH("r2")) HN("s2", "2", MH("r3")) HN("r1", "1", r1)               \
-  HN("r2", "1", MN("b1") MN("b2")) HN("r3", "1", MN("c1"))
+#define RACKS(r1)                                                                                  \
+  HN("s1", "2", MH("r1") MH("r2"))                                                                 \
+  HN("s2", "2", MH("r3")) HN("r1", "1", r1) HN("r2", "1", MN("b1") MN("b2"))                       \
+      HN("r3", "1", MN("c1"))
 
 /* Racks r1 {a1, a2} and r2 {b1, b2} of 8-GPU nodes under spine s1; rack r3
  * {c1, 4 GPUs} under spine s2. */
 static const char *CLUSTER = NODE("a1", "8") NODE("a2", "8") NODE("b1", "8") NODE("b2", "8")
     NODE("c1", "4") RACKS(MN("a1") MN("a2"));
 /* The same cluster without a2 (for a rebuild after a node went away). */
-static const char *CLUSTER_NO_A2 =
-    NODE("a1", "8") NODE("b1", "8") NODE("b2", "8") NODE("c1", "4") RACKS(MN("a1"));
+static const char *CLUSTER_NO_A2 = NODE("a1", "8") NODE("b1", "8") NODE("b2", "8") NODE("c1", "4")
+    RACKS(MN("a1"));
 
 struct fx {
   struct gb_docset *ds;
@@ -404,7 +405,7 @@ START_TEST(order) {
   ck_assert_int_eq(gb_plan_forget(f.p, f.s, "ns/old"), 0);
   gs[1].created_ms = gs[2].created_ms = 5;
   ck_assert_int_eq(gb_plan_decide(f.p, f.s, 3, &gs[1], 2, 100, v, &f.d), 0);
-  ck_assert_int_eq(v[0].outcome, GB_PLAN_NOFIT); /* ns/new */
+  ck_assert_int_eq(v[0].outcome, GB_PLAN_NOFIT);  /* ns/new */
   ck_assert_int_eq(v[1].outcome, GB_PLAN_PLACED); /* ns/high < ns/new */
   teardown(&f);
 }
