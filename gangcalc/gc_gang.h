@@ -8,7 +8,9 @@
  * pod count and per-pod request (Kubernetes' pod request rule, limits-only
  * resources counted), orders replicated jobs into dependsOn waves and picks
  * the gang, then derives minMember, minResources, queue, priority class,
- * network topology and timeout policy.  The result owns all its memory in one
+ * network topology and timeout policy (gc_policy weighs the TrainJob, the
+ * runtime and the caller's gc_policy_context: Namespace, Volcano Queue and
+ * configured defaults).  The result owns all its memory in one
  * arena.  This module is pure: no I/O, no printing.
  */
 #ifndef GC_GANG_H

@@ -143,8 +143,9 @@ static int ann_str(struct ctx *c, const struct ann_src *s, const char *key, cons
   return 1;
 }
 
-/* Sets the gang's timeout from text, or reports it at `where`.  The
- * source is `kind: path` (`kind path` when path is NULL). */
+/* Sets the gang's timeout from v[0..n), or reports the problem as
+ * "<prefix>: <path>: <why>" (without path: "<prefix>: <why>").  The
+ * recorded source is "<kind>: <path>", or kind alone without a path. */
 static void timeout_text(struct ctx *c, const char *prefix, const char *kind, const char *path,
                          const char *v, size_t n) {
   char msg[512];

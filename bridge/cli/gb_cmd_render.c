@@ -42,6 +42,8 @@ struct render_run {
   const struct gb_doc **gang_docs; /* the TrainJob document of each gang */
   size_t n_gangs;
   struct gc_diags diags;
+  const struct gc_value **policy_docs; /* the Namespaces and Volcano Queues in the inputs */
+  size_t n_policy_docs;
 };
 
 static void usage(FILE *f, int explain) {
@@ -53,7 +55,9 @@ static void usage(FILE *f, int explain) {
           "%s"
           "\n"
           "  -f, --filename PATH     manifest file, directory (recursive) or - for stdin;\n"
-          "                          TrainJobs, TrainingRuntimes and ClusterTrainingRuntimes\n"
+          "                          TrainJobs, TrainingRuntimes and ClusterTrainingRuntimes,\n"
+          "                          and the Namespaces and Volcano Queues whose policy\n"
+          "                          annotations apply (docs/timeouts.md)\n"
           "      --scheduler NAME    volcano or coscheduling (default: the runtime's\n"
           "                          podGroupPolicy, else volcano)\n"
           "      --gang-scope SCOPE  wave (default: the dependsOn wave with the most pods)\n"
@@ -177,6 +181,7 @@ static void run_free(struct render_run *r) {
     gc_gang_free(r->gangs[i]);
   free(r->gangs);
   free(r->gang_docs);
+  free(r->policy_docs);
   gc_catalog_free(r->catalog);
   gb_docset_free(r->docs);
   gc_diags_destroy(&r->diags);
@@ -239,6 +244,54 @@ static int drop_duplicates(struct render_run *r) {
   return GC_OK;
 }
 
+#define QUEUE_API "scheduling.volcano.sh/v1beta1"
+
+/* 1 when doc is a v1 Namespace or a Volcano Queue: the policy sources
+ * besides the TrainJob and its runtime. */
+static int is_policy_doc(const struct gc_value *doc) {
+  const char *api = gc_value_as_str(gc_map_get(doc, "apiVersion"));
+  const char *kind = gc_value_as_str(gc_map_get(doc, "kind"));
+  return api && kind &&
+         ((!strcmp(api, "v1") && !strcmp(kind, "Namespace")) ||
+          (!strcmp(api, QUEUE_API) && !strcmp(kind, "Queue")));
+}
+
+/* The last input document of `kind` named `name` (what applying the inputs
+ * in order would leave), or NULL. */
+static const struct gc_value *find_policy_doc(const struct render_run *r, const char *kind,
+                                              const char *name) {
+  const struct gc_value *found = NULL;
+  for (size_t i = 0; i < r->n_policy_docs; i++) {
+    const struct gc_value *d = r->policy_docs[i];
+    const char *k = gc_value_as_str(gc_map_get(d, "kind"));
+    const char *n = gc_value_as_str(gc_value_path(d, "metadata.name"));
+    if (k && n && !strcmp(k, kind) && !strcmp(n, name))
+      found = d;
+  }
+  return found;
+}
+
+static const struct gc_value *input_queue_annotations(void *arg, const char *queue) {
+  return gc_value_path(find_policy_doc(arg, "Queue", queue), "metadata.annotations");
+}
+
+/* Computes one TrainJob's gang with the Namespace and Queues of the
+ * inputs as its policy context. */
+static int compute_one(const struct render_opts *o, struct render_run *r,
+                       const struct gc_value *tj, struct gc_gang **g) {
+  const char *ns = gc_value_as_str(gc_value_path(tj, "metadata.namespace"));
+  if (!ns || !*ns)
+    ns = o->gang.default_namespace ? o->gang.default_namespace : "default";
+  struct gc_policy_context pc;
+  memset(&pc, 0, sizeof(pc));
+  pc.ns_annotations = gc_value_path(find_policy_doc(r, "Namespace", ns), "metadata.annotations");
+  pc.queue_annotations = input_queue_annotations;
+  pc.queue_arg = r;
+  struct gc_options opts = o->gang;
+  opts.policy = &pc;
+  return gc_gang_compute(tj, r->catalog, &opts, g, &r->diags);
+}
+
 /* Loads every path, indexes runtimes, then computes the gang of every
  * TrainJob.  Problems go to r->diags; computing continues past them so one
  * run reports everything. */
@@ -257,9 +310,14 @@ static int run_compute(const struct render_opts *o, struct render_run *r) {
   }
 
   size_t n_jobs = 0;
+  r->policy_docs = calloc(r->docs->n ? r->docs->n : 1, sizeof(*r->policy_docs));
+  if (!r->policy_docs)
+    return GC_ENOMEM;
   for (size_t i = 0; i < r->docs->n; i++) {
     const struct gb_doc *d = &r->docs->docs[i];
     const char *kind = NULL;
+    if (is_policy_doc(d->root))
+      r->policy_docs[r->n_policy_docs++] = d->root;
     if (!gc_doc_trainer_kind(d->root, &kind))
       continue;
     if (!strcmp(kind, "TrainJob")) {
@@ -285,7 +343,7 @@ static int run_compute(const struct render_opts *o, struct render_run *r) {
     if (!gc_doc_trainer_kind(d->root, &kind) || strcmp(kind, "TrainJob"))
       continue;
     struct gc_gang *g = NULL;
-    if (gc_gang_compute(d->root, r->catalog, &o->gang, &g, &r->diags) == GC_OK) {
+    if (compute_one(o, r, d->root, &g) == GC_OK) {
       r->gang_docs[r->n_gangs] = d;
       r->gangs[r->n_gangs++] = g;
     }

@@ -13,9 +13,11 @@
 
 #include "gb_config.h"
 #include "gb_manifest.h"
+#include "gc_name.h"
+#include "gc_policy.h"
 
 enum key_type { T_STR, T_BOOL, T_INT, T_NUM, T_DUR, T_LEVEL, T_FORMAT, T_BACKEND, T_SCOPE,
-                T_SELECT };
+                T_SELECT, T_LIST };
 
 struct key_def {
   const char *path;
@@ -102,6 +104,10 @@ static const struct key_def KEYS[] = {
      NULL},
     {"placement.profile", T_STR, OFF(placement_profile), 0, 0, "bestfit", NULL},
     {"placement.maxInflightPatches", T_INT, OFF(placement_max_inflight), 1, 1024, "32", NULL},
+    /* policy: timeouts.default and topology.* */
+    {"timeouts.default", T_STR, OFF(timeout_default), 0, 0, "", NULL},
+    {"topology.levels", T_LIST, OFF(topology_levels_text), 0, 0, "", NULL},
+    {"topology.default", T_STR, OFF(topology_default), 0, 0, "", NULL},
 };
 #define N_KEYS (sizeof(KEYS) / sizeof(KEYS[0]))
 
@@ -199,6 +205,7 @@ static int set_text(struct gb_config *c, const struct key_def *k, const char *te
   char *base = (char *)c + k->off;
   char *end;
   switch (k->type) {
+  case T_LIST:
   case T_STR: {
     const char *s = gc_arena_strdup(c->arena, text);
     if (!s)
@@ -348,6 +355,40 @@ int gb_config_set(struct gb_config *c, const char *key, const char *value, struc
 
 /* ---- file ---------------------------------------------------------------------- */
 
+/* A YAML list for a T_LIST key: its strings joined with ',' (the text form
+ * --set takes), split again by gb_config_validate. */
+static int set_list(struct gb_config *c, const struct key_def *k, const struct gc_value *v,
+                    const char *file, struct gc_diags *d) {
+  size_t len = 0;
+  for (size_t i = 0; i < v->len; i++) {
+    const struct gc_value *it = v->u.items[i];
+    if (it->type != GC_STR || strlen(it->u.s) != it->len || strchr(it->u.s, ',')) {
+      gc_diags_addf(d, "%s:%u:%u: %s: must be a list of strings (without commas)", file,
+                    it->line, it->col, k->path);
+      return GC_EINVAL;
+    }
+    len += it->len + 1;
+  }
+  if (len > 4096) {
+    gc_diags_addf(d, "%s:%u:%u: %s: value longer than 4096 bytes", file, v->line, v->col,
+                  k->path);
+    return GC_EINVAL;
+  }
+  char *text = gc_arena_alloc(c->arena, len + 1);
+  if (!text)
+    return GC_ENOMEM;
+  size_t used = 0;
+  for (size_t i = 0; i < v->len; i++) {
+    if (i)
+      text[used++] = ',';
+    memcpy(text + used, v->u.items[i]->u.s, v->u.items[i]->len);
+    used += v->u.items[i]->len;
+  }
+  text[used] = '\0';
+  *(const char **)(void *)((char *)c + k->off) = text;
+  return 0;
+}
+
 static int set_from_value(struct gb_config *c, const struct key_def *k, const struct gc_value *v,
                           const char *file, struct gc_diags *d) {
   char where[1100];
@@ -380,12 +421,16 @@ static int set_from_value(struct gb_config *c, const struct key_def *k, const st
       }
     }
     break;
+  case GC_SEQ:
+    if (k->type == T_LIST)
+      return set_list(c, k, v, file, d);
+    break;
   default: break;
   }
   if (!text) {
     static const char *const want[] = {"a string", "a boolean", "an integer", "a number",
                                        "a duration", "a string", "a string", "a string",
-                                       "a string", "a string"};
+                                       "a string", "a string", "a list of strings"};
     gc_diags_addf(d, "%s: %s: must be %s, not %s", where, k->path, want[k->type],
                   gc_type_name(v->type));
     return GC_EINVAL;
@@ -521,8 +566,78 @@ static int check_addr(const char *key, const char *addr, struct gc_diags *d) {
   return 0;
 }
 
-int gb_config_validate(struct gb_config *c, struct gc_diags *d) {
+/* Splits topology.levels into c->topology_levels: node label keys, unique,
+ * at most GC_TOPOLOGY_MAX_LEVELS.  Returns 0, GC_EINVAL or GC_ENOMEM. */
+static int parse_levels(struct gb_config *c, struct gc_diags *d) {
+  const char *t = c->topology_levels_text;
+  c->topology_levels = NULL;
+  c->n_topology_levels = 0;
+  if (!t || !*t)
+    return 0;
+  size_t n = 1;
+  for (const char *p = t; *p; p++)
+    n += *p == ',';
+  if (n > GC_TOPOLOGY_MAX_LEVELS) {
+    gc_diags_addf(d, "topology.levels: at most %d levels, not %zu", GC_TOPOLOGY_MAX_LEVELS, n);
+    return GC_EINVAL;
+  }
+  const char **lv = gc_arena_alloc(c->arena, n * sizeof(*lv));
+  if (!lv)
+    return GC_ENOMEM;
   int rc = 0;
+  const char *p = t;
+  for (size_t i = 0; i < n; i++) {
+    const char *e = strchr(p, ',');
+    size_t len = e ? (size_t)(e - p) : strlen(p);
+    char *key = gc_arena_alloc(c->arena, len + 1);
+    if (!key)
+      return GC_ENOMEM;
+    memcpy(key, p, len);
+    key[len] = '\0';
+    lv[i] = key;
+    if (!gc_name_is_qualified(key, len)) {
+      gc_diags_addf(d, "topology.levels[%zu]: \"%.64s\" is not a node label key", i, key);
+      rc = GC_EINVAL;
+    }
+    for (size_t j = 0; j < i && !rc; j++)
+      if (!strcmp(lv[j], key)) {
+        gc_diags_addf(d, "topology.levels[%zu]: \"%.64s\" is listed twice", i, key);
+        rc = GC_EINVAL;
+      }
+    p = e ? e + 1 : p + len;
+  }
+  if (!rc) {
+    c->topology_levels = lv;
+    c->n_topology_levels = n;
+  }
+  return rc;
+}
+
+/* The policy keys, checked with gangcalc's own rules so that serve refuses
+ * a default every TrainJob would then fail on. */
+static int check_policy(struct gb_config *c, struct gc_diags *d) {
+  char msg[512];
+  int64_t secs = 0;
+  int rc = parse_levels(c, d);
+  if (rc == GC_ENOMEM)
+    return rc;
+  if (*c->timeout_default &&
+      gc_policy_timeout_parse(c->timeout_default, strlen(c->timeout_default), &secs, msg,
+                              sizeof(msg))) {
+    gc_diags_addf(d, "timeouts.default: %s", msg);
+    rc = GC_EINVAL;
+  }
+  if (gc_policy_topology_default_check(c->topology_default, msg, sizeof(msg))) {
+    gc_diags_addf(d, "topology.default: %s", msg);
+    rc = GC_EINVAL;
+  }
+  return rc;
+}
+
+int gb_config_validate(struct gb_config *c, struct gc_diags *d) {
+  int rc = check_policy(c, d);
+  if (rc == GC_ENOMEM)
+    return rc;
   if (check_addr("http.address", c->http_address, d) ||
       check_addr("webhook.address", c->webhook_address, d) ||
       check_addr("grpc.address", c->grpc_address, d))
@@ -707,6 +822,24 @@ static void write_str(FILE *f, const char *s) {
   fputc('"', f);
 }
 
+/* A T_LIST value (comma-separated) as a YAML flow list of strings. */
+static void write_list(FILE *f, const char *s) {
+  fputc('[', f);
+  while (*s) {
+    const char *e = strchr(s, ',');
+    size_t n = e ? (size_t)(e - s) : strlen(s);
+    char item[4097];
+    snprintf(item, sizeof(item), "%.*s", (int)n, s);
+    write_str(f, item);
+    s += n;
+    if (*s) {
+      fputs(", ", f);
+      s++;
+    }
+  }
+  fputc(']', f);
+}
+
 void gb_config_write(const struct gb_config *c, FILE *f) {
   const char *prev = "";
   size_t prev_len = 0;
@@ -734,6 +867,7 @@ void gb_config_write(const struct gb_config *c, FILE *f) {
     fprintf(f, "%*s%s: ", depth * 2, "", seg);
     const char *base = (const char *)c + k->off;
     switch (k->type) {
+    case T_LIST: write_list(f, *(const char *const *)(const void *)base); break;
     case T_STR: write_str(f, *(const char *const *)(const void *)base); break;
     case T_BOOL: fputs(*(const int *)(const void *)base ? "true" : "false", f); break;
     case T_INT: fprintf(f, "%d", *(const int *)(const void *)base); break;

@@ -157,6 +157,16 @@ struct gb_config {
   double placement_starvation_guard_s; /* a gang waiting longer holds back younger ones */
   const char *placement_profile;       /* "bestfit" or "spread" (validated) */
   int placement_max_inflight;          /* release PATCHes in flight at once */
+
+  /* timeouts (policy: the gang timeout when no TrainJob, runtime, Namespace
+   * or Queue gives one; gangcalc's gc_policy checks it) */
+  const char *timeout_default; /* Go duration, "": none */
+
+  /* topology (policy) */
+  const char *topology_levels_text; /* node label keys, top first, comma-separated */
+  const char *topology_default;     /* "required:VALUE" / "preferred:VALUE", "": none */
+  const char **topology_levels;     /* parsed by gb_config_validate (arena) */
+  size_t n_topology_levels;
 };
 
 /* Initialises c with every default.  Returns 0 or GC_ENOMEM.  Free with

@@ -291,6 +291,17 @@ static const char *queue_state_of(json_object *obj) {
   return "";
 }
 
+/* The Queue's gang timeout annotation (a gc_policy source), or "". */
+static const char *queue_timeout_of(json_object *obj) {
+  json_object *md = NULL, *ann = NULL, *v = NULL;
+  if (obj && json_object_object_get_ex(obj, "metadata", &md) &&
+      json_object_object_get_ex(md, "annotations", &ann) &&
+      json_object_object_get_ex(ann, GC_ANN_SCHEDULE_TIMEOUT, &v) &&
+      json_object_is_type(v, json_type_string))
+    return json_object_get_string(v);
+  return "";
+}
+
 static int is_scheduling_crd(const char *name) {
   size_t n = strlen(name);
   static const char *const sfx[] = {".scheduling.volcano.sh", ".scheduling.x-k8s.io"};
@@ -336,7 +347,8 @@ static void on_change(void *arg, const struct gb_informer_change *ch) {
     int changed = ch->op != GB_INFORMER_UPDATE;
     if (!changed) {
       json_object *old = ch->old_json ? json_tokener_parse(ch->old_json) : NULL;
-      changed = strcmp(queue_state_of(old), queue_state_of(ch->obj)) != 0;
+      changed = strcmp(queue_state_of(old), queue_state_of(ch->obj)) != 0 ||
+                strcmp(queue_timeout_of(old), queue_timeout_of(ch->obj)) != 0;
       json_object_put(old);
     }
     if (changed)

@@ -532,6 +532,29 @@ static int runtime_usable(struct planner *pl, const char *ns, const char *name) 
   return 1;
 }
 
+/* gc_policy_context's Queue lookup over the input's (the tree lives in the
+ * plan's arena, which outlives the gang computation). */
+static const struct gc_value *plan_queue_annotations(void *arg, const char *queue) {
+  struct planner *pl = arg;
+  const struct gc_value *q = pl->in->queue_doc(pl->in->queue_ctx, queue, pl->a);
+  return gc_value_path(q, "metadata.annotations");
+}
+
+/* What gangcalc's policy needs beyond the TrainJob and its runtime. */
+static void policy_context(struct planner *pl, struct gc_policy_context *pc) {
+  const struct gb_rc_input *in = pl->in;
+  memset(pc, 0, sizeof(*pc));
+  pc->ns_annotations = gc_value_path(in->ns, "metadata.annotations");
+  if (in->queue_doc) {
+    pc->queue_annotations = plan_queue_annotations;
+    pc->queue_arg = pl;
+  }
+  pc->timeout_default = in->cfg->timeout_default;
+  pc->topology_default = in->cfg->topology_default;
+  pc->topology_levels = in->cfg->topology_levels;
+  pc->n_topology_levels = in->cfg->n_topology_levels;
+}
+
 int gb_reconcile_plan(const struct gb_rc_input *in, struct gc_arena *a, struct gb_rc_plan *out) {
   memset(out, 0, sizeof(*out));
   struct planner pl = {in, a, out, 0};
@@ -554,8 +577,11 @@ int gb_reconcile_plan(const struct gb_rc_input *in, struct gc_arena *a, struct g
   out->managed = 1;
 
   struct gc_options opts;
+  struct gc_policy_context pctx;
   memset(&opts, 0, sizeof(opts));
   opts.scope = gang_scope(&pl);
+  policy_context(&pl, &pctx);
+  opts.policy = &pctx;
   if (!runtime_has_policy(in->runtime)) {
     opts.default_backend = default_backend(&pl);
     if (opts.default_backend == GC_BACKEND_UNSET)
@@ -635,6 +661,11 @@ static int queue_lookup(void *ctx, const char *name, const char **state, struct 
     return -1;
   *state = str_at(q, "status.state");
   return 1;
+}
+
+static const struct gc_value *queue_doc_lookup(void *ctx, const char *name, struct gc_arena *a) {
+  struct gc_value *q = NULL;
+  return gb_informer_get_value(ctx, NULL, name, a, &q) ? NULL : q;
 }
 
 static void record(struct gb_rc_env *env, const struct gb_event_ref *ref, const char *type,
@@ -740,6 +771,7 @@ int gb_reconcile_gather(struct gb_rc_env *env, const char *ns, const char *name,
   }
   if (env->queues) {
     in->queue_state = queue_lookup;
+    in->queue_doc = queue_doc_lookup;
     in->queue_ctx = env->queues;
   }
   /* The JobSet (and so its pods' label) is named after the TrainJob. */

@@ -2,8 +2,9 @@
  *
  * gb_reconcile: the reconcile of one TrainJob.  It has two halves.
  * gb_reconcile_plan is pure: from the TrainJob, its runtime, its Namespace,
- * the PodGroups that exist, which PodGroup APIs the cluster serves and the
- * Volcano Queues, it decides what should happen (skip, keep, apply a
+ * the PodGroups that exist, which PodGroup APIs the cluster serves, the
+ * Volcano Queues and the policy defaults of the configuration (the
+ * Namespace, Queue and config feed gangcalc's gc_policy_context), it decides what should happen (skip, keep, apply a
  * rendered PodGroup, delete, wait, or report an invalid TrainJob) and which
  * Events to emit; gangcalc computes the gang.  gb_reconcile_run reads those
  * inputs from the informer caches, calls the plan, and carries it out: a
@@ -65,6 +66,12 @@ struct gb_rc_event {
 typedef int (*gb_rc_queue_fn)(void *ctx, const char *name, const char **state,
                               struct gc_arena *a);
 
+/* Volcano Queue object lookup: the Queue `name` as a tree in a, or NULL
+ * when it does not exist or is unknown.  Its annotations are a source of
+ * the gang timeout (gc_policy). */
+typedef const struct gc_value *(*gb_rc_queue_doc_fn)(void *ctx, const char *name,
+                                                     struct gc_arena *a);
+
 struct gb_rc_input {
   const struct gb_config *cfg;          /* validated */
   const struct gc_value *trainjob;      /* required */
@@ -74,6 +81,7 @@ struct gb_rc_input {
   int served[3];                        /* by enum gc_backend: 1 served, 0 not, -1 unknown */
   long pods;                            /* the gang's pods that exist; -1 unknown (as if some) */
   gb_rc_queue_fn queue_state;           /* NULL: queues unknown */
+  gb_rc_queue_doc_fn queue_doc;         /* NULL: queues unknown (same queue_ctx) */
   void *queue_ctx;
   /* Optional: when the plan is KEEP or APPLY, the gang it computed is handed
    * over here (the caller frees it with gc_gang_free); else it is left NULL.

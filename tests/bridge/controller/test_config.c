@@ -297,6 +297,79 @@ START_TEST(test_validate) {
 }
 END_TEST
 
+/* The policy keys: timeouts.default (a Go duration), topology.levels (a
+ * list, or comma-separated text) and topology.default, checked by
+ * gb_config_validate with the messages gangcalc's policy gives. */
+static void expect_invalid(const char *yaml, const char *msg) {
+  struct gb_config c;
+  struct gc_diags d;
+  gc_diags_init(&d);
+  ck_assert_int_eq(gb_config_init(&c), 0);
+  int rc = gb_config_load_buffer(&c, "cfg.yaml", yaml, strlen(yaml), &d);
+  if (!rc)
+    rc = gb_config_validate(&c, &d);
+  if (!has_diag(&d, msg)) {
+    dump(&d);
+    ck_abort_msg("expected a message containing \"%s\" for:\n%s", msg, yaml);
+  }
+  ck_assert_int_ne(rc, 0);
+  gc_diags_destroy(&d);
+  gb_config_destroy(&c);
+}
+
+START_TEST(test_policy_keys) {
+  struct gb_config c;
+  struct gc_diags d;
+  gc_diags_init(&d);
+  ck_assert_int_eq(gb_config_init(&c), 0);
+  ck_assert_str_eq(c.timeout_default, "");
+  ck_assert_str_eq(c.topology_default, "");
+  ck_assert_int_eq(gb_config_validate(&c, &d), 0);
+  ck_assert_uint_eq(c.n_topology_levels, 0);
+  const char *yaml = "timeouts:\n  default: 15m\ntopology:\n"
+                     "  levels: [example.com/zone, example.com/rack]\n"
+                     "  default: \"required:example.com/rack\"\n";
+  ck_assert_int_eq(gb_config_load_buffer(&c, "cfg.yaml", yaml, strlen(yaml), &d), 0);
+  ck_assert_int_eq(gb_config_validate(&c, &d), 0);
+  ck_assert_str_eq(c.timeout_default, "15m");
+  ck_assert_str_eq(c.topology_default, "required:example.com/rack");
+  ck_assert_uint_eq(c.n_topology_levels, 2);
+  ck_assert_str_eq(c.topology_levels[0], "example.com/zone");
+  ck_assert_str_eq(c.topology_levels[1], "example.com/rack");
+  char *t = NULL;
+  size_t l = 0;
+  FILE *f = open_memstream(&t, &l);
+  gb_config_write(&c, f);
+  fclose(f);
+  ck_assert_ptr_nonnull(strstr(t, "timeouts:\n  default: \"15m\"\n"));
+  ck_assert_ptr_nonnull(
+      strstr(t, "topology:\n  levels: [\"example.com/zone\", \"example.com/rack\"]\n"));
+  free(t);
+  ck_assert_int_eq(gb_config_set(&c, "topology.levels", "a.io/x,a.io/y,a.io/z", &d), 0);
+  ck_assert_int_eq(gb_config_validate(&c, &d), 0);
+  ck_assert_uint_eq(c.n_topology_levels, 3);
+  ck_assert_str_eq(c.topology_levels[2], "a.io/z");
+  gc_diags_destroy(&d);
+  gb_config_destroy(&c);
+
+  expect_invalid("timeouts:\n  default: 15x\n",
+                 "timeouts.default: invalid duration \"15x\": unknown unit \"x\"");
+  expect_invalid("timeouts:\n  default: 0s\n",
+                 "timeouts.default: invalid duration \"0s\": must be greater than 0");
+  expect_invalid("topology:\n  default: sideways:2\n",
+                 "topology.default: \"sideways:2\" must be \"required:VALUE\" or "
+                 "\"preferred:VALUE\"");
+  expect_invalid("topology:\n  levels: [a.io/x, \"a b\"]\n",
+                 "topology.levels[1]: \"a b\" is not a node label key");
+  expect_invalid("topology:\n  levels: [a.io/x, a.io/x]\n",
+                 "topology.levels[1]: \"a.io/x\" is listed twice");
+  expect_invalid("topology:\n  levels: [a.io/x, 3]\n",
+                 "cfg.yaml:2:20: topology.levels: must be a list of strings");
+  expect_invalid("topology:\n  levels: [a1,b1,c1,d1,e1,f1,g1,h1,i1,j1,k1,l1,m1,n1,o1,p1,q1]\n",
+                 "topology.levels: at most 16 levels");
+}
+END_TEST
+
 START_TEST(test_write_roundtrip) {
   struct gb_config c, c2;
   struct gc_diags d;
@@ -395,6 +468,7 @@ int main(void) {
   tcase_add_test(tc, test_validate);
   tcase_add_test(tc, test_placement_keys);
   tcase_add_test(tc, test_write_roundtrip);
+  tcase_add_test(tc, test_policy_keys);
   tcase_add_test(tc, test_selectors);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);

@@ -9,7 +9,8 @@
  * another TrainJob or not made by gangbridge (never changed or deleted), a
  * backend switch (waits for the pods; never two PodGroups), a stale PodGroup
  * of the other backend, the Namespace default queue, queue and gangcalc
- * Events, invalid TrainJobs, and the subset comparison.
+ * Events, invalid TrainJobs, the policy context (Namespace, Queue, config)
+ * and the subset comparison.
  */
 #include <check.h>
 #include <string.h>
@@ -58,6 +59,7 @@ struct fx {
   int queue_answer; /* what the queue lookup says */
   const char *queue_state;
   char queue_asked[256];
+  const struct gc_value *queue_doc; /* what the Queue lookup returns */
 };
 
 static struct gc_value *doc(struct fx *f, const char *yaml) {
@@ -607,6 +609,63 @@ START_TEST(test_namespace_queue_name_rule) {
 }
 END_TEST
 
+static const struct gc_value *queue_doc_fn(void *ctx, const char *name, struct gc_arena *a) {
+  (void)a;
+  struct fx *f = ctx;
+  snprintf(f->queue_asked, sizeof(f->queue_asked), "%s", name);
+  return f->queue_doc;
+}
+
+static const char *sla_of(const struct gb_rc_plan *p) {
+  return gc_value_as_str(gc_map_get(gc_value_path(p->desired, "metadata.annotations"),
+                                    GC_VOLCANO_SLA_ANNOTATION));
+}
+
+/* The policy context the plan gives gangcalc: the Namespace's and the
+ * Queue's annotations and the config defaults, in that order. */
+START_TEST(test_policy_sources) {
+  struct fx f;
+  fx_init(&f);
+  f.in.queue_doc = queue_doc_fn;
+  f.queue_state = "Open";
+  plan(&f);
+  ck_assert_ptr_null(sla_of(&f.plan));
+  f.cfg.timeout_default = "30m";
+  plan(&f);
+  ck_assert_str_eq(sla_of(&f.plan), "30m0s");
+  f.queue_doc = doc(&f, "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\n"
+                        "metadata: {name: team-q, annotations: "
+                        "{gangbridge.io/schedule-timeout: 20m}}\n");
+  f.in.ns = doc(&f, "apiVersion: v1\nkind: Namespace\nmetadata: {name: ns1, annotations: "
+                    "{scheduling.volcano.sh/queue-name: team-q}}\n");
+  plan(&f);
+  ck_assert_str_eq(f.queue_asked, "team-q");
+  ck_assert_str_eq(sla_of(&f.plan), "20m0s");
+  f.in.ns = doc(&f, "apiVersion: v1\nkind: Namespace\nmetadata: {name: ns1, annotations: "
+                    "{scheduling.volcano.sh/queue-name: team-q, "
+                    "gangbridge.io/schedule-timeout: 10m}}\n");
+  plan(&f);
+  ck_assert_str_eq(sla_of(&f.plan), "10m0s");
+  f.in.ns = doc(&f, "apiVersion: v1\nkind: Namespace\nmetadata: {name: ns1, annotations: "
+                    "{gangbridge.io/schedule-timeout: 15x}}\n");
+  plan(&f);
+  ck_assert_int_eq(f.plan.action, GB_RC_INVALID);
+  const struct gb_rc_event *e = find_event(&f.plan, "InvalidTrainJob");
+  ck_assert_ptr_nonnull(e);
+  ck_assert_ptr_nonnull(strstr(e->message, "Namespace ns1: metadata.annotations["
+                                           "gangbridge.io/schedule-timeout]: invalid duration "
+                                           "\"15x\": unknown unit \"x\""));
+  /* A Namespace topology annotation is gangbridge's placement policy: it is
+   * not written into the Volcano PodGroup. */
+  f.in.ns = doc(&f, "apiVersion: v1\nkind: Namespace\nmetadata: {name: ns1, annotations: "
+                    "{gangbridge.io/topology-required: example.com/rack}}\n");
+  plan(&f);
+  ck_assert_int_eq(f.plan.action, GB_RC_APPLY);
+  ck_assert_ptr_null(gc_value_path(f.plan.desired, "spec.networkTopology"));
+  fx_free(&f);
+}
+END_TEST
+
 START_TEST(test_subset_and_ref) {
   struct fx f;
   fx_init(&f);
@@ -647,6 +706,7 @@ int main(void) {
   tcase_add_test(tc, test_queues);
   tcase_add_test(tc, test_namespace_queue_name_rule);
   tcase_add_test(tc, test_subset_and_ref);
+  tcase_add_test(tc, test_policy_sources);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
