@@ -260,6 +260,8 @@ static int placement_create(struct serve_run *r, struct gc_diags *d) {
   struct gb_model_opts mo;
   memset(&mo, 0, sizeof(mo));
   mo.client = r->client;
+  mo.levels = cfg->topology_levels;
+  mo.n_levels = cfg->n_topology_levels;
   mo.plan = r->plan;
   mo.on_gang = on_model_gang;
   mo.on_capacity = on_model_capacity;
