@@ -21,17 +21,17 @@
 #define MAX_DOC (16u << 20)
 
 static void usage(FILE *f) {
-  fprintf(f, "usage: gangbridge placement status [--url URL] [-o table|json] [--timeout SECONDS]\n"
-             "\n"
-             "Lists the gangs gangbridge's placement controller holds (gated, waiting or\n"
-             "released), with the outcome of the last decision, the reason a gang waits and\n"
-             "its age, read from a running serve's /debug/placement.\n"
-             "\n"
-             "  --url URL          the serve's probes and metrics address (default " DEFAULT_URL
-             ")\n"
-             "  -o table|json      output format (default table)\n"
-             "  --timeout SECONDS  give up after this long (default 10)\n"
-             "  -h, --help         show this help\n");
+  fprintf(f,
+          "usage: gangbridge placement status [--url URL] [-o table|json] [--timeout SECONDS]\n"
+          "\n"
+          "Lists the gangs gangbridge's placement controller holds (gated, waiting or\n"
+          "released), with the outcome of the last decision, the reason a gang waits and\n"
+          "its age, read from a running serve's /debug/placement.\n"
+          "\n"
+          "  --url URL          the serve's probes and metrics address (default " DEFAULT_URL ")\n"
+          "  -o table|json      output format (default table)\n"
+          "  --timeout SECONDS  give up after this long (default 10)\n"
+          "  -h, --help         show this help\n");
 }
 
 static size_t on_data(char *data, size_t size, size_t n, void *arg) {
@@ -168,8 +168,7 @@ int gb_cmd_placement(int argc, char **argv) {
     case 't':
       timeout_s = strtol(optarg, &end, 10);
       if (!*optarg || *end || timeout_s < 1 || timeout_s > 3600) {
-        fprintf(stderr, "gangbridge placement: --timeout: \"%s\" is not 1..3600 seconds\n",
-                optarg);
+        fprintf(stderr, "gangbridge placement: --timeout: \"%s\" is not 1..3600 seconds\n", optarg);
         return GB_EXIT_USAGE;
       }
       break;

@@ -32,8 +32,8 @@
 /* One pod of a gang, copied out of the model (arena-owned). */
 struct gb_placer_pod {
   const char *name, *uid, *rjob, *node;
-  int gated;        /* carries the placement gate */
-  int counted;      /* its replicated job is a counted one */
+  int gated;   /* carries the placement gate */
+  int counted; /* its replicated job is a counted one */
   int phase;
   int unschedulable;
   int64_t unschedulable_since_ms, created_ms, priority;

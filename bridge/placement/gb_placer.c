@@ -68,8 +68,8 @@ static int register_metrics(struct gb_placer *p, struct gc_diags *d) {
                                  "Time from a gang's first pod to its release.", NULL, 0, secs,
                                  sizeof(secs) / sizeof(secs[0]), &p->m_gated_s, d)) ||
       (rc = gb_metrics_counter(reg, "gangbridge_placement_decisions_total",
-                               "Placement decisions by outcome (placed, nofit, held).", outcome,
-                               1, &p->m_decisions, d)) ||
+                               "Placement decisions by outcome (placed, nofit, held).", outcome, 1,
+                               &p->m_decisions, d)) ||
       (rc = gb_metrics_histogram(reg, "gangbridge_placement_release_seconds",
                                  "Time from a gang ready to every pod of it released.", NULL, 0,
                                  fast, sizeof(fast) / sizeof(fast[0]), &p->m_release_s, d)) ||
@@ -81,8 +81,8 @@ static int register_metrics(struct gb_placer *p, struct gc_diags *d) {
                                "Pod releases that failed (the gang stays gated and is retried).",
                                NULL, 0, &p->m_release_err, d)) ||
       (rc = gb_metrics_gauge(reg, "gangbridge_placement_snapshot_generation",
-                             "Generation of the live cluster model's snapshot.", NULL, 0,
-                             &p->m_gen, d)))
+                             "Generation of the live cluster model's snapshot.", NULL, 0, &p->m_gen,
+                             d)))
     return rc;
   static const char *const what[] = {"what"};
   return gb_metrics_gauge(reg, "gangbridge_placement_snapshot_size",
@@ -234,8 +234,7 @@ static void *placer_main(void *arg) {
   while (!p->stopping) {
     struct timespec until;
     gb_clock_deadline(&until, p->o.tick_ms * 1000000);
-    while (!p->kick && !p->stopping &&
-           pthread_cond_timedwait(&p->cond, &p->mu, &until) == 0)
+    while (!p->kick && !p->stopping && pthread_cond_timedwait(&p->cond, &p->mu, &until) == 0)
       ;
     if (p->stopping)
       break;

@@ -46,24 +46,24 @@
 /* The gang of TrainJob/JobSet ns/name: a new gc_gang (caller frees with
  * gc_gang_free) or NULL when gangbridge does not manage it now.  Returns 0
  * or a GC_E* code (reason set).  gb_controller_gang has this shape. */
-typedef int (*gb_placer_gang_fn)(void *ctx, const char *ns, const char *name,
-                                 struct gc_gang **out, char *reason, size_t reason_size);
+typedef int (*gb_placer_gang_fn)(void *ctx, const char *ns, const char *name, struct gc_gang **out,
+                                 char *reason, size_t reason_size);
 
 struct gb_placer_opts {
-  struct gb_model *model;         /* borrowed; required */
-  struct gb_plan *plan;           /* borrowed; required */
-  struct gb_kube_client *client;  /* borrowed; NULL: decide only, never release */
-  struct gb_events *events;       /* borrowed; NULL: no Events */
-  gb_placer_gang_fn gang;         /* required */
+  struct gb_model *model;        /* borrowed; required */
+  struct gb_plan *plan;          /* borrowed; required */
+  struct gb_kube_client *client; /* borrowed; NULL: decide only, never release */
+  struct gb_events *events;      /* borrowed; NULL: no Events */
+  gb_placer_gang_fn gang;        /* required */
   void *gang_ctx;
-  int (*is_leader)(void *ctx);    /* NULL: always the leader */
+  int (*is_leader)(void *ctx); /* NULL: always the leader */
   void *leader_ctx;
-  int label_levels;               /* the model's domains are node-label levels */
-  int64_t release_timeout_ms;     /* default 120000 */
-  int max_inflight;               /* PATCHes in flight; default 32 */
-  int64_t batch_delay_ms;         /* a burst of changes is gathered this long; default 10 */
-  int64_t tick_ms;                /* periodic re-check (raced, held); default 1000 */
-  struct gb_metrics *reg;         /* optional: the placement metrics are registered here */
+  int label_levels;           /* the model's domains are node-label levels */
+  int64_t release_timeout_ms; /* default 120000 */
+  int max_inflight;           /* PATCHes in flight; default 32 */
+  int64_t batch_delay_ms;     /* a burst of changes is gathered this long; default 10 */
+  int64_t tick_ms;            /* periodic re-check (raced, held); default 1000 */
+  struct gb_metrics *reg;     /* optional: the placement metrics are registered here */
 };
 
 struct gb_placer;
@@ -93,8 +93,7 @@ int gb_placer_run_once(struct gb_placer *p);
  * of a released gang gets the gang's restriction (*gate 0); a pod of a gang
  * not released yet is gated when the gang has a topology policy. */
 int gb_placer_webhook_lookup(void *ctx, const char *ns, const char *jobset, const char *rjob,
-                             int *gate, struct gb_restriction *r, char *reason,
-                             size_t reason_size);
+                             int *gate, struct gb_restriction *r, char *reason, size_t reason_size);
 
 /* Writes the status document of /debug/placement (JSON: every gang seen,
  * its state, outcome, reason, age; the model's size) into b. */

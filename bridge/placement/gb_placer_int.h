@@ -29,9 +29,9 @@ struct gang {
   int64_t first_ms;    /* the gang's first pod's creation (wall clock) */
   int64_t released_ms; /* wall clock; 0 while not released */
   int64_t pods, gated, min_member;
-  int raced;           /* PlacementRaced reported for this release */
-  int watching;        /* released, not every counted pod bound yet */
-  char evented[512];   /* the last PlacementWaiting message posted */
+  int raced;                    /* PlacementRaced reported for this release */
+  int watching;                 /* released, not every counted pod bound yet */
+  char evented[512];            /* the last PlacementWaiting message posted */
   struct gb_restriction *restr; /* once released (heap) */
 };
 

@@ -30,15 +30,16 @@ struct item {
   struct gb_placer_pod *pods;
   size_t n, cap;
   enum gb_gang_state state;
-  int decide;   /* goes to gb_plan_decide */
-  int release;  /* release its gated pods (restriction known) */
+  int decide;  /* goes to gb_plan_decide */
+  int release; /* release its gated pods (restriction known) */
+  int readopt; /* released by an earlier process, pods not all bound: reserve again */
   struct tp_gang tg;
   int64_t priority, first_ms;
   struct gb_plan_view view;
   struct gb_restriction restr;
   const char **pod_nodes; /* per-pod fallback (parallel to pods), or NULL */
   atomic_int failed;
-  int released;           /* every gated pod released */
+  int released; /* every gated pod released */
   int raced;
 };
 
@@ -117,8 +118,7 @@ static int examine(struct pass *ps, struct item *it) {
   char why[256] = "";
   int rc = p->o.gang(p->o.gang_ctx, it->ns, it->name, &it->gg, why, sizeof(why));
   if (rc) {
-    gb_log(GB_LOG_WARN, "placement: cannot compute the gang", "gang", it->key, "reason", why,
-           NULL);
+    gb_log(GB_LOG_WARN, "placement: cannot compute the gang", "gang", it->key, "reason", why, NULL);
     return rc;
   }
   if (!it->gg)
@@ -143,8 +143,78 @@ static int examine(struct pass *ps, struct item *it) {
 /* What to do with an examined gang: decide it (ready, or a release cut short
  * whose decision this process does not know), release it with the known
  * restriction, or nothing. */
+/* The restriction a released pod carries: the last `In` requirement of its
+ * first required term, which is where the release appended it. */
+static int read_restriction(struct gb_placer *p, const char *ns, const char *pod,
+                            struct gb_restriction *out) {
+  char path[600];
+  json_object *o = NULL, *terms = NULL, *exprs = NULL;
+  struct gb_kube_error e;
+  int rc = gb_kube_path(path, sizeof(path), "", "v1", "pods", ns, pod);
+  if (rc || (rc = gb_kube_get(p->o.client, path, &o, &e)))
+    return rc;
+  rc = GC_ENOTFOUND;
+  json_object_object_get_ex(o, "spec", &terms);
+  const char *keys[] = {"affinity", "nodeAffinity",
+                        "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms"};
+  for (size_t i = 0; i < 4 && terms; i++)
+    if (!json_object_object_get_ex(terms, keys[i], &terms))
+      terms = NULL;
+  if (json_object_is_type(terms, json_type_array) && json_object_array_length(terms) > 0)
+    json_object_object_get_ex(json_object_array_get_idx(terms, 0), "matchExpressions", &exprs);
+  size_t n = json_object_is_type(exprs, json_type_array) ? json_object_array_length(exprs) : 0;
+  for (size_t i = n; i-- > 0 && rc;) {
+    json_object *x = json_object_array_get_idx(exprs, i), *k = NULL, *op = NULL, *vals = NULL;
+    if (!json_object_object_get_ex(x, "key", &k) ||
+        !json_object_object_get_ex(x, "operator", &op) ||
+        strcmp(json_object_get_string(op), "In") || !json_object_object_get_ex(x, "values", &vals))
+      continue;
+    memset(out, 0, sizeof(*out));
+    const char *key = json_object_get_string(k);
+    size_t nv = json_object_array_length(vals);
+    rc = 0;
+    for (size_t v = 0; v < nv && !rc; v++) {
+      const char *val = json_object_get_string(json_object_array_get_idx(vals, v));
+      rc = strcmp(key, GB_HOSTNAME_LABEL) ? gb_restriction_label(out, key, val, NULL)
+                                          : gb_restriction_add_host(out, val, NULL);
+    }
+  }
+  json_object_put(o);
+  return rc;
+}
+
+/* A gang released by an earlier process (a restart, another leader) whose
+ * pods are not all bound holds capacity this process has not reserved:
+ * reserve it again, inside the domain its pods are restricted to, before
+ * anything else is decided on that capacity. */
+static int plan_readopt(struct pass *ps, struct item *it) {
+  struct gb_placer *p = ps->p;
+  struct gb_plan_view v;
+  pthread_mutex_lock(&p->mu);
+  struct gang *g = gb_placer_find(p, it->key, 0);
+  int known = g && g->released_ms;
+  pthread_mutex_unlock(&p->mu);
+  if (known || !p->o.client || !it->gg->topology.set || gb_plan_get(p->o.plan, it->key, &v) == 0)
+    return 0;
+  const char *unbound = NULL;
+  for (size_t i = 0; i < it->n; i++) {
+    it->pods[i].counted = it->pods[i].counted && !it->pods[i].node[0];
+    if (it->pods[i].counted && !unbound)
+      unbound = it->pods[i].name;
+  }
+  if (!unbound || read_restriction(p, it->ns, unbound, &it->restr))
+    return 0; /* every pod bound, or not restricted by us: nothing held */
+  int rc = gb_placer_build_gang(ps->a, it->key, it->pods, it->n, &it->gg->topology, &it->tg);
+  if (rc == GC_ENOMEM)
+    return rc;
+  it->readopt = it->decide = !rc;
+  return 0;
+}
+
 static int plan_item(struct pass *ps, struct item *it) {
   struct gb_placer *p = ps->p;
+  if (it->state == GB_GANG_RELEASED && it->gg)
+    return plan_readopt(ps, it);
   if (it->state == GB_GANG_PARTLY) {
     pthread_mutex_lock(&p->mu);
     struct gang *g = gb_placer_find(p, it->key, 0);
@@ -209,6 +279,40 @@ static int restrict_item(struct pass *ps, struct tp_snapshot *s, struct item *it
   return 0;
 }
 
+/* 1 when node slot is allowed by restriction r. */
+static int allowed(const struct tp_snapshot *s, uint32_t slot, const struct gb_restriction *r) {
+  if (r->kind == GB_RESTRICT_HOSTS) {
+    const char *name = tp_snapshot_node_name(s, slot);
+    for (size_t i = 0; i < r->n_values; i++)
+      if (!strcmp(r->values[i], name))
+        return 1;
+    return 0;
+  }
+  /* A label level: the node is below a domain of that level with that value. */
+  for (int64_t d = tp_snapshot_node_leaf(s, slot); d > 0;
+       d = tp_snapshot_domain_parent(s, (uint32_t)d)) {
+    const char *tn = tp_snapshot_domain_tier_name(s, (uint32_t)d);
+    const char *id = tp_snapshot_domain_name(s, (uint32_t)d), *slash = strrchr(id, '/');
+    if (tn && !strcmp(tn, r->key) && !strcmp(slash ? slash + 1 : id, r->values[0]))
+      return 1;
+  }
+  return 0;
+}
+
+/* Adds to *mask (allocating it when NULL) every node outside restriction r. */
+static int block_outside(const struct tp_snapshot *s, const struct gb_restriction *r,
+                         uint8_t **mask) {
+  size_t n = tp_snapshot_slot_count(s);
+  if (!*mask && !(*mask = calloc(n ? n : 1, 1)))
+    return GC_ENOMEM;
+  for (size_t i = 0; i < tp_snapshot_node_count(s); i++) {
+    uint32_t slot = tp_snapshot_node_sorted(s, i);
+    if (!allowed(s, slot, r))
+      (*mask)[slot] = 1;
+  }
+  return 0;
+}
+
 static int decide_fn(void *arg, struct tp_snapshot *s, uint64_t gen) {
   struct pass *ps = arg;
   struct gb_placer *p = ps->p;
@@ -233,6 +337,8 @@ static int decide_fn(void *arg, struct tp_snapshot *s, uint64_t gen) {
     /* Pods of one gang share their tolerations (one template per job). */
     if (first && (rc = gb_model_blocked_mask(p->o.model, s, it->ns, first, &masks[k])) < 0)
       goto out;
+    if (it->readopt && (rc = block_outside(s, &it->restr, &masks[k])))
+      goto out;
     gangs[k] = (struct gb_plan_gang){it->key, &it->tg, it->priority, it->first_ms, masks[k]};
     k++;
   }
@@ -244,6 +350,11 @@ static int decide_fn(void *arg, struct tp_snapshot *s, uint64_t gen) {
     if (!it->decide)
       continue;
     it->view = views[k++];
+    if (it->readopt) {
+      /* Its pods carry their restriction already: nothing to send. */
+      it->released = it->view.outcome == GB_PLAN_PLACED;
+      continue;
+    }
     if (it->view.outcome == GB_PLAN_PLACED && (rc = restrict_item(ps, s, it)) == GC_ENOMEM)
       goto out;
     it->release = it->view.outcome == GB_PLAN_PLACED && !rc;
@@ -387,7 +498,8 @@ static int release_all(struct pass *ps) {
     pthread_join(th[t], NULL);
 done:
   for (size_t i = 0; i < ps->n; i++)
-    ps->items[i].released = ps->items[i].release && !atomic_load(&ps->items[i].failed);
+    if (!ps->items[i].readopt)
+      ps->items[i].released = ps->items[i].release && !atomic_load(&ps->items[i].failed);
   return 0;
 }
 
@@ -474,8 +586,8 @@ static void update_gang(struct pass *ps, struct item *it, struct gang *g, const 
     if (all_bound(it))
       g->watching = 0;
   }
-  int waiting = it->decide && (it->view.outcome == GB_PLAN_NOFIT ||
-                               it->view.outcome == GB_PLAN_HELD);
+  int waiting = it->decide &&
+                (it->view.outcome == GB_PLAN_NOFIT || it->view.outcome == GB_PLAN_HELD);
   if (waiting && it->view.reason[0] && strcmp(g->evented, it->view.reason)) {
     snprintf(g->evented, sizeof(g->evented), "%s", it->view.reason);
     *msg = it->view.reason;
@@ -496,14 +608,14 @@ static void report(struct pass *ps, int64_t t0_ns) {
     pthread_mutex_unlock(&p->mu);
     if (it->decide && p->m_decisions)
       gb_counter_inc(p->m_decisions, (const char *[]){gb_placer_outcome_name(it->view.outcome)});
-    if (it->released && p->m_release_s) {
+    if (it->released && !it->readopt && p->m_release_s) {
       gb_histogram_observe(p->m_release_s, NULL, release_s);
       if (it->first_ms)
         gb_histogram_observe(p->m_gated_s, NULL, (double)(ps->now_ms - it->first_ms) / 1000.0);
     }
     if (msg)
       post(p, it, GB_EVENT_WARNING, "PlacementWaiting", msg);
-    if (it->released && it->view.domain[0]) {
+    if (it->released && !it->readopt && it->view.domain[0]) {
       char line[600];
       snprintf(line, sizeof(line), "released %zu pod(s) to %s", it->n, it->view.domain);
       post(p, it, GB_EVENT_NORMAL, "PlacementReleased", line);

@@ -67,7 +67,8 @@ START_TEST(test_build_gang) {
   struct gb_placer_pod pods[5] = {pod("a", 1, 1, 8000, 8), pod("b", 1, 1, 8000, 8),
                                   pod("c", 1, 1, 4000, 0), pod("d", 1, 1, 8000, 8),
                                   pod("l", 0, 1, 500, 0)};
-  struct gc_topology_policy topo = {.set = 1, .mode = "soft", .has_highest_tier = 1, .highest_tier = 2};
+  struct gc_topology_policy topo = {
+      .set = 1, .mode = "soft", .has_highest_tier = 1, .highest_tier = 2};
   struct tp_gang g;
   ck_assert_int_eq(gb_placer_build_gang(a, "ns/job", pods, 5, &topo, &g), 0);
   ck_assert_str_eq(g.name, "ns/job");
@@ -97,8 +98,8 @@ END_TEST
 static struct tp_snapshot *cluster(int big, struct gb_docset **ds) {
   char *yaml = malloc(1 << 16);
   size_t len = 0;
-  const char *nodes[][3] = {{"n1", "b1", "r1"}, {"n2", "b1", "r1"}, {"n3", "b2", "r1"},
-                            {"n4", "b2", "r2"}};
+  const char *nodes[][3] = {
+      {"n1", "b1", "r1"}, {"n2", "b1", "r1"}, {"n3", "b2", "r1"}, {"n4", "b2", "r2"}};
   for (int i = 0; i < 4; i++)
     len += (size_t)snprintf(yaml + len, (1 << 16) - len,
                             "apiVersion: v1\nkind: Node\nmetadata: {name: %s, labels: {block: %s, "
@@ -183,7 +184,8 @@ START_TEST(test_restriction_large_domain) {
   /* Three whole-node pods, required in one rack (tier 1): only r9 holds them. */
   struct gb_placer_pod pods[3] = {pod("a", 1, 1, 8000, 0), pod("b", 1, 1, 8000, 0),
                                   pod("c", 1, 1, 8000, 0)};
-  struct gc_topology_policy topo = {.set = 1, .mode = "hard", .has_highest_tier = 1, .highest_tier = 1};
+  struct gc_topology_policy topo = {
+      .set = 1, .mode = "hard", .has_highest_tier = 1, .highest_tier = 1};
   struct tp_gang g;
   ck_assert_int_eq(gb_placer_build_gang(a, "ns/j", pods, 3, &topo, &g), 0);
   struct gb_plan_gang pg = {"ns/j", &g, 0, 1000, NULL};

@@ -103,8 +103,8 @@ static const char GANG_YAML[] =
     "metadata: {name: job, namespace: ns1, uid: 11111111-2222-4333-8444-555555555555}\n"
     "spec: {runtimeRef: {name: torch, kind: TrainingRuntime}}\n";
 
-static int gang_fn(void *ctx, const char *ns, const char *name, struct gc_gang **out,
-                   char *reason, size_t reason_size) {
+static int gang_fn(void *ctx, const char *ns, const char *name, struct gc_gang **out, char *reason,
+                   size_t reason_size) {
   (void)ctx, (void)reason, (void)reason_size;
   *out = NULL;
   if (strcmp(ns, "ns1") && strcmp(ns, "ns2"))
@@ -227,8 +227,8 @@ struct fx {
 static void fx_init(struct fx *f) {
   memset(f, 0, sizeof(*f));
   char b[160];
-  snprintf(b, sizeof(b), "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"%s\"}}",
-           cur_ns);
+  snprintf(b, sizeof(b),
+           "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"%s\"}}", cur_ns);
   json_object *o = json_tokener_parse(b);
   struct gb_kube_error e;
   ck_assert_int_eq(gb_kube_create(cli, "/api/v1/namespaces", o, NULL, &e), 0);
@@ -240,8 +240,12 @@ static void fx_init(struct fx *f) {
   struct gb_model_opts mo = {.levels = levels, .n_levels = 2, .plan = f->plan};
   ck_assert_int_eq(gb_model_new(&mo, &f->model, &d), 0);
   f->reg = gb_metrics_new();
-  struct gb_placer_opts po = {.model = f->model, .plan = f->plan, .client = cli,
-                              .gang = gang_fn, .is_leader = is_leader, .label_levels = 1,
+  struct gb_placer_opts po = {.model = f->model,
+                              .plan = f->plan,
+                              .client = cli,
+                              .gang = gang_fn,
+                              .is_leader = is_leader,
+                              .label_levels = 1,
                               .reg = f->reg};
   ck_assert_int_eq(gb_placer_new(&po, &f->placer, &d), 0);
   gc_diags_destroy(&d);
@@ -275,9 +279,8 @@ START_TEST(test_release_and_nofit) {
   struct gb_restriction r;
   memset(&r, 0, sizeof(r));
   char why[128];
-  ck_assert_int_eq(gb_placer_webhook_lookup(f.placer, cur_ns, "job", "node", &gate, &r, why,
-                                            sizeof(why)),
-                   0);
+  ck_assert_int_eq(
+      gb_placer_webhook_lookup(f.placer, cur_ns, "job", "node", &gate, &r, why, sizeof(why)), 0);
   ck_assert_int_eq(gate, 1);
 
   /* Both exist and are gated: released into rack r1, the only rack with two free nodes. */
@@ -294,9 +297,9 @@ START_TEST(test_release_and_nofit) {
   ck_assert_str_eq(field(g, "domain"), "b1/r1");
   json_object_put(g);
   /* A later-wave pod created now gets the restriction, no gate. */
-  ck_assert_int_eq(gb_placer_webhook_lookup(f.placer, cur_ns, "job", "launcher", &gate, &r, why,
-                                            sizeof(why)),
-                   0);
+  ck_assert_int_eq(
+      gb_placer_webhook_lookup(f.placer, cur_ns, "job", "launcher", &gate, &r, why, sizeof(why)),
+      0);
   ck_assert_int_eq(gate, 0);
   ck_assert_int_eq(r.kind, GB_RESTRICT_LABEL);
   ck_assert_str_eq(r.values[0], "r1");
