@@ -325,7 +325,19 @@ int gb_placer_status_json(struct gb_placer *p, struct gb_buf *b) {
       json_object_array_add(arr, o);
   }
   unsigned long long passes = p->passes;
+  double decide_ms = (double)p->last_decide_ns / 1e6, release_ms = (double)p->last_release_ns / 1e6;
+  size_t decided = p->last_decided, released = p->last_released_pods;
   pthread_mutex_unlock(&p->mu);
+  json_object *last = json_object_new_object();
+  if (last) {
+    /* The last pass that decided: how long the decision (under the model's
+     * lock) and the releases took, for operators and the benchmark. */
+    json_object_object_add(last, "gangsDecided", json_object_new_uint64(decided));
+    json_object_object_add(last, "decideMs", json_object_new_double(decide_ms));
+    json_object_object_add(last, "podsReleased", json_object_new_uint64(released));
+    json_object_object_add(last, "releaseMs", json_object_new_double(release_ms));
+    json_object_object_add(root, "lastPass", last);
+  }
   struct gb_model_stats st;
   gb_model_stats(p->o.model, &st);
   json_object *model = json_object_new_object();

@@ -42,6 +42,8 @@ struct gb_placer {
   struct gb_htab gangs; /* of struct gang */
   int kick, capacity, tick, stopping, started;
   unsigned long long passes, dropped;
+  int64_t last_decide_ns, last_release_ns; /* the last pass that decided: its two phases */
+  size_t last_decided, last_released_pods;
   pthread_t th;
   pthread_mutex_t pass_mu; /* one pass at a time */
 

@@ -688,8 +688,10 @@ static int decide_and_release(struct pass *ps) {
   for (size_t i = 0; i < ps->n; i++)
     decide += ps->items[i].decide;
   int rc = 0;
+  int64_t t0 = gb_clock_ns(), t1 = t0;
   if (decide) {
     rc = gb_model_with_snapshot(p->o.model, decide_fn, ps);
+    t1 = gb_clock_ns();
     if (rc == GC_ENOTFOUND) { /* no snapshot yet: try again when the model has one */
       for (size_t i = 0; i < ps->n; i++)
         if (ps->items[i].decide) {
@@ -705,6 +707,18 @@ static int decide_and_release(struct pass *ps) {
     release += ps->items[i].release;
   if (release && p->o.client && (rc = release_all(ps)))
     return rc;
+  if (decide) {
+    size_t pods = 0;
+    for (size_t i = 0; i < ps->n; i++)
+      for (size_t j = 0; ps->items[i].released && !ps->items[i].readopt && j < ps->items[i].n; j++)
+        pods += ps->items[i].pods[j].gated != 0;
+    pthread_mutex_lock(&p->mu);
+    p->last_decide_ns = t1 - t0;
+    p->last_release_ns = gb_clock_ns() - t1;
+    p->last_decided = decide;
+    p->last_released_pods = pods;
+    pthread_mutex_unlock(&p->mu);
+  }
   size_t gone = 0;
   for (size_t i = 0; i < ps->n; i++)
     gone += ps->items[i].n == 0;
