@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "gb_kube_client.h"
@@ -107,7 +108,7 @@ static int gang_fn(void *ctx, const char *ns, const char *name, struct gc_gang *
                    size_t reason_size) {
   (void)ctx, (void)reason, (void)reason_size;
   *out = NULL;
-  if (strcmp(ns, "ns1") && strcmp(ns, "ns2"))
+  if (strncmp(ns, "ns", 2))
     return 0; /* not ours */
   struct gb_test_run r;
   gb_test_run(&r, GANG_YAML, NULL, NULL);
@@ -224,6 +225,8 @@ struct fx {
   struct gb_metrics *reg;
 };
 
+static int64_t release_timeout_ms; /* 0: the default */
+
 static void fx_init(struct fx *f) {
   memset(f, 0, sizeof(*f));
   char b[160];
@@ -246,6 +249,7 @@ static void fx_init(struct fx *f) {
                               .gang = gang_fn,
                               .is_leader = is_leader,
                               .label_levels = 1,
+                              .release_timeout_ms = release_timeout_ms,
                               .reg = f->reg};
   ck_assert_int_eq(gb_placer_new(&po, &f->placer, &d), 0);
   gc_diags_destroy(&d);
@@ -362,12 +366,61 @@ START_TEST(test_standby_waits) {
 }
 END_TEST
 
+/* A released gang whose pods stay unschedulable past the release timeout is
+ * reported as raced: an Event on the TrainJob and the metric. */
+START_TEST(test_raced) {
+  struct fx f;
+  cur_ns = "ns3";
+  leading = 1;
+  release_timeout_ms = 1;
+  fx_init(&f);
+  char aff[2048];
+  gated_pod(f.model, cur_ns, "job", "job-node-0-0");
+  gated_pod(f.model, cur_ns, "job", "job-node-0-1");
+  gb_placer_on_gang(f.placer, cur_ns, "job");
+  ck_assert_int_eq(gb_placer_run_once(f.placer), 0);
+  ck_assert(!pod_gated("job-node-0-0", aff, sizeof(aff)));
+  /* The scheduler could not place them (the cluster changed): PodScheduled=False. */
+  for (int i = 0; i < 2; i++) {
+    char b[1024];
+    snprintf(
+        b, sizeof(b),
+        "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"job-node-0-%d\","
+        "\"namespace\":\"ns3\",\"uid\":\"u%d\",\"labels\":{\"jobset.sigs.k8s.io/jobset-name\":"
+        "\"job\",\"jobset.sigs.k8s.io/replicatedjob-name\":\"node\"}},\"spec\":{\"containers\":"
+        "[{\"name\":\"c\",\"image\":\"i\",\"resources\":{\"requests\":{\"cpu\":\"8\"}}}]},"
+        "\"status\":{\"phase\":\"Pending\",\"conditions\":[{\"type\":\"PodScheduled\","
+        "\"status\":\"False\",\"reason\":\"Unschedulable\",\"message\":\"0/3 nodes\"}]}}",
+        i, i);
+    feed(f.model, "Pod", b);
+  }
+  /* Past the (1 ms) release timeout: wait a little on purpose, nothing is timed. */
+  struct timespec ts = {0, 20 * 1000 * 1000};
+  nanosleep(&ts, NULL);
+  gb_placer_on_gang(f.placer, cur_ns, "job");
+  ck_assert_int_eq(gb_placer_run_once(f.placer), 0);
+  json_object *g = status(f.placer, key("job"));
+  json_object *raced = NULL;
+  ck_assert(json_object_object_get_ex(g, "raced", &raced));
+  ck_assert(json_object_get_boolean(raced));
+  json_object_put(g);
+  char *text = NULL;
+  size_t len = 0;
+  ck_assert_int_eq(gb_metrics_render(f.reg, &text, &len), 0);
+  ck_assert_msg(strstr(text, "gangbridge_placement_raced_total 1"), "%s", text);
+  free(text);
+  fx_free(&f);
+  release_timeout_ms = 0;
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("placer");
   TCase *tc = tcase_create("core");
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_release_and_nofit);
   tcase_add_test(tc, test_standby_waits);
+  tcase_add_test(tc, test_raced);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   /* One stand-in for both tests (each in its own namespace), stopped here
