@@ -135,12 +135,14 @@ static int add_planned_node(void *arg, const char *node, int64_t pods) {
   return gb_restriction_add_host(arg, node, NULL);
 }
 
-/* The names of domain d's nodes, in the snapshot's name order. */
+/* The names of domain d's candidate nodes, in the snapshot's name order. */
 static int domain_nodes(const struct tp_snapshot *s, uint32_t d, struct gb_restriction *out) {
   size_t n = tp_snapshot_node_count(s);
   for (size_t i = 0; i < n; i++) {
     uint32_t slot = tp_snapshot_node_sorted(s, i);
-    if (!tp_snapshot_in_domain(s, slot, d))
+    /* Cordoned, not ready or dead nodes are no candidates: leaving them out
+     * keeps the list short and says where the pods may really go. */
+    if (!tp_snapshot_in_domain(s, slot, d) || tp_snapshot_node_state(s, slot) != TP_NODE_OK)
       continue;
     int rc = gb_restriction_add_host(out, tp_snapshot_node_name(s, slot), NULL);
     if (rc)

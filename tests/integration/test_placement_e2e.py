@@ -155,6 +155,16 @@ def status_of(env, key):
     return next((g for g in json.loads(body)["gangs"] if g["gang"] == key), None)
 
 
+def model_has(env, hypernodes, nodes):
+    """Waits until serve's live model holds that many HyperNodes and nodes (a real cluster
+    describes its network long before a gang arrives)."""
+    def ok():
+        code, body = env.http_get("/debug/placement")
+        m = json.loads(body)["model"] if code == 200 else {}
+        return m.get("hypernodes") == hypernodes and m.get("nodes") == nodes
+    env.wait(ok, "the model to hold %d HyperNodes and %d nodes" % (hypernodes, nodes))
+
+
 def setup_gang(env, ns, name, pods=2, cpu="8"):
     env.create(trainjob(name, ns, "torch", num_nodes=pods, cpu=cpu))
     env.wait(lambda: env.podgroup("volcano", ns, name), "PodGroup %s/%s" % (ns, name))
@@ -237,8 +247,29 @@ def test_hypernodes():
                         "metadata": {"name": name},
                         "spec": {"tier": 1, "members": [{"type": "Node", "selector": {
                             "exactMatch": {"name": m}}} for m in members]}})
+        model_has(env, 2, 3)
         setup_gang(env, ns, "job")
         wait_released(env, ns, "job", 2, ("kubernetes.io/hostname", ["h2", "h3"]))
+
+        # Node cordoned between the evaluation and the release: leaf-c has h4, h5 and h6, h5
+        # and h6 cordoned, when job2 is evaluated (NOFIT); then h5 is uncordoned: the plan is
+        # made again on the new model and lists h4 and h5, never the cordoned h6.
+        for n in ("h4", "h5", "h6"):
+            add_node(env, n, {})
+        env.create({"apiVersion": "topology.volcano.sh/v1alpha1", "kind": "HyperNode",
+                    "metadata": {"name": "leaf-c"},
+                    "spec": {"tier": 1, "members": [{"type": "Node", "selector": {
+                        "exactMatch": {"name": m}}} for m in ("h4", "h5", "h6")]}})
+        for n in ("h5", "h6"):
+            env.merge_patch("v1", "Node", None, n, {"spec": {"unschedulable": True}})
+        model_has(env, 3, 6)
+        env.create(trainjob("job2", ns, "torch", num_nodes=2, cpu="8"))
+        env.wait(lambda: env.podgroup("volcano", ns, "job2"), "PodGroup job2")
+        create_pods(env, ns, "job2", 2)
+        env.wait(lambda: (status_of(env, ns + "/job2") or {}).get("outcome") == "nofit",
+                 "job2 evaluated: NOFIT")
+        env.merge_patch("v1", "Node", None, "h5", {"spec": {"unschedulable": False}})
+        wait_released(env, ns, "job2", 2, ("kubernetes.io/hostname", ["h4", "h5"]))
     finally:
         env.stop()
 
