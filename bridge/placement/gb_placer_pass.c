@@ -605,6 +605,13 @@ static void report(struct pass *ps, int64_t t0_ns) {
     struct gang *g = gb_placer_find(p, it->key, 0);
     if (g)
       update_gang(ps, it, g, &msg, &race);
+    /* Every pod gone and nothing changed since: forget the gang, so the
+     * table holds only gangs that have pods. */
+    if (g && it->n == 0 && !g->dirty) {
+      gb_htab_remove(&p->gangs, &g->h);
+      free(g->restr);
+      free(g);
+    }
     pthread_mutex_unlock(&p->mu);
     if (it->decide && p->m_decisions)
       gb_counter_inc(p->m_decisions, (const char *[]){gb_placer_outcome_name(it->view.outcome)});
