@@ -31,6 +31,7 @@ struct gang {
   int64_t pods, gated, min_member;
   int raced;                    /* PlacementRaced reported for this release */
   int watching;                 /* released, not every counted pod bound yet */
+  int64_t decided_ms;           /* when the plan made the decision last counted */
   char evented[512];            /* the last PlacementWaiting message posted */
   struct gb_restriction *restr; /* once released (heap) */
 };

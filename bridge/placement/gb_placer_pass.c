@@ -544,7 +544,7 @@ static void post(struct gb_placer *p, const struct item *it, const char *type, c
  * PlacementWaiting message to post when it changed, *race to 1 for a new
  * raced placement. */
 static void update_gang(struct pass *ps, struct item *it, struct gang *g, const char **msg,
-                        int *race) {
+                        int *race, int *fresh) {
   struct gb_placer *p = ps->p;
   g->state = it->gg ? it->state : GB_GANG_UNMANAGED;
   g->min_member = it->gg ? it->gg->min_member : 0;
@@ -563,6 +563,10 @@ static void update_gang(struct pass *ps, struct item *it, struct gang *g, const 
     g->reason[0] = g->domain[0] = g->evented[0] = '\0';
   }
   if (it->decide) {
+    /* The plan keeps a decision for its snapshot generation: a pass that
+     * finds the same one again is not a new decision. */
+    *fresh = it->view.decided_ms != g->decided_ms || it->view.outcome != g->outcome;
+    g->decided_ms = it->view.decided_ms;
     g->outcome = it->view.outcome;
     snprintf(g->reason, sizeof(g->reason), "%s", it->view.reason);
     snprintf(g->domain, sizeof(g->domain), "%s", it->view.domain);
@@ -600,11 +604,11 @@ static void report(struct pass *ps, int64_t t0_ns) {
   for (size_t i = 0; i < ps->n; i++) {
     struct item *it = &ps->items[i];
     const char *msg = NULL;
-    int race = 0;
+    int race = 0, fresh = 0;
     pthread_mutex_lock(&p->mu);
     struct gang *g = gb_placer_find(p, it->key, 0);
     if (g)
-      update_gang(ps, it, g, &msg, &race);
+      update_gang(ps, it, g, &msg, &race, &fresh);
     /* Every pod gone and nothing changed since: forget the gang, so the
      * table holds only gangs that have pods. */
     if (g && it->n == 0 && !g->dirty) {
@@ -613,7 +617,7 @@ static void report(struct pass *ps, int64_t t0_ns) {
       free(g);
     }
     pthread_mutex_unlock(&p->mu);
-    if (it->decide && p->m_decisions)
+    if (fresh && p->m_decisions)
       gb_counter_inc(p->m_decisions, (const char *[]){gb_placer_outcome_name(it->view.outcome)});
     if (it->released && !it->readopt && p->m_release_s) {
       gb_histogram_observe(p->m_release_s, NULL, release_s);

@@ -200,8 +200,11 @@ START_TEST(test_list_watch_and_late_hypernodes) {
   wait_free(m, "a", NULL, 6000);
   ck_assert_int_eq(gb_model_synced(m), 1);
   ck_assert_int_gt(__atomic_load_n(&gangs, __ATOMIC_SEQ_CST), 0);
-  /* p2 binds to b (the scheduler's binding, as a spec.nodeName update). */
-  patch("/api/v1/namespaces/default/pods/p2", "{\"spec\":{\"nodeName\":\"b\"}}");
+  /* p2 binds to b through pods/binding, as a scheduler does (the stand-in,
+   * like the API server, refuses a spec.nodeName update). */
+  create("/api/v1/namespaces/default/pods/p2/binding",
+         "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":\"p2\"},"
+         "\"target\":{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"name\":\"b\"}}");
   wait_free(m, "b", NULL, 7000);
   /* p1 finishes: the field selector drops it from the watch, and the
    * capacity it gives back is announced. */
