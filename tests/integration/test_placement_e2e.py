@@ -224,9 +224,12 @@ def test_restart_while_gated(env):
     add_node(env, "x1", {"block": "b9", "rack": "r9"})
     setup_gang(env, ns, "job")
     env.wait(lambda: (status_of(env, ns + "/job") or {}).get("outcome") == "nofit", "job waits")
-    # A new process (a new leader): the state is on the pods.
+    # A new process that must win the leader election first: on becoming leader it picks up
+    # the gated gang from the pods' gates (the state is on the pods).
     env.stop_serve()
-    env.start_serve()
+    env.start_serve(extra=["--leader-elect", "--set", "leaderElection.namespace=default",
+                           "--set", "leaderElection.retryPeriod=0.2s"])
+    env.wait(lambda: "started leading" in env.serve_log(), "the new process to lead")
     add_node(env, "x2", {"block": "b9", "rack": "r9"})
     wait_released(env, ns, "job", 2, ("rack", ["r9"]))
 
