@@ -17,5 +17,6 @@ int gb_cmd_place(int argc, char **argv);
 int gb_cmd_serve(int argc, char **argv);
 int gb_cmd_call(int argc, char **argv);
 int gb_cmd_timeouts(int argc, char **argv);
+int gb_cmd_placement(int argc, char **argv);
 
 #endif

@@ -21,6 +21,7 @@ static const struct command commands[] = {
     {"serve", gb_cmd_serve, "run the gRPC service (GangCalculator, PlacementEvaluator, Health)"},
     {"call", gb_cmd_call, "call a running service: calculate, evaluate or health"},
     {"timeouts", gb_cmd_timeouts, "report gang scheduling waits and suggest PodGroup timeouts"},
+    {"placement", gb_cmd_placement, "list the gangs a running serve holds for placement, and why"},
     {NULL, NULL, NULL},
 };
 

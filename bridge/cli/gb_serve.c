@@ -20,11 +20,15 @@
 #include "gb_controller.h"
 #include "gb_timeouts.h"
 #include "gb_diagprint.h"
+#include "gb_events.h"
 #include "gb_health.h"
 #include "gb_http.h"
 #include "gb_kube_config.h"
 #include "gb_leader.h"
 #include "gb_log.h"
+#include "gb_model.h"
+#include "gb_placer.h"
+#include "gb_plan.h"
 #include "gb_rpc_server.h"
 #include "gb_rpc_service.h"
 #include "gb_serve.h"
@@ -87,6 +91,11 @@ struct serve_run {
   struct gb_leader *leader;
   struct gb_metric *transitions;
   struct gb_serve_sched *sched; /* the scheduler endpoints (sched.address) */
+  /* placement (placement.enabled): the live model, the plan, the placer */
+  struct gb_plan *plan;
+  struct gb_model *model;
+  struct gb_events *place_events;
+  struct gb_placer *placer;
 };
 
 static void on_started_leading(void *arg) {
@@ -96,6 +105,9 @@ static void on_started_leading(void *arg) {
   if (r->ctrl)
     gb_controller_resync(r->ctrl);
   gb_timeouts_kick(r->timeouts); /* deadlines that passed while following */
+  /* The gates are on the pods: the new leader picks up every gated gang. */
+  if (r->placer)
+    gb_placer_resync(r->placer);
 }
 
 static void on_stopped_leading(void *arg) {
@@ -209,6 +221,84 @@ static int grpc_listener_check(void *ctx, char *reason, size_t size) {
   return gb_rpc_server_check(r->rpc, reason, size);
 }
 
+/* The model's callbacks reach the placer, which is made after the model. */
+static void on_model_gang(void *arg, const char *ns, const char *jobset) {
+  struct serve_run *r = arg;
+  if (r->placer)
+    gb_placer_on_gang(r->placer, ns, jobset);
+}
+
+static void on_model_capacity(void *arg) {
+  struct serve_run *r = arg;
+  if (r->placer)
+    gb_placer_on_capacity(r->placer);
+}
+
+/* The webhook's placement lookup reaches the placer, made after the
+ * controller (the placer reads gangs through the controller). */
+static int placement_lookup(void *ctx, const char *ns, const char *jobset, const char *rjob,
+                            int *gate, struct gb_restriction *restriction, char *reason,
+                            size_t reason_size) {
+  struct serve_run *r = ctx;
+  if (!r->placer)
+    return 0;
+  return gb_placer_webhook_lookup(r->placer, ns, jobset, rjob, gate, restriction, reason,
+                                  reason_size);
+}
+
+static int controller_gang(void *ctx, const char *ns, const char *name, struct gc_gang **out,
+                           char *reason, size_t reason_size) {
+  return gb_controller_gang(ctx, ns, name, out, reason, reason_size);
+}
+
+/* Creates (not starts) the plan, the live model and the placer. */
+static int placement_create(struct serve_run *r, struct gc_diags *d) {
+  const struct gb_config *cfg = r->cfg;
+  struct gb_plan_opts po;
+  memset(&po, 0, sizeof(po));
+  po.reservation_ttl_ms = (int64_t)(cfg->placement_release_timeout_s * 1000);
+  po.starvation_guard_ms = (int64_t)(cfg->placement_starvation_guard_s * 1000);
+  po.profile = strcmp(cfg->placement_profile, "spread") ? TP_PROFILE_BESTFIT : TP_PROFILE_SPREAD;
+  int rc = gb_plan_new(&po, &r->plan);
+  if (rc)
+    return rc;
+  struct gb_model_opts mo;
+  memset(&mo, 0, sizeof(mo));
+  mo.client = r->client;
+  mo.levels = cfg->topology_levels;
+  mo.n_levels = cfg->n_topology_levels;
+  mo.plan = r->plan;
+  mo.on_gang = on_model_gang;
+  mo.on_capacity = on_model_capacity;
+  mo.arg = r;
+  if ((rc = gb_model_new(&mo, &r->model, d)))
+    return rc;
+  struct gb_events_opts eo;
+  memset(&eo, 0, sizeof(eo));
+  eo.min_interval_s = cfg->event_min_interval_s;
+  if (!(r->place_events = gb_events_new(r->client, &eo)))
+    return GC_ENOMEM;
+  struct gb_placer_opts pl;
+  memset(&pl, 0, sizeof(pl));
+  pl.model = r->model;
+  pl.plan = r->plan;
+  pl.client = r->client;
+  pl.events = r->place_events;
+  pl.gang = controller_gang;
+  pl.gang_ctx = r->ctrl;
+  if (r->leader) {
+    pl.is_leader = gb_leader_is_leader_fn;
+    pl.leader_ctx = r->leader;
+  }
+  pl.label_levels = mo.n_levels > 0;
+  pl.release_timeout_ms = po.reservation_ttl_ms;
+  pl.max_inflight = cfg->placement_max_inflight;
+  pl.reg = r->reg;
+  if ((rc = gb_placer_new(&pl, &r->placer, d)))
+    return rc;
+  return gb_metrics_add_collector(r->reg, gb_placer_collect, r->placer);
+}
+
 static int serve_start(struct serve_run *r, struct gc_diags *d) {
   const struct gb_config *cfg = r->cfg;
   int rc;
@@ -246,7 +336,13 @@ static int serve_start(struct serve_run *r, struct gc_diags *d) {
     return rc;
   co.observe = gb_timeouts_observe;
   co.observe_ctx = r->timeouts;
+  if (cfg->placement_enabled) {
+    co.placement_lookup = placement_lookup;
+    co.placement_ctx = r;
+  }
   if ((rc = gb_controller_new(&co, &r->ctrl, d)))
+    return rc;
+  if (cfg->placement_enabled && (rc = placement_create(r, d)))
     return rc;
   if ((rc = gb_metrics_add_collector(r->reg, gb_controller_collect, r->ctrl)) ||
       (rc = gb_metrics_add_collector(r->reg, gb_timeouts_collect, r->timeouts)) ||
@@ -260,9 +356,11 @@ static int serve_start(struct serve_run *r, struct gc_diags *d) {
   if (!r->leader)
     gb_gauge_set(r->sm.leader, NULL, 1); /* a single replica always leads */
 
-  struct gb_http_route routes[4];
-  size_t n = gb_health_routes(r->health, routes, 4);
+  struct gb_http_route routes[5];
+  size_t n = gb_health_routes(r->health, routes, 3);
   routes[n++] = gb_metrics_route(r->reg, "/metrics");
+  if (r->placer)
+    routes[n++] = gb_placer_route(r->placer, "/debug/placement");
   /* Probes and metrics have their own server, so a flood on the webhook port
    * cannot starve the kubelet's probes; its own flood is bounded per address
    * and by the header deadline. */
@@ -307,11 +405,13 @@ static int serve_start(struct serve_run *r, struct gc_diags *d) {
     gb_log(GB_LOG_INFO, "grpc listening", "address", cfg->grpc_address, "port", p, NULL);
   }
   /* The scheduler endpoints answer from the placement plan and model
-   * (NULL here: no opinion until placement is wired in). */
-  if ((rc = gb_serve_sched_start(cfg, NULL, NULL, r->client, r->reg, r->sm.http_requests,
+   * (NULL while placement is disabled: no opinion). */
+  if ((rc = gb_serve_sched_start(cfg, r->model, r->plan, r->client, r->reg, r->sm.http_requests,
                                  &r->sched, d)))
     return rc;
   if ((rc = gb_controller_start(r->ctrl)) || (rc = gb_timeouts_start(r->timeouts)))
+    return rc;
+  if (r->model && ((rc = gb_model_start(r->model)) || (rc = gb_placer_start(r->placer))))
     return rc;
   return r->leader ? gb_leader_start(r->leader) : 0;
 }
@@ -328,10 +428,16 @@ static void serve_stop(struct serve_run *r) {
   gb_rpc_service_free(r->rpc_svc);
   /* Workers first (no write after this), then release the lease so a
    * standby takes over at once. */
+  gb_placer_stop(r->placer);
+  gb_model_stop(r->model);
   gb_controller_stop(r->ctrl);
   gb_timeouts_stop(r->timeouts);
   gb_leader_free(r->leader);
   gb_kube_client_free(r->lease_client);
+  gb_placer_free(r->placer);
+  gb_model_free(r->model);
+  gb_plan_free(r->plan);
+  gb_events_free(r->place_events);
   gb_controller_free(r->ctrl);
   gb_timeouts_free(r->timeouts);
   gb_kube_client_free(r->client);

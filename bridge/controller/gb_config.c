@@ -110,6 +110,13 @@ static const struct key_def KEYS[] = {
     {"leaderElection.leaseDuration", T_DUR, OFF(lease_duration_s), 1, 3600, "15s", NULL},
     {"leaderElection.renewDeadline", T_DUR, OFF(renew_deadline_s), 1, 3600, "10s", NULL},
     {"leaderElection.retryPeriod", T_DUR, OFF(retry_period_s), 0.1, 3600, "2s", NULL},
+    /* placement (the placement controller, bridge/placement/) */
+    {"placement.enabled", T_BOOL, OFF(placement_enabled), 0, 0, "true", NULL},
+    {"placement.releaseTimeout", T_DUR, OFF(placement_release_timeout_s), 1, 86400, "2m", NULL},
+    {"placement.starvationGuard", T_DUR, OFF(placement_starvation_guard_s), 0, 86400, "5m",
+     NULL},
+    {"placement.profile", T_STR, OFF(placement_profile), 0, 0, "bestfit", NULL},
+    {"placement.maxInflightPatches", T_INT, OFF(placement_max_inflight), 1, 1024, "32", NULL},
     /* policy: timeouts.default and topology.* */
     {"timeouts.default", T_STR, OFF(timeout_default), 0, 0, "", NULL},
     /* the timeout tracker's timeouts.* (next to timeouts.default: one YAML block) */
@@ -729,6 +736,10 @@ int gb_config_validate(struct gb_config *c, struct gc_diags *d) {
   }
   if (c->leader_elect && !*c->lease_name) {
     gc_diags_addf(d, "leaderElection.name: must not be empty");
+    rc = GC_EINVAL;
+  }
+  if (strcmp(c->placement_profile, "bestfit") && strcmp(c->placement_profile, "spread")) {
+    gc_diags_addf(d, "placement.profile: \"%s\" is not bestfit or spread", c->placement_profile);
     rc = GC_EINVAL;
   }
   memset(&c->ns_sel, 0, sizeof(c->ns_sel));

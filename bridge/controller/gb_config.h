@@ -169,6 +169,13 @@ struct gb_config {
   double renew_deadline_s;
   double retry_period_s;
 
+  /* placement (bridge/placement/) */
+  int placement_enabled;
+  double placement_release_timeout_s; /* released pods unscheduled past it: PlacementRaced */
+  double placement_starvation_guard_s; /* a gang waiting longer holds back younger ones */
+  const char *placement_profile;       /* "bestfit" or "spread" (validated) */
+  int placement_max_inflight;          /* release PATCHes in flight at once */
+
   /* timeouts (policy: the gang timeout when no TrainJob, runtime, Namespace
    * or Queue gives one; gangcalc's gc_policy checks it) */
   const char *timeout_default; /* Go duration, "": none */

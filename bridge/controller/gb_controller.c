@@ -842,6 +842,37 @@ out:
   return rc;
 }
 
+int gb_controller_gang(struct gb_controller *c, const char *ns, const char *jobset_name,
+                       struct gc_gang **out, char *reason, size_t reason_size) {
+  *out = NULL;
+  if (!gb_controller_synced(c)) {
+    snprintf(reason, reason_size, "gangbridge caches are not synced yet");
+    return GC_EIO;
+  }
+  struct gc_arena *a = gc_arena_new(64u << 20);
+  if (!a)
+    return GC_ENOMEM;
+  struct gb_rc_env env;
+  env_snapshot(c, &env);
+  struct gb_rc_input in;
+  struct gb_rc_plan plan;
+  int rc = gb_reconcile_gather(&env, ns, jobset_name, a, &in);
+  if (rc == GC_ENOTFOUND) { /* a JobSet that no TrainJob owns */
+    rc = 0;
+    goto out;
+  }
+  if (rc) {
+    snprintf(reason, reason_size, "cannot read TrainJob %s/%s from the cache: %s", ns,
+             jobset_name, gc_strerror(rc));
+    goto out;
+  }
+  in.keep_gang = out;
+  rc = gb_reconcile_plan(&in, a, &plan);
+out:
+  gc_arena_free(a);
+  return rc;
+}
+
 int gb_controller_ready_check(void *ctx, char *reason, size_t size) {
   struct gb_controller *c = ctx;
   if (gb_controller_synced(c))

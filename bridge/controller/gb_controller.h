@@ -100,6 +100,15 @@ int gb_controller_webhook_lookup(void *ctx, const char *ns, const char *jobset_n
                                  const char *rjob_name, struct gb_webhook_decision *out,
                                  char *reason, size_t reason_size);
 
+/* The gang of the TrainJob that owns JobSet ns/jobset_name, computed from
+ * the caches as the reconcile does (counted pod sets, minMember, topology
+ * policy).  *out is a new gang the caller frees with gc_gang_free, or NULL
+ * when gangbridge does not manage that TrainJob now (not ours, finished,
+ * invalid, waiting).  Returns 0, or GC_EIO (caches not synced) / another
+ * GC_E* code with a sentence in reason.  Any thread. */
+int gb_controller_gang(struct gb_controller *c, const char *ns, const char *jobset_name,
+                       struct gc_gang **out, char *reason, size_t reason_size);
+
 /* gb_health_check_fn: ready once synced (ctx = controller). */
 int gb_controller_ready_check(void *ctx, char *reason, size_t size);
 

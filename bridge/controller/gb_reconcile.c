@@ -632,6 +632,10 @@ int gb_reconcile_plan(const struct gb_rc_input *in, struct gc_arena *a, struct g
 
   if (decide_podgroup(&pl, g) == GC_ENOMEM)
     pl.oom = 1;
+  if (in->keep_gang && !pl.oom && (out->action == GB_RC_KEEP || out->action == GB_RC_APPLY)) {
+    *in->keep_gang = g;
+    g = NULL;
+  }
 out:
   gc_gang_free(g);
   gc_catalog_free(cat);

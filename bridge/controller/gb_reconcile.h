@@ -83,6 +83,10 @@ struct gb_rc_input {
   gb_rc_queue_fn queue_state;           /* NULL: queues unknown */
   gb_rc_queue_doc_fn queue_doc;         /* NULL: queues unknown (same queue_ctx) */
   void *queue_ctx;
+  /* Optional: when the plan is KEEP or APPLY, the gang it computed is handed
+   * over here (the caller frees it with gc_gang_free); else it is left NULL.
+   * The placement controller reads the counted pod sets and the policy. */
+  struct gc_gang **keep_gang;
 };
 
 struct gb_rc_plan {

@@ -53,8 +53,11 @@ REQUIRED = {
     ("scheduling.volcano.sh", "queues"): {"get", "list", "watch"},
     ("", "namespaces"): {"get", "list", "watch"},
     ("apiextensions.k8s.io", "customresourcedefinitions"): {"get", "list", "watch"},
-    ("", "pods"): {"get", "list", "watch"},
+    ("", "pods"): {"get", "list", "watch", "patch"},
     ("", "events"): {"create", "patch", "get"},
+    # The live cluster model (bridge/model) and the placement release (bridge/placement).
+    ("", "nodes"): {"get", "list", "watch"},
+    ("topology.volcano.sh", "hypernodes"): {"get", "list", "watch"},
 }
 # Leader election, namespaced in gangbridge-system.
 REQUIRED_NS = {("coordination.k8s.io", "leases"): {"get", "create", "update"}}
@@ -482,6 +485,18 @@ for path in sorted(glob.glob(os.path.join(src, "bridge", "**", "*.c"), recursive
         for grp in GROUP_OF.get(g, [g.strip('"')]):
             for v in verbs:
                 need(grp, r, v, base)
+# The model's informers are a table (resource names and groups by kind, macros for HyperNodes).
+mw = read("bridge/model/gb_model_watch.c")
+macros = dict(re.findall(r'#define (HN_[A-Z]+) "([^"]*)"', mw))
+def table(name):
+    m = re.search(name + r'\[GB_INF_N\] = \{([^}]*)\}', mw)
+    if not m:
+        err("gb_model_watch.c: no %s table: extend this test" % name)
+        return []
+    return [macros.get(x.strip(), x.strip().strip('"')) for x in m.group(1).split(",") if x.strip()]
+for r, g in zip(table("KIND_NAMES"), table("groups")):
+    for v in ("get", "list", "watch"):
+        need(g, r, v, "gb_model_watch.c (informer)")
 # blockOwnerDeletion on the PodGroup's ownerReference to its TrainJob.
 if "blockOwnerDeletion" in read("gangcalc/gc_render.c"):
     need("trainer.kubeflow.org", "trainjobs/finalizers", "update", "gc_render.c (blockOwnerDeletion)")

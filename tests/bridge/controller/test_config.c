@@ -27,6 +27,32 @@ static void dump(const struct gc_diags *d) {
     fprintf(stderr, "diag: %s\n", d->msgs[i]);
 }
 
+/* The placement keys: defaults, durations, and the profile's two values. */
+START_TEST(test_placement_keys) {
+  struct gb_config c;
+  struct gc_diags d;
+  gc_diags_init(&d);
+  ck_assert_int_eq(gb_config_init(&c), 0);
+  ck_assert_int_eq(c.placement_enabled, 1);
+  ck_assert_double_eq(c.placement_release_timeout_s, 120);
+  ck_assert_double_eq(c.placement_starvation_guard_s, 300);
+  ck_assert_str_eq(c.placement_profile, "bestfit");
+  ck_assert_int_eq(c.placement_max_inflight, 32);
+  ck_assert_int_eq(gb_config_set(&c, "placement.enabled", "false", &d), 0);
+  ck_assert_int_eq(gb_config_set(&c, "placement.releaseTimeout", "90s", &d), 0);
+  ck_assert_int_eq(gb_config_set(&c, "placement.maxInflightPatches", "0", &d), GC_EINVAL);
+  ck_assert_int_eq(gb_config_set(&c, "placement.profile", "spread", &d), 0);
+  ck_assert_int_eq(c.placement_enabled, 0);
+  ck_assert_double_eq(c.placement_release_timeout_s, 90);
+  ck_assert_int_eq(gb_config_validate(&c, &d), 0);
+  ck_assert_int_eq(gb_config_set(&c, "placement.profile", "tightest", &d), 0);
+  ck_assert_int_eq(gb_config_validate(&c, &d), GC_EINVAL);
+  ck_assert(has_diag(&d, "placement.profile: \"tightest\" is not bestfit or spread"));
+  gc_diags_destroy(&d);
+  gb_config_destroy(&c);
+}
+END_TEST
+
 START_TEST(test_defaults) {
   struct gb_config c;
   ck_assert_int_eq(gb_config_init(&c), 0);
@@ -440,6 +466,7 @@ int main(void) {
   tcase_add_test(tc, test_file_errors);
   tcase_add_test(tc, test_flags);
   tcase_add_test(tc, test_validate);
+  tcase_add_test(tc, test_placement_keys);
   tcase_add_test(tc, test_write_roundtrip);
   tcase_add_test(tc, test_policy_keys);
   tcase_add_test(tc, test_selectors);

@@ -142,6 +142,31 @@ START_TEST(test_create) {
 }
 END_TEST
 
+/* The placement controller asks for the gang the plan computed: it is handed
+ * over for KEEP/APPLY (counted pod sets, minMember), never for a TrainJob
+ * gangbridge does not manage. */
+START_TEST(test_keep_gang) {
+  struct fx f;
+  fx_init(&f);
+  struct gc_gang *g = NULL;
+  f.in.keep_gang = &g;
+  plan(&f);
+  ck_assert_int_eq(f.plan.action, GB_RC_APPLY);
+  ck_assert_ptr_nonnull(g);
+  ck_assert_int_eq(g->min_member, 3);
+  ck_assert_uint_eq(g->n_podsets, 2);
+  ck_assert_str_eq(g->podsets[1].name, "node");
+  ck_assert_int_eq(g->podsets[1].binding, GC_BIND_COUNTED);
+  gc_gang_free(g);
+  g = NULL;
+  gb_config_set(&f.cfg, "selection.mode", "optIn", NULL);
+  plan(&f);
+  ck_assert_int_eq(f.plan.action, GB_RC_SKIP);
+  ck_assert_ptr_null(g);
+  fx_free(&f);
+}
+END_TEST
+
 START_TEST(test_selection) {
   struct fx f;
   fx_init(&f);
@@ -669,6 +694,7 @@ int main(void) {
   TCase *tc = tcase_create("plan");
   tcase_add_test(tc, test_create);
   tcase_add_test(tc, test_selection);
+  tcase_add_test(tc, test_keep_gang);
   tcase_add_test(tc, test_trainer_policy);
   tcase_add_test(tc, test_finished);
   tcase_add_test(tc, test_runtime_missing_and_invalid);

@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * gb_cmd_placement: `gangbridge placement status`, which reads a running
+ * serve's /debug/placement document (on the probes and metrics address) and
+ * lists the gangs the placement controller holds: state, outcome, age and
+ * the evaluator's reason.  -o json prints the document itself.  Exit
+ * status: 0 OK, 1 the server could not be read or answered something that
+ * is not the document, 2 usage.
+ */
+#include <curl/curl.h>
+#include <getopt.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gb_buf.h"
+#include "gb_cli.h"
+
+#define DEFAULT_URL "http://127.0.0.1:8080"
+#define MAX_DOC (16u << 20)
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: gangbridge placement status [--url URL] [-o table|json] [--timeout SECONDS]\n"
+          "\n"
+          "Lists the gangs gangbridge's placement controller holds (gated, waiting or\n"
+          "released), with the outcome of the last decision, the reason a gang waits and\n"
+          "its age, read from a running serve's /debug/placement.\n"
+          "\n"
+          "  --url URL          the serve's probes and metrics address (default " DEFAULT_URL ")\n"
+          "  -o table|json      output format (default table)\n"
+          "  --timeout SECONDS  give up after this long (default 10)\n"
+          "  -h, --help         show this help\n");
+}
+
+static size_t on_data(char *data, size_t size, size_t n, void *arg) {
+  return gb_buf_add(arg, data, size * n) ? 0 : size * n;
+}
+
+/* GETs url into b.  Returns 0 or prints why and returns 1. */
+static int fetch(const char *url, long timeout_s, struct gb_buf *b) {
+  CURL *h = curl_easy_init();
+  if (!h) {
+    fprintf(stderr, "gangbridge placement: cannot start an HTTP client\n");
+    return 1;
+  }
+  char err[CURL_ERROR_SIZE] = "";
+  curl_easy_setopt(h, CURLOPT_URL, url);
+  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
+  curl_easy_setopt(h, CURLOPT_WRITEDATA, b);
+  curl_easy_setopt(h, CURLOPT_TIMEOUT, timeout_s);
+  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, err);
+  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+  CURLcode cc = curl_easy_perform(h);
+  long code = 0;
+  curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+  curl_easy_cleanup(h);
+  if (cc != CURLE_OK) {
+    fprintf(stderr, "gangbridge placement: %s: %s\n", url,
+            b->err ? "the answer is too large" : (*err ? err : curl_easy_strerror(cc)));
+    return 1;
+  }
+  if (code != 200) {
+    fprintf(stderr, "gangbridge placement: %s: HTTP %ld%s\n", url, code,
+            code == 404 ? " (is placement.enabled true on that server?)" : "");
+    return 1;
+  }
+  return 0;
+}
+
+static const char *str(json_object *o, const char *k) {
+  json_object *v = NULL;
+  return json_object_object_get_ex(o, k, &v) && json_object_is_type(v, json_type_string)
+             ? json_object_get_string(v)
+             : "";
+}
+
+static void age(double s, char *buf, size_t cap) {
+  if (s < 120)
+    snprintf(buf, cap, "%.0fs", s);
+  else if (s < 7200)
+    snprintf(buf, cap, "%.0fm", s / 60);
+  else
+    snprintf(buf, cap, "%.0fh", s / 3600);
+}
+
+/* The table: one gang per line, waiting ones first as the server lists. */
+static void print_table(json_object *doc, FILE *f) {
+  json_object *gangs = NULL;
+  json_object_object_get_ex(doc, "gangs", &gangs);
+  size_t n = json_object_is_type(gangs, json_type_array) ? json_object_array_length(gangs) : 0;
+  if (!n) {
+    fprintf(f, "No gangs held by placement.\n");
+    return;
+  }
+  fprintf(f, "%-40s %-13s %-9s %-6s %-9s %s\n", "GANG", "STATE", "OUTCOME", "AGE", "PODS",
+          "REASON");
+  for (size_t i = 0; i < n; i++) {
+    json_object *g = json_object_array_get_idx(gangs, i), *v = NULL;
+    char a[32], pods[32];
+    age(json_object_object_get_ex(g, "ageSeconds", &v) ? json_object_get_double(v) : 0, a,
+        sizeof(a));
+    long long gated = json_object_object_get_ex(g, "gated", &v) ? json_object_get_int64(v) : 0;
+    long long mm = json_object_object_get_ex(g, "minMember", &v) ? json_object_get_int64(v) : 0;
+    snprintf(pods, sizeof(pods), "%lld/%lld", gated, mm);
+    const char *reason = str(g, "reason");
+    const char *domain = str(g, "domain");
+    fprintf(f, "%-40s %-13s %-9s %-6s %-9s %s%s%s\n", str(g, "gang"), str(g, "state"),
+            str(g, "outcome"), a, pods, *reason ? reason : "", *reason || !*domain ? "" : "in ",
+            *reason ? "" : domain);
+  }
+}
+
+static int status(const char *url, int json, long timeout_s) {
+  char full[2048];
+  size_t ul = strlen(url);
+  while (ul && url[ul - 1] == '/')
+    ul--;
+  if (snprintf(full, sizeof(full), "%.*s/debug/placement", (int)ul, url) >= (int)sizeof(full)) {
+    fprintf(stderr, "gangbridge placement: --url is too long\n");
+    return GB_EXIT_USAGE;
+  }
+  struct gb_buf b;
+  gb_buf_init(&b, MAX_DOC);
+  int rc = fetch(full, timeout_s, &b);
+  json_object *doc = NULL;
+  if (!rc) {
+    doc = json_tokener_parse(gb_buf_ptr(&b));
+    if (!doc || !json_object_is_type(doc, json_type_object)) {
+      fprintf(stderr, "gangbridge placement: %s: the answer is not a placement status document\n",
+              full);
+      rc = 1;
+    }
+  }
+  if (!rc && json)
+    printf("%s\n", json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY |
+                                                           JSON_C_TO_STRING_NOSLASHESCAPE));
+  else if (!rc)
+    print_table(doc, stdout);
+  json_object_put(doc);
+  gb_buf_free(&b);
+  return rc ? GB_EXIT_INPUT : GB_EXIT_OK;
+}
+
+int gb_cmd_placement(int argc, char **argv) {
+  static const struct option longs[] = {{"url", required_argument, NULL, 'u'},
+                                        {"output", required_argument, NULL, 'o'},
+                                        {"timeout", required_argument, NULL, 't'},
+                                        {"help", no_argument, NULL, 'h'},
+                                        {NULL, 0, NULL, 0}};
+  const char *url = DEFAULT_URL;
+  int json = 0;
+  long timeout_s = 10;
+  int c;
+  optind = 1;
+  while ((c = getopt_long(argc, argv, "o:h", longs, NULL)) != -1) {
+    char *end = NULL;
+    switch (c) {
+    case 'u': url = optarg; break;
+    case 'o':
+      if (strcmp(optarg, "json") && strcmp(optarg, "table")) {
+        fprintf(stderr, "gangbridge placement: -o: \"%s\" is not table or json\n", optarg);
+        return GB_EXIT_USAGE;
+      }
+      json = !strcmp(optarg, "json");
+      break;
+    case 't':
+      timeout_s = strtol(optarg, &end, 10);
+      if (!*optarg || *end || timeout_s < 1 || timeout_s > 3600) {
+        fprintf(stderr, "gangbridge placement: --timeout: \"%s\" is not 1..3600 seconds\n", optarg);
+        return GB_EXIT_USAGE;
+      }
+      break;
+    case 'h': usage(stdout); return GB_EXIT_OK;
+    default: usage(stderr); return GB_EXIT_USAGE;
+    }
+  }
+  if (optind >= argc || strcmp(argv[optind], "status") || optind + 1 != argc) {
+    usage(stderr);
+    return GB_EXIT_USAGE;
+  }
+  return status(url, json, timeout_s);
+}

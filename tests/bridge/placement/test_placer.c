@@ -1,0 +1,437 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * test_placer: the placement controller's passes, on a model fed by the
+ * test (label levels block/rack) and a plan, releasing real pods on the
+ * stand-in API server (tests/apiserver/run, which enforces the gated-pod
+ * update rules): a gang waits until every counted pod exists and is gated,
+ * is then released (gate removed, `rack In [r1]` added) and answers the
+ * webhook with its restriction; a second gang that the first one's
+ * reservation leaves no room for stays gated as NOFIT with the evaluator's
+ * reason and is released once a node is added; a standby decides and
+ * releases nothing until it leads; the status document and metrics say so.
+ * Passes run on the test's thread (gb_placer_run_once): nothing is timed.
+ */
+#include <check.h>
+#include <json-c/json.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gb_kube_client.h"
+#include "gb_kube_config.h"
+#include "gb_manifest.h"
+#include "gb_model.h"
+#include "gb_placer.h"
+#include "gb_plan.h"
+#include "gb_test.h"
+
+static pid_t server;
+static struct gb_kube_config *cfg;
+static struct gb_kube_client *cli;
+
+/* Starts the stand-in and a client for it.  Runs outside any test (in
+ * main), so it reports failures itself instead of with ck_assert. */
+static int start_server(void) {
+  int fds[2];
+  if (pipe(fds))
+    return -1;
+  server = fork();
+  if (server < 0)
+    return -1;
+  if (server == 0) {
+    dup2(fds[1], 1);
+    close(fds[0]);
+    execl("/usr/bin/python3", "python3", GB_SRC_DIR "/tests/apiserver/run", "--port", "0",
+          (char *)NULL);
+    _exit(127);
+  }
+  close(fds[1]);
+  FILE *f = fdopen(fds[0], "r");
+  char url[256] = "";
+  if (!f || !fgets(url, sizeof(url), f) || strncmp(url, "http://", 7)) {
+    fprintf(stderr, "test_placer: the stand-in printed no URL: %s\n", url);
+    return -1;
+  }
+  fclose(f);
+  url[strcspn(url, "\r\n")] = '\0';
+  char kc[512];
+  snprintf(kc, sizeof(kc),
+           "current-context: x\ncontexts: [{name: x, context: {cluster: c}}]\n"
+           "clusters: [{name: c, cluster: {server: '%s'}}]\n",
+           url);
+  struct gc_diags d;
+  gc_diags_init(&d);
+  struct gb_kube_client_opts o = {.qps = -1};
+  int rc = gb_kube_config_load_buffer("t", kc, strlen(kc), NULL, &cfg, &d) ||
+           gb_kube_client_new(cfg, &o, &cli, &d);
+  gc_diags_destroy(&d);
+  return rc ? -1 : 0;
+}
+
+static void stop_server(void) {
+  gb_kube_client_free(cli);
+  gb_kube_config_free(cfg);
+  if (server > 0) {
+    kill(server, SIGTERM);
+    waitpid(server, NULL, 0);
+  }
+}
+
+/* The gang of every TrainJob: 2 pods of replicated job "node", 8 cpu each,
+ * required in one rack (tier 1). */
+static const char GANG_YAML[] =
+    "apiVersion: trainer.kubeflow.org/v1alpha1\n"
+    "kind: TrainingRuntime\n"
+    "metadata: {name: torch, namespace: ns1}\n"
+    "spec:\n"
+    "  mlPolicy: {numNodes: 2, torch: {}}\n"
+    "  podGroupPolicy: {volcano: {networkTopology: {mode: hard, highestTierAllowed: 1}}}\n"
+    "  template:\n"
+    "    spec:\n"
+    "      replicatedJobs:\n"
+    "      - name: node\n"
+    "        template:\n"
+    "          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}\n"
+    "          spec: {template: {spec: {containers: [{name: node, image: p, resources: "
+    "{requests: {cpu: 8}}}]}}}\n"
+    "---\n"
+    "apiVersion: trainer.kubeflow.org/v1alpha1\n"
+    "kind: TrainJob\n"
+    "metadata: {name: job, namespace: ns1, uid: 11111111-2222-4333-8444-555555555555}\n"
+    "spec: {runtimeRef: {name: torch, kind: TrainingRuntime}}\n";
+
+static int gang_fn(void *ctx, const char *ns, const char *name, struct gc_gang **out, char *reason,
+                   size_t reason_size) {
+  (void)ctx, (void)reason, (void)reason_size;
+  *out = NULL;
+  if (strncmp(ns, "ns", 2))
+    return 0; /* not ours */
+  struct gb_test_run r;
+  gb_test_run(&r, GANG_YAML, NULL, NULL);
+  ck_assert_ptr_nonnull(r.g);
+  /* Every JobSet of ns1 is a TrainJob of this shape. */
+  r.g->name = gc_arena_strdup(r.g->arena, name);
+  *out = r.g;
+  r.g = NULL;
+  gb_test_run_free(&r);
+  return 0;
+}
+
+static int leading = 1;
+static int is_leader(void *ctx) {
+  (void)ctx;
+  return leading;
+}
+
+static void feed(struct gb_model *m, const char *kind, const char *json) {
+  struct gc_diags d;
+  gc_diags_init(&d);
+  int rc = gb_model_feed(m, kind, 0, json, &d);
+  ck_assert_msg(rc == 0, "feed %s: %s: %s", kind, gc_strerror(rc), d.n ? d.msgs[0] : "");
+  gc_diags_destroy(&d);
+}
+
+static void node(struct gb_model *m, const char *name, const char *block, const char *rack) {
+  char b[512];
+  snprintf(b, sizeof(b),
+           "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"%s\",\"labels\":"
+           "{\"block\":\"%s\",\"rack\":\"%s\"}},\"status\":{\"allocatable\":{\"cpu\":\"8\","
+           "\"pods\":\"110\"},\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}",
+           name, block, rack);
+  feed(m, "Node", b);
+}
+
+/* Creates gated pod name of JobSet js on the stand-in and feeds what the
+ * server stored to the model, as the informer would. */
+static void gated_pod(struct gb_model *m, const char *ns, const char *js, const char *name) {
+  char b[1024];
+  snprintf(b, sizeof(b),
+           "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\",\"namespace\":"
+           "\"%s\",\"labels\":{\"jobset.sigs.k8s.io/jobset-name\":\"%s\","
+           "\"jobset.sigs.k8s.io/replicatedjob-name\":\"node\"}},\"spec\":{\"schedulingGates\":"
+           "[{\"name\":\"gangbridge.io/placement\"}],\"containers\":[{\"name\":\"c\",\"image\":"
+           "\"i\",\"resources\":{\"requests\":{\"cpu\":\"8\"}}}]}}",
+           name, ns, js);
+  char coll[128];
+  snprintf(coll, sizeof(coll), "/api/v1/namespaces/%s/pods", ns);
+  json_object *o = json_tokener_parse(b), *stored = NULL;
+  struct gb_kube_error e;
+  gb_kube_error_clear(&e);
+  int rc = gb_kube_create(cli, coll, o, &stored, &e);
+  ck_assert_msg(rc == 0, "create %s: %s", name, e.message);
+  feed(m, "Pod", json_object_to_json_string(stored));
+  json_object_put(o);
+  json_object_put(stored);
+}
+
+/* The stand-in's pod: whether it is gated, and its affinity as JSON text. */
+static const char *cur_ns = "ns1";
+
+static int pod_gated(const char *name, char *affinity, size_t cap) {
+  char path[256];
+  snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s", cur_ns, name);
+  json_object *pod = NULL, *spec = NULL, *gates = NULL, *aff = NULL;
+  struct gb_kube_error e;
+  ck_assert_int_eq(gb_kube_get(cli, path, &pod, &e), 0);
+  json_object_object_get_ex(pod, "spec", &spec);
+  int gated = json_object_object_get_ex(spec, "schedulingGates", &gates) &&
+              json_object_array_length(gates) > 0;
+  snprintf(affinity, cap, "%s",
+           json_object_object_get_ex(spec, "affinity", &aff)
+               ? json_object_to_json_string_ext(aff, JSON_C_TO_STRING_PLAIN |
+                                                         JSON_C_TO_STRING_NOSLASHESCAPE)
+               : "");
+  json_object_put(pod);
+  return gated;
+}
+
+static const char *key(const char *job) {
+  static char buf[64];
+  snprintf(buf, sizeof(buf), "%s/%s", cur_ns, job);
+  return buf;
+}
+
+static json_object *status(struct gb_placer *p, const char *gang) {
+  struct gb_buf b;
+  gb_buf_init(&b, 1 << 20);
+  ck_assert_int_eq(gb_placer_status_json(p, &b), 0);
+  json_object *doc = json_tokener_parse(gb_buf_ptr(&b)), *gangs = NULL, *found = NULL;
+  gb_buf_free(&b);
+  ck_assert(json_object_object_get_ex(doc, "gangs", &gangs));
+  for (size_t i = 0; i < json_object_array_length(gangs); i++) {
+    json_object *g = json_object_array_get_idx(gangs, i), *k = NULL;
+    if (json_object_object_get_ex(g, "gang", &k) && !strcmp(json_object_get_string(k), gang))
+      found = json_object_get(g);
+  }
+  json_object_put(doc);
+  ck_assert_msg(found != NULL, "gang %s not in the status", gang);
+  return found;
+}
+
+static const char *field(json_object *o, const char *k) {
+  json_object *v = NULL;
+  ck_assert(json_object_object_get_ex(o, k, &v));
+  return json_object_get_string(v);
+}
+
+struct fx {
+  struct gb_plan *plan;
+  struct gb_model *model;
+  struct gb_placer *placer;
+  struct gb_metrics *reg;
+};
+
+static int64_t release_timeout_ms; /* 0: the default */
+
+static void fx_init(struct fx *f) {
+  memset(f, 0, sizeof(*f));
+  char b[160];
+  snprintf(b, sizeof(b),
+           "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"%s\"}}", cur_ns);
+  json_object *o = json_tokener_parse(b);
+  struct gb_kube_error e;
+  ck_assert_int_eq(gb_kube_create(cli, "/api/v1/namespaces", o, NULL, &e), 0);
+  json_object_put(o);
+  struct gc_diags d;
+  gc_diags_init(&d);
+  ck_assert_int_eq(gb_plan_new(NULL, &f->plan), 0);
+  static const char *levels[] = {"block", "rack"};
+  struct gb_model_opts mo = {.levels = levels, .n_levels = 2, .plan = f->plan};
+  ck_assert_int_eq(gb_model_new(&mo, &f->model, &d), 0);
+  f->reg = gb_metrics_new();
+  struct gb_placer_opts po = {.model = f->model,
+                              .plan = f->plan,
+                              .client = cli,
+                              .gang = gang_fn,
+                              .is_leader = is_leader,
+                              .label_levels = 1,
+                              .release_timeout_ms = release_timeout_ms,
+                              .reg = f->reg};
+  ck_assert_int_eq(gb_placer_new(&po, &f->placer, &d), 0);
+  gc_diags_destroy(&d);
+  node(f->model, "n1", "b1", "r1");
+  node(f->model, "n2", "b1", "r1");
+  node(f->model, "n3", "b2", "r2");
+  ck_assert_int_eq(gb_model_feed_done(f->model), 0);
+}
+
+static void fx_free(struct fx *f) {
+  gb_placer_free(f->placer);
+  gb_model_free(f->model);
+  gb_plan_free(f->plan);
+  gb_metrics_free(f->reg);
+}
+
+START_TEST(test_release_and_nofit) {
+  struct fx f;
+  fx_init(&f);
+  char aff[2048];
+  /* One of two counted pods: the gang waits for the other. */
+  gated_pod(f.model, cur_ns, "job", "job-node-0-0");
+  gb_placer_on_gang(f.placer, cur_ns, "job");
+  ck_assert_int_eq(gb_placer_run_once(f.placer), 0);
+  json_object *g = status(f.placer, key("job"));
+  ck_assert_str_eq(field(g, "state"), "waiting-pods");
+  json_object_put(g);
+  ck_assert(pod_gated("job-node-0-0", aff, sizeof(aff)));
+  /* The webhook gates the second pod: the gang has a policy. */
+  int gate = 0;
+  struct gb_restriction r;
+  memset(&r, 0, sizeof(r));
+  char why[128];
+  ck_assert_int_eq(
+      gb_placer_webhook_lookup(f.placer, cur_ns, "job", "node", &gate, &r, why, sizeof(why)), 0);
+  ck_assert_int_eq(gate, 1);
+
+  /* Both exist and are gated: released into rack r1, the only rack with two free nodes. */
+  gated_pod(f.model, cur_ns, "job", "job-node-0-1");
+  gb_placer_on_gang(f.placer, cur_ns, "job");
+  ck_assert_int_eq(gb_placer_run_once(f.placer), 0);
+  for (int i = 0; i < 2; i++) {
+    ck_assert(!pod_gated(i ? "job-node-0-1" : "job-node-0-0", aff, sizeof(aff)));
+    ck_assert_msg(strstr(aff, "{\"key\":\"rack\",\"operator\":\"In\",\"values\":[\"r1\"]}"),
+                  "affinity: %s", aff);
+  }
+  g = status(f.placer, key("job"));
+  ck_assert_str_eq(field(g, "state"), "released");
+  ck_assert_str_eq(field(g, "domain"), "b1/r1");
+  json_object_put(g);
+  /* A later-wave pod created now gets the restriction, no gate. */
+  ck_assert_int_eq(
+      gb_placer_webhook_lookup(f.placer, cur_ns, "job", "launcher", &gate, &r, why, sizeof(why)),
+      0);
+  ck_assert_int_eq(gate, 0);
+  ck_assert_int_eq(r.kind, GB_RESTRICT_LABEL);
+  ck_assert_str_eq(r.values[0], "r1");
+
+  /* A second gang: rack r1 is reserved for the first (its pods are not bound
+   * yet) and r2 has one node: it fits nowhere and stays gated, with the reason. */
+  gated_pod(f.model, cur_ns, "job2", "job2-node-0-0");
+  gated_pod(f.model, cur_ns, "job2", "job2-node-0-1");
+  gb_placer_on_gang(f.placer, cur_ns, "job2");
+  ck_assert_int_eq(gb_placer_run_once(f.placer), 0);
+  g = status(f.placer, key("job2"));
+  ck_assert_str_eq(field(g, "outcome"), "nofit");
+  ck_assert_str_eq(field(g, "state"), "gated");
+  ck_assert_msg(strlen(field(g, "reason")) > 0, "no reason");
+  json_object_put(g);
+  ck_assert(pod_gated("job2-node-0-0", aff, sizeof(aff)));
+  ck_assert(pod_gated("job2-node-0-1", aff, sizeof(aff)));
+
+  /* A node joins rack r2: capacity grew, the gang is re-decided and released there. */
+  node(f.model, "n4", "b2", "r2");
+  gb_placer_on_capacity(f.placer);
+  ck_assert_int_eq(gb_placer_run_once(f.placer), 0);
+  ck_assert(!pod_gated("job2-node-0-0", aff, sizeof(aff)));
+  ck_assert_msg(strstr(aff, "\"values\":[\"r2\"]"), "affinity: %s", aff);
+  char *text = NULL;
+  size_t len = 0;
+  ck_assert_int_eq(gb_metrics_render(f.reg, &text, &len), 0);
+  ck_assert_msg(strstr(text, "gangbridge_placement_decisions_total{outcome=\"nofit\"} 1"), "%s",
+                text);
+  ck_assert_msg(strstr(text, "gangbridge_placement_decisions_total{outcome=\"placed\"} 2"), "%s",
+                text);
+  free(text);
+  fx_free(&f);
+}
+END_TEST
+
+START_TEST(test_standby_waits) {
+  struct fx f;
+  cur_ns = "ns2";
+  fx_init(&f);
+  char aff[2048];
+  leading = 0;
+  gated_pod(f.model, cur_ns, "job", "job-node-0-0");
+  gated_pod(f.model, cur_ns, "job", "job-node-0-1");
+  gb_placer_on_gang(f.placer, cur_ns, "job");
+  ck_assert_int_eq(gb_placer_run_once(f.placer), 0);
+  /* A standby neither decides nor releases; the gang shows as gated. */
+  ck_assert(pod_gated("job-node-0-0", aff, sizeof(aff)));
+  json_object *g = status(f.placer, key("job"));
+  ck_assert_str_eq(field(g, "state"), "gated");
+  ck_assert_str_eq(field(g, "outcome"), "none");
+  json_object_put(g);
+  /* Becoming the leader: the resync picks the gated gang up. */
+  leading = 1;
+  gb_placer_resync(f.placer);
+  ck_assert_int_eq(gb_placer_run_once(f.placer), 0);
+  ck_assert(!pod_gated("job-node-0-0", aff, sizeof(aff)));
+  ck_assert(!pod_gated("job-node-0-1", aff, sizeof(aff)));
+  fx_free(&f);
+}
+END_TEST
+
+/* A released gang whose pods stay unschedulable past the release timeout is
+ * reported as raced: an Event on the TrainJob and the metric. */
+START_TEST(test_raced) {
+  struct fx f;
+  cur_ns = "ns3";
+  leading = 1;
+  release_timeout_ms = 1;
+  fx_init(&f);
+  char aff[2048];
+  gated_pod(f.model, cur_ns, "job", "job-node-0-0");
+  gated_pod(f.model, cur_ns, "job", "job-node-0-1");
+  gb_placer_on_gang(f.placer, cur_ns, "job");
+  ck_assert_int_eq(gb_placer_run_once(f.placer), 0);
+  ck_assert(!pod_gated("job-node-0-0", aff, sizeof(aff)));
+  /* The scheduler could not place them (the cluster changed): PodScheduled=False. */
+  for (int i = 0; i < 2; i++) {
+    char b[1024];
+    snprintf(
+        b, sizeof(b),
+        "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"job-node-0-%d\","
+        "\"namespace\":\"ns3\",\"uid\":\"u%d\",\"labels\":{\"jobset.sigs.k8s.io/jobset-name\":"
+        "\"job\",\"jobset.sigs.k8s.io/replicatedjob-name\":\"node\"}},\"spec\":{\"containers\":"
+        "[{\"name\":\"c\",\"image\":\"i\",\"resources\":{\"requests\":{\"cpu\":\"8\"}}}]},"
+        "\"status\":{\"phase\":\"Pending\",\"conditions\":[{\"type\":\"PodScheduled\","
+        "\"status\":\"False\",\"reason\":\"Unschedulable\",\"message\":\"0/3 nodes\"}]}}",
+        i, i);
+    feed(f.model, "Pod", b);
+  }
+  /* Past the (1 ms) release timeout: wait a little on purpose, nothing is timed. */
+  struct timespec ts = {0, 20 * 1000 * 1000};
+  nanosleep(&ts, NULL);
+  gb_placer_on_gang(f.placer, cur_ns, "job");
+  ck_assert_int_eq(gb_placer_run_once(f.placer), 0);
+  json_object *g = status(f.placer, key("job"));
+  json_object *raced = NULL;
+  ck_assert(json_object_object_get_ex(g, "raced", &raced));
+  ck_assert(json_object_get_boolean(raced));
+  json_object_put(g);
+  char *text = NULL;
+  size_t len = 0;
+  ck_assert_int_eq(gb_metrics_render(f.reg, &text, &len), 0);
+  ck_assert_msg(strstr(text, "gangbridge_placement_raced_total 1"), "%s", text);
+  free(text);
+  fx_free(&f);
+  release_timeout_ms = 0;
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("placer");
+  TCase *tc = tcase_create("core");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, test_release_and_nofit);
+  tcase_add_test(tc, test_standby_waits);
+  tcase_add_test(tc, test_raced);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  /* One stand-in for both tests (each in its own namespace), stopped here
+   * whatever the tests do. */
+  int failed = 1;
+  if (start_server() == 0) {
+    srunner_set_fork_status(sr, CK_NOFORK);
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+  }
+  srunner_free(sr);
+  stop_server();
+  return failed ? 1 : 0;
+}

@@ -1,0 +1,295 @@
+# SPDX-License-Identifier: Apache-2.0
+"""End-to-end: topology-aware placement by `gangbridge serve` on the stand-in.
+
+The test plays JobSet and the API server: it creates each gang's pods in dependsOn order,
+and for each pod first asks serve's pod webhook (an AdmissionReview v1, as the API server
+does), applies the JSON Patch it answers, then creates the pod on the stand-in, which
+enforces Kubernetes' rules for gated pods.  gangbridge's live model sees the gated pods and
+releases each gang (gate removed, node affinity added) into the domain it chose.  Cases:
+- label levels (topology.levels=block,rack): a gang of two 8-cpu pods, required in one rack,
+  is released with `rack In [r1]`; a second gang that the first one's reservation leaves no
+  room for stays gated, with a PlacementWaiting Event, and is released into r2 once a node
+  joins it;
+- a cordoned node is not counted: a gang that needs it waits until another node joins;
+- restart (a new leader) while a gang is gated: the new process picks the gang up from the
+  pods' gates and releases it when capacity appears;
+- HyperNodes (the Volcano CRD served, no label levels): the restriction lists the chosen
+  HyperNode's nodes by kubernetes.io/hostname.
+Waits poll with a bound; nothing asserts a duration.
+"""
+
+import base64
+import copy
+import http.client
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import controller_helpers as ch  # noqa: E402
+import kubeclient  # noqa: E402
+from controller_helpers import Env, fail, namespace, runtime, trainjob  # noqa: E402
+
+ch.PLURAL.update({"Node": "nodes", "HyperNode": "hypernodes"})
+ch.CLUSTER_SCOPED |= {"Node", "HyperNode"}
+GATE = "gangbridge.io/placement"
+# The runtimes carry Trainer's podGroupPolicy (with networkTopology): gangbridge takes them over.
+TAKE_OVER = ["--set", "selection.takeOverTrainerPolicies=true"]
+HARD_RACK = {"volcano": {"networkTopology": {"mode": "hard", "highestTierAllowed": 1}}}
+
+
+# ---- the API server's side: webhook call and JSON Patch ----------------------------------
+
+def pointer(path):
+    return [p.replace("~1", "/").replace("~0", "~") for p in path.split("/")[1:]]
+
+
+def apply_patch(obj, ops):
+    """RFC 6902 add/remove/replace, as the API server applies a webhook's patch."""
+    for op in ops:
+        parts = pointer(op["path"])
+        parent = obj
+        for p in parts[:-1]:
+            parent = parent[int(p)] if isinstance(parent, list) else parent[p]
+        last = parts[-1]
+        if op["op"] in ("add", "replace"):
+            if isinstance(parent, list):
+                if last == "-":
+                    parent.append(op["value"])
+                elif op["op"] == "add":
+                    parent.insert(int(last), op["value"])
+                else:
+                    parent[int(last)] = op["value"]
+            else:
+                parent[last] = op["value"]
+        elif op["op"] == "remove":
+            del parent[int(last) if isinstance(parent, list) else last]
+        else:
+            fail("unexpected patch op %r" % op)
+    return obj
+
+
+def admit(env, pod):
+    review = {"kind": "AdmissionReview", "apiVersion": "admission.k8s.io/v1",
+              "request": {"uid": "00000000-0000-4000-8000-%012d" % (hash(pod["metadata"]["name"]) % 10**12),
+                          "kind": {"group": "", "version": "v1", "kind": "Pod"},
+                          "resource": {"group": "", "version": "v1", "resource": "pods"},
+                          "namespace": pod["metadata"]["namespace"], "operation": "CREATE",
+                          "userInfo": {"username": "system:serviceaccount:kube-system:job-controller"},
+                          "object": pod, "dryRun": False}}
+    c = http.client.HTTPConnection("127.0.0.1", env.hook_port, timeout=10)
+    try:
+        c.request("POST", "/mutate-pods", body=json.dumps(review),
+                  headers={"Content-Type": "application/json"})
+        r = c.getresponse()
+        status, body = r.status, r.read()
+    finally:
+        c.close()
+    if status != 200:
+        fail("webhook answered %d: %r" % (status, body[:300]))
+    resp = json.loads(body)["response"]
+    if not resp.get("allowed"):
+        fail("webhook denied %s: %r" % (pod["metadata"]["name"], resp.get("status")))
+    ops = json.loads(base64.b64decode(resp["patch"])) if resp.get("patch") else []
+    return apply_patch(copy.deepcopy(pod), ops)
+
+
+def create_pods(env, ns, jobset, n, cpu="8", rjob="node"):
+    """JobSet's pods of replicated job rjob, through the webhook, in index order."""
+    for i in range(n):
+        pod = {"apiVersion": "v1", "kind": "Pod",
+               "metadata": {"name": "%s-%s-0-%d" % (jobset, rjob, i), "namespace": ns,
+                            "labels": {"jobset.sigs.k8s.io/jobset-name": jobset,
+                                       "jobset.sigs.k8s.io/replicatedjob-name": rjob,
+                                       "batch.kubernetes.io/job-completion-index": str(i)}},
+               "spec": {"schedulerName": "default-scheduler",
+                        "containers": [{"name": "node", "image": "pytorch:1",
+                                        "resources": {"requests": {"cpu": cpu}}}]}}
+        env.create(admit(env, pod))
+
+
+# ---- cluster objects -------------------------------------------------------------------
+
+def add_node(env, name, labels, cpu="8"):
+    env.create({"apiVersion": "v1", "kind": "Node",
+                "metadata": {"name": name, "labels": dict(labels, **{"kubernetes.io/hostname": name})}})
+    env.merge_patch("v1", "Node", None, name,
+                    {"status": {"allocatable": {"cpu": cpu, "pods": "110", "memory": "64Gi"},
+                                "conditions": [{"type": "Ready", "status": "True"}]}},
+                    sub="/status")
+
+
+def gated(pod):
+    return any(g.get("name") == GATE for g in pod["spec"].get("schedulingGates") or [])
+
+
+def requirements(pod):
+    terms = (((pod["spec"].get("affinity") or {}).get("nodeAffinity") or {})
+             .get("requiredDuringSchedulingIgnoredDuringExecution") or {}).get("nodeSelectorTerms") or []
+    return [e for t in terms for e in t.get("matchExpressions") or []]
+
+
+def pods_of(env, ns, jobset, n):
+    return [env.get("v1", "Pod", ns, "%s-node-0-%d" % (jobset, i)) for i in range(n)]
+
+
+def wait_released(env, ns, jobset, n, want):
+    """Waits until every pod of the gang is ungated with requirement `want` (key, values)."""
+    def done():
+        pods = pods_of(env, ns, jobset, n)
+        return all(p and not gated(p) and any(
+            r["key"] == want[0] and r["operator"] == "In" and sorted(r["values"]) == sorted(want[1])
+            for r in requirements(p)) for p in pods)
+    if not ch.kubeclient.wait_for(done, 30, 0.05):
+        fail("%s/%s not released with %s In %s; pods %r\n/debug/placement: %s\n--- serve log ---\n%s"
+             % (ns, jobset, want[0], want[1],
+                [(p["metadata"]["name"], p["spec"].get("schedulingGates"), requirements(p))
+                 for p in pods_of(env, ns, jobset, n) if p],
+                env.http_get("/debug/placement")[1], env.serve_log()[-3000:]))
+
+
+def status_of(env, key):
+    code, body = env.http_get("/debug/placement")
+    if code != 200:
+        return None
+    return next((g for g in json.loads(body)["gangs"] if g["gang"] == key), None)
+
+
+def model_has(env, hypernodes, nodes):
+    """Waits until serve's live model holds that many HyperNodes and nodes (a real cluster
+    describes its network long before a gang arrives)."""
+    def ok():
+        code, body = env.http_get("/debug/placement")
+        m = json.loads(body)["model"] if code == 200 else {}
+        return m.get("hypernodes") == hypernodes and m.get("nodes") == nodes
+    env.wait(ok, "the model to hold %d HyperNodes and %d nodes" % (hypernodes, nodes))
+
+
+def setup_gang(env, ns, name, pods=2, cpu="8"):
+    env.create(trainjob(name, ns, "torch", num_nodes=pods, cpu=cpu))
+    env.wait(lambda: env.podgroup("volcano", ns, name), "PodGroup %s/%s" % (ns, name))
+    create_pods(env, ns, name, pods, cpu)
+
+
+# ---- cases ---------------------------------------------------------------------------------
+
+def test_label_levels(env):
+    ns = "team-a"
+    env.create(namespace(ns))
+    env.create(runtime("torch", ns, policy=HARD_RACK))
+    for name, block, rack in (("n1", "b1", "r1"), ("n2", "b1", "r1"), ("n3", "b2", "r2")):
+        add_node(env, name, {"block": block, "rack": rack})
+
+    # Two 8-cpu pods in one rack: only r1 has two free nodes.
+    setup_gang(env, ns, "job")
+    wait_released(env, ns, "job", 2, ("rack", ["r1"]))
+
+    # r1 is reserved for job until its pods bind; r2 has one node: job2 waits, gated, saying why.
+    setup_gang(env, ns, "job2")
+    env.wait(lambda: (status_of(env, ns + "/job2") or {}).get("outcome") == "nofit",
+             "job2 decided NOFIT")
+    env.wait(lambda: env.events(ns, "job2", "PlacementWaiting"), "PlacementWaiting Event")
+    if not all(gated(p) for p in pods_of(env, ns, "job2", 2)):
+        fail("job2 was released although it fits nowhere")
+    reason = status_of(env, ns + "/job2")["reason"]
+    if not reason:
+        fail("no reason for the waiting gang")
+
+    # A node joins r2: capacity grew, job2 goes there.
+    add_node(env, "n4", {"block": "b2", "rack": "r2"})
+    wait_released(env, ns, "job2", 2, ("rack", ["r2"]))
+
+
+def test_cordoned_node(env):
+    ns = "team-c"
+    env.create(namespace(ns))
+    env.create(runtime("torch", ns, policy=HARD_RACK))
+    add_node(env, "c1", {"block": "b3", "rack": "r3"})
+    add_node(env, "c2", {"block": "b3", "rack": "r3"})
+    # c2 is cordoned before the gang arrives: r3 has one schedulable node, nothing else is free.
+    env.merge_patch("v1", "Node", None, "c2", {"spec": {"unschedulable": True}})
+    setup_gang(env, ns, "job")
+    env.wait(lambda: (status_of(env, ns + "/job") or {}).get("outcome") == "nofit",
+             "job waits: the cordoned node does not count")
+    if not all(gated(p) for p in pods_of(env, ns, "job", 2)):
+        fail("released onto a cordoned node")
+    add_node(env, "c3", {"block": "b3", "rack": "r3"})
+    wait_released(env, ns, "job", 2, ("rack", ["r3"]))
+
+
+def test_restart_while_gated(env):
+    ns = "team-r"
+    env.create(namespace(ns))
+    env.create(runtime("torch", ns, policy=HARD_RACK))
+    add_node(env, "x1", {"block": "b9", "rack": "r9"})
+    setup_gang(env, ns, "job")
+    env.wait(lambda: (status_of(env, ns + "/job") or {}).get("outcome") == "nofit", "job waits")
+    # A new process that must win the leader election first: on becoming leader it picks up
+    # the gated gang from the pods' gates (the state is on the pods).
+    env.stop_serve()
+    env.start_serve(extra=["--leader-elect", "--set", "leaderElection.namespace=default",
+                           "--set", "leaderElection.retryPeriod=0.2s"])
+    env.wait(lambda: "started leading" in env.serve_log(), "the new process to lead")
+    add_node(env, "x2", {"block": "b9", "rack": "r9"})
+    wait_released(env, ns, "job", 2, ("rack", ["r9"]))
+
+
+def test_hypernodes():
+    env = Env(crds=("trainer", "volcano"), serve_args=TAKE_OVER)
+    try:
+        kubeclient.install_crd(env.c, os.path.join(kubeclient.CRDS, "volcano",
+                                                   "topology.volcano.sh_hypernodes.yaml"))
+        env.start_serve()
+        ns = "team-h"
+        env.create(namespace(ns))
+        env.create(runtime("torch", ns, policy=HARD_RACK))
+        for n in ("h1", "h2", "h3"):
+            add_node(env, n, {})
+        for name, members in (("leaf-a", ["h1"]), ("leaf-b", ["h2", "h3"])):
+            env.create({"apiVersion": "topology.volcano.sh/v1alpha1", "kind": "HyperNode",
+                        "metadata": {"name": name},
+                        "spec": {"tier": 1, "members": [{"type": "Node", "selector": {
+                            "exactMatch": {"name": m}}} for m in members]}})
+        model_has(env, 2, 3)
+        setup_gang(env, ns, "job")
+        wait_released(env, ns, "job", 2, ("kubernetes.io/hostname", ["h2", "h3"]))
+
+        # Node cordoned between the evaluation and the release: leaf-c has h4, h5 and h6, h5
+        # and h6 cordoned, when job2 is evaluated (NOFIT); then h5 is uncordoned: the plan is
+        # made again on the new model and lists h4 and h5, never the cordoned h6.
+        for n in ("h4", "h5", "h6"):
+            add_node(env, n, {})
+        env.create({"apiVersion": "topology.volcano.sh/v1alpha1", "kind": "HyperNode",
+                    "metadata": {"name": "leaf-c"},
+                    "spec": {"tier": 1, "members": [{"type": "Node", "selector": {
+                        "exactMatch": {"name": m}}} for m in ("h4", "h5", "h6")]}})
+        for n in ("h5", "h6"):
+            env.merge_patch("v1", "Node", None, n, {"spec": {"unschedulable": True}})
+        model_has(env, 3, 6)
+        env.create(trainjob("job2", ns, "torch", num_nodes=2, cpu="8"))
+        env.wait(lambda: env.podgroup("volcano", ns, "job2"), "PodGroup job2")
+        create_pods(env, ns, "job2", 2)
+        env.wait(lambda: (status_of(env, ns + "/job2") or {}).get("outcome") == "nofit",
+                 "job2 evaluated: NOFIT")
+        env.merge_patch("v1", "Node", None, "h5", {"spec": {"unschedulable": False}})
+        wait_released(env, ns, "job2", 2, ("kubernetes.io/hostname", ["h4", "h5"]))
+    finally:
+        env.stop()
+
+
+def main():
+    env = Env(crds=("trainer", "volcano"), serve_args=["--set", "topology.levels=block,rack"] + TAKE_OVER)
+    runner = ch.Runner()
+    try:
+        env.start_serve()
+        runner.run("label levels: release, NOFIT, capacity", test_label_levels, env)
+        runner.run("cordoned node not used", test_cordoned_node, env)
+        runner.run("restart while gated", test_restart_while_gated, env)
+    finally:
+        env.stop()
+    runner.run("HyperNodes", test_hypernodes)
+    runner.exit()
+
+
+if __name__ == "__main__":
+    main()
