@@ -31,6 +31,7 @@ struct build {
   size_t n_nodes, n_hn;  /* documents of each kind */
   size_t ni, hi;         /* of which parsed */
   int bad;               /* 0, or the code of the last problem reported */
+  int missing_members_ok; /* tp_build_opts.missing_members_ok */
 };
 
 static int is_node_doc(const struct gc_value *doc) { return doc_is(doc, "v1", "Node"); }
@@ -198,11 +199,16 @@ static int insert_nodes(struct tp_snapshot *s, struct build *b, struct gc_diags 
   }
   for (size_t i = 0; i < s->n_members; i++) {
     const struct tp_member *m = &s->members[i];
-    if (m->kind == MEMBER_EXACT && *m->exact && tp_snapshot_node(s, m->exact) < 0) {
-      gc_diags_addf(diags, "%s.selector.exactMatch.name: Node \"%s\" does not exist", m->path,
-                    m->exact);
-      b->bad = GC_EINVAL;
+    if (m->kind != MEMBER_EXACT || !*m->exact || tp_snapshot_node(s, m->exact) >= 0)
+      continue;
+    if (b->missing_members_ok) {
+      gc_diags_warnf(diags, "%s.selector.exactMatch.name: Node \"%s\" does not exist (yet)",
+                     m->path, m->exact);
+      continue;
     }
+    gc_diags_addf(diags, "%s.selector.exactMatch.name: Node \"%s\" does not exist", m->path,
+                  m->exact);
+    b->bad = GC_EINVAL;
   }
   return GC_OK;
 }
@@ -266,7 +272,7 @@ int tp_snapshot_build(const struct gc_value *const *docs, const char *const *ori
   if (!out || (n && !docs))
     return GC_EUSAGE;
   *out = NULL;
-  struct build b = {docs, origins, n, NULL, NULL, 0, 0, 0, 0, 0};
+  struct build b = {docs, origins, n, NULL, NULL, 0, 0, 0, 0, 0, opts && opts->missing_members_ok};
   struct tp_snapshot *s = tp_snapshot_alloc();
   if (!s)
     return GC_ENOMEM;

@@ -133,6 +133,11 @@ struct tp_build_opts {
    * always the lowest level. */
   const char *const *levels;
   size_t n_levels;
+  /* A HyperNode exactMatch member naming a Node that does not exist is an
+   * error by default (a typo in a file); a live cluster sets this to make
+   * it a warning, since a node may join after its HyperNode (the member is
+   * kept and the node finds its leaf when it is added). */
+  int missing_members_ok;
 };
 
 /* Builds a snapshot from documents (Nodes, Pods, HyperNodes; other kinds are

@@ -1109,7 +1109,9 @@ static int build_from_records(struct gb_model *m, int with_hn, struct tp_snapsho
     if (n < cap && !(rc = hn_doc(a, (struct hn_rec *)e, &d)))
       docs[n++] = d;
   }
-  struct tp_build_opts bo = {.levels = (const char *const *)m->levels, .n_levels = m->o.n_levels};
+  struct tp_build_opts bo = {.levels = (const char *const *)m->levels,
+                             .n_levels = m->o.n_levels,
+                             .missing_members_ok = 1};
   if (!rc)
     rc = tp_snapshot_build(docs, NULL, n, &bo, out, diags);
   free(docs);

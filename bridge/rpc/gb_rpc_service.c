@@ -834,7 +834,7 @@ int gb_rpc_service_snapshot_replace(struct gb_rpc_service *svc, const struct gc_
                                     const char *const *origins, size_t n,
                                     const char *const *levels, size_t n_levels,
                                     struct gc_diags *diags) {
-  struct tp_build_opts opts = {levels, n_levels};
+  struct tp_build_opts opts = {levels, n_levels, 0};
   struct tp_snapshot *snap = NULL;
   int rc = tp_snapshot_build(docs, origins, n, &opts, &snap, diags);
   if (rc)
@@ -1420,7 +1420,7 @@ static int evaluate(struct gb_rpc_ctx *ctx, void *data, const ProtobufCMessage *
     struct doclist l;
     code = doclist_load(ctx, NULL, "cluster", req->cluster, req->n_cluster, &l, &diags);
     if (!code) {
-      struct tp_build_opts bo = {(const char *const *)req->levels, req->n_levels};
+      struct tp_build_opts bo = {(const char *const *)req->levels, req->n_levels, 0};
       int rc = tp_snapshot_build(l.docs, l.origins, l.n, &bo, &inline_snap, &diags);
       if (rc)
         code = gb_rpc_fail_diags(ctx, gb_rpc_code_of(rc, GB_RPC_INVALID_ARGUMENT),

@@ -2,7 +2,8 @@
 """End-to-end: gang timeouts in `gangbridge serve` on the stand-in API server (issue 13.2).
 
 The timeout comes from the policy (the TrainJob annotation `gangbridge.io/schedule-timeout`);
-the tracker reads it from the PodGroup as Volcano does (`volcano.sh/sla-waiting-time`).
+gangbridge renders it on the PodGroup for Volcano (`volcano.sh/sla-waiting-time`) and, unclamped,
+for itself (`gangbridge.io/schedule-timeout`), which is what the tracker reads.
 
 - event: a Volcano gang that is never scheduled gets a `GangTimeout` Warning on the TrainJob
   and on the PodGroup.  "Within 1 s of its deadline" is not a timed assertion here (the
@@ -35,6 +36,7 @@ import kubeclient  # noqa: E402
 
 TJ_API = "trainer.kubeflow.org/v1alpha1"
 SLA = "volcano.sh/sla-waiting-time"
+OWN = "gangbridge.io/schedule-timeout"
 POLICY = "gangbridge.io/schedule-timeout"
 ATTEMPT = "gangbridge.io/requeue-attempt"
 BY = "gangbridge.io/requeued-by"
@@ -79,7 +81,7 @@ def test_event(env):
     if seen < deadline - 1:
         fail("GangTimeout before the deadline: %.2fs early" % (deadline - seen))
     msg = ev[0]["message"]
-    for part in ("3s", SLA, "0 of 2 pods scheduled"):
+    for part in ("3s", OWN, "0 of 2 pods scheduled"):
         if part not in msg:
             fail("GangTimeout message lacks %r: %s" % (part, msg))
     if ev[0]["type"] != "Warning":

@@ -445,6 +445,24 @@ START_TEST(test_hypernode_rebuild_coalesced) {
 }
 END_TEST
 
+/* A node that arrives after the HyperNode naming it joins that HyperNode's
+ * domain (the member selectors are kept for nodes that come later). */
+START_TEST(test_node_after_hypernode) {
+  struct gb_model *m = model(NULL, 0, NULL);
+  feed(m, "Node", 0, node("a", "", "8", "4", ""));
+  feed(m, "HyperNode", 0, HN("r1", "1", MN("a") "," MN("d")));
+  feed(m, "HyperNode", 0, HN("s1", "2", MH("r1")));
+  gb_model_feed_done(m);
+  ck_assert_uint_eq(dom(m, "r1", 0).nodes, 1);
+  feed(m, "Node", 0, node("d", "", "8", "4", ""));
+  struct dom_q r1 = dom(m, "r1", 0);
+  ck_assert_uint_eq(r1.nodes, 2);
+  ck_assert_int_eq(r1.gpu, 8);
+  ck_assert_int_eq(dom(m, "s1", 0).gpu, 8);
+  gb_model_free(m);
+}
+END_TEST
+
 START_TEST(test_label_levels_move) {
   static const char *const levels[] = {"zone"};
   struct gb_model *m = model(levels, 1, NULL);
@@ -621,6 +639,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_generation_bumps);
   tcase_add_test(tc, test_pods_resource);
   tcase_add_test(tc, test_hypernode_rebuild_coalesced);
+  tcase_add_test(tc, test_node_after_hypernode);
   tcase_add_test(tc, test_label_levels_move);
   tcase_add_test(tc, test_node_departure_and_return);
   tcase_add_test(tc, test_gangs);
