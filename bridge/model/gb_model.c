@@ -1348,7 +1348,14 @@ int gb_model_new(const struct gb_model_opts *o, struct gb_model **out, struct gc
   pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE); /* blocked_mask inside with_snapshot */
   pthread_mutex_init(&m->mu, &ma);
   pthread_mutexattr_destroy(&ma);
-  pthread_cond_init(&m->cond, NULL);
+  /* The tick's deadline is a CLOCK_MONOTONIC time (gb_clock_deadline): a
+   * condition on the default realtime clock would see it as long past and
+   * the housekeeping thread would spin. */
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&m->cond, &ca);
+  pthread_condattr_destroy(&ca);
   m->o.levels = NULL; /* m->levels holds the copies */
   if (!rc && (gb_htab_init(&m->pods, 1024) || gb_htab_init(&m->nodes, 256) ||
               gb_htab_init(&m->gangs, 64) || gb_htab_init(&m->tols, 16) ||
@@ -1493,6 +1500,7 @@ void gb_model_stats(struct gb_model *m, struct gb_model_stats *out) {
                                  .rebuilds = m->rebuilds,
                                  .pod_events = m->pod_events,
                                  .node_events = m->node_events,
+                                 .ticks = m->ticks,
                                  .record_bytes = m->record_bytes};
   pthread_mutex_unlock(&m->mu);
 }

@@ -125,6 +125,7 @@ struct gb_model_stats {
   uint64_t generation;
   size_t nodes, pods, hypernodes, domains;
   uint64_t rebuilds, pod_events, node_events;
+  uint64_t ticks; /* housekeeping rounds (one per 50 ms tick or wake-up) */
   size_t record_bytes; /* bytes held by pod and node records */
 };
 void gb_model_stats(struct gb_model *m, struct gb_model_stats *out);

@@ -50,6 +50,7 @@ struct gb_model {
   int synced;   /* the first snapshot exists and every informer listed */
   size_t arena_at_build;
   uint64_t rebuilds, pod_events, node_events;
+  uint64_t ticks; /* housekeeping rounds, for gb_model_stats */
   int capacity_due; /* free may have grown since on_capacity last ran */
   int depth;        /* nested gb_model_with_snapshot calls (no rebuild inside) */
   int changed;      /* the change being applied changed what the model keeps */

@@ -134,6 +134,7 @@ static void *housekeeping(void *arg) {
   double next_disc = 0;
   pthread_mutex_lock(&m->mu);
   while (!m->stop) {
+    m->ticks++;
     int recheck = m->o.n_levels == 0 && (m->crd_changed || gb_clock_s() >= next_disc);
     m->crd_changed = 0;
     pthread_mutex_unlock(&m->mu);

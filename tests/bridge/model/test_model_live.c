@@ -233,6 +233,13 @@ START_TEST(test_list_watch_and_late_hypernodes) {
   ck_assert_uint_eq(st.hypernodes, 1);
   ck_assert_uint_eq(st.nodes, 2);
   ck_assert_uint_eq(st.pods, 0);
+  /* The housekeeping thread sleeps between ticks: over a second it runs
+   * about 20 rounds (50 ms each), never the millions of a thread whose
+   * timed wait returns at once (a condition on the wrong clock did). */
+  uint64_t t0 = st.ticks;
+  usleep(1000000);
+  gb_model_stats(m, &st);
+  ck_assert_uint_lt(st.ticks - t0, 1000);
   gb_model_free(m);
   stop_server();
 }
