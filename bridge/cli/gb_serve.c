@@ -251,6 +251,42 @@ static int controller_gang(void *ctx, const char *ns, const char *name, struct g
   return gb_controller_gang(ctx, ns, name, out, reason, reason_size);
 }
 
+/* gb_rpc_snapshot_source_fn over the live model (ctx = the model). */
+static int model_snapshot_source(void *ctx, gb_rpc_snapshot_use_fn use, void *arg) {
+  return gb_model_with_snapshot(ctx, use, arg);
+}
+
+/* Starts the gRPC server (grpc.address set).  With placement on, the live
+ * model is its snapshot.  Returns 0 or a GC_E* code. */
+static int rpc_start(struct serve_run *r, struct gc_diags *d) {
+  const struct gb_config *cfg = r->cfg;
+  int rc;
+  struct gb_rpc_config rc_cfg;
+  gb_serve_rpc_config(cfg, &rc_cfg);
+  r->rpc_svc = gb_rpc_service_new();
+  if (!r->rpc_svc)
+    return GC_ENOMEM;
+  if (r->model) {
+    /* The live model is the snapshot: Evaluate reads it, and no gRPC
+     * caller may write another one beside it. */
+    gb_rpc_service_set_snapshot_source(r->rpc_svc, model_snapshot_source, r->model);
+    if (cfg->grpc_allow_snapshot_writes)
+      gb_log(GB_LOG_WARN, "grpc.allowSnapshotWrites is ignored: placement's live model "
+                          "is the snapshot", NULL);
+  } else {
+    gb_rpc_service_allow_writes(r->rpc_svc, cfg->grpc_allow_snapshot_writes);
+  }
+  if ((rc = gb_rpc_server_new(&rc_cfg, &r->rpc, d)) ||
+      (rc = gb_rpc_service_register(r->rpc_svc, r->rpc)) ||
+      (rc = gb_rpc_server_start(r->rpc, d)))
+    return rc;
+  atomic_store(&r->rpc_started, 1);
+  char p[16];
+  snprintf(p, sizeof(p), "%d", gb_rpc_server_port(r->rpc));
+  gb_log(GB_LOG_INFO, "grpc listening", "address", cfg->grpc_address, "port", p, NULL);
+  return 0;
+}
+
 /* Creates (not starts) the plan, the live model and the placer. */
 static int placement_create(struct serve_run *r, struct gc_diags *d) {
   const struct gb_config *cfg = r->cfg;
@@ -388,22 +424,8 @@ static int serve_start(struct serve_run *r, struct gc_diags *d) {
     if ((rc = start_http(&whr, &hook, 1, r->sm.http_requests, &r->hook, d)))
       return rc;
   }
-  if (*cfg->grpc_address) {
-    struct gb_rpc_config rc_cfg;
-    gb_serve_rpc_config(cfg, &rc_cfg);
-    r->rpc_svc = gb_rpc_service_new();
-    if (!r->rpc_svc)
-      return GC_ENOMEM;
-    gb_rpc_service_allow_writes(r->rpc_svc, cfg->grpc_allow_snapshot_writes);
-    if ((rc = gb_rpc_server_new(&rc_cfg, &r->rpc, d)) ||
-        (rc = gb_rpc_service_register(r->rpc_svc, r->rpc)) ||
-        (rc = gb_rpc_server_start(r->rpc, d)))
-      return rc;
-    atomic_store(&r->rpc_started, 1);
-    char p[16];
-    snprintf(p, sizeof(p), "%d", gb_rpc_server_port(r->rpc));
-    gb_log(GB_LOG_INFO, "grpc listening", "address", cfg->grpc_address, "port", p, NULL);
-  }
+  if (*cfg->grpc_address && (rc = rpc_start(r, d)))
+    return rc;
   /* The scheduler endpoints answer from the placement plan and model
    * (NULL while placement is disabled: no opinion). */
   if ((rc = gb_serve_sched_start(cfg, r->model, r->plan, r->client, r->reg, r->sm.http_requests,

@@ -222,6 +222,10 @@ struct gb_rpc_service {
   pthread_rwlock_t lock;
   struct tp_snapshot *snap;
   uint64_t generation;
+  /* serve's live cluster model, when set: Evaluate without inline
+   * documents and GetSnapshotStatus read it instead of snap. */
+  gb_rpc_snapshot_source_fn source;
+  void *source_ctx;
   struct memo memo;
   struct doc_cache docs;
   /* Idle evaluators (their scratch buffers are reused across calls). */
@@ -848,6 +852,12 @@ int gb_rpc_service_snapshot_replace(struct gb_rpc_service *svc, const struct gc_
   return 0;
 }
 
+void gb_rpc_service_set_snapshot_source(struct gb_rpc_service *svc, gb_rpc_snapshot_source_fn fn,
+                                        void *ctx) {
+  svc->source = fn;
+  svc->source_ctx = ctx;
+}
+
 void gb_rpc_service_snapshot_status(struct gb_rpc_service *svc, int *ready, uint64_t *generation,
                                     size_t *nodes, size_t *domains) {
   pthread_rwlock_rdlock(&svc->lock);
@@ -872,8 +882,29 @@ static int snapshot_reply_locked(struct gb_rpc_ctx *ctx, struct gb_rpc_service *
 }
 
 /* As snapshot_reply_locked, taking and releasing the read lock itself. */
+/* gb_rpc_snapshot_use_fn filling a SnapshotStatus from the source's
+ * snapshot (arg = the status). */
+static int status_from_source(void *arg, struct tp_snapshot *s, uint64_t generation) {
+  Gangbridge__V1__SnapshotStatus *st = arg;
+  st->ready = 1;
+  st->generation = generation;
+  st->nodes = (int32_t)tp_snapshot_node_count(s);
+  size_t n_dom = tp_snapshot_domain_count(s); /* the virtual root included */
+  st->domains = (int32_t)(n_dom ? n_dom - 1 : 0);
+  return 0;
+}
+
 static int snapshot_reply(struct gb_rpc_ctx *ctx, struct gb_rpc_service *svc,
                           ProtobufCMessage **reply) {
+  if (svc->source) {
+    Gangbridge__V1__SnapshotStatus *st = gc_arena_alloc(ctx->arena, sizeof(*st));
+    if (!st)
+      return gb_rpc_fail(ctx, GB_RPC_RESOURCE_EXHAUSTED, "out of memory");
+    gangbridge__v1__snapshot_status__init(st);
+    svc->source(svc->source_ctx, status_from_source, st); /* not synced: ready = 0 */
+    *reply = &st->base;
+    return GB_RPC_OK;
+  }
   pthread_rwlock_rdlock(&svc->lock);
   int code = snapshot_reply_locked(ctx, svc, reply);
   pthread_rwlock_unlock(&svc->lock);
@@ -1381,100 +1412,146 @@ static int result_to_proto(struct gb_rpc_ctx *ctx, const struct tp_snapshot *sna
   return 0;
 }
 
-static int evaluate(struct gb_rpc_ctx *ctx, void *data, const ProtobufCMessage *msg,
-                    ProtobufCMessage **reply) {
-  struct gb_rpc_service *svc = data;
-  const Gangbridge__V1__EvaluateRequest *req = (const Gangbridge__V1__EvaluateRequest *)msg;
-  struct gc_diags diags;
-  gc_diags_init(&diags);
-  struct tp_evaluator *ev = NULL;
-  struct tp_snapshot *inline_snap = NULL;
-  int locked = 0, code;
-  struct tp_eval_opts opts;
-  memset(&opts, 0, sizeof(opts));
-  struct tp_gang gang;
-  switch (req->profile) {
-  case GANGBRIDGE__V1__PROFILE__PROFILE_BESTFIT: opts.profile = TP_PROFILE_BESTFIT; break;
-  case GANGBRIDGE__V1__PROFILE__PROFILE_SPREAD: opts.profile = TP_PROFILE_SPREAD; break;
-  default:
-    code = gb_rpc_fail(ctx, GB_RPC_INVALID_ARGUMENT, "profile: unknown value %d",
-                       (int)req->profile);
-    goto out;
-  }
-  if (req->n_levels && !req->n_cluster) {
-    code = gb_rpc_fail(ctx, GB_RPC_INVALID_ARGUMENT,
-                       "levels: only with cluster (the live snapshot has its own)");
-    goto out;
-  }
-  if (req->n_levels > TP_MAX_LEVELS) {
-    code = gb_rpc_fail(ctx, GB_RPC_INVALID_ARGUMENT, "levels: at most %d allowed", TP_MAX_LEVELS);
-    goto out;
-  }
-  if ((code = evaluate_gang(ctx, svc, req, &gang, &diags)))
-    goto out;
-  if ((code = policy_apply(ctx, req->policy, &gang, &opts.policy)))
-    goto out;
-  const struct tp_snapshot *snap;
-  uint64_t generation = 0;
-  if (req->n_cluster) {
-    struct doclist l;
-    code = doclist_load(ctx, NULL, "cluster", req->cluster, req->n_cluster, &l, &diags);
-    if (!code) {
-      struct tp_build_opts bo = {(const char *const *)req->levels, req->n_levels, 0};
-      int rc = tp_snapshot_build(l.docs, l.origins, l.n, &bo, &inline_snap, &diags);
-      if (rc)
-        code = gb_rpc_fail_diags(ctx, gb_rpc_code_of(rc, GB_RPC_INVALID_ARGUMENT),
-                                 NULL, &diags);
-    }
-    doclist_free(&l);
-    if (code)
-      goto out;
-    snap = inline_snap;
-  } else {
-    pthread_rwlock_rdlock(&svc->lock);
-    locked = 1;
-    if (!svc->snap) {
-      code = gb_rpc_fail(ctx, GB_RPC_UNAVAILABLE,
-                         "no live cluster snapshot yet: send cluster documents with the "
-                         "request, or ReplaceSnapshot first");
-      goto out;
-    }
-    snap = svc->snap;
-    generation = svc->generation;
-  }
-  if (gb_rpc_ctx_ms_left(ctx) <= 0) {
-    code = gb_rpc_fail(ctx, GB_RPC_DEADLINE_EXCEEDED, "deadline passed");
-    goto out;
-  }
-  ev = evaluator_get(svc);
+/* One evaluation's inputs and answer, so that it can run inside a
+ * snapshot source's lock (run_on_snapshot) as well as on the service's
+ * own or an inline snapshot. */
+struct eval_job {
+  struct gb_rpc_ctx *ctx;
+  struct gb_rpc_service *svc;
+  const struct tp_gang *gang;
+  const struct tp_eval_opts *opts;
+  struct gc_diags *diags;
+  ProtobufCMessage **reply;
+  int ran;  /* run_on_snapshot ran inside the source */
+  int code; /* and answered this gRPC code */
+};
+
+/* Evaluates the job on snap and builds the reply.  Returns a gRPC code. */
+static int run_on_snapshot(struct eval_job *j, const struct tp_snapshot *snap,
+                           uint64_t generation) {
+  struct gb_rpc_ctx *ctx = j->ctx;
+  if (gb_rpc_ctx_ms_left(ctx) <= 0)
+    return gb_rpc_fail(ctx, GB_RPC_DEADLINE_EXCEEDED, "deadline passed");
+  struct tp_evaluator *ev = evaluator_get(j->svc);
   Gangbridge__V1__EvaluateResponse *resp = gc_arena_alloc(ctx->arena, sizeof(*resp));
+  int code;
   if (!ev || !resp) {
     code = gb_rpc_fail(ctx, GB_RPC_RESOURCE_EXHAUSTED, "out of memory");
     goto out;
   }
   gangbridge__v1__evaluate_response__init(resp);
   struct tp_result res;
-  int rc = tp_evaluate(ev, snap, &gang, &opts, ctx->arena, &res, &diags);
+  int rc = tp_evaluate(ev, snap, j->gang, j->opts, ctx->arena, &res, j->diags);
   if (rc) {
-    if (!diags.errors)
-      gc_diags_addf(&diags, "evaluate: %s", gc_strerror(rc));
-    code = gb_rpc_fail_diags(ctx, gb_rpc_code_of(rc, GB_RPC_INVALID_ARGUMENT),
-                             NULL, &diags);
+    if (!j->diags->errors)
+      gc_diags_addf(j->diags, "evaluate: %s", gc_strerror(rc));
+    code = gb_rpc_fail_diags(ctx, gb_rpc_code_of(rc, GB_RPC_INVALID_ARGUMENT), NULL, j->diags);
     goto out;
   }
-  rc = result_to_proto(ctx, snap, &gang, &res, resp);
+  rc = result_to_proto(ctx, snap, j->gang, &res, resp);
   if (rc) {
-    code = gb_rpc_fail(ctx, gb_rpc_code_of(rc, GB_RPC_INTERNAL),
-                       "cannot build the reply: %s", gc_strerror(rc));
+    code = gb_rpc_fail(ctx, gb_rpc_code_of(rc, GB_RPC_INTERNAL), "cannot build the reply: %s",
+                       gc_strerror(rc));
     goto out;
   }
   resp->snapshot_generation = generation;
-  *reply = &resp->base;
+  *j->reply = &resp->base;
   code = GB_RPC_OK;
 out:
-  if (locked)
-    pthread_rwlock_unlock(&svc->lock);
-  evaluator_put(svc, ev);
+  evaluator_put(j->svc, ev);
+  return code;
+}
+
+/* gb_rpc_snapshot_use_fn over run_on_snapshot (arg = the job); the gRPC
+ * code stays in the job, apart from the source's own error codes. */
+static int use_source_snapshot(void *arg, struct tp_snapshot *s, uint64_t generation) {
+  struct eval_job *j = arg;
+  j->code = run_on_snapshot(j, s, generation);
+  j->ran = 1;
+  return 0;
+}
+
+/* Runs the job on the live snapshot: the source's (serve's model) when one
+ * is set, else the service's own. */
+static int run_on_live(struct eval_job *j) {
+  struct gb_rpc_service *svc = j->svc;
+  if (svc->source) {
+    int rc = svc->source(svc->source_ctx, use_source_snapshot, j);
+    if (j->ran)
+      return j->code;
+    return gb_rpc_fail(j->ctx, rc == GC_ENOTFOUND ? GB_RPC_UNAVAILABLE : GB_RPC_INTERNAL,
+                       "the live cluster model has no snapshot yet (%s): send cluster "
+                       "documents with the request, or retry",
+                       gc_strerror(rc));
+  }
+  pthread_rwlock_rdlock(&svc->lock);
+  int code = svc->snap ? run_on_snapshot(j, svc->snap, svc->generation)
+                       : gb_rpc_fail(j->ctx, GB_RPC_UNAVAILABLE,
+                                     "no live cluster snapshot yet: send cluster documents with "
+                                     "the request, or ReplaceSnapshot first");
+  pthread_rwlock_unlock(&svc->lock);
+  return code;
+}
+
+/* Checks the request's profile and levels into opts.  Returns a gRPC code. */
+static int evaluate_args(struct gb_rpc_ctx *ctx, const Gangbridge__V1__EvaluateRequest *req,
+                         struct tp_eval_opts *opts) {
+  switch (req->profile) {
+  case GANGBRIDGE__V1__PROFILE__PROFILE_BESTFIT: opts->profile = TP_PROFILE_BESTFIT; break;
+  case GANGBRIDGE__V1__PROFILE__PROFILE_SPREAD: opts->profile = TP_PROFILE_SPREAD; break;
+  default:
+    return gb_rpc_fail(ctx, GB_RPC_INVALID_ARGUMENT, "profile: unknown value %d",
+                       (int)req->profile);
+  }
+  if (req->n_levels && !req->n_cluster)
+    return gb_rpc_fail(ctx, GB_RPC_INVALID_ARGUMENT,
+                       "levels: only with cluster (the live snapshot has its own)");
+  if (req->n_levels > TP_MAX_LEVELS)
+    return gb_rpc_fail(ctx, GB_RPC_INVALID_ARGUMENT, "levels: at most %d allowed", TP_MAX_LEVELS);
+  return GB_RPC_OK;
+}
+
+/* Builds the request's inline cluster snapshot.  Returns a gRPC code. */
+static int inline_snapshot(struct gb_rpc_ctx *ctx, const Gangbridge__V1__EvaluateRequest *req,
+                           struct tp_snapshot **out, struct gc_diags *diags) {
+  struct doclist l;
+  int code = doclist_load(ctx, NULL, "cluster", req->cluster, req->n_cluster, &l, diags);
+  if (!code) {
+    struct tp_build_opts bo = {(const char *const *)req->levels, req->n_levels, 0};
+    int rc = tp_snapshot_build(l.docs, l.origins, l.n, &bo, out, diags);
+    if (rc)
+      code = gb_rpc_fail_diags(ctx, gb_rpc_code_of(rc, GB_RPC_INVALID_ARGUMENT), NULL, diags);
+  }
+  doclist_free(&l);
+  return code;
+}
+
+static int evaluate(struct gb_rpc_ctx *ctx, void *data, const ProtobufCMessage *msg,
+                    ProtobufCMessage **reply) {
+  struct gb_rpc_service *svc = data;
+  const Gangbridge__V1__EvaluateRequest *req = (const Gangbridge__V1__EvaluateRequest *)msg;
+  struct gc_diags diags;
+  gc_diags_init(&diags);
+  struct tp_snapshot *inline_snap = NULL;
+  struct tp_eval_opts opts;
+  memset(&opts, 0, sizeof(opts));
+  struct tp_gang gang;
+  struct eval_job job = {ctx, svc, &gang, &opts, &diags, reply, 0, 0};
+  int code = evaluate_args(ctx, req, &opts);
+  if (!code)
+    code = evaluate_gang(ctx, svc, req, &gang, &diags);
+  if (!code)
+    code = policy_apply(ctx, req->policy, &gang, &opts.policy);
+  if (code)
+    goto out;
+  if (req->n_cluster) {
+    code = inline_snapshot(ctx, req, &inline_snap, &diags);
+    if (!code)
+      code = run_on_snapshot(&job, inline_snap, 0);
+  } else {
+    code = run_on_live(&job);
+  }
+out:
   tp_snapshot_free(inline_snap);
   gc_diags_destroy(&diags);
   return code;

@@ -53,6 +53,18 @@ int gb_rpc_service_snapshot_replace(struct gb_rpc_service *svc, const struct gc_
                                     const char *const *levels, size_t n_levels,
                                     struct gc_diags *diags);
 
+/* Another owner of the live snapshot (serve's live cluster model): fn runs
+ * use(arg, snapshot, generation) under its own lock and returns use's
+ * result, or a negative GC_E* code (GC_ENOTFOUND: no snapshot yet) without
+ * calling it.  Once set, Evaluate without inline documents and
+ * GetSnapshotStatus read the source, not the snapshot ReplaceSnapshot
+ * keeps.  Set it before the server starts; ctx is borrowed. */
+struct tp_snapshot;
+typedef int (*gb_rpc_snapshot_use_fn)(void *arg, struct tp_snapshot *s, uint64_t generation);
+typedef int (*gb_rpc_snapshot_source_fn)(void *ctx, gb_rpc_snapshot_use_fn use, void *arg);
+void gb_rpc_service_set_snapshot_source(struct gb_rpc_service *svc, gb_rpc_snapshot_source_fn fn,
+                                        void *ctx);
+
 /* Live snapshot facts: whether one exists, its generation (bumped on every
  * change) and its sizes.  Thread-safe. */
 void gb_rpc_service_snapshot_status(struct gb_rpc_service *svc, int *ready, uint64_t *generation,

@@ -23,6 +23,7 @@ import copy
 import http.client
 import json
 import os
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -199,6 +200,28 @@ def test_label_levels(env):
     add_node(env, "n4", {"block": "b2", "rack": "r2"})
     wait_released(env, ns, "job2", 2, ("rack", ["r2"]))
 
+def test_grpc_evaluate_live(env):
+    """gRPC Evaluate without cluster documents answers from serve's live model.  After the
+    label-levels case the two gangs hold all four 8-cpu nodes (bound or reserved), so a 1-cpu
+    probe fits nowhere, and the reason names the cluster's own racks: only the live model,
+    with the plan's reservations, knows both."""
+    gang = os.path.join(env.tmp, "gang.yaml")
+    with open(gang, "w") as fh:
+        fh.write("apiVersion: gangbridge.io/v1alpha1\nkind: Gang\nmetadata: {name: probe}\n"
+                 "spec:\n  podSets: [{name: w, count: 1, requests: {cpu: '1'}}]\n"
+                 "  networkTopology: {mode: hard, highestTierAllowed: 1}\n")
+    out = subprocess.run([ch.GANGBRIDGE, "call", "evaluate", "--gang", gang,
+                          "--addr", "127.0.0.1:%d" % GRPC_PORT], capture_output=True, text=True,
+                         timeout=60)
+    if out.returncode != 0:
+        fail("call evaluate: exit %d: %s" % (out.returncode, out.stderr))
+    doc = json.loads(out.stdout)
+    reasons = " ".join(doc.get("reasons") or [])
+    if doc.get("feasible"):
+        fail("every node is taken or reserved, yet the probe fits: %s" % out.stdout[:500])
+    if "/r1" not in reasons and "/r2" not in reasons:
+        fail("the reasons name none of the cluster's racks: %s" % reasons)
+
 
 def test_cordoned_node(env):
     ns = "team-c"
@@ -277,12 +300,18 @@ def test_hypernodes():
         env.stop()
 
 
+GRPC_PORT = ch.free_port()
+
+
 def main():
-    env = Env(crds=("trainer", "volcano"), serve_args=["--set", "topology.levels=block,rack"] + TAKE_OVER)
+    env = Env(crds=("trainer", "volcano"),
+              serve_args=["--set", "topology.levels=block,rack",
+                          "--set", "grpc.address=127.0.0.1:%d" % GRPC_PORT] + TAKE_OVER)
     runner = ch.Runner()
     try:
         env.start_serve()
         runner.run("label levels: release, NOFIT, capacity", test_label_levels, env)
+        runner.run("gRPC Evaluate on the live model", test_grpc_evaluate_live, env)
         runner.run("cordoned node not used", test_cordoned_node, env)
         runner.run("restart while gated", test_restart_while_gated, env)
     finally:
