@@ -355,9 +355,14 @@ static int decide_fn(void *arg, struct tp_snapshot *s, uint64_t gen) {
       it->released = it->view.outcome == GB_PLAN_PLACED;
       continue;
     }
-    if (it->view.outcome == GB_PLAN_PLACED && (rc = restrict_item(ps, s, it)) == GC_ENOMEM)
+    /* RELEASED with pods still gated: the domain was pinned elsewhere (the
+     * Volcano extender's jobEnqueueable permitted the gang before its pods
+     * existed, or a release stopped half-way); the gated pods go there too,
+     * or they would wait behind the gate for ever. */
+    int go = it->view.outcome == GB_PLAN_PLACED || it->view.outcome == GB_PLAN_RELEASED;
+    if (go && (rc = restrict_item(ps, s, it)) == GC_ENOMEM)
       goto out;
-    it->release = it->view.outcome == GB_PLAN_PLACED && !rc;
+    it->release = go && !rc;
   }
   gb_plan_expire(p->o.plan, s, ps->now_ms, NULL, NULL);
   rc = 0;

@@ -414,6 +414,45 @@ START_TEST(test_raced) {
 }
 END_TEST
 
+/* The Volcano extender's jobEnqueueable may pin a gang's domain (the plan's
+ * RELEASED) before its pods exist.  The pods the webhook then gates must
+ * still be released, into that domain: a RELEASED gang with gated pods is
+ * not done. */
+static int pin_fn(void *arg, struct tp_snapshot *s, uint64_t gen) {
+  struct gb_plan *plan = arg;
+  const char *res[] = {"cpu"};
+  int64_t val[] = {8000};
+  struct tp_podset ps = {"node", 2, 1, res, val};
+  struct tp_gang g = {key("job"), &ps, 1, 0, {TP_MODE_HARD, 1, 1, NULL}};
+  struct gb_plan_gang pg = {key("job"), &g, 0, 0, NULL};
+  struct gb_plan_view v;
+  struct gc_diags d;
+  gc_diags_init(&d);
+  int rc = gb_plan_decide(plan, s, gen, &pg, 1, 0, &v, &d);
+  gc_diags_destroy(&d);
+  ck_assert_int_eq(rc, 0);
+  ck_assert_int_eq(v.outcome, GB_PLAN_PLACED);
+  return gb_plan_mark_released(plan, key("job"), 0);
+}
+
+START_TEST(test_pinned_elsewhere) {
+  struct fx f;
+  cur_ns = "ns4";
+  fx_init(&f);
+  char aff[2048];
+  ck_assert_int_eq(gb_model_with_snapshot(f.model, pin_fn, f.plan), 0);
+  gated_pod(f.model, cur_ns, "job", "job-node-0-0");
+  gated_pod(f.model, cur_ns, "job", "job-node-0-1");
+  gb_placer_on_gang(f.placer, cur_ns, "job");
+  ck_assert_int_eq(gb_placer_run_once(f.placer), 0);
+  for (int i = 0; i < 2; i++) {
+    ck_assert(!pod_gated(i ? "job-node-0-1" : "job-node-0-0", aff, sizeof(aff)));
+    ck_assert_msg(strstr(aff, "\"values\":[\"r1\"]"), "affinity: %s", aff);
+  }
+  fx_free(&f);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("placer");
   TCase *tc = tcase_create("core");
@@ -421,6 +460,7 @@ int main(void) {
   tcase_add_test(tc, test_release_and_nofit);
   tcase_add_test(tc, test_standby_waits);
   tcase_add_test(tc, test_raced);
+  tcase_add_test(tc, test_pinned_elsewhere);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   /* One stand-in for both tests (each in its own namespace), stopped here
