@@ -41,7 +41,12 @@ int gc_policy_timeout_parse(const char *text, size_t len, int64_t *seconds, char
   shown(show, sizeof(show), text, len);
   const char *more = len > SHOW_MAX ? "..." : "";
   if (gc_duration_parse(text, len, &ns, why, sizeof(why))) {
-    snprintf(msg, cap, "invalid duration \"%s%s\"%s%s", show, more, *why ? ": " : "", why);
+    /* A message cut at cap is still a clear message: the result is only
+     * checked so that the compiler knows the cut is intended. */
+    if (snprintf(msg, cap, "invalid duration \"%s%s\"%s%s", show, more, *why ? ": " : "", why) <
+            0 &&
+        cap)
+      msg[0] = '\0';
     return GC_EINVAL;
   }
   if (ns <= 0) {
