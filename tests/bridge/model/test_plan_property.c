@@ -83,7 +83,7 @@ struct pcase {
   int ng;
   int64_t now;
   char yaml[16384];
-  char what[256];
+  char what[1024];
 };
 
 #define CHECK(c, ...)                                                                              \
@@ -207,7 +207,7 @@ static void make_cluster(struct pcase *pc) {
   gc_diags_destroy(&d);
   memset(pc->alloc, 0, sizeof(pc->alloc));
   for (int i = 0; i < pc->n; i++) {
-    char name[8];
+    char name[16];
     snprintf(name, sizeof(name), "n%02d", i);
     pc->slot[i] = (int)tp_snapshot_node(pc->s, name);
     ck_assert_int_ge(pc->slot[i], 0);
@@ -267,7 +267,7 @@ static void make_gang(struct pcase *pc, struct pgang *g, int idx) {
 static void oracle_free(struct pcase *pc, int64_t free[MAXN][NR]) {
   for (int i = 0; i < pc->n; i++) {
     int sl = pc->slot[i];
-    char name[8];
+    char name[16];
     snprintf(name, sizeof(name), "n%02d", i);
     for (int r = 0; r < NR; r++) {
       free[sl][r] = pc->alloc[sl][r] - pc->bound[sl][r];
@@ -364,7 +364,7 @@ static void check_placed(struct pcase *pc, const struct pgang *g, const struct g
   CHECK(x.pods == want[2], "%s: %lld pods planned, %lld wanted", g->key, (long long)x.pods,
         (long long)want[2]);
   for (int i = 0; i < pc->n; i++) {
-    char name[8];
+    char name[16];
     snprintf(name, sizeof(name), "n%02d", i);
     int sl = pc->slot[i];
     for (int r = 0; r < NR; r++) {
@@ -454,7 +454,7 @@ static void decide_pass(struct pcase *pc, uint64_t gen) {
  * gang holds the pod's requests, or one with that much free. */
 static void bind_one(struct pcase *pc, struct pgang *g, size_t k) {
   int i = (int)rnd((uint32_t)pc->n), sl = pc->slot[i];
-  char name[8];
+  char name[16];
   snprintf(name, sizeof(name), "n%02d", i);
   int held = 1, room = 1;
   for (int r = 0; r < NR; r++) {
