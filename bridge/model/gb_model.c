@@ -1450,13 +1450,16 @@ int gb_model_foreach_gang_pod(struct gb_model *m, const char *ns, const char *jo
   int rc = 0;
   pthread_mutex_lock(&m->mu);
   struct gang_rec *g = gang_get(m, ns, jobset, 0);
-  struct pod_rec **v = g ? malloc(g->n * sizeof(*v)) : NULL;
-  if (g && !v)
+  /* A gang record may outlive its last pod (n == 0): nothing to visit, and
+   * neither malloc(0) nor qsort of a NULL array. */
+  struct pod_rec **v = g && g->n ? malloc(g->n * sizeof(*v)) : NULL;
+  if (g && g->n && !v)
     rc = GC_ENOMEM;
   size_t n = 0;
-  for (struct pod_rec *p = g && v ? g->pods : NULL; p; p = p->gnext)
+  for (struct pod_rec *p = v ? g->pods : NULL; p; p = p->gnext)
     v[n++] = p;
-  qsort(v, n, sizeof(*v), cmp_pod_age);
+  if (n > 1)
+    qsort(v, n, sizeof(*v), cmp_pod_age);
   for (size_t i = 0; i < n && !rc; i++) {
     const char *res[GB_MODEL_MAX_POD_RES];
     struct gb_pod_view view;
