@@ -118,11 +118,12 @@ static struct gc_value *metadata(struct gc_arena *a, const struct gc_gang *g) {
   /* The JobSet and TrainJob name labels let `kubectl get podgroup -l ...`
    * find a job's PodGroup the way its pods and JobSet are found. */
   if (PUT(ann, ANN_BOUND, job_names(a, g, 0)) || PUT(ann, ANN_GANG, job_names(a, g, 1)) ||
-      (sla && PUT(ann, GC_VOLCANO_SLA_ANNOTATION, timeout_text(a, g))) ||
       /* The effective timeout, unclamped, on the PodGroup gangbridge owns:
        * the service's deadline reads it from the object (coscheduling's
-       * scheduleTimeoutSeconds is capped at 900 s; a policy may be longer). */
+       * scheduleTimeoutSeconds is capped at 900 s; a policy may be longer).
+       * Keys go in sorted order: gangbridge.io/... before volcano.sh/... */
       (g->timeout.set && PUT(ann, GC_ANN_SCHEDULE_TIMEOUT, timeout_text(a, g))) ||
+      (sla && PUT(ann, GC_VOLCANO_SLA_ANNOTATION, timeout_text(a, g))) ||
       PUT(lab, GC_MANAGED_BY_LABEL, LIT(a, GC_MANAGER_NAME)) ||
       PUT(lab, GC_JOBSET_NAME_LABEL, str(a, g->name)) ||
       PUT(lab, GC_TRAINJOB_NAME_LABEL, str(a, g->name)) || PUT(m, "annotations", ann) ||
