@@ -20,44 +20,18 @@
 #include "gb_config.h"
 #include "gb_kube_client.h"
 #include "gb_kube_config.h"
+#include "gb_standin.h"
 #include "gb_model.h"
 #include "gb_plan.h"
 #include "gb_serve_sched.h"
 #include "gb_testhttp.h"
 
-static pid_t server;
-static struct gb_kube_config *kcfg;
+static struct gb_standin standin;
 static struct gb_kube_client *cli;
 
 static void start_server(void) {
-  int fds[2];
-  ck_assert_int_eq(pipe(fds), 0);
-  server = fork();
-  ck_assert_int_ge(server, 0);
-  if (server == 0) {
-    dup2(fds[1], 1);
-    close(fds[0]);
-    execl("/usr/bin/python3", "python3", GB_SRC_DIR "/tests/apiserver/run", "--port", "0",
-          (char *)NULL);
-    _exit(127);
-  }
-  close(fds[1]);
-  FILE *f = fdopen(fds[0], "r");
-  char url[256] = "";
-  ck_assert_ptr_nonnull(fgets(url, sizeof(url), f));
-  fclose(f);
-  url[strcspn(url, "\r\n")] = '\0';
-  char kc[512];
-  snprintf(kc, sizeof(kc),
-           "current-context: x\ncontexts: [{name: x, context: {cluster: c}}]\n"
-           "clusters: [{name: c, cluster: {server: '%s'}}]\n",
-           url);
-  struct gc_diags d;
-  gc_diags_init(&d);
-  ck_assert_int_eq(gb_kube_config_load_buffer("t", kc, strlen(kc), NULL, &kcfg, &d), 0);
-  struct gb_kube_client_opts o = {.qps = -1};
-  ck_assert_int_eq(gb_kube_client_new(kcfg, &o, &cli, &d), 0);
-  gc_diags_destroy(&d);
+  ck_assert_int_eq(gb_standin_start(&standin), 0);
+  cli = standin.cli;
   json_object *ns = json_tokener_parse(
       "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"team-a\"}}");
   struct gb_kube_error e;
@@ -66,14 +40,7 @@ static void start_server(void) {
   json_object_put(ns);
 }
 
-static void stop_server(void) {
-  gb_kube_client_free(cli);
-  gb_kube_config_free(kcfg);
-  if (server > 0) {
-    kill(server, SIGTERM);
-    waitpid(server, NULL, 0);
-  }
-}
+static void stop_server(void) { gb_standin_stop(&standin); }
 
 static void feed(struct gb_model *m, const char *kind, const char *json) {
   ck_assert_int_eq(gb_model_feed(m, kind, 0, json, NULL), 0);

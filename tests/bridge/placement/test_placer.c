@@ -23,63 +23,25 @@
 
 #include "gb_kube_client.h"
 #include "gb_kube_config.h"
+#include "gb_standin.h"
 #include "gb_manifest.h"
 #include "gb_model.h"
 #include "gb_placer.h"
 #include "gb_plan.h"
 #include "gb_test.h"
 
-static pid_t server;
-static struct gb_kube_config *cfg;
+static struct gb_standin standin;
 static struct gb_kube_client *cli;
 
 /* Starts the stand-in and a client for it.  Runs outside any test (in
- * main), so it reports failures itself instead of with ck_assert. */
+ * main), so gb_standin reports failures itself instead of with ck_assert. */
 static int start_server(void) {
-  int fds[2];
-  if (pipe(fds))
-    return -1;
-  server = fork();
-  if (server < 0)
-    return -1;
-  if (server == 0) {
-    dup2(fds[1], 1);
-    close(fds[0]);
-    execl("/usr/bin/python3", "python3", GB_SRC_DIR "/tests/apiserver/run", "--port", "0",
-          (char *)NULL);
-    _exit(127);
-  }
-  close(fds[1]);
-  FILE *f = fdopen(fds[0], "r");
-  char url[256] = "";
-  if (!f || !fgets(url, sizeof(url), f) || strncmp(url, "http://", 7)) {
-    fprintf(stderr, "test_placer: the stand-in printed no URL: %s\n", url);
-    return -1;
-  }
-  fclose(f);
-  url[strcspn(url, "\r\n")] = '\0';
-  char kc[512];
-  snprintf(kc, sizeof(kc),
-           "current-context: x\ncontexts: [{name: x, context: {cluster: c}}]\n"
-           "clusters: [{name: c, cluster: {server: '%s'}}]\n",
-           url);
-  struct gc_diags d;
-  gc_diags_init(&d);
-  struct gb_kube_client_opts o = {.qps = -1};
-  int rc = gb_kube_config_load_buffer("t", kc, strlen(kc), NULL, &cfg, &d) ||
-           gb_kube_client_new(cfg, &o, &cli, &d);
-  gc_diags_destroy(&d);
-  return rc ? -1 : 0;
+  int rc = gb_standin_start(&standin);
+  cli = standin.cli;
+  return rc;
 }
 
-static void stop_server(void) {
-  gb_kube_client_free(cli);
-  gb_kube_config_free(cfg);
-  if (server > 0) {
-    kill(server, SIGTERM);
-    waitpid(server, NULL, 0);
-  }
-}
+static void stop_server(void) { gb_standin_stop(&standin); }
 
 /* The gang of every TrainJob: 2 pods of replicated job "node", 8 cpu each,
  * required in one rack (tier 1). */
