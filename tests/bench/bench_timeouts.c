@@ -193,7 +193,7 @@ static int bench_tracker(size_t n) {
     return 1;
   cfg.timeout_max_queues = 50;
   gb_log_set_level(GB_LOG_WARN); /* one info line per timeout would time the logger */
-  struct gb_timeouts_opts o = {&cfg, NULL, NULL, reg, NULL, NULL};
+  struct gb_timeouts_opts o = {.cfg = &cfg, .reg = reg};
   long rss0 = gb_bench_rss_kib();
   if (gb_timeouts_new(&o, &t, &d))
     return 1;

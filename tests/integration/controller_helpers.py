@@ -105,7 +105,7 @@ class Env:
 
     def serve_log(self):
         try:
-            with open(self.log_path) as fh:
+            with open(getattr(self, "log_path", "")) as fh:
                 return fh.read()[-20000:]
         except OSError:
             return ""
