@@ -369,8 +369,12 @@ static int serve_start(struct serve_run *r, struct gc_diags *d) {
          NULL);
   if (cfg->leader_elect && (rc = leader_create(r, d)))
     return rc;
-  struct gb_timeouts_opts to = {.cfg = cfg, .client = r->client, .metrics = &r->sm,
-                                .reg = r->reg, .synced = timeouts_synced, .synced_ctx = r};
+  struct gb_timeouts_opts to = {.cfg = cfg,
+                                .client = r->client,
+                                .metrics = &r->sm,
+                                .reg = r->reg,
+                                .synced = timeouts_synced,
+                                .synced_ctx = r};
   struct gb_controller_opts co = {.cfg = cfg, .client = r->client, .metrics = &r->sm};
   if (r->leader) {
     co.is_leader = to.is_leader = gb_leader_is_leader_fn;

@@ -29,8 +29,8 @@ static const char *str_member(json_object *o, const char *k) {
 static int wl_item(void *arg, json_object *wl) {
   struct wl_find *f = arg;
   json_object *refs = member(member(wl, "metadata"), "ownerReferences");
-  for (size_t i = 0; refs && json_object_is_type(refs, json_type_array) &&
-                     i < json_object_array_length(refs);
+  for (size_t i = 0;
+       refs && json_object_is_type(refs, json_type_array) && i < json_object_array_length(refs);
        i++) {
     json_object *r = json_object_array_get_idx(refs, i);
     const char *uid = str_member(r, "uid"), *kind = str_member(r, "kind");

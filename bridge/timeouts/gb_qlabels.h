@@ -22,7 +22,7 @@ struct gb_qlabels {
   struct gb_qlabel_slot {
     char name[GB_QLABEL_MAX + 1];
     size_t gangs;
-  } *v; /* sorted by name, gangs > 0 */
+  } * v; /* sorted by name, gangs > 0 */
   size_t n, cap, max, max_names;
 };
 

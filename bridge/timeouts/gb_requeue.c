@@ -80,8 +80,8 @@ int gb_requeue_state_read(json_object *tj, struct gb_requeue_state *st, char *wh
   return 0;
 }
 
-const char *gb_requeue_untouchable(json_object *tj, const struct gb_requeue_state *st,
-                                   int started, const char *kueue_workload) {
+const char *gb_requeue_untouchable(json_object *tj, const struct gb_requeue_state *st, int started,
+                                   const char *kueue_workload) {
   const char *managed = str_member(member(tj, "spec"), "managedBy");
   if (managed && strcmp(managed, GC_TRAINER_CONTROLLER) != 0)
     return "spec.managedBy names another controller";
@@ -122,8 +122,8 @@ enum gb_requeue_step gb_requeue_on_tick(const struct gb_requeue_state *st, doubl
 #define SLACK_S 60.0
 
 int gb_requeue_validate(const struct gb_requeue_state *st, const struct gb_backoff *b,
-                        double suspended_at, double now, struct gb_requeue_state *out,
-                        char *why, size_t why_size) {
+                        double suspended_at, double now, struct gb_requeue_state *out, char *why,
+                        size_t why_size) {
   char at[32], lo_s[32], hi_s[32];
   int changed = 0;
   *out = *st;

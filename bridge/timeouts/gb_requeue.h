@@ -50,8 +50,8 @@ int gb_requeue_state_read(json_object *tj, struct gb_requeue_state *st, char *wh
  * name of a Kueue Workload the TrainJob owns (Kueue's API served: Kueue
  * really manages it), or NULL; Kueue's queue label alone is something the
  * tenant writes and exempts nothing.  Returns a static string. */
-const char *gb_requeue_untouchable(json_object *tj, const struct gb_requeue_state *st,
-                                   int started, const char *kueue_workload);
+const char *gb_requeue_untouchable(json_object *tj, const struct gb_requeue_state *st, int started,
+                                   const char *kueue_workload);
 
 struct gb_backoff {
   double base_s;    /* first delay (timeouts.requeue.baseDelay, default 60) */
@@ -101,8 +101,8 @@ int gb_requeue_patch(enum gb_requeue_step step, const struct gb_requeue_state *s
  * what is used instead.  Returns 0 when st was believed as it is, 1 when
  * something was not (why says what, for a RequeueStateIgnored Event). */
 int gb_requeue_validate(const struct gb_requeue_state *st, const struct gb_backoff *b,
-                        double suspended_at, double now, struct gb_requeue_state *out,
-                        char *why, size_t why_size);
+                        double suspended_at, double now, struct gb_requeue_state *out, char *why,
+                        size_t why_size);
 
 /* Formats unix seconds as RFC 3339 UTC ("2026-01-02T03:04:05Z"); cap >= 21. */
 void gb_requeue_format_time(double t, char *buf, size_t cap);

@@ -56,9 +56,8 @@ static const char *str_member(json_object *o, const char *k) {
 /* The lastTransitionTime of condition `type` with status `status`, or NAN. */
 static double condition_time(json_object *obj, const char *type, const char *status) {
   json_object *cs = member(member(obj, "status"), "conditions");
-  for (size_t i = 0; cs && json_object_is_type(cs, json_type_array) &&
-                     i < json_object_array_length(cs);
-       i++) {
+  for (size_t i = 0;
+       cs && json_object_is_type(cs, json_type_array) && i < json_object_array_length(cs); i++) {
     json_object *c = json_object_array_get_idx(cs, i);
     const char *ty = str_member(c, "type"), *st = str_member(c, "status");
     if (ty && st && !strcmp(ty, type) && !strcmp(st, status)) {
@@ -125,7 +124,8 @@ void gb_timeouts_labels(struct gb_timeouts *t, const struct gang *g, const char 
     return;
   }
   out[0] = g->is_volcano ? "volcano" : "coscheduling";
-  out[1] = !g->is_volcano ? "none" : gb_qlabels_label(&t->queues, g->queue[0] ? g->queue : "default");
+  out[1] = !g->is_volcano ? "none"
+                          : gb_qlabels_label(&t->queues, g->queue[0] ? g->queue : "default");
   out[2] = gb_tr_size_class_name(gb_tr_size_class(g->min_member));
 }
 
@@ -439,9 +439,8 @@ struct pod_view {
 
 static void pod_conditions(json_object *pod, struct pod_view *v) {
   json_object *cs = member(member(pod, "status"), "conditions");
-  for (size_t i = 0; cs && json_object_is_type(cs, json_type_array) &&
-                     i < json_object_array_length(cs);
-       i++) {
+  for (size_t i = 0;
+       cs && json_object_is_type(cs, json_type_array) && i < json_object_array_length(cs); i++) {
     json_object *c = json_object_array_get_idx(cs, i);
     const char *type = str_member(c, "type"), *status = str_member(c, "status");
     if (!type || !status)

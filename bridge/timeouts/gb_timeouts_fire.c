@@ -92,9 +92,18 @@ static void count_timeout(struct gb_timeouts *t, const struct labels *l) {
 static void count_outcome(struct gb_timeouts *t, enum gb_toa_outcome out, const struct labels *l) {
   const char *act = NULL;
   switch (out) {
-  case GB_TOA_SUSPENDED: t->st.suspended++; act = "suspend"; break;
-  case GB_TOA_GAVE_UP: t->st.gave_up++; act = "give_up"; break;
-  case GB_TOA_RESUMED: t->st.resumed++; act = "resume"; break;
+  case GB_TOA_SUSPENDED:
+    t->st.suspended++;
+    act = "suspend";
+    break;
+  case GB_TOA_GAVE_UP:
+    t->st.gave_up++;
+    act = "give_up";
+    break;
+  case GB_TOA_RESUMED:
+    t->st.resumed++;
+    act = "resume";
+    break;
   case GB_TOA_RETRY: t->st.retries++; break;
   default: break;
   }
@@ -167,13 +176,13 @@ static void fire_timeout(struct gb_timeouts *t, struct gang *g, double now) {
    * this is what keeps it from being acted on twice. */
   g->fired_for = ws;
   pthread_mutex_unlock(&t->mu);
-  enum gb_toa_claim claim =
-      ours ? gb_toa_claim(&t->env, &s, now, 0, &facts, detail, sizeof(detail)) : GB_CLAIM_FOREIGN;
+  enum gb_toa_claim claim = ours ? gb_toa_claim(&t->env, &s, now, 0, &facts, detail, sizeof(detail))
+                                 : GB_CLAIM_FOREIGN;
   enum gb_toa_outcome out = GB_TOA_NOTHING;
   if (claim == GB_CLAIM_OK || claim == GB_CLAIM_FOREIGN)
     out = gb_toa_timeout(&t->env, &s, now, 0, detail, sizeof(detail));
-  gb_log(claim == GB_CLAIM_RETRY || out == GB_TOA_RETRY ? GB_LOG_WARN : GB_LOG_INFO,
-         "gang timeout", "gang", key, "outcome", detail, NULL);
+  gb_log(claim == GB_CLAIM_RETRY || out == GB_TOA_RETRY ? GB_LOG_WARN : GB_LOG_INFO, "gang timeout",
+         "gang", key, "outcome", detail, NULL);
   pthread_mutex_lock(&t->mu);
   if (claim == GB_CLAIM_OK || claim == GB_CLAIM_FOREIGN) {
     count_timeout(t, &l);
@@ -210,8 +219,8 @@ static void fire_complete(struct gb_timeouts *t, struct gang *g, double now) {
   double ws = s.wait_start;
   pthread_mutex_unlock(&t->mu);
   enum gb_toa_outcome out = gb_toa_timeout(&t->env, &s, now, 1, detail, sizeof(detail));
-  gb_log(out == GB_TOA_RETRY ? GB_LOG_WARN : GB_LOG_INFO, "claimed gang timeout finished",
-         "gang", key, "outcome", detail, NULL);
+  gb_log(out == GB_TOA_RETRY ? GB_LOG_WARN : GB_LOG_INFO, "claimed gang timeout finished", "gang",
+         key, "outcome", detail, NULL);
   pthread_mutex_lock(&t->mu);
   count_outcome(t, out, &l);
   if (!(g = gb_timeouts_find(t, key)))
@@ -364,9 +373,8 @@ int gb_timeouts_new(const struct gb_timeouts_opts *o, struct gb_timeouts **out,
   pthread_mutex_init(&t->mu, NULL);
   pthread_cond_init(&t->cond, NULL); /* CLOCK_REALTIME: deadlines are wall-clock times */
   t->max_gangs = o->cfg->timeout_max_gangs > 0 ? (size_t)o->cfg->timeout_max_gangs : 1000000;
-  gb_qlabels_init(&t->queues, o->cfg->timeout_max_queues > 0 ? (size_t)o->cfg->timeout_max_queues
-                                                              : 50,
-                  0);
+  gb_qlabels_init(&t->queues,
+                  o->cfg->timeout_max_queues > 0 ? (size_t)o->cfg->timeout_max_queues : 50, 0);
   gb_deadlines_init(&t->heap, t->max_gangs);
   t->tts = gb_tts_new(t->max_gangs);
   if (o->client) {

@@ -53,14 +53,14 @@ struct gang {
   char pod_msg[GB_TOA_MSG_MAX];
   /* progress */
   int started, ready_reached, observed, observed_ready;
-  unsigned pending;          /* W_* */
+  unsigned pending;                                 /* W_* */
   double write_started, write_ready, write_resumed; /* the values to write */
-  char *note;                /* RequeueStateIgnored text to report (heap), or NULL */
-  uint64_t noted;            /* hash of the last note reported */
-  double fired_for;          /* wait start whose timeout was acted on (no claim); NAN: none */
-  double completed_for;      /* wait start whose claimed act is done here; NAN: none */
-  double not_before;         /* a failed write or act is tried again from then on */
-  double resume_idle;        /* resume time at which nothing was to be done; NAN: none */
+  char *note;           /* RequeueStateIgnored text to report (heap), or NULL */
+  uint64_t noted;       /* hash of the last note reported */
+  double fired_for;     /* wait start whose timeout was acted on (no claim); NAN: none */
+  double completed_for; /* wait start whose claimed act is done here; NAN: none */
+  double not_before;    /* a failed write or act is tried again from then on */
+  double resume_idle;   /* resume time at which nothing was to be done; NAN: none */
   char key[];
 };
 

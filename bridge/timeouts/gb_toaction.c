@@ -28,13 +28,14 @@ void gb_toa_describe(const struct gb_toa_gang *g, char *buf, size_t cap) {
   struct gb_buf b;
   gb_buf_init(&b, 65536); /* bounded; the result is cut to cap below */
   if (g->until_ready)
-    gb_buf_printf(&b, "the gang did not become ready within its timeout of %.0fs (%s): %d of %d "
-                      "pods ready, %d scheduled, %d created",
-                  g->timeout_s, g->timeout_source, g->ready, g->min_member, g->scheduled,
-                  g->pods);
+    gb_buf_printf(&b,
+                  "the gang did not become ready within its timeout of %.0fs (%s): %d of %d "
+                  "pods ready, %d scheduled, %d created",
+                  g->timeout_s, g->timeout_source, g->ready, g->min_member, g->scheduled, g->pods);
   else
-    gb_buf_printf(&b, "the gang did not start within its timeout of %.0fs (%s): %d of %d pods "
-                      "scheduled, %d created",
+    gb_buf_printf(&b,
+                  "the gang did not start within its timeout of %.0fs (%s): %d of %d pods "
+                  "scheduled, %d created",
                   g->timeout_s, g->timeout_source, g->scheduled, g->min_member, g->pods);
   if (g->gated)
     gb_buf_printf(&b, "; %d held by scheduling gates (placement)", g->gated);
@@ -237,8 +238,7 @@ static enum gb_toa_outcome requeue(const struct gb_toa_env *env, const struct gb
       out = suspend(env, g, tj, &use, step, now, what, detail, cap);
     } else {
       char msg[GB_EVENT_MESSAGE_MAX];
-      snprintf(msg, sizeof(msg), "%s; not requeued: %s", what,
-               never ? never : "already suspended");
+      snprintf(msg, sizeof(msg), "%s; not requeued: %s", what, never ? never : "already suspended");
       event_both(env, g, GB_EVENT_WARNING, "GangTimeout", msg);
       snprintf(detail, cap, "not requeued: %s", never ? never : "suspended");
     }
@@ -307,8 +307,7 @@ enum gb_toa_outcome gb_toa_resume(const struct gb_toa_env *env, const struct gb_
 /* GETs gangbridge's PodGroup of g and reads its facts.  Returns 0,
  * GC_ENOTFOUND (absent), or GC_EIO. */
 static int read_podgroup(const struct gb_toa_env *env, const struct gb_toa_gang *g,
-                         json_object **pg, struct gb_gangfacts *facts, char *detail,
-                         size_t cap) {
+                         json_object **pg, struct gb_gangfacts *facts, char *detail, size_t cap) {
   char path[512], why[256];
   struct gb_kube_error e;
   gb_kube_error_clear(&e);
@@ -347,8 +346,8 @@ static int is_started(const struct gb_gangfacts *f, int until_ready) {
 }
 
 enum gb_toa_claim gb_toa_claim(const struct gb_toa_env *env, const struct gb_toa_gang *g,
-                               double now, int refresh, struct gb_gangfacts *facts,
-                               char *detail, size_t cap) {
+                               double now, int refresh, struct gb_gangfacts *facts, char *detail,
+                               size_t cap) {
   gb_gangfacts_clear(facts);
   if (!env->client)
     return GB_CLAIM_FOREIGN;

@@ -89,8 +89,8 @@ void gb_toa_describe(const struct gb_toa_gang *g, char *buf, size_t cap);
  * checked against when the suspend really happened).  *facts gets what the
  * PodGroup said (NAN each when unknown). */
 enum gb_toa_claim gb_toa_claim(const struct gb_toa_env *env, const struct gb_toa_gang *g,
-                               double now, int refresh, struct gb_gangfacts *facts,
-                               char *detail, size_t detail_size);
+                               double now, int refresh, struct gb_gangfacts *facts, char *detail,
+                               size_t detail_size);
 
 /* Acts on g's timeout (the caller is the leader and holds the claim, or the
  * PodGroup is not gangbridge's).  now is unix seconds.  With complete, the
@@ -106,8 +106,7 @@ enum gb_toa_outcome gb_toa_timeout(const struct gb_toa_env *env, const struct gb
  * annotation cannot push later.  Before the TrainJob, gangbridge's
  * PodGroup (if any) gets resumed-at = now: the next wait starts there. */
 enum gb_toa_outcome gb_toa_resume(const struct gb_toa_env *env, const struct gb_toa_gang *g,
-                                  double resume_at, double now, char *detail,
-                                  size_t detail_size);
+                                  double resume_at, double now, char *detail, size_t detail_size);
 
 /* Adds facts to gangbridge's PodGroup of g (rv: the resourceVersion the
  * caller saw, or NULL to GET it).  A fact the PodGroup already has is not

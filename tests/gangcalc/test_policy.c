@@ -283,7 +283,8 @@ START_TEST(timeout_bad_from_each_source) {
   /* A source other than the TrainJob names the TrainJob it stopped too. */
   static const char *const prefix[] = {
       "default/job: metadata.annotations[" ANN_T "]",
-      "default/job: ClusterTrainingRuntime/rt: metadata.annotations[" ANN_T "]", NULL,
+      "default/job: ClusterTrainingRuntime/rt: metadata.annotations[" ANN_T "]",
+      NULL,
       "default/job: Namespace default: metadata.annotations[" ANN_T "]",
       "default/job: Queue q1: metadata.annotations[" ANN_T "]",
       "default/job: config timeouts.default"};

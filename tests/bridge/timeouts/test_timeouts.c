@@ -28,9 +28,9 @@
 #include "gb_timeouts.h"
 
 #define T0 1767225600.0 /* 2026-01-01T00:00:00Z */
-#define OURS_META                                                                                \
-  ",\"labels\":{\"app.kubernetes.io/managed-by\":\"gangbridge\"},\"ownerReferences\":[{"         \
-  "\"apiVersion\":\"trainer.kubeflow.org/v1alpha1\",\"kind\":\"TrainJob\",\"name\":\"x\","       \
+#define OURS_META                                                                                  \
+  ",\"labels\":{\"app.kubernetes.io/managed-by\":\"gangbridge\"},\"ownerReferences\":[{"           \
+  "\"apiVersion\":\"trainer.kubeflow.org/v1alpha1\",\"kind\":\"TrainJob\",\"name\":\"x\","         \
   "\"uid\":\"tj-x\",\"controller\":true}]"
 
 static struct gb_config cfg;
@@ -226,7 +226,8 @@ START_TEST(test_suspended) {
   /* First the note that the future resume time is not believed. */
   ck_assert_uint_eq(gb_timeouts_run_due(t, after), 1);
   next = gb_timeouts_next(t);
-  ck_assert_msg(next >= floor(before) + 10 && next <= after + 10, "next %f before %f after %f", next, before, after);
+  ck_assert_msg(next >= floor(before) + 10 && next <= after + 10, "next %f before %f after %f",
+                next, before, after);
   done(t);
 }
 END_TEST
@@ -245,7 +246,8 @@ START_TEST(test_queues_fold) {
     ck_assert_uint_eq(gb_timeouts_run_due(t, T0 + 5), 3);
     ck_assert(has_metric("{backend=\"volcano\",queue=\"qa\",size=\"1\",phase=\"scheduled\"} 1\n"));
     ck_assert(has_metric("{backend=\"volcano\",queue=\"qb\",size=\"1\",phase=\"scheduled\"} 1\n"));
-    ck_assert(has_metric("{backend=\"volcano\",queue=\"other\",size=\"1\",phase=\"scheduled\"} 1\n"));
+    ck_assert(
+        has_metric("{backend=\"volcano\",queue=\"other\",size=\"1\",phase=\"scheduled\"} 1\n"));
     done(t);
   }
 }
@@ -293,10 +295,8 @@ START_TEST(test_started_fact_survives_restart) {
   char p0[1024], p1[1024];
   own_pg(t, "r", "u1", "", 2);
   ck_assert(gb_timeouts_next(t) == T0 + 60);
-  feed(t, GB_OBSERVE_POD, GB_INFORMER_ADD, "ns/r-0", pod_json(p0, sizeof(p0), "r-0", "r", 1),
-       NULL);
-  feed(t, GB_OBSERVE_POD, GB_INFORMER_ADD, "ns/r-1", pod_json(p1, sizeof(p1), "r-1", "r", 1),
-       NULL);
+  feed(t, GB_OBSERVE_POD, GB_INFORMER_ADD, "ns/r-0", pod_json(p0, sizeof(p0), "r-0", "r", 1), NULL);
+  feed(t, GB_OBSERVE_POD, GB_INFORMER_ADD, "ns/r-1", pod_json(p1, sizeof(p1), "r-1", "r", 1), NULL);
   double w = gb_timeouts_next(t);
   ck_assert_msg(w > 0 && w <= wall(), "the fact is written at once: %f", w);
   ck_assert_uint_eq(gb_timeouts_run_due(t, wall()), 1);
@@ -305,16 +305,14 @@ START_TEST(test_started_fact_survives_restart) {
   /* The restarted process sees the PodGroup with the fact and new, unscheduled pods. */
   t = make(50);
   own_pg(t, "r", "u1", "\"gangbridge.io/started-at\":\"2026-01-01T00:00:07Z\"", 2);
-  feed(t, GB_OBSERVE_POD, GB_INFORMER_ADD, "ns/r-0", pod_json(p0, sizeof(p0), "r-0", "r", 0),
-       NULL);
+  feed(t, GB_OBSERVE_POD, GB_INFORMER_ADD, "ns/r-0", pod_json(p0, sizeof(p0), "r-0", "r", 0), NULL);
   ck_assert(gb_timeouts_next(t) == 0);
   ck_assert_uint_eq(gb_timeouts_run_due(t, T0 + 100000), 0);
   done(t);
   /* Without the fact (what happened before the fix), the same gang is acted on. */
   t = make(50);
   own_pg(t, "r", "u1", "", 2);
-  feed(t, GB_OBSERVE_POD, GB_INFORMER_ADD, "ns/r-0", pod_json(p0, sizeof(p0), "r-0", "r", 0),
-       NULL);
+  feed(t, GB_OBSERVE_POD, GB_INFORMER_ADD, "ns/r-0", pod_json(p0, sizeof(p0), "r-0", "r", 0), NULL);
   ck_assert_uint_eq(gb_timeouts_run_due(t, T0 + 100000), 1);
   done(t);
   /* Volcano's Scheduled=True condition survives a pod replacement too. */
@@ -374,8 +372,7 @@ START_TEST(test_until_ready) {
   struct gb_timeouts *t = make_cfg(50, 1, "");
   char p0[1024], p1[1024];
   volcano_pg(t, "y", "u1", "30s", "q1", 1);
-  feed(t, GB_OBSERVE_POD, GB_INFORMER_ADD, "ns/y-0", pod_json(p0, sizeof(p0), "y-0", "y", 1),
-       NULL);
+  feed(t, GB_OBSERVE_POD, GB_INFORMER_ADD, "ns/y-0", pod_json(p0, sizeof(p0), "y-0", "y", 1), NULL);
   ck_assert(gb_timeouts_next(t) == T0 + 30); /* scheduled, not ready */
   snprintf(p1, sizeof(p1),
            "{\"metadata\":{\"name\":\"y-0\",\"namespace\":\"ns\",\"creationTimestamp\":"
@@ -389,8 +386,7 @@ START_TEST(test_until_ready) {
                        "queue=\"q1\",size=\"1\"} 20\n"));
   /* A gang that is scheduled but not ready in time is acted on, named by phase. */
   volcano_pg(t, "z", "u2", "30s", "q1", 1);
-  feed(t, GB_OBSERVE_POD, GB_INFORMER_ADD, "ns/z-0", pod_json(p0, sizeof(p0), "z-0", "z", 1),
-       NULL);
+  feed(t, GB_OBSERVE_POD, GB_INFORMER_ADD, "ns/z-0", pod_json(p0, sizeof(p0), "z-0", "z", 1), NULL);
   ck_assert_uint_eq(gb_timeouts_run_due(t, T0 + 30), 1);
   ck_assert(has_metric("gangbridge_gang_timeouts_total{backend=\"volcano\",queue=\"q1\","
                        "size=\"1\",phase=\"ready\"} 1\n"));
