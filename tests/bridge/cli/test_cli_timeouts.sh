@@ -347,7 +347,7 @@ fail_live() { echo "FAIL live: $*"; fail=$((fail+1)); }
 # shellcheck source=../common/apiserver.sh
 source "$GB_SRC/tests/common/apiserver.sh"
 fail() { fail_live "$@"; }
-apiserver_start --crd "$GB_SHARED/crds/volcano/scheduling.volcano.sh_podgroups.yaml" \
+apiserver_start --verbose --crd "$GB_SHARED/crds/volcano/scheduling.volcano.sh_podgroups.yaml" \
   --crd "$GB_SHARED/crds/coscheduling/scheduling.x-k8s.io_podgroups.yaml"
 trap 'apiserver_stop; rm -rf "$tmp"' EXIT
 # The server stamps creationTimestamp itself, so the pods' PodScheduled times are set after it,
@@ -381,6 +381,11 @@ for name, meta, pg, plus in pods:
         {"type": "PodScheduled", "status": "True",
          "lastTransitionTime": ts(pg["metadata"]["creationTimestamp"], plus)}]}
     call("PUT", "/api/v1/namespaces/default/pods/%s/status" % name, pod)
+# More pods than one page holds (500): the report must follow `continue`.
+for i in range(1100):
+    call("POST", "/api/v1/namespaces/default/pods",
+         {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "other-%d" % i},
+          "spec": {"containers": [{"name": "m", "image": "busybox"}]}})
 PY
 expect "live report" 0 "$bin" timeouts report --kubeconfig "$tmp/kubeconfig" -o json
 check "live: waits and timeouts from the cluster" /usr/bin/python3 -c '
@@ -392,6 +397,10 @@ v, c = rows["volcano", "q1", "2-7"], rows["coscheduling", "", "1"]
 assert (v["p50Seconds"], v["timeoutSeconds"], v["exceeded"], v["censored"]) == (90, 300, 0, 0), v
 assert (c["p50Seconds"], c["timeoutSeconds"], c["exceeded"]) == (120, 60, 1), c
 ' "$tmp/out"
+pages=$(grep -c 'GET /api/v1/pods?limit=500' "$tmp/server.log")
+conts=$(grep -c 'GET /api/v1/pods?limit=500&continue=' "$tmp/server.log")
+if [ "$pages" -ge 3 ] && [ "$conts" -ge 2 ]; then pass=$((pass+1)); else
+  echo "FAIL live: pods not listed page by page ($pages pages, $conts with continue)"; fail=$((fail+1)); fi
 expect "live and -f exclude each other" 2 "$bin" timeouts report --live -f "$tmp/small.yaml"
 apiserver_stop
 expect "live: server gone" 1 "$bin" timeouts report --kubeconfig "$tmp/kubeconfig"
