@@ -224,7 +224,9 @@ static const char *capture_end(struct jr *r, int i, size_t *len) {
 /* Parses one value at pos with json-c, across chunks.  *out is the
  * caller's.  Returns 0 or a GC_E* code (reported). */
 static int parse_value(struct jr *r, json_object **out) {
-  size_t start = r->pos, bytes = 0;
+  size_t bytes = 0;
+  uint32_t line, col; /* where the value starts, for a value over the bound */
+  pos_at(r, r->pos, &line, &col);
   json_tokener_reset(r->tok);
   *out = NULL;
   for (;;) {
@@ -232,21 +234,23 @@ static int parse_value(struct jr *r, json_object **out) {
     int n = avail > INT_MAX ? INT_MAX : (int)avail;
     json_object *o = json_tokener_parse_ex(r->tok, r->buf + r->pos, n);
     enum json_tokener_error e = json_tokener_get_error(r->tok);
-    if (e == json_tokener_success) {
+    if (e == json_tokener_success &&
+        bytes + json_tokener_get_parse_end(r->tok) <= r->s->lim.max_object_bytes) {
       r->pos += json_tokener_get_parse_end(r->tok);
       *out = o;
       return 0;
     }
-    if (e != json_tokener_continue)
+    if (e == json_tokener_success) {
+      json_object_put(o);
+      avail = r->s->lim.max_object_bytes + 1; /* reported below */
+    }
+    if (e != json_tokener_continue && e != json_tokener_success)
       return jr_err(r, e == json_tokener_error_depth ? GC_ELIMIT : GC_EINVAL,
                     r->pos + json_tokener_get_parse_end(r->tok), json_tokener_error_desc(e));
     bytes += avail;
-    if (bytes > r->s->lim.max_object_bytes) {
-      char msg[96];
-      snprintf(msg, sizeof(msg), "object larger than the limit of %zu bytes",
-               r->s->lim.max_object_bytes);
-      return jr_err(r, GC_ELIMIT, start, msg);
-    }
+    if (bytes > r->s->lim.max_object_bytes)
+      return src_err(r->s, GC_ELIMIT, line, col, "object larger than the limit of %zu bytes",
+                     r->s->lim.max_object_bytes);
     r->pos = r->len;
     int k = r->eof ? 0 : refill(r);
     if (k < 0)
