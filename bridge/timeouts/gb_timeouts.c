@@ -356,6 +356,13 @@ static void pg_facts(struct gang *g, json_object *pg) {
   g->facts.ready_at = nmax(f.ready_at, g->facts.ready_at);
   g->facts.timed_out_at = nmax(f.timed_out_at, g->facts.timed_out_at);
   g->facts.resumed_at = nmax(f.resumed_at, g->facts.resumed_at);
+  /* What another replica recorded meanwhile need not be written here. */
+  if (!isnan(g->facts.started_at))
+    g->pending &= ~W_STARTED;
+  if (!isnan(g->facts.ready_at))
+    g->pending &= ~W_READY;
+  if (!isnan(g->facts.resumed_at) && g->facts.resumed_at >= floor(g->write_resumed))
+    g->pending &= ~W_RESUMED;
 }
 
 static void pg_update(struct gb_timeouts *t, struct gang *g, json_object *pg, int volcano,

@@ -225,7 +225,10 @@ static enum gb_toa_outcome requeue(const struct gb_toa_env *env, const struct gb
   int krc = 0;
   const char *never = rc ? detail : why_untouchable(env, tj, &use, &krc);
   enum gb_toa_outcome out = GB_TOA_REPORTED;
-  if (krc) {
+  if (complete && never && !krc) {
+    out = GB_TOA_NOTHING; /* the claimer reported it; a restart does not say it again */
+    snprintf(detail, cap, "not requeued: %s", never);
+  } else if (krc) {
     snprintf(detail, cap, "cannot tell whether Kueue manages it");
     out = GB_TOA_RETRY;
   } else {
