@@ -159,9 +159,14 @@ static void allow_header(unsigned methods, char *buf, size_t size) {
   }
 }
 
-/* The largest over-limit body that is drained before the 413 is sent. */
+/* The largest over-limit body that is read and dropped before the 413 is
+ * sent: 1 GiB, or 4 x the cap when that is more.  Draining costs no memory
+ * and the request timeout bounds its time, so it is generous: a 25 MB
+ * body over a 4 MiB cap used to be refused at once, and its client saw a
+ * reset mid-upload instead of the 413. */
 static unsigned long long drain_limit(size_t max_body) {
-  return 4ULL * max_body + (1ULL << 20);
+  unsigned long long four = 4ULL * max_body + (1ULL << 20);
+  return four > (1ULL << 30) ? four : 1ULL << 30;
 }
 
 /* The client address of sa in (family, ip); 0 or -1 when not IP. */
@@ -508,13 +513,15 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
       unsigned long long want = strtoull(cl, &end, 10);
       if (errno == ERANGE || want > st->route->max_body) {
         /* Answering before the body is read makes the kernel reset the
-         * connection when unread data remains, and the client may lose the
-         * answer; a body of moderate size is therefore read and dropped
-         * first (within the request timeout), only a huge one is refused
-         * at once. */
+         * connection when unread data remains, and the client loses the
+         * answer: the body is read and dropped first (never held; the
+         * request timeout bounds how long), then 413 is sent.  A client
+         * that waits for "100 Continue" has sent nothing yet, and one that
+         * announces more than the drain limit asked for it: both are
+         * answered at once. */
         const char *expect = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
                                                          MHD_HTTP_HEADER_EXPECT);
-        int waits = expect && !strcasecmp(expect, "100-continue"); /* sent nothing yet */
+        int waits = expect && !strcasecmp(expect, "100-continue");
         if (waits || errno == ERANGE || want > drain_limit(st->route->max_body))
           return send_text(s, c, st, 413, status_text(413), NULL);
         st->pending = 413;

@@ -5,8 +5,9 @@
  * with the methods it accepts, a handler and a body cap.  The server answers
  * by itself: 404 for an unknown path, 405 with an Allow header for a known
  * path and another method, 413 for a body over the route's cap (after reading
- * and dropping the rest of the body, so that the client surely sees the
- * answer; at once when Content-Length announces more than 4 x cap + 1 MiB),
+ * and dropping the rest of the body within the request timeout, so that the
+ * client sees the answer instead of a reset; at once to a client waiting
+ * for "100 Continue", or announcing more than 1 GiB and 4 x the cap),
  * 500 when a handler fails, 503 for a body that would take the bodies held at
  * once over max_body_total (a memory bound whatever the number of clients;
  * the rest of the body is dropped first), and 400 for malformed HTTP

@@ -35,8 +35,10 @@ static const struct {
     [V_ALLOC] = {"volcano", GB_SCHED_VERB_ALLOCATE, B_SMALL},
     [V_DEALLOC] = {"volcano", GB_SCHED_VERB_DEALLOCATE, B_SMALL},
     [V_ENQ] = {"volcano", GB_SCHED_VERB_ENQUEUEABLE, B_LIST},
-    [K_FILTER] = {"kube", GB_SCHED_VERB_FILTER, B_SMALL},
-    [K_PRIO] = {"kube", GB_SCHED_VERB_PRIORITIZE, B_SMALL},
+    /* With nodeCacheCapable: false kube-scheduler sends every candidate
+     * Node object (5,000 full Nodes of ~5 KB are 25 MB): a list body. */
+    [K_FILTER] = {"kube", GB_SCHED_VERB_FILTER, B_LIST},
+    [K_PRIO] = {"kube", GB_SCHED_VERB_PRIORITIZE, B_LIST},
 };
 
 struct route_ctx {

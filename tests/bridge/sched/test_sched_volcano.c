@@ -357,7 +357,19 @@ START_TEST(enqueueable_verdicts) {
                 "volcano jobEnqueueable: body:1:24: job.MinAvailable: expected a number, found a "
                 "string");
   expect_prefix("/volcano/jobEnqueueable", "{\"job\":{\"MinAvailable\":2.5}}", 400,
-                "volcano jobEnqueueable: body:1:24: job.MinAvailable: expected an integer");
+                "volcano jobEnqueueable: body:1:24: job.MinAvailable: number 2.5 is not an integer "
+                "in [-2147483648, 2147483647]");
+  /* MinAvailable is an int32 in Go: 2^31 does not fit, and 1e300 is not
+   * cast to an integer before its range is known. */
+  expect_prefix("/volcano/jobEnqueueable", "{\"job\":{\"MinAvailable\":2147483648}}", 400,
+                "volcano jobEnqueueable: body:1:24: job.MinAvailable: number 2147483648 is not "
+                "an integer in [-2147483648, 2147483647]");
+  expect_prefix("/volcano/jobEnqueueable", "{\"job\":{\"Priority\":1e300}}", 400,
+                "volcano jobEnqueueable: body:1:20: job.Priority: number 1e300 is not an "
+                "integer");
+  /* Trailing data (a NUL byte too) is refused, as Go's decoder does. */
+  expect_prefix("/volcano/jobEnqueueable", "{\"job\":{}}x", 400,
+                "volcano jobEnqueueable: body:1:11: unexpected data after the JSON value");
   ck_assert(decisions("jobEnqueueable", "permit") == 1);
   ck_assert(decisions("jobEnqueueable", "reject") == 1);
   ck_assert(decisions("jobEnqueueable", "abstain") == 2);
