@@ -72,6 +72,7 @@ static const struct key_def KEYS[] = {
     {"sched.address", T_STR, OFF(sched_address), 0, 0, "", "sched-addr"},
     {"sched.tlsCert", T_STR, OFF(sched_tls_cert), 0, 0, "", NULL},
     {"sched.tlsKey", T_STR, OFF(sched_tls_key), 0, 0, "", NULL},
+    {"sched.clientCA", T_STR, OFF(sched_client_ca), 0, 0, "", NULL},
     {"sched.volcanoPrefix", T_STR, OFF(sched_volcano_prefix), 0, 0, "/volcano", NULL},
     {"sched.kubePrefix", T_STR, OFF(sched_kube_prefix), 0, 0, "/kube", NULL},
     {"sched.maxBodyBytes", T_INT, OFF(sched_max_body), 65536, 1073741824, "16777216", NULL},
@@ -117,6 +118,8 @@ static const struct key_def KEYS[] = {
      NULL},
     {"placement.profile", T_STR, OFF(placement_profile), 0, 0, "bestfit", NULL},
     {"placement.maxInflightPatches", T_INT, OFF(placement_max_inflight), 1, 1024, "32", NULL},
+    {"placement.debugAddress", T_STR, OFF(placement_debug_address), 0, 0, "127.0.0.1:8081",
+     NULL},
     /* policy: timeouts.default and topology.* */
     {"timeouts.default", T_STR, OFF(timeout_default), 0, 0, "", NULL},
     /* the timeout tracker's timeouts.* (next to timeouts.default: one YAML block) */
@@ -702,10 +705,15 @@ int gb_config_validate(struct gb_config *c, struct gc_diags *d) {
     gc_diags_addf(d, "grpc.clientCA needs grpc.tlsCert and grpc.tlsKey");
     rc = GC_EINVAL;
   }
-  if (check_addr("sched.address", c->sched_address, d))
+  if (check_addr("sched.address", c->sched_address, d) ||
+      check_addr("placement.debugAddress", c->placement_debug_address, d))
     rc = GC_EINVAL;
   if (!*c->sched_tls_cert != !*c->sched_tls_key) {
     gc_diags_addf(d, "sched.tlsCert and sched.tlsKey go together");
+    rc = GC_EINVAL;
+  }
+  if (*c->sched_client_ca && !*c->sched_tls_cert) {
+    gc_diags_addf(d, "sched.clientCA needs sched.tlsCert and sched.tlsKey");
     rc = GC_EINVAL;
   }
   if (c->sched_volcano_prefix[0] != '/' || c->sched_kube_prefix[0] != '/' ||

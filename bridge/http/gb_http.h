@@ -19,7 +19,9 @@
  * its previous request) to having the next request's headers, TLS handshake
  * included: a client trickling a byte at a time is cut off at that header
  * deadline although each byte resets the idle timeout.  TLS uses a PEM
- * certificate chain and key read from files at start and checked to match.  One internal polling
+ * certificate chain and key read from files at start and checked to match;
+ * with a client CA, only clients whose certificate it verifies are served
+ * (403 for every other, before any route runs).  One internal polling
  * thread, or a pool of them, runs the handlers, so handlers must be
  * thread-safe and must not block for long (the webhook's lookup reads a
  * cache).  gb_http_stop stops accepting, lets requests in flight finish for a
@@ -98,6 +100,10 @@ struct gb_http_config {
   unsigned port;               /* 0 = an ephemeral port (see gb_http_port) */
   const char *tls_cert_file;   /* PEM chain; with tls_key_file enables HTTPS */
   const char *tls_key_file;    /* PEM private key (read once at start; restart to rotate) */
+  /* PEM CA bundle (needs TLS): every request must come with a client
+   * certificate that chains to it and is valid for client authentication
+   * (GnuTLS verifies it); any other is answered 403 before its route runs. */
+  const char *tls_client_ca_file;
   size_t max_body;             /* default GB_HTTP_DEFAULT_MAX_BODY */
   unsigned idle_timeout_s;     /* connection idle timeout; default (and 0) 30 */
   unsigned request_timeout_s;  /* whole-body receive limit; default 30; 0 = none */
@@ -120,6 +126,7 @@ void gb_http_config_init(struct gb_http_config *cfg);
  * address, route or config; TLS files given but this libmicrohttpd has no
  * TLS; a TLS file that is not PEM, or a key that does not match the
  * certificate, named with both files, or an empty or binary TLS file),
+ * a client CA without TLS or that GnuTLS cannot read (GC_EINVAL),
  * a missing (GC_ENOTFOUND), unreadable (GC_EIO) or oversized (GC_ELIMIT)
  * TLS file, GC_EIO (cannot bind, with the system's reason and the address;
  * cannot start) or GC_ENOMEM; every failure adds one message to `d`. */

@@ -348,9 +348,17 @@ START_TEST(enqueueable_verdicts) {
   ck_assert_int_eq(fb.events, 2);
   ck_assert_str_eq(fb.last_key, "team-a/tj-big");
   ck_assert_str_eq(fb.last_reason, "16 pods of 8 nvidia.com/gpu fit nowhere: largest free block 4");
+  /* A reason that reaches team-a's PodGroup Event never names a gang of
+   * another namespace (its own namespace's and resource names stay). */
+  expect("/volcano/jobEnqueueable", job_body("tj-held", 1, 1), 200, "{\"status\":-1}");
+  ck_assert_int_eq(fb.events, 3);
+  ck_assert_str_eq(fb.last_reason,
+                   "held: fits, but a gang of another namespace (priority 5) has waited 400 s "
+                   "without fitting and goes first; team-a/tj-old waits too; needs 8 "
+                   "nvidia.com/gpu");
   /* Not gangbridge's PodGroup: Abstain, no event. */
   expect("/volcano/jobEnqueueable", job_body("tj-big", 0, 1), 200, "{\"status\":0}");
-  ck_assert_int_eq(fb.events, 2);
+  ck_assert_int_eq(fb.events, 3);
   expect("/volcano/jobEnqueueable", strdup("{\"job\":{\"PodGroup\":null,\"Tasks\":null}}"), 200,
          "{\"status\":0}");
   expect_prefix("/volcano/jobEnqueueable", "{\"job\":{\"MinAvailable\":\"2\"}}", 400,
@@ -371,7 +379,7 @@ START_TEST(enqueueable_verdicts) {
   expect_prefix("/volcano/jobEnqueueable", "{\"job\":{}}x", 400,
                 "volcano jobEnqueueable: body:1:11: unexpected data after the JSON value");
   ck_assert(decisions("jobEnqueueable", "permit") == 1);
-  ck_assert(decisions("jobEnqueueable", "reject") == 1);
+  ck_assert(decisions("jobEnqueueable", "reject") == 2);
   ck_assert(decisions("jobEnqueueable", "abstain") == 2);
 }
 END_TEST
