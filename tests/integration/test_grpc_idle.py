@@ -10,9 +10,11 @@ kill the port.  The server is started with a lowered RLIMIT_NOFILE:
   idle sockets leave the port answering (it died at about 120 before);
 - every idle socket is closed by the server after the handshake timeout
   (10 s; 120 s before);
-- soft = hard = 128: the port still dies at the limit (a gRPC bug we cannot
-  fix from outside); the count is printed, and the listener self-check
-  (tests/bridge/rpc/test_rpc_server.c) is what notices it;
+- soft = hard = 128: the port stops answering at the limit, but comes back
+  once the idle sockets are gone: gangbridge accepts plain-text connections
+  itself and backs off on EMFILE (gb_rpc_accept), where gRPC core 1.51's
+  own listener stopped for good (a TLS port still has the core's listener,
+  and the listener self-check is what notices it dying);
 - with --http-addr, `serve --offline` runs the self-check too: /livez lists
   "grpc-listener", which fails once the port stops accepting, instead of
   staying green for ever (issue 19, finding 6: offline registered no check).
@@ -131,10 +133,14 @@ def main():
         close_all(socks)
         time.sleep(0.5)
         after = fresh_check(stubs, srv.addr)
-        print("soft = hard = 128: port died after %s idle sockets; after closing them: %s" %
-              (died, after))
-        r.check("at the hard limit the port dies (gRPC 1.51; the self-check reports it)",
-                died is not None, died)
+        deadline = time.time() + 10
+        while after != "OK" and time.time() < deadline:
+            time.sleep(0.2)
+            after = fresh_check(stubs, srv.addr)
+        print("soft = hard = 128: port stopped answering after %s idle sockets; after closing "
+              "them: %s" % (died, after))
+        r.check("at the hard limit the port comes back once descriptors are free",
+                binary or after == "OK", (died, after))
         srv.stop()
 
         # Offline with probes: the grpc-listener check is registered (it was not: /livez stayed
