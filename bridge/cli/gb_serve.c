@@ -406,8 +406,9 @@ static int serve_start(struct serve_run *r, struct gc_diags *d) {
     return rc;
   /* /debug/placement lists every tenant's gangs (names, sizes, racks,
    * reasons): never on the probes' port, which Prometheus and the kubelet
-   * reach, but on an address of its own (loopback by default: kubectl
-   * port-forward reaches it, other pods do not). */
+   * reach, but on an address of its own (off by default; deploy/ puts it
+   * on loopback, which kubectl port-forward reaches and other pods do
+   * not). */
   if (r->placer && *cfg->placement_debug_address) {
     struct gb_http_route dbg = gb_placer_route(r->placer, "/debug/placement");
     struct http_role debug = {"debug", cfg->placement_debug_address, NULL, NULL, 0, 8, 4,

@@ -118,8 +118,7 @@ static const struct key_def KEYS[] = {
      NULL},
     {"placement.profile", T_STR, OFF(placement_profile), 0, 0, "bestfit", NULL},
     {"placement.maxInflightPatches", T_INT, OFF(placement_max_inflight), 1, 1024, "32", NULL},
-    {"placement.debugAddress", T_STR, OFF(placement_debug_address), 0, 0, "127.0.0.1:8081",
-     NULL},
+    {"placement.debugAddress", T_STR, OFF(placement_debug_address), 0, 0, "", NULL},
     /* policy: timeouts.default and topology.* */
     {"timeouts.default", T_STR, OFF(timeout_default), 0, 0, "", NULL},
     /* the timeout tracker's timeouts.* (next to timeouts.default: one YAML block) */
