@@ -186,6 +186,12 @@ struct gb_config {
 
   /* topology (policy) */
   const char *topology_levels_text; /* node label keys, top first, comma-separated */
+  /* kube.watchNamespaces: "" (every namespace, a ClusterRole) or the only
+   * namespaces whose TrainJobs, runtimes, JobSet pods and PodGroups are
+   * watched (a Role per namespace); parsed by gb_config_validate. */
+  const char *watch_namespaces_text;
+  const char **watch_namespaces;
+  size_t n_watch_namespaces;
   const char *topology_default;     /* "required:VALUE" / "preferred:VALUE", "": none */
   const char **topology_levels;     /* parsed by gb_config_validate (arena) */
   size_t n_topology_levels;

@@ -13,7 +13,10 @@ tenants (issue 19):
 3. the RBAC header and the rules disagree: every resource the rules let gangbridge write must
    be named in the header with its verb, no "cannot" sentence may deny a write the rules grant,
    and the pod and TrainJob patches must be narrowed by the ValidatingAdmissionPolicy bound
-   to the same service account;
+   to the same service account; the namespaced mode's RBAC (deploy/namespaced/rbac.yaml) must
+   grant exactly the same rights, split into cluster-wide reads (no write) and a ClusterRole
+   bound per watched namespace, covering the controller's namespaced and cluster-scoped
+   informers;
 4. docs/operating.md's security table names every port and every path served.
 """
 import glob
@@ -113,32 +116,94 @@ if "placement_debug_address" not in serve_c:
     err("bridge/cli/gb_serve.c: /debug/placement is not on placement.debugAddress")
 
 # ---- 3. RBAC header and rules agree ------------------------------------------------------
-rbac_text = read("deploy/rbac.yaml")
-header = " ".join(l.lstrip("# ").strip() for l in rbac_text.splitlines()
-                  if l.startswith("#")).lower()
-header = header.split("apiversion")[0]
 WRITES = {"create", "update", "patch", "delete"}
-granted = {}
-for cr in kind("ClusterRole") + kind("Role"):
-    for r in cr.get("rules", []):
-        for res in r.get("resources", []):
-            granted.setdefault(res, set()).update(set(r.get("verbs", [])) & WRITES)
-sentences = re.split(r"(?<=[.;:])\s+", header)
-for res, verbs in sorted(granted.items()):
-    if not verbs or "/" in res or res in ("podgroups", "events", "leases"):
-        continue
-    # Every write on a tenant's object must be named, verb and resource.
-    for v in verbs:
-        if not re.search(r"\b%s\w*\b[^.]*\b%s\b" % (v, res), header):
-            err("rbac.yaml header does not say that gangbridge may %s %s" % (v, res))
-    for s in sentences:
-        if ("cannot" in s or "nothing here lets" in s) and re.search(r"\b%s\b" % res, s):
-            denied = set(re.findall(r"\b(write|create|update|patch|delete)\b", s))
-            if "write" in denied:
-                denied |= WRITES
-            if denied & verbs:
-                err("rbac.yaml header denies %s on %s, which the rules grant: %r" %
-                    (sorted(denied & verbs), res, s))
+
+
+def rules_of(roles):
+    out = {}
+    for cr in roles:
+        for r in cr.get("rules", []):
+            for g in r.get("apiGroups", []):
+                for res in r.get("resources", []):
+                    out.setdefault((g, res), set()).update(r.get("verbs", []))
+    return out
+
+
+def check_header(rel, roles):
+    """The file's leading comment names every write the roles grant on a tenant's objects, and
+    no "cannot" sentence denies one."""
+    text = read(rel)
+    header = " ".join(l.lstrip("# ").strip() for l in text.splitlines()
+                      if l.startswith("#")).lower()
+    header = header.split("apiversion")[0]
+    granted = {}
+    for (g, res), verbs in rules_of(roles).items():
+        granted.setdefault(res, set()).update(verbs & WRITES)
+    sentences = re.split(r"(?<=[.;:])\s+", header)
+    for res, verbs in sorted(granted.items()):
+        if not verbs or "/" in res or res in ("podgroups", "events", "leases"):
+            continue
+        for v in verbs:
+            if not re.search(r"\b%s\w*\b[^.]*\b%s\b" % (v, res), header):
+                err("%s header does not say that gangbridge may %s %s" % (rel, v, res))
+        for s in sentences:
+            if ("cannot" in s or "nothing here lets" in s) and re.search(r"\b%s\b" % res, s):
+                denied = set(re.findall(r"\b(write|create|update|patch|delete)\b", s))
+                if "write" in denied:
+                    denied |= WRITES
+                if denied & verbs:
+                    err("%s header denies %s on %s, which the rules grant: %r" %
+                        (rel, sorted(denied & verbs), res, s))
+    return granted
+
+
+granted = check_header("deploy/rbac.yaml", kind("ClusterRole") + kind("Role"))
+
+# The namespaced mode (kube.watchNamespaces): the same rights, split into cluster-wide reads and
+# a ClusterRole bound per watched namespace; no write outside those namespaces.
+ns_docs = [d for d in yaml.safe_load_all(open(os.path.join(DEPLOY, "namespaced", "rbac.yaml")))
+           if d]
+ns_roles = {d["metadata"]["name"]: d for d in ns_docs if d["kind"] == "ClusterRole"}
+reads, per_ns = ns_roles.get("gangbridge-cluster-reads"), ns_roles.get("gangbridge-namespace")
+if not reads or not per_ns:
+    err("deploy/namespaced/rbac.yaml needs ClusterRoles gangbridge-cluster-reads and "
+        "gangbridge-namespace")
+else:
+    base = rules_of([d for d in kind("ClusterRole") if d["metadata"]["name"] == "gangbridge"])
+    split = rules_of([reads, per_ns])
+    if base != split:
+        for k in sorted(set(base) | set(split)):
+            if base.get(k) != split.get(k):
+                err("namespaced RBAC grants %s on %s/%s, deploy/rbac.yaml %s" %
+                    (sorted(split.get(k, [])), k[0] or "core", k[1], sorted(base.get(k, []))))
+    for k, verbs in rules_of([reads]).items():
+        if verbs & WRITES:
+            err("gangbridge-cluster-reads grants %s on %s cluster-wide" % (sorted(verbs & WRITES), k))
+    # The controller's namespaced informers are what the per-namespace role must cover, and
+    # its cluster-scoped ones what the cluster reads cover.
+    ctrl = read("bridge/controller/gb_controller.c")
+    for grp, res, nsd in re.findall(
+            r'\{(GC_TRAINER_GROUP|"[^"]*"),\s*"v[0-9a-z]+",\s*"([a-z]+)",[^{}]*?,\s*([01])\}', ctrl):
+        g = "trainer.kubeflow.org" if grp == "GC_TRAINER_GROUP" else grp.strip('"')
+        role = per_ns if nsd == "1" else reads
+        if not {"get", "list", "watch"} <= rules_of([role]).get((g, res), set()):
+            err("%s/%s is watched %s but %s does not let gangbridge read it" %
+                (g or "core", res, "per namespace" if nsd == "1" else "cluster-wide",
+                 role["metadata"]["name"]))
+    bindings = [d for d in ns_docs if d["kind"] == "RoleBinding"]
+    if not bindings:
+        err("deploy/namespaced/rbac.yaml binds gangbridge-namespace in no namespace")
+    seen_ns = set()
+    for b in bindings:
+        if b.get("roleRef", {}).get("name") != "gangbridge-namespace" or \
+                b.get("subjects") != [{"kind": "ServiceAccount", "name": "gangbridge",
+                                       "namespace": "gangbridge-system"}]:
+            err("RoleBinding %s/%s must bind gangbridge-namespace to the service account" %
+                (b["metadata"].get("namespace"), b["metadata"]["name"]))
+        seen_ns.add(b["metadata"].get("namespace"))
+    if len(seen_ns) != len(bindings):
+        err("deploy/namespaced/rbac.yaml binds a namespace twice")
+    check_header("deploy/namespaced/rbac.yaml", [reads, per_ns])
 # The pod and TrainJob patches are narrowed by the admission policy, bound to that account.
 sa = "system:serviceaccount:gangbridge-system:gangbridge"
 vaps = kind("ValidatingAdmissionPolicy")
