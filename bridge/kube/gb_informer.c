@@ -770,6 +770,7 @@ int gb_informer_new(struct gb_kube_client *client, const struct gb_informer_opts
   inf->o.version = inf->version;
   inf->o.resource = inf->resource;
   inf->o.namespace = inf->ns;
+  inf->o.namespaces = NULL; /* copied into the reflectors */
   inf->o.label_selector = inf->label;
   inf->o.field_selector = inf->field;
   if (inf->o.page_limit <= 0)
