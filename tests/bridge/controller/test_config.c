@@ -371,6 +371,22 @@ START_TEST(test_policy_keys) {
                  "timeouts.max: invalid duration \"31d\": unknown unit \"d\"");
   expect_invalid("timeouts:\n  until: running\n",
                  "timeouts.until: must be scheduled or ready, not \"running\"");
+  /* kube.watchNamespaces: namespace names (DNS-1123 labels), each once. */
+  expect_invalid("kube:\n  watchNamespaces: [team-a, Team_B]\n",
+                 "kube.watchNamespaces[1]: \"Team_B\" is not a namespace name");
+  expect_invalid("kube:\n  watchNamespaces: [team-a, team-a]\n",
+                 "kube.watchNamespaces[1]: \"team-a\" is listed twice");
+  struct gb_config wc;
+  struct gc_diags wd;
+  gc_diags_init(&wd);
+  ck_assert_int_eq(gb_config_init(&wc), 0);
+  const char *ok = "kube:\n  watchNamespaces: [team-a, team-b]\n";
+  ck_assert_int_eq(gb_config_load_buffer(&wc, "cfg.yaml", ok, strlen(ok), &wd), 0);
+  ck_assert_int_eq(gb_config_validate(&wc, &wd), 0);
+  ck_assert_uint_eq(wc.n_watch_namespaces, 2);
+  ck_assert_str_eq(wc.watch_namespaces[1], "team-b");
+  gc_diags_destroy(&wd);
+  gb_config_destroy(&wc);
 }
 END_TEST
 
