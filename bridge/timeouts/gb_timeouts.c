@@ -564,7 +564,8 @@ static void tj_update(struct gb_timeouts *t, struct gang *g, json_object *tj,
   if (known && !initial && g->tj_suspended && !st->suspended &&
       (isnan(g->facts.resumed_at) || g->facts.resumed_at < floor(g->suspended_seen))) {
     g->resumed_seen = now;
-    if (g->pg_ours && g->has_pg) {
+    /* Recorded only where a deadline depends on it. */
+    if (g->pg_ours && g->has_pg && !isnan(g->timeout_s) && !gb_timeouts_done(t, g)) {
       g->write_resumed = now;
       g->pending |= W_RESUMED;
     }
