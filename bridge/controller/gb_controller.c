@@ -873,6 +873,30 @@ out:
   return rc;
 }
 
+int gb_controller_podgroup_annotation(struct gb_controller *c, enum gc_backend b, const char *ns,
+                                      const char *name, const char *key, char **out) {
+  *out = NULL;
+  if (b != GC_BACKEND_VOLCANO && b != GC_BACKEND_COSCHEDULING)
+    return GC_ENOTFOUND;
+  pthread_mutex_lock(&c->mu);
+  struct gb_informer *inf = c->served[b] == 1
+                                ? c->inf[b == GC_BACKEND_VOLCANO ? INF_PG_VOLCANO : INF_PG_COSCHED]
+                                : NULL;
+  pthread_mutex_unlock(&c->mu);
+  json_object *pg = NULL;
+  if (!inf || gb_informer_get_json(inf, ns, name, &pg) != 0 || !pg)
+    return GC_ENOTFOUND;
+  json_object *md = NULL, *ann = NULL, *v = NULL;
+  int rc = 0;
+  if (json_object_object_get_ex(pg, "metadata", &md) &&
+      json_object_object_get_ex(md, "annotations", &ann) &&
+      json_object_object_get_ex(ann, key, &v) && json_object_is_type(v, json_type_string) &&
+      !(*out = strdup(json_object_get_string(v))))
+    rc = GC_ENOMEM;
+  json_object_put(pg);
+  return rc;
+}
+
 int gb_controller_ready_check(void *ctx, char *reason, size_t size) {
   struct gb_controller *c = ctx;
   if (gb_controller_synced(c))

@@ -109,6 +109,15 @@ int gb_controller_webhook_lookup(void *ctx, const char *ns, const char *jobset_n
 int gb_controller_gang(struct gb_controller *c, const char *ns, const char *jobset_name,
                        struct gc_gang **out, char *reason, size_t reason_size);
 
+/* The value of annotation `key` on gangbridge's PodGroup ns/name of
+ * backend b as the PodGroup informer caches it (the cache keeps PodGroups
+ * whole, annotations included): *out is a malloc'd copy the caller frees,
+ * or NULL when the PodGroup has no such annotation.  Returns 0,
+ * GC_ENOTFOUND (no such PodGroup cached, or its API is not watched) or
+ * GC_ENOMEM.  Any thread. */
+int gb_controller_podgroup_annotation(struct gb_controller *c, enum gc_backend b, const char *ns,
+                                      const char *name, const char *key, char **out);
+
 /* gb_health_check_fn: ready once synced (ctx = controller). */
 int gb_controller_ready_check(void *ctx, char *reason, size_t size);
 

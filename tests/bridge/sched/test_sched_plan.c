@@ -272,7 +272,7 @@ START_TEST(enqueue_abstains_without_policy_or_snapshot) {
   struct gb_model *fresh = NULL;
   struct gb_model_opts mo = {.plan = P};
   ck_assert_int_eq(gb_model_new(&mo, &fresh, NULL), 0);
-  struct gb_sched_plan sp = {fresh, P};
+  struct gb_sched_plan sp = {fresh, P, NULL, NULL};
   struct gb_sched_backend be;
   gb_sched_plan_backend(&sp, &be);
   struct gb_sched *s2 = NULL;
