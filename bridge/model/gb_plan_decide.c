@@ -438,7 +438,9 @@ static int decide_one(struct gb_plan *p, struct tp_snapshot *s, uint64_t gen,
   }
   if (e && e->v.outcome == GB_PLAN_RELEASED)
     return check_pinned(p, s, gen, g, now_ms, gd, e, out);
-  if (e && (pinned || e->v.generation == gen)) {
+  /* A decision of this generation is kept, except HELD: the guard that
+   * holds it ends with time, not with a change of the cluster. */
+  if (e && (pinned || (e->v.generation == gen && e->v.outcome != GB_PLAN_HELD))) {
     *out = e->v; /* PLACED: another caller is recording it */
     return e->v.outcome == GB_PLAN_NOFIT ? note_nofit(p, s, g, now_ms, gd) : GC_OK;
   }
