@@ -223,8 +223,12 @@ static int build_gang(struct gb_placer_pass *ps, struct gb_placer_item *it) {
 
 /* What the pass does with an examined gang. */
 static int plan_item(struct gb_placer_pass *ps, struct gb_placer_item *it) {
-  if (!it->gg)
+  if (!it->gg) {
+    /* Not managed now (its TrainJob deleted or finished): whatever the plan
+     * held for it goes. */
+    it->forget = 1;
     return 0;
+  }
   if (it->gg->suspended || (it->n == 0 && it->had_pods)) {
     /* Suspended, or over: nothing is reserved for it, nothing released,
      * and its decision goes (a resumed gang is decided afresh). */
@@ -548,7 +552,10 @@ static int wanted(const struct gb_placer *p, const struct gang *g) {
   int waiting = g->state == GB_GANG_READY || g->state == GB_GANG_PARTLY;
   if (p->capacity && waiting)
     return 1;
-  return p->tick && (waiting || (g->state == GB_GANG_RELEASED && g->watching && !g->raced));
+  /* A suspended gang is looked at again on the tick: nothing kicks the
+   * placer when its TrainJob is resumed. */
+  return p->tick && (waiting || g->state == GB_GANG_SUSPENDED ||
+                     (g->state == GB_GANG_RELEASED && g->watching && !g->raced));
 }
 
 /* Takes the gangs to look at (mu held), clearing their dirty flags. */
