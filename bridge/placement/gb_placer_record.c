@@ -288,6 +288,25 @@ static void table_record(struct gb_placer *p, const char *key, struct gb_decisio
   gb_decision_free(d);
 }
 
+/* The Event of a pinned decision decided again by the scheduler endpoint. */
+static void redecided_event(struct gb_placer *p, const struct gc_gang *gg, const char *ns,
+                            const char *name, const struct gb_decision *d) {
+  if (!p->o.events)
+    return;
+  char line[600];
+  snprintf(line, sizeof(line),
+           "the domain pinned for the gang no longer fits and no pod used it: decided again, "
+           "now %.300s",
+           d->rec.whole_cluster ? "the whole cluster" : d->rec.domain);
+  struct gb_event_ref tj = {"trainer.kubeflow.org/v1alpha1", "TrainJob", ns, name, gg->uid};
+  struct gb_event_ref pg = {gg->backend == GC_BACKEND_COSCHEDULING ? "scheduling.x-k8s.io/v1alpha1"
+                                                                   : "scheduling.volcano.sh/v1beta1",
+                            "PodGroup", ns, name, NULL};
+  struct gb_kube_error e;
+  gb_events_record(p->o.events, &tj, GB_EVENT_WARNING, "PlacementRedecided", line, 1, &e);
+  gb_events_record(p->o.events, &pg, GB_EVENT_WARNING, "PlacementRedecided", line, 1, &e);
+}
+
 int gb_placer_record_decision(void *ctx, const char *ns, const char *name, const char *key,
                               uint64_t prev_id, char *reason, size_t reason_size) {
   struct gb_placer *p = ctx;
@@ -316,6 +335,8 @@ int gb_placer_record_decision(void *ctx, const char *ns, const char *name, const
     table_record(p, key, found, 1);
     rc = GC_EIO;
   } else if (!rc) {
+    if (prev_id)
+      redecided_event(p, gg, ns, name, c.want);
     table_record(p, key, c.want, 0);
     c.want = NULL;
   }
