@@ -251,6 +251,12 @@ static int controller_gang(void *ctx, const char *ns, const char *name, struct g
   return gb_controller_gang(ctx, ns, name, out, reason, reason_size);
 }
 
+static int controller_record_gangs(void *ctx, const char *key,
+                                   int (*fn)(void *arg, const char *ns, const char *name),
+                                   void *arg) {
+  return gb_controller_foreach_podgroup_annotation(ctx, key, fn, arg);
+}
+
 /* The placer reads decision records from the controller's PodGroup cache. */
 static int controller_record(void *ctx, enum gc_backend b, const char *ns, const char *name,
                              const char *key, char **text) {
@@ -330,6 +336,7 @@ static int placement_create(struct serve_run *r, struct gc_diags *d) {
   pl.gang = controller_gang;
   pl.gang_ctx = r->ctrl;
   pl.record_lookup = controller_record;
+  pl.record_gangs = controller_record_gangs;
   pl.record_ctx = r->ctrl;
   if (r->leader) {
     pl.is_leader = gb_leader_is_leader_fn;

@@ -223,6 +223,7 @@ void gb_placer_on_capacity(void *arg) {
 void gb_placer_resync(struct gb_placer *p) {
   size_t bucket = 0;
   pthread_mutex_lock(&p->mu);
+  p->records_scanned = 0;
   for (struct gb_hnode *n = gb_htab_next(&p->gangs, &bucket, NULL); n;
        n = gb_htab_next(&p->gangs, &bucket, n))
     ((struct gang *)n)->dirty = 1;

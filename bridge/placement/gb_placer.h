@@ -69,6 +69,13 @@ struct gb_placer_opts {
    * *text malloc'd or NULL; GC_ENOTFOUND when not cached).  NULL: GET. */
   int (*record_lookup)(void *ctx, enum gc_backend b, const char *ns, const char *name,
                        const char *key, char **text);
+  /* Optional: calls fn for every gang ns/name whose PodGroup carries a
+   * decision record (gb_controller_foreach_podgroup_annotation's shape;
+   * GC_EIO while not known yet): on start and takeover the placer takes
+   * back the decisions of gangs that have no pods yet (pinned by
+   * jobEnqueueable) too. */
+  int (*record_gangs)(void *ctx, const char *key,
+                      int (*fn)(void *arg, const char *ns, const char *name), void *arg);
   void *record_ctx;
 };
 
@@ -89,7 +96,8 @@ void gb_placer_free(struct gb_placer *p);
 void gb_placer_on_gang(void *arg, const char *ns, const char *jobset);
 /* gb_model_capacity_fn (arg = placer): re-decide every waiting gang. */
 void gb_placer_on_capacity(void *arg);
-/* Re-examines every gang seen (call on becoming leader). */
+/* Re-examines every gang seen, and every gang with a decision record
+ * (call on becoming leader). */
 void gb_placer_resync(struct gb_placer *p);
 /* Runs one pass now on the calling thread (tests, benchmarks; the thread
  * must not be started).  Returns 0 or a GC_E* code. */

@@ -49,6 +49,7 @@ struct gb_placer {
   pthread_cond_t cond;
   struct gb_htab gangs; /* of struct gang */
   int kick, capacity, tick, stopping, started;
+  int records_scanned; /* the gangs with a record were found since the start or takeover */
   unsigned long long passes, dropped;
   int64_t last_decide_ns, last_release_ns; /* the last pass that decided: its two phases */
   size_t last_decided, last_released_pods;

@@ -558,6 +558,32 @@ static int wanted(const struct gb_placer *p, const struct gang *g) {
                      (g->state == GB_GANG_RELEASED && g->watching && !g->raced));
 }
 
+static int mark_recorded(void *arg, const char *ns, const char *name) {
+  struct gb_placer *p = arg;
+  char key[GB_PLAN_KEY_MAX + 1];
+  if (snprintf(key, sizeof(key), "%s/%s", ns, name) >= (int)sizeof(key))
+    return 0;
+  pthread_mutex_lock(&p->mu);
+  struct gang *g = gb_placer_find(p, key, 1);
+  if (g)
+    g->dirty = 1;
+  pthread_mutex_unlock(&p->mu);
+  return 0;
+}
+
+/* On start and takeover: every gang with a decision record is looked at
+ * (those without pods are known to nobody else), once the caches know. */
+static void scan_records(struct gb_placer *p) {
+  pthread_mutex_lock(&p->mu);
+  int due = !p->records_scanned && p->o.record_gangs;
+  pthread_mutex_unlock(&p->mu);
+  if (!due || p->o.record_gangs(p->o.record_ctx, GB_DECISION_ANNOTATION, mark_recorded, p))
+    return;
+  pthread_mutex_lock(&p->mu);
+  p->records_scanned = 1;
+  pthread_mutex_unlock(&p->mu);
+}
+
 /* Takes the gangs to look at (mu held), clearing their dirty flags. */
 static int take_work(struct gb_placer_pass *ps) {
   struct gb_placer *p = ps->p;
@@ -668,6 +694,8 @@ int gb_placer_run_once(struct gb_placer *p) {
   /* Only the leader decides, records and releases: a standby would reserve
    * capacity it never releases into.  It still examines, for the status. */
   ps.leader = !p->o.is_leader || p->o.is_leader(p->o.leader_ctx);
+  if (ps.leader)
+    scan_records(p);
   pthread_mutex_lock(&p->mu);
   rc = take_work(&ps);
   pthread_mutex_unlock(&p->mu);

@@ -270,6 +270,15 @@ def test_pinned_redecided():
         if not rec2 or rec2["domain"] != other or rec2["id"] == rec["id"]:
             fail("not decided again into %s: %r" % (other, rec2))
         env.wait(lambda: env.events(ns, "job", "PlacementRedecided"), "PlacementRedecided Event")
+        # A restart before any pod exists: the pinned decision is taken back from its record.
+        env.stop_serve()
+        env.start_serve(extra=["--sched-addr", "127.0.0.1:0"])
+        port = sched_port(env)
+        wait_status(env, ns + "/job", lambda g: g.get("reservedPods") == 5,
+                    "the pinned decision reserved again after the restart")
+        ans = post(port, "/kube/filter", filt)[1]
+        if sorted(ans["NodeNames"]) != ["%s-%d" % (other, i) for i in range(5)]:
+            fail("after the restart the filter offers %r" % ans["NodeNames"])
     finally:
         env.stop()
 

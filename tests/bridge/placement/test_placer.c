@@ -247,6 +247,10 @@ static int64_t release_timeout_ms; /* 0: the default */
 
 /* A new process: plan, model (nodes n1, n2 in b1/r1, n3 in b2/r2, plus
  * extra ones) and placer.  Decisions are read back from the stand-in. */
+static int record_gangs_fn(void *ctx, const char *key,
+                           int (*fn)(void *arg, const char *ns, const char *name), void *arg);
+static int scan_records; /* fx_process: the placer finds gangs by their records */
+
 static void fx_process(struct fx *f, int extra_nodes) {
   memset(f, 0, sizeof(*f));
   struct gc_diags d;
@@ -263,7 +267,8 @@ static void fx_process(struct fx *f, int extra_nodes) {
                               .is_leader = is_leader,
                               .label_levels = 1,
                               .release_timeout_ms = release_timeout_ms,
-                              .reg = f->reg};
+                              .reg = f->reg,
+                              .record_gangs = scan_records ? record_gangs_fn : NULL};
   ck_assert_int_eq(gb_placer_new(&po, &f->placer, &d), 0);
   gc_diags_destroy(&d);
   node(f->model, "n1", "b1", "r1");
@@ -721,6 +726,78 @@ START_TEST(test_shared_domain_restricted_to_planned_nodes) {
 }
 END_TEST
 
+/* The controller's cache for record_gangs: the PodGroups of cur_ns that
+ * carry a record (read from the stand-in). */
+static int record_gangs_fn(void *ctx, const char *key,
+                           int (*fn)(void *arg, const char *ns, const char *name), void *arg) {
+  (void)ctx, (void)key;
+  static const char *jobs[] = {"job", "job2", "blk"};
+  for (int i = 0; i < 3; i++) {
+    struct gb_decision *d = recorded(jobs[i]);
+    if (d)
+      fn(arg, cur_ns, jobs[i]);
+    gb_decision_free(d);
+  }
+  return 0;
+}
+
+/* jobEnqueueable pinned job before any pod existed and recorded it (the
+ * scheduler endpoint's recorder); a new process takes the decision back
+ * from the record alone: the capacity stays reserved, the domain pinned. */
+static int pin_and_record(void *arg, struct tp_snapshot *s, uint64_t gen) {
+  struct fx *f = arg;
+  const char *res[] = {"cpu"};
+  int64_t val[] = {8000};
+  struct tp_podset ps = {"node", 2, 1, res, val};
+  struct tp_gang g = {key("job"), &ps, 1, 0, {TP_MODE_HARD, 1, 1, NULL}};
+  struct gb_plan_gang pg = {key("job"), &g, 0, 0, NULL};
+  struct gb_plan_view v;
+  struct gc_diags d;
+  gc_diags_init(&d);
+  ck_assert_int_eq(gb_plan_decide(f->plan, s, gen, &pg, 1, 0, &v, &d), 0);
+  gc_diags_destroy(&d);
+  ck_assert(v.fresh);
+  return 0;
+}
+
+START_TEST(test_pinned_without_pods_survives_restart) {
+  struct fx f;
+  cur_ns = "ns9";
+  faults(NULL);
+  suspended = 0;
+  fx_init(&f);
+  ck_assert_int_eq(gb_model_with_snapshot(f.model, pin_and_record, &f), 0);
+  char why[512] = "";
+  ck_assert_msg(
+      gb_placer_record_decision(f.placer, cur_ns, "job", key("job"), 0, why, sizeof(why)) == 0,
+      "%s", why);
+  ck_assert_int_eq(gb_plan_mark_released(f.plan, key("job"), 0), 0);
+  struct gb_decision *d = recorded("job");
+  ck_assert_ptr_nonnull(d);
+  ck_assert_str_eq(d->rec.domain, "b1/r1");
+  gb_decision_free(d);
+  fx_free(&f);
+  scan_records = 1;
+  fx_process(&f, 0);
+  ck_assert_int_eq(gb_placer_run_once(f.placer), 0);
+  scan_records = 0;
+  struct gb_plan_view v;
+  ck_assert_int_eq(gb_plan_get(f.plan, key("job"), &v), 0);
+  ck_assert_int_eq(v.outcome, GB_PLAN_RELEASED);
+  ck_assert_int_eq(v.pods_reserved, 2);
+  ck_assert_int_eq(gb_plan_node_allowed(f.plan, key("job"), "n3", NULL, 0), 0);
+  /* The pods arrive, gated: released into the recorded rack. */
+  char aff[2048];
+  gated_pod(f.model, cur_ns, "job", "job-node-0-0");
+  gated_pod(f.model, cur_ns, "job", "job-node-0-1");
+  gb_placer_on_gang(f.placer, cur_ns, "job");
+  ck_assert_int_eq(gb_placer_run_once(f.placer), 0);
+  ck_assert(!pod_gated("job-node-0-1", aff, sizeof(aff)));
+  ck_assert_msg(strstr(aff, "\"values\":[\"r1\"]"), "affinity: %s", aff);
+  fx_free(&f);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("placer");
   TCase *tc = tcase_create("core");
@@ -733,6 +810,7 @@ int main(void) {
   tcase_add_test(tc, test_failed_patch_and_restart);
   tcase_add_test(tc, test_suspended);
   tcase_add_test(tc, test_shared_domain_restricted_to_planned_nodes);
+  tcase_add_test(tc, test_pinned_without_pods_survives_restart);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   /* One stand-in for both tests (each in its own namespace), stopped here
