@@ -114,7 +114,8 @@ int gb_placer_webhook_lookup(void *ctx, const char *ns, const char *jobset, cons
  * (TrainJob and PodGroup ns/name) on the gang's PodGroup, replacing the
  * record of decision prev_id (0: none), before jobEnqueueable permits the
  * gang.  Returns 0 (recorded), or a GC_E* code with a sentence in reason:
- * not recorded (the gang is not managed or is suspended, its PodGroup is
+ * not recorded (this replica is not the leader, the gang is not managed or
+ * is suspended, its PodGroup is
  * missing or not gangbridge's, the API failed, or another decision is
  * recorded already, which the placer then takes back). */
 int gb_placer_record_decision(void *ctx, const char *ns, const char *name, const char *key,

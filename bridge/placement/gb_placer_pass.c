@@ -191,12 +191,13 @@ static int find_decision(struct gb_placer_pass *ps, struct gb_placer_item *it) {
   }
   if (!it->used || !p->o.client)
     return 0;
+  /* One released pod not bound yet tells (all got the same restriction);
+   * one read per pass, whatever the gang's size. */
   for (size_t i = 0; i < it->n; i++) {
     const struct gb_placer_pod *pod = &it->pods[i];
-    if (pod->counted && !pod->gated && !pod->node[0] &&
-        read_restriction(p, it->ns, pod->name, &it->legacy_restr) == 0) {
-      it->legacy = 1;
-      return 0;
+    if (pod->counted && !pod->gated && !pod->node[0]) {
+      it->legacy = read_restriction(p, it->ns, pod->name, &it->legacy_restr) == 0;
+      break;
     }
   }
   return 0;

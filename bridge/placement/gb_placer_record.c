@@ -310,6 +310,10 @@ static void redecided_event(struct gb_placer *p, const struct gc_gang *gg, const
 int gb_placer_record_decision(void *ctx, const char *ns, const char *name, const char *key,
                               uint64_t prev_id, char *reason, size_t reason_size) {
   struct gb_placer *p = ctx;
+  if (p->o.is_leader && !p->o.is_leader(p->o.leader_ctx)) {
+    snprintf(reason, reason_size, "this replica is not the leader: it records no decision");
+    return GC_EIO;
+  }
   struct gc_gang *gg = NULL;
   int rc = p->o.gang(p->o.gang_ctx, ns, name, &gg, reason, reason_size);
   if (!rc && !gg) {
