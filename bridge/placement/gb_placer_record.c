@@ -48,8 +48,9 @@ static int ours(json_object *pg, const char *uid) {
 }
 
 static int pg_path(const struct gb_placer_pg *pg, char *buf, size_t cap) {
-  return gb_kube_path(buf, cap, gb_backend_group(pg->backend), gb_backend_version(pg->backend),
-                      "podgroups", pg->ns, pg->name);
+  enum gc_backend b = pg->backend;
+  return gb_kube_path(buf, cap, gb_backend_group(b), gb_backend_version(b), "podgroups", pg->ns,
+                      pg->name);
 }
 
 /* Decodes a record text; a bad one is logged and read as none. */
