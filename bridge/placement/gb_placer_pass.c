@@ -413,15 +413,18 @@ static int keep_pinned(struct gb_placer_pass *ps, struct tp_snapshot *s,
     it->per_pod = it->rec->per_pod;
     if (it->per_pod)
       rc = map_per_pod(ps, it);
-  } else if (it->rec) {
-    /* Replanned inside the same domain: same restriction, new assignment. */
+  } else if (it->rec && (it->view.replanned || it->view.used)) {
+    /* Replanned inside the same domain (now, or in a pass whose record
+     * could not be written): the restriction its released pods carry, the
+     * new assignment. */
     it->restr = it->rec->restr;
     it->per_pod = it->rec->per_pod;
     rc = it->per_pod ? map_per_pod(ps, it) : 0;
     if (!rc)
       rc = build_want(ps, it);
   } else {
-    /* Pinned without a record (the scheduler endpoint without a recorder). */
+    /* Pinned without a record of this decision (the scheduler endpoint
+     * without a recorder, or a record of another decision in between). */
     rc = restrict_new(ps, s, it);
     if (!rc)
       rc = build_want(ps, it);
