@@ -135,11 +135,11 @@ def wait_released(env, ns, jobset, n, want):
              % (ns, jobset, want[0], want[1],
                 [(p["metadata"]["name"], p["spec"].get("schedulingGates"), requirements(p))
                  for p in pods_of(env, ns, jobset, n) if p],
-                env.http_get("/debug/placement")[1], env.serve_log()[-3000:]))
+                env.http_get("/debug/placement", env.debug_port)[1], env.serve_log()[-3000:]))
 
 
 def status_of(env, key):
-    code, body = env.http_get("/debug/placement")
+    code, body = env.http_get("/debug/placement", env.debug_port)
     if code != 200:
         return None
     return next((g for g in json.loads(body)["gangs"] if g["gang"] == key), None)
@@ -149,7 +149,7 @@ def model_has(env, hypernodes, nodes):
     """Waits until serve's live model holds that many HyperNodes and nodes (a real cluster
     describes its network long before a gang arrives)."""
     def ok():
-        code, body = env.http_get("/debug/placement")
+        code, body = env.http_get("/debug/placement", env.debug_port)
         m = json.loads(body)["model"] if code == 200 else {}
         return m.get("hypernodes") == hypernodes and m.get("nodes") == nodes
     env.wait(ok, "the model to hold %d HyperNodes and %d nodes" % (hypernodes, nodes))

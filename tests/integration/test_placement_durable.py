@@ -242,7 +242,7 @@ def test_pinned_redecided():
         env.create(namespace(ns))
         env.create(runtime("torch", ns, policy=HARD_RACK))
         racks(env, (("rack-a", 5), ("rack-b", 5)))
-        env.wait(lambda: (json.loads(env.http_get("/debug/placement")[1] or "{}").get("model")
+        env.wait(lambda: (json.loads(env.http_get("/debug/placement", env.debug_port)[1] or "{}").get("model")
                           or {}).get("nodes") == 10, "the model to hold 10 nodes")
         env.create(trainjob("job", ns, "torch", num_nodes=5, cpu="8"))
         env.wait(lambda: env.podgroup("volcano", ns, "job"), "PodGroup")
@@ -256,7 +256,7 @@ def test_pinned_redecided():
         first = post(port, "/kube/filter", filt)[1]["NodeNames"][0].rsplit("-", 1)[0]
         other = "rack-b" if first == "rack-a" else "rack-a"
         env.delete("v1", "Node", None, first + "-0")
-        env.wait(lambda: (json.loads(env.http_get("/debug/placement")[1]).get("model")
+        env.wait(lambda: (json.loads(env.http_get("/debug/placement", env.debug_port)[1]).get("model")
                           or {}).get("nodes") == 9, "the model to lose the node")
         status, ans = post(port, "/volcano/jobEnqueueable", job_info(ns, "job", 5))
         if (status, ans) != (200, {"status": 1}):
@@ -382,7 +382,7 @@ def test_shared_domain():
         hypernode(env, "s3", 1, ["h6", "h7", "h8", "h9"])
         hypernode(env, "s4", 1, ["h10"])
         hypernode(env, "sp", 2, ["s3", "s4"], kind="HyperNode")
-        env.wait(lambda: (json.loads(env.http_get("/debug/placement")[1] or "{}").get("model")
+        env.wait(lambda: (json.loads(env.http_get("/debug/placement", env.debug_port)[1] or "{}").get("model")
                           or {}).get("hypernodes") == 3, "the model to hold the HyperNodes")
         gang_env(ns, "gb", 2, env, rt="leaf")
         wait_released(env, ns, "gb", 2, ("kubernetes.io/hostname", ["h6", "h7", "h8", "h9"]))

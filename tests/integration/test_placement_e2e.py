@@ -53,6 +53,11 @@ def test_label_levels(env):
     reason = status_of(env, ns + "/job2")["reason"]
     if not reason:
         fail("no reason for the waiting gang")
+    # The gangs' document is on placement.debugAddress only: the probes' port, which Prometheus
+    # and the kubelet reach, answers 404 for it (issue 19, finding 2).
+    code, body = env.http_get("/debug/placement")
+    if code != 404 or "job2" in body:
+        fail("/debug/placement on the probes port answered %s: %s" % (code, body[:200]))
 
     # A node joins r2: capacity grew, job2 goes there.
     add_node(env, "n4", {"block": "b2", "rack": "r2"})
