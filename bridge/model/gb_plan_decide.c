@@ -243,10 +243,16 @@ static int decide_fresh(struct gb_plan *p, struct tp_snapshot *s, uint64_t gen,
   }
   if (held_by(gd, g->priority, &r)) {
     e->v.outcome = GB_PLAN_HELD;
+    /* The reason reaches this gang's tenant: another tenant's gang is not
+     * named. */
+    const char *gs = strchr(gd->key, '/'), *ms = strchr(g->key, '/');
+    int same_ns = gs && ms && gs - gd->key == ms - g->key &&
+                  !strncmp(gd->key, g->key, (size_t)(gs - gd->key));
     snprintf(e->v.reason, sizeof(e->v.reason),
              "held: fits, but %s (priority %lld) has waited %lld s without fitting and goes first "
              "in the domains it could use (until it has waited %lld s)",
-             gd->key, (long long)gd->priority, (long long)(gd->waited_ms / 1000),
+             same_ns ? gd->key : "a gang of another namespace", (long long)gd->priority,
+             (long long)(gd->waited_ms / 1000),
              (long long)((p->o.starvation_guard_ms + p->o.starvation_guard_max_ms) / 1000));
     return GC_OK;
   }

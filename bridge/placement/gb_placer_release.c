@@ -382,10 +382,13 @@ static void decision_events(struct gb_placer *p, struct gb_placer_item *it, int 
     post(p, it, GB_EVENT_WARNING, "PlacementRedecided", line);
   }
   if (post_it && it->overlap[0]) {
+    /* The Event reaches this gang's tenant: another tenant's gang is not named. */
+    size_t nl = strlen(it->ns);
+    int same_ns = !strncmp(it->overlap, it->ns, nl) && it->overlap[nl] == '/';
     snprintf(line, sizeof(line),
              "nodes planned for this gang lie inside the restriction of %.320s, whose pods were "
              "released before and cannot be narrowed: the scheduler may give them to it",
-             it->overlap);
+             same_ns ? it->overlap : "a gang of another namespace");
     post(p, it, GB_EVENT_WARNING, "PlacementOverlap", line);
   }
 }

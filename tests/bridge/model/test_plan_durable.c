@@ -232,14 +232,20 @@ START_TEST(guard_only_on_its_domains_and_bounded) {
   ck_assert_int_eq(tp_snapshot_set_free(f.s, "b2", "nvidia.com/gpu", 0), 0);
   struct tp_gang *big = gang(&f, 4, 8, 2); /* only s1 could hold it, and does once b2 frees */
   struct tp_gang *in_s1 = gang(&f, 1, 8, 2), *in_s2 = gang(&f, 1, 4, 1);
-  struct gb_plan_gang gs[3] = {pg("ns/big", big, 0, 0), pg("ns/s1", in_s1, 0, 1000),
-                               pg("ns/s2", in_s2, 0, 2000)};
-  struct gb_plan_view v[3];
-  ck_assert_int_eq(gb_plan_decide(f.p, f.s, 1, gs, 3, 60000, v, &f.d), 0);
+  struct gb_plan_gang gs[4] = {pg("ns/big", big, 0, 0), pg("ns/s1", in_s1, 0, 1000),
+                               pg("ns/s2", in_s2, 0, 2000), pg("other/s1", in_s1, 0, 3000)};
+  struct gb_plan_view v[4];
+  ck_assert_int_eq(gb_plan_decide(f.p, f.s, 1, gs, 4, 60000, v, &f.d), 0);
   ck_assert_int_eq(v[0].outcome, GB_PLAN_NOFIT);
-  ck_assert_int_eq(v[1].outcome, GB_PLAN_HELD);   /* would take a node of s1 */
+  ck_assert_int_eq(v[1].outcome, GB_PLAN_HELD); /* would take a node of s1 */
+  ck_assert(strstr(v[1].reason, "ns/big") != NULL);
   ck_assert_int_eq(v[2].outcome, GB_PLAN_PLACED); /* c1 in s2: not big's */
   ck_assert_str_eq(v[2].domain, "r3");
+  /* Another tenant's held gang is not told whose gang goes first. */
+  ck_assert_int_eq(v[3].outcome, GB_PLAN_HELD);
+  ck_assert_msg(strstr(v[3].reason, "a gang of another namespace") &&
+                    !strstr(v[3].reason, "ns/big"),
+                "%s", v[3].reason);
   ck_assert_int_eq(gb_plan_unreserve(f.p, f.s, "ns/s2"), 0);
   /* Past starvationGuard + starvationGuardMax: big holds nobody any more,
    * although nothing in the cluster changed (same generation). */
