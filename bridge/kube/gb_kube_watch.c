@@ -23,6 +23,11 @@ struct gb_watch_parser {
   char in_str;
   int esc;
   size_t numrun;
+  /* Continuation bytes the current UTF-8 sequence still needs.  It lives
+   * here, across chunks, because json-c's own check (JSON_TOKENER_VALIDATE_
+   * UTF8) restarts at every call and so refuses a valid character that a
+   * network read happened to split. */
+  int utf8_need;
   size_t max_bytes;
   int depth;
   int in_event; /* bytes of the current event have been fed to tok */
@@ -48,9 +53,10 @@ struct gb_watch_parser *gb_watch_parser_new(size_t max_event_bytes, int max_dept
   /* The API server (Go) sends RFC 8259 JSON in valid UTF-8: anything else
    * (NaN, Infinity, single quotes, bytes that are not UTF-8) is refused
    * as a malformed event rather than read as json-c's extensions.  Events
-   * follow each other in one buffer, hence the trailing characters. */
-  json_tokener_set_flags(p->tok, JSON_TOKENER_STRICT | JSON_TOKENER_ALLOW_TRAILING_CHARS |
-                                     JSON_TOKENER_VALIDATE_UTF8);
+   * follow each other in one buffer, hence the trailing characters.  UTF-8
+   * is checked by gb_watch_parser_feed's lexer, not by json-c (see
+   * utf8_need). */
+  json_tokener_set_flags(p->tok, JSON_TOKENER_STRICT | JSON_TOKENER_ALLOW_TRAILING_CHARS);
   return p;
 }
 
@@ -69,6 +75,7 @@ void gb_watch_parser_reset(struct gb_watch_parser *p) {
   p->in_str = 0;
   p->esc = 0;
   p->numrun = 0;
+  p->utf8_need = 0;
 }
 
 int gb_watch_parser_pending(const struct gb_watch_parser *p) { return p->in_event || p->ncarry; }
@@ -164,6 +171,28 @@ static int is_numch(char c) {
   return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E';
 }
 
+/* Advances the UTF-8 check by one byte (RFC 3629: no overlong two-byte
+ * leads, nothing above U+10FFFF); returns 0 when the byte cannot come next. */
+static int utf8_step(struct gb_watch_parser *p, unsigned char c) {
+  if (p->utf8_need > 0) {
+    if ((c & 0xC0) != 0x80)
+      return 0;
+    p->utf8_need--;
+    return 1;
+  }
+  if (c < 0x80)
+    return 1;
+  if (c >= 0xC2 && c <= 0xDF)
+    p->utf8_need = 1;
+  else if ((c & 0xF0) == 0xE0)
+    p->utf8_need = 2;
+  else if (c >= 0xF0 && c <= 0xF4)
+    p->utf8_need = 3;
+  else
+    return 0;
+  return 1;
+}
+
 /* json-c 0.16 accepts a malformed number such as 3-7 when a chunk boundary
  * falls right after a digit (it parses 3 and drops the rest), while the same
  * bytes in one piece are rejected.  So a run of number characters at the end
@@ -178,6 +207,10 @@ int gb_watch_parser_feed(struct gb_watch_parser *p, const char *data, size_t len
    * depends on the chunking. */
   for (size_t i = 0; i < len; i++) {
     char c = data[i];
+    if (!utf8_step(p, (unsigned char)c)) {
+      gc_diags_addf(diags, "watch stream: invalid UTF-8 (byte 0x%02x)", (unsigned char)c);
+      return GC_EINVAL;
+    }
     if (p->in_str) {
       if (p->esc)
         p->esc = 0;

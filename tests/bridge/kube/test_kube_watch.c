@@ -114,6 +114,30 @@ START_TEST(numbers_across_chunks) {
 }
 END_TEST
 
+START_TEST(utf8_across_chunks) {
+  /* Raw multi-byte characters (2, 3 and 4 bytes) split at every point parse
+   * exactly: a network read may end inside a character. */
+  const char *ev = "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"n\"},"
+                   "\"spec\":{\"x\":\"\xde\xad \xe2\x82\xac \xf0\x9f\x9a\x80\"}}}";
+  for (size_t chunk = 1; chunk <= 12; chunk++) {
+    struct gb_watch_parser *p = gb_watch_parser_new(0, 0);
+    struct rec r = {{0}, 0, 0};
+    struct gc_diags d;
+    gc_diags_init(&d);
+    size_t len = strlen(ev);
+    for (size_t off = 0; off < len; off += chunk) {
+      int rc = gb_watch_parser_feed(p, ev + off, len - off < chunk ? len - off : chunk, on_ev,
+                                    &r, &d);
+      ck_assert_msg(rc == 0, "chunk %zu off %zu: %s", chunk, off, d.n ? d.msgs[0] : "");
+    }
+    ck_assert_str_eq(r.log, "ADDED rv=- {\"x\":\"\xde\xad \xe2\x82\xac \xf0\x9f\x9a\x80\"}|");
+    ck_assert_int_eq(gb_watch_parser_pending(p), 0);
+    gb_watch_parser_free(p);
+    gc_diags_destroy(&d);
+  }
+}
+END_TEST
+
 START_TEST(callback_stops_feeding) {
   struct gb_watch_parser *p = gb_watch_parser_new(0, 0);
   struct rec r = {{0}, 0, 2};
@@ -191,6 +215,10 @@ START_TEST(malformed_streams) {
       "{\"type\":\"ADDED\",\"object\":{\"a\":-Infinity}}\n",
       "{\"type\":\"ADDED\",\"object\":{\"a\":nan}}\n",
       "{\"type\":\"ADDED\",\"object\":{\"a\":\"\xff\"}}\n",
+      "{\"type\":\"ADDED\",\"object\":{\"a\":\"\xde\"}}\n",     /* cut short */
+      "{\"type\":\"ADDED\",\"object\":{\"a\":\"\xc0\xaf\"}}\n", /* overlong */
+      "{\"type\":\"ADDED\",\"object\":{\"a\":\"\xf5\x80\x80\x80\"}}\n",
+      "{\"type\":\"ADDED\",\"object\":{\"a\":\xc3\xa9}}\n",       /* outside a string */
       /* A number too long to be a Kubernetes value (one element, split over two lines: the
        * parentheses say the concatenation is meant). */
       ("{\"type\":\"ADDED\",\"object\":{\"a\":"
@@ -224,6 +252,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, whole_buffer_and_partial_tail);
   tcase_add_test(tc, callback_stops_feeding);
   tcase_add_test(tc, numbers_across_chunks);
+  tcase_add_test(tc, utf8_across_chunks);
   tcase_add_test(tc, event_byte_cap);
   tcase_add_test(tc, depth_cap);
   tcase_add_test(tc, malformed_streams);
