@@ -429,7 +429,8 @@ static int serve_start(struct serve_run *r, struct gc_diags *d) {
   /* The scheduler endpoints answer from the placement plan and model
    * (NULL while placement is disabled: no opinion). */
   if ((rc = gb_serve_sched_start(cfg, r->model, r->plan, r->client, r->reg, r->sm.http_requests,
-                                 &r->sched, d)))
+                                 r->leader ? gb_leader_is_leader_fn : NULL, r->leader, &r->sched,
+                                 d)))
     return rc;
   if ((rc = gb_controller_start(r->ctrl)) || (rc = gb_timeouts_start(r->timeouts)))
     return rc;

@@ -438,6 +438,13 @@ static void observe(struct gb_sched *s, enum verb v, int status, const char *dec
 static int run_verb(struct gb_sched *s, enum verb v, const char *body, size_t len,
                     struct gb_http_response *resp) {
   int64_t t0 = gb_clock_ns();
+  if (s->cfg.is_leader && !s->cfg.is_leader(s->cfg.leader_ctx)) {
+    /* A standby's plan is not the leader's: any answer from it could pin a
+     * gang where the leader pinned another.  Non-200 is an error to both
+     * schedulers, which then apply their `ignorable` setting. */
+    observe(s, v, 503, "standby", t0);
+    return gb_http_response_printf(resp, 503, NULL, "%s", GB_SCHED_STANDBY_MSG);
+  }
   struct gb_buf out;
   /* An answer is at most the nodes of the request again (the filter's Nodes
    * form echoes them) plus the reasons. */
