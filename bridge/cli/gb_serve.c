@@ -31,6 +31,7 @@
 #include "gb_plan.h"
 #include "gb_rpc_server.h"
 #include "gb_rpc_service.h"
+#include "gb_selflabel.h"
 #include "gb_serve.h"
 #include "gb_serve_sched.h"
 #include "gb_stopsig.h"
@@ -91,6 +92,7 @@ struct serve_run {
   struct gb_leader *leader;
   struct gb_metric *transitions;
   struct gb_serve_sched *sched; /* the scheduler endpoints (sched.address) */
+  struct gb_selflabel *leader_label; /* gangbridge.io/leader on this pod while it leads */
   /* placement (placement.enabled): the live model, the plan, the placer */
   struct gb_plan *plan;
   struct gb_model *model;
@@ -108,12 +110,15 @@ static void on_started_leading(void *arg) {
   /* The gates are on the pods: the new leader picks up every gated gang. */
   if (r->placer)
     gb_placer_resync(r->placer);
+  /* The scheduler's Service selects the leader's label. */
+  gb_selflabel_set(r->leader_label, 1);
 }
 
 static void on_stopped_leading(void *arg) {
   struct serve_run *r = arg;
   gb_log(GB_LOG_WARN, "stopped leading: no more writes", "identity",
          gb_leader_identity(r->leader), NULL);
+  gb_selflabel_set(r->leader_label, 0);
 }
 
 static void on_new_leader(void *arg, const char *identity) {
@@ -175,6 +180,39 @@ static int leader_create(struct serve_run *r, struct gc_diags *d) {
   gb_log(GB_LOG_INFO, "leader election", "lease", ns, "name", cfg->lease_name, "identity",
          gb_leader_identity(r->leader), NULL);
   return gb_health_add_check(r->health, GB_HEALTH_READY, "leader-elector", elector_alive, r);
+}
+
+/* The leader label on this pod (POD_NAMESPACE/POD_NAME from the downward
+ * API), for the leader-only Service of the scheduler endpoints: made only
+ * when they are served and the pod is known.  Without leader election the
+ * one replica always leads.  Created before the elector starts, so no
+ * leadership callback can miss it. */
+static int leader_label_create(struct serve_run *r, struct gc_diags *d) {
+  const char *ns = getenv("POD_NAMESPACE"), *pod = getenv("POD_NAME");
+  if (!*r->cfg->sched_address)
+    return 0;
+  if (!ns || !*ns || !pod || !*pod) {
+    gb_log(GB_LOG_WARN, "POD_NAME or POD_NAMESPACE unset: the scheduler endpoints' leader "
+                        "label is not kept (the leader-only Service will select no pod)", NULL);
+    return 0;
+  }
+  struct gb_selflabel_opts o;
+  memset(&o, 0, sizeof(o));
+  o.client = r->client;
+  o.ns = ns;
+  o.pod = pod;
+  o.key = GB_LEADER_LABEL;
+  o.value = GB_LEADER_LABEL_VALUE;
+  o.retry_s = r->cfg->retry_period_s > 0 ? r->cfg->retry_period_s : 1;
+  o.request_timeout_ms = (long)(r->cfg->kube_request_timeout_s * 1000);
+  o.errors = r->sm.errors;
+  int rc = gb_selflabel_new(&o, &r->leader_label, d);
+  if (rc)
+    return rc;
+  if (!r->leader)
+    gb_selflabel_set(r->leader_label, 1);
+  return gb_health_add_check(r->health, GB_HEALTH_READY, "leader-label", gb_selflabel_check,
+                             r->leader_label);
 }
 
 /* Per-role limits of one HTTP server (probes or webhook), from the config. */
@@ -432,6 +470,9 @@ static int serve_start(struct serve_run *r, struct gc_diags *d) {
                                  r->leader ? gb_leader_is_leader_fn : NULL, r->leader, &r->sched,
                                  d)))
     return rc;
+  if ((rc = leader_label_create(r, d)) ||
+      (r->leader_label && (rc = gb_selflabel_start(r->leader_label))))
+    return rc;
   if ((rc = gb_controller_start(r->ctrl)) || (rc = gb_timeouts_start(r->timeouts)))
     return rc;
   if (r->model && ((rc = gb_model_start(r->model)) || (rc = gb_placer_start(r->placer))))
@@ -442,6 +483,9 @@ static int serve_start(struct serve_run *r, struct gc_diags *d) {
 static void serve_stop(struct serve_run *r) {
   if (r->health)
     gb_health_shutdown(r->health);
+  /* The label goes first (in the background): the scheduler's Service stops
+   * choosing this pod while the rest shuts down. */
+  gb_selflabel_set(r->leader_label, 0);
   if (r->rpc_svc)
     gb_rpc_service_set_serving(r->rpc_svc, 0);
   gb_serve_sched_free(r->sched);
@@ -457,6 +501,7 @@ static void serve_stop(struct serve_run *r) {
   gb_timeouts_stop(r->timeouts);
   gb_leader_free(r->leader);
   gb_kube_client_free(r->lease_client);
+  gb_selflabel_free(r->leader_label); /* removes the label if it may still be on */
   gb_placer_free(r->placer);
   gb_model_free(r->model);
   gb_plan_free(r->plan);
