@@ -259,6 +259,17 @@ static int grpc_listener_check(void *ctx, char *reason, size_t size) {
   return gb_rpc_server_check(r->rpc, reason, size);
 }
 
+/* The scheduler endpoints' leadership: 1 (answer) on the leader once its
+ * placer has read every gang back after it took over, -1 before, 0 on a
+ * standby (see gb_sched_config.is_leader).  Without leader election the one
+ * replica leads, and still waits for the plan after a restart. */
+static int sched_may_answer(void *ctx) {
+  struct serve_run *r = ctx;
+  if (r->leader && !gb_leader_is_leader(r->leader))
+    return 0;
+  return !r->placer || gb_placer_caught_up(r->placer) ? 1 : -1;
+}
+
 /* The model's callbacks reach the placer, which is made after the model. */
 static void on_model_gang(void *arg, const char *ns, const char *jobset) {
   struct serve_run *r = arg;
@@ -467,8 +478,7 @@ static int serve_start(struct serve_run *r, struct gc_diags *d) {
   /* The scheduler endpoints answer from the placement plan and model
    * (NULL while placement is disabled: no opinion). */
   if ((rc = gb_serve_sched_start(cfg, r->model, r->plan, r->client, r->reg, r->sm.http_requests,
-                                 r->leader ? gb_leader_is_leader_fn : NULL, r->leader, &r->sched,
-                                 d)))
+                                 sched_may_answer, r, &r->sched, d)))
     return rc;
   if ((rc = leader_label_create(r, d)) ||
       (r->leader_label && (rc = gb_selflabel_start(r->leader_label))))

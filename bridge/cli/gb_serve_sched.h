@@ -29,9 +29,9 @@ struct gb_serve_sched;
 /* Starts the endpoints when cfg->sched_address is set (else *out = NULL and
  * 0).  model, plan, client, reg, http_requests and leader_ctx are borrowed
  * until gb_serve_sched_free; model/plan may be NULL (no opinion), client
- * NULL (no Events), is_leader NULL (a single replica: always answers; else
- * a standby answers 503 to every verb).  Returns 0 or a GC_E* code with
- * messages in d. */
+ * NULL (no Events), is_leader NULL (always answers) or as
+ * gb_sched_config.is_leader (only the leader answers, once caught up; else
+ * 503).  Returns 0 or a GC_E* code with messages in d. */
 int gb_serve_sched_start(const struct gb_config *cfg, struct gb_model *model, struct gb_plan *plan,
                          struct gb_kube_client *client, struct gb_metrics *reg,
                          struct gb_metric *http_requests, int (*is_leader)(void *),

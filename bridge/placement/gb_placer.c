@@ -141,6 +141,7 @@ int gb_placer_new(const struct gb_placer_opts *o, struct gb_placer **out, struct
   pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
   pthread_cond_init(&p->cond, &ca);
   pthread_condattr_destroy(&ca);
+  p->resync_gen = 1; /* a new process has read nothing back yet */
   int rc = gb_htab_init(&p->gangs, 64);
   if (!rc)
     rc = register_metrics(p, d);
@@ -220,9 +221,17 @@ void gb_placer_resync(struct gb_placer *p) {
   for (struct gb_hnode *n = gb_htab_next(&p->gangs, &bucket, NULL); n;
        n = gb_htab_next(&p->gangs, &bucket, n))
     ((struct gang *)n)->dirty = 1;
+  p->resync_gen++;
   p->kick = 1;
   pthread_cond_signal(&p->cond);
   pthread_mutex_unlock(&p->mu);
+}
+
+int gb_placer_caught_up(struct gb_placer *p) {
+  pthread_mutex_lock(&p->mu);
+  int up = p->caught_up_gen >= p->resync_gen;
+  pthread_mutex_unlock(&p->mu);
+  return up;
 }
 
 /* Waits for a kick or the tick, then gathers a burst: the first change
@@ -244,11 +253,17 @@ static void *placer_main(void *arg) {
         ;
     }
     p->tick = 1;
+    /* A pass that takes its work after this resync sees every gang marked. */
+    uint64_t gen = p->resync_gen;
     pthread_mutex_unlock(&p->mu);
+    int lead = (!p->o.is_leader || p->o.is_leader(p->o.leader_ctx)) &&
+               gb_model_synced(p->o.model);
     int rc = gb_placer_run_once(p);
     if (rc)
       gb_log(GB_LOG_WARN, "placement pass failed", "error", gc_strerror(rc), NULL);
     pthread_mutex_lock(&p->mu);
+    if (!rc && lead && gen > p->caught_up_gen)
+      p->caught_up_gen = gen;
   }
   pthread_mutex_unlock(&p->mu);
   return NULL;

@@ -43,6 +43,7 @@ struct gb_placer {
   struct gb_htab gangs; /* of struct gang */
   int kick, capacity, tick, stopping, started;
   unsigned long long passes, dropped;
+  uint64_t resync_gen, caught_up_gen; /* gb_placer_caught_up: resyncs asked, and seen through */
   int64_t last_decide_ns, last_release_ns; /* the last pass that decided: its two phases */
   size_t last_decided, last_released_pods;
   pthread_t th;

@@ -6,7 +6,8 @@
  * standby message, never consults the backend (no decision, no Event, no
  * session overlay change), and is counted with code 503 and decision
  * "standby".  Leadership read at each request: a standby that becomes the
- * leader answers at once, and a leader that steps down stops at once.
+ * leader answers at once, and a leader that steps down stops at once; a
+ * leader still reading decisions back answers 503 saying so.
  */
 #include <check.h>
 #include <stdio.h>
@@ -136,8 +137,16 @@ START_TEST(leadership_read_per_request) {
   leading = 0; /* stepped down: the very next call is refused */
   a = post("/volcano/jobEnqueueable", job);
   ck_assert_int_eq(a.status, 503);
+  ck_assert_str_eq(a.body, GB_SCHED_STANDBY_MSG);
   free(a.body);
   ck_assert_int_eq(fb.events, 1);
+  leading = -1; /* leads again, the plan not read back yet */
+  a = post("/kube/filter", "{\"Pod\":null,\"Nodes\":null,\"NodeNames\":[\"n\"]}");
+  ck_assert_int_eq(a.status, 503);
+  ck_assert_str_eq(a.body, GB_SCHED_CATCHING_UP_MSG);
+  free(a.body);
+  ck_assert(series("gangbridge_sched_decisions_total",
+                   "protocol=\"kube\",verb=\"filter\",decision=\"catching_up\"") == 1);
   free(pred);
   free(job);
 }
