@@ -24,6 +24,7 @@ struct gb_selflabel {
   pthread_cond_t cond;
   int want, have, pod_missing, stopping, started, kick;
   int failing; /* the last round failed */
+  int known;   /* the label's state has been known once (read or written) */
   int64_t off_since_ms; /* when the label was last wanted off (monotonic) */
   uint64_t reads, writes, failures;
   char last_error[256];
@@ -146,6 +147,7 @@ static int64_t round_once(struct gb_selflabel *s, int want, int have, int resync
   int was_missing = s->pod_missing, was_failing = s->failing;
   s->pod_missing = missing;
   s->have = have;
+  s->known |= have >= 0;
   s->failing = have < 0;
   s->failures += have < 0;
   pthread_mutex_unlock(&s->mu);
@@ -272,7 +274,10 @@ void gb_selflabel_free(struct gb_selflabel *s) {
 int gb_selflabel_check(void *ctx, char *reason, size_t size) {
   struct gb_selflabel *s = ctx;
   pthread_mutex_lock(&s->mu);
-  int stale = !s->want && s->have != 0 && gb_clock_ms() - s->off_since_ms > s->o.stale_s * 1000;
+  /* Until the pod has been read, a label left by an earlier process may be
+   * on it: not ready at all.  After that, a removal gets stale_s. */
+  int stale = !s->want && s->have != 0 &&
+              (!s->known || gb_clock_ms() - s->off_since_ms > s->o.stale_s * 1000);
   if (stale)
     snprintf(reason, size,
              "this pod may still carry %s=%s although it does not lead (%s): not ready, so the "

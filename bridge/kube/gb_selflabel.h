@@ -16,11 +16,11 @@
  * once, and is re-read every resync_s.
  *
  * The stale-label bound: gb_selflabel_check (a readiness check) fails while
- * the label is wanted off but may still be on for longer than stale_s (the
- * removal keeps failing, or the pod's state is unknown since start), so the
- * Service drops a pod that says it leads but does not, even when its API
- * server is unreachable; the window is stale_s plus the readiness probe's
- * periodSeconds x failureThreshold.
+ * the label is wanted off and may still be on: from start until the pod has
+ * been read (a label left by an earlier process), and after a removal that
+ * has not succeeded within stale_s; so the Service drops a pod that says it
+ * leads but does not, even when its API server is unreachable; the window
+ * is stale_s plus the readiness probe's periodSeconds x failureThreshold.
  *
  * Thread-safety: set, check and status from any thread; new/start/free from
  * one controlling thread.
@@ -67,7 +67,8 @@ void gb_selflabel_set(struct gb_selflabel *s, int on);
 void gb_selflabel_free(struct gb_selflabel *s);
 
 /* gb_health_check_fn (ctx = labeller): 1 with a reason while the label is
- * wanted off and may be on for longer than stale_s, else 0. */
+ * wanted off and may be on (unread since start, or a removal pending for
+ * longer than stale_s), else 0. */
 int gb_selflabel_check(void *ctx, char *reason, size_t size);
 
 struct gb_selflabel_status {

@@ -6,7 +6,9 @@
  * label removed by hand while leading is put back at the next re-read; when
  * the removal keeps failing (injected 503 on pod patches) the readiness
  * check fails once stale_s has passed, naming the label, and passes again
- * when the fault clears and the label is gone; a missing pod counts as
+ * when the fault clears and the label is gone; a process that cannot read
+ * its pod yet (a label its predecessor left may be on it) is not ready at
+ * once; a missing pod counts as
  * unlabelled and is never written; free removes a label that is on; bad
  * options are refused.  Waits poll with a bound; nothing asserts a duration.
  */
@@ -156,6 +158,26 @@ START_TEST(failing_removal_fails_readiness) {
 }
 END_TEST
 
+START_TEST(unread_pod_not_ready) {
+  /* A restarted process may find a label its predecessor left: until it has
+   * read its pod it is not ready, whatever stale_s says. */
+  create_pod("gb-d", "{\"" LABEL "\":\"true\"}");
+  request("POST", GB_KUBE_CREATE, "/_control/faults",
+          "{\"error_rate\":1.0,\"error_codes\":[503],\"error_verbs\":[\"get\"],"
+          "\"error_resources\":[\"pods\"]}");
+  struct gb_selflabel *s = make("gb-d", 30, 30);
+  char reason[512];
+  ck_assert_int_eq(gb_selflabel_check(s, reason, sizeof(reason)), 1);
+  ck_assert_ptr_nonnull(strstr(reason, LABEL "=true"));
+  request("DELETE", GB_KUBE_DELETE, "/_control/faults", NULL);
+  ck_assert(wait_labels("gb-d", "{}"));
+  for (int i = 0; i < 500 && gb_selflabel_check(s, reason, sizeof(reason)); i++)
+    usleep(10000);
+  ck_assert_int_eq(gb_selflabel_check(s, reason, sizeof(reason)), 0);
+  gb_selflabel_free(s);
+}
+END_TEST
+
 START_TEST(missing_pod_never_written) {
   struct gb_selflabel *s = make("gb-none", 30, 0.05);
   gb_selflabel_set(s, 1);
@@ -205,6 +227,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, stale_label_removed_then_on_off);
   tcase_add_test(tc, removed_by_hand_put_back);
   tcase_add_test(tc, failing_removal_fails_readiness);
+  tcase_add_test(tc, unread_pod_not_ready);
   tcase_add_test(tc, missing_pod_never_written);
   tcase_add_test(tc, bad_options);
   suite_add_tcase(s, tc);
