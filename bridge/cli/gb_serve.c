@@ -356,13 +356,18 @@ static int placement_create(struct serve_run *r, struct gc_diags *d) {
   mo.on_gang = on_model_gang;
   mo.on_capacity = on_model_capacity;
   mo.arg = r;
-  if ((rc = gb_model_new(&mo, &r->model, d)))
-    return rc;
   struct gb_events_opts eo;
   memset(&eo, 0, sizeof(eo));
   eo.min_interval_s = cfg->event_min_interval_s;
   if (!(r->place_events = gb_events_new(r->client, &eo)))
     return GC_ENOMEM;
+  mo.events = r->place_events; /* HyperNodeInvalid on a HyperNode left out */
+  if (r->leader) {
+    mo.is_leader = gb_leader_is_leader_fn;
+    mo.leader_ctx = r->leader;
+  }
+  if ((rc = gb_model_new(&mo, &r->model, d)))
+    return rc;
   struct gb_placer_opts pl;
   memset(&pl, 0, sizeof(pl));
   pl.model = r->model;

@@ -1111,7 +1111,8 @@ static int build_from_records(struct gb_model *m, int with_hn, struct tp_snapsho
   }
   struct tp_build_opts bo = {.levels = (const char *const *)m->levels,
                              .n_levels = m->o.n_levels,
-                             .missing_members_ok = 1};
+                             .missing_members_ok = 1,
+                             .drop_invalid_hypernodes = 1};
   if (!rc)
     rc = tp_snapshot_build(docs, NULL, n, &bo, out, diags);
   free(docs);
@@ -1143,6 +1144,7 @@ static void install(struct gb_model *m, struct tp_snapshot *s) {
   m->rebuilds++;
   m->dirty = 0;
   m->capacity_due = 1;
+  gb_model_note_drops(m);
 }
 
 int gb_model_rebuild_if_due(struct gb_model *m) {
@@ -1399,6 +1401,7 @@ void gb_model_free(struct gb_model *m) {
     return;
   gb_model_stop(m);
   gb_model_watch_free(m);
+  gb_model_drops_free(m);
   gb_htab_clear(&m->pods, free_pod, NULL);
   gb_htab_clear(&m->nodes, free_node, NULL);
   gb_htab_clear(&m->gangs, free_gang, NULL);
@@ -1504,7 +1507,8 @@ void gb_model_stats(struct gb_model *m, struct gb_model_stats *out) {
                                  .pod_events = m->pod_events,
                                  .node_events = m->node_events,
                                  .ticks = m->ticks,
-                                 .record_bytes = m->record_bytes};
+                                 .record_bytes = m->record_bytes,
+                                 .hn_dropped = m->n_dropped};
   pthread_mutex_unlock(&m->mu);
 }
 
@@ -1513,8 +1517,10 @@ void gb_model_stats(struct gb_model *m, struct gb_model_stats *out) {
 static void after_change(struct gb_model *m, const char *gang_ns, const char *gang_js) {
   if (*gang_ns && m->o.on_gang)
     m->o.on_gang(m->o.arg, gang_ns, gang_js);
-  if (!m->started) /* fed: each call is its own burst (the watch coalesces on a timer) */
+  if (!m->started) { /* fed: each call is its own burst (the watch coalesces on a timer) */
     gb_model_flush_capacity(m);
+    gb_model_flush_drops(m);
+  }
 }
 
 int gb_model_feed(struct gb_model *m, const char *kind, int op, const char *json,
@@ -1608,7 +1614,9 @@ int gb_model_feed_done(struct gb_model *m) {
   if (!rc)
     m->synced = 1;
   pthread_mutex_unlock(&m->mu);
-  if (!m->started)
+  if (!m->started) {
     gb_model_flush_capacity(m);
+    gb_model_flush_drops(m);
+  }
   return rc;
 }

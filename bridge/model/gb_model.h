@@ -13,7 +13,11 @@
  * levels rebuilds once per burst).  Free capacity in the snapshot is
  * allocatable minus the requests of every non-terminal pod bound to the
  * node (bound but not yet running included) minus the reservations the plan
- * (gb_plan) holds.  Every applied change bumps the generation.
+ * (gb_plan) holds.  Every applied change bumps the generation.  An invalid
+ * HyperNode (unparsable, listing itself, on a cycle, ...) is left out of the
+ * topology with a warning and an Event naming it, and the rest is built;
+ * when no topology can be built from the HyperNodes at all, the last good
+ * snapshot is kept (a first one falls back to one flat domain).
  *
  * Thread-safety: new/start/stop/free from one thread.  Informer handlers,
  * gb_model_with_snapshot and the pod iteration serialise on one mutex;
@@ -62,6 +66,8 @@ typedef void (*gb_model_gang_fn)(void *arg, const char *ns, const char *jobset);
  * have grown: a pod went away, a node was added, uncordoned or grew. */
 typedef void (*gb_model_capacity_fn)(void *arg);
 
+struct gb_events;
+
 struct gb_model_opts {
   struct gb_kube_client *client; /* borrowed; NULL: fed only (tests, benchmarks) */
   const char *const *levels;     /* node-label levels, top first (copied); */
@@ -71,6 +77,12 @@ struct gb_model_opts {
   gb_model_gang_fn on_gang;
   gb_model_capacity_fn on_capacity;
   void *arg;
+  /* Optional: a Warning Event (reason HyperNodeInvalid) on each HyperNode
+   * the topology leaves out, written by the housekeeping thread while
+   * is_leader says so (NULL: always). */
+  struct gb_events *events; /* borrowed */
+  int (*is_leader)(void *ctx);
+  void *leader_ctx;
 };
 
 struct gb_model;
@@ -127,6 +139,7 @@ struct gb_model_stats {
   uint64_t rebuilds, pod_events, node_events;
   uint64_t ticks; /* housekeeping rounds (one per 50 ms tick or wake-up) */
   size_t record_bytes; /* bytes held by pod and node records */
+  size_t hn_dropped;   /* HyperNodes left out of the topology (invalid) */
 };
 void gb_model_stats(struct gb_model *m, struct gb_model_stats *out);
 
