@@ -21,6 +21,7 @@
 #include "gb_timeouts.h"
 #include "gb_diagprint.h"
 #include "gb_events.h"
+#include "gb_gatesweep.h"
 #include "gb_health.h"
 #include "gb_http.h"
 #include "gb_kube_config.h"
@@ -98,6 +99,9 @@ struct serve_run {
   struct gb_model *model;
   struct gb_events *place_events;
   struct gb_placer *placer;
+  /* every placement setting: the gate removed from pods gangbridge does not hold */
+  struct gb_events *sweep_events; /* when placement is disabled (else place_events) */
+  struct gb_gatesweep *sweeper;
 };
 
 static void on_started_leading(void *arg) {
@@ -112,6 +116,7 @@ static void on_started_leading(void *arg) {
     gb_placer_resync(r->placer);
   /* The scheduler's Service selects the leader's label. */
   gb_selflabel_set(r->leader_label, 1);
+  gb_gatesweep_kick(r->sweeper); /* gates nobody holds: at once, not at the next round */
 }
 
 static void on_stopped_leading(void *arg) {
@@ -389,6 +394,36 @@ static int placement_create(struct serve_run *r, struct gc_diags *d) {
   return gb_metrics_add_collector(r->reg, gb_placer_collect, r->placer);
 }
 
+/* The gate sweeper: with placement on, stray gates found in the live model
+ * (pods gangbridge does not place) go after placement.strayGateGrace; with
+ * placement off, every gangbridge gate goes at once (read from the API). */
+static int sweeper_create(struct serve_run *r, struct gc_diags *d) {
+  struct gb_gatesweep_opts o;
+  memset(&o, 0, sizeof(o));
+  o.client = r->client;
+  o.model = r->model;
+  o.gang = controller_gang;
+  o.gang_ctx = r->ctrl;
+  if (!r->place_events) {
+    struct gb_events_opts eo;
+    memset(&eo, 0, sizeof(eo));
+    eo.min_interval_s = r->cfg->event_min_interval_s;
+    if (!(r->sweep_events = gb_events_new(r->client, &eo)))
+      return GC_ENOMEM;
+  }
+  o.events = r->place_events ? r->place_events : r->sweep_events;
+  if (r->leader) {
+    o.is_leader = gb_leader_is_leader_fn;
+    o.leader_ctx = r->leader;
+  }
+  o.grace_ms = (int64_t)(r->cfg->placement_stray_grace_s * 1000);
+  /* With placement off only strays can appear after the first sweep: a list
+   * of the unbound pods a minute is plenty. */
+  o.interval_ms = r->model ? 10000 : 60000;
+  o.reg = r->reg;
+  return gb_gatesweep_new(&o, &r->sweeper, d);
+}
+
 static int serve_start(struct serve_run *r, struct gc_diags *d) {
   const struct gb_config *cfg = r->cfg;
   int rc;
@@ -433,6 +468,8 @@ static int serve_start(struct serve_run *r, struct gc_diags *d) {
   if ((rc = gb_controller_new(&co, &r->ctrl, d)))
     return rc;
   if (cfg->placement_enabled && (rc = placement_create(r, d)))
+    return rc;
+  if ((rc = sweeper_create(r, d)))
     return rc;
   if ((rc = gb_metrics_add_collector(r->reg, gb_controller_collect, r->ctrl)) ||
       (rc = gb_metrics_add_collector(r->reg, gb_timeouts_collect, r->timeouts)) ||
@@ -492,6 +529,8 @@ static int serve_start(struct serve_run *r, struct gc_diags *d) {
     return rc;
   if (r->model && ((rc = gb_model_start(r->model)) || (rc = gb_placer_start(r->placer))))
     return rc;
+  if ((rc = gb_gatesweep_start(r->sweeper)))
+    return rc;
   return r->leader ? gb_leader_start(r->leader) : 0;
 }
 
@@ -510,6 +549,7 @@ static void serve_stop(struct serve_run *r) {
   gb_rpc_service_free(r->rpc_svc);
   /* Workers first (no write after this), then release the lease so a
    * standby takes over at once. */
+  gb_gatesweep_stop(r->sweeper);
   gb_placer_stop(r->placer);
   gb_model_stop(r->model);
   gb_controller_stop(r->ctrl);
@@ -517,6 +557,8 @@ static void serve_stop(struct serve_run *r) {
   gb_leader_free(r->leader);
   gb_kube_client_free(r->lease_client);
   gb_selflabel_free(r->leader_label); /* removes the label if it may still be on */
+  gb_gatesweep_free(r->sweeper);
+  gb_events_free(r->sweep_events);
   gb_placer_free(r->placer);
   gb_model_free(r->model);
   gb_plan_free(r->plan);

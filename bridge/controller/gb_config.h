@@ -175,6 +175,7 @@ struct gb_config {
   double placement_starvation_guard_s; /* a gang waiting longer holds back younger ones */
   const char *placement_profile;       /* "bestfit" or "spread" (validated) */
   int placement_max_inflight;          /* release PATCHes in flight at once */
+  double placement_stray_grace_s;      /* a gate gangbridge does not hold goes after this */
 
   /* timeouts (policy: the gang timeout when no TrainJob, runtime, Namespace
    * or Queue gives one; gangcalc's gc_policy checks it) */

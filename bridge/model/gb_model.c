@@ -1448,6 +1448,23 @@ static int cmp_pod_age(const void *a, const void *b) {
   return strcmp(pod_str(x) + x->o_name, pod_str(y) + y->o_name);
 }
 
+int gb_model_foreach_gated_pod(struct gb_model *m, gb_pod_view_fn fn, void *arg) {
+  int rc = 0;
+  size_t b = 0;
+  pthread_mutex_lock(&m->mu);
+  for (struct gb_hnode *e = NULL; !rc && (e = gb_htab_next(&m->pods, &b, e));) {
+    const struct pod_rec *p = (const struct pod_rec *)e;
+    if (!p->gated)
+      continue;
+    const char *res[GB_MODEL_MAX_POD_RES];
+    struct gb_pod_view view;
+    view_of(m, p, res, &view);
+    rc = fn(arg, &view);
+  }
+  pthread_mutex_unlock(&m->mu);
+  return rc;
+}
+
 int gb_model_foreach_gang_pod(struct gb_model *m, const char *ns, const char *jobset,
                               gb_pod_view_fn fn, void *arg) {
   int rc = 0;

@@ -112,6 +112,11 @@ int gb_model_with_snapshot(struct gb_model *m, gb_model_snapshot_fn fn, void *ar
 int gb_model_foreach_gang_pod(struct gb_model *m, const char *ns, const char *jobset,
                               gb_pod_view_fn fn, void *arg);
 
+/* Calls fn for every pod carrying the gangbridge.io/placement gate, under
+ * the model's lock, in no particular order; stops at fn's first non-zero
+ * result and returns it.  fn must not call back into the model. */
+int gb_model_foreach_gated_pod(struct gb_model *m, gb_pod_view_fn fn, void *arg);
+
 /* A per-slot mask for tp_eval_opts.blocked: 1 for every node with a
  * NoSchedule or NoExecute taint that the tolerations of pod ns/name do not
  * tolerate.  *mask is NULL (nothing blocked) or a malloc'd array of
