@@ -295,9 +295,11 @@ int tp_snapshot_build(const struct gc_value *const *docs, const char *const *ori
   if (!out || (n && !docs))
     return GC_EUSAGE;
   *out = NULL;
-  struct build b = {docs,         origins, n, NULL, NULL, 0, 0, 0, 0, 0,
-                    opts && opts->missing_members_ok,
-                    opts && opts->drop_invalid_hypernodes};
+  struct build b = {.docs = docs,
+                    .origins = origins,
+                    .n = n,
+                    .missing_members_ok = opts && opts->missing_members_ok,
+                    .drop_invalid_hn = opts && opts->drop_invalid_hypernodes};
   struct tp_snapshot *s = tp_snapshot_alloc();
   if (!s)
     return GC_ENOMEM;

@@ -249,14 +249,11 @@ static int status(const char *url, int json, long timeout_s) {
 }
 
 int gb_cmd_placement(int argc, char **argv) {
-  static const struct option longs[] = {{"url", required_argument, NULL, 'u'},
-                                        {"output", required_argument, NULL, 'o'},
-                                        {"timeout", required_argument, NULL, 't'},
-                                        {"kubeconfig", required_argument, NULL, 'k'},
-                                        {"context", required_argument, NULL, 'c'},
-                                        {"namespace", required_argument, NULL, 'n'},
-                                        {"help", no_argument, NULL, 'h'},
-                                        {NULL, 0, NULL, 0}};
+  static const struct option longs[] = {
+      {"url", required_argument, NULL, 'u'},     {"output", required_argument, NULL, 'o'},
+      {"timeout", required_argument, NULL, 't'}, {"kubeconfig", required_argument, NULL, 'k'},
+      {"context", required_argument, NULL, 'c'}, {"namespace", required_argument, NULL, 'n'},
+      {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0}};
   const char *url = NULL, *kubeconfig = NULL, *context = NULL, *ns = NULL;
   int json = 0, api = 0;
   long timeout_s = 10;

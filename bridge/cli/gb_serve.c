@@ -197,8 +197,10 @@ static int leader_label_create(struct serve_run *r, struct gc_diags *d) {
   if (!*r->cfg->sched_address)
     return 0;
   if (!ns || !*ns || !pod || !*pod) {
-    gb_log(GB_LOG_WARN, "POD_NAME or POD_NAMESPACE unset: the scheduler endpoints' leader "
-                        "label is not kept (the leader-only Service will select no pod)", NULL);
+    gb_log(GB_LOG_WARN,
+           "POD_NAME or POD_NAMESPACE unset: the scheduler endpoints' leader "
+           "label is not kept (the leader-only Service will select no pod)",
+           NULL);
     return 0;
   }
   struct gb_selflabel_opts o;

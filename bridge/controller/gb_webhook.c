@@ -382,7 +382,7 @@ static int add_gate(json_object *patch, json_object *spec, struct verdict *v) {
 static int strip_gate(json_object *pod, const char *why, struct verdict *v) {
   json_object *gates = get(get_obj(pod, "spec"), "schedulingGates");
   size_t n = gates && json_object_is_type(gates, json_type_array) ? json_object_array_length(gates)
-                                                                   : 0;
+                                                                  : 0;
   for (size_t i = 0; i < n; i++) {
     const char *name = get_str(json_object_array_get_idx(gates, i), "name");
     if (!name || strcmp(name, GB_PLACEMENT_GATE))
@@ -720,8 +720,10 @@ static int decide(struct gb_webhook *wh, json_object *req, struct verdict *v, co
   }
   if (!f.jobset || !f.rjob || !f.jobset[0] || !f.rjob[0]) {
     /* Not a JobSet pod: not ours, so not ours to hold either. */
-    int rc = strip_gate(pod, "gangbridge holds only pods of the gangs it places (this is not a "
-                             "JobSet pod)", v);
+    int rc = strip_gate(pod,
+                        "gangbridge holds only pods of the gangs it places (this is not a "
+                        "JobSet pod)",
+                        v);
     if (rc > 0)
       *result = GB_M_ADMIT_PATCHED;
     return rc < 0 ? rc : 0;

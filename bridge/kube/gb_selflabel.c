@@ -23,8 +23,8 @@ struct gb_selflabel {
   pthread_mutex_t mu; /* guards everything below; with cond */
   pthread_cond_t cond;
   int want, have, pod_missing, stopping, started, kick;
-  int failing; /* the last round failed */
-  int known;   /* the label's state has been known once (read or written) */
+  int failing;          /* the last round failed */
+  int known;            /* the label's state has been known once (read or written) */
   int64_t off_since_ms; /* when the label was last wanted off (monotonic) */
   uint64_t reads, writes, failures;
   char last_error[256];
@@ -46,9 +46,10 @@ static int label_of(const struct gb_selflabel *s, json_object *obj) {
 static void count_error(struct gb_selflabel *s, const struct gb_kube_error *e) {
   if (!s->o.errors)
     return;
-  const char *reason = e->http == 0 ? "transport" : e->http >= 500 ? "status_5xx"
-                       : e->http == 429                             ? "throttled"
-                                                                    : "status_4xx";
+  const char *reason = e->http == 0     ? "transport"
+                       : e->http >= 500 ? "status_5xx"
+                       : e->http == 429 ? "throttled"
+                                        : "status_4xx";
   gb_counter_inc(s->o.errors, (const char *[]){"leader-label", reason});
 }
 
@@ -115,11 +116,11 @@ static int do_write(struct gb_selflabel *s, int on, int *missing) {
  * failure of a run of them, and the recovery. */
 static void note(struct gb_selflabel *s, int have, int missing, int was_missing, int was_failing) {
   if (missing && !was_missing)
-    gb_log(GB_LOG_WARN, "cannot read or label this process's own pod: no leader label",
-           "namespace", s->ns, "pod", s->pod, "label", s->key, NULL);
+    gb_log(GB_LOG_WARN, "cannot read or label this process's own pod: no leader label", "namespace",
+           s->ns, "pod", s->pod, "label", s->key, NULL);
   if (have < 0 && !was_failing)
-    gb_log(GB_LOG_WARN, "leader label not in step; retrying", "pod", s->pod, "error",
-           s->last_error, NULL);
+    gb_log(GB_LOG_WARN, "leader label not in step; retrying", "pod", s->pod, "error", s->last_error,
+           NULL);
   if (have >= 0 && was_failing)
     gb_log(GB_LOG_INFO, "leader label in step again", "pod", s->pod, NULL);
 }

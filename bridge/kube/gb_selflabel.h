@@ -72,9 +72,9 @@ void gb_selflabel_free(struct gb_selflabel *s);
 int gb_selflabel_check(void *ctx, char *reason, size_t size);
 
 struct gb_selflabel_status {
-  int want;            /* 0 or 1 */
-  int have;            /* 0, 1, or -1 while unknown */
-  int pod_missing;     /* the last read found no pod (404) or was refused (403) */
+  int want;        /* 0 or 1 */
+  int have;        /* 0, 1, or -1 while unknown */
+  int pod_missing; /* the last read found no pod (404) or was refused (403) */
   uint64_t reads, writes, failures;
 };
 void gb_selflabel_status(struct gb_selflabel *s, struct gb_selflabel_status *out);

@@ -93,8 +93,8 @@ static int list_item(void *arg, json_object *obj) {
   return gb_gatesweep_pod_of(obj, &p) ? c->fn(c->arg, &p, obj) : 0;
 }
 
-int gb_gatesweep_list(struct gb_kube_client *client, const char *ns, gb_gated_pod_fn fn,
-                      void *arg, struct gb_kube_error *e) {
+int gb_gatesweep_list(struct gb_kube_client *client, const char *ns, gb_gated_pod_fn fn, void *arg,
+                      struct gb_kube_error *e) {
   char path[400], rv[128];
   int rc = gb_kube_path(path, sizeof(path), "", "v1", "pods", ns && *ns ? ns : NULL, NULL);
   if (rc)

@@ -41,11 +41,11 @@
  * from the pod object for the callback). */
 struct gb_gated_pod {
   const char *ns, *name, *uid, *jobset, *rjob;
-  const char *created;  /* metadata.creationTimestamp text, "" if none */
-  int64_t created_ms;   /* the same as Unix ms, 0 when unreadable */
-  size_t n_gates;       /* every gate of the pod, ours included */
+  const char *created; /* metadata.creationTimestamp text, "" if none */
+  int64_t created_ms;  /* the same as Unix ms, 0 when unreadable */
+  size_t n_gates;      /* every gate of the pod, ours included */
   const char *gates[GB_GATESWEEP_MAX_GATES];
-  size_t index;         /* the position of gangbridge's gate in spec.schedulingGates */
+  size_t index; /* the position of gangbridge's gate in spec.schedulingGates */
 };
 
 /* Reads pod (borrowed) into *out.  Returns 1 when it carries gangbridge's
@@ -59,8 +59,8 @@ typedef int (*gb_gated_pod_fn)(void *arg, const struct gb_gated_pod *pod, json_o
  * (fieldSelector spec.nodeName=) and calls fn for each that carries
  * gangbridge's gate.  Returns 0, fn's first non-zero result, or a GC_E*
  * code with e filled (GC_EIO for an API error). */
-int gb_gatesweep_list(struct gb_kube_client *client, const char *ns, gb_gated_pod_fn fn,
-                      void *arg, struct gb_kube_error *e);
+int gb_gatesweep_list(struct gb_kube_client *client, const char *ns, gb_gated_pod_fn fn, void *arg,
+                      struct gb_kube_error *e);
 
 struct gb_gatesweep_opts {
   struct gb_kube_client *client; /* borrowed; required */
@@ -68,13 +68,13 @@ struct gb_gatesweep_opts {
                                     NULL: placement disabled (every gate goes) */
   gb_placer_gang_fn gang;        /* with a model: the gang of a TrainJob (required then) */
   void *gang_ctx;
-  struct gb_events *events;      /* borrowed; NULL: no Events */
-  int (*is_leader)(void *ctx);   /* NULL: always the leader */
+  struct gb_events *events;    /* borrowed; NULL: no Events */
+  int (*is_leader)(void *ctx); /* NULL: always the leader */
   void *leader_ctx;
-  int64_t grace_ms;              /* stray gates younger than this stay; default 30000 */
-  int64_t interval_ms;           /* between sweeps; default 10000 */
-  size_t max_per_sweep;          /* removals per sweep; default 1024 */
-  struct gb_metrics *reg;        /* optional: gangbridge_placement_gates_removed_total */
+  int64_t grace_ms;       /* stray gates younger than this stay; default 30000 */
+  int64_t interval_ms;    /* between sweeps; default 10000 */
+  size_t max_per_sweep;   /* removals per sweep; default 1024 */
+  struct gb_metrics *reg; /* optional: gangbridge_placement_gates_removed_total */
 };
 
 struct gb_gatesweep;

@@ -256,8 +256,7 @@ static void *placer_main(void *arg) {
     /* A pass that takes its work after this resync sees every gang marked. */
     uint64_t gen = p->resync_gen;
     pthread_mutex_unlock(&p->mu);
-    int lead = (!p->o.is_leader || p->o.is_leader(p->o.leader_ctx)) &&
-               gb_model_synced(p->o.model);
+    int lead = (!p->o.is_leader || p->o.is_leader(p->o.leader_ctx)) && gb_model_synced(p->o.model);
     int rc = gb_placer_run_once(p);
     if (rc)
       gb_log(GB_LOG_WARN, "placement pass failed", "error", gc_strerror(rc), NULL);

@@ -1517,7 +1517,8 @@ static int inline_snapshot(struct gb_rpc_ctx *ctx, const Gangbridge__V1__Evaluat
   struct doclist l;
   int code = doclist_load(ctx, NULL, "cluster", req->cluster, req->n_cluster, &l, diags);
   if (!code) {
-    struct tp_build_opts bo = {.levels = (const char *const *)req->levels, .n_levels = req->n_levels};
+    struct tp_build_opts bo = {.levels = (const char *const *)req->levels,
+                               .n_levels = req->n_levels};
     int rc = tp_snapshot_build(l.docs, l.origins, l.n, &bo, out, diags);
     if (rc)
       code = gb_rpc_fail_diags(ctx, gb_rpc_code_of(rc, GB_RPC_INVALID_ARGUMENT), NULL, diags);

@@ -76,14 +76,14 @@ struct gb_sched_config {
 };
 
 /* The body of a standby's 503. */
-#define GB_SCHED_STANDBY_MSG                                                                      \
-  "gangbridge: this replica is a standby, not the leader; the scheduler endpoints answer "      \
-  "only on the leader (point the scheduler at the gangbridge-sched Service, which selects "     \
+#define GB_SCHED_STANDBY_MSG                                                                       \
+  "gangbridge: this replica is a standby, not the leader; the scheduler endpoints answer "         \
+  "only on the leader (point the scheduler at the gangbridge-sched Service, which selects "        \
   "the pod labelled gangbridge.io/leader=true)\n"
 /* The body of a new leader's 503 before its plan holds the last leader's
  * decisions. */
-#define GB_SCHED_CATCHING_UP_MSG                                                                  \
-  "gangbridge: this replica has just become the leader and is reading the placement decisions " \
+#define GB_SCHED_CATCHING_UP_MSG                                                                   \
+  "gangbridge: this replica has just become the leader and is reading the placement decisions "    \
   "back; it answers in a moment\n"
 
 /* The verbs, as the last path element. */

@@ -19,17 +19,18 @@
 #include "gc_diag.h"
 #include "tp_snapshot.h"
 
-#define NODE(n)                                                                             \
-  "apiVersion: v1\nkind: Node\nmetadata: {name: " n "}\n"                                    \
+#define NODE(n)                                                                                    \
+  "apiVersion: v1\nkind: Node\nmetadata: {name: " n "}\n"                                          \
   "status: {allocatable: {cpu: '8', pods: '10'}}\n---\n"
 #define NODES NODE("n1") NODE("n2") NODE("n3") NODE("n4")
-#define HN(name, tier, members)                                                            \
-  "apiVersion: topology.volcano.sh/v1alpha1\nkind: HyperNode\nmetadata: {name: " name "}\n" \
+#define HN(name, tier, members)                                                                    \
+  "apiVersion: topology.volcano.sh/v1alpha1\nkind: HyperNode\nmetadata: {name: " name "}\n"        \
   "spec:\n  tier: " tier "\n  members:\n" members "---\n"
 #define MN(n) "  - {type: Node, selector: {exactMatch: {name: " n "}}}\n"
 #define MH(n) "  - {type: HyperNode, selector: {exactMatch: {name: " n "}}}\n"
 /* Two valid racks under a spine: the part that must keep serving. */
-#define GOOD HN("ra", "1", MN("n1") MN("n2")) HN("rb", "1", MN("n3")) HN("sp", "2", MH("ra") MH("rb"))
+#define GOOD                                                                                       \
+  HN("ra", "1", MN("n1") MN("n2")) HN("rb", "1", MN("n3")) HN("sp", "2", MH("ra") MH("rb"))
 
 struct built {
   struct gb_docset *ds;
@@ -90,8 +91,7 @@ static const char *parent_of(const struct tp_snapshot *s, const char *dom) {
 /* Strict: refused naming `culprit` and `what`.  Lenient: built, exactly
  * the HyperNodes in `dropped` (a space-separated, name-ordered list) left
  * out, each named in a warning; the good part (ra, rb under sp) intact. */
-static void isolates(const char *yaml, const char *culprit, const char *what,
-                     const char *dropped) {
+static void isolates(const char *yaml, const char *culprit, const char *what, const char *dropped) {
   struct built b;
   build(&b, yaml, 0);
   if (b.rc == 0 || !has_msg(&b.d, 0, culprit, what))

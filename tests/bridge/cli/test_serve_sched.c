@@ -202,7 +202,8 @@ START_TEST(off_without_address) {
   struct gb_config cfg;
   ck_assert_int_eq(gb_config_init(&cfg), 0);
   struct gb_serve_sched *ss = (struct gb_serve_sched *)&cfg; /* must be reset */
-  ck_assert_int_eq(gb_serve_sched_start(&cfg, NULL, NULL, NULL, NULL, NULL, NULL, NULL, &ss, NULL), 0);
+  ck_assert_int_eq(gb_serve_sched_start(&cfg, NULL, NULL, NULL, NULL, NULL, NULL, NULL, &ss, NULL),
+                   0);
   ck_assert_ptr_null(ss);
   gb_config_destroy(&cfg);
 }

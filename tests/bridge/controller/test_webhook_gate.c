@@ -226,9 +226,9 @@ START_TEST(test_stray_gate_on_non_jobset_pod) {
   size_t len = 0;
   int status = 0;
   const char *ctype = NULL;
-  ck_assert_int_eq(gb_webhook_review(wh, "application/json", body, strlen(body), &status, &out,
-                                     &len, &ctype),
-                   0);
+  ck_assert_int_eq(
+      gb_webhook_review(wh, "application/json", body, strlen(body), &status, &out, &len, &ctype),
+      0);
   ck_assert_int_eq(status, 200);
   json_object *ans = json_tokener_parse(out), *resp, *p;
   ck_assert(json_object_object_get_ex(ans, "response", &resp));

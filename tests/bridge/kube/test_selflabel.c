@@ -35,9 +35,8 @@ static void request(const char *method, enum gb_kube_verb verb, const char *path
                     const char *body) {
   struct gb_kube_error e;
   gb_kube_error_clear(&e);
-  int rc = gb_kube_request(standin.cli, verb, method, path,
-                           body ? "application/json" : NULL, body, body ? strlen(body) : 0, NULL,
-                           &e);
+  int rc = gb_kube_request(standin.cli, verb, method, path, body ? "application/json" : NULL, body,
+                           body ? strlen(body) : 0, NULL, &e);
   ck_assert_msg(rc == 0, "%s %s: %s (%ld %s)", method, path, gc_strerror(rc), e.http, e.message);
 }
 
@@ -62,7 +61,10 @@ static void labels_of(const char *pod, char *out, size_t size) {
     return;
   json_object_object_get_ex(o, "metadata", &md);
   json_object_object_get_ex(md, "labels", &l);
-  snprintf(out, size, "%s", l ? json_object_to_json_string_ext(l, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE) : "{}");
+  snprintf(
+      out, size, "%s",
+      l ? json_object_to_json_string_ext(l, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
+        : "{}");
   json_object_put(o);
 }
 
@@ -79,8 +81,8 @@ static int wait_labels(const char *pod, const char *want) {
 }
 
 static struct gb_selflabel *make(const char *pod, double resync_s, double stale_s) {
-  struct gb_selflabel_opts o = {standin.cli, "default", pod, LABEL, "true", 0.05, resync_s,
-                                stale_s, 2000, NULL};
+  struct gb_selflabel_opts o = {standin.cli, "default", pod,     LABEL, "true",
+                                0.05,        resync_s,  stale_s, 2000,  NULL};
   struct gb_selflabel *s = NULL;
   struct gc_diags d;
   gc_diags_init(&d);

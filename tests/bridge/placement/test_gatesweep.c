@@ -54,7 +54,8 @@ static const char GANG_YAML[] =
     "      replicatedJobs:\n"
     "      - name: init\n"
     "        template:\n"
-    "          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: dataset-initializer}}\n"
+    "          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: "
+    "dataset-initializer}}\n"
     "          spec: {template: {spec: {containers: [{name: i, image: p}]}}}\n"
     "      - name: node\n"
     "        dependsOn: [{name: init, status: Complete}]\n"
@@ -197,8 +198,8 @@ END_TEST
 
 START_TEST(disabled_releases_every_gate) {
   json_object_put(create_pod("d-both", "{}", "[" KUEUE "," OURS "]"));
-  json_object_put(create_pod("d-ours", "{\"jobset.sigs.k8s.io/jobset-name\":\"held\"}",
-                             "[" OURS "]"));
+  json_object_put(
+      create_pod("d-ours", "{\"jobset.sigs.k8s.io/jobset-name\":\"held\"}", "[" OURS "]"));
   json_object_put(create_pod("d-kueue", "{}", "[" KUEUE "]"));
   json_object_put(create_pod("d-none", "{}", "[]"));
   struct gb_metrics *reg = gb_metrics_new();
@@ -258,7 +259,9 @@ START_TEST(enabled_removes_only_stray_gates) {
   ck_assert_int_eq(gb_plan_new(NULL, &plan), 0);
   struct gb_model_opts mo = {.plan = plan};
   ck_assert_int_eq(gb_model_new(&mo, &model, &d), 0);
-#define JS(js, rj) "{\"jobset.sigs.k8s.io/jobset-name\":\"" js "\",\"jobset.sigs.k8s.io/replicatedjob-name\":\"" rj "\"}"
+#define JS(js, rj)                                                                                 \
+  "{\"jobset.sigs.k8s.io/jobset-name\":\"" js "\",\"jobset.sigs.k8s.io/replicatedjob-name\":\"" rj \
+  "\"}"
   pod_both(model, "e-held", JS("held", "node"), OLD_TS);
   pod_both(model, "e-lone", "{}", OLD_TS);
   pod_both(model, "e-other", JS("other", "node"), OLD_TS);
@@ -269,8 +272,13 @@ START_TEST(enabled_removes_only_stray_gates) {
   ck_assert_int_eq(gb_model_feed_done(model), 0);
   struct gb_metrics *reg = gb_metrics_new();
   struct gb_events *ev = gb_events_new(cli, NULL);
-  struct gb_gatesweep_opts o = {.client = cli, .model = model, .gang = gang_fn, .events = ev,
-                                .is_leader = is_leader, .grace_ms = 60000, .reg = reg};
+  struct gb_gatesweep_opts o = {.client = cli,
+                                .model = model,
+                                .gang = gang_fn,
+                                .events = ev,
+                                .is_leader = is_leader,
+                                .grace_ms = 60000,
+                                .reg = reg};
   struct gb_gatesweep *g = NULL;
   ck_assert_int_eq(gb_gatesweep_new(&o, &g, &d), 0);
   size_t n = 0;

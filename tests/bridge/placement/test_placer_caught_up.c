@@ -48,8 +48,8 @@ START_TEST(caught_up_follows_resync_and_leadership) {
   ck_assert_int_eq(gb_plan_new(NULL, &plan), 0);
   struct gb_model_opts mo = {.plan = plan};
   ck_assert_int_eq(gb_model_new(&mo, &model, &d), 0);
-  struct gb_placer_opts po = {.model = model, .plan = plan, .gang = no_gang,
-                              .is_leader = is_leader, .tick_ms = 20};
+  struct gb_placer_opts po = {
+      .model = model, .plan = plan, .gang = no_gang, .is_leader = is_leader, .tick_ms = 20};
   atomic_store(&leading, 1);
   ck_assert_int_eq(gb_placer_new(&po, &p, &d), 0);
   ck_assert_int_eq(gb_placer_caught_up(p), 0);

@@ -90,10 +90,10 @@ START_TEST(standby_answers_503_on_every_verb) {
   const struct {
     const char *path, *body;
   } calls[] = {
-      {"/volcano/onSessionOpen", "{}"},  {"/volcano/onSessionClose", "{}"},
-      {"/volcano/predicate", pred},      {"/volcano/prioritize", "{}"},
-      {"/volcano/allocateFunc", "{}"},   {"/volcano/deallocateFunc", "{}"},
-      {"/volcano/jobEnqueueable", job},  {"/kube/filter", kube},
+      {"/volcano/onSessionOpen", "{}"}, {"/volcano/onSessionClose", "{}"},
+      {"/volcano/predicate", pred},     {"/volcano/prioritize", "{}"},
+      {"/volcano/allocateFunc", "{}"},  {"/volcano/deallocateFunc", "{}"},
+      {"/volcano/jobEnqueueable", job}, {"/kube/filter", kube},
       {"/kube/prioritize", kube},
   };
   for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
