@@ -211,7 +211,11 @@ static int leader_label_create(struct serve_run *r, struct gc_diags *d) {
   o.key = GB_LEADER_LABEL;
   o.value = GB_LEADER_LABEL_VALUE;
   o.retry_s = r->cfg->retry_period_s > 0 ? r->cfg->retry_period_s : 1;
-  o.request_timeout_ms = (long)(r->cfg->kube_request_timeout_s * 1000);
+  /* A label request that hangs may not outlast a leadership term. */
+  double t = r->cfg->kube_request_timeout_s < r->cfg->renew_deadline_s
+                 ? r->cfg->kube_request_timeout_s
+                 : r->cfg->renew_deadline_s;
+  o.request_timeout_ms = (long)(t * 1000);
   o.errors = r->sm.errors;
   int rc = gb_selflabel_new(&o, &r->leader_label, d);
   if (rc)

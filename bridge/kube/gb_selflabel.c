@@ -15,6 +15,7 @@
 
 #define KEY_MAX 317
 #define VALUE_MAX 63
+#define FINAL_TIMEOUT_MS 2000 /* the removal at shutdown: within the termination grace */
 
 struct gb_selflabel {
   struct gb_selflabel_opts o;
@@ -84,8 +85,9 @@ static int do_read(struct gb_selflabel *s, int *missing) {
   return have;
 }
 
-/* Sets (on) or removes the label: a merge patch of metadata.labels only. */
-static int do_write(struct gb_selflabel *s, int on, int *missing) {
+/* Sets (on) or removes the label: a merge patch of metadata.labels only,
+ * within timeout_ms. */
+static int do_write(struct gb_selflabel *s, int on, long timeout_ms, int *missing) {
   json_object *patch = json_object_new_object(), *md = json_object_new_object(),
               *labels = json_object_new_object(), *obj = NULL;
   if (!patch || !md || !labels) {
@@ -103,7 +105,7 @@ static int do_write(struct gb_selflabel *s, int on, int *missing) {
   gb_kube_error_clear(&e);
   int rc = gb_kube_request_timeout(s->o.client, GB_KUBE_PATCH, "PATCH", s->path,
                                    "application/merge-patch+json", body, strlen(body),
-                                   s->o.request_timeout_ms, &obj, &e);
+                                   timeout_ms, &obj, &e);
   int have = finish(s, rc, obj, &e, on ? "label" : "unlabel", missing);
   json_object_put(obj);
   json_object_put(patch);
@@ -136,7 +138,7 @@ static int64_t round_once(struct gb_selflabel *s, int want, int have, int resync
     pthread_mutex_unlock(&s->mu);
   }
   if (have >= 0 && have != want && !missing) {
-    have = do_write(s, want, &missing);
+    have = do_write(s, want, s->o.request_timeout_ms, &missing);
     pthread_mutex_lock(&s->mu);
     s->writes++;
     pthread_mutex_unlock(&s->mu);
@@ -263,7 +265,9 @@ void gb_selflabel_free(struct gb_selflabel *s) {
    * to be off (an unknown state may be a label from an earlier term). */
   if (s->have != 0 && !s->pod_missing) {
     int missing = 0;
-    if (do_write(s, 0, &missing) < 0)
+    long t = s->o.request_timeout_ms < FINAL_TIMEOUT_MS ? s->o.request_timeout_ms
+                                                        : FINAL_TIMEOUT_MS;
+    if (do_write(s, 0, t, &missing) < 0)
       gb_log(GB_LOG_WARN, "cannot remove the leader label at shutdown", "pod", s->pod, "error",
              s->last_error, NULL);
   }

@@ -10,8 +10,7 @@
  * every retry_s until it holds, and re-reads every resync_s so a label
  * added or removed by hand is put right.  gb_selflabel_set never blocks: a
  * leadership callback only changes the wanted state.  At free the label is
- * removed (one attempt bounded by the request timeout) unless it is known
- * to be off.  A pod that does not exist (404) or may not be read or written
+ * removed (one attempt of at most 2 s) unless it is known to be off.  A pod that does not exist (404) or may not be read or written
  * (403) cannot carry a label this process set: it counts as off, is logged
  * once, and is re-read every resync_s.
  *
@@ -63,7 +62,7 @@ int gb_selflabel_start(struct gb_selflabel *s);
 /* Wants the label on (1) or off (0).  Any thread; never blocks on I/O. */
 void gb_selflabel_set(struct gb_selflabel *s, int on);
 /* Stops the worker and, unless the label is known to be off, removes it
- * (one bounded attempt).  Accepts NULL. */
+ * (one attempt of at most 2 s).  Accepts NULL. */
 void gb_selflabel_free(struct gb_selflabel *s);
 
 /* gb_health_check_fn (ctx = labeller): 1 with a reason while the label is

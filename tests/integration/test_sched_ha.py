@@ -284,6 +284,15 @@ def service_selects(env, svc):
     return sorted(p["metadata"]["name"] for p in r.json["items"])
 
 
+def gang_seen(rep, key, pods):
+    """The replica's placer has seen all `pods` pods of gang `key` (its /debug/placement)."""
+    code, body = Env.http_get(None, "/debug/placement", rep.http)
+    if code != 200:
+        return False
+    g = next((g for g in json.loads(body)["gangs"] if g["gang"] == key), None)
+    return bool(g) and g.get("pods") == pods
+
+
 def holder(env):
     r = env.c.get(LEASE)
     return (r.json.get("spec") or {}).get("holderIdentity", "") if r.status == 200 else None
@@ -414,6 +423,10 @@ def main():
             # Through the leader's webhook: the standby's caches may still be catching up on
             # the partition it just came back from.
             create_gang(env, lead, "job2")
+            # The standby follows the gang in its own model (it came back from a partition:
+            # its informers may still be relisting); then the leader dies.
+            env.wait(lambda: gang_seen(standby, NS + "/job2", 2), "the standby's model of job2",
+                     30)
             lead.stop(signal.SIGKILL)  # a release of job2 may be cut short
             t0 = time.monotonic()
             env.wait(lambda: holder(env) == standby.name, "the other replica taking over", 40)
