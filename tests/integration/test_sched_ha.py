@@ -409,7 +409,8 @@ def main():
             env.wait(lambda: "[-]leader-label failed" in lead.readyz()[1],
                      "the cut-off ex-leader's readiness to fail on its stale label", 30)
             print("     partition: the new leader answered the same %.1fs after the cut; the "
-                  "stale label failed the old one's readiness" % took)
+                  "stale label failed the old one's readiness %.1fs after the cut"
+                  % (took, time.monotonic() - t0))
             lead.proxy.heal()
             env.wait(lambda: labelled(env, names) == [standby.name],
                      "the healed ex-leader removing its own label", 30)
