@@ -8,7 +8,7 @@ packages=(
   libyaml-dev libjson-c-dev libcurl4-openssl-dev
   libprotobuf-c-dev protobuf-c-compiler protobuf-compiler
   libgrpc-dev grpc-proto
-  libmicrohttpd-dev
+  libmicrohttpd-dev libgnutls28-dev
   check libsubunit-dev
   clang libclang-rt-14-dev
   valgrind openssl

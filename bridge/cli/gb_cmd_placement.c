@@ -24,7 +24,8 @@
 #include "gb_gatesweep.h"
 #include "gb_kube_config.h"
 
-#define DEFAULT_URL "http://127.0.0.1:8080"
+/* deploy/'s placement.debugAddress (inside the pod: kubectl port-forward). */
+#define DEFAULT_URL "http://127.0.0.1:8081"
 #define MAX_DOC (16u << 20)
 
 static void usage(FILE *f) {

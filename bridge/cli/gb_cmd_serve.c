@@ -232,6 +232,11 @@ out:
   return rc;
 }
 
+/* The "grpc-listener" check (ctx: the started gRPC server), as online. */
+static int grpc_listener_check(void *ctx, char *reason, size_t size) {
+  return gb_rpc_server_check(ctx, reason, size);
+}
+
 /* Starts the HTTP probes with the controller's probes server's limits
  * (http.* in docs/operating.md). */
 static int start_probes(const struct serve_config *c, struct serve_state *st,
@@ -245,6 +250,10 @@ static int start_probes(const struct serve_config *c, struct serve_state *st,
   st->health = gb_health_new();
   if (!st->health)
     return GC_ENOMEM;
+  int rc = gb_health_add_check(st->health, GB_HEALTH_LIVE | GB_HEALTH_READY, "grpc-listener",
+                               grpc_listener_check, st->rpc);
+  if (rc)
+    return rc;
   struct gb_http_route routes[3];
   size_t n = gb_health_routes(st->health, routes, 3);
   struct gb_http_config hc;
@@ -255,7 +264,7 @@ static int start_probes(const struct serve_config *c, struct serve_state *st,
   hc.max_connections = (unsigned)c->cfg->http_max_connections;
   hc.max_per_ip = (unsigned)c->cfg->http_max_per_ip;
   hc.header_timeout_s = (unsigned)ceil(c->cfg->http_header_timeout_s);
-  int rc = gb_http_start(&hc, routes, n, &st->http, diags);
+  rc = gb_http_start(&hc, routes, n, &st->http, diags);
   if (rc)
     return rc;
   fprintf(stderr, "gangbridge serve: http probes listening on %s:%u\n", host,
@@ -314,8 +323,9 @@ static int serve_offline(const struct gb_config *cfg, const struct serve_flags *
   memset(&st, 0, sizeof(st));
   gc_diags_init(&diags);
   gb_serve_rpc_config(cfg, &c.rpc);
-  /* Offline has no liveness check to feed, so no listener self-check. */
-  c.rpc.self_check_ms = 0;
+  /* The listener self-check runs in every mode: with --http-addr it fails
+   * /healthz, /livez and /readyz ("grpc-listener") once the port stops
+   * accepting, so the kubelet restarts a serve whose gRPC port died. */
   int status = GB_EXIT_INPUT;
   struct gb_stopsig *sigs = NULL;
   if (gb_stopsig_start("gangbridge serve", &sigs)) {

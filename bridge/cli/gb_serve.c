@@ -86,6 +86,7 @@ struct serve_run {
   struct gb_timeouts *timeouts; /* the gang timeout tracker, fed by the controller */
   struct gb_webhook *wh;
   struct gb_http *probes, *hook;
+  struct gb_http *debug; /* /debug/placement (placement.debugAddress) */
   struct gb_rpc_service *rpc_svc;
   struct gb_rpc_server *rpc;
   atomic_int rpc_started; /* set once rpc listens; read by the health check */
@@ -489,11 +490,9 @@ static int serve_start(struct serve_run *r, struct gc_diags *d) {
   if (!r->leader)
     gb_gauge_set(r->sm.leader, NULL, 1); /* a single replica always leads */
 
-  struct gb_http_route routes[5];
+  struct gb_http_route routes[4];
   size_t n = gb_health_routes(r->health, routes, 3);
   routes[n++] = gb_metrics_route(r->reg, "/metrics");
-  if (r->placer)
-    routes[n++] = gb_placer_route(r->placer, "/debug/placement");
   /* Probes and metrics have their own server, so a flood on the webhook port
    * cannot starve the kubelet's probes; its own flood is bounded per address
    * and by the header deadline. */
@@ -502,6 +501,18 @@ static int serve_start(struct serve_run *r, struct gc_diags *d) {
                              (unsigned)ceil(cfg->http_header_timeout_s), 0};
   if ((rc = start_http(&probes, routes, n, r->sm.http_requests, &r->probes, d)))
     return rc;
+  /* /debug/placement lists every tenant's gangs (names, sizes, racks,
+   * reasons): never on the probes' port, which Prometheus and the kubelet
+   * reach, but on an address of its own (off by default; deploy/ puts it
+   * on loopback, which kubectl port-forward reaches and other pods do
+   * not). */
+  if (r->placer && *cfg->placement_debug_address) {
+    struct gb_http_route dbg = gb_placer_route(r->placer, "/debug/placement");
+    struct http_role debug = {"debug", cfg->placement_debug_address, NULL, NULL, 0, 8, 4,
+                              (unsigned)ceil(cfg->http_header_timeout_s), 0};
+    if ((rc = start_http(&debug, &dbg, 1, r->sm.http_requests, &r->debug, d)))
+      return rc;
+  }
   if (*cfg->webhook_address) {
     struct gb_webhook_config wc = {gb_controller_webhook_lookup, r->ctrl,
                                    cfg->webhook_allow_on_error, 0, r->sm.webhook,
@@ -550,6 +561,7 @@ static void serve_stop(struct serve_run *r) {
     gb_rpc_service_set_serving(r->rpc_svc, 0);
   gb_serve_sched_free(r->sched);
   gb_http_stop(r->hook);
+  gb_http_stop(r->debug);
   gb_http_stop(r->probes);
   gb_rpc_server_free(r->rpc);
   gb_rpc_service_free(r->rpc_svc);

@@ -130,6 +130,14 @@ static int start_server(struct gb_serve_sched *s, const struct gb_config *cfg,
     h.tls_cert_file = cfg->sched_tls_cert;
     h.tls_key_file = cfg->sched_tls_key;
   }
+  if (*cfg->sched_client_ca)
+    h.tls_client_ca_file = cfg->sched_client_ca;
+  else if (strcmp(host, "127.0.0.1") && strcmp(host, "::1"))
+    /* Then "the scheduler" is whoever reaches the port: the NetworkPolicy
+     * is the only guard (docs/scheduler-integration.md, "Who may call"). */
+    gb_log(GB_LOG_WARN, "sched endpoints verify no client certificate (no sched.clientCA): "
+                        "only the network policy keeps tenants off this port",
+           "address", cfg->sched_address, NULL);
   h.threads = (unsigned)cfg->sched_threads;
   h.max_connections = (unsigned)cfg->sched_max_connections;
   h.max_per_ip = (unsigned)cfg->sched_max_per_ip;
@@ -140,7 +148,8 @@ static int start_server(struct gb_serve_sched *s, const struct gb_config *cfg,
     char p[16];
     snprintf(p, sizeof(p), "%u", gb_sched_port(s->sched));
     gb_log(GB_LOG_INFO, "sched endpoints listening", "address", cfg->sched_address, "port", p,
-           "tls", *cfg->sched_tls_cert ? "true" : "false", NULL);
+           "tls", *cfg->sched_client_ca ? "mutual" : *cfg->sched_tls_cert ? "true" : "false",
+           NULL);
   }
   return rc;
 }

@@ -38,6 +38,7 @@ static const struct key_def KEYS[] = {
     {"kube.connectTimeout", T_DUR, OFF(kube_connect_timeout_s), 0.1, 600, "5s", NULL},
     {"kube.requestTimeout", T_DUR, OFF(kube_request_timeout_s), 0.1, 3600, "30s", NULL},
     {"kube.watchTimeout", T_DUR, OFF(kube_watch_timeout_s), 1, 3600, "5m", NULL},
+    {"kube.watchNamespaces", T_LIST, OFF(watch_namespaces_text), 0, 0, "", NULL},
     {"log.level", T_LEVEL, OFF(log_level), 0, 0, "info", "log-level"},
     {"log.format", T_FORMAT, OFF(log_format), 0, 0, "text", "log-format"},
     {"grpc.address", T_STR, OFF(grpc_address), 0, 0, "", "grpc-addr"},
@@ -72,6 +73,7 @@ static const struct key_def KEYS[] = {
     {"sched.address", T_STR, OFF(sched_address), 0, 0, "", "sched-addr"},
     {"sched.tlsCert", T_STR, OFF(sched_tls_cert), 0, 0, "", NULL},
     {"sched.tlsKey", T_STR, OFF(sched_tls_key), 0, 0, "", NULL},
+    {"sched.clientCA", T_STR, OFF(sched_client_ca), 0, 0, "", NULL},
     {"sched.volcanoPrefix", T_STR, OFF(sched_volcano_prefix), 0, 0, "/volcano", NULL},
     {"sched.kubePrefix", T_STR, OFF(sched_kube_prefix), 0, 0, "/kube", NULL},
     {"sched.maxBodyBytes", T_INT, OFF(sched_max_body), 65536, 1073741824, "16777216", NULL},
@@ -118,6 +120,7 @@ static const struct key_def KEYS[] = {
      NULL},
     {"placement.profile", T_STR, OFF(placement_profile), 0, 0, "bestfit", NULL},
     {"placement.maxInflightPatches", T_INT, OFF(placement_max_inflight), 1, 1024, "32", NULL},
+    {"placement.debugAddress", T_STR, OFF(placement_debug_address), 0, 0, "", NULL},
     /* policy: timeouts.default and topology.* */
     {"timeouts.default", T_STR, OFF(timeout_default), 0, 0, "", NULL},
     /* the timeout tracker's timeouts.* (next to timeouts.default: one YAML block) */
@@ -618,19 +621,22 @@ static int check_addr(const char *key, const char *addr, struct gc_diags *d) {
   return 0;
 }
 
-/* Splits topology.levels into c->topology_levels: node label keys, unique,
- * at most GC_TOPOLOGY_MAX_LEVELS.  Returns 0, GC_EINVAL or GC_ENOMEM. */
-static int parse_levels(struct gb_config *c, struct gc_diags *d) {
-  const char *t = c->topology_levels_text;
-  c->topology_levels = NULL;
-  c->n_topology_levels = 0;
+/* Splits a T_LIST key's text (comma-separated) into arena strings, each
+ * checked with is_ok (what names it in a message) and unique, at most max
+ * (plural names them in that message).
+ * Returns 0 (*out NULL and *n 0 for ""), GC_EINVAL or GC_ENOMEM. */
+static int split_list(struct gb_config *c, const char *key, const char *t, size_t max,
+                      const char *plural, int (*is_ok)(const char *, size_t), const char *what,
+                      const char ***out, size_t *n_out, struct gc_diags *d) {
+  *out = NULL;
+  *n_out = 0;
   if (!t || !*t)
     return 0;
   size_t n = 1;
   for (const char *p = t; *p; p++)
     n += *p == ',';
-  if (n > GC_TOPOLOGY_MAX_LEVELS) {
-    gc_diags_addf(d, "topology.levels: at most %d levels, not %zu", GC_TOPOLOGY_MAX_LEVELS, n);
+  if (n > max) {
+    gc_diags_addf(d, "%s: at most %zu %s, not %zu", key, max, plural, n);
     return GC_EINVAL;
   }
   const char **lv = gc_arena_alloc(c->arena, n * sizeof(*lv));
@@ -641,28 +647,42 @@ static int parse_levels(struct gb_config *c, struct gc_diags *d) {
   for (size_t i = 0; i < n; i++) {
     const char *e = strchr(p, ',');
     size_t len = e ? (size_t)(e - p) : strlen(p);
-    char *key = gc_arena_alloc(c->arena, len + 1);
-    if (!key)
+    char *item = gc_arena_alloc(c->arena, len + 1);
+    if (!item)
       return GC_ENOMEM;
-    memcpy(key, p, len);
-    key[len] = '\0';
-    lv[i] = key;
-    if (!gc_name_is_qualified(key, len)) {
-      gc_diags_addf(d, "topology.levels[%zu]: \"%.64s\" is not a node label key", i, key);
+    memcpy(item, p, len);
+    item[len] = '\0';
+    lv[i] = item;
+    if (!is_ok(item, len)) {
+      gc_diags_addf(d, "%s[%zu]: \"%.64s\" is not %s", key, i, item, what);
       rc = GC_EINVAL;
     }
     for (size_t j = 0; j < i && !rc; j++)
-      if (!strcmp(lv[j], key)) {
-        gc_diags_addf(d, "topology.levels[%zu]: \"%.64s\" is listed twice", i, key);
+      if (!strcmp(lv[j], item)) {
+        gc_diags_addf(d, "%s[%zu]: \"%.64s\" is listed twice", key, i, item);
         rc = GC_EINVAL;
       }
     p = e ? e + 1 : p + len;
   }
   if (!rc) {
-    c->topology_levels = lv;
-    c->n_topology_levels = n;
+    *out = lv;
+    *n_out = n;
   }
   return rc;
+}
+
+/* topology.levels: node label keys, unique, at most GC_TOPOLOGY_MAX_LEVELS;
+ * kube.watchNamespaces: namespace names, unique, at most 256. */
+static int parse_levels(struct gb_config *c, struct gc_diags *d) {
+  int rc = split_list(c, "topology.levels", c->topology_levels_text, GC_TOPOLOGY_MAX_LEVELS,
+                      "levels", gc_name_is_qualified, "a node label key", &c->topology_levels,
+                      &c->n_topology_levels, d);
+  if (rc == GC_ENOMEM)
+    return rc;
+  int rc2 = split_list(c, "kube.watchNamespaces", c->watch_namespaces_text, 256,
+                       "namespaces", gc_name_is_dns1123_label, "a namespace name", &c->watch_namespaces,
+                       &c->n_watch_namespaces, d);
+  return rc2 ? rc2 : rc;
 }
 
 /* The policy keys, checked with gangcalc's own rules so that serve refuses
@@ -703,10 +723,15 @@ int gb_config_validate(struct gb_config *c, struct gc_diags *d) {
     gc_diags_addf(d, "grpc.clientCA needs grpc.tlsCert and grpc.tlsKey");
     rc = GC_EINVAL;
   }
-  if (check_addr("sched.address", c->sched_address, d))
+  if (check_addr("sched.address", c->sched_address, d) ||
+      check_addr("placement.debugAddress", c->placement_debug_address, d))
     rc = GC_EINVAL;
   if (!*c->sched_tls_cert != !*c->sched_tls_key) {
     gc_diags_addf(d, "sched.tlsCert and sched.tlsKey go together");
+    rc = GC_EINVAL;
+  }
+  if (*c->sched_client_ca && !*c->sched_tls_cert) {
+    gc_diags_addf(d, "sched.clientCA needs sched.tlsCert and sched.tlsKey");
     rc = GC_EINVAL;
   }
   if (c->sched_volcano_prefix[0] != '/' || c->sched_kube_prefix[0] != '/' ||

@@ -120,6 +120,7 @@ struct gb_config {
   const char *sched_address;
   const char *sched_tls_cert;
   const char *sched_tls_key;
+  const char *sched_client_ca; /* PEM CA: only clients with a certificate it verifies are served */
   const char *sched_volcano_prefix;
   const char *sched_kube_prefix;
   int sched_max_body;          /* bytes: predicate, allocate, filter, kube prioritize */
@@ -176,6 +177,9 @@ struct gb_config {
   const char *placement_profile;       /* "bestfit" or "spread" (validated) */
   int placement_max_inflight;          /* release PATCHes in flight at once */
   double placement_stray_grace_s;      /* a gate gangbridge does not hold goes after this */
+  /* /debug/placement's own HTTP server ("": none); never the probes' port:
+   * it lists every tenant's gangs. */
+  const char *placement_debug_address;
 
   /* timeouts (policy: the gang timeout when no TrainJob, runtime, Namespace
    * or Queue gives one; gangcalc's gc_policy checks it) */
@@ -183,6 +187,12 @@ struct gb_config {
 
   /* topology (policy) */
   const char *topology_levels_text; /* node label keys, top first, comma-separated */
+  /* kube.watchNamespaces: "" (every namespace, a ClusterRole) or the only
+   * namespaces whose TrainJobs, runtimes, JobSet pods and PodGroups are
+   * watched (a Role per namespace); parsed by gb_config_validate. */
+  const char *watch_namespaces_text;
+  const char **watch_namespaces;
+  size_t n_watch_namespaces;
   const char *topology_default;     /* "required:VALUE" / "preferred:VALUE", "": none */
   const char **topology_levels;     /* parsed by gb_config_validate (arena) */
   size_t n_topology_levels;

@@ -47,19 +47,20 @@ enum {
 struct inf_def {
   const char *group, *version, *resource;
   const char *label_selector;
+  int namespaced; /* watched in kube.watchNamespaces only, when set */
 };
 
 static const struct inf_def INF_DEFS[INF_N] = {
-    {GC_TRAINER_GROUP, "v1alpha1", "trainjobs", NULL},
-    {GC_TRAINER_GROUP, "v1alpha1", "trainingruntimes", NULL},
-    {GC_TRAINER_GROUP, "v1alpha1", "clustertrainingruntimes", NULL},
-    {"", "v1", "namespaces", NULL},
+    {GC_TRAINER_GROUP, "v1alpha1", "trainjobs", NULL, 1},
+    {GC_TRAINER_GROUP, "v1alpha1", "trainingruntimes", NULL, 1},
+    {GC_TRAINER_GROUP, "v1alpha1", "clustertrainingruntimes", NULL, 0},
+    {"", "v1", "namespaces", NULL, 0},
     /* Only JobSet pods ("exists" selector); a gang's pods carry its name. */
-    {"", "v1", "pods", GC_JOBSET_NAME_LABEL},
-    {"apiextensions.k8s.io", "v1", "customresourcedefinitions", NULL},
-    {"scheduling.volcano.sh", "v1beta1", "podgroups", GC_MANAGED_BY_LABEL "=" GC_MANAGER_NAME},
-    {"scheduling.x-k8s.io", "v1alpha1", "podgroups", GC_MANAGED_BY_LABEL "=" GC_MANAGER_NAME},
-    {"scheduling.volcano.sh", "v1beta1", "queues", NULL},
+    {"", "v1", "pods", GC_JOBSET_NAME_LABEL, 1},
+    {"apiextensions.k8s.io", "v1", "customresourcedefinitions", NULL, 0},
+    {"scheduling.volcano.sh", "v1beta1", "podgroups", GC_MANAGED_BY_LABEL "=" GC_MANAGER_NAME, 1},
+    {"scheduling.x-k8s.io", "v1alpha1", "podgroups", GC_MANAGED_BY_LABEL "=" GC_MANAGER_NAME, 1},
+    {"scheduling.volcano.sh", "v1beta1", "queues", NULL, 0},
 };
 
 static const char *const INF_NAMES[INF_N] = {
@@ -343,6 +344,13 @@ static int make_informer(struct gb_controller *c, int which, struct gb_informer 
   io.version = def->version;
   io.resource = def->resource;
   io.label_selector = def->label_selector;
+  /* kube.watchNamespaces: the namespaced kinds are watched in those
+   * namespaces only (a Role each); the cluster-scoped ones stay
+   * cluster-wide reads. */
+  if (def->namespaced) {
+    io.namespaces = c->cfg->watch_namespaces;
+    io.n_namespaces = c->cfg->n_watch_namespaces;
+  }
   /* Pods and CRDs are cached as the few fields read, not in full: a
    * CRD-heavy cluster has tens of megabytes of schemas. */
   io.transform = which == INF_POD   ? gb_informer_trim_pod

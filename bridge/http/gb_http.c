@@ -27,6 +27,8 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <gnutls/gnutls.h>
+#include <gnutls/x509.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -86,6 +88,7 @@ struct gb_http {
   char *tls_key;
   size_t tls_key_len;
   char *tls_cert;
+  char *tls_trust; /* the client CA bundle (PEM), or NULL: no client certificates */
   /* The header-deadline watchdog: records of open connections, guarded by
    * conn_mu, which also guards watch_stop. */
   unsigned header_timeout_s;
@@ -159,9 +162,14 @@ static void allow_header(unsigned methods, char *buf, size_t size) {
   }
 }
 
-/* The largest over-limit body that is drained before the 413 is sent. */
+/* The largest over-limit body that is read and dropped before the 413 is
+ * sent: 1 GiB, or 4 x the cap when that is more.  Draining costs no memory
+ * and the request timeout bounds its time, so it is generous: a 25 MB
+ * body over a 4 MiB cap used to be refused at once, and its client saw a
+ * reset mid-upload instead of the 413. */
 static unsigned long long drain_limit(size_t max_body) {
-  return 4ULL * max_body + (1ULL << 20);
+  unsigned long long four = 4ULL * max_body + (1ULL << 20);
+  return four > (1ULL << 30) ? four : 1ULL << 30;
 }
 
 /* The client address of sa in (family, ip); 0 or -1 when not IP. */
@@ -371,6 +379,7 @@ static const char *status_text(int status) {
   case 404: return "404 page not found\n";
   case 405: return "405 method not allowed\n";
   case 408: return "408 request timeout: the body took too long\n";
+  case 403: return "403 forbidden: this port serves only clients with a verified certificate\n";
   case 413: return "413 request entity too large\n";
   case 503: return "503 service busy: too many request bodies at once, retry\n";
   default: return "500 internal error\n";
@@ -475,6 +484,26 @@ static enum MHD_Result run_handler(struct gb_http *s, struct MHD_Connection *c,
   return send_response(s, c, st, resp.status, resp.content_type, resp.body, resp.body_len, NULL);
 }
 
+/* 1 when the TLS client of c sent a certificate that chains to the client
+ * CA and may authenticate a TLS client.  libmicrohttpd only asks for the
+ * certificate (GNUTLS_CERT_REQUEST); GnuTLS checks it here, once the
+ * handshake is over. */
+static int client_verified(struct MHD_Connection *c) {
+  const union MHD_ConnectionInfo *ci =
+      MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+  if (!ci || !ci->tls_session)
+    return 0;
+  gnutls_session_t session = (gnutls_session_t)ci->tls_session;
+  unsigned n = 0;
+  if (!gnutls_certificate_get_peers(session, &n) || n == 0)
+    return 0;
+  gnutls_typed_vdata_st purpose = {GNUTLS_DT_KEY_PURPOSE_OID,
+                                   (unsigned char *)GNUTLS_KP_TLS_WWW_CLIENT, 0};
+  unsigned status = 0;
+  return gnutls_certificate_verify_peers(session, &purpose, 1, &status) == GNUTLS_E_SUCCESS &&
+         status == 0;
+}
+
 static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char *url,
                                  const char *method, const char *version, const char *upload,
                                  size_t *upload_size, void **con_cls) {
@@ -492,6 +521,10 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
     pthread_mutex_unlock(&s->mu);
     const char *subpath = "";
     st->route = find_route(s, url, &subpath);
+    /* Before anything about the routes is told: an unverified client
+     * learns nothing but that it is refused. */
+    if (s->tls_trust && !client_verified(c))
+      return send_text(s, c, st, 403, status_text(403), NULL);
     if (!st->route)
       return send_text(s, c, st, 404, status_text(404), NULL);
     unsigned bit = method_bit(method);
@@ -508,13 +541,15 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
       unsigned long long want = strtoull(cl, &end, 10);
       if (errno == ERANGE || want > st->route->max_body) {
         /* Answering before the body is read makes the kernel reset the
-         * connection when unread data remains, and the client may lose the
-         * answer; a body of moderate size is therefore read and dropped
-         * first (within the request timeout), only a huge one is refused
-         * at once. */
+         * connection when unread data remains, and the client loses the
+         * answer: the body is read and dropped first (never held; the
+         * request timeout bounds how long), then 413 is sent.  A client
+         * that waits for "100 Continue" has sent nothing yet, and one that
+         * announces more than the drain limit asked for it: both are
+         * answered at once. */
         const char *expect = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
                                                          MHD_HTTP_HEADER_EXPECT);
-        int waits = expect && !strcasecmp(expect, "100-continue"); /* sent nothing yet */
+        int waits = expect && !strcasecmp(expect, "100-continue");
         if (waits || errno == ERANGE || want > drain_limit(st->route->max_body))
           return send_text(s, c, st, 413, status_text(413), NULL);
         st->pending = 413;
@@ -620,6 +655,7 @@ static void free_server(struct gb_http *s) {
     free(s->tls_key);
   }
   free(s->tls_cert);
+  free(s->tls_trust);
   free(s->name);
   pthread_mutex_destroy(&s->mu);
   pthread_cond_destroy(&s->cv);
@@ -714,14 +750,34 @@ static int open_listener(struct gb_http *s, const char *addr, unsigned port,
 
 /* Reads the TLS files.  Whether they form a pair is known only when
  * libmicrohttpd loads them (start_daemon), whose log line says why not. */
-static int load_tls(struct gb_http *s, const char *cert_file, const char *key_file,
-                    struct gc_diags *d) {
-  size_t cert_len = 0;
+static int load_tls(struct gb_http *s, const struct gb_http_config *cfg, struct gc_diags *d) {
+  size_t cert_len = 0, ca_len = 0;
   const unsigned pem = GB_FILE_NONEMPTY | GB_FILE_TEXT;
-  int rc = gb_file_read(cert_file, GB_HTTP_TLS_FILE_MAX, pem, &s->tls_cert, &cert_len, NULL, d);
+  int rc = gb_file_read(cfg->tls_cert_file, GB_HTTP_TLS_FILE_MAX, pem, &s->tls_cert, &cert_len,
+                        NULL, d);
+  if (rc == 0)
+    rc = gb_file_read(cfg->tls_key_file, GB_HTTP_TLS_FILE_MAX, pem, &s->tls_key, &s->tls_key_len,
+                      NULL, d);
+  if (rc < 0 || !cfg->tls_client_ca_file)
+    return rc;
+  rc = gb_file_read(cfg->tls_client_ca_file, GB_HTTP_TLS_FILE_MAX, pem, &s->tls_trust, &ca_len,
+                    NULL, d);
   if (rc < 0)
     return rc;
-  return gb_file_read(key_file, GB_HTTP_TLS_FILE_MAX, pem, &s->tls_key, &s->tls_key_len, NULL, d);
+  /* libmicrohttpd would take a bundle with no certificate in it and then
+   * verify nobody: say so at start instead. */
+  gnutls_x509_crt_t *list = NULL;
+  unsigned n = 0;
+  gnutls_datum_t data = {(unsigned char *)s->tls_trust, (unsigned)ca_len};
+  if (gnutls_x509_crt_list_import2(&list, &n, &data, GNUTLS_X509_FMT_PEM, 0) < 0 || n == 0) {
+    gc_diags_addf(d, "%s: the client CA file %s holds no PEM certificate", s->name,
+                  cfg->tls_client_ca_file);
+    rc = GC_EINVAL;
+  }
+  for (unsigned i = 0; i < n; i++)
+    gnutls_x509_crt_deinit(list[i]);
+  gnutls_free(list);
+  return rc;
 }
 
 /* The socket is bound before libmicrohttpd starts, so with TLS a failed start
@@ -786,7 +842,7 @@ static int start_daemon(struct gb_http *s, const struct gb_http_config *cfg, int
   /* Optional settings: a thread pool only when more than one thread is asked
    * for (libmicrohttpd warns about a pool of 0 or 1), TLS only with a cert,
    * a per-address cap only when one is set. */
-  struct MHD_OptionItem opts[5];
+  struct MHD_OptionItem opts[6];
   size_t nopt = 0;
   if (pool > 1)
     opts[nopt++] = (struct MHD_OptionItem){MHD_OPTION_THREAD_POOL_SIZE, (intptr_t)pool, NULL};
@@ -797,6 +853,8 @@ static int start_daemon(struct gb_http *s, const struct gb_http_config *cfg, int
     opts[nopt++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, s->tls_key};
     opts[nopt++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, s->tls_cert};
   }
+  if (s->tls_trust)
+    opts[nopt++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_TRUST, 0, s->tls_trust};
   opts[nopt] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
   s->starting = 1;
   s->daemon = MHD_start_daemon(
@@ -835,6 +893,10 @@ int gb_http_start(const struct gb_http_config *cfg, const struct gb_http_route *
     gc_diags_addf(d, "%s: TLS needs both a certificate file and a key file", name);
     return GC_EINVAL;
   }
+  if (cfg->tls_client_ca_file && !cfg->tls_cert_file) {
+    gc_diags_addf(d, "%s: a client CA needs TLS (a certificate and a key)", name);
+    return GC_EINVAL;
+  }
   struct sockaddr_storage ss;
   socklen_t sslen = 0;
   const char *addr = cfg->address ? cfg->address : "0.0.0.0";
@@ -849,7 +911,7 @@ int gb_http_start(const struct gb_http_config *cfg, const struct gb_http_route *
   if (!s)
     return GC_ENOMEM;
   if ((rc = copy_routes(s, routes, n_routes, d)) < 0 ||
-      (cfg->tls_cert_file && (rc = load_tls(s, cfg->tls_cert_file, cfg->tls_key_file, d)) < 0) ||
+      (cfg->tls_cert_file && (rc = load_tls(s, cfg, d)) < 0) ||
       (rc = open_listener(s, addr, cfg->port, &ss, sslen, d)) < 0 ||
       (rc = start_daemon(s, cfg, ss.ss_family == AF_INET6, d)) < 0)
     goto fail;
@@ -865,7 +927,7 @@ int gb_http_start(const struct gb_http_config *cfg, const struct gb_http_route *
   char port[16];
   snprintf(port, sizeof(port), "%u", s->port);
   gb_log(GB_LOG_INFO, "http server listening", "server", s->name, "address", addr, "port", port,
-         "tls", s->tls_cert ? "true" : "false", NULL);
+         "tls", s->tls_trust ? "mutual" : s->tls_cert ? "true" : "false", NULL);
   *out = s;
   return 0;
 

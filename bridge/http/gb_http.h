@@ -5,8 +5,9 @@
  * with the methods it accepts, a handler and a body cap.  The server answers
  * by itself: 404 for an unknown path, 405 with an Allow header for a known
  * path and another method, 413 for a body over the route's cap (after reading
- * and dropping the rest of the body, so that the client surely sees the
- * answer; at once when Content-Length announces more than 4 x cap + 1 MiB),
+ * and dropping the rest of the body within the request timeout, so that the
+ * client sees the answer instead of a reset; at once to a client waiting
+ * for "100 Continue", or announcing more than 1 GiB and 4 x the cap),
  * 500 when a handler fails, 503 for a body that would take the bodies held at
  * once over max_body_total (a memory bound whatever the number of clients;
  * the rest of the body is dropped first), and 400 for malformed HTTP
@@ -18,7 +19,9 @@
  * its previous request) to having the next request's headers, TLS handshake
  * included: a client trickling a byte at a time is cut off at that header
  * deadline although each byte resets the idle timeout.  TLS uses a PEM
- * certificate chain and key read from files at start and checked to match.  One internal polling
+ * certificate chain and key read from files at start and checked to match;
+ * with a client CA, only clients whose certificate it verifies are served
+ * (403 for every other, before any route runs).  One internal polling
  * thread, or a pool of them, runs the handlers, so handlers must be
  * thread-safe and must not block for long (the webhook's lookup reads a
  * cache).  gb_http_stop stops accepting, lets requests in flight finish for a
@@ -97,6 +100,10 @@ struct gb_http_config {
   unsigned port;               /* 0 = an ephemeral port (see gb_http_port) */
   const char *tls_cert_file;   /* PEM chain; with tls_key_file enables HTTPS */
   const char *tls_key_file;    /* PEM private key (read once at start; restart to rotate) */
+  /* PEM CA bundle (needs TLS): every request must come with a client
+   * certificate that chains to it and is valid for client authentication
+   * (GnuTLS verifies it); any other is answered 403 before its route runs. */
+  const char *tls_client_ca_file;
   size_t max_body;             /* default GB_HTTP_DEFAULT_MAX_BODY */
   unsigned idle_timeout_s;     /* connection idle timeout; default (and 0) 30 */
   unsigned request_timeout_s;  /* whole-body receive limit; default 30; 0 = none */
@@ -119,6 +126,7 @@ void gb_http_config_init(struct gb_http_config *cfg);
  * address, route or config; TLS files given but this libmicrohttpd has no
  * TLS; a TLS file that is not PEM, or a key that does not match the
  * certificate, named with both files, or an empty or binary TLS file),
+ * a client CA without TLS or that GnuTLS cannot read (GC_EINVAL),
  * a missing (GC_ENOTFOUND), unreadable (GC_EIO) or oversized (GC_ELIMIT)
  * TLS file, GC_EIO (cannot bind, with the system's reason and the address;
  * cannot start) or GC_ENOMEM; every failure adds one message to `d`. */

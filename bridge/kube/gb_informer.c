@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0
  *
- * gb_informer: list/watch loop on its own thread and the keyed object cache.
+ * gb_informer: list/watch loops (reflectors, one thread each: one for all
+ * namespaces or one namespace, one per namespace of a set) and the keyed
+ * object cache they share.  A reflector's relist sweeps only its own
+ * namespace's entries; handler calls are serialized by handler_mu.
  */
 #include "gb_informer.h"
 
@@ -20,6 +23,7 @@
 #define RV_MAX 512
 #define UID_MAX 128
 #define KEY_MAX 512
+#define MAX_NAMESPACES 256
 
 /* A cache entry: one allocation holding key, rv, uid and JSON text. */
 struct entry {
@@ -43,26 +47,41 @@ static size_t e_size(const struct entry *e) {
   return sizeof(*e) + e->key_len + e->rv_len + e->uid_len + e->text_len + 4;
 }
 
+struct gb_informer;
+
+/* One list/watch loop: all namespaces (ns NULL), or one namespace. */
+struct reflector {
+  struct gb_informer *inf;
+  char *ns;         /* owned; NULL: every namespace */
+  char path[1024];
+  char rv[RV_MAX];  /* under inf->lock */
+  uint32_t gen;     /* the generation of its last list (its thread only) */
+  int synced;       /* under inf->lock */
+  int running;
+  pthread_t thread;
+  unsigned rng;
+};
+
 struct gb_informer {
   struct gb_kube_client *client;
   struct gb_informer_opts o;
   char *group, *version, *resource, *ns, *label, *field; /* owned copies */
-  char path[1024];
+  struct reflector *refl;
+  size_t n_refl;
 
   pthread_rwlock_t cache_lock;
   struct entry **buckets;
   size_t n_buckets, n_entries, bytes;
-  uint32_t gen;
+  atomic_uint gen_seq; /* generations, unique across the reflectors */
 
   pthread_mutex_t lock; /* guards rv, stats, synced; with cond for sleeps */
   pthread_cond_t cond;
-  char rv[RV_MAX];
+  char rv[RV_MAX];      /* the last resourceVersion seen by any reflector */
   struct gb_informer_stats st;
-  int synced;
+  int synced;           /* every reflector has listed once */
   int started;
   atomic_int stopping;
-  pthread_t thread;
-  unsigned rng;
+  pthread_mutex_t handler_mu; /* one handler call at a time, whatever the reflector */
   int limit_logged;
 };
 
@@ -278,11 +297,13 @@ static struct entry *entry_new(const char *key, const char *rv, const char *uid,
 
 /* ---- applying changes ---------------------------------------------------- */
 
-static void set_rv(struct gb_informer *inf, const char *rv) {
+static void set_rv(struct gb_informer *inf, struct reflector *r, const char *rv) {
   if (!rv)
     return;
   pthread_mutex_lock(&inf->lock);
   snprintf(inf->rv, sizeof(inf->rv), "%s", rv);
+  if (r)
+    snprintf(r->rv, sizeof(r->rv), "%s", rv);
   pthread_mutex_unlock(&inf->lock);
 }
 
@@ -307,12 +328,14 @@ static void deliver(struct gb_informer *inf, enum gb_informer_op op, const char 
     ch.ns = kbuf;
     ch.name = slash + 1;
   }
+  pthread_mutex_lock(&inf->handler_mu);
   inf->o.on_change(inf->o.handler_arg, &ch);
+  pthread_mutex_unlock(&inf->handler_mu);
 }
 
 /* Inserts or replaces obj (already stripped).  Emits ADD or UPDATE unless the
  * cached copy has the same resourceVersion.  Stamps the entry with gen. */
-static int upsert(struct gb_informer *inf, json_object *obj, uint32_t gen) {
+static int upsert(struct gb_informer *inf, struct reflector *r, json_object *obj, uint32_t gen) {
   char key[KEY_MAX];
   const char *ns, *name;
   if (obj_key(obj, key, sizeof(key), &ns, &name)) {
@@ -370,7 +393,7 @@ static int upsert(struct gb_informer *inf, json_object *obj, uint32_t gen) {
   }
   pthread_rwlock_unlock(&inf->cache_lock);
   if (rv)
-    set_rv(inf, rv);
+    set_rv(inf, r, rv);
   deliver(inf, (enum gb_informer_op)op, key, obj, old ? e_text(old) : NULL);
   free(old);
   return GC_OK;
@@ -405,16 +428,25 @@ static json_object *parse_text(const char *text, size_t len) {
   return o;
 }
 
-/* Deletes every entry not stamped with gen (objects gone during a relist):
- * unlinks them all in one pass under the lock, then tells the handler. */
-static void sweep(struct gb_informer *inf, uint32_t gen) {
+/* 1 when the cache key belongs to namespace ns (NULL: every key). */
+static int in_ns(const char *key, const char *ns) {
+  if (!ns)
+    return 1;
+  size_t n = strlen(ns);
+  return !strncmp(key, ns, n) && key[n] == '/';
+}
+
+/* Deletes every entry of ns (NULL: all) not stamped with gen (objects gone
+ * during a relist): unlinks them all in one pass under the lock, then tells
+ * the handler. */
+static void sweep(struct gb_informer *inf, const char *ns, uint32_t gen) {
   struct entry *victims = NULL;
   pthread_rwlock_wrlock(&inf->cache_lock);
   for (size_t i = 0; i < inf->n_buckets; i++) {
     struct entry **pp = &inf->buckets[i];
     while (*pp) {
       struct entry *e = *pp;
-      if (e->gen != gen) {
+      if (e->gen != gen && in_ns(e_key(e), ns)) {
         *pp = e->next;
         inf->n_entries--;
         inf->bytes -= e_size(e);
@@ -439,37 +471,46 @@ static void sweep(struct gb_informer *inf, uint32_t gen) {
 /* ---- list and watch ------------------------------------------------------ */
 
 struct list_ctx {
-  struct gb_informer *inf;
+  struct reflector *r;
   uint32_t gen;
 };
 
 static int on_item(void *arg, json_object *obj) {
   struct list_ctx *lc = arg;
-  if (atomic_load(&lc->inf->stopping))
+  struct gb_informer *inf = lc->r->inf;
+  if (atomic_load(&inf->stopping))
     return GC_EUSAGE;
-  prepare(lc->inf, obj);
-  int rc = upsert(lc->inf, obj, lc->gen);
+  prepare(inf, obj);
+  int rc = upsert(inf, lc->r, obj, lc->gen);
   return rc == GC_ELIMIT ? GC_OK : rc;
 }
 
-static int do_list(struct gb_informer *inf) {
+static int do_list(struct reflector *r) {
+  struct gb_informer *inf = r->inf;
   struct gb_kube_list_opts lo = {inf->label, inf->field, inf->o.page_limit};
   struct gb_kube_error e;
   char rv[RV_MAX];
-  struct list_ctx lc = {inf, ++inf->gen};
-  int rc = gb_kube_list(inf->client, inf->path, &lo, on_item, &lc, rv, sizeof(rv), &e);
+  struct list_ctx lc = {r, atomic_fetch_add(&inf->gen_seq, 1) + 1};
+  int rc = gb_kube_list(inf->client, r->path, &lo, on_item, &lc, rv, sizeof(rv), &e);
   if (rc) {
     if (rc != GC_EUSAGE) {
       char buf[1200];
-      logf_(inf, 1, "list failed: %s", gb_kube_error_str(&e, buf, sizeof(buf)));
+      logf_(inf, 1, "list%s%s failed: %s", r->ns ? " in " : "", r->ns ? r->ns : "",
+            gb_kube_error_str(&e, buf, sizeof(buf)));
     }
     return rc;
   }
-  sweep(inf, lc.gen);
+  r->gen = lc.gen;
+  sweep(inf, r->ns, lc.gen);
   pthread_mutex_lock(&inf->lock);
   snprintf(inf->rv, sizeof(inf->rv), "%s", rv);
+  snprintf(r->rv, sizeof(r->rv), "%s", rv);
   inf->st.lists++;
-  inf->synced = 1;
+  r->synced = 1;
+  size_t synced = 0;
+  for (size_t i = 0; i < inf->n_refl; i++)
+    synced += inf->refl[i].synced;
+  inf->synced = synced == inf->n_refl;
   pthread_cond_broadcast(&inf->cond);
   pthread_mutex_unlock(&inf->lock);
   return GC_OK;
@@ -481,7 +522,8 @@ static int do_list(struct gb_informer *inf) {
 
 /* Removes obj's key from the cache and tells the handler (nothing when the
  * object was not cached: its delete was already delivered by a relist). */
-static void apply_delete(struct gb_informer *inf, json_object *obj, const char *rv) {
+static void apply_delete(struct gb_informer *inf, struct reflector *r, json_object *obj,
+                         const char *rv) {
   char key[KEY_MAX];
   const char *ns, *name;
   if (obj_key(obj, key, sizeof(key), &ns, &name) == GC_OK) {
@@ -492,11 +534,12 @@ static void apply_delete(struct gb_informer *inf, json_object *obj, const char *
       free(old);
     }
   }
-  set_rv(inf, rv);
+  set_rv(inf, r, rv);
 }
 
 struct watch_ctx {
   struct gb_informer *inf;
+  struct reflector *r;
   uint64_t events;
   struct gb_kube_error err; /* from an ERROR event */
 };
@@ -511,7 +554,7 @@ static int on_event(void *arg, const struct gb_watch_event *ev) {
     pthread_mutex_lock(&inf->lock);
     inf->st.bookmarks++;
     pthread_mutex_unlock(&inf->lock);
-    set_rv(inf, ev->rv);
+    set_rv(inf, w->r, ev->rv);
     return 0;
   case GB_WATCH_ERROR:
     gb_kube_status_from_json(ev->object, 0, &w->err);
@@ -523,7 +566,7 @@ static int on_event(void *arg, const struct gb_watch_event *ev) {
     inf->st.events++;
     pthread_mutex_unlock(&inf->lock);
     prepare(inf, ev->object);
-    int rc = upsert(inf, ev->object, inf->gen);
+    int rc = upsert(inf, w->r, ev->object, w->r->gen);
     return rc == GC_ENOMEM ? rc : 0;
   }
   case GB_WATCH_DELETED: {
@@ -531,7 +574,7 @@ static int on_event(void *arg, const struct gb_watch_event *ev) {
     pthread_mutex_lock(&inf->lock);
     inf->st.events++;
     pthread_mutex_unlock(&inf->lock);
-    apply_delete(inf, ev->object, ev->rv);
+    apply_delete(inf, w->r, ev->object, ev->rv);
     return 0;
   }
   }
@@ -543,8 +586,8 @@ static int should_abort(void *arg) {
   return atomic_load(&w->inf->stopping);
 }
 
-static double rand01(struct gb_informer *inf) {
-  return (double)rand_r(&inf->rng) / ((double)RAND_MAX + 1.0);
+static double rand01(struct reflector *r) {
+  return (double)rand_r(&r->rng) / ((double)RAND_MAX + 1.0);
 }
 
 /* Sleeps up to s seconds, waking early on stop. */
@@ -561,12 +604,13 @@ static void nap(struct gb_informer *inf, double s) {
 
 /* Full-jitter exponential backoff: uniform in [0, min(max, base*2^n)],
  * floored at a tenth of base so failures never spin. */
-static void backoff(struct gb_informer *inf, int *attempt) {
+static void backoff(struct reflector *r, int *attempt) {
+  struct gb_informer *inf = r->inf;
   int n = *attempt < 30 ? *attempt : 30;
   double cap = inf->o.backoff_base_s * (double)(1u << n);
   if (cap > inf->o.backoff_max_s)
     cap = inf->o.backoff_max_s;
-  double d = cap * rand01(inf);
+  double d = cap * rand01(r);
   if (d < inf->o.backoff_base_s / 10)
     d = inf->o.backoff_base_s / 10;
   (*attempt)++;
@@ -574,36 +618,40 @@ static void backoff(struct gb_informer *inf, int *attempt) {
 }
 
 static void *run(void *arg) {
-  struct gb_informer *inf = arg;
+  struct reflector *r = arg;
+  struct gb_informer *inf = r->inf;
   int need_list = 1, attempt = 0, failures = 0;
   while (!atomic_load(&inf->stopping)) {
     if (need_list) {
-      int rc = do_list(inf);
+      int rc = do_list(r);
       if (atomic_load(&inf->stopping))
         break;
       if (rc) {
         pthread_mutex_lock(&inf->lock);
         inf->st.list_failures++;
         pthread_mutex_unlock(&inf->lock);
-        backoff(inf, &attempt);
+        backoff(r, &attempt);
         continue;
       }
       need_list = 0;
       failures = 0;
     }
     char rv[RV_MAX];
-    gb_informer_last_rv(inf, rv, sizeof(rv));
+    pthread_mutex_lock(&inf->lock);
+    snprintf(rv, sizeof(rv), "%s", r->rv);
+    pthread_mutex_unlock(&inf->lock);
     long min = inf->o.min_watch_timeout_s;
-    struct gb_kube_watch_opts wo = {rv, min + (long)(rand01(inf) * (double)min), 1, inf->label,
+    struct gb_kube_watch_opts wo = {rv, min + (long)(rand01(r) * (double)min), 1, inf->label,
                                     inf->field, inf->o.max_event_bytes};
     struct watch_ctx w = {0};
     w.inf = inf;
+    w.r = r;
     struct gb_kube_error e;
     pthread_mutex_lock(&inf->lock);
     inf->st.watches++;
     pthread_mutex_unlock(&inf->lock);
     double t0 = gb_clock_s();
-    int rc = gb_kube_watch_once(inf->client, inf->path, &wo, on_event, should_abort, &w, &e);
+    int rc = gb_kube_watch_once(inf->client, r->path, &wo, on_event, should_abort, &w, &e);
     if (atomic_load(&inf->stopping) || rc == WATCH_STOP)
       break;
     char buf[1200];
@@ -621,7 +669,7 @@ static void *run(void *arg) {
        * as a failure so a misbehaving server cannot make us spin. */
       if (w.events == 0 && gb_clock_s() - t0 < 1.0) {
         failures++;
-        backoff(inf, &attempt);
+        backoff(r, &attempt);
       } else {
         attempt = 0;
         failures = 0;
@@ -641,12 +689,50 @@ static void *run(void *arg) {
     int ra = rc == WATCH_ERROR_EVENT ? w.err.retry_after_s : e.retry_after_s;
     if (ra > 0)
       nap(inf, ra < inf->o.backoff_max_s ? ra : inf->o.backoff_max_s);
-    backoff(inf, &attempt);
+    backoff(r, &attempt);
   }
   return NULL;
 }
 
 /* ---- public API ---------------------------------------------------------- */
+
+/* One reflector per namespace of opts->namespaces (sorted, unique), or one
+ * for opts->namespace (NULL: every namespace). */
+static int make_reflectors(struct gb_informer *inf, const struct gb_informer_opts *opts,
+                           struct gc_diags *diags) {
+  size_t n = opts->n_namespaces ? opts->n_namespaces : 1;
+  if (n > MAX_NAMESPACES || (opts->n_namespaces && opts->namespace)) {
+    gc_diags_addf(diags, "informer: at most %d namespaces, and not with a single namespace",
+                  MAX_NAMESPACES);
+    return GC_EINVAL;
+  }
+  inf->refl = calloc(n, sizeof(*inf->refl));
+  if (!inf->refl)
+    return GC_ENOMEM;
+  inf->n_refl = n;
+  for (size_t i = 0; i < n; i++) {
+    struct reflector *r = &inf->refl[i];
+    const char *ns = opts->n_namespaces ? opts->namespaces[i] : opts->namespace;
+    r->inf = inf;
+    if (ns && !*ns) {
+      gc_diags_addf(diags, "informer: an empty namespace in the set");
+      return GC_EINVAL;
+    }
+    for (size_t j = 0; ns && j < i; j++)
+      if (!strcmp(inf->refl[j].ns, ns)) {
+        gc_diags_addf(diags, "informer: namespace %s is given twice", ns);
+        return GC_EINVAL;
+      }
+    if (ns && !(r->ns = strdup(ns)))
+      return GC_ENOMEM;
+    if (gb_kube_path(r->path, sizeof(r->path), inf->group, inf->version, inf->resource, r->ns,
+                     NULL)) {
+      gc_diags_addf(diags, "informer: invalid group/version/resource/namespace");
+      return GC_EINVAL;
+    }
+  }
+  return GC_OK;
+}
 
 int gb_informer_new(struct gb_kube_client *client, const struct gb_informer_opts *opts,
                     struct gb_informer **out, struct gc_diags *diags) {
@@ -675,16 +761,16 @@ int gb_informer_new(struct gb_kube_client *client, const struct gb_informer_opts
     return GC_ENOMEM;
   }
   inf->bytes = inf->n_buckets * sizeof(*inf->buckets);
-  if (gb_kube_path(inf->path, sizeof(inf->path), inf->group, inf->version, inf->resource, inf->ns,
-                   NULL)) {
-    gc_diags_addf(diags, "informer: invalid group/version/resource/namespace");
+  int rc = make_reflectors(inf, opts, diags);
+  if (rc) {
     gb_informer_free(inf);
-    return GC_EINVAL;
+    return rc;
   }
   inf->o.group = inf->group;
   inf->o.version = inf->version;
   inf->o.resource = inf->resource;
   inf->o.namespace = inf->ns;
+  inf->o.namespaces = NULL; /* copied into the reflectors */
   inf->o.label_selector = inf->label;
   inf->o.field_selector = inf->field;
   if (inf->o.page_limit <= 0)
@@ -707,18 +793,37 @@ int gb_informer_new(struct gb_kube_client *client, const struct gb_informer_opts
   pthread_cond_init(&inf->cond, &ca);
   pthread_condattr_destroy(&ca);
   atomic_init(&inf->stopping, 0);
-  inf->rng = (unsigned)time(NULL) ^ (unsigned)(uintptr_t)inf;
+  pthread_mutex_init(&inf->handler_mu, NULL);
+  for (size_t i = 0; i < inf->n_refl; i++)
+    inf->refl[i].rng = (unsigned)time(NULL) ^ (unsigned)(uintptr_t)&inf->refl[i];
   inf->started = -1; /* locks initialised */
   *out = inf;
   return GC_OK;
+}
+
+static void join_all(struct gb_informer *inf) {
+  pthread_mutex_lock(&inf->lock);
+  atomic_store(&inf->stopping, 1);
+  pthread_cond_broadcast(&inf->cond);
+  pthread_mutex_unlock(&inf->lock);
+  for (size_t i = 0; i < inf->n_refl; i++)
+    if (inf->refl[i].running) {
+      pthread_join(inf->refl[i].thread, NULL);
+      inf->refl[i].running = 0;
+    }
 }
 
 int gb_informer_start(struct gb_informer *inf) {
   if (inf->started == 1)
     return GC_EUSAGE;
   atomic_store(&inf->stopping, 0);
-  if (pthread_create(&inf->thread, NULL, run, inf) != 0)
-    return GC_ENOMEM;
+  for (size_t i = 0; i < inf->n_refl; i++) {
+    if (pthread_create(&inf->refl[i].thread, NULL, run, &inf->refl[i]) != 0) {
+      join_all(inf);
+      return GC_ENOMEM;
+    }
+    inf->refl[i].running = 1;
+  }
   inf->started = 1;
   return GC_OK;
 }
@@ -726,11 +831,7 @@ int gb_informer_start(struct gb_informer *inf) {
 void gb_informer_stop(struct gb_informer *inf) {
   if (!inf || inf->started != 1)
     return;
-  pthread_mutex_lock(&inf->lock);
-  atomic_store(&inf->stopping, 1);
-  pthread_cond_broadcast(&inf->cond);
-  pthread_mutex_unlock(&inf->lock);
-  pthread_join(inf->thread, NULL);
+  join_all(inf);
   inf->started = -1;
 }
 
@@ -751,7 +852,11 @@ void gb_informer_free(struct gb_informer *inf) {
     pthread_rwlock_destroy(&inf->cache_lock);
     pthread_mutex_destroy(&inf->lock);
     pthread_cond_destroy(&inf->cond);
+    pthread_mutex_destroy(&inf->handler_mu);
   }
+  for (size_t i = 0; inf->refl && i < inf->n_refl; i++)
+    free(inf->refl[i].ns);
+  free(inf->refl);
   free(inf->group);
   free(inf->version);
   free(inf->resource);
@@ -868,11 +973,11 @@ int gb_informer_feed(struct gb_informer *inf, int watch_type, json_object *obj) 
   const char *rv = gb_kube_meta_str(obj, "resourceVersion");
   if (watch_type == GB_WATCH_ADDED || watch_type == GB_WATCH_MODIFIED) {
     prepare(inf, obj);
-    rc = upsert(inf, obj, inf->gen);
+    rc = upsert(inf, NULL, obj, inf->refl[0].gen);
   } else if (watch_type == GB_WATCH_DELETED) {
-    apply_delete(inf, obj, rv);
+    apply_delete(inf, NULL, obj, rv);
   } else if (watch_type == GB_WATCH_BOOKMARK) {
-    set_rv(inf, rv);
+    set_rv(inf, NULL, rv);
   } else {
     return GC_EINVAL;
   }

@@ -18,10 +18,15 @@
  * emits add/update/delete so handlers see every final state once: unchanged
  * objects (same resourceVersion) emit nothing, vanished ones a delete.
  *
+ * Over a set of namespaces (opts.namespaces), one such loop runs per
+ * namespace, each with its own resourceVersion, and all fill the one cache;
+ * a relist replaces only its namespace's part.  Consumers see one informer.
+ *
  * Thread-safety: gb_informer_start/stop/free from one controlling thread.
  * Every other function may be called from any thread at any time (the cache
- * is guarded by a rwlock).  Handlers run on the informer thread with no lock
- * held, one at a time in event order; they may call the read functions but
+ * is guarded by a rwlock).  Handlers run on an informer thread with no cache
+ * lock held, one at a time (serialized across the namespaces' loops), in
+ * event order within a namespace; they may call the read functions but
  * must not block for long or call gb_informer_stop.
  */
 #ifndef GB_INFORMER_H
@@ -60,6 +65,13 @@ struct gb_informer_opts {
   const char *version;  /* required */
   const char *resource; /* plural, required */
   const char *namespace;      /* NULL: all namespaces */
+  /* A set of namespaces instead (namespace must then be NULL): one
+   * list/watch loop per namespace, all in the one cache (keys, reads and
+   * handlers as for all namespaces; synced once every namespace has
+   * listed).  What a Role per namespace allows, where a ClusterRole is not
+   * granted.  Copied; at most 256. */
+  const char *const *namespaces;
+  size_t n_namespaces;
   const char *label_selector; /* optional */
   const char *field_selector; /* optional */
   long page_limit;            /* list page size; default 500 */

@@ -45,6 +45,12 @@ struct gb_watch_parser *gb_watch_parser_new(size_t max_event_bytes, int max_dept
     free(p);
     return NULL;
   }
+  /* The API server (Go) sends RFC 8259 JSON in valid UTF-8: anything else
+   * (NaN, Infinity, single quotes, bytes that are not UTF-8) is refused
+   * as a malformed event rather than read as json-c's extensions.  Events
+   * follow each other in one buffer, hence the trailing characters. */
+  json_tokener_set_flags(p->tok, JSON_TOKENER_STRICT | JSON_TOKENER_ALLOW_TRAILING_CHARS |
+                                     JSON_TOKENER_VALIDATE_UTF8);
   return p;
 }
 
@@ -188,9 +194,12 @@ int gb_watch_parser_feed(struct gb_watch_parser *p, const char *data, size_t len
       p->numrun = 0;
       if (c == '"') {
         p->in_str = c;
-      } else if (c == '\'' || c == '/') {
-        /* json-c's extensions (single-quoted strings, comments) are not
-         * JSON, and they would change where a value ends. */
+      } else if (c == '\'' || c == '/' ||
+                 (((c | 0x20) >= 'a' && (c | 0x20) <= 'z') && !strchr("truefalsnE", c))) {
+        /* json-c's extensions (single-quoted strings, comments, NaN and
+         * Infinity, which it reads even in strict mode) are not JSON, and
+         * they would change where a value ends.  Outside strings JSON has
+         * only the letters of true, false, null and the exponent's e. */
         gc_diags_addf(diags, "watch stream: unexpected '%c' outside a string (not JSON)", c);
         return GC_EINVAL;
       }

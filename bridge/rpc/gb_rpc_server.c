@@ -36,6 +36,7 @@
 #include <grpc/byte_buffer.h>
 #include <grpc/byte_buffer_reader.h>
 #include <grpc/grpc.h>
+#include <grpc/grpc_posix.h>
 #include <grpc/grpc_security.h>
 #include <grpc/slice.h>
 #include <grpc/support/alloc.h>
@@ -43,6 +44,7 @@
 #include <grpc/support/time.h>
 
 #include "gb_clock.h"
+#include "gb_rpc_accept.h"
 #include "gb_rpc_client.h"
 #include "gb_tls_files.h"
 #include "grpc/health/v1/health.pb-c.h"
@@ -103,6 +105,11 @@ struct gb_rpc_server {
   int check_stop;
   int check_failures;      /* probes in a row without an answer */
   char check_reason[512];
+  /* Plain text on a numeric address: gangbridge's own listener hands the
+   * connections to the core (gb_rpc_accept.h); NULL: the core listens. */
+  struct gb_rpc_accept *acceptor;
+  int own_listen_fd; /* bound at start, until the acceptor takes it; -1: none */
+  grpc_server_credentials *fd_creds; /* insecure, for the handed-over connections */
 };
 
 enum call_state { CALL_REQUESTED, CALL_FINISHING };
@@ -818,6 +825,7 @@ int gb_rpc_server_new(const struct gb_rpc_config *cfg, struct gb_rpc_server **ou
     s->cfg.max_queued = GB_RPC_DEFAULT_MAX_QUEUED;
   if (!s->cfg.max_queued_bytes)
     s->cfg.max_queued_bytes = 2 * s->cfg.max_message_bytes;
+  s->own_listen_fd = -1;
   s->addr = strdup(cfg->addr);
   s->tls_cert_file = dup_or_null(cfg->tls_cert_file);
   s->tls_key_file = dup_or_null(cfg->tls_key_file);
@@ -984,6 +992,40 @@ static void server_args(const struct gb_rpc_server *s, grpc_arg *args) {
   int_arg(&args[5], GRPC_ARG_MAX_CONCURRENT_STREAMS, GB_RPC_MAX_STREAMS);
 }
 
+/* The acceptor's hand-over: the connection becomes one of the core's. */
+static void hand_fd(void *arg, int fd) {
+  struct gb_rpc_server *s = arg;
+  grpc_server_add_channel_from_fd(s->server, fd, s->fd_creds);
+}
+
+/* Binds the port: gangbridge's own listener for plain text on a numeric
+ * address (its accept loop survives EMFILE, which the core's does not),
+ * the core's otherwise (TLS: gRPC 1.51 takes only insecure credentials
+ * for a connection handed over; a host name: gRPC resolves it). */
+static int add_port(struct gb_rpc_server *s, const grpc_channel_args *cargs,
+                    struct gc_diags *diags) {
+  if (!s->tls_cert_file) {
+    int rc = gb_rpc_accept_listen(s->addr, &s->own_listen_fd, &s->port, diags);
+    if (rc < 0)
+      return rc;
+    if (rc == 0) {
+      s->fd_creds = grpc_insecure_server_credentials_create();
+      return s->fd_creds ? 0 : GC_ENOMEM;
+    }
+  }
+  int rc = 0;
+  grpc_server_credentials *creds = make_credentials(s, &rc, diags);
+  if (!creds)
+    return rc;
+  s->port = grpc_server_add_http2_port(s->server, s->addr, creds);
+  grpc_server_credentials_release(creds);
+  if (s->port == 0) {
+    listen_failed(s, cargs, diags);
+    return GC_EIO;
+  }
+  return 0;
+}
+
 int gb_rpc_server_start(struct gb_rpc_server *s, struct gc_diags *diags) {
   if (s->started || s->stopped)
     return GC_EUSAGE;
@@ -1014,16 +1056,8 @@ int gb_rpc_server_start(struct gb_rpc_server *s, struct gc_diags *diags) {
       goto fail;
     }
   }
-  grpc_server_credentials *creds = make_credentials(s, &rc, diags);
-  if (!creds)
+  if ((rc = add_port(s, &cargs, diags)) < 0)
     goto fail;
-  s->port = grpc_server_add_http2_port(s->server, s->addr, creds);
-  grpc_server_credentials_release(creds);
-  if (s->port == 0) {
-    listen_failed(s, &cargs, diags);
-    rc = GC_EIO;
-    goto fail;
-  }
   s->workers = calloc((size_t)s->cfg.threads, sizeof(*s->workers));
   if (!s->workers) {
     rc = GC_ENOMEM;
@@ -1048,6 +1082,15 @@ int gb_rpc_server_start(struct gb_rpc_server *s, struct gc_diags *diags) {
       request_call(s, &s->methods[i]);
   for (int k = 0; k < GENERIC_ARMED; k++)
     request_call(s, NULL);
+  if (s->own_listen_fd >= 0) {
+    struct gb_rpc_accept_config ac = {0, s->cfg.handshake_timeout_ms, hand_fd, s};
+    int fd = s->own_listen_fd;
+    s->own_listen_fd = -1; /* the acceptor's now, also when it fails */
+    if (gb_rpc_accept_start(fd, &ac, &s->acceptor, diags) < 0) {
+      gb_rpc_server_stop(s);
+      return GC_ENOMEM;
+    }
+  }
   for (int i = 0; i < s->nworkers; i++) {
     if (pthread_create(&s->workers[i].thread, NULL, worker_main, &s->workers[i]) != 0) {
       gc_diags_addf(diags, "grpc: cannot start worker threads");
@@ -1066,6 +1109,9 @@ int gb_rpc_server_start(struct gb_rpc_server *s, struct gc_diags *diags) {
   }
   return 0;
 fail:
+  if (s->own_listen_fd >= 0)
+    close(s->own_listen_fd);
+  s->own_listen_fd = -1;
   start_cleanup(s);
   if (s->workers) {
     for (int i = 0; i < s->nworkers; i++)
@@ -1090,6 +1136,9 @@ void gb_rpc_server_stop(struct gb_rpc_server *s) {
     return;
   s->stopped = 1;
   check_stop(s);
+  /* No connection is handed over once the core shuts down. */
+  gb_rpc_accept_stop(s->acceptor);
+  s->acceptor = NULL;
   atomic_store(&s->shutting_down, 1);
   static int shutdown_tag;
   grpc_server_shutdown_and_notify(s->server, s->shutdown_cq, &shutdown_tag);
@@ -1137,6 +1186,10 @@ void gb_rpc_server_free(struct gb_rpc_server *s) {
   free(s->tls_cert_file);
   free(s->tls_key_file);
   free(s->client_ca_file);
+  if (s->fd_creds)
+    grpc_server_credentials_release(s->fd_creds);
+  if (s->own_listen_fd >= 0)
+    close(s->own_listen_fd);
   pthread_cond_destroy(&s->idle);
   pthread_mutex_destroy(&s->mu);
   pthread_cond_destroy(&s->check_cv);

@@ -35,8 +35,10 @@ static const struct {
     [V_ALLOC] = {"volcano", GB_SCHED_VERB_ALLOCATE, B_SMALL},
     [V_DEALLOC] = {"volcano", GB_SCHED_VERB_DEALLOCATE, B_SMALL},
     [V_ENQ] = {"volcano", GB_SCHED_VERB_ENQUEUEABLE, B_LIST},
-    [K_FILTER] = {"kube", GB_SCHED_VERB_FILTER, B_SMALL},
-    [K_PRIO] = {"kube", GB_SCHED_VERB_PRIORITIZE, B_SMALL},
+    /* With nodeCacheCapable: false kube-scheduler sends every candidate
+     * Node object (5,000 full Nodes of ~5 KB are 25 MB): a list body. */
+    [K_FILTER] = {"kube", GB_SCHED_VERB_FILTER, B_LIST},
+    [K_PRIO] = {"kube", GB_SCHED_VERB_PRIORITIZE, B_LIST},
 };
 
 struct route_ctx {
@@ -181,13 +183,69 @@ void gb_sched_stats(struct gb_sched *s, struct gb_sched_stats *out) {
   pthread_mutex_unlock(&s->mu);
 }
 
+/* ---- Redaction ------------------------------------------------------ */
+
+static int label_char(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'; }
+static int name_char(char c) { return label_char(c) || c == '.'; }
+
+/* Rewrites text in place so that it names no gang of another namespace
+ * than ns: every "<namespace>/<name>" whose namespace (a DNS-1123 label,
+ * not the end of a dotted prefix such as nvidia.com/gpu) differs from ns
+ * becomes "a gang of another namespace".  A reason about a gang reaches
+ * that gang's tenant (the PodGroup's Event, the pod's scheduling message),
+ * and the plan's reasons can name the gang that goes first
+ * ("held: ... team-b/big has waited ..."). */
+static void redact_foreign(char *text, size_t size, const char *ns) {
+  static const char repl[] = "a gang of another namespace";
+  size_t rl = sizeof(repl) - 1;
+  for (char *slash = strchr(text, '/'); slash; slash = strchr(slash + 1, '/')) {
+    char *l = slash;
+    while (l > text && label_char(l[-1]))
+      l--;
+    char *r = slash + 1;
+    while (name_char(*r))
+      r++;
+    if (l == slash || r == slash + 1 || (l > text && (l[-1] == '.' || l[-1] == '/')))
+      continue;
+    size_t nl = (size_t)(slash - l);
+    if (nl == strlen(ns) && !memcmp(l, ns, nl))
+      continue;
+    size_t tail = strlen(r) + 1, at = (size_t)(l - text);
+    if (at + rl + 1 > size) {
+      *l = '\0';
+      return;
+    }
+    if (at + rl + tail > size)
+      tail = size - at - rl; /* cut: the last byte is set to NUL below */
+    memmove(l + rl, r, tail);
+    memcpy(l, repl, rl);
+    text[size - 1] = '\0';
+    slash = l + rl - 1;
+  }
+}
+
+/* The namespace of gang key "ns/name" into out (size NS_MAX). */
+#define NS_MAX 64
+static const char *key_ns(const char *key, char *out) {
+  const char *slash = strchr(key, '/');
+  size_t n = slash ? (size_t)(slash - key) : 0;
+  if (n >= NS_MAX)
+    n = 0;
+  memcpy(out, key, n);
+  out[n] = '\0';
+  return out;
+}
+
 /* ---- Backend calls -------------------------------------------------- */
 
 static int allowed(struct gb_sched *s, const char *key, const char *node, char *why, size_t size) {
   why[0] = '\0';
   if (!key[0] || !s->be.node_allowed)
     return -1;
-  return s->be.node_allowed(s->be.arg, key, node, why, size);
+  int ok = s->be.node_allowed(s->be.arg, key, node, why, size);
+  char ns[NS_MAX];
+  redact_foreign(why, size, key_ns(key, ns));
+  return ok;
 }
 
 /* Scores for the nodes of one request, scaled to 0..max: the plan's pods
@@ -346,6 +404,8 @@ static int v_enqueueable(struct call *c) {
   if (verdict != GB_VC_PERMIT && verdict != GB_VC_REJECT)
     verdict = GB_VC_ABSTAIN;
   c->decision = verdict == GB_VC_PERMIT ? "permit" : verdict == GB_VC_REJECT ? "reject" : "abstain";
+  /* The reason becomes an Event in the PodGroup's namespace. */
+  redact_foreign(reason, sizeof(reason), j->ns);
   if (verdict != GB_VC_ABSTAIN && s->be.job_event)
     s->be.job_event(s->be.event_arg ? s->be.event_arg : s->be.arg, j, verdict, reason);
   rc = gb_sched_volcano_enqueue_encode(verdict, c->out);

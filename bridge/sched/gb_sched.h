@@ -62,8 +62,9 @@ struct gb_sched_backend {
 struct gb_sched_config {
   const char *volcano_prefix; /* default "/volcano" */
   const char *kube_prefix;    /* default "/kube" */
-  size_t max_body;            /* predicate, allocate, filter, kube prioritize; default 16 MiB */
-  size_t max_list_body;       /* Volcano prioritize and jobEnqueueable; default 256 MiB */
+  size_t max_body;            /* predicate, allocate, deallocate; default 16 MiB */
+  size_t max_list_body;       /* Volcano prioritize, jobEnqueueable, kube filter and prioritize
+                               * (every candidate Node); default 256 MiB */
   size_t max_session_body;    /* onSessionOpen, read and dropped; default 4 GiB */
   size_t max_session_tasks;   /* overlay entries; default 262144 */
   struct gb_metrics *metrics; /* optional: the gangbridge_sched_* families are registered */

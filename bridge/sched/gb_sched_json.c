@@ -5,17 +5,20 @@
 #include "gb_sched_json.h"
 
 #include <errno.h>
-#include <json-c/json.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "gb_buf.h"
 
 void gb_sj_init(struct gb_sj *s, const char *buf, size_t len) {
   s->base = s->p = buf;
   s->end = buf + len;
   s->depth = 0;
   s->msg[0] = '\0';
+  s->bad_utf8 = 0;
 }
 
 int gb_sj_fail(struct gb_sj *s, const char *fmt, ...) {
@@ -45,9 +48,14 @@ static inline void skip_ws(struct gb_sj *s) {
     s->p++;
 }
 
+/* The next byte after white space, 0 at the end of the body, and
+ * GB_SJ_NUL for a NUL byte inside it (which must not read as the end:
+ * "{}\0garbage" is trailing data, as Go's decoder says). */
 static inline int peek(struct gb_sj *s) {
   skip_ws(s);
-  return s->p < s->end ? (unsigned char)*s->p : 0;
+  if (s->p >= s->end)
+    return 0;
+  return *s->p ? (unsigned char)*s->p : GB_SJ_NUL;
 }
 
 int gb_sj_peek(struct gb_sj *s) { return peek(s); }
@@ -59,11 +67,30 @@ static int is_hex(char c) {
 #define ONES 0x0101010101010101ULL
 #define HIGHS 0x8080808080808080ULL
 
-/* Non-zero when one of the 8 bytes of v is a quote, a backslash or below
- * 0x20 (the bytes a string scan must stop at); may flag later bytes too. */
+/* Non-zero when one of the 8 bytes of v is a quote, a backslash, below
+ * 0x20 or above 0x7f (the bytes a string scan must stop at: the last to
+ * check that they are UTF-8); may flag later bytes too. */
 static inline uint64_t special8(uint64_t v) {
   uint64_t q = v ^ (ONES * '"'), b = v ^ (ONES * '\\');
-  return (((q - ONES) & ~q) | ((b - ONES) & ~b) | ((v - ONES * 0x20) & ~v)) & HIGHS;
+  return (((q - ONES) & ~q) | ((b - ONES) & ~b) | ((v - ONES * 0x20) & ~v) | v) & HIGHS;
+}
+
+int gb_sj_utf8_len(const unsigned char *p, const unsigned char *end) {
+  unsigned c = p[0];
+  if (c < 0x80)
+    return 1;
+  int n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+  if (!n || end - p < n)
+    return 0;
+  for (int i = 1; i < n; i++)
+    if ((p[i] & 0xc0) != 0x80)
+      return 0;
+  /* Overlong forms, UTF-16 surrogates and code points above U+10FFFF are
+   * not UTF-8 (Go's utf8.DecodeRune refuses them too). */
+  if ((c == 0xe0 && p[1] < 0xa0) || (c == 0xed && p[1] > 0x9f) || (c == 0xf0 && p[1] < 0x90) ||
+      (c == 0xf4 && p[1] > 0x8f))
+    return 0;
+  return n;
 }
 
 /* Skips a string whose opening quote is at the cursor; *escaped tells
@@ -100,11 +127,21 @@ static int skip_string(struct gb_sj *s, int *escaped) {
       s->p = p;
       return gb_sj_fail(s, "control character in string");
     }
+    if (ch >= 0x80) {
+      /* Go's decoder takes invalid UTF-8 and reads each bad byte as
+       * U+FFFD: accepted here too, and remembered so that nothing is ever
+       * echoed with the bad bytes (gb_sj_add_span). */
+      int n = gb_sj_utf8_len((const unsigned char *)p, (const unsigned char *)end);
+      s->bad_utf8 |= n == 0;
+      p += n ? n : 1;
+      *escaped |= 2;
+      continue;
+    }
     if (ch != '\\') {
       p++;
       continue;
     }
-    *escaped = 1;
+    *escaped |= 1;
     if (end - p < 2) {
       s->p = p;
       return gb_sj_fail(s, "unterminated string");
@@ -173,8 +210,91 @@ static const char *type_name(int c) {
   case 'f': return "a boolean";
   case 'n': return "null";
   case 0: return "the end of the body";
-  default: return "a number";
+  case GB_SJ_NUL: return "a NUL byte";
+  default: return c == '-' || (c >= '0' && c <= '9') ? "a number" : "an invalid character";
   }
+}
+
+/* Appends one code point as UTF-8 (U+FFFD for a surrogate or beyond
+ * U+10FFFF, as Go writes them). */
+static size_t put_rune(unsigned r, char *o) {
+  if (r >= 0xd800 && r <= 0xdfff)
+    r = 0xfffd;
+  if (r < 0x80) {
+    o[0] = (char)r;
+    return 1;
+  }
+  if (r < 0x800) {
+    o[0] = (char)(0xc0 | r >> 6);
+    o[1] = (char)(0x80 | (r & 0x3f));
+    return 2;
+  }
+  if (r < 0x10000) {
+    o[0] = (char)(0xe0 | r >> 12);
+    o[1] = (char)(0x80 | ((r >> 6) & 0x3f));
+    o[2] = (char)(0x80 | (r & 0x3f));
+    return 3;
+  }
+  o[0] = (char)(0xf0 | r >> 18);
+  o[1] = (char)(0x80 | ((r >> 12) & 0x3f));
+  o[2] = (char)(0x80 | ((r >> 6) & 0x3f));
+  o[3] = (char)(0x80 | (r & 0x3f));
+  return 4;
+}
+
+static unsigned hex4(const char *p) {
+  unsigned v = 0;
+  for (int i = 0; i < 4; i++) {
+    char c = p[i];
+    v = v * 16 + (unsigned)(c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10);
+  }
+  return v;
+}
+
+/* Decodes the body of a string already validated by skip_string (from
+ * after the opening quote to before the closing one) as Go's encoding/json
+ * does: escapes (a \uXXXX surrogate pair is one code point, a lone
+ * surrogate U+FFFD), and every byte that does not start a valid UTF-8
+ * sequence becomes U+FFFD.  Writes at most size bytes; returns the decoded
+ * length (which may exceed size: the caller then refuses it). */
+static size_t decode_string(const char *p, const char *end, char *out, size_t size) {
+  size_t n = 0;
+  char tmp[4];
+  while (p < end) {
+    size_t k;
+    unsigned char ch = (unsigned char)*p;
+    if (ch == '\\' && p[1] == 'u') {
+      unsigned r = hex4(p + 2);
+      p += 6;
+      if (r >= 0xd800 && r < 0xdc00 && end - p >= 6 && p[0] == '\\' && p[1] == 'u') {
+        unsigned lo = hex4(p + 2);
+        if (lo >= 0xdc00 && lo <= 0xdfff) {
+          r = 0x10000 + ((r - 0xd800) << 10) + (lo - 0xdc00);
+          p += 6;
+        }
+      }
+      k = put_rune(r, tmp);
+    } else if (ch == '\\') {
+      static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
+      tmp[0] = to[strchr(from, p[1]) - from];
+      k = 1;
+      p += 2;
+    } else if (ch < 0x80) {
+      tmp[0] = (char)ch;
+      k = 1;
+      p++;
+    } else {
+      int len = gb_sj_utf8_len((const unsigned char *)p, (const unsigned char *)end);
+      k = len ? (size_t)len : put_rune(0xfffd, tmp);
+      if (len)
+        memcpy(tmp, p, k);
+      p += len ? len : 1;
+    }
+    if (n + k <= size)
+      memcpy(out + n, tmp, k);
+    n += k;
+  }
+  return n;
 }
 
 static int enter(struct gb_sj *s, char open, const char *what) {
@@ -225,8 +345,15 @@ static inline int object_next(struct gb_sj *s, struct gb_sj_span *key) {
   const char *start = s->p + 1;
   if ((rc = skip_string(s, &esc)) < 0)
     return rc;
-  key->p = esc ? "" : start; /* a key with escapes matches nothing */
-  key->len = esc ? 0 : (size_t)(s->p - 1 - start);
+  key->p = start;
+  key->len = (size_t)(s->p - 1 - start);
+  if (esc) {
+    /* Go matches the decoded key ("t\u0061sk" is "task"); one too long
+     * for the buffer is longer than every name read here: it matches none. */
+    size_t n = decode_string(start, s->p - 1, s->key, sizeof(s->key));
+    key->p = n <= sizeof(s->key) ? s->key : "";
+    key->len = n <= sizeof(s->key) ? n : 0;
+  }
   if (peek(s) != ':')
     return gb_sj_fail(s, "expected ':' after a member name");
   s->p++;
@@ -302,44 +429,23 @@ int gb_sj_string(struct gb_sj *s, const char *what, char *out, size_t size) {
   int rc = skip_string(s, &esc);
   if (rc < 0)
     return rc;
-  size_t n = (size_t)(s->p - at) - 2;
-  if (!esc) {
-    if (n >= size) {
-      s->p = at;
+  size_t n = decode_string(at + 1, s->p - 1, out, size - 1);
+  if (n >= size || memchr(out, '\0', n)) {
+    /* A C string holds no NUL; no Kubernetes name has one. */
+    s->p = at;
+    if (n >= size)
       gb_sj_fail(s, "%s: longer than %zu bytes", what, size - 1);
-      return GC_ELIMIT;
-    }
-    memcpy(out, at + 1, n);
-    out[n] = '\0';
-    return 0;
+    else
+      gb_sj_fail(s, "%s: holds a NUL character", what);
+    return GC_ELIMIT;
   }
-  /* json-c decodes the escapes (\uXXXX surrogate pairs included). */
-  struct json_tokener *tok = json_tokener_new();
-  if (!tok)
-    return GC_ENOMEM;
-  struct json_object *o = json_tokener_parse_ex(tok, at, (int)(s->p - at));
-  json_tokener_free(tok);
-  rc = 0;
-  if (!o || !json_object_is_type(o, json_type_string)) {
-    s->p = at;
-    rc = gb_sj_fail(s, "%s: invalid string", what);
-  } else if ((size_t)json_object_get_string_len(o) >= size ||
-             memchr(json_object_get_string(o), '\0', (size_t)json_object_get_string_len(o))) {
-    s->p = at;
-    gb_sj_fail(s, "%s: longer than %zu bytes or holds NUL", what, size - 1);
-    rc = GC_ELIMIT;
-  } else {
-    memcpy(out, json_object_get_string(o), (size_t)json_object_get_string_len(o) + 1);
-  }
-  json_object_put(o);
-  return rc;
+  out[n] = '\0';
+  return 0;
 }
 
-int gb_sj_double(struct gb_sj *s, const char *what, double *out) {
-  if (gb_sj_null(s)) {
-    *out = 0;
-    return 0;
-  }
+/* Reads the text of a number at the cursor into buf (NUL-terminated).
+ * *integral is 1 when it has neither fraction nor exponent. */
+static int number_text(struct gb_sj *s, const char *what, char *buf, size_t size, int *integral) {
   int c = peek(s);
   if (c != '-' && (c < '0' || c > '9'))
     return gb_sj_fail(s, "%s: expected a number, found %s", what, type_name(c));
@@ -347,35 +453,68 @@ int gb_sj_double(struct gb_sj *s, const char *what, double *out) {
   int rc = skip_number(s);
   if (rc < 0)
     return rc;
-  char buf[64];
   size_t n = (size_t)(s->p - at);
-  if (n >= sizeof(buf)) {
+  if (n >= size) {
     s->p = at;
     return gb_sj_fail(s, "%s: number too long", what);
   }
   memcpy(buf, at, n);
   buf[n] = '\0';
-  errno = 0;
-  *out = strtod(buf, NULL);
-  if (errno == ERANGE) {
-    s->p = at;
-    return gb_sj_fail(s, "%s: number out of range", what);
+  *integral = !memchr(buf, '.', n) && !memchr(buf, 'e', n) && !memchr(buf, 'E', n);
+  return 0;
+}
+
+int gb_sj_double(struct gb_sj *s, const char *what, double *out) {
+  if (gb_sj_null(s)) {
+    *out = 0;
+    return 0;
   }
+  char buf[64];
+  int integral;
+  peek(s);
+  const char *at = s->p;
+  int rc = number_text(s, what, buf, sizeof(buf), &integral);
+  if (rc < 0)
+    return rc;
+  errno = 0;
+  double d = strtod(buf, NULL);
+  /* Beyond the largest double is an error, as in Go (ParseFloat's
+   * ErrRange); a tiny number rounds to 0 or a subnormal, as in Go. */
+  if (!isfinite(d) || (errno == ERANGE && fabs(d) > 1.0)) {
+    s->p = at;
+    return gb_sj_fail(s, "%s: number %s out of range of float64", what, buf);
+  }
+  *out = d;
+  return 0;
+}
+
+int gb_sj_int_range(struct gb_sj *s, const char *what, int64_t min, int64_t max, int64_t *out) {
+  if (gb_sj_null(s)) {
+    *out = 0;
+    return 0;
+  }
+  char buf[64];
+  int integral;
+  peek(s);
+  const char *at = s->p;
+  int rc = number_text(s, what, buf, sizeof(buf), &integral);
+  if (rc < 0)
+    return rc;
+  /* Go parses an integer field with strconv.ParseInt: "1.0" and "1e3" are
+   * refused, and the range is checked on the text, never after a cast. */
+  errno = 0;
+  long long v = integral ? strtoll(buf, NULL, 10) : 0;
+  if (!integral || errno == ERANGE || v < min || v > max) {
+    s->p = at;
+    return gb_sj_fail(s, "%s: number %s is not an integer in [%lld, %lld]", what, buf,
+                      (long long)min, (long long)max);
+  }
+  *out = v;
   return 0;
 }
 
 int gb_sj_int(struct gb_sj *s, const char *what, int64_t *out) {
-  const char *at = (peek(s), s->p);
-  double d;
-  int rc = gb_sj_double(s, what, &d);
-  if (rc < 0)
-    return rc;
-  if (d != (double)(int64_t)d || d < -9.2e18 || d > 9.2e18) {
-    s->p = at;
-    return gb_sj_fail(s, "%s: expected an integer", what);
-  }
-  *out = (int64_t)d;
-  return 0;
+  return gb_sj_int_range(s, what, INT64_MIN, INT64_MAX, out);
 }
 
 int gb_sj_finish(struct gb_sj *s) {
@@ -384,18 +523,63 @@ int gb_sj_finish(struct gb_sj *s) {
   return 0;
 }
 
+int gb_sj_add_span(struct gb_buf *out, int bad_utf8, const struct gb_sj_span *span) {
+  if (!bad_utf8)
+    return gb_buf_add(out, span->p, span->len);
+  /* Invalid bytes can only be inside strings (the grammar refuses them
+   * elsewhere): U+FFFD in their place keeps the JSON valid. */
+  const unsigned char *p = (const unsigned char *)span->p, *end = p + span->len;
+  while (p < end) {
+    const unsigned char *q = p;
+    int n;
+    while (q < end && (n = gb_sj_utf8_len(q, end)) > 0)
+      q += n;
+    gb_buf_add(out, (const char *)p, (size_t)(q - p));
+    if (q < end) {
+      gb_buf_add(out, "\xef\xbf\xbd", 3);
+      q++;
+    }
+    p = q;
+  }
+  return gb_buf_add(out, "", 0);
+}
+
+/* One rune of a key against one ASCII letter of a name, as Go folds field
+ * names (unicode.ToUpper(unicode.ToLower(r))): ASCII case, and the four
+ * non-ASCII runes that fold to an ASCII letter: U+017F (long s) to S,
+ * U+212A (Kelvin sign) to K, U+0130 and U+0131 (dotted and dotless I) to
+ * I.  Returns the bytes of the key used, 0 for no match. */
+static size_t fold_match(const unsigned char *k, const unsigned char *end, char want) {
+  char w = (char)(want >= 'a' && want <= 'z' ? want - 'a' + 'A' : want);
+  if (k[0] < 0x80) {
+    char a = (char)(k[0] >= 'a' && k[0] <= 'z' ? k[0] - 'a' + 'A' : k[0]);
+    return a == w;
+  }
+  static const struct {
+    unsigned char b[3];
+    size_t n;
+    char folds_to;
+  } special[] = {{{0xc5, 0xbf}, 2, 'S'},
+                 {{0xe2, 0x84, 0xaa}, 3, 'K'},
+                 {{0xc4, 0xb0}, 2, 'I'},
+                 {{0xc4, 0xb1}, 2, 'I'}};
+  for (size_t i = 0; i < sizeof(special) / sizeof(special[0]); i++)
+    if (special[i].folds_to == w && (size_t)(end - k) >= special[i].n &&
+        !memcmp(k, special[i].b, special[i].n))
+      return special[i].n;
+  return 0;
+}
+
 int gb_sj_key_is(const struct gb_sj_span *key, const char *name) {
   size_t n = strlen(name);
-  if (key->len != n)
-    return 0;
+  if (key->len == n && !memcmp(key->p, name, n))
+    return 1;
+  const unsigned char *k = (const unsigned char *)key->p, *end = k + key->len;
   for (size_t i = 0; i < n; i++) {
-    char a = key->p[i], b = name[i];
-    if (a >= 'A' && a <= 'Z')
-      a = (char)(a - 'A' + 'a');
-    if (b >= 'A' && b <= 'Z')
-      b = (char)(b - 'A' + 'a');
-    if (a != b)
+    size_t used = k < end ? fold_match(k, end, name[i]) : 0;
+    if (!used)
       return 0;
+    k += used;
   }
-  return 1;
+  return k == end;
 }

@@ -232,6 +232,7 @@ int gb_sched_kube_args_decode(const char *body, size_t len, struct gb_sched_kube
   struct gb_sj s;
   gb_sj_init(&s, body, len);
   int rc = args_walk(&s, a, len + 1);
+  a->bad_utf8 = s.bad_utf8;
   if (rc < 0) {
     snprintf(msg, msg_size, "%s", s.msg[0] ? s.msg : "ExtenderArgs: malformed");
     return rc;
@@ -301,7 +302,7 @@ int gb_sched_kube_filter_encode(const struct gb_sched_kube_args *a, const uint8_
         continue;
       gb_buf_addstr(out, first ? "" : ",");
       first = 0;
-      gb_buf_add(out, a->items[i].p, a->items[i].len);
+      gb_sj_add_span(out, a->bad_utf8, &a->items[i]);
     }
     gb_buf_addstr(out, "]},\"NodeNames\":null");
   }

@@ -57,6 +57,7 @@ struct gb_sched_kube_args {
   size_t n_nodes;
   size_t cap_nodes; /* room in nodes and items */
   char *block;      /* owned: the names' bytes */
+  int bad_utf8;     /* the body held bytes that are not UTF-8: items are cleaned when echoed */
 };
 
 /* Decodes an ExtenderArgs body (borrowed).  Returns 0, GC_EINVAL or

@@ -426,11 +426,11 @@ static int job_fields(struct gb_sj *s, struct gb_sched_vjob *j) {
     else if (gb_sj_key_is(&k, "Queue"))
       rc = gb_sj_string(s, "job.Queue", j->queue, sizeof(j->queue));
     else if (gb_sj_key_is(&k, "Priority"))
-      rc = gb_sj_int(s, "job.Priority", &j->priority);
+      rc = gb_sj_int_range(s, "job.Priority", INT32_MIN, INT32_MAX, &j->priority);
     else if (gb_sj_key_is(&k, "CreationTimestamp"))
       rc = timestamp_decode(s, "job.CreationTimestamp", &j->created_ms);
     else if (gb_sj_key_is(&k, "MinAvailable"))
-      rc = gb_sj_int(s, "job.MinAvailable", &j->min_available);
+      rc = gb_sj_int_range(s, "job.MinAvailable", INT32_MIN, INT32_MAX, &j->min_available);
     else if (gb_sj_key_is(&k, "Tasks"))
       rc = tasks_count(s, j);
     else if (gb_sj_key_is(&k, "PodGroup"))

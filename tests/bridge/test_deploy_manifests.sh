@@ -72,7 +72,9 @@ JUSTIFIED = {
 # --- load ---
 docs = []  # (file, doc)
 for path in sorted(glob.glob(os.path.join(deploy, "**", "*.yaml"), recursive=True)):
-    if os.path.basename(path) == "kustomization.yaml":
+    # namespaced/ holds the namespaced mode's RBAC, used instead of rbac.yaml
+    # (tests/bridge/test_deploy_security.py checks it against this file's list).
+    if os.path.basename(path) == "kustomization.yaml" or os.path.relpath(path, deploy).startswith("namespaced/"):
         continue
     with open(path) as f:
         try:
@@ -93,10 +95,13 @@ API = {
     "MutatingWebhookConfiguration": "admissionregistration.k8s.io/v1",
     "Issuer": "cert-manager.io/v1", "Certificate": "cert-manager.io/v1",
     "NetworkPolicy": "networking.k8s.io/v1",
+    "ValidatingAdmissionPolicy": "admissionregistration.k8s.io/v1",
+    "ValidatingAdmissionPolicyBinding": "admissionregistration.k8s.io/v1",
     "ClusterTrainingRuntime": "trainer.kubeflow.org/v1alpha1", "TrainJob": "trainer.kubeflow.org/v1alpha1",
 }
 CLUSTER_SCOPED = {"Namespace", "ClusterRole", "ClusterRoleBinding", "MutatingWebhookConfiguration",
-                  "ClusterTrainingRuntime"}
+                  "ClusterTrainingRuntime", "ValidatingAdmissionPolicy",
+                  "ValidatingAdmissionPolicyBinding"}
 NS = "gangbridge-system"
 by_kind = {}
 for f, d in docs:
@@ -539,7 +544,9 @@ crds = []
 plural = {"Deployment": "deployments", "ClusterRole": "clusterroles", "ClusterRoleBinding": "clusterrolebindings",
           "Role": "roles", "RoleBinding": "rolebindings", "PodDisruptionBudget": "poddisruptionbudgets",
           "MutatingWebhookConfiguration": "mutatingwebhookconfigurations", "Issuer": "issuers",
-          "Certificate": "certificates", "NetworkPolicy": "networkpolicies"}
+          "Certificate": "certificates", "NetworkPolicy": "networkpolicies",
+          "ValidatingAdmissionPolicy": "validatingadmissionpolicies",
+          "ValidatingAdmissionPolicyBinding": "validatingadmissionpolicybindings"}
 for kind, pl in plural.items():
     group, version = API[kind].split("/")
     crds.append({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
@@ -664,6 +671,6 @@ rvs >"$WORK/rv1"
 k apply --server-side --validate=false "${KUST[@]}" >"$WORK/ssa2.out" 2>&1 \
   || fail "server-side re-apply: $(cat "$WORK/ssa2.out")"
 rvs >"$WORK/rv2"
-[ "$(wc -l <"$WORK/rv1")" -ge 14 ] || fail "kubectl get -k returned $(wc -l <"$WORK/rv1") objects"
+[ "$(wc -l <"$WORK/rv1")" -ge 16 ] || fail "kubectl get -k returned $(wc -l <"$WORK/rv1") objects"
 cmp -s "$WORK/rv1" "$WORK/rv2" || fail "re-apply changed objects: $(diff "$WORK/rv1" "$WORK/rv2")"
 echo "deploy manifests: $(wc -l <"$WORK/objects.txt") objects validated and applied"

@@ -89,10 +89,12 @@ class Env:
     def start_serve(self, extra=(), wrapper=(), ready_timeout=20):
         self.http_port = free_port()
         self.hook_port = free_port()
+        self.debug_port = free_port()
         self.log_path = os.path.join(self.tmp, "serve.log")
         args = list(wrapper) + [GANGBRIDGE, "serve", "--kubeconfig", self.kubeconfig,
                 "--http-addr", "127.0.0.1:%d" % self.http_port,
                 "--webhook-addr", "127.0.0.1:%d" % self.hook_port,
+                "--set", "placement.debugAddress=127.0.0.1:%d" % self.debug_port,
                 "--log-level", "debug",
                 "--set", "scheduling.discoveryInterval=2s",
                 "--set", "events.minInterval=0s",

@@ -91,6 +91,29 @@ def test_namespace_selector(env):
     env.wait(lambda: env.podgroup("volcano", "b-sel-no", "job"), "PodGroup after relabel")
 
 
+def test_watch_namespaces(env):
+    """kube.watchNamespaces: the namespaced kinds are listed and watched in those namespaces
+    only (a Role each in deploy/namespaced/), one cache for the controller: a TrainJob of a
+    watched namespace gets its PodGroup, one elsewhere is not even seen; the cluster-scoped
+    reads (a ClusterTrainingRuntime) still work."""
+    env.stop_serve()
+    env.start_serve(["--selection", "unmanaged", "--set", "kube.watchNamespaces=b-w-one,b-w-two"])
+    env.create(runtime("torch-c"))
+    for ns in ("b-w-one", "b-w-two", "b-w-off"):
+        env.create(namespace(ns))
+        env.create(runtime("torch", ns))
+        env.create(trainjob("job", ns, "torch"))
+    env.create(trainjob("job-c", "b-w-two", "torch-c", kind="ClusterTrainingRuntime"))
+    for ns, name in (("b-w-one", "job"), ("b-w-two", "job"), ("b-w-two", "job-c")):
+        env.wait(lambda: env.podgroup("volcano", ns, name), "PodGroup %s/%s" % (ns, name))
+    time.sleep(1.0)
+    if env.podgroup("volcano", "b-w-off", "job") is not None:
+        fail("a TrainJob in a namespace that is not watched got a PodGroup")
+    log = env.serve_log()
+    if "b-w-off" in log:
+        fail("serve saw the unwatched namespace's TrainJob:\n" + log[-2000:])
+
+
 def main():
     env = Env(crds=("trainer", "coscheduling"))
     r = Runner()
@@ -101,6 +124,7 @@ def main():
         r.run("namespace backend/scope policy", test_namespace_policy, env)
         r.run("selection optIn", test_opt_in, env)
         r.run("selection namespaceSelector", test_namespace_selector, env)
+        r.run("kube.watchNamespaces", test_watch_namespaces, env)
         r.run("clean shutdown", env.stop_serve)
     finally:
         env.stop()

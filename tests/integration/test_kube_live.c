@@ -422,6 +422,9 @@ static void on_log(void *arg, int is_error, const char *msg) {
 
 static int relist_after = 0; /* informer option for the next start_informer */
 
+static const char *const *start_namespaces; /* a namespace set for the next start_informer */
+static size_t start_n_namespaces;
+
 static struct gb_informer *start_informer(const char *ns, long page_limit, long min_timeout) {
   memset(&M, 0, sizeof(M));
   pthread_mutex_init(&M.lock, NULL);
@@ -431,6 +434,8 @@ static struct gb_informer *start_informer(const char *ns, long page_limit, long 
   o.version = VERSION;
   o.resource = RESOURCE;
   o.namespace = ns;
+  o.namespaces = start_namespaces;
+  o.n_namespaces = start_n_namespaces;
   o.page_limit = page_limit;
   o.min_watch_timeout_s = min_timeout;
   o.backoff_base_s = 0.05;
@@ -587,6 +592,70 @@ static void gone_case(int inband) {
   gb_informer_free(inf);
   relist_after = 0;
 }
+
+/* watchNamespaces: one informer over a set of namespaces (one list/watch per
+ * namespace, what Roles per namespace allow) presents one cache: objects of
+ * the set only, every change in them, and a relist of one namespace (410)
+ * never deletes the other's objects. */
+START_TEST(namespace_set_informer) {
+  make_namespace("team-c");
+  create("team-a", "a-1", 1);
+  create("team-a", "a-2", 1);
+  create("team-b", "b-1", 1);
+  create("team-c", "c-1", 1);
+  static const char *const set[] = {"team-a", "team-c"};
+  start_namespaces = set;
+  start_n_namespaces = 2;
+  relist_after = 1000;
+  control_void("settings", "{\"expired_watch\":\"http\"}");
+  struct gb_informer *inf = start_informer(NULL, 0, 60);
+  start_namespaces = NULL;
+  start_n_namespaces = 0;
+  ck_assert_int_eq(gb_informer_wait_synced(inf, 10000), 1);
+  ck_assert_uint_eq(gb_informer_count(inf), 3);
+  json_object *j = NULL;
+  ck_assert_int_eq(gb_informer_get_json(inf, "team-b", "b-1", &j), GC_ENOTFOUND);
+  ck_assert_int_eq(gb_informer_get_json(inf, "team-c", "c-1", &j), 0);
+  json_object_put(j);
+  create("team-b", "b-2", 1); /* not in the set */
+  create("team-c", "c-2", 1);
+  delete_obj("team-a", "a-2");
+  for (int i = 0; i < 100 && (M.adds < 4 || M.deletes < 1); i++)
+    sleep_ms(100);
+  ck_assert_int_eq(M.adds, 4);
+  ck_assert_int_eq(M.deletes, 1);
+  /* Both watches expire (410): each namespace relists on its own. */
+  control_void("faults", "{\"error_rate\":1.0,\"error_verbs\":[\"watch\"],\"error_codes\":[500]}");
+  for (int i = 0; i < 40; i++) {
+    control_void("drop-watches", "{}");
+    sleep_ms(50);
+  }
+  patch_nodes("team-c", "c-1", 5);
+  control_void("compact", "{}");
+  json_object *out = NULL;
+  struct gb_kube_error e;
+  ck_assert_int_eq(gb_kube_request(ctl, GB_KUBE_DELETE, "DELETE", "/_control/faults", NULL, NULL,
+                                   0, &out, &e),
+                   0);
+  json_object_put(out);
+  struct gb_informer_stats s;
+  for (int i = 0; i < 150; i++) {
+    gb_informer_stats(inf, &s);
+    if (s.relists_gone >= 2 && M.updates >= 1)
+      break;
+    sleep_ms(100);
+  }
+  ck_assert_msg(s.relists_gone >= 2, "relists after 410: %llu\n%s",
+                (unsigned long long)s.relists_gone, log_buf);
+  ck_assert_int_eq(M.updates, 1);
+  ck_assert_msg(M.anomalies == 0, "%s", M.last_anomaly);
+  ck_assert_int_eq(M.deletes, 1); /* no namespace's relist swept the other's objects */
+  ck_assert_uint_eq(gb_informer_count(inf), 3);
+  ck_assert_uint_ge(s.lists, 4);
+  gb_informer_free(inf);
+  relist_after = 0;
+}
+END_TEST
 
 START_TEST(inband_410_relists_exactly) { gone_case(1); }
 END_TEST
@@ -1182,6 +1251,7 @@ static Suite *suite(void) {
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, list_watch_create_update_delete);
   tcase_add_test(tc, namespace_scoped_informer_and_bookmarks);
+  tcase_add_test(tc, namespace_set_informer);
   tcase_add_test(tc, inband_410_relists_exactly);
   tcase_add_test(tc, http_410_relists_exactly);
   tcase_add_test(tc, dropped_watches_resume_without_relist);

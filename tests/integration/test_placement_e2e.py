@@ -146,11 +146,11 @@ def wait_released(env, ns, jobset, n, want):
              % (ns, jobset, want[0], want[1],
                 [(p["metadata"]["name"], p["spec"].get("schedulingGates"), requirements(p))
                  for p in pods_of(env, ns, jobset, n) if p],
-                env.http_get("/debug/placement")[1], env.serve_log()[-3000:]))
+                env.http_get("/debug/placement", env.debug_port)[1], env.serve_log()[-3000:]))
 
 
 def status_of(env, key):
-    code, body = env.http_get("/debug/placement")
+    code, body = env.http_get("/debug/placement", env.debug_port)
     if code != 200:
         return None
     return next((g for g in json.loads(body)["gangs"] if g["gang"] == key), None)
@@ -160,7 +160,7 @@ def model_has(env, hypernodes, nodes):
     """Waits until serve's live model holds that many HyperNodes and nodes (a real cluster
     describes its network long before a gang arrives)."""
     def ok():
-        code, body = env.http_get("/debug/placement")
+        code, body = env.http_get("/debug/placement", env.debug_port)
         m = json.loads(body)["model"] if code == 200 else {}
         return m.get("hypernodes") == hypernodes and m.get("nodes") == nodes
     env.wait(ok, "the model to hold %d HyperNodes and %d nodes" % (hypernodes, nodes))
@@ -195,6 +195,11 @@ def test_label_levels(env):
     reason = status_of(env, ns + "/job2")["reason"]
     if not reason:
         fail("no reason for the waiting gang")
+    # The gangs' document is on placement.debugAddress only: the probes' port, which Prometheus
+    # and the kubelet reach, answers 404 for it (issue 19, finding 2).
+    code, body = env.http_get("/debug/placement")
+    if code != 404 or "job2" in body:
+        fail("/debug/placement on the probes port answered %s: %s" % (code, body[:200]))
 
     # A node joins r2: capacity grew, job2 goes there.
     add_node(env, "n4", {"block": "b2", "rack": "r2"})

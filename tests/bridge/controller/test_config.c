@@ -367,6 +367,22 @@ START_TEST(test_policy_keys) {
                  "cfg.yaml:2:20: topology.levels: must be a list of strings");
   expect_invalid("topology:\n  levels: [a1,b1,c1,d1,e1,f1,g1,h1,i1,j1,k1,l1,m1,n1,o1,p1,q1]\n",
                  "topology.levels: at most 16 levels");
+  /* kube.watchNamespaces: namespace names (DNS-1123 labels), each once. */
+  expect_invalid("kube:\n  watchNamespaces: [team-a, Team_B]\n",
+                 "kube.watchNamespaces[1]: \"Team_B\" is not a namespace name");
+  expect_invalid("kube:\n  watchNamespaces: [team-a, team-a]\n",
+                 "kube.watchNamespaces[1]: \"team-a\" is listed twice");
+  struct gb_config wc;
+  struct gc_diags wd;
+  gc_diags_init(&wd);
+  ck_assert_int_eq(gb_config_init(&wc), 0);
+  const char *ok = "kube:\n  watchNamespaces: [team-a, team-b]\n";
+  ck_assert_int_eq(gb_config_load_buffer(&wc, "cfg.yaml", ok, strlen(ok), &wd), 0);
+  ck_assert_int_eq(gb_config_validate(&wc, &wd), 0);
+  ck_assert_uint_eq(wc.n_watch_namespaces, 2);
+  ck_assert_str_eq(wc.watch_namespaces[1], "team-b");
+  gc_diags_destroy(&wd);
+  gb_config_destroy(&wc);
 }
 END_TEST
 

@@ -93,7 +93,7 @@ END_TEST
 START_TEST(numbers_across_chunks) {
   /* Numbers split anywhere (held back internally) still parse exactly. */
   const char *ev = "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"n\"},"
-                   "\"a\":-12.5e-3,\"b\":[1,22,333],\"c\":9007199254740993}}";
+                   "\"a\":-12.5e-3,\"b\":[1,22,333],\"c\":9007199254740993,\"d\":2E+1}}";
   for (size_t chunk = 1; chunk <= 12; chunk++) {
     struct gb_watch_parser *p = gb_watch_parser_new(0, 0);
     struct rec r = {{0}, 0, 0};
@@ -185,6 +185,12 @@ START_TEST(malformed_streams) {
       /* json-c extensions that are not JSON. */
       "{\"type\":\"ADDED\",\"object\":{'a':1}}\n",
       "/* c */{\"type\":\"ADDED\",\"object\":{}}\n",
+      /* Not numbers in JSON (json-c reads them without its strict mode), and
+       * bytes that are not UTF-8 (Go never sends them). */
+      "{\"type\":\"ADDED\",\"object\":{\"a\":NaN}}\n",
+      "{\"type\":\"ADDED\",\"object\":{\"a\":-Infinity}}\n",
+      "{\"type\":\"ADDED\",\"object\":{\"a\":nan}}\n",
+      "{\"type\":\"ADDED\",\"object\":{\"a\":\"\xff\"}}\n",
       /* A number too long to be a Kubernetes value (one element, split over two lines: the
        * parentheses say the concatenation is meant). */
       ("{\"type\":\"ADDED\",\"object\":{\"a\":"

@@ -1185,11 +1185,13 @@ static int wait_alive(int want_alive, char *reason, size_t cap) {
   return 0;
 }
 
-/* gRPC core 1.51 stops accepting for good after accept4 fails with EMFILE.
- * Exhaust the descriptors of this process (server and idle clients share
- * them), give them back, and check that the listener is dead indeed and
- * that the self-check reports it (serve turns that into a failing /livez). */
-START_TEST(test_self_check_sees_dead_listener) {
+/* gRPC core 1.51 stops accepting for good after accept4 fails with EMFILE;
+ * a plain-text port is therefore accepted by gangbridge itself
+ * (gb_rpc_accept), which backs off instead.  Exhaust the descriptors of
+ * this process (server and idle clients share them), give them back, and
+ * check that the port answers a new connection again and that the
+ * self-check says it is alive (with the core's listener it stayed dead). */
+START_TEST(test_listener_survives_emfile) {
   struct gb_rpc_config cfg;
   gb_rpc_config_init(&cfg);
   cfg.addr = "127.0.0.1:0";
@@ -1227,21 +1229,27 @@ START_TEST(test_self_check_sees_dead_listener) {
   while (n > 0)
     close(fds[--n]);
   ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &old), 0);
-  /* Descriptors are back, but the listener never accepts again. */
-  struct gb_rpc_client *fresh = client_for(addr_of(port));
-  Grpc__Health__V1__HealthCheckRequest hreq;
-  grpc__health__v1__health_check_request__init(&hreq);
-  struct gb_rpc_status st = {0, NULL};
-  ProtobufCMessage *r = NULL;
-  ck_assert_int_eq(gb_rpc_client_call(fresh, CHECK, &hreq.base,
-                                      &grpc__health__v1__health_check_response__descriptor, 1000,
-                                      &r, &st),
-                   0);
-  ck_assert_int_ne(st.code, GB_RPC_OK);
-  gb_rpc_status_clear(&st);
-  gb_rpc_client_free(fresh);
-  ck_assert_msg(wait_alive(0, reason, sizeof(reason)), "the self-check missed a dead port");
-  ck_assert_ptr_nonnull(strstr(reason, "does not answer"));
+  /* Descriptors are back: the port accepts again (the backlog's
+   * connections first), and a new connection gets an answer. */
+  int answered = 0;
+  for (int attempt = 0; attempt < 40 && !answered; attempt++) {
+    struct gb_rpc_client *fresh = client_for(addr_of(port));
+    Grpc__Health__V1__HealthCheckRequest hreq;
+    grpc__health__v1__health_check_request__init(&hreq);
+    struct gb_rpc_status st = {0, NULL};
+    ProtobufCMessage *r = NULL;
+    ck_assert_int_eq(gb_rpc_client_call(fresh, CHECK, &hreq.base,
+                                        &grpc__health__v1__health_check_response__descriptor,
+                                        1000, &r, &st),
+                     0);
+    answered = st.code == GB_RPC_OK;
+    if (r)
+      protobuf_c_message_free_unpacked(r, NULL);
+    gb_rpc_status_clear(&st);
+    gb_rpc_client_free(fresh);
+  }
+  ck_assert_msg(answered, "the port never answered again after EMFILE");
+  ck_assert_msg(wait_alive(1, reason, sizeof(reason)), "the self-check says dead: %s", reason);
 }
 END_TEST
 
@@ -1469,7 +1477,7 @@ static Suite *rpc_suite(void) {
   tcase_add_test(tl, test_reply_cap);
   tcase_add_test(tl, test_health_under_heavy_load);
   tcase_add_test(tl, test_memory_budget);
-  tcase_add_test(tl, test_self_check_sees_dead_listener);
+  tcase_add_test(tl, test_listener_survives_emfile);
   suite_add_tcase(s, tl);
   return s;
 }

@@ -179,6 +179,12 @@ static inline int fx_enqueueable(void *arg, const struct gb_sched_vjob *job, int
   if (!strcmp(job->key, "team-a/tj-big")) {
     *verdict = GB_VC_REJECT;
     snprintf(reason, size, "16 pods of 8 nvidia.com/gpu fit nowhere: largest free block 4");
+  } else if (!strcmp(job->key, "team-a/tj-held")) {
+    /* The plan's reason for a gang held behind a starving one names it. */
+    *verdict = GB_VC_REJECT;
+    snprintf(reason, size,
+             "held: fits, but team-b/big-run (priority 5) has waited 400 s without fitting and "
+             "goes first; team-a/tj-old waits too; needs 8 nvidia.com/gpu");
   } else {
     *verdict = GB_VC_PERMIT;
   }

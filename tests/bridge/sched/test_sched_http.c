@@ -21,12 +21,12 @@ static struct fx_backend fb;
 static struct gb_sched *S;
 static char base[64];
 
-static void start(size_t max_body, size_t max_body_total) {
+static void start_caps(size_t max_body, size_t max_list_body, size_t max_body_total) {
   memset(&fb, 0, sizeof(fb));
   struct gb_sched_backend be = fx_backend_of(&fb);
   struct gb_sched_config cfg = {0};
   cfg.max_body = max_body;
-  cfg.max_list_body = max_body;
+  cfg.max_list_body = max_list_body;
   cfg.max_session_body = 64u << 20;
   struct gc_diags d;
   gc_diags_init(&d);
@@ -40,6 +40,10 @@ static void start(size_t max_body, size_t max_body_total) {
   ck_assert_int_eq(gb_sched_start(S, &h, &d), 0);
   gc_diags_destroy(&d);
   snprintf(base, sizeof(base), "http://127.0.0.1:%u", gb_sched_port(S));
+}
+
+static void start(size_t max_body, size_t max_body_total) {
+  start_caps(max_body, max_body, max_body_total);
 }
 
 static void stop(void) {
@@ -90,6 +94,85 @@ START_TEST(over_cap_413) {
 }
 END_TEST
 
+/* kube-scheduler with nodeCacheCapable: false sends every candidate Node
+ * object: 5,000 full Nodes of about 5 KB (25 MB) must fit with
+ * deploy/configmap.yaml's caps (4 MiB small bodies, 128 MiB list bodies);
+ * 1,000 used to get 413 under the small-body cap. */
+START_TEST(kube_filter_5000_full_nodes) {
+  start_caps(4u << 20, 128u << 20, 0);
+  struct gb_buf b;
+  gb_buf_init(&b, 1u << 30);
+  gb_buf_addstr(&b, "{\"Pod\":");
+  fx_pod(&b, "team-a", "tj-llama-node-0-1", "u1", "tj-llama", NULL);
+  gb_buf_addstr(&b, ",\"Nodes\":{\"kind\":\"NodeList\",\"items\":[");
+  char pad[4801];
+  memset(pad, 'x', sizeof(pad) - 1);
+  pad[sizeof(pad) - 1] = '\0';
+  for (int i = 0; i < 5000; i++)
+    gb_buf_printf(&b,
+                  "%s{\"metadata\":{\"name\":\"gpu-node-%d\",\"annotations\":{\"pad\":\"%s\"}},"
+                  "\"status\":{\"allocatable\":{\"cpu\":\"64\",\"nvidia.com/gpu\":\"8\"}}}",
+                  i ? "," : "", i, pad);
+  gb_buf_addstr(&b, "]},\"NodeNames\":null}");
+  ck_assert_int_eq(b.err, 0);
+  ck_assert_uint_gt(gb_buf_len(&b), 24000000);
+  char u[128];
+  url(u, sizeof(u), "/kube/filter");
+  struct hres r;
+  hreq("POST", u, gb_buf_ptr(&b), &r);
+  ck_assert_int_eq(r.status, 200);
+  /* gpu-node-17 and -18 are the gang's domain in the fixture's plan. */
+  ck_assert_ptr_nonnull(strstr(r.body, "\"name\":\"gpu-node-17\""));
+  ck_assert_ptr_nonnull(strstr(r.body, "\"FailedNodes\":{\"gpu-node-0\":"));
+  hres_free(&r);
+  url(u, sizeof(u), "/kube/prioritize");
+  hreq("POST", u, gb_buf_ptr(&b), &r);
+  ck_assert_int_eq(r.status, 200);
+  hres_free(&r);
+  gb_buf_free(&b);
+  stop();
+}
+END_TEST
+
+/* A body over its cap is answered 413 after it is drained, as the docs
+ * say: a 25 MB body over a 4 MiB cap used to be refused at once, and the
+ * client saw its connection reset mid-upload instead of the answer. */
+START_TEST(oversize_413_after_drain) {
+  start_caps(4u << 20, 128u << 20, 0);
+  /* A client that writes its whole body before it reads, as Go's
+   * net/http does: an answer sent before the body is read is followed by
+   * a reset, and the write (or the read) fails instead of seeing 413. */
+  size_t n = 25u << 20;
+  char *body = malloc(n);
+  ck_assert_ptr_nonnull(body);
+  memset(body, ' ', n);
+  body[0] = '{';
+  body[n - 1] = '}';
+  int fd = raw_connect(gb_sched_port(S));
+  char head[256];
+  snprintf(head, sizeof(head),
+           "POST /volcano/predicate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+           "Content-Length: %zu\r\n\r\n",
+           n);
+  raw_send(fd, head);
+  size_t sent = 0;
+  while (sent < n) {
+    ssize_t w = send(fd, body + sent, n - sent, MSG_NOSIGNAL);
+    if (w <= 0)
+      break;
+    sent += (size_t)w;
+  }
+  ck_assert_msg(sent == n, "the connection was cut after %zu of %zu bytes", sent, n);
+  char buf[512];
+  int closed;
+  raw_read_all(fd, buf, sizeof(buf), 10000, &closed);
+  ck_assert_msg(!strncmp(buf, "HTTP/1.1 413", 12), "got: %s", buf);
+  close(fd);
+  free(body);
+  stop();
+}
+END_TEST
+
 START_TEST(session_open_body_dropped) {
   /* 24 MiB of NodeInfos, far over the 64 KiB cap of the other verbs and
    * the 4 MiB all bodies held at once may take: read, dropped, answered
@@ -129,6 +212,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, predicate_round_trip);
   tcase_add_test(tc, over_cap_413);
   tcase_add_test(tc, session_open_body_dropped);
+  tcase_add_test(tc, kube_filter_5000_full_nodes);
+  tcase_add_test(tc, oversize_413_after_drain);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -2,15 +2,19 @@
  *
  * gb_sched_json, the pull scanner: strings skipped 8 bytes at a time must
  * stop exactly at a quote, a backslash or a control byte wherever it falls
- * in the word; escapes decode as json-c decodes them; the grammar is
- * enforced in skipped values (numbers, literals, commas, colons); nesting
- * is bounded; keys match as Go's decoder matches struct fields.
+ * in the word; escapes decode as Go decodes them; the grammar is enforced
+ * in skipped values (numbers, literals, commas, colons); nesting is
+ * bounded; keys match as Go's decoder matches struct fields; and the edges
+ * are Go's encoding/json's (escaped keys, trailing data, invalid UTF-8,
+ * NaN, ranges checked before any cast).
  */
 #include <check.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "gb_buf.h"
 #include "gb_sched_json.h"
 
 static int skip_all(const char *text, char *msg, size_t size) {
@@ -55,7 +59,7 @@ START_TEST(specials_at_every_offset) {
 }
 END_TEST
 
-START_TEST(escapes_decode_like_json_c) {
+START_TEST(escapes_decode_like_go) {
   const char *text = "\"a\\u00e9\\ud83d\\ude00\\n\\/\\\\\"";
   struct gb_sj s;
   gb_sj_init(&s, text, strlen(text));
@@ -124,22 +128,116 @@ START_TEST(keys_fold_like_go) {
   struct gb_sj_span k = {"nodeNAME", 8};
   ck_assert(gb_sj_key_is(&k, "NodeName"));
   ck_assert(!gb_sj_key_is(&k, "NodeNam"));
-  struct gb_sj_span e = {"", 0}; /* a key with escapes reads as "" */
-  ck_assert(!gb_sj_key_is(&e, "UID"));
+  /* Go folds field names with unicode.ToUpper(unicode.ToLower(r)): the
+   * long s, the Kelvin sign and both Turkish i fold to ASCII letters. */
+  struct gb_sj_span ks = {"ta\xc5\xbf\xe2\x84\xaa", 7};
+  ck_assert(gb_sj_key_is(&ks, "task"));
+  struct gb_sj_span ki = {"U\xc4\xb0" "D", 4}, kd = {"u\xc4\xb1" "d", 4};
+  ck_assert(gb_sj_key_is(&ki, "UID") && gb_sj_key_is(&kd, "UID"));
+  struct gb_sj_span ke = {"\xc3\xa9", 2};
+  ck_assert(!gb_sj_key_is(&ke, "e"));
+}
+END_TEST
+
+/* Reads {"<key>":"v"} and says whether the key matched name. */
+static int key_matches(const char *text, const char *name) {
+  struct gb_sj s;
+  struct gb_sj_span k;
+  gb_sj_init(&s, text, strlen(text));
+  ck_assert_int_eq(gb_sj_object_begin(&s, "x"), 0);
+  ck_assert_int_eq(gb_sj_object_next(&s, &k), 1);
+  return gb_sj_key_is(&k, name);
+}
+
+/* The cases, each checked against what Go's encoding/json does. */
+START_TEST(go_edges) {
+  /* Escaped keys are decoded before they are matched. */
+  ck_assert(key_matches("{\"t\\u0061sk\":1}", "task"));
+  ck_assert(key_matches("{\"\\u0054ASK\":1}", "task"));
+  ck_assert(key_matches("{\"jobset.sigs.k8s.io\\/jobset-name\":1}",
+                        "jobset.sigs.k8s.io/jobset-name"));
+  ck_assert(!key_matches("{\"t\\u0061s\":1}", "task"));
+  /* Trailing data after the value, a NUL byte too, is refused. */
+  char msg[GB_SJ_MSG_MAX];
+  struct gb_sj s;
+  static const char nul[] = "{}\0garbage";
+  gb_sj_init(&s, nul, sizeof(nul) - 1);
+  ck_assert_int_eq(gb_sj_skip(&s, NULL), 0);
+  ck_assert_int_eq(gb_sj_finish(&s), GC_EINVAL);
+  ck_assert_str_eq(s.msg, "body:1:3: unexpected data after the JSON value");
+  ck_assert_int_eq(skip_all("{} x", msg, sizeof(msg)), GC_EINVAL);
+  /* Invalid UTF-8 reads as U+FFFD per bad byte, as Go reads it. */
+  char out[64];
+  gb_sj_init(&s, "\"a\xff\xc3\x28" "b\xed\xa0\x80\"", 10);
+  ck_assert_int_eq(gb_sj_string(&s, "v", out, sizeof(out)), 0);
+  ck_assert_str_eq(out, "a\xef\xbf\xbd\xef\xbf\xbd(" "b\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
+  ck_assert_int_eq(s.bad_utf8, 1);
+  /* A lone surrogate escape is U+FFFD too; valid UTF-8 stays as it is. */
+  gb_sj_init(&s, "\"\\ud800x\xc3\xa9\"", 12);
+  ck_assert_int_eq(gb_sj_string(&s, "v", out, sizeof(out)), 0);
+  ck_assert_str_eq(out, "\xef\xbf\xbd" "x\xc3\xa9");
+  /* A skipped span is never echoed with the bad bytes. */
+  static const char body[] = "[\"\xfe\",\"ok\"]";
+  struct gb_sj_span span;
+  gb_sj_init(&s, body, sizeof(body) - 1);
+  ck_assert_int_eq(gb_sj_skip(&s, &span), 0);
+  struct gb_buf b;
+  gb_buf_init(&b, 1024);
+  ck_assert_int_eq(gb_sj_add_span(&b, s.bad_utf8, &span), 0);
+  ck_assert_str_eq(gb_buf_ptr(&b), "[\"\xef\xbf\xbd\",\"ok\"]");
+  gb_buf_free(&b);
+  /* NaN and Infinity are not numbers, and the message says so. */
+  double d;
+  gb_sj_init(&s, "NaN", 3);
+  ck_assert_int_eq(gb_sj_double(&s, "n", &d), GC_EINVAL);
+  ck_assert_str_eq(s.msg, "body:1:1: n: expected a number, found an invalid character");
+  ck_assert_int_eq(skip_all("[Infinity]", msg, sizeof(msg)), GC_EINVAL);
+  ck_assert_str_eq(msg, "body:1:2: unexpected character 'I'");
+  ck_assert_int_eq(skip_all("[-Infinity]", msg, sizeof(msg)), GC_EINVAL);
 }
 END_TEST
 
 START_TEST(numbers) {
   struct gb_sj s;
   int64_t v;
+  /* Exact, as strconv.ParseInt (no trip through a double). */
   gb_sj_init(&s, "9007199254740993", 16);
   ck_assert_int_eq(gb_sj_int(&s, "n", &v), 0);
-  gb_sj_init(&s, "1e400", 5);
-  ck_assert_int_eq(gb_sj_int(&s, "n", &v), GC_EINVAL);
-  ck_assert_str_eq(s.msg, "body:1:1: n: number out of range");
+  ck_assert(v == 9007199254740993LL);
+  gb_sj_init(&s, "-9223372036854775808", 20);
+  ck_assert_int_eq(gb_sj_int(&s, "n", &v), 0);
+  ck_assert(v == INT64_MIN);
+  /* Ranges are checked on the text, before any conversion: 1e300 and
+   * 9223372036854775808 used to be cast from a double first. */
+  static const char *const bad[] = {"1e300", "1e400", "9223372036854775808", "1.0", "1e3",
+                                    "-9223372036854775809"};
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    gb_sj_init(&s, bad[i], strlen(bad[i]));
+    ck_assert_msg(gb_sj_int(&s, "n", &v) == GC_EINVAL, "%s accepted", bad[i]);
+    char want[128];
+    snprintf(want, sizeof(want),
+             "body:1:1: n: number %s is not an integer in [-9223372036854775808, "
+             "9223372036854775807]",
+             bad[i]);
+    ck_assert_str_eq(s.msg, want);
+  }
+  /* An int32 field (Priority, MinAvailable). */
+  gb_sj_init(&s, "2147483648", 10);
+  ck_assert_int_eq(gb_sj_int_range(&s, "job.Priority", INT32_MIN, INT32_MAX, &v), GC_EINVAL);
+  ck_assert_str_eq(s.msg,
+                   "body:1:1: job.Priority: number 2147483648 is not an integer in [-2147483648, "
+                   "2147483647]");
   gb_sj_init(&s, "null", 4);
   ck_assert_int_eq(gb_sj_int(&s, "n", &v), 0);
   ck_assert_int_eq(v, 0);
+  /* float64 fields: overflow refused, underflow rounds to 0 (as Go). */
+  double d;
+  gb_sj_init(&s, "1e400", 5);
+  ck_assert_int_eq(gb_sj_double(&s, "n", &d), GC_EINVAL);
+  ck_assert_str_eq(s.msg, "body:1:1: n: number 1e400 out of range of float64");
+  gb_sj_init(&s, "1e-400", 6);
+  ck_assert_int_eq(gb_sj_double(&s, "n", &d), 0);
+  ck_assert(d == 0);
 }
 END_TEST
 
@@ -147,11 +245,12 @@ static Suite *suite(void) {
   Suite *s = suite_create("sched_json");
   TCase *tc = tcase_create("scanner");
   tcase_add_test(tc, specials_at_every_offset);
-  tcase_add_test(tc, escapes_decode_like_json_c);
+  tcase_add_test(tc, escapes_decode_like_go);
   tcase_add_test(tc, grammar_in_skipped_values);
   tcase_add_test(tc, depth_bounded);
   tcase_add_test(tc, keys_fold_like_go);
   tcase_add_test(tc, numbers);
+  tcase_add_test(tc, go_edges);
   suite_add_tcase(s, tc);
   return s;
 }

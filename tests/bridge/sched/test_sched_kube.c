@@ -105,6 +105,28 @@ START_TEST(filter_coscheduling_label_and_escapes) {
 }
 END_TEST
 
+/* Invalid UTF-8 in a name is never echoed: Go reads each bad byte as
+ * U+FFFD, and so do the answers (the names, and the Node objects the
+ * Nodes form echoes).  An escaped label key matches, as in Go. */
+START_TEST(filter_invalid_utf8_never_echoed) {
+  expect("/kube/filter",
+         "{\"Pod\":{\"metadata\":{\"namespace\":\"team-a\",\"labels\":{"
+         "\"jobset.sigs.k8s.io\\/jobset-name\":\"tj-llama\"}}},"
+         "\"NodeNames\":[\"gpu-node-17\",\"bad\xff\"]}",
+         200,
+         "{\"Nodes\":null,\"NodeNames\":[\"gpu-node-17\"],\"FailedNodes\":{\"bad\xef\xbf\xbd\":"
+         "\"node bad\xef\xbf\xbd is not in domain leaf-1 chosen for team-a/tj-llama\"},"
+         "\"FailedAndUnresolvableNodes\":{},\"Error\":\"\"}");
+  char *b = args(NULL, "\"Nodes\":{\"items\":[{\"metadata\":{\"name\":\"n\xc3\"},"
+                       "\"x\":\"\xfe\"}]}");
+  expect("/kube/filter", b, 200,
+         "{\"Nodes\":{\"metadata\":{},\"items\":[{\"metadata\":{\"name\":\"n\xef\xbf\xbd\"},"
+         "\"x\":\"\xef\xbf\xbd\"}]},\"NodeNames\":null,\"FailedNodes\":{},"
+         "\"FailedAndUnresolvableNodes\":{},\"Error\":\"\"}");
+  free(b);
+}
+END_TEST
+
 START_TEST(filter_null_everything) {
   expect("/kube/filter", "{\"Pod\":null,\"Nodes\":null,\"NodeNames\":null}", 200,
          "{\"Nodes\":{\"metadata\":{},\"items\":[]},\"NodeNames\":null,\"FailedNodes\":{},"
@@ -151,6 +173,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, filter_other_pod_passes_all);
   tcase_add_test(tc, filter_coscheduling_label_and_escapes);
   tcase_add_test(tc, filter_null_everything);
+  tcase_add_test(tc, filter_invalid_utf8_never_echoed);
   tcase_add_test(tc, prioritize_host_priority_list);
   tcase_add_test(tc, malformed_400);
   suite_add_tcase(s, tc);

@@ -348,18 +348,38 @@ START_TEST(enqueueable_verdicts) {
   ck_assert_int_eq(fb.events, 2);
   ck_assert_str_eq(fb.last_key, "team-a/tj-big");
   ck_assert_str_eq(fb.last_reason, "16 pods of 8 nvidia.com/gpu fit nowhere: largest free block 4");
+  /* A reason that reaches team-a's PodGroup Event never names a gang of
+   * another namespace (its own namespace's and resource names stay). */
+  expect("/volcano/jobEnqueueable", job_body("tj-held", 1, 1), 200, "{\"status\":-1}");
+  ck_assert_int_eq(fb.events, 3);
+  ck_assert_str_eq(fb.last_reason,
+                   "held: fits, but a gang of another namespace (priority 5) has waited 400 s "
+                   "without fitting and goes first; team-a/tj-old waits too; needs 8 "
+                   "nvidia.com/gpu");
   /* Not gangbridge's PodGroup: Abstain, no event. */
   expect("/volcano/jobEnqueueable", job_body("tj-big", 0, 1), 200, "{\"status\":0}");
-  ck_assert_int_eq(fb.events, 2);
+  ck_assert_int_eq(fb.events, 3);
   expect("/volcano/jobEnqueueable", strdup("{\"job\":{\"PodGroup\":null,\"Tasks\":null}}"), 200,
          "{\"status\":0}");
   expect_prefix("/volcano/jobEnqueueable", "{\"job\":{\"MinAvailable\":\"2\"}}", 400,
                 "volcano jobEnqueueable: body:1:24: job.MinAvailable: expected a number, found a "
                 "string");
   expect_prefix("/volcano/jobEnqueueable", "{\"job\":{\"MinAvailable\":2.5}}", 400,
-                "volcano jobEnqueueable: body:1:24: job.MinAvailable: expected an integer");
+                "volcano jobEnqueueable: body:1:24: job.MinAvailable: number 2.5 is not an integer "
+                "in [-2147483648, 2147483647]");
+  /* MinAvailable is an int32 in Go: 2^31 does not fit, and 1e300 is not
+   * cast to an integer before its range is known. */
+  expect_prefix("/volcano/jobEnqueueable", "{\"job\":{\"MinAvailable\":2147483648}}", 400,
+                "volcano jobEnqueueable: body:1:24: job.MinAvailable: number 2147483648 is not "
+                "an integer in [-2147483648, 2147483647]");
+  expect_prefix("/volcano/jobEnqueueable", "{\"job\":{\"Priority\":1e300}}", 400,
+                "volcano jobEnqueueable: body:1:20: job.Priority: number 1e300 is not an "
+                "integer");
+  /* Trailing data (a NUL byte too) is refused, as Go's decoder does. */
+  expect_prefix("/volcano/jobEnqueueable", "{\"job\":{}}x", 400,
+                "volcano jobEnqueueable: body:1:11: unexpected data after the JSON value");
   ck_assert(decisions("jobEnqueueable", "permit") == 1);
-  ck_assert(decisions("jobEnqueueable", "reject") == 1);
+  ck_assert(decisions("jobEnqueueable", "reject") == 2);
   ck_assert(decisions("jobEnqueueable", "abstain") == 2);
 }
 END_TEST
