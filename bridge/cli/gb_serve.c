@@ -424,6 +424,8 @@ static int sweeper_create(struct serve_run *r, struct gc_diags *d) {
     o.leader_ctx = r->leader;
   }
   o.grace_ms = (int64_t)(r->cfg->placement_stray_grace_s * 1000);
+  o.namespaces = r->cfg->watch_namespaces; /* kube.watchNamespaces: nowhere else */
+  o.n_namespaces = r->cfg->n_watch_namespaces;
   /* With placement off only strays can appear after the first sweep: a list
    * of the unbound pods a minute is plenty. */
   o.interval_ms = r->model ? 10000 : 60000;

@@ -135,12 +135,23 @@ static int cand_add(struct cands *c, const char *ns, const char *name, const cha
 }
 
 struct collect {
+  const struct gb_gatesweep *g;
   struct cands *c;
   size_t max;
 };
 
+/* 1 when ns is one of the namespaces the sweeper may write in. */
+static int watched(const struct gb_gatesweep *g, const char *ns) {
+  for (size_t i = 0; i < g->o.n_namespaces; i++)
+    if (!strcmp(g->o.namespaces[i], ns))
+      return 1;
+  return g->o.n_namespaces == 0;
+}
+
 static int from_model(void *arg, const struct gb_pod_view *p) {
   struct collect *k = arg;
+  if (!watched(k->g, p->ns))
+    return 0;
   if (k->c->n >= k->max)
     return 1;
   return cand_add(k->c, p->ns, p->name, p->jobset, p->rjob, p->created_ms);
@@ -265,16 +276,21 @@ static void report(struct gb_gatesweep *g, const struct cand *c, const char *uid
 /* ---- a sweep --------------------------------------------------------------------- */
 
 static int collect(struct gb_gatesweep *g, struct cands *c) {
-  struct collect k = {c, g->o.max_per_sweep * 4};
-  int rc;
+  struct collect k = {g, c, g->o.max_per_sweep * 4};
+  int rc = 0;
   if (g->o.model) {
     rc = gb_model_foreach_gated_pod(g->o.model, from_model, &k);
   } else {
-    struct gb_kube_error e;
-    gb_kube_error_clear(&e);
-    rc = gb_gatesweep_list(g->o.client, NULL, from_api, &k, &e);
-    if (rc < 0)
-      gb_log(GB_LOG_WARN, "cannot list gated pods", "error", e.message, NULL);
+    /* Each watched namespace, or all of them at once. */
+    size_t n = g->o.n_namespaces ? g->o.n_namespaces : 1;
+    for (size_t i = 0; i < n && rc >= 0; i++) {
+      struct gb_kube_error e;
+      gb_kube_error_clear(&e);
+      rc = gb_gatesweep_list(g->o.client, g->o.n_namespaces ? g->o.namespaces[i] : NULL,
+                             from_api, &k, &e);
+      if (rc < 0)
+        gb_log(GB_LOG_WARN, "cannot list gated pods", "error", e.message, NULL);
+    }
   }
   if (c->oom)
     return GC_ENOMEM;

@@ -74,6 +74,10 @@ struct gb_gatesweep_opts {
   int64_t grace_ms;       /* stray gates younger than this stay; default 30000 */
   int64_t interval_ms;    /* between sweeps; default 10000 */
   size_t max_per_sweep;   /* removals per sweep; default 1024 */
+  /* kube.watchNamespaces (borrowed): only pods there are touched, since
+   * outside them gangbridge writes nothing; 0 namespaces: every one. */
+  const char *const *namespaces;
+  size_t n_namespaces;
   struct gb_metrics *reg; /* optional: gangbridge_placement_gates_removed_total */
 };
 

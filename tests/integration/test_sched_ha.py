@@ -64,6 +64,7 @@ class Replica:
     def __init__(self, env, name, proxy):
         self.name, self.proxy, self.env = name, proxy, env
         self.http, self.hook, self.sched = free_port(), free_port(), free_port()
+        self.debug = free_port()
         self.kubeconfig = os.path.join(env.tmp, "kubeconfig-" + name)
         with open(self.kubeconfig, "w") as fh:
             fh.write("apiVersion: v1\nkind: Config\nclusters:\n- name: s\n  cluster: {server: %s}\n"
@@ -80,6 +81,7 @@ class Replica:
              "--http-addr", "127.0.0.1:%d" % self.http,
              "--webhook-addr", "127.0.0.1:%d" % self.hook,
              "--sched-addr", "127.0.0.1:%d" % self.sched, "--log-level", "info",
+             "--set", "placement.debugAddress=127.0.0.1:%d" % self.debug,
              "--set", "leaderElection.leaseDuration=3s", "--set", "leaderElection.renewDeadline=2s",
              "--set", "leaderElection.retryPeriod=0.5s", "--set", "events.minInterval=0s",
              "--set", "topology.levels=block,rack",
@@ -286,7 +288,7 @@ def service_selects(env, svc):
 
 def gang_seen(rep, key, pods):
     """The replica's placer has seen all `pods` pods of gang `key` (its /debug/placement)."""
-    code, body = Env.http_get(None, "/debug/placement", rep.http)
+    code, body = Env.http_get(None, "/debug/placement", rep.debug)
     if code != 200:
         return False
     g = next((g for g in json.loads(body)["gangs"] if g["gang"] == key), None)

@@ -6,7 +6,8 @@
  * (Kueue's) stay, in order; pods without our gate are untouched; each
  * removal has a Normal PlacementGateRemoved Event on the pod and counts in
  * gangbridge_placement_gates_removed_total{reason="disabled"}; a second
- * sweep does nothing.  Placement enabled (a fed model): a gated pod
+ * sweep does nothing; a sweeper limited to other namespaces
+ * (kube.watchNamespaces) touches none of them.  Placement enabled (a fed model): a gated pod
  * gangbridge holds (a counted pod of a gang with a topology policy) keeps
  * its gate; stray gates older than the grace period go, with a Warning
  * Event saying why (no JobSet label, a TrainJob gangbridge does not manage,
@@ -210,6 +211,18 @@ START_TEST(disabled_releases_every_gate) {
   gc_diags_init(&d);
   ck_assert_int_eq(gb_gatesweep_new(&o, &g, &d), 0);
   size_t n = 9;
+  /* kube.watchNamespaces without ns1: nothing of ns1 is touched. */
+  static const char *const elsewhere[] = {"team-x"};
+  struct gb_gatesweep_opts ox = o;
+  ox.namespaces = elsewhere;
+  ox.n_namespaces = 1;
+  ox.reg = NULL;
+  struct gb_gatesweep *gx = NULL;
+  ck_assert_int_eq(gb_gatesweep_new(&ox, &gx, &d), 0);
+  ck_assert_int_eq(gb_gatesweep_run_once(gx, &n), 0);
+  ck_assert_uint_eq(n, 0);
+  expect_gates("d-ours", "gangbridge.io/placement");
+  gb_gatesweep_free(gx);
   leading = 0; /* a standby writes nothing */
   ck_assert_int_eq(gb_gatesweep_run_once(g, &n), 0);
   ck_assert_uint_eq(n, 0);
