@@ -427,9 +427,10 @@ def main():
             # the partition it just came back from.
             create_gang(env, lead, "job2")
             # The standby follows the gang in its own model (it came back from a partition:
-            # its informers may still be relisting); then the leader dies.
+            # its informers back off up to 30 s between retries, then relist); then the
+            # leader dies.
             env.wait(lambda: gang_seen(standby, NS + "/job2", 2), "the standby's model of job2",
-                     30)
+                     90)
             lead.stop(signal.SIGKILL)  # a release of job2 may be cut short
             t0 = time.monotonic()
             env.wait(lambda: holder(env) == standby.name, "the other replica taking over", 40)
