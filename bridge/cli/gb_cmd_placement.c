@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0
  *
  * gb_cmd_placement: `gangbridge placement status`, which reads a running
- * serve's /debug/placement document (on the probes and metrics address) and
+ * serve's /debug/placement document (on placement.debugAddress) and
  * lists the gangs the placement controller holds: state, outcome, age and
  * the evaluator's reason.  -o json prints the document itself.  With
  * --kubeconfig or --context it reads the API instead and lists every pod
@@ -40,7 +40,7 @@ static void usage(FILE *f) {
           "--context, lists from the API every pod that carries the gangbridge.io/placement\n"
           "scheduling gate, whatever serve's configuration (or with no serve at all).\n"
           "\n"
-          "  --url URL          the serve's probes and metrics address (default " DEFAULT_URL ")\n"
+          "  --url URL          the serve's placement.debugAddress (default " DEFAULT_URL ")\n"
           "  --kubeconfig PATH  read the API with this kubeconfig (\"\": $KUBECONFIG,\n"
           "                     in-cluster, ~/.kube/config)\n"
           "  --context NAME     kubeconfig context (implies reading the API)\n"

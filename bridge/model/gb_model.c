@@ -1448,6 +1448,19 @@ static int cmp_pod_age(const void *a, const void *b) {
   return strcmp(pod_str(x) + x->o_name, pod_str(y) + y->o_name);
 }
 
+int gb_model_foreach_gang(struct gb_model *m, gb_model_gang_key_fn fn, void *arg) {
+  int rc = 0;
+  size_t b = 0;
+  pthread_mutex_lock(&m->mu);
+  for (struct gb_hnode *e = NULL; !rc && (e = gb_htab_next(&m->gangs, &b, e));) {
+    const struct gang_rec *g = (const struct gang_rec *)e;
+    if (g->n)
+      rc = fn(arg, g->key);
+  }
+  pthread_mutex_unlock(&m->mu);
+  return rc;
+}
+
 int gb_model_foreach_gated_pod(struct gb_model *m, gb_pod_view_fn fn, void *arg) {
   int rc = 0;
   size_t b = 0;

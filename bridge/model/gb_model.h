@@ -112,6 +112,12 @@ int gb_model_with_snapshot(struct gb_model *m, gb_model_snapshot_fn fn, void *ar
 int gb_model_foreach_gang_pod(struct gb_model *m, const char *ns, const char *jobset,
                               gb_pod_view_fn fn, void *arg);
 
+/* Calls fn with the key ("ns/jobset", borrowed for the call) of every gang
+ * that has pods in the model, under the model's lock; stops at fn's first
+ * non-zero result and returns it.  fn must not call back into the model. */
+typedef int (*gb_model_gang_key_fn)(void *arg, const char *key);
+int gb_model_foreach_gang(struct gb_model *m, gb_model_gang_key_fn fn, void *arg);
+
 /* Calls fn for every pod carrying the gangbridge.io/placement gate, under
  * the model's lock, in no particular order; stops at fn's first non-zero
  * result and returns it.  fn must not call back into the model. */

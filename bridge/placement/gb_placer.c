@@ -215,9 +215,40 @@ void gb_placer_on_capacity(void *arg) {
   pthread_mutex_unlock(&p->mu);
 }
 
+struct keys {
+  char **v;
+  size_t n, cap;
+};
+
+static int add_key(void *arg, const char *key) {
+  struct keys *k = arg;
+  if (k->n == k->cap) {
+    size_t cap = k->cap ? k->cap * 2 : 64;
+    char **v = realloc(k->v, cap * sizeof(*v));
+    if (!v)
+      return 1;
+    k->v = v;
+    k->cap = cap;
+  }
+  if (!(k->v[k->n] = strdup(key)))
+    return 1;
+  k->n++;
+  return k->n >= GB_PLACER_MAX_GANGS;
+}
+
 void gb_placer_resync(struct gb_placer *p) {
+  /* Every gang the pods show, not only those in the table: a gang whose
+   * pods arrived before its TrainJob reached the caches was examined as
+   * unmanaged and forgotten, and no pod event may come again. */
+  struct keys k = {NULL, 0, 0};
+  gb_model_foreach_gang(p->o.model, add_key, &k);
   size_t bucket = 0;
   pthread_mutex_lock(&p->mu);
+  for (size_t i = 0; i < k.n; i++) {
+    struct gang *g = gb_placer_find(p, k.v[i], 1);
+    if (g)
+      g->dirty = 1;
+  }
   for (struct gb_hnode *n = gb_htab_next(&p->gangs, &bucket, NULL); n;
        n = gb_htab_next(&p->gangs, &bucket, n))
     ((struct gang *)n)->dirty = 1;
@@ -225,6 +256,9 @@ void gb_placer_resync(struct gb_placer *p) {
   p->kick = 1;
   pthread_cond_signal(&p->cond);
   pthread_mutex_unlock(&p->mu);
+  for (size_t i = 0; i < k.n; i++)
+    free(k.v[i]);
+  free(k.v);
 }
 
 int gb_placer_caught_up(struct gb_placer *p) {

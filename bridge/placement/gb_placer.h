@@ -83,7 +83,8 @@ void gb_placer_free(struct gb_placer *p);
 void gb_placer_on_gang(void *arg, const char *ns, const char *jobset);
 /* gb_model_capacity_fn (arg = placer): re-decide every waiting gang. */
 void gb_placer_on_capacity(void *arg);
-/* Re-examines every gang seen (call on becoming leader). */
+/* Re-examines every gang seen and every gang the model has pods of (call
+ * on becoming leader). */
 void gb_placer_resync(struct gb_placer *p);
 /* 1 once a pass that began after the last gb_placer_resync (or after start)
  * has finished on the leader with the model synced: the plan then holds

@@ -286,13 +286,23 @@ def service_selects(env, svc):
     return sorted(p["metadata"]["name"] for p in r.json["items"])
 
 
-def gang_seen(rep, key, pods):
-    """The replica's placer has seen all `pods` pods of gang `key` (its /debug/placement)."""
+def caches_current(rep, pods, jobset):
+    """The replica's caches have caught up: its live model holds `pods` pods (its
+    /debug/placement) and its controller knows TrainJob `jobset` (its webhook gates a pod of
+    it; a review has no side effect)."""
     code, body = Env.http_get(None, "/debug/placement", rep.debug)
-    if code != 200:
+    if code != 200 or json.loads(body)["model"].get("pods") != pods:
         return False
-    g = next((g for g in json.loads(body)["gangs"] if g["gang"] == key), None)
-    return bool(g) and g.get("pods") == pods
+    probe = {"apiVersion": "v1", "kind": "Pod",
+             "metadata": {"name": "%s-node-0-9" % jobset, "namespace": NS,
+                          "labels": {"jobset.sigs.k8s.io/jobset-name": jobset,
+                                     "jobset.sigs.k8s.io/replicatedjob-name": "node"}},
+             "spec": {"containers": [{"name": "node", "image": "pytorch:1"}]}}
+    try:
+        gates = admit(rep.hook, probe)["spec"].get("schedulingGates") or []
+    except AssertionError:  # denied: its caches are not synced
+        return False
+    return any(g["name"] == GATE for g in gates)
 
 
 def holder(env):
@@ -426,11 +436,13 @@ def main():
             # Through the leader's webhook: the standby's caches may still be catching up on
             # the partition it just came back from.
             create_gang(env, lead, "job2")
-            # The standby follows the gang in its own model (it came back from a partition:
-            # its informers back off up to 30 s between retries, then relist); then the
-            # leader dies.
-            env.wait(lambda: gang_seen(standby, NS + "/job2", 2), "the standby's model of job2",
-                     90)
+            # The standby's caches follow (it came back from a partition: its informers back
+            # off up to 30 s between retries, then relist); then the leader dies.  Six pods: the
+            # two replicas' and the two gangs'.  (Its placer's status is no witness: a gang
+            # whose pods reach the model before its TrainJob reaches the controller's cache is
+            # not examined again until a pod changes or the replica starts leading.)
+            env.wait(lambda: caches_current(standby, 6, "job2"),
+                     "the standby's caches to hold job2", 90)
             lead.stop(signal.SIGKILL)  # a release of job2 may be cut short
             t0 = time.monotonic()
             env.wait(lambda: holder(env) == standby.name, "the other replica taking over", 40)
