@@ -312,6 +312,18 @@ static int controller_gang(void *ctx, const char *ns, const char *name, struct g
   return gb_controller_gang(ctx, ns, name, out, reason, reason_size);
 }
 
+static int controller_record_gangs(void *ctx, const char *key,
+                                   int (*fn)(void *arg, const char *ns, const char *name),
+                                   void *arg) {
+  return gb_controller_foreach_podgroup_annotation(ctx, key, fn, arg);
+}
+
+/* The placer reads decision records from the controller's PodGroup cache. */
+static int controller_record(void *ctx, enum gc_backend b, const char *ns, const char *name,
+                             const char *key, char **text) {
+  return gb_controller_podgroup_annotation(ctx, b, ns, name, key, text);
+}
+
 /* gb_rpc_snapshot_source_fn over the live model (ctx = the model). */
 static int model_snapshot_source(void *ctx, gb_rpc_snapshot_use_fn use, void *arg) {
   return gb_model_with_snapshot(ctx, use, arg);
@@ -355,6 +367,7 @@ static int placement_create(struct serve_run *r, struct gc_diags *d) {
   memset(&po, 0, sizeof(po));
   po.reservation_ttl_ms = (int64_t)(cfg->placement_release_timeout_s * 1000);
   po.starvation_guard_ms = (int64_t)(cfg->placement_starvation_guard_s * 1000);
+  po.starvation_guard_max_ms = (int64_t)(cfg->placement_starvation_guard_max_s * 1000);
   po.profile = strcmp(cfg->placement_profile, "spread") ? TP_PROFILE_BESTFIT : TP_PROFILE_SPREAD;
   int rc = gb_plan_new(&po, &r->plan);
   if (rc)
@@ -388,6 +401,9 @@ static int placement_create(struct serve_run *r, struct gc_diags *d) {
   pl.events = r->place_events;
   pl.gang = controller_gang;
   pl.gang_ctx = r->ctrl;
+  pl.record_lookup = controller_record;
+  pl.record_gangs = controller_record_gangs;
+  pl.record_ctx = r->ctrl;
   if (r->leader) {
     pl.is_leader = gb_leader_is_leader_fn;
     pl.leader_ctx = r->leader;
@@ -538,8 +554,9 @@ static int serve_start(struct serve_run *r, struct gc_diags *d) {
     return rc;
   /* The scheduler endpoints answer from the placement plan and model
    * (NULL while placement is disabled: no opinion). */
-  if ((rc = gb_serve_sched_start(cfg, r->model, r->plan, r->client, r->reg, r->sm.http_requests,
-                                 sched_may_answer, r, &r->sched, d)))
+  gb_sched_record_fn record = r->placer ? gb_placer_record_decision : NULL;
+  if ((rc = gb_serve_sched_start(cfg, r->model, r->plan, record, r->placer, r->client, r->reg,
+                                 r->sm.http_requests, sched_may_answer, r, &r->sched, d)))
     return rc;
   if ((rc = leader_label_create(r, d)) ||
       (r->leader_label && (rc = gb_selflabel_start(r->leader_label))))

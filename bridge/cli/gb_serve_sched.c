@@ -155,9 +155,10 @@ static int start_server(struct gb_serve_sched *s, const struct gb_config *cfg,
 }
 
 int gb_serve_sched_start(const struct gb_config *cfg, struct gb_model *model, struct gb_plan *plan,
-                         struct gb_kube_client *client, struct gb_metrics *reg,
-                         struct gb_metric *http_requests, int (*is_leader)(void *),
-                         void *leader_ctx, struct gb_serve_sched **out, struct gc_diags *d) {
+                         gb_sched_record_fn record, void *record_ctx, struct gb_kube_client *client,
+                         struct gb_metrics *reg, struct gb_metric *http_requests,
+                         int (*is_leader)(void *), void *leader_ctx, struct gb_serve_sched **out,
+                         struct gc_diags *d) {
   *out = NULL;
   if (!*cfg->sched_address)
     return 0;
@@ -171,6 +172,8 @@ int gb_serve_sched_start(const struct gb_config *cfg, struct gb_model *model, st
   if (model && plan) {
     s->sp.model = model;
     s->sp.plan = plan;
+    s->sp.record = record;
+    s->sp.record_ctx = record_ctx;
     gb_sched_plan_backend(&s->sp, &be);
   } else {
     gb_log(GB_LOG_WARN,

@@ -118,6 +118,8 @@ static const struct key_def KEYS[] = {
     {"placement.releaseTimeout", T_DUR, OFF(placement_release_timeout_s), 1, 86400, "2m", NULL},
     {"placement.starvationGuard", T_DUR, OFF(placement_starvation_guard_s), 0, 86400, "5m",
      NULL},
+    {"placement.starvationGuardMax", T_DUR, OFF(placement_starvation_guard_max_s), 1, 604800,
+     "30m", NULL},
     {"placement.profile", T_STR, OFF(placement_profile), 0, 0, "bestfit", NULL},
     {"placement.maxInflightPatches", T_INT, OFF(placement_max_inflight), 1, 1024, "32", NULL},
     {"placement.debugAddress", T_STR, OFF(placement_debug_address), 0, 0, "", NULL},

@@ -174,6 +174,7 @@ struct gb_config {
   int placement_enabled;
   double placement_release_timeout_s; /* released pods unscheduled past it: PlacementRaced */
   double placement_starvation_guard_s; /* a gang waiting longer holds back younger ones */
+  double placement_starvation_guard_max_s; /* ... for at most this long */
   const char *placement_profile;       /* "bestfit" or "spread" (validated) */
   int placement_max_inflight;          /* release PATCHes in flight at once */
   double placement_stray_grace_s;      /* a gate gangbridge does not hold goes after this */

@@ -881,6 +881,95 @@ out:
   return rc;
 }
 
+int gb_controller_podgroup_annotation(struct gb_controller *c, enum gc_backend b, const char *ns,
+                                      const char *name, const char *key, char **out) {
+  *out = NULL;
+  if (b != GC_BACKEND_VOLCANO && b != GC_BACKEND_COSCHEDULING)
+    return GC_ENOTFOUND;
+  pthread_mutex_lock(&c->mu);
+  struct gb_informer *inf = c->served[b] == 1
+                                ? c->inf[b == GC_BACKEND_VOLCANO ? INF_PG_VOLCANO : INF_PG_COSCHED]
+                                : NULL;
+  pthread_mutex_unlock(&c->mu);
+  json_object *pg = NULL;
+  if (!inf || gb_informer_get_json(inf, ns, name, &pg) != 0 || !pg)
+    return GC_ENOTFOUND;
+  json_object *md = NULL, *ann = NULL, *v = NULL;
+  int rc = 0;
+  if (json_object_object_get_ex(pg, "metadata", &md) &&
+      json_object_object_get_ex(md, "annotations", &ann) &&
+      json_object_object_get_ex(ann, key, &v) && json_object_is_type(v, json_type_string) &&
+      !(*out = strdup(json_object_get_string(v))))
+    rc = GC_ENOMEM;
+  json_object_put(pg);
+  return rc;
+}
+
+#define PG_KEYS_MAX 1000000 /* PodGroups scanned at once */
+
+struct key_list {
+  char **keys;
+  size_t n, cap;
+  int oom;
+};
+
+static int collect_key(void *arg, const char *key) {
+  struct key_list *l = arg;
+  if (l->n == l->cap) {
+    size_t cap = l->cap ? l->cap * 2 : 64;
+    char **k = cap <= PG_KEYS_MAX ? realloc(l->keys, cap * sizeof(*k)) : NULL;
+    if (!k)
+      return l->oom = 1;
+    l->keys = k;
+    l->cap = cap;
+  }
+  if (!(l->keys[l->n] = strdup(key)))
+    return l->oom = 1;
+  l->n++;
+  return 0;
+}
+
+/* The annotated PodGroups among the keys of one backend's cache. */
+static int annotated(struct gb_controller *c, enum gc_backend b, struct key_list *l,
+                     const char *key, gb_controller_pg_fn fn, void *arg) {
+  int rc = 0;
+  for (size_t i = 0; i < l->n && !rc; i++) {
+    char *slash = strchr(l->keys[i], '/'), *text = NULL;
+    if (!slash)
+      continue;
+    *slash = '\0';
+    rc = gb_controller_podgroup_annotation(c, b, l->keys[i], slash + 1, key, &text);
+    if (rc == GC_ENOTFOUND) /* gone since the keys were taken */
+      rc = 0;
+    if (!rc && text)
+      rc = fn(arg, l->keys[i], slash + 1);
+    free(text);
+  }
+  return rc;
+}
+
+int gb_controller_foreach_podgroup_annotation(struct gb_controller *c, const char *key,
+                                              gb_controller_pg_fn fn, void *arg) {
+  if (!gb_controller_synced(c))
+    return GC_EIO;
+  int rc = 0;
+  for (int b = GC_BACKEND_VOLCANO; b <= GC_BACKEND_COSCHEDULING && !rc; b++) {
+    pthread_mutex_lock(&c->mu);
+    struct gb_informer *inf =
+        c->served[b] == 1 ? c->inf[b == GC_BACKEND_VOLCANO ? INF_PG_VOLCANO : INF_PG_COSCHED]
+                          : NULL;
+    pthread_mutex_unlock(&c->mu);
+    struct key_list l = {NULL, 0, 0, 0};
+    if (inf)
+      gb_informer_foreach_key(inf, collect_key, &l);
+    rc = l.oom ? GC_ENOMEM : annotated(c, (enum gc_backend)b, &l, key, fn, arg);
+    for (size_t i = 0; i < l.n; i++)
+      free(l.keys[i]);
+    free(l.keys);
+  }
+  return rc;
+}
+
 int gb_controller_ready_check(void *ctx, char *reason, size_t size) {
   struct gb_controller *c = ctx;
   if (gb_controller_synced(c))

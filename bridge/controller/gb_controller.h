@@ -109,6 +109,23 @@ int gb_controller_webhook_lookup(void *ctx, const char *ns, const char *jobset_n
 int gb_controller_gang(struct gb_controller *c, const char *ns, const char *jobset_name,
                        struct gc_gang **out, char *reason, size_t reason_size);
 
+/* The value of annotation `key` on gangbridge's PodGroup ns/name of
+ * backend b as the PodGroup informer caches it (the cache keeps PodGroups
+ * whole, annotations included): *out is a malloc'd copy the caller frees,
+ * or NULL when the PodGroup has no such annotation.  Returns 0,
+ * GC_ENOTFOUND (no such PodGroup cached, or its API is not watched) or
+ * GC_ENOMEM.  Any thread. */
+int gb_controller_podgroup_annotation(struct gb_controller *c, enum gc_backend b, const char *ns,
+                                      const char *name, const char *key, char **out);
+
+/* Calls fn(arg, ns, name) for every gangbridge PodGroup the caches hold
+ * (either backend) that carries annotation `key`, until fn returns
+ * non-zero.  Returns 0, fn's result, GC_EIO (caches not synced yet) or
+ * GC_ENOMEM.  Any thread; fn runs with no lock held. */
+typedef int (*gb_controller_pg_fn)(void *arg, const char *ns, const char *name);
+int gb_controller_foreach_podgroup_annotation(struct gb_controller *c, const char *key,
+                                              gb_controller_pg_fn fn, void *arg);
+
 /* gb_health_check_fn: ready once synced (ctx = controller). */
 int gb_controller_ready_check(void *ctx, char *reason, size_t size);
 

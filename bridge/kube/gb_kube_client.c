@@ -485,9 +485,10 @@ int gb_kube_request_timeout(struct gb_kube_client *c, enum gb_kube_verb verb,
   if (out)
     *out = NULL;
   int attempts = retryable_verb(verb) ? c->o.max_retries + 1 : 1;
-  int rc = GC_EIO;
+  int rc = GC_EIO, failed = 0;
   for (int attempt = 0; attempt < attempts; attempt++) {
     gb_kube_error_clear(e);
+    e->failed_attempts = failed;
     CURL *h = handle_get(c);
     if (!h)
       return GC_ENOMEM;
@@ -547,6 +548,8 @@ int gb_kube_request_timeout(struct gb_kube_client *c, enum gb_kube_verb verb,
       }
     }
     free(x.buf);
+    if (rc != GC_OK)
+      e->failed_attempts = ++failed;
     if (rc == GC_OK || attempt + 1 >= attempts || !retryable_result(e->http, (CURLcode)e->curl_code))
       break;
     /* Jittered exponential backoff, at least the server's Retry-After. */

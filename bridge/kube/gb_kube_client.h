@@ -39,6 +39,8 @@ struct gb_kube_error {
   int retry_after_s; /* Retry-After or Status details.retryAfterSeconds; 0 if none */
   char reason[64];   /* Status.reason ("NotFound", "Conflict", "Expired"), or "" */
   char message[1024];
+  int failed_attempts; /* attempts of the call that failed (transport or HTTP >= 400),
+                          retried ones included, also when the call then succeeded */
 };
 
 /* Clears an error struct. */

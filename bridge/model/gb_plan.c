@@ -6,6 +6,8 @@
  * taken from each node's free resources, by node and resource name so that
  * they can be taken again from a rebuilt snapshot.  Everything a decision
  * keeps lives in the entry's own arena, freed when the decision goes.
+ * Deciding is gb_plan_decide.c's; decisions written down and read back
+ * are gb_plan_durable.c's.
  */
 #include "gb_plan.h"
 
@@ -14,89 +16,50 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "gb_hash.h"
+#include "gb_plan_int.h"
 #include "gc_arena.h"
-
-#define PLAN_MAX_ENTRIES 1000000 /* gangs with a decision */
-#define PLAN_MAX_PASS 1000000    /* gangs in one gb_plan_decide */
-#define PLAN_MAX_RES (TP_MAX_RESOURCES + 1)
-#define REASON_CAP sizeof(((struct gb_plan_view *)0)->reason)
-
-struct pnode {
-  const char *name; /* entry arena */
-  int64_t slot;     /* in the snapshot the amounts were last taken from */
-  int64_t planned;  /* pods the decision put here */
-  int64_t left;     /* of them, still reserved (not bound) */
-};
-
-struct entry {
-  struct gb_hnode h; /* first: the table links it */
-  char key[GB_PLAN_KEY_MAX + 1];
-  struct gb_plan_view v;
-  struct gc_arena *a;  /* the decision's data below; NULL for NONE/NOFIT/HELD */
-  struct pnode *nodes; /* sorted by name */
-  size_t n_nodes;
-  const char **res; /* resource names reserved (entry arena) */
-  int *res_idx;     /* their index in the snapshot, -1 when it has none */
-  size_t n_res;
-  int64_t *amt;         /* amt[node * n_res + k]: still taken from that node */
-  int reserved;         /* amounts are held in the snapshot */
-  const char **members; /* the chosen domain's nodes by name; NULL: whole cluster */
-  size_t n_members;
-};
-
-struct gb_plan {
-  pthread_mutex_t mu;
-  struct gb_plan_opts o;
-  struct gb_htab tab;
-  struct tp_evaluator *ev;
-  struct gc_arena *scratch; /* one evaluation's result, reset per gang */
-  char *default_tier_name;  /* the default policy's highestTierName, owned */
-};
-
-/* The first gang in order that does not fit and has waited past the
- * starvation guard: gangs after it of no higher priority are held. */
-struct guard {
-  int set;
-  char key[GB_PLAN_KEY_MAX + 1];
-  int64_t priority, waited_ms;
-};
 
 /* ------------------------------------------------------------------ */
 /* Table                                                                */
 
-static struct entry *find(const struct gb_plan *p, const char *key) {
+struct gb_plan_entry *gb_plan_find(const struct gb_plan *p, const char *key) {
   uint64_t h = gb_hash_str(key);
   for (struct gb_hnode *n = gb_htab_chain(&p->tab, h); n; n = n->next)
-    if (n->hash == h && !strcmp(((struct entry *)n)->key, key))
-      return (struct entry *)n;
+    if (n->hash == h && !strcmp(((struct gb_plan_entry *)n)->key, key))
+      return (struct gb_plan_entry *)n;
   return NULL;
 }
 
-/* Drops the decision's data (not the reservation: give it back first). */
-static void entry_clear(struct entry *e) {
-  gc_arena_free(e->a);
-  e->a = NULL;
-  e->nodes = NULL;
-  e->n_nodes = 0;
-  e->res = NULL;
-  e->res_idx = NULL;
-  e->n_res = 0;
-  e->amt = NULL;
-  e->reserved = 0;
-  e->members = NULL;
-  e->n_members = 0;
+struct gb_plan_entry *gb_plan_entry_get(struct gb_plan *p, const char *key) {
+  struct gb_plan_entry *e = gb_plan_find(p, key);
+  if (e)
+    return e;
+  if (p->tab.n >= GB_PLAN_MAX_ENTRIES || !(e = calloc(1, sizeof(*e))))
+    return NULL;
+  snprintf(e->key, sizeof(e->key), "%s", key);
+  e->v.tier = -1;
+  e->h.hash = gb_hash_str(e->key);
+  gb_htab_insert(&p->tab, &e->h);
+  return e;
+}
+
+void gb_plan_entry_clear(struct gb_plan_entry *e) {
+  gc_arena_free(e->d.a);
+  memset(&e->d, 0, sizeof(e->d));
 }
 
 static void entry_free(struct gb_hnode *n, void *ctx) {
   (void)ctx;
-  struct entry *e = (struct entry *)n;
-  entry_clear(e);
+  struct gb_plan_entry *e = (struct gb_plan_entry *)n;
+  gb_plan_entry_clear(e);
   free(e);
 }
 
-static void entry_drop(struct gb_plan *p, struct entry *e) {
+void gb_plan_entry_drop(struct gb_plan *p, struct gb_plan_entry *e) {
   gb_htab_remove(&p->tab, &e->h);
   entry_free(&e->h, NULL);
 }
@@ -114,6 +77,12 @@ int gb_plan_new(const struct gb_plan_opts *o, struct gb_plan **out) {
     p->o.reservation_ttl_ms = 120000;
   if (p->o.starvation_guard_ms <= 0)
     p->o.starvation_guard_ms = 300000;
+  if (p->o.starvation_guard_max_ms <= 0)
+    p->o.starvation_guard_max_ms = 1800000;
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  p->id_seed = ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec) ^
+               ((uint64_t)getpid() << 40);
   int rc = GC_ENOMEM;
   if (pthread_mutex_init(&p->mu, NULL)) {
     free(p);
@@ -132,6 +101,16 @@ int gb_plan_new(const struct gb_plan_opts *o, struct gb_plan **out) {
 fail:
   gb_plan_free(p);
   return rc;
+}
+
+/* splitmix64 over a per-plan seed: ids differ between processes (the seed
+ * holds the time and the pid) and between decisions of one process. */
+uint64_t gb_plan_new_id(struct gb_plan *p) {
+  uint64_t x = p->id_seed + ++p->id_seq * 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  x ^= x >> 31;
+  return x ? x : 1;
 }
 
 void gb_plan_free(struct gb_plan *p) {
@@ -153,7 +132,7 @@ void gb_plan_free(struct gb_plan *p) {
 /* The slot of node i in s, re-found by name when the snapshot's slot no
  * longer holds that node (it was removed, or the snapshot rebuilt); -1
  * when the node is gone. */
-static int64_t node_slot(const struct tp_snapshot *s, struct pnode *n) {
+int64_t gb_plan_node_slot(const struct tp_snapshot *s, struct gb_plan_pnode *n) {
   if (n->slot >= 0 && (size_t)n->slot < tp_snapshot_slot_count(s)) {
     const char *cur = tp_snapshot_node_name(s, (uint32_t)n->slot);
     if (cur && !strcmp(cur, n->name))
@@ -166,15 +145,16 @@ static int64_t node_slot(const struct tp_snapshot *s, struct pnode *n) {
 /* Gives back up to `amount` of resource k on node i (never raising free
  * above allocatable, in case the node was replaced under the reservation)
  * and lowers the recorded amount by what the plan held. */
-static void give_back(struct tp_snapshot *s, struct entry *e, size_t i, size_t k, int64_t amount) {
-  int64_t *held = &e->amt[i * e->n_res + k];
+static void give_back(struct tp_snapshot *s, struct gb_plan_entry *e, size_t i, size_t k,
+                      int64_t amount) {
+  int64_t *held = &e->d.amt[i * e->d.n_res + k];
   if (amount > *held)
     amount = *held;
   if (amount <= 0)
     return;
   *held -= amount;
-  int64_t slot = node_slot(s, &e->nodes[i]);
-  int r = e->res_idx[k];
+  int64_t slot = gb_plan_node_slot(s, &e->d.nodes[i]);
+  int r = e->d.res_idx[k];
   if (slot < 0 || r < 0)
     return;
   int64_t room = tp_snapshot_node_alloc(s, r, (uint32_t)slot) -
@@ -186,154 +166,284 @@ static void give_back(struct tp_snapshot *s, struct entry *e, size_t i, size_t k
 }
 
 /* Gives back everything node i still holds; its pods are no longer reserved. */
-static void give_back_node(struct tp_snapshot *s, struct entry *e, size_t i) {
-  for (size_t k = 0; k < e->n_res; k++)
-    give_back(s, e, i, k, e->amt[i * e->n_res + k]);
-  e->nodes[i].left = 0;
+static void give_back_node(struct tp_snapshot *s, struct gb_plan_entry *e, size_t i) {
+  for (size_t k = 0; k < e->d.n_res; k++)
+    give_back(s, e, i, k, e->d.amt[i * e->d.n_res + k]);
+  e->d.nodes[i].left = 0;
 }
 
 /* Gives back the whole reservation of e. */
-static void give_back_all(struct tp_snapshot *s, struct entry *e) {
-  if (!e->reserved)
+void gb_plan_give_back_all(struct tp_snapshot *s, struct gb_plan_entry *e) {
+  if (!e->d.reserved)
     return;
-  for (size_t i = 0; i < e->n_nodes; i++)
+  for (size_t i = 0; i < e->d.n_nodes; i++)
     give_back_node(s, e, i);
-  e->reserved = 0;
+  e->d.reserved = 0;
 }
 
 /* Takes e's recorded amounts from s (at decision, or again after a
  * rebuild): resources and nodes are looked up by name; a node that is gone
  * drops its part. */
-static void take_all(struct tp_snapshot *s, struct entry *e) {
-  for (size_t k = 0; k < e->n_res; k++)
-    e->res_idx[k] = tp_snapshot_resource(s, e->res[k]);
+void gb_plan_take_all(struct tp_snapshot *s, struct gb_plan_entry *e) {
+  for (size_t k = 0; k < e->d.n_res; k++)
+    e->d.res_idx[k] = tp_snapshot_resource(s, e->d.res[k]);
   int64_t left = 0;
-  for (size_t i = 0; i < e->n_nodes; i++) {
-    struct pnode *n = &e->nodes[i];
-    int64_t slot = n->left > 0 ? node_slot(s, n) : -1;
-    for (size_t k = 0; k < e->n_res; k++) {
-      int64_t *held = &e->amt[i * e->n_res + k];
-      if (slot < 0 || e->res_idx[k] < 0)
+  for (size_t i = 0; i < e->d.n_nodes; i++) {
+    struct gb_plan_pnode *n = &e->d.nodes[i];
+    int64_t slot = n->left > 0 ? gb_plan_node_slot(s, n) : -1;
+    for (size_t k = 0; k < e->d.n_res; k++) {
+      int64_t *held = &e->d.amt[i * e->d.n_res + k];
+      if (slot < 0 || e->d.res_idx[k] < 0)
         *held = 0;
       else if (*held > 0)
-        tp_snapshot_adjust_free(s, (uint32_t)slot, e->res_idx[k], -*held);
+        tp_snapshot_adjust_free(s, (uint32_t)slot, e->d.res_idx[k], -*held);
     }
-    if (slot < 0)
+    if (slot < 0 && n->left > 0) {
+      n->dropped = 1;
       n->left = 0;
+    }
     left += n->left;
   }
-  e->reserved = left > 0;
+  e->d.reserved = left > 0;
 }
 
-static int64_t pods_left(const struct entry *e) {
+int64_t gb_plan_pods_left(const struct gb_plan_entry *e) {
   int64_t t = 0;
-  for (size_t i = 0; i < e->n_nodes; i++)
-    t += e->nodes[i].left;
+  for (size_t i = 0; i < e->d.n_nodes; i++)
+    t += e->d.nodes[i].left;
   return t;
+}
+
+int64_t gb_plan_gang_pods(const struct tp_gang *g) {
+  if (g->n_sets == 1 && g->min_member > 0 && g->min_member < g->sets[0].count)
+    return g->min_member;
+  int64_t t = 0;
+  for (size_t k = 0; k < g->n_sets; k++)
+    t += g->sets[k].count;
+  return t;
+}
+
+/* 1 when everything node i of e plans fits the free capacity of slot. */
+static int node_fits(const struct tp_snapshot *s, const struct gb_plan_entry *e, size_t i,
+                     uint32_t slot) {
+  for (size_t k = 0; k < e->d.n_res; k++) {
+    int r = e->d.res_idx[k];
+    int64_t want = e->d.amt[i * e->d.n_res + k];
+    if (want > 0 && (r < 0 || tp_snapshot_node_free(s, r, slot) < want))
+      return 0;
+  }
+  return 1;
+}
+
+void gb_plan_take_fitting(struct tp_snapshot *s, struct gb_plan_entry *e, const uint8_t *blocked) {
+  for (size_t k = 0; k < e->d.n_res; k++)
+    e->d.res_idx[k] = tp_snapshot_resource(s, e->d.res[k]);
+  int64_t left = 0;
+  for (size_t i = 0; i < e->d.n_nodes; i++) {
+    struct gb_plan_pnode *n = &e->d.nodes[i];
+    int64_t slot = n->left > 0 ? gb_plan_node_slot(s, n) : -1;
+    int ok = slot >= 0 && tp_snapshot_node_state(s, (uint32_t)slot) == TP_NODE_OK &&
+             !(blocked && blocked[slot]) && node_fits(s, e, i, (uint32_t)slot);
+    for (size_t k = 0; k < e->d.n_res; k++) {
+      int64_t *held = &e->d.amt[i * e->d.n_res + k];
+      if (!ok)
+        *held = 0;
+      else if (*held > 0)
+        tp_snapshot_adjust_free(s, (uint32_t)slot, e->d.res_idx[k], -*held);
+    }
+    if (!ok && n->left > 0) {
+      n->dropped = 1;
+      n->left = 0;
+    }
+    left += n->left;
+  }
+  e->d.reserved = left > 0;
 }
 
 /* ------------------------------------------------------------------ */
 /* Recording a placement                                                */
 
-/* Index of resource name in e->res, adding it (n_res grows); -1 when full. */
-static int res_index(struct entry *e, const char *name, size_t cap) {
-  for (size_t k = 0; k < e->n_res; k++)
-    if (!strcmp(e->res[k], name))
+/* Index of resource name in d->res, adding it (n_res grows); -1 when full. */
+static int res_index(struct gb_plan_data *d, const char *name) {
+  for (size_t k = 0; k < d->n_res; k++)
+    if (!strcmp(d->res[k], name))
       return (int)k;
-  if (e->n_res == cap || !(e->res[e->n_res] = gc_arena_strdup(e->a, name)))
+  if (d->n_res == GB_PLAN_MAX_RES || !(d->res[d->n_res] = gc_arena_strdup(d->a, name)))
     return -1;
-  return (int)e->n_res++;
+  return (int)d->n_res++;
 }
 
-/* The resources the gang requests that the snapshot has, plus "pods" (one
- * per pod, as the evaluator counts it), into e->res. */
-static int record_resources(struct entry *e, const struct tp_snapshot *s, const struct tp_gang *g) {
-  e->res = gc_arena_alloc(e->a, PLAN_MAX_RES * sizeof(char *));
-  e->res_idx = gc_arena_alloc(e->a, PLAN_MAX_RES * sizeof(int));
-  if (!e->res || !e->res_idx)
+/* The resources the gang's sets request that the snapshot has, plus
+ * "pods" (one per pod, as the evaluator counts it), into d->res. */
+static int record_resources(struct gb_plan_data *d, const struct tp_snapshot *s) {
+  d->res = gc_arena_alloc(d->a, GB_PLAN_MAX_RES * sizeof(char *));
+  d->res_idx = gc_arena_alloc(d->a, GB_PLAN_MAX_RES * sizeof(int));
+  if (!d->res || !d->res_idx)
     return GC_ENOMEM;
-  if (tp_snapshot_resource(s, "pods") >= 0 && res_index(e, "pods", PLAN_MAX_RES) < 0)
+  if (tp_snapshot_resource(s, "pods") >= 0 && res_index(d, "pods") < 0)
     return GC_ENOMEM;
-  for (size_t k = 0; k < g->n_sets; k++)
-    for (size_t j = 0; j < g->sets[k].n_req; j++) {
-      const char *name = g->sets[k].res[j];
-      if (strcmp(name, "pods") && g->sets[k].val[j] > 0 && tp_snapshot_resource(s, name) >= 0 &&
-          res_index(e, name, PLAN_MAX_RES) < 0)
+  for (size_t k = 0; k < d->n_sets; k++)
+    for (size_t j = 0; j < d->sets[k].n_req; j++) {
+      const char *name = d->sets[k].res[j];
+      if (strcmp(name, "pods") && d->sets[k].val[j] > 0 && tp_snapshot_resource(s, name) >= 0 &&
+          res_index(d, name) < 0)
         return GC_ENOMEM;
     }
   return GC_OK;
 }
 
-/* Adds `pods` pods of set `set` to node i's amounts. */
-static void add_pods(struct entry *e, size_t i, const struct tp_podset *ps, int64_t pods) {
-  for (size_t k = 0; k < e->n_res; k++) {
-    int64_t per = 0;
-    if (!strcmp(e->res[k], "pods"))
-      per = 1;
-    for (size_t j = 0; j < ps->n_req && !per; j++)
-      if (!strcmp(ps->res[j], e->res[k]))
-        per = ps->val[j];
-    e->amt[i * e->n_res + k] += per * pods;
+/* Copies the gang's pod sets (their per-pod requests) into d. */
+static int record_sets(struct gb_plan_data *d, const struct tp_podset *sets, size_t n) {
+  d->sets = gc_arena_alloc(d->a, (n ? n : 1) * sizeof(*d->sets));
+  if (!d->sets)
+    return GC_ENOMEM;
+  for (size_t k = 0; k < n; k++) {
+    struct tp_podset *ps = &d->sets[k];
+    *ps = sets[k];
+    ps->name = gc_arena_strdup(d->a, sets[k].name ? sets[k].name : "");
+    ps->res = gc_arena_alloc(d->a, (ps->n_req ? ps->n_req : 1) * sizeof(*ps->res));
+    ps->val = gc_arena_alloc(d->a, (ps->n_req ? ps->n_req : 1) * sizeof(*ps->val));
+    if (!ps->name || !ps->res || !ps->val)
+      return GC_ENOMEM;
+    for (size_t j = 0; j < ps->n_req; j++)
+      if (!(ps->res[j] = gc_arena_strdup(d->a, sets[k].res[j])))
+        return GC_ENOMEM;
+    if (ps->n_req)
+      memcpy(ps->val, sets[k].val, ps->n_req * sizeof(*ps->val));
   }
-  e->nodes[i].planned += pods;
-  e->nodes[i].left += pods;
+  d->n_sets = n;
+  return GC_OK;
 }
 
-/* The assignment (sorted by node name, then pod set) into e->nodes and
- * e->amt, one record per node. */
-static int record_nodes(struct entry *e, const struct tp_gang *g, const struct tp_result *r) {
-  size_t n = r->nodes_used ? r->nodes_used : 1;
-  e->nodes = gc_arena_alloc(e->a, n * sizeof(*e->nodes));
-  e->amt = gc_arena_alloc(e->a, n * (e->n_res ? e->n_res : 1) * sizeof(int64_t));
-  if (!e->nodes || !e->amt)
+/* Adds `pods` pods of set `set` to node i's amounts. */
+static void add_pods(struct gb_plan_data *d, size_t i, const struct tp_podset *ps, int64_t pods) {
+  for (size_t k = 0; k < d->n_res; k++) {
+    int64_t per = 0;
+    if (!strcmp(d->res[k], "pods"))
+      per = 1;
+    for (size_t j = 0; j < ps->n_req && !per; j++)
+      if (!strcmp(ps->res[j], d->res[k]))
+        per = ps->val[j];
+    d->amt[i * d->n_res + k] += per * pods;
+  }
+  d->nodes[i].planned += pods;
+  d->nodes[i].left += pods;
+}
+
+static int cmp_assign(const void *a, const void *b) {
+  const struct gb_plan_assign *x = a, *y = b;
+  int c = strcmp(x->node, y->node);
+  return c ? c : (x->set > y->set) - (x->set < y->set);
+}
+
+/* Copies an assignment into d (sorted by node name, then pod set). */
+static int record_assign(struct gb_plan_data *d, const struct gb_plan_assign *as, size_t n) {
+  d->assign = gc_arena_alloc(d->a, (n ? n : 1) * sizeof(*d->assign));
+  if (!d->assign)
     return GC_ENOMEM;
-  for (size_t j = 0; j < r->n_assign; j++) {
-    const struct tp_assignment *as = &r->assign[j];
-    if (!e->n_nodes || e->nodes[e->n_nodes - 1].slot != as->slot) {
-      if (e->n_nodes == n)
-        return GC_EINVAL; /* the evaluator's nodes_used is the distinct count */
-      struct pnode *pn = &e->nodes[e->n_nodes++];
-      pn->slot = as->slot;
-      if (!(pn->name = gc_arena_strdup(e->a, as->node)))
-        return GC_ENOMEM;
+  for (size_t j = 0; j < n; j++) {
+    if (as[j].set >= d->n_sets || as[j].pods < 0 || as[j].pods > TP_MAX_GANG_PODS)
+      return GC_EINVAL;
+    d->assign[j] = as[j];
+    if (!(d->assign[j].node = gc_arena_strdup(d->a, as[j].node)))
+      return GC_ENOMEM;
+  }
+  d->n_assign = n;
+  qsort(d->assign, n, sizeof(*d->assign), cmp_assign);
+  return GC_OK;
+}
+
+/* The assignment into d->nodes and d->amt, one record per node. */
+static int build_nodes(struct gb_plan_data *d, const struct tp_snapshot *s) {
+  size_t n = d->n_assign ? d->n_assign : 1;
+  d->nodes = gc_arena_alloc(d->a, n * sizeof(*d->nodes));
+  d->amt = gc_arena_alloc(d->a, n * (d->n_res ? d->n_res : 1) * sizeof(int64_t));
+  if (!d->nodes || !d->amt)
+    return GC_ENOMEM;
+  memset(d->amt, 0, n * (d->n_res ? d->n_res : 1) * sizeof(int64_t));
+  for (size_t j = 0; j < d->n_assign; j++) {
+    const struct gb_plan_assign *as = &d->assign[j];
+    if (!d->n_nodes || strcmp(d->nodes[d->n_nodes - 1].name, as->node)) {
+      struct gb_plan_pnode *pn = &d->nodes[d->n_nodes++];
+      memset(pn, 0, sizeof(*pn));
+      pn->name = as->node;
+      pn->slot = tp_snapshot_node(s, as->node);
     }
-    add_pods(e, e->n_nodes - 1, &g->sets[as->podset], as->pods);
+    add_pods(d, d->n_nodes - 1, &d->sets[as->set], as->pods);
   }
   return GC_OK;
 }
 
 /* The chosen domain's nodes in name order, for node_allowed. */
-static int record_members(struct entry *e, const struct tp_snapshot *s, int64_t d) {
-  uint32_t cnt = tp_snapshot_domain_nodes(s, (uint32_t)d);
-  e->members = gc_arena_alloc(e->a, (cnt ? cnt : 1) * sizeof(char *));
-  if (!e->members)
+static int record_members(struct gb_plan_data *d, const struct tp_snapshot *s, int64_t dom) {
+  uint32_t cnt = tp_snapshot_domain_nodes(s, (uint32_t)dom);
+  d->members = gc_arena_alloc(d->a, (cnt ? cnt : 1) * sizeof(char *));
+  if (!d->members)
     return GC_ENOMEM;
   size_t n = tp_snapshot_node_count(s);
-  for (size_t i = 0; i < n && e->n_members < cnt; i++) {
+  for (size_t i = 0; i < n && d->n_members < cnt; i++) {
     uint32_t slot = tp_snapshot_node_sorted(s, i);
-    if (tp_snapshot_in_domain(s, slot, (uint32_t)d) &&
-        !(e->members[e->n_members++] = gc_arena_strdup(e->a, tp_snapshot_node_name(s, slot))))
+    if (tp_snapshot_in_domain(s, slot, (uint32_t)dom) &&
+        !(d->members[d->n_members++] = gc_arena_strdup(d->a, tp_snapshot_node_name(s, slot))))
       return GC_ENOMEM;
   }
   return GC_OK;
 }
 
-/* Records a feasible result in e and takes its reservation from s. */
-static int record_placement(struct entry *e, struct tp_snapshot *s, const struct tp_gang *g,
-                            const struct tp_result *r) {
-  entry_clear(e);
-  if (!(e->a = gc_arena_new(0)))
+int gb_plan_copy_members(struct gb_plan_data *d, const char *const *names, size_t n) {
+  d->members = gc_arena_alloc(d->a, (n ? n : 1) * sizeof(char *));
+  if (!d->members)
     return GC_ENOMEM;
-  int rc = record_resources(e, s, g);
+  for (size_t i = 0; i < n; i++)
+    if (!(d->members[i] = gc_arena_strdup(d->a, names[i])))
+      return GC_ENOMEM;
+  d->n_members = n;
+  qsort(d->members, n, sizeof(char *), gb_plan_cmp_strp);
+  return GC_OK;
+}
+
+int gb_plan_data_build(struct gb_plan_data *d, const struct tp_snapshot *s,
+                       const struct tp_podset *sets, size_t n_sets, const struct gb_plan_assign *as,
+                       size_t n_assign) {
+  if (!(d->a = gc_arena_new(0)))
+    return GC_ENOMEM;
+  int rc = record_sets(d, sets, n_sets);
   if (!rc)
-    rc = record_nodes(e, g, r);
-  if (!rc && !r->whole_cluster)
-    rc = record_members(e, s, r->domain);
+    rc = record_resources(d, s);
+  if (!rc)
+    rc = record_assign(d, as, n_assign);
+  if (!rc)
+    rc = build_nodes(d, s);
+  return rc;
+}
+
+void gb_plan_data_install(struct gb_plan_entry *e, struct gb_plan_data *d) {
+  gb_plan_entry_clear(e);
+  e->d = *d;
+  memset(d, 0, sizeof(*d));
+}
+
+int gb_plan_record_result(struct gb_plan_entry *e, struct tp_snapshot *s, const struct tp_gang *g,
+                          const struct tp_result *r, int keep_members) {
+  struct gb_plan_data d;
+  memset(&d, 0, sizeof(d));
+  struct gb_plan_assign *as = malloc((r->n_assign ? r->n_assign : 1) * sizeof(*as));
+  if (!as)
+    return GC_ENOMEM;
+  for (size_t j = 0; j < r->n_assign; j++)
+    as[j] = (struct gb_plan_assign){r->assign[j].node, r->assign[j].podset, r->assign[j].pods};
+  int rc = gb_plan_data_build(&d, s, g->sets, g->n_sets, as, r->n_assign);
+  free(as);
+  if (!rc && keep_members && e->d.members)
+    rc = gb_plan_copy_members(&d, (const char *const *)e->d.members, e->d.n_members);
+  else if (!rc && !keep_members && !r->whole_cluster)
+    rc = record_members(&d, s, r->domain);
   if (rc) {
-    entry_clear(e);
+    gc_arena_free(d.a);
     return rc;
   }
-  take_all(s, e);
+  gb_plan_data_install(e, &d);
+  gb_plan_take_all(s, e);
   return GC_OK;
 }
 
@@ -343,14 +453,14 @@ static int record_placement(struct entry *e, struct tp_snapshot *s, const struct
 static void cat(char *buf, size_t *len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 static void cat(char *buf, size_t *len, const char *fmt, ...) {
-  if (*len >= REASON_CAP - 1)
+  if (*len >= GB_PLAN_REASON_CAP - 1)
     return;
   va_list ap;
   va_start(ap, fmt);
-  int w = vsnprintf(buf + *len, REASON_CAP - *len, fmt, ap);
+  int w = vsnprintf(buf + *len, GB_PLAN_REASON_CAP - *len, fmt, ap);
   va_end(ap);
   if (w > 0)
-    *len = *len + (size_t)w < REASON_CAP - 1 ? *len + (size_t)w : REASON_CAP - 1;
+    *len = *len + (size_t)w < GB_PLAN_REASON_CAP - 1 ? *len + (size_t)w : GB_PLAN_REASON_CAP - 1;
 }
 
 /* "16 pods x 8 nvidia.com/gpu", "2 pods x (1 cpu, 8 nvidia.com/gpu) + 1 pods x 1 cpu". */
@@ -372,7 +482,7 @@ static void cat_demand(char *buf, size_t *len, const struct tp_gang *g) {
 
 /* The one-line reason of a NOFIT decision: what the gang needs, where, and
  * the evaluator's reason for the best domain of the highest tier tried. */
-static void nofit_reason(char *buf, const struct tp_gang *g, const struct tp_result *r) {
+void gb_plan_nofit_reason(char *buf, const struct tp_gang *g, const struct tp_result *r) {
   size_t len = 0;
   buf[0] = 0;
   cat(buf, &len, "needs ");
@@ -395,212 +505,13 @@ static void nofit_reason(char *buf, const struct tp_gang *g, const struct tp_res
 }
 
 /* ------------------------------------------------------------------ */
-/* Deciding                                                             */
-
-struct order_item {
-  size_t idx;
-  int64_t priority, created_ms;
-  const char *key;
-};
-
-static int cmp_order(const void *a, const void *b) {
-  const struct order_item *x = a, *y = b;
-  if (x->priority != y->priority)
-    return x->priority > y->priority ? -1 : 1;
-  if (x->created_ms != y->created_ms)
-    return x->created_ms < y->created_ms ? -1 : 1;
-  return strcmp(x->key, y->key);
-}
-
-static void view_reset(struct gb_plan_view *v, uint64_t gen, int64_t now_ms) {
-  memset(v, 0, sizeof(*v));
-  v->generation = gen;
-  v->tier = -1;
-  v->decided_ms = now_ms;
-}
-
-/* Fills the view of a feasible result. */
-static void view_placed(struct gb_plan_view *v, const struct tp_result *r) {
-  v->outcome = GB_PLAN_PLACED;
-  v->whole_cluster = r->whole_cluster;
-  snprintf(v->domain, sizeof(v->domain), "%s", r->domain_name ? r->domain_name : "");
-  v->tier = r->tier;
-  snprintf(v->tier_name, sizeof(v->tier_name), "%s", r->tier_name ? r->tier_name : "");
-  v->pods = r->pods;
-  v->pods_reserved = r->pods;
-  v->nodes_used = r->nodes_used;
-}
-
-/* Runs the evaluator for g; *ok is 0 for a bad gang (reason in v). */
-static int evaluate(struct gb_plan *p, const struct tp_snapshot *s, const struct gb_plan_gang *g,
-                    struct tp_result *r, struct gb_plan_view *v, int *ok) {
-  struct tp_eval_opts eo = {0};
-  eo.profile = p->o.profile;
-  eo.blocked = g->blocked;
-  if (g->gang->policy.mode == TP_MODE_UNSET)
-    eo.policy = p->o.default_policy;
-  struct gc_diags d;
-  gc_diags_init(&d);
-  gc_arena_reset(p->scratch);
-  int rc = tp_evaluate(p->ev, s, g->gang, &eo, p->scratch, r, &d);
-  *ok = rc == GC_OK;
-  if (rc && rc != GC_ENOMEM) {
-    snprintf(v->reason, sizeof(v->reason), "%s: %s", g->key,
-             d.n ? d.msgs[d.n - 1] : gc_strerror(rc));
-    rc = GC_OK;
-  }
-  gc_diags_destroy(&d);
-  return rc;
-}
-
-/* Records a gang that does not fit, and makes it the guard when it is the
- * first such gang in order and has waited long enough. */
-static void note_nofit(const struct gb_plan *p, const struct gb_plan_gang *g, int64_t now_ms,
-                       struct guard *gd) {
-  int64_t waited = now_ms - g->created_ms;
-  if (gd->set || waited < p->o.starvation_guard_ms)
-    return;
-  gd->set = 1;
-  snprintf(gd->key, sizeof(gd->key), "%s", g->key);
-  gd->priority = g->priority;
-  gd->waited_ms = waited;
-}
-
-/* Decides one gang whose decision is not kept: evaluates, then records
- * NOFIT, HELD or PLACED (reserving). */
-static int decide_fresh(struct gb_plan *p, struct tp_snapshot *s, uint64_t gen,
-                        const struct gb_plan_gang *g, int64_t now_ms, struct guard *gd,
-                        struct entry *e) {
-  give_back_all(s, e);
-  entry_clear(e);
-  view_reset(&e->v, gen, now_ms);
-  struct tp_result r;
-  int ok = 0;
-  int rc = evaluate(p, s, g, &r, &e->v, &ok);
-  if (rc)
-    return rc;
-  if (!ok || !r.feasible) {
-    e->v.outcome = GB_PLAN_NOFIT;
-    if (ok)
-      nofit_reason(e->v.reason, g->gang, &r);
-    note_nofit(p, g, now_ms, gd);
-    return GC_OK;
-  }
-  if (gd->set && g->priority <= gd->priority) {
-    e->v.outcome = GB_PLAN_HELD;
-    snprintf(e->v.reason, sizeof(e->v.reason),
-             "held: fits, but %s (priority %lld) has waited %lld s without fitting and goes "
-             "first",
-             gd->key, (long long)gd->priority, (long long)(gd->waited_ms / 1000));
-    return GC_OK;
-  }
-  if ((rc = record_placement(e, s, g->gang, &r)))
-    return rc;
-  view_placed(&e->v, &r);
-  return GC_OK;
-}
-
-/* Decides gang g (in order) into *out. */
-static int decide_one(struct gb_plan *p, struct tp_snapshot *s, uint64_t gen,
-                      const struct gb_plan_gang *g, int64_t now_ms, struct guard *gd,
-                      struct gb_plan_view *out) {
-  view_reset(out, gen, 0);
-  struct entry *e = find(p, g->key);
-  int has_policy = g->gang->policy.mode != TP_MODE_UNSET ||
-                   p->o.default_policy.mode != TP_MODE_UNSET;
-  int pinned = e && (e->v.outcome == GB_PLAN_PLACED || e->v.outcome == GB_PLAN_RELEASED);
-  if (!has_policy && !pinned) {
-    /* Not the plan's business; a decision left from an earlier policy goes. */
-    if (e)
-      entry_drop(p, e);
-    return GC_OK;
-  }
-  if (e && (pinned || e->v.generation == gen)) {
-    if (e->v.outcome == GB_PLAN_NOFIT)
-      note_nofit(p, g, now_ms, gd);
-    *out = e->v;
-    return GC_OK;
-  }
-  if (!e) {
-    if (p->tab.n >= PLAN_MAX_ENTRIES)
-      return GC_ELIMIT;
-    if (!(e = calloc(1, sizeof(*e))))
-      return GC_ENOMEM;
-    snprintf(e->key, sizeof(e->key), "%s", g->key);
-    e->h.hash = gb_hash_str(e->key);
-    gb_htab_insert(&p->tab, &e->h);
-  }
-  int rc = decide_fresh(p, s, gen, g, now_ms, gd, e);
-  *out = e->v;
-  return rc;
-}
-
-/* A bad entry of the pass: a NOFIT view with the reason, not stored. */
-static int bad_gang(const struct gb_plan_gang *g, uint64_t gen, int64_t now_ms,
-                    struct gb_plan_view *v) {
-  view_reset(v, gen, now_ms);
-  v->outcome = GB_PLAN_NOFIT;
-  if (!g->key || !g->key[0] || strlen(g->key) > GB_PLAN_KEY_MAX)
-    snprintf(v->reason, sizeof(v->reason), "gang key: must be \"namespace/name\" of 1 to %d bytes",
-             GB_PLAN_KEY_MAX);
-  else if (!g->gang)
-    snprintf(v->reason, sizeof(v->reason), "%s: no gang given", g->key);
-  else
-    return 0;
-  return 1;
-}
-
-static int decide_ordered(struct gb_plan *p, struct tp_snapshot *s, uint64_t gen,
-                          const struct gb_plan_gang *gangs, const struct order_item *ord, size_t n,
-                          int64_t now_ms, struct gb_plan_view *out, struct gc_diags *diags) {
-  struct guard gd = {0};
-  for (size_t i = 0; i < n; i++) {
-    const struct gb_plan_gang *g = &gangs[ord[i].idx];
-    struct gb_plan_view v;
-    int rc = GC_OK;
-    if (!bad_gang(g, gen, now_ms, &v))
-      rc = decide_one(p, s, gen, g, now_ms, &gd, &v);
-    if (rc) {
-      gc_diags_addf(diags, "%s: placement plan: %s", g->key, gc_strerror(rc));
-      return rc;
-    }
-    if (out)
-      out[ord[i].idx] = v;
-  }
-  return GC_OK;
-}
-
-int gb_plan_decide(struct gb_plan *p, struct tp_snapshot *s, uint64_t gen,
-                   const struct gb_plan_gang *gangs, size_t n, int64_t now_ms,
-                   struct gb_plan_view *out, struct gc_diags *diags) {
-  if (!p || !s || (n && !gangs))
-    return GC_EUSAGE;
-  if (n > PLAN_MAX_PASS) {
-    gc_diags_addf(diags, "placement plan: %zu gangs in one pass, more than %d", n, PLAN_MAX_PASS);
-    return GC_ELIMIT;
-  }
-  struct order_item *ord = malloc((n ? n : 1) * sizeof(*ord));
-  if (!ord)
-    return GC_ENOMEM;
-  for (size_t i = 0; i < n; i++)
-    ord[i] = (struct order_item){i, gangs[i].priority, gangs[i].created_ms,
-                                 gangs[i].key ? gangs[i].key : ""};
-  qsort(ord, n, sizeof(*ord), cmp_order);
-  pthread_mutex_lock(&p->mu);
-  int rc = decide_ordered(p, s, gen, gangs, ord, n, now_ms, out, diags);
-  pthread_mutex_unlock(&p->mu);
-  free(ord);
-  return rc;
-}
-
-/* ------------------------------------------------------------------ */
 /* Lifecycle of a reservation                                           */
 
 int gb_plan_mark_released(struct gb_plan *p, const char *key, int64_t now_ms) {
   if (!p || !key)
     return GC_EUSAGE;
   pthread_mutex_lock(&p->mu);
-  struct entry *e = find(p, key);
+  struct gb_plan_entry *e = gb_plan_find(p, key);
   int rc = GC_ENOTFOUND;
   if (e && e->v.outcome == GB_PLAN_PLACED) {
     e->v.outcome = GB_PLAN_RELEASED;
@@ -612,15 +523,31 @@ int gb_plan_mark_released(struct gb_plan *p, const char *key, int64_t now_ms) {
   return rc;
 }
 
+int gb_plan_hold(struct gb_plan *p, const char *key, int64_t now_ms, int used) {
+  if (!p || !key)
+    return GC_EUSAGE;
+  pthread_mutex_lock(&p->mu);
+  struct gb_plan_entry *e = gb_plan_find(p, key);
+  int rc = GC_ENOTFOUND;
+  if (e && e->v.outcome == GB_PLAN_RELEASED) {
+    e->v.released_ms = now_ms;
+    e->v.deadline_ms = now_ms + p->o.reservation_ttl_ms;
+    e->v.used |= used != 0;
+    rc = GC_OK;
+  }
+  pthread_mutex_unlock(&p->mu);
+  return rc;
+}
+
 int gb_plan_unreserve(struct gb_plan *p, struct tp_snapshot *s, const char *key) {
   if (!p || !s || !key)
     return GC_EUSAGE;
   pthread_mutex_lock(&p->mu);
-  struct entry *e = find(p, key);
+  struct gb_plan_entry *e = gb_plan_find(p, key);
   int rc = GC_ENOTFOUND;
   if (e && e->v.outcome == GB_PLAN_PLACED) {
-    give_back_all(s, e);
-    entry_drop(p, e);
+    gb_plan_give_back_all(s, e);
+    gb_plan_entry_drop(p, e);
     rc = GC_OK;
   }
   pthread_mutex_unlock(&p->mu);
@@ -630,29 +557,29 @@ int gb_plan_unreserve(struct gb_plan *p, struct tp_snapshot *s, const char *key)
 /* The node whose reservation a pod bound to `slot` ends: that node when it
  * still holds pods of the gang, else the one holding the most; -1 when
  * none holds any. */
-static int64_t bound_node(const struct tp_snapshot *s, struct entry *e, uint32_t slot) {
+static int64_t bound_node(const struct tp_snapshot *s, struct gb_plan_entry *e, uint32_t slot) {
   const char *name = slot < tp_snapshot_slot_count(s) ? tp_snapshot_node_name(s, slot) : NULL;
   int64_t best = -1;
-  for (size_t i = 0; i < e->n_nodes; i++) {
-    if (name && e->nodes[i].left > 0 && !strcmp(e->nodes[i].name, name))
+  for (size_t i = 0; i < e->d.n_nodes; i++) {
+    if (name && e->d.nodes[i].left > 0 && !strcmp(e->d.nodes[i].name, name))
       return (int64_t)i;
-    if (e->nodes[i].left > 0 && (best < 0 || e->nodes[i].left > e->nodes[best].left))
+    if (e->d.nodes[i].left > 0 && (best < 0 || e->d.nodes[i].left > e->d.nodes[best].left))
       best = (int64_t)i;
   }
   return best;
 }
 
 /* Gives back one pod's requests from node i of e. */
-static void give_back_pod(struct tp_snapshot *s, struct entry *e, size_t i, size_t n_req,
+static void give_back_pod(struct tp_snapshot *s, struct gb_plan_entry *e, size_t i, size_t n_req,
                           const char *const *res, const int64_t *val) {
-  for (size_t k = 0; k < e->n_res; k++) {
-    int64_t per = !strcmp(e->res[k], "pods") ? 1 : 0;
+  for (size_t k = 0; k < e->d.n_res; k++) {
+    int64_t per = !strcmp(e->d.res[k], "pods") ? 1 : 0;
     for (size_t j = 0; j < n_req; j++)
-      if (res[j] && !strcmp(res[j], e->res[k]))
+      if (res[j] && !strcmp(res[j], e->d.res[k]))
         per = val[j];
     give_back(s, e, i, k, per);
   }
-  if (--e->nodes[i].left == 0)
+  if (--e->d.nodes[i].left == 0)
     give_back_node(s, e, i); /* what rounding or a changed request left */
 }
 
@@ -661,13 +588,15 @@ int gb_plan_pod_bound(struct gb_plan *p, struct tp_snapshot *s, const char *key,
   if (!p || !s || !key || (n_req && (!res || !val)))
     return GC_EUSAGE;
   pthread_mutex_lock(&p->mu);
-  struct entry *e = find(p, key);
-  if (e && e->reserved) {
+  struct gb_plan_entry *e = gb_plan_find(p, key);
+  if (e && e->v.outcome == GB_PLAN_RELEASED)
+    e->v.used = 1; /* a pod of it is on a node now: its domain is fixed */
+  if (e && e->d.reserved) {
     int64_t i = bound_node(s, e, slot);
     if (i >= 0)
       give_back_pod(s, e, (size_t)i, n_req, res, val);
-    e->v.pods_reserved = pods_left(e);
-    e->reserved = e->v.pods_reserved > 0;
+    e->v.pods_reserved = gb_plan_pods_left(e);
+    e->d.reserved = e->v.pods_reserved > 0;
   }
   pthread_mutex_unlock(&p->mu);
   return GC_OK;
@@ -681,10 +610,10 @@ int gb_plan_expire(struct gb_plan *p, struct tp_snapshot *s, int64_t now_ms,
   pthread_mutex_lock(&p->mu);
   size_t b = 0;
   for (struct gb_hnode *h = gb_htab_next(&p->tab, &b, NULL); h; h = gb_htab_next(&p->tab, &b, h)) {
-    struct entry *e = (struct entry *)h;
-    if (e->v.outcome != GB_PLAN_RELEASED || !e->reserved || e->v.deadline_ms > now_ms)
+    struct gb_plan_entry *e = (struct gb_plan_entry *)h;
+    if (e->v.outcome != GB_PLAN_RELEASED || !e->d.reserved || e->v.deadline_ms > now_ms)
       continue;
-    give_back_all(s, e);
+    gb_plan_give_back_all(s, e);
     e->v.pods_reserved = 0;
     n++;
     if (fn)
@@ -698,10 +627,10 @@ int gb_plan_forget(struct gb_plan *p, struct tp_snapshot *s, const char *key) {
   if (!p || !s || !key)
     return GC_EUSAGE;
   pthread_mutex_lock(&p->mu);
-  struct entry *e = find(p, key);
+  struct gb_plan_entry *e = gb_plan_find(p, key);
   if (e) {
-    give_back_all(s, e);
-    entry_drop(p, e);
+    gb_plan_give_back_all(s, e);
+    gb_plan_entry_drop(p, e);
   }
   pthread_mutex_unlock(&p->mu);
   return e ? GC_OK : GC_ENOTFOUND;
@@ -713,32 +642,32 @@ int gb_plan_reapply(struct gb_plan *p, struct tp_snapshot *s) {
   pthread_mutex_lock(&p->mu);
   size_t b = 0;
   for (struct gb_hnode *h = gb_htab_next(&p->tab, &b, NULL); h; h = gb_htab_next(&p->tab, &b, h)) {
-    struct entry *e = (struct entry *)h;
-    if (!e->reserved)
+    struct gb_plan_entry *e = (struct gb_plan_entry *)h;
+    if (!e->d.reserved)
       continue;
-    for (size_t i = 0; i < e->n_nodes; i++)
-      e->nodes[i].slot = -1; /* the old slots mean nothing in the new snapshot */
-    take_all(s, e);
-    e->v.pods_reserved = pods_left(e);
+    for (size_t i = 0; i < e->d.n_nodes; i++)
+      e->d.nodes[i].slot = -1; /* the old slots mean nothing in the new snapshot */
+    gb_plan_take_all(s, e);
+    e->v.pods_reserved = gb_plan_pods_left(e);
   }
   pthread_mutex_unlock(&p->mu);
   return GC_OK;
 }
 
-/* Takes again what e holds on node `node` (one entry of e->nodes at most). */
-static void take_node(struct tp_snapshot *s, struct entry *e, const char *node) {
-  for (size_t i = 0; i < e->n_nodes; i++) {
-    struct pnode *n = &e->nodes[i];
+/* Takes again what e holds on node `node` (one entry of e->d.nodes at most). */
+static void take_node(struct tp_snapshot *s, struct gb_plan_entry *e, const char *node) {
+  for (size_t i = 0; i < e->d.n_nodes; i++) {
+    struct gb_plan_pnode *n = &e->d.nodes[i];
     if (strcmp(n->name, node))
       continue;
     n->slot = -1;
-    int64_t slot = n->left > 0 ? node_slot(s, n) : -1;
-    for (size_t k = 0; slot >= 0 && k < e->n_res; k++) {
-      int64_t held = e->amt[i * e->n_res + k];
-      if (e->res_idx[k] < 0)
-        e->res_idx[k] = tp_snapshot_resource(s, e->res[k]);
-      if (held > 0 && e->res_idx[k] >= 0)
-        tp_snapshot_adjust_free(s, (uint32_t)slot, e->res_idx[k], -held);
+    int64_t slot = n->left > 0 ? gb_plan_node_slot(s, n) : -1;
+    for (size_t k = 0; slot >= 0 && k < e->d.n_res; k++) {
+      int64_t held = e->d.amt[i * e->d.n_res + k];
+      if (e->d.res_idx[k] < 0)
+        e->d.res_idx[k] = tp_snapshot_resource(s, e->d.res[k]);
+      if (held > 0 && e->d.res_idx[k] >= 0)
+        tp_snapshot_adjust_free(s, (uint32_t)slot, e->d.res_idx[k], -held);
     }
     return;
   }
@@ -750,8 +679,8 @@ int gb_plan_reapply_node(struct gb_plan *p, struct tp_snapshot *s, const char *n
   pthread_mutex_lock(&p->mu);
   size_t b = 0;
   for (struct gb_hnode *h = gb_htab_next(&p->tab, &b, NULL); h; h = gb_htab_next(&p->tab, &b, h)) {
-    struct entry *e = (struct entry *)h;
-    if (e->reserved)
+    struct gb_plan_entry *e = (struct gb_plan_entry *)h;
+    if (e->d.reserved)
       take_node(s, e, node);
   }
   pthread_mutex_unlock(&p->mu);
@@ -761,22 +690,26 @@ int gb_plan_reapply_node(struct gb_plan *p, struct tp_snapshot *s, const char *n
 /* ------------------------------------------------------------------ */
 /* Lookups                                                              */
 
-static int cmp_name(const void *k, const void *m) {
+int gb_plan_cmp_name(const void *k, const void *m) {
   return strcmp((const char *)k, *(const char *const *)m);
 }
 
+int gb_plan_cmp_strp(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
 static int cmp_pnode(const void *k, const void *n) {
-  return strcmp((const char *)k, ((const struct pnode *)n)->name);
+  return strcmp((const char *)k, ((const struct gb_plan_pnode *)n)->name);
 }
 
 int gb_plan_foreach_node(struct gb_plan *p, const char *key, gb_plan_node_fn fn, void *arg) {
   if (!p || !key || !fn)
     return GC_EUSAGE;
   pthread_mutex_lock(&p->mu);
-  struct entry *e = find(p, key);
-  int rc = e && e->a ? GC_OK : GC_ENOTFOUND;
-  for (size_t i = 0; !rc && e && i < e->n_nodes; i++)
-    rc = fn(arg, e->nodes[i].name, e->nodes[i].planned);
+  struct gb_plan_entry *e = gb_plan_find(p, key);
+  int rc = e && e->d.a ? GC_OK : GC_ENOTFOUND;
+  for (size_t i = 0; !rc && e && i < e->d.n_nodes; i++)
+    rc = fn(arg, e->d.nodes[i].name, e->d.nodes[i].planned);
   pthread_mutex_unlock(&p->mu);
   return rc;
 }
@@ -785,7 +718,7 @@ int gb_plan_get(struct gb_plan *p, const char *key, struct gb_plan_view *out) {
   if (!p || !key || !out)
     return GC_EUSAGE;
   pthread_mutex_lock(&p->mu);
-  struct entry *e = find(p, key);
+  struct gb_plan_entry *e = gb_plan_find(p, key);
   if (e)
     *out = e->v;
   pthread_mutex_unlock(&p->mu);
@@ -798,14 +731,15 @@ int gb_plan_node_allowed(struct gb_plan *p, const char *key, const char *node, c
     return -1;
   int ans = -1;
   pthread_mutex_lock(&p->mu);
-  struct entry *e = find(p, key);
-  if (e && e->a && e->v.whole_cluster)
+  struct gb_plan_entry *e = gb_plan_find(p, key);
+  if (e && e->d.a && e->v.whole_cluster)
     ans = 1;
-  else if (e && e->a)
-    ans = bsearch(node, e->members, e->n_members, sizeof(char *), cmp_name) != NULL;
+  else if (e && e->d.a)
+    ans = bsearch(node, e->d.members, e->d.n_members, sizeof(char *), gb_plan_cmp_name) != NULL;
   if (ans == 0 && why && why_size)
-    snprintf(why, why_size, "node %s is outside %s (tier %lld), the domain gangbridge chose for %s",
-             node, e->v.domain, (long long)e->v.tier, key);
+    snprintf(why, why_size,
+             "node %s is outside the nodes gangbridge chose for %s (in %s, tier %lld)", node, key,
+             e->v.domain, (long long)e->v.tier);
   pthread_mutex_unlock(&p->mu);
   return ans;
 }
@@ -815,12 +749,12 @@ int64_t gb_plan_node_score(struct gb_plan *p, const char *key, const char *node)
     return 0;
   int64_t pods = 0;
   pthread_mutex_lock(&p->mu);
-  struct entry *e = find(p, key);
+  struct gb_plan_entry *e = gb_plan_find(p, key);
   /* Nodes are in name order: the extenders ask for every node of the
    * cluster, so this stays O(log nodes planned). */
-  const struct pnode *n = e && e->n_nodes
-                              ? bsearch(node, e->nodes, e->n_nodes, sizeof(*e->nodes), cmp_pnode)
-                              : NULL;
+  const struct gb_plan_pnode *n = e && e->d.n_nodes ? bsearch(node, e->d.nodes, e->d.n_nodes,
+                                                              sizeof(*e->d.nodes), cmp_pnode)
+                                                    : NULL;
   if (n)
     pods = n->planned;
   pthread_mutex_unlock(&p->mu);
@@ -833,15 +767,28 @@ int64_t gb_plan_reserved(struct gb_plan *p, const char *key, const char *node,
     return 0;
   int64_t amt = 0;
   pthread_mutex_lock(&p->mu);
-  struct entry *e = find(p, key);
-  const struct pnode *n = e && e->n_nodes
-                              ? bsearch(node, e->nodes, e->n_nodes, sizeof(*e->nodes), cmp_pnode)
-                              : NULL;
-  for (size_t k = 0; n && k < e->n_res; k++)
-    if (!strcmp(e->res[k], resource))
-      amt = e->amt[(size_t)(n - e->nodes) * e->n_res + k];
+  struct gb_plan_entry *e = gb_plan_find(p, key);
+  const struct gb_plan_pnode *n = e && e->d.n_nodes ? bsearch(node, e->d.nodes, e->d.n_nodes,
+                                                              sizeof(*e->d.nodes), cmp_pnode)
+                                                    : NULL;
+  for (size_t k = 0; n && k < e->d.n_res; k++)
+    if (!strcmp(e->d.res[k], resource))
+      amt = e->d.amt[(size_t)(n - e->d.nodes) * e->d.n_res + k];
   pthread_mutex_unlock(&p->mu);
   return amt;
+}
+
+int gb_plan_foreach_reserved(struct gb_plan *p, const char *key, gb_plan_node_fn fn, void *arg) {
+  if (!p || !key || !fn)
+    return GC_EUSAGE;
+  pthread_mutex_lock(&p->mu);
+  struct gb_plan_entry *e = gb_plan_find(p, key);
+  int rc = e && e->d.a ? GC_OK : GC_ENOTFOUND;
+  for (size_t i = 0; !rc && e && e->d.reserved && i < e->d.n_nodes; i++)
+    if (e->d.nodes[i].left > 0)
+      rc = fn(arg, e->d.nodes[i].name, e->d.nodes[i].left);
+  pthread_mutex_unlock(&p->mu);
+  return rc;
 }
 
 int gb_plan_foreach(struct gb_plan *p, gb_plan_view_fn fn, void *arg) {
@@ -852,7 +799,7 @@ int gb_plan_foreach(struct gb_plan *p, gb_plan_view_fn fn, void *arg) {
   size_t b = 0;
   for (struct gb_hnode *h = gb_htab_next(&p->tab, &b, NULL); h && !rc;
        h = gb_htab_next(&p->tab, &b, h))
-    rc = fn(arg, ((struct entry *)h)->key, &((struct entry *)h)->v);
+    rc = fn(arg, ((struct gb_plan_entry *)h)->key, &((struct gb_plan_entry *)h)->v);
   pthread_mutex_unlock(&p->mu);
   return rc;
 }

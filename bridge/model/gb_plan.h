@@ -15,7 +15,22 @@
  * forgotten or its deadline passes.  Waiting gangs are decided in a
  * documented order (docs/placement.md): higher priority first, then older;
  * a gang that has waited past the starvation guard holds back every gang
- * behind it of no higher priority, so small gangs cannot starve a large one.
+ * behind it of no higher priority, so small gangs cannot starve a large one,
+ * but only a gang that could ever start (it fits the cluster's allocatable
+ * within its tiers), only gangs that would take capacity in the domains it
+ * could use, and only for starvation_guard_max_ms.
+ *
+ * A decision is durable outside the plan (placement/ writes it on the
+ * gang's PodGroup before anything acts on it): every PLACED or RELEASED
+ * decision has an id, gb_plan_record_of copies it out for writing and
+ * gb_plan_restore takes a written one back (on start or takeover), its
+ * reservation taken again only where it still fits.  A pinned decision is
+ * checked on every gb_plan_decide that names its gang: when it no longer
+ * fits (a planned node gone, cordoned, tainted against the gang, shrunk or
+ * filled, or its reservation lost) and no pod used it yet, it is decided
+ * again as a whole gang; once a pod was released or bound it keeps its
+ * domain and allowed nodes (a released pod's affinity cannot change): the
+ * rest gets a new assignment inside them, or waits.
  *
  * Thread-safety: functions taking a snapshot must be called inside
  * gb_model_with_snapshot (the model's lock, taken before the plan's own);
@@ -28,6 +43,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gc_arena.h"
 #include "gc_diag.h"
 #include "tp_gang.h"
 #include "tp_place.h"
@@ -46,7 +62,7 @@ enum gb_plan_outcome {
 /* One gang to decide.  All pointers borrowed for the call. */
 struct gb_plan_gang {
   const char *key;         /* "ns/jobset" */
-  const struct tp_gang *gang; /* counted pods, their own requests, the policy */
+  const struct tp_gang *gang; /* counted pods not bound yet, their own requests, the policy */
   int64_t priority;
   int64_t created_ms;      /* age: the gang's first pod (or PodGroup) creation */
   const uint8_t *blocked;  /* optional per-slot mask (gb_model_blocked_mask) */
@@ -65,11 +81,22 @@ struct gb_plan_view {
   char reason[512];          /* NOFIT/HELD: the evaluator's one-line reason */
   int64_t pods_reserved;     /* PLACED/RELEASED: pods still reserved (not bound, not expired) */
   int64_t decided_ms, released_ms, deadline_ms; /* 0 when not yet */
+  uint64_t id; /* PLACED/RELEASED: this version of the decision (its record's) */
+  int used;    /* RELEASED: a pod of it was released or bound */
+  /* What gb_plan_decide did in this call (never stored):  */
+  int fresh;     /* PLACED now: write the record, then mark released */
+  int redecided; /* a pinned, unused decision no longer fitted: decided again */
+  int replanned; /* pinned and used: a new assignment inside its allowed nodes */
+  int waiting;   /* pinned and used: the rest does not fit its domain now */
+  char prev_domain[TP_MAX_NAME + 1]; /* redecided: the domain given up */
+  uint64_t prev_id;                  /* redecided: the id of the decision given up */
+  char why[256];                     /* redecided/replanned/waiting: what no longer fitted */
 };
 
 struct gb_plan_opts {
   int64_t reservation_ttl_ms;   /* released -> every pod bound; default 120000 */
   int64_t starvation_guard_ms;  /* default 300000 */
+  int64_t starvation_guard_max_ms; /* how long a gang may hold others back; default 1800000 */
   enum tp_profile profile;      /* default BestFit */
   struct tp_policy default_policy; /* applied when a gang has none (mode UNSET: no placement) */
 };
@@ -85,15 +112,22 @@ void gb_plan_free(struct gb_plan *p);
 
 /* Decides every gang of `gangs` in the plan's order on snapshot s of
  * generation gen at time now_ms: a gang already decided on gen keeps its
- * decision; a PLACED or RELEASED gang is never re-decided.  Gangs placed in
+ * decision; a PLACED gang (decided and not yet recorded, by another caller)
+ * is kept as it is (fresh 0); a RELEASED gang is checked: when it still
+ * fits it is kept, else (see the header) decided again (redecided, and
+ * fresh when PLACED), given a new assignment inside its allowed nodes
+ * (replanned), or left waiting (waiting, reason set).  Gangs placed in
  * this pass are reserved at once (outcome PLACED, tentatively, so two gangs
  * of one pass never share capacity): the caller then releases them and
  * calls gb_plan_mark_released, or gb_plan_unreserve when it could not.
  * The order is priority descending, then created_ms ascending, then key.
- * The starvation guard: the first gang in that order that does not fit
- * and has waited (now_ms - created_ms) at least starvation_guard_ms holds
- * every gang after it of no higher priority (HELD, reason naming it), so
- * small gangs cannot keep taking what frees up.  A gang with no policy and
+ * The starvation guard: the first gang in that order that does not fit,
+ * has waited (now_ms - created_ms) at least starvation_guard_ms and less
+ * than starvation_guard_ms + starvation_guard_max_ms, and would fit the
+ * cluster's allocatable within its allowed tiers, holds every gang after
+ * it of no higher priority whose assignment takes a node of a domain the
+ * guard could use (HELD, reason naming it), so small gangs cannot keep
+ * taking what frees up.  A gang with no policy and
  * no default policy (both mode UNSET) is not the plan's business: its view
  * is NONE and any earlier NOFIT/HELD decision of it is dropped.  out[i]
  * (may be NULL) receives gang i's view.  Returns 0, or GC_ENOMEM/GC_ELIMIT
@@ -110,10 +144,14 @@ int gb_plan_decide(struct gb_plan *p, struct tp_snapshot *s, uint64_t gen,
 typedef int (*gb_plan_node_fn)(void *arg, const char *node, int64_t pods);
 int gb_plan_foreach_node(struct gb_plan *p, const char *key, gb_plan_node_fn fn, void *arg);
 
-/* The pods of `key` were released at now_ms: the reservation now lasts
- * until every pod binds or now_ms + reservation_ttl_ms.  GC_ENOTFOUND when
- * the gang is not PLACED. */
+/* The decision of `key` is recorded (or pinned) at now_ms: the
+ * reservation now lasts until every pod binds or now_ms +
+ * reservation_ttl_ms.  GC_ENOTFOUND when the gang is not PLACED. */
 int gb_plan_mark_released(struct gb_plan *p, const char *key, int64_t now_ms);
+/* A RELEASED gang still has pods to release at now_ms (its reservation
+ * lasts reservation_ttl_ms from now: a failing release never loses it);
+ * used: one of its pods was released.  GC_ENOTFOUND when not RELEASED. */
+int gb_plan_hold(struct gb_plan *p, const char *key, int64_t now_ms, int used);
 /* Gives back a PLACED gang's tentative reservation (release failed, or
  * this process is not the leader).  */
 int gb_plan_unreserve(struct gb_plan *p, struct tp_snapshot *s, const char *key);
@@ -141,6 +179,64 @@ int gb_plan_reapply(struct gb_plan *p, struct tp_snapshot *s);
  * takes what every held reservation planned there from it again. */
 int gb_plan_reapply_node(struct gb_plan *p, struct tp_snapshot *s, const char *node);
 
+/* ---- Durable decisions ----------------------------------------------- */
+
+/* One line of an assignment: `pods` pods of pod set `set` on node. */
+struct gb_plan_assign {
+  const char *node;
+  uint32_t set;
+  int64_t pods;
+};
+
+/* A decision as it is written down and read back (placement/gb_decision). */
+struct gb_plan_record {
+  uint64_t id, generation;
+  int64_t decided_ms;
+  int whole_cluster;
+  const char *domain, *tier_name; /* "" when none */
+  int64_t tier, pods;
+  const struct tp_podset *sets; /* per-pod requests of each pod set (snapshot units) */
+  size_t n_sets;
+  const struct gb_plan_assign *assign; /* node, set, pods */
+  size_t n_assign;
+  int64_t truncated;          /* pods of the assignment not listed */
+  const char *const *members; /* allowed nodes, sorted; NULL: the domain's in s */
+  size_t n_members;
+};
+
+/* A pod of the gang bound before the restore (its node and requests). */
+struct gb_plan_bound {
+  const char *node;
+  size_t n_req;
+  const char *const *res;
+  const int64_t *val;
+};
+
+/* Copies the PLACED or RELEASED decision of `key` into *out (everything in
+ * arena a).  GC_ENOTFOUND when there is none. */
+int gb_plan_record_of(struct gb_plan *p, const char *key, struct gc_arena *a,
+                      struct gb_plan_record *out);
+/* Takes a written decision back as RELEASED (replacing, and giving back,
+ * any decision the plan holds for key): its assignment less the pods bound
+ * since (one per bound pod, from its node or the node holding the most),
+ * taken from s node by node only where everything planned there still
+ * fits.  used: a pod of it was released or bound.  Returns 0, GC_ENOMEM,
+ * GC_ELIMIT or GC_EINVAL (an assignment naming a pod set the record does
+ * not have). */
+int gb_plan_restore(struct gb_plan *p, struct tp_snapshot *s, const char *key,
+                    const struct gb_plan_record *rec, const struct gb_plan_bound *bound,
+                    size_t n_bound, int used, int64_t now_ms);
+/* Narrows the nodes `key` may use (what its restriction lets the scheduler
+ * use: node_allowed answers from it) to names (copied).  GC_ENOTFOUND when
+ * not PLACED or RELEASED. */
+int gb_plan_set_members(struct gb_plan *p, const char *key, const char *const *names, size_t n);
+/* 1 when another gang holds a reservation on a node `key` may use. */
+int gb_plan_shared(struct gb_plan *p, const char *key);
+/* 1 when another pinned gang with a reservation may use a node `key`'s
+ * assignment takes (its restriction cannot be narrowed any more): its key
+ * is copied to other. */
+int gb_plan_overlap(struct gb_plan *p, const char *key, char *other, size_t other_size);
+
 /* ---- Lookups (any thread) ------------------------------------------- */
 
 /* Copies the decision of `key`.  GC_ENOTFOUND when there is none. */
@@ -155,6 +251,10 @@ int64_t gb_plan_node_score(struct gb_plan *p, const char *key, const char *node)
  * plan still holds on node for key: 0 when none or unknown. */
 int64_t gb_plan_reserved(struct gb_plan *p, const char *key, const char *node,
                          const char *resource);
+/* Calls fn for each node where `key` still holds a reservation, with the
+ * pods reserved there, in node-name order (plan's lock held); stops at
+ * fn's first non-zero result and returns it. */
+int gb_plan_foreach_reserved(struct gb_plan *p, const char *key, gb_plan_node_fn fn, void *arg);
 /* Calls fn for every decision (placement status, metrics), in no
  * particular order, with the plan's lock held (fn must not call into the
  * plan); stops at fn's first non-zero result and returns it. */

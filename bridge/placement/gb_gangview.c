@@ -4,6 +4,7 @@
  * restriction of a decision (see the header).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gb_gangview.h"
@@ -14,6 +15,7 @@ const char *gb_gang_state_name(enum gb_gang_state s) {
   case GB_GANG_READY: return "gated";
   case GB_GANG_PARTLY: return "releasing";
   case GB_GANG_RELEASED: return "released";
+  case GB_GANG_SUSPENDED: return "suspended";
   default: return "unmanaged";
   }
 }
@@ -202,4 +204,39 @@ int gb_placer_pod_nodes(struct gb_plan *plan, const char *key, struct gc_arena *
   if (e.oom)
     return GC_ENOMEM;
   return rc < 0 ? rc : 0;
+}
+
+int gb_placer_exact_restriction(struct gb_plan *plan, const char *key, struct gb_restriction *out) {
+  memset(out, 0, sizeof(*out));
+  int rc = gb_plan_foreach_node(plan, key, add_planned_node, out);
+  return rc == GC_ELIMIT || rc == GC_ENOTFOUND ? rc : rc ? GC_ELIMIT : 0;
+}
+
+struct named {
+  const char *name;
+  size_t i;
+};
+
+static int cmp_named(const void *a, const void *b) {
+  return strcmp(((const struct named *)a)->name, ((const struct named *)b)->name);
+}
+
+int gb_placer_map_pod_nodes(struct gb_plan *plan, const char *key, struct gc_arena *a,
+                            const struct gb_placer_pod *pods, size_t n, const char **out) {
+  memset(out, 0, n * sizeof(*out));
+  size_t counted = 0;
+  struct named *idx = gc_arena_alloc(a, (n ? n : 1) * sizeof(*idx));
+  const char **planned = gc_arena_alloc(a, (n ? n : 1) * sizeof(*planned));
+  if (!idx || !planned)
+    return GC_ENOMEM;
+  for (size_t i = 0; i < n; i++)
+    if (pods[i].counted)
+      idx[counted++] = (struct named){pods[i].name, i};
+  int rc = gb_placer_pod_nodes(plan, key, a, counted, planned);
+  if (rc)
+    return rc;
+  qsort(idx, counted, sizeof(*idx), cmp_named);
+  for (size_t k = 0; k < counted; k++)
+    out[idx[k].i] = planned[k];
+  return 0;
 }

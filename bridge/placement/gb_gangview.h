@@ -47,7 +47,8 @@ enum gb_gang_state {
   GB_GANG_WAITING_PODS,  /* counted pods still missing */
   GB_GANG_READY,         /* every counted pod exists and is gated: decide */
   GB_GANG_PARTLY,        /* some pods gated, others released: finish the release */
-  GB_GANG_RELEASED       /* no pod gated */
+  GB_GANG_RELEASED,      /* no pod gated */
+  GB_GANG_SUSPENDED      /* its TrainJob is suspended: nothing reserved, nothing released */
 };
 const char *gb_gang_state_name(enum gb_gang_state s);
 
@@ -76,6 +77,12 @@ int gb_placer_restriction_of(const struct tp_snapshot *s, struct gb_plan *plan, 
                              const struct gb_plan_view *v, int label_levels,
                              struct gb_restriction *out);
 
+/* The nodes of the plan's assignment of `key` as a host restriction (the
+ * exact form, used when another gang's reservation shares the domain).
+ * Returns 0, GC_ELIMIT (more than GB_RESTRICTION_MAX_HOSTS nodes: one node
+ * per pod instead) or GC_ENOTFOUND. */
+int gb_placer_exact_restriction(struct gb_plan *plan, const char *key, struct gb_restriction *out);
+
 /* One planned node per pod for a gang whose restriction would list more
  * than GB_RESTRICTION_MAX_HOSTS nodes: the plan's assignment expanded in
  * node-name order, n entries (arena-owned names in out[0..n)).  Returns 0,
@@ -83,5 +90,13 @@ int gb_placer_restriction_of(const struct tp_snapshot *s, struct gb_plan *plan, 
  * get NULL (no restriction). */
 int gb_placer_pod_nodes(struct gb_plan *plan, const char *key, struct gc_arena *a, size_t n,
                         const char **out);
+
+/* The planned node of each counted pod of pods[0..n) (out[i], NULL for a
+ * pod not counted or beyond the assignment): the counted pods in name
+ * order take the assignment's nodes in node-name order, so every process
+ * that reads the same decision maps the same pod to the same node.
+ * Returns 0, GC_ENOTFOUND or GC_ENOMEM. */
+int gb_placer_map_pod_nodes(struct gb_plan *plan, const char *key, struct gc_arena *a,
+                            const struct gb_placer_pod *pods, size_t n, const char **out);
 
 #endif

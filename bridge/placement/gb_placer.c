@@ -48,6 +48,7 @@ static void free_gang(struct gb_hnode *n, void *ctx) {
   (void)ctx;
   struct gang *g = (struct gang *)n;
   free(g->restr);
+  gb_decision_free(g->rec);
   free(g);
 }
 
@@ -78,8 +79,13 @@ static int register_metrics(struct gb_placer *p, struct gc_diags *d) {
                                "placement.releaseTimeout.",
                                NULL, 0, &p->m_raced, d)) ||
       (rc = gb_metrics_counter(reg, "gangbridge_placement_release_errors_total",
-                               "Pod releases that failed (the gang stays gated and is retried).",
+                               "Pod releases that failed, each attempt (the pod stays gated and "
+                               "is retried; the gang keeps its reservation).",
                                NULL, 0, &p->m_release_err, d)) ||
+      (rc = gb_metrics_counter(reg, "gangbridge_placement_record_errors_total",
+                               "Decision records that could not be written (nothing of that "
+                               "decision is released).",
+                               NULL, 0, &p->m_record_err, d)) ||
       (rc = gb_metrics_gauge(reg, "gangbridge_placement_snapshot_generation",
                              "Generation of the live cluster model's snapshot.", NULL, 0, &p->m_gen,
                              d)))
@@ -244,6 +250,7 @@ void gb_placer_resync(struct gb_placer *p) {
   gb_model_foreach_gang(p->o.model, add_key, &k);
   size_t bucket = 0;
   pthread_mutex_lock(&p->mu);
+  p->records_scanned = 0;
   for (size_t i = 0; i < k.n; i++) {
     struct gang *g = gb_placer_find(p, k.v[i], 1);
     if (g)
@@ -295,7 +302,9 @@ static void *placer_main(void *arg) {
     if (rc)
       gb_log(GB_LOG_WARN, "placement pass failed", "error", gc_strerror(rc), NULL);
     pthread_mutex_lock(&p->mu);
-    if (!rc && lead && gen > p->caught_up_gen)
+    /* Caught up: that pass led, on a synced model, and found every gang
+     * with a decision record (the scan is reset by each resync). */
+    if (!rc && lead && (p->records_scanned || !p->o.record_gangs) && gen > p->caught_up_gen)
       p->caught_up_gen = gen;
   }
   pthread_mutex_unlock(&p->mu);
@@ -337,7 +346,37 @@ int gb_placer_webhook_lookup(void *ctx, const char *ns, const char *jobset, cons
 
 /* ---- status ---------------------------------------------------------------------- */
 
-static json_object *gang_json(const struct gang *g, int64_t now) {
+#define STATUS_MAX_NODES 1024 /* reserved nodes listed per gang */
+
+struct reserved_json {
+  json_object *nodes;
+  int64_t pods;
+  size_t listed;
+};
+
+static int add_reserved(void *arg, const char *node, int64_t pods) {
+  struct reserved_json *r = arg;
+  r->pods += pods;
+  if (r->listed++ < STATUS_MAX_NODES)
+    json_object_object_add(r->nodes, node, json_object_new_int64(pods));
+  return 0;
+}
+
+/* The decision record and what the plan still reserves for g (the plan's
+ * lock is taken inside the placer's: placer, then plan). */
+static void decision_json(struct gb_placer *p, const struct gang *g, json_object *o) {
+  char id[17] = "";
+  if (g->rec)
+    gb_decision_id_text(g->rec->rec.id, id);
+  json_object_object_add(o, "decision", json_object_new_string(id));
+  struct reserved_json r = {json_object_new_object(), 0, 0};
+  if (r.nodes)
+    gb_plan_foreach_reserved(p->o.plan, g->key, add_reserved, &r);
+  json_object_object_add(o, "reservedPods", json_object_new_int64(r.pods));
+  json_object_object_add(o, "reserved", r.nodes);
+}
+
+static json_object *gang_json(struct gb_placer *p, const struct gang *g, int64_t now) {
   json_object *o = json_object_new_object();
   if (!o)
     return NULL;
@@ -348,10 +387,12 @@ static json_object *gang_json(const struct gang *g, int64_t now) {
   json_object_object_add(o, "domain", json_object_new_string(g->domain));
   json_object_object_add(o, "pods", json_object_new_int64(g->pods));
   json_object_object_add(o, "gated", json_object_new_int64(g->gated));
+  json_object_object_add(o, "released", json_object_new_int64(g->released_pods));
   json_object_object_add(o, "minMember", json_object_new_int64(g->min_member));
   double age = g->first_ms ? (double)(now - g->first_ms) / 1000.0 : 0;
   json_object_object_add(o, "ageSeconds", json_object_new_double(age < 0 ? 0 : age));
   json_object_object_add(o, "raced", json_object_new_boolean(g->raced));
+  decision_json(p, g, o);
   return o;
 }
 
@@ -368,7 +409,7 @@ int gb_placer_status_json(struct gb_placer *p, struct gb_buf *b) {
     const struct gang *g = (const struct gang *)n;
     if (g->state == GB_GANG_UNMANAGED)
       continue;
-    json_object *o = gang_json(g, now);
+    json_object *o = gang_json(p, g, now);
     if (o)
       json_object_array_add(arr, o);
   }

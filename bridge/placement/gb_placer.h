@@ -64,6 +64,19 @@ struct gb_placer_opts {
   int64_t batch_delay_ms;     /* a burst of changes is gathered this long; default 10 */
   int64_t tick_ms;            /* periodic re-check (raced, held); default 1000 */
   struct gb_metrics *reg;     /* optional: the placement metrics are registered here */
+  /* Optional: the decision record's text on gangbridge's PodGroup ns/name
+   * of backend b from a cache (gb_controller_podgroup_annotation's shape:
+   * *text malloc'd or NULL; GC_ENOTFOUND when not cached).  NULL: GET. */
+  int (*record_lookup)(void *ctx, enum gc_backend b, const char *ns, const char *name,
+                       const char *key, char **text);
+  /* Optional: calls fn for every gang ns/name whose PodGroup carries a
+   * decision record (gb_controller_foreach_podgroup_annotation's shape;
+   * GC_EIO while not known yet): on start and takeover the placer takes
+   * back the decisions of gangs that have no pods yet (pinned by
+   * jobEnqueueable) too. */
+  int (*record_gangs)(void *ctx, const char *key,
+                      int (*fn)(void *arg, const char *ns, const char *name), void *arg);
+  void *record_ctx;
 };
 
 struct gb_placer;
@@ -83,14 +96,14 @@ void gb_placer_free(struct gb_placer *p);
 void gb_placer_on_gang(void *arg, const char *ns, const char *jobset);
 /* gb_model_capacity_fn (arg = placer): re-decide every waiting gang. */
 void gb_placer_on_capacity(void *arg);
-/* Re-examines every gang seen and every gang the model has pods of (call
- * on becoming leader). */
+/* Re-examines every gang seen, every gang the model has pods of, and every
+ * gang with a decision record (call on becoming leader). */
 void gb_placer_resync(struct gb_placer *p);
 /* 1 once a pass that began after the last gb_placer_resync (or after start)
- * has finished on the leader with the model synced: the plan then holds
- * every gang the pods show, so answers made from it are the ones the last
- * leader gave.  serve's scheduler endpoints wait for it after a takeover.
- * Any thread. */
+ * has finished on the leader with the model synced and the decision
+ * records scanned: the plan then holds every gang the pods and the records
+ * show, so answers made from it are the ones the last leader gave.  serve's
+ * scheduler endpoints wait for it after a takeover.  Any thread. */
 int gb_placer_caught_up(struct gb_placer *p);
 /* Runs one pass now on the calling thread (tests, benchmarks; the thread
  * must not be started).  Returns 0 or a GC_E* code. */
@@ -101,6 +114,18 @@ int gb_placer_run_once(struct gb_placer *p);
  * not released yet is gated when the gang has a topology policy. */
 int gb_placer_webhook_lookup(void *ctx, const char *ns, const char *jobset, const char *rjob,
                              int *gate, struct gb_restriction *r, char *reason, size_t reason_size);
+
+/* The scheduler endpoint's recorder (gb_sched_record_fn, ctx = placer),
+ * any thread: writes the decision the plan has just made for gang key
+ * (TrainJob and PodGroup ns/name) on the gang's PodGroup, replacing the
+ * record of decision prev_id (0: none), before jobEnqueueable permits the
+ * gang.  Returns 0 (recorded), or a GC_E* code with a sentence in reason:
+ * not recorded (this replica is not the leader, the gang is not managed or
+ * is suspended, its PodGroup is
+ * missing or not gangbridge's, the API failed, or another decision is
+ * recorded already, which the placer then takes back). */
+int gb_placer_record_decision(void *ctx, const char *ns, const char *name, const char *key,
+                              uint64_t prev_id, char *reason, size_t reason_size);
 
 /* Writes the status document of /debug/placement (JSON: every gang seen,
  * its state, outcome, reason, age; the model's size) into b. */

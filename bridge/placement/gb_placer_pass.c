@@ -2,10 +2,14 @@
  *
  * gb_placer_pass: one pass of the placement controller.  It takes the dirty
  * gangs, examines each (the gang from the controller, its pods copied out
- * of the model), decides every ready gang in one gb_plan_decide on the
- * model's snapshot, releases the placed ones (leader only; a bounded number
- * of PATCHes in flight), confirms or gives back their reservations, and
- * reports: Events, metrics, the table the status reads.
+ * of the model, the decision record known for it), and, inside the model's
+ * lock, first takes back the recorded decisions the plan does not hold (a
+ * restart or a takeover), then decides every gang with gated pods in one
+ * gb_plan_decide (a pinned decision is checked there), and works out each
+ * gang's restriction and the record to write.  Outside the lock the
+ * records are written, and only then are pods released
+ * (gb_placer_release.c); reservations of decisions that could not be
+ * recorded are given back.
  */
 #include <json-c/json.h>
 #include <pthread.h>
@@ -21,43 +25,12 @@
 #include "gb_release.h"
 
 #define PASS_ARENA_LIMIT (512u << 20)
-#define RELEASE_ATTEMPTS 5
-
-struct item {
-  char key[GB_PLAN_KEY_MAX + 1];
-  char ns[64], name[254];
-  struct gc_gang *gg;
-  struct gb_placer_pod *pods;
-  size_t n, cap;
-  enum gb_gang_state state;
-  int decide;  /* goes to gb_plan_decide */
-  int release; /* release its gated pods (restriction known) */
-  int readopt; /* released by an earlier process, pods not all bound: reserve again */
-  struct tp_gang tg;
-  int64_t priority, first_ms;
-  struct gb_plan_view view;
-  struct gb_restriction restr;
-  const char **pod_nodes; /* per-pod fallback (parallel to pods), or NULL */
-  atomic_int failed;
-  int released; /* every gated pod released */
-  int raced;
-};
-
-struct pass {
-  struct gb_placer *p;
-  struct gc_arena *a;
-  struct item *items;
-  size_t n;
-  int64_t now_ms;
-  int leader;
-  struct gc_diags d;
-};
 
 /* ---- examining a gang ------------------------------------------------------ */
 
 struct copy_ctx {
   struct gc_arena *a;
-  struct item *it;
+  struct gb_placer_item *it;
   int oom;
 };
 
@@ -68,21 +41,26 @@ static int is_counted(const struct gc_gang *g, const char *rjob) {
   return 0;
 }
 
+static int grow(struct copy_ctx *c) {
+  struct gb_placer_item *it = c->it;
+  size_t cap = it->cap ? it->cap * 2 : 64;
+  struct gb_placer_pod *np = gc_arena_alloc(c->a, cap * sizeof(*np));
+  if (!np)
+    return GC_ENOMEM;
+  if (it->n)
+    memcpy(np, it->pods, it->n * sizeof(*np));
+  it->pods = np;
+  it->cap = cap;
+  return 0;
+}
+
 static int copy_pod(void *arg, const struct gb_pod_view *v) {
   struct copy_ctx *c = arg;
-  struct item *it = c->it;
+  struct gb_placer_item *it = c->it;
   if (v->phase == 2 || v->phase == 3)
     return 0; /* finished pods are not the gang's now */
-  if (it->n == it->cap) {
-    size_t cap = it->cap ? it->cap * 2 : 64;
-    struct gb_placer_pod *np = gc_arena_alloc(c->a, cap * sizeof(*np));
-    if (!np)
-      goto oom;
-    if (it->n)
-      memcpy(np, it->pods, it->n * sizeof(*np));
-    it->pods = np;
-    it->cap = cap;
-  }
+  if (it->n == it->cap && grow(c))
+    goto oom;
   struct gb_placer_pod *p = &it->pods[it->n];
   memset(p, 0, sizeof(*p));
   p->name = gc_arena_strdup(c->a, v->name);
@@ -112,8 +90,9 @@ oom:
   return 1;
 }
 
-/* Reads the gang and its pods; sets state, and what the pass does with it. */
-static int examine(struct pass *ps, struct item *it) {
+/* Reads the gang and its pods; sets state, the counts and the record the
+ * table knows. */
+static int examine(struct gb_placer_pass *ps, struct gb_placer_item *it) {
   struct gb_placer *p = ps->p;
   char why[256] = "";
   int rc = p->o.gang(p->o.gang_ctx, it->ns, it->name, &it->gg, why, sizeof(why));
@@ -129,20 +108,25 @@ static int examine(struct pass *ps, struct item *it) {
     return GC_ENOMEM;
   if (rc < 0)
     return rc;
-  it->state = gb_placer_classify(it->pods, it->n, it->gg->min_member);
-  it->first_ms = 0;
+  it->state = it->gg->suspended ? GB_GANG_SUSPENDED
+                                : gb_placer_classify(it->pods, it->n, it->gg->min_member);
   for (size_t i = 0; i < it->n; i++) {
-    if (!it->first_ms || it->pods[i].created_ms < it->first_ms)
-      it->first_ms = it->pods[i].created_ms;
-    if (it->pods[i].priority > it->priority)
-      it->priority = it->pods[i].priority;
+    const struct gb_placer_pod *pod = &it->pods[i];
+    if (!it->first_ms || pod->created_ms < it->first_ms)
+      it->first_ms = pod->created_ms;
+    if (pod->priority > it->priority)
+      it->priority = pod->priority;
+    it->gated += pod->gated != 0;
+    it->used |= pod->counted && (!pod->gated || pod->node[0]);
   }
-  return 0;
+  pthread_mutex_lock(&p->mu);
+  struct gang *g = gb_placer_find(p, it->key, 0);
+  it->had_pods = g && g->had_pods;
+  rc = g && g->rec ? gb_decision_copy(g->rec, &it->rec) : 0;
+  pthread_mutex_unlock(&p->mu);
+  return rc;
 }
 
-/* What to do with an examined gang: decide it (ready, or a release cut short
- * whose decision this process does not know), release it with the known
- * restriction, or nothing. */
 /* The restriction a released pod carries: the last `In` requirement of its
  * first required term, which is where the release appended it. */
 static int read_restriction(struct gb_placer *p, const char *ns, const char *pod,
@@ -183,107 +167,109 @@ static int read_restriction(struct gb_placer *p, const char *ns, const char *pod
   return rc;
 }
 
-/* A gang released by an earlier process (a restart, another leader) whose
- * pods are not all bound holds capacity this process has not reserved:
- * reserve it again, inside the domain its pods are restricted to, before
- * anything else is decided on that capacity. */
-static int plan_readopt(struct pass *ps, struct item *it) {
+static struct gb_placer_pg pg_of(const struct gb_placer_item *it) {
+  struct gb_placer_pg pg = {it->gg->backend, it->ns, it->name, it->gg->uid};
+  return pg;
+}
+
+/* The plan holds no decision of a gang that has one somewhere: the record
+ * (the table's, the cache's, or, when pods are released already, the API's:
+ * a cache may lag the previous leader's write), else for pods released by
+ * a version without records the restriction on one of them. */
+static int find_decision(struct gb_placer_pass *ps, struct gb_placer_item *it) {
   struct gb_placer *p = ps->p;
-  struct gb_plan_view v;
-  pthread_mutex_lock(&p->mu);
-  struct gang *g = gb_placer_find(p, it->key, 0);
-  int known = g && g->released_ms;
-  pthread_mutex_unlock(&p->mu);
-  if (known || !p->o.client || !it->gg->topology.set || gb_plan_get(p->o.plan, it->key, &v) == 0)
-    return 0;
-  const char *unbound = NULL;
-  for (size_t i = 0; i < it->n; i++) {
-    it->pods[i].counted = it->pods[i].counted && !it->pods[i].node[0];
-    if (it->pods[i].counted && !unbound)
-      unbound = it->pods[i].name;
-  }
-  if (!unbound || read_restriction(p, it->ns, unbound, &it->restr))
-    return 0; /* every pod bound, or not restricted by us: nothing held */
-  int rc = gb_placer_build_gang(ps->a, it->key, it->pods, it->n, &it->gg->topology, &it->tg);
-  if (rc == GC_ENOMEM)
+  struct gb_placer_pg pg = pg_of(it);
+  char why[512] = "";
+  int rc = it->rec ? 0 : gb_placer_record_read(p, &pg, 0, &it->rec, why, sizeof(why));
+  if (!rc && !it->rec && it->used)
+    rc = gb_placer_record_read(p, &pg, 1, &it->rec, why, sizeof(why));
+  if (rc)
     return rc;
-  it->readopt = it->decide = !rc;
+  if (it->rec) {
+    it->restore = 1;
+    return 0;
+  }
+  if (!it->used || !p->o.client)
+    return 0;
+  /* One released pod not bound yet tells (all got the same restriction);
+   * one read per pass, whatever the gang's size. */
+  for (size_t i = 0; i < it->n; i++) {
+    const struct gb_placer_pod *pod = &it->pods[i];
+    if (pod->counted && !pod->gated && !pod->node[0]) {
+      it->legacy = read_restriction(p, it->ns, pod->name, &it->legacy_restr) == 0;
+      break;
+    }
+  }
   return 0;
 }
 
-static int plan_item(struct pass *ps, struct item *it) {
-  struct gb_placer *p = ps->p;
-  if (it->state == GB_GANG_RELEASED && it->gg)
-    return plan_readopt(ps, it);
-  if (it->state == GB_GANG_PARTLY) {
-    pthread_mutex_lock(&p->mu);
-    struct gang *g = gb_placer_find(p, it->key, 0);
-    if (g && g->restr) {
-      it->restr = *g->restr;
-      it->release = 1;
-    }
-    pthread_mutex_unlock(&p->mu);
-    if (it->release)
-      return 0;
-    /* Only the gated pods are left to place: they form the gang now. */
-    for (size_t i = 0; i < it->n; i++)
-      it->pods[i].counted = it->pods[i].counted && it->pods[i].gated;
-  } else if (it->state != GB_GANG_READY) {
+/* Builds the gang to decide from the counted pods not bound yet (bound
+ * pods hold their capacity in the model already). */
+static int build_gang(struct gb_placer_pass *ps, struct gb_placer_item *it) {
+  struct gb_placer_pod *copy = gc_arena_alloc(ps->a, (it->n + 1) * sizeof(*copy));
+  if (!copy)
+    return GC_ENOMEM;
+  for (size_t i = 0; i < it->n; i++) {
+    copy[i] = it->pods[i];
+    copy[i].counted = copy[i].counted && !copy[i].node[0];
+  }
+  int rc = gb_placer_build_gang(ps->a, it->key, copy, it->n, &it->gg->topology, &it->tg);
+  if (rc == GC_ELIMIT) {
+    it->view.outcome = GB_PLAN_NOFIT;
+    snprintf(it->view.reason, sizeof(it->view.reason),
+             "the gang's pods have more than %d different requests", TP_MAX_PODSETS);
+  }
+  return rc;
+}
+
+/* What the pass does with an examined gang. */
+static int plan_item(struct gb_placer_pass *ps, struct gb_placer_item *it) {
+  if (!it->gg) {
+    /* Not managed now (its TrainJob deleted or finished): whatever the plan
+     * held for it goes. */
+    it->forget = 1;
+    return 0;
+  }
+  if (it->gg->suspended || (it->n == 0 && it->had_pods)) {
+    /* Suspended, or over: nothing is reserved for it, nothing released,
+     * and its decision goes (a resumed gang is decided afresh). */
+    it->forget = it->clear = 1;
     return 0;
   }
   if (!it->gg->topology.set) {
     /* Gated, but the gang has no policy (any more): release unrestricted,
      * so that no pod stays stuck behind the gate. */
-    it->release = 1;
+    it->release = it->unrestricted = it->gated > 0;
     it->view.outcome = GB_PLAN_PLACED;
     return 0;
   }
-  int rc = gb_placer_build_gang(ps->a, it->key, it->pods, it->n, &it->gg->topology, &it->tg);
-  if (rc == GC_ENOMEM)
-    return rc;
-  if (rc) {
-    it->view.outcome = GB_PLAN_NOFIT;
-    snprintf(it->view.reason, sizeof(it->view.reason),
-             "the gang's pods have more than %d different requests", TP_MAX_PODSETS);
+  struct gb_plan_view v;
+  int pinned = gb_plan_get(ps->p->o.plan, it->key, &v) == 0 &&
+               (v.outcome == GB_PLAN_PLACED || v.outcome == GB_PLAN_RELEASED);
+  int rc = pinned ? 0 : find_decision(ps, it);
+  if (rc || it->n == 0)
+    return rc; /* no pods yet (pinned by jobEnqueueable): only its record is taken back */
+  int want_decide = it->state == GB_GANG_READY || it->state == GB_GANG_PARTLY || it->legacy;
+  if (!want_decide && !it->restore)
     return 0;
-  }
-  it->decide = 1;
+  rc = build_gang(ps, it);
+  if (rc == GC_EINVAL) /* every counted pod is bound: nothing to place or hold */
+    return it->restore = it->legacy = 0;
+  if (rc)
+    return rc == GC_ELIMIT ? 0 : rc;
+  it->decide = want_decide;
   return 0;
 }
 
 /* ---- deciding, inside the model's lock --------------------------------------- */
 
-/* The restriction of a placed item: the domain's labels or nodes, or one
- * node per pod when even the assignment is too long to list. */
-static int restrict_item(struct pass *ps, struct tp_snapshot *s, struct item *it) {
-  struct gb_placer *p = ps->p;
-  int rc = gb_placer_restriction_of(s, p->o.plan, it->key, &it->view, p->o.label_levels,
-                                    &it->restr);
-  if (rc != GC_ELIMIT)
-    return rc;
-  memset(&it->restr, 0, sizeof(it->restr));
-  it->pod_nodes = gc_arena_alloc(ps->a, (it->n + 1) * sizeof(*it->pod_nodes));
-  if (!it->pod_nodes)
-    return GC_ENOMEM;
-  /* Counted gated pods take the planned nodes in order; the others (a
-   * later wave) are left unrestricted beyond the gate's removal. */
-  size_t k = 0;
-  const char **planned = gc_arena_alloc(ps->a, (it->n + 1) * sizeof(*planned));
-  if (!planned)
-    return GC_ENOMEM;
-  if ((rc = gb_placer_pod_nodes(p->o.plan, it->key, ps->a, it->n, planned)))
-    return rc;
-  for (size_t i = 0; i < it->n; i++)
-    if (it->pods[i].counted && it->pods[i].gated)
-      it->pod_nodes[i] = planned[k++];
-  return 0;
-}
-
 /* 1 when node slot is allowed by restriction r. */
 static int allowed(const struct tp_snapshot *s, uint32_t slot, const struct gb_restriction *r) {
+  if (r->kind == GB_RESTRICT_NONE)
+    return 1;
   if (r->kind == GB_RESTRICT_HOSTS) {
     const char *name = tp_snapshot_node_name(s, slot);
-    for (size_t i = 0; i < r->n_values; i++)
+    for (size_t i = 0; name && i < r->n_values; i++)
       if (!strcmp(r->values[i], name))
         return 1;
     return 0;
@@ -313,8 +299,189 @@ static int block_outside(const struct tp_snapshot *s, const struct gb_restrictio
   return 0;
 }
 
+static int add_name(void *arg, const char *node, int64_t pods) {
+  (void)pods;
+  struct gb_placer_names *l = arg;
+  if (l->n == l->cap)
+    return GC_ELIMIT;
+  l->names[l->n++] = node;
+  return 0;
+}
+
+/* Sets the plan's allowed nodes of key to what restriction r lets the
+ * scheduler use (per_pod: the assignment's nodes; NONE: left alone). */
+static int narrow(struct gb_placer *p, struct tp_snapshot *s, const char *key,
+                  const struct gb_restriction *r, int per_pod) {
+  if (!per_pod && r->kind == GB_RESTRICT_NONE)
+    return 0;
+  struct gb_placer_names l = {NULL, 0, tp_snapshot_node_count(s) + 1};
+  if (!(l.names = malloc(l.cap * sizeof(*l.names))))
+    return GC_ENOMEM;
+  int rc = 0;
+  if (per_pod) {
+    rc = gb_plan_foreach_node(p->o.plan, key, add_name, &l);
+    /* Names are borrowed from the plan: copied by set_members below while
+     * nothing else runs on the plan (the model's lock is held). */
+  } else {
+    for (size_t i = 0; i < tp_snapshot_node_count(s); i++) {
+      uint32_t slot = tp_snapshot_node_sorted(s, i);
+      if (allowed(s, slot, r))
+        l.names[l.n++] = tp_snapshot_node_name(s, slot);
+    }
+  }
+  if (!rc)
+    rc = gb_plan_set_members(p->o.plan, key, l.names, l.n);
+  free(l.names);
+  return rc == GC_ENOTFOUND ? 0 : rc;
+}
+
+int gb_placer_restrict(struct gb_placer *p, struct tp_snapshot *s, const char *key,
+                       const struct gb_plan_view *v, struct gb_restriction *out, int *per_pod) {
+  int rc;
+  *per_pod = 0;
+  if (gb_plan_shared(p->o.plan, key) && !v->whole_cluster)
+    rc = gb_placer_exact_restriction(p->o.plan, key, out);
+  else
+    rc = gb_placer_restriction_of(s, p->o.plan, key, v, p->o.label_levels, out);
+  if (rc == GC_ELIMIT) {
+    memset(out, 0, sizeof(*out));
+    *per_pod = 1;
+    rc = 0;
+  }
+  return rc ? rc : narrow(p, s, key, out, *per_pod);
+}
+
+/* One node per counted pod of it, from the plan's assignment. */
+static int map_per_pod(struct gb_placer_pass *ps, struct gb_placer_item *it) {
+  it->per_pod = 1;
+  it->pod_nodes = gc_arena_alloc(ps->a, (it->n + 1) * sizeof(*it->pod_nodes));
+  if (!it->pod_nodes)
+    return GC_ENOMEM;
+  return gb_placer_map_pod_nodes(ps->p->o.plan, it->key, ps->a, it->pods, it->n, it->pod_nodes);
+}
+
+/* The restriction of a new decision (gb_placer_restrict), or for a gang
+ * released without a record the restriction its pods carry. */
+static int restrict_new(struct gb_placer_pass *ps, struct tp_snapshot *s,
+                        struct gb_placer_item *it) {
+  struct gb_placer *p = ps->p;
+  int rc;
+  it->per_pod = 0;
+  if (it->legacy) {
+    it->restr = it->legacy_restr;
+    return narrow(p, s, it->key, &it->restr, 0);
+  }
+  rc = gb_placer_restrict(p, s, it->key, &it->view, &it->restr, &it->per_pod);
+  if (!rc && it->per_pod)
+    rc = map_per_pod(ps, it);
+  if (!rc && gb_plan_overlap(p->o.plan, it->key, it->overlap, sizeof(it->overlap)) == 0)
+    it->overlap[0] = '\0';
+  return rc;
+}
+
+/* The record of the decision the plan now holds for it, with restriction
+ * restr (per_pod: one node per pod). */
+static int build_want(struct gb_placer_pass *ps, struct gb_placer_item *it) {
+  struct gb_decision *w = NULL;
+  int rc = gb_decision_new(&w);
+  if (!rc)
+    rc = gb_plan_record_of(ps->p->o.plan, it->key, w->a, &w->rec);
+  if (rc) {
+    gb_decision_free(w);
+    return rc;
+  }
+  w->restr = it->restr;
+  w->per_pod = it->per_pod;
+  enum tp_mode m = it->tg.policy.mode;
+  snprintf(w->mode, sizeof(w->mode), "%s",
+           m == TP_MODE_HARD   ? "hard"
+           : m == TP_MODE_SOFT ? "soft"
+                               : "");
+  gb_decision_free(it->want);
+  it->want = w;
+  it->write = 1;
+  return 0;
+}
+
+/* A pinned decision kept as it is: the restriction of its record (a record
+ * that does not match the plan's decision is written again). */
+static int keep_pinned(struct gb_placer_pass *ps, struct tp_snapshot *s,
+                       struct gb_placer_item *it) {
+  int rc = 0;
+  if (it->rec && it->rec->rec.id == it->view.id && !it->view.replanned) {
+    it->restr = it->rec->restr;
+    it->per_pod = it->rec->per_pod;
+    if (it->per_pod)
+      rc = map_per_pod(ps, it);
+  } else if (it->rec && (it->view.replanned || it->view.used)) {
+    /* Replanned inside the same domain (now, or in a pass whose record
+     * could not be written): the restriction its released pods carry, the
+     * new assignment. */
+    it->restr = it->rec->restr;
+    it->per_pod = it->rec->per_pod;
+    rc = it->per_pod ? map_per_pod(ps, it) : 0;
+    if (!rc)
+      rc = build_want(ps, it);
+  } else {
+    /* Pinned without a record of this decision (the scheduler endpoint
+     * without a recorder, or a record of another decision in between). */
+    rc = restrict_new(ps, s, it);
+    if (!rc)
+      rc = build_want(ps, it);
+  }
+  return rc;
+}
+
+/* Acts on the view gb_plan_decide gave it. */
+static int after_decide(struct gb_placer_pass *ps, struct tp_snapshot *s,
+                        struct gb_placer_item *it) {
+  const struct gb_plan_view *v = &it->view;
+  int rc = 0;
+  if (v->outcome == GB_PLAN_PLACED && !v->fresh) {
+    it->busy = 1; /* the scheduler endpoint is recording it */
+  } else if (v->outcome == GB_PLAN_PLACED) {
+    rc = restrict_new(ps, s, it);
+    if (!rc)
+      rc = build_want(ps, it);
+    it->release = !rc;
+  } else if (v->outcome == GB_PLAN_RELEASED && !v->waiting) {
+    rc = keep_pinned(ps, s, it);
+    it->release = !rc;
+  } else if (v->redecided && (v->outcome == GB_PLAN_NOFIT || v->outcome == GB_PLAN_HELD)) {
+    it->clear = it->rec != NULL; /* withdrawn: no pod used it */
+  }
+  return rc == GC_ENOMEM ? rc : 0;
+}
+
+/* Takes back the recorded decisions the plan does not hold (before any
+ * new decision of the pass can take their capacity). */
+static int restore_all(struct gb_placer_pass *ps, struct tp_snapshot *s) {
+  for (size_t i = 0; i < ps->n; i++) {
+    struct gb_placer_item *it = &ps->items[i];
+    if (!it->restore)
+      continue;
+    size_t nb = 0;
+    struct gb_plan_bound *b = gc_arena_alloc(ps->a, (it->n + 1) * sizeof(*b));
+    if (!b)
+      return GC_ENOMEM;
+    for (size_t j = 0; j < it->n; j++)
+      if (it->pods[j].counted && it->pods[j].node[0])
+        b[nb++] = (struct gb_plan_bound){it->pods[j].node, it->pods[j].n_req,
+                                         (const char *const *)it->pods[j].res, it->pods[j].val};
+    int rc = gb_plan_restore(ps->p->o.plan, s, it->key, &it->rec->rec, b, nb, it->used, ps->now_ms);
+    if (rc == GC_ENOMEM)
+      return rc;
+    if (rc) {
+      gb_log(GB_LOG_WARN, "placement: cannot take a recorded decision back", "gang", it->key,
+             "error", gc_strerror(rc), NULL);
+      it->restore = 0;
+    }
+  }
+  return 0;
+}
+
 static int decide_fn(void *arg, struct tp_snapshot *s, uint64_t gen) {
-  struct pass *ps = arg;
+  struct gb_placer_pass *ps = arg;
   struct gb_placer *p = ps->p;
   size_t n = 0;
   for (size_t i = 0; i < ps->n; i++)
@@ -323,11 +490,11 @@ static int decide_fn(void *arg, struct tp_snapshot *s, uint64_t gen) {
   struct gb_plan_view *views = gc_arena_alloc(ps->a, (n + 1) * sizeof(*views));
   uint8_t **masks = calloc(n + 1, sizeof(*masks));
   int rc = GC_ENOMEM;
-  if (!gangs || !views || !masks)
+  if (!gangs || !views || !masks || (rc = restore_all(ps, s)))
     goto out;
   size_t k = 0;
   for (size_t i = 0; i < ps->n; i++) {
-    struct item *it = &ps->items[i];
+    struct gb_placer_item *it = &ps->items[i];
     if (!it->decide)
       continue;
     const char *first = NULL;
@@ -337,7 +504,7 @@ static int decide_fn(void *arg, struct tp_snapshot *s, uint64_t gen) {
     /* Pods of one gang share their tolerations (one template per job). */
     if (first && (rc = gb_model_blocked_mask(p->o.model, s, it->ns, first, &masks[k])) < 0)
       goto out;
-    if (it->readopt && (rc = block_outside(s, &it->restr, &masks[k])))
+    if (it->legacy && (rc = block_outside(s, &it->legacy_restr, &masks[k])))
       goto out;
     gangs[k] = (struct gb_plan_gang){it->key, &it->tg, it->priority, it->first_ms, masks[k]};
     k++;
@@ -345,27 +512,12 @@ static int decide_fn(void *arg, struct tp_snapshot *s, uint64_t gen) {
   if (n && (rc = gb_plan_decide(p->o.plan, s, gen, gangs, n, ps->now_ms, views, &ps->d)))
     goto out;
   k = 0;
-  for (size_t i = 0; i < ps->n; i++) {
-    struct item *it = &ps->items[i];
-    if (!it->decide)
-      continue;
-    it->view = views[k++];
-    if (it->readopt) {
-      /* Its pods carry their restriction already: nothing to send. */
-      it->released = it->view.outcome == GB_PLAN_PLACED;
-      continue;
+  for (size_t i = 0; i < ps->n && !rc; i++)
+    if (ps->items[i].decide) {
+      ps->items[i].view = views[k++];
+      rc = after_decide(ps, s, &ps->items[i]);
     }
-    /* RELEASED with pods still gated: the domain was pinned elsewhere (the
-     * Volcano extender's jobEnqueueable permitted the gang before its pods
-     * existed, or a release stopped half-way); the gated pods go there too,
-     * or they would wait behind the gate for ever. */
-    int go = it->view.outcome == GB_PLAN_PLACED || it->view.outcome == GB_PLAN_RELEASED;
-    if (go && (rc = restrict_item(ps, s, it)) == GC_ENOMEM)
-      goto out;
-    it->release = go && !rc;
-  }
   gb_plan_expire(p->o.plan, s, ps->now_ms, NULL, NULL);
-  rc = 0;
 out:
   for (size_t i = 0; masks && i < n; i++)
     free(masks[i]);
@@ -373,280 +525,26 @@ out:
   return rc;
 }
 
-/* After the releases: a released gang's reservation now lasts until its
- * pods bind; a gang not (fully) released gives its reservation back. */
+/* After the records and releases: a gang that is over or suspended is
+ * forgotten; a new decision that was not recorded gives its reservation
+ * back; one recorded elsewhere in the meantime is dropped (the next pass
+ * takes that one back). */
 static int settle_fn(void *arg, struct tp_snapshot *s, uint64_t gen) {
   (void)gen;
-  struct pass *ps = arg;
+  struct gb_placer_pass *ps = arg;
+  struct gb_plan *plan = ps->p->o.plan;
   for (size_t i = 0; i < ps->n; i++) {
-    struct item *it = &ps->items[i];
-    if (it->n == 0) /* every pod gone: the gang is over (or not begun) */
-      gb_plan_forget(ps->p->o.plan, s, it->key);
-    if (!it->decide || it->view.outcome != GB_PLAN_PLACED)
+    struct gb_placer_item *it = &ps->items[i];
+    if (it->forget)
+      gb_plan_forget(plan, s, it->key);
+    if (!it->write || it->written)
       continue;
-    if (it->released)
-      gb_plan_mark_released(ps->p->o.plan, it->key, gb_placer_now_ms());
+    if (it->adopted && it->view.outcome == GB_PLAN_RELEASED)
+      gb_plan_forget(plan, s, it->key); /* another decision is recorded: next pass */
     else
-      gb_plan_unreserve(ps->p->o.plan, s, it->key);
+      gb_plan_unreserve(plan, s, it->key); /* a new decision, not recorded: given back */
   }
   return 0;
-}
-
-/* ---- releasing ------------------------------------------------------------------ */
-
-struct job {
-  struct item *it;
-  size_t pod;
-};
-
-struct releaser {
-  struct pass *ps;
-  struct job *jobs;
-  size_t n;
-  atomic_size_t next;
-};
-
-/* Releases one pod: read it, build the release merge patch
- * (controller/gb_release), send it; a 409 (the pod changed since it was
- * read) reads it again.  A pod that is gone, or released already, is done. */
-static int release_pod(struct gb_placer *p, const char *ns, const char *name,
-                       const struct gb_restriction *r) {
-  char path[600];
-  int rc = gb_kube_path(path, sizeof(path), "", "v1", "pods", ns, name);
-  struct gb_kube_error e;
-  struct gc_diags d;
-  gb_kube_error_clear(&e);
-  gc_diags_init(&d);
-  for (int attempt = 0; !rc && attempt < RELEASE_ATTEMPTS; attempt++) {
-    json_object *pod = NULL, *patch = NULL;
-    enum gb_release_state st = GB_RELEASE_GATED;
-    if ((rc = gb_kube_get(p->o.client, path, &pod, &e))) {
-      rc = rc == GC_ENOTFOUND ? 0 : rc;
-      break;
-    }
-    rc = gb_release_state(pod, r, &st, &d);
-    if (!rc && st == GB_RELEASE_GATED)
-      rc = gb_release_patch(pod, r, &patch, &d);
-    json_object_put(pod);
-    if (!rc && patch)
-      rc = gb_kube_merge_patch(p->o.client, path, patch, NULL, &e);
-    json_object_put(patch);
-    if (!patch || rc != GC_EIO || e.http != 409)
-      break;
-    rc = 0; /* 409: read it again */
-    if (attempt + 1 == RELEASE_ATTEMPTS)
-      rc = GC_EIO;
-  }
-  if (rc == GC_ENOTFOUND)
-    rc = 0;
-  if (rc)
-    gb_log(GB_LOG_WARN, "placement: cannot release pod", "pod", name, "namespace", ns, "error",
-           d.n ? d.msgs[0] : e.message, NULL);
-  gc_diags_destroy(&d);
-  return rc;
-}
-
-static void one_node(struct gb_restriction *r, const char *node) {
-  memset(r, 0, sizeof(*r));
-  gb_restriction_add_host(r, node, NULL);
-}
-
-static void *release_worker(void *arg) {
-  struct releaser *rl = arg;
-  struct gb_placer *p = rl->ps->p;
-  for (;;) {
-    size_t i = atomic_fetch_add(&rl->next, 1);
-    if (i >= rl->n)
-      break;
-    struct item *it = rl->jobs[i].it;
-    const struct gb_placer_pod *pod = &it->pods[rl->jobs[i].pod];
-    struct gb_restriction own;
-    const struct gb_restriction *r = &it->restr;
-    if (it->pod_nodes && it->pod_nodes[rl->jobs[i].pod]) {
-      one_node(&own, it->pod_nodes[rl->jobs[i].pod]);
-      r = &own;
-    }
-    if (release_pod(p, it->ns, pod->name, r)) {
-      atomic_fetch_add(&it->failed, 1);
-      if (p->m_release_err)
-        gb_counter_inc(p->m_release_err, NULL);
-    }
-  }
-  return NULL;
-}
-
-/* Releases every gated pod of every item to release, max_inflight at once. */
-static int release_all(struct pass *ps) {
-  struct gb_placer *p = ps->p;
-  size_t n = 0;
-  for (size_t i = 0; i < ps->n; i++)
-    for (size_t j = 0; ps->items[i].release && j < ps->items[i].n; j++)
-      n += ps->items[i].pods[j].gated != 0;
-  if (!n)
-    goto done;
-  struct releaser rl = {ps, gc_arena_alloc(ps->a, n * sizeof(struct job)), 0, 0};
-  if (!rl.jobs)
-    return GC_ENOMEM;
-  for (size_t i = 0; i < ps->n; i++)
-    for (size_t j = 0; ps->items[i].release && j < ps->items[i].n; j++)
-      if (ps->items[i].pods[j].gated)
-        rl.jobs[rl.n++] = (struct job){&ps->items[i], j};
-  size_t nt = (size_t)p->o.max_inflight < n ? (size_t)p->o.max_inflight : n;
-  pthread_t th[1024];
-  size_t started = 0;
-  for (; started < nt && started < 1024; started++)
-    if (pthread_create(&th[started], NULL, release_worker, &rl))
-      break;
-  if (!started)
-    release_worker(&rl); /* no thread to spare: release them one by one here */
-  for (size_t t = 0; t < started; t++)
-    pthread_join(th[t], NULL);
-done:
-  for (size_t i = 0; i < ps->n; i++)
-    if (!ps->items[i].readopt)
-      ps->items[i].released = ps->items[i].release && !atomic_load(&ps->items[i].failed);
-  return 0;
-}
-
-/* ---- reporting ------------------------------------------------------------------ */
-
-/* A released gang whose counted pods are not all bound past the release
- * timeout, one of them reported unschedulable: the cluster changed between
- * the decision and the scheduling (recovering it is the gang timeout's). */
-static int raced(const struct gb_placer *p, const struct item *it, int64_t released_ms,
-                 int64_t now) {
-  if (!released_ms || now - released_ms < p->o.release_timeout_ms)
-    return 0;
-  for (size_t i = 0; i < it->n; i++)
-    if (it->pods[i].counted && !it->pods[i].node[0] && it->pods[i].unschedulable)
-      return 1;
-  return 0;
-}
-
-static int all_bound(const struct item *it) {
-  for (size_t i = 0; i < it->n; i++)
-    if (it->pods[i].counted && !it->pods[i].node[0])
-      return 0;
-  return 1;
-}
-
-static void post(struct gb_placer *p, const struct item *it, const char *type, const char *reason,
-                 const char *msg) {
-  if (!p->o.events || !it->gg)
-    return;
-  struct gb_event_ref tj = {"trainer.kubeflow.org/v1alpha1", "TrainJob", it->ns, it->name,
-                            it->gg->uid};
-  struct gb_event_ref pg = {it->gg->backend == GC_BACKEND_COSCHEDULING
-                                ? "scheduling.x-k8s.io/v1alpha1"
-                                : "scheduling.volcano.sh/v1beta1",
-                            "PodGroup", it->ns, it->name, NULL};
-  struct gb_kube_error e;
-  gb_events_record(p->o.events, &tj, type, reason, msg, 1, &e);
-  gb_events_record(p->o.events, &pg, type, reason, msg, 1, &e);
-}
-
-/* Updates the table entry of it (mu held); *msg is set to the
- * PlacementWaiting message to post when it changed, *race to 1 for a new
- * raced placement. */
-static void update_gang(struct pass *ps, struct item *it, struct gang *g, const char **msg,
-                        int *race, int *fresh) {
-  struct gb_placer *p = ps->p;
-  g->state = it->gg ? it->state : GB_GANG_UNMANAGED;
-  g->min_member = it->gg ? it->gg->min_member : 0;
-  g->pods = (int64_t)it->n;
-  g->gated = 0;
-  for (size_t i = 0; i < it->n; i++)
-    g->gated += it->pods[i].gated != 0;
-  g->first_ms = it->first_ms;
-  if (it->n == 0) {
-    /* Every pod is gone: a new TrainJob of the same name starts afresh. */
-    free(g->restr);
-    g->restr = NULL;
-    g->released_ms = 0;
-    g->watching = g->raced = 0;
-    g->outcome = GB_PLAN_NONE;
-    g->reason[0] = g->domain[0] = g->evented[0] = '\0';
-  }
-  if (it->decide) {
-    /* The plan keeps a decision for its snapshot generation: a pass that
-     * finds the same one again is not a new decision. */
-    *fresh = it->view.decided_ms != g->decided_ms || it->view.outcome != g->outcome;
-    g->decided_ms = it->view.decided_ms;
-    g->outcome = it->view.outcome;
-    snprintf(g->reason, sizeof(g->reason), "%s", it->view.reason);
-    snprintf(g->domain, sizeof(g->domain), "%s", it->view.domain);
-  }
-  if (it->released) {
-    free(g->restr);
-    g->restr = malloc(sizeof(*g->restr));
-    if (g->restr)
-      *g->restr = it->restr;
-    if (it->state != GB_GANG_PARTLY || !g->released_ms)
-      g->released_ms = ps->now_ms;
-    g->outcome = GB_PLAN_RELEASED;
-    g->state = GB_GANG_RELEASED;
-    g->gated = 0;
-    g->raced = 0;
-    g->watching = 1;
-    g->evented[0] = '\0';
-  } else if (g->state == GB_GANG_RELEASED && g->watching && !g->raced) {
-    if (raced(p, it, g->released_ms, ps->now_ms))
-      *race = g->raced = 1;
-    if (all_bound(it))
-      g->watching = 0;
-  }
-  int waiting = it->decide &&
-                (it->view.outcome == GB_PLAN_NOFIT || it->view.outcome == GB_PLAN_HELD);
-  if (waiting && it->view.reason[0] && strcmp(g->evented, it->view.reason)) {
-    snprintf(g->evented, sizeof(g->evented), "%s", it->view.reason);
-    *msg = it->view.reason;
-  }
-}
-
-static void report(struct pass *ps, int64_t t0_ns) {
-  struct gb_placer *p = ps->p;
-  double release_s = (double)(gb_clock_ns() - t0_ns) / 1e9;
-  for (size_t i = 0; i < ps->n; i++) {
-    struct item *it = &ps->items[i];
-    const char *msg = NULL;
-    int race = 0, fresh = 0;
-    pthread_mutex_lock(&p->mu);
-    struct gang *g = gb_placer_find(p, it->key, 0);
-    if (g)
-      update_gang(ps, it, g, &msg, &race, &fresh);
-    /* Every pod gone and nothing changed since: forget the gang, so the
-     * table holds only gangs that have pods. */
-    if (g && it->n == 0 && !g->dirty) {
-      gb_htab_remove(&p->gangs, &g->h);
-      free(g->restr);
-      free(g);
-    }
-    pthread_mutex_unlock(&p->mu);
-    if (fresh && p->m_decisions)
-      gb_counter_inc(p->m_decisions, (const char *[]){gb_placer_outcome_name(it->view.outcome)});
-    if (it->released && !it->readopt && p->m_release_s) {
-      gb_histogram_observe(p->m_release_s, NULL, release_s);
-      if (it->first_ms)
-        gb_histogram_observe(p->m_gated_s, NULL, (double)(ps->now_ms - it->first_ms) / 1000.0);
-    }
-    if (msg)
-      post(p, it, GB_EVENT_WARNING, "PlacementWaiting", msg);
-    if (it->released && !it->readopt && it->view.domain[0]) {
-      char line[600];
-      snprintf(line, sizeof(line), "released %zu pod(s) to %s", it->n, it->view.domain);
-      post(p, it, GB_EVENT_NORMAL, "PlacementReleased", line);
-    }
-    if (race) {
-      if (p->m_raced)
-        gb_counter_inc(p->m_raced, NULL);
-      char line[300];
-      snprintf(line, sizeof(line),
-               "released pods are still unschedulable after %llds: the cluster changed "
-               "after the placement",
-               (long long)(p->o.release_timeout_ms / 1000));
-      post(p, it, GB_EVENT_WARNING, "PlacementRaced", line);
-    }
-  }
 }
 
 /* ---- the pass ----------------------------------------------------------------------- */
@@ -658,11 +556,40 @@ static int wanted(const struct gb_placer *p, const struct gang *g) {
   int waiting = g->state == GB_GANG_READY || g->state == GB_GANG_PARTLY;
   if (p->capacity && waiting)
     return 1;
-  return p->tick && (waiting || (g->state == GB_GANG_RELEASED && g->watching && !g->raced));
+  /* A suspended gang is looked at again on the tick: nothing kicks the
+   * placer when its TrainJob is resumed. */
+  return p->tick && (waiting || g->state == GB_GANG_SUSPENDED ||
+                     (g->state == GB_GANG_RELEASED && g->watching && !g->raced));
+}
+
+static int mark_recorded(void *arg, const char *ns, const char *name) {
+  struct gb_placer *p = arg;
+  char key[GB_PLAN_KEY_MAX + 1];
+  if (snprintf(key, sizeof(key), "%s/%s", ns, name) >= (int)sizeof(key))
+    return 0;
+  pthread_mutex_lock(&p->mu);
+  struct gang *g = gb_placer_find(p, key, 1);
+  if (g)
+    g->dirty = 1;
+  pthread_mutex_unlock(&p->mu);
+  return 0;
+}
+
+/* On start and takeover: every gang with a decision record is looked at
+ * (those without pods are known to nobody else), once the caches know. */
+static void scan_records(struct gb_placer *p) {
+  pthread_mutex_lock(&p->mu);
+  int due = !p->records_scanned && p->o.record_gangs;
+  pthread_mutex_unlock(&p->mu);
+  if (!due || p->o.record_gangs(p->o.record_ctx, GB_DECISION_ANNOTATION, mark_recorded, p))
+    return;
+  pthread_mutex_lock(&p->mu);
+  p->records_scanned = 1;
+  pthread_mutex_unlock(&p->mu);
 }
 
 /* Takes the gangs to look at (mu held), clearing their dirty flags. */
-static int take_work(struct pass *ps) {
+static int take_work(struct gb_placer_pass *ps) {
   struct gb_placer *p = ps->p;
   size_t n = 0, bucket = 0;
   for (struct gb_hnode *h = gb_htab_next(&p->gangs, &bucket, NULL); h;
@@ -671,6 +598,7 @@ static int take_work(struct pass *ps) {
   ps->items = gc_arena_alloc(ps->a, (n + 1) * sizeof(*ps->items));
   if (!ps->items)
     return GC_ENOMEM;
+  memset(ps->items, 0, (n + 1) * sizeof(*ps->items));
   bucket = 0;
   for (struct gb_hnode *h = gb_htab_next(&p->gangs, &bucket, NULL); h;
        h = gb_htab_next(&p->gangs, &bucket, h)) {
@@ -678,7 +606,7 @@ static int take_work(struct pass *ps) {
     if (!wanted(p, g))
       continue;
     g->dirty = 0;
-    struct item *it = &ps->items[ps->n++];
+    struct gb_placer_item *it = &ps->items[ps->n++];
     snprintf(it->key, sizeof(it->key), "%s", g->key);
     const char *slash = strchr(g->key, '/');
     snprintf(it->ns, sizeof(it->ns), "%.*s", (int)(slash - g->key), g->key);
@@ -689,8 +617,8 @@ static int take_work(struct pass *ps) {
   return 0;
 }
 
-/* Puts an item back for the next pass (its examination failed). */
-static void retry_later(struct gb_placer *p, const struct item *it) {
+/* Puts an item back for the next pass. */
+static void retry_later(struct gb_placer *p, const struct gb_placer_item *it) {
   pthread_mutex_lock(&p->mu);
   struct gang *g = gb_placer_find(p, it->key, 0);
   if (g)
@@ -698,20 +626,36 @@ static void retry_later(struct gb_placer *p, const struct item *it) {
   pthread_mutex_unlock(&p->mu);
 }
 
-static int decide_and_release(struct pass *ps) {
+/* Keeps the reservations of the pinned gangs whose pods are still being
+ * released (a failing release never loses them). */
+static void hold_pinned(struct gb_placer_pass *ps) {
+  for (size_t i = 0; i < ps->n; i++) {
+    struct gb_placer_item *it = &ps->items[i];
+    int pinned = it->view.outcome == GB_PLAN_RELEASED || it->written;
+    if (!it->decide || !pinned || it->busy)
+      continue;
+    int used = it->used || it->legacy || atomic_load(&it->done) > 0;
+    gb_plan_hold(ps->p->o.plan, it->key, gb_placer_now_ms(), used);
+  }
+}
+
+static int decide_and_release(struct gb_placer_pass *ps) {
   struct gb_placer *p = ps->p;
-  size_t decide = 0, release = 0;
-  for (size_t i = 0; i < ps->n; i++)
+  size_t decide = 0, restore = 0, other = 0;
+  for (size_t i = 0; i < ps->n; i++) {
     decide += ps->items[i].decide;
+    restore += ps->items[i].restore;
+    other += ps->items[i].forget || ps->items[i].release;
+  }
   int rc = 0;
   int64_t t0 = gb_clock_ns(), t1 = t0;
-  if (decide) {
+  if (decide || restore) {
     rc = gb_model_with_snapshot(p->o.model, decide_fn, ps);
     t1 = gb_clock_ns();
     if (rc == GC_ENOTFOUND) { /* no snapshot yet: try again when the model has one */
       for (size_t i = 0; i < ps->n; i++)
-        if (ps->items[i].decide) {
-          ps->items[i].decide = 0;
+        if (ps->items[i].decide || ps->items[i].restore) {
+          ps->items[i].decide = ps->items[i].restore = ps->items[i].release = 0;
           retry_later(p, &ps->items[i]);
         }
       return 0;
@@ -719,15 +663,17 @@ static int decide_and_release(struct pass *ps) {
     if (rc)
       return rc;
   }
+  gb_placer_write_records(ps);
   for (size_t i = 0; i < ps->n; i++)
-    release += ps->items[i].release;
-  if (release && p->o.client && (rc = release_all(ps)))
+    if (ps->items[i].busy || ps->items[i].adopted)
+      retry_later(p, &ps->items[i]);
+  if (p->o.client && (rc = gb_placer_release_all(ps)))
     return rc;
+  hold_pinned(ps);
   if (decide) {
     size_t pods = 0;
     for (size_t i = 0; i < ps->n; i++)
-      for (size_t j = 0; ps->items[i].released && !ps->items[i].readopt && j < ps->items[i].n; j++)
-        pods += ps->items[i].pods[j].gated != 0;
+      pods += (size_t)atomic_load(&ps->items[i].done);
     pthread_mutex_lock(&p->mu);
     p->last_decide_ns = t1 - t0;
     p->last_release_ns = gb_clock_ns() - t1;
@@ -735,46 +681,50 @@ static int decide_and_release(struct pass *ps) {
     p->last_released_pods = pods;
     pthread_mutex_unlock(&p->mu);
   }
-  size_t gone = 0;
-  for (size_t i = 0; i < ps->n; i++)
-    gone += ps->items[i].n == 0;
-  rc = decide || gone ? gb_model_with_snapshot(p->o.model, settle_fn, ps) : 0;
+  rc = decide || other ? gb_model_with_snapshot(p->o.model, settle_fn, ps) : 0;
+  gb_placer_clear_records(ps);
   return rc == GC_ENOTFOUND ? 0 : rc;
 }
 
 int gb_placer_run_once(struct gb_placer *p) {
   int64_t t0 = gb_clock_ns();
   pthread_mutex_lock(&p->pass_mu);
-  struct pass ps = {p, gc_arena_new(PASS_ARENA_LIMIT), NULL, 0, gb_placer_now_ms(), 1, {0}};
+  struct gb_placer_pass ps = {p,  gc_arena_new(PASS_ARENA_LIMIT), NULL, 0, gb_placer_now_ms(), 1,
+                              {0}};
   gc_diags_init(&ps.d);
   int rc = GC_ENOMEM;
   if (!ps.a)
     goto out;
-  /* Only the leader decides and releases: a standby would reserve capacity
-   * it never releases into.  It still examines, for the status. */
+  /* Only the leader decides, records and releases: a standby would reserve
+   * capacity it never releases into.  It still examines, for the status. */
   ps.leader = !p->o.is_leader || p->o.is_leader(p->o.leader_ctx);
+  if (ps.leader)
+    scan_records(p);
   pthread_mutex_lock(&p->mu);
   rc = take_work(&ps);
   pthread_mutex_unlock(&p->mu);
   if (rc)
     goto out;
   for (size_t i = 0; i < ps.n; i++) {
-    struct item *it = &ps.items[i];
-    if ((rc = examine(&ps, it)) || (rc = plan_item(&ps, it))) {
+    struct gb_placer_item *it = &ps.items[i];
+    if (!(rc = examine(&ps, it)) && ps.leader)
+      rc = plan_item(&ps, it);
+    if (rc) {
       if (rc == GC_ENOMEM)
         goto out;
       retry_later(p, it);
-      it->decide = it->release = 0;
+      it->decide = it->release = it->restore = it->forget = it->clear = 0;
       rc = 0;
     }
-    if (!ps.leader)
-      it->decide = it->release = 0;
   }
   rc = decide_and_release(&ps);
-  report(&ps, t0);
+  gb_placer_report(&ps, t0);
 out:
-  for (size_t i = 0; i < ps.n; i++)
+  for (size_t i = 0; i < ps.n; i++) {
     gc_gang_free(ps.items[i].gg);
+    gb_decision_free(ps.items[i].rec);
+    gb_decision_free(ps.items[i].want);
+  }
   gc_arena_free(ps.a);
   gc_diags_destroy(&ps.d);
   pthread_mutex_unlock(&p->pass_mu);

@@ -103,8 +103,8 @@ struct decide_ctx {
   int decide_rc;
 };
 
-/* Inside the model's lock: decides the gang on the current snapshot and,
- * when it is newly placed, pins it (see the header). */
+/* Inside the model's lock: decides the gang on the current snapshot (a
+ * new decision is reserved, PLACED, until it is recorded). */
 static int decide(void *arg, struct tp_snapshot *s, uint64_t gen) {
   struct decide_ctx *c = arg;
   uint8_t *mask = NULL;
@@ -113,13 +113,54 @@ static int decide(void *arg, struct tp_snapshot *s, uint64_t gen) {
   struct gb_plan_gang pg = {c->j->key, c->gang, c->j->priority, c->j->created_ms, mask};
   struct gc_diags d;
   gc_diags_init(&d);
-  int64_t now = wall_ms();
-  c->decide_rc = gb_plan_decide(c->sp->plan, s, gen, &pg, 1, now, &c->view, &d);
-  if (c->decide_rc == 0 && c->view.outcome == GB_PLAN_PLACED &&
-      gb_plan_mark_released(c->sp->plan, c->j->key, now) == 0)
-    c->view.outcome = GB_PLAN_RELEASED;
+  c->decide_rc = gb_plan_decide(c->sp->plan, s, gen, &pg, 1, wall_ms(), &c->view, &d);
   gc_diags_destroy(&d);
   free(mask);
+  return 0;
+}
+
+static int give_back(void *arg, struct tp_snapshot *s, uint64_t gen) {
+  (void)gen;
+  struct decide_ctx *c = arg;
+  gb_plan_unreserve(c->sp->plan, s, c->j->key);
+  return 0;
+}
+
+/* A new decision: recorded, then pinned (released); or given back. */
+static int pin(struct gb_sched_plan *sp, struct decide_ctx *c, char *reason, size_t size) {
+  int rc = sp->record ? sp->record(sp->record_ctx, c->j->ns, c->j->name, c->j->key, c->view.prev_id,
+                                   reason, size)
+                      : 0;
+  if (rc) {
+    gb_model_with_snapshot(sp->model, give_back, c);
+    return rc;
+  }
+  gb_plan_mark_released(sp->plan, c->j->key, wall_ms());
+  c->view.outcome = GB_PLAN_RELEASED;
+  return 0;
+}
+
+static int verdict_of(struct gb_sched_plan *sp, struct decide_ctx *c, int *verdict, char *reason,
+                      size_t size) {
+  switch (c->view.outcome) {
+  case GB_PLAN_PLACED:
+    if (!c->view.fresh) {
+      *verdict = GB_VC_REJECT;
+      snprintf(reason, size, "the gang's placement decision is being recorded");
+    } else if (pin(sp, c, reason, size)) {
+      *verdict = GB_VC_REJECT; /* reason set: nothing unrecorded is acted on */
+    } else {
+      *verdict = GB_VC_PERMIT;
+    }
+    break;
+  case GB_PLAN_RELEASED: *verdict = GB_VC_PERMIT; break;
+  case GB_PLAN_NOFIT:
+  case GB_PLAN_HELD:
+    *verdict = GB_VC_REJECT;
+    snprintf(reason, size, "%s", c->view.reason[0] ? c->view.reason : "the gang fits nowhere now");
+    break;
+  default: break; /* no policy: not the plan's business */
+  }
   return 0;
 }
 
@@ -128,10 +169,9 @@ static int enqueueable(void *arg, const struct gb_sched_vjob *j, int *verdict, c
   struct gb_sched_plan *sp = arg;
   struct gb_plan_view v;
   *verdict = GB_VC_ABSTAIN;
-  /* Placed by the placement controller or an earlier call: its domain is
-   * already what every verb answers from. */
-  if (gb_plan_get(sp->plan, j->key, &v) == 0 &&
-      (v.outcome == GB_PLAN_PLACED || v.outcome == GB_PLAN_RELEASED)) {
+  /* Pinned and used (a pod of it released or bound): its domain is fixed
+   * and already what every verb answers from. */
+  if (gb_plan_get(sp->plan, j->key, &v) == 0 && v.outcome == GB_PLAN_RELEASED && v.used) {
     *verdict = GB_VC_PERMIT;
     return 0;
   }
@@ -146,18 +186,8 @@ static int enqueueable(void *arg, const struct gb_sched_vjob *j, int *verdict, c
   rc = gb_model_with_snapshot(sp->model, decide, &c); /* GC_ENOTFOUND: no snapshot yet */
   if (rc == 0)
     rc = c.decide_rc;
-  if (rc < 0)
-    goto out;
-  switch (c.view.outcome) {
-  case GB_PLAN_PLACED:
-  case GB_PLAN_RELEASED: *verdict = GB_VC_PERMIT; break;
-  case GB_PLAN_NOFIT:
-  case GB_PLAN_HELD:
-    *verdict = GB_VC_REJECT;
-    snprintf(reason, size, "%s", c.view.reason[0] ? c.view.reason : "the gang fits nowhere now");
-    break;
-  default: break; /* no policy: not the plan's business */
-  }
+  if (rc == 0)
+    rc = verdict_of(sp, &c, verdict, reason, size);
 out:
   gc_arena_free(a);
   return rc;

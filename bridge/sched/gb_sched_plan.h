@@ -9,10 +9,15 @@
  * permitted; otherwise the gang built from the JobInfo (its tasks grouped
  * by InitResreq into pod sets, MinAvailable, NetworkTopology; the first
  * task's tolerations) goes through gb_plan_decide, once per snapshot
- * generation.  A gang it finds a place for is marked released at once:
- * Volcano enqueues it now, so its domain is pinned for every later verb
- * (predicate, prioritize, allocate) and for gating, and its reservation
- * lasts until its pods bind or the plan's reservation TTL passes.  A gang
+ * generation.  A gang it finds a place for is recorded first (the
+ * recorder, wired to the placement controller, writes the decision on the
+ * gang's PodGroup), then marked released: Volcano enqueues it now, so its
+ * domain is pinned for every later verb (predicate, prioritize, allocate)
+ * and for gating, and its reservation lasts until its pods bind or the
+ * plan's reservation TTL passes.  A decision that cannot be recorded is
+ * given back and the gang rejected for this session.  A pinned gang no pod
+ * of which was released or bound is checked on every call: when its nodes
+ * no longer hold it, it is decided again (and recorded again).  A gang
  * that fits nowhere (or is held behind a starving one) is rejected with the
  * evaluator's reason; no snapshot yet, or no policy at all, is Abstain.
  *
@@ -31,9 +36,18 @@
 #include "gc_arena.h"
 #include "tp_gang.h"
 
+/* Records the decision the plan has just made for gang key (the job's
+ * PodGroup ns/name) before it is acted on, replacing the record of
+ * decision prev_id (0: none).  Returns 0 when recorded, else a GC_E* code
+ * with a sentence in reason. */
+typedef int (*gb_sched_record_fn)(void *ctx, const char *ns, const char *name, const char *key,
+                                  uint64_t prev_id, char *reason, size_t reason_size);
+
 struct gb_sched_plan {
-  struct gb_model *model; /* borrowed */
-  struct gb_plan *plan;   /* borrowed */
+  struct gb_model *model;    /* borrowed */
+  struct gb_plan *plan;      /* borrowed */
+  gb_sched_record_fn record; /* NULL: decisions are pinned in memory only (tests) */
+  void *record_ctx;
 };
 
 /* Fills be with functions answering from sp (be->arg = sp, borrowed until

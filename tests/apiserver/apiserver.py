@@ -521,7 +521,10 @@ class Faults:
     FIELDS = {
         "error_rate": float, "error_codes": list, "error_verbs": (list, type(None)),
         "error_resources": (list, type(None)), "retry_after": int,
-        "latency_ms": float, "latency_jitter_ms": float, "watch_drop_seconds": float,
+        "error_names": (list, type(None)),
+        "latency_ms": float, "latency_jitter_ms": float,
+        "latency_verbs": (list, type(None)), "latency_resources": (list, type(None)),
+        "watch_drop_seconds": float,
         "watch_410_rate": float, "watch_expire_seconds": float, "down": bool,
         "error_after_write_rate": float,
     }
@@ -534,9 +537,12 @@ class Faults:
         self.error_codes = [500, 503, 429]
         self.error_verbs = None
         self.error_resources = None
+        self.error_names = None
         self.retry_after = 1
         self.latency_ms = 0.0
         self.latency_jitter_ms = 0.0
+        self.latency_verbs = None
+        self.latency_resources = None
         self.watch_drop_seconds = 0.0
         self.watch_410_rate = 0.0
         self.watch_expire_seconds = 0.0
@@ -1877,12 +1883,15 @@ class Handler(BaseHTTPRequestHandler):
                 return
             if api.opts.token and not self._authorized():
                 raise ApiError(401, "Unauthorized", "Unauthorized")
-            if f.latency_ms or f.latency_jitter_ms:
+            verb, resource, name = self._route(path, q, body, dry_verb=True)
+            if (f.latency_ms or f.latency_jitter_ms) and \
+                    (f.latency_verbs is None or verb in f.latency_verbs) and \
+                    (f.latency_resources is None or resource in f.latency_resources):
                 time.sleep((f.latency_ms + random.random() * f.latency_jitter_ms) / 1000.0)
-            verb, resource = self._route(path, q, body, dry_verb=True)
             if f.error_rate and random.random() < f.error_rate and \
                     (f.error_verbs is None or verb in f.error_verbs) and \
-                    (f.error_resources is None or resource in f.error_resources):
+                    (f.error_resources is None or resource in f.error_resources) and \
+                    (f.error_names is None or name in f.error_names):
                 code = random.choice(f.error_codes)
                 api.stats.fault(str(code))
                 raise injected_error(code, f.retry_after)
@@ -1944,14 +1953,14 @@ class Handler(BaseHTTPRequestHandler):
         parts = [p for p in path.split("/") if p]
         if not parts:
             if dry_verb:
-                return "discovery", None
+                return "discovery", None, None
             return self._json({"paths": ["/api", "/api/v1", "/apis", "/healthz", "/livez",
                                          "/openapi/v2", "/openapi/v3", "/readyz", "/version"]})
         head = parts[0]
         if head in ("healthz", "livez", "readyz", "version", "openapi") or \
                 (head in ("api", "apis") and len(parts) <= (2 if head == "api" else 3)):
             if dry_verb:
-                return "discovery", None
+                return "discovery", None, None
             if m not in ("GET", "HEAD"):
                 raise err_method()
             if head in ("healthz", "livez", "readyz"):
@@ -1975,7 +1984,7 @@ class Handler(BaseHTTPRequestHandler):
             group, version, rest = parts[1], parts[2], parts[3:]
         else:
             if dry_verb:
-                return "unknown", None
+                return "unknown", None, None
             raise err_path()
         ns = None
         if rest[0] == "namespaces" and len(rest) >= 3 and not (
@@ -1984,7 +1993,7 @@ class Handler(BaseHTTPRequestHandler):
             rest = rest[2:]
         if len(rest) > 3:
             if dry_verb:
-                return "unknown", None
+                return "unknown", None, None
             raise err_path()
         resource = rest[0]
         name = rest[1] if len(rest) > 1 else None
@@ -2003,7 +2012,7 @@ class Handler(BaseHTTPRequestHandler):
         else:
             verb = m.lower()
         if dry_verb:
-            return verb, resource
+            return verb, resource, name
         with api.store.lock:
             rt = api.store.types.get((group, version, resource))
         if rt is None:

@@ -848,6 +848,29 @@ class TestFaults(ServerCase):
         self.status_of(self.c.get(pg_path()), 500, "InternalError")
         self.assertEqual(self.c.control("faults", method="GET")["latency_jitter_ms"], 5.0)
 
+    def test_error_names_and_latency_filters(self):
+        """Errors for one named object only (every PATCH of one TrainJob), and latency for
+        one verb only."""
+        self.assertEqual(self.c.post(tj_path(), trainjob("one")).status, 201)
+        self.assertEqual(self.c.post(tj_path(), trainjob("two")).status, 201)
+        self.c.control("faults", {"error_rate": 1.0, "error_codes": [500],
+                                  "error_verbs": ["patch"], "error_names": ["one"],
+                                  "latency_ms": 300, "latency_verbs": ["delete"]})
+        patch = json.dumps({"metadata": {"labels": {"x": "y"}}})
+        self.status_of(self.c.patch(tj_path(name="one"), patch, "application/merge-patch+json"),
+                       500, "InternalError")
+        self.assertEqual(self.c.patch(tj_path(name="two"), patch,
+                                      "application/merge-patch+json").status, 200)
+        self.assertEqual(self.c.get(tj_path(name="one")).status, 200)   # only PATCHes fail
+        t = time.monotonic()
+        self.assertEqual(self.c.get(tj_path()).status, 200)              # no latency for get
+        self.assertLess(time.monotonic() - t, 0.3)
+        t = time.monotonic()
+        self.assertIn(self.c.delete(tj_path(name="two")).status, (200, 202))
+        self.assertGreaterEqual(time.monotonic() - t, 0.3)
+        r = self.c.request("POST", "/_control/faults", {"error_names": "one"})
+        self.assertEqual(r.status, 400)
+
     def test_drop_watches_control(self):
         w = self.c.watch(tj_path() + "?watch=1&timeoutSeconds=30")
         wait_for(lambda: self.c.control("stats", method="GET")["watchers"] >= 1)

@@ -6,7 +6,8 @@
  * the model as the informers would), one gang of 1,024 one-GPU pods created
  * gated on the stand-in, then the time from the last pod's arrival to every
  * pod released (the decision, then one GET and one PATCH per pod), the
- * decision alone, and the CPU this process spent per released pod.  Goals
+ * decision alone (and its record on the gang's PodGroup), and the CPU
+ * this process spent per released pod.  Goals
  * (issue 11): all released <= 1 s, the decision <= 5 ms.  Printed, not
  * asserted.  --short: 768 nodes, 128 pods (for CI).  Creating the pods and
  * feeding the cluster are not timed.
@@ -126,6 +127,61 @@ static const char GANG[] =
     "resourcesPerNode: {requests: {cpu: 8, memory: 64Gi, nvidia.com/gpu: 1}}}}\n";
 
 static int pods_n;
+static char tj_uid[128]; /* the TrainJob made on the stand-in (its PodGroup's owner) */
+
+/* Installs a CRD of tests/shared/crds/<rel>. */
+static void install_crd(struct gb_kube_client *cli, const char *rel) {
+  const char *src = getenv("GB_SRC");
+  char path[1024];
+  snprintf(path, sizeof(path), "%s/tests/shared/crds/%s", src ? src : ".", rel);
+  struct gb_docset *ds = gb_docset_new(NULL);
+  struct gc_diags d;
+  gc_diags_init(&d);
+  if (gb_load_path(ds, path, &d) || !ds->n)
+    die("CRD", d.n ? d.msgs[0] : path);
+  json_object *o = gb_kube_value_to_json(ds->docs[0].root);
+  struct gb_kube_error e;
+  if (gb_kube_create(cli, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", o, NULL, &e))
+    die("CRD", e.message);
+  json_object_put(o);
+  gc_diags_destroy(&d);
+  gb_docset_free(ds);
+}
+
+static void create_json(struct gb_kube_client *cli, const char *coll, const char *json, char *uid,
+                        size_t cap) {
+  json_object *o = json_tokener_parse(json), *out = NULL, *md = NULL, *u = NULL;
+  struct gb_kube_error e;
+  if (!o || gb_kube_create(cli, coll, o, &out, &e))
+    die(coll, o ? e.message : "bad JSON");
+  if (uid && json_object_object_get_ex(out, "metadata", &md) &&
+      json_object_object_get_ex(md, "uid", &u))
+    snprintf(uid, cap, "%s", json_object_get_string(u));
+  json_object_put(o);
+  json_object_put(out);
+}
+
+/* The TrainJob and gangbridge's PodGroup of it, where the decision is
+ * recorded before the release (as serve's controller makes them). */
+static void create_podgroup(struct gb_kube_client *cli) {
+  install_crd(cli, "trainer/trainer.kubeflow.org_trainjobs.yaml");
+  install_crd(cli, "volcano/scheduling.volcano.sh_podgroups.yaml");
+  create_json(cli, "/apis/trainer.kubeflow.org/v1alpha1/namespaces/bench/trainjobs",
+              "{\"apiVersion\":\"trainer.kubeflow.org/v1alpha1\",\"kind\":\"TrainJob\","
+              "\"metadata\":{\"name\":\"big\",\"namespace\":\"bench\"},\"spec\":"
+              "{\"runtimeRef\":{\"name\":\"torch\"}}}",
+              tj_uid, sizeof(tj_uid));
+  char b[1024];
+  snprintf(b, sizeof(b),
+           "{\"apiVersion\":\"scheduling.volcano.sh/v1beta1\",\"kind\":\"PodGroup\","
+           "\"metadata\":{\"name\":\"big\",\"namespace\":\"bench\",\"labels\":"
+           "{\"app.kubernetes.io/managed-by\":\"gangbridge\"},\"ownerReferences\":[{"
+           "\"apiVersion\":\"trainer.kubeflow.org/v1alpha1\",\"kind\":\"TrainJob\","
+           "\"name\":\"big\",\"uid\":\"%s\",\"controller\":true}]},"
+           "\"spec\":{\"minMember\":1}}",
+           tj_uid);
+  create_json(cli, "/apis/scheduling.volcano.sh/v1beta1/namespaces/bench/podgroups", b, NULL, 0);
+}
 
 static int gang_fn(void *ctx, const char *ns, const char *name, struct gc_gang **out, char *reason,
                    size_t reason_size) {
@@ -140,6 +196,8 @@ static int gang_fn(void *ctx, const char *ns, const char *name, struct gc_gang *
   rc = rc ? rc : gc_catalog_add(cat, ds->docs[0].root, "gang.yaml", &d);
   struct gc_options o = {0};
   rc = rc ? rc : gc_gang_compute(ds->docs[1].root, cat, &o, out, &d);
+  if (!rc && *out)
+    (*out)->uid = gc_arena_strdup((*out)->arena, tj_uid);
   if (rc)
     snprintf(reason, reason_size, "%s", d.n ? d.msgs[0] : "gang");
   gc_catalog_free(cat);
@@ -207,6 +265,7 @@ int main(int argc, char **argv) {
   if (gb_kube_create(cli, "/api/v1/namespaces", ns, NULL, &e))
     die("namespace", e.message);
   json_object_put(ns);
+  create_podgroup(cli);
 
   struct gc_diags d;
   gc_diags_init(&d);

@@ -243,7 +243,7 @@ static void bench_enqueue_plan(int short_mode) {
       die("feed", json);
   }
   gb_model_feed_done(m);
-  struct gb_sched_plan sp = {m, plan};
+  struct gb_sched_plan sp = {m, plan, NULL, NULL};
   struct gb_sched_backend be;
   gb_sched_plan_backend(&sp, &be);
   struct gb_sched_config cfg = {0};

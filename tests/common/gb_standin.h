@@ -30,4 +30,17 @@ int gb_standin_start(struct gb_standin *s);
  * zeroed or half-started *s. */
 void gb_standin_stop(struct gb_standin *s);
 
+/* Installs the CRDs of tests/shared/crds/<rel> (a YAML file) on the server
+ * of cli.  Returns 0, or -1 with the reason on stderr. */
+int gb_standin_install_crd(struct gb_kube_client *cli, const char *rel);
+
+/* Creates a TrainJob ns/name (runtime "torch") and its Volcano PodGroup as
+ * gangbridge's controller does (the managed-by label, a controller
+ * ownerReference to the TrainJob: the stand-in collects PodGroups whose
+ * owner does not exist), where the placement controller records its
+ * decision; the TrainJob's uid goes to uid.  Needs the TrainJob and Volcano
+ * PodGroup CRDs.  Returns 0, or -1 (stderr). */
+int gb_standin_podgroup(struct gb_kube_client *cli, const char *ns, const char *name, char *uid,
+                        size_t uid_size);
+
 #endif

@@ -27,7 +27,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import controller_helpers as ch  # noqa: E402
 import kubeclient  # noqa: E402
 from controller_helpers import Env, Runner, fail, namespace, runtime  # noqa: E402
-from test_placement_e2e import (HARD_RACK, TAKE_OVER, add_node, setup_gang,  # noqa: E402
+from placement_helpers import (HARD_RACK, TAKE_OVER, add_node, setup_gang,  # noqa: E402
                                 status_of, wait_released)
 
 ch.PLURAL.update({"Node": "nodes", "HyperNode": "hypernodes"})

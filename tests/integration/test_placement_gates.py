@@ -26,7 +26,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import controller_helpers as ch  # noqa: E402
 from controller_helpers import Env, Runner, fail, namespace, runtime, trainjob  # noqa: E402
-from test_placement_e2e import HARD_RACK, TAKE_OVER, add_node, admit  # noqa: E402
+from placement_helpers import HARD_RACK, TAKE_OVER, add_node, admit  # noqa: E402
 
 ch.PLURAL.update({"Node": "nodes"})
 ch.CLUSTER_SCOPED |= {"Node"}

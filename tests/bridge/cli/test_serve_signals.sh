@@ -28,13 +28,28 @@ reap() {
   got=alive
 }
 
+# Waits up to 10 s until pid's main thread blocks SIGINT and SIGTERM.
+blocked() {
+  local pid=$1 mask
+  for _ in $(seq 100); do
+    mask=$(sed -n 's/^SigBlk:[[:space:]]*//p' "/proc/$pid/status" 2>/dev/null)
+    [ -n "$mask" ] && (( (16#$mask & 16#4002) == 16#4002 )) && return
+    sleep 0.1
+  done
+}
+
 # description, signal, wanted status, wanted stderr text, command...
 stuck_start() {
   local what=$1 sig=$2 want=$3 text=$4; shift 4
   "$@" >"$tmp/out" 2>"$tmp/err" &
   local pid=$!
   pids+=("$pid")
-  sleep 0.5 # let it reach the FIFO
+  # A background job of a non-interactive shell starts with SIGINT ignored, so a
+  # signal sent before serve blocks it (gb_stopsig_start) is lost: wait until the
+  # main thread's mask holds SIGINT and SIGTERM (bits 2 and 15) rather than a
+  # fixed sleep that a loaded machine outruns.
+  blocked "$pid"
+  sleep 0.2 # let it reach the FIFO
   kill "-$sig" "$pid"
   reap "$pid"
   if [ "$got" = "$want" ] && grep -qF -- "$text" "$tmp/err"; then pass=$((pass+1)); else

@@ -153,6 +153,7 @@ START_TEST(closed_port_transport_error) {
   ck_assert_ptr_null(out);
   ck_assert_int_eq(e.http, 0);
   ck_assert_int_ne(e.curl_code, 0);
+  ck_assert_int_eq(e.failed_attempts, 3); /* each retried failure is reported to the caller */
   ck_assert_ptr_nonnull(strstr(e.message, "GET /api/v1/namespaces:"));
   struct gb_kube_stats st;
   gb_kube_client_stats(c, &st);

@@ -9,6 +9,13 @@
  * reservation leaves no room for stays gated as NOFIT with the evaluator's
  * reason and is released once a node is added; a standby decides and
  * releases nothing until it leads; the status document and metrics say so.
+ * Issue 17: the decision is recorded on the gang's PodGroup before any pod
+ * is released; a new process finishes a partly released gang in the
+ * recorded rack (never splitting it); a pod whose every PATCH fails keeps
+ * the gang's reservation, counts in the error metric and is released once
+ * the fault clears; a suspended TrainJob's pods are never released and
+ * hold nothing; a gang whose domain holds another gang's reservation is
+ * restricted to the nodes the plan counted for it.
  * Passes run on the test's thread (gb_placer_run_once): nothing is timed.
  */
 #include <check.h>
@@ -21,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gb_decision.h"
 #include "gb_kube_client.h"
 #include "gb_kube_config.h"
 #include "gb_standin.h"
@@ -38,6 +46,10 @@ static struct gb_kube_client *cli;
 static int start_server(void) {
   int rc = gb_standin_start(&standin);
   cli = standin.cli;
+  if (!rc)
+    rc = gb_standin_install_crd(cli, "volcano/scheduling.volcano.sh_podgroups.yaml");
+  if (!rc)
+    rc = gb_standin_install_crd(cli, "trainer/trainer.kubeflow.org_trainjobs.yaml");
   return rc;
 }
 
@@ -66,6 +78,46 @@ static const char GANG_YAML[] =
     "metadata: {name: job, namespace: ns1, uid: 11111111-2222-4333-8444-555555555555}\n"
     "spec: {runtimeRef: {name: torch, kind: TrainingRuntime}}\n";
 
+/* The gang of a TrainJob named blk*: 3 pods of 8 cpu in one block (tier 2). */
+static const char BLOCK_YAML[] =
+    "apiVersion: trainer.kubeflow.org/v1alpha1\n"
+    "kind: TrainingRuntime\n"
+    "metadata: {name: torch, namespace: ns1}\n"
+    "spec:\n"
+    "  mlPolicy: {numNodes: 3, torch: {}}\n"
+    "  podGroupPolicy: {volcano: {networkTopology: {mode: hard, highestTierAllowed: 2}}}\n"
+    "  template:\n"
+    "    spec:\n"
+    "      replicatedJobs:\n"
+    "      - name: node\n"
+    "        template:\n"
+    "          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}\n"
+    "          spec: {template: {spec: {containers: [{name: node, image: p, resources: "
+    "{requests: {cpu: 8}}}]}}}\n"
+    "---\n"
+    "apiVersion: trainer.kubeflow.org/v1alpha1\n"
+    "kind: TrainJob\n"
+    "metadata: {name: job, namespace: ns1, uid: 11111111-2222-4333-8444-555555555555}\n"
+    "spec: {runtimeRef: {name: torch, kind: TrainingRuntime}}\n";
+
+static int suspended; /* gang_fn: every TrainJob is suspended */
+
+/* The uids of the TrainJobs made on the stand-in, by "ns/name". */
+static char uids[32][2][128];
+static int n_uids;
+
+static char *uid_of(const char *ns, const char *name, int create) {
+  char key[128];
+  snprintf(key, sizeof(key), "%s/%s", ns, name);
+  for (int i = 0; i < n_uids; i++)
+    if (!strcmp(uids[i][0], key))
+      return uids[i][1];
+  if (!create || n_uids == 32)
+    return NULL;
+  snprintf(uids[n_uids][0], sizeof(uids[0][0]), "%s", key);
+  return uids[n_uids++][1];
+}
+
 static int gang_fn(void *ctx, const char *ns, const char *name, struct gc_gang **out, char *reason,
                    size_t reason_size) {
   (void)ctx, (void)reason, (void)reason_size;
@@ -73,10 +125,14 @@ static int gang_fn(void *ctx, const char *ns, const char *name, struct gc_gang *
   if (strncmp(ns, "ns", 2))
     return 0; /* not ours */
   struct gb_test_run r;
-  gb_test_run(&r, GANG_YAML, NULL, NULL);
+  gb_test_run(&r, strncmp(name, "blk", 3) ? GANG_YAML : BLOCK_YAML, NULL, NULL);
   ck_assert_ptr_nonnull(r.g);
+  r.g->suspended = suspended;
   /* Every JobSet of ns1 is a TrainJob of this shape. */
   r.g->name = gc_arena_strdup(r.g->arena, name);
+  const char *uid = uid_of(ns, name, 0);
+  if (uid)
+    r.g->uid = gc_arena_strdup(r.g->arena, uid);
   *out = r.g;
   r.g = NULL;
   gb_test_run_free(&r);
@@ -189,15 +245,14 @@ struct fx {
 
 static int64_t release_timeout_ms; /* 0: the default */
 
-static void fx_init(struct fx *f) {
+/* A new process: plan, model (nodes n1, n2 in b1/r1, n3 in b2/r2, plus
+ * extra ones) and placer.  Decisions are read back from the stand-in. */
+static int record_gangs_fn(void *ctx, const char *key,
+                           int (*fn)(void *arg, const char *ns, const char *name), void *arg);
+static int scan_records; /* fx_process: the placer finds gangs by their records */
+
+static void fx_process(struct fx *f, int extra_nodes) {
   memset(f, 0, sizeof(*f));
-  char b[160];
-  snprintf(b, sizeof(b),
-           "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"%s\"}}", cur_ns);
-  json_object *o = json_tokener_parse(b);
-  struct gb_kube_error e;
-  ck_assert_int_eq(gb_kube_create(cli, "/api/v1/namespaces", o, NULL, &e), 0);
-  json_object_put(o);
   struct gc_diags d;
   gc_diags_init(&d);
   ck_assert_int_eq(gb_plan_new(NULL, &f->plan), 0);
@@ -212,13 +267,35 @@ static void fx_init(struct fx *f) {
                               .is_leader = is_leader,
                               .label_levels = 1,
                               .release_timeout_ms = release_timeout_ms,
-                              .reg = f->reg};
+                              .reg = f->reg,
+                              .record_gangs = scan_records ? record_gangs_fn : NULL};
   ck_assert_int_eq(gb_placer_new(&po, &f->placer, &d), 0);
   gc_diags_destroy(&d);
   node(f->model, "n1", "b1", "r1");
   node(f->model, "n2", "b1", "r1");
   node(f->model, "n3", "b2", "r2");
+  if (extra_nodes) { /* b1 gets r1's n5, rack r5 {n6} and rack r6 {n7} */
+    node(f->model, "n5", "b1", "r1");
+    node(f->model, "n6", "b1", "r5");
+    node(f->model, "n7", "b1", "r6");
+  }
   ck_assert_int_eq(gb_model_feed_done(f->model), 0);
+}
+
+/* The namespace, the TrainJobs job, job2 and blk and gangbridge's
+ * PodGroups of them (where the decisions are recorded), then a process. */
+static void fx_init(struct fx *f) {
+  char b[160];
+  snprintf(b, sizeof(b),
+           "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"%s\"}}", cur_ns);
+  json_object *o = json_tokener_parse(b);
+  struct gb_kube_error e;
+  ck_assert_int_eq(gb_kube_create(cli, "/api/v1/namespaces", o, NULL, &e), 0);
+  json_object_put(o);
+  static const char *jobs[] = {"job", "job2", "blk"};
+  for (int i = 0; i < 3; i++)
+    ck_assert_int_eq(gb_standin_podgroup(cli, cur_ns, jobs[i], uid_of(cur_ns, jobs[i], 1), 64), 0);
+  fx_process(f, 0);
 }
 
 static void fx_free(struct fx *f) {
@@ -415,6 +492,312 @@ START_TEST(test_pinned_elsewhere) {
 }
 END_TEST
 
+/* ---- issue 17: one durable decision per gang ------------------------------------ */
+
+/* POSTs (or, json NULL, DELETEs) the stand-in's fault settings. */
+static void faults(const char *json) {
+  struct gb_kube_error e;
+  gb_kube_error_clear(&e);
+  int rc = gb_kube_request(cli, json ? GB_KUBE_CREATE : GB_KUBE_DELETE, json ? "POST" : "DELETE",
+                           "/_control/faults", "application/json", json, json ? strlen(json) : 0,
+                           NULL, &e);
+  ck_assert_msg(rc == 0, "faults: %s", e.message);
+}
+
+/* The stand-in's count of injected 500s. */
+static int64_t injected_500(void) {
+  json_object *st = NULL, *f = NULL, *n = NULL;
+  struct gb_kube_error e;
+  ck_assert_int_eq(gb_kube_get(cli, "/_control/stats", &st, &e), 0);
+  int64_t v = json_object_object_get_ex(st, "faults", &f) && json_object_object_get_ex(f, "500", &n)
+                  ? json_object_get_int64(n)
+                  : 0;
+  json_object_put(st);
+  return v;
+}
+
+/* Feeds every pod the stand-in has in cur_ns to m (a new process's list). */
+static void feed_stored_pods(struct gb_model *m) {
+  char path[128];
+  snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods", cur_ns);
+  json_object *list = NULL, *items = NULL;
+  struct gb_kube_error e;
+  ck_assert_int_eq(gb_kube_get(cli, path, &list, &e), 0);
+  ck_assert(json_object_object_get_ex(list, "items", &items));
+  for (size_t i = 0; i < json_object_array_length(items); i++)
+    feed(m, "Pod", json_object_to_json_string(json_object_array_get_idx(items, i)));
+  json_object_put(list);
+}
+
+/* The decision recorded on the PodGroup of job (NULL: none); caller frees. */
+static struct gb_decision *recorded(const char *job) {
+  char path[200];
+  snprintf(path, sizeof(path), "/apis/scheduling.volcano.sh/v1beta1/namespaces/%s/podgroups/%s",
+           cur_ns, job);
+  json_object *pg = NULL, *md = NULL, *ann = NULL, *v = NULL;
+  struct gb_kube_error e;
+  ck_assert_int_eq(gb_kube_get(cli, path, &pg, &e), 0);
+  struct gb_decision *d = NULL;
+  if (json_object_object_get_ex(pg, "metadata", &md) &&
+      json_object_object_get_ex(md, "annotations", &ann) &&
+      json_object_object_get_ex(ann, GB_DECISION_ANNOTATION, &v)) {
+    struct gc_diags dg;
+    gc_diags_init(&dg);
+    const char *t = json_object_get_string(v);
+    ck_assert_msg(gb_decision_decode(t, strlen(t), &d, &dg) == 0, "%s", dg.n ? dg.msgs[0] : t);
+    gc_diags_destroy(&dg);
+  }
+  json_object_put(pg);
+  return d;
+}
+
+static int64_t metric(struct gb_metrics *reg, const char *name) {
+  char *text = NULL;
+  size_t len = 0;
+  ck_assert_int_eq(gb_metrics_render(reg, &text, &len), 0);
+  char want[128];
+  snprintf(want, sizeof(want), "\n%s ", name);
+  const char *at = strstr(text, want);
+  int64_t v = at ? strtoll(at + strlen(want), NULL, 10) : -1;
+  free(text);
+  return v;
+}
+
+static int64_t field_int(json_object *o, const char *k) {
+  json_object *v = NULL;
+  ck_assert_msg(json_object_object_get_ex(o, k, &v), "no %s", k);
+  return json_object_get_int64(v);
+}
+
+/* The record is written before any pod is released, and says what the
+ * pods got. */
+START_TEST(test_record_before_release) {
+  struct fx f;
+  cur_ns = "ns5";
+  fx_init(&f);
+  char aff[2048];
+  gated_pod(f.model, cur_ns, "job", "job-node-0-0");
+  gated_pod(f.model, cur_ns, "job", "job-node-0-1");
+  gb_placer_on_gang(f.placer, cur_ns, "job");
+  ck_assert_int_eq(gb_placer_run_once(f.placer), 0);
+  ck_assert(!pod_gated("job-node-0-0", aff, sizeof(aff)));
+  struct gb_decision *d = recorded("job");
+  ck_assert_ptr_nonnull(d);
+  ck_assert_str_eq(d->rec.domain, "b1/r1");
+  ck_assert_str_eq(d->mode, "hard");
+  ck_assert_int_eq(d->restr.kind, GB_RESTRICT_LABEL);
+  ck_assert_str_eq(d->restr.key, "rack");
+  ck_assert_str_eq(d->restr.values[0], "r1");
+  ck_assert_uint_eq(d->rec.n_assign, 2);
+  ck_assert_int_eq(d->rec.pods, 2);
+  json_object *g = status(f.placer, key("job"));
+  char id[17];
+  gb_decision_id_text(d->rec.id, id);
+  ck_assert_str_eq(field(g, "decision"), id);
+  ck_assert_int_eq(field_int(g, "reservedPods"), 2);
+  json_object_put(g);
+  gb_decision_free(d);
+  fx_free(&f);
+}
+END_TEST
+
+/* Defects 1 and 2: every PATCH of one pod fails.  The gang keeps its whole
+ * reservation (a second gang cannot take its rack), the status counts one
+ * released and one gated, the metric counts every failed request.  Then
+ * the process dies; a new one, after the fault clears, finishes the gang
+ * in the recorded rack (alone, the last pod would go to the tighter r2). */
+START_TEST(test_failed_patch_and_restart) {
+  struct fx f;
+  cur_ns = "ns6";
+  fx_init(&f);
+  char aff[2048];
+  faults("{\"error_rate\":1,\"error_codes\":[500],\"error_verbs\":[\"patch\"],"
+         "\"error_resources\":[\"pods\"],\"error_names\":[\"job-node-0-1\"]}");
+  int64_t before = injected_500();
+  gated_pod(f.model, cur_ns, "job", "job-node-0-0");
+  gated_pod(f.model, cur_ns, "job", "job-node-0-1");
+  gb_placer_on_gang(f.placer, cur_ns, "job");
+  ck_assert_int_eq(gb_placer_run_once(f.placer), 0);
+  ck_assert(!pod_gated("job-node-0-0", aff, sizeof(aff)));
+  ck_assert_msg(strstr(aff, "\"values\":[\"r1\"]"), "affinity: %s", aff);
+  ck_assert(pod_gated("job-node-0-1", aff, sizeof(aff)));
+  json_object *g = status(f.placer, key("job"));
+  ck_assert_int_eq(field_int(g, "gated"), 1);
+  ck_assert_int_eq(field_int(g, "released"), 1);
+  ck_assert_int_eq(field_int(g, "reservedPods"), 2);
+  json_object_put(g);
+  /* A second pass fails again: the reservation stays, the metric counts. */
+  gb_placer_on_gang(f.placer, cur_ns, "job");
+  ck_assert_int_eq(gb_placer_run_once(f.placer), 0);
+  int64_t failed = injected_500() - before;
+  ck_assert_int_ge(failed, 2);
+  ck_assert_int_eq(metric(f.reg, "gangbridge_placement_release_errors_total"), failed);
+  /* job2 needs a rack of two free nodes: r1 is job's. */
+  gated_pod(f.model, cur_ns, "job2", "job2-node-0-0");
+  gated_pod(f.model, cur_ns, "job2", "job2-node-0-1");
+  gb_placer_on_gang(f.placer, cur_ns, "job2");
+  ck_assert_int_eq(gb_placer_run_once(f.placer), 0);
+  ck_assert(pod_gated("job2-node-0-0", aff, sizeof(aff)));
+  g = status(f.placer, key("job2"));
+  ck_assert_str_eq(field(g, "outcome"), "nofit");
+  json_object_put(g);
+  /* The process dies (nothing is cleaned up); the fault clears. */
+  fx_free(&f);
+  faults(NULL);
+  fx_process(&f, 0);
+  feed_stored_pods(f.model);
+  gb_placer_on_gang(f.placer, cur_ns, "job");
+  gb_placer_on_gang(f.placer, cur_ns, "job2");
+  ck_assert_int_eq(gb_placer_run_once(f.placer), 0);
+  ck_assert(!pod_gated("job-node-0-1", aff, sizeof(aff)));
+  ck_assert_msg(strstr(aff, "\"values\":[\"r1\"]"), "split: the last pod got %s", aff);
+  ck_assert(pod_gated("job2-node-0-0", aff, sizeof(aff))); /* r1 stays job's */
+  g = status(f.placer, key("job"));
+  ck_assert_int_eq(field_int(g, "reservedPods"), 2);
+  ck_assert_int_eq(field_int(g, "gated"), 0);
+  json_object_put(g);
+  fx_free(&f);
+}
+END_TEST
+
+/* Defect 7: a suspended TrainJob's gated pods are never released and
+ * nothing is reserved for them. */
+START_TEST(test_suspended) {
+  struct fx f;
+  cur_ns = "ns7";
+  faults(NULL);
+  fx_init(&f);
+  char aff[2048];
+  suspended = 1;
+  gated_pod(f.model, cur_ns, "job", "job-node-0-0");
+  gated_pod(f.model, cur_ns, "job", "job-node-0-1");
+  gb_placer_on_gang(f.placer, cur_ns, "job");
+  ck_assert_int_eq(gb_placer_run_once(f.placer), 0);
+  ck_assert(pod_gated("job-node-0-0", aff, sizeof(aff)));
+  ck_assert(pod_gated("job-node-0-1", aff, sizeof(aff)));
+  struct gb_plan_view v;
+  ck_assert_int_eq(gb_plan_get(f.plan, key("job"), &v), GC_ENOTFOUND);
+  json_object *g = status(f.placer, key("job"));
+  ck_assert_str_eq(field(g, "state"), "suspended");
+  json_object_put(g);
+  ck_assert_ptr_null(recorded("job"));
+  /* Resumed: decided and released as any gang. */
+  suspended = 0;
+  gb_placer_on_gang(f.placer, cur_ns, "job");
+  ck_assert_int_eq(gb_placer_run_once(f.placer), 0);
+  ck_assert(!pod_gated("job-node-0-0", aff, sizeof(aff)));
+  fx_free(&f);
+}
+END_TEST
+
+/* Defect 9: blk's block holds job's reservation (rack r1 of it): blk is
+ * restricted to the nodes the plan counted for it, not to the block. */
+START_TEST(test_shared_domain_restricted_to_planned_nodes) {
+  struct fx f;
+  cur_ns = "ns8";
+  faults(NULL);
+  suspended = 0;
+  fx_init(&f);
+  fx_free(&f);
+  fx_process(&f, 1);
+  char aff[2048];
+  gated_pod(f.model, cur_ns, "job", "job-node-0-0");
+  gated_pod(f.model, cur_ns, "job", "job-node-0-1");
+  gb_placer_on_gang(f.placer, cur_ns, "job");
+  ck_assert_int_eq(gb_placer_run_once(f.placer), 0);
+  ck_assert(!pod_gated("job-node-0-0", aff, sizeof(aff)));
+  ck_assert_msg(strstr(aff, "\"values\":[\"r1\"]"), "affinity: %s", aff);
+  for (int i = 0; i < 3; i++) {
+    char name[32];
+    snprintf(name, sizeof(name), "blk-node-0-%d", i);
+    gated_pod(f.model, cur_ns, "blk", name);
+  }
+  gb_placer_on_gang(f.placer, cur_ns, "blk");
+  ck_assert_int_eq(gb_placer_run_once(f.placer), 0);
+  ck_assert(!pod_gated("blk-node-0-0", aff, sizeof(aff)));
+  ck_assert_msg(strstr(aff, "{\"key\":\"kubernetes.io/hostname\",\"operator\":\"In\","
+                            "\"values\":[\"n5\",\"n6\",\"n7\"]}"),
+                "affinity: %s", aff);
+  ck_assert_msg(!strstr(aff, "\"block\""), "affinity: %s", aff);
+  /* The scheduler endpoints answer the same: n1 (job's) is not blk's. */
+  ck_assert_int_eq(gb_plan_node_allowed(f.plan, key("blk"), "n1", NULL, 0), 0);
+  ck_assert_int_eq(gb_plan_node_allowed(f.plan, key("blk"), "n6", NULL, 0), 1);
+  fx_free(&f);
+}
+END_TEST
+
+/* The controller's cache for record_gangs: the PodGroups of cur_ns that
+ * carry a record (read from the stand-in). */
+static int record_gangs_fn(void *ctx, const char *key,
+                           int (*fn)(void *arg, const char *ns, const char *name), void *arg) {
+  (void)ctx, (void)key;
+  static const char *jobs[] = {"job", "job2", "blk"};
+  for (int i = 0; i < 3; i++) {
+    struct gb_decision *d = recorded(jobs[i]);
+    if (d)
+      fn(arg, cur_ns, jobs[i]);
+    gb_decision_free(d);
+  }
+  return 0;
+}
+
+/* jobEnqueueable pinned job before any pod existed and recorded it (the
+ * scheduler endpoint's recorder); a new process takes the decision back
+ * from the record alone: the capacity stays reserved, the domain pinned. */
+static int pin_and_record(void *arg, struct tp_snapshot *s, uint64_t gen) {
+  struct fx *f = arg;
+  const char *res[] = {"cpu"};
+  int64_t val[] = {8000};
+  struct tp_podset ps = {"node", 2, 1, res, val};
+  struct tp_gang g = {key("job"), &ps, 1, 0, {TP_MODE_HARD, 1, 1, NULL}};
+  struct gb_plan_gang pg = {key("job"), &g, 0, 0, NULL};
+  struct gb_plan_view v;
+  struct gc_diags d;
+  gc_diags_init(&d);
+  ck_assert_int_eq(gb_plan_decide(f->plan, s, gen, &pg, 1, 0, &v, &d), 0);
+  gc_diags_destroy(&d);
+  ck_assert(v.fresh);
+  return 0;
+}
+
+START_TEST(test_pinned_without_pods_survives_restart) {
+  struct fx f;
+  cur_ns = "ns9";
+  faults(NULL);
+  suspended = 0;
+  fx_init(&f);
+  ck_assert_int_eq(gb_model_with_snapshot(f.model, pin_and_record, &f), 0);
+  char why[512] = "";
+  ck_assert_msg(
+      gb_placer_record_decision(f.placer, cur_ns, "job", key("job"), 0, why, sizeof(why)) == 0,
+      "%s", why);
+  ck_assert_int_eq(gb_plan_mark_released(f.plan, key("job"), 0), 0);
+  struct gb_decision *d = recorded("job");
+  ck_assert_ptr_nonnull(d);
+  ck_assert_str_eq(d->rec.domain, "b1/r1");
+  gb_decision_free(d);
+  fx_free(&f);
+  scan_records = 1;
+  fx_process(&f, 0);
+  ck_assert_int_eq(gb_placer_run_once(f.placer), 0);
+  scan_records = 0;
+  struct gb_plan_view v;
+  ck_assert_int_eq(gb_plan_get(f.plan, key("job"), &v), 0);
+  ck_assert_int_eq(v.outcome, GB_PLAN_RELEASED);
+  ck_assert_int_eq(v.pods_reserved, 2);
+  ck_assert_int_eq(gb_plan_node_allowed(f.plan, key("job"), "n3", NULL, 0), 0);
+  /* The pods arrive, gated: released into the recorded rack. */
+  char aff[2048];
+  gated_pod(f.model, cur_ns, "job", "job-node-0-0");
+  gated_pod(f.model, cur_ns, "job", "job-node-0-1");
+  gb_placer_on_gang(f.placer, cur_ns, "job");
+  ck_assert_int_eq(gb_placer_run_once(f.placer), 0);
+  ck_assert(!pod_gated("job-node-0-1", aff, sizeof(aff)));
+  ck_assert_msg(strstr(aff, "\"values\":[\"r1\"]"), "affinity: %s", aff);
+  fx_free(&f);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("placer");
   TCase *tc = tcase_create("core");
@@ -423,6 +806,11 @@ int main(void) {
   tcase_add_test(tc, test_standby_waits);
   tcase_add_test(tc, test_raced);
   tcase_add_test(tc, test_pinned_elsewhere);
+  tcase_add_test(tc, test_record_before_release);
+  tcase_add_test(tc, test_failed_patch_and_restart);
+  tcase_add_test(tc, test_suspended);
+  tcase_add_test(tc, test_shared_domain_restricted_to_planned_nodes);
+  tcase_add_test(tc, test_pinned_without_pods_survives_restart);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   /* One stand-in for both tests (each in its own namespace), stopped here

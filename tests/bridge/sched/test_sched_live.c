@@ -175,7 +175,7 @@ START_TEST(reject_then_permit_on_the_stand_in) {
   ck_assert_int_eq(gb_model_new(&mo, &m, NULL), 0);
   ck_assert_int_eq(gb_model_start(m), 0);
   wait_node(m, "n3");
-  struct gb_sched_plan sp = {m, plan};
+  struct gb_sched_plan sp = {m, plan, NULL, NULL};
   struct gb_sched_backend be;
   gb_sched_plan_backend(&sp, &be);
   struct gb_sched *s = NULL;

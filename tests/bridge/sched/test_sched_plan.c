@@ -8,7 +8,10 @@
  * predicate and filter pass exactly where gb_plan_node_allowed says,
  * prioritize scores exactly the nodes gb_plan_node_score plans pods on,
  * allocateFunc/deallocateFunc keep the session consistent, and the
- * kube-scheduler shapes give the same answers.
+ * kube-scheduler shapes give the same answers.  Issue 17: a new decision is
+ * recorded before jobEnqueueable permits (a failing recorder gives the
+ * reservation back and rejects); a pinned decision no pod used, whose rack
+ * lost a node, is decided again and recorded again (defect 4).
  */
 #include <check.h>
 #include <stdio.h>
@@ -27,6 +30,28 @@ static struct gb_sched_plan SP;
 static struct gb_sched *S;
 static int events, last_verdict;
 static char last_reason[512];
+
+/* The recorder: records what it was asked, fails while record_fail. */
+static int recorded, record_fail;
+static uint64_t recorded_prev;
+static char recorded_key[128];
+
+static int record(void *ctx, const char *ns, const char *name, const char *key, uint64_t prev_id,
+                  char *reason, size_t size) {
+  (void)ctx, (void)ns, (void)name;
+  snprintf(recorded_key, sizeof(recorded_key), "%s", key);
+  recorded_prev = prev_id;
+  if (record_fail) {
+    snprintf(reason, size, "cannot write the decision on PodGroup team-a/tj-big: injected");
+    return GC_EIO;
+  }
+  /* Recorded before anything acts on it: the plan still holds it as new. */
+  struct gb_plan_view v;
+  ck_assert_int_eq(gb_plan_get(P, key, &v), 0);
+  ck_assert_int_eq(v.outcome, GB_PLAN_PLACED);
+  recorded++;
+  return 0;
+}
 
 static void on_event(void *arg, const struct gb_sched_vjob *j, int verdict, const char *reason) {
   events++;
@@ -73,6 +98,8 @@ static void setup(void) {
   ck_assert_int_eq(gb_model_new(&mo, &Mo, NULL), 0);
   SP.model = Mo;
   SP.plan = P;
+  SP.record = record;
+  recorded = record_fail = 0;
   struct gb_sched_backend be;
   gb_sched_plan_backend(&SP, &be);
   be.job_event = on_event;
@@ -272,7 +299,7 @@ START_TEST(enqueue_abstains_without_policy_or_snapshot) {
   struct gb_model *fresh = NULL;
   struct gb_model_opts mo = {.plan = P};
   ck_assert_int_eq(gb_model_new(&mo, &fresh, NULL), 0);
-  struct gb_sched_plan sp = {fresh, P};
+  struct gb_sched_plan sp = {fresh, P, NULL, NULL};
   struct gb_sched_backend be;
   gb_sched_plan_backend(&sp, &be);
   struct gb_sched *s2 = NULL;
@@ -289,12 +316,65 @@ START_TEST(enqueue_abstains_without_policy_or_snapshot) {
 }
 END_TEST
 
+START_TEST(enqueue_records_before_permit) {
+  add_node("n4", "r2"); /* r2 {n3, n4}: the gang fits there */
+  record_fail = 1;
+  expect("/volcano/jobEnqueueable", job(), "{\"status\":-1}");
+  ck_assert_msg(strstr(last_reason, "cannot write the decision"), "%s", last_reason);
+  struct gb_plan_view v;
+  ck_assert_int_eq(gb_plan_get(P, "team-a/tj-big", &v), GC_ENOTFOUND); /* given back */
+  ck_assert_int_eq(gb_plan_node_allowed(P, "team-a/tj-big", "n3", NULL, 0), -1);
+  record_fail = 0;
+  expect("/volcano/jobEnqueueable", job(), "{\"status\":1}");
+  ck_assert_int_eq(recorded, 1);
+  ck_assert_str_eq(recorded_key, "team-a/tj-big");
+  ck_assert_uint_eq(recorded_prev, 0);
+  ck_assert_int_eq(gb_plan_get(P, "team-a/tj-big", &v), 0);
+  ck_assert_int_eq(v.outcome, GB_PLAN_RELEASED);
+  /* Asked again: permitted, nothing new to record. */
+  expect("/volcano/jobEnqueueable", job(), "{\"status\":1}");
+  ck_assert_int_eq(recorded, 1);
+}
+END_TEST
+
+/* Defect 4: pinned to r2 with no pod released, n3 is deleted; r1 frees
+ * up: the next jobEnqueueable decides the gang again (into r1), records
+ * the new decision replacing the old one, and the predicates follow. */
+START_TEST(enqueue_redecides_unused_pin) {
+  add_node("n4", "r2");
+  expect("/volcano/jobEnqueueable", job(), "{\"status\":1}");
+  struct gb_plan_view v;
+  ck_assert_int_eq(gb_plan_get(P, "team-a/tj-big", &v), 0);
+  uint64_t first = v.id;
+  ck_assert_str_eq(v.domain, "r2");
+  struct gc_diags d;
+  gc_diags_init(&d);
+  ck_assert_int_eq(gb_model_feed(Mo, "Node", 1, "{\"metadata\":{\"name\":\"n3\"}}", &d), 0);
+  ck_assert_int_eq(
+      gb_model_feed(Mo, "Pod", 1, "{\"metadata\":{\"namespace\":\"team-b\",\"name\":\"f1\"}}", &d),
+      0);
+  ck_assert_int_eq(
+      gb_model_feed(Mo, "Pod", 1, "{\"metadata\":{\"namespace\":\"team-b\",\"name\":\"f2\"}}", &d),
+      0);
+  gc_diags_destroy(&d);
+  expect("/volcano/jobEnqueueable", job(), "{\"status\":1}");
+  ck_assert_int_eq(recorded, 2);
+  ck_assert_uint_eq(recorded_prev, first);
+  ck_assert_int_eq(gb_plan_get(P, "team-a/tj-big", &v), 0);
+  ck_assert_str_eq(v.domain, "r1");
+  ck_assert_int_eq(gb_plan_node_allowed(P, "team-a/tj-big", "n4", NULL, 0), 0);
+  expect("/volcano/predicate", task_req("t0", NULL, "n1"), "{\"status\":\"\",\"code\":0}");
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("sched_plan");
   TCase *tc = tcase_create("plan");
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_add_test(tc, enqueue_reject_then_permit_and_agree);
   tcase_add_test(tc, enqueue_abstains_without_policy_or_snapshot);
+  tcase_add_test(tc, enqueue_records_before_permit);
+  tcase_add_test(tc, enqueue_redecides_unused_pin);
   suite_add_tcase(s, tc);
   return s;
 }

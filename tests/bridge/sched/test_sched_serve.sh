@@ -21,6 +21,12 @@ cleanup() {
 }
 trap cleanup EXIT
 apiserver_start
+# The Trainer and Volcano CRDs: until serve's caches have synced and it has read the placement
+# decisions back, the endpoints answer 503 (a restarted replica must not answer from an empty
+# plan).
+SHARED="${GB_SHARED:-$SRC/../shared}"
+k apply --server-side -f "$SHARED/crds/trainer/" -f "$SHARED/crds/volcano/" >/dev/null ||
+  fail "CRDs"
 
 "$bin" serve --kubeconfig "$WORK/kubeconfig" --http-addr 127.0.0.1:0 --webhook-addr "" \
   --sched-addr 127.0.0.1:0 --log-level info >"$WORK/out" 2>"$WORK/err" &
