@@ -104,8 +104,8 @@ static int do_write(struct gb_selflabel *s, int on, long timeout_ms, int *missin
   struct gb_kube_error e;
   gb_kube_error_clear(&e);
   int rc = gb_kube_request_timeout(s->o.client, GB_KUBE_PATCH, "PATCH", s->path,
-                                   "application/merge-patch+json", body, strlen(body),
-                                   timeout_ms, &obj, &e);
+                                   "application/merge-patch+json", body, strlen(body), timeout_ms,
+                                   &obj, &e);
   int have = finish(s, rc, obj, &e, on ? "label" : "unlabel", missing);
   json_object_put(obj);
   json_object_put(patch);

@@ -10,9 +10,10 @@
  * every retry_s until it holds, and re-reads every resync_s so a label
  * added or removed by hand is put right.  gb_selflabel_set never blocks: a
  * leadership callback only changes the wanted state.  At free the label is
- * removed (one attempt of at most 2 s) unless it is known to be off.  A pod that does not exist (404) or may not be read or written
- * (403) cannot carry a label this process set: it counts as off, is logged
- * once, and is re-read every resync_s.
+ * removed (one attempt of at most 2 s) unless it is known to be off.  A pod
+ * that does not exist (404) or may not be read or written (403) cannot
+ * carry a label this process set: it counts as off, is logged once, and is
+ * re-read every resync_s.
  *
  * The stale-label bound: gb_selflabel_check (a readiness check) fails while
  * the label is wanted off and may still be on: from start until the pod has

@@ -286,8 +286,8 @@ static int collect(struct gb_gatesweep *g, struct cands *c) {
     for (size_t i = 0; i < n && rc >= 0; i++) {
       struct gb_kube_error e;
       gb_kube_error_clear(&e);
-      rc = gb_gatesweep_list(g->o.client, g->o.n_namespaces ? g->o.namespaces[i] : NULL,
-                             from_api, &k, &e);
+      rc = gb_gatesweep_list(g->o.client, g->o.n_namespaces ? g->o.namespaces[i] : NULL, from_api,
+                             &k, &e);
       if (rc < 0)
         gb_log(GB_LOG_WARN, "cannot list gated pods", "error", e.message, NULL);
     }

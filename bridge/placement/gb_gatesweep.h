@@ -71,9 +71,9 @@ struct gb_gatesweep_opts {
   struct gb_events *events;    /* borrowed; NULL: no Events */
   int (*is_leader)(void *ctx); /* NULL: always the leader */
   void *leader_ctx;
-  int64_t grace_ms;       /* stray gates younger than this stay; default 30000 */
-  int64_t interval_ms;    /* between sweeps; default 10000 */
-  size_t max_per_sweep;   /* removals per sweep; default 1024 */
+  int64_t grace_ms;     /* stray gates younger than this stay; default 30000 */
+  int64_t interval_ms;  /* between sweeps; default 10000 */
+  size_t max_per_sweep; /* removals per sweep; default 1024 */
   /* kube.watchNamespaces (borrowed): only pods there are touched, since
    * outside them gangbridge writes nothing; 0 namespaces: every one. */
   const char *const *namespaces;

@@ -160,14 +160,15 @@ START_TEST(resync_finds_forgotten_gang) {
                                  &d),
                    0);
   ck_assert_int_eq(
-      gb_model_feed(model, "Pod", 0,
-                    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"late-node-0-0\","
-                    "\"namespace\":\"ns1\",\"uid\":\"u1\",\"creationTimestamp\":\"2026-01-01T00:00:00Z\","
-                    "\"labels\":{\"jobset.sigs.k8s.io/jobset-name\":\"late\","
-                    "\"jobset.sigs.k8s.io/replicatedjob-name\":\"node\"}},\"spec\":{\"containers\":"
-                    "[{\"name\":\"c\",\"image\":\"i\"}],\"schedulingGates\":[{\"name\":"
-                    "\"gangbridge.io/placement\"}]},\"status\":{\"phase\":\"Pending\"}}",
-                    &d),
+      gb_model_feed(
+          model, "Pod", 0,
+          "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"late-node-0-0\","
+          "\"namespace\":\"ns1\",\"uid\":\"u1\",\"creationTimestamp\":\"2026-01-01T00:00:00Z\","
+          "\"labels\":{\"jobset.sigs.k8s.io/jobset-name\":\"late\","
+          "\"jobset.sigs.k8s.io/replicatedjob-name\":\"node\"}},\"spec\":{\"containers\":"
+          "[{\"name\":\"c\",\"image\":\"i\"}],\"schedulingGates\":[{\"name\":"
+          "\"gangbridge.io/placement\"}]},\"status\":{\"phase\":\"Pending\"}}",
+          &d),
       0);
   ck_assert_int_eq(gb_model_feed_done(model), 0);
   /* The pod's event reached the placer while the TrainJob was unknown. */
