@@ -225,6 +225,25 @@ static int topology_from(struct ctx *c, const struct ann_src *s) {
 
 /* ---- precedence ----------------------------------------------------------------- */
 
+/* The error prefix of a source that is not the TrainJob itself: the
+ * TrainJob first, so that a bad Namespace, Queue, runtime or config value
+ * says which TrainJob it stopped ("team-a/job: Namespace team-a: ..."). */
+static const char *via_job(struct ctx *c, const char *source) {
+  return gc_fmt(c, "%s: %s", c->tj, source);
+}
+
+/* The Volcano Queue of the gang as a source: 1 when *qs is set (a Volcano
+ * gang and a Queue lookup), else 0. */
+static int queue_src(struct ctx *c, struct ann_src *qs) {
+  const struct gc_policy_context *p = c->opts->policy;
+  if (c->g->backend != GC_BACKEND_VOLCANO || !p || !p->queue_annotations)
+    return 0;
+  const char *q = c->g->queue ? c->g->queue : "default";
+  const char *qn = gc_fmt(c, "Queue %s", q);
+  *qs = (struct ann_src){via_job(c, qn), qn, p->queue_annotations(p->queue_arg, q)};
+  return 1;
+}
+
 static void resolve_timeout(struct ctx *c, const struct ann_src *tj, const struct ann_src *rt,
                             const struct ann_src *ns, const struct rt_info *r) {
   const struct gc_policy_context *p = c->opts->policy;
@@ -245,16 +264,91 @@ static void resolve_timeout(struct ctx *c, const struct ann_src *tj, const struc
   }
   if (timeout_from(c, ns))
     return;
-  if (g->backend == GC_BACKEND_VOLCANO && p && p->queue_annotations) {
-    const char *q = g->queue ? g->queue : "default";
-    const char *qn = gc_fmt(c, "Queue %s", q);
-    struct ann_src qs = {qn, qn, p->queue_annotations(p->queue_arg, q)};
-    if (timeout_from(c, &qs))
-      return;
-  }
+  struct ann_src qs;
+  if (queue_src(c, &qs) && timeout_from(c, &qs))
+    return;
   if (p && p->timeout_default && *p->timeout_default)
-    timeout_text(c, "config timeouts.default", "config timeouts.default", NULL,
+    timeout_text(c, via_job(c, "config timeouts.default"), "config timeouts.default", NULL,
                  p->timeout_default, strlen(p->timeout_default));
+}
+
+/* The lowest ceiling found so far and where it was set. */
+struct ceiling {
+  int64_t seconds;
+  const char *source; /* NULL: none yet */
+};
+
+static void ceiling_offer(struct ceiling *cl, int64_t secs, const char *source) {
+  if (!cl->source || secs < cl->seconds) {
+    cl->seconds = secs;
+    cl->source = source;
+  }
+}
+
+/* The maximum annotation of s (a Namespace or a Queue) into cl.  A bad
+ * value is an error naming s: a ceiling the platform meant to set must not
+ * silently vanish. */
+static void max_from(struct ctx *c, const struct ann_src *s, struct ceiling *cl) {
+  const char *v = NULL;
+  size_t n = 0;
+  char msg[512];
+  int64_t secs = 0;
+  if (ann_str(c, s, GC_ANN_SCHEDULE_TIMEOUT_MAX, &v, &n) <= 0)
+    return;
+  if (gc_policy_timeout_parse(v, n, &secs, msg, sizeof(msg))) {
+    gc_fail(c, s->prefix, ANN_PATH(GC_ANN_SCHEDULE_TIMEOUT_MAX) ": %s", msg);
+    return;
+  }
+  ceiling_offer(cl, secs, gc_fmt(c, "%s: " ANN_PATH(GC_ANN_SCHEDULE_TIMEOUT_MAX), s->kind));
+}
+
+static const char *seconds_text(struct ctx *c, int64_t secs) {
+  char d[GC_DURATION_BUFSZ];
+  if (gc_duration_format_seconds(secs, d, sizeof(d)))
+    return gc_fmt(c, "%llds", (long long)secs);
+  return gc_fmt(c, "%s", d);
+}
+
+/* Applies the platform's maximum (config timeouts.max and the Namespace's
+ * and the Queue's gangbridge.io/schedule-timeout-max; the smallest wins):
+ * every source may lengthen or shorten the timeout up to it, the ceilings
+ * themselves only lower it.  A longer timeout is clamped with a warning
+ * naming both sources; a Volcano gang without a timeout (it would wait
+ * without limit) gets the maximum, a coscheduling one keeps the API's 60 s
+ * unless the maximum is lower. */
+static void clamp_timeout(struct ctx *c, const struct ann_src *ns) {
+  const struct gc_policy_context *p = c->opts->policy;
+  struct gc_gang *g = c->g;
+  struct ceiling cl = {0, NULL};
+  char msg[512];
+  int64_t secs = 0;
+  if (p && p->timeout_max && *p->timeout_max) {
+    if (gc_policy_timeout_parse(p->timeout_max, strlen(p->timeout_max), &secs, msg, sizeof(msg)))
+      gc_fail(c, via_job(c, "config timeouts.max"), "%s", msg);
+    else
+      ceiling_offer(&cl, secs, "config timeouts.max");
+  }
+  max_from(c, ns, &cl);
+  struct ann_src qs;
+  if (queue_src(c, &qs))
+    max_from(c, &qs, &cl);
+  if (!cl.source)
+    return;
+  if (!g->timeout.set) {
+    if (g->backend == GC_BACKEND_COSCHEDULING && cl.seconds >= DEFAULT_TIMEOUT)
+      return;
+    g->timeout = (struct gc_timeout_policy){
+        1, cl.seconds, gc_fmt(c, "%s (the maximum; no source gave a timeout)", cl.source)};
+    return;
+  }
+  if (g->timeout.seconds <= cl.seconds)
+    return;
+  WARN(c, GC_WARN_TIMEOUT_CLAMPED, "%s is %s; clamped to %s, the maximum set by %s",
+       g->timeout.source, seconds_text(c, g->timeout.seconds), seconds_text(c, cl.seconds),
+       cl.source);
+  g->timeout.source = gc_fmt(c, "%s (%s asked for %s)", cl.source, g->timeout.source,
+                             seconds_text(c, g->timeout.seconds));
+  g->timeout.seconds = cl.seconds;
 }
 
 /* Coscheduling carries the timeout in the PodGroup, within kube-scheduler's
@@ -296,7 +390,7 @@ static void resolve_topology(struct ctx *c, const struct ann_src *tj, const stru
   char msg[512];
   memset(&tp, 0, sizeof(tp));
   if (topology_default(p->topology_default, &tp, msg, sizeof(msg)))
-    gc_fail(c, "config topology.default", "%s", msg);
+    gc_fail(c, via_job(c, "config topology.default"), "%s", msg);
   else
     topology_set(c, tp, "config topology.default");
 }
@@ -307,9 +401,10 @@ void gc_policy_resolve(struct ctx *c, const struct gc_value *trainjob, const str
   const char *nsname = gc_fmt(c, "Namespace %s", c->g->namespace_);
   struct ann_src tj = {c->tj, gc_fmt(c, "TrainJob %s", c->tj),
                        gc_value_path(trainjob, "metadata.annotations")};
-  struct ann_src rts = {c->rt, c->rt, gc_value_path(rt, "metadata.annotations")};
-  struct ann_src ns = {nsname, nsname, p ? p->ns_annotations : NULL};
+  struct ann_src rts = {via_job(c, c->rt), c->rt, gc_value_path(rt, "metadata.annotations")};
+  struct ann_src ns = {via_job(c, nsname), nsname, p ? p->ns_annotations : NULL};
   resolve_timeout(c, &tj, &rts, &ns, r);
+  clamp_timeout(c, &ns);
   cosched_timeout(c);
   resolve_topology(c, &tj, &rts, &ns, r);
 }

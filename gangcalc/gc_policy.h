@@ -24,6 +24,9 @@
 /* The annotations gangbridge reads on TrainJobs, runtimes, Namespaces and
  * (the timeout) Volcano Queues. */
 #define GC_ANN_SCHEDULE_TIMEOUT "gangbridge.io/schedule-timeout"
+/* The platform's ceiling on a gang timeout, read on Namespaces and Volcano
+ * Queues (never on TrainJobs or runtimes, which tenants write). */
+#define GC_ANN_SCHEDULE_TIMEOUT_MAX "gangbridge.io/schedule-timeout-max"
 #define GC_ANN_TOPOLOGY_REQUIRED "gangbridge.io/topology-required"
 #define GC_ANN_TOPOLOGY_PREFERRED "gangbridge.io/topology-preferred"
 /* The PodGroup annotation Volcano's sla plugin reads (Go duration). */
@@ -56,6 +59,13 @@ struct gc_policy_context {
   /* Config topology.levels: node label keys, top level first. */
   const char *const *topology_levels;
   size_t n_topology_levels;
+  /* Config timeouts.max: a Go duration, NULL or "" for none.  With the
+   * Namespace's and the Volcano Queue's gangbridge.io/schedule-timeout-max
+   * annotations it bounds the timeout from every source: the smallest of
+   * the three present wins, a longer timeout is clamped to it (a
+   * GC_WARN_TIMEOUT_CLAMPED warning names both sources), and a gang that
+   * has no timeout gets the maximum. */
+  const char *timeout_max;
 };
 
 /* Checks a timeout text as a policy source does (a Go duration, > 0, at

@@ -2,11 +2,15 @@
  *
  * gb_cmd_timeouts: `gangbridge timeouts report`.  Reads PodGroups (Volcano
  * v1beta1, coscheduling v1alpha1) and their pods from `kubectl get -o yaml`
- * or `-o json` dumps, measures each gang's time to schedule (PodGroup
- * creation to the minMember-th member pod's PodScheduled=True), and prints
- * per backend x queue x size class the wait quantiles, the effective timeout,
- * how many gangs exceeded it and a suggested timeout (gb_timeout_report owns
- * the arithmetic), as a table, JSON or one self-contained HTML page.
+ * or `-o json` dumps of any size, one object at a time (gb_tr_dump), or
+ * from the cluster page by page, and keeps only what the report needs: one
+ * compact record per PodGroup and one per scheduled pod, their strings
+ * interned.  It measures each gang's time to schedule (PodGroup creation to
+ * the minMember-th member pod's PodScheduled=True; a gang with fewer is
+ * never scheduled, its wait censored at --now) and prints per backend x
+ * queue x size class the statistics (gb_timeout_report owns the
+ * arithmetic) as a table, JSON or one self-contained HTML page
+ * (gb_tr_write).
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -15,18 +19,19 @@
 
 #include "gb_cli.h"
 #include "gb_diagprint.h"
-#include "gb_emit.h"
 #include "gb_hash.h"
 #include "gb_kube_client.h"
 #include "gb_kube_config.h"
-#include "gb_manifest.h"
 #include "gb_timeout_report.h"
+#include "gb_tr_dump.h"
+#include "gb_tr_write.h"
+#include "gc_arena.h"
 
 enum tr_format { FMT_TABLE, FMT_JSON, FMT_HTML };
 
-/* Dumps of big clusters hold far more objects than the loader's default
- * document bound (sized for manifests), so the report raises it. */
-#define TR_MAX_DOCS 4000000
+/* What the report keeps is bounded: PodGroups and scheduled pods. */
+#define TR_MAX_PODGROUPS 10000000
+#define TR_MAX_POD_TIMES 100000000
 
 struct tr_opts {
   const char **paths;
@@ -40,9 +45,8 @@ struct tr_opts {
   const char *context;
 };
 
-/* One PodGroup as read from the dump. */
+/* One PodGroup as read; strings are interned (equal strings, equal pointers). */
 struct tr_pg {
-  const struct gb_doc *doc;
   const char *ns, *name, *queue;
   enum gb_tr_backend backend;
   int64_t size, created_s, timeout_s;
@@ -51,57 +55,67 @@ struct tr_pg {
   size_t first, n_times; /* its PodScheduled times in run.times, after sorting */
 };
 
-/* A member pod's PodScheduled=True time, keyed by its PodGroup's index. */
+/* A member pod's PodScheduled=True time: first by its group (interned
+ * namespace and name), then, once matched, by its PodGroup's index. */
 struct tr_time {
+  const char *ns, *group;
   size_t pg;
   int64_t t;
+  int backend;
+};
+
+/* An interned string. */
+struct tr_str {
+  struct gb_hnode node;
+  size_t len;
+  char s[];
 };
 
 struct tr_run {
-  struct gb_docset *docs;    /* -f inputs */
-  struct gc_arena *live;     /* objects read from the cluster */
-  struct gb_doc *objs;       /* what is read: docs->docs, or the cluster's objects */
-  size_t n_objs, cap_objs;
+  struct gc_arena *strings; /* every interned string */
+  struct gb_htab pool;
   struct gc_diags diags;
   struct tr_pg *pgs;
-  size_t n_pgs;
+  size_t n_pgs, cap_pgs;
   size_t *table; /* open addressing: index + 1 into pgs, 0 empty */
   size_t table_cap;
   struct tr_time *times;
   size_t n_times, cap_times;
   int64_t newest_s;
   size_t left_out; /* scheduled per their status, but no pod times to measure */
+  int stop;        /* a bound was reached: read no further */
   struct gb_tr_gang *gangs;
   size_t n_gangs;
   struct gb_tr_report *report;
 };
 
 static void usage(FILE *f) {
-  fprintf(f,
-          "usage: gangbridge timeouts report -f PATH [-f PATH...] [options]\n"
-          "       gangbridge timeouts report --live [--kubeconfig PATH] [--context NAME]\n"
-          "                                  [options]\n"
-          "\n"
-          "Reports how long gangs waited to be scheduled, per backend x queue x size class\n"
-          "(1, 2-7, 8-31, 32-127, 128+): p50/p90/p99/max wait, the effective timeout, how\n"
-          "many gangs exceeded it, and a suggested timeout with its reasoning.  Inputs are\n"
-          "kubectl dumps of PodGroups and their pods, e.g.\n"
-          "  kubectl get podgroups.scheduling.volcano.sh,pods -A -o yaml\n"
-          "\n"
-          "  -f, --filename PATH   dump file, directory (recursive) or - for stdin\n"
-          "      --live            read PodGroups and pods from the cluster instead\n"
-          "      --kubeconfig PATH kubeconfig (implies --live; default: $KUBECONFIG, then\n"
-          "                        in-cluster, then ~/.kube/config)\n"
-          "      --context NAME    kubeconfig context (default: the current one)\n"
-          "      --now TIME        RFC 3339 time that never-scheduled gangs wait until\n"
-          "                        (default: the newest timestamp in the inputs)\n"
-          "      --what-if DUR     also count the gangs a timeout of DUR (Go duration,\n"
-          "                        e.g. 10m) would have cut\n"
-          "      --margin X        suggested = p99 x X, rounded up (default 1.5, >= 1)\n"
-          "      --floor DUR       never suggest less (default 1m)\n"
-          "      --max DUR         never suggest more (coscheduling is capped at 15m anyway)\n"
-          "  -o, --output FORMAT   table (default), json or html (one self-contained page)\n"
-          "  -h, --help            show this help\n");
+  fprintf(f, "usage: gangbridge timeouts report -f PATH [-f PATH...] [options]\n"
+             "       gangbridge timeouts report --live [--kubeconfig PATH] [--context NAME]\n"
+             "                                  [options]\n"
+             "\n"
+             "Reports how long gangs waited to be scheduled, per backend x queue x size class\n"
+             "(1, 2-7, 8-31, 32-127, 128+): how many were scheduled and how many never were,\n"
+             "p50/p90/p99 of the scheduled (nearest rank) and a Kaplan-Meier p99 counting the\n"
+             "never-scheduled as still waiting, the effective timeout, and a suggested timeout\n"
+             "with its reasoning and how many gangs it would have cut.  Inputs are kubectl\n"
+             "dumps of PodGroups and their pods (read streaming: any size), e.g.\n"
+             "  kubectl get podgroups.scheduling.volcano.sh,pods -A -o json\n"
+             "\n"
+             "  -f, --filename PATH   dump file, directory (recursive) or - for stdin\n"
+             "      --live            read PodGroups and pods from the cluster instead\n"
+             "      --kubeconfig PATH kubeconfig (implies --live; default: $KUBECONFIG, then\n"
+             "                        in-cluster, then ~/.kube/config)\n"
+             "      --context NAME    kubeconfig context (default: the current one)\n"
+             "      --now TIME        RFC 3339 time that never-scheduled gangs wait until\n"
+             "                        (default: the newest timestamp in the inputs)\n"
+             "      --what-if DUR     also count the gangs a timeout of DUR (Go duration,\n"
+             "                        e.g. 10m) would have cut\n"
+             "      --margin X        suggested = p99 x X, rounded up (default 1.5, >= 1)\n"
+             "      --floor DUR       never suggest less (default 1m)\n"
+             "      --max DUR         never suggest more (coscheduling is capped at 15m anyway)\n"
+             "  -o, --output FORMAT   table (default), json or html (one self-contained page)\n"
+             "  -h, --help            show this help\n");
 }
 
 /* 'timeouts' has one subcommand so far, so its help is the report's. */
@@ -222,14 +236,52 @@ static int parse_args(int argc, char **argv, struct tr_opts *o) {
 }
 
 /* ------------------------------------------------------------------------ */
+/* Interned strings, growing arrays                                         */
+
+static const char *intern(struct tr_run *r, const char *s) {
+  size_t len = strlen(s);
+  uint64_t h = gb_hash_fnv1a(GB_HASH_FNV_OFFSET, s, len);
+  for (struct gb_hnode *n = gb_htab_chain(&r->pool, h); n; n = n->next) {
+    struct tr_str *e = (struct tr_str *)n;
+    if (n->hash == h && e->len == len && !memcmp(e->s, s, len))
+      return e->s;
+  }
+  struct tr_str *e = gc_arena_alloc(r->strings, sizeof(*e) + len + 1);
+  if (!e)
+    return NULL;
+  e->node.hash = h;
+  e->len = len;
+  memcpy(e->s, s, len + 1);
+  gb_htab_insert(&r->pool, &e->node);
+  return e->s;
+}
+
+/* Makes room for one more element of size sz in *v (n used, *cap slots, at
+ * most max).  Returns 0, GC_ELIMIT or GC_ENOMEM. */
+static int grow(void **v, size_t n, size_t *cap, size_t sz, size_t max) {
+  if (n < *cap)
+    return GC_OK;
+  if (n >= max)
+    return GC_ELIMIT;
+  size_t ncap = *cap ? *cap * 2 : 1024;
+  if (ncap > max)
+    ncap = max;
+  void *p = realloc(*v, ncap * sz);
+  if (!p)
+    return GC_ENOMEM;
+  *v = p;
+  *cap = ncap;
+  return GC_OK;
+}
+
+/* ------------------------------------------------------------------------ */
 /* Finding PodGroups by backend, namespace and name                         */
 
-static size_t hash_key(enum gb_tr_backend b, const char *ns, const char *name) {
-  /* FNV-1a over "backend ns / name", in 64 bits even where size_t is
-   * narrower, cut to size_t only at the end. */
-  uint64_t h = gb_hash_fnv1a(GB_HASH_FNV_OFFSET ^ (uint64_t)b, ns, strlen(ns));
-  h = gb_hash_fnv1a(h, "/", 1);
-  h = gb_hash_fnv1a(h, name, strlen(name));
+static size_t hash_key(int b, const char *ns, const char *name) {
+  /* ns and name are interned: their addresses identify them. */
+  uint64_t h = GB_HASH_FNV_OFFSET ^ (uint64_t)b;
+  h = gb_hash_fnv1a(h, &ns, sizeof(ns));
+  h = gb_hash_fnv1a(h, &name, sizeof(name));
   return (size_t)h;
 }
 
@@ -251,12 +303,11 @@ static int table_build(struct tr_run *r) {
 }
 
 /* Index of the PodGroup, or (size_t)-1. */
-static size_t table_find(const struct tr_run *r, enum gb_tr_backend b, const char *ns,
-                         const char *name) {
+static size_t table_find(const struct tr_run *r, int b, const char *ns, const char *name) {
   size_t h = hash_key(b, ns, name) & (r->table_cap - 1);
   for (; r->table[h]; h = (h + 1) & (r->table_cap - 1)) {
     const struct tr_pg *p = &r->pgs[r->table[h] - 1];
-    if (p->backend == b && !strcmp(p->name, name) && !strcmp(p->ns, ns))
+    if ((int)p->backend == b && p->name == name && p->ns == ns)
       return r->table[h] - 1;
   }
   return (size_t)-1;
@@ -265,201 +316,257 @@ static size_t table_find(const struct tr_run *r, enum gb_tr_backend b, const cha
 /* ------------------------------------------------------------------------ */
 /* Reading PodGroups and pods                                               */
 
+static json_object *jget(json_object *o, const char *k) {
+  json_object *v = NULL;
+  return o && json_object_object_get_ex(o, k, &v) ? v : NULL;
+}
+
+static const char *jstr(json_object *o, const char *k) {
+  json_object *v = jget(o, k);
+  return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+}
+
+#define STEPS(...)                                                                                 \
+  (const struct gb_tr_dump_step[]) { __VA_ARGS__ }
+
+/* Reports a problem at the value steps lead to in the object (at the
+ * object from a cluster: the object names the place). */
+static void obj_err(struct tr_run *r, const struct gb_tr_dump_item *it,
+                    const struct gb_tr_dump_step *steps, size_t n, const char *ns, const char *name,
+                    const char *path, const char *msg, int warning) {
+  char where[600] = "";
+  if (it->file) {
+    uint32_t line, col;
+    gb_tr_dump_locate(it, steps, n, &line, &col);
+    snprintf(where, sizeof(where), "%s:%u:%u: ", it->file, line, col);
+  }
+  if (warning)
+    gc_diags_warnf(&r->diags, "%s%s/%s: %s: %s", where, ns, name, path, msg);
+  else
+    gc_diags_addf(&r->diags, "%s%s/%s: %s: %s", where, ns, name, path, msg);
+}
+
 static void note_time(struct tr_run *r, int64_t t) {
   if (t > r->newest_s)
     r->newest_s = t;
 }
 
-/* Reports a problem at the value's position (or the document's). */
-static void doc_err(struct tr_run *r, const struct gb_doc *d, const struct gc_value *v,
-                    const char *ns, const char *name, const char *path, const char *msg,
-                    int warning) {
-  uint32_t line = v && v->line ? v->line : d->line, col = v && v->line ? v->col : d->col;
-  if (line == 0) { /* read from the cluster: the object names the place */
-    if (warning)
-      gc_diags_warnf(&r->diags, "%s/%s: %s: %s", ns, name, path, msg);
-    else
-      gc_diags_addf(&r->diags, "%s/%s: %s: %s", ns, name, path, msg);
-    return;
-  }
-  if (warning)
-    gc_diags_warnf(&r->diags, "%s:%u:%u: %s/%s: %s: %s", d->file, line, col, ns, name, path, msg);
-  else
-    gc_diags_addf(&r->diags, "%s:%u:%u: %s/%s: %s: %s", d->file, line, col, ns, name, path, msg);
-}
-
-/* Reads a timestamp field; 0 ok, GC_ENOTFOUND absent, GC_EINVAL reported. */
-static int read_time(struct tr_run *r, const struct gb_doc *d, const struct gc_value *v,
-                     const char *ns, const char *name, const char *path, int64_t *out) {
+/* A timestamp: 0 ok, GC_ENOTFOUND absent, GC_EINVAL (reported). */
+static int read_time(struct tr_run *r, const struct gb_tr_dump_item *it, json_object *v,
+                     const struct gb_tr_dump_step *steps, size_t n, const char *ns,
+                     const char *name, const char *path, int64_t *out) {
   if (!v)
     return GC_ENOTFOUND;
-  const char *s = gc_value_as_str(v);
+  const char *s = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
   if (!s || gb_tr_parse_time(s, out)) {
-    doc_err(r, d, v, ns, name, path, "not an RFC 3339 timestamp (2026-01-02T03:04:05Z)", 0);
+    obj_err(r, it, steps, n, ns, name, path, "not an RFC 3339 timestamp (2026-01-02T03:04:05Z)", 0);
     return GC_EINVAL;
   }
   note_time(r, *out);
   return GC_OK;
 }
 
-static enum gb_tr_backend backend_of(const char *api, int *known) {
-  *known = 1;
-  if (!strncmp(api, "scheduling.volcano.sh/", 22))
-    return GB_TR_VOLCANO;
-  if (!strncmp(api, "scheduling.x-k8s.io/", 20) || !strncmp(api, "scheduling.sigs.k8s.io/", 23))
-    return GB_TR_COSCHEDULING;
-  *known = 0;
-  return GB_TR_VOLCANO;
+static int backend_of(const char *api, enum gb_tr_backend *b) {
+  if (!strncmp(api, "scheduling.volcano.sh/", 22)) {
+    *b = GB_TR_VOLCANO;
+    return 1;
+  }
+  if (!strncmp(api, "scheduling.x-k8s.io/", 20) || !strncmp(api, "scheduling.sigs.k8s.io/", 23)) {
+    *b = GB_TR_COSCHEDULING;
+    return 1;
+  }
+  return 0;
 }
 
-/* Volcano's waiting time: the volcano.sh/ annotation, else the plain one,
- * ignored (with a warning) when it is no positive Go duration, as Volcano
- * itself ignores it then. */
-static void volcano_timeout(struct tr_run *r, struct tr_pg *p) {
-  static const char *const keys[] = {"volcano.sh/sla-waiting-time", "sla-waiting-time"};
-  const struct gc_value *ann = gc_value_path(p->doc->root, "metadata.annotations");
-  for (size_t k = 0; k < 2; k++) {
-    const struct gc_value *v = gc_map_get(ann, keys[k]);
+/* The timeout the PodGroup carries, as the service reads it: gangbridge's
+ * own annotation (the policy's effective timeout, unclamped), else
+ * Volcano's waiting time (the volcano.sh/ annotation, else the plain one;
+ * a value that is no positive Go duration is ignored with a warning, as
+ * Volcano ignores it), else coscheduling's spec.scheduleTimeoutSeconds (0:
+ * the plugin's default, unknown here; capped at 900 s). */
+static int pg_timeout(struct tr_run *r, const struct gb_tr_dump_item *it, struct tr_pg *p) {
+  static const char *const keys[] = {"gangbridge.io/schedule-timeout",
+                                     "volcano.sh/sla-waiting-time", "sla-waiting-time"};
+  json_object *ann = jget(jget(it->obj, "metadata"), "annotations");
+  size_t nkeys = p->backend == GB_TR_VOLCANO ? 3 : 1;
+  for (size_t k = 0; k < nkeys; k++) {
+    json_object *v = jget(ann, keys[k]);
     if (!v)
       continue;
-    const char *s = gc_value_as_str(v);
+    const char *s = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
     int64_t t = 0;
-    char path[80], msg[160];
-    snprintf(path, sizeof(path), "metadata.annotations.%s", keys[k]);
     if (s && gb_tr_parse_duration(s, &t) == GC_OK && t > 0) {
       p->timeout_s = t;
-      return;
+      return GC_OK;
     }
-    snprintf(msg, sizeof(msg), "\"%.60s\" is not a Go duration above 0; Volcano ignores it",
-             s ? s : "(not a string)");
-    doc_err(r, p->doc, v, p->ns, p->name, path, msg, 1);
+    char path[80], msg[160];
+    snprintf(path, sizeof(path), "metadata.annotations.%s", keys[k]);
+    snprintf(msg, sizeof(msg), "\"%.60s\" is not a Go duration above 0; %s ignores it",
+             s ? s : "(not a string)", k ? "Volcano" : "gangbridge");
+    obj_err(r, it, STEPS({"metadata", 0}, {"annotations", 0}, {keys[k], 0}), 3, p->ns, p->name,
+            path, msg, 1);
   }
-}
-
-/* Coscheduling's spec.scheduleTimeoutSeconds; 0 means the plugin default
- * (unknown offline), and Permit waits are capped at 900 s. */
-static int cosched_timeout(struct tr_run *r, struct tr_pg *p) {
-  const struct gc_value *v = gc_value_path(p->doc->root, "spec.scheduleTimeoutSeconds");
-  if (!v)
+  if (p->backend == GB_TR_VOLCANO)
     return GC_OK;
-  if (v->type != GC_INT || v->u.i < 0) {
-    doc_err(r, p->doc, v, p->ns, p->name, "spec.scheduleTimeoutSeconds",
-            "not an integer >= 0", 0);
+  json_object *v = jget(jget(it->obj, "spec"), "scheduleTimeoutSeconds");
+  if (!v || p->timeout_s != GB_TR_NO_TIMEOUT)
+    return GC_OK;
+  if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0) {
+    obj_err(r, it, STEPS({"spec", 0}, {"scheduleTimeoutSeconds", 0}), 2, p->ns, p->name,
+            "spec.scheduleTimeoutSeconds", "not an integer >= 0", 0);
     return GC_EINVAL;
   }
-  if (v->u.i > 0)
-    p->timeout_s = v->u.i > GB_TR_COSCHED_CAP_S ? GB_TR_COSCHED_CAP_S : v->u.i;
+  int64_t t = json_object_get_int64(v);
+  if (t > 0)
+    p->timeout_s = t > GB_TR_COSCHED_CAP_S ? GB_TR_COSCHED_CAP_S : t;
   return GC_OK;
 }
 
 /* Whether the status says the gang was scheduled, and Volcano's
  * Scheduled=True condition time (a fallback when the pods are gone). */
-static void read_status(struct tr_run *r, struct tr_pg *p) {
-  const char *phase = gc_value_as_str(gc_value_path(p->doc->root, "status.phase"));
+static void pg_status(struct tr_run *r, const struct gb_tr_dump_item *it, struct tr_pg *p) {
+  json_object *st = jget(it->obj, "status");
+  const char *phase = jstr(st, "phase");
   p->status_scheduled = phase && (!strcmp(phase, "Running") || !strcmp(phase, "Completed") ||
                                   !strcmp(phase, "Finished") || !strcmp(phase, "Failed"));
-  const struct gc_value *conds = gc_value_path(p->doc->root, "status.conditions");
-  for (size_t i = 0; conds && conds->type == GC_SEQ && i < conds->len; i++) {
-    const struct gc_value *c = conds->u.items[i];
-    const char *type = gc_value_as_str(gc_map_get(c, "type"));
-    const char *st = gc_value_as_str(gc_map_get(c, "status"));
+  json_object *conds = jget(st, "conditions");
+  size_t n = conds && json_object_is_type(conds, json_type_array) ? json_object_array_length(conds)
+                                                                  : 0;
+  for (size_t i = 0; i < n; i++) {
+    json_object *c = json_object_array_get_idx(conds, i);
+    const char *type = jstr(c, "type"), *s = jstr(c, "status");
     int64_t t = 0;
-    if (type && st && !strcmp(type, "Scheduled") && !strcmp(st, "True") &&
-        read_time(r, p->doc, gc_map_get(c, "lastTransitionTime"), p->ns, p->name,
-                  "status.conditions[Scheduled].lastTransitionTime", &t) == GC_OK) {
+    if (type && s && !strcmp(type, "Scheduled") && !strcmp(s, "True") &&
+        read_time(r, it, jget(c, "lastTransitionTime"),
+                  STEPS({"status", 0}, {"conditions", 0}, {NULL, i}, {"lastTransitionTime", 0}), 4,
+                  p->ns, p->name, "status.conditions[Scheduled].lastTransitionTime", &t) == GC_OK) {
       p->condition_s = t;
       p->status_scheduled = 1;
     }
   }
 }
 
-static int read_podgroup(struct tr_run *r, const struct gb_doc *d, enum gb_tr_backend b) {
+static int read_podgroup(struct tr_run *r, const struct gb_tr_dump_item *it, enum gb_tr_backend b) {
+  int rc = grow((void **)&r->pgs, r->n_pgs, &r->cap_pgs, sizeof(*r->pgs), TR_MAX_PODGROUPS);
+  if (rc)
+    return rc;
   struct tr_pg *p = &r->pgs[r->n_pgs];
   memset(p, 0, sizeof(*p));
-  p->doc = d;
   p->backend = b;
   p->timeout_s = GB_TR_NO_TIMEOUT;
   p->condition_s = -1;
-  p->ns = gc_value_as_str(gc_value_path(d->root, "metadata.namespace"));
-  p->name = gc_value_as_str(gc_value_path(d->root, "metadata.name"));
-  if (!p->ns)
-    p->ns = "default";
-  if (!p->name) {
-    gc_diags_addf(&r->diags, "%s:%u:%u: PodGroup: metadata.name: missing", d->file, d->line,
-                  d->col);
-    return GC_EINVAL;
+  json_object *meta = jget(it->obj, "metadata");
+  const char *ns = jstr(meta, "namespace"), *name = jstr(meta, "name");
+  if (!name) {
+    obj_err(r, it, NULL, 0, ns ? ns : "default", "?", "metadata.name", "missing", 0);
+    return GC_OK;
   }
-  const struct gc_value *ct = gc_value_path(d->root, "metadata.creationTimestamp");
-  int rc = read_time(r, d, ct, p->ns, p->name, "metadata.creationTimestamp", &p->created_s);
+  p->ns = intern(r, ns ? ns : "default");
+  p->name = intern(r, name);
+  if (!p->ns || !p->name)
+    return GC_ENOMEM;
+  rc = read_time(r, it, jget(meta, "creationTimestamp"),
+                 STEPS({"metadata", 0}, {"creationTimestamp", 0}), 2, p->ns, p->name,
+                 "metadata.creationTimestamp", &p->created_s);
   if (rc == GC_ENOTFOUND)
-    doc_err(r, d, NULL, p->ns, p->name, "metadata.creationTimestamp", "missing", 0);
+    obj_err(r, it, NULL, 0, p->ns, p->name, "metadata.creationTimestamp", "missing", 0);
   if (rc)
-    return GC_EINVAL;
-  const struct gc_value *mm = gc_value_path(d->root, "spec.minMember");
-  if (mm && (mm->type != GC_INT || mm->u.i < 0)) {
-    doc_err(r, d, mm, p->ns, p->name, "spec.minMember", "not an integer >= 0", 0);
-    return GC_EINVAL;
+    return GC_OK;
+  json_object *spec = jget(it->obj, "spec"), *mm = jget(spec, "minMember");
+  if (mm && (!json_object_is_type(mm, json_type_int) || json_object_get_int64(mm) < 0)) {
+    obj_err(r, it, STEPS({"spec", 0}, {"minMember", 0}), 2, p->ns, p->name, "spec.minMember",
+            "not an integer >= 0", 0);
+    return GC_OK;
   }
-  p->size = mm && mm->u.i > 0 ? mm->u.i : 1;
-  const char *q = gc_value_as_str(gc_value_path(d->root, "spec.queue"));
+  p->size = mm && json_object_get_int64(mm) > 0 ? json_object_get_int64(mm) : 1;
+  const char *q = jstr(spec, "queue");
   /* Volcano puts a PodGroup that names no queue into "default";
    * coscheduling has no queues. */
-  p->queue = b == GB_TR_VOLCANO ? (q && *q ? q : "default") : "";
-  if (b == GB_TR_VOLCANO)
-    volcano_timeout(r, p);
-  else if (cosched_timeout(r, p))
-    return GC_EINVAL;
-  read_status(r, p);
+  p->queue = intern(r, b == GB_TR_VOLCANO ? (q && *q ? q : "default") : "");
+  if (!p->queue)
+    return GC_ENOMEM;
+  if (pg_timeout(r, it, p))
+    return GC_OK;
+  pg_status(r, it, p);
   r->n_pgs++;
   return GC_OK;
 }
 
-static int push_time(struct tr_run *r, size_t pg, int64_t t) {
-  if (r->n_times == r->cap_times) {
-    size_t ncap = r->cap_times ? r->cap_times * 2 : 1024;
-    struct tr_time *n = realloc(r->times, ncap * sizeof(*n));
-    if (!n)
-      return GC_ENOMEM;
-    r->times = n;
-    r->cap_times = ncap;
-  }
-  r->times[r->n_times++] = (struct tr_time){pg, t};
-  return GC_OK;
-}
-
-/* Matches a pod to its PodGroup (coscheduling label, either API group's
- * spelling, or Volcano's annotation; same namespace) and records its
- * PodScheduled=True time. */
-static int read_pod(struct tr_run *r, const struct gb_doc *d) {
-  const struct gc_value *meta = gc_map_get(d->root, "metadata");
-  const char *ns = gc_value_as_str(gc_map_get(meta, "namespace"));
-  const char *name = gc_value_as_str(gc_map_get(meta, "name"));
-  const struct gc_value *labels = gc_map_get(meta, "labels");
-  const char *group = gc_value_as_str(gc_map_get(labels, "scheduling.x-k8s.io/pod-group"));
-  enum gb_tr_backend b = GB_TR_COSCHEDULING;
+/* Records a member pod's PodScheduled=True time under its group
+ * (coscheduling's label in either API group's spelling, or Volcano's
+ * annotation; matched to a PodGroup of its namespace later). */
+static int read_pod(struct tr_run *r, const struct gb_tr_dump_item *it) {
+  json_object *meta = jget(it->obj, "metadata"), *labels = jget(meta, "labels");
+  const char *ns = jstr(meta, "namespace"), *name = jstr(meta, "name");
+  const char *group = jstr(labels, "scheduling.x-k8s.io/pod-group");
+  int b = GB_TR_COSCHEDULING;
   if (!group)
-    group = gc_value_as_str(gc_map_get(labels, "pod-group.scheduling.sigs.k8s.io"));
+    group = jstr(labels, "pod-group.scheduling.sigs.k8s.io");
   if (!group) {
     b = GB_TR_VOLCANO;
-    group = gc_value_as_str(
-        gc_map_get(gc_map_get(meta, "annotations"), "scheduling.k8s.io/group-name"));
+    group = jstr(jget(meta, "annotations"), "scheduling.k8s.io/group-name");
   }
-  const struct gc_value *conds = gc_value_path(d->root, "status.conditions");
-  for (size_t i = 0; conds && conds->type == GC_SEQ && i < conds->len; i++) {
-    const struct gc_value *c = conds->u.items[i];
-    const char *type = gc_value_as_str(gc_map_get(c, "type"));
-    const char *st = gc_value_as_str(gc_map_get(c, "status"));
+  json_object *conds = jget(jget(it->obj, "status"), "conditions");
+  size_t n = conds && json_object_is_type(conds, json_type_array) ? json_object_array_length(conds)
+                                                                  : 0;
+  for (size_t i = 0; i < n; i++) {
+    json_object *c = json_object_array_get_idx(conds, i);
+    const char *type = jstr(c, "type"), *st = jstr(c, "status");
     if (!type || !st || strcmp(type, "PodScheduled") || strcmp(st, "True"))
       continue;
     int64_t t = 0;
-    int rc = read_time(r, d, gc_map_get(c, "lastTransitionTime"), ns ? ns : "default",
-                       name ? name : "?", "status.conditions[PodScheduled].lastTransitionTime", &t);
+    int rc = read_time(
+        r, it, jget(c, "lastTransitionTime"),
+        STEPS({"status", 0}, {"conditions", 0}, {NULL, i}, {"lastTransitionTime", 0}), 4,
+        ns ? ns : "default", name ? name : "?",
+        "status.conditions[PodScheduled].lastTransitionTime", &t);
     if (rc || !group)
-      return rc == GC_ENOTFOUND ? GC_OK : rc;
-    size_t pg = table_find(r, b, ns ? ns : "default", group);
-    return pg == (size_t)-1 ? GC_OK : push_time(r, pg, t);
+      return GC_OK;
+    if ((rc = grow((void **)&r->times, r->n_times, &r->cap_times, sizeof(*r->times),
+                   TR_MAX_POD_TIMES)))
+      return rc;
+    struct tr_time *tt = &r->times[r->n_times];
+    tt->ns = intern(r, ns ? ns : "default");
+    tt->group = intern(r, group);
+    if (!tt->ns || !tt->group)
+      return GC_ENOMEM;
+    tt->t = t;
+    tt->backend = b;
+    r->n_times++;
+    return GC_OK;
   }
   return GC_OK;
+}
+
+static void bound_reached(struct tr_run *r, int rc) {
+  if (rc == GC_ELIMIT)
+    gc_diags_addf(&r->diags,
+                  "more than %d PodGroups or %d scheduled pods: the rest is not "
+                  "read (split the dump by namespace)",
+                  TR_MAX_PODGROUPS, TR_MAX_POD_TIMES);
+  else
+    gc_diags_addf(&r->diags, "out of memory after %zu PodGroups and %zu pods", r->n_pgs,
+                  r->n_times);
+  r->stop = 1;
+}
+
+/* gb_tr_dump_fn: every object of the inputs (and, live, of the lists). */
+static int on_object(void *ctx, const struct gb_tr_dump_item *it) {
+  struct tr_run *r = ctx;
+  if (r->stop)
+    return GC_ELIMIT;
+  const char *kind = jstr(it->obj, "kind"), *api = jstr(it->obj, "apiVersion");
+  enum gb_tr_backend b;
+  int rc = GC_OK;
+  if (!kind || !api)
+    return GC_OK;
+  if (!strcmp(kind, "PodGroup") && backend_of(api, &b))
+    rc = read_podgroup(r, it, b);
+  else if (!strcmp(kind, "Pod"))
+    rc = read_pod(r, it);
+  if (rc)
+    bound_reached(r, rc);
+  return rc;
 }
 
 static int cmp_time(const void *pa, const void *pb) {
@@ -469,31 +576,22 @@ static int cmp_time(const void *pa, const void *pb) {
   return (a->t > b->t) - (a->t < b->t);
 }
 
-/* Reads every PodGroup, then every pod (pods may come before their group in
- * the dump), then sorts the pod times by group. */
-static int read_all(struct tr_run *r) {
-  int known = 0, rc = GC_OK;
-  r->pgs = calloc(r->n_objs ? r->n_objs : 1, sizeof(*r->pgs));
-  if (!r->pgs)
-    return GC_ENOMEM;
-  for (size_t i = 0; i < r->n_objs; i++) {
-    const struct gb_doc *d = &r->objs[i];
-    const char *kind = gc_value_as_str(gc_map_get(d->root, "kind"));
-    const char *api = gc_value_as_str(gc_map_get(d->root, "apiVersion"));
-    if (!kind || !api || strcmp(kind, "PodGroup"))
-      continue;
-    enum gb_tr_backend b = backend_of(api, &known);
-    if (known)
-      read_podgroup(r, d, b);
-  }
-  if ((rc = table_build(r)))
+/* Matches every pod time to its PodGroup (same backend, namespace and
+ * name: pointers, the strings are interned), drops the unmatched, and
+ * sorts them by PodGroup and time. */
+static int match_times(struct tr_run *r) {
+  int rc = table_build(r);
+  if (rc)
     return rc;
-  for (size_t i = 0; i < r->n_objs; i++) {
-    const struct gb_doc *d = &r->objs[i];
-    const char *kind = gc_value_as_str(gc_map_get(d->root, "kind"));
-    if (kind && !strcmp(kind, "Pod") && (rc = read_pod(r, d)) == GC_ENOMEM)
-      return rc;
+  size_t kept = 0;
+  for (size_t i = 0; i < r->n_times; i++) {
+    size_t pg = table_find(r, r->times[i].backend, r->times[i].ns, r->times[i].group);
+    if (pg == (size_t)-1)
+      continue;
+    r->times[kept] = r->times[i];
+    r->times[kept++].pg = pg;
   }
+  r->n_times = kept;
   if (r->n_times)
     qsort(r->times, r->n_times, sizeof(*r->times), cmp_time);
   for (size_t i = 0; i < r->n_times; i++) {
@@ -506,8 +604,8 @@ static int read_all(struct tr_run *r) {
 
 /* Turns each PodGroup into an observation: scheduled when minMember member
  * pods have PodScheduled=True (the wait ends at the minMember-th of them),
- * else censored at now; a group whose status says scheduled but whose pods
- * are gone uses Volcano's Scheduled condition, or is left out. */
+ * else censored at now (its age); a group whose status says scheduled but
+ * whose pods are gone uses Volcano's Scheduled condition, or is left out. */
 static int measure(struct tr_run *r, int64_t now) {
   r->gangs = calloc(r->n_pgs ? r->n_pgs : 1, sizeof(*r->gangs));
   if (!r->gangs)
@@ -536,252 +634,6 @@ static int measure(struct tr_run *r, int64_t now) {
 }
 
 /* ------------------------------------------------------------------------ */
-/* Output                                                                   */
-
-static const char *backend_name(enum gb_tr_backend b) {
-  return b == GB_TR_VOLCANO ? "volcano" : "coscheduling";
-}
-
-static const char *dur(int64_t s, char *buf) {
-  if (s == GB_TR_NO_TIMEOUT)
-    return "none";
-  gb_tr_format_duration(s, buf, 24);
-  return buf;
-}
-
-static void timeout_cell(const struct gb_tr_row *row, char *buf, size_t cap) {
-  char d[24];
-  if (row->timeout_gangs == row->gangs)
-    snprintf(buf, cap, "%s", dur(row->timeout_s, d));
-  else
-    snprintf(buf, cap, "%s (%zu/%zu)", dur(row->timeout_s, d), row->timeout_gangs, row->gangs);
-}
-
-static void write_table(const struct gb_tr_report *rep, int64_t now) {
-  char a[24], b[24], c[24], d[24], e[24], t[64], w[40], nows[32];
-  gb_tr_format_time(now, nows, sizeof(nows));
-  const struct gb_tr_options *o = &rep->opts;
-  int qw = 5;
-  for (size_t i = 0; i < rep->n_rows; i++)
-    if ((int)strlen(rep->rows[i].queue) > qw)
-      qw = (int)strlen(rep->rows[i].queue);
-  snprintf(w, sizeof(w), "CUT BY %s", dur(o->whatif_s, a));
-  printf("%-12s  %-*s  %-6s  %6s  %8s  %9s  %9s  %9s  %9s  %-16s  %8s  %-9s%s%s\n", "BACKEND", qw,
-         "QUEUE", "SIZE", "GANGS", "CENSORED", "P50", "P90", "P99", "MAX", "TIMEOUT", "EXCEEDED",
-         "SUGGESTED", o->has_whatif ? "  " : "", o->has_whatif ? w : "");
-  for (size_t i = 0; i < rep->n_rows; i++) {
-    const struct gb_tr_row *r = &rep->rows[i];
-    timeout_cell(r, t, sizeof(t));
-    printf("%-12s  %-*s  %-6s  %6zu  %8zu  %9s  %9s  %9s  %9s  %-16s  %8zu  %-9s",
-           backend_name(r->backend), qw, *r->queue ? r->queue : "-",
-           gb_tr_size_class_name(r->size_class), r->gangs, r->censored, dur(r->p50_s, a),
-           dur(r->p90_s, b), dur(r->p99_s, c), dur(r->max_s, d), t, r->exceeded,
-           dur(r->suggested_s, e));
-    if (o->has_whatif)
-      printf("  %zu", r->whatif_cut);
-    printf("\n");
-  }
-  printf("\nsuggestions:\n");
-  for (size_t i = 0; i < rep->n_rows; i++) {
-    const struct gb_tr_row *r = &rep->rows[i];
-    printf("  %s %s %s: %s\n", backend_name(r->backend), *r->queue ? r->queue : "-",
-           gb_tr_size_class_name(r->size_class), r->reason);
-  }
-  printf("\n%zu gangs, %zu never scheduled (waits up to %s counted as lower bounds), %zu exceeded "
-         "their timeout",
-         rep->gangs, rep->censored, nows, rep->exceeded);
-  if (o->has_whatif)
-    printf("; a %s timeout would have cut %zu", dur(o->whatif_s, a), rep->whatif_cut);
-  printf("\n");
-}
-
-/* Builds JSON members; any allocation failure makes the whole build fail. */
-struct jb {
-  struct gc_arena *a;
-  int failed;
-};
-
-static void put(struct jb *j, struct gc_value *map, const char *key, struct gc_value *v) {
-  if (!map || !v || gc_map_set(j->a, map, key, v))
-    j->failed = 1;
-}
-
-static void put_int(struct jb *j, struct gc_value *m, const char *key, int64_t i) {
-  put(j, m, key, gc_value_int(j->a, i));
-}
-
-static struct gc_value *json_row(struct jb *j, const struct gb_tr_row *r, int whatif) {
-  struct gc_value *m = gc_value_map(j->a);
-  put(j, m, "backend", gc_value_strz(j->a, backend_name(r->backend)));
-  put(j, m, "queue", gc_value_strz(j->a, r->queue));
-  put(j, m, "sizeClass", gc_value_strz(j->a, gb_tr_size_class_name(r->size_class)));
-  put_int(j, m, "gangs", (int64_t)r->gangs);
-  put_int(j, m, "censored", (int64_t)r->censored);
-  put_int(j, m, "p50Seconds", r->p50_s);
-  put_int(j, m, "p90Seconds", r->p90_s);
-  put_int(j, m, "p99Seconds", r->p99_s);
-  put_int(j, m, "maxSeconds", r->max_s);
-  put(j, m, "timeoutSeconds",
-      r->timeout_s == GB_TR_NO_TIMEOUT ? gc_value_null(j->a) : gc_value_int(j->a, r->timeout_s));
-  put_int(j, m, "timeoutGangs", (int64_t)r->timeout_gangs);
-  put_int(j, m, "exceeded", (int64_t)r->exceeded);
-  put_int(j, m, "suggestedSeconds", r->suggested_s);
-  put(j, m, "suggestedCapped", gc_value_bool(j->a, r->suggested_capped));
-  if (whatif)
-    put_int(j, m, "whatIfCut", (int64_t)r->whatif_cut);
-  put(j, m, "reason", gc_value_strz(j->a, r->reason));
-  return m;
-}
-
-static int write_json(const struct gb_tr_report *rep, int64_t now) {
-  struct jb j = {gc_arena_new(0), 0};
-  char *text = NULL, nows[32];
-  size_t len = 0;
-  int rc = GC_ENOMEM;
-  if (!j.a)
-    return GC_ENOMEM;
-  const struct gb_tr_options *o = &rep->opts;
-  struct gc_value *doc = gc_value_map(j.a), *rule = gc_value_map(j.a), *rows = gc_value_seq(j.a);
-  struct gc_value *tot = gc_value_map(j.a);
-  gb_tr_format_time(now, nows, sizeof(nows));
-  put(&j, doc, "now", gc_value_strz(j.a, nows));
-  put_int(&j, rule, "marginPermille", o->rule.margin_permille);
-  put_int(&j, rule, "floorSeconds", o->rule.floor_s);
-  put(&j, rule, "maxSeconds",
-      o->rule.max_s ? gc_value_int(j.a, o->rule.max_s) : gc_value_null(j.a));
-  put(&j, doc, "rule", rule);
-  if (o->has_whatif)
-    put_int(&j, doc, "whatIfSeconds", o->whatif_s);
-  put_int(&j, tot, "gangs", (int64_t)rep->gangs);
-  put_int(&j, tot, "censored", (int64_t)rep->censored);
-  put_int(&j, tot, "exceeded", (int64_t)rep->exceeded);
-  if (o->has_whatif)
-    put_int(&j, tot, "whatIfCut", (int64_t)rep->whatif_cut);
-  put(&j, doc, "totals", tot);
-  for (size_t i = 0; i < rep->n_rows && rows; i++)
-    if (gc_seq_push(j.a, rows, json_row(&j, &rep->rows[i], o->has_whatif)))
-      j.failed = 1;
-  put(&j, doc, "rows", rows);
-  if (!j.failed && (rc = gb_emit_json(doc, 1, &text, &len)) == GC_OK &&
-      fwrite(text, 1, len, stdout) != len)
-    rc = GC_EIO;
-  free(text);
-  gc_arena_free(j.a);
-  return rc;
-}
-
-/* Writes s with HTML's five special characters escaped. */
-static void html_text(const char *s) {
-  for (; *s; s++) {
-    switch (*s) {
-    case '&': fputs("&amp;", stdout); break;
-    case '<': fputs("&lt;", stdout); break;
-    case '>': fputs("&gt;", stdout); break;
-    case '"': fputs("&quot;", stdout); break;
-    case '\'': fputs("&#39;", stdout); break;
-    default: putchar(*s);
-    }
-  }
-}
-
-#define HIST_BINS 40
-#define HIST_W 720
-#define HIST_H 180
-#define HIST_PAD 30
-
-/* Draws a vertical mark at seconds s on the histogram's axis, its label on
- * whichever side of the line has room. */
-static void html_mark(int64_t s, int64_t upper, const char *color, const char *label, int dy) {
-  if (s == GB_TR_NO_TIMEOUT)
-    return;
-  double x = HIST_PAD + (double)(s > upper ? upper : s) * (HIST_W - 2 * HIST_PAD) / (double)upper;
-  int left = x > HIST_W - 160;
-  char d[24];
-  printf("<line x1=\"%.1f\" y1=\"14\" x2=\"%.1f\" y2=\"%d\" stroke=\"%s\" stroke-width=\"4\"/>"
-         "<text x=\"%.1f\" y=\"%d\" fill=\"%s\" font-size=\"12\" text-anchor=\"%s\">%s %s</text>\n",
-         x, x, HIST_H - HIST_PAD, color, left ? x - 4 : x + 4, 12 + dy, color,
-         left ? "end" : "start", label, dur(s, d));
-}
-
-/* One histogram: bars of the waits, the current timeout in red and the
- * suggested one in green.  The axis ends a little past the largest of p99
- * and the two timeouts, so the body of the distribution stays readable; the
- * last bar also holds every longer wait (the tail up to the maximum). */
-static void html_histogram(const struct gb_tr_row *r) {
-  int64_t upper = r->p99_s;
-  if (r->timeout_s != GB_TR_NO_TIMEOUT && r->timeout_s > upper)
-    upper = r->timeout_s;
-  if (r->suggested_s > upper)
-    upper = r->suggested_s;
-  upper = upper + upper / 20 + 1;
-  size_t counts[HIST_BINS], most = 1;
-  gb_tr_histogram(r, HIST_BINS, upper, counts);
-  for (size_t i = 0; i < HIST_BINS; i++)
-    most = counts[i] > most ? counts[i] : most;
-  double bw = (double)(HIST_W - 2 * HIST_PAD) / HIST_BINS, plot = HIST_H - HIST_PAD - 20;
-  printf("<svg width=\"%d\" height=\"%d\" role=\"img\">\n<line x1=\"%d\" y1=\"%d\" x2=\"%d\" "
-         "y2=\"%d\" stroke=\"#444\"/>\n",
-         HIST_W, HIST_H, HIST_PAD, HIST_H - HIST_PAD, HIST_W - HIST_PAD, HIST_H - HIST_PAD);
-  for (size_t i = 0; i < HIST_BINS; i++) {
-    double h = plot * (double)counts[i] / (double)most;
-    if (counts[i])
-      printf("<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#3b6fd4\">"
-             "<title>%zu</title></rect>\n",
-             HIST_PAD + bw * (double)i + 1, HIST_H - HIST_PAD - h, bw - 2, h, counts[i]);
-  }
-  char d[24], m[24];
-  printf("<text x=\"%d\" y=\"%d\" font-size=\"12\">0s</text><text x=\"%d\" y=\"%d\" "
-         "font-size=\"12\" text-anchor=\"end\">%s%s (max %s)</text>\n",
-         HIST_PAD, HIST_H - 10, HIST_W - HIST_PAD, HIST_H - 10,
-         r->max_s >= upper ? "last bar: >= " : "", dur(upper, d), dur(r->max_s, m));
-  html_mark(r->timeout_s, upper, "#d62728", "current", 0);
-  html_mark(r->suggested_s, upper, "#2ca02c", "suggested", 14);
-  printf("</svg>\n");
-}
-
-static void html_row(const struct gb_tr_row *r, int whatif, int64_t whatif_s) {
-  char a[24], b[24], c[24], d[24], e[24], t[64];
-  timeout_cell(r, t, sizeof(t));
-  printf("<section><h3>size %s: %zu gangs</h3>\n", gb_tr_size_class_name(r->size_class), r->gangs);
-  html_histogram(r);
-  printf("<p>p50 %s, p90 %s, p99 %s, max %s; %zu never scheduled. Current timeout <b "
-         "class=\"cur\">%s</b>, exceeded by %zu; suggested <b class=\"sug\">%s</b>.",
-         dur(r->p50_s, a), dur(r->p90_s, b), dur(r->p99_s, c), dur(r->max_s, d), r->censored, t,
-         r->exceeded, dur(r->suggested_s, e));
-  if (whatif)
-    printf(" A %s timeout would have cut %zu.", dur(whatif_s, a), r->whatif_cut);
-  printf("<br><small>");
-  html_text(r->reason);
-  printf("</small></p></section>\n");
-}
-
-static void write_html(const struct gb_tr_report *rep, int64_t now) {
-  char nows[32];
-  gb_tr_format_time(now, nows, sizeof(nows));
-  printf("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-         "<title>gangbridge timeouts report</title>\n<style>\n"
-         "body{font-family:sans-serif;margin:24px;color:#222;background:#fff}\n"
-         "h2{border-bottom:1px solid #ccc;margin-top:32px}h3{margin:16px 0 4px}\n"
-         ".cur{color:#d62728}.sug{color:#2ca02c}small{color:#555}\n"
-         "</style></head><body>\n<h1>Gang scheduling waits and timeouts</h1>\n"
-         "<p>%zu gangs up to %s; %zu never scheduled (their waits are lower bounds); %zu "
-         "exceeded their timeout. Bars: gangs per wait; <span class=\"cur\">red</span>: the "
-         "current timeout; <span class=\"sug\">green</span>: the suggested one.</p>\n",
-         rep->gangs, nows, rep->censored, rep->exceeded);
-  for (size_t i = 0; i < rep->n_rows; i++) {
-    const struct gb_tr_row *r = &rep->rows[i];
-    if (i == 0 || r->backend != rep->rows[i - 1].backend ||
-        strcmp(r->queue, rep->rows[i - 1].queue)) {
-      printf("<h2>%s queue ", backend_name(r->backend));
-      html_text(*r->queue ? r->queue : "(none)");
-      printf("</h2>\n");
-    }
-    html_row(r, rep->opts.has_whatif, rep->opts.whatif_s);
-  }
-  printf("</body></html>\n");
-}
-
-/* ------------------------------------------------------------------------ */
 /* The command                                                              */
 
 static void run_free(struct tr_run *r) {
@@ -790,42 +642,23 @@ static void run_free(struct tr_run *r) {
   free(r->times);
   free(r->table);
   free(r->pgs);
-  if (r->live)
-    free(r->objs);
-  gc_arena_free(r->live);
-  gb_docset_free(r->docs);
+  gb_htab_free(&r->pool);
+  gc_arena_free(r->strings);
   gc_diags_destroy(&r->diags);
 }
 
-/* One listed object: converted into the live arena and kept. */
-struct live_list {
-  struct tr_run *r;
-  const char *source;
-};
-
+/* One listed object, read as a dump's would be (no position: the object
+ * names the place). */
 static int live_item(void *arg, json_object *obj) {
-  struct live_list *l = arg;
-  struct tr_run *r = l->r;
-  struct gc_value *v = NULL;
-  int rc = gb_kube_json_to_value(r->live, obj, 0, &v);
-  if (rc)
-    return rc;
-  if (r->n_objs == r->cap_objs) {
-    size_t ncap = r->cap_objs ? r->cap_objs * 2 : 1024;
-    struct gb_doc *n = ncap <= TR_MAX_DOCS ? realloc(r->objs, ncap * sizeof(*n)) : NULL;
-    if (!n)
-      return ncap <= TR_MAX_DOCS ? GC_ENOMEM : GC_ELIMIT;
-    r->objs = n;
-    r->cap_objs = ncap;
-  }
-  r->objs[r->n_objs++] = (struct gb_doc){v, l->source, 0, 0};
-  return GC_OK;
+  struct gb_tr_dump_item it = {obj, NULL, 0, 0, NULL, 0};
+  return on_object(arg, &it);
 }
 
-/* Lists both backends' PodGroups and every pod.  A PodGroup API the cluster
- * does not serve (404) is skipped: most clusters run one backend.  Volcano
- * binds pods by annotation, which no selector can match, so all pods are
- * listed (500 per page). */
+/* Lists both backends' PodGroups and every pod, page by page (limit and
+ * continue), keeping only what the report needs.  A PodGroup API the
+ * cluster does not serve (404) is skipped: most clusters run one backend.
+ * Volcano binds pods by annotation, which no selector can match, so all
+ * pods are listed. */
 static int load_cluster(const struct tr_opts *o, struct tr_run *r) {
   static const char *const paths[] = {"/apis/scheduling.volcano.sh/v1beta1/podgroups",
                                       "/apis/scheduling.x-k8s.io/v1alpha1/podgroups",
@@ -835,14 +668,11 @@ static int load_cluster(const struct tr_opts *o, struct tr_run *r) {
   int rc = gb_kube_config_load(o->kubeconfig, o->context, &cfg, &r->diags);
   if (rc == GC_OK)
     rc = gb_kube_client_new(cfg, NULL, &c, &r->diags);
-  r->live = rc ? NULL : gc_arena_new(0);
-  if (rc == GC_OK && !r->live)
-    rc = GC_ENOMEM;
   for (size_t i = 0; rc == GC_OK && i < sizeof(paths) / sizeof(paths[0]); i++) {
-    struct live_list l = {r, paths[i]};
     struct gb_kube_error e;
+    struct gb_kube_list_opts lo = {NULL, NULL, 500};
     char rv[128], msg[1200];
-    int lrc = gb_kube_list(c, paths[i], NULL, live_item, &l, rv, sizeof(rv), &e);
+    int lrc = gb_kube_list(c, paths[i], &lo, live_item, r, rv, sizeof(rv), &e);
     if (lrc == GC_EIO || (lrc == GC_ENOTFOUND && i == 2))
       gc_diags_addf(&r->diags, "listing %s: %s", paths[i], gb_kube_error_str(&e, msg, sizeof(msg)));
     else if (lrc != GC_ENOTFOUND)
@@ -854,22 +684,20 @@ static int load_cluster(const struct tr_opts *o, struct tr_run *r) {
 }
 
 static int load_files(const struct tr_opts *o, struct tr_run *r) {
-  struct gb_limits lim = {0};
-  lim.max_docs = TR_MAX_DOCS;
-  r->docs = gb_docset_new(&lim);
-  if (!r->docs)
-    return GC_ENOMEM;
-  for (size_t i = 0; i < o->n_paths; i++)
-    gb_load_path(r->docs, o->paths[i], &r->diags);
-  r->objs = r->docs->docs;
-  r->n_objs = r->docs->n;
+  for (size_t i = 0; i < o->n_paths && !r->stop; i++) {
+    int rc = gb_tr_dump_read(o->paths[i], NULL, on_object, r, &r->diags);
+    if (rc == GC_ENOMEM)
+      return rc;
+  }
   return GC_OK;
 }
 
 static int run_report(const struct tr_opts *o, struct tr_run *r) {
   int rc = o->live ? load_cluster(o, r) : load_files(o, r);
+  if (rc == GC_OK && r->stop)
+    rc = GC_OK; /* reported; the report of what was read still follows */
   if (rc == GC_OK)
-    rc = read_all(r);
+    rc = match_times(r);
   if (rc)
     return rc;
   if (r->n_pgs == 0) {
@@ -879,16 +707,14 @@ static int run_report(const struct tr_opts *o, struct tr_run *r) {
     return GC_OK;
   }
   int64_t now = o->has_now ? o->now_s : r->newest_s;
-  if ((rc = measure(r, now)) || (rc = gb_tr_report_build(r->gangs, r->n_gangs, &o->report,
-                                                          &r->report)))
+  if ((rc = measure(r, now)) ||
+      (rc = gb_tr_report_build(r->gangs, r->n_gangs, &o->report, &r->report)))
     return rc;
   if (o->format == FMT_JSON)
-    return write_json(r->report, now);
+    return gb_tr_write_json(stdout, r->report, now);
   if (o->format == FMT_HTML)
-    write_html(r->report, now);
-  else
-    write_table(r->report, now);
-  return ferror(stdout) ? GC_EIO : GC_OK;
+    return gb_tr_write_html(stdout, r->report, now);
+  return gb_tr_write_table(stdout, r->report, now);
 }
 
 static int cmd_report(int argc, char **argv) {
@@ -903,7 +729,10 @@ static int cmd_report(int argc, char **argv) {
     status = GB_EXIT_OK;
   if (rc)
     goto out;
-  rc = run_report(&o, &r);
+  r.strings = gc_arena_new((size_t)4 << 30);
+  rc = r.strings ? gb_htab_init(&r.pool, 4096) : GC_ENOMEM;
+  if (!rc)
+    rc = run_report(&o, &r);
   if (rc)
     gc_diags_addf(&r.diags, "gangbridge timeouts report: %s", gc_strerror(rc));
   gb_diag_print(stderr, NULL, &r.diags);

@@ -120,6 +120,13 @@ static void on_started_leading(void *arg) {
   gb_gatesweep_kick(r->sweeper); /* gates nobody holds: at once, not at the next round */
 }
 
+/* The timeout tracker acts only once the controller's informers have all
+ * synced: a gang's PodGroup, pods and TrainJob are then known together. */
+static int timeouts_synced(void *ctx) {
+  struct serve_run *r = ctx;
+  return r->ctrl && gb_controller_synced(r->ctrl);
+}
+
 static void on_stopped_leading(void *arg) {
   struct serve_run *r = arg;
   gb_log(GB_LOG_WARN, "stopped leading: no more writes", "identity",
@@ -476,7 +483,12 @@ static int serve_start(struct serve_run *r, struct gc_diags *d) {
          NULL);
   if (cfg->leader_elect && (rc = leader_create(r, d)))
     return rc;
-  struct gb_timeouts_opts to = {cfg, r->client, &r->sm, r->reg, NULL, NULL};
+  struct gb_timeouts_opts to = {.cfg = cfg,
+                                .client = r->client,
+                                .metrics = &r->sm,
+                                .reg = r->reg,
+                                .synced = timeouts_synced,
+                                .synced_ctx = r};
   struct gb_controller_opts co = {.cfg = cfg, .client = r->client, .metrics = &r->sm};
   if (r->leader) {
     co.is_leader = to.is_leader = gb_leader_is_leader_fn;

@@ -125,6 +125,7 @@ static const struct key_def KEYS[] = {
     {"placement.debugAddress", T_STR, OFF(placement_debug_address), 0, 0, "", NULL},
     /* policy: timeouts.default and topology.* */
     {"timeouts.default", T_STR, OFF(timeout_default), 0, 0, "", NULL},
+    {"timeouts.max", T_STR, OFF(timeout_max), 0, 0, "", NULL},
     /* the timeout tracker's timeouts.* (next to timeouts.default: one YAML block) */
     {"timeouts.action", T_TOACTION, OFF(timeout_action), 0, 0, "event", "timeout-action"},
     {"timeouts.requeue.baseDelay", T_DUR, OFF(requeue_base_delay_s), 0.001, 86400, "60s", NULL},
@@ -132,6 +133,7 @@ static const struct key_def KEYS[] = {
     {"timeouts.requeue.maxAttempts", T_INT, OFF(requeue_max_attempts), 0, 100, "3", NULL},
     {"timeouts.maxQueues", T_INT, OFF(timeout_max_queues), 1, 1000, "50", NULL},
     {"timeouts.maxGangs", T_INT, OFF(timeout_max_gangs), 1, 10000000, "1000000", NULL},
+    {"timeouts.until", T_STR, OFF(timeout_until), 0, 0, "scheduled", NULL},
     {"topology.levels", T_LIST, OFF(topology_levels_text), 0, 0, "", NULL},
     {"topology.default", T_STR, OFF(topology_default), 0, 0, "", NULL},
 };
@@ -699,6 +701,17 @@ static int check_policy(struct gb_config *c, struct gc_diags *d) {
       gc_policy_timeout_parse(c->timeout_default, strlen(c->timeout_default), &secs, msg,
                               sizeof(msg))) {
     gc_diags_addf(d, "timeouts.default: %s", msg);
+    rc = GC_EINVAL;
+  }
+  if (*c->timeout_max &&
+      gc_policy_timeout_parse(c->timeout_max, strlen(c->timeout_max), &secs, msg, sizeof(msg))) {
+    gc_diags_addf(d, "timeouts.max: %s", msg);
+    rc = GC_EINVAL;
+  }
+  c->timeout_until_ready = !strcmp(c->timeout_until, "ready");
+  if (!c->timeout_until_ready && strcmp(c->timeout_until, "scheduled") != 0) {
+    gc_diags_addf(d, "timeouts.until: must be scheduled or ready, not \"%.64s\"",
+                  c->timeout_until);
     rc = GC_EINVAL;
   }
   if (gc_policy_topology_default_check(c->topology_default, msg, sizeof(msg))) {

@@ -185,6 +185,7 @@ struct gb_config {
   /* timeouts (policy: the gang timeout when no TrainJob, runtime, Namespace
    * or Queue gives one; gangcalc's gc_policy checks it) */
   const char *timeout_default; /* Go duration, "": none */
+  const char *timeout_max;     /* Go duration, "": none; the platform's ceiling */
 
   /* topology (policy) */
   const char *topology_levels_text; /* node label keys, top first, comma-separated */
@@ -205,6 +206,8 @@ struct gb_config {
   int requeue_max_attempts;
   int timeout_max_queues; /* queues labelled by name; the rest fold into "other" */
   int timeout_max_gangs;  /* gangs tracked at most */
+  const char *timeout_until; /* "scheduled" or "ready": what ends a gang's wait */
+  int timeout_until_ready;   /* timeouts.until is "ready" (set by gb_config_validate) */
 };
 
 /* Initialises c with every default.  Returns 0 or GC_ENOMEM.  Free with

@@ -550,6 +550,7 @@ static void policy_context(struct planner *pl, struct gc_policy_context *pc) {
     pc->queue_arg = pl;
   }
   pc->timeout_default = in->cfg->timeout_default;
+  pc->timeout_max = in->cfg->timeout_max;
   pc->topology_default = in->cfg->topology_default;
   pc->topology_levels = in->cfg->topology_levels;
   pc->n_topology_levels = in->cfg->n_topology_levels;

@@ -1565,10 +1565,32 @@ static int visit_first(struct gb_docset *ds, const struct stat *st) {
   return 1;
 }
 
-static int load_dir(struct gb_docset *ds, const char *path, int level, struct gc_diags *diags);
+/* Who reads each file found: the docset's own loader, or a caller's
+ * streaming reader (gb_walk_path). */
+struct walker {
+  gb_source_fn fn; /* NULL: load into the docset */
+  void *ctx;
+};
+
+static int load_dir(struct gb_docset *ds, const char *path, int level, struct gc_diags *diags,
+                    const struct walker *w);
+
+static int read_source(struct gb_docset *ds, const char *path, struct gc_diags *diags,
+                       const struct walker *w) {
+  if (!w->fn)
+    return load_file(ds, path, diags);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    gc_diags_addf(diags, "%s: %s", path, strerror(errno));
+    return GC_EIO;
+  }
+  int rc = w->fn(w->ctx, path, fd, diags);
+  close(fd);
+  return rc;
+}
 
 static int load_any(struct gb_docset *ds, const char *path, int level, int explicit_path,
-                    struct gc_diags *diags) {
+                    struct gc_diags *diags, const struct walker *w) {
   struct stat st;
   if (stat(path, &st) != 0) {
     gc_diags_addf(diags, "%s: %s", path, strerror(errno));
@@ -1592,12 +1614,13 @@ static int load_any(struct gb_docset *ds, const char *path, int level, int expli
       gc_diags_addf(diags, "%s: directory nesting exceeds limit %d", path, MAX_DIR_DEPTH);
       return GC_ELIMIT;
     }
-    return load_dir(ds, path, level + 1, diags);
+    return load_dir(ds, path, level + 1, diags, w);
   }
-  return load_file(ds, path, diags);
+  return read_source(ds, path, diags, w);
 }
 
-static int load_dir(struct gb_docset *ds, const char *path, int level, struct gc_diags *diags) {
+static int load_dir(struct gb_docset *ds, const char *path, int level, struct gc_diags *diags,
+                    const struct walker *w) {
   DIR *d = opendir(path);
   if (!d) {
     gc_diags_addf(diags, "%s: %s", path, strerror(errno));
@@ -1644,7 +1667,7 @@ static int load_dir(struct gb_docset *ds, const char *path, int level, struct gc
       break;
     }
     snprintf(full, need, "%s%s%s", path, slash ? "" : "/", names[i]);
-    int r = load_any(ds, full, level, 0, diags);
+    int r = load_any(ds, full, level, 0, diags, w);
     free(full);
     if (r && !rc)
       rc = r;
@@ -1661,5 +1684,16 @@ int gb_load_path(struct gb_docset *ds, const char *path, struct gc_diags *diags)
     return GC_EUSAGE;
   if (!strcmp(path, "-"))
     return load_fd(ds, "-", STDIN_FILENO, diags);
-  return load_any(ds, path, 0, 1, diags);
+  struct walker w = {NULL, NULL};
+  return load_any(ds, path, 0, 1, diags, &w);
+}
+
+int gb_walk_path(struct gb_docset *ds, const char *path, gb_source_fn fn, void *ctx,
+                 struct gc_diags *diags) {
+  if (!ds || !path || !fn)
+    return GC_EUSAGE;
+  if (!strcmp(path, "-"))
+    return fn(ctx, "-", STDIN_FILENO, diags);
+  struct walker w = {fn, ctx};
+  return load_any(ds, path, 0, 1, diags, &w);
 }

@@ -156,7 +156,7 @@ static json_object *member(json_object *obj, const char *k) {
   return json_object_object_get_ex(obj, k, &v) ? v : NULL;
 }
 
-/* Keeps only the PodScheduled entry of a pod's status.conditions (and of it
+/* Keeps only the PodScheduled and Ready entries of a pod's status.conditions (and of them
  * the fields the timeout tracker reads), rebuilt into a new array because
  * json-c arrays cannot drop elements in place. */
 static void trim_conditions(json_object *status) {
@@ -169,7 +169,8 @@ static void trim_conditions(json_object *status) {
   for (size_t i = 0; keep && i < json_object_array_length(cs); i++) {
     json_object *c = json_object_array_get_idx(cs, i), *t = member(c, "type");
     if (t && json_object_is_type(t, json_type_string) &&
-        !strcmp(json_object_get_string(t), "PodScheduled")) {
+        (!strcmp(json_object_get_string(t), "PodScheduled") ||
+         !strcmp(json_object_get_string(t), "Ready"))) {
       keep_only(c, cond);
       json_object_array_add(keep, json_object_get(c));
     }

@@ -169,8 +169,9 @@ int gb_informer_feed(struct gb_informer *inf, int watch_type, json_object *obj);
 /* Transforms for gb_informer_opts.transform.  trim_pod keeps only a pod's
  * identity (namespace, name, uid, resourceVersion, creationTimestamp), its
  * JobSet name label, the PodGroup label and annotation it carries, its
- * spec.schedulingGates and its PodScheduled condition (type, status, reason,
- * message, lastTransitionTime; for the timeout tracker): a few hundred bytes
+ * spec.schedulingGates and its PodScheduled and Ready conditions (type,
+ * status, reason, message, lastTransitionTime; for the timeout tracker, whose
+ * timeouts.until may be Ready): a few hundred bytes
  * per pod.
  * trim_crd keeps a CRD's name, group, names, scope and versions' name,
  * served and storage (no schema, no status). */

@@ -80,14 +80,14 @@ int gb_requeue_state_read(json_object *tj, struct gb_requeue_state *st, char *wh
   return 0;
 }
 
-const char *gb_requeue_untouchable(json_object *tj, const struct gb_requeue_state *st,
-                                   int started) {
+const char *gb_requeue_untouchable(json_object *tj, const struct gb_requeue_state *st, int started,
+                                   const char *kueue_workload) {
   const char *managed = str_member(member(tj, "spec"), "managedBy");
   if (managed && strcmp(managed, GC_TRAINER_CONTROLLER) != 0)
     return "spec.managedBy names another controller";
-  if (str_member(member(member(tj, "metadata"), "labels"), GB_KUEUE_QUEUE_LABEL))
-    return "Kueue manages it (label " GB_KUEUE_QUEUE_LABEL "): Kueue's waitForPodsReady owns "
-           "its requeueing";
+  if (kueue_workload)
+    return "Kueue manages it (a Kueue Workload owns its admission): Kueue's waitForPodsReady "
+           "owns its requeueing";
   if (st->suspended && !st->ours)
     return "suspended by the user";
   if (started)
@@ -108,10 +108,6 @@ enum gb_requeue_step gb_requeue_on_timeout(const struct gb_requeue_state *st,
                                            const struct gb_backoff *b) {
   if (st->suspended)
     return GB_RQ_NOTHING;
-  /* requeued-by on a running TrainJob: gangbridge gave up on it and the
-   * user resumed it by hand; suspending it again would fight the user. */
-  if (st->ours)
-    return GB_RQ_NOTHING;
   return st->attempt < b->max_attempts ? GB_RQ_SUSPEND : GB_RQ_GIVE_UP;
 }
 
@@ -119,6 +115,68 @@ enum gb_requeue_step gb_requeue_on_tick(const struct gb_requeue_state *st, doubl
   if (!st->suspended || !st->ours || isnan(st->resume_at) || now < st->resume_at)
     return GB_RQ_NOTHING;
   return GB_RQ_RESUME;
+}
+
+/* Seconds of clock skew and API latency allowed around the backoff's
+ * bounds: gangbridge writes the claim, then suspends, a round trip later. */
+#define SLACK_S 60.0
+
+int gb_requeue_validate(const struct gb_requeue_state *st, const struct gb_backoff *b,
+                        double suspended_at, double now, struct gb_requeue_state *out, char *why,
+                        size_t why_size) {
+  char at[32], lo_s[32], hi_s[32];
+  int changed = 0;
+  *out = *st;
+  if (why_size)
+    why[0] = '\0';
+  if (st->attempt > b->max_attempts) {
+    out->attempt = b->max_attempts;
+    snprintf(why, why_size,
+             "metadata.annotations[" GB_ANN_REQUEUE_ATTEMPT "]: %d is more than "
+             "timeouts.requeue.maxAttempts (%d); %d is used",
+             st->attempt, b->max_attempts, b->max_attempts);
+    changed = 1;
+  }
+  if (!st->suspended) {
+    if (!isnan(st->resume_at) && st->resume_at > now + SLACK_S) {
+      gb_requeue_format_time(st->resume_at, at, sizeof(at));
+      snprintf(why, why_size,
+               "metadata.annotations[" GB_ANN_REQUEUE_RESUME_AT "]: %s is in the future on a "
+               "running TrainJob; ignored (it does not move the gang's timeout)",
+               at);
+      out->resume_at = NAN;
+      return 1;
+    }
+    return changed;
+  }
+  if (!st->ours)
+    return changed;
+  int a = out->attempt < 1 ? 1 : out->attempt;
+  double base = isnan(suspended_at) ? now : suspended_at;
+  double lo = isnan(suspended_at) ? -INFINITY : base + gb_requeue_backoff(b, a, 0) - SLACK_S;
+  double hi = base + ceil(gb_requeue_backoff(b, a, 1)) + SLACK_S;
+  if (isnan(st->resume_at) && out->attempt >= b->max_attempts)
+    return changed; /* given up: suspended for good, nothing to resume */
+  if (!isnan(st->resume_at) && st->resume_at >= lo && st->resume_at <= hi)
+    return changed;
+  /* A missing one: the end of the backoff itself (the slack is tolerance
+   * for a value gangbridge wrote, not a delay). */
+  out->resume_at = isnan(st->resume_at) ? hi - SLACK_S : fmin(hi, fmax(lo, st->resume_at));
+  gb_requeue_format_time(out->resume_at, at, sizeof(at));
+  gb_requeue_format_time(isfinite(lo) ? lo : base, lo_s, sizeof(lo_s));
+  gb_requeue_format_time(hi, hi_s, sizeof(hi_s));
+  if (isnan(st->resume_at))
+    snprintf(why, why_size,
+             "metadata.annotations[" GB_ANN_REQUEUE_RESUME_AT "] is missing while gangbridge "
+             "holds the TrainJob suspended with requeues left; it is resumed at %s, the end of "
+             "its backoff",
+             at);
+  else
+    snprintf(why, why_size,
+             "metadata.annotations[" GB_ANN_REQUEUE_RESUME_AT "]: the resume time is outside "
+             "the backoff of attempt %d (%s to %s); it is resumed at %s",
+             a, lo_s, hi_s, at);
+  return 1;
 }
 
 void gb_requeue_format_time(double t, char *buf, size_t cap) {

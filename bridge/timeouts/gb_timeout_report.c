@@ -94,7 +94,7 @@ int gb_tr_suggest(const int64_t *sorted, size_t n, size_t censored, enum gb_tr_b
   /* p99 and the margin are bounded (waits are seconds since 1970), so the
    * product cannot overflow int64. */
   int64_t raw = (p99 * rule->margin_permille + 999) / 1000;
-  int64_t v = round_up_step(raw), limit = 0;
+  int64_t stepped = round_up_step(raw), v = stepped, limit = 0;
   const char *why = "";
   if (v < rule->floor_s) {
     v = rule->floor_s;
@@ -113,18 +113,20 @@ int gb_tr_suggest(const int64_t *sorted, size_t n, size_t censored, enum gb_tr_b
               : ", capped at --max";
   }
   *out_s = v;
-  char p99s[24], raws[24], vs[24];
+  char p99s[24], raws[24], steps[24], vs[24];
   gb_tr_format_duration(p99, p99s, sizeof(p99s));
   gb_tr_format_duration(raw, raws, sizeof(raws));
+  gb_tr_format_duration(stepped, steps, sizeof(steps));
   gb_tr_format_duration(v, vs, sizeof(vs));
   size_t over = count_above(sorted, n, v);
-  int len = snprintf(reason, cap, "p99 %s x %lld.%03lld = %s, rounded up%s: %s; %zu of %zu gangs "
-                     "waited longer",
+  int len = snprintf(reason, cap,
+                     "p99 %s x %lld.%03lld = %s, rounded up to %s%s: %s; %zu of %zu scheduled "
+                     "gangs waited longer",
                      p99s, (long long)(rule->margin_permille / 1000),
-                     (long long)(rule->margin_permille % 1000), raws, why, vs, over, n);
+                     (long long)(rule->margin_permille % 1000), raws, steps, why, vs, over, n);
   if (censored && len > 0 && (size_t)len < cap)
     snprintf(reason + len, cap - (size_t)len,
-             "; %zu never scheduled (their waits are lower bounds)", censored);
+             "; %zu never scheduled (not in the quantiles: their waits are unknown)", censored);
   return GC_OK;
 }
 
@@ -178,42 +180,117 @@ static void row_timeout(struct gb_tr_gang *const *g, size_t n, int64_t *scratch,
   row->timeout_gangs = best_n;
 }
 
+int64_t gb_tr_km_quantile(const int64_t *waits, size_t n_w, const int64_t *ages, size_t n_c,
+                          int pct) {
+  /* Product-limit: at each distinct wait t, S *= 1 - d/n_at_risk, where the
+   * gangs at risk are those whose wait or age is >= t.  Merging the two
+   * sorted lists keeps it O(n). */
+  double surv = 1.0, target = 1.0 - (double)pct / 100.0 + 1e-12;
+  size_t i = 0, j = 0, at_risk = n_w + n_c;
+  while (i < n_w) {
+    int64_t t = waits[i];
+    while (j < n_c && ages[j] < t) { /* censored before t: no longer at risk */
+      j++;
+      at_risk--;
+    }
+    size_t d = 0;
+    while (i + d < n_w && waits[i + d] == t)
+      d++;
+    surv *= 1.0 - (double)d / (double)at_risk;
+    if (surv <= target)
+      return t;
+    at_risk -= d;
+    i += d;
+  }
+  return GB_TR_NO_TIMEOUT;
+}
+
+double gb_tr_cdf(const struct gb_tr_row *row, int64_t t) {
+  if (row->gangs == 0)
+    return 0;
+  return (double)(row->scheduled - count_above(row->waits, row->scheduled, t)) / (double)row->gangs;
+}
+
+/* The waits and ages of the row's gangs (sorted by wait already), the
+ * quantiles, the Kaplan-Meier column and the never-scheduled figures. */
+static int row_waits(struct gb_tr_gang *const *g, size_t n, struct gb_tr_row *row) {
+  row->waits = malloc((n ? n : 1) * sizeof(*row->waits));
+  row->ages = malloc((n ? n : 1) * sizeof(*row->ages));
+  if (!row->waits || !row->ages)
+    return GC_ENOMEM;
+  for (size_t i = 0; i < n; i++) {
+    if (!g[i]->censored) {
+      row->waits[row->scheduled++] = g[i]->wait_s;
+      continue;
+    }
+    row->ages[row->censored++] = g[i]->wait_s;
+    if (!row->oldest_name || g[i]->wait_s >= row->age_max_s) {
+      row->age_max_s = g[i]->wait_s;
+      row->oldest_ns = g[i]->namespace_;
+      row->oldest_name = g[i]->name;
+    }
+  }
+  int64_t none = GB_TR_NO_TIMEOUT;
+  size_t m = row->scheduled;
+  row->p50_s = m ? gb_tr_quantile(row->waits, m, 50) : none;
+  row->p90_s = m ? gb_tr_quantile(row->waits, m, 90) : none;
+  row->p99_s = m ? gb_tr_quantile(row->waits, m, 99) : none;
+  row->max_s = m ? row->waits[m - 1] : none;
+  row->km_p50_s = gb_tr_km_quantile(row->waits, m, row->ages, row->censored, 50);
+  row->km_p90_s = gb_tr_km_quantile(row->waits, m, row->ages, row->censored, 90);
+  row->km_p99_s = gb_tr_km_quantile(row->waits, m, row->ages, row->censored, 99);
+  row->age_p50_s = row->censored ? gb_tr_quantile(row->ages, row->censored, 50) : none;
+  if (!row->censored)
+    row->age_max_s = none;
+  return GC_OK;
+}
+
 static int fill_row(struct gb_tr_gang *const *g, size_t n, const struct gb_tr_options *o,
                     struct gb_tr_row *row) {
-  row->waits = malloc(n * sizeof(*row->waits));
-  if (!row->waits)
-    return GC_ENOMEM;
   row->queue = g[0]->queue ? g[0]->queue : "";
   row->backend = g[0]->backend;
   row->size_class = gb_tr_size_class(g[0]->size);
   row->gangs = n;
-  for (size_t i = 0; i < n; i++) {
-    row->waits[i] = g[i]->wait_s;
-    row->censored += g[i]->censored != 0;
+  int rc = row_waits(g, n, row);
+  if (rc)
+    return rc;
+  for (size_t i = 0; i < n; i++)
     if (g[i]->timeout_s != GB_TR_NO_TIMEOUT && g[i]->wait_s > g[i]->timeout_s)
       row->exceeded++;
-  }
-  row->p50_s = gb_tr_quantile(row->waits, n, 50);
-  row->p90_s = gb_tr_quantile(row->waits, n, 90);
-  row->p99_s = gb_tr_quantile(row->waits, n, 99);
-  row->max_s = row->waits[n - 1];
   if (o->has_whatif)
-    row->whatif_cut = count_above(row->waits, n, o->whatif_s);
+    row->whatif_cut = count_above(row->waits, row->scheduled, o->whatif_s) +
+                      count_above(row->ages, row->censored, o->whatif_s);
   /* Counting timeouts needs them sorted; the row is sorted by wait. */
   int64_t *scratch = malloc(n * sizeof(*scratch));
   if (!scratch)
     return GC_ENOMEM;
   row_timeout(g, n, scratch, row);
   free(scratch);
-  return gb_tr_suggest(row->waits, n, row->censored, row->backend, &o->rule, &row->suggested_s,
-                       &row->suggested_capped, row->reason, sizeof(row->reason));
+  row->suggested_s = GB_TR_NO_TIMEOUT;
+  if (!row->scheduled) {
+    char age[24];
+    gb_tr_format_duration(row->age_max_s, age, sizeof(age));
+    snprintf(row->reason, sizeof(row->reason),
+             "no suggestion: none of its %zu gangs was scheduled (the oldest, %s/%s, has waited "
+             "%s)",
+             row->censored, row->oldest_ns ? row->oldest_ns : "", row->oldest_name, age);
+    return GC_OK;
+  }
+  row->has_suggestion = 1;
+  rc = gb_tr_suggest(row->waits, row->scheduled, row->censored, row->backend, &o->rule,
+                     &row->suggested_s, &row->suggested_capped, row->reason, sizeof(row->reason));
+  row->would_cut = count_above(row->waits, row->scheduled, row->suggested_s) +
+                   count_above(row->ages, row->censored, row->suggested_s);
+  return rc;
 }
 
 void gb_tr_report_free(struct gb_tr_report *r) {
   if (!r)
     return;
-  for (size_t i = 0; i < r->n_rows; i++)
+  for (size_t i = 0; i < r->n_rows; i++) {
     free(r->rows[i].waits);
+    free(r->rows[i].ages);
+  }
   free(r->rows);
   free(r);
 }
@@ -243,9 +320,11 @@ int gb_tr_report_build(const struct gb_tr_gang *gangs, size_t n, const struct gb
     if (rc)
       goto out;
     r->gangs += row->gangs;
+    r->scheduled += row->scheduled;
     r->censored += row->censored;
     r->exceeded += row->exceeded;
     r->whatif_cut += row->whatif_cut;
+    r->would_cut += row->would_cut;
     i = j;
   }
   rc = GC_OK;
@@ -255,19 +334,6 @@ out:
   free(idx);
   gb_tr_report_free(r);
   return rc;
-}
-
-void gb_tr_histogram(const struct gb_tr_row *row, size_t nbins, int64_t upper_s, size_t *counts) {
-  memset(counts, 0, nbins * sizeof(*counts));
-  if (nbins == 0)
-    return;
-  if (upper_s < 1)
-    upper_s = 1;
-  for (size_t i = 0; i < row->gangs; i++) {
-    int64_t w = row->waits[i] < 0 ? 0 : row->waits[i];
-    size_t b = w >= upper_s ? nbins - 1 : (size_t)((uint64_t)w * nbins / (uint64_t)upper_s);
-    counts[b < nbins ? b : nbins - 1]++;
-  }
 }
 
 /* ------------------------------------------------------------------------ */

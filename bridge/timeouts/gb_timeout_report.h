@@ -2,11 +2,24 @@
  *
  * gb_timeout_report: the statistics behind `gangbridge timeouts report`.  It
  * owns the arithmetic only: size classes, exact nearest-rank quantiles, the
- * suggested-timeout rule, --what-if counts, histograms, and the parsing of
- * the two time notations PodGroups use (RFC 3339 timestamps, Go durations).
- * It does no I/O and never prints, so it could move into a pure library; the
- * command (gb_cmd_timeouts.c) turns PodGroups and pods into gb_tr_gang
- * observations and writes the report as a table, JSON or HTML.
+ * Kaplan-Meier estimate, the suggested-timeout rule, --what-if counts, and
+ * the parsing of the two time notations PodGroups use (RFC 3339 timestamps,
+ * Go durations).  It does no I/O and never prints, so it could move into a
+ * pure library; the command (gb_cmd_timeouts.c) turns PodGroups and pods
+ * into gb_tr_gang observations and writes the report as a table, JSON or
+ * HTML.
+ *
+ * The statistics treat a gang that has not been scheduled as a censored
+ * observation: its wait so far is a lower bound, not a wait.  The quantiles
+ * (p50, p90, p99, max) and the suggestion come from the gangs that were
+ * scheduled only; the never-scheduled are reported beside them (how many,
+ * their ages, the oldest); the Kaplan-Meier column estimates the quantiles
+ * of all gangs, counting a censored gang as "still waiting at its age".
+ *
+ * Quantile definition (nearest rank): the p-quantile of n ascending values
+ * is the value at 1-based rank ceil(p/100 * n), so p50 is a wait that at
+ * least half the scheduled gangs did not exceed, and it is always one of
+ * the observed waits.
  *
  * All times are whole seconds.  Kubernetes timestamps have second resolution;
  * durations are rounded up to whole seconds (a timeout of 1.5s counts as 2s).
@@ -33,8 +46,8 @@ struct gb_tr_gang {
   const char *queue; /* "" when the PodGroup names none */
   enum gb_tr_backend backend;
   int64_t size;      /* spec.minMember */
-  int64_t wait_s;    /* creation to schedule, or to "now" when censored; >= 0 */
-  int censored;      /* never scheduled: wait_s is a lower bound */
+  int64_t wait_s;    /* creation to schedule, or its age at "now" when censored; >= 0 */
+  int censored;      /* never scheduled: wait_s is a lower bound (its age) */
   int64_t timeout_s; /* effective timeout, or GB_TR_NO_TIMEOUT */
 };
 
@@ -56,22 +69,35 @@ struct gb_tr_row {
   const char *queue; /* borrowed from the gangs */
   enum gb_tr_backend backend;
   int size_class;
-  size_t gangs, censored;
+  size_t gangs, scheduled, censored; /* gangs = scheduled + censored */
+  /* Over the scheduled gangs only (nearest rank); GB_TR_NO_TIMEOUT when
+   * none was scheduled. */
   int64_t p50_s, p90_s, p99_s, max_s;
+  /* Kaplan-Meier over all gangs (censored ones at their age);
+   * GB_TR_NO_TIMEOUT where the estimate never reaches the quantile (too
+   * many gangs still waiting to tell). */
+  int64_t km_p50_s, km_p90_s, km_p99_s;
+  /* The never-scheduled: median and largest age, and the oldest gang
+   * (borrowed names; NULL when none). */
+  int64_t age_p50_s, age_max_s;
+  const char *oldest_ns, *oldest_name;
   int64_t timeout_s;   /* most frequent effective timeout, or GB_TR_NO_TIMEOUT */
   size_t timeout_gangs; /* gangs that have that timeout */
-  size_t exceeded;      /* gangs whose wait exceeded their own effective timeout */
+  size_t exceeded;      /* gangs whose wait (or age) exceeded their own effective timeout */
+  int has_suggestion;   /* some gang was scheduled: the rule has a p99 to start from */
   int64_t suggested_s;
   int suggested_capped; /* the suggestion was lowered to the backend's cap or max_s */
-  size_t whatif_cut;    /* gangs with wait > whatif_s (when has_whatif) */
+  size_t would_cut;     /* gangs whose wait or age exceeds the suggestion */
+  size_t whatif_cut;    /* gangs with wait or age > whatif_s (when has_whatif) */
   char reason[GB_TR_REASON_MAX];
-  int64_t *waits; /* sorted ascending, `gangs` of them, owned by the report */
+  int64_t *waits; /* scheduled waits, ascending, `scheduled` of them; owned by the report */
+  int64_t *ages;  /* never-scheduled ages, ascending, `censored` of them; owned */
 };
 
 struct gb_tr_report {
   struct gb_tr_row *rows; /* sorted by backend, queue, size class */
   size_t n_rows;
-  size_t gangs, censored, exceeded, whatif_cut;
+  size_t gangs, scheduled, censored, exceeded, whatif_cut, would_cut;
   struct gb_tr_options opts;
 };
 
@@ -87,11 +113,14 @@ void gb_tr_options_defaults(struct gb_tr_options *o);
  * n ascending values (rank 1 when that is 0).  pct in 1..100; n >= 1. */
 int64_t gb_tr_quantile(const int64_t *sorted, size_t n, int pct);
 
-/* The suggestion rule: ceil(p99 * margin), rounded up to a step (10 s below
- * 2 min, 1 min below 1 h, 5 min above), then raised to floor_s and lowered
- * to the backend's cap (900 s for coscheduling) and to max_s if set.
- * Writes the value to *out_s, whether it was capped to *capped, and the
- * one-line reasoning to reason (cap bytes).  Returns 0 or GC_EINVAL (n 0). */
+/* The suggestion rule, over the n ascending waits of the scheduled gangs:
+ * ceil(p99 * margin), rounded up to a step (10 s below 2 min, 1 min below
+ * 1 h, 5 min above), then raised to floor_s and lowered to the backend's
+ * cap (900 s for coscheduling) and to max_s if set.  censored (gangs never
+ * scheduled) only goes into the reasoning: their ages are lower bounds and
+ * take no part in the quantile.  Writes the value to *out_s, whether it was
+ * capped to *capped, and the one-line reasoning to reason (cap bytes).
+ * Returns 0 or GC_EINVAL (n 0: nothing to start from). */
 int gb_tr_suggest(const int64_t *sorted, size_t n, size_t censored, enum gb_tr_backend backend,
                   const struct gb_tr_rule *rule, int64_t *out_s, int *capped, char *reason,
                   size_t cap);
@@ -103,9 +132,18 @@ int gb_tr_report_build(const struct gb_tr_gang *gangs, size_t n, const struct gb
                        struct gb_tr_report **out);
 void gb_tr_report_free(struct gb_tr_report *r);
 
-/* Counts the row's waits into nbins equal bins over [0, upper_s]; waits
- * above upper_s go into the last bin.  counts has nbins slots. */
-void gb_tr_histogram(const struct gb_tr_row *row, size_t nbins, int64_t upper_s, size_t *counts);
+/* The Kaplan-Meier estimate of the pct-quantile (1..100) from n_w
+ * ascending waits (events) and n_c ascending ages (right-censored): the
+ * smallest observed wait t at which the estimated share of gangs scheduled
+ * by t reaches pct %.  A censored age equal to a wait counts as still at
+ * risk there.  Returns GB_TR_NO_TIMEOUT when the estimate never gets there. */
+int64_t gb_tr_km_quantile(const int64_t *waits, size_t n_w, const int64_t *ages, size_t n_c,
+                          int pct);
+
+/* The share (0..1) of the row's gangs scheduled within t seconds: the
+ * empirical distribution over all its gangs, so it levels off at
+ * scheduled / gangs (the never-scheduled never arrive). */
+double gb_tr_cdf(const struct gb_tr_row *row, int64_t t);
 
 /* Parses an RFC 3339 timestamp ("2026-01-02T03:04:05Z", optional fraction,
  * "Z" or a +hh:mm offset) into seconds since the Unix epoch (the fraction is

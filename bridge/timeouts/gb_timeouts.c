@@ -1,87 +1,38 @@
 /* SPDX-License-Identifier: Apache-2.0
  *
- * gb_timeouts: the gang timeout tracker (see gb_timeouts.h).
+ * gb_timeouts: the gang timeout tracker, its informer side (see
+ * gb_timeouts.h; gb_timeouts_fire.c runs the deadlines).
  *
  * One record per gang, keyed by "namespace/name" (the PodGroup, its
  * TrainJob and the pods' group binding share the name).  Every change
- * re-arms the gang's one deadline: the timeout (wait start + timeout) while
- * it has not started and its TrainJob is not suspended, or the resume time
- * while gangbridge holds the TrainJob suspended.  The timer thread pops due
- * deadlines under the lock, copies what the action needs, and runs the
- * action without the lock; the outcome comes back through the informers
- * (the TrainJob's new annotations re-arm the gang), except for retries,
- * which re-arm a few seconds later.
+ * re-arms the gang's one deadline: facts to write (the leader records them
+ * at once), the resume time while gangbridge holds the TrainJob suspended,
+ * the end of a claimed requeue that was not finished, or the timeout (wait
+ * start + timeout) while the gang has not reached what ends its wait and
+ * its TrainJob is not suspended.  The wait's start and whether the gang
+ * started come from facts that survive a restart and that a tenant cannot
+ * write: the PodGroup (its creation, its status, gangbridge's annotations on
+ * it) and the TrainJob's status, never the TrainJob's annotations.
  */
 #define _GNU_SOURCE /* random */
-#include "gb_timeouts.h"
-
 #include <json-c/json.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "gb_deadline.h"
-#include "gb_hash.h"
 #include "gb_log.h"
 #include "gb_requeue.h"
 #include "gb_timeout_report.h"
-#include "gb_toaction.h"
-#include "gb_tts.h"
+#include "gb_timeouts_int.h"
 #include "gc_diag.h"
 #include "gc_policy.h"
 
-#define RETRY_S 5.0 /* a failed action is tried again after this */
 #define VOLCANO_GROUP_ANN "scheduling.k8s.io/group-name"
 #define COSCHED_GROUP_LABEL "scheduling.x-k8s.io/pod-group"
 
-enum dl_kind { DL_TIMEOUT = 1, DL_RESUME };
-
-struct gang {
-  struct gb_hnode node; /* first member: the table's link and hash */
-  struct gb_deadline_item dl;
-  enum dl_kind dl_kind;
-  /* the PodGroup */
-  int has_pg, is_volcano;
-  char uid[64], queue[64], phase[24], pg_msg[GB_TOA_MSG_MAX];
-  int min_member;
-  double created, timeout_s; /* timeout_s NAN: none */
-  const char *timeout_source;
-  /* the TrainJob */
-  char tj_uid[64];
-  int tj_suspended, tj_ours;
-  double tj_resume_at;
-  /* the pods bound to the group */
-  int pods, gated, scheduled, unschedulable;
-  double first_pod, last_pod, last_sched, gated_since, ungated_at;
-  char pod_msg[GB_TOA_MSG_MAX];
-  /* progress */
-  int started, observed;
-  double fired_for; /* the wait start whose timeout was acted on; NAN: none */
-  char key[];
-};
-
-struct gb_timeouts {
-  struct gb_timeouts_opts o;
-  struct gb_toa_env env;
-  struct gb_events *events;
-  struct gb_tts *tts;
-  pthread_mutex_t mu; /* guards everything below; with cond */
-  pthread_cond_t cond;
-  struct gb_htab gangs;
-  struct gb_deadlines heap;
-  size_t max_gangs;
-  char (*queues)[64]; /* queue names labelled by name, at most max_queues */
-  size_t n_queues, max_queues;
-  struct gb_timeouts_stats st;
-  int stop, kicked, started;
-  pthread_t thread;
-  struct gb_metric *assembly, *gated, *fired, *requeues;
-};
-
-static double wall_now(void) {
+double gb_timeouts_wall_now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
@@ -102,19 +53,40 @@ static const char *str_member(json_object *o, const char *k) {
   return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
 }
 
+/* The lastTransitionTime of condition `type` with status `status`, or NAN. */
+static double condition_time(json_object *obj, const char *type, const char *status) {
+  json_object *cs = member(member(obj, "status"), "conditions");
+  for (size_t i = 0;
+       cs && json_object_is_type(cs, json_type_array) && i < json_object_array_length(cs); i++) {
+    json_object *c = json_object_array_get_idx(cs, i);
+    const char *ty = str_member(c, "type"), *st = str_member(c, "status");
+    if (ty && st && !strcmp(ty, type) && !strcmp(st, status)) {
+      double t = parse_ts(str_member(c, "lastTransitionTime"));
+      return isnan(t) ? 0 : t; /* present without a time: known, at the epoch */
+    }
+  }
+  return NAN;
+}
+
+static double nmax(double a, double b) { return isnan(a) ? b : isnan(b) ? a : fmax(a, b); }
+
 /* ---- the gang table (mu held) ------------------------------------------------------ */
 
-static struct gang *gang_find(struct gb_timeouts *t, const char *key, uint64_t h) {
+static struct gang *find_hashed(struct gb_timeouts *t, const char *key, uint64_t h) {
   for (struct gb_hnode *n = gb_htab_chain(&t->gangs, h); n; n = n->next)
     if (n->hash == h && !strcmp(((struct gang *)n)->key, key))
       return (struct gang *)n;
   return NULL;
 }
 
+struct gang *gb_timeouts_find(struct gb_timeouts *t, const char *key) {
+  return find_hashed(t, key, gb_hash_str(key));
+}
+
 /* The gang of key, created when missing (NULL when full or out of memory). */
 static struct gang *gang_get(struct gb_timeouts *t, const char *key) {
   uint64_t h = gb_hash_str(key);
-  struct gang *g = gang_find(t, key, h);
+  struct gang *g = find_hashed(t, key, h);
   if (g || t->gangs.n >= t->max_gangs)
     return g;
   size_t kl = strlen(key);
@@ -124,8 +96,11 @@ static struct gang *gang_get(struct gb_timeouts *t, const char *key) {
   memcpy(g->key, key, kl + 1);
   g->node.hash = h;
   gb_deadline_item_init(&g->dl);
-  g->timeout_s = g->tj_resume_at = g->fired_for = NAN;
-  g->created = g->first_pod = g->last_pod = g->last_sched = NAN;
+  gb_gangfacts_clear(&g->facts);
+  g->timeout_s = g->tj_resume_at = g->fired_for = g->completed_for = g->not_before = NAN;
+  g->resume_idle = NAN;
+  g->tj_resumed_cond = g->suspended_seen = g->resumed_seen = NAN;
+  g->created = g->first_pod = g->last_pod = g->last_sched = g->last_ready = NAN;
   g->gated_since = g->ungated_at = NAN;
   gb_htab_insert(&t->gangs, &g->node);
   return g;
@@ -137,56 +112,107 @@ static void gang_gc(struct gb_timeouts *t, struct gang *g) {
     return;
   gb_deadlines_remove(&t->heap, &g->dl);
   gb_htab_remove(&t->gangs, &g->node);
+  free(g->note);
   free(g);
 }
 
 /* ---- labels ------------------------------------------------------------------------- */
 
-/* The queue label of g: its Volcano queue, "none" for coscheduling, and
- * "other" once timeouts.maxQueues distinct queues have been labelled. */
-static const char *queue_label(struct gb_timeouts *t, const struct gang *g) {
-  if (!g->is_volcano)
-    return "none";
-  const char *q = g->queue[0] ? g->queue : "default";
-  for (size_t i = 0; i < t->n_queues; i++)
-    if (!strcmp(t->queues[i], q))
-      return t->queues[i];
-  if (t->n_queues >= t->max_queues)
-    return "other";
-  snprintf(t->queues[t->n_queues], sizeof(t->queues[0]), "%s", q);
-  return t->queues[t->n_queues++];
+void gb_timeouts_labels(struct gb_timeouts *t, const struct gang *g, const char *out[3]) {
+  if (!g->labels_known) {
+    out[0] = out[1] = out[2] = "unknown";
+    return;
+  }
+  out[0] = g->is_volcano ? "volcano" : "coscheduling";
+  out[1] = !g->is_volcano ? "none"
+                          : gb_qlabels_label(&t->queues, g->queue[0] ? g->queue : "default");
+  out[2] = gb_tr_size_class_name(gb_tr_size_class(g->min_member));
 }
 
-static void gang_labels(struct gb_timeouts *t, const struct gang *g, const char *out[3]) {
-  out[0] = g->is_volcano ? "volcano" : "coscheduling";
-  out[1] = queue_label(t, g);
-  out[2] = gb_tr_size_class_name(gb_tr_size_class(g->min_member));
+/* Counts g's queue as in use (or not): the deterministic label set. */
+static void queue_count(struct gb_timeouts *t, struct gang *g, int in_use) {
+  if (g->queue_counted == in_use)
+    return;
+  if (gb_qlabels_count(&t->queues, g->queue[0] ? g->queue : "default", in_use ? 1 : -1))
+    return; /* too many names: labelled as if not in use */
+  g->queue_counted = in_use;
 }
 
 /* ---- deadlines (mu held) ------------------------------------------------------------ */
 
-/* When g's current wait started: the PodGroup's creation, or the resume of
- * its TrainJob after a requeue when that came later. */
-static double wait_start(const struct gang *g) {
-  if (!isnan(g->tj_resume_at) && !g->tj_suspended && g->tj_resume_at > g->created)
-    return g->tj_resume_at;
-  return g->created;
+double gb_timeouts_wait_start(const struct gang *g) {
+  /* A resume, by gangbridge (its fact on the PodGroup) or by anyone (the
+   * TrainJob's Suspended=False condition, or the transition seen here),
+   * starts a new wait.  The TrainJob's annotations do not count. */
+  double s = nmax(g->created, g->facts.resumed_at);
+  s = nmax(s, g->tj_resumed_cond);
+  return nmax(s, g->resumed_seen);
 }
 
-/* Puts g's one deadline where its state says, or takes it out. */
-static void arm(struct gb_timeouts *t, struct gang *g) {
-  double at = NAN;
-  enum dl_kind kind = DL_TIMEOUT;
-  if (g->tj_suspended) {
-    if (g->tj_ours && !isnan(g->tj_resume_at)) {
-      at = g->tj_resume_at;
-      kind = DL_RESUME;
-    }
-  } else if (g->has_pg && !g->started && !isnan(g->timeout_s) && !isnan(g->created)) {
-    double start = wait_start(g);
-    if (!(start == g->fired_for))
-      at = start + g->timeout_s;
+int gb_timeouts_done(const struct gb_timeouts *t, const struct gang *g) {
+  if (t->o.cfg->timeout_until_ready)
+    return g->ready_reached || !isnan(g->facts.ready_at);
+  return g->started || !isnan(g->facts.started_at) || !isnan(g->facts.ready_at);
+}
+
+/* Queues a RequeueStateIgnored note (once per distinct text). */
+static void note(struct gang *g, const char *why) {
+  uint64_t h = gb_hash_str(why);
+  if (h == g->noted || (g->note && !strcmp(g->note, why)))
+    return;
+  free(g->note);
+  g->note = strdup(why);
+  if (g->note)
+    g->pending |= W_NOTE;
+}
+
+double gb_timeouts_resume_time(struct gb_timeouts *t, struct gang *g, double now) {
+  if (!g->tj_suspended || !g->tj_ours)
+    return NAN;
+  struct gb_requeue_state st = {g->tj_attempt, g->tj_resume_at, 1, 1}, use;
+  /* When gangbridge acted: its claim on the PodGroup.  Without one (not
+   * gangbridge's PodGroup), only an upper bound from when this process
+   * first saw the TrainJob suspended by gangbridge applies. */
+  double since = g->pg_ours ? g->facts.timed_out_at : NAN;
+  double ref = isnan(since) && !isnan(g->suspended_seen) ? g->suspended_seen : now;
+  char why[512];
+  if (gb_requeue_validate(&st, &t->env.backoff, since, ref, &use, why, sizeof(why)))
+    note(g, why);
+  return use.resume_at;
+}
+
+/* The due time and kind of g's one deadline, or NAN. */
+static double next_due(struct gb_timeouts *t, struct gang *g, double now, enum dl_kind *kind) {
+  *kind = DL_TIMEOUT;
+  /* First, as it may queue a note to report. */
+  double resume = g->tj_suspended && t->env.action == GB_TIMEOUT_REQUEUE
+                      ? gb_timeouts_resume_time(t, g, now)
+                      : NAN;
+  if (g->pending) {
+    *kind = DL_WRITE;
+    return now;
   }
+  if (g->tj_suspended) {
+    *kind = DL_RESUME;
+    return resume == g->resume_idle ? NAN : resume; /* nothing to do there until it changes */
+  }
+  if (!g->has_pg || gb_timeouts_done(t, g) || isnan(g->timeout_s) || isnan(g->created))
+    return NAN;
+  double ws = gb_timeouts_wait_start(g);
+  if (!isnan(g->facts.timed_out_at) && g->facts.timed_out_at >= floor(ws)) {
+    /* Claimed: a requeue that was not finished (the claimer crashed or its
+     * write failed) is finished; nothing else is acted on twice. */
+    *kind = DL_COMPLETE;
+    return t->env.action == GB_TIMEOUT_REQUEUE && !(g->completed_for == ws) ? now : NAN;
+  }
+  return g->fired_for == ws ? NAN : ws + g->timeout_s;
+}
+
+void gb_timeouts_arm(struct gb_timeouts *t, struct gang *g, double now) {
+  enum dl_kind kind;
+  double at = next_due(t, g, now, &kind);
+  if (!isnan(at) && !isnan(g->not_before) && at < g->not_before)
+    at = g->not_before;
   if (isnan(at)) {
     gb_deadlines_remove(&t->heap, &g->dl);
     return;
@@ -202,6 +228,8 @@ static void arm(struct gb_timeouts *t, struct gang *g) {
     pthread_cond_signal(&t->cond);
 }
 
+/* ---- reaching the quorum (mu held) -------------------------------------------------- */
+
 /* Records the measurements of a gang that has just started. */
 static void on_started(struct gb_timeouts *t, struct gang *g, int initial, double now) {
   g->started = 1;
@@ -209,7 +237,7 @@ static void on_started(struct gb_timeouts *t, struct gang *g, int initial, doubl
     return; /* started before we watched: when is unknown */
   g->observed = 1;
   const char *l[3];
-  gang_labels(t, g, l);
+  gb_timeouts_labels(t, g, l);
   double end = !isnan(g->last_sched) ? g->last_sched : now;
   if (t->o.metrics && !isnan(g->created))
     gb_histogram_observe(t->o.metrics->time_to_schedule, l, fmax(0, end - g->created));
@@ -219,55 +247,85 @@ static void on_started(struct gb_timeouts *t, struct gang *g, int initial, doubl
     gb_histogram_observe(t->gated, l, fmax(0, g->ungated_at - g->gated_since));
 }
 
+static void on_ready(struct gb_timeouts *t, struct gang *g, int initial, double now) {
+  g->ready_reached = 1;
+  if (initial || g->observed_ready)
+    return;
+  g->observed_ready = 1;
+  const char *l[3];
+  gb_timeouts_labels(t, g, l);
+  double end = !isnan(g->last_ready) ? g->last_ready : now;
+  if (t->to_ready && !isnan(g->created))
+    gb_histogram_observe(t->to_ready, l, fmax(0, end - gb_timeouts_wait_start(g)));
+}
+
 static int phase_started(const char *phase) {
   return !strcmp(phase, "Running") || !strcmp(phase, "Completed") ||
          !strcmp(phase, "Finished");
 }
 
+/* Notices the quorums and queues their facts for the leader to record:
+ * the moment the gang first reaches them, once, on its own PodGroup. */
 static void check_started(struct gb_timeouts *t, struct gang *g, int initial, double now) {
-  if (g->started || !g->has_pg)
+  if (!g->has_pg)
     return;
-  if ((g->min_member > 0 && g->scheduled >= g->min_member) || phase_started(g->phase))
+  int quorum = g->min_member > 0 && g->scheduled >= g->min_member;
+  if (!g->started && (quorum || phase_started(g->phase) || g->pg_sched_cond))
     on_started(t, g, initial, now);
+  if (!g->ready_reached && g->min_member > 0 && g->ready >= g->min_member)
+    on_ready(t, g, initial, now);
+  if (!g->pg_ours)
+    return;
+  if (g->started && isnan(g->facts.started_at) && !(g->pending & W_STARTED)) {
+    g->write_started = !isnan(g->last_sched) && quorum ? g->last_sched : now;
+    g->pending |= W_STARTED;
+  }
+  if (g->ready_reached && isnan(g->facts.ready_at) && !(g->pending & W_READY)) {
+    g->write_ready = !isnan(g->last_ready) ? g->last_ready : now;
+    g->pending |= W_READY;
+  }
 }
 
 /* ---- PodGroups ---------------------------------------------------------------------- */
 
-/* The effective timeout the PodGroup carries, as its scheduler reads it. */
-static void pg_timeout(struct gang *g, json_object *pg) {
+/* The effective timeout the PodGroup carries, as its scheduler reads it,
+ * within config timeouts.max (for PodGroups gangbridge did not render). */
+static void pg_timeout(struct gb_timeouts *t, struct gang *g, json_object *pg) {
   g->timeout_s = NAN;
   g->timeout_source = NULL;
+  json_object *ann = member(member(pg, "metadata"), "annotations");
   /* gangbridge's own PodGroups carry the policy's effective timeout,
    * unclamped: a coscheduling gang with a 1h policy times out after an
    * hour, although each Permit wait is capped at 15 minutes. */
-  const char *own = str_member(member(member(pg, "metadata"), "annotations"),
-                               GC_ANN_SCHEDULE_TIMEOUT);
-  int64_t own_s;
-  if (own && !gb_tr_parse_duration(own, &own_s) && own_s > 0) {
-    g->timeout_s = (double)own_s;
+  const char *own = str_member(ann, GC_ANN_SCHEDULE_TIMEOUT);
+  int64_t secs = 0;
+  if (own && !gb_tr_parse_duration(own, &secs) && secs > 0) {
+    g->timeout_s = (double)secs;
     g->timeout_source = GC_ANN_SCHEDULE_TIMEOUT;
-    return;
-  }
-  if (!g->is_volcano) {
+  } else if (!g->is_volcano) {
     json_object *v = member(member(pg, "spec"), "scheduleTimeoutSeconds");
     if (v && json_object_is_type(v, json_type_int) && json_object_get_int64(v) > 0) {
       /* kube-scheduler caps every Permit wait at 15 minutes. */
       g->timeout_s = fmin(900, (double)json_object_get_int64(v));
       g->timeout_source = "spec.scheduleTimeoutSeconds";
     }
-    return;
-  }
-  static const char *const keys[] = {"volcano.sh/sla-waiting-time", "sla-waiting-time"};
-  json_object *ann = member(member(pg, "metadata"), "annotations");
-  for (int i = 0; i < 2; i++) {
-    const char *s = str_member(ann, keys[i]);
-    int64_t secs;
-    /* As Volcano: the first annotation that is a duration above 0 wins. */
-    if (s && !gb_tr_parse_duration(s, &secs) && secs > 0) {
-      g->timeout_s = (double)secs;
-      g->timeout_source = keys[i];
-      return;
+  } else {
+    static const char *const keys[] = {GC_VOLCANO_SLA_ANNOTATION, "sla-waiting-time"};
+    for (int i = 0; i < 2 && isnan(g->timeout_s); i++) {
+      const char *s = str_member(ann, keys[i]);
+      /* As Volcano: the first annotation that is a duration above 0 wins. */
+      if (s && !gb_tr_parse_duration(s, &secs) && secs > 0) {
+        g->timeout_s = (double)secs;
+        g->timeout_source = keys[i];
+      }
     }
+  }
+  int64_t max_s = 0;
+  const char *max = t->o.cfg->timeout_max;
+  if (!isnan(g->timeout_s) && max && *max && !gb_tr_parse_duration(max, &max_s) && max_s > 0 &&
+      g->timeout_s > (double)max_s) {
+    g->timeout_s = (double)max_s;
+    g->timeout_source = "config timeouts.max";
   }
 }
 
@@ -287,35 +345,65 @@ static void pg_message(struct gang *g, json_object *pg) {
   }
 }
 
+/* The durable facts, merged with what this process wrote and has not
+ * seen come back yet (a fact is never forgotten by a stale update). */
+static void pg_facts(struct gang *g, json_object *pg) {
+  struct gb_gangfacts f;
+  char why[256];
+  if (gb_gangfacts_read(pg, &f, why, sizeof(why)))
+    gb_log(GB_LOG_WARN, "PodGroup fact ignored", "error", why, NULL);
+  g->facts.started_at = nmax(f.started_at, g->facts.started_at);
+  g->facts.ready_at = nmax(f.ready_at, g->facts.ready_at);
+  g->facts.timed_out_at = nmax(f.timed_out_at, g->facts.timed_out_at);
+  g->facts.resumed_at = nmax(f.resumed_at, g->facts.resumed_at);
+  /* What another replica recorded meanwhile need not be written here. */
+  if (!isnan(g->facts.started_at))
+    g->pending &= ~W_STARTED;
+  if (!isnan(g->facts.ready_at))
+    g->pending &= ~W_READY;
+  if (!isnan(g->facts.resumed_at) && g->facts.resumed_at >= floor(g->write_resumed))
+    g->pending &= ~W_RESUMED;
+}
+
 static void pg_update(struct gb_timeouts *t, struct gang *g, json_object *pg, int volcano,
                       int initial, double now) {
   const char *uid = gb_kube_meta_str(pg, "uid");
   if (uid && strncmp(g->uid, uid, sizeof(g->uid) - 1) != 0) {
     /* A PodGroup created again under the same name: a new gang. */
     snprintf(g->uid, sizeof(g->uid), "%s", uid);
-    g->started = g->observed = 0;
-    g->fired_for = NAN;
+    g->started = g->observed = g->ready_reached = g->observed_ready = 0;
+    g->fired_for = g->completed_for = NAN;
+    g->pending &= ~(W_STARTED | W_READY | W_RESUMED);
+    gb_gangfacts_clear(&g->facts);
   }
-  g->has_pg = 1;
+  queue_count(t, g, 0);
+  g->has_pg = g->labels_known = 1;
   g->is_volcano = volcano;
+  g->pg_ours = gb_gangfacts_ours(pg, NULL);
+  const char *rv = gb_kube_meta_str(pg, "resourceVersion");
+  snprintf(g->rv, sizeof(g->rv), "%s", rv ? rv : "");
   g->created = parse_ts(gb_kube_meta_str(pg, "creationTimestamp"));
   json_object *spec = member(pg, "spec"), *mm = member(spec, "minMember");
   g->min_member = mm && json_object_is_type(mm, json_type_int) ? json_object_get_int(mm) : 1;
   const char *q = volcano ? str_member(spec, "queue") : NULL;
   snprintf(g->queue, sizeof(g->queue), "%s", q ? q : "");
+  if (volcano)
+    queue_count(t, g, 1);
   const char *ph = str_member(member(pg, "status"), "phase");
   snprintf(g->phase, sizeof(g->phase), "%s", ph ? ph : "");
-  pg_timeout(g, pg);
+  /* Volcano's Scheduled=True condition stays after the pods are replaced. */
+  g->pg_sched_cond = volcano && !isnan(condition_time(pg, "Scheduled", "True"));
+  pg_timeout(t, g, pg);
   pg_message(g, pg);
-  (void)queue_label(t, g); /* queues get their label slot in the order they are seen */
+  pg_facts(g, pg);
   check_started(t, g, initial, now);
-  arm(t, g);
+  gb_timeouts_arm(t, g, now);
 }
 
 static void observe_podgroup(struct gb_timeouts *t, const struct gb_informer_change *ch,
                              int volcano, int initial) {
   const char *backend = volcano ? "volcano" : "coscheduling";
-  double now = wall_now(), unused;
+  double now = gb_timeouts_wall_now(), unused;
   if (ch->op == GB_INFORMER_DELETE) {
     gb_tts_forget(t->tts, backend, ch->key);
   } else {
@@ -334,9 +422,11 @@ static void observe_podgroup(struct gb_timeouts *t, const struct gb_informer_cha
   if (!g) {
     t->st.refused++;
   } else if (ch->op == GB_INFORMER_DELETE) {
-    g->has_pg = 0;
+    queue_count(t, g, 0);
+    g->has_pg = g->pg_ours = 0;
     g->uid[0] = '\0';
-    arm(t, g);
+    g->pending &= ~(W_STARTED | W_READY | W_RESUMED);
+    gb_timeouts_arm(t, g, now);
     gang_gc(t, g);
   } else {
     pg_update(t, g, ch->obj, volcano, initial, now);
@@ -349,10 +439,32 @@ static void observe_podgroup(struct gb_timeouts *t, const struct gb_informer_cha
 /* What one pod contributes to its gang. */
 struct pod_view {
   char key[GB_TOA_KEY_MAX + 1]; /* "ns/group" of the PodGroup it is bound to */
-  int scheduled, gated, unschedulable;
-  double created, scheduled_at;
+  int scheduled, gated, unschedulable, ready;
+  double created, scheduled_at, ready_at;
   const char *message; /* PodScheduled=False message; borrowed from the object */
 };
+
+static void pod_conditions(json_object *pod, struct pod_view *v) {
+  json_object *cs = member(member(pod, "status"), "conditions");
+  for (size_t i = 0;
+       cs && json_object_is_type(cs, json_type_array) && i < json_object_array_length(cs); i++) {
+    json_object *c = json_object_array_get_idx(cs, i);
+    const char *type = str_member(c, "type"), *status = str_member(c, "status");
+    if (!type || !status)
+      continue;
+    if (!strcmp(type, "Ready")) {
+      v->ready = !strcmp(status, "True");
+      v->ready_at = v->ready ? parse_ts(str_member(c, "lastTransitionTime")) : NAN;
+    } else if (!strcmp(type, "PodScheduled") && !strcmp(status, "True")) {
+      v->scheduled = 1;
+      v->scheduled_at = parse_ts(str_member(c, "lastTransitionTime"));
+    } else if (!strcmp(type, "PodScheduled")) {
+      const char *reason = str_member(c, "reason");
+      v->unschedulable = reason && !strcmp(reason, "Unschedulable");
+      v->message = str_member(c, "message");
+    }
+  }
+}
 
 /* Reads pod into v; 0 when the pod is bound to no PodGroup. */
 static int pod_view(json_object *pod, struct pod_view *v) {
@@ -368,28 +480,25 @@ static int pod_view(json_object *pod, struct pod_view *v) {
   if (n < 0 || (size_t)n >= sizeof(v->key))
     return 0;
   v->created = parse_ts(str_member(meta, "creationTimestamp"));
-  v->scheduled_at = NAN;
+  v->scheduled_at = v->ready_at = NAN;
   json_object *gates = member(member(pod, "spec"), "schedulingGates");
   v->gated = gates && json_object_is_type(gates, json_type_array) &&
              json_object_array_length(gates) > 0;
-  json_object *cs = member(member(pod, "status"), "conditions");
-  for (size_t i = 0; cs && json_object_is_type(cs, json_type_array) &&
-                     i < json_object_array_length(cs);
-       i++) {
-    json_object *c = json_object_array_get_idx(cs, i);
-    const char *type = str_member(c, "type"), *status = str_member(c, "status");
-    if (!type || !status || strcmp(type, "PodScheduled") != 0)
-      continue;
-    if (!strcmp(status, "True")) {
-      v->scheduled = 1;
-      v->scheduled_at = parse_ts(str_member(c, "lastTransitionTime"));
-    } else {
-      const char *reason = str_member(c, "reason");
-      v->unschedulable = reason && !strcmp(reason, "Unschedulable");
-      v->message = str_member(c, "message");
-    }
-  }
+  pod_conditions(pod, v);
   return 1;
+}
+
+static void pod_times(struct gang *g, const struct pod_view *v) {
+  if (!isnan(v->created)) {
+    g->first_pod = isnan(g->first_pod) ? v->created : fmin(g->first_pod, v->created);
+    g->last_pod = isnan(g->last_pod) ? v->created : fmax(g->last_pod, v->created);
+  }
+  if (v->scheduled && !isnan(v->scheduled_at))
+    g->last_sched = nmax(g->last_sched, v->scheduled_at);
+  if (v->ready && !isnan(v->ready_at))
+    g->last_ready = nmax(g->last_ready, v->ready_at);
+  if (v->message)
+    snprintf(g->pod_msg, sizeof(g->pod_msg), "%s", v->message);
 }
 
 /* Adds (sign 1) or takes away (sign -1) what v contributes to its gang. */
@@ -403,25 +512,18 @@ static void pod_apply(struct gb_timeouts *t, const struct pod_view *v, int sign,
   g->pods += sign;
   g->scheduled += sign * v->scheduled;
   g->unschedulable += sign * v->unschedulable;
+  g->ready += sign * v->ready;
   int gated_before = g->gated;
   g->gated += sign * v->gated;
-  if (sign > 0) {
-    if (!isnan(v->created)) {
-      g->first_pod = isnan(g->first_pod) ? v->created : fmin(g->first_pod, v->created);
-      g->last_pod = isnan(g->last_pod) ? v->created : fmax(g->last_pod, v->created);
-    }
-    if (v->scheduled && !isnan(v->scheduled_at))
-      g->last_sched = isnan(g->last_sched) ? v->scheduled_at : fmax(g->last_sched, v->scheduled_at);
-    if (v->message)
-      snprintf(g->pod_msg, sizeof(g->pod_msg), "%s", v->message);
-  }
+  if (sign > 0)
+    pod_times(g, v);
   /* The gated part: from the first gated pod seen to the last gate gone. */
   if (!gated_before && g->gated > 0 && isnan(g->gated_since) && !initial)
     g->gated_since = now;
   if (gated_before > 0 && g->gated <= 0 && !isnan(g->gated_since))
     g->ungated_at = now;
   check_started(t, g, initial, now);
-  arm(t, g);
+  gb_timeouts_arm(t, g, now);
   if (sign < 0)
     gang_gc(t, g);
 }
@@ -437,7 +539,7 @@ static void observe_pod(struct gb_timeouts *t, const struct gb_informer_change *
     old = json_tokener_parse(ch->old_json);
     has_old = old && pod_view(old, &old_v);
   }
-  double now = wall_now();
+  double now = gb_timeouts_wall_now();
   pthread_mutex_lock(&t->mu);
   if (has_old)
     pod_apply(t, &old_v, -1, initial, now);
@@ -449,13 +551,48 @@ static void observe_pod(struct gb_timeouts *t, const struct gb_informer_change *
 
 /* ---- TrainJobs ---------------------------------------------------------------------- */
 
-static void observe_trainjob(struct gb_timeouts *t, const struct gb_informer_change *ch) {
+/* A TrainJob update: its suspension, requeue state and Trainer's record of
+ * its last resume.  A resume seen here (by gangbridge or by anyone) starts
+ * a new wait, which the leader records on the PodGroup. */
+static void tj_update(struct gb_timeouts *t, struct gang *g, json_object *tj,
+                      const struct gb_requeue_state *st, int initial, double now) {
+  const char *uid = gb_kube_meta_str(tj, "uid");
+  int known = g->tj_uid[0] != '\0';
+  snprintf(g->tj_uid, sizeof(g->tj_uid), "%s", uid && uid[0] ? uid : "?");
+  if (st->suspended && (!g->tj_suspended || isnan(g->suspended_seen)))
+    g->suspended_seen = now;
+  if (known && !initial && g->tj_suspended && !st->suspended &&
+      (isnan(g->facts.resumed_at) || g->facts.resumed_at < floor(g->suspended_seen))) {
+    g->resumed_seen = now;
+    /* Recorded only where a deadline depends on it. */
+    if (g->pg_ours && g->has_pg && !isnan(g->timeout_s) && !gb_timeouts_done(t, g)) {
+      g->write_resumed = now;
+      g->pending |= W_RESUMED;
+    }
+  }
+  g->tj_suspended = st->suspended;
+  g->tj_ours = st->ours;
+  g->resume_idle = NAN;
+  g->tj_attempt = st->attempt;
+  g->tj_resume_at = st->resume_at;
+  g->tj_resumed_cond = condition_time(tj, "Suspended", "False");
+  /* What a tenant wrote that gangbridge does not believe is said once. */
+  struct gb_requeue_state use;
+  char why[512];
+  if (!st->suspended && gb_requeue_validate(st, &t->env.backoff, NAN, now, &use, why, sizeof(why)))
+    note(g, why);
+}
+
+static void observe_trainjob(struct gb_timeouts *t, const struct gb_informer_change *ch,
+                             int initial) {
   struct gb_requeue_state st = {0, NAN, 0, 0};
   char why[512];
-  if (ch->op != GB_INFORMER_DELETE && gb_requeue_state_read(ch->obj, &st, why, sizeof(why))) {
+  int bad = ch->op != GB_INFORMER_DELETE && gb_requeue_state_read(ch->obj, &st, why, sizeof(why));
+  if (bad) {
     gb_log(GB_LOG_WARN, "requeue state ignored", "trainjob", ch->key, "error", why, NULL);
-    st.ours = 0; /* malformed: never acted on, as if the user owned it */
+    st.ours = 0; /* malformed: never resumed, as if the user owned it */
   }
+  double now = gb_timeouts_wall_now();
   pthread_mutex_lock(&t->mu);
   struct gang *g = gang_get(t, ch->key);
   if (!g) {
@@ -463,16 +600,14 @@ static void observe_trainjob(struct gb_timeouts *t, const struct gb_informer_cha
   } else if (ch->op == GB_INFORMER_DELETE) {
     g->tj_uid[0] = '\0';
     g->tj_suspended = g->tj_ours = 0;
-    g->tj_resume_at = NAN;
-    arm(t, g);
+    g->tj_resume_at = g->tj_resumed_cond = g->suspended_seen = NAN;
+    gb_timeouts_arm(t, g, now);
     gang_gc(t, g);
   } else {
-    const char *uid = gb_kube_meta_str(ch->obj, "uid");
-    snprintf(g->tj_uid, sizeof(g->tj_uid), "%s", uid && uid[0] ? uid : "?");
-    g->tj_suspended = st.suspended;
-    g->tj_ours = st.ours;
-    g->tj_resume_at = st.resume_at;
-    arm(t, g);
+    tj_update(t, g, ch->obj, &st, initial, now);
+    if (bad)
+      note(g, why);
+    gb_timeouts_arm(t, g, now);
   }
   pthread_mutex_unlock(&t->mu);
 }
@@ -481,291 +616,9 @@ void gb_timeouts_observe(void *ctx, enum gb_observe_kind kind,
                          const struct gb_informer_change *ch, int initial) {
   struct gb_timeouts *t = ctx;
   switch (kind) {
-  case GB_OBSERVE_TRAINJOB: observe_trainjob(t, ch); break;
+  case GB_OBSERVE_TRAINJOB: observe_trainjob(t, ch, initial); break;
   case GB_OBSERVE_POD: observe_pod(t, ch, initial); break;
   case GB_OBSERVE_PODGROUP_VOLCANO: observe_podgroup(t, ch, 1, initial); break;
   case GB_OBSERVE_PODGROUP_COSCHEDULING: observe_podgroup(t, ch, 0, initial); break;
-  }
-}
-
-/* ---- firing ------------------------------------------------------------------------- */
-
-static int leading(struct gb_timeouts *t) {
-  return !t->o.is_leader || t->o.is_leader(t->o.leader_ctx);
-}
-
-static void split_key(const char *key, char *ns, size_t ns_cap, char *name, size_t name_cap) {
-  const char *slash = strchr(key, '/');
-  size_t nl = slash ? (size_t)(slash - key) : 0;
-  snprintf(ns, ns_cap, "%.*s", (int)nl, key);
-  snprintf(name, name_cap, "%s", slash ? slash + 1 : key);
-}
-
-/* What the action needs of g (mu held). */
-static void snapshot(const struct gang *g, struct gb_toa_gang *s) {
-  memset(s, 0, sizeof(*s));
-  split_key(g->key, s->ns, sizeof(s->ns), s->name, sizeof(s->name));
-  snprintf(s->backend, sizeof(s->backend), "%s", g->is_volcano ? "volcano" : "coscheduling");
-  snprintf(s->pg_uid, sizeof(s->pg_uid), "%s", g->uid);
-  snprintf(s->tj_uid, sizeof(s->tj_uid), "%s", strcmp(g->tj_uid, "?") ? g->tj_uid : "");
-  s->timeout_s = g->timeout_s;
-  s->timeout_source = g->timeout_source ? g->timeout_source : "?";
-  s->min_member = g->min_member;
-  s->pods = g->pods;
-  s->gated = g->gated;
-  s->scheduled = g->scheduled;
-  s->unschedulable = g->unschedulable;
-  snprintf(s->phase, sizeof(s->phase), "%s", g->phase);
-  snprintf(s->pg_message, sizeof(s->pg_message), "%s", g->pg_msg);
-  snprintf(s->pod_message, sizeof(s->pod_message), "%s", g->pod_msg);
-}
-
-/* Counts the outcome (mu held). */
-static void count(struct gb_timeouts *t, enum dl_kind kind, enum gb_toa_outcome out,
-                  const char *const l[3]) {
-  const char *act = NULL;
-  if (kind == DL_TIMEOUT && out != GB_TOA_RETRY) {
-    t->st.fired++;
-    if (t->fired)
-      gb_counter_inc(t->fired, l);
-  }
-  switch (out) {
-  case GB_TOA_SUSPENDED: t->st.suspended++; act = "suspend"; break;
-  case GB_TOA_GAVE_UP: t->st.gave_up++; act = "give_up"; break;
-  case GB_TOA_RESUMED: t->st.resumed++; act = "resume"; break;
-  case GB_TOA_RETRY: t->st.retries++; break;
-  default: break;
-  }
-  if (act && t->requeues)
-    gb_counter_inc(t->requeues, (const char *[]){l[0], l[1], l[2], act});
-}
-
-/* Runs the action of one popped gang (called with mu held; drops it around
- * the API calls). */
-static void fire(struct gb_timeouts *t, struct gang *g, double now) {
-  enum dl_kind kind = g->dl_kind;
-  char key[GB_TOA_KEY_MAX + 1], detail[512];
-  snprintf(key, sizeof(key), "%s", g->key);
-  const char *l[3];
-  gang_labels(t, g, l);
-  struct gb_toa_gang s;
-  snapshot(g, &s);
-  double start = wait_start(g);
-  if (kind == DL_TIMEOUT)
-    g->fired_for = start; /* acted on: not re-armed for this wait */
-  pthread_mutex_unlock(&t->mu);
-  enum gb_toa_outcome out = kind == DL_TIMEOUT
-                                ? gb_toa_timeout(&t->env, &s, now, detail, sizeof(detail))
-                                : gb_toa_resume(&t->env, s.ns, s.name, now, detail, sizeof(detail));
-  gb_log(out == GB_TOA_RETRY ? GB_LOG_WARN : GB_LOG_INFO,
-         kind == DL_TIMEOUT ? "gang timeout" : "requeue backoff over", "gang", key, "outcome",
-         detail, NULL);
-  pthread_mutex_lock(&t->mu);
-  count(t, kind, out, l);
-  if (out != GB_TOA_RETRY)
-    return;
-  g = gang_find(t, key, gb_hash_str(key)); /* it may have gone meanwhile */
-  if (!g)
-    return;
-  if (kind == DL_TIMEOUT && g->fired_for == start)
-    g->fired_for = NAN;
-  g->dl_kind = kind;
-  if (gb_deadlines_set(&t->heap, &g->dl, now + RETRY_S))
-    t->st.refused++;
-}
-
-size_t gb_timeouts_run_due(struct gb_timeouts *t, double now) {
-  size_t n = 0;
-  if (!leading(t))
-    return 0; /* deadlines stay armed: a new leader acts on them at once */
-  pthread_mutex_lock(&t->mu);
-  struct gb_deadline_item *it;
-  while ((it = gb_deadlines_pop_due(&t->heap, now)) != NULL) {
-    struct gang *g = (struct gang *)((char *)it - offsetof(struct gang, dl));
-    fire(t, g, now);
-    n++;
-  }
-  pthread_mutex_unlock(&t->mu);
-  return n;
-}
-
-static void *timer_main(void *arg) {
-  struct gb_timeouts *t = arg;
-  pthread_mutex_lock(&t->mu);
-  while (!t->stop) {
-    double now = wall_now();
-    struct gb_deadline_item *top = gb_deadlines_peek(&t->heap);
-    int lead = leading(t);
-    if (top && top->at <= now && lead) {
-      pthread_mutex_unlock(&t->mu);
-      gb_timeouts_run_due(t, now);
-      pthread_mutex_lock(&t->mu);
-      continue;
-    }
-    /* A follower looks again twice a second; a leader sleeps until the
-     * earliest deadline or until a change or a kick wakes it. */
-    double until = !lead ? now + 0.5 : top ? top->at : now + 60;
-    struct timespec ts = {(time_t)floor(until), (long)((until - floor(until)) * 1e9)};
-    if (!t->kicked)
-      pthread_cond_timedwait(&t->cond, &t->mu, &ts); /* any wake-up: look again */
-    t->kicked = 0;
-  }
-  pthread_mutex_unlock(&t->mu);
-  return NULL;
-}
-
-/* ---- lifecycle and metrics ---------------------------------------------------------- */
-
-static int register_metrics(struct gb_timeouts *t, struct gb_metrics *reg, struct gc_diags *d) {
-  static const char *const l_gang[] = {"backend", "queue", "size"};
-  static const char *const l_act[] = {"backend", "queue", "size", "action"};
-  static const double buckets[] = {1, 5, 10, 30, 60, 120, 300, 600, 900, 1800, 3600};
-  size_t nb = sizeof(buckets) / sizeof(buckets[0]);
-  int rc = gb_metrics_histogram(reg, "gangbridge_gang_assembly_seconds",
-                                "Seconds from a gang's first pod created to its last, for gangs "
-                                "that started, by backend, queue and gang size class.",
-                                l_gang, 3, buckets, nb, &t->assembly, d);
-  if (!rc)
-    rc = gb_metrics_histogram(reg, "gangbridge_gang_gated_seconds",
-                              "Seconds a gang's pods were held by scheduling gates (first gated "
-                              "pod seen to the last gate removed), by backend, queue and size.",
-                              l_gang, 3, buckets, nb, &t->gated, d);
-  if (!rc)
-    rc = gb_metrics_counter(reg, "gangbridge_gang_timeouts_total",
-                            "Gang timeouts acted on by this replica, by backend, queue and gang "
-                            "size class.",
-                            l_gang, 3, &t->fired, d);
-  if (!rc)
-    rc = gb_metrics_counter(reg, "gangbridge_gang_requeues_total",
-                            "Requeue writes (timeouts.action requeue) by backend, queue, size "
-                            "class and action (suspend, resume, give_up).",
-                            l_act, 4, &t->requeues, d);
-  return rc;
-}
-
-static void timeouts_env(struct gb_timeouts *t) {
-  const struct gb_config *c = t->o.cfg;
-  t->env.client = t->o.client;
-  t->env.events = t->events;
-  t->env.action = c->timeout_action;
-  t->env.backoff = (struct gb_backoff){c->requeue_base_delay_s, c->requeue_max_delay_s, 0.1,
-                                       c->requeue_max_attempts};
-}
-
-int gb_timeouts_new(const struct gb_timeouts_opts *o, struct gb_timeouts **out,
-                    struct gc_diags *d) {
-  *out = NULL;
-  if (!o || !o->cfg)
-    return GC_EINVAL;
-  struct gb_timeouts *t = calloc(1, sizeof(*t));
-  if (!t)
-    return GC_ENOMEM;
-  t->o = *o;
-  pthread_mutex_init(&t->mu, NULL);
-  pthread_cond_init(&t->cond, NULL); /* CLOCK_REALTIME: deadlines are wall-clock times */
-  t->max_gangs = o->cfg->timeout_max_gangs > 0 ? (size_t)o->cfg->timeout_max_gangs : 1000000;
-  t->max_queues = o->cfg->timeout_max_queues > 0 ? (size_t)o->cfg->timeout_max_queues : 50;
-  gb_deadlines_init(&t->heap, t->max_gangs);
-  t->queues = calloc(t->max_queues, sizeof(*t->queues));
-  t->tts = gb_tts_new(t->max_gangs);
-  if (o->client) {
-    struct gb_events_opts eo = {GC_MANAGER_NAME, NULL, o->cfg->event_min_interval_s, 0};
-    const char *pod = getenv("POD_NAME");
-    if (pod && *pod)
-      eo.instance = pod;
-    t->events = gb_events_new(o->client, &eo);
-  }
-  int rc = gb_htab_init(&t->gangs, 4096);
-  if (!rc && (!t->queues || !t->tts || (o->client && !t->events)))
-    rc = GC_ENOMEM;
-  if (!rc && o->reg)
-    rc = register_metrics(t, o->reg, d);
-  if (rc) {
-    gb_timeouts_free(t);
-    return rc;
-  }
-  timeouts_env(t);
-  *out = t;
-  return 0;
-}
-
-int gb_timeouts_start(struct gb_timeouts *t) {
-  if (t->started)
-    return GC_EUSAGE;
-  if (pthread_create(&t->thread, NULL, timer_main, t))
-    return GC_ENOMEM;
-  t->started = 1;
-  return 0;
-}
-
-void gb_timeouts_kick(struct gb_timeouts *t) {
-  if (!t)
-    return;
-  pthread_mutex_lock(&t->mu);
-  t->kicked = 1;
-  pthread_cond_broadcast(&t->cond);
-  pthread_mutex_unlock(&t->mu);
-}
-
-void gb_timeouts_stop(struct gb_timeouts *t) {
-  if (!t || !t->started)
-    return;
-  pthread_mutex_lock(&t->mu);
-  t->stop = 1;
-  pthread_cond_broadcast(&t->cond);
-  pthread_mutex_unlock(&t->mu);
-  pthread_join(t->thread, NULL);
-  t->started = 0;
-}
-
-static void free_gang(struct gb_hnode *n, void *ctx) {
-  (void)ctx;
-  free(n);
-}
-
-void gb_timeouts_free(struct gb_timeouts *t) {
-  if (!t)
-    return;
-  gb_timeouts_stop(t);
-  gb_htab_clear(&t->gangs, free_gang, NULL);
-  gb_htab_free(&t->gangs);
-  gb_deadlines_destroy(&t->heap);
-  gb_tts_free(t->tts);
-  gb_events_free(t->events);
-  free(t->queues);
-  pthread_cond_destroy(&t->cond);
-  pthread_mutex_destroy(&t->mu);
-  free(t);
-}
-
-double gb_timeouts_next(struct gb_timeouts *t) {
-  pthread_mutex_lock(&t->mu);
-  struct gb_deadline_item *top = gb_deadlines_peek(&t->heap);
-  double at = top ? top->at : 0;
-  pthread_mutex_unlock(&t->mu);
-  return at;
-}
-
-void gb_timeouts_get_stats(struct gb_timeouts *t, struct gb_timeouts_stats *out) {
-  pthread_mutex_lock(&t->mu);
-  *out = t->st;
-  out->gangs = t->gangs.n;
-  out->armed = t->heap.n;
-  pthread_mutex_unlock(&t->mu);
-}
-
-void gb_timeouts_collect(void *ctx, struct gb_metrics *reg) {
-  (void)reg;
-  struct gb_timeouts *t = ctx;
-  const struct gb_service_metrics *m = t->o.metrics;
-  if (!m)
-    return;
-  gb_metric_clear(m->podgroups);
-  for (int b = 0; b < 2; b++) {
-    const char *backend = b ? "coscheduling" : "volcano";
-    struct gb_tts_phase_count pc[GB_TTS_MAX_PHASES];
-    size_t n = gb_tts_phases(t->tts, backend, pc, GB_TTS_MAX_PHASES);
-    for (size_t j = 0; j < n; j++)
-      gb_gauge_set(m->podgroups, (const char *[]){backend, pc[j].phase}, pc[j].count);
   }
 }

@@ -4,25 +4,32 @@
  * every gang from the controller's informer changes (PodGroups, the pods
  * bound to them, TrainJobs; gb_timeouts_observe is a
  * gb_controller_observe_fn) and keeps, per gang: its effective timeout as
- * the PodGroup carries it (coscheduling spec.scheduleTimeoutSeconds,
- * Volcano's volcano.sh/sla-waiting-time or sla-waiting-time annotation),
- * when its wait started (PodGroup creation, or the resume of a requeue),
- * how many of its pods exist, are gated, unschedulable and scheduled, and
- * the TrainJob's requeue state.  A deadline heap (gb_deadline) holds the
- * next due time of every gang; one timer thread sleeps until the earliest
- * and, while this replica leads, runs the action (gb_toaction) at once: no
- * scan of all gangs.  A gang that has started (every counted pod scheduled
- * once) is never acted on again.
+ * the PodGroup carries it (gangbridge's own gangbridge.io/schedule-timeout,
+ * coscheduling spec.scheduleTimeoutSeconds, Volcano's sla-waiting-time
+ * annotations; within config timeouts.max), when its wait started (the
+ * PodGroup's creation, or a later resume), how many of its pods exist, are
+ * gated, unschedulable, scheduled and ready, the durable facts on
+ * gangbridge's PodGroup (gb_gangfacts: started, ready, timed out, resumed)
+ * and the TrainJob's requeue state.  A deadline heap (gb_deadline) holds
+ * the next due time of every gang; one timer thread sleeps until the
+ * earliest and, while this replica leads and every informer has synced,
+ * acts at once (gb_toaction): no scan of all gangs.  What ends a gang's
+ * wait is timeouts.until: minMember pods scheduled (default) or Ready.  A
+ * gang that reached it once is never acted on again: the leader records the
+ * fact on gangbridge's own PodGroup the moment it happens, so a restart or
+ * a new leader knows it even after the pods were replaced.  Nothing on the
+ * TrainJob (its tenant's) moves a wait's start or exempts a gang.
  *
  * It also owns the measuring: PodGroups by phase (gb_tts), and histograms
  * of the time to schedule (PodGroup creation to the PodScheduled time of the
- * pod that completed the gang), its assembly part (first to last gang pod
- * created) and its gated part (first gated pod seen to the last gate
- * removed), plus counters of timeouts and requeue actions, all labelled by
- * backend, queue (folded into "other" beyond timeouts.maxQueues) and gang
- * size class.
+ * pod that completed the gang), the time to ready, the assembly part (first
+ * to last gang pod created) and the gated part (first gated pod seen to the
+ * last gate removed), plus counters of timeouts and requeue actions, all
+ * labelled by backend, queue (gb_qlabels: the timeouts.maxQueues queues in
+ * use that sort first, the rest "other") and gang size class, taken from
+ * the gang's PodGroup.
  *
- * Thread-safety: observe, collect, resync and run_due may be called from any
+ * Thread-safety: observe, collect, kick and run_due may be called from any
  * thread (one internal mutex, never held across API calls).
  */
 #ifndef GB_TIMEOUTS_H
@@ -42,6 +49,8 @@ struct gb_timeouts_opts {
   struct gb_metrics *reg;                   /* optional; its own families go here */
   int (*is_leader)(void *ctx);              /* NULL: always the leader */
   void *leader_ctx;
+  int (*synced)(void *ctx); /* NULL: always; else nothing is acted on before it says 1 */
+  void *synced_ctx;
 };
 
 struct gb_timeouts_stats {

@@ -584,6 +584,40 @@ class TestApply(ServerCase):
         self.assertIn(key, fv["f:metadata"]["f:ownerReferences"])
         self.assertIn(".", fv["f:metadata"]["f:ownerReferences"][key])
 
+    def test_apply_keeps_another_managers_annotations(self):
+        """gangbridge's PodGroup: the controller applies it (manager gangbridge), the timeout
+        tracker adds its facts by merge patch with a resourceVersion precondition (manager
+        gangbridge-timeouts).  As on the real API server, the next apply neither removes the
+        other manager's annotations nor changes anything when its own fields are the same."""
+        pg = podgroup("facts", queue="default")
+        pg["metadata"]["annotations"] = {"gangbridge.io/schedule-timeout": "1m0s"}
+        r = self.c.apply(pg_path(name="facts"), pg, manager="gangbridge")
+        self.assertEqual(r.status, 201, r)
+        rv = r.json["metadata"]["resourceVersion"]
+        fact = {"metadata": {"resourceVersion": rv,
+                             "annotations": {"gangbridge.io/started-at": "2026-01-01T00:00:07Z"}}}
+        path = pg_path(name="facts") + "?fieldManager=gangbridge-timeouts"
+        r = self.c.patch(path, json.dumps(fact), "application/merge-patch+json")
+        self.assertEqual(r.status, 200, r)
+        # The same precondition again is stale: 409.
+        r2 = self.c.patch(path, json.dumps(fact), "application/merge-patch+json")
+        self.status_of(r2, 409, "Conflict")
+        rv = r.json["metadata"]["resourceVersion"]
+        r = self.c.apply(pg_path(name="facts"), pg, manager="gangbridge")
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(r.json["metadata"]["resourceVersion"], rv)  # no change, no write
+        self.assertEqual(r.json["metadata"]["annotations"]["gangbridge.io/started-at"],
+                         "2026-01-01T00:00:07Z")
+        mf = {e["manager"]: e for e in r.json["metadata"]["managedFields"]}
+        self.assertEqual(mf["gangbridge-timeouts"]["operation"], "Update")
+        self.assertEqual(mf["gangbridge-timeouts"]["fieldsV1"], {
+            "f:metadata": {"f:annotations": {"f:gangbridge.io/started-at": {}}}})
+        # A changed apply, forced, keeps it too.
+        pg["spec"]["minMember"] = 3
+        r = self.c.apply(pg_path(name="facts"), pg, manager="gangbridge", force=True)
+        self.assertEqual(r.json["spec"]["minMember"], 3)
+        self.assertIn("gangbridge.io/started-at", r.json["metadata"]["annotations"])
+
 
 class TestListWatch(ServerCase):
     def test_selectors_and_paging(self):

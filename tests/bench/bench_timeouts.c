@@ -1,13 +1,20 @@
 /* SPDX-License-Identifier: Apache-2.0
  *
- * bench_timeouts: how long `gangbridge timeouts report` takes over a dump of
- * N PodGroups (10,000; --short: 1,000) and their pods.  It writes the dump
- * as kubectl JSON Lists into a temporary directory (deterministic: a fixed
- * LCG seed; Volcano and coscheduling, three queues, the five size classes
- * weighted 40/30/20/8/2 %, about 11 pods per gang), then runs the command
- * itself (gb_cmd_timeouts, output to /dev/null) for -o json and -o html and
- * prints the best of three wall times, CPU time and resident memory.
- * Goal (issue): the report over 10,000 PodGroups in <= 2 s.
+ * bench_timeouts: how long `gangbridge timeouts report` takes, and how much
+ * memory it needs, over the dump a platform team would feed it: `kubectl
+ * get podgroups,pods -A -o json` of 10,000 gangs and about 154,000 pods
+ * (--short: 1,000 gangs), one kubectl List in one file (keys in kubectl's
+ * order, 4-space indentation), deterministic (a fixed LCG seed; Volcano and
+ * coscheduling, three queues, gang sizes 1 to 45 averaging 15.4 pods, 3 %
+ * never scheduled).  It runs the command itself (gb_cmd_timeouts, output to
+ * /dev/null) for -o json and -o html, three times each, and prints the best
+ * wall time, the CPU per run and the peak memory.  Goal (issue 18): <= 2 s
+ * of CPU for that 91 MB dump.
+ *
+ * Then the same generator streams ten times as much (--short: twice) into
+ * the report's stdin through a pipe, in a child process: CPU and peak
+ * memory show that a dump of about 1 GiB is read with memory bounded by
+ * what the report keeps, not by the input.
  *
  * Then the service's tracker (gb_timeouts) with 50,000 gangs (--short:
  * 5,000): PodGroup adds, two pod adds per gang and a pod update (scheduled)
@@ -19,6 +26,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
@@ -27,7 +36,6 @@
 #include "gb_cli.h"
 #include "gb_config.h"
 #include "gb_log.h"
-#include "gb_manifest.h"
 #include "gb_timeouts.h"
 
 static uint64_t lcg = 20261124;
@@ -38,78 +46,108 @@ static uint32_t rnd(uint32_t n) {
 }
 
 static void stamp(long t, char *buf, size_t cap) {
-  /* 2026-01-01T00:00:00Z plus t seconds (t < 28 days keeps it in January). */
-  snprintf(buf, cap, "2026-01-%02ldT%02ld:%02ld:%02ldZ", 1 + t / 86400, t / 3600 % 24,
-           t / 60 % 60, t % 60);
+  /* 2026-01-01T00:00:00Z plus t seconds, day by day through the year. */
+  static const int mdays[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  long day = t / 86400;
+  int m = 0;
+  while (m < 11 && day >= mdays[m])
+    day -= mdays[m++];
+  snprintf(buf, cap, "2026-%02d-%02dT%02d:%02d:%02dZ", (m + 1) % 100, (int)(day + 1) % 100,
+           (int)(t / 3600 % 24), (int)(t / 60 % 60), (int)(t % 60));
 }
 
 static int64_t gang_size(void) {
-  uint32_t r = rnd(100);
-  if (r < 40)
-    return 1;
-  if (r < 70)
-    return 2 + rnd(6);
-  if (r < 90)
-    return 8 + rnd(24);
-  if (r < 98)
-    return 32 + rnd(9);
-  return 128 + rnd(7);
+  static const int64_t sizes[] = {1, 2, 4, 8, 16, 32, 45}; /* mean 15.4 */
+  return sizes[rnd(7)];
 }
 
-/* Writes one PodGroup to pg and its pods to pods (JSON List items). */
-static void write_gang(FILE *pg, FILE *pods, size_t i, int first) {
+/* One PodGroup as kubectl prints it (an item of the List). */
+static long write_podgroup(FILE *f, size_t i, int64_t size, int pending) {
   int cos = i % 3 == 2;
-  long created = (long)i * 30;
-  int64_t size = gang_size();
-  long wait = (long)rnd(600);
-  char c[32], t[32];
-  stamp(created, c, sizeof(c));
-  fprintf(pg,
-          "%s{\"apiVersion\":\"%s\",\"kind\":\"PodGroup\",\"metadata\":{\"name\":\"pg-%zu\","
-          "\"namespace\":\"team-%zu\",\"creationTimestamp\":\"%s\"%s},\"spec\":{\"minMember\":%lld"
-          "%s%s}}\n",
-          first ? "" : ",", cos ? "scheduling.x-k8s.io/v1alpha1" : "scheduling.volcano.sh/v1beta1",
-          i, i % 7, c, cos ? "" : ",\"annotations\":{\"volcano.sh/sla-waiting-time\":\"10m\"}",
-          (long long)size, cos ? ",\"scheduleTimeoutSeconds\":300" : "",
-          cos ? "" : i % 3 ? ",\"queue\":\"prod\"" : ",\"queue\":\"research\"");
-  for (int64_t k = 0; k < size; k++) {
-    stamp(created + (k == size - 1 ? wait : (long)rnd((uint32_t)wait + 1)), t, sizeof(t));
-    fprintf(pods,
-            ",{\"metadata\":{\"name\":\"pg-%zu-%lld\",\"namespace\":\"team-%zu\",\"%s\":{\"%s\":"
-            "\"pg-%zu\"}},\"status\":{\"phase\":\"Running\",\"conditions\":[{\"type\":"
-            "\"PodScheduled\",\"status\":\"True\",\"lastTransitionTime\":\"%s\"}]}}\n",
-            i, (long long)k, i % 7, cos ? "labels" : "annotations",
-            cos ? "scheduling.x-k8s.io/pod-group" : "scheduling.k8s.io/group-name", i, t);
-  }
+  char c[32];
+  stamp((long)i * 30, c, sizeof(c));
+  return fprintf(
+      f,
+      "        {\n            \"apiVersion\": \"%s\",\n            \"kind\": \"PodGroup\",\n"
+      "            \"metadata\": {\n%s"
+      "                \"creationTimestamp\": \"%s\",\n"
+      "                \"name\": \"pg-%zu\",\n                \"namespace\": \"team-%zu\",\n"
+      "                \"resourceVersion\": \"%zu\",\n"
+      "                \"uid\": \"6f1c%08zx-1b2c-4d5e-8f90-%012zx\"\n            },\n"
+      "            \"spec\": {\n                \"minMember\": %lld%s\n            },\n"
+      "            \"status\": {\n                \"phase\": \"%s\"\n            }\n        },\n",
+      cos ? "scheduling.x-k8s.io/v1alpha1" : "scheduling.volcano.sh/v1beta1",
+      cos ? ""
+          : "                \"annotations\": {\n                    "
+            "\"volcano.sh/sla-waiting-time\": \"10m\"\n                },\n",
+      c, i, i % 7, 1000 + i, i, i, (long long)size,
+      cos     ? ",\n                \"scheduleTimeoutSeconds\": 300"
+      : i % 3 ? ",\n                \"queue\": \"prod\""
+              : ",\n                \"queue\": \"research\"",
+      pending ? "Pending" : "Running");
 }
 
-/* Writes n gangs as files of 2,000 PodGroups with their pods. */
-static int write_dump(const char *dir, size_t n, size_t *bytes) {
-  for (size_t f = 0; f * 2000 < n; f++) {
-    char p1[512], p2[512];
-    snprintf(p1, sizeof(p1), "%s/pg-%zu.json", dir, f);
-    snprintf(p2, sizeof(p2), "%s/pods-%zu.json", dir, f);
-    FILE *pg = fopen(p1, "w"), *pods = fopen(p2, "w");
-    if (!pg || !pods)
-      return -1;
-    fprintf(pg, "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[\n");
-    fprintf(pods, "{\"apiVersion\":\"v1\",\"kind\":\"PodList\",\"items\":[{\"metadata\":"
-                  "{\"name\":\"unrelated\",\"namespace\":\"x\"}}\n");
-    for (size_t i = f * 2000; i < n && i < (f + 1) * 2000; i++)
-      write_gang(pg, pods, i, i == f * 2000);
-    fprintf(pg, "]}\n");
-    fprintf(pods, "]}\n");
-    *bytes += (size_t)ftell(pg) + (size_t)ftell(pods);
-    fclose(pg);
-    fclose(pods);
+/* One member pod as kubectl prints it; scheduled at t (0: not scheduled). */
+static long write_pod(FILE *f, size_t i, int64_t k, long t, int last) {
+  int cos = i % 3 == 2;
+  char c[32], s[32];
+  stamp((long)i * 30, c, sizeof(c));
+  stamp(t, s, sizeof(s));
+  return fprintf(
+      f,
+      "        {\n            \"apiVersion\": \"v1\",\n            \"kind\": \"Pod\",\n"
+      "            \"metadata\": {\n                \"%s\": {\n                    \"%s\": "
+      "\"pg-%zu\"\n                },\n                \"creationTimestamp\": \"%s\",\n"
+      "                \"name\": \"pg-%zu-node-0-%lld\",\n"
+      "                \"namespace\": \"team-%zu\"\n            },\n"
+      "            \"spec\": {\n                \"nodeName\": \"node-%lld\"\n            },\n"
+      "            \"status\": {\n                \"conditions\": [\n                    {\n"
+      "                        \"lastTransitionTime\": \"%s\",\n"
+      "                        \"status\": \"%s\",\n"
+      "                        \"type\": \"PodScheduled\"\n                    }\n"
+      "                ],\n                \"phase\": \"%s\"\n            }\n        }%s\n",
+      cos ? "labels" : "annotations",
+      cos ? "scheduling.x-k8s.io/pod-group" : "scheduling.k8s.io/group-name", i, c, i, (long long)k,
+      i % 7, (long long)(k * 7 + (int64_t)i) % 500, t ? s : c, t ? "True" : "False",
+      t ? "Running" : "Pending", last ? "" : ",");
+}
+
+/* n gangs as one kubectl List: the PodGroups first, then the pods (as
+ * `kubectl get podgroups,pods` lists them).  Returns the bytes written or
+ * -1. */
+static long write_list(FILE *f, size_t n) {
+  struct gang {
+    int64_t size;
+    int pending;
+    long wait;
+  } *g = calloc(n ? n : 1, sizeof(*g));
+  if (!g)
+    return -1;
+  for (size_t i = 0; i < n; i++)
+    g[i] = (struct gang){gang_size(), rnd(100) < 3, (long)rnd(600)};
+  long bytes = fprintf(f, "{\n    \"apiVersion\": \"v1\",\n    \"items\": [\n");
+  for (size_t i = 0; i < n; i++)
+    bytes += write_podgroup(f, i, g[i].size, g[i].pending);
+  for (size_t i = 0; i < n; i++) {
+    long created = (long)i * 30;
+    for (int64_t k = 0; k < g[i].size; k++) {
+      /* The last pod completes the gang (or, pending, is never scheduled). */
+      long t = k < g[i].size - 1 ? created + (long)rnd((uint32_t)g[i].wait + 1)
+               : g[i].pending    ? 0
+                                 : created + g[i].wait;
+      bytes += write_pod(f, i, k, t, i == n - 1 && k == g[i].size - 1);
+    }
   }
-  return 0;
+  bytes += fprintf(f, "    ],\n    \"kind\": \"List\",\n    \"metadata\": {\n"
+                      "        \"resourceVersion\": \"\"\n    }\n}\n");
+  free(g);
+  return ferror(f) ? -1 : bytes;
 }
 
 /* Runs the command with stdout on /dev/null; returns wall seconds. */
-static double run_once(const char *dir, const char *format, int *status) {
-  char *argv[] = {"timeouts", "report", "-f", (char *)dir, "--what-if", "10m", "-o",
-                  (char *)format, NULL};
+static double run_once(const char *path, const char *format, int *status) {
+  char *argv[] = {"timeouts", "report", "-f",           (char *)path, "--what-if",
+                  "10m",      "-o",     (char *)format, NULL};
   fflush(stdout);
   int saved = dup(1), null = open("/dev/null", O_WRONLY);
   dup2(null, 1);
@@ -123,20 +161,43 @@ static double run_once(const char *dir, const char *format, int *status) {
   return t;
 }
 
-/* CPU seconds of loading the dump alone (the floor the report stands on). */
-static double load_cpu(const char *dir) {
-  struct gb_limits lim = {0};
-  lim.max_docs = 4000000;
-  struct gb_docset *ds = gb_docset_new(&lim);
-  struct gc_diags d;
-  gc_diags_init(&d);
-  double t0 = gb_bench_cpu_s();
-  if (ds)
-    gb_load_path(ds, dir, &d);
-  double t = gb_bench_cpu_s() - t0;
-  gb_docset_free(ds);
-  gc_diags_destroy(&d);
-  return t;
+/* Streams n gangs through a pipe into the report's stdin, in children:
+ * the report's CPU and peak memory, whatever the input's size. */
+static int stream_run(size_t n) {
+  int fds[2];
+  if (pipe(fds))
+    return 1;
+  pid_t writer = fork();
+  if (writer == 0) {
+    close(fds[0]);
+    FILE *f = fdopen(fds[1], "w");
+    long bytes = f ? write_list(f, n) : -1;
+    if (f)
+      fclose(f);
+    fprintf(stderr, "  (streamed %.0f MB)\n", (double)bytes / 1e6);
+    _exit(bytes < 0);
+  }
+  pid_t reader = fork();
+  if (reader == 0) {
+    close(fds[1]);
+    dup2(fds[0], 0);
+    int null = open("/dev/null", O_WRONLY);
+    dup2(null, 1);
+    dup2(null, 2);
+    char *argv[] = {"timeouts", "report", "-f", "-", "-o", "json", NULL};
+    _exit(gb_cmd_timeouts(6, argv));
+  }
+  close(fds[0]);
+  close(fds[1]);
+  int ws = 0, rs = 0;
+  struct rusage ru;
+  waitpid(writer, &ws, 0);
+  wait4(reader, &rs, 0, &ru);
+  double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+               (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+  printf("  stdin, %zu gangs    : cpu %.3f s, peak memory %ld KiB (exit %d)\n", n, cpu,
+         ru.ru_maxrss, WIFEXITED(rs) ? WEXITSTATUS(rs) : -1);
+  return !WIFEXITED(rs) || WEXITSTATUS(rs) != 0 || !WIFEXITED(ws) || WEXITSTATUS(ws) != 0;
 }
 
 /* ---- the tracker ---------------------------------------------------------------- */
@@ -193,7 +254,7 @@ static int bench_tracker(size_t n) {
     return 1;
   cfg.timeout_max_queues = 50;
   gb_log_set_level(GB_LOG_WARN); /* one info line per timeout would time the logger */
-  struct gb_timeouts_opts o = {&cfg, NULL, NULL, reg, NULL, NULL};
+  struct gb_timeouts_opts o = {.cfg = &cfg, .reg = reg};
   long rss0 = gb_bench_rss_kib();
   if (gb_timeouts_new(&o, &t, &d))
     return 1;
@@ -241,9 +302,14 @@ static int bench_tracker(size_t n) {
 
 int main(int argc, char **argv) {
   int is_short = argc > 1 && !strcmp(argv[1], "--short");
-  size_t n = is_short ? 1000 : 10000, bytes = 0;
-  char dir[] = "/tmp/bench_timeouts.XXXXXX";
-  if (!mkdtemp(dir) || write_dump(dir, n, &bytes)) {
+  size_t n = is_short ? 1000 : 10000;
+  char path[] = "/tmp/bench_timeouts.XXXXXX";
+  int fd = mkstemp(path);
+  FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+  long bytes = f ? write_list(f, n) : -1;
+  if (f)
+    fclose(f);
+  if (bytes < 0) {
     perror("bench_timeouts: writing the dump");
     return 1;
   }
@@ -251,29 +317,25 @@ int main(int argc, char **argv) {
   double best[2] = {1e9, 1e9}, cpu0 = gb_bench_cpu_s();
   int status = 0, runs = 0;
   for (int rep = 0; rep < 3; rep++)
-    for (int f = 0; f < 2; f++, runs++) {
-      double t = run_once(dir, formats[f], &status);
+    for (int k = 0; k < 2; k++, runs++) {
+      double t = run_once(path, formats[k], &status);
       if (status != 0) {
         fprintf(stderr, "bench_timeouts: the report exited %d\n", status);
         return 1;
       }
-      best[f] = t < best[f] ? t : best[f];
+      best[k] = t < best[k] ? t : best[k];
     }
-  double cpu = (gb_bench_cpu_s() - cpu0) / runs, load = load_cpu(dir);
-  printf("bench_timeouts: %zu PodGroups, %.1f MB of kubectl JSON\n", n, (double)bytes / 1e6);
-  printf("  report -o json : %8.3f s (best of 3)\n", best[0]);
-  printf("  report -o html : %8.3f s (best of 3)\n", best[1]);
-  printf("  cpu per run    : %8.3f s (loading the dump alone: %.3f s), rss %ld KiB\n", cpu, load,
-         gb_bench_rss_kib());
+  double cpu = (gb_bench_cpu_s() - cpu0) / runs;
+  printf("bench_timeouts: %zu gangs, one kubectl List of %.1f MB (kubectl get podgroups,pods -A "
+         "-o json)\n",
+         n, (double)bytes / 1e6);
+  printf("  report -o json : %8.3f s wall (best of 3)\n", best[0]);
+  printf("  report -o html : %8.3f s wall (best of 3)\n", best[1]);
+  printf("  cpu per run    : %8.3f s, peak rss %ld KiB\n", cpu, gb_bench_rss_kib());
   printf("  (wall times include waiting for a core on a shared machine; cpu is the figure)\n");
-  printf("  goal (issue): <= 2 s for 10,000 PodGroups\n");
-  for (size_t f = 0; f * 2000 < n; f++) {
-    char p[600];
-    snprintf(p, sizeof(p), "%s/pg-%zu.json", dir, f);
-    unlink(p);
-    snprintf(p, sizeof(p), "%s/pods-%zu.json", dir, f);
-    unlink(p);
-  }
-  rmdir(dir);
+  printf("  goal (issue 18): <= 2 s of cpu for the 91 MB dump of 10,000 gangs\n");
+  unlink(path);
+  if (stream_run(is_short ? 2 * n : 10 * n))
+    return 1;
   return bench_tracker(is_short ? 5000 : 50000);
 }

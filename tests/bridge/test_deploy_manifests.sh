@@ -58,6 +58,8 @@ REQUIRED = {
     # The live cluster model (bridge/model) and the placement release (bridge/placement).
     ("", "nodes"): {"get", "list", "watch"},
     ("topology.volcano.sh", "hypernodes"): {"get", "list", "watch"},
+    # The timeout tracker's check that Kueue really manages a TrainJob (bridge/timeouts).
+    ("kueue.x-k8s.io", "workloads"): {"list"},
 }
 # Leader election, namespaced in gangbridge-system: the Lease, and the leader's label on its
 # own pod (bridge/kube/gb_selflabel.c).

@@ -28,6 +28,7 @@ struct srcs {
   const char *queue_ann; /* the annotations of every Volcano Queue */
   const char *timeout_default;
   const char *topology_default;
+  const char *timeout_max; /* config timeouts.max */
 };
 
 static const char *const LEVELS[] = {"example.com/zone", "example.com/block", "example.com/rack"};
@@ -65,7 +66,8 @@ static void run_with(struct run *run, const struct srcs *s, enum gc_backend b) {
                                   s->timeout_default,
                                   s->topology_default,
                                   LEVELS,
-                                  3};
+                                  3,
+                                  s->timeout_max};
   struct gc_options o = {b, GC_BACKEND_UNSET, GC_SCOPE_WAVE, NULL, &ctx};
   gb_test_run(&run->r, gb_test_fmt("%s%s", rt, tj), NULL, &o);
 }
@@ -161,8 +163,9 @@ START_TEST(timeout_precedence_table) {
     ck_assert_str_eq(source, cases[i].source);
     struct gc_arena *a = gc_arena_new(0);
     if (cases[i].backend == GC_BACKEND_VOLCANO) {
-      ck_assert_str_eq(run.queue_asked ? run.queue_asked : "(none)",
-                       cases[i].first >= 4 ? "q1" : "(none)");
+      /* The Queue is always asked, for its ceiling (its timeout annotation
+       * is read only when no more specific source answers). */
+      ck_assert_str_eq(run.queue_asked ? run.queue_asked : "(none)", "q1");
       char want[32];
       snprintf(want, sizeof(want), "%lldm0s", (long long)cases[i].want / 60);
       ck_assert_str_eq(gc_value_as_str(sla_of(g, a)), want);
@@ -277,11 +280,14 @@ static void timeout_bad(int where, const char *value, const char *want) {
 }
 
 START_TEST(timeout_bad_from_each_source) {
+  /* A source other than the TrainJob names the TrainJob it stopped too. */
   static const char *const prefix[] = {
       "default/job: metadata.annotations[" ANN_T "]",
-      "ClusterTrainingRuntime/rt: metadata.annotations[" ANN_T "]", NULL,
-      "Namespace default: metadata.annotations[" ANN_T "]",
-      "Queue q1: metadata.annotations[" ANN_T "]", "config timeouts.default"};
+      "default/job: ClusterTrainingRuntime/rt: metadata.annotations[" ANN_T "]",
+      NULL,
+      "default/job: Namespace default: metadata.annotations[" ANN_T "]",
+      "default/job: Queue q1: metadata.annotations[" ANN_T "]",
+      "default/job: config timeouts.default"};
   for (int w = 0; w < 6; w++) {
     if (!prefix[w])
       continue;
@@ -433,9 +439,10 @@ static void topology_bad(int where, const char *ann, const char *want) {
 }
 
 START_TEST(topology_bad_from_each_source) {
-  static const char *const prefix[] = {"default/job: metadata.annotations",
-                                       "ClusterTrainingRuntime/rt: metadata.annotations", NULL,
-                                       "Namespace default: metadata.annotations"};
+  static const char *const prefix[] = {
+      "default/job: metadata.annotations",
+      "default/job: ClusterTrainingRuntime/rt: metadata.annotations", NULL,
+      "default/job: Namespace default: metadata.annotations"};
   for (int w = 0; w < 4; w++) {
     if (!prefix[w])
       continue;
@@ -460,10 +467,10 @@ START_TEST(topology_bad_from_each_source) {
                  gb_test_fmt("%s[" ANN_REQ "]: must be a string", prefix[w]));
   }
   topology_bad(4, "sideways:2",
-               "config topology.default: \"sideways:2\" must be \"required:VALUE\" or "
+               "default/job: config topology.default: \"sideways:2\" must be \"required:VALUE\" or "
                "\"preferred:VALUE\"");
   topology_bad(4, "required:0",
-               "config topology.default: tier 0 is out of range: tiers are 1 to 64");
+               "default/job: config topology.default: tier 0 is out of range: tiers are 1 to 64");
   char msg[200];
   ck_assert_int_eq(gc_policy_topology_default_check("preferred:example.com/rack", msg,
                                                     sizeof(msg)), 0);
@@ -476,6 +483,124 @@ START_TEST(topology_bad_from_each_source) {
 }
 END_TEST
 
+/* ---- the platform's maximum ------------------------------------------------------- */
+
+#define ANN_MAX GC_ANN_SCHEDULE_TIMEOUT_MAX
+
+/* Runs s and returns the effective timeout (seconds) with its source. */
+static int64_t max_run(struct srcs *s, enum gc_backend b, const char **source, int *clamped) {
+  struct run run;
+  run_with(&run, s, b);
+  ok(&run);
+  int64_t secs = run.r.g->timeout.set ? run.r.g->timeout.seconds : -1;
+  *source = gb_test_fmt("%s", run.r.g->timeout.source ? run.r.g->timeout.source : "");
+  *clamped = gb_test_has_warning(run.r.g, GC_WARN_TIMEOUT_CLAMPED, "the maximum set by");
+  run_free(&run);
+  return secs;
+}
+
+START_TEST(timeout_max_clamps_every_source) {
+  const char *src;
+  int clamped;
+  /* A tenant's TrainJob annotation beyond config timeouts.max is clamped,
+   * with a warning naming the tenant's source and the ceiling's. */
+  struct srcs s = {0};
+  s.tj_ann = ANN_T ": 720h";
+  s.timeout_max = "24h";
+  ck_assert_int_eq(max_run(&s, GC_BACKEND_VOLCANO, &src, &clamped), 86400);
+  ck_assert(clamped);
+  ck_assert_ptr_nonnull(strstr(src, "config timeouts.max"));
+  ck_assert_ptr_nonnull(strstr(src, SRC_TJ " asked for 720h0m0s"));
+  /* Shorter values are untouched. */
+  s.tj_ann = ANN_T ": 10m";
+  ck_assert_int_eq(max_run(&s, GC_BACKEND_VOLCANO, &src, &clamped), 600);
+  ck_assert(!clamped);
+  ck_assert_str_eq(src, SRC_TJ);
+  /* The Namespace's and the Queue's ceilings only lower it: the smallest
+   * of the three present wins, whichever it is. */
+  s.tj_ann = ANN_T ": 30h";
+  s.ns_ann = "scheduling.volcano.sh/queue-name: q1, " ANN_MAX ": 48h";
+  ck_assert_int_eq(max_run(&s, GC_BACKEND_VOLCANO, &src, &clamped), 86400);
+  ck_assert_ptr_nonnull(strstr(src, "config timeouts.max"));
+  s.ns_ann = "scheduling.volcano.sh/queue-name: q1, " ANN_MAX ": 2h";
+  ck_assert_int_eq(max_run(&s, GC_BACKEND_VOLCANO, &src, &clamped), 7200);
+  ck_assert_ptr_nonnull(strstr(src, "Namespace default: metadata.annotations[" ANN_MAX "]"));
+  s.queue_ann = ANN_MAX ": 90m";
+  ck_assert_int_eq(max_run(&s, GC_BACKEND_VOLCANO, &src, &clamped), 5400);
+  ck_assert_ptr_nonnull(strstr(src, "Queue q1: metadata.annotations[" ANN_MAX "]"));
+  ck_assert(clamped);
+  /* Coscheduling has no Queue: the Queue's ceiling does not apply. */
+  ck_assert_int_eq(max_run(&s, GC_BACKEND_COSCHEDULING, &src, &clamped), 7200);
+  /* The runtime and the platform's own sources are clamped too. */
+  s = (struct srcs){0};
+  s.rt_policy = "{coscheduling: {scheduleTimeoutSeconds: 800}}";
+  s.ns_ann = ANN_MAX ": 5m";
+  ck_assert_int_eq(max_run(&s, GC_BACKEND_UNSET, &src, &clamped), 300);
+  s = (struct srcs){0};
+  s.timeout_default = "2h";
+  s.timeout_max = "1h";
+  ck_assert_int_eq(max_run(&s, GC_BACKEND_VOLCANO, &src, &clamped), 3600);
+  ck_assert_ptr_nonnull(strstr(src, "config timeouts.default asked for 2h0m0s"));
+}
+END_TEST
+
+START_TEST(timeout_max_without_timeout) {
+  const char *src;
+  int clamped;
+  /* A Volcano gang without any timeout would wait without limit: with a
+   * maximum it gets the maximum. */
+  struct srcs s = {0};
+  s.timeout_max = "6h";
+  ck_assert_int_eq(max_run(&s, GC_BACKEND_VOLCANO, &src, &clamped), 21600);
+  ck_assert(!clamped);
+  ck_assert_str_eq(src, "config timeouts.max (the maximum; no source gave a timeout)");
+  /* Coscheduling keeps the API's 60 s, unless the maximum is lower. */
+  ck_assert_int_eq(max_run(&s, GC_BACKEND_COSCHEDULING, &src, &clamped), -1);
+  s.timeout_max = "30s";
+  ck_assert_int_eq(max_run(&s, GC_BACKEND_COSCHEDULING, &src, &clamped), 30);
+  /* No maximum anywhere: unchanged (no timeout). */
+  s.timeout_max = NULL;
+  ck_assert_int_eq(max_run(&s, GC_BACKEND_VOLCANO, &src, &clamped), -1);
+}
+END_TEST
+
+START_TEST(timeout_max_bad_values) {
+  /* A ceiling the platform meant to set never vanishes silently: a bad one
+   * is an error naming it and the TrainJob it stopped. */
+  struct srcs s = {0};
+  s.ns_ann = ANN_MAX ": \"1d\"";
+  struct run run;
+  run_with(&run, &s, GC_BACKEND_VOLCANO);
+  ck_assert_int_eq(run.r.rc, GC_EINVAL);
+  ck_assert(gb_test_has_diag(&run.r.diags,
+                             "default/job: Namespace default: metadata.annotations[" ANN_MAX
+                             "]: invalid duration \"1d\": unknown unit \"d\""));
+  run_free(&run);
+  s = (struct srcs){0};
+  s.ns_ann = "scheduling.volcano.sh/queue-name: q1";
+  s.queue_ann = ANN_MAX ": \"0s\"";
+  run_with(&run, &s, GC_BACKEND_VOLCANO);
+  ck_assert_int_eq(run.r.rc, GC_EINVAL);
+  ck_assert(gb_test_has_diag(&run.r.diags, "default/job: Queue q1: metadata.annotations[" ANN_MAX
+                                           "]: invalid duration \"0s\": must be greater than 0"));
+  run_free(&run);
+  /* The TrainJob cannot raise its own ceiling: the annotation means nothing there. */
+  s = (struct srcs){0};
+  s.tj_ann = ANN_MAX ": 720h, " ANN_T ": 100h";
+  s.timeout_max = "1h";
+  const char *src;
+  int clamped;
+  ck_assert_int_eq(max_run(&s, GC_BACKEND_VOLCANO, &src, &clamped), 3600);
+  /* Reading the Queue's ceiling does not read its timeout: a bad one there
+   * still blocks no gang whose own source answers. */
+  s = (struct srcs){0};
+  s.tj_ann = ANN_T ": 10m";
+  s.ns_ann = "scheduling.volcano.sh/queue-name: q1";
+  s.queue_ann = ANN_T ": 15x, " ANN_MAX ": 1h";
+  ck_assert_int_eq(max_run(&s, GC_BACKEND_VOLCANO, &src, &clamped), 600);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("policy");
   TCase *tc = tcase_create("core");
@@ -485,6 +610,9 @@ static Suite *suite(void) {
   tcase_add_test(tc, timeout_bad_from_each_source);
   tcase_add_test(tc, topology_precedence_table);
   tcase_add_test(tc, topology_bad_from_each_source);
+  tcase_add_test(tc, timeout_max_clamps_every_source);
+  tcase_add_test(tc, timeout_max_without_timeout);
+  tcase_add_test(tc, timeout_max_bad_values);
   suite_add_tcase(s, tc);
   return s;
 }

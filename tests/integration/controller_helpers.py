@@ -107,7 +107,7 @@ class Env:
 
     def serve_log(self):
         try:
-            with open(self.log_path) as fh:
+            with open(getattr(self, "log_path", "")) as fh:
                 return fh.read()[-20000:]
         except OSError:
             return ""
@@ -210,9 +210,15 @@ class Env:
 CRD_DEFAULTS = {"scheduling.volcano.sh/v1beta1": {"queue": "default"}}
 
 
+# Annotations the timeout tracker adds to gangbridge's PodGroups (field manager
+# gangbridge-timeouts): facts of the gang's wait, not part of what render produces.
+TRACKER_FACTS = ("gangbridge.io/started-at", "gangbridge.io/ready-at", "gangbridge.io/timed-out-at",
+                 "gangbridge.io/resumed-at")
+
+
 def same_as_render(pg, rendered):
-    """The PodGroup served carries exactly what render produced, apart from server fields
-    and spec fields the CRD schema defaults."""
+    """The PodGroup served carries exactly what render produced, apart from server fields,
+    spec fields the CRD schema defaults and the timeout tracker's facts."""
     problems = []
     for k in ("apiVersion", "kind"):
         if pg.get(k) != rendered.get(k):
@@ -223,10 +229,14 @@ def same_as_render(pg, rendered):
             del spec[k]
     if spec != rendered.get("spec"):
         problems.append("spec: served %r, rendered %r" % (pg.get("spec"), rendered.get("spec")))
+    served = dict(pg["metadata"])
+    if served.get("annotations"):
+        served["annotations"] = {k: v for k, v in served["annotations"].items()
+                                 if k not in TRACKER_FACTS} or None
     for k in ("name", "namespace", "labels", "annotations", "ownerReferences"):
-        if pg["metadata"].get(k) != rendered["metadata"].get(k):
+        if served.get(k) != rendered["metadata"].get(k):
             problems.append("metadata.%s: served %r, rendered %r"
-                            % (k, pg["metadata"].get(k), rendered["metadata"].get(k)))
+                            % (k, served.get(k), rendered["metadata"].get(k)))
     return problems
 
 

@@ -367,6 +367,10 @@ START_TEST(test_policy_keys) {
                  "cfg.yaml:2:20: topology.levels: must be a list of strings");
   expect_invalid("topology:\n  levels: [a1,b1,c1,d1,e1,f1,g1,h1,i1,j1,k1,l1,m1,n1,o1,p1,q1]\n",
                  "topology.levels: at most 16 levels");
+  expect_invalid("timeouts:\n  max: 31d\n",
+                 "timeouts.max: invalid duration \"31d\": unknown unit \"d\"");
+  expect_invalid("timeouts:\n  until: running\n",
+                 "timeouts.until: must be scheduled or ready, not \"running\"");
   /* kube.watchNamespaces: namespace names (DNS-1123 labels), each once. */
   expect_invalid("kube:\n  watchNamespaces: [team-a, Team_B]\n",
                  "kube.watchNamespaces[1]: \"Team_B\" is not a namespace name");
@@ -383,6 +387,25 @@ START_TEST(test_policy_keys) {
   ck_assert_str_eq(wc.watch_namespaces[1], "team-b");
   gc_diags_destroy(&wd);
   gb_config_destroy(&wc);
+}
+END_TEST
+
+START_TEST(test_timeout_max_until) {
+  struct gb_config c;
+  struct gc_diags d;
+  gc_diags_init(&d);
+  ck_assert_int_eq(gb_config_init(&c), 0);
+  ck_assert_int_eq(gb_config_validate(&c, &d), 0);
+  ck_assert_str_eq(c.timeout_max, "");
+  ck_assert_str_eq(c.timeout_until, "scheduled");
+  ck_assert_int_eq(c.timeout_until_ready, 0);
+  const char *yaml = "timeouts:\n  max: 24h\n  until: ready\n";
+  ck_assert_int_eq(gb_config_load_buffer(&c, "cfg.yaml", yaml, strlen(yaml), &d), 0);
+  ck_assert_int_eq(gb_config_validate(&c, &d), 0);
+  ck_assert_str_eq(c.timeout_max, "24h");
+  ck_assert_int_eq(c.timeout_until_ready, 1);
+  gc_diags_destroy(&d);
+  gb_config_destroy(&c);
 }
 END_TEST
 
@@ -485,6 +508,7 @@ int main(void) {
   tcase_add_test(tc, test_placement_keys);
   tcase_add_test(tc, test_write_roundtrip);
   tcase_add_test(tc, test_policy_keys);
+  tcase_add_test(tc, test_timeout_max_until);
   tcase_add_test(tc, test_selectors);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);

@@ -198,13 +198,15 @@ START_TEST(transforms_keep_only_what_is_read) {
   /* The handler sees the trimmed object too. */
   ck_assert_ptr_nonnull(strstr(events, "add n/p [n|p] rv=7;"));
   /* What the timeout tracker reads stays: the creation time, the scheduling
-   * gates and the PodScheduled condition (without other conditions). */
+   * gates and the PodScheduled and Ready conditions (without other
+   * conditions, or other fields of theirs). */
   pod = json_tokener_parse(
       "{\"metadata\":{\"name\":\"q\",\"namespace\":\"n\",\"uid\":\"v\","
       "\"resourceVersion\":\"8\",\"creationTimestamp\":\"2026-01-01T00:00:00Z\"},"
       "\"spec\":{\"containers\":[],\"schedulingGates\":[{\"name\":\"g\"}]},"
       "\"status\":{\"phase\":\"Pending\",\"conditions\":[{\"type\":\"Ready\","
-      "\"status\":\"False\"},{\"type\":\"PodScheduled\",\"status\":\"False\","
+      "\"status\":\"False\",\"lastProbeTime\":null},{\"type\":\"Initialized\",\"status\":"
+      "\"True\"},{\"type\":\"PodScheduled\",\"status\":\"False\","
       "\"reason\":\"Unschedulable\",\"message\":\"0/3 nodes\",\"lastProbeTime\":null,"
       "\"lastTransitionTime\":\"2026-01-01T00:00:01Z\"}]}}");
   feed(inf, GB_WATCH_ADDED, pod, 0);
@@ -212,7 +214,8 @@ START_TEST(transforms_keep_only_what_is_read) {
                    "{\"metadata\":{\"name\":\"q\",\"namespace\":\"n\",\"uid\":\"v\","
                    "\"resourceVersion\":\"8\",\"creationTimestamp\":\"2026-01-01T00:00:00Z\"},"
                    "\"spec\":{\"schedulingGates\":[{\"name\":\"g\"}]},\"status\":{"
-                   "\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"False\","
+                   "\"conditions\":[{\"type\":\"Ready\",\"status\":\"False\"},"
+                   "{\"type\":\"PodScheduled\",\"status\":\"False\","
                    "\"reason\":\"Unschedulable\",\"message\":\"0/3 nodes\","
                    "\"lastTransitionTime\":\"2026-01-01T00:00:01Z\"}]}}");
   gb_informer_free(inf);

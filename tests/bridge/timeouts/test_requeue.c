@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0
  *
  * Unit tests for gb_requeue: the backoff (doubling, jitter bounds, cap), the
- * attempts limit, the never-touch rules (started, managedBy, Kueue's queue
- * label, suspended by the user), the state's round trip through the
+ * attempts limit, the never-touch rules (started, managedBy, a Kueue
+ * Workload but not Kueue's queue label alone, suspended by the user), the
+ * validation of what a tenant may have written (far-future or missing
+ * resume time, attempt counter beyond the limit), the state's round trip through the
  * annotations (a merge patch applied to the TrainJob and read back: what a
  * restarted or new leader sees), the resourceVersion precondition, and
  * malformed annotations named in the error.
@@ -80,9 +82,13 @@ START_TEST(test_max_attempts) {
   ck_assert_int_eq(gb_requeue_on_timeout(&st, &BO), GB_RQ_SUSPEND);
   st.attempt = 3;
   ck_assert_int_eq(gb_requeue_on_timeout(&st, &BO), GB_RQ_GIVE_UP);
-  /* Given up, then resumed by the user: only reported from then on. */
+  /* Given up, then resumed by the user (requeued-by stays): the next
+   * timeout gives up again, the stale annotation exempts nothing. */
   st.ours = 1;
+  ck_assert_int_eq(gb_requeue_on_timeout(&st, &BO), GB_RQ_GIVE_UP);
+  st.suspended = 1;
   ck_assert_int_eq(gb_requeue_on_timeout(&st, &BO), GB_RQ_NOTHING);
+  st.suspended = 0;
   /* maxAttempts 0: the first timeout gives up. */
   struct gb_backoff none = BO;
   none.max_attempts = 0;
@@ -95,29 +101,44 @@ START_TEST(test_untouchable) {
   struct gb_requeue_state st;
   json_object *tj = trainjob("", "\"suspend\":false");
   read_ok(tj, &st);
-  ck_assert_ptr_null(gb_requeue_untouchable(tj, &st, 0));
-  ck_assert_ptr_nonnull(gb_requeue_untouchable(tj, &st, 1)); /* started */
+  ck_assert_ptr_null(gb_requeue_untouchable(tj, &st, 0, NULL));
+  ck_assert_ptr_nonnull(gb_requeue_untouchable(tj, &st, 1, NULL)); /* started */
   json_object_put(tj);
 
   tj = trainjob("", "\"managedBy\":\"kueue.x-k8s.io/multikueue\"");
   read_ok(tj, &st);
-  ck_assert_ptr_nonnull(strstr(gb_requeue_untouchable(tj, &st, 0), "managedBy"));
+  ck_assert_ptr_nonnull(strstr(gb_requeue_untouchable(tj, &st, 0, NULL), "managedBy"));
   json_object_put(tj);
 
   tj = trainjob("", "\"managedBy\":\"trainer.kubeflow.org/trainjob-controller\"");
   read_ok(tj, &st);
-  ck_assert_ptr_null(gb_requeue_untouchable(tj, &st, 0));
+  ck_assert_ptr_null(gb_requeue_untouchable(tj, &st, 0, NULL));
   json_object_put(tj);
 
+  /* Kueue's queue label is the tenant's: alone it exempts nothing.  A
+   * Workload owned by the TrainJob (Kueue really manages it) does. */
   tj = trainjob(",\"labels\":{\"kueue.x-k8s.io/queue-name\":\"team-a\"}", "");
   read_ok(tj, &st);
-  ck_assert_ptr_nonnull(strstr(gb_requeue_untouchable(tj, &st, 0), "Kueue"));
+  ck_assert_ptr_null(gb_requeue_untouchable(tj, &st, 0, NULL));
+  ck_assert_ptr_nonnull(strstr(gb_requeue_untouchable(tj, &st, 0, "trainjob-tj-3f2a"), "Kueue"));
+  json_object_put(tj);
+  tj = trainjob("", "");
+  read_ok(tj, &st);
+  ck_assert_ptr_nonnull(strstr(gb_requeue_untouchable(tj, &st, 0, "wl"), "Workload"));
+  json_object_put(tj);
+  /* gangbridge's own annotations written by the tenant exempt nothing. */
+  tj = trainjob(",\"annotations\":{\"gangbridge.io/requeued-by\":\"gangbridge\","
+                "\"gangbridge.io/requeue-resume-at\":\"2099-01-01T00:00:00Z\"}",
+                "\"suspend\":false");
+  read_ok(tj, &st);
+  ck_assert_ptr_null(gb_requeue_untouchable(tj, &st, 0, NULL));
+  ck_assert_int_eq(gb_requeue_on_timeout(&st, &BO), GB_RQ_SUSPEND);
   json_object_put(tj);
 
   /* Suspended by the user (no requeued-by): never resumed nor counted. */
   tj = trainjob("", "\"suspend\":true");
   read_ok(tj, &st);
-  ck_assert_ptr_nonnull(strstr(gb_requeue_untouchable(tj, &st, 0), "user"));
+  ck_assert_ptr_nonnull(strstr(gb_requeue_untouchable(tj, &st, 0, NULL), "user"));
   ck_assert_int_eq(gb_requeue_on_tick(&st, 1e10), GB_RQ_NOTHING);
   json_object_put(tj);
 }
@@ -144,7 +165,7 @@ START_TEST(test_round_trip) {
   ck_assert_int_eq(st.suspended, 1);
   ck_assert_int_eq(st.ours, 1);
   ck_assert(st.resume_at == now + 61);
-  ck_assert_ptr_null(gb_requeue_untouchable(tj, &st, 0)); /* ours, not the user's */
+  ck_assert_ptr_null(gb_requeue_untouchable(tj, &st, 0, NULL)); /* ours, not the user's */
   ck_assert_int_eq(gb_requeue_on_tick(&st, now + 60), GB_RQ_NOTHING);
   ck_assert_int_eq(gb_requeue_on_tick(&st, now + 61), GB_RQ_RESUME);
 
@@ -191,6 +212,50 @@ START_TEST(test_malformed) {
 }
 END_TEST
 
+START_TEST(test_validate) {
+  const double T = 1700000000; /* when gangbridge acted (its claim) */
+  char why[512];
+  struct gb_requeue_state use;
+  /* What gangbridge wrote is believed: attempt 2 resumes within [T+120, T+132]. */
+  struct gb_requeue_state st = {2, T + 125, 1, 1};
+  ck_assert_int_eq(gb_requeue_validate(&st, &BO, T, T + 1, &use, why, sizeof(why)), 0);
+  ck_assert(use.resume_at == T + 125 && use.attempt == 2);
+  /* A far-future resume time is cut to the end of the backoff. */
+  st.resume_at = 4070908800; /* 2099 */
+  ck_assert_int_eq(gb_requeue_validate(&st, &BO, T, T + 1, &use, why, sizeof(why)), 1);
+  ck_assert(use.resume_at <= T + 132 + 60 && use.resume_at >= T + 120);
+  ck_assert_ptr_nonnull(strstr(why, "outside the backoff of attempt 2"));
+  /* An earlier one is raised to its start. */
+  st.resume_at = T - 1000;
+  ck_assert_int_eq(gb_requeue_validate(&st, &BO, T, T + 1, &use, why, sizeof(why)), 1);
+  ck_assert(use.resume_at >= T + 60 && use.resume_at <= T + 120);
+  /* Removed while requeues are left: resumed at the end of its backoff. */
+  st.resume_at = NAN;
+  ck_assert_int_eq(gb_requeue_validate(&st, &BO, T, T + 1, &use, why, sizeof(why)), 1);
+  ck_assert(use.resume_at == T + ceil(gb_requeue_backoff(&BO, 2, 1)));
+  ck_assert_ptr_nonnull(strstr(why, "is missing"));
+  /* Given up (attempts used, no resume time): nothing to resume, believed. */
+  st.attempt = 3;
+  ck_assert_int_eq(gb_requeue_validate(&st, &BO, T, T + 1, &use, why, sizeof(why)), 0);
+  ck_assert(isnan(use.resume_at));
+  /* An attempt counter beyond maxAttempts is taken as maxAttempts. */
+  st = (struct gb_requeue_state){99, NAN, 1, 1};
+  ck_assert_int_eq(gb_requeue_validate(&st, &BO, T, T + 1, &use, why, sizeof(why)), 1);
+  ck_assert_int_eq(use.attempt, 3);
+  ck_assert_ptr_nonnull(strstr(why, "99 is more than timeouts.requeue.maxAttempts (3)"));
+  /* On a running TrainJob a future resume time means nothing. */
+  st = (struct gb_requeue_state){1, 4070908800, 0, 0};
+  ck_assert_int_eq(gb_requeue_validate(&st, &BO, NAN, T, &use, why, sizeof(why)), 1);
+  ck_assert(isnan(use.resume_at));
+  ck_assert_ptr_nonnull(strstr(why, "in the future on a running TrainJob"));
+  st.resume_at = T - 5; /* when it was resumed: fine */
+  ck_assert_int_eq(gb_requeue_validate(&st, &BO, NAN, T, &use, why, sizeof(why)), 0);
+  /* Suspended by the user: nothing of gangbridge's to check. */
+  st = (struct gb_requeue_state){0, 4070908800, 0, 1};
+  ck_assert_int_eq(gb_requeue_validate(&st, &BO, T, T, &use, why, sizeof(why)), 0);
+}
+END_TEST
+
 START_TEST(test_format_time) {
   char buf[32];
   gb_requeue_format_time(1700000000, buf, sizeof(buf));
@@ -206,6 +271,7 @@ int main(void) {
   tcase_add_test(tc, test_untouchable);
   tcase_add_test(tc, test_round_trip);
   tcase_add_test(tc, test_malformed);
+  tcase_add_test(tc, test_validate);
   tcase_add_test(tc, test_format_time);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);

@@ -63,8 +63,8 @@ START_TEST(test_suggest_rule) {
   int64_t a[] = {250};
   ck_assert_int_eq(suggest(a, 1, GB_TR_VOLCANO, 1500, reason, &capped), 420);
   ck_assert_int_eq(capped, 0);
-  ck_assert_str_eq(reason, "p99 4m10s x 1.500 = 6m15s, rounded up: 7m0s; 0 of 1 gangs waited "
-                           "longer");
+  ck_assert_str_eq(reason, "p99 4m10s x 1.500 = 6m15s, rounded up to 7m0s: 7m0s; 0 of 1 "
+                           "scheduled gangs waited longer");
   /* p99 61 s x 1.5 = 91.5 -> 92 -> next 10 s step 100 s. */
   int64_t b[] = {61};
   ck_assert_int_eq(suggest(b, 1, GB_TR_VOLCANO, 1500, reason, &capped), 100);
@@ -80,7 +80,7 @@ START_TEST(test_suggest_rule) {
   ck_assert_int_eq(suggest(d, 1, GB_TR_COSCHEDULING, 1500, reason, &capped), 900);
   ck_assert_int_eq(capped, 1);
   ck_assert_ptr_nonnull(strstr(reason, "15m Permit limit"));
-  ck_assert_ptr_nonnull(strstr(reason, "1 of 1 gangs waited longer"));
+  ck_assert_ptr_nonnull(strstr(reason, "1 of 1 scheduled gangs waited longer"));
   /* p99 3000 s x 1.25 = 3750 -> next 300 s: 3900. */
   ck_assert_int_eq(suggest(d, 1, GB_TR_VOLCANO, 1250, reason, &capped), 3900);
   int64_t z[] = {0};
@@ -129,15 +129,81 @@ START_TEST(test_report_rows) {
   ck_assert_uint_eq(c->gangs, 2);
   ck_assert_uint_eq(r->gangs, 13);
   ck_assert_uint_eq(r->whatif_cut, 1 + 6 + 0);
-  size_t counts[4];
-  gb_tr_histogram(a4, 4, 100, counts);
-  /* Bins of 25 s: 10,20 | 30,40 | 50,60,70 | 80,90,100 (100 >= upper). */
-  ck_assert_uint_eq(counts[0], 2);
-  ck_assert_uint_eq(counts[1], 2);
-  ck_assert_uint_eq(counts[2], 3);
-  ck_assert_uint_eq(counts[3], 3);
+  /* The row with only a never-scheduled gang has no quantiles and no
+   * suggestion; it names its oldest gang. */
+  ck_assert_uint_eq(a1->scheduled, 0);
+  ck_assert_int_eq(a1->p99_s, GB_TR_NO_TIMEOUT);
+  ck_assert_int_eq(a1->has_suggestion, 0);
+  ck_assert_int_eq(a1->age_max_s, 500);
+  ck_assert_str_eq(a1->oldest_name, "s");
+  ck_assert_ptr_nonnull(strstr(a1->reason, "no suggestion"));
+  /* The empirical CDF over all of a row's gangs. */
+  ck_assert(gb_tr_cdf(a4, 9) == 0.0);
+  ck_assert(gb_tr_cdf(a4, 50) == 0.5);
+  ck_assert(gb_tr_cdf(a4, 1000) == 1.0);
+  ck_assert(gb_tr_cdf(a1, 1000) == 0.0);
   gb_tr_report_free(r);
   gb_tr_report_free(NULL);
+}
+END_TEST
+
+/* Issue 18 defect 2: gangs that never scheduled are censored observations.
+ * Before, they entered the quantiles at their age and dominated p99 and the
+ * suggestion. */
+START_TEST(test_censored_not_in_quantiles) {
+  struct gb_tr_gang g[103];
+  memset(g, 0, sizeof(g));
+  for (int i = 0; i < 100; i++) /* scheduled after 1..100 s */
+    g[i] = (struct gb_tr_gang){"ns", "g", "q", GB_TR_VOLCANO, 1, i + 1, 0, 600};
+  for (int i = 100; i < 103; i++) /* never scheduled, 3 weeks old */
+    g[i] = (struct gb_tr_gang){
+        "ns", i == 102 ? "oldest" : "w", "q", GB_TR_VOLCANO, 1, 1800000 + i, 1, 600};
+  struct gb_tr_options o = {0};
+  struct gb_tr_report *r = NULL;
+  ck_assert_int_eq(gb_tr_report_build(g, 103, &o, &r), 0);
+  const struct gb_tr_row *row = &r->rows[0];
+  ck_assert_uint_eq(row->gangs, 103);
+  ck_assert_uint_eq(row->scheduled, 100);
+  ck_assert_uint_eq(row->censored, 3);
+  ck_assert_int_eq(row->p50_s, 50);
+  ck_assert_int_eq(row->p90_s, 90);
+  ck_assert_int_eq(row->p99_s, 99);
+  ck_assert_int_eq(row->max_s, 100);
+  /* p99 99 s x 1.5 = 148.5 -> 149 -> 180 s. */
+  ck_assert_int_eq(row->suggested_s, 180);
+  ck_assert_str_eq(row->oldest_name, "oldest");
+  ck_assert_int_eq(row->age_max_s, 1800102);
+  ck_assert_int_eq(row->age_p50_s, 1800101);
+  /* The suggestion would cut the three that never started, and no other. */
+  ck_assert_uint_eq(row->would_cut, 3);
+  ck_assert_uint_eq(row->exceeded, 3);
+  /* Kaplan-Meier counts the three as still waiting: F(t) = k / 103 after
+   * the k-th wait, so its median is 52 s and its p99 is never reached (the
+   * estimate tops out at 100 / 103). */
+  ck_assert_int_eq(row->km_p50_s, 52);
+  ck_assert_int_eq(row->km_p99_s, GB_TR_NO_TIMEOUT);
+  gb_tr_report_free(r);
+}
+END_TEST
+
+/* Kaplan-Meier with censoring in the middle: the survivors at risk shrink. */
+START_TEST(test_kaplan_meier) {
+  /* Waits 10, 20, 30, 40; censored at 15 and 25.  S(10) = 5/6,
+   * S(20) = 5/6 * 3/4 = 0.625, S(30) = 0.625 * 1/2 = 0.3125, S(40) = 0. */
+  int64_t w[] = {10, 20, 30, 40}, c[] = {15, 25};
+  ck_assert_int_eq(gb_tr_km_quantile(w, 4, c, 2, 10), 10); /* F(10) = 0.167 */
+  ck_assert_int_eq(gb_tr_km_quantile(w, 4, c, 2, 20), 20); /* F(20) = 0.375 */
+  ck_assert_int_eq(gb_tr_km_quantile(w, 4, c, 2, 50), 30); /* F(30) = 0.6875 */
+  ck_assert_int_eq(gb_tr_km_quantile(w, 4, c, 2, 99), 40);
+  /* Censored later than every wait: the estimate stops short of 100 %. */
+  int64_t c2[] = {100, 100};
+  ck_assert_int_eq(gb_tr_km_quantile(w, 4, c2, 2, 50), 30); /* F(30) = 3 / 6 */
+  ck_assert_int_eq(gb_tr_km_quantile(w, 4, c2, 2, 90), GB_TR_NO_TIMEOUT);
+  /* A censored age equal to a wait is still at risk at that wait. */
+  int64_t w3[] = {10}, c3[] = {10};
+  ck_assert_int_eq(gb_tr_km_quantile(w3, 1, c3, 1, 50), 10);
+  ck_assert_int_eq(gb_tr_km_quantile(w3, 1, c3, 1, 60), GB_TR_NO_TIMEOUT);
+  ck_assert_int_eq(gb_tr_km_quantile(NULL, 0, c3, 1, 50), GB_TR_NO_TIMEOUT);
 }
 END_TEST
 
@@ -224,6 +290,8 @@ int main(void) {
   tcase_add_test(tc, test_suggest_rule);
   tcase_add_test(tc, test_report_rows);
   tcase_add_test(tc, test_row_timeout_ties);
+  tcase_add_test(tc, test_censored_not_in_quantiles);
+  tcase_add_test(tc, test_kaplan_meier);
   tcase_add_test(tc, test_parse_time);
   tcase_add_test(tc, test_parse_duration);
   suite_add_tcase(s, tc);

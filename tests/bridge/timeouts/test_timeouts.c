@@ -6,14 +6,21 @@
  * creation plus the timeout it carries (Volcano annotation, coscheduling
  * spec), it fires once, never for a started gang, none while the TrainJob is
  * suspended by the user, the resume deadline of a TrainJob gangbridge
- * suspended, the wait restarting at the resume, a PodGroup created again,
- * and the labelled metrics with queues folded into "other".
+ * suspended, a PodGroup created again, the labelled metrics with queues
+ * folded into "other" deterministically; the durable facts on gangbridge's
+ * PodGroup (a gang that started once is never acted on again, even with its
+ * pods replaced and the process restarted; a claimed timeout is not acted on
+ * twice; the wait restarts at the recorded resume), what a tenant writes on
+ * its TrainJob moving nothing, timeouts.until ready, timeouts.max, and no
+ * action before the informers have synced.
  */
 #include <check.h>
 #include <json-c/json.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "gb_config.h"
 #include "gb_log.h"
@@ -21,22 +28,44 @@
 #include "gb_timeouts.h"
 
 #define T0 1767225600.0 /* 2026-01-01T00:00:00Z */
+#define OURS_META                                                                                  \
+  ",\"labels\":{\"app.kubernetes.io/managed-by\":\"gangbridge\"},\"ownerReferences\":[{"           \
+  "\"apiVersion\":\"trainer.kubeflow.org/v1alpha1\",\"kind\":\"TrainJob\",\"name\":\"x\","         \
+  "\"uid\":\"tj-x\",\"controller\":true}]"
 
 static struct gb_config cfg;
 static struct gb_metrics *reg;
 static struct gb_service_metrics sm;
 
-static struct gb_timeouts *make(int max_queues) {
+static double wall(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static enum gb_timeout_action test_action = GB_TIMEOUT_EVENT;
+static int synced_flag;
+static int synced_fn(void *ctx) {
+  (void)ctx;
+  return synced_flag;
+}
+
+static struct gb_timeouts *make_cfg(int max_queues, int until_ready, const char *max) {
   ck_assert_int_eq(gb_config_init(&cfg), 0);
   cfg.timeout_max_queues = max_queues;
+  cfg.timeout_until_ready = until_ready;
+  cfg.timeout_max = max;
+  cfg.timeout_action = test_action;
   reg = gb_metrics_new();
   ck_assert_ptr_nonnull(reg);
   ck_assert_int_eq(gb_service_metrics_register(reg, "t", &sm, NULL), 0);
-  struct gb_timeouts_opts o = {&cfg, NULL, &sm, reg, NULL, NULL};
+  struct gb_timeouts_opts o = {.cfg = &cfg, .metrics = &sm, .reg = reg};
   struct gb_timeouts *t = NULL;
   ck_assert_int_eq(gb_timeouts_new(&o, &t, NULL), 0);
   return t;
 }
+
+static struct gb_timeouts *make(int max_queues) { return make_cfg(max_queues, 0, ""); }
 
 static void done(struct gb_timeouts *t) {
   gb_timeouts_free(t);
@@ -64,6 +93,21 @@ static void volcano_pg(struct gb_timeouts *t, const char *name, const char *uid,
            "\"volcano.sh/sla-waiting-time\":\"%s\"}},\"spec\":{\"minMember\":%d,"
            "\"queue\":\"%s\"}}",
            name, uid, sla, min_member, queue);
+  feed(t, GB_OBSERVE_PODGROUP_VOLCANO, GB_INFORMER_ADD, key, json, NULL);
+}
+
+/* A Volcano PodGroup of gangbridge's (managed-by label, controller owner)
+ * created at T0, with extra annotations (members of a JSON object). */
+static void own_pg(struct gb_timeouts *t, const char *name, const char *uid, const char *ann,
+                   int min_member) {
+  char json[2048], key[128];
+  snprintf(key, sizeof(key), "ns/%s", name);
+  snprintf(json, sizeof(json),
+           "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"ns\",\"uid\":\"%s\","
+           "\"resourceVersion\":\"5\",\"creationTimestamp\":\"2026-01-01T00:00:00Z\"" OURS_META
+           ",\"annotations\":{\"gangbridge.io/schedule-timeout\":\"60s\"%s%s}},"
+           "\"spec\":{\"minMember\":%d,\"queue\":\"q1\"},\"status\":{\"phase\":\"Inqueue\"}}",
+           name, uid, ann[0] ? "," : "", ann, min_member);
   feed(t, GB_OBSERVE_PODGROUP_VOLCANO, GB_INFORMER_ADD, key, json, NULL);
 }
 
@@ -117,7 +161,7 @@ START_TEST(test_fires_once_at_deadline) {
   gb_timeouts_get_stats(t, &st);
   ck_assert_uint_eq(st.fired, 2);
   ck_assert(has_metric("gangbridge_gang_timeouts_total{backend=\"volcano\",queue=\"q1\","
-                       "size=\"2-7\"} 2\n"));
+                       "size=\"2-7\",phase=\"scheduled\"} 2\n"));
   done(t);
 }
 END_TEST
@@ -150,7 +194,9 @@ START_TEST(test_started_never_fires) {
 END_TEST
 
 START_TEST(test_suspended) {
+  test_action = GB_TIMEOUT_REQUEUE;
   struct gb_timeouts *t = make(50);
+  test_action = GB_TIMEOUT_EVENT;
   /* Suspended by the user: no deadline at all. */
   trainjob(t, "c", "", 1);
   volcano_pg(t, "c", "u1", "10s", "q1", 2);
@@ -161,26 +207,49 @@ START_TEST(test_suspended) {
            "\"1\",\"gangbridge.io/requeue-resume-at\":\"2026-01-01T00:05:00Z\"",
            1);
   ck_assert(gb_timeouts_next(t) == T0 + 300);
-  /* Resumed: the wait restarts at the resume, so the timeout is 10 s after it. */
+  /* A far-future resume time on it is not believed: it is resumed at the
+   * end of attempt 1's backoff at the latest. */
+  trainjob(t, "c",
+           "\"gangbridge.io/requeued-by\":\"gangbridge\",\"gangbridge.io/requeue-attempt\":"
+           "\"1\",\"gangbridge.io/requeue-resume-at\":\"2099-01-01T00:00:00Z\"",
+           1);
+  double next = gb_timeouts_next(t);
+  ck_assert_msg(next > 0 && next < 4070908800.0, "resume at %f", next);
+  /* Resumed (seen here): the wait restarts at the resume, whatever the
+   * TrainJob's annotation says, so the timeout is 10 s after it. */
+  double before = wall();
   trainjob(t, "c",
            "\"gangbridge.io/requeue-attempt\":\"1\",\"gangbridge.io/requeue-resume-at\":"
-           "\"2026-01-01T00:05:01Z\"",
+           "\"2099-01-01T00:00:00Z\"",
            0);
-  ck_assert(gb_timeouts_next(t) == T0 + 311);
+  double after = wall();
+  /* First the note that the future resume time is not believed. */
+  ck_assert_uint_eq(gb_timeouts_run_due(t, after), 1);
+  next = gb_timeouts_next(t);
+  ck_assert_msg(next >= floor(before) + 10 && next <= after + 10, "next %f before %f after %f",
+                next, before, after);
   done(t);
 }
 END_TEST
 
+/* Which queues get their own label does not depend on the order the
+ * PodGroups arrive in: the maxQueues queues in use that sort first. */
 START_TEST(test_queues_fold) {
-  struct gb_timeouts *t = make(2);
-  volcano_pg(t, "d1", "u1", "1s", "q1", 1);
-  volcano_pg(t, "d2", "u2", "1s", "q2", 8);
-  volcano_pg(t, "d3", "u3", "1s", "q3", 200);
-  ck_assert_uint_eq(gb_timeouts_run_due(t, T0 + 5), 3);
-  ck_assert(has_metric("{backend=\"volcano\",queue=\"q1\",size=\"1\"} 1\n"));
-  ck_assert(has_metric("{backend=\"volcano\",queue=\"q2\",size=\"8-31\"} 1\n"));
-  ck_assert(has_metric("{backend=\"volcano\",queue=\"other\",size=\"128+\"} 1\n"));
-  done(t);
+  static const char *const orders[2][3] = {{"qa", "qb", "qc"}, {"qc", "qa", "qb"}};
+  for (int o = 0; o < 2; o++) {
+    struct gb_timeouts *t = make(2);
+    for (int i = 0; i < 3; i++) {
+      char name[8];
+      snprintf(name, sizeof(name), "d%d", i);
+      volcano_pg(t, name, name, "1s", orders[o][i], 1);
+    }
+    ck_assert_uint_eq(gb_timeouts_run_due(t, T0 + 5), 3);
+    ck_assert(has_metric("{backend=\"volcano\",queue=\"qa\",size=\"1\",phase=\"scheduled\"} 1\n"));
+    ck_assert(has_metric("{backend=\"volcano\",queue=\"qb\",size=\"1\",phase=\"scheduled\"} 1\n"));
+    ck_assert(
+        has_metric("{backend=\"volcano\",queue=\"other\",size=\"1\",phase=\"scheduled\"} 1\n"));
+    done(t);
+  }
 }
 END_TEST
 
@@ -215,6 +284,143 @@ START_TEST(test_own_annotation_wins) {
 }
 END_TEST
 
+/* Defect 1 of issue 18: a gang that started, whose pods were then
+ * replaced, seen by a restarted process.  The started fact on its own
+ * PodGroup keeps it from ever being acted on; before, the deadline
+ * (creation + timeout) was long past and the new process acted at once. */
+START_TEST(test_started_fact_survives_restart) {
+  /* The first process: the gang reaches its quorum; the fact is queued for
+   * the leader and recorded (no client here: in memory). */
+  struct gb_timeouts *t = make(50);
+  char p0[1024], p1[1024];
+  own_pg(t, "r", "u1", "", 2);
+  ck_assert(gb_timeouts_next(t) == T0 + 60);
+  feed(t, GB_OBSERVE_POD, GB_INFORMER_ADD, "ns/r-0", pod_json(p0, sizeof(p0), "r-0", "r", 1), NULL);
+  feed(t, GB_OBSERVE_POD, GB_INFORMER_ADD, "ns/r-1", pod_json(p1, sizeof(p1), "r-1", "r", 1), NULL);
+  double w = gb_timeouts_next(t);
+  ck_assert_msg(w > 0 && w <= wall(), "the fact is written at once: %f", w);
+  ck_assert_uint_eq(gb_timeouts_run_due(t, wall()), 1);
+  ck_assert(gb_timeouts_next(t) == 0);
+  done(t);
+  /* The restarted process sees the PodGroup with the fact and new, unscheduled pods. */
+  t = make(50);
+  own_pg(t, "r", "u1", "\"gangbridge.io/started-at\":\"2026-01-01T00:00:07Z\"", 2);
+  feed(t, GB_OBSERVE_POD, GB_INFORMER_ADD, "ns/r-0", pod_json(p0, sizeof(p0), "r-0", "r", 0), NULL);
+  ck_assert(gb_timeouts_next(t) == 0);
+  ck_assert_uint_eq(gb_timeouts_run_due(t, T0 + 100000), 0);
+  done(t);
+  /* Without the fact (what happened before the fix), the same gang is acted on. */
+  t = make(50);
+  own_pg(t, "r", "u1", "", 2);
+  feed(t, GB_OBSERVE_POD, GB_INFORMER_ADD, "ns/r-0", pod_json(p0, sizeof(p0), "r-0", "r", 0), NULL);
+  ck_assert_uint_eq(gb_timeouts_run_due(t, T0 + 100000), 1);
+  done(t);
+  /* Volcano's Scheduled=True condition survives a pod replacement too. */
+  t = make(50);
+  feed(t, GB_OBSERVE_PODGROUP_VOLCANO, GB_INFORMER_ADD, "ns/v",
+       "{\"metadata\":{\"name\":\"v\",\"namespace\":\"ns\",\"uid\":\"u\","
+       "\"creationTimestamp\":\"2026-01-01T00:00:00Z\",\"annotations\":{"
+       "\"volcano.sh/sla-waiting-time\":\"10s\"}},\"spec\":{\"minMember\":2},\"status\":{"
+       "\"phase\":\"Inqueue\",\"conditions\":[{\"type\":\"Scheduled\",\"status\":\"True\","
+       "\"lastTransitionTime\":\"2026-01-01T00:00:05Z\"}]}}",
+       NULL);
+  ck_assert(gb_timeouts_next(t) == 0);
+  done(t);
+}
+END_TEST
+
+/* A claimed timeout (timed-out-at at or after the wait's start) is not
+ * acted on again by another replica or after a restart; a resume recorded
+ * on the PodGroup starts a new wait. */
+START_TEST(test_claim_and_resume_facts) {
+  struct gb_timeouts *t = make(50);
+  own_pg(t, "c", "u1", "\"gangbridge.io/timed-out-at\":\"2026-01-01T00:01:00Z\"", 2);
+  ck_assert(gb_timeouts_next(t) == 0);
+  ck_assert_uint_eq(gb_timeouts_run_due(t, T0 + 100000), 0);
+  struct gb_timeouts_stats st;
+  gb_timeouts_get_stats(t, &st);
+  ck_assert_uint_eq(st.fired, 0); /* counted once, by whoever claimed it */
+  own_pg(t, "c", "u1",
+         "\"gangbridge.io/timed-out-at\":\"2026-01-01T00:01:00Z\","
+         "\"gangbridge.io/resumed-at\":\"2026-01-01T00:05:00Z\"",
+         2);
+  ck_assert(gb_timeouts_next(t) == T0 + 300 + 60);
+  done(t);
+}
+END_TEST
+
+/* Nothing a tenant writes on its TrainJob moves the gang's deadline. */
+START_TEST(test_tenant_annotations_move_nothing) {
+  struct gb_timeouts *t = make(50);
+  own_pg(t, "x", "u1", "", 2);
+  trainjob(t, "x",
+           "\"gangbridge.io/requeue-resume-at\":\"2099-01-01T00:00:00Z\","
+           "\"gangbridge.io/requeued-by\":\"gangbridge\",\"gangbridge.io/requeue-attempt\":\"0\"",
+           0);
+  ck_assert(gb_timeouts_next(t) <= wall()); /* the note to report, at once */
+  /* The note, and the timeout at creation + 60 s (long past): it fires. */
+  ck_assert_uint_eq(gb_timeouts_run_due(t, wall()), 2);
+  ck_assert(gb_timeouts_next(t) == 0);
+  ck_assert(has_metric("gangbridge_gang_timeouts_total{backend=\"volcano\",queue=\"q1\","
+                       "size=\"2-7\",phase=\"scheduled\"} 1\n"));
+  done(t);
+}
+END_TEST
+
+/* timeouts.until ready: scheduled pods do not end the wait, Ready ones do. */
+START_TEST(test_until_ready) {
+  struct gb_timeouts *t = make_cfg(50, 1, "");
+  char p0[1024], p1[1024];
+  volcano_pg(t, "y", "u1", "30s", "q1", 1);
+  feed(t, GB_OBSERVE_POD, GB_INFORMER_ADD, "ns/y-0", pod_json(p0, sizeof(p0), "y-0", "y", 1), NULL);
+  ck_assert(gb_timeouts_next(t) == T0 + 30); /* scheduled, not ready */
+  snprintf(p1, sizeof(p1),
+           "{\"metadata\":{\"name\":\"y-0\",\"namespace\":\"ns\",\"creationTimestamp\":"
+           "\"2026-01-01T00:00:01Z\",\"annotations\":{\"scheduling.k8s.io/group-name\":\"y\"}},"
+           "\"status\":{\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"True\","
+           "\"lastTransitionTime\":\"2026-01-01T00:00:07Z\"},{\"type\":\"Ready\",\"status\":"
+           "\"True\",\"lastTransitionTime\":\"2026-01-01T00:00:20Z\"}]}}");
+  feed(t, GB_OBSERVE_POD, GB_INFORMER_UPDATE, "ns/y-0", p1, p0);
+  ck_assert(gb_timeouts_next(t) == 0);
+  ck_assert(has_metric("gangbridge_gang_time_to_ready_seconds_sum{backend=\"volcano\","
+                       "queue=\"q1\",size=\"1\"} 20\n"));
+  /* A gang that is scheduled but not ready in time is acted on, named by phase. */
+  volcano_pg(t, "z", "u2", "30s", "q1", 1);
+  feed(t, GB_OBSERVE_POD, GB_INFORMER_ADD, "ns/z-0", pod_json(p0, sizeof(p0), "z-0", "z", 1), NULL);
+  ck_assert_uint_eq(gb_timeouts_run_due(t, T0 + 30), 1);
+  ck_assert(has_metric("gangbridge_gang_timeouts_total{backend=\"volcano\",queue=\"q1\","
+                       "size=\"1\",phase=\"ready\"} 1\n"));
+  done(t);
+}
+END_TEST
+
+/* config timeouts.max bounds what a PodGroup gangbridge did not render carries. */
+START_TEST(test_max_bounds_foreign_podgroups) {
+  struct gb_timeouts *t = make_cfg(50, 0, "2m");
+  volcano_pg(t, "m", "u1", "720h", "q1", 2);
+  ck_assert(gb_timeouts_next(t) == T0 + 120);
+  done(t);
+}
+END_TEST
+
+/* Nothing is acted on or counted before every informer has synced. */
+START_TEST(test_waits_for_sync) {
+  ck_assert_int_eq(gb_config_init(&cfg), 0);
+  cfg.timeout_max = "";
+  reg = gb_metrics_new();
+  ck_assert_int_eq(gb_service_metrics_register(reg, "t", &sm, NULL), 0);
+  struct gb_timeouts_opts o = {.cfg = &cfg, .metrics = &sm, .reg = reg, .synced = synced_fn};
+  struct gb_timeouts *t = NULL;
+  ck_assert_int_eq(gb_timeouts_new(&o, &t, NULL), 0);
+  synced_flag = 0;
+  volcano_pg(t, "s", "u1", "10s", "q1", 2);
+  ck_assert_uint_eq(gb_timeouts_run_due(t, T0 + 100), 0);
+  synced_flag = 1;
+  ck_assert_uint_eq(gb_timeouts_run_due(t, T0 + 100), 1);
+  done(t);
+}
+END_TEST
+
 int main(void) {
   gb_log_set_level(GB_LOG_WARN);
   Suite *s = suite_create("timeouts");
@@ -225,6 +431,12 @@ int main(void) {
   tcase_add_test(tc, test_queues_fold);
   tcase_add_test(tc, test_coscheduling_timeout);
   tcase_add_test(tc, test_own_annotation_wins);
+  tcase_add_test(tc, test_started_fact_survives_restart);
+  tcase_add_test(tc, test_claim_and_resume_facts);
+  tcase_add_test(tc, test_tenant_annotations_move_nothing);
+  tcase_add_test(tc, test_until_ready);
+  tcase_add_test(tc, test_max_bounds_foreign_podgroups);
+  tcase_add_test(tc, test_waits_for_sync);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

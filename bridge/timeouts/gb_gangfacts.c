@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * gb_gangfacts: a gang's durable facts on gangbridge's PodGroup (see the
+ * header).
+ */
+#include "gb_gangfacts.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "gb_requeue.h"
+#include "gb_timeout_report.h"
+#include "gc_diag.h"
+#include "gc_gang.h"
+
+static json_object *member(json_object *o, const char *k) {
+  json_object *v = NULL;
+  return o && json_object_object_get_ex(o, k, &v) ? v : NULL;
+}
+
+static const char *str_member(json_object *o, const char *k) {
+  json_object *v = member(o, k);
+  return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+}
+
+void gb_gangfacts_clear(struct gb_gangfacts *f) {
+  f->started_at = f->ready_at = f->timed_out_at = f->resumed_at = NAN;
+}
+
+/* One time annotation into *out; 0, or GC_EINVAL (reported in why). */
+static int read_time(json_object *pg, json_object *ann, const char *key, double *out, char *why,
+                     size_t cap) {
+  const char *s = str_member(ann, key);
+  int64_t t = 0;
+  *out = NAN;
+  if (!s)
+    return 0;
+  if (gb_tr_parse_time(s, &t)) {
+    json_object *m = member(pg, "metadata");
+    const char *ns = str_member(m, "namespace"), *name = str_member(m, "name");
+    snprintf(why, cap, "%s/%s: metadata.annotations[%s]: not an RFC 3339 time, got \"%.64s\"",
+             ns ? ns : "", name ? name : "", key, s);
+    return GC_EINVAL;
+  }
+  *out = (double)t;
+  return 0;
+}
+
+int gb_gangfacts_read(json_object *pg, struct gb_gangfacts *f, char *why, size_t why_size) {
+  json_object *ann = member(member(pg, "metadata"), "annotations");
+  int rc = 0;
+  gb_gangfacts_clear(f);
+  if (why_size)
+    why[0] = '\0';
+  if (read_time(pg, ann, GB_ANN_STARTED_AT, &f->started_at, why, why_size))
+    rc = GC_EINVAL;
+  if (read_time(pg, ann, GB_ANN_READY_AT, &f->ready_at, why, why_size))
+    rc = GC_EINVAL;
+  if (read_time(pg, ann, GB_ANN_TIMED_OUT_AT, &f->timed_out_at, why, why_size))
+    rc = GC_EINVAL;
+  if (read_time(pg, ann, GB_ANN_RESUMED_AT, &f->resumed_at, why, why_size))
+    rc = GC_EINVAL;
+  return rc;
+}
+
+int gb_gangfacts_ours(json_object *pg, const char *tj_uid) {
+  json_object *meta = member(pg, "metadata");
+  const char *mb = str_member(member(meta, "labels"), GC_MANAGED_BY_LABEL);
+  if (!mb || strcmp(mb, GC_MANAGER_NAME) != 0)
+    return 0;
+  json_object *refs = member(meta, "ownerReferences");
+  if (!refs || !json_object_is_type(refs, json_type_array))
+    return 0;
+  for (size_t i = 0; i < json_object_array_length(refs); i++) {
+    json_object *r = json_object_array_get_idx(refs, i), *ctl = member(r, "controller");
+    const char *uid = str_member(r, "uid"), *kind = str_member(r, "kind");
+    if (!ctl || !json_object_is_type(ctl, json_type_boolean) || !json_object_get_boolean(ctl))
+      continue;
+    if (kind && !strcmp(kind, "TrainJob") && uid && (!tj_uid || !strcmp(uid, tj_uid)))
+      return 1;
+  }
+  return 0;
+}
+
+static int add_time(json_object *ann, const char *key, double t) {
+  char buf[32];
+  if (isnan(t))
+    return 0;
+  gb_requeue_format_time(t, buf, sizeof(buf));
+  json_object *s = json_object_new_string(buf);
+  if (!s || json_object_object_add(ann, key, s)) {
+    json_object_put(s);
+    return GC_ENOMEM;
+  }
+  return 1;
+}
+
+int gb_gangfacts_patch(const char *rv, const struct gb_gangfacts *add, json_object **out) {
+  *out = NULL;
+  if (!rv || !rv[0])
+    return GC_EINVAL;
+  json_object *p = json_object_new_object(), *meta = json_object_new_object(),
+              *ann = json_object_new_object(), *rvs = json_object_new_string(rv);
+  int n = 0, rc = GC_ENOMEM;
+  if (!p || !meta || !ann || !rvs)
+    goto out;
+  const struct {
+    const char *key;
+    double t;
+  } facts[] = {{GB_ANN_STARTED_AT, add->started_at},
+               {GB_ANN_READY_AT, add->ready_at},
+               {GB_ANN_TIMED_OUT_AT, add->timed_out_at},
+               {GB_ANN_RESUMED_AT, add->resumed_at}};
+  for (size_t i = 0; i < sizeof(facts) / sizeof(facts[0]); i++) {
+    int r = add_time(ann, facts[i].key, facts[i].t);
+    if (r < 0)
+      goto out;
+    n += r;
+  }
+  rc = GC_EINVAL;
+  if (n == 0)
+    goto out;
+  json_object_object_add(meta, "resourceVersion", rvs);
+  json_object_object_add(meta, "annotations", ann);
+  json_object_object_add(p, "metadata", meta);
+  *out = p;
+  return 0;
+out:
+  json_object_put(p);
+  json_object_put(meta);
+  json_object_put(ann);
+  json_object_put(rvs);
+  return rc;
+}
