@@ -456,6 +456,28 @@ static int sweeper_create(struct serve_run *r, struct gc_diags *d) {
   return gb_gatesweep_new(&o, &r->sweeper, d);
 }
 
+/* Starts the scheduler endpoints, the leader label and the workers, the
+ * elector last (its first callback may come at once). */
+static int start_workers(struct serve_run *r, struct gc_diags *d) {
+  int rc;
+  /* The scheduler endpoints answer from the placement plan and model
+   * (NULL while placement is disabled: no opinion). */
+  gb_sched_record_fn record = r->placer ? gb_placer_record_decision : NULL;
+  if ((rc = gb_serve_sched_start(r->cfg, r->model, r->plan, record, r->placer, r->client, r->reg,
+                                 r->sm.http_requests, sched_may_answer, r, &r->sched, d)))
+    return rc;
+  if ((rc = leader_label_create(r, d)) ||
+      (r->leader_label && (rc = gb_selflabel_start(r->leader_label))))
+    return rc;
+  if ((rc = gb_controller_start(r->ctrl)) || (rc = gb_timeouts_start(r->timeouts)))
+    return rc;
+  if (r->model && ((rc = gb_model_start(r->model)) || (rc = gb_placer_start(r->placer))))
+    return rc;
+  if ((rc = gb_gatesweep_start(r->sweeper)))
+    return rc;
+  return r->leader ? gb_leader_start(r->leader) : 0;
+}
+
 static int serve_start(struct serve_run *r, struct gc_diags *d) {
   const struct gb_config *cfg = r->cfg;
   int rc;
@@ -564,22 +586,7 @@ static int serve_start(struct serve_run *r, struct gc_diags *d) {
   }
   if (*cfg->grpc_address && (rc = rpc_start(r, d)))
     return rc;
-  /* The scheduler endpoints answer from the placement plan and model
-   * (NULL while placement is disabled: no opinion). */
-  gb_sched_record_fn record = r->placer ? gb_placer_record_decision : NULL;
-  if ((rc = gb_serve_sched_start(cfg, r->model, r->plan, record, r->placer, r->client, r->reg,
-                                 r->sm.http_requests, sched_may_answer, r, &r->sched, d)))
-    return rc;
-  if ((rc = leader_label_create(r, d)) ||
-      (r->leader_label && (rc = gb_selflabel_start(r->leader_label))))
-    return rc;
-  if ((rc = gb_controller_start(r->ctrl)) || (rc = gb_timeouts_start(r->timeouts)))
-    return rc;
-  if (r->model && ((rc = gb_model_start(r->model)) || (rc = gb_placer_start(r->placer))))
-    return rc;
-  if ((rc = gb_gatesweep_start(r->sweeper)))
-    return rc;
-  return r->leader ? gb_leader_start(r->leader) : 0;
+  return start_workers(r, d);
 }
 
 static void serve_stop(struct serve_run *r) {
