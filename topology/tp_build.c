@@ -32,6 +32,7 @@ struct build {
   size_t ni, hi;         /* of which parsed */
   int bad;               /* 0, or the code of the last problem reported */
   int missing_members_ok; /* tp_build_opts.missing_members_ok */
+  int drop_invalid_hn;    /* tp_build_opts.drop_invalid_hypernodes */
 };
 
 static int is_node_doc(const struct gc_value *doc) { return doc_is(doc, "v1", "Node"); }
@@ -104,6 +105,28 @@ static int set_levels(struct tp_snapshot *s, const struct tp_build_opts *opts,
   return GC_OK;
 }
 
+/* Parses one HyperNode document into b->hns.  A lenient build leaves an
+ * unparsable one out (recorded and warned, named when it has a name).
+ * Returns GC_OK, GC_EINVAL (reported) or GC_ENOMEM. */
+static int parse_hn(struct tp_snapshot *s, struct build *b, const struct gc_value *doc,
+                    const char *origin, struct gc_diags *diags) {
+  if (!b->drop_invalid_hn) {
+    int e = tp_hn_parse(doc, origin, &b->hns[b->hi], diags);
+    b->hi += !e;
+    return e;
+  }
+  struct gc_diags pd;
+  gc_diags_init(&pd);
+  int e = tp_hn_parse(doc, origin, &b->hns[b->hi], &pd);
+  b->hi += !e;
+  if (e) {
+    const char *name = gc_value_as_str(gc_value_path(doc, "metadata.name"));
+    e = tp_hn_drop(s, name && *name ? name : "(no name)", pd.n ? pd.msgs[0] : "invalid", diags);
+  }
+  gc_diags_destroy(&pd);
+  return e;
+}
+
 /* Parses the Node (and, without levels, HyperNode) documents, reports
  * duplicate Node names and builds the HyperNode tree.  Returns GC_OK or a
  * fatal code; reported problems go to b->bad. */
@@ -121,11 +144,11 @@ static int parse_docs(struct tp_snapshot *s, struct build *b, struct gc_diags *d
       else
         b->ni++;
     } else if (!s->use_levels && is_hn_doc(b->docs[i])) {
-      int e = tp_hn_parse(b->docs[i], o, &b->hns[b->hi], diags);
+      int e = parse_hn(s, b, b->docs[i], o, diags);
+      if (e == GC_ENOMEM)
+        return e;
       if (e)
         b->bad = e;
-      else
-        b->hi++;
     }
   }
   qsort(b->nodes, b->ni, sizeof(*b->nodes), cmp_node_in);
@@ -137,7 +160,7 @@ static int parse_docs(struct tp_snapshot *s, struct build *b, struct gc_diags *d
     }
   if (s->use_levels)
     return GC_OK;
-  int e = tp_hypernodes_build(s, b->hns, b->hi, diags);
+  int e = tp_hypernodes_build(s, b->hns, b->hi, b->drop_invalid_hn, diags);
   if (e == GC_ENOMEM || e == GC_ELIMIT)
     return e;
   if (e)
@@ -272,7 +295,11 @@ int tp_snapshot_build(const struct gc_value *const *docs, const char *const *ori
   if (!out || (n && !docs))
     return GC_EUSAGE;
   *out = NULL;
-  struct build b = {docs, origins, n, NULL, NULL, 0, 0, 0, 0, 0, opts && opts->missing_members_ok};
+  struct build b = {.docs = docs,
+                    .origins = origins,
+                    .n = n,
+                    .missing_members_ok = opts && opts->missing_members_ok,
+                    .drop_invalid_hn = opts && opts->drop_invalid_hypernodes};
   struct tp_snapshot *s = tp_snapshot_alloc();
   if (!s)
     return GC_ENOMEM;

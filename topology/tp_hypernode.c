@@ -30,6 +30,17 @@ static int64_t hn_find(const struct hn_in *hn, size_t n, const char *name) {
   return -1;
 }
 
+/* Marks h invalid, its reason the first message reported into d since
+ * `from` (a lenient build leaves it out; a strict one just fails). */
+static void fault(struct hn_in *h, const struct gc_diags *d, size_t from) {
+  if (h->bad)
+    return;
+  h->bad = 1;
+  h->why = d && d->n > from ? d->msgs[from] : NULL;
+}
+
+static size_t mark(const struct gc_diags *d) { return d ? d->n : 0; }
+
 int tp_hn_parse(const struct gc_value *doc, const char *origin, struct hn_in *out,
                 struct gc_diags *diags) {
   const char *name = gc_value_as_str(gc_value_path(doc, "metadata.name"));
@@ -192,8 +203,10 @@ static int hn_sort_unique(struct hn_in *hn, size_t n, struct gc_diags *diags) {
   qsort(hn, n, sizeof(*hn), cmp_hn);
   for (size_t i = 1; i < n; i++)
     if (!strcmp(hn[i].name, hn[i - 1].name)) {
+      size_t at = mark(diags);
       gc_diags_addf(diags, "%s: HyperNode/%s: metadata.name: duplicate (also at %s)",
                     tp_pfx(hn[i].origin), hn[i].name, tp_pfx(hn[i - 1].origin));
+      fault(&hn[i], diags, at);
       rc = GC_EINVAL;
     }
   return rc;
@@ -238,9 +251,10 @@ static int member_sel_read(const struct gc_value *m, const char *where, struct m
 }
 
 /* Links the HyperNode member ms of hn[i] as hn[i]'s child.  Returns GC_OK
- * or GC_EINVAL (reported at where). */
+ * or GC_EINVAL (reported at where; with two parents the other parent is
+ * faulted too).  lenient: a member that does not exist is a warning. */
 static int member_link(struct hn_in *hn, size_t n, size_t i, const char *where,
-                       const struct member_sel *ms, struct gc_diags *diags) {
+                       const struct member_sel *ms, int lenient, struct gc_diags *diags) {
   if (!ms->ex) {
     gc_diags_addf(diags,
                   "%s.selector: a HyperNode member must use exactMatch (%s is only "
@@ -249,6 +263,11 @@ static int member_link(struct hn_in *hn, size_t n, size_t i, const char *where,
     return GC_EINVAL;
   }
   int64_t c = hn_find(hn, n, ms->exname);
+  if (c < 0 && lenient) {
+    gc_diags_warnf(diags, "%s.selector.exactMatch.name: HyperNode \"%s\" does not exist (yet)",
+                   where, ms->exname);
+    return GC_OK;
+  }
   if (c < 0) {
     gc_diags_addf(diags, "%s.selector.exactMatch.name: HyperNode \"%s\" does not exist", where,
                   ms->exname);
@@ -259,10 +278,12 @@ static int member_link(struct hn_in *hn, size_t n, size_t i, const char *where,
     return GC_EINVAL;
   }
   if (hn[c].parent >= 0 && hn[c].parent != (int64_t)i) {
+    size_t at = mark(diags);
     gc_diags_addf(diags,
                   "%s: HyperNode/%s has two parents: %s and %s (a HyperNode may belong "
                   "to one parent only)",
                   where, ms->exname, hn[hn[c].parent].name, hn[i].name);
+    fault(&hn[hn[c].parent], diags, at); /* both list it: neither is trusted */
     return GC_EINVAL;
   }
   hn[c].parent = (int64_t)i;
@@ -327,7 +348,8 @@ static int member_compile(struct tp_snapshot *s, size_t *mcap, int64_t dom, cons
 /* Members: HyperNode children link the tree; Node members are compiled.
  * Returns GC_OK, GC_EINVAL when a member was reported, or a fatal code
  * (GC_ELIMIT, GC_ENOMEM) at once. */
-static int hn_members(struct tp_snapshot *s, struct hn_in *hn, size_t n, struct gc_diags *diags) {
+static int hn_members(struct tp_snapshot *s, struct hn_in *hn, size_t n, int lenient,
+                      struct gc_diags *diags) {
   int rc = GC_OK;
   size_t mcap = 0;
   for (size_t i = 0; i < n; i++) {
@@ -337,22 +359,26 @@ static int hn_members(struct tp_snapshot *s, struct hn_in *hn, size_t n, struct 
       snprintf(where, sizeof(where), "%s: HyperNode/%s: spec.members[%zu]", tp_pfx(hn[i].origin),
                hn[i].name, k);
       struct member_sel ms;
+      size_t at = mark(diags);
       int e = member_sel_read(list->u.items[k], where, &ms, diags);
       if (!e)
-        e = ms.is_hypernode ? member_link(hn, n, i, where, &ms, diags)
+        e = ms.is_hypernode ? member_link(hn, n, i, where, &ms, lenient, diags)
                             : member_compile(s, &mcap, hn[i].dom, where, &ms, diags);
-      if (e == GC_EINVAL)
+      if (e == GC_EINVAL) {
+        fault(&hn[i], diags, at);
         rc = e;
-      else if (e)
+      } else if (e) {
         return e;
+      }
     }
   }
   return rc;
 }
 
 /* Reports the cycle through j found by a parent walk, naming it the way
- * members are listed (parent -> child) from j. */
-static void report_cycle(const struct hn_in *hn, int64_t j, struct gc_diags *diags) {
+ * members are listed (parent -> child) from j; every HyperNode on it is
+ * faulted. */
+static void report_cycle(struct hn_in *hn, int64_t j, struct gc_diags *diags) {
   int64_t ring[64];
   size_t nring = 0;
   int64_t k = j;
@@ -370,8 +396,14 @@ static void report_cycle(const struct hn_in *hn, int64_t j, struct gc_diags *dia
       break;
     len += (size_t)w;
   }
+  size_t at = mark(diags);
   gc_diags_addf(diags, "%s: HyperNode/%s: cycle in HyperNode members: %s", tp_pfx(hn[j].origin),
                 hn[j].name, path);
+  k = j;
+  do {
+    fault(&hn[k], diags, at);
+    k = hn[k].parent;
+  } while (k != j);
 }
 
 /* Cycles through parent links: each HyperNode has at most one parent, so
@@ -403,17 +435,19 @@ static int hn_break_cycles(struct hn_in *hn, size_t n, struct gc_diags *diags) {
 /* Tiers must grow upward; sets each domain's parent.  A tierName naming
  * two tiers is ambiguous: a warning, and the lowest tier wins.  Returns
  * GC_OK or GC_EINVAL. */
-static int hn_check_tiers(struct tp_snapshot *s, const struct hn_in *hn, size_t n,
+static int hn_check_tiers(struct tp_snapshot *s, struct hn_in *hn, size_t n,
                           struct gc_diags *diags) {
   int rc = GC_OK;
   for (size_t i = 0; i < n; i++) {
     int64_t p = hn[i].parent;
     if (p >= 0 && hn[i].tier >= hn[p].tier) {
+      size_t at = mark(diags);
       gc_diags_addf(diags,
                     "%s: HyperNode/%s: spec.tier: %lld is not below the tier of its parent "
                     "%s (%lld); tiers must grow upward",
                     tp_pfx(hn[i].origin), hn[i].name, (long long)hn[i].tier, hn[p].name,
                     (long long)hn[p].tier);
+      fault(&hn[p], diags, at); /* the parent lists a member that cannot be below it */
       rc = GC_EINVAL;
     }
     s->dom_parent[hn[i].dom] = p >= 0 ? (int32_t)hn[p].dom : 0;
@@ -434,8 +468,9 @@ static int hn_check_tiers(struct tp_snapshot *s, const struct hn_in *hn, size_t 
 
 /* Parses every HyperNode, links the tree and validates it; creates the
  * domains and the compiled Node members.  Returns 0 or GC_EINVAL with every
- * problem reported. */
-int tp_hypernodes_build(struct tp_snapshot *s, struct hn_in *hn, size_t n, struct gc_diags *diags) {
+ * problem reported (and the HyperNodes at fault marked). */
+static int hn_build(struct tp_snapshot *s, struct hn_in *hn, size_t n, int lenient,
+                    struct gc_diags *diags) {
   int rc = hn_sort_unique(hn, n, diags);
   if (rc)
     return rc;
@@ -449,7 +484,7 @@ int tp_hypernodes_build(struct tp_snapshot *s, struct hn_in *hn, size_t n, struc
       max_tier = hn[i].tier;
   }
   s->dom_tier[0] = max_tier + 1;
-  rc = hn_members(s, hn, n, diags);
+  rc = hn_members(s, hn, n, lenient, diags);
   if (rc && rc != GC_EINVAL)
     return rc;
   int e = hn_break_cycles(hn, n, diags);
@@ -458,4 +493,93 @@ int tp_hypernodes_build(struct tp_snapshot *s, struct hn_in *hn, size_t n, struc
   rc = rc ? rc : e;
   e = hn_check_tiers(s, hn, n, diags);
   return rc ? rc : e;
+}
+
+int tp_hn_drop(struct tp_snapshot *s, const char *name, const char *why, struct gc_diags *diags) {
+  struct tp_hn_drop *d = gc_arena_alloc(s->arena, sizeof(*d));
+  if (!d || !(d->name = gc_arena_strdup(s->arena, name)) ||
+      !(d->why = gc_arena_strdup(s->arena, why)))
+    return GC_ENOMEM;
+  d->next = NULL;
+  if (s->hn_dropped_tail)
+    s->hn_dropped_tail->next = d;
+  else
+    s->hn_dropped = d;
+  s->hn_dropped_tail = d;
+  s->n_hn_dropped++;
+  gc_diags_warnf(diags, "HyperNode/%s left out of the topology (the rest is kept): %s", name, why);
+  return GC_OK;
+}
+
+/* Copies the HyperNodes of hn not marked bad into live (fresh links). */
+static size_t survivors(const struct hn_in *hn, size_t n, struct hn_in *live) {
+  size_t m = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (hn[i].bad)
+      continue;
+    live[m] = hn[i];
+    live[m].orig = (int64_t)i;
+    live[m].parent = -1;
+    live[m].dom = 0;
+    live[m].why = NULL;
+    m++;
+  }
+  return m;
+}
+
+/* Finds the invalid HyperNodes of hn (marked bad, with why borrowed from
+ * pd) by building the survivors on scratch snapshots until a build passes;
+ * leaving a HyperNode out cannot make another invalid, so each round only
+ * confirms the last.  Returns 0, GC_EINVAL (a problem no HyperNode is at
+ * fault for), GC_ELIMIT or GC_ENOMEM. */
+static int find_invalid(struct hn_in *hn, size_t n, struct hn_in *live, struct gc_diags *pd) {
+  for (;;) {
+    size_t m = survivors(hn, n, live), newly = 0;
+    struct tp_snapshot *scratch = tp_snapshot_alloc();
+    if (!scratch)
+      return GC_ENOMEM;
+    int rc = (int)tp_dom_add(scratch, TP_ROOT_NAME, 1, NULL, -1);
+    if (rc >= 0)
+      rc = hn_build(scratch, live, m, 1, pd);
+    tp_snapshot_free(scratch);
+    if (rc != GC_OK && rc != GC_EINVAL)
+      return rc;
+    for (size_t j = 0; j < m; j++)
+      if (live[j].bad && !hn[live[j].orig].bad) {
+        hn[live[j].orig].bad = 1;
+        hn[live[j].orig].why = live[j].why;
+        newly++;
+      }
+    if (rc == GC_OK)
+      return GC_OK;
+    if (!newly)
+      return GC_EINVAL;
+  }
+}
+
+int tp_hypernodes_build(struct tp_snapshot *s, struct hn_in *hn, size_t n, int lenient,
+                        struct gc_diags *diags) {
+  if (!lenient)
+    return hn_build(s, hn, n, 0, diags);
+  struct hn_in *live = malloc((n ? n : 1) * sizeof(*live));
+  if (!live)
+    return GC_ENOMEM;
+  struct gc_diags pd;
+  gc_diags_init(&pd);
+  pd.max = 16 * n + 64; /* the reasons are read back: keep them all */
+  for (size_t i = 0; i < n; i++) {
+    hn[i].bad = 0;
+    hn[i].why = NULL;
+  }
+  int rc = find_invalid(hn, n, live, &pd);
+  if (rc == GC_EINVAL && pd.n)
+    gc_diags_addf(diags, "%s", pd.msgs[0]); /* not pinned on a HyperNode: say what */
+  for (size_t i = 0; rc == GC_OK && i < n; i++)
+    if (hn[i].bad)
+      rc = tp_hn_drop(s, hn[i].name, hn[i].why ? hn[i].why : "invalid", diags);
+  if (rc == GC_OK)
+    rc = hn_build(s, live, survivors(hn, n, live), 1, diags);
+  gc_diags_destroy(&pd);
+  free(live);
+  return rc;
 }

@@ -24,6 +24,9 @@ struct hn_in {
   const char *origin;
   int64_t parent; /* index into the hn array, -1 none */
   int64_t dom;
+  int64_t orig;    /* lenient builds: index in the caller's array */
+  int bad;         /* found invalid (lenient builds drop it) */
+  const char *why; /* the first problem reported about it, borrowed from the diags */
 };
 
 /* Reads doc (borrowed, must outlive *out) into *out.  Returns 0 or
@@ -33,7 +36,16 @@ int tp_hn_parse(const struct gc_value *doc, const char *origin, struct hn_in *ou
 
 /* Sorts hn[0..n) by name, creates a domain for each in s, links the tree,
  * validates it and compiles the Node members into s->members.  Returns 0,
- * GC_EINVAL with every problem reported, or GC_ELIMIT / GC_ENOMEM at once. */
-int tp_hypernodes_build(struct tp_snapshot *s, struct hn_in *hn, size_t n, struct gc_diags *diags);
+ * GC_EINVAL with every problem reported, or GC_ELIMIT / GC_ENOMEM at once.
+ * With lenient (tp_build_opts.drop_invalid_hypernodes), the invalid
+ * HyperNodes are found first on a scratch snapshot and left out, each
+ * recorded with tp_hn_drop and named in a warning; GC_EINVAL then only when
+ * a problem cannot be pinned on a HyperNode. */
+int tp_hypernodes_build(struct tp_snapshot *s, struct hn_in *hn, size_t n, int lenient,
+                        struct gc_diags *diags);
+
+/* Records HyperNode name as left out of s, with why (both copied into s's
+ * arena), and warns in diags.  Returns 0 or GC_ENOMEM. */
+int tp_hn_drop(struct tp_snapshot *s, const char *name, const char *why, struct gc_diags *diags);
 
 #endif

@@ -1326,3 +1326,14 @@ int64_t tp_snapshot_node_alloc(const struct tp_snapshot *s, int r, uint32_t slot
 const char *tp_snapshot_resource_name(const struct tp_snapshot *s, int r) {
   return s->res_name[r];
 }
+
+size_t tp_snapshot_hn_dropped_count(const struct tp_snapshot *s) { return s->n_hn_dropped; }
+
+void tp_snapshot_hn_dropped(const struct tp_snapshot *s, size_t i, const char **name,
+                            const char **why) {
+  const struct tp_hn_drop *d = s->hn_dropped;
+  while (d && i--)
+    d = d->next;
+  *name = d ? d->name : "";
+  *why = d ? d->why : "";
+}

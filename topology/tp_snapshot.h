@@ -124,6 +124,17 @@ struct tp_snapshot {
   /* Pods accounted as bound (built or updated), so a release can be
    * checked against its bind. */
   struct tp_pod_table *pods;
+
+  /* HyperNodes a lenient build left out (tp_build_opts.drop_invalid_hypernodes),
+   * in name order; arena-owned. */
+  struct tp_hn_drop *hn_dropped, *hn_dropped_tail;
+  size_t n_hn_dropped;
+};
+
+/* One HyperNode left out of a lenient build: its name and why. */
+struct tp_hn_drop {
+  const char *name, *why;
+  struct tp_hn_drop *next;
 };
 
 struct tp_build_opts {
@@ -138,6 +149,17 @@ struct tp_build_opts {
    * it a warning, since a node may join after its HyperNode (the member is
    * kept and the node finds its leaf when it is added). */
   int missing_members_ok;
+  /* A HyperNode that is invalid (unparsable, a bad member selector, listing
+   * itself, on a cycle, listing a member another HyperNode lists too,
+   * listing a member of a tier not below its own) fails the build by
+   * default.  A live cluster sets this: each such HyperNode is left out
+   * (every HyperNode on a cycle; both HyperNodes that list one member; the
+   * one listing a member of a tier not below its own), named with its
+   * reason in a warning and in tp_snapshot_hn_dropped, and the rest of the
+   * topology is built; its children become top-level domains and its nodes
+   * are in no domain of it.  A HyperNode member naming a HyperNode that does
+   * not exist is then a warning (it may be created later). */
+  int drop_invalid_hypernodes;
 };
 
 /* Builds a snapshot from documents (Nodes, Pods, HyperNodes; other kinds are
@@ -275,5 +297,11 @@ int64_t tp_snapshot_node_free(const struct tp_snapshot *s, int r, uint32_t slot)
 int64_t tp_snapshot_node_alloc(const struct tp_snapshot *s, int r, uint32_t slot);
 /* Name of resource r ("cpu", "nvidia.com/gpu"). */
 const char *tp_snapshot_resource_name(const struct tp_snapshot *s, int r);
+/* HyperNodes the build left out (tp_build_opts.drop_invalid_hypernodes),
+ * and the i-th of them (i < the count; O(i)): its name and the reason, both
+ * borrowed from s. */
+size_t tp_snapshot_hn_dropped_count(const struct tp_snapshot *s);
+void tp_snapshot_hn_dropped(const struct tp_snapshot *s, size_t i, const char **name,
+                            const char **why);
 
 #endif

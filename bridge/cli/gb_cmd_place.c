@@ -331,7 +331,7 @@ static int load_cluster(struct run *r) {
     if (!origins[i])
       goto out;
   }
-  struct tp_build_opts bo = {r->o.levels, r->o.n_levels, 0};
+  struct tp_build_opts bo = {.levels = r->o.levels, .n_levels = r->o.n_levels};
   rc = tp_snapshot_build(docs, origins, n, &bo, &r->snap, &r->diags);
 out:
   free(docs);

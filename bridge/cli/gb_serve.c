@@ -21,6 +21,7 @@
 #include "gb_timeouts.h"
 #include "gb_diagprint.h"
 #include "gb_events.h"
+#include "gb_gatesweep.h"
 #include "gb_health.h"
 #include "gb_http.h"
 #include "gb_kube_config.h"
@@ -31,6 +32,7 @@
 #include "gb_plan.h"
 #include "gb_rpc_server.h"
 #include "gb_rpc_service.h"
+#include "gb_selflabel.h"
 #include "gb_serve.h"
 #include "gb_serve_sched.h"
 #include "gb_stopsig.h"
@@ -92,11 +94,15 @@ struct serve_run {
   struct gb_leader *leader;
   struct gb_metric *transitions;
   struct gb_serve_sched *sched; /* the scheduler endpoints (sched.address) */
+  struct gb_selflabel *leader_label; /* gangbridge.io/leader on this pod while it leads */
   /* placement (placement.enabled): the live model, the plan, the placer */
   struct gb_plan *plan;
   struct gb_model *model;
   struct gb_events *place_events;
   struct gb_placer *placer;
+  /* every placement setting: the gate removed from pods gangbridge does not hold */
+  struct gb_events *sweep_events; /* when placement is disabled (else place_events) */
+  struct gb_gatesweep *sweeper;
 };
 
 static void on_started_leading(void *arg) {
@@ -109,6 +115,9 @@ static void on_started_leading(void *arg) {
   /* The gates are on the pods: the new leader picks up every gated gang. */
   if (r->placer)
     gb_placer_resync(r->placer);
+  /* The scheduler's Service selects the leader's label. */
+  gb_selflabel_set(r->leader_label, 1);
+  gb_gatesweep_kick(r->sweeper); /* gates nobody holds: at once, not at the next round */
 }
 
 /* The timeout tracker acts only once the controller's informers have all
@@ -122,6 +131,7 @@ static void on_stopped_leading(void *arg) {
   struct serve_run *r = arg;
   gb_log(GB_LOG_WARN, "stopped leading: no more writes", "identity",
          gb_leader_identity(r->leader), NULL);
+  gb_selflabel_set(r->leader_label, 0);
 }
 
 static void on_new_leader(void *arg, const char *identity) {
@@ -185,6 +195,45 @@ static int leader_create(struct serve_run *r, struct gc_diags *d) {
   return gb_health_add_check(r->health, GB_HEALTH_READY, "leader-elector", elector_alive, r);
 }
 
+/* The leader label on this pod (POD_NAMESPACE/POD_NAME from the downward
+ * API), for the leader-only Service of the scheduler endpoints: made only
+ * when they are served and the pod is known.  Without leader election the
+ * one replica always leads.  Created before the elector starts, so no
+ * leadership callback can miss it. */
+static int leader_label_create(struct serve_run *r, struct gc_diags *d) {
+  const char *ns = getenv("POD_NAMESPACE"), *pod = getenv("POD_NAME");
+  if (!*r->cfg->sched_address)
+    return 0;
+  if (!ns || !*ns || !pod || !*pod) {
+    gb_log(GB_LOG_WARN,
+           "POD_NAME or POD_NAMESPACE unset: the scheduler endpoints' leader "
+           "label is not kept (the leader-only Service will select no pod)",
+           NULL);
+    return 0;
+  }
+  struct gb_selflabel_opts o;
+  memset(&o, 0, sizeof(o));
+  o.client = r->client;
+  o.ns = ns;
+  o.pod = pod;
+  o.key = GB_LEADER_LABEL;
+  o.value = GB_LEADER_LABEL_VALUE;
+  o.retry_s = r->cfg->retry_period_s > 0 ? r->cfg->retry_period_s : 1;
+  /* A label request that hangs may not outlast a leadership term. */
+  double t = r->cfg->kube_request_timeout_s < r->cfg->renew_deadline_s
+                 ? r->cfg->kube_request_timeout_s
+                 : r->cfg->renew_deadline_s;
+  o.request_timeout_ms = (long)(t * 1000);
+  o.errors = r->sm.errors;
+  int rc = gb_selflabel_new(&o, &r->leader_label, d);
+  if (rc)
+    return rc;
+  if (!r->leader)
+    gb_selflabel_set(r->leader_label, 1);
+  return gb_health_add_check(r->health, GB_HEALTH_READY, "leader-label", gb_selflabel_check,
+                             r->leader_label);
+}
+
 /* Per-role limits of one HTTP server (probes or webhook), from the config. */
 struct http_role {
   const char *name, *addr, *cert, *key;
@@ -227,6 +276,17 @@ static int grpc_listener_check(void *ctx, char *reason, size_t size) {
   if (!atomic_load(&r->rpc_started))
     return 0;
   return gb_rpc_server_check(r->rpc, reason, size);
+}
+
+/* The scheduler endpoints' leadership: 1 (answer) on the leader once its
+ * placer has read every gang back after it took over, -1 before, 0 on a
+ * standby (see gb_sched_config.is_leader).  Without leader election the one
+ * replica leads, and still waits for the plan after a restart. */
+static int sched_may_answer(void *ctx) {
+  struct serve_run *r = ctx;
+  if (r->leader && !gb_leader_is_leader(r->leader))
+    return 0;
+  return !r->placer || gb_placer_caught_up(r->placer) ? 1 : -1;
 }
 
 /* The model's callbacks reach the placer, which is made after the model. */
@@ -328,13 +388,18 @@ static int placement_create(struct serve_run *r, struct gc_diags *d) {
   mo.on_gang = on_model_gang;
   mo.on_capacity = on_model_capacity;
   mo.arg = r;
-  if ((rc = gb_model_new(&mo, &r->model, d)))
-    return rc;
   struct gb_events_opts eo;
   memset(&eo, 0, sizeof(eo));
   eo.min_interval_s = cfg->event_min_interval_s;
   if (!(r->place_events = gb_events_new(r->client, &eo)))
     return GC_ENOMEM;
+  mo.events = r->place_events; /* HyperNodeInvalid on a HyperNode left out */
+  if (r->leader) {
+    mo.is_leader = gb_leader_is_leader_fn;
+    mo.leader_ctx = r->leader;
+  }
+  if ((rc = gb_model_new(&mo, &r->model, d)))
+    return rc;
   struct gb_placer_opts pl;
   memset(&pl, 0, sizeof(pl));
   pl.model = r->model;
@@ -357,6 +422,60 @@ static int placement_create(struct serve_run *r, struct gc_diags *d) {
   if ((rc = gb_placer_new(&pl, &r->placer, d)))
     return rc;
   return gb_metrics_add_collector(r->reg, gb_placer_collect, r->placer);
+}
+
+/* The gate sweeper: with placement on, stray gates found in the live model
+ * (pods gangbridge does not place) go after placement.strayGateGrace; with
+ * placement off, every gangbridge gate goes at once (read from the API). */
+static int sweeper_create(struct serve_run *r, struct gc_diags *d) {
+  struct gb_gatesweep_opts o;
+  memset(&o, 0, sizeof(o));
+  o.client = r->client;
+  o.model = r->model;
+  o.gang = controller_gang;
+  o.gang_ctx = r->ctrl;
+  if (!r->place_events) {
+    struct gb_events_opts eo;
+    memset(&eo, 0, sizeof(eo));
+    eo.min_interval_s = r->cfg->event_min_interval_s;
+    if (!(r->sweep_events = gb_events_new(r->client, &eo)))
+      return GC_ENOMEM;
+  }
+  o.events = r->place_events ? r->place_events : r->sweep_events;
+  if (r->leader) {
+    o.is_leader = gb_leader_is_leader_fn;
+    o.leader_ctx = r->leader;
+  }
+  o.grace_ms = (int64_t)(r->cfg->placement_stray_grace_s * 1000);
+  o.namespaces = r->cfg->watch_namespaces; /* kube.watchNamespaces: nowhere else */
+  o.n_namespaces = r->cfg->n_watch_namespaces;
+  /* With placement off only strays can appear after the first sweep: a list
+   * of the unbound pods a minute is plenty. */
+  o.interval_ms = r->model ? 10000 : 60000;
+  o.reg = r->reg;
+  return gb_gatesweep_new(&o, &r->sweeper, d);
+}
+
+/* Starts the scheduler endpoints, the leader label and the workers, the
+ * elector last (its first callback may come at once). */
+static int start_workers(struct serve_run *r, struct gc_diags *d) {
+  int rc;
+  /* The scheduler endpoints answer from the placement plan and model
+   * (NULL while placement is disabled: no opinion). */
+  gb_sched_record_fn record = r->placer ? gb_placer_record_decision : NULL;
+  if ((rc = gb_serve_sched_start(r->cfg, r->model, r->plan, record, r->placer, r->client, r->reg,
+                                 r->sm.http_requests, sched_may_answer, r, &r->sched, d)))
+    return rc;
+  if ((rc = leader_label_create(r, d)) ||
+      (r->leader_label && (rc = gb_selflabel_start(r->leader_label))))
+    return rc;
+  if ((rc = gb_controller_start(r->ctrl)) || (rc = gb_timeouts_start(r->timeouts)))
+    return rc;
+  if (r->model && ((rc = gb_model_start(r->model)) || (rc = gb_placer_start(r->placer))))
+    return rc;
+  if ((rc = gb_gatesweep_start(r->sweeper)))
+    return rc;
+  return r->leader ? gb_leader_start(r->leader) : 0;
 }
 
 static int serve_start(struct serve_run *r, struct gc_diags *d) {
@@ -408,6 +527,8 @@ static int serve_start(struct serve_run *r, struct gc_diags *d) {
   if ((rc = gb_controller_new(&co, &r->ctrl, d)))
     return rc;
   if (cfg->placement_enabled && (rc = placement_create(r, d)))
+    return rc;
+  if ((rc = sweeper_create(r, d)))
     return rc;
   if ((rc = gb_metrics_add_collector(r->reg, gb_controller_collect, r->ctrl)) ||
       (rc = gb_metrics_add_collector(r->reg, gb_timeouts_collect, r->timeouts)) ||
@@ -465,22 +586,15 @@ static int serve_start(struct serve_run *r, struct gc_diags *d) {
   }
   if (*cfg->grpc_address && (rc = rpc_start(r, d)))
     return rc;
-  /* The scheduler endpoints answer from the placement plan and model
-   * (NULL while placement is disabled: no opinion). */
-  gb_sched_record_fn record = r->placer ? gb_placer_record_decision : NULL;
-  if ((rc = gb_serve_sched_start(cfg, r->model, r->plan, record, r->placer, r->client, r->reg,
-                                 r->sm.http_requests, &r->sched, d)))
-    return rc;
-  if ((rc = gb_controller_start(r->ctrl)) || (rc = gb_timeouts_start(r->timeouts)))
-    return rc;
-  if (r->model && ((rc = gb_model_start(r->model)) || (rc = gb_placer_start(r->placer))))
-    return rc;
-  return r->leader ? gb_leader_start(r->leader) : 0;
+  return start_workers(r, d);
 }
 
 static void serve_stop(struct serve_run *r) {
   if (r->health)
     gb_health_shutdown(r->health);
+  /* The label goes first (in the background): the scheduler's Service stops
+   * choosing this pod while the rest shuts down. */
+  gb_selflabel_set(r->leader_label, 0);
   if (r->rpc_svc)
     gb_rpc_service_set_serving(r->rpc_svc, 0);
   gb_serve_sched_free(r->sched);
@@ -491,12 +605,16 @@ static void serve_stop(struct serve_run *r) {
   gb_rpc_service_free(r->rpc_svc);
   /* Workers first (no write after this), then release the lease so a
    * standby takes over at once. */
+  gb_gatesweep_stop(r->sweeper);
   gb_placer_stop(r->placer);
   gb_model_stop(r->model);
   gb_controller_stop(r->ctrl);
   gb_timeouts_stop(r->timeouts);
   gb_leader_free(r->leader);
   gb_kube_client_free(r->lease_client);
+  gb_selflabel_free(r->leader_label); /* removes the label if it may still be on */
+  gb_gatesweep_free(r->sweeper);
+  gb_events_free(r->sweep_events);
   gb_placer_free(r->placer);
   gb_model_free(r->model);
   gb_plan_free(r->plan);

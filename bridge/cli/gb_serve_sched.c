@@ -157,7 +157,8 @@ static int start_server(struct gb_serve_sched *s, const struct gb_config *cfg,
 int gb_serve_sched_start(const struct gb_config *cfg, struct gb_model *model, struct gb_plan *plan,
                          gb_sched_record_fn record, void *record_ctx, struct gb_kube_client *client,
                          struct gb_metrics *reg, struct gb_metric *http_requests,
-                         struct gb_serve_sched **out, struct gc_diags *d) {
+                         int (*is_leader)(void *), void *leader_ctx, struct gb_serve_sched **out,
+                         struct gc_diags *d) {
   *out = NULL;
   if (!*cfg->sched_address)
     return 0;
@@ -194,13 +195,14 @@ int gb_serve_sched_start(const struct gb_config *cfg, struct gb_model *model, st
     else
       s->worker_running = 1;
   }
-  struct gb_sched_config sc = {cfg->sched_volcano_prefix,
-                               cfg->sched_kube_prefix,
-                               (size_t)cfg->sched_max_body,
-                               (size_t)cfg->sched_max_list_body,
-                               (size_t)cfg->sched_max_session_mib << 20,
-                               0,
-                               reg};
+  struct gb_sched_config sc = {.volcano_prefix = cfg->sched_volcano_prefix,
+                               .kube_prefix = cfg->sched_kube_prefix,
+                               .max_body = (size_t)cfg->sched_max_body,
+                               .max_list_body = (size_t)cfg->sched_max_list_body,
+                               .max_session_body = (size_t)cfg->sched_max_session_mib << 20,
+                               .metrics = reg,
+                               .is_leader = is_leader,
+                               .leader_ctx = leader_ctx};
   if (rc == 0)
     rc = gb_sched_new(&sc, &be, &s->sched, d);
   if (rc == 0)

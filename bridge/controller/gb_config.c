@@ -114,6 +114,7 @@ static const struct key_def KEYS[] = {
     {"leaderElection.retryPeriod", T_DUR, OFF(retry_period_s), 0.1, 3600, "2s", NULL},
     /* placement (the placement controller, bridge/placement/) */
     {"placement.enabled", T_BOOL, OFF(placement_enabled), 0, 0, "true", NULL},
+    {"placement.strayGateGrace", T_DUR, OFF(placement_stray_grace_s), 1, 86400, "30s", NULL},
     {"placement.releaseTimeout", T_DUR, OFF(placement_release_timeout_s), 1, 86400, "2m", NULL},
     {"placement.starvationGuard", T_DUR, OFF(placement_starvation_guard_s), 0, 86400, "5m",
      NULL},

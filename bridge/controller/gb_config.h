@@ -177,6 +177,7 @@ struct gb_config {
   double placement_starvation_guard_max_s; /* ... for at most this long */
   const char *placement_profile;       /* "bestfit" or "spread" (validated) */
   int placement_max_inflight;          /* release PATCHes in flight at once */
+  double placement_stray_grace_s;      /* a gate gangbridge does not hold goes after this */
   /* /debug/placement's own HTTP server ("": none); never the probes' port:
    * it lists every tenant's gangs. */
   const char *placement_debug_address;

@@ -374,6 +374,32 @@ static int add_gate(json_object *patch, json_object *spec, struct verdict *v) {
   return add_op(patch, "/spec/schedulingGates", list);
 }
 
+/* A pod that carries gangbridge's gate although gangbridge will not hold it
+ * (not a pod of a gang it places: not its TrainJob, a replicated job outside
+ * the gang, no topology policy, placement disabled, or the gang released
+ * already) loses the gate here: nothing would ever remove it.  Returns 1
+ * when a "remove" was added, 0 when the pod has no such gate, <0 on error. */
+static int strip_gate(json_object *pod, const char *why, struct verdict *v) {
+  json_object *gates = get(get_obj(pod, "spec"), "schedulingGates");
+  size_t n = gates && json_object_is_type(gates, json_type_array) ? json_object_array_length(gates)
+                                                                  : 0;
+  for (size_t i = 0; i < n; i++) {
+    const char *name = get_str(json_object_array_get_idx(gates, i), "name");
+    if (!name || strcmp(name, GB_PLACEMENT_GATE))
+      continue;
+    if (!v->patch && !(v->patch = json_object_new_array()))
+      return GC_ENOMEM;
+    char path[64];
+    snprintf(path, sizeof(path), "/spec/schedulingGates/%zu", i);
+    int rc = patch_op(v->patch, "remove", path, NULL);
+    if (rc < 0)
+      return rc;
+    warn(v, "gangbridge: removed the scheduling gate %s: %s", GB_PLACEMENT_GATE, why);
+    return 1;
+  }
+  return 0;
+}
+
 /* Restricts a new pod of a released gang to the gang's domain.  A pod whose
  * affinity cannot take the restriction (a wrong type, which the API server
  * refuses anyway, or one over the size limit) is admitted unrestricted with
@@ -397,8 +423,16 @@ static int add_restriction(json_object *patch, json_object *pod, const struct gb
 static int add_placement(json_object *pod, const struct gb_webhook_decision *dec,
                          struct verdict *v) {
   json_object *spec = get_obj(pod, "spec");
-  if (!dec->gate && dec->restriction.kind == GB_RESTRICT_NONE)
-    return 0;
+  if (!dec->gate) {
+    int rc = strip_gate(pod,
+                        dec->restriction.kind != GB_RESTRICT_NONE
+                            ? "its gang was released already; the pod gets the gang's placement"
+                            : "gangbridge does not place its gang (no topology policy, or "
+                              "placement is disabled)",
+                        v);
+    if (rc < 0 || dec->restriction.kind == GB_RESTRICT_NONE)
+      return rc < 0 ? rc : 0;
+  }
   if (!spec) {
     warn(v, "gangbridge: pod has no spec; not held for placement");
     return 0;
@@ -605,8 +639,14 @@ static int act(struct gb_webhook *wh, const struct pod_facts *f, struct verdict 
     lookup_failed(wh, f, rc, reason, v, result);
     return 0;
   }
-  if (!dec.managed)
-    return 0;
+  if (!dec.managed) {
+    snprintf(why, sizeof(why), "gangbridge does not manage the TrainJob of JobSet %s/%s", f->ns,
+             f->jobset);
+    rc = strip_gate(f->pod, why, v);
+    if (rc > 0)
+      *result = GB_M_ADMIT_PATCHED;
+    return rc < 0 ? rc : 0;
+  }
   if (dec.bind && dec.mismatch && wh->cfg.deny_on_mismatch) {
     deny(v, 409,
          "gangbridge: %s/%s replicated job %s: %s; the pod is refused until the PodGroup "
@@ -626,6 +666,8 @@ static int act(struct gb_webhook *wh, const struct pod_facts *f, struct verdict 
       snprintf(why, sizeof(why), "replicated job %s is not part of its TrainJob's gang",
                f->rjob);
     rc = build_unbind_patch(f->pod, why, v);
+    if (rc >= 0 && (rc = strip_gate(f->pod, why, v)) > 0)
+      rc = 0;
     if (dec.bind && json_object_array_length(v->patch) == 0)
       warn(v, "gangbridge: %s", why);
   }
@@ -676,8 +718,16 @@ static int decide(struct gb_webhook *wh, json_object *req, struct verdict *v, co
     *result = GB_M_ADMIT_DENIED;
     return 0;
   }
-  if (!f.jobset || !f.rjob || !f.jobset[0] || !f.rjob[0])
-    return 0; /* not a JobSet pod: not ours */
+  if (!f.jobset || !f.rjob || !f.jobset[0] || !f.rjob[0]) {
+    /* Not a JobSet pod: not ours, so not ours to hold either. */
+    int rc = strip_gate(pod,
+                        "gangbridge holds only pods of the gangs it places (this is not a "
+                        "JobSet pod)",
+                        v);
+    if (rc > 0)
+      *result = GB_M_ADMIT_PATCHED;
+    return rc < 0 ? rc : 0;
+  }
   if (!f.ns || !f.ns[0]) {
     warn(v, "gangbridge: the review names no namespace; pod left unchanged");
     *result = GB_M_ADMIT_INVALID;

@@ -146,6 +146,12 @@ static struct ev_entry *insert(struct gb_events *ev, const char *key, uint64_t h
 
 static json_object *str(const char *s) { return json_object_new_string(s ? s : ""); }
 
+/* The namespace an Event about o lives in: o's own, or "default" for a
+ * cluster-scoped object (client-go's recorder does the same). */
+static const char *event_ns(const struct gb_event_ref *o) {
+  return o->ns && *o->ns ? o->ns : "default";
+}
+
 static int create_event(struct gb_events *ev, const struct gb_event_ref *o, const char *type,
                         const char *reason, const char *msg, long count, const char *first_ts,
                         uint64_t hash, char *name_out, size_t name_cap,
@@ -171,11 +177,12 @@ static int create_event(struct gb_events *ev, const struct gb_event_ref *o, cons
   json_object_object_add(obj, "apiVersion", str("v1"));
   json_object_object_add(obj, "kind", str("Event"));
   json_object_object_add(meta, "name", str(name_out));
-  json_object_object_add(meta, "namespace", str(o->ns));
+  json_object_object_add(meta, "namespace", str(event_ns(o)));
   json_object_object_add(obj, "metadata", meta);
   json_object_object_add(inv, "apiVersion", str(o->api_version));
   json_object_object_add(inv, "kind", str(o->kind));
-  json_object_object_add(inv, "namespace", str(o->ns));
+  if (o->ns && *o->ns)
+    json_object_object_add(inv, "namespace", str(o->ns));
   json_object_object_add(inv, "name", str(o->name));
   if (o->uid)
     json_object_object_add(inv, "uid", str(o->uid));
@@ -192,7 +199,7 @@ static int create_event(struct gb_events *ev, const struct gb_event_ref *o, cons
   json_object_object_add(obj, "lastTimestamp", str(now));
   json_object_object_add(obj, "count", json_object_new_int64(count));
   char path[600];
-  int rc = gb_kube_path(path, sizeof(path), "", "v1", "events", o->ns, NULL);
+  int rc = gb_kube_path(path, sizeof(path), "", "v1", "events", event_ns(o), NULL);
   if (!rc)
     rc = gb_kube_create(ev->client, path, obj, NULL, e);
   json_object_put(obj);
@@ -209,7 +216,7 @@ static int patch_count(struct gb_events *ev, const struct gb_event_ref *o, const
   json_object_object_add(p, "count", json_object_new_int64(count));
   json_object_object_add(p, "lastTimestamp", str(now));
   char path[600];
-  int rc = gb_kube_path(path, sizeof(path), "", "v1", "events", o->ns, name);
+  int rc = gb_kube_path(path, sizeof(path), "", "v1", "events", event_ns(o), name);
   if (!rc)
     rc = gb_kube_merge_patch(ev->client, path, p, NULL, e);
   json_object_put(p);
@@ -222,7 +229,7 @@ static int existing_count(struct gb_events *ev, const struct gb_event_ref *o, co
                           long *count, struct gb_kube_error *e) {
   char path[600];
   json_object *obj = NULL, *c = NULL;
-  int rc = gb_kube_path(path, sizeof(path), "", "v1", "events", o->ns, name);
+  int rc = gb_kube_path(path, sizeof(path), "", "v1", "events", event_ns(o), name);
   if (!rc)
     rc = gb_kube_get(ev->client, path, &obj, e);
   if (!rc && json_object_object_get_ex(obj, "count", &c) && json_object_get_int64(c) > 0)
@@ -273,18 +280,18 @@ int gb_events_emit(struct gb_events *ev, const struct gb_event_ref *o, const cha
 int gb_events_record(struct gb_events *ev, const struct gb_event_ref *o, const char *type,
                      const char *reason, const char *message, int once,
                      struct gb_kube_error *e) {
-  if (!ev || !o || !o->ns || !*o->ns || !o->name || !*o->name || !o->kind || !o->api_version ||
-      !type || !reason || !message)
+  if (!ev || !o || !o->name || !*o->name || !o->kind || !o->api_version || !type || !reason ||
+      !message)
     return GC_EINVAL;
   char msg[GB_EVENT_MESSAGE_MAX + 1];
   snprintf(msg, sizeof(msg), "%s", message);
-  size_t klen = strlen(msg) + strlen(o->ns) + strlen(o->name) + strlen(type) + strlen(reason) +
+  const char *ns = o->ns ? o->ns : "";
+  size_t klen = strlen(msg) + strlen(ns) + strlen(o->name) + strlen(type) + strlen(reason) +
                 (o->uid ? strlen(o->uid) : 0) + 8;
   char *key = malloc(klen);
   if (!key)
     return GC_ENOMEM;
-  snprintf(key, klen, "%s|%s/%s|%s|%s|%s", o->uid ? o->uid : "", o->ns, o->name, type, reason,
-           msg);
+  snprintf(key, klen, "%s|%s/%s|%s|%s|%s", o->uid ? o->uid : "", ns, o->name, type, reason, msg);
   uint64_t h = gb_hash_str(key);
   double now = gb_clock_s();
   struct ev_write w = {"", "", 0, 0, 0};

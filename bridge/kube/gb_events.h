@@ -31,7 +31,8 @@
 struct gb_event_ref {
   const char *api_version; /* "trainer.kubeflow.org/v1alpha1" */
   const char *kind;        /* "TrainJob" */
-  const char *ns;
+  const char *ns;          /* NULL or "" for a cluster-scoped object: the Event goes to
+                              namespace default, as client-go's recorder puts it */
   const char *name;
   const char *uid; /* may be NULL */
 };

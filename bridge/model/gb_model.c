@@ -1111,7 +1111,8 @@ static int build_from_records(struct gb_model *m, int with_hn, struct tp_snapsho
   }
   struct tp_build_opts bo = {.levels = (const char *const *)m->levels,
                              .n_levels = m->o.n_levels,
-                             .missing_members_ok = 1};
+                             .missing_members_ok = 1,
+                             .drop_invalid_hypernodes = 1};
   if (!rc)
     rc = tp_snapshot_build(docs, NULL, n, &bo, out, diags);
   free(docs);
@@ -1143,6 +1144,7 @@ static void install(struct gb_model *m, struct tp_snapshot *s) {
   m->rebuilds++;
   m->dirty = 0;
   m->capacity_due = 1;
+  gb_model_note_drops(m);
 }
 
 int gb_model_rebuild_if_due(struct gb_model *m) {
@@ -1399,6 +1401,7 @@ void gb_model_free(struct gb_model *m) {
     return;
   gb_model_stop(m);
   gb_model_watch_free(m);
+  gb_model_drops_free(m);
   gb_htab_clear(&m->pods, free_pod, NULL);
   gb_htab_clear(&m->nodes, free_node, NULL);
   gb_htab_clear(&m->gangs, free_gang, NULL);
@@ -1443,6 +1446,36 @@ static int cmp_pod_age(const void *a, const void *b) {
   if (x->created_ms != y->created_ms)
     return x->created_ms < y->created_ms ? -1 : 1;
   return strcmp(pod_str(x) + x->o_name, pod_str(y) + y->o_name);
+}
+
+int gb_model_foreach_gang(struct gb_model *m, gb_model_gang_key_fn fn, void *arg) {
+  int rc = 0;
+  size_t b = 0;
+  pthread_mutex_lock(&m->mu);
+  for (struct gb_hnode *e = NULL; !rc && (e = gb_htab_next(&m->gangs, &b, e));) {
+    const struct gang_rec *g = (const struct gang_rec *)e;
+    if (g->n)
+      rc = fn(arg, g->key);
+  }
+  pthread_mutex_unlock(&m->mu);
+  return rc;
+}
+
+int gb_model_foreach_gated_pod(struct gb_model *m, gb_pod_view_fn fn, void *arg) {
+  int rc = 0;
+  size_t b = 0;
+  pthread_mutex_lock(&m->mu);
+  for (struct gb_hnode *e = NULL; !rc && (e = gb_htab_next(&m->pods, &b, e));) {
+    const struct pod_rec *p = (const struct pod_rec *)e;
+    if (!p->gated)
+      continue;
+    const char *res[GB_MODEL_MAX_POD_RES];
+    struct gb_pod_view view;
+    view_of(m, p, res, &view);
+    rc = fn(arg, &view);
+  }
+  pthread_mutex_unlock(&m->mu);
+  return rc;
 }
 
 int gb_model_foreach_gang_pod(struct gb_model *m, const char *ns, const char *jobset,
@@ -1504,7 +1537,8 @@ void gb_model_stats(struct gb_model *m, struct gb_model_stats *out) {
                                  .pod_events = m->pod_events,
                                  .node_events = m->node_events,
                                  .ticks = m->ticks,
-                                 .record_bytes = m->record_bytes};
+                                 .record_bytes = m->record_bytes,
+                                 .hn_dropped = m->n_dropped};
   pthread_mutex_unlock(&m->mu);
 }
 
@@ -1513,8 +1547,10 @@ void gb_model_stats(struct gb_model *m, struct gb_model_stats *out) {
 static void after_change(struct gb_model *m, const char *gang_ns, const char *gang_js) {
   if (*gang_ns && m->o.on_gang)
     m->o.on_gang(m->o.arg, gang_ns, gang_js);
-  if (!m->started) /* fed: each call is its own burst (the watch coalesces on a timer) */
+  if (!m->started) { /* fed: each call is its own burst (the watch coalesces on a timer) */
     gb_model_flush_capacity(m);
+    gb_model_flush_drops(m);
+  }
 }
 
 int gb_model_feed(struct gb_model *m, const char *kind, int op, const char *json,
@@ -1608,7 +1644,9 @@ int gb_model_feed_done(struct gb_model *m) {
   if (!rc)
     m->synced = 1;
   pthread_mutex_unlock(&m->mu);
-  if (!m->started)
+  if (!m->started) {
     gb_model_flush_capacity(m);
+    gb_model_flush_drops(m);
+  }
   return rc;
 }

@@ -13,7 +13,11 @@
  * levels rebuilds once per burst).  Free capacity in the snapshot is
  * allocatable minus the requests of every non-terminal pod bound to the
  * node (bound but not yet running included) minus the reservations the plan
- * (gb_plan) holds.  Every applied change bumps the generation.
+ * (gb_plan) holds.  Every applied change bumps the generation.  An invalid
+ * HyperNode (unparsable, listing itself, on a cycle, ...) is left out of the
+ * topology with a warning and an Event naming it, and the rest is built;
+ * when no topology can be built from the HyperNodes at all, the last good
+ * snapshot is kept (a first one falls back to one flat domain).
  *
  * Thread-safety: new/start/stop/free from one thread.  Informer handlers,
  * gb_model_with_snapshot and the pod iteration serialise on one mutex;
@@ -62,6 +66,8 @@ typedef void (*gb_model_gang_fn)(void *arg, const char *ns, const char *jobset);
  * have grown: a pod went away, a node was added, uncordoned or grew. */
 typedef void (*gb_model_capacity_fn)(void *arg);
 
+struct gb_events;
+
 struct gb_model_opts {
   struct gb_kube_client *client; /* borrowed; NULL: fed only (tests, benchmarks) */
   const char *const *levels;     /* node-label levels, top first (copied); */
@@ -71,6 +77,12 @@ struct gb_model_opts {
   gb_model_gang_fn on_gang;
   gb_model_capacity_fn on_capacity;
   void *arg;
+  /* Optional: a Warning Event (reason HyperNodeInvalid) on each HyperNode
+   * the topology leaves out, written by the housekeeping thread while
+   * is_leader says so (NULL: always). */
+  struct gb_events *events; /* borrowed */
+  int (*is_leader)(void *ctx);
+  void *leader_ctx;
 };
 
 struct gb_model;
@@ -100,6 +112,17 @@ int gb_model_with_snapshot(struct gb_model *m, gb_model_snapshot_fn fn, void *ar
 int gb_model_foreach_gang_pod(struct gb_model *m, const char *ns, const char *jobset,
                               gb_pod_view_fn fn, void *arg);
 
+/* Calls fn with the key ("ns/jobset", borrowed for the call) of every gang
+ * that has pods in the model, under the model's lock; stops at fn's first
+ * non-zero result and returns it.  fn must not call back into the model. */
+typedef int (*gb_model_gang_key_fn)(void *arg, const char *key);
+int gb_model_foreach_gang(struct gb_model *m, gb_model_gang_key_fn fn, void *arg);
+
+/* Calls fn for every pod carrying the gangbridge.io/placement gate, under
+ * the model's lock, in no particular order; stops at fn's first non-zero
+ * result and returns it.  fn must not call back into the model. */
+int gb_model_foreach_gated_pod(struct gb_model *m, gb_pod_view_fn fn, void *arg);
+
 /* A per-slot mask for tp_eval_opts.blocked: 1 for every node with a
  * NoSchedule or NoExecute taint that the tolerations of pod ns/name do not
  * tolerate.  *mask is NULL (nothing blocked) or a malloc'd array of
@@ -127,6 +150,7 @@ struct gb_model_stats {
   uint64_t rebuilds, pod_events, node_events;
   uint64_t ticks; /* housekeeping rounds (one per 50 ms tick or wake-up) */
   size_t record_bytes; /* bytes held by pod and node records */
+  size_t hn_dropped;   /* HyperNodes left out of the topology (invalid) */
 };
 void gb_model_stats(struct gb_model *m, struct gb_model_stats *out);
 

@@ -24,6 +24,14 @@
 
 enum { GB_INF_NODE, GB_INF_POD, GB_INF_HN, GB_INF_CRD, GB_INF_N };
 
+/* A HyperNode the current snapshot left out, and whether its Event was
+ * written. */
+struct gb_model_drop {
+  char *name, *why;
+  int evented;
+};
+#define GB_MODEL_MAX_DROPS 1024 /* left-out HyperNodes reported one by one; more are counted */
+
 struct gb_model_handler {
   struct gb_model *m;
   int kind; /* GB_INF_* */
@@ -55,6 +63,8 @@ struct gb_model {
   int depth;        /* nested gb_model_with_snapshot calls (no rebuild inside) */
   int changed;      /* the change being applied changed what the model keeps */
   char last_error[256];
+  struct gb_model_drop *drops; /* the snapshot's left-out HyperNodes (at most GB_MODEL_MAX_DROPS) */
+  size_t n_drops, n_dropped;   /* reported one by one; left out in all */
 
   /* Informers and the housekeeping thread (gb_model_watch.c). */
   struct gb_informer *inf[GB_INF_N];
@@ -87,5 +97,14 @@ void gb_model_trim_node(json_object *obj);
 void gb_model_watch_free(struct gb_model *m);
 /* Calls on_capacity once when due (no lock held on entry). */
 void gb_model_flush_capacity(struct gb_model *m);
+/* After a rebuild (under m->mu): the snapshot's left-out HyperNodes become
+ * m->drops, each new one logged; one still left out for the same reason
+ * keeps its Event state. */
+void gb_model_note_drops(struct gb_model *m);
+/* Writes the Warning Event of every left-out HyperNode not reported yet,
+ * while leading (no lock held on entry; the writes happen outside it). */
+void gb_model_flush_drops(struct gb_model *m);
+/* Frees m->drops. */
+void gb_model_drops_free(struct gb_model *m);
 
 #endif

@@ -5,13 +5,16 @@
  * installed later is picked up at once) and its housekeeping thread, which
  * builds the first snapshot once every informer has listed, runs the
  * coalesced rebuilds (at most one per 50 ms tick, however many HyperNodes
- * changed), calls on_capacity at most once per tick, and re-runs HyperNode
- * discovery every minute and whenever the CRD changes.
+ * changed), calls on_capacity at most once per tick, re-runs HyperNode
+ * discovery every minute and whenever the CRD changes, and reports the
+ * HyperNodes a rebuild left out (a log line each, and on the leader a
+ * Warning Event on the HyperNode).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "gb_clock.h"
+#include "gb_events.h"
 #include "gb_log.h"
 #include "gb_model_int.h"
 
@@ -152,6 +155,7 @@ static void *housekeeping(void *arg) {
     }
     pthread_mutex_unlock(&m->mu);
     gb_model_flush_capacity(m);
+    gb_model_flush_drops(m);
     pthread_mutex_lock(&m->mu);
     if (!m->stop && !m->crd_changed) {
       struct timespec ts;
@@ -219,4 +223,89 @@ void gb_model_watch_free(struct gb_model *m) {
   }
   gb_kube_discovery_free(m->disc);
   m->disc = NULL;
+}
+
+/* ---- HyperNodes left out of the topology -------------------------------------- */
+
+static void drop_free(struct gb_model_drop *d) {
+  free(d->name);
+  free(d->why);
+}
+
+void gb_model_drops_free(struct gb_model *m) {
+  for (size_t i = 0; i < m->n_drops; i++)
+    drop_free(&m->drops[i]);
+  free(m->drops);
+  m->drops = NULL;
+  m->n_drops = 0;
+}
+
+/* The index of name with reason why in m->drops, or -1. */
+static int64_t drop_find(const struct gb_model *m, const char *name, const char *why) {
+  for (size_t i = 0; i < m->n_drops; i++)
+    if (!strcmp(m->drops[i].name, name) && !strcmp(m->drops[i].why, why))
+      return (int64_t)i;
+  return -1;
+}
+
+void gb_model_note_drops(struct gb_model *m) {
+  size_t n = tp_snapshot_hn_dropped_count(m->s);
+  size_t keep = n < GB_MODEL_MAX_DROPS ? n : GB_MODEL_MAX_DROPS;
+  struct gb_model_drop *nd = keep ? calloc(keep, sizeof(*nd)) : NULL;
+  size_t k = 0;
+  for (size_t i = 0; i < keep && nd; i++) {
+    const char *name, *why;
+    tp_snapshot_hn_dropped(m->s, i, &name, &why);
+    int64_t old = drop_find(m, name, why);
+    if (old < 0)
+      gb_log(GB_LOG_WARN, "HyperNode left out of the topology (the rest is kept)", "hypernode",
+             name, "reason", why, NULL);
+    nd[k].name = strdup(name);
+    nd[k].why = strdup(why);
+    nd[k].evented = old >= 0 && m->drops[old].evented;
+    if (!nd[k].name || !nd[k].why) {
+      drop_free(&nd[k]);
+      continue; /* out of memory: this one goes unreported */
+    }
+    k++;
+  }
+  if (n > keep && n != m->n_dropped) {
+    char count[32];
+    snprintf(count, sizeof(count), "%zu", n);
+    gb_log(GB_LOG_WARN, "more HyperNodes left out of the topology than reported one by one",
+           "count", count, NULL);
+  }
+  gb_model_drops_free(m);
+  m->drops = nd;
+  m->n_drops = nd ? k : 0;
+  m->n_dropped = n;
+}
+
+void gb_model_flush_drops(struct gb_model *m) {
+  if (!m->o.events || (m->o.is_leader && !m->o.is_leader(m->o.leader_ctx)))
+    return;
+  for (;;) {
+    char name[TP_MAX_NAME + 1], why[GB_EVENT_MESSAGE_MAX - 64];
+    pthread_mutex_lock(&m->mu);
+    size_t i = 0;
+    while (i < m->n_drops && m->drops[i].evented)
+      i++;
+    int found = i < m->n_drops;
+    if (found) {
+      m->drops[i].evented = 1; /* once, even if the write fails: no retry storm */
+      snprintf(name, sizeof(name), "%s", m->drops[i].name);
+      snprintf(why, sizeof(why), "%s", m->drops[i].why);
+    }
+    pthread_mutex_unlock(&m->mu);
+    if (!found)
+      return;
+    struct gb_event_ref ref = {"topology.volcano.sh/v1alpha1", "HyperNode", NULL, name, NULL};
+    char msg[GB_EVENT_MESSAGE_MAX];
+    snprintf(msg, sizeof(msg), "left out of gangbridge's topology (the rest is kept): %s", why);
+    struct gb_kube_error e;
+    gb_kube_error_clear(&e);
+    if (gb_events_record(m->o.events, &ref, GB_EVENT_WARNING, "HyperNodeInvalid", msg, 1, &e))
+      gb_log(GB_LOG_WARN, "cannot write the HyperNode's Event", "hypernode", name, "error",
+             e.message, NULL);
+  }
 }

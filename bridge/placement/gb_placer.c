@@ -147,6 +147,7 @@ int gb_placer_new(const struct gb_placer_opts *o, struct gb_placer **out, struct
   pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
   pthread_cond_init(&p->cond, &ca);
   pthread_condattr_destroy(&ca);
+  p->resync_gen = 1; /* a new process has read nothing back yet */
   int rc = gb_htab_init(&p->gangs, 64);
   if (!rc)
     rc = register_metrics(p, d);
@@ -220,16 +221,58 @@ void gb_placer_on_capacity(void *arg) {
   pthread_mutex_unlock(&p->mu);
 }
 
+struct keys {
+  char **v;
+  size_t n, cap;
+};
+
+static int add_key(void *arg, const char *key) {
+  struct keys *k = arg;
+  if (k->n == k->cap) {
+    size_t cap = k->cap ? k->cap * 2 : 64;
+    char **v = realloc(k->v, cap * sizeof(*v));
+    if (!v)
+      return 1;
+    k->v = v;
+    k->cap = cap;
+  }
+  if (!(k->v[k->n] = strdup(key)))
+    return 1;
+  k->n++;
+  return k->n >= GB_PLACER_MAX_GANGS;
+}
+
 void gb_placer_resync(struct gb_placer *p) {
+  /* Every gang the pods show, not only those in the table: a gang whose
+   * pods arrived before its TrainJob reached the caches was examined as
+   * unmanaged and forgotten, and no pod event may come again. */
+  struct keys k = {NULL, 0, 0};
+  gb_model_foreach_gang(p->o.model, add_key, &k);
   size_t bucket = 0;
   pthread_mutex_lock(&p->mu);
   p->records_scanned = 0;
+  for (size_t i = 0; i < k.n; i++) {
+    struct gang *g = gb_placer_find(p, k.v[i], 1);
+    if (g)
+      g->dirty = 1;
+  }
   for (struct gb_hnode *n = gb_htab_next(&p->gangs, &bucket, NULL); n;
        n = gb_htab_next(&p->gangs, &bucket, n))
     ((struct gang *)n)->dirty = 1;
+  p->resync_gen++;
   p->kick = 1;
   pthread_cond_signal(&p->cond);
   pthread_mutex_unlock(&p->mu);
+  for (size_t i = 0; i < k.n; i++)
+    free(k.v[i]);
+  free(k.v);
+}
+
+int gb_placer_caught_up(struct gb_placer *p) {
+  pthread_mutex_lock(&p->mu);
+  int up = p->caught_up_gen >= p->resync_gen;
+  pthread_mutex_unlock(&p->mu);
+  return up;
 }
 
 /* Waits for a kick or the tick, then gathers a burst: the first change
@@ -251,11 +294,18 @@ static void *placer_main(void *arg) {
         ;
     }
     p->tick = 1;
+    /* A pass that takes its work after this resync sees every gang marked. */
+    uint64_t gen = p->resync_gen;
     pthread_mutex_unlock(&p->mu);
+    int lead = (!p->o.is_leader || p->o.is_leader(p->o.leader_ctx)) && gb_model_synced(p->o.model);
     int rc = gb_placer_run_once(p);
     if (rc)
       gb_log(GB_LOG_WARN, "placement pass failed", "error", gc_strerror(rc), NULL);
     pthread_mutex_lock(&p->mu);
+    /* Caught up: that pass led, on a synced model, and found every gang
+     * with a decision record (the scan is reset by each resync). */
+    if (!rc && lead && (p->records_scanned || !p->o.record_gangs) && gen > p->caught_up_gen)
+      p->caught_up_gen = gen;
   }
   pthread_mutex_unlock(&p->mu);
   return NULL;

@@ -96,9 +96,15 @@ void gb_placer_free(struct gb_placer *p);
 void gb_placer_on_gang(void *arg, const char *ns, const char *jobset);
 /* gb_model_capacity_fn (arg = placer): re-decide every waiting gang. */
 void gb_placer_on_capacity(void *arg);
-/* Re-examines every gang seen, and every gang with a decision record
- * (call on becoming leader). */
+/* Re-examines every gang seen, every gang the model has pods of, and every
+ * gang with a decision record (call on becoming leader). */
 void gb_placer_resync(struct gb_placer *p);
+/* 1 once a pass that began after the last gb_placer_resync (or after start)
+ * has finished on the leader with the model synced and the decision
+ * records scanned: the plan then holds every gang the pods and the records
+ * show, so answers made from it are the ones the last leader gave.  serve's
+ * scheduler endpoints wait for it after a takeover.  Any thread. */
+int gb_placer_caught_up(struct gb_placer *p);
 /* Runs one pass now on the calling thread (tests, benchmarks; the thread
  * must not be started).  Returns 0 or a GC_E* code. */
 int gb_placer_run_once(struct gb_placer *p);

@@ -51,6 +51,7 @@ struct gb_placer {
   int kick, capacity, tick, stopping, started;
   int records_scanned; /* the gangs with a record were found since the start or takeover */
   unsigned long long passes, dropped;
+  uint64_t resync_gen, caught_up_gen; /* gb_placer_caught_up: resyncs asked, and seen through */
   int64_t last_decide_ns, last_release_ns; /* the last pass that decided: its two phases */
   size_t last_decided, last_released_pods;
   pthread_t th;

@@ -838,7 +838,7 @@ int gb_rpc_service_snapshot_replace(struct gb_rpc_service *svc, const struct gc_
                                     const char *const *origins, size_t n,
                                     const char *const *levels, size_t n_levels,
                                     struct gc_diags *diags) {
-  struct tp_build_opts opts = {levels, n_levels, 0};
+  struct tp_build_opts opts = {.levels = levels, .n_levels = n_levels};
   struct tp_snapshot *snap = NULL;
   int rc = tp_snapshot_build(docs, origins, n, &opts, &snap, diags);
   if (rc)
@@ -1517,7 +1517,8 @@ static int inline_snapshot(struct gb_rpc_ctx *ctx, const Gangbridge__V1__Evaluat
   struct doclist l;
   int code = doclist_load(ctx, NULL, "cluster", req->cluster, req->n_cluster, &l, diags);
   if (!code) {
-    struct tp_build_opts bo = {(const char *const *)req->levels, req->n_levels, 0};
+    struct tp_build_opts bo = {.levels = (const char *const *)req->levels,
+                               .n_levels = req->n_levels};
     int rc = tp_snapshot_build(l.docs, l.origins, l.n, &bo, out, diags);
     if (rc)
       code = gb_rpc_fail_diags(ctx, gb_rpc_code_of(rc, GB_RPC_INVALID_ARGUMENT), NULL, diags);

@@ -498,6 +498,16 @@ static void observe(struct gb_sched *s, enum verb v, int status, const char *dec
 static int run_verb(struct gb_sched *s, enum verb v, const char *body, size_t len,
                     struct gb_http_response *resp) {
   int64_t t0 = gb_clock_ns();
+  int lead = s->cfg.is_leader ? s->cfg.is_leader(s->cfg.leader_ctx) : 1;
+  if (lead <= 0) {
+    /* A standby's plan is not the leader's, nor is a new leader's before it
+     * has read the decisions back: an answer from either could pin a gang
+     * where the leader pinned another.  Non-200 is an error to both
+     * schedulers, which then apply their `ignorable` setting. */
+    observe(s, v, 503, lead == 0 ? "standby" : "catching_up", t0);
+    return gb_http_response_printf(resp, 503, NULL, "%s",
+                                   lead == 0 ? GB_SCHED_STANDBY_MSG : GB_SCHED_CATCHING_UP_MSG);
+  }
   struct gb_buf out;
   /* An answer is at most the nodes of the request again (the filter's Nodes
    * form echoes them) plus the reasons. */

@@ -15,7 +15,11 @@
  * backend has no opinion on passes at once; jobEnqueueable answers Permit,
  * Reject or Abstain for gangbridge's own PodGroups and Abstain for others.
  * A malformed body gets 400 with the place of the problem (Volcano and
- * kube-scheduler then apply their `ignorable` setting); no handler waits on
+ * kube-scheduler then apply their `ignorable` setting).  With a leadership
+ * predicate (several replicas), only the leader answers from its plan: a
+ * standby answers 503 to every verb, so two replicas never give two
+ * answers for one gang (the leader-only Service normally keeps the
+ * scheduler away from a standby; the 503 covers a stale label).  No handler waits on
  * anything but the backend's short lock.  onSessionOpen's body (the whole
  * cluster, every second) is read and dropped as it arrives, never held.
  *
@@ -64,7 +68,24 @@ struct gb_sched_config {
   size_t max_session_body;    /* onSessionOpen, read and dropped; default 4 GiB */
   size_t max_session_tasks;   /* overlay entries; default 262144 */
   struct gb_metrics *metrics; /* optional: the gangbridge_sched_* families are registered */
+  /* Optional: 1 while this replica leads and may answer.  When set, 0 (a
+   * standby) answers every verb 503 GB_SCHED_STANDBY_MSG and a negative
+   * value (a new leader still reading the last one's decisions back) 503
+   * GB_SCHED_CATCHING_UP_MSG, without reading the body's JSON. */
+  int (*is_leader)(void *ctx);
+  void *leader_ctx;
 };
+
+/* The body of a standby's 503. */
+#define GB_SCHED_STANDBY_MSG                                                                       \
+  "gangbridge: this replica is a standby, not the leader; the scheduler endpoints answer "         \
+  "only on the leader (point the scheduler at the gangbridge-sched Service, which selects "        \
+  "the pod labelled gangbridge.io/leader=true)\n"
+/* The body of a new leader's 503 before its plan holds the last leader's
+ * decisions. */
+#define GB_SCHED_CATCHING_UP_MSG                                                                   \
+  "gangbridge: this replica has just become the leader and is reading the placement decisions "    \
+  "back; it answers in a moment\n"
 
 /* The verbs, as the last path element. */
 #define GB_SCHED_VERB_SESSION_OPEN "onSessionOpen"

@@ -61,8 +61,10 @@ REQUIRED = {
     # The timeout tracker's check that Kueue really manages a TrainJob (bridge/timeouts).
     ("kueue.x-k8s.io", "workloads"): {"list"},
 }
-# Leader election, namespaced in gangbridge-system.
-REQUIRED_NS = {("coordination.k8s.io", "leases"): {"get", "create", "update"}}
+# Leader election, namespaced in gangbridge-system: the Lease, and the leader's label on its
+# own pod (bridge/kube/gb_selflabel.c).
+REQUIRED_NS = {("coordination.k8s.io", "leases"): {"get", "create", "update"},
+               ("", "pods"): {"get", "patch"}}
 # Granted although no call site shows them literally, and why.
 JUSTIFIED = {
     ("scheduling.volcano.sh", "podgroups", "create"): "server-side apply creates missing objects",
@@ -269,15 +271,25 @@ if "/tmp" not in mounts:
 
 # --- Services ---
 svcs = {d["metadata"]["name"]: d for _, d in by_kind.get("Service", [])}
+# The leader labels its own pod (bridge/kube/gb_selflabel.h); only the leader-only Service of
+# the scheduler endpoints may select it, and it must.
+leader_key = re.search(r'#define GB_LEADER_LABEL "([^"]+)"', read("bridge/kube/gb_selflabel.h")).group(1)
+leader_val = re.search(r'#define GB_LEADER_LABEL_VALUE "([^"]+)"', read("bridge/kube/gb_selflabel.h")).group(1)
 for name, s in svcs.items():
-    ssel = s.get("spec", {}).get("selector", {})
+    ssel = dict(s.get("spec", {}).get("selector", {}))
+    sched_only = [p for p in s.get("spec", {}).get("ports", [])] and all(
+        p.get("targetPort") == "sched" for p in s.get("spec", {}).get("ports", []))
+    if sched_only != (ssel.get(leader_key) == leader_val):
+        err("Service %s: the sched port must be served by a Service selecting %s=%s, and only it"
+            % (name, leader_key, leader_val))
+    ssel.pop(leader_key, None)
     if not ssel or any(pod_labels.get(k) != v for k, v in ssel.items()):
         err("Service %s: selector does not select the pods" % name)
     for p in s.get("spec", {}).get("ports", []):
         if p.get("targetPort") not in ports and p.get("targetPort") not in ports.values():
             err("Service %s: targetPort %r is not a container port" % (name, p.get("targetPort")))
 svc_ports = {(n, p.get("targetPort")) for n, s in svcs.items() for p in s.get("spec", {}).get("ports", [])}
-for pname in ("grpc", "http", "webhook"):
+for pname in ("grpc", "http", "webhook", "sched"):
     if not any(tp == pname for _, tp in svc_ports):
         err("no Service exposes the %s port" % pname)
 
@@ -375,10 +387,11 @@ for rule in np_.get("spec", {}).get("ingress", []):
 # port, the endpoints' prefixes and only verbs the endpoints serve (bridge/sched/gb_sched.h).
 sched_h = read("bridge/sched/gb_sched.h")
 verbs = set(re.findall(r'#define GB_SCHED_VERB_\w+ "(\w+)"', sched_h))
-sched_svc = [p for s in svcs.values() for p in s.get("spec", {}).get("ports", []) if p.get("targetPort") == "sched"]
-sched_port = sched_svc[0].get("port") if sched_svc else None
+sched_svc = [(n, p) for n, s in svcs.items() for p in s.get("spec", {}).get("ports", [])
+             if p.get("targetPort") == "sched"]
+sched_name, sched_port = (sched_svc[0][0], sched_svc[0][1].get("port")) if sched_svc else (None, None)
 def check_url(where, url, prefix):
-    want = "http://gangbridge.%s.svc:%s%s" % (NS, sched_port, prefix)
+    want = "http://%s.%s.svc:%s%s" % (sched_name, NS, sched_port, prefix)
     if url != want:
         err("%s: urlPrefix %r, want %r" % (where, url, want))
 try:

@@ -98,7 +98,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   for (size_t i = 0; i < ds->n; i++)
     docs[i] = ds->docs[i].root;
   static const char *levels[] = {"block", "rack"};
-  struct tp_build_opts o = {levels, size && data[0] == '#' ? 2 : 0, 0};
+  struct tp_build_opts o = {.levels = levels, .n_levels = size && data[0] == '#' ? 2 : 0};
   struct tp_snapshot *s = NULL;
   size_t before = d.errors;
   int rc = tp_snapshot_build(docs, NULL, ds->n, &o, &s, &d);

@@ -25,7 +25,7 @@ START_TEST(accessors) {
   for (size_t i = 0; i < ds->n; i++)
     docs[i] = ds->docs[i].root;
   const char *levels[] = {"rack"};
-  struct tp_build_opts o = {levels, 1, 0};
+  struct tp_build_opts o = {.levels = levels, .n_levels = 1};
   struct tp_snapshot *s = NULL;
   ck_assert_int_eq(tp_snapshot_build(docs, NULL, ds->n, &o, &s, &d), 0);
 
@@ -89,7 +89,7 @@ START_TEST(adjust_free) {
   for (size_t i = 0; i < ds->n; i++)
     docs[i] = ds->docs[i].root;
   const char *levels[] = {"rack"};
-  struct tp_build_opts o = {levels, 1, 0};
+  struct tp_build_opts o = {.levels = levels, .n_levels = 1};
   struct tp_snapshot *s = NULL;
   ck_assert_int_eq(tp_snapshot_build(docs, NULL, ds->n, &o, &s, &d), 0);
   int cpu = tp_snapshot_resource(s, "cpu");

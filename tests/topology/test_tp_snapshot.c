@@ -46,7 +46,7 @@ static void build(struct built *b, const char *yaml, const char *const *levels, 
     docs[i] = b->ds->docs[i].root;
     origins[i] = "c.yaml";
   }
-  struct tp_build_opts o = {levels, nl, 0};
+  struct tp_build_opts o = {.levels = levels, .n_levels = nl};
   b->rc = tp_snapshot_build(docs, origins, b->ds->n, &o, &b->s, &b->d);
 }
 

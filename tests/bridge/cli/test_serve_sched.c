@@ -176,7 +176,8 @@ START_TEST(one_event_per_verdict_change) {
   ck_assert_int_eq(gb_config_set(&cfg, "sched.address", addr, &d), 0);
   ck_assert_int_eq(gb_config_set(&cfg, "events.minInterval", "0s", &d), 0);
   struct gb_serve_sched *ss = NULL;
-  ck_assert_int_eq(gb_serve_sched_start(&cfg, m, plan, NULL, NULL, cli, NULL, NULL, &ss, &d), 0);
+  ck_assert_int_eq(
+      gb_serve_sched_start(&cfg, m, plan, NULL, NULL, cli, NULL, NULL, NULL, NULL, &ss, &d), 0);
   ck_assert_ptr_nonnull(ss);
 
   enqueue(port, "{\"status\":-1}");
@@ -202,8 +203,9 @@ START_TEST(off_without_address) {
   struct gb_config cfg;
   ck_assert_int_eq(gb_config_init(&cfg), 0);
   struct gb_serve_sched *ss = (struct gb_serve_sched *)&cfg; /* must be reset */
-  ck_assert_int_eq(gb_serve_sched_start(&cfg, NULL, NULL, NULL, NULL, NULL, NULL, NULL, &ss, NULL),
-                   0);
+  ck_assert_int_eq(
+      gb_serve_sched_start(&cfg, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, &ss, NULL),
+      0);
   ck_assert_ptr_null(ss);
   gb_config_destroy(&cfg);
 }

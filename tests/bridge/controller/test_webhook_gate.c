@@ -5,7 +5,9 @@
  * (the list created when absent, appended to other gates, never
  * duplicated); a bound pod of a gang already released gets the placement
  * restriction instead (AND-ed into every required term); pods that are not
- * bound, not managed, of a mismatched PodGroup, or not CREATEs get neither.
+ * bound, not managed, of a mismatched PodGroup, or not CREATEs get neither;
+ * and a pod the webhook will not hold loses a gangbridge gate it carries
+ * (issue 19, finding 7), other gates kept.
  * Each answer's patch is compared exactly.
  */
 #include <check.h>
@@ -40,7 +42,7 @@ static int lookup(void *ctx, const char *ns, const char *jobset, const char *rjo
     ck_assert_int_eq(gb_restriction_label(&out->restriction, "topology.example.com/block", "b1",
                                           NULL),
                      0);
-  out->gate = strcmp(jobset, "released") != 0;
+  out->gate = strcmp(jobset, "released") != 0 && strcmp(jobset, "nopolicy") != 0;
   return 0;
 }
 
@@ -171,6 +173,78 @@ START_TEST(test_released_gang_gets_restriction) {
 }
 END_TEST
 
+#define KUEUE "{\"name\":\"kueue.x-k8s.io/admission\"}"
+#define OURS "{\"name\":\"gangbridge.io/placement\"}"
+
+/* The patch for a pod the webhook will not hold: exactly the removal of
+ * gangbridge's gate (by its index, other gates kept), with one warning. */
+static void expect_stripped(const char *jobset, const char *rjob, const char *spec,
+                            const char *want, size_t want_warnings) {
+  size_t warnings = 0;
+  char *patch = patch_of("CREATE", jobset, rjob, spec, &warnings);
+  ck_assert_msg(patch && !strcmp(patch, want), "%s/%s: patch\n  %s\nwanted\n  %s", jobset, rjob,
+                patch ? patch : "(none)", want);
+  ck_assert_uint_eq(warnings, want_warnings);
+  free(patch);
+}
+
+START_TEST(test_stray_gate_stripped) {
+  /* A gang without a topology policy: gangbridge does not hold it. */
+  expect_stripped("nopolicy", "node", "{" C ",\"schedulingGates\":[" KUEUE "," OURS "]}",
+                  "[{\"op\":\"remove\",\"path\":\"/spec/schedulingGates/1\"}]", 1);
+  /* A TrainJob gangbridge does not manage. */
+  expect_stripped("unmanaged", "node", "{" C ",\"schedulingGates\":[" OURS "," KUEUE "]}",
+                  "[{\"op\":\"remove\",\"path\":\"/spec/schedulingGates/0\"}]", 1);
+  /* A replicated job outside the gang: the group annotation and the gate go. */
+  expect_stripped("gated", "initializer", "{" C ",\"schedulingGates\":[" OURS "]}",
+                  "[{\"op\":\"remove\",\"path\":\"/metadata/annotations/scheduling.k8s.io~1"
+                  "group-name\"},{\"op\":\"remove\",\"path\":\"/spec/schedulingGates/0\"}]",
+                  2);
+  /* A released gang's later pod: the gate goes, the restriction comes. */
+  expect_stripped("released", "launcher", "{" C ",\"schedulingGates\":[" OURS "]}",
+                  "[{\"op\":\"remove\",\"path\":\"/spec/schedulingGates/0\"},{\"op\":"
+                  "\"add\",\"path\":\"/spec/affinity\",\"value\":{\"nodeAffinity\":{"
+                  "\"requiredDuringSchedulingIgnoredDuringExecution\":{\"nodeSelectorTerms\":["
+                  "{\"matchExpressions\":[" REQ "]}]}}}}]",
+                  1);
+  /* A gang gangbridge places keeps its one gate. */
+  expect("CREATE", "gated", "node", "{" C ",\"schedulingGates\":[" OURS "]}", NULL);
+}
+END_TEST
+
+START_TEST(test_stray_gate_on_non_jobset_pod) {
+  struct gb_webhook_config cfg = {lookup, NULL, 0, 0, NULL, 0};
+  struct gb_webhook *wh = NULL;
+  ck_assert_int_eq(gb_webhook_new(&cfg, &wh), 0);
+  const char *body =
+      "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{"
+      "\"uid\":\"u-2\",\"kind\":{\"group\":\"\",\"version\":\"v1\",\"kind\":\"Pod\"},"
+      "\"namespace\":\"team-a\",\"operation\":\"CREATE\",\"object\":{\"apiVersion\":\"v1\","
+      "\"kind\":\"Pod\",\"metadata\":{\"name\":\"lone\"},\"spec\":{" C ","
+      "\"schedulingGates\":[" KUEUE "," OURS "]}}}}";
+  char *out = NULL;
+  size_t len = 0;
+  int status = 0;
+  const char *ctype = NULL;
+  ck_assert_int_eq(
+      gb_webhook_review(wh, "application/json", body, strlen(body), &status, &out, &len, &ctype),
+      0);
+  ck_assert_int_eq(status, 200);
+  json_object *ans = json_tokener_parse(out), *resp, *p;
+  ck_assert(json_object_object_get_ex(ans, "response", &resp));
+  ck_assert(json_object_object_get_ex(resp, "patch", &p));
+  const char *b64 = json_object_get_string(p);
+  unsigned char *raw = NULL;
+  size_t n = 0;
+  ck_assert_int_eq(gb_base64_decode(b64, strlen(b64), &raw, &n), 0);
+  ck_assert_str_eq((char *)raw, "[{\"op\":\"remove\",\"path\":\"/spec/schedulingGates/1\"}]");
+  free(raw);
+  json_object_put(ans);
+  free(out);
+  gb_webhook_free(wh);
+}
+END_TEST
+
 START_TEST(test_malformed_affinity_warns) {
   size_t warnings = 0;
   char *patch = patch_of("CREATE", "released", "launcher", "{" C ",\"affinity\":[]}", &warnings);
@@ -191,6 +265,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_gate_only_for_bound_managed_creates);
   tcase_add_test(tc, test_released_gang_gets_restriction);
   tcase_add_test(tc, test_malformed_affinity_warns);
+  tcase_add_test(tc, test_stray_gate_stripped);
+  tcase_add_test(tc, test_stray_gate_on_non_jobset_pod);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -199,7 +199,7 @@ static void make_cluster(struct pcase *pc) {
     snprintf(lv[t], sizeof(lv[t]), "l/t%d", pc->ntiers - 1 - t);
     levels[t] = lv[t];
   }
-  struct tp_build_opts bo = {levels, pc->labels ? (size_t)pc->ntiers : 0, 0};
+  struct tp_build_opts bo = {.levels = levels, .n_levels = pc->labels ? (size_t)pc->ntiers : 0};
   int rc = tp_snapshot_build(docs, NULL, pc->ds->n, &bo, &pc->s, &d);
   for (size_t i = 0; rc && i < d.n; i++)
     fprintf(stderr, "%s\n", d.msgs[i]);

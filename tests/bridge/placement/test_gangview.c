@@ -120,7 +120,7 @@ static struct tp_snapshot *cluster(int big, struct gb_docset **ds) {
   for (size_t i = 0; i < (*ds)->n; i++)
     docs[i] = (*ds)->docs[i].root;
   const char *levels[] = {"block", "rack"};
-  struct tp_build_opts o = {levels, 2, 0};
+  struct tp_build_opts o = {.levels = levels, .n_levels = 2};
   struct tp_snapshot *s = NULL;
   ck_assert_int_eq(tp_snapshot_build(docs, NULL, (*ds)->n, &o, &s, &d), 0);
   gc_diags_destroy(&d);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `gangbridge serve --sched-addr` against the stand-in API server: the
-# scheduler endpoints listen on their own port, answer Volcano's predicate
+# scheduler endpoints listen on their own port, answer 503 until the plan is
+# read back (a restart), then answer Volcano's predicate
 # and onSessionOpen and kube-scheduler's filter in the protocols' shapes,
 # refuse a malformed body with 400 naming the place, expose
 # gangbridge_sched_* metrics, and stop with serve.
@@ -20,6 +21,12 @@ cleanup() {
 }
 trap cleanup EXIT
 apiserver_start
+# The Trainer and Volcano CRDs: until serve's caches have synced and it has read the placement
+# decisions back, the endpoints answer 503 (a restarted replica must not answer from an empty
+# plan).
+SHARED="${GB_SHARED:-$SRC/../shared}"
+k apply --server-side -f "$SHARED/crds/trainer/" -f "$SHARED/crds/volcano/" >/dev/null ||
+  fail "CRDs"
 
 "$bin" serve --kubeconfig "$WORK/kubeconfig" --http-addr 127.0.0.1:0 --webhook-addr "" \
   --sched-addr 127.0.0.1:0 --log-level info >"$WORK/out" 2>"$WORK/err" &
@@ -37,7 +44,14 @@ post() { curl -s -o "$WORK/body" -w '%{http_code}' -H 'Content-Type: application
   --data-binary "$2" "http://127.0.0.1:$port$1"; }
 
 if [ -n "$port" ]; then
-  code=$(post /volcano/predicate '{"task":{"UID":"u","Job":"default/x","Namespace":"default"},"node":{"Name":"n1","Tasks":{}}}')
+  # Until its placement controller has read every gang back (the model synced, one pass), serve
+  # answers 503 saying so; then it answers.
+  for _ in $(seq 200); do
+    code=$(post /volcano/predicate '{"task":{"UID":"u","Job":"default/x","Namespace":"default"},"node":{"Name":"n1","Tasks":{}}}')
+    [ "$code" = 503 ] || break
+    grep -q 'reading the placement decisions back' "$WORK/body" || fail "503: $(cat "$WORK/body")"
+    sleep 0.05
+  done
   [ "$code" = 200 ] && [ "$(cat "$WORK/body")" = '{"status":"","code":0}' ] && ok ||
     fail "predicate: $code $(cat "$WORK/body")"
   code=$(post /volcano/onSessionOpen '{"Jobs":{},"Nodes":{},"Queues":{},"NamespaceInfo":{},"RevocableNodes":{},"NodeList":null}')
