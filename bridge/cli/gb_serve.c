@@ -326,8 +326,8 @@ static int controller_record_gangs(void *ctx, const char *key,
 }
 
 /* The placer reads decision records from the controller's PodGroup cache. */
-static int controller_record(void *ctx, enum gc_backend b, const char *ns, const char *name,
-                             const char *key, char **text) {
+static int controller_record(void *ctx, const struct gc_backend *b, const char *ns,
+                             const char *name, const char *key, char **text) {
   return gb_controller_podgroup_annotation(ctx, b, ns, name, key, text);
 }
 

@@ -7,7 +7,9 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,8 +18,24 @@
 #include "gc_name.h"
 #include "gc_policy.h"
 
-enum key_type { T_STR, T_BOOL, T_INT, T_NUM, T_DUR, T_LEVEL, T_FORMAT, T_BACKEND, T_SCOPE,
-                T_SELECT, T_LIST, T_TOACTION };
+/* T_SCHEDULER_NAMES is one row per backend of the table (gc_backend.h):
+ * "<path>.<name>", a T_STR in the array at off by the backend's index,
+ * defaulting to its scheduler name. */
+enum key_type {
+  T_STR,
+  T_BOOL,
+  T_INT,
+  T_NUM,
+  T_DUR,
+  T_LEVEL,
+  T_FORMAT,
+  T_BACKEND,
+  T_SCOPE,
+  T_SELECT,
+  T_LIST,
+  T_TOACTION,
+  T_SCHEDULER_NAMES
+};
 
 struct key_def {
   const char *path;
@@ -30,7 +48,7 @@ struct key_def {
 
 #define OFF(f) offsetof(struct gb_config, f)
 
-static const struct key_def KEYS[] = {
+static const struct key_def KEY_ROWS[] = {
     {"kube.kubeconfig", T_STR, OFF(kubeconfig), 0, 0, "", "kubeconfig"},
     {"kube.context", T_STR, OFF(context), 0, 0, "", "context"},
     {"kube.qps", T_NUM, OFF(kube_qps), -1, 100000, "50", "kube-qps"},
@@ -62,8 +80,7 @@ static const struct key_def KEYS[] = {
     {"webhook.tlsKey", T_STR, OFF(webhook_tls_key), 0, 0, "", "webhook-tls-key"},
     {"webhook.path", T_STR, OFF(webhook_path), 0, 0, "/mutate-pods", NULL},
     {"webhook.allowOnError", T_BOOL, OFF(webhook_allow_on_error), 0, 0, "false", NULL},
-    {"webhook.denyOnPodGroupMismatch", T_BOOL, OFF(webhook_deny_on_mismatch), 0, 0, "false",
-     NULL},
+    {"webhook.denyOnPodGroupMismatch", T_BOOL, OFF(webhook_deny_on_mismatch), 0, 0, "false", NULL},
     {"webhook.threads", T_INT, OFF(webhook_threads), 1, 64, "4", NULL},
     {"webhook.maxConnections", T_INT, OFF(webhook_max_connections), 1, 100000, "1024", NULL},
     {"webhook.maxConnectionsPerIP", T_INT, OFF(webhook_max_per_ip), 0, 100000, "256", NULL},
@@ -86,14 +103,11 @@ static const struct key_def KEYS[] = {
     {"sched.headerTimeout", T_DUR, OFF(sched_header_timeout_s), 1, 300, "10s", NULL},
     {"scheduling.backend", T_BACKEND, OFF(backend), 0, 0, "auto", "backend"},
     {"scheduling.gangScope", T_SCOPE, OFF(gang_scope), 0, 0, "wave", "gang-scope"},
-    {"scheduling.schedulerNames.volcano", T_STR, OFF(scheduler_volcano), 0, 0, "volcano", NULL},
-    {"scheduling.schedulerNames.coscheduling", T_STR, OFF(scheduler_coscheduling), 0, 0,
-     "scheduler-plugins-scheduler", NULL},
+    {"scheduling.schedulerNames", T_SCHEDULER_NAMES, OFF(scheduler_names), 0, 0, NULL, NULL},
     {"scheduling.discoveryInterval", T_DUR, OFF(discovery_interval_s), 1, 86400, "30s", NULL},
     {"scheduling.watchCRDs", T_BOOL, OFF(watch_crds), 0, 0, "true", NULL},
     {"selection.mode", T_SELECT, OFF(select_mode), 0, 0, "unmanaged", "selection"},
-    {"selection.namespaceSelector", T_STR, OFF(namespace_selector), 0, 0, "",
-     "namespace-selector"},
+    {"selection.namespaceSelector", T_STR, OFF(namespace_selector), 0, 0, "", "namespace-selector"},
     {"selection.optInLabel", T_STR, OFF(opt_in_label), 0, 0, "gangbridge.io/enabled=true", NULL},
     {"selection.takeOverTrainerPolicies", T_BOOL, OFF(take_over_trainer_policies), 0, 0, "false",
      NULL},
@@ -116,10 +130,9 @@ static const struct key_def KEYS[] = {
     {"placement.enabled", T_BOOL, OFF(placement_enabled), 0, 0, "true", NULL},
     {"placement.strayGateGrace", T_DUR, OFF(placement_stray_grace_s), 1, 86400, "30s", NULL},
     {"placement.releaseTimeout", T_DUR, OFF(placement_release_timeout_s), 1, 86400, "2m", NULL},
-    {"placement.starvationGuard", T_DUR, OFF(placement_starvation_guard_s), 0, 86400, "5m",
+    {"placement.starvationGuard", T_DUR, OFF(placement_starvation_guard_s), 0, 86400, "5m", NULL},
+    {"placement.starvationGuardMax", T_DUR, OFF(placement_starvation_guard_max_s), 1, 604800, "30m",
      NULL},
-    {"placement.starvationGuardMax", T_DUR, OFF(placement_starvation_guard_max_s), 1, 604800,
-     "30m", NULL},
     {"placement.profile", T_STR, OFF(placement_profile), 0, 0, "bestfit", NULL},
     {"placement.maxInflightPatches", T_INT, OFF(placement_max_inflight), 1, 1024, "32", NULL},
     {"placement.debugAddress", T_STR, OFF(placement_debug_address), 0, 0, "", NULL},
@@ -137,15 +150,37 @@ static const struct key_def KEYS[] = {
     {"topology.levels", T_LIST, OFF(topology_levels_text), 0, 0, "", NULL},
     {"topology.default", T_STR, OFF(topology_default), 0, 0, "", NULL},
 };
-#define N_KEYS (sizeof(KEYS) / sizeof(KEYS[0]))
+#define N_ROWS (sizeof(KEY_ROWS) / sizeof(KEY_ROWS[0]))
 
-const char *gb_backend_choice_name(enum gb_backend_choice b) {
-  switch (b) {
-  case GB_CHOICE_VOLCANO: return "volcano";
-  case GB_CHOICE_COSCHEDULING: return "coscheduling";
-  default: return "auto";
+/* KEY_ROWS with the per-backend rows expanded, built once. */
+static struct key_def KEYS[N_ROWS + GC_BACKEND_MAX];
+static char KEY_PATHS[GC_BACKEND_MAX][96];
+static size_t N_KEYS;
+static pthread_once_t keys_once = PTHREAD_ONCE_INIT;
+
+static void keys_build(void) {
+  for (size_t i = 0; i < N_ROWS; i++) {
+    if (KEY_ROWS[i].type != T_SCHEDULER_NAMES) {
+      KEYS[N_KEYS++] = KEY_ROWS[i];
+      continue;
+    }
+    for (size_t b = 0; b < gc_backend_count(); b++) {
+      const struct gc_backend *be = gc_backend_at(b);
+      snprintf(KEY_PATHS[b], sizeof(KEY_PATHS[b]), "%s.%s", KEY_ROWS[i].path, be->name);
+      KEYS[N_KEYS++] = (struct key_def){KEY_PATHS[b],
+                                        T_STR,
+                                        KEY_ROWS[i].off + b * sizeof(const char *),
+                                        0,
+                                        0,
+                                        be->scheduler_name ? be->scheduler_name : "",
+                                        NULL};
+    }
   }
 }
+
+static void keys_init(void) { pthread_once(&keys_once, keys_build); }
+
+const char *gb_backend_choice_name(const struct gc_backend *b) { return b ? b->name : "auto"; }
 
 const char *gb_timeout_action_name(enum gb_timeout_action a) {
   switch (a) {
@@ -164,6 +199,7 @@ const char *gb_select_mode_name(enum gb_select_mode m) {
 }
 
 static const struct key_def *find_key(const char *path) {
+  keys_init();
   for (size_t i = 0; i < N_KEYS; i++)
     if (!strcmp(KEYS[i].path, path))
       return &KEYS[i];
@@ -173,6 +209,7 @@ static const struct key_def *find_key(const char *path) {
 /* True when some key starts with "prefix." (a section). */
 static int is_section(const char *prefix) {
   size_t n = strlen(prefix);
+  keys_init();
   for (size_t i = 0; i < N_KEYS; i++)
     if (!strncmp(KEYS[i].path, prefix, n) && KEYS[i].path[n] == '.')
       return 1;
@@ -326,16 +363,13 @@ static int set_scalar(struct gb_config *c, const struct key_def *k, char *base, 
     return 0;
   }
   case T_BACKEND: {
-    enum gb_backend_choice *b = (enum gb_backend_choice *)(void *)base;
+    const struct gc_backend **b = (const struct gc_backend **)(void *)base;
+    char names[256];
     if (!strcmp(text, "auto"))
-      *b = GB_CHOICE_AUTO;
-    else if (!strcmp(text, "volcano"))
-      *b = GB_CHOICE_VOLCANO;
-    else if (!strcmp(text, "coscheduling"))
-      *b = GB_CHOICE_COSCHEDULING;
-    else {
-      gc_diags_addf(d, "%s: %s: must be auto, volcano or coscheduling, not \"%.64s\"", where,
-                    k->path, text);
+      *b = NULL;
+    else if (!(*b = gc_backend_by_name(text))) {
+      gc_diags_addf(d, "%s: %s: must be auto, %s, not \"%.64s\"", where, k->path,
+                    gc_backend_names(names, sizeof(names), " or "), text);
       return GC_EINVAL;
     }
     return 0;
@@ -367,7 +401,8 @@ static int set_scalar(struct gb_config *c, const struct key_def *k, char *base, 
     }
     return 0;
   }
-  case T_TOACTION: break; /* set_text's */
+  case T_TOACTION: break;        /* set_text's */
+  case T_SCHEDULER_NAMES: break; /* expanded into T_STR rows */
   }
   return GC_EINVAL;
 }
@@ -386,6 +421,7 @@ int gb_config_init(struct gb_config *c) {
   c->arena = gc_arena_new(4u << 20);
   if (!c->arena)
     return GC_ENOMEM;
+  keys_init();
   for (size_t i = 0; i < N_KEYS; i++) {
     int rc = set_text(c, &KEYS[i], KEYS[i].def, "default", NULL);
     if (rc) {
@@ -817,6 +853,7 @@ static void usage(FILE *f) {
           "  --config FILE             YAML configuration file (read first)\n"
           "  --set KEY=VALUE           set any configuration key (repeatable)\n"
           "  --print-config            print the effective configuration and exit\n");
+  keys_init();
   for (size_t i = 0; i < N_KEYS; i++)
     if (KEYS[i].flag)
       fprintf(f, "  --%-23s %s (default \"%s\")\n", KEYS[i].flag, KEYS[i].path, KEYS[i].def);
@@ -944,6 +981,7 @@ static void write_list(FILE *f, const char *s) {
 }
 
 void gb_config_write(const struct gb_config *c, FILE *f) {
+  keys_init();
   const char *prev = "";
   size_t prev_len = 0;
   for (size_t i = 0; i < N_KEYS; i++) {
@@ -983,8 +1021,9 @@ void gb_config_write(const struct gb_config *c, FILE *f) {
       fputs(*(const enum gb_log_format *)(const void *)base == GB_LOG_JSON ? "json" : "text", f);
       break;
     case T_BACKEND:
-      fputs(gb_backend_choice_name(*(const enum gb_backend_choice *)(const void *)base), f);
+      fputs(gb_backend_choice_name(*(const struct gc_backend *const *)(const void *)base), f);
       break;
+    case T_SCHEDULER_NAMES: break; /* expanded into T_STR rows */
     case T_SCOPE:
       fputs(*(const enum gc_scope *)(const void *)base == GC_SCOPE_ALL ? "all" : "wave", f);
       break;

@@ -25,7 +25,6 @@
 /* Largest config file accepted. */
 #define GB_CONFIG_MAX_BYTES (1u << 20)
 
-enum gb_backend_choice { GB_CHOICE_AUTO = 0, GB_CHOICE_VOLCANO, GB_CHOICE_COSCHEDULING };
 enum gb_select_mode { GB_SELECT_UNMANAGED = 0, GB_SELECT_NAMESPACE, GB_SELECT_OPTIN };
 
 /* timeouts.action: what happens when a gang's timeout passes. */
@@ -132,10 +131,11 @@ struct gb_config {
   double sched_header_timeout_s;
 
   /* scheduling */
-  enum gb_backend_choice backend;
+  const struct gc_backend *backend; /* NULL: auto */
   enum gc_scope gang_scope;
-  const char *scheduler_volcano;      /* "" : leave spec.schedulerName alone */
-  const char *scheduler_coscheduling;
+  /* scheduling.schedulerNames.<backend>, by gc_backend_index; "": leave
+   * spec.schedulerName alone. */
+  const char *scheduler_names[GC_BACKEND_MAX];
   double discovery_interval_s;
   int watch_crds;
 
@@ -243,9 +243,9 @@ void gb_config_write(const struct gb_config *c, FILE *f);
  * Returns 0 or GC_EINVAL. */
 int gb_config_split_addr(const char *addr, char *host, size_t cap, unsigned *port);
 
-/* Names for enum values ("auto", "volcano", "coscheduling"; "unmanaged",
- * "namespaceSelector", "optIn"). */
-const char *gb_backend_choice_name(enum gb_backend_choice b);
+/* Names for values: scheduling.backend (a backend's name, "auto" for NULL);
+ * selection.mode ("unmanaged", "namespaceSelector", "optIn"). */
+const char *gb_backend_choice_name(const struct gc_backend *b);
 const char *gb_select_mode_name(enum gb_select_mode m);
 
 #endif

@@ -4,8 +4,8 @@
  * informers (TrainJobs, TrainingRuntimes, ClusterTrainingRuntimes,
  * Namespaces, JobSet pods (a compact record each, counted per gang),
  * CustomResourceDefinitions (name, group and versions only), and, once
- * discovery finds their APIs, Volcano and coscheduling PodGroups and
- * Volcano Queues), the work
+ * discovery finds their APIs, the PodGroups and Queues of every backend of
+ * gangcalc's table (gc_backend.h)), the work
  * queue that their events feed, the worker threads that run gb_reconcile,
  * the periodic API discovery behind `scheduling.backend: auto` (re-checked
  * at once when a scheduling CRD changes), the webhook's lookup, readiness
@@ -49,17 +49,18 @@ typedef int (*gb_placement_lookup_fn)(void *ctx, const char *ns, const char *job
 /* The caches whose changes the controller hands to its observer. */
 enum gb_observe_kind {
   GB_OBSERVE_TRAINJOB,
-  GB_OBSERVE_POD, /* JobSet pods, trimmed by gb_informer_trim_pod */
-  GB_OBSERVE_PODGROUP_VOLCANO,
-  GB_OBSERVE_PODGROUP_COSCHEDULING
+  GB_OBSERVE_POD,     /* JobSet pods, trimmed by gb_informer_trim_pod */
+  GB_OBSERVE_PODGROUP /* gangbridge's PodGroups of one backend */
 };
 
 /* Called on the informer's thread for every add, update and delete of the
- * caches above, before the controller queues the TrainJob.  ch is borrowed
- * for the call; initial is 1 while that informer's first list is delivered.
+ * caches above, before the controller queues the TrainJob.  backend is the
+ * PodGroup's (GB_OBSERVE_PODGROUP; NULL otherwise).  ch is borrowed for the
+ * call; initial is 1 while that informer's first list is delivered.
  * The observer must not block: it is how timeouts/ follows gangs without
  * the controller depending on it. */
 typedef void (*gb_controller_observe_fn)(void *ctx, enum gb_observe_kind kind,
+                                         const struct gc_backend *backend,
                                          const struct gb_informer_change *ch, int initial);
 
 struct gb_controller_opts {
@@ -115,11 +116,12 @@ int gb_controller_gang(struct gb_controller *c, const char *ns, const char *jobs
  * or NULL when the PodGroup has no such annotation.  Returns 0,
  * GC_ENOTFOUND (no such PodGroup cached, or its API is not watched) or
  * GC_ENOMEM.  Any thread. */
-int gb_controller_podgroup_annotation(struct gb_controller *c, enum gc_backend b, const char *ns,
-                                      const char *name, const char *key, char **out);
+int gb_controller_podgroup_annotation(struct gb_controller *c, const struct gc_backend *b,
+                                      const char *ns, const char *name, const char *key,
+                                      char **out);
 
 /* Calls fn(arg, ns, name) for every gangbridge PodGroup the caches hold
- * (either backend) that carries annotation `key`, until fn returns
+ * (every backend) that carries annotation `key`, until fn returns
  * non-zero.  Returns 0, fn's result, GC_EIO (caches not synced yet) or
  * GC_ENOMEM.  Any thread; fn runs with no lock held. */
 typedef int (*gb_controller_pg_fn)(void *arg, const char *ns, const char *name);

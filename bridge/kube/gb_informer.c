@@ -19,6 +19,7 @@
 #include "gb_clock.h"
 #include "gb_hash.h"
 #include "gb_kube_watch.h"
+#include "gc_backend.h"
 
 #define RV_MAX 512
 #define UID_MAX 128
@@ -190,21 +191,51 @@ static void drop_empty(json_object *obj, const char *k) {
     json_object_object_del(obj, k);
 }
 
+/* The keys a trimmed pod keeps: the fixed ones, then every key a backend
+ * joins pods by (gc_backend.h) at `at`; for a pod spec field, its first
+ * path element.  Built once. */
+#define KEEP_MAX (4 + GC_BACKEND_MAX * GC_BACKEND_MAX_JOINS)
+static const char *keep_labels[KEEP_MAX], *keep_anns[KEEP_MAX], *keep_spec[KEEP_MAX];
+static char keep_spec_keys[GC_BACKEND_MAX * GC_BACKEND_MAX_JOINS][64];
+static pthread_once_t keep_once = PTHREAD_ONCE_INIT;
+
+static void keep_build(void) {
+  size_t nl = 0, na = 0, ns = 0, nk = 0;
+  keep_labels[nl++] = "jobset.sigs.k8s.io/jobset-name";
+  keep_spec[ns++] = "schedulingGates";
+  for (size_t i = 0; i < gc_backend_count(); i++) {
+    const struct gc_backend *b = gc_backend_at(i);
+    for (size_t j = 0; j < b->n_joins; j++) {
+      const struct gc_backend_join *jn = &b->joins[j];
+      if (jn->legacy)
+        continue;
+      if (jn->at == GC_JOIN_LABEL) {
+        keep_labels[nl++] = jn->key;
+      } else if (jn->at == GC_JOIN_ANNOTATION) {
+        keep_anns[na++] = jn->key;
+      } else if (jn->at == GC_JOIN_SPEC_FIELD) {
+        snprintf(keep_spec_keys[nk], sizeof(keep_spec_keys[nk]), "%.*s", (int)strcspn(jn->key, "."),
+                 jn->key);
+        keep_spec[ns++] = keep_spec_keys[nk++];
+      }
+    }
+  }
+  keep_labels[nl] = keep_anns[na] = keep_spec[ns] = NULL;
+}
+
 void gb_informer_trim_pod(json_object *obj) {
   static const char *const top[] = {"apiVersion", "kind", "metadata", "spec", "status", NULL};
-  static const char *const meta[] = {"name",   "namespace",   "uid", "resourceVersion",
-                                     "labels", "annotations", "creationTimestamp", NULL};
-  static const char *const labels[] = {"jobset.sigs.k8s.io/jobset-name",
-                                       "scheduling.x-k8s.io/pod-group", NULL};
-  static const char *const anns[] = {"scheduling.k8s.io/group-name", NULL};
-  static const char *const spec[] = {"schedulingGates", NULL};
+  static const char *const meta[] = {
+      "name",        "namespace",         "uid", "resourceVersion", "labels",
+      "annotations", "creationTimestamp", NULL};
   static const char *const status[] = {"conditions", NULL};
+  pthread_once(&keep_once, keep_build);
   keep_only(obj, top);
   json_object *m = member(obj, "metadata");
   keep_only(m, meta);
-  keep_only(member(m, "labels"), labels);
-  keep_only(member(m, "annotations"), anns);
-  keep_only(member(obj, "spec"), spec);
+  keep_only(member(m, "labels"), keep_labels);
+  keep_only(member(m, "annotations"), keep_anns);
+  keep_only(member(obj, "spec"), keep_spec);
   keep_only(member(obj, "status"), status);
   trim_conditions(member(obj, "status"));
   drop_empty(obj, "spec");

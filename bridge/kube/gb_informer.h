@@ -168,7 +168,8 @@ int gb_informer_feed(struct gb_informer *inf, int watch_type, json_object *obj);
 
 /* Transforms for gb_informer_opts.transform.  trim_pod keeps only a pod's
  * identity (namespace, name, uid, resourceVersion, creationTimestamp), its
- * JobSet name label, the PodGroup label and annotation it carries, its
+ * JobSet name label, the group labels and annotations of every backend
+ * (gc_backend.h; a pod spec field join keeps its first element), its
  * spec.schedulingGates and its PodScheduled and Ready conditions (type,
  * status, reason, message, lastTransitionTime; for the timeout tracker, whose
  * timeouts.until may be Ready): a few hundred bytes

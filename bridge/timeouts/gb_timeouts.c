@@ -26,11 +26,9 @@
 #include "gb_requeue.h"
 #include "gb_timeout_report.h"
 #include "gb_timeouts_int.h"
+#include "gc_backend.h"
 #include "gc_diag.h"
 #include "gc_policy.h"
-
-#define VOLCANO_GROUP_ANN "scheduling.k8s.io/group-name"
-#define COSCHED_GROUP_LABEL "scheduling.x-k8s.io/pod-group"
 
 double gb_timeouts_wall_now(void) {
   struct timespec ts;
@@ -123,9 +121,10 @@ void gb_timeouts_labels(struct gb_timeouts *t, const struct gang *g, const char 
     out[0] = out[1] = out[2] = "unknown";
     return;
   }
-  out[0] = g->is_volcano ? "volcano" : "coscheduling";
-  out[1] = !g->is_volcano ? "none"
-                          : gb_qlabels_label(&t->queues, g->queue[0] ? g->queue : "default");
+  out[0] = gc_backend_name(g->be);
+  out[1] = !g->be || !(g->be->caps & GC_BCAP_QUEUE)
+               ? "none"
+               : gb_qlabels_label(&t->queues, g->queue[0] ? g->queue : g->be->queue.default_name);
   out[2] = gb_tr_size_class_name(gb_tr_size_class(g->min_member));
 }
 
@@ -133,7 +132,12 @@ void gb_timeouts_labels(struct gb_timeouts *t, const struct gang *g, const char 
 static void queue_count(struct gb_timeouts *t, struct gang *g, int in_use) {
   if (g->queue_counted == in_use)
     return;
-  if (gb_qlabels_count(&t->queues, g->queue[0] ? g->queue : "default", in_use ? 1 : -1))
+  const char *dflt = g->be ? g->be->queue.default_name : NULL;
+  if (gb_qlabels_count(&t->queues,
+                       g->queue[0] ? g->queue
+                       : dflt      ? dflt
+                                   : "default",
+                       in_use ? 1 : -1))
     return; /* too many names: labelled as if not in use */
   g->queue_counted = in_use;
 }
@@ -259,18 +263,13 @@ static void on_ready(struct gb_timeouts *t, struct gang *g, int initial, double 
     gb_histogram_observe(t->to_ready, l, fmax(0, end - gb_timeouts_wait_start(g)));
 }
 
-static int phase_started(const char *phase) {
-  return !strcmp(phase, "Running") || !strcmp(phase, "Completed") ||
-         !strcmp(phase, "Finished");
-}
-
 /* Notices the quorums and queues their facts for the leader to record:
  * the moment the gang first reaches them, once, on its own PodGroup. */
 static void check_started(struct gb_timeouts *t, struct gang *g, int initial, double now) {
   if (!g->has_pg)
     return;
   int quorum = g->min_member > 0 && g->scheduled >= g->min_member;
-  if (!g->started && (quorum || phase_started(g->phase) || g->pg_sched_cond))
+  if (!g->started && (quorum || gc_backend_phase_started(g->be, g->phase) || g->pg_sched_cond))
     on_started(t, g, initial, now);
   if (!g->ready_reached && g->min_member > 0 && g->ready >= g->min_member)
     on_ready(t, g, initial, now);
@@ -298,25 +297,26 @@ static void pg_timeout(struct gb_timeouts *t, struct gang *g, json_object *pg) {
    * unclamped: a coscheduling gang with a 1h policy times out after an
    * hour, although each Permit wait is capped at 15 minutes. */
   const char *own = str_member(ann, GC_ANN_SCHEDULE_TIMEOUT);
+  const struct gc_backend_timeout *bt = &g->be->timeout;
   int64_t secs = 0;
   if (own && !gb_tr_parse_duration(own, &secs) && secs > 0) {
     g->timeout_s = (double)secs;
     g->timeout_source = GC_ANN_SCHEDULE_TIMEOUT;
-  } else if (!g->is_volcano) {
-    json_object *v = member(member(pg, "spec"), "scheduleTimeoutSeconds");
+  } else if (bt->spec_seconds) {
+    json_object *v = member(member(pg, "spec"), bt->spec_seconds);
     if (v && json_object_is_type(v, json_type_int) && json_object_get_int64(v) > 0) {
-      /* kube-scheduler caps every Permit wait at 15 minutes. */
-      g->timeout_s = fmin(900, (double)json_object_get_int64(v));
-      g->timeout_source = "spec.scheduleTimeoutSeconds";
+      /* The scheduler caps every wait at its maximum. */
+      double s = (double)json_object_get_int64(v);
+      g->timeout_s = bt->max_seconds > 0 ? fmin((double)bt->max_seconds, s) : s;
+      g->timeout_source = bt->spec_seconds;
     }
   } else {
-    static const char *const keys[] = {GC_VOLCANO_SLA_ANNOTATION, "sla-waiting-time"};
-    for (int i = 0; i < 2 && isnan(g->timeout_s); i++) {
-      const char *s = str_member(ann, keys[i]);
-      /* As Volcano: the first annotation that is a duration above 0 wins. */
+    for (int i = 0; i < GC_BACKEND_MAX_KEYS && bt->annotations[i] && isnan(g->timeout_s); i++) {
+      const char *s = str_member(ann, bt->annotations[i]);
+      /* As the scheduler: the first annotation that is a duration above 0 wins. */
       if (s && !gb_tr_parse_duration(s, &secs) && secs > 0) {
         g->timeout_s = (double)secs;
-        g->timeout_source = keys[i];
+        g->timeout_source = bt->annotations[i];
       }
     }
   }
@@ -329,18 +329,19 @@ static void pg_timeout(struct gb_timeouts *t, struct gang *g, json_object *pg) {
   }
 }
 
-/* Volcano's Unschedulable=True condition message (the gang plugin's "n/m
- * tasks in gang unschedulable: ..."), or "". */
+/* The backend's unschedulable condition's message when True (Volcano's gang
+ * plugin: "n/m tasks in gang unschedulable: ..."), or "". */
 static void pg_message(struct gang *g, json_object *pg) {
   g->pg_msg[0] = '\0';
+  const char *cond = g->be->status.unschedulable_condition;
   json_object *cs = member(member(pg, "status"), "conditions");
-  if (!cs || !json_object_is_type(cs, json_type_array))
+  if (!cond || !cs || !json_object_is_type(cs, json_type_array))
     return;
   for (size_t i = 0; i < json_object_array_length(cs); i++) {
     json_object *c = json_object_array_get_idx(cs, i);
     const char *type = str_member(c, "type"), *status = str_member(c, "status");
     const char *msg = str_member(c, "message");
-    if (type && status && msg && !strcmp(type, "Unschedulable") && !strcmp(status, "True"))
+    if (type && status && msg && !strcmp(type, cond) && !strcmp(status, "True"))
       snprintf(g->pg_msg, sizeof(g->pg_msg), "%s", msg);
   }
 }
@@ -365,8 +366,8 @@ static void pg_facts(struct gang *g, json_object *pg) {
     g->pending &= ~W_RESUMED;
 }
 
-static void pg_update(struct gb_timeouts *t, struct gang *g, json_object *pg, int volcano,
-                      int initial, double now) {
+static void pg_update(struct gb_timeouts *t, struct gang *g, json_object *pg,
+                      const struct gc_backend *be, int initial, double now) {
   const char *uid = gb_kube_meta_str(pg, "uid");
   if (uid && strncmp(g->uid, uid, sizeof(g->uid) - 1) != 0) {
     /* A PodGroup created again under the same name: a new gang. */
@@ -378,21 +379,24 @@ static void pg_update(struct gb_timeouts *t, struct gang *g, json_object *pg, in
   }
   queue_count(t, g, 0);
   g->has_pg = g->labels_known = 1;
-  g->is_volcano = volcano;
+  g->be = be;
   g->pg_ours = gb_gangfacts_ours(pg, NULL);
   const char *rv = gb_kube_meta_str(pg, "resourceVersion");
   snprintf(g->rv, sizeof(g->rv), "%s", rv ? rv : "");
   g->created = parse_ts(gb_kube_meta_str(pg, "creationTimestamp"));
-  json_object *spec = member(pg, "spec"), *mm = member(spec, "minMember");
+  json_object *spec = member(pg, "spec"), *mm = member(spec, be->min_member_field);
   g->min_member = mm && json_object_is_type(mm, json_type_int) ? json_object_get_int(mm) : 1;
-  const char *q = volcano ? str_member(spec, "queue") : NULL;
+  int queues = (be->caps & GC_BCAP_QUEUE) && be->queue.field;
+  const char *q = queues ? str_member(spec, be->queue.field) : NULL;
   snprintf(g->queue, sizeof(g->queue), "%s", q ? q : "");
-  if (volcano)
+  if (queues)
     queue_count(t, g, 1);
   const char *ph = str_member(member(pg, "status"), "phase");
   snprintf(g->phase, sizeof(g->phase), "%s", ph ? ph : "");
-  /* Volcano's Scheduled=True condition stays after the pods are replaced. */
-  g->pg_sched_cond = volcano && !isnan(condition_time(pg, "Scheduled", "True"));
+  /* A scheduled condition (Volcano's Scheduled=True) stays after the pods
+   * are replaced. */
+  const char *sc = be->status.scheduled_condition;
+  g->pg_sched_cond = sc && !isnan(condition_time(pg, sc, "True"));
   pg_timeout(t, g, pg);
   pg_message(g, pg);
   pg_facts(g, pg);
@@ -401,8 +405,8 @@ static void pg_update(struct gb_timeouts *t, struct gang *g, json_object *pg, in
 }
 
 static void observe_podgroup(struct gb_timeouts *t, const struct gb_informer_change *ch,
-                             int volcano, int initial) {
-  const char *backend = volcano ? "volcano" : "coscheduling";
+                             const struct gc_backend *be, int initial) {
+  const char *backend = be->name;
   double now = gb_timeouts_wall_now(), unused;
   if (ch->op == GB_INFORMER_DELETE) {
     gb_tts_forget(t->tts, backend, ch->key);
@@ -429,7 +433,7 @@ static void observe_podgroup(struct gb_timeouts *t, const struct gb_informer_cha
     gb_timeouts_arm(t, g, now);
     gang_gc(t, g);
   } else {
-    pg_update(t, g, ch->obj, volcano, initial, now);
+    pg_update(t, g, ch->obj, be, initial, now);
   }
   pthread_mutex_unlock(&t->mu);
 }
@@ -466,14 +470,28 @@ static void pod_conditions(json_object *pod, struct pod_view *v) {
   }
 }
 
+/* The group a pod joins by any backend's written label or annotation
+ * (annotations first), or NULL. */
+static const char *pod_group(json_object *meta) {
+  static const enum gc_join_at order[] = {GC_JOIN_ANNOTATION, GC_JOIN_LABEL};
+  for (size_t o = 0; o < 2; o++) {
+    json_object *map = member(meta, order[o] == GC_JOIN_LABEL ? "labels" : "annotations");
+    for (size_t i = 0; map && i < gc_backend_count(); i++) {
+      const struct gc_backend_join *j = gc_backend_join_of(gc_backend_at(i), GC_JOIN_GROUP);
+      const char *group = j && j->at == order[o] ? str_member(map, j->key) : NULL;
+      if (group)
+        return group;
+    }
+  }
+  return NULL;
+}
+
 /* Reads pod into v; 0 when the pod is bound to no PodGroup. */
 static int pod_view(json_object *pod, struct pod_view *v) {
   memset(v, 0, sizeof(*v));
   json_object *meta = member(pod, "metadata");
   const char *ns = str_member(meta, "namespace");
-  const char *group = str_member(member(meta, "annotations"), VOLCANO_GROUP_ANN);
-  if (!group)
-    group = str_member(member(meta, "labels"), COSCHED_GROUP_LABEL);
+  const char *group = pod_group(meta);
   if (!ns || !group || !group[0])
     return 0;
   int n = snprintf(v->key, sizeof(v->key), "%s/%s", ns, group);
@@ -612,13 +630,15 @@ static void observe_trainjob(struct gb_timeouts *t, const struct gb_informer_cha
   pthread_mutex_unlock(&t->mu);
 }
 
-void gb_timeouts_observe(void *ctx, enum gb_observe_kind kind,
+void gb_timeouts_observe(void *ctx, enum gb_observe_kind kind, const struct gc_backend *backend,
                          const struct gb_informer_change *ch, int initial) {
   struct gb_timeouts *t = ctx;
   switch (kind) {
   case GB_OBSERVE_TRAINJOB: observe_trainjob(t, ch, initial); break;
   case GB_OBSERVE_POD: observe_pod(t, ch, initial); break;
-  case GB_OBSERVE_PODGROUP_VOLCANO: observe_podgroup(t, ch, 1, initial); break;
-  case GB_OBSERVE_PODGROUP_COSCHEDULING: observe_podgroup(t, ch, 0, initial); break;
+  case GB_OBSERVE_PODGROUP:
+    if (gc_backend_index(backend) >= 0)
+      observe_podgroup(t, ch, backend, initial);
+    break;
   }
 }

@@ -5,8 +5,8 @@
  * bound to them, TrainJobs; gb_timeouts_observe is a
  * gb_controller_observe_fn) and keeps, per gang: its effective timeout as
  * the PodGroup carries it (gangbridge's own gangbridge.io/schedule-timeout,
- * coscheduling spec.scheduleTimeoutSeconds, Volcano's sla-waiting-time
- * annotations; within config timeouts.max), when its wait started (the
+ * else the spec field or annotations its backend's scheduler reads, per the
+ * backend's descriptor (gc_backend.h); within config timeouts.max), when its wait started (the
  * PodGroup's creation, or a later resume), how many of its pods exist, are
  * gated, unschedulable, scheduled and ready, the durable facts on
  * gangbridge's PodGroup (gb_gangfacts: started, ready, timed out, resumed)
@@ -77,7 +77,7 @@ void gb_timeouts_stop(struct gb_timeouts *t);
 void gb_timeouts_free(struct gb_timeouts *t);
 
 /* gb_controller_observe_fn (ctx = the tracker). */
-void gb_timeouts_observe(void *ctx, enum gb_observe_kind kind,
+void gb_timeouts_observe(void *ctx, enum gb_observe_kind kind, const struct gc_backend *backend,
                          const struct gb_informer_change *ch, int initial);
 
 /* Wakes the timer thread (call on becoming leader: deadlines that passed

@@ -37,7 +37,8 @@ struct gang {
   struct gb_deadline_item dl;
   enum dl_kind dl_kind;
   /* the PodGroup (labels stay when it goes: a resume is still counted under them) */
-  int has_pg, is_volcano, pg_ours, labels_known, queue_counted, pg_sched_cond;
+  const struct gc_backend *be; /* the PodGroup's backend (kept when it goes), NULL: none yet */
+  int has_pg, pg_ours, labels_known, queue_counted, pg_sched_cond;
   char uid[64], rv[32], queue[64], phase[24], pg_msg[GB_TOA_MSG_MAX];
   int min_member;
   double created, timeout_s; /* timeout_s NAN: none */

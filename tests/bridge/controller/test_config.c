@@ -68,10 +68,11 @@ START_TEST(test_defaults) {
   ck_assert_str_eq(c.http_address, "0.0.0.0:8080");
   ck_assert_str_eq(c.webhook_address, "0.0.0.0:9443");
   ck_assert_str_eq(c.webhook_path, "/mutate-pods");
-  ck_assert_int_eq(c.backend, GB_CHOICE_AUTO);
+  ck_assert_ptr_null(c.backend);
   ck_assert_int_eq(c.gang_scope, GC_SCOPE_WAVE);
-  ck_assert_str_eq(c.scheduler_volcano, "volcano");
-  ck_assert_str_eq(c.scheduler_coscheduling, "scheduler-plugins-scheduler");
+  ck_assert_str_eq(c.scheduler_names[gc_backend_index(gc_backend_by_name("volcano"))], "volcano");
+  ck_assert_str_eq(c.scheduler_names[gc_backend_index(gc_backend_by_name("coscheduling"))],
+                   "scheduler-plugins-scheduler");
   ck_assert_int_eq(c.select_mode, GB_SELECT_UNMANAGED);
   ck_assert_str_eq(c.opt_in_label, "gangbridge.io/enabled=true");
   ck_assert_int_eq(c.take_over_trainer_policies, 0);
@@ -144,10 +145,11 @@ START_TEST(test_full_file) {
   ck_assert_str_eq(c.grpc_address, "127.0.0.1:9090");
   ck_assert_str_eq(c.http_address, "[::1]:8081");
   ck_assert_str_eq(c.webhook_address, "");
-  ck_assert_int_eq(c.backend, GB_CHOICE_COSCHEDULING);
+  ck_assert_ptr_eq(c.backend, gc_backend_by_name("coscheduling"));
   ck_assert_int_eq(c.gang_scope, GC_SCOPE_ALL);
-  ck_assert_str_eq(c.scheduler_coscheduling, "my-sched");
-  ck_assert_str_eq(c.scheduler_volcano, "volcano");
+  ck_assert_str_eq(c.scheduler_names[gc_backend_index(gc_backend_by_name("coscheduling"))],
+                   "my-sched");
+  ck_assert_str_eq(c.scheduler_names[gc_backend_index(gc_backend_by_name("volcano"))], "volcano");
   ck_assert_double_eq(c.discovery_interval_s, 10);
   ck_assert_int_eq(c.select_mode, GB_SELECT_NAMESPACE);
   ck_assert_int_eq(c.take_over_trainer_policies, 1);
@@ -217,7 +219,7 @@ START_TEST(test_flags) {
   dump(&d);
   ck_assert_int_eq(rc, 0);
   ck_assert_int_eq(c.workers, 3);
-  ck_assert_int_eq(c.backend, GB_CHOICE_COSCHEDULING);
+  ck_assert_ptr_eq(c.backend, gc_backend_by_name("coscheduling"));
   ck_assert_int_eq(c.delete_on_finish, 0);
   ck_assert_int_eq(c.leader_elect, 1);
   ck_assert_int_eq(c.log_level, GB_LOG_WARN);
@@ -227,7 +229,7 @@ START_TEST(test_flags) {
   char *a2[] = {"serve", "--config", path, NULL};
   ck_assert_int_eq(gb_config_parse_args(&c, 3, a2, stdout, &d), 0);
   ck_assert_int_eq(c.workers, 7);
-  ck_assert_int_eq(c.backend, GB_CHOICE_VOLCANO);
+  ck_assert_ptr_eq(c.backend, gc_backend_by_name("volcano"));
   gb_config_destroy(&c);
   unlink(path);
 
