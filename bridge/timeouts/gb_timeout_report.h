@@ -64,9 +64,10 @@ struct gb_tr_options {
 
 /* One queue x size class x backend line of the report. */
 struct gb_tr_row {
+  /* The row is queue x backend x size class (size_class below, where it
+   * fills the padding after has_suggestion). */
   const char *queue; /* borrowed from the gangs */
   const struct gc_backend *backend;
-  int size_class;
   size_t gangs, scheduled, censored; /* gangs = scheduled + censored */
   /* Over the scheduled gangs only (nearest rank); GB_TR_NO_TIMEOUT when
    * none was scheduled. */
@@ -83,6 +84,7 @@ struct gb_tr_row {
   size_t timeout_gangs; /* gangs that have that timeout */
   size_t exceeded;      /* gangs whose wait (or age) exceeded their own effective timeout */
   int has_suggestion;   /* some gang was scheduled: the rule has a p99 to start from */
+  int size_class;
   int64_t suggested_s;
   int suggested_capped; /* the suggestion was lowered to the backend's cap or max_s */
   size_t would_cut;     /* gangs whose wait or age exceeds the suggestion */

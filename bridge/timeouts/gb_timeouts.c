@@ -100,6 +100,7 @@ static struct gang *gang_get(struct gb_timeouts *t, const char *key) {
   g->tj_resumed_cond = g->suspended_seen = g->resumed_seen = NAN;
   g->created = g->first_pod = g->last_pod = g->last_sched = g->last_ready = NAN;
   g->gated_since = g->ungated_at = NAN;
+  g->be = -1;
   gb_htab_insert(&t->gangs, &g->node);
   return g;
 }
@@ -121,10 +122,11 @@ void gb_timeouts_labels(struct gb_timeouts *t, const struct gang *g, const char 
     out[0] = out[1] = out[2] = "unknown";
     return;
   }
-  out[0] = gc_backend_name(g->be);
-  out[1] = !g->be || !(g->be->caps & GC_BCAP_QUEUE)
+  const struct gc_backend *be = gb_timeouts_gang_backend(g);
+  out[0] = gc_backend_name(be);
+  out[1] = !be || !(be->caps & GC_BCAP_QUEUE)
                ? "none"
-               : gb_qlabels_label(&t->queues, g->queue[0] ? g->queue : g->be->queue.default_name);
+               : gb_qlabels_label(&t->queues, g->queue[0] ? g->queue : be->queue.default_name);
   out[2] = gb_tr_size_class_name(gb_tr_size_class(g->min_member));
 }
 
@@ -132,7 +134,8 @@ void gb_timeouts_labels(struct gb_timeouts *t, const struct gang *g, const char 
 static void queue_count(struct gb_timeouts *t, struct gang *g, int in_use) {
   if (g->queue_counted == in_use)
     return;
-  const char *dflt = g->be ? g->be->queue.default_name : NULL;
+  const struct gc_backend *be = gb_timeouts_gang_backend(g);
+  const char *dflt = be ? be->queue.default_name : NULL;
   if (gb_qlabels_count(&t->queues,
                        g->queue[0] ? g->queue
                        : dflt      ? dflt
@@ -269,7 +272,8 @@ static void check_started(struct gb_timeouts *t, struct gang *g, int initial, do
   if (!g->has_pg)
     return;
   int quorum = g->min_member > 0 && g->scheduled >= g->min_member;
-  if (!g->started && (quorum || gc_backend_phase_started(g->be, g->phase) || g->pg_sched_cond))
+  if (!g->started && (quorum || gc_backend_phase_started(gb_timeouts_gang_backend(g), g->phase) ||
+                      g->pg_sched_cond))
     on_started(t, g, initial, now);
   if (!g->ready_reached && g->min_member > 0 && g->ready >= g->min_member)
     on_ready(t, g, initial, now);
@@ -297,7 +301,7 @@ static void pg_timeout(struct gb_timeouts *t, struct gang *g, json_object *pg) {
    * unclamped: a coscheduling gang with a 1h policy times out after an
    * hour, although each Permit wait is capped at 15 minutes. */
   const char *own = str_member(ann, GC_ANN_SCHEDULE_TIMEOUT);
-  const struct gc_backend_timeout *bt = &g->be->timeout;
+  const struct gc_backend_timeout *bt = &gb_timeouts_gang_backend(g)->timeout;
   int64_t secs = 0;
   if (own && !gb_tr_parse_duration(own, &secs) && secs > 0) {
     g->timeout_s = (double)secs;
@@ -333,7 +337,7 @@ static void pg_timeout(struct gb_timeouts *t, struct gang *g, json_object *pg) {
  * plugin: "n/m tasks in gang unschedulable: ..."), or "". */
 static void pg_message(struct gang *g, json_object *pg) {
   g->pg_msg[0] = '\0';
-  const char *cond = g->be->status.unschedulable_condition;
+  const char *cond = gb_timeouts_gang_backend(g)->status.unschedulable_condition;
   json_object *cs = member(member(pg, "status"), "conditions");
   if (!cond || !cs || !json_object_is_type(cs, json_type_array))
     return;
@@ -379,7 +383,7 @@ static void pg_update(struct gb_timeouts *t, struct gang *g, json_object *pg,
   }
   queue_count(t, g, 0);
   g->has_pg = g->labels_known = 1;
-  g->be = be;
+  g->be = gc_backend_index(be);
   g->pg_ours = gb_gangfacts_ours(pg, NULL);
   const char *rv = gb_kube_meta_str(pg, "resourceVersion");
   snprintf(g->rv, sizeof(g->rv), "%s", rv ? rv : "");

@@ -47,7 +47,7 @@ static void split_key(const char *key, char *ns, size_t ns_cap, char *name, size
 static void snapshot(const struct gb_timeouts *t, const struct gang *g, struct gb_toa_gang *s) {
   memset(s, 0, sizeof(*s));
   split_key(g->key, s->ns, sizeof(s->ns), s->name, sizeof(s->name));
-  s->backend = g->be;
+  s->backend = gb_timeouts_gang_backend(g);
   snprintf(s->pg_uid, sizeof(s->pg_uid), "%s", g->uid);
   snprintf(s->tj_uid, sizeof(s->tj_uid), "%s", strcmp(g->tj_uid, "?") ? g->tj_uid : "");
   s->timeout_s = g->timeout_s;

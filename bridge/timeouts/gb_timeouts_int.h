@@ -18,6 +18,7 @@
 #include "gb_timeouts.h"
 #include "gb_toaction.h"
 #include "gb_tts.h"
+#include "gc_backend.h"
 
 enum dl_kind {
   DL_TIMEOUT = 1, /* the wait's deadline */
@@ -37,8 +38,9 @@ struct gang {
   struct gb_deadline_item dl;
   enum dl_kind dl_kind;
   /* the PodGroup (labels stay when it goes: a resume is still counted under them) */
-  const struct gc_backend *be; /* the PodGroup's backend (kept when it goes), NULL: none yet */
-  int has_pg, pg_ours, labels_known, queue_counted, pg_sched_cond;
+  /* be: the PodGroup's backend as its gc_backend_index (kept when it goes; an
+   * int, not a pointer: a gang record stays the size it was), -1: none yet */
+  int has_pg, be, pg_ours, labels_known, queue_counted, pg_sched_cond;
   char uid[64], rv[32], queue[64], phase[24], pg_msg[GB_TOA_MSG_MAX];
   int min_member;
   double created, timeout_s; /* timeout_s NAN: none */
@@ -64,6 +66,11 @@ struct gang {
   double resume_idle;   /* resume time at which nothing was to be done; NAN: none */
   char key[];
 };
+
+/* The backend of g's PodGroup, NULL when none was seen. */
+static inline const struct gc_backend *gb_timeouts_gang_backend(const struct gang *g) {
+  return g->be < 0 ? NULL : gc_backend_at((size_t)g->be);
+}
 
 struct gb_timeouts {
   struct gb_timeouts_opts o;
