@@ -18,7 +18,7 @@ docs/internals/ and fails, printing `page:line: message` for each problem, when
 
 and when README.md's "Layout" table does not list every top-level folder, every bridge/
 layer (a folder with a CMakeLists.txt) and every tests/ folder, each as `path/` in the first
-column, or lists a path that does not exist.
+column, or lists a folder, or links a file, that does not exist.
 
 A pending note, a block quote whose first line starts with `> **After <branch>`, describes a
 sibling branch's structure before it lands on main: its names are not checked (they may not
@@ -100,6 +100,8 @@ def index_tree():
                 continue
             if not re.search(r"\.(c|h|py|sh|proto|in|txt|cmake)$", name):
                 continue
+            if os.path.join(root, name) == os.path.abspath(__file__):
+                continue  # its self-test page's wrong names must stay wrong
             with open(os.path.join(root, name), encoding="utf-8", errors="replace") as fh:
                 text = fh.read()
             if name.endswith((".c", ".h", ".in")):
@@ -205,17 +207,20 @@ def layout_rows(readme):
             cell = line.split("|")[1].strip()
             m = re.fullmatch(r"`([^`]+)`", cell)
             if m:
-                rows.append((no, m.group(1)))
+                rows.append((no, m.group(1), line))
     return rows
 
 
-def check_layout(bad):
+def check_layout(files, fileset, bad):
     readme = os.path.join(SRC, "README.md")
     rows = layout_rows(readme)
-    listed = {p for _, p in rows}
-    for no, p in rows:
+    listed = {p for _, p, _ in rows}
+    for no, p, line in rows:
         if not os.path.isdir(os.path.join(SRC, p)):
             bad.append(f"README.md:{no}: layout table lists {p}, which is not a folder")
+        for m in PATH.finditer(URL.sub(" ", line)):
+            if not path_exists(m.group(1), SRC, files, fileset):
+                bad.append(f"README.md:{no}: {m.group(1)}: no such file")
     want = []
     for d in sorted(os.listdir(SRC)):
         if os.path.isdir(os.path.join(SRC, d)) and not d.startswith((".", "build")):
@@ -232,15 +237,51 @@ def check_layout(bad):
     return len(rows)
 
 
+SELFTEST = """# A page with three wrong names
+
+`gb_plan_decide()` in `bridge/model/gb_plan_decide.c` and `model/gb_plan.c` exist, as do
+`gb_cmd_*.c` and `gb_leader.[ch]`; `gb_no_such_function()` does not [i20c].
+
+The module `gb_nothing_here` and the file `bridge/model/gb_nope.c` do not either.
+
+> **After i20c:** `gb_pending_name()` in `placement/gb_pending.c` is not checked.
+"""
+
+
+def selftest(files, fileset, idents, stems):
+    """The checks find what they must on a page written to fail (so a broken pattern cannot
+    make the test pass by finding nothing)."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        page = os.path.join(tmp, "selftest.md")
+        with open(page, "w", encoding="utf-8") as fh:
+            fh.write(SELFTEST)
+        bad, notes = [], []
+        check_page(page, files, fileset, idents, stems, bad, notes)
+    found = sorted(re.sub(r"^.*?:\d+: ", "", b) for b in bad)
+    want = ["bridge/model/gb_nope.c: no such file",
+            "gb_no_such_function names nothing in the tree (this paragraph is marked [i20c]: "
+            "its pending note says what replaces it)",
+            "gb_no_such_function() is not a function of this tree (this paragraph is marked "
+            "[i20c]: its pending note says what replaces it)",
+            "gb_nothing_here names nothing in the tree"]
+    if found != want or len(notes) != 1:
+        print("self-test failed: the checks found", found, "and", len(notes), "pending notes")
+        return 1
+    return 0
+
+
 def main():
     files, idents, stems = index_tree()
     fileset = set(files)
+    if selftest(files, fileset, idents, stems):
+        return 1
     pages_dir = os.path.join(SRC, "docs", "internals")
     pages = sorted(os.path.join(pages_dir, p) for p in os.listdir(pages_dir) if p.endswith(".md"))
     bad, notes = [], []
     for page in pages:
         check_page(page, files, fileset, idents, stems, bad, notes)
-    n_rows = check_layout(bad)
+    n_rows = check_layout(files, fileset, bad)
     for n in notes:
         print("note: " + n)
     for b in bad:
