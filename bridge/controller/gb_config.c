@@ -150,6 +150,11 @@ static int controller_check(void *opts, struct gc_arena *a, struct gc_diags *d) 
     gc_diags_addf(d, "controller.queueMaxDelay must not be below controller.queueBaseDelay");
     rc = GC_EINVAL;
   }
+  /* The work queue would read 0 as its default rate (10): refused instead. */
+  if (c->queue_qps == 0) {
+    gc_diags_addf(d, "controller.queueQPS: must not be 0 (-1 is no limit)");
+    rc = GC_EINVAL;
+  }
   int r = check_selection(c, a, d);
   return r == GC_ENOMEM ? r : r ? r : rc;
 }

@@ -89,7 +89,7 @@ struct gb_config {
   int workers;
   double queue_base_delay_s;
   double queue_max_delay_s;
-  double queue_qps; /* -1: none */
+  double queue_qps; /* -1: none (never 0) */
   int queue_burst;
   double resync_s; /* 0: none */
 

@@ -30,8 +30,20 @@ static const struct gb_opt kube_keys[] = {
                 "watched; empty: every namespace"),
 };
 
+/* A rate of 0 is refused: the client would read it as its default (50),
+ * which is not what was written. */
+static int kube_check(void *opts, struct gc_arena *a, struct gc_diags *d) {
+  const struct gb_kube_options *o = opts;
+  (void)a;
+  if (o->qps == 0) {
+    gc_diags_addf(d, "kube.qps: must not be 0 (-1 is unlimited)");
+    return GC_EINVAL;
+  }
+  return 0;
+}
+
 const struct gb_opt_table gb_kube_options_table =
-    GB_OPT_TABLE("kube", "Kubernetes client and informers", S, kube_keys, NULL);
+    GB_OPT_TABLE("kube", "Kubernetes client and informers", S, kube_keys, kube_check);
 #undef S
 
 #define S struct gb_leader_options

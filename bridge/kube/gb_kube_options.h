@@ -18,7 +18,7 @@
 struct gb_kube_options {
   const char *kubeconfig; /* "": $KUBECONFIG, in cluster, ~/.kube/config */
   const char *context;    /* "": current-context */
-  double qps;             /* requests per second; -1: unlimited */
+  double qps;             /* requests per second; -1: unlimited (never 0) */
   int burst;
   double connect_timeout_s;
   double request_timeout_s;

@@ -10,7 +10,9 @@
 static const struct gb_opt keys[] = {
     GB_KEY_DUR(S, "placement.releaseTimeout", release_timeout_s, 1, 86400, "2m", NULL,
                "a released gang's reservation lasts until its pods bind or this passes"),
-    GB_KEY_DUR(S, "placement.starvationGuard", starvation_guard_s, 0, 86400, "5m", NULL,
+    /* At least 1s: gb_plan reads 0 as its default (5m), so a written 0s
+     * would silently become 5m. */
+    GB_KEY_DUR(S, "placement.starvationGuard", starvation_guard_s, 1, 86400, "5m", NULL,
                "a gang that has waited this long holds back younger gangs that would take "
                "the capacity it could use"),
     GB_KEY_DUR(S, "placement.starvationGuardMax", starvation_guard_max_s, 1, 604800, "30m", NULL,

@@ -50,6 +50,14 @@ static int check(void *opts, struct gc_arena *a, struct gc_diags *d) {
 const struct gb_opt_table gb_rpc_options_table =
     GB_OPT_TABLE("rpc", "gRPC server", S, keys, check);
 
+/* Milliseconds of s seconds, at least 1 when s is above 0: a short value
+ * written is honoured as the shortest the server keeps, never as 0 (which
+ * the server reads as its default, or as off). */
+static int ms_of(double s) {
+  double ms = s * 1000;
+  return s > 0 && ms < 1 ? 1 : (int)ms;
+}
+
 void gb_rpc_options_apply(const struct gb_rpc_options *o, struct gb_rpc_config *out) {
   gb_rpc_config_init(out);
   out->addr = o->address;
@@ -59,8 +67,8 @@ void gb_rpc_options_apply(const struct gb_rpc_options *o, struct gb_rpc_config *
   out->threads = o->threads;
   out->max_message_bytes = (size_t)o->max_message_bytes;
   /* 0 s still gives calls 1 ms, since 0 means "default" in the gRPC config. */
-  out->grace_ms = o->grace_s > 0 ? (int)(o->grace_s * 1000) : 1;
-  out->handshake_timeout_ms = (int)(o->handshake_timeout_s * 1000);
+  out->grace_ms = o->grace_s > 0 ? ms_of(o->grace_s) : 1;
+  out->handshake_timeout_ms = ms_of(o->handshake_timeout_s);
   out->memory_budget = (size_t)o->memory_budget_mib << 20;
-  out->self_check_ms = (int)(o->self_check_s * 1000);
+  out->self_check_ms = ms_of(o->self_check_s);
 }

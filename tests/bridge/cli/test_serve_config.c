@@ -394,6 +394,32 @@ START_TEST(test_policy_keys) {
 }
 END_TEST
 
+/* A value written is honoured or refused where it was written: 0s for the
+ * starvation guard was taken by gb_plan as unset (5 minutes), and a rate of
+ * 0 by the Kubernetes client (50) and the work queue (10) as theirs. */
+START_TEST(test_zero_refused) {
+  expect_load_error("placement:\n  starvationGuard: 0s\n",
+                    "cfg.yaml:2:20: placement.starvationGuard: must be a duration");
+  expect_invalid("kube:\n  qps: 0\n", "cfg.yaml:2:8: kube.qps: must not be 0");
+  expect_invalid("controller:\n  queueQPS: 0\n",
+                 "cfg.yaml:2:13: controller.queueQPS: must not be 0");
+  struct gb_serve_config c;
+  struct gc_diags d;
+  gc_diags_init(&d);
+  ck_assert_int_eq(gb_serve_config_init(&c, NULL), 0);
+  const char *ok = "kube:\n  qps: -1\ncontroller:\n  queueQPS: -1\nplacement:\n"
+                   "  starvationGuard: 1s\n";
+  ck_assert_int_eq(gb_serve_config_load_buffer(&c, "cfg.yaml", ok, strlen(ok), &d), 0);
+  ck_assert_int_eq(gb_serve_config_validate(&c, &d), 0);
+  ck_assert_double_eq(c.plan.starvation_guard_s, 1);
+  ck_assert_int_eq(gb_serve_config_set(&c, "kube.qps", "0", &d), 0);
+  ck_assert_int_eq(gb_serve_config_validate(&c, &d), GC_EINVAL);
+  ck_assert(has_diag(&d, "--set: kube.qps: must not be 0"));
+  gc_diags_destroy(&d);
+  gb_serve_config_destroy(&c);
+}
+END_TEST
+
 START_TEST(test_timeout_max_until) {
   struct gb_serve_config c;
   struct gc_diags d;
@@ -513,6 +539,7 @@ int main(void) {
   tcase_add_test(tc, test_write_roundtrip);
   tcase_add_test(tc, test_policy_keys);
   tcase_add_test(tc, test_timeout_max_until);
+  tcase_add_test(tc, test_zero_refused);
   tcase_add_test(tc, test_selectors);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
