@@ -41,13 +41,14 @@ void gb_log_set_stream(FILE *stream) {
 }
 
 /* The names gb_log_level_parse and gb_log_format_parse take, in any case. */
-static const struct gb_opt_enum level_opts[] = {{"debug", GB_LOG_DEBUG, GB_OPT_ANYCASE},
-                                                {"info", GB_LOG_INFO, GB_OPT_ANYCASE},
-                                                {"warn", GB_LOG_WARN, GB_OPT_ANYCASE},
-                                                {"warning", GB_LOG_WARN, GB_OPT_ANYCASE | GB_OPT_ALIAS},
-                                                {"error", GB_LOG_ERROR, GB_OPT_ANYCASE},
-                                                {"off", GB_LOG_OFF, GB_OPT_ANYCASE},
-                                                {NULL, 0, 0}};
+static const struct gb_opt_enum level_opts[] = {
+    {"debug", GB_LOG_DEBUG, GB_OPT_ANYCASE},
+    {"info", GB_LOG_INFO, GB_OPT_ANYCASE},
+    {"warn", GB_LOG_WARN, GB_OPT_ANYCASE},
+    {"warning", GB_LOG_WARN, GB_OPT_ANYCASE | GB_OPT_ALIAS},
+    {"error", GB_LOG_ERROR, GB_OPT_ANYCASE},
+    {"off", GB_LOG_OFF, GB_OPT_ANYCASE},
+    {NULL, 0, 0}};
 static const struct gb_opt_enum format_opts[] = {
     {"text", GB_LOG_TEXT, GB_OPT_ANYCASE}, {"json", GB_LOG_JSON, GB_OPT_ANYCASE}, {NULL, 0, 0}};
 

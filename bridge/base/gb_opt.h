@@ -63,13 +63,13 @@ struct gb_opt_list {
 };
 
 struct gb_opt {
-  const char *path;      /* "kube.qps" */
+  const char *path; /* "kube.qps" */
   enum gb_opt_type type;
-  size_t off;            /* offset of the value in the layer's options struct */
-  double lo, hi;         /* GB_OPT_INT, GB_OPT_NUM, GB_OPT_DUR (seconds): the range */
-  const char *def;       /* the default, as the config file or --set would write it */
-  const char *flag;      /* its own long option without "--", or NULL (--set only) */
-  const char *doc;       /* one line for --help */
+  size_t off;                       /* offset of the value in the layer's options struct */
+  double lo, hi;                    /* GB_OPT_INT, GB_OPT_NUM, GB_OPT_DUR (seconds): the range */
+  const char *def;                  /* the default, as the config file or --set would write it */
+  const char *flag;                 /* its own long option without "--", or NULL (--set only) */
+  const char *doc;                  /* one line for --help */
   const struct gb_opt_enum *names;  /* GB_OPT_ENUM */
   const struct gb_opt_items *items; /* GB_OPT_LIST */
 };
@@ -96,27 +96,31 @@ struct gb_opt_table {
  * given types (a compile error otherwise). */
 #define GB_OPT_AT_(st, f, ...) (offsetof(st, f) + 0 * sizeof(_Generic(((st *)0)->f, __VA_ARGS__)))
 
-#define GB_KEY_BOOL(st, path, f, def, flag, doc)                                                  \
+#define GB_KEY_BOOL(st, path, f, def, flag, doc)                                                   \
   { path, GB_OPT_BOOL, GB_OPT_AT_(st, f, int : 1), 0, 0, def, flag, doc, NULL, NULL }
-#define GB_KEY_INT(st, path, f, lo, hi, def, flag, doc)                                           \
+#define GB_KEY_INT(st, path, f, lo, hi, def, flag, doc)                                            \
   { path, GB_OPT_INT, GB_OPT_AT_(st, f, int : 1), lo, hi, def, flag, doc, NULL, NULL }
-#define GB_KEY_NUM(st, path, f, lo, hi, def, flag, doc)                                           \
+#define GB_KEY_NUM(st, path, f, lo, hi, def, flag, doc)                                            \
   { path, GB_OPT_NUM, GB_OPT_AT_(st, f, double : 1), lo, hi, def, flag, doc, NULL, NULL }
-#define GB_KEY_DUR(st, path, f, lo, hi, def, flag, doc)                                           \
+#define GB_KEY_DUR(st, path, f, lo, hi, def, flag, doc)                                            \
   { path, GB_OPT_DUR, GB_OPT_AT_(st, f, double : 1), lo, hi, def, flag, doc, NULL, NULL }
-#define GB_KEY_STR(st, path, f, def, flag, doc)                                                   \
+#define GB_KEY_STR(st, path, f, def, flag, doc)                                                    \
   { path, GB_OPT_STR, GB_OPT_AT_(st, f, const char * : 1), 0, 0, def, flag, doc, NULL, NULL }
 /* An enum field must have int's size: enums of small non-negative values
  * are compatible with unsigned int, which the loader writes as int. */
-#define GB_KEY_ENUM(st, path, f, names, def, flag, doc)                                           \
-  { path, GB_OPT_ENUM, GB_OPT_AT_(st, f, int : 1, unsigned int : 1), 0, 0, def, flag, doc, names, \
-    NULL }
-#define GB_KEY_LIST(st, path, f, items, def, flag, doc)                                           \
-  { path, GB_OPT_LIST, GB_OPT_AT_(st, f, struct gb_opt_list : 1), 0, 0, def, flag, doc, NULL,      \
-    items }
+#define GB_KEY_ENUM(st, path, f, names, def, flag, doc)                                            \
+  {                                                                                                \
+    path, GB_OPT_ENUM, GB_OPT_AT_(st, f, int : 1, unsigned int : 1), 0, 0, def, flag, doc, names,  \
+        NULL                                                                                       \
+  }
+#define GB_KEY_LIST(st, path, f, items, def, flag, doc)                                            \
+  {                                                                                                \
+    path, GB_OPT_LIST, GB_OPT_AT_(st, f, struct gb_opt_list : 1), 0, 0, def, flag, doc, NULL,      \
+        items                                                                                      \
+  }
 
 /* A table over the array keys (not a pointer) of options struct st. */
-#define GB_OPT_TABLE(layer, title, st, keys, check)                                               \
+#define GB_OPT_TABLE(layer, title, st, keys, check)                                                \
   { layer, title, keys, sizeof(keys) / sizeof((keys)[0]), sizeof(st), check }
 
 #endif

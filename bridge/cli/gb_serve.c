@@ -524,15 +524,18 @@ static int controller_create(struct serve_run *r, struct gc_diags *d) {
 /* The webhook's own server (webhook.*). */
 static int start_webhook(struct serve_run *r, struct gc_diags *d) {
   const struct gb_webhook_options *wo = &r->cfg->webhook;
-  struct gb_webhook_config wc = {gb_controller_webhook_lookup, r->ctrl, wo->allow_on_error, 0,
-                                 r->sm.webhook, wo->deny_on_mismatch};
+  struct gb_webhook_config wc = {
+      gb_controller_webhook_lookup, r->ctrl, wo->allow_on_error, 0, r->sm.webhook,
+      wo->deny_on_mismatch};
   int rc = gb_webhook_new(&wc, &r->wh);
   if (rc)
     return rc;
   struct gb_http_route hook = gb_webhook_route(r->wh, wo->path);
   if (!*wo->tls_cert)
-    gb_log(GB_LOG_WARN, "webhook serves plain HTTP (no webhook.tlsCert): for tests only; the "
-                        "API server calls webhooks over HTTPS", NULL);
+    gb_log(GB_LOG_WARN,
+           "webhook serves plain HTTP (no webhook.tlsCert): for tests only; the "
+           "API server calls webhooks over HTTPS",
+           NULL);
   struct http_role whr = {"webhook",
                           wo->address,
                           wo->tls_cert,
@@ -554,9 +557,15 @@ static int start_http_servers(struct serve_run *r, struct gc_diags *d) {
   /* Probes and metrics have their own server, so a flood on the webhook port
    * cannot starve the kubelet's probes; its own flood is bounded per address
    * and by the header deadline. */
-  struct http_role probes = {"probes", cfg->http.address, NULL, NULL, 0,
-                             (unsigned)cfg->http.max_connections, (unsigned)cfg->http.max_per_ip,
-                             (unsigned)ceil(cfg->http.header_timeout_s), 0};
+  struct http_role probes = {"probes",
+                             cfg->http.address,
+                             NULL,
+                             NULL,
+                             0,
+                             (unsigned)cfg->http.max_connections,
+                             (unsigned)cfg->http.max_per_ip,
+                             (unsigned)ceil(cfg->http.header_timeout_s),
+                             0};
   int rc = start_http(&probes, routes, n, r->sm.http_requests, &r->probes, d);
   if (rc)
     return rc;
@@ -567,8 +576,11 @@ static int start_http_servers(struct serve_run *r, struct gc_diags *d) {
    * not). */
   if (r->placer && *cfg->placement.debug_address) {
     struct gb_http_route dbg = gb_placer_route(r->placer, "/debug/placement");
-    struct http_role debug = {"debug", cfg->placement.debug_address, NULL, NULL, 0, 8, 4,
-                              (unsigned)ceil(cfg->http.header_timeout_s), 0};
+    struct http_role debug = {"debug", cfg->placement.debug_address,
+                              NULL,    NULL,
+                              0,       8,
+                              4,       (unsigned)ceil(cfg->http.header_timeout_s),
+                              0};
     if ((rc = start_http(&debug, &dbg, 1, r->sm.http_requests, &r->debug, d)))
       return rc;
   }
@@ -598,9 +610,8 @@ static int serve_start(struct serve_run *r, struct gc_diags *d) {
       (rc = gb_health_add_check(r->health, GB_HEALTH_READY, "informers-synced",
                                 gb_controller_ready_check, r->ctrl)))
     return rc;
-  if (*cfg->grpc.address &&
-      (rc = gb_health_add_check(r->health, GB_HEALTH_LIVE | GB_HEALTH_READY, "grpc-listener",
-                                grpc_listener_check, r)))
+  if (*cfg->grpc.address && (rc = gb_health_add_check(r->health, GB_HEALTH_LIVE | GB_HEALTH_READY,
+                                                      "grpc-listener", grpc_listener_check, r)))
     return rc;
   if (!r->leader)
     gb_gauge_set(r->sm.leader, NULL, 1); /* a single replica always leads */

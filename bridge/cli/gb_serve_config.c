@@ -12,18 +12,12 @@ int gb_serve_config_init(struct gb_serve_config *c, struct gc_diags *d) {
   /* The order the configuration is printed in: a section shared by two
    * tables (timeouts, placement) is printed where it first appears. */
   const struct gb_options_part parts[GB_SERVE_CONFIG_PARTS] = {
-      {&gb_kube_options_table, &c->kube},
-      {&gb_log_opt_table, &c->log},
-      {&gb_rpc_options_table, &c->grpc},
-      {&gb_http_options_table, &c->http},
-      {&gb_config_webhook_table, &c->webhook},
-      {&gb_sched_options_table, &c->sched},
-      {&gb_config_table, &c->controller},
-      {&gb_kube_options_events_table, &c->events},
-      {&gb_kube_options_leader_table, &c->leader},
-      {&gb_placement_options_table, &c->placement},
-      {&gb_plan_options_table, &c->plan},
-      {&gb_timeouts_options_table, &c->timeouts},
+      {&gb_kube_options_table, &c->kube},          {&gb_log_opt_table, &c->log},
+      {&gb_rpc_options_table, &c->grpc},           {&gb_http_options_table, &c->http},
+      {&gb_config_webhook_table, &c->webhook},     {&gb_sched_options_table, &c->sched},
+      {&gb_config_table, &c->controller},          {&gb_kube_options_events_table, &c->events},
+      {&gb_kube_options_leader_table, &c->leader}, {&gb_placement_options_table, &c->placement},
+      {&gb_plan_options_table, &c->plan},          {&gb_timeouts_options_table, &c->timeouts},
   };
   memcpy(c->parts, parts, sizeof(parts));
   return gb_options_init(&c->opts, c->parts, GB_SERVE_CONFIG_PARTS, d);
@@ -66,18 +60,17 @@ void gb_serve_config_write_help(const struct gb_serve_config *c, FILE *f) {
 /* ---- flags ---------------------------------------------------------------------- */
 
 static void usage(const struct gb_serve_config *c, FILE *f) {
-  fprintf(f,
-          "usage: gangbridge serve [--config FILE] [options]\n"
-          "       gangbridge serve --offline --grpc-addr HOST:PORT [options]  (no cluster)\n"
-          "\n"
-          "Runs the controller: watches TrainJobs and keeps one PodGroup per gang,\n"
-          "serves the pod-binding webhook, /metrics, /healthz and /readyz, and\n"
-          "(with --grpc-addr) the gRPC API.  Stops gracefully on SIGTERM or SIGINT.\n"
-          "\n"
-          "  --config FILE             YAML configuration file (read first)\n"
-          "  --set KEY=VALUE           set any configuration key (repeatable)\n"
-          "  --print-config            print the effective configuration and exit\n"
-          "  --print-keys              print every key: path, type, default, flag, layer\n");
+  fprintf(f, "usage: gangbridge serve [--config FILE] [options]\n"
+             "       gangbridge serve --offline --grpc-addr HOST:PORT [options]  (no cluster)\n"
+             "\n"
+             "Runs the controller: watches TrainJobs and keeps one PodGroup per gang,\n"
+             "serves the pod-binding webhook, /metrics, /healthz and /readyz, and\n"
+             "(with --grpc-addr) the gRPC API.  Stops gracefully on SIGTERM or SIGINT.\n"
+             "\n"
+             "  --config FILE             YAML configuration file (read first)\n"
+             "  --set KEY=VALUE           set any configuration key (repeatable)\n"
+             "  --print-config            print the effective configuration and exit\n"
+             "  --print-keys              print every key: path, type, default, flag, layer\n");
   for (size_t p = 0; p < c->opts.n_parts; p++)
     for (size_t i = 0; i < c->parts[p].table->n; i++) {
       const struct gb_opt *k = &c->parts[p].table->keys[i];
@@ -128,8 +121,7 @@ static int set_pair(struct gb_serve_config *c, const char *val, struct gc_diags 
 
 /* One flag at argv[*i] (advancing *i past its value).  Returns 0 or an
  * error (messages in d). */
-static int take_flag(struct gb_serve_config *c, int argc, char **argv, int *i,
-                     struct gc_diags *d) {
+static int take_flag(struct gb_serve_config *c, int argc, char **argv, int *i, struct gc_diags *d) {
   const char *a = argv[*i];
   if (strncmp(a, "--", 2) != 0 || !a[2]) {
     gc_diags_addf(d, "unexpected argument '%.128s'", a);

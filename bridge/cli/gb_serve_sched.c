@@ -136,8 +136,9 @@ static int start_server(struct gb_serve_sched *s, const struct gb_serve_config *
   else if (strcmp(host, "127.0.0.1") && strcmp(host, "::1"))
     /* Then "the scheduler" is whoever reaches the port: the NetworkPolicy
      * is the only guard (docs/scheduler-integration.md, "Who may call"). */
-    gb_log(GB_LOG_WARN, "sched endpoints verify no client certificate (no sched.clientCA): "
-                        "only the network policy keeps tenants off this port",
+    gb_log(GB_LOG_WARN,
+           "sched endpoints verify no client certificate (no sched.clientCA): "
+           "only the network policy keeps tenants off this port",
            "address", cfg->sched.address, NULL);
   h.threads = (unsigned)cfg->sched.threads;
   h.max_connections = (unsigned)cfg->sched.max_connections;
@@ -149,17 +150,20 @@ static int start_server(struct gb_serve_sched *s, const struct gb_serve_config *
     char p[16];
     snprintf(p, sizeof(p), "%u", gb_sched_port(s->sched));
     gb_log(GB_LOG_INFO, "sched endpoints listening", "address", cfg->sched.address, "port", p,
-           "tls", *cfg->sched.client_ca ? "mutual" : *cfg->sched.tls_cert ? "true" : "false",
+           "tls",
+           *cfg->sched.client_ca  ? "mutual"
+           : *cfg->sched.tls_cert ? "true"
+                                  : "false",
            NULL);
   }
   return rc;
 }
 
-int gb_serve_sched_start(const struct gb_serve_config *cfg, struct gb_model *model, struct gb_plan *plan,
-                         gb_sched_record_fn record, void *record_ctx, struct gb_kube_client *client,
-                         struct gb_metrics *reg, struct gb_metric *http_requests,
-                         int (*is_leader)(void *), void *leader_ctx, struct gb_serve_sched **out,
-                         struct gc_diags *d) {
+int gb_serve_sched_start(const struct gb_serve_config *cfg, struct gb_model *model,
+                         struct gb_plan *plan, gb_sched_record_fn record, void *record_ctx,
+                         struct gb_kube_client *client, struct gb_metrics *reg,
+                         struct gb_metric *http_requests, int (*is_leader)(void *),
+                         void *leader_ctx, struct gb_serve_sched **out, struct gc_diags *d) {
   *out = NULL;
   if (!*cfg->sched.address)
     return 0;

@@ -34,11 +34,11 @@ struct gb_serve_sched;
  * client NULL (no Events), is_leader NULL (always answers) or as
  * gb_sched_config.is_leader (only the leader answers, once caught up; else
  * 503).  Returns 0 or a GC_E* code with messages in d. */
-int gb_serve_sched_start(const struct gb_serve_config *cfg, struct gb_model *model, struct gb_plan *plan,
-                         gb_sched_record_fn record, void *record_ctx, struct gb_kube_client *client,
-                         struct gb_metrics *reg, struct gb_metric *http_requests,
-                         int (*is_leader)(void *), void *leader_ctx, struct gb_serve_sched **out,
-                         struct gc_diags *d);
+int gb_serve_sched_start(const struct gb_serve_config *cfg, struct gb_model *model,
+                         struct gb_plan *plan, gb_sched_record_fn record, void *record_ctx,
+                         struct gb_kube_client *client, struct gb_metrics *reg,
+                         struct gb_metric *http_requests, int (*is_leader)(void *),
+                         void *leader_ctx, struct gb_serve_sched **out, struct gc_diags *d);
 /* Stops the server and the event worker and frees everything.  Accepts
  * NULL. */
 void gb_serve_sched_free(struct gb_serve_sched *s);

@@ -74,16 +74,14 @@ static const struct gb_opt controller_keys[] = {
                 "delete the PodGroup when the TrainJob is Complete or Failed"),
     GB_KEY_BOOL(S, "podGroups.updateWhileRunning", update_while_running, "false", NULL,
                 "no effect (accepted for old configurations)"),
-    GB_KEY_INT(S, "controller.workers", workers, 1, 64, "4", "workers",
-               "reconcile worker threads"),
+    GB_KEY_INT(S, "controller.workers", workers, 1, 64, "4", "workers", "reconcile worker threads"),
     GB_KEY_DUR(S, "controller.queueBaseDelay", queue_base_delay_s, 0.0001, 3600, "5ms", NULL,
                "first retry delay of a failing TrainJob; doubles per failure"),
     GB_KEY_DUR(S, "controller.queueMaxDelay", queue_max_delay_s, 0.001, 86400, "1000s", NULL,
                "cap of that delay"),
     GB_KEY_NUM(S, "controller.queueQPS", queue_qps, -1, 100000, "10", NULL,
                "overall retry rate (token bucket); -1: none"),
-    GB_KEY_INT(S, "controller.queueBurst", queue_burst, 1, 100000, "100", NULL,
-               "its bucket size"),
+    GB_KEY_INT(S, "controller.queueBurst", queue_burst, 1, 100000, "100", NULL, "its bucket size"),
     GB_KEY_DUR(S, "controller.resyncPeriod", resync_s, 0, 86400, "0s", NULL,
                "re-queue every TrainJob this often; 0s: never"),
     GB_KEY_STR(S, "timeouts.default", timeout_default, "", NULL,
@@ -159,8 +157,8 @@ static int controller_check(void *opts, struct gc_arena *a, struct gc_diags *d) 
   return r == GC_ENOMEM ? r : r ? r : rc;
 }
 
-const struct gb_opt_table gb_config_table =
-    GB_OPT_TABLE("controller", "TrainJob controller", S, controller_keys, controller_check);
+const struct gb_opt_table gb_config_table = GB_OPT_TABLE("controller", "TrainJob controller", S,
+                                                         controller_keys, controller_check);
 #undef S
 
 /* ---- the webhook's keys --------------------------------------------------------- */
@@ -185,8 +183,8 @@ static const struct gb_opt webhook_keys[] = {
                "connections from one client address; 0: no cap"),
     GB_KEY_DUR(S, "webhook.headerTimeout", header_timeout_s, 1, 300, "10s", NULL,
                "TLS handshake, request line and headers, in total"),
-    GB_KEY_INT(S, "webhook.maxBodyBytesInFlight", max_body_total, 1048576, 1073741824,
-               "67108864", NULL, "review bodies held at once by all requests"),
+    GB_KEY_INT(S, "webhook.maxBodyBytesInFlight", max_body_total, 1048576, 1073741824, "67108864",
+               NULL, "review bodies held at once by all requests"),
 };
 
 static int webhook_check(void *opts, struct gc_arena *a, struct gc_diags *d) {
@@ -204,8 +202,8 @@ static int webhook_check(void *opts, struct gc_arena *a, struct gc_diags *d) {
   return rc;
 }
 
-const struct gb_opt_table gb_config_webhook_table =
-    GB_OPT_TABLE("controller", "Pod-binding webhook", S, webhook_keys, webhook_check);
+const struct gb_opt_table gb_config_webhook_table = GB_OPT_TABLE(
+    "controller", "Pod-binding webhook", S, webhook_keys, webhook_check);
 #undef S
 
 /* ---- selectors ------------------------------------------------------------------------ */

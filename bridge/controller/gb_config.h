@@ -78,7 +78,7 @@ struct gb_config {
   const char *namespace_selector;
   const char *opt_in_label;
   int take_over_trainer_policies;
-  struct gb_selector ns_sel;    /* parsed by the table's check */
+  struct gb_selector ns_sel; /* parsed by the table's check */
   struct gb_selector optin_sel;
 
   /* podGroups */

@@ -622,8 +622,7 @@ int gb_controller_new(const struct gb_controller_opts *o, struct gb_controller *
     c->hctx[i] = (struct hctx){c, i};
   struct gb_workqueue_opts qo = {o->cfg->queue_base_delay_s, o->cfg->queue_max_delay_s,
                                  o->cfg->queue_qps, o->cfg->queue_burst, 0};
-  struct gb_events_opts eo = {GC_MANAGER_NAME, NULL, o->events ? o->events->min_interval_s : 0,
-                              0};
+  struct gb_events_opts eo = {GC_MANAGER_NAME, NULL, o->events ? o->events->min_interval_s : 0, 0};
   const char *pod = getenv("POD_NAME");
   if (pod && *pod)
     eo.instance = pod;

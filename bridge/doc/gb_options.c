@@ -27,8 +27,8 @@
 /* Calls the body for every key of s: p is the part index, k the key and i
  * its index over the whole set. */
 #define FOR_KEYS(s, p, k, i)                                                                       \
-  for (size_t p = 0, i = 0; p < (s)->n_parts; p++)                                              \
-    for (const struct gb_opt *k = (s)->parts[p].table->keys;                                      \
+  for (size_t p = 0, i = 0; p < (s)->n_parts; p++)                                                 \
+    for (const struct gb_opt *k = (s)->parts[p].table->keys;                                       \
          k < (s)->parts[p].table->keys + (s)->parts[p].table->n; k++, i++)
 
 /* The index of k in s (and its options struct), or -1. */
@@ -152,8 +152,8 @@ static void unknown_key(const struct gb_options *s, const char *where, const cha
   char near[256];
   suggest(s, path, near, sizeof(near));
   if (*near)
-    gc_diags_addf(d, "%s: unknown configuration key \"%.128s\" (did you mean \"%s\"?)", where,
-                  path, near);
+    gc_diags_addf(d, "%s: unknown configuration key \"%.128s\" (did you mean \"%s\"?)", where, path,
+                  near);
   else
     gc_diags_addf(d, "%s: unknown configuration key \"%.128s\" (see docs/operating.md)", where,
                   path);
@@ -194,7 +194,10 @@ static void enum_names(const struct gb_opt *k, char *buf, size_t cap) {
       continue;
     shown++;
     used += (size_t)snprintf(buf + used, cap - used, "%s%s",
-                             shown == 1 ? "" : shown == n ? " or " : ", ", k->names[i].name);
+                             shown == 1   ? ""
+                             : shown == n ? " or "
+                                          : ", ",
+                             k->names[i].name);
   }
 }
 
@@ -229,8 +232,7 @@ static int list_item_ok(const struct gb_opt *k, const char *const *items, size_t
   return 0;
 }
 
-static int list_count_ok(const struct gb_opt *k, size_t n, const char *where,
-                         struct gc_diags *d) {
+static int list_count_ok(const struct gb_opt *k, size_t n, const char *where, struct gc_diags *d) {
   if (k->items && n > k->items->max) {
     gc_diags_addf(d, "%s: %s: at most %zu %s, not %zu", where, k->path, k->items->max,
                   k->items->plural, n);
@@ -283,8 +285,8 @@ static int set_number(const struct gb_opt *k, void *at, const char *t, const cha
   if (k->type == GB_OPT_NUM) {
     v = strtod(t, &end);
     if (errno || end == t || *end || !isfinite(v) || v < k->lo || v > k->hi) {
-      gc_diags_addf(d, "%s: %s: must be a number in [%g, %g], not \"%.64s\"", where, k->path,
-                    k->lo, k->hi, t);
+      gc_diags_addf(d, "%s: %s: must be a number in [%g, %g], not \"%.64s\"", where, k->path, k->lo,
+                    k->hi, t);
       return GC_EINVAL;
     }
   } else if (parse_duration(t, &v) || v < k->lo || v > k->hi) {
@@ -423,8 +425,8 @@ static int set_list_seq(struct gb_options *s, const struct gb_opt *k, struct gb_
   for (size_t i = 0; i < v->len; i++) {
     const struct gc_value *it = v->u.items[i];
     if (it->type != GC_STR || strlen(it->u.s) != it->len || strchr(it->u.s, ',')) {
-      gc_diags_addf(d, "%s:%u:%u: %s: must be a list of strings (without commas)", file,
-                    it->line, it->col, k->path);
+      gc_diags_addf(d, "%s:%u:%u: %s: must be a list of strings (without commas)", file, it->line,
+                    it->col, k->path);
       return GC_EINVAL;
     }
     total += it->len + 1;
@@ -459,8 +461,7 @@ static const char *scalar_text(const struct gb_opt *k, const struct gc_value *v,
   switch (v->type) {
   case GC_NULL: return k->type == GB_OPT_STR ? "" : NULL;
   case GC_STR:
-    return k->type == GB_OPT_INT || k->type == GB_OPT_NUM || k->type == GB_OPT_BOOL ? NULL
-                                                                                   : v->u.s;
+    return k->type == GB_OPT_INT || k->type == GB_OPT_NUM || k->type == GB_OPT_BOOL ? NULL : v->u.s;
   case GC_BOOL: return k->type == GB_OPT_BOOL ? (v->u.b ? "true" : "false") : NULL;
   case GC_INT:
   case GC_FLOAT:
@@ -479,7 +480,7 @@ static const char *scalar_text(const struct gb_opt *k, const struct gc_value *v,
 
 static int set_from_value(struct gb_options *s, const struct gb_opt *k, const struct gc_value *v,
                           const char *file, struct gc_diags *d) {
-  static const char *const want[] = {"a boolean", "an integer", "a number", "a duration",
+  static const char *const want[] = {"a boolean", "an integer", "a number",         "a duration",
                                      "a string",  "a string",   "a list of strings"};
   char where[1100], num[64];
   snprintf(where, sizeof(where), "%s:%u:%u", file, v->line, v->col);
@@ -782,9 +783,8 @@ void gb_options_write_help(const struct gb_options *s, FILE *f) {
     for (size_t i = 0; i < t->n; i++) {
       const struct gb_opt *k = &t->keys[i];
       type_text(k, 0, type, sizeof(type));
-      fprintf(f, "  %s  %s, default %s%s%s%s\n      %s\n", k->path, type,
-              *k->def ? "" : "\"", *k->def ? k->def : "\"", k->flag ? ", flag --" : "",
-              k->flag ? k->flag : "", k->doc);
+      fprintf(f, "  %s  %s, default %s%s%s%s\n      %s\n", k->path, type, *k->def ? "" : "\"",
+              *k->def ? k->def : "\"", k->flag ? ", flag --" : "", k->flag ? k->flag : "", k->doc);
     }
   }
 }

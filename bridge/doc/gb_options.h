@@ -58,8 +58,7 @@ void gb_options_destroy(struct gb_options *s);
 /* The key of that path, or NULL. */
 const struct gb_opt *gb_options_find(const struct gb_options *s, const char *path);
 /* The key whose flag is flag[0..len), or NULL. */
-const struct gb_opt *gb_options_find_flag(const struct gb_options *s, const char *flag,
-                                          size_t len);
+const struct gb_opt *gb_options_find_flag(const struct gb_options *s, const char *flag, size_t len);
 
 /* Sets key k of s from text; where ("--set", "--workers") starts every
  * message and is remembered as the key's origin.  Returns 0, GC_EINVAL

@@ -27,5 +27,5 @@ static int check(void *opts, struct gc_arena *a, struct gc_diags *d) {
   return gb_addr_check("http.address", o->address, d);
 }
 
-const struct gb_opt_table gb_http_options_table =
-    GB_OPT_TABLE("http", "Probes and metrics server", S, keys, check);
+const struct gb_opt_table gb_http_options_table = GB_OPT_TABLE("http", "Probes and metrics server",
+                                                               S, keys, check);

@@ -13,7 +13,7 @@
 #include "gb_opt.h"
 
 struct gb_http_options {
-  const char *address;     /* HOST:PORT; never empty (the kubelet probes it) */
+  const char *address; /* HOST:PORT; never empty (the kubelet probes it) */
   int max_connections;
   int max_per_ip;          /* 0: no per-address cap */
   double header_timeout_s; /* TLS handshake + headers, in total (whole seconds, rounded up) */

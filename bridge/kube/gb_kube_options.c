@@ -42,8 +42,8 @@ static int kube_check(void *opts, struct gc_arena *a, struct gc_diags *d) {
   return 0;
 }
 
-const struct gb_opt_table gb_kube_options_table =
-    GB_OPT_TABLE("kube", "Kubernetes client and informers", S, kube_keys, kube_check);
+const struct gb_opt_table gb_kube_options_table = GB_OPT_TABLE(
+    "kube", "Kubernetes client and informers", S, kube_keys, kube_check);
 #undef S
 
 #define S struct gb_leader_options
@@ -77,8 +77,8 @@ static int leader_check(void *opts, struct gc_arena *a, struct gc_diags *d) {
   return rc;
 }
 
-const struct gb_opt_table gb_kube_options_leader_table =
-    GB_OPT_TABLE("kube", "Leader election", S, leader_keys, leader_check);
+const struct gb_opt_table gb_kube_options_leader_table = GB_OPT_TABLE("kube", "Leader election", S,
+                                                                      leader_keys, leader_check);
 #undef S
 
 #define S struct gb_events_options
@@ -88,6 +88,6 @@ static const struct gb_opt events_keys[] = {
                "is written"),
 };
 
-const struct gb_opt_table gb_kube_options_events_table =
-    GB_OPT_TABLE("kube", "Events", S, events_keys, NULL);
+const struct gb_opt_table gb_kube_options_events_table = GB_OPT_TABLE("kube", "Events", S,
+                                                                      events_keys, NULL);
 #undef S

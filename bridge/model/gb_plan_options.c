@@ -31,5 +31,5 @@ static int check(void *opts, struct gc_arena *a, struct gc_diags *d) {
   return 0;
 }
 
-const struct gb_opt_table gb_plan_options_table =
-    GB_OPT_TABLE("model", "Placement plan", S, keys, check);
+const struct gb_opt_table gb_plan_options_table = GB_OPT_TABLE("model", "Placement plan", S, keys,
+                                                               check);

@@ -24,5 +24,5 @@ static int check(void *opts, struct gc_arena *a, struct gc_diags *d) {
   return gb_addr_check("placement.debugAddress", o->debug_address, d);
 }
 
-const struct gb_opt_table gb_placement_options_table =
-    GB_OPT_TABLE("placement", "Placement controller", S, keys, check);
+const struct gb_opt_table gb_placement_options_table = GB_OPT_TABLE(
+    "placement", "Placement controller", S, keys, check);

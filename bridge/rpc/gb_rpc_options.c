@@ -47,8 +47,7 @@ static int check(void *opts, struct gc_arena *a, struct gc_diags *d) {
   return rc;
 }
 
-const struct gb_opt_table gb_rpc_options_table =
-    GB_OPT_TABLE("rpc", "gRPC server", S, keys, check);
+const struct gb_opt_table gb_rpc_options_table = GB_OPT_TABLE("rpc", "gRPC server", S, keys, check);
 
 /* Milliseconds of s seconds, at least 1 when s is above 0: a short value
  * written is honoured as the shortest the server keeps, never as 0 (which

@@ -25,7 +25,7 @@ struct gb_rpc_options {
   int memory_budget_mib;      /* estimated memory of heavy calls in flight, MiB */
   double handshake_timeout_s; /* connections must finish TLS + HTTP/2 preface by then */
   double self_check_s;        /* listener self-check interval; 0: off */
-  int allow_snapshot_writes;  /* ReplaceSnapshot/UpdateNodes over gRPC (off: the cluster feeds it) */
+  int allow_snapshot_writes; /* ReplaceSnapshot/UpdateNodes over gRPC (off: the cluster feeds it) */
 };
 extern const struct gb_opt_table gb_rpc_options_table;
 

@@ -56,5 +56,5 @@ static int check(void *opts, struct gc_arena *a, struct gc_diags *d) {
   return rc;
 }
 
-const struct gb_opt_table gb_sched_options_table =
-    GB_OPT_TABLE("sched", "Scheduler endpoints", S, keys, check);
+const struct gb_opt_table gb_sched_options_table = GB_OPT_TABLE("sched", "Scheduler endpoints", S,
+                                                                keys, check);

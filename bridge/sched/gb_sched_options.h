@@ -21,12 +21,12 @@ struct gb_sched_options {
   const char *client_ca; /* PEM CA: only clients with a certificate it verifies are served */
   const char *volcano_prefix;
   const char *kube_prefix;
-  int max_body;          /* bytes: predicate, allocate, filter, kube prioritize */
-  int max_list_body;     /* bytes: Volcano prioritize and jobEnqueueable */
-  int max_session_mib;   /* MiB: onSessionOpen, read and dropped */
+  int max_body;        /* bytes: predicate, allocate, filter, kube prioritize */
+  int max_list_body;   /* bytes: Volcano prioritize and jobEnqueueable */
+  int max_session_mib; /* MiB: onSessionOpen, read and dropped */
   int threads;
   int max_connections;
-  int max_per_ip;        /* 0: no per-address cap */
+  int max_per_ip; /* 0: no per-address cap */
   double header_timeout_s;
 };
 extern const struct gb_opt_table gb_sched_options_table;

@@ -45,9 +45,9 @@
 #include "gb_timeouts_options.h"
 
 struct gb_timeouts_opts {
-  const struct gb_config *cfg;              /* validated; borrowed; timeouts.max (the policy) */
+  const struct gb_config *cfg;               /* validated; borrowed; timeouts.max (the policy) */
   const struct gb_timeouts_options *options; /* validated; borrowed; the tracker's timeouts.* */
-  const struct gb_events_options *events;   /* borrowed; NULL: every repeat is written */
+  const struct gb_events_options *events;    /* borrowed; NULL: every repeat is written */
   struct gb_kube_client *client;            /* borrowed; NULL: no API writes */
   const struct gb_service_metrics *metrics; /* optional; borrowed (time to schedule) */
   struct gb_metrics *reg;                   /* optional; its own families go here */

@@ -373,8 +373,7 @@ int gb_timeouts_new(const struct gb_timeouts_opts *o, struct gb_timeouts **out,
   pthread_mutex_init(&t->mu, NULL);
   pthread_cond_init(&t->cond, NULL); /* CLOCK_REALTIME: deadlines are wall-clock times */
   t->max_gangs = o->options->max_gangs > 0 ? (size_t)o->options->max_gangs : 1000000;
-  gb_qlabels_init(&t->queues, o->options->max_queues > 0 ? (size_t)o->options->max_queues : 50,
-                  0);
+  gb_qlabels_init(&t->queues, o->options->max_queues > 0 ? (size_t)o->options->max_queues : 50, 0);
   gb_deadlines_init(&t->heap, t->max_gangs);
   t->tts = gb_tts_new(t->max_gangs);
   if (o->client) {

@@ -41,5 +41,5 @@ static int check(void *opts, struct gc_arena *a, struct gc_diags *d) {
   return 0;
 }
 
-const struct gb_opt_table gb_timeouts_options_table =
-    GB_OPT_TABLE("timeouts", "Gang timeout tracker", S, keys, check);
+const struct gb_opt_table gb_timeouts_options_table = GB_OPT_TABLE(
+    "timeouts", "Gang timeout tracker", S, keys, check);

@@ -243,7 +243,8 @@ int main(int argc, char **argv) {
 
   /* The controller, as serve runs it. */
   struct gb_serve_config cfg;
-  if (gb_serve_config_init(&cfg, &d) || gb_serve_config_set(&cfg, "events.minInterval", "60s", &d) ||
+  if (gb_serve_config_init(&cfg, &d) ||
+      gb_serve_config_set(&cfg, "events.minInterval", "60s", &d) ||
       gb_serve_config_validate(&cfg, &d))
     die("config", &d);
   struct gb_metrics *reg = gb_metrics_new();

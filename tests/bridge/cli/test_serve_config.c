@@ -96,39 +96,38 @@ START_TEST(test_defaults) {
 }
 END_TEST
 
-static const char FULL[] =
-    "apiVersion: gangbridge.io/v1alpha1\n"
-    "kind: ServiceConfig\n"
-    "kube:\n"
-    "  kubeconfig: /etc/kube/config\n"
-    "  qps: 20.5\n"
-    "  burst: 40\n"
-    "  requestTimeout: 1m30s\n"
-    "  connectTimeout: 500ms\n"
-    "log: {level: debug, format: json}\n"
-    "grpc:\n"
-    "  address: 127.0.0.1:9090\n"
-    "http:\n"
-    "  address: \"[::1]:8081\"\n"
-    "webhook:\n"
-    "  address: \"\"\n"
-    "scheduling:\n"
-    "  backend: coscheduling\n"
-    "  gangScope: all\n"
-    "  schedulerNames:\n"
-    "    coscheduling: my-sched\n"
-    "  discoveryInterval: 10\n"
-    "selection:\n"
-    "  mode: namespaceSelector\n"
-    "  namespaceSelector: \"team in (ml, research), !legacy\"\n"
-    "  takeOverTrainerPolicies: true\n"
-    "podGroups:\n"
-    "  deleteOnFinish: false\n"
-    "controller:\n"
-    "  workers: 8\n"
-    "leaderElection:\n"
-    "  enabled: true\n"
-    "  namespace: kube-system\n";
+static const char FULL[] = "apiVersion: gangbridge.io/v1alpha1\n"
+                           "kind: ServiceConfig\n"
+                           "kube:\n"
+                           "  kubeconfig: /etc/kube/config\n"
+                           "  qps: 20.5\n"
+                           "  burst: 40\n"
+                           "  requestTimeout: 1m30s\n"
+                           "  connectTimeout: 500ms\n"
+                           "log: {level: debug, format: json}\n"
+                           "grpc:\n"
+                           "  address: 127.0.0.1:9090\n"
+                           "http:\n"
+                           "  address: \"[::1]:8081\"\n"
+                           "webhook:\n"
+                           "  address: \"\"\n"
+                           "scheduling:\n"
+                           "  backend: coscheduling\n"
+                           "  gangScope: all\n"
+                           "  schedulerNames:\n"
+                           "    coscheduling: my-sched\n"
+                           "  discoveryInterval: 10\n"
+                           "selection:\n"
+                           "  mode: namespaceSelector\n"
+                           "  namespaceSelector: \"team in (ml, research), !legacy\"\n"
+                           "  takeOverTrainerPolicies: true\n"
+                           "podGroups:\n"
+                           "  deleteOnFinish: false\n"
+                           "controller:\n"
+                           "  workers: 8\n"
+                           "leaderElection:\n"
+                           "  enabled: true\n"
+                           "  namespace: kube-system\n";
 
 START_TEST(test_full_file) {
   struct gb_serve_config c;
@@ -185,7 +184,8 @@ static void expect_load_error(const char *yaml, const char *msg) {
 START_TEST(test_file_errors) {
   expect_load_error("kube:\n  qpps: 3\n", "cfg.yaml:2:9: unknown configuration key \"kube.qpps\"");
   expect_load_error("nope: 1\n", "cfg.yaml:1:7: unknown configuration key \"nope\"");
-  expect_load_error("kube:\n  burst: \"40\"\n", "cfg.yaml:2:10: kube.burst: must be an integer, not string");
+  expect_load_error("kube:\n  burst: \"40\"\n",
+                    "cfg.yaml:2:10: kube.burst: must be an integer, not string");
   expect_load_error("kube:\n  burst: 0\n", "kube.burst: must be an integer in [1, 100000]");
   expect_load_error("kube: 3\n", "cfg.yaml:1:7: kube: must be a map, not integer");
   expect_load_error("log:\n  level: loud\n", "log.level: must be debug, info, warn, error or off");
@@ -194,7 +194,8 @@ START_TEST(test_file_errors) {
   expect_load_error("selection:\n  mode: everything\n",
                     "must be unmanaged, namespaceSelector or optIn");
   expect_load_error("podGroups:\n  deleteOnFinish: \"yes\"\n", "must be a boolean, not string");
-  expect_load_error("kube:\n  requestTimeout: 10parsecs\n", "kube.requestTimeout: must be a duration");
+  expect_load_error("kube:\n  requestTimeout: 10parsecs\n",
+                    "kube.requestTimeout: must be a duration");
   expect_load_error("kube:\n  requestTimeout: -1\n", "kube.requestTimeout: must be a duration");
   expect_load_error("a: 1\n---\nb: 2\n", "exactly one YAML document (found 2)");
   expect_load_error("kube: [\n", "cfg.yaml:");
@@ -214,9 +215,18 @@ START_TEST(test_flags) {
   gc_diags_init(&d);
   ck_assert_int_eq(gb_serve_config_init(&c, NULL), 0);
   /* The flag before --config still wins over the file. */
-  char *argv[] = {"serve", "--workers", "3", "--config", path, "--set",
-                  "podGroups.deleteOnFinish=false", "--leader-elect", "--backend=coscheduling",
-                  "--log-level", "warn", NULL};
+  char *argv[] = {"serve",
+                  "--workers",
+                  "3",
+                  "--config",
+                  path,
+                  "--set",
+                  "podGroups.deleteOnFinish=false",
+                  "--leader-elect",
+                  "--backend=coscheduling",
+                  "--log-level",
+                  "warn",
+                  NULL};
   int rc = gb_serve_config_parse_args(&c, 11, argv, stdout, &d);
   dump(&d);
   ck_assert_int_eq(rc, 0);

@@ -62,8 +62,8 @@ static int alpha_check(void *opts, struct gc_arena *a, struct gc_diags *d) {
   }
   return 0;
 }
-static const struct gb_opt_table alpha_table =
-    GB_OPT_TABLE("alpha", "Alpha", S, alpha_keys, alpha_check);
+static const struct gb_opt_table alpha_table = GB_OPT_TABLE("alpha", "Alpha", S, alpha_keys,
+                                                            alpha_check);
 #undef S
 
 #define S struct beta
@@ -81,7 +81,8 @@ static int beta_check(void *opts, struct gc_arena *a, struct gc_diags *d) {
   }
   return 0;
 }
-static const struct gb_opt_table beta_table = GB_OPT_TABLE("beta", "Beta", S, beta_keys, beta_check);
+static const struct gb_opt_table beta_table = GB_OPT_TABLE("beta", "Beta", S, beta_keys,
+                                                           beta_check);
 #undef S
 
 struct fx {
@@ -308,7 +309,8 @@ START_TEST(test_table_errors) {
   struct gc_diags d;
   gc_diags_init(&d);
   ck_assert_int_eq(gb_options_init(&set, parts, 2, &d), GC_EUSAGE);
-  ck_assert(has(&d, "configuration tables: key alpha.enabled (alpha) clashes with alpha.enabled (alpha)"));
+  ck_assert(has(
+      &d, "configuration tables: key alpha.enabled (alpha) clashes with alpha.enabled (alpha)"));
   gb_options_destroy(&set);
   static const struct gb_opt bad_keys[] = {
       GB_KEY_INT(struct beta, "bad.depth", depth, 0, 5, "9", NULL, "out of range"),

@@ -34,7 +34,7 @@
   "\"apiVersion\":\"trainer.kubeflow.org/v1alpha1\",\"kind\":\"TrainJob\",\"name\":\"x\","         \
   "\"uid\":\"tj-x\",\"controller\":true}]"
 
-static struct gb_config cfg;          /* the controller's: timeouts.max */
+static struct gb_config cfg;           /* the controller's: timeouts.max */
 static struct gb_timeouts_options tmo; /* the tracker's timeouts.* */
 static struct gb_options opts;         /* the two tables over cfg and tmo */
 static struct gb_options_part parts[2];
@@ -420,7 +420,8 @@ START_TEST(test_waits_for_sync) {
   cfg.timeout_max = "";
   reg = gb_metrics_new();
   ck_assert_int_eq(gb_service_metrics_register(reg, "t", &sm, NULL), 0);
-  struct gb_timeouts_opts o = {.cfg = &cfg, .options = &tmo, .metrics = &sm, .reg = reg, .synced = synced_fn};
+  struct gb_timeouts_opts o = {
+      .cfg = &cfg, .options = &tmo, .metrics = &sm, .reg = reg, .synced = synced_fn};
   struct gb_timeouts *t = NULL;
   ck_assert_int_eq(gb_timeouts_new(&o, &t, NULL), 0);
   synced_flag = 0;
