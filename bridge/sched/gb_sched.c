@@ -671,6 +671,10 @@ int gb_sched_start(struct gb_sched *s, const struct gb_http_config *http, struct
   size_t want = s->cfg.max_list_body + 16 * s->cfg.max_body;
   if (cfg.max_body_total < want)
     cfg.max_body_total = want;
+  /* Volcano's predicate callers keep their connections: each reuses its
+   * body buffer (256 connections keep at most 64 MiB of the total). */
+  if (!cfg.keep_body)
+    cfg.keep_body = GB_SCHED_KEEP_BODY;
   return gb_http_start(&cfg, routes, n, &s->srv, d);
 }
 
