@@ -594,7 +594,11 @@ int gb_sj_string(struct gb_sj *s, const char *what, char *out, size_t size) {
   int rc = skip_string(s, &esc);
   if (rc < 0)
     return rc;
-  size_t n = decode_string(at + 1, s->p - 1, out, size - 1);
+  size_t n = (size_t)(s->p - 1 - (at + 1));
+  if (!esc && n < size && !memchr(at + 1, '\0', n))
+    memcpy(out, at + 1, n); /* plain ASCII: decoding is a copy */
+  else
+    n = decode_string(at + 1, s->p - 1, out, size - 1);
   if (n >= size || memchr(out, '\0', n)) {
     /* A C string holds no NUL; no Kubernetes name has one. */
     s->p = at;
