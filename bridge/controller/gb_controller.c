@@ -397,16 +397,16 @@ static int make_informer(struct gb_controller *c, int which, struct gb_informer 
   /* kube.watchNamespaces: the namespaced kinds are watched in those
    * namespaces only (a Role each); the cluster-scoped ones stay
    * cluster-wide reads. */
-  if (def->namespaced) {
-    io.namespaces = c->cfg->watch_namespaces;
-    io.n_namespaces = c->cfg->n_watch_namespaces;
+  if (def->namespaced && c->o.kube) {
+    io.namespaces = c->o.kube->watch_namespaces.items;
+    io.n_namespaces = c->o.kube->watch_namespaces.n;
   }
   /* Pods and CRDs are cached as the few fields read, not in full: a
    * CRD-heavy cluster has tens of megabytes of schemas. */
   io.transform = which == INF_POD   ? gb_informer_trim_pod
                  : which == INF_CRD ? gb_informer_trim_crd
                                     : NULL;
-  io.min_watch_timeout_s = (long)c->cfg->kube_watch_timeout_s;
+  io.min_watch_timeout_s = c->o.kube ? (long)c->o.kube->watch_timeout_s : 0;
   io.on_change = on_change;
   io.handler_arg = &c->hctx[which];
   io.on_log = on_log;
@@ -689,7 +689,7 @@ int gb_controller_new(const struct gb_controller_opts *o, struct gb_controller *
     c->hctx[i] = (struct hctx){c, i};
   struct gb_workqueue_opts qo = {o->cfg->queue_base_delay_s, o->cfg->queue_max_delay_s,
                                  o->cfg->queue_qps, o->cfg->queue_burst, 0};
-  struct gb_events_opts eo = {GC_MANAGER_NAME, NULL, o->cfg->event_min_interval_s, 0};
+  struct gb_events_opts eo = {GC_MANAGER_NAME, NULL, o->events ? o->events->min_interval_s : 0, 0};
   const char *pod = getenv("POD_NAME");
   if (pod && *pod)
     eo.instance = pod;
@@ -901,7 +901,7 @@ int gb_controller_webhook_lookup(void *ctx, const char *ns, const char *jobset_n
   if (out->bind && !gb_webhook_podgroup_bindable(pg, str_of(in.trainjob, "metadata.uid"),
                                                  plan.desired, out->why, sizeof(out->why))) {
     out->mismatch = 1;
-    mismatch_event(c, in.trainjob, c->cfg->webhook_deny_on_mismatch, out->why);
+    mismatch_event(c, in.trainjob, c->o.webhook && c->o.webhook->deny_on_mismatch, out->why);
   }
   if (out->bind && !out->mismatch && c->o.placement_lookup &&
       (rc = c->o.placement_lookup(c->o.placement_ctx, ns, jobset_name, rjob_name, &out->gate,

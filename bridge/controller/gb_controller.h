@@ -29,6 +29,7 @@
 #include "gb_config.h"
 #include "gb_informer.h"
 #include "gb_kube_client.h"
+#include "gb_kube_options.h"
 #include "gb_metrics.h"
 #include "gb_webhook.h"
 
@@ -65,6 +66,11 @@ typedef void (*gb_controller_observe_fn)(void *ctx, enum gb_observe_kind kind,
 
 struct gb_controller_opts {
   const struct gb_config *cfg;      /* validated; borrowed */
+  /* borrowed; kube.watchNamespaces and kube.watchTimeout (NULL: every
+   * namespace, the informer's default timeout) */
+  const struct gb_kube_options *kube;
+  const struct gb_events_options *events;   /* borrowed; NULL: every repeat is written */
+  const struct gb_webhook_options *webhook; /* borrowed; denyOnPodGroupMismatch (NULL: off) */
   struct gb_kube_client *client;    /* borrowed */
   const struct gb_service_metrics *metrics; /* optional; borrowed */
   int (*is_leader)(void *ctx);      /* NULL: always the leader */

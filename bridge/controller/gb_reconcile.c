@@ -253,7 +253,7 @@ static const char *apis_missing(struct planner *pl) {
  * WAIT) when none fits. */
 static const struct gc_backend *default_backend(struct planner *pl) {
   const struct gb_rc_input *in = pl->in;
-  const struct gc_backend *choice = in->cfg->backend;
+  const struct gc_backend *choice = gb_config_backend(in->cfg);
   const char *nsb = annotation(in->ns, GB_ANN_BACKEND);
   if (nsb) {
     char names[256];
@@ -267,7 +267,7 @@ static const struct gc_backend *default_backend(struct planner *pl) {
                 "namespace annotation %s=\"%.100s\" is not %s or auto; "
                 "using the configured backend (%s)",
                 GB_ANN_BACKEND, nsb, gc_backend_names(names, sizeof(names), ", "),
-                gb_backend_choice_name(in->cfg->backend)));
+                gb_backend_choice_name(gb_config_backend(in->cfg))));
   }
   if (choice)
     return choice;
@@ -593,8 +593,8 @@ static void policy_context(struct planner *pl, struct gc_policy_context *pc) {
   pc->timeout_default = in->cfg->timeout_default;
   pc->timeout_max = in->cfg->timeout_max;
   pc->topology_default = in->cfg->topology_default;
-  pc->topology_levels = in->cfg->topology_levels;
-  pc->n_topology_levels = in->cfg->n_topology_levels;
+  pc->topology_levels = in->cfg->topology_levels.items;
+  pc->n_topology_levels = in->cfg->topology_levels.n;
 }
 
 int gb_reconcile_plan(const struct gb_rc_input *in, struct gc_arena *a, struct gb_rc_plan *out) {

@@ -157,7 +157,7 @@ double gb_timeouts_wait_start(const struct gang *g) {
 }
 
 int gb_timeouts_done(const struct gb_timeouts *t, const struct gang *g) {
-  if (t->o.cfg->timeout_until_ready)
+  if (t->o.options->until_ready)
     return g->ready_reached || !isnan(g->facts.ready_at);
   return g->started || !isnan(g->facts.started_at) || !isnan(g->facts.ready_at);
 }

@@ -40,10 +40,14 @@
 #include "gb_config.h"
 #include "gb_controller.h"
 #include "gb_kube_client.h"
+#include "gb_kube_options.h"
 #include "gb_metrics.h"
+#include "gb_timeouts_options.h"
 
 struct gb_timeouts_opts {
-  const struct gb_config *cfg;              /* validated; borrowed; timeouts.* */
+  const struct gb_config *cfg;               /* validated; borrowed; timeouts.max (the policy) */
+  const struct gb_timeouts_options *options; /* validated; borrowed; the tracker's timeouts.* */
+  const struct gb_events_options *events;    /* borrowed; NULL: every repeat is written */
   struct gb_kube_client *client;            /* borrowed; NULL: no API writes */
   const struct gb_service_metrics *metrics; /* optional; borrowed (time to schedule) */
   struct gb_metrics *reg;                   /* optional; its own families go here */
@@ -62,7 +66,7 @@ struct gb_timeouts_stats {
 struct gb_timeouts;
 
 /* Creates a tracker (not started).  Caller frees with gb_timeouts_free.
- * Returns 0, GC_EINVAL (no cfg), GC_ENOMEM, or a metrics registration error
+ * Returns 0, GC_EINVAL (no cfg or options), GC_ENOMEM, or a metrics registration error
  * (in d). */
 int gb_timeouts_new(const struct gb_timeouts_opts *o, struct gb_timeouts **out,
                     struct gc_diags *d);
