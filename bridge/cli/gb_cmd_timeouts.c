@@ -26,6 +26,7 @@
 #include "gb_tr_dump.h"
 #include "gb_tr_write.h"
 #include "gc_arena.h"
+#include "gc_duration.h"
 
 enum tr_format { FMT_TABLE, FMT_JSON, FMT_HTML };
 
@@ -166,7 +167,7 @@ static int parse_option(int c, const char *arg, struct tr_opts *o) {
     o->has_now = 1;
     return GC_OK;
   case 'w':
-    if (gb_tr_parse_duration(arg, &v) || v < 0)
+    if (gc_duration_parse_seconds(arg, &v, NULL, 0) || v < 0)
       return bad_value("--what-if", "a Go duration such as 10m or 1h30m", arg);
     o->report.has_whatif = 1;
     o->report.whatif_s = v;
@@ -177,7 +178,7 @@ static int parse_option(int c, const char *arg, struct tr_opts *o) {
     return GC_OK;
   case 'l':
   case 'x':
-    if (gb_tr_parse_duration(arg, &v) || v <= 0)
+    if (gc_duration_parse_seconds(arg, &v, NULL, 0) || v <= 0)
       return bad_value(c == 'l' ? "--floor" : "--max", "a positive Go duration", arg);
     *(c == 'l' ? &o->report.rule.floor_s : &o->report.rule.max_s) = v;
     return GC_OK;
@@ -395,7 +396,7 @@ static int pg_timeout(struct tr_run *r, const struct gb_tr_dump_item *it, struct
       continue;
     const char *s = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
     int64_t t = 0;
-    if (s && gb_tr_parse_duration(s, &t) == GC_OK && t > 0) {
+    if (s && gc_duration_parse_seconds(s, &t, NULL, 0) == GC_OK && t > 0) {
       p->timeout_s = t;
       return GC_OK;
     }

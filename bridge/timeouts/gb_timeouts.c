@@ -27,6 +27,7 @@
 #include "gb_timeout_report.h"
 #include "gb_timeouts_int.h"
 #include "gc_diag.h"
+#include "gc_duration.h"
 #include "gc_policy.h"
 
 #define VOLCANO_GROUP_ANN "scheduling.k8s.io/group-name"
@@ -299,7 +300,7 @@ static void pg_timeout(struct gb_timeouts *t, struct gang *g, json_object *pg) {
    * hour, although each Permit wait is capped at 15 minutes. */
   const char *own = str_member(ann, GC_ANN_SCHEDULE_TIMEOUT);
   int64_t secs = 0;
-  if (own && !gb_tr_parse_duration(own, &secs) && secs > 0) {
+  if (own && !gc_duration_parse_seconds(own, &secs, NULL, 0) && secs > 0) {
     g->timeout_s = (double)secs;
     g->timeout_source = GC_ANN_SCHEDULE_TIMEOUT;
   } else if (!g->is_volcano) {
@@ -314,7 +315,7 @@ static void pg_timeout(struct gb_timeouts *t, struct gang *g, json_object *pg) {
     for (int i = 0; i < 2 && isnan(g->timeout_s); i++) {
       const char *s = str_member(ann, keys[i]);
       /* As Volcano: the first annotation that is a duration above 0 wins. */
-      if (s && !gb_tr_parse_duration(s, &secs) && secs > 0) {
+      if (s && !gc_duration_parse_seconds(s, &secs, NULL, 0) && secs > 0) {
         g->timeout_s = (double)secs;
         g->timeout_source = keys[i];
       }
@@ -322,7 +323,7 @@ static void pg_timeout(struct gb_timeouts *t, struct gang *g, json_object *pg) {
   }
   int64_t max_s = 0;
   const char *max = t->o.cfg->timeout_max;
-  if (!isnan(g->timeout_s) && max && *max && !gb_tr_parse_duration(max, &max_s) && max_s > 0 &&
+  if (!isnan(g->timeout_s) && max && *max && !gc_duration_parse_seconds(max, &max_s, NULL, 0) && max_s > 0 &&
       g->timeout_s > (double)max_s) {
     g->timeout_s = (double)max_s;
     g->timeout_source = "config timeouts.max";
