@@ -26,6 +26,7 @@
 #include "gb_events.h"
 #include "gb_hash.h"
 #include "gb_informer.h"
+#include "gb_kobj.h"
 #include "gb_kube_discovery.h"
 #include "gb_log.h"
 #include "gb_reconcile.h"
@@ -211,14 +212,11 @@ static long gang_pods(void *ctx, const char *ns, const char *name) {
 
 /* "ns/jobset-name" of a pod into buf; 0 when it has none. */
 static int pod_gang(json_object *pod, char *buf, size_t cap) {
-  json_object *m = NULL, *l = NULL, *v = NULL;
-  const char *ns = gb_kube_meta_str(pod, "namespace");
-  if (!ns || !json_object_object_get_ex(pod, "metadata", &m) ||
-      !json_object_object_get_ex(m, "labels", &l) ||
-      !json_object_object_get_ex(l, GC_JOBSET_NAME_LABEL, &v) ||
-      !json_object_is_type(v, json_type_string))
+  const char *ns = gb_kobj_meta(pod, "namespace");
+  const char *js = gb_kobj_label(pod, GC_JOBSET_NAME_LABEL);
+  if (!ns || !js)
     return 0;
-  int n = snprintf(buf, cap, "%s/%s", ns, json_object_get_string(v));
+  int n = snprintf(buf, cap, "%s/%s", ns, js);
   return n > 0 && (size_t)n < cap;
 }
 
@@ -247,22 +245,14 @@ static void on_pod(struct gb_controller *c, const struct gb_informer_change *ch)
 /* ---- informer handlers ------------------------------------------------------------ */
 
 static const char *queue_state_of(json_object *obj) {
-  json_object *st = NULL, *v = NULL;
-  if (obj && json_object_object_get_ex(obj, "status", &st) &&
-      json_object_object_get_ex(st, "state", &v) && json_object_is_type(v, json_type_string))
-    return json_object_get_string(v);
-  return "";
+  const char *s = gb_kobj_str(gb_kobj_get(obj, "status"), "state");
+  return s ? s : "";
 }
 
 /* The Queue's gang timeout annotation (a gc_policy source), or "". */
 static const char *queue_timeout_of(json_object *obj) {
-  json_object *md = NULL, *ann = NULL, *v = NULL;
-  if (obj && json_object_object_get_ex(obj, "metadata", &md) &&
-      json_object_object_get_ex(md, "annotations", &ann) &&
-      json_object_object_get_ex(ann, GC_ANN_SCHEDULE_TIMEOUT, &v) &&
-      json_object_is_type(v, json_type_string))
-    return json_object_get_string(v);
-  return "";
+  const char *s = gb_kobj_annotation(obj, GC_ANN_SCHEDULE_TIMEOUT);
+  return s ? s : "";
 }
 
 static int is_scheduling_crd(const char *name) {
@@ -894,13 +884,8 @@ int gb_controller_podgroup_annotation(struct gb_controller *c, enum gc_backend b
   json_object *pg = NULL;
   if (!inf || gb_informer_get_json(inf, ns, name, &pg) != 0 || !pg)
     return GC_ENOTFOUND;
-  json_object *md = NULL, *ann = NULL, *v = NULL;
-  int rc = 0;
-  if (json_object_object_get_ex(pg, "metadata", &md) &&
-      json_object_object_get_ex(md, "annotations", &ann) &&
-      json_object_object_get_ex(ann, key, &v) && json_object_is_type(v, json_type_string) &&
-      !(*out = strdup(json_object_get_string(v))))
-    rc = GC_ENOMEM;
+  const char *v = gb_kobj_annotation(pg, key);
+  int rc = v && !(*out = strdup(v)) ? GC_ENOMEM : 0;
   json_object_put(pg);
   return rc;
 }

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "gb_kobj.h"
 #include "gc_name.h"
 
 #define REQUIRED "requiredDuringSchedulingIgnoredDuringExecution"
@@ -25,27 +26,11 @@
 /* ---- json-c helpers ---------------------------------------------------- */
 
 /* o[key], or NULL when o is not an object, the key is absent or null. */
-static json_object *member(json_object *o, const char *key) {
-  json_object *v = NULL;
-  if (!o || !json_object_is_type(o, json_type_object))
-    return NULL;
-  return json_object_object_get_ex(o, key, &v) ? v : NULL;
-}
-
-static const char *str_member(json_object *o, const char *key) {
-  json_object *v = member(o, key);
-  return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
-}
-
-static size_t array_len(json_object *a) {
-  return a && json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0;
-}
-
 /* "namespace/name" of a pod for messages ("generateName*" before it has a name). */
 static void pod_where(json_object *pod, char *buf, size_t size) {
-  json_object *meta = member(pod, "metadata");
-  const char *ns = str_member(meta, "namespace"), *name = str_member(meta, "name");
-  const char *gen = str_member(meta, "generateName");
+  json_object *meta = gb_kobj_get(pod, "metadata");
+  const char *ns = gb_kobj_str(meta, "namespace"), *name = gb_kobj_str(meta, "name");
+  const char *gen = gb_kobj_str(meta, "generateName");
   snprintf(buf, size, "%.63s/%.253s%s", ns ? ns : "", name ? name : gen ? gen : "(unnamed)",
            name || !gen ? "" : "*");
 }
@@ -162,7 +147,7 @@ struct aff {
  * is something else. */
 static int obj_level(json_object *parent, const char *key, json_object **out, const char *where,
                      const char *field, struct gc_diags *d) {
-  json_object *v = member(parent, key);
+  json_object *v = gb_kobj_get(parent, key);
   *out = NULL;
   if (!v)
     return 0;
@@ -176,7 +161,7 @@ static int obj_level(json_object *parent, const char *key, json_object **out, co
 
 static int list_member(json_object *o, const char *key, const char *where, size_t i,
                        struct gc_diags *d) {
-  json_object *v = member(o, key);
+  json_object *v = gb_kobj_get(o, key);
   if (v && !json_object_is_type(v, json_type_array)) {
     gc_diags_addf(d, "%s: %s.nodeSelectorTerms[%zu].%s: not a list", where, REQ_FIELD, i, key);
     return GC_EINVAL;
@@ -185,7 +170,7 @@ static int list_member(json_object *o, const char *key, const char *where, size_
 }
 
 static int read_terms(struct aff *a, struct gc_diags *d) {
-  json_object *t = member(a->required, "nodeSelectorTerms");
+  json_object *t = gb_kobj_get(a->required, "nodeSelectorTerms");
   if (!t)
     return 0;
   if (!json_object_is_type(t, json_type_array)) {
@@ -232,9 +217,9 @@ enum term_act { T_KEEP, T_APPEND, T_CREATE };
  * Kubernetes lets an empty term gain nothing) or holds the requirement
  * already; else an append to its matchExpressions, or a new list. */
 static enum term_act term_act(json_object *term, json_object *req) {
-  json_object *me = member(term, "matchExpressions");
-  size_t n = array_len(me);
-  if (!n && !array_len(member(term, "matchFields")))
+  json_object *me = gb_kobj_get(term, "matchExpressions");
+  size_t n = gb_kobj_len(me);
+  if (!n && !gb_kobj_len(gb_kobj_get(term, "matchFields")))
     return T_KEEP;
   for (size_t i = 0; i < n; i++)
     if (json_object_equal(json_object_array_get_idx(me, i), req))
@@ -257,7 +242,7 @@ static int check_growth(const struct aff *a, json_object *req, size_t n_terms,
 
 static size_t terms_to_change(const struct aff *a, json_object *req) {
   size_t n = 0;
-  for (size_t i = 0; i < array_len(a->terms); i++)
+  for (size_t i = 0; i < gb_kobj_len(a->terms); i++)
     n += term_act(json_object_array_get_idx(a->terms, i), req) != T_KEEP;
   return n;
 }
@@ -316,14 +301,14 @@ static int add_missing_level(const struct aff *a, json_object *req, json_object 
     return add_op(ops, "/spec/affinity/nodeAffinity", wrap(REQUIRED, sel));
   if (!a->required)
     return add_op(ops, REQ_PATH, sel);
-  json_object *terms = sel ? json_object_get(member(sel, "nodeSelectorTerms")) : NULL;
+  json_object *terms = sel ? json_object_get(gb_kobj_get(sel, "nodeSelectorTerms")) : NULL;
   json_object_put(sel);
   return add_op(ops, REQ_PATH "/nodeSelectorTerms", terms);
 }
 
 static int add_term_ops(const struct aff *a, json_object *req, json_object *ops) {
   char path[160];
-  for (size_t i = 0; i < array_len(a->terms); i++) {
+  for (size_t i = 0; i < gb_kobj_len(a->terms); i++) {
     enum term_act act = term_act(json_object_array_get_idx(a->terms, i), req);
     int rc = 0;
     if (act == T_APPEND) {
@@ -377,7 +362,7 @@ out:
  * Returns 1 when ours was there, 0 when not, or a negative code. */
 static int gates_without_ours(json_object *pod, const char *where, json_object **kept,
                               struct gc_diags *d) {
-  json_object *gates = member(member(pod, "spec"), "schedulingGates");
+  json_object *gates = gb_kobj_dig(pod, "spec", "schedulingGates", NULL);
   *kept = NULL;
   if (!gates)
     return 0;
@@ -391,7 +376,7 @@ static int gates_without_ours(json_object *pod, const char *where, json_object *
     return GC_ENOMEM;
   for (size_t i = 0; i < json_object_array_length(gates); i++) {
     json_object *g = json_object_array_get_idx(gates, i);
-    const char *name = str_member(g, "name");
+    const char *name = gb_kobj_str(g, "name");
     if (name && !strcmp(name, GB_PLACEMENT_GATE))
       ours = 1;
     else
@@ -415,7 +400,7 @@ static int anded_terms(const struct aff *a, json_object *req, json_object **out,
     return rc;
   if (!a->terms) {
     json_object *sel = single_term(json_object_get(req));
-    *out = sel ? json_object_get(member(sel, "nodeSelectorTerms")) : NULL;
+    *out = sel ? json_object_get(gb_kobj_get(sel, "nodeSelectorTerms")) : NULL;
     json_object_put(sel);
     return *out ? 0 : GC_ENOMEM;
   }
@@ -426,7 +411,7 @@ static int anded_terms(const struct aff *a, json_object *req, json_object **out,
     if (c && act == T_CREATE)
       json_object_object_add(c, "matchExpressions", json_object_new_array());
     if (c && act != T_KEEP)
-      json_object_array_add(member(c, "matchExpressions"), copy_of(req));
+      json_object_array_add(gb_kobj_get(c, "matchExpressions"), copy_of(req));
     json_object_array_add(terms, c);
   }
   *out = terms;
@@ -463,7 +448,7 @@ int gb_release_patch(json_object *pod, const struct gb_restriction *r, json_obje
     return GC_EINVAL;
   char where[330];
   pod_where(pod, where, sizeof(where));
-  const char *rv = str_member(member(pod, "metadata"), "resourceVersion");
+  const char *rv = gb_kobj_str(gb_kobj_get(pod, "metadata"), "resourceVersion");
   if (!rv || !rv[0]) {
     gc_diags_addf(d, "%s: metadata.resourceVersion: missing; the release needs it as its "
                   "precondition", where);

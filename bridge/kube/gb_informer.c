@@ -18,6 +18,7 @@
 
 #include "gb_clock.h"
 #include "gb_hash.h"
+#include "gb_kobj.h"
 #include "gb_kube_watch.h"
 
 #define RV_MAX 512
@@ -151,23 +152,18 @@ static void keep_only(json_object *obj, const char *const *keep) {
   }
 }
 
-static json_object *member(json_object *obj, const char *k) {
-  json_object *v = NULL;
-  return json_object_object_get_ex(obj, k, &v) ? v : NULL;
-}
-
 /* Keeps only the PodScheduled and Ready entries of a pod's status.conditions (and of them
  * the fields the timeout tracker reads), rebuilt into a new array because
  * json-c arrays cannot drop elements in place. */
 static void trim_conditions(json_object *status) {
   static const char *const cond[] = {"type", "status", "reason", "message", "lastTransitionTime",
                                      NULL};
-  json_object *cs = member(status, "conditions");
+  json_object *cs = gb_kobj_get(status, "conditions");
   if (!cs || !json_object_is_type(cs, json_type_array))
     return;
   json_object *keep = json_object_new_array();
   for (size_t i = 0; keep && i < json_object_array_length(cs); i++) {
-    json_object *c = json_object_array_get_idx(cs, i), *t = member(c, "type");
+    json_object *c = json_object_array_get_idx(cs, i), *t = gb_kobj_get(c, "type");
     if (t && json_object_is_type(t, json_type_string) &&
         (!strcmp(json_object_get_string(t), "PodScheduled") ||
          !strcmp(json_object_get_string(t), "Ready"))) {
@@ -185,7 +181,7 @@ static void trim_conditions(json_object *status) {
 
 /* Drops member k of obj when it is an empty object. */
 static void drop_empty(json_object *obj, const char *k) {
-  json_object *v = member(obj, k);
+  json_object *v = gb_kobj_get(obj, k);
   if (v && json_object_is_type(v, json_type_object) && json_object_object_length(v) == 0)
     json_object_object_del(obj, k);
 }
@@ -200,13 +196,13 @@ void gb_informer_trim_pod(json_object *obj) {
   static const char *const spec[] = {"schedulingGates", NULL};
   static const char *const status[] = {"conditions", NULL};
   keep_only(obj, top);
-  json_object *m = member(obj, "metadata");
+  json_object *m = gb_kobj_get(obj, "metadata");
   keep_only(m, meta);
-  keep_only(member(m, "labels"), labels);
-  keep_only(member(m, "annotations"), anns);
-  keep_only(member(obj, "spec"), spec);
-  keep_only(member(obj, "status"), status);
-  trim_conditions(member(obj, "status"));
+  keep_only(gb_kobj_get(m, "labels"), labels);
+  keep_only(gb_kobj_get(m, "annotations"), anns);
+  keep_only(gb_kobj_get(obj, "spec"), spec);
+  keep_only(gb_kobj_get(obj, "status"), status);
+  trim_conditions(gb_kobj_get(obj, "status"));
   drop_empty(obj, "spec");
   drop_empty(obj, "status");
 }
@@ -217,10 +213,10 @@ void gb_informer_trim_crd(json_object *obj) {
   static const char *const spec[] = {"group", "names", "scope", "versions", NULL};
   static const char *const version[] = {"name", "served", "storage", NULL};
   keep_only(obj, top);
-  keep_only(member(obj, "metadata"), meta);
-  json_object *s = member(obj, "spec");
+  keep_only(gb_kobj_get(obj, "metadata"), meta);
+  json_object *s = gb_kobj_get(obj, "spec");
   keep_only(s, spec);
-  json_object *vs = member(s, "versions");
+  json_object *vs = gb_kobj_get(s, "versions");
   if (vs && json_object_is_type(vs, json_type_array))
     for (size_t i = 0; i < json_object_array_length(vs); i++)
       keep_only(json_object_array_get_idx(vs, i), version);
@@ -228,8 +224,8 @@ void gb_informer_trim_crd(json_object *obj) {
 
 /* Builds the cache key of obj into buf; returns 0 or GC_EINVAL. */
 static int obj_key(json_object *obj, char *buf, size_t cap, const char **ns, const char **name) {
-  *ns = gb_kube_meta_str(obj, "namespace");
-  *name = gb_kube_meta_str(obj, "name");
+  *ns = gb_kobj_meta(obj, "namespace");
+  *name = gb_kobj_meta(obj, "name");
   if (!*name || !(*name)[0])
     return GC_EINVAL;
   if (!*ns)
@@ -343,8 +339,8 @@ static int upsert(struct gb_informer *inf, struct reflector *r, json_object *obj
     logf_(inf, 1, "object without a usable metadata.name ignored");
     return GC_OK;
   }
-  const char *rv = gb_kube_meta_str(obj, "resourceVersion");
-  const char *uid = gb_kube_meta_str(obj, "uid");
+  const char *rv = gb_kobj_meta(obj, "resourceVersion");
+  const char *uid = gb_kobj_meta(obj, "uid");
   if (rv && strlen(rv) >= RV_MAX) {
     logf_(inf, 1, "%s: resourceVersion longer than %d bytes ignored", key, RV_MAX - 1);
     return GC_OK;
@@ -971,7 +967,7 @@ int gb_informer_feed(struct gb_informer *inf, int watch_type, json_object *obj) 
   if (watch_type != GB_WATCH_BOOKMARK && obj_key(obj, key, sizeof(key), &ns, &name))
     return GC_EINVAL;
   int rc = GC_OK;
-  const char *rv = gb_kube_meta_str(obj, "resourceVersion");
+  const char *rv = gb_kobj_meta(obj, "resourceVersion");
   if (watch_type == GB_WATCH_ADDED || watch_type == GB_WATCH_MODIFIED) {
     prepare(inf, obj);
     rc = upsert(inf, NULL, obj, inf->refl[0].gen);

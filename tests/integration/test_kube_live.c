@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "gb_informer.h"
+#include "gb_kobj.h"
 #include "gb_kube_client.h"
 #include "gb_kube_discovery.h"
 #include "gb_manifest.h"
@@ -322,7 +323,7 @@ static void on_change(void *arg, const struct gb_informer_change *ch) {
   (void)arg;
   pthread_mutex_lock(&M.lock);
   int i = mfind(ch->key);
-  const char *rv = gb_kube_meta_str(ch->obj, "resourceVersion");
+  const char *rv = gb_kobj_meta(ch->obj, "resourceVersion");
   if (ch->op == GB_INFORMER_ADD) {
     M.adds++;
     if (i >= 0) {
@@ -367,9 +368,9 @@ static int collect_item(void *arg, json_object *obj) {
   struct collect *c = arg;
   if (c->n >= MIRROR_MAX)
     return GC_ELIMIT;
-  snprintf(c->keys[c->n], sizeof(c->keys[0]), "%s/%s", gb_kube_meta_str(obj, "namespace"),
-           gb_kube_meta_str(obj, "name"));
-  snprintf(c->rvs[c->n], sizeof(c->rvs[0]), "%s", gb_kube_meta_str(obj, "resourceVersion"));
+  snprintf(c->keys[c->n], sizeof(c->keys[0]), "%s/%s", gb_kobj_meta(obj, "namespace"),
+           gb_kobj_meta(obj, "name"));
+  snprintf(c->rvs[c->n], sizeof(c->rvs[0]), "%s", gb_kobj_meta(obj, "resourceVersion"));
   c->n++;
   return 0;
 }
@@ -737,7 +738,7 @@ START_TEST(server_side_apply) {
   struct gb_kube_error e;
   /* Creates. */
   ck_assert_int_eq(gb_kube_apply(cli, path, o, "gangbridge", 1, &out, &e), 0);
-  ck_assert_str_ne(gb_kube_meta_str(out, "uid"), "");
+  ck_assert_str_ne(gb_kobj_meta(out, "uid"), "");
   json_object_put(out);
   json_object_put(o);
   /* Updates with the same manager. */
@@ -793,8 +794,8 @@ START_TEST(update_with_resource_version_conflicts) {
   ck_assert(json_object_object_get_ex(created, "spec", &spec));
   json_object_object_add(spec, "holderIdentity", json_object_new_string("b"));
   ck_assert_int_eq(gb_kube_update(cli, path, created, &renewed, &e), 0);
-  ck_assert_str_ne(gb_kube_meta_str(renewed, "resourceVersion"),
-                   gb_kube_meta_str(created, "resourceVersion"));
+  ck_assert_str_ne(gb_kobj_meta(renewed, "resourceVersion"),
+                   gb_kobj_meta(created, "resourceVersion"));
   /* The same stale copy again: conflict, not retried. */
   struct gb_kube_stats before, after;
   gb_kube_client_stats(cli, &before);
@@ -817,7 +818,7 @@ static void *get_many(void *arg) {
     json_object *out = NULL;
     struct gb_kube_error e;
     if (gb_kube_get(c, "/api/v1/namespaces/team-a", &out, &e) == 0 &&
-        !strcmp(gb_kube_meta_str(out, "name"), "team-a"))
+        !strcmp(gb_kobj_meta(out, "name"), "team-a"))
       ok++;
     json_object_put(out);
   }
@@ -1153,7 +1154,7 @@ START_TEST(tls_inline_ca_and_client_certificate) {
   struct gb_kube_error e;
   int rc = gb_kube_get(cli, "/api/v1/namespaces/default", &out, &e);
   ck_assert_msg(rc == 0, "%s", e.message);
-  ck_assert_str_eq(gb_kube_meta_str(out, "name"), "default");
+  ck_assert_str_eq(gb_kobj_meta(out, "name"), "default");
   json_object_put(out);
   /* Without the CA the server certificate is refused: a transport error. */
   struct gb_kube_config *saved = cfg;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "gb_informer.h"
+#include "gb_kobj.h"
 #include "gb_kube_watch.h"
 
 static struct gb_kube_config *cfg;
@@ -21,9 +22,8 @@ static void on_change(void *arg, const struct gb_informer_change *ch) {
   (void)arg;
   size_t n = strlen(events);
   const char *op = ch->op == GB_INFORMER_ADD ? "add" : ch->op == GB_INFORMER_UPDATE ? "upd" : "del";
-  snprintf(events + n, sizeof(events) - n, "%s %s [%s|%s] rv=%s%s;", op, ch->key, ch->ns,
-           ch->name, gb_kube_meta_str(ch->obj, "resourceVersion"),
-           ch->old_json ? " old" : "");
+  snprintf(events + n, sizeof(events) - n, "%s %s [%s|%s] rv=%s%s;", op, ch->key, ch->ns, ch->name,
+           gb_kobj_meta(ch->obj, "resourceVersion"), ch->old_json ? " old" : "");
 }
 
 static void setup(void) {
