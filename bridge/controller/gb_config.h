@@ -6,9 +6,8 @@
  * flags, which override the file.  Every key is a dotted path in one table
  * (gb_config_keys); `--set KEY=VALUE` sets any of them, and the common ones
  * have their own flags.  gb_config_write prints the effective configuration
- * as YAML (`serve --print-config`).  It also owns Kubernetes label selectors
- * (parse and match), used for namespaceSelector and the opt-in label.
- * docs/operating.md documents every key and default.
+ * as YAML (`serve --print-config`).  The namespaceSelector and the opt-in
+ * label are read with kube/'s gb_selector.  docs/operating.md documents every key and default.
  */
 #ifndef GB_CONFIG_H
 #define GB_CONFIG_H
@@ -17,6 +16,7 @@
 #include <stdio.h>
 
 #include "gb_log.h"
+#include "gb_selector.h"
 #include "gc_arena.h"
 #include "gc_diag.h"
 #include "gc_gang.h"
@@ -31,39 +31,6 @@ enum gb_select_mode { GB_SELECT_UNMANAGED = 0, GB_SELECT_NAMESPACE, GB_SELECT_OP
 /* timeouts.action: what happens when a gang's timeout passes. */
 enum gb_timeout_action { GB_TIMEOUT_EVENT = 0, GB_TIMEOUT_NONE, GB_TIMEOUT_REQUEUE };
 const char *gb_timeout_action_name(enum gb_timeout_action a);
-
-/* ---- label selectors ------------------------------------------------------ */
-
-enum gb_selector_op {
-  GB_SEL_EQ,        /* k=v, k==v */
-  GB_SEL_NE,        /* k!=v (true when k is absent) */
-  GB_SEL_IN,        /* k in (a,b) */
-  GB_SEL_NOTIN,     /* k notin (a,b) (true when k is absent) */
-  GB_SEL_EXISTS,    /* k */
-  GB_SEL_NOTEXISTS  /* !k */
-};
-
-struct gb_selector_req {
-  const char *key;
-  enum gb_selector_op op;
-  const char **values;
-  size_t n_values;
-};
-
-/* A parsed selector; every requirement must hold.  Arena-owned.  An empty
- * selector matches everything. */
-struct gb_selector {
-  struct gb_selector_req *reqs;
-  size_t n;
-};
-
-/* Parses a Kubernetes label selector ("team=ml,tier in (a,b),!legacy").
- * Returns 0, GC_EINVAL (message names the bad requirement) or GC_ENOMEM. */
-int gb_selector_parse(struct gc_arena *a, const char *text, struct gb_selector *out,
-                      struct gc_diags *d);
-
-/* 1 when labels (a map of strings, or NULL for none) satisfies sel. */
-int gb_selector_match(const struct gb_selector *sel, const struct gc_value *labels);
 
 /* ---- configuration ---------------------------------------------------------- */
 

@@ -1212,101 +1212,78 @@ void gb_model_flush_capacity(struct gb_model *m) {
     m->o.on_capacity(m->o.arg);
 }
 
-/* ---- Trims (what the records read, nothing else) ---------------------------- */
+/* ---- What the records read (the informers keep nothing else for the model) -- */
 
-static void keep_only(json_object *o, const char *const *keep) {
-  if (!o || !json_object_is_type(o, json_type_object))
-    return;
-  const char *drop[64];
+static const struct gb_keep POD_KEEP[] = {
+    {{"metadata", "name"}},
+    {{"metadata", "namespace"}},
+    {{"metadata", "uid"}},
+    {{"metadata", "resourceVersion"}},
+    {{"metadata", "creationTimestamp"}},
+    {{"metadata", "labels", JS_LABEL}},
+    {{"metadata", "labels", RJ_LABEL}},
+    {{"spec", "nodeName"}},
+    {{"spec", "priority"}},
+    {{"spec", "schedulingGates"}},
+    {{"spec", "tolerations"}},
+    {{"spec", "containers", "[]", "name"}},
+    {{"spec", "containers", "[]", "resources"}},
+    {{"spec", "containers", "[]", "restartPolicy"}},
+    {{"spec", "initContainers", "[]", "name"}},
+    {{"spec", "initContainers", "[]", "resources"}},
+    {{"spec", "initContainers", "[]", "restartPolicy"}},
+    {{"spec", "overhead"}},
+    {{"spec", "resources"}},
+    {{"status", "phase"}},
+    {{"status", "conditions", "[type=PodScheduled]", "type"}},
+    {{"status", "conditions", "[type=PodScheduled]", "status"}},
+    {{"status", "conditions", "[type=PodScheduled]", "lastTransitionTime"}},
+    {{"status", "conditions", "[type=PodScheduled]", "message"}},
+};
+
+static const struct gb_keep NODE_KEEP[] = {
+    {{"metadata", "name"}},
+    {{"metadata", "uid"}},
+    {{"metadata", "resourceVersion"}},
+    {{"metadata", "labels"}},
+    {{"spec", "unschedulable"}},
+    {{"spec", "taints"}},
+    {{"status", "allocatable"}},
+    {{"status", "conditions", "[type=Ready]"}},
+};
+
+/* The record compares texts to see a topology change: only what the
+ * builder reads (a status update also bumps resourceVersion). */
+static const struct gb_keep HN_KEEP[] = {
+    {{"metadata", "name"}}, {{"metadata", "resourceVersion"}}, {{"spec"}}};
+
+/* The HyperNode CRD: only that it changed (its name). */
+static const struct gb_keep CRD_KEEP[] = {{{"metadata", "name"}}};
+
+#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+void gb_model_keep(int kind, const struct gb_keep **keep, size_t *n) {
+  static const struct {
+    const struct gb_keep *k;
+    size_t n;
+  } of[GB_INF_N] = {{NODE_KEEP, N_OF(NODE_KEEP)},
+                    {POD_KEEP, N_OF(POD_KEEP)},
+                    {HN_KEEP, N_OF(HN_KEEP)},
+                    {CRD_KEEP, N_OF(CRD_KEEP)}};
+  *keep = of[kind].k;
+  *n = of[kind].n;
+}
+
+/* What an informer whose only consumer is the model caches of obj, so the
+ * feed sees what the watch would. */
+static void prune_as_informer(int kind, json_object *obj) {
+  const struct gb_keep *keep, *ptrs[GB_KEEP_MAX];
   size_t n;
-  do { /* in rounds of 64: keys cannot be deleted while iterating */
-    n = 0;
-    json_object_object_foreach(o, k, v) {
-      (void)v;
-      int kept = 0;
-      for (size_t i = 0; keep[i] && !kept; i++)
-        kept = !strcmp(k, keep[i]);
-      if (!kept && n < 64)
-        drop[n++] = k;
-    }
-    for (size_t i = 0; i < n; i++)
-      json_object_object_del(o, drop[i]);
-  } while (n == 64);
-}
-
-static void keep_only_items(json_object *arr, const char *const *keep) {
-  size_t cnt = arr && json_object_is_type(arr, json_type_array) ? json_object_array_length(arr) : 0;
-  for (size_t i = 0; i < cnt; i++)
-    keep_only(json_object_array_get_idx(arr, i), keep);
-}
-
-void gb_model_trim_pod(json_object *obj) {
-  static const char *const top[] = {"metadata", "spec", "status", "apiVersion", "kind", NULL};
-  static const char *const md[] = {
-      "name", "namespace", "uid", "resourceVersion", "creationTimestamp", "labels", NULL};
-  static const char *const labels[] = {JS_LABEL, RJ_LABEL, NULL};
-  static const char *const spec[] = {"nodeName",    "priority",   "schedulingGates",
-                                     "tolerations", "containers", "initContainers",
-                                     "overhead",    "resources",  NULL};
-  static const char *const ctr[] = {"name", "resources", "restartPolicy", NULL};
-  static const char *const status[] = {"phase", "conditions", NULL};
-  static const char *const cond[] = {"type", "status", "lastTransitionTime", "message", NULL};
+  gb_model_keep(kind, &keep, &n);
+  for (size_t i = 0; i < n; i++)
+    ptrs[i] = &keep[i];
   gb_informer_strip(obj);
-  keep_only(obj, top);
-  keep_only(gb_kobj_get(obj, "metadata"), md);
-  keep_only(gb_kobj_dig(obj, "metadata", "labels", NULL), labels);
-  json_object *sp = gb_kobj_get(obj, "spec"), *st = gb_kobj_get(obj, "status");
-  keep_only(sp, spec);
-  keep_only_items(gb_kobj_get(sp, "containers"), ctr);
-  keep_only_items(gb_kobj_get(sp, "initContainers"), ctr);
-  keep_only(st, status);
-  json_object *conds = gb_kobj_get(st, "conditions");
-  size_t cnt = conds && json_object_is_type(conds, json_type_array)
-                   ? json_object_array_length(conds)
-                   : 0;
-  for (size_t i = cnt; i-- > 0;) { /* only PodScheduled is read */
-    const char *t = gb_kobj_str(json_object_array_get_idx(conds, i), "type");
-    if (!t || strcmp(t, "PodScheduled"))
-      json_object_array_del_idx(conds, i, 1);
-  }
-  keep_only_items(conds, cond);
-  const char *msg = cnt ? gb_kobj_str(json_object_array_get_idx(conds, 0), "message") : NULL;
-  if (msg && strlen(msg) > GB_MODEL_MSG_MAX)
-    json_object_object_add(json_object_array_get_idx(conds, 0), "message",
-                           json_object_new_string_len(msg, GB_MODEL_MSG_MAX));
-}
-
-void gb_model_trim_hn(json_object *obj) {
-  /* The record compares texts to see a topology change: keep only what the
-   * builder reads (a status update also bumps resourceVersion).  The
-   * informer itself reads metadata.name and resourceVersion before the
-   * transform's result is cached, so the cache keeps working. */
-  static const char *const top[] = {"metadata", "spec", NULL};
-  static const char *const md[] = {"name", "resourceVersion", NULL};
-  gb_informer_strip(obj);
-  keep_only(obj, top);
-  keep_only(gb_kobj_get(obj, "metadata"), md);
-}
-
-void gb_model_trim_node(json_object *obj) {
-  static const char *const top[] = {"metadata", "spec", "status", "apiVersion", "kind", NULL};
-  static const char *const md[] = {"name", "uid", "resourceVersion", "labels", NULL};
-  static const char *const spec[] = {"unschedulable", "taints", NULL};
-  static const char *const status[] = {"allocatable", "conditions", NULL};
-  gb_informer_strip(obj);
-  keep_only(obj, top);
-  keep_only(gb_kobj_get(obj, "metadata"), md);
-  keep_only(gb_kobj_get(obj, "spec"), spec);
-  keep_only(gb_kobj_get(obj, "status"), status);
-  json_object *conds = gb_kobj_dig(obj, "status", "conditions", NULL);
-  size_t cnt = conds && json_object_is_type(conds, json_type_array)
-                   ? json_object_array_length(conds)
-                   : 0;
-  for (size_t i = cnt; i-- > 0;) {
-    const char *t = gb_kobj_str(json_object_array_get_idx(conds, i), "type");
-    if (!t || strcmp(t, "Ready"))
-      json_object_array_del_idx(conds, i, 1);
-  }
+  gb_keep_prune(obj, ptrs, n);
 }
 
 /* ---- Lifecycle ---------------------------------------------------------------- */
@@ -1351,12 +1328,21 @@ int gb_model_new(const struct gb_model_opts *o, struct gb_model **out, struct gc
               gb_htab_init(&m->hns, 16) || !(m->scratch = gc_arena_new(SCRATCH_LIMIT))))
     rc = GC_ENOMEM;
   memset(m->snap_r, -1, sizeof(m->snap_r));
+  if (!rc && o->informers)
+    rc = gb_model_register(m, diags);
   if (rc) {
     gb_model_free(m);
     return rc;
   }
   *out = m;
   return 0;
+}
+
+void gb_model_listen(struct gb_model *m, gb_model_gang_fn on_gang, gb_model_capacity_fn on_capacity,
+                     void *arg) {
+  m->o.on_gang = on_gang;
+  m->o.on_capacity = on_capacity;
+  m->o.arg = arg;
 }
 
 static void free_pod(struct gb_hnode *e, void *ctx) {
@@ -1564,13 +1550,7 @@ int gb_model_feed(struct gb_model *m, const char *kind, int op, const char *json
     json_object_put(obj);
     return GC_EINVAL;
   }
-  /* The informer's transforms, so the feed sees what the watch would. */
-  if (k == GB_INF_POD)
-    gb_model_trim_pod(obj);
-  else if (k == GB_INF_NODE)
-    gb_model_trim_node(obj);
-  else
-    gb_model_trim_hn(obj);
+  prune_as_informer(k, obj);
   char gang_ns[GB_PLAN_KEY_MAX + 1] = "", gang_js[GB_PLAN_KEY_MAX + 1] = "";
   pthread_mutex_lock(&m->mu);
   int rc = gb_model_apply(m, k, op, obj, gang_ns, gang_js, diags);

@@ -91,22 +91,44 @@ oom:
   return 1;
 }
 
+struct read_ctx {
+  struct gb_placer_pass *ps;
+  struct gb_placer_item *it;
+  char why[256];
+  int oom;
+};
+
+/* The gang (the controller's caches, its pod count included) and its pods
+ * (the model's records), under the pod informer's delivery lock: both come
+ * from the same pod changes. */
+static int read_gang(void *arg) {
+  struct read_ctx *r = arg;
+  struct gb_placer *p = r->ps->p;
+  struct gb_placer_item *it = r->it;
+  int rc = p->o.gang(p->o.gang_ctx, it->ns, it->name, &it->gg, r->why, sizeof(r->why));
+  if (rc || !it->gg)
+    return rc;
+  struct copy_ctx c = {r->ps->a, it, 0};
+  rc = gb_model_foreach_gang_pod(p->o.model, it->ns, it->name, copy_pod, &c);
+  r->oom = c.oom;
+  return rc;
+}
+
 /* Reads the gang and its pods; sets state, the counts and the record the
  * table knows. */
 static int examine(struct gb_placer_pass *ps, struct gb_placer_item *it) {
   struct gb_placer *p = ps->p;
-  char why[256] = "";
-  int rc = p->o.gang(p->o.gang_ctx, it->ns, it->name, &it->gg, why, sizeof(why));
-  if (rc) {
-    gb_log(GB_LOG_WARN, "placement: cannot compute the gang", "gang", it->key, "reason", why, NULL);
+  struct read_ctx r = {ps, it, "", 0};
+  int rc = gb_model_hold_pods(p->o.model, read_gang, &r);
+  if (r.oom)
+    return GC_ENOMEM;
+  if (rc && !it->gg) {
+    gb_log(GB_LOG_WARN, "placement: cannot compute the gang", "gang", it->key, "reason", r.why,
+           NULL);
     return rc;
   }
   if (!it->gg)
     return 0; /* UNMANAGED */
-  struct copy_ctx c = {ps->a, it, 0};
-  rc = gb_model_foreach_gang_pod(p->o.model, it->ns, it->name, copy_pod, &c);
-  if (c.oom)
-    return GC_ENOMEM;
   if (rc < 0)
     return rc;
   it->state = it->gg->suspended ? GB_GANG_SUSPENDED

@@ -599,13 +599,66 @@ static void observe_trainjob(struct gb_timeouts *t, const struct gb_informer_cha
   pthread_mutex_unlock(&t->mu);
 }
 
-void gb_timeouts_observe(void *ctx, enum gb_observe_kind kind,
-                         const struct gb_informer_change *ch, int initial) {
-  struct gb_timeouts *t = ctx;
+void gb_timeouts_observe(struct gb_timeouts *t, enum gb_observe_kind kind,
+                         const struct gb_informer_change *ch) {
+  int initial = ch->initial;
   switch (kind) {
   case GB_OBSERVE_TRAINJOB: observe_trainjob(t, ch, initial); break;
   case GB_OBSERVE_POD: observe_pod(t, ch, initial); break;
   case GB_OBSERVE_PODGROUP_VOLCANO: observe_podgroup(t, ch, 1, initial); break;
   case GB_OBSERVE_PODGROUP_COSCHEDULING: observe_podgroup(t, ch, 0, initial); break;
   }
+}
+
+/* ---- the tracker's informer handlers ------------------------------------------------ */
+
+/* What the tracker reads of a pod (pod_view); TrainJobs and PodGroups it
+ * reads too widely to list (the controller reads them whole anyway). */
+static const struct gb_keep POD_KEEP[] = {
+    {{"metadata", "creationTimestamp"}},
+    {{"metadata", "annotations", VOLCANO_GROUP_ANN}},
+    {{"metadata", "labels", COSCHED_GROUP_LABEL}},
+    {{"spec", "schedulingGates"}},
+    {{"status", "conditions", "[type=Ready]"}},
+    {{"status", "conditions", "[type=PodScheduled]"}},
+};
+
+static void on_trainjob(void *arg, const struct gb_informer_change *ch) {
+  gb_timeouts_observe(arg, GB_OBSERVE_TRAINJOB, ch);
+}
+
+static void on_pod(void *arg, const struct gb_informer_change *ch) {
+  gb_timeouts_observe(arg, GB_OBSERVE_POD, ch);
+}
+
+static void on_pg_volcano(void *arg, const struct gb_informer_change *ch) {
+  gb_timeouts_observe(arg, GB_OBSERVE_PODGROUP_VOLCANO, ch);
+}
+
+static void on_pg_cosched(void *arg, const struct gb_informer_change *ch) {
+  gb_timeouts_observe(arg, GB_OBSERVE_PODGROUP_COSCHEDULING, ch);
+}
+
+int gb_timeouts_register(struct gb_timeouts *t, struct gb_informers *f, struct gc_diags *d) {
+  static const struct {
+    enum gb_ctl_res res;
+    gb_informer_handler_fn fn;
+  } watch[] = {{GB_CTL_TRAINJOBS, on_trainjob},
+               {GB_CTL_PODS, on_pod},
+               {GB_CTL_PG_VOLCANO, on_pg_volcano},
+               {GB_CTL_PG_COSCHED, on_pg_cosched}};
+  int rc = 0;
+  for (size_t i = 0; !rc && i < sizeof(watch) / sizeof(watch[0]); i++) {
+    struct gb_informer_spec spec;
+    struct gb_informer_handler h;
+    gb_controller_watch_spec(t->o.cfg, watch[i].res, &spec, &h);
+    if (watch[i].res == GB_CTL_PODS) {
+      h.keep = POD_KEEP;
+      h.n_keep = sizeof(POD_KEEP) / sizeof(POD_KEEP[0]);
+    }
+    h.on_change = watch[i].fn;
+    h.arg = t;
+    rc = gb_informers_add(f, &spec, &h, NULL, d);
+  }
+  return rc;
 }

@@ -6,8 +6,10 @@ Runs the real binary against the stand-in API server with the configuration `dep
 (deploy/configmap.yaml's config.yaml: placement and timeouts enabled, leader election on),
 changed only where a laptop differs from a cluster: the kubeconfig, the listening addresses
 (loopback, free ports) and no TLS files.  The stand-in has the Trainer and Volcano CRDs
-(HyperNodes included) and one namespace, no workloads.  Once serve is ready it is left idle
-for a few seconds, then the script prints
+(HyperNodes included) and one namespace, no workloads unless --pods asks for some (then
+--nodes Nodes and --pods pods spread over them, every other one a JobSet pod of a TrainJob's
+gang, each a few hundred bytes as a kubelet-less stand-in stores it): the caches' share of the
+RSS.  Once serve is ready it is left idle for a few seconds, then the script prints
 
   - threads: the entries of /proc/PID/task;
   - VmRSS from /proc/PID/status;
@@ -69,6 +71,30 @@ def deploy_config(kubeconfig):
     return cfg
 
 
+def populate(c, nodes, pods):
+    """nodes Nodes and pods pods over them; every other pod a JobSet pod."""
+    for i in range(nodes):
+        c.post("/api/v1/nodes", {
+            "apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": "node-%d" % i, "labels": {"kubernetes.io/hostname": "node-%d" % i}},
+            "status": {"allocatable": {"cpu": "64", "memory": "256Gi", "pods": "110"},
+                       "conditions": [{"type": "Ready", "status": "True"}]}})
+    for i in range(pods):
+        labels = {"app": "web"}
+        if i % 2:
+            labels = {"jobset.sigs.k8s.io/jobset-name": "job-%d" % (i // 16),
+                      "jobset.sigs.k8s.io/replicatedjob-name": "node"}
+        c.post("/api/v1/namespaces/team-a/pods", {
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "pod-%d" % i, "labels": labels,
+                         "annotations": {"kubectl.kubernetes.io/last-applied-configuration": "x" * 200}},
+            "spec": {"nodeName": "node-%d" % (i % max(nodes, 1)) if nodes else "",
+                     "containers": [{"name": "main", "image": "registry.example/app:1.0",
+                                     "command": ["python", "-m", "train"],
+                                     "env": [{"name": "RANK", "value": str(i)}],
+                                     "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}]}})
+
+
 def ready(port):
     try:
         with urllib.request.urlopen("http://127.0.0.1:%d/readyz" % port, timeout=2) as r:
@@ -109,6 +135,8 @@ def main():
     ap.add_argument("--check", action="store_true",
                     help="exit 1 unless every resource is listed and watched at most once")
     ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
+    ap.add_argument("--pods", type=int, default=0, help="pods to create before serve starts")
+    ap.add_argument("--nodes", type=int, default=0, help="Nodes to create (with --pods)")
     a = ap.parse_args()
     idle = a.idle if a.idle is not None else (3.0 if a.short else 10.0)
     tmp = tempfile.mkdtemp(prefix="gb-idle-")
@@ -128,6 +156,7 @@ def main():
             kubeclient.install_crd(c, os.path.join(kubeclient.CRDS, f))
         c.post("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
                                       "metadata": {"name": "team-a"}})
+        populate(c, a.nodes, a.pods)
         kc = os.path.join(tmp, "kubeconfig")
         with open(kc, "w") as fh:
             fh.write("apiVersion: v1\nkind: Config\nclusters:\n- name: s\n  cluster: {server: %s}\n"
@@ -155,7 +184,8 @@ def main():
         rc = serve.wait(90)
         time.sleep(3)  # the stand-in logs the watches the stop ended at their next bookmark
         reqs = requests_of(api_log_path)
-        print("idle serve (deploy/configmap.yaml, placement and timeouts on), %.0f s idle" % idle)
+        print("idle serve (deploy/configmap.yaml, placement and timeouts on), %.0f s idle, "
+              "%d nodes, %d pods" % (idle, a.nodes, a.pods))
         print("threads %d" % threads)
         print("VmRSS %s kB" % rss)
         print("exit status after SIGTERM %d" % rc)

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "gb_informer.h"
+#include "gb_informers.h"
 #include "gb_kobj.h"
 #include "gb_kube_client.h"
 #include "gb_kube_discovery.h"
@@ -900,6 +901,135 @@ START_TEST(label_selector_informer) {
 }
 END_TEST
 
+/* What one handler of the shared informer saw: key -> present. */
+struct view {
+  pthread_mutex_t mu;
+  int adds, updates, deletes, anomalies, initial;
+  char keys[16][64];
+  int n;
+};
+
+static int view_find(struct view *v, const char *key) {
+  for (int i = 0; i < v->n; i++)
+    if (!strcmp(v->keys[i], key))
+      return i;
+  return -1;
+}
+
+static void on_view(void *arg, const struct gb_informer_change *ch) {
+  struct view *v = arg;
+  pthread_mutex_lock(&v->mu);
+  int i = view_find(v, ch->key);
+  v->initial += ch->initial;
+  if (ch->op == GB_INFORMER_ADD) {
+    v->adds++;
+    if (i >= 0 || v->n == 16)
+      v->anomalies++;
+    else
+      snprintf(v->keys[v->n++], sizeof(v->keys[0]), "%s", ch->key);
+  } else if (ch->op == GB_INFORMER_UPDATE) {
+    v->updates++;
+    v->anomalies += i < 0;
+  } else {
+    v->deletes++;
+    if (i < 0)
+      v->anomalies++;
+    else
+      memcpy(v->keys[i], v->keys[--v->n], sizeof(v->keys[0]));
+  }
+  pthread_mutex_unlock(&v->mu);
+}
+
+static int view_has(struct view *v, const char *key) {
+  pthread_mutex_lock(&v->mu);
+  int has = view_find(v, key) >= 0;
+  pthread_mutex_unlock(&v->mu);
+  return has;
+}
+
+/* The stand-in's count of a verb on trainjobs. */
+static int trainjob_requests(const char *verb) {
+  json_object *st = control("stats", NULL), *res, *tj, *n;
+  int count = json_object_object_get_ex(st, "resources", &res) &&
+                      json_object_object_get_ex(res, RESOURCE, &tj) &&
+                      json_object_object_get_ex(tj, verb, &n)
+                  ? json_object_get_int(n)
+                  : 0;
+  json_object_put(st);
+  return count;
+}
+
+static int open_watches(void) {
+  json_object *st = control("stats", NULL), *v;
+  int n = json_object_object_get_ex(st, "watchers", &v) ? json_object_get_int(v) : -1;
+  json_object_put(st);
+  return n;
+}
+
+/* The shared informer factory: two consumers of trainjobs with different
+ * selections (one namespace and a label; everything) are served by one
+ * list and one watch of the union, each sees its own selection (entering
+ * it an add, leaving it a delete), and a 410 relists once for both. */
+START_TEST(shared_informer_one_list_for_every_handler) {
+  create("team-a", "in-1", 1);
+  create("team-a", "out-1", 1);
+  create("team-b", "in-b", 1);
+  label("team-a", "in-1", "yes");
+  label("team-b", "in-b", "yes");
+  struct view narrow = {.mu = PTHREAD_MUTEX_INITIALIZER}, wide = {.mu = PTHREAD_MUTEX_INITIALIZER};
+  struct gb_informers *f = NULL;
+  ck_assert_int_eq(gb_informers_new(cli, NULL, &f), 0);
+  struct gb_informer_spec spec = {GROUP, VERSION, RESOURCE, 0};
+  const char *const team_a[] = {"team-a"};
+  struct gb_informer_handler h1 = {team_a, 1, "gang=yes", NULL, NULL, 0, 0, on_view, &narrow};
+  struct gb_informer_handler h2 = {NULL, 0, NULL, NULL, NULL, 0, 0, on_view, &wide};
+  struct gb_informer *inf = NULL;
+  struct gc_diags d;
+  gc_diags_init(&d);
+  ck_assert_int_eq(gb_informers_add(f, &spec, &h1, &inf, &d), 0);
+  ck_assert_int_eq(gb_informers_add(f, &spec, &h2, NULL, &d), 0);
+  gc_diags_destroy(&d);
+  int lists0 = trainjob_requests("list");
+  ck_assert_int_eq(gb_informers_start(f), 0);
+  ck_assert_int_eq(gb_informer_wait_synced(inf, 10000), 1);
+  ck_assert_int_eq(trainjob_requests("list") - lists0, 1);
+  for (int i = 0; i < 100 && open_watches() != 1; i++)
+    sleep_ms(50);
+  ck_assert_int_eq(open_watches(), 1);
+  ck_assert(view_has(&narrow, "team-a/in-1") && narrow.n == 1);
+  ck_assert_int_eq(wide.n, 3);
+  ck_assert_int_eq(narrow.initial + wide.initial, 4);
+  /* out-1 enters the narrow selection, in-1 leaves it: both stay wide. */
+  label("team-a", "out-1", "yes");
+  label("team-a", "in-1", NULL);
+  for (int i = 0; i < 100 && !(view_has(&narrow, "team-a/out-1") && narrow.n == 1); i++)
+    sleep_ms(50);
+  ck_assert(view_has(&narrow, "team-a/out-1") && narrow.n == 1);
+  ck_assert_int_eq(narrow.adds, 2);
+  ck_assert_int_eq(narrow.deletes, 1);
+  ck_assert_int_eq(wide.deletes, 0);
+  for (int i = 0; i < 100 && wide.updates < 2; i++)
+    sleep_ms(50);
+  ck_assert_int_eq(wide.updates, 2);
+  /* A 410: one relist for every handler, nothing delivered twice. */
+  control_void("settings", "{\"expired_watch\":\"event\"}");
+  control_void("expire-watches", "{}");
+  for (int i = 0; i < 100 && trainjob_requests("list") - lists0 < 2; i++)
+    sleep_ms(50);
+  sleep_ms(300);
+  ck_assert_int_eq(trainjob_requests("list") - lists0, 2);
+  delete_obj("team-a", "out-1");
+  for (int i = 0; i < 100 && !(narrow.n == 0 && wide.n == 2); i++)
+    sleep_ms(50);
+  ck_assert_int_eq(narrow.n, 0);
+  ck_assert_int_eq(wide.n, 2);
+  ck_assert_int_eq(narrow.anomalies + wide.anomalies, 0);
+  ck_assert_uint_eq(gb_informer_count(inf), 2);
+  gb_informers_stop(f);
+  gb_informers_free(f);
+}
+END_TEST
+
 static int check_namespace_kind(void *arg, json_object *obj) {
   json_object *k, *av;
   (*(int *)arg)++;
@@ -1266,6 +1396,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, update_with_resource_version_conflicts);
   tcase_add_test(tc, one_client_many_threads);
   tcase_add_test(tc, label_selector_informer);
+  tcase_add_test(tc, shared_informer_one_list_for_every_handler);
   suite_add_tcase(s, tc);
   TCase *tls = tcase_create("tls");
   tcase_add_checked_fixture(tls, setup_tls, teardown);
