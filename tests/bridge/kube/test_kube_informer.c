@@ -8,9 +8,12 @@
  * deletes as objects enter and leave it), reset and hold.
  */
 #include <check.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gb_informer.h"
 #include "gb_kobj.h"
@@ -302,6 +305,60 @@ START_TEST(handlers_see_their_own_selection) {
 }
 END_TEST
 
+/* hold excludes every handler: a handler in progress finishes first, and
+ * the held function sees every consumer at the same change. */
+static atomic_int in_handler, release_handler, held_saw = -1;
+
+static void slow_handler(void *arg, const struct gb_informer_change *ch) {
+  (void)arg;
+  (void)ch;
+  atomic_store(&in_handler, 1);
+  while (!atomic_load(&release_handler))
+    usleep(1000);
+  atomic_store(&in_handler, 0);
+}
+
+static void *feed_main(void *arg) {
+  struct gb_informer *inf = arg;
+  json_object *j = json_tokener_parse("{\"metadata\":{\"name\":\"x\",\"resourceVersion\":\"1\"}}");
+  gb_informer_feed(inf, GB_WATCH_ADDED, j);
+  json_object_put(j);
+  return NULL;
+}
+
+static int see_handler(void *arg) {
+  (void)arg;
+  atomic_store(&held_saw, atomic_load(&in_handler));
+  return 0;
+}
+
+static void *hold_main(void *arg) {
+  gb_informer_hold(arg, see_handler, NULL);
+  return NULL;
+}
+
+START_TEST(hold_waits_for_a_handler) {
+  struct gb_informer_opts o = {0};
+  o.version = "v1";
+  o.resource = "namespaces";
+  o.on_change = slow_handler;
+  struct gb_informer *inf = NULL;
+  ck_assert_int_eq(gb_informer_new(cli, &o, &inf, NULL), 0);
+  pthread_t feeder, holder;
+  ck_assert_int_eq(pthread_create(&feeder, NULL, feed_main, inf), 0);
+  while (!atomic_load(&in_handler))
+    usleep(1000);
+  ck_assert_int_eq(pthread_create(&holder, NULL, hold_main, inf), 0);
+  usleep(100000); /* time for a hold that did not wait to run */
+  ck_assert_int_eq(atomic_load(&held_saw), -1);
+  atomic_store(&release_handler, 1);
+  pthread_join(feeder, NULL);
+  pthread_join(holder, NULL);
+  ck_assert_int_eq(atomic_load(&held_saw), 0);
+  gb_informer_free(inf);
+}
+END_TEST
+
 static int held;
 
 static int hold_fn(void *arg) {
@@ -357,6 +414,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, keep_union_of_handlers);
   tcase_add_test(tc, handlers_see_their_own_selection);
   tcase_add_test(tc, reset_and_hold);
+  tcase_add_test(tc, hold_waits_for_a_handler);
   tcase_add_test(tc, bad_options);
   suite_add_tcase(s, tc);
   return s;
