@@ -392,7 +392,7 @@ static int add_restriction(json_object *patch, json_object *pod, const struct gb
                            struct verdict *v) {
   struct gc_diags d;
   gc_diags_init(&d);
-  int rc = gb_release_affinity_ops(pod, r, patch, &d);
+  int rc = gb_restriction_affinity_ops(pod, r, patch, &d);
   if (rc == GC_EINVAL || rc == GC_ELIMIT) {
     warn(v, "gangbridge: pod not restricted to its gang's placement: %s",
          d.n ? d.msgs[0] : gc_strerror(rc));

@@ -7,6 +7,7 @@
 #include "gb_kobj.h"
 
 #include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 json_object *gb_kobj_get(json_object *o, const char *key) {
@@ -98,4 +99,22 @@ json_object *gb_kobj_condition(json_object *o, const char *type) {
       return c;
   }
   return NULL;
+}
+
+const char *gb_kobj_where(json_object *o, char *buf, size_t cap) {
+  const char *ns = gb_kobj_meta(o, "namespace"), *name = gb_kobj_meta(o, "name");
+  const char *gen = gb_kobj_meta(o, "generateName");
+  snprintf(buf, cap, "%.63s/%.253s%s", ns ? ns : "",
+           name  ? name
+           : gen ? gen
+                 : "(unnamed)",
+           name || !gen ? "" : "*");
+  return buf;
+}
+
+json_object *gb_kobj_copy(json_object *o) {
+  json_object *dst = NULL;
+  if (!o || json_object_deep_copy(o, &dst, NULL) != 0)
+    return NULL;
+  return dst;
 }

@@ -6,8 +6,8 @@
  * right JSON type, or NULL (0 for lengths): a missing member, a JSON null,
  * a value of another type and a NULL object all read as absent, so chains
  * like gb_kobj_str(gb_kobj_dig(o, "spec", "template", NULL), "name") need no
- * checks in between.  Nothing is copied: every result is borrowed from the
- * object and lives as long as it does.  Objects are only read, never
+ * checks in between.  Nothing is copied (but by gb_kobj_copy): every
+ * result is borrowed from the object and lives as long as it does.  Objects are only read, never
  * changed; thread-safe for objects no one writes.
  */
 #ifndef GB_KOBJ_H
@@ -58,5 +58,14 @@ json_object *gb_kobj_owner(json_object *o, const char *kind, const char *uid, in
 
 /* The entry of status.conditions whose type is `type`, or NULL. */
 json_object *gb_kobj_condition(json_object *o, const char *type);
+
+/* "namespace/name" of o for messages into buf (always terminated;
+ * "namespace/generateName*" before it has a name, "(unnamed)" without
+ * either).  Returns buf. */
+const char *gb_kobj_where(json_object *o, char *buf, size_t cap);
+
+/* A deep copy of o (the caller puts it), or NULL when o is NULL or memory
+ * is out. */
+json_object *gb_kobj_copy(json_object *o);
 
 #endif

@@ -23,7 +23,7 @@
 #include "gb_log.h"
 #include "gb_placer.h"
 #include "gb_placer_int.h"
-#include "gb_release.h"
+#include "gb_restriction.h"
 
 #define PASS_ARENA_LIMIT (512u << 20)
 

@@ -98,6 +98,22 @@ START_TEST(kobj_condition) {
 }
 END_TEST
 
+START_TEST(kobj_where_and_copy) {
+  char buf[64];
+  ck_assert_str_eq(gb_kobj_where(pod, buf, sizeof(buf)), "ns/p");
+  json_object *gen = json_tokener_parse(
+      "{\"metadata\":{\"namespace\":\"a\",\"generateName\":\"g-\"}}");
+  ck_assert_str_eq(gb_kobj_where(gen, buf, sizeof(buf)), "a/g-*");
+  ck_assert_str_eq(gb_kobj_where(NULL, buf, sizeof(buf)), "/(unnamed)");
+  json_object *c = gb_kobj_copy(pod);
+  ck_assert(json_object_equal(c, pod));
+  ck_assert_ptr_ne(c, pod);
+  json_object_put(c);
+  ck_assert_ptr_null(gb_kobj_copy(NULL));
+  json_object_put(gen);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("kobj");
   TCase *tc = tcase_create("core");
@@ -107,6 +123,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, kobj_metadata);
   tcase_add_test(tc, kobj_owner);
   tcase_add_test(tc, kobj_condition);
+  tcase_add_test(tc, kobj_where_and_copy);
   suite_add_tcase(s, tc);
   return s;
 }
