@@ -14,7 +14,10 @@
 
 #define MAX_INFORMERS 32
 
+struct gb_informers;
+
 struct slot {
+  struct gb_informers *f;
   struct gb_informer *inf;
   char *group, *version, *resource;
   int deferred;
@@ -36,10 +39,11 @@ static int same(const char *a, const char *b) { return !strcmp(a ? a : "", b ? b
 /* Every informer's log line: debug for the expected (a relist), a warning
  * and the errors{informer,watch} counter for a failure. */
 static void on_log(void *arg, int is_error, const char *msg) {
-  struct gb_informers *f = arg;
-  gb_log(is_error ? GB_LOG_WARN : GB_LOG_DEBUG, "informer", "message", msg, NULL);
-  if (is_error && f->o.metrics)
-    gb_counter_inc(f->o.metrics->errors, (const char *[]){"informer", "watch"});
+  struct slot *s = arg;
+  gb_log(is_error ? GB_LOG_WARN : GB_LOG_DEBUG, "informer", "resource", s->resource, "message", msg,
+         NULL);
+  if (is_error && s->f->o.metrics)
+    gb_counter_inc(s->f->o.metrics->errors, (const char *[]){"informer", "watch"});
 }
 
 int gb_informers_new(struct gb_kube_client *client, const struct gb_informers_opts *o,
@@ -79,7 +83,8 @@ static int make_slot(struct gb_informers *f, const struct gb_informer_spec *spec
   io.resource = spec->resource;
   io.min_watch_timeout_s = f->o.min_watch_timeout_s;
   io.on_log = on_log;
-  io.log_arg = f;
+  io.log_arg = s;
+  s->f = f;
   int rc = gb_informer_new(f->client, &io, &s->inf, d);
   s->group = strdup(spec->group ? spec->group : "");
   s->version = strdup(spec->version);
