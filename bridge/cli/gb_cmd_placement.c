@@ -103,7 +103,15 @@ static void age(double s, char *buf, size_t cap) {
     snprintf(buf, cap, "%.0fh", s / 3600);
 }
 
-/* The table: one gang per line, waiting ones first as the server lists. */
+static long long num(json_object *g, const char *key) {
+  json_object *v = NULL;
+  return json_object_object_get_ex(g, key, &v) ? json_object_get_int64(v) : 0;
+}
+
+/* The table: one gang per line, waiting ones first as the server lists.
+ * PODS is gated/released/minMember and RESERVED the pods the plan still holds
+ * capacity for, so a gang half-way through its release reads as such;
+ * DECISION is the id of the record on the gang's PodGroup ("-": none). */
 static void print_table(json_object *doc, FILE *f) {
   json_object *gangs = NULL;
   json_object_object_get_ex(doc, "gangs", &gangs);
@@ -112,20 +120,21 @@ static void print_table(json_object *doc, FILE *f) {
     fprintf(f, "No gangs held by placement.\n");
     return;
   }
-  fprintf(f, "%-40s %-13s %-9s %-6s %-9s %s\n", "GANG", "STATE", "OUTCOME", "AGE", "PODS",
-          "REASON");
+  fprintf(f, "%-40s %-13s %-9s %-6s %-11s %-8s %-16s %s\n", "GANG", "STATE", "OUTCOME", "AGE",
+          "PODS(G/R/M)", "RESERVED", "DECISION", "REASON");
   for (size_t i = 0; i < n; i++) {
     json_object *g = json_object_array_get_idx(gangs, i), *v = NULL;
-    char a[32], pods[32];
+    char a[32], pods[48];
     age(json_object_object_get_ex(g, "ageSeconds", &v) ? json_object_get_double(v) : 0, a,
         sizeof(a));
-    long long gated = json_object_object_get_ex(g, "gated", &v) ? json_object_get_int64(v) : 0;
-    long long mm = json_object_object_get_ex(g, "minMember", &v) ? json_object_get_int64(v) : 0;
-    snprintf(pods, sizeof(pods), "%lld/%lld", gated, mm);
+    snprintf(pods, sizeof(pods), "%lld/%lld/%lld", num(g, "gated"), num(g, "released"),
+             num(g, "minMember"));
     const char *reason = str(g, "reason");
     const char *domain = str(g, "domain");
-    fprintf(f, "%-40s %-13s %-9s %-6s %-9s %s%s%s\n", str(g, "gang"), str(g, "state"),
-            str(g, "outcome"), a, pods, *reason ? reason : "", *reason || !*domain ? "" : "in ",
+    const char *decision = str(g, "decision");
+    fprintf(f, "%-40s %-13s %-9s %-6s %-11s %-8lld %-16s %s%s%s\n", str(g, "gang"),
+            str(g, "state"), str(g, "outcome"), a, pods, num(g, "reservedPods"),
+            *decision ? decision : "-", *reason ? reason : "", *reason || !*domain ? "" : "in ",
             *reason ? "" : domain);
   }
 }

@@ -20,10 +20,10 @@ DOC = {
         {"gang": "team-a/llama", "state": "gated", "outcome": "nofit",
          "reason": "needs 16 pods x 8 nvidia.com/gpu in one tier-2 domain; best is spine-3: 11 of 16",
          "domain": "", "pods": 16, "gated": 16, "minMember": 16, "ageSeconds": 750.0,
-         "raced": False},
+         "raced": False, "released": 0, "decision": "", "reservedPods": 0},
         {"gang": "team-b/bert", "state": "released", "outcome": "released", "reason": "",
-         "domain": "rack-2", "pods": 4, "gated": 0, "minMember": 4, "ageSeconds": 3.0,
-         "raced": False},
+         "domain": "rack-2", "pods": 4, "gated": 1, "minMember": 4, "ageSeconds": 3.0,
+         "raced": False, "released": 3, "decision": "9f3c0a1b2c3d4e5f", "reservedPods": 4},
     ],
 }
 
@@ -67,14 +67,19 @@ def main():
     r = run("status", "--url", url)
     check("table exit 0", r.returncode == 0, r.stderr)
     lines = r.stdout.splitlines()
-    check("table header", lines and lines[0].split()[:5] == ["GANG", "STATE", "OUTCOME", "AGE",
-                                                             "PODS"], r.stdout)
+    check("table header", lines and lines[0].split()[:8] == [
+        "GANG", "STATE", "OUTCOME", "AGE", "PODS(G/R/M)", "RESERVED", "DECISION", "REASON"],
+        r.stdout)
     check("waiting gang with its reason and age",
-          any(l.startswith("team-a/llama") and " nofit " in l and " 12m " in l and "16/16" in l
+          any(l.startswith("team-a/llama") and " nofit " in l and " 12m " in l
+              and l.split()[4:7] == ["16/0/16", "0", "-"]
               and "best is spine-3: 11 of 16" in l for l in lines), r.stdout)
-    check("released gang with its domain",
+    # Half-way through its release: 1 gated, 3 released, the whole gang reserved, and
+    # the id of its decision record.
+    check("released gang with its domain, release progress and decision",
           any(l.startswith("team-b/bert") and "released" in l and "in rack-2" in l
-              for l in lines), r.stdout)
+              and l.split()[4:7] == ["1/3/4", "4", "9f3c0a1b2c3d4e5f"] for l in lines),
+          r.stdout)
 
     r = run("status", "--url", url + "/", "-o", "json")
     check("json exit 0", r.returncode == 0, r.stderr)
