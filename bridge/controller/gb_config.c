@@ -13,6 +13,7 @@
 
 #include "gb_config.h"
 #include "gb_manifest.h"
+#include "gc_duration.h"
 #include "gc_name.h"
 #include "gc_policy.h"
 
@@ -179,8 +180,8 @@ static int is_section(const char *prefix) {
   return 0;
 }
 
-/* Parses a duration: a plain number of seconds, or a Go-style sequence
- * ("1m30s", "500ms", "2h"). */
+/* Parses a duration: a plain number of seconds, or Go duration text
+ * ("1m30s", "500ms", "2h"), read by gangcalc's one Go-duration parser. */
 static int parse_duration(const char *s, double *out) {
   char *end;
   errno = 0;
@@ -189,37 +190,10 @@ static int parse_duration(const char *s, double *out) {
     *out = v;
     return 0;
   }
-  double total = 0;
-  const char *p = s;
-  if (!*p)
+  int64_t ns = 0;
+  if (gc_duration_parse(s, strlen(s), &ns, NULL, 0))
     return GC_EINVAL;
-  while (*p) {
-    if (!(isdigit((unsigned char)*p) || *p == '.'))
-      return GC_EINVAL;
-    errno = 0;
-    v = strtod(p, &end);
-    if (end == p || errno || !isfinite(v))
-      return GC_EINVAL;
-    p = end;
-    double unit;
-    if (!strncmp(p, "ms", 2)) {
-      unit = 0.001;
-      p += 2;
-    } else if (*p == 's') {
-      unit = 1;
-      p++;
-    } else if (*p == 'm') {
-      unit = 60;
-      p++;
-    } else if (*p == 'h') {
-      unit = 3600;
-      p++;
-    } else {
-      return GC_EINVAL;
-    }
-    total += v * unit;
-  }
-  *out = total;
+  *out = (double)ns / 1e9;
   return 0;
 }
 

@@ -44,6 +44,11 @@ START_TEST(test_placement_keys) {
   ck_assert_int_eq(gb_config_set(&c, "placement.profile", "spread", &d), 0);
   ck_assert_int_eq(c.placement_enabled, 0);
   ck_assert_double_eq(c.placement_release_timeout_s, 90);
+  /* Any unit Go reads (the one Go-duration parser), a fraction of an hour too. */
+  ck_assert_int_eq(gb_config_set(&c, "placement.releaseTimeout", "90000000us", &d), 0);
+  ck_assert_double_eq(c.placement_release_timeout_s, 90);
+  ck_assert_int_eq(gb_config_set(&c, "placement.releaseTimeout", "0.025h", &d), 0);
+  ck_assert_double_eq_tol(c.placement_release_timeout_s, 90, 1e-9);
   ck_assert_int_eq(gb_config_validate(&c, &d), 0);
   ck_assert_int_eq(gb_config_set(&c, "placement.profile", "tightest", &d), 0);
   ck_assert_int_eq(gb_config_validate(&c, &d), GC_EINVAL);
@@ -192,6 +197,10 @@ START_TEST(test_file_errors) {
   expect_load_error("podGroups:\n  deleteOnFinish: \"yes\"\n", "must be a boolean, not string");
   expect_load_error("kube:\n  requestTimeout: 10parsecs\n", "kube.requestTimeout: must be a duration");
   expect_load_error("kube:\n  requestTimeout: -1\n", "kube.requestTimeout: must be a duration");
+  /* Go duration text as Go reads it (gangcalc's gc_duration_parse): an
+   * exponent or a hex number is not a duration. */
+  expect_load_error("kube:\n  requestTimeout: 1e1s\n", "kube.requestTimeout: must be a duration");
+  expect_load_error("kube:\n  requestTimeout: 0x10s\n", "kube.requestTimeout: must be a duration");
   expect_load_error("a: 1\n---\nb: 2\n", "exactly one YAML document (found 2)");
   expect_load_error("kube: [\n", "cfg.yaml:");
   expect_load_error("- 1\n", "cfg.yaml:1:1");
