@@ -40,6 +40,28 @@ void gb_log_set_stream(FILE *stream) {
   pthread_mutex_unlock(&g_mu);
 }
 
+/* The names gb_log_level_parse and gb_log_format_parse take, in any case. */
+static const struct gb_opt_enum level_opts[] = {
+    {"debug", GB_LOG_DEBUG, GB_OPT_ANYCASE},
+    {"info", GB_LOG_INFO, GB_OPT_ANYCASE},
+    {"warn", GB_LOG_WARN, GB_OPT_ANYCASE},
+    {"warning", GB_LOG_WARN, GB_OPT_ANYCASE | GB_OPT_ALIAS},
+    {"error", GB_LOG_ERROR, GB_OPT_ANYCASE},
+    {"off", GB_LOG_OFF, GB_OPT_ANYCASE},
+    {NULL, 0, 0}};
+static const struct gb_opt_enum format_opts[] = {
+    {"text", GB_LOG_TEXT, GB_OPT_ANYCASE}, {"json", GB_LOG_JSON, GB_OPT_ANYCASE}, {NULL, 0, 0}};
+
+#define S struct gb_log_options
+static const struct gb_opt log_keys[] = {
+    GB_KEY_ENUM(S, "log.level", level, level_opts, "info", "log-level",
+                "lowest level written: debug, info, warn, error or off"),
+    GB_KEY_ENUM(S, "log.format", format, format_opts, "text", "log-format",
+                "text (logfmt) or json (one object per line)"),
+};
+const struct gb_opt_table gb_log_opt_table = GB_OPT_TABLE("base", "Logging", S, log_keys, NULL);
+#undef S
+
 int gb_log_level_parse(const char *s, enum gb_log_level *out) {
   if (!s || !out)
     return GC_EINVAL;

@@ -8,18 +8,29 @@
  * bounded local buffer and written with a single locked fwrite, so lines from
  * different threads never interleave.  Values longer than GB_LOG_VALUE_MAX
  * bytes are cut and marked with "...", and a whole record never exceeds
- * GB_LOG_LINE_MAX bytes.
+ * GB_LOG_LINE_MAX bytes.  It owns serve's log.* keys (gb_log_opt_table
+ * over struct gb_log_options).
  */
 #ifndef GB_LOG_H
 #define GB_LOG_H
 
 #include <stdio.h>
 
+#include "gb_opt.h"
+
 #define GB_LOG_LINE_MAX 16384
 #define GB_LOG_VALUE_MAX 4096
 
 enum gb_log_level { GB_LOG_DEBUG = 0, GB_LOG_INFO, GB_LOG_WARN, GB_LOG_ERROR, GB_LOG_OFF };
 enum gb_log_format { GB_LOG_TEXT = 0, GB_LOG_JSON };
+
+/* serve's log.* keys (gb_log_opt_table); serve applies them with
+ * gb_log_set_level and gb_log_set_format. */
+struct gb_log_options {
+  enum gb_log_level level;   /* log.level */
+  enum gb_log_format format; /* log.format */
+};
+extern const struct gb_opt_table gb_log_opt_table;
 
 /* Sets the lowest level that is written (default GB_LOG_INFO). */
 void gb_log_set_level(enum gb_log_level level);

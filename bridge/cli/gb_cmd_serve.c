@@ -3,7 +3,7 @@
  * gb_cmd_serve: `gangbridge serve`, the long-running service.  ONE flag
  * parser serves both modes: the few flags only --offline has (--offline,
  * --cluster, --levels) are taken out of argv first, and every other flag
- * goes through gb_config_parse_args, so a flag takes the same values and
+ * goes through gb_serve_config_parse_args, so a flag takes the same values and
  * gives the same errors online and offline (`--grace-period 5s` in both).
  * Without --offline, serve runs the Kubernetes controller (gb_serve.c, which
  * starts the same gRPC server).  With --offline (no cluster) it runs the
@@ -26,15 +26,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gb_addr.h"
 #include "gb_cli.h"
-#include "gb_config.h"
 #include "gb_diagprint.h"
 #include "gb_health.h"
 #include "gb_http.h"
 #include "gb_manifest.h"
 #include "gb_rpc_server.h"
 #include "gb_rpc_service.h"
+#include "gb_rpc_options.h"
 #include "gb_serve.h"
+#include "gb_serve_config.h"
 #include "gb_stopsig.h"
 #include "tp_snapshot.h"
 
@@ -48,13 +50,13 @@ struct serve_flags {
   char *levels_buf; /* --levels, split in place into levels[] */
   const char *levels[TP_MAX_LEVELS];
   size_t n_levels;
-  char **rest; /* argv without the flags above, for gb_config_parse_args */
+  char **rest; /* argv without the flags above, for gb_serve_config_parse_args */
   int n_rest;
 };
 
 /* What the offline front ends run with, derived from the parsed config. */
 struct serve_config {
-  const struct gb_config *cfg;
+  const struct gb_serve_config *cfg;
   const struct serve_flags *f;
   struct gb_rpc_config rpc;
   const char *http_addr; /* http.address when --http-addr was given, or NULL */
@@ -154,13 +156,13 @@ static int split_flags(int argc, char **argv, struct serve_flags *f, struct gc_d
 }
 
 /* The checks only the mode knows.  Returns 0 or GC_EUSAGE (message in d). */
-static int check_mode(const struct serve_flags *f, const struct gb_config *cfg,
+static int check_mode(const struct serve_flags *f, const struct gb_serve_config *cfg,
                       struct gc_diags *d) {
   if (!f->offline && (f->n_cluster || f->n_levels)) {
     gc_diags_addf(d, "--cluster and --levels need --offline (the controller reads the cluster)");
     return GC_EUSAGE;
   }
-  if (f->offline && !*cfg->grpc_address) {
+  if (f->offline && !*cfg->grpc.address) {
     gc_diags_addf(d, "--offline needs --grpc-addr HOST:PORT");
     return GC_EUSAGE;
   }
@@ -173,27 +175,30 @@ static int check_mode(const struct serve_flags *f, const struct gb_config *cfg,
 
 /* Parses every flag of both modes.  Returns an exit status when serve is
  * done (help, --print-config, an error: printed), or -1 to run. */
-static int parse(int argc, char **argv, struct serve_flags *f, struct gb_config *cfg,
+static int parse(int argc, char **argv, struct serve_flags *f, struct gb_serve_config *cfg,
                  struct gc_diags *d) {
   int rc = split_flags(argc, argv, f, d);
   if (!rc)
-    rc = gb_config_parse_args(cfg, f->n_rest, f->rest, stdout, d);
+    rc = gb_serve_config_parse_args(cfg, f->n_rest, f->rest, stdout, d);
   if (rc == 1) {
     offline_usage(stdout);
+    gb_serve_config_write_help(cfg, stdout);
     return GB_EXIT_OK;
   }
+  if (rc == 3)
+    return GB_EXIT_OK; /* --print-keys */
   if (rc >= 0 && check_mode(f, cfg, d))
     rc = GC_EUSAGE;
   if (rc < 0) {
     gb_diag_print(stderr, "gangbridge serve: ", d);
     return rc == GC_EUSAGE ? GB_EXIT_USAGE : GB_EXIT_INPUT;
   }
-  if (gb_config_validate(cfg, d)) {
+  if (gb_serve_config_validate(cfg, d)) {
     gb_diag_print(stderr, "gangbridge serve: ", d);
     return GB_EXIT_INPUT;
   }
   if (rc == 2) {
-    gb_config_write(cfg, stdout);
+    gb_serve_config_write(cfg, stdout);
     return GB_EXIT_OK;
   }
   return -1;
@@ -243,7 +248,7 @@ static int start_probes(const struct serve_config *c, struct serve_state *st,
                         struct gc_diags *diags) {
   char host[128];
   unsigned port = 0;
-  if (gb_config_split_addr(c->http_addr, host, sizeof(host), &port)) {
+  if (gb_addr_split(c->http_addr, host, sizeof(host), &port)) {
     gc_diags_addf(diags, "--http-addr: \"%.128s\" is not HOST:PORT (numeric host)", c->http_addr);
     return GC_EUSAGE;
   }
@@ -261,9 +266,9 @@ static int start_probes(const struct serve_config *c, struct serve_state *st,
   hc.name = "probes";
   hc.address = host;
   hc.port = port;
-  hc.max_connections = (unsigned)c->cfg->http_max_connections;
-  hc.max_per_ip = (unsigned)c->cfg->http_max_per_ip;
-  hc.header_timeout_s = (unsigned)ceil(c->cfg->http_header_timeout_s);
+  hc.max_connections = (unsigned)c->cfg->http.max_connections;
+  hc.max_per_ip = (unsigned)c->cfg->http.max_per_ip;
+  hc.header_timeout_s = (unsigned)ceil(c->cfg->http.header_timeout_s);
   rc = gb_http_start(&hc, routes, n, &st->http, diags);
   if (rc)
     return rc;
@@ -316,13 +321,13 @@ static void serve_stop(struct serve_state *st) {
 }
 
 /* Runs the offline server until SIGTERM or SIGINT.  Returns the exit status. */
-static int serve_offline(const struct gb_config *cfg, const struct serve_flags *f) {
-  struct serve_config c = {cfg, f, {0}, f->http_given ? cfg->http_address : NULL};
+static int serve_offline(const struct gb_serve_config *cfg, const struct serve_flags *f) {
+  struct serve_config c = {cfg, f, {0}, f->http_given ? cfg->http.address : NULL};
   struct serve_state st;
   struct gc_diags diags;
   memset(&st, 0, sizeof(st));
   gc_diags_init(&diags);
-  gb_serve_rpc_config(cfg, &c.rpc);
+  gb_rpc_options_apply(&cfg->grpc, &c.rpc);
   /* The listener self-check runs in every mode: with --http-addr it fails
    * /healthz, /livez and /readyz ("grpc-listener") once the port stops
    * accepting, so the kubelet restarts a serve whose gRPC port died. */
@@ -360,19 +365,22 @@ out:
 
 int gb_cmd_serve(int argc, char **argv) {
   struct serve_flags f;
-  struct gb_config cfg;
+  struct gb_serve_config cfg;
   struct gc_diags d;
   memset(&f, 0, sizeof(f));
   gc_diags_init(&d);
-  if (gb_config_init(&cfg)) {
-    fprintf(stderr, "gangbridge serve: out of memory\n");
-    return GB_EXIT_INPUT;
+  int status = GB_EXIT_INPUT;
+  if (gb_serve_config_init(&cfg, &d)) {
+    gb_diag_print(stderr, "gangbridge serve: ", &d);
+    fprintf(stderr, "gangbridge serve: cannot set the defaults\n");
+    goto out;
   }
-  int status = parse(argc, argv, &f, &cfg, &d);
+  status = parse(argc, argv, &f, &cfg, &d);
   if (status < 0)
     status = f.offline ? serve_offline(&cfg, &f) : gb_serve_controller(&cfg);
+out:
   gc_diags_destroy(&d);
-  gb_config_destroy(&cfg);
+  gb_serve_config_destroy(&cfg);
   free(f.cluster);
   free(f.rest);
   free(f.levels_buf);

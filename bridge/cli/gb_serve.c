@@ -3,7 +3,7 @@
  * gb_serve: `gangbridge serve`'s composition root (see the header): it
  * builds the metrics registry, health checks, Kubernetes client, leader
  * elector, controller, webhook, HTTP servers and gRPC server from one
- * gb_config, starts them, waits for a stop signal and stops them in reverse
+ * gb_serve_config (each layer's options), starts them, waits for a stop signal and stops them in reverse
  * order.  Moved here from controller/gb_controller.c (serve_run,
  * serve_start, serve_stop, leader_create, start_http and what was
  * gb_controller_serve) so that the controller knows nothing of gRPC, the
@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gb_addr.h"
 #include "gb_cli.h"
 #include "gb_controller.h"
 #include "gb_timeouts.h"
@@ -31,6 +32,7 @@
 #include "gb_model.h"
 #include "gb_placer.h"
 #include "gb_plan.h"
+#include "gb_rpc_options.h"
 #include "gb_rpc_server.h"
 #include "gb_rpc_service.h"
 #include "gb_selflabel.h"
@@ -38,21 +40,6 @@
 #include "gb_serve_sched.h"
 #include "gb_stopsig.h"
 #include "gb_version.h"
-
-void gb_serve_rpc_config(const struct gb_config *cfg, struct gb_rpc_config *out) {
-  gb_rpc_config_init(out);
-  out->addr = cfg->grpc_address;
-  out->tls_cert_file = *cfg->grpc_tls_cert ? cfg->grpc_tls_cert : NULL;
-  out->tls_key_file = *cfg->grpc_tls_key ? cfg->grpc_tls_key : NULL;
-  out->client_ca_file = *cfg->grpc_client_ca ? cfg->grpc_client_ca : NULL;
-  out->threads = cfg->grpc_threads;
-  out->max_message_bytes = (size_t)cfg->grpc_max_message_bytes;
-  /* 0 s still gives calls 1 ms, since 0 means "default" in the gRPC config. */
-  out->grace_ms = cfg->grpc_grace_s > 0 ? (int)(cfg->grpc_grace_s * 1000) : 1;
-  out->handshake_timeout_ms = (int)(cfg->grpc_handshake_timeout_s * 1000);
-  out->memory_budget = (size_t)cfg->grpc_memory_budget_mib << 20;
-  out->self_check_ms = (int)(cfg->grpc_self_check_s * 1000);
-}
 
 static void on_api_latency(void *arg, enum gb_kube_verb verb, long code, double seconds) {
   const struct gb_service_metrics *sm = arg;
@@ -77,7 +64,7 @@ static void on_api_latency(void *arg, enum gb_kube_verb verb, long code, double 
 }
 
 struct serve_run {
-  const struct gb_config *cfg; /* borrowed from gb_serve_controller's caller */
+  const struct gb_serve_config *cfg; /* borrowed from gb_serve_controller's caller */
   struct gb_metrics *reg;
   struct gb_service_metrics sm;
   struct gb_health *health;
@@ -156,7 +143,7 @@ static int elector_alive(void *ctx, char *reason, size_t size) {
  * left of the renew window, at most RenewDeadline, as client-go bounds its
  * renew loop); the client's own timeouts are only the outer bound. */
 static int leader_create(struct serve_run *r, struct gc_diags *d) {
-  const struct gb_config *cfg = r->cfg;
+  const struct gb_leader_options *cfg = &r->cfg->leader;
   struct gb_kube_client_opts ko;
   memset(&ko, 0, sizeof(ko));
   ko.qps = -1;
@@ -204,7 +191,7 @@ static int leader_create(struct serve_run *r, struct gc_diags *d) {
  * leadership callback can miss it. */
 static int leader_label_create(struct serve_run *r, struct gc_diags *d) {
   const char *ns = getenv("POD_NAMESPACE"), *pod = getenv("POD_NAME");
-  if (!*r->cfg->sched_address)
+  if (!*r->cfg->sched.address)
     return 0;
   if (!ns || !*ns || !pod || !*pod) {
     gb_log(GB_LOG_WARN,
@@ -220,11 +207,11 @@ static int leader_label_create(struct serve_run *r, struct gc_diags *d) {
   o.pod = pod;
   o.key = GB_LEADER_LABEL;
   o.value = GB_LEADER_LABEL_VALUE;
-  o.retry_s = r->cfg->retry_period_s > 0 ? r->cfg->retry_period_s : 1;
+  o.retry_s = r->cfg->leader.retry_period_s > 0 ? r->cfg->leader.retry_period_s : 1;
   /* A label request that hangs may not outlast a leadership term. */
-  double t = r->cfg->kube_request_timeout_s < r->cfg->renew_deadline_s
-                 ? r->cfg->kube_request_timeout_s
-                 : r->cfg->renew_deadline_s;
+  double t = r->cfg->kube.request_timeout_s < r->cfg->leader.renew_deadline_s
+                 ? r->cfg->kube.request_timeout_s
+                 : r->cfg->leader.renew_deadline_s;
   o.request_timeout_ms = (long)(t * 1000);
   o.errors = r->sm.errors;
   int rc = gb_selflabel_new(&o, &r->leader_label, d);
@@ -247,7 +234,7 @@ static int start_http(const struct http_role *role, const struct gb_http_route *
                       struct gb_metric *requests, struct gb_http **out, struct gc_diags *d) {
   char host[128];
   unsigned port = 0;
-  if (gb_config_split_addr(role->addr, host, sizeof(host), &port))
+  if (gb_addr_split(role->addr, host, sizeof(host), &port))
     return GC_EINVAL;
   struct gb_http_config hc;
   gb_http_config_init(&hc);
@@ -299,10 +286,10 @@ static int model_snapshot_source(void *ctx, gb_rpc_snapshot_use_fn use, void *ar
 /* Starts the gRPC server (grpc.address set).  With placement on, the live
  * model is its snapshot.  Returns 0 or a GC_E* code. */
 static int rpc_start(struct serve_run *r, struct gc_diags *d) {
-  const struct gb_config *cfg = r->cfg;
+  const struct gb_rpc_options *cfg = &r->cfg->grpc;
   int rc;
   struct gb_rpc_config rc_cfg;
-  gb_serve_rpc_config(cfg, &rc_cfg);
+  gb_rpc_options_apply(cfg, &rc_cfg);
   r->rpc_svc = gb_rpc_service_new();
   if (!r->rpc_svc)
     return GC_ENOMEM;
@@ -310,11 +297,11 @@ static int rpc_start(struct serve_run *r, struct gc_diags *d) {
     /* The live model is the snapshot: Evaluate reads it, and no gRPC
      * caller may write another one beside it. */
     gb_rpc_service_set_snapshot_source(r->rpc_svc, model_snapshot_source, r->model);
-    if (cfg->grpc_allow_snapshot_writes)
+    if (cfg->allow_snapshot_writes)
       gb_log(GB_LOG_WARN, "grpc.allowSnapshotWrites is ignored: placement's live model "
                           "is the snapshot", NULL);
   } else {
-    gb_rpc_service_allow_writes(r->rpc_svc, cfg->grpc_allow_snapshot_writes);
+    gb_rpc_service_allow_writes(r->rpc_svc, cfg->allow_snapshot_writes);
   }
   if ((rc = gb_rpc_server_new(&rc_cfg, &r->rpc, d)) ||
       (rc = gb_rpc_service_register(r->rpc_svc, r->rpc)) ||
@@ -323,32 +310,32 @@ static int rpc_start(struct serve_run *r, struct gc_diags *d) {
   atomic_store(&r->rpc_started, 1);
   char p[16];
   snprintf(p, sizeof(p), "%d", gb_rpc_server_port(r->rpc));
-  gb_log(GB_LOG_INFO, "grpc listening", "address", cfg->grpc_address, "port", p, NULL);
+  gb_log(GB_LOG_INFO, "grpc listening", "address", cfg->address, "port", p, NULL);
   return 0;
 }
 
 /* Creates (not starts) the plan, the live model and the placer. */
 static int placement_create(struct serve_run *r, struct gc_diags *d) {
-  const struct gb_config *cfg = r->cfg;
+  const struct gb_serve_config *cfg = r->cfg;
   struct gb_plan_opts po;
   memset(&po, 0, sizeof(po));
-  po.reservation_ttl_ms = (int64_t)(cfg->placement_release_timeout_s * 1000);
-  po.starvation_guard_ms = (int64_t)(cfg->placement_starvation_guard_s * 1000);
-  po.starvation_guard_max_ms = (int64_t)(cfg->placement_starvation_guard_max_s * 1000);
-  po.profile = strcmp(cfg->placement_profile, "spread") ? TP_PROFILE_BESTFIT : TP_PROFILE_SPREAD;
+  po.reservation_ttl_ms = (int64_t)(cfg->plan.release_timeout_s * 1000);
+  po.starvation_guard_ms = (int64_t)(cfg->plan.starvation_guard_s * 1000);
+  po.starvation_guard_max_ms = (int64_t)(cfg->plan.starvation_guard_max_s * 1000);
+  po.profile = strcmp(cfg->plan.profile, "spread") ? TP_PROFILE_BESTFIT : TP_PROFILE_SPREAD;
   int rc = gb_plan_new(&po, &r->plan);
   if (rc)
     return rc;
   struct gb_model_opts mo;
   memset(&mo, 0, sizeof(mo));
   mo.client = r->client;
-  mo.levels = cfg->topology_levels;
-  mo.n_levels = cfg->n_topology_levels;
+  mo.levels = cfg->controller.topology_levels.items;
+  mo.n_levels = cfg->controller.topology_levels.n;
   mo.informers = r->informers;
   mo.plan = r->plan;
   struct gb_events_opts eo;
   memset(&eo, 0, sizeof(eo));
-  eo.min_interval_s = cfg->event_min_interval_s;
+  eo.min_interval_s = cfg->events.min_interval_s;
   if (!(r->place_events = gb_events_new(r->client, &eo)))
     return GC_ENOMEM;
   mo.events = r->place_events; /* HyperNodeInvalid on a HyperNode left out */
@@ -377,7 +364,7 @@ static int placement_create(struct serve_run *r, struct gc_diags *d) {
   }
   pl.label_levels = mo.n_levels > 0;
   pl.release_timeout_ms = po.reservation_ttl_ms;
-  pl.max_inflight = cfg->placement_max_inflight;
+  pl.max_inflight = cfg->placement.max_inflight;
   pl.reg = r->reg;
   if ((rc = gb_placer_new(&pl, &r->placer, d)))
     return rc;
@@ -402,7 +389,7 @@ static int sweeper_create(struct serve_run *r, struct gc_diags *d) {
   if (!r->place_events) {
     struct gb_events_opts eo;
     memset(&eo, 0, sizeof(eo));
-    eo.min_interval_s = r->cfg->event_min_interval_s;
+    eo.min_interval_s = r->cfg->events.min_interval_s;
     if (!(r->sweep_events = gb_events_new(r->client, &eo)))
       return GC_ENOMEM;
   }
@@ -411,9 +398,9 @@ static int sweeper_create(struct serve_run *r, struct gc_diags *d) {
     o.is_leader = gb_leader_is_leader_fn;
     o.leader_ctx = r->leader;
   }
-  o.grace_ms = (int64_t)(r->cfg->placement_stray_grace_s * 1000);
-  o.namespaces = r->cfg->watch_namespaces; /* kube.watchNamespaces: nowhere else */
-  o.n_namespaces = r->cfg->n_watch_namespaces;
+  o.grace_ms = (int64_t)(r->cfg->placement.stray_grace_s * 1000);
+  o.namespaces = r->cfg->kube.watch_namespaces.items; /* kube.watchNamespaces: nowhere else */
+  o.n_namespaces = r->cfg->kube.watch_namespaces.n;
   /* With placement off only strays can appear after the first sweep: a list
    * of the unbound pods a minute is plenty. */
   o.interval_ms = r->model ? 10000 : 60000;
@@ -445,24 +432,19 @@ static int start_workers(struct serve_run *r, struct gc_diags *d) {
   return r->leader ? gb_leader_start(r->leader) : 0;
 }
 
-static int serve_start(struct serve_run *r, struct gc_diags *d) {
-  const struct gb_config *cfg = r->cfg;
-  int rc;
-  r->reg = gb_metrics_new();
-  r->health = gb_health_new();
-  if (!r->reg || !r->health)
-    return GC_ENOMEM;
-  if ((rc = gb_service_metrics_register(r->reg, GB_VERSION, &r->sm, d)))
-    return rc;
-  if ((rc = gb_kube_config_load(*cfg->kubeconfig ? cfg->kubeconfig : NULL,
-                                *cfg->context ? cfg->context : NULL, &r->kcfg, d)))
+/* The Kubernetes client (kube.*). */
+static int client_create(struct serve_run *r, struct gc_diags *d) {
+  const struct gb_kube_options *kube = &r->cfg->kube;
+  int rc = gb_kube_config_load(*kube->kubeconfig ? kube->kubeconfig : NULL,
+                               *kube->context ? kube->context : NULL, &r->kcfg, d);
+  if (rc)
     return rc;
   struct gb_kube_client_opts ko;
   memset(&ko, 0, sizeof(ko));
-  ko.qps = cfg->kube_qps;
-  ko.burst = cfg->kube_burst;
-  ko.connect_timeout_ms = (long)(cfg->kube_connect_timeout_s * 1000);
-  ko.request_timeout_ms = (long)(cfg->kube_request_timeout_s * 1000);
+  ko.qps = kube->qps;
+  ko.burst = kube->burst;
+  ko.connect_timeout_ms = (long)(kube->connect_timeout_s * 1000);
+  ko.request_timeout_ms = (long)(kube->request_timeout_s * 1000);
   ko.user_agent = "gangbridge/" GB_VERSION;
   ko.on_latency = on_api_latency;
   ko.latency_arg = &r->sm;
@@ -470,20 +452,30 @@ static int serve_start(struct serve_run *r, struct gc_diags *d) {
     return rc;
   gb_log(GB_LOG_INFO, "kubernetes API", "server", r->kcfg->server, "source", r->kcfg->source,
          NULL);
-  struct gb_informers_opts fo = {(long)cfg->kube_watch_timeout_s, &r->sm};
-  if ((rc = gb_informers_new(r->client, &fo, &r->informers)))
-    return rc;
-  if (cfg->leader_elect && (rc = leader_create(r, d)))
-    return rc;
-  struct gb_timeouts_opts to = {.cfg = cfg,
+  struct gb_informers_opts fo = {(long)kube->watch_timeout_s, &r->sm};
+  return gb_informers_new(r->client, &fo, &r->informers);
+}
+
+/* The timeout tracker and the controller that feeds it. */
+static int controller_create(struct serve_run *r, struct gc_diags *d) {
+  const struct gb_serve_config *cfg = r->cfg;
+  struct gb_timeouts_opts to = {.cfg = &cfg->controller,
+                                .options = &cfg->timeouts,
+                                .events = &cfg->events,
+                                .kube = &cfg->kube,
                                 .client = r->client,
                                 .informers = r->informers,
                                 .metrics = &r->sm,
                                 .reg = r->reg,
                                 .synced = timeouts_synced,
                                 .synced_ctx = r};
-  struct gb_controller_opts co = {
-      .cfg = cfg, .client = r->client, .informers = r->informers, .metrics = &r->sm};
+  struct gb_controller_opts co = {.cfg = &cfg->controller,
+                                  .kube = &cfg->kube,
+                                  .events = &cfg->events,
+                                  .webhook = &cfg->webhook,
+                                  .client = r->client,
+                                  .informers = r->informers,
+                                  .metrics = &r->sm};
   if (r->leader) {
     co.is_leader = to.is_leader = gb_leader_is_leader_fn;
     co.leader_ctx = to.leader_ctx = r->leader;
@@ -491,11 +483,93 @@ static int serve_start(struct serve_run *r, struct gc_diags *d) {
   /* The tracker registers first: its handlers see a change before the
    * controller queues the TrainJob, as when it was the controller's
    * observer. */
-  if ((rc = gb_timeouts_new(&to, &r->timeouts, d)))
+  int rc = gb_timeouts_new(&to, &r->timeouts, d);
+  if (rc)
     return rc;
-  if ((rc = gb_controller_new(&co, &r->ctrl, d)))
+  return gb_controller_new(&co, &r->ctrl, d);
+}
+
+/* The webhook's own server (webhook.*). */
+static int start_webhook(struct serve_run *r, struct gc_diags *d) {
+  const struct gb_webhook_options *wo = &r->cfg->webhook;
+  struct gb_webhook_config wc = {
+      gb_controller_webhook_lookup, r->ctrl, wo->allow_on_error, 0, r->sm.webhook,
+      wo->deny_on_mismatch};
+  int rc = gb_webhook_new(&wc, &r->wh);
+  if (rc)
     return rc;
-  if (cfg->placement_enabled && (rc = placement_create(r, d)))
+  struct gb_http_route hook = gb_webhook_route(r->wh, wo->path);
+  if (!*wo->tls_cert)
+    gb_log(GB_LOG_WARN,
+           "webhook serves plain HTTP (no webhook.tlsCert): for tests only; the "
+           "API server calls webhooks over HTTPS",
+           NULL);
+  struct http_role whr = {"webhook",
+                          wo->address,
+                          wo->tls_cert,
+                          wo->tls_key,
+                          (unsigned)wo->threads,
+                          (unsigned)wo->max_connections,
+                          (unsigned)wo->max_per_ip,
+                          (unsigned)ceil(wo->header_timeout_s),
+                          (size_t)wo->max_body_total};
+  return start_http(&whr, &hook, 1, r->sm.http_requests, &r->hook, d);
+}
+
+/* The HTTP servers: probes and metrics, /debug/placement, the webhook. */
+static int start_http_servers(struct serve_run *r, struct gc_diags *d) {
+  const struct gb_serve_config *cfg = r->cfg;
+  struct gb_http_route routes[4];
+  size_t n = gb_health_routes(r->health, routes, 3);
+  routes[n++] = gb_metrics_route(r->reg, "/metrics");
+  /* Probes and metrics have their own server, so a flood on the webhook port
+   * cannot starve the kubelet's probes; its own flood is bounded per address
+   * and by the header deadline. */
+  struct http_role probes = {"probes",
+                             cfg->http.address,
+                             NULL,
+                             NULL,
+                             0,
+                             (unsigned)cfg->http.max_connections,
+                             (unsigned)cfg->http.max_per_ip,
+                             (unsigned)ceil(cfg->http.header_timeout_s),
+                             0};
+  int rc = start_http(&probes, routes, n, r->sm.http_requests, &r->probes, d);
+  if (rc)
+    return rc;
+  /* /debug/placement lists every tenant's gangs (names, sizes, racks,
+   * reasons): never on the probes' port, which Prometheus and the kubelet
+   * reach, but on an address of its own (off by default; deploy/ puts it
+   * on loopback, which kubectl port-forward reaches and other pods do
+   * not). */
+  if (r->placer && *cfg->placement.debug_address) {
+    struct gb_http_route dbg = gb_placer_route(r->placer, "/debug/placement");
+    struct http_role debug = {"debug", cfg->placement.debug_address,
+                              NULL,    NULL,
+                              0,       8,
+                              4,       (unsigned)ceil(cfg->http.header_timeout_s),
+                              0};
+    if ((rc = start_http(&debug, &dbg, 1, r->sm.http_requests, &r->debug, d)))
+      return rc;
+  }
+  return *cfg->webhook.address ? start_webhook(r, d) : 0;
+}
+
+static int serve_start(struct serve_run *r, struct gc_diags *d) {
+  const struct gb_serve_config *cfg = r->cfg;
+  int rc;
+  r->reg = gb_metrics_new();
+  r->health = gb_health_new();
+  if (!r->reg || !r->health)
+    return GC_ENOMEM;
+  if ((rc = gb_service_metrics_register(r->reg, GB_VERSION, &r->sm, d)) ||
+      (rc = client_create(r, d)))
+    return rc;
+  if (cfg->leader.enabled && (rc = leader_create(r, d)))
+    return rc;
+  if ((rc = controller_create(r, d)))
+    return rc;
+  if (cfg->placement.enabled && (rc = placement_create(r, d)))
     return rc;
   if ((rc = sweeper_create(r, d)))
     return rc;
@@ -505,56 +579,14 @@ static int serve_start(struct serve_run *r, struct gc_diags *d) {
       (rc = gb_health_add_check(r->health, GB_HEALTH_READY, "informers-synced",
                                 gb_controller_ready_check, r->ctrl)))
     return rc;
-  if (*cfg->grpc_address &&
-      (rc = gb_health_add_check(r->health, GB_HEALTH_LIVE | GB_HEALTH_READY, "grpc-listener",
-                                grpc_listener_check, r)))
+  if (*cfg->grpc.address && (rc = gb_health_add_check(r->health, GB_HEALTH_LIVE | GB_HEALTH_READY,
+                                                      "grpc-listener", grpc_listener_check, r)))
     return rc;
   if (!r->leader)
     gb_gauge_set(r->sm.leader, NULL, 1); /* a single replica always leads */
-
-  struct gb_http_route routes[4];
-  size_t n = gb_health_routes(r->health, routes, 3);
-  routes[n++] = gb_metrics_route(r->reg, "/metrics");
-  /* Probes and metrics have their own server, so a flood on the webhook port
-   * cannot starve the kubelet's probes; its own flood is bounded per address
-   * and by the header deadline. */
-  struct http_role probes = {"probes", cfg->http_address, NULL, NULL, 0,
-                             (unsigned)cfg->http_max_connections, (unsigned)cfg->http_max_per_ip,
-                             (unsigned)ceil(cfg->http_header_timeout_s), 0};
-  if ((rc = start_http(&probes, routes, n, r->sm.http_requests, &r->probes, d)))
+  if ((rc = start_http_servers(r, d)))
     return rc;
-  /* /debug/placement lists every tenant's gangs (names, sizes, racks,
-   * reasons): never on the probes' port, which Prometheus and the kubelet
-   * reach, but on an address of its own (off by default; deploy/ puts it
-   * on loopback, which kubectl port-forward reaches and other pods do
-   * not). */
-  if (r->placer && *cfg->placement_debug_address) {
-    struct gb_http_route dbg = gb_placer_route(r->placer, "/debug/placement");
-    struct http_role debug = {"debug", cfg->placement_debug_address, NULL, NULL, 0, 8, 4,
-                              (unsigned)ceil(cfg->http_header_timeout_s), 0};
-    if ((rc = start_http(&debug, &dbg, 1, r->sm.http_requests, &r->debug, d)))
-      return rc;
-  }
-  if (*cfg->webhook_address) {
-    struct gb_webhook_config wc = {gb_controller_webhook_lookup, r->ctrl,
-                                   cfg->webhook_allow_on_error, 0, r->sm.webhook,
-                                   cfg->webhook_deny_on_mismatch};
-    if ((rc = gb_webhook_new(&wc, &r->wh)))
-      return rc;
-    struct gb_http_route hook = gb_webhook_route(r->wh, cfg->webhook_path);
-    if (!*cfg->webhook_tls_cert)
-      gb_log(GB_LOG_WARN, "webhook serves plain HTTP (no webhook.tlsCert): for tests only; the "
-                          "API server calls webhooks over HTTPS", NULL);
-    struct http_role whr = {"webhook", cfg->webhook_address, cfg->webhook_tls_cert,
-                            cfg->webhook_tls_key, (unsigned)cfg->webhook_threads,
-                            (unsigned)cfg->webhook_max_connections,
-                            (unsigned)cfg->webhook_max_per_ip,
-                            (unsigned)ceil(cfg->webhook_header_timeout_s),
-                            (size_t)cfg->webhook_max_body_total};
-    if ((rc = start_http(&whr, &hook, 1, r->sm.http_requests, &r->hook, d)))
-      return rc;
-  }
-  if (*cfg->grpc_address && (rc = rpc_start(r, d)))
+  if (*cfg->grpc.address && (rc = rpc_start(r, d)))
     return rc;
   return start_workers(r, d);
 }
@@ -600,7 +632,7 @@ static void serve_stop(struct serve_run *r) {
   gb_metrics_free(r->reg);
 }
 
-int gb_serve_controller(const struct gb_config *cfg) {
+int gb_serve_controller(const struct gb_serve_config *cfg) {
   struct serve_run r;
   struct gc_diags d;
   memset(&r, 0, sizeof(r));
@@ -608,8 +640,8 @@ int gb_serve_controller(const struct gb_config *cfg) {
   gc_diags_init(&d);
   int status = GB_EXIT_INPUT;
   int rc;
-  gb_log_set_level(cfg->log_level);
-  gb_log_set_format(cfg->log_format);
+  gb_log_set_level(cfg->log.level);
+  gb_log_set_format(cfg->log.format);
 
   /* The watcher starts before the kubeconfig, TLS files or the API server
    * are touched: a signal during a stuck start-up ends the process at once. */
@@ -632,7 +664,7 @@ int gb_serve_controller(const struct gb_config *cfg) {
   }
   gb_diag_print(stderr, "gangbridge serve: ", &d); /* warnings (e.g. token file) */
   gb_log(GB_LOG_INFO, "gangbridge serve started", "version", GB_VERSION, "config",
-         cfg->source ? cfg->source : "(defaults and flags)", NULL);
+         cfg->opts.source ? cfg->opts.source : "(defaults and flags)", NULL);
   gb_stopsig_started(sigs);
   int sig = gb_stopsig_wait(sigs);
   gb_log(GB_LOG_INFO, "stopping", "signal", sig == SIGTERM ? "SIGTERM" : "SIGINT", NULL);

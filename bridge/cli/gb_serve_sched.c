@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gb_addr.h"
 #include "gb_events.h"
 #include "gb_hash.h"
 #include "gb_log.h"
@@ -113,12 +114,12 @@ static void *worker_main(void *arg) {
   return NULL;
 }
 
-static int start_server(struct gb_serve_sched *s, const struct gb_config *cfg,
+static int start_server(struct gb_serve_sched *s, const struct gb_serve_config *cfg,
                         struct gb_metric *http_requests, struct gc_diags *d) {
   char host[128];
   unsigned port = 0;
-  if (gb_config_split_addr(cfg->sched_address, host, sizeof(host), &port) < 0) {
-    gc_diags_addf(d, "sched.address: \"%s\" is not HOST:PORT", cfg->sched_address);
+  if (gb_addr_split(cfg->sched.address, host, sizeof(host), &port) < 0) {
+    gc_diags_addf(d, "sched.address: \"%s\" is not HOST:PORT", cfg->sched.address);
     return GC_EINVAL;
   }
   struct gb_http_config h;
@@ -126,41 +127,45 @@ static int start_server(struct gb_serve_sched *s, const struct gb_config *cfg,
   h.name = "sched";
   h.address = host;
   h.port = port;
-  if (*cfg->sched_tls_cert) {
-    h.tls_cert_file = cfg->sched_tls_cert;
-    h.tls_key_file = cfg->sched_tls_key;
+  if (*cfg->sched.tls_cert) {
+    h.tls_cert_file = cfg->sched.tls_cert;
+    h.tls_key_file = cfg->sched.tls_key;
   }
-  if (*cfg->sched_client_ca)
-    h.tls_client_ca_file = cfg->sched_client_ca;
+  if (*cfg->sched.client_ca)
+    h.tls_client_ca_file = cfg->sched.client_ca;
   else if (strcmp(host, "127.0.0.1") && strcmp(host, "::1"))
     /* Then "the scheduler" is whoever reaches the port: the NetworkPolicy
      * is the only guard (docs/scheduler-integration.md, "Who may call"). */
-    gb_log(GB_LOG_WARN, "sched endpoints verify no client certificate (no sched.clientCA): "
-                        "only the network policy keeps tenants off this port",
-           "address", cfg->sched_address, NULL);
-  h.threads = (unsigned)cfg->sched_threads;
-  h.max_connections = (unsigned)cfg->sched_max_connections;
-  h.max_per_ip = (unsigned)cfg->sched_max_per_ip;
-  h.header_timeout_s = (unsigned)ceil(cfg->sched_header_timeout_s);
+    gb_log(GB_LOG_WARN,
+           "sched endpoints verify no client certificate (no sched.clientCA): "
+           "only the network policy keeps tenants off this port",
+           "address", cfg->sched.address, NULL);
+  h.threads = (unsigned)cfg->sched.threads;
+  h.max_connections = (unsigned)cfg->sched.max_connections;
+  h.max_per_ip = (unsigned)cfg->sched.max_per_ip;
+  h.header_timeout_s = (unsigned)ceil(cfg->sched.header_timeout_s);
   h.requests = http_requests;
   int rc = gb_sched_start(s->sched, &h, d);
   if (rc == 0) {
     char p[16];
     snprintf(p, sizeof(p), "%u", gb_sched_port(s->sched));
-    gb_log(GB_LOG_INFO, "sched endpoints listening", "address", cfg->sched_address, "port", p,
-           "tls", *cfg->sched_client_ca ? "mutual" : *cfg->sched_tls_cert ? "true" : "false",
+    gb_log(GB_LOG_INFO, "sched endpoints listening", "address", cfg->sched.address, "port", p,
+           "tls",
+           *cfg->sched.client_ca  ? "mutual"
+           : *cfg->sched.tls_cert ? "true"
+                                  : "false",
            NULL);
   }
   return rc;
 }
 
-int gb_serve_sched_start(const struct gb_config *cfg, struct gb_model *model, struct gb_plan *plan,
-                         gb_sched_record_fn record, void *record_ctx, struct gb_kube_client *client,
-                         struct gb_metrics *reg, struct gb_metric *http_requests,
-                         int (*is_leader)(void *), void *leader_ctx, struct gb_serve_sched **out,
-                         struct gc_diags *d) {
+int gb_serve_sched_start(const struct gb_serve_config *cfg, struct gb_model *model,
+                         struct gb_plan *plan, gb_sched_record_fn record, void *record_ctx,
+                         struct gb_kube_client *client, struct gb_metrics *reg,
+                         struct gb_metric *http_requests, int (*is_leader)(void *),
+                         void *leader_ctx, struct gb_serve_sched **out, struct gc_diags *d) {
   *out = NULL;
-  if (!*cfg->sched_address)
+  if (!*cfg->sched.address)
     return 0;
   struct gb_serve_sched *s = calloc(1, sizeof(*s));
   if (!s)
@@ -183,7 +188,7 @@ int gb_serve_sched_start(const struct gb_config *cfg, struct gb_model *model, st
   }
   struct gb_events_opts eo;
   memset(&eo, 0, sizeof(eo));
-  eo.min_interval_s = cfg->event_min_interval_s;
+  eo.min_interval_s = cfg->events.min_interval_s;
   int rc = 0;
   if (client && !(s->events = gb_events_new(client, &eo)))
     rc = GC_ENOMEM;
@@ -195,11 +200,11 @@ int gb_serve_sched_start(const struct gb_config *cfg, struct gb_model *model, st
     else
       s->worker_running = 1;
   }
-  struct gb_sched_config sc = {.volcano_prefix = cfg->sched_volcano_prefix,
-                               .kube_prefix = cfg->sched_kube_prefix,
-                               .max_body = (size_t)cfg->sched_max_body,
-                               .max_list_body = (size_t)cfg->sched_max_list_body,
-                               .max_session_body = (size_t)cfg->sched_max_session_mib << 20,
+  struct gb_sched_config sc = {.volcano_prefix = cfg->sched.volcano_prefix,
+                               .kube_prefix = cfg->sched.kube_prefix,
+                               .max_body = (size_t)cfg->sched.max_body,
+                               .max_list_body = (size_t)cfg->sched.max_list_body,
+                               .max_session_body = (size_t)cfg->sched.max_session_mib << 20,
                                .metrics = reg,
                                .is_leader = is_leader,
                                .leader_ctx = leader_ctx};

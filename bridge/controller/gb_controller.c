@@ -308,7 +308,7 @@ static void on_change(void *arg, const struct gb_informer_change *ch) {
   }
 }
 
-void gb_controller_watch_spec(const struct gb_config *cfg, enum gb_ctl_res r,
+void gb_controller_watch_spec(const struct gb_kube_options *kube, enum gb_ctl_res r,
                               struct gb_informer_spec *spec, struct gb_informer_handler *h) {
   const struct inf_def *def = &INF_DEFS[r];
   memset(spec, 0, sizeof(*spec));
@@ -321,9 +321,9 @@ void gb_controller_watch_spec(const struct gb_config *cfg, enum gb_ctl_res r,
   /* kube.watchNamespaces: the namespaced kinds are watched in those
    * namespaces only (a Role each); the cluster-scoped ones stay
    * cluster-wide reads. */
-  if (def->namespaced) {
-    h->namespaces = cfg->watch_namespaces;
-    h->n_namespaces = cfg->n_watch_namespaces;
+  if (def->namespaced && kube) {
+    h->namespaces = kube->watch_namespaces.items;
+    h->n_namespaces = kube->watch_namespaces.n;
   }
 }
 
@@ -333,7 +333,7 @@ void gb_controller_watch_spec(const struct gb_config *cfg, enum gb_ctl_res r,
 static int register_informer(struct gb_controller *c, int which, struct gc_diags *d) {
   struct gb_informer_spec spec;
   struct gb_informer_handler h;
-  gb_controller_watch_spec(c->cfg, (enum gb_ctl_res)which, &spec, &h);
+  gb_controller_watch_spec(c->o.kube, (enum gb_ctl_res)which, &spec, &h);
   if (which == INF_POD) {
     h.keep = POD_KEEP;
     h.n_keep = sizeof(POD_KEEP) / sizeof(POD_KEEP[0]);
@@ -589,7 +589,7 @@ int gb_controller_new(const struct gb_controller_opts *o, struct gb_controller *
     c->hctx[i] = (struct hctx){c, i};
   struct gb_workqueue_opts qo = {o->cfg->queue_base_delay_s, o->cfg->queue_max_delay_s,
                                  o->cfg->queue_qps, o->cfg->queue_burst, 0};
-  struct gb_events_opts eo = {GC_MANAGER_NAME, NULL, o->cfg->event_min_interval_s, 0};
+  struct gb_events_opts eo = {GC_MANAGER_NAME, NULL, o->events ? o->events->min_interval_s : 0, 0};
   const char *pod = getenv("POD_NAME");
   if (pod && *pod)
     eo.instance = pod;
@@ -798,7 +798,7 @@ int gb_controller_webhook_lookup(void *ctx, const char *ns, const char *jobset_n
   if (out->bind && !gb_webhook_podgroup_bindable(pg, str_of(in.trainjob, "metadata.uid"),
                                                  plan.desired, out->why, sizeof(out->why))) {
     out->mismatch = 1;
-    mismatch_event(c, in.trainjob, c->cfg->webhook_deny_on_mismatch, out->why);
+    mismatch_event(c, in.trainjob, c->o.webhook && c->o.webhook->deny_on_mismatch, out->why);
   }
   if (out->bind && !out->mismatch && c->placement_lookup &&
       (rc = c->placement_lookup(c->placement_ctx, ns, jobset_name, rjob_name, &out->gate,

@@ -36,6 +36,7 @@
 #include "gb_informer.h"
 #include "gb_informers.h"
 #include "gb_kube_client.h"
+#include "gb_kube_options.h"
 #include "gb_metrics.h"
 #include "gb_webhook.h"
 
@@ -68,14 +69,19 @@ enum gb_ctl_res {
 };
 
 /* What the controller watches of r: *spec (the resource, deferred or not)
- * and the selection of *h (namespaces from kube.watchNamespaces, the label
- * selector); h's keep and handler are left empty for the caller.  Strings
- * are borrowed from static data and cfg. */
-void gb_controller_watch_spec(const struct gb_config *cfg, enum gb_ctl_res r,
+ * and the selection of *h (namespaces from kube.watchNamespaces, kube NULL:
+ * every namespace; the label selector); h's keep and handler are left empty
+ * for the caller.  Strings are borrowed from static data and kube. */
+void gb_controller_watch_spec(const struct gb_kube_options *kube, enum gb_ctl_res r,
                               struct gb_informer_spec *spec, struct gb_informer_handler *h);
 
 struct gb_controller_opts {
-  const struct gb_config *cfg;              /* validated; borrowed */
+  const struct gb_config *cfg; /* validated; borrowed */
+  /* borrowed; kube.watchNamespaces (NULL: every namespace; the watch
+   * timeout is the factory's) */
+  const struct gb_kube_options *kube;
+  const struct gb_events_options *events;   /* borrowed; NULL: every repeat is written */
+  const struct gb_webhook_options *webhook; /* borrowed; denyOnPodGroupMismatch (NULL: off) */
   struct gb_kube_client *client;            /* borrowed */
   struct gb_informers *informers;           /* borrowed; the controller registers on it */
   const struct gb_service_metrics *metrics; /* optional; borrowed */

@@ -553,8 +553,8 @@ static void policy_context(struct planner *pl, struct gc_policy_context *pc) {
   pc->timeout_default = in->cfg->timeout_default;
   pc->timeout_max = in->cfg->timeout_max;
   pc->topology_default = in->cfg->topology_default;
-  pc->topology_levels = in->cfg->topology_levels;
-  pc->n_topology_levels = in->cfg->n_topology_levels;
+  pc->topology_levels = in->cfg->topology_levels.items;
+  pc->n_topology_levels = in->cfg->topology_levels.n;
 }
 
 int gb_reconcile_plan(const struct gb_rc_input *in, struct gc_arena *a, struct gb_rc_plan *out) {

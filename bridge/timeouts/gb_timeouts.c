@@ -137,7 +137,7 @@ double gb_timeouts_wait_start(const struct gang *g) {
 }
 
 int gb_timeouts_done(const struct gb_timeouts *t, const struct gang *g) {
-  if (t->o.cfg->timeout_until_ready)
+  if (t->o.options->until_ready)
     return g->ready_reached || !isnan(g->facts.ready_at);
   return g->started || !isnan(g->facts.started_at) || !isnan(g->facts.ready_at);
 }
@@ -651,7 +651,7 @@ int gb_timeouts_register(struct gb_timeouts *t, struct gb_informers *f, struct g
   for (size_t i = 0; !rc && i < sizeof(watch) / sizeof(watch[0]); i++) {
     struct gb_informer_spec spec;
     struct gb_informer_handler h;
-    gb_controller_watch_spec(t->o.cfg, watch[i].res, &spec, &h);
+    gb_controller_watch_spec(t->o.kube, watch[i].res, &spec, &h);
     if (watch[i].res == GB_CTL_PODS) {
       h.keep = POD_KEEP;
       h.n_keep = sizeof(POD_KEEP) / sizeof(POD_KEEP[0]);

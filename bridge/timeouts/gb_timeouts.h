@@ -44,7 +44,9 @@
 #include "gb_controller.h"
 #include "gb_informers.h"
 #include "gb_kube_client.h"
+#include "gb_kube_options.h"
 #include "gb_metrics.h"
+#include "gb_timeouts_options.h"
 
 /* The changes the tracker follows. */
 enum gb_observe_kind {
@@ -55,9 +57,14 @@ enum gb_observe_kind {
 };
 
 struct gb_timeouts_opts {
-  const struct gb_config *cfg;              /* validated; borrowed; timeouts.* */
+  const struct gb_config *cfg;               /* validated; borrowed; timeouts.max (the policy) */
+  const struct gb_timeouts_options *options; /* validated; borrowed; the tracker's timeouts.* */
+  const struct gb_events_options *events;    /* borrowed; NULL: every repeat is written */
   struct gb_kube_client *client;            /* borrowed; NULL: no API writes */
   struct gb_informers *informers;           /* borrowed; NULL: fed by gb_timeouts_observe */
+  /* borrowed; kube.watchNamespaces, the controller's selection the tracker
+   * registers with (NULL: every namespace) */
+  const struct gb_kube_options *kube;
   const struct gb_service_metrics *metrics; /* optional; borrowed (time to schedule) */
   struct gb_metrics *reg;                   /* optional; its own families go here */
   int (*is_leader)(void *ctx);              /* NULL: always the leader */
@@ -77,7 +84,8 @@ struct gb_timeouts;
 /* Creates a tracker (not started) and registers its handlers on
  * o->informers (before the factory starts).  Caller frees with
  * gb_timeouts_free, after the factory has stopped.  Returns 0, GC_EINVAL
- * (no cfg), GC_ENOMEM, or a metrics or handler registration error (in d). */
+ * (no cfg or options), GC_ENOMEM, or a metrics or handler registration
+ * error (in d). */
 int gb_timeouts_new(const struct gb_timeouts_opts *o, struct gb_timeouts **out,
                     struct gc_diags *d);
 

@@ -52,7 +52,7 @@ static void snapshot(const struct gb_timeouts *t, const struct gang *g, struct g
   snprintf(s->tj_uid, sizeof(s->tj_uid), "%s", strcmp(g->tj_uid, "?") ? g->tj_uid : "");
   s->timeout_s = g->timeout_s;
   s->timeout_source = g->timeout_source ? g->timeout_source : "?";
-  s->until_ready = t->o.cfg->timeout_until_ready;
+  s->until_ready = t->o.options->until_ready;
   s->wait_start = gb_timeouts_wait_start(g);
   s->min_member = g->min_member;
   s->pods = g->pods;
@@ -79,7 +79,7 @@ static void labels_of(struct gb_timeouts *t, const struct gang *g, struct labels
   l->v[0] = three[0];
   l->v[1] = l->queue;
   l->v[2] = three[2];
-  l->v[3] = t->o.cfg->timeout_until_ready ? "ready" : "scheduled";
+  l->v[3] = t->o.options->until_ready ? "ready" : "scheduled";
 }
 
 static void count_timeout(struct gb_timeouts *t, const struct labels *l) {
@@ -352,11 +352,11 @@ static int register_metrics(struct gb_timeouts *t, struct gb_metrics *reg, struc
 }
 
 static void timeouts_env(struct gb_timeouts *t) {
-  const struct gb_config *c = t->o.cfg;
+  const struct gb_timeouts_options *c = t->o.options;
   t->env.client = t->o.client;
   t->env.discovery = t->discovery;
   t->env.events = t->events;
-  t->env.action = c->timeout_action;
+  t->env.action = c->action;
   t->env.backoff = (struct gb_backoff){c->requeue_base_delay_s, c->requeue_max_delay_s, 0.1,
                                        c->requeue_max_attempts};
 }
@@ -364,7 +364,7 @@ static void timeouts_env(struct gb_timeouts *t) {
 int gb_timeouts_new(const struct gb_timeouts_opts *o, struct gb_timeouts **out,
                     struct gc_diags *d) {
   *out = NULL;
-  if (!o || !o->cfg)
+  if (!o || !o->cfg || !o->options)
     return GC_EINVAL;
   struct gb_timeouts *t = calloc(1, sizeof(*t));
   if (!t)
@@ -372,13 +372,13 @@ int gb_timeouts_new(const struct gb_timeouts_opts *o, struct gb_timeouts **out,
   t->o = *o;
   pthread_mutex_init(&t->mu, NULL);
   pthread_cond_init(&t->cond, NULL); /* CLOCK_REALTIME: deadlines are wall-clock times */
-  t->max_gangs = o->cfg->timeout_max_gangs > 0 ? (size_t)o->cfg->timeout_max_gangs : 1000000;
-  gb_qlabels_init(&t->queues,
-                  o->cfg->timeout_max_queues > 0 ? (size_t)o->cfg->timeout_max_queues : 50, 0);
+  t->max_gangs = o->options->max_gangs > 0 ? (size_t)o->options->max_gangs : 1000000;
+  gb_qlabels_init(&t->queues, o->options->max_queues > 0 ? (size_t)o->options->max_queues : 50, 0);
   gb_deadlines_init(&t->heap, t->max_gangs);
   t->tts = gb_tts_new(t->max_gangs);
   if (o->client) {
-    struct gb_events_opts eo = {GC_MANAGER_NAME, NULL, o->cfg->event_min_interval_s, 0};
+    struct gb_events_opts eo = {GC_MANAGER_NAME, NULL, o->events ? o->events->min_interval_s : 0,
+                                0};
     const char *pod = getenv("POD_NAME");
     if (pod && *pod)
       eo.instance = pod;

@@ -23,12 +23,12 @@
 
 #include <stddef.h>
 
-#include "gb_config.h"
 #include "gb_events.h"
 #include "gb_gangfacts.h"
 #include "gb_kube_client.h"
 #include "gb_kube_discovery.h"
 #include "gb_requeue.h"
+#include "gb_timeouts_options.h"
 
 #define GB_TOA_KEY_MAX 317 /* "namespace/name": 63 + 1 + 253 */
 #define GB_TOA_MSG_MAX 256

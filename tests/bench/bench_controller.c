@@ -31,7 +31,7 @@
 #include <unistd.h>
 
 #include "gb_bench.h"
-#include "gb_config.h"
+#include "gb_serve_config.h"
 #include "gb_controller.h"
 #include "gb_informer.h"
 #include "gb_informers.h"
@@ -243,20 +243,26 @@ int main(int argc, char **argv) {
   printf("setup: %d TrainJobs created in %.1f s\n", n, gb_bench_mono_s() - t0);
 
   /* The controller, as serve runs it. */
-  struct gb_config cfg;
-  if (gb_config_init(&cfg) || gb_config_set(&cfg, "events.minInterval", "60s", &d) ||
-      gb_config_validate(&cfg, &d))
+  struct gb_serve_config cfg;
+  if (gb_serve_config_init(&cfg, &d) ||
+      gb_serve_config_set(&cfg, "events.minInterval", "60s", &d) ||
+      gb_serve_config_validate(&cfg, &d))
     die("config", &d);
   struct gb_metrics *reg = gb_metrics_new();
   struct gb_service_metrics sm;
   if (gb_service_metrics_register(reg, "bench", &sm, &d))
     die("metrics", &d);
   struct gb_informers *informers = NULL;
-  struct gb_informers_opts fo = {0, &sm};
+  struct gb_informers_opts fo = {(long)cfg.kube.watch_timeout_s, &sm};
   if (gb_informers_new(client, &fo, &informers))
     die("informers", NULL);
-  struct gb_controller_opts co = {
-      .cfg = &cfg, .client = client, .informers = informers, .metrics = &sm};
+  struct gb_controller_opts co = {.cfg = &cfg.controller,
+                                  .kube = &cfg.kube,
+                                  .events = &cfg.events,
+                                  .webhook = &cfg.webhook,
+                                  .client = client,
+                                  .informers = informers,
+                                  .metrics = &sm};
   struct gb_controller *ctrl = NULL;
   long rss0 = gb_bench_rss_kib();
   double cpu0 = gb_bench_cpu_s();
@@ -375,7 +381,7 @@ int main(int argc, char **argv) {
   gb_controller_free(ctrl);
   gb_informers_free(informers);
   gb_metrics_free(reg);
-  gb_config_destroy(&cfg);
+  gb_serve_config_destroy(&cfg);
   gb_kube_client_free(client);
   gb_kube_client_free(setup);
   gb_kube_config_free(kcfg);

@@ -34,7 +34,7 @@
 
 #include "gb_bench.h"
 #include "gb_cli.h"
-#include "gb_config.h"
+#include "gb_serve_config.h"
 #include "gb_log.h"
 #include "gb_timeouts.h"
 
@@ -245,16 +245,16 @@ static void feed(struct gb_timeouts *t, enum gb_observe_kind kind, enum gb_infor
 }
 
 static int bench_tracker(size_t n) {
-  struct gb_config cfg;
+  struct gb_serve_config cfg;
   struct gc_diags d;
   gc_diags_init(&d);
   struct gb_metrics *reg = gb_metrics_new();
   struct gb_timeouts *t = NULL;
-  if (gb_config_init(&cfg) || !reg)
+  if (gb_serve_config_init(&cfg, &d) || !reg)
     return 1;
-  cfg.timeout_max_queues = 50;
+  cfg.timeouts.max_queues = 50;
   gb_log_set_level(GB_LOG_WARN); /* one info line per timeout would time the logger */
-  struct gb_timeouts_opts o = {.cfg = &cfg, .reg = reg};
+  struct gb_timeouts_opts o = {.cfg = &cfg.controller, .options = &cfg.timeouts, .reg = reg};
   long rss0 = gb_bench_rss_kib();
   if (gb_timeouts_new(&o, &t, &d))
     return 1;
@@ -295,7 +295,7 @@ static int bench_tracker(size_t n) {
          rss1 - rss0, (double)(rss1 - rss0) * 1024.0 / (double)n);
   gb_timeouts_free(t);
   gb_metrics_free(reg);
-  gb_config_destroy(&cfg);
+  gb_serve_config_destroy(&cfg);
   gc_diags_destroy(&d);
   return fired == armed && armed > 0 ? 0 : 1;
 }

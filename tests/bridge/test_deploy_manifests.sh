@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Validates deploy/: every manifest loads with python3-yaml and has the right kind, apiVersion
 # and required fields; the Deployment, Services, webhook, certificate, PDB and ConfigMap agree
-# with each other and with the code (ports, webhook path, config keys from bridge/controller/gb_config.c,
+# with each other and with the code (ports, webhook path, config keys from the layers' tables
+# as `gangbridge serve --print-keys` lists them,
 # the gRPC grace period); RBAC grants exactly the resource/verb list below, which is
 # cross-checked against the Kubernetes client call sites with grep; the ConfigMap's config.yaml
 # passes `gangbridge serve --config F --print-config` (the service's own validation); the
@@ -31,6 +32,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 [ -x "$GANGBRIDGE" ] || fail "gangbridge binary not found at $GANGBRIDGE"
 
 # ---- 1. static checks (python3-yaml) ----------------------------------------------------
+"$GANGBRIDGE" serve --print-keys >"$WORK/keys.tsv" || fail "gangbridge serve --print-keys failed"
 python3 - "$SRC" "$WORK" <<'PY'
 import glob, os, re, sys
 import yaml
@@ -157,12 +159,12 @@ ns = one("Namespace", NS)
 # --- code facts ---
 def read(rel):
     return open(os.path.join(src, rel)).read()
-config_c = read("bridge/controller/gb_config.c")
-keys = {}
-for m in re.finditer(r'\{"([A-Za-z.]+)",\s*(T_[A-Z]+),\s*OFF\(\w+\),\s*[^,]+,\s*[^,]+,\s*"([^"]*)"', config_c):
-    keys[m.group(1)] = (m.group(2), m.group(3))
+keys = {}  # path -> (type, default), from the layers' tables
+for line in open(os.path.join(work, "keys.tsv")):
+    path, typ, default = line.rstrip("\n").split("\t")[:3]
+    keys[path] = (typ, default)
 if len(keys) < 30:
-    err("could not read the key table of bridge/controller/gb_config.c (%d keys)" % len(keys))
+    err("could not read the key tables from gangbridge serve --print-keys (%d keys)" % len(keys))
 grace_ms = int(re.search(r"#define GB_RPC_DEFAULT_GRACE_MS (\d+)", read("bridge/rpc/gb_rpc_server.h")).group(1))
 http_grace_ms = int(re.search(r"grace_ms;\s*/\*.*default (\d+)", read("bridge/http/gb_http.h")).group(1))
 
@@ -184,10 +186,10 @@ else:
                 yield p, v
     for k, v in flat(cfg):
         if k not in keys:
-            err("config.yaml: key %s is not a gangbridge setting (bridge/controller/gb_config.c)" % k)
+            err("config.yaml: key %s is not a gangbridge setting (gangbridge serve --print-keys)" % k)
 def cget(path):
     if path not in keys:
-        err("config key %s vanished from bridge/controller/gb_config.c" % path)
+        err("config key %s vanished from the key tables (gangbridge serve --print-keys)" % path)
         return None
     d = cfg
     for part in path.split("."):

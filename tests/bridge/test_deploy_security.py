@@ -8,7 +8,8 @@ tenants (issue 19):
    non-empty, in one `from` element (a tenant can label its own pods, not create pods in
    another namespace);
 2. /debug/placement is served on the probes address by default: its default address
-   (bridge/controller/gb_config.c), and the ConfigMap's, must be loopback or empty, and the
+   (the key tables, as `gangbridge serve --print-keys` lists them), and the ConfigMap's, must
+   be loopback or empty, and the
    probes' routes in bridge/cli/gb_serve.c must not carry it;
 3. the RBAC header and the rules disagree: every resource the rules let gangbridge write must
    be named in the header with its verb, no "cannot" sentence may deny a write the rules grant,
@@ -22,6 +23,7 @@ tenants (issue 19):
 import glob
 import os
 import re
+import subprocess
 import sys
 
 import yaml
@@ -89,16 +91,19 @@ for p in ("grpc", "sched", "http"):
             "it, say so on purpose)" % p)
 
 # ---- 2. /debug/placement is not on the probes address -----------------------------------
-config_c = read("bridge/controller/gb_config.c")
-m = re.search(r'\{"placement\.debugAddress",\s*T_STR,[^"]*"([^"]*)"', config_c)
-probes_default = re.search(r'\{"http\.address",\s*T_STR,[^"]*"([^"]*)"', config_c)
-if not m or not probes_default:
-    err("gb_config.c: no placement.debugAddress or http.address key")
+BIN = os.environ.get("GANGBRIDGE") or os.path.join(SRC, "build", "gangbridge")
+key_defaults = {}
+for line in subprocess.run([BIN, "serve", "--print-keys"], capture_output=True, text=True,
+                           check=True).stdout.splitlines():
+    cols = line.split("\t")
+    key_defaults[cols[0]] = cols[2]
+if "placement.debugAddress" not in key_defaults or "http.address" not in key_defaults:
+    err("serve --print-keys: no placement.debugAddress or http.address key")
 else:
-    dflt = m.group(1)
+    dflt = key_defaults["placement.debugAddress"]
     if dflt and not (dflt.startswith("127.") or dflt.startswith("[::1]")):
         err("placement.debugAddress defaults to %r: not loopback" % dflt)
-    if dflt == probes_default.group(1):
+    if dflt == key_defaults["http.address"]:
         err("placement.debugAddress defaults to the probes address %r" % dflt)
 cm = [d for d in kind("ConfigMap") if d["metadata"]["name"] == "gangbridge-config"]
 cfg = yaml.safe_load(cm[0]["data"]["config.yaml"]) if cm else {}
@@ -112,7 +117,7 @@ serve_c = read("bridge/cli/gb_serve.c")
 probes_block = serve_c[serve_c.find("gb_health_routes(r->health"):serve_c.find("start_http(&probes")]
 if not probes_block or "gb_placer_route" in probes_block:
     err("bridge/cli/gb_serve.c: the probes' routes carry /debug/placement")
-if "placement_debug_address" not in serve_c:
+if "placement.debug_address" not in serve_c:
     err("bridge/cli/gb_serve.c: /debug/placement is not on placement.debugAddress")
 
 # ---- 3. RBAC header and rules agree ------------------------------------------------------

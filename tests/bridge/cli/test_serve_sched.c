@@ -17,7 +17,7 @@
 
 #include "../http/http_client.h"
 #include "../sched/sched_fixture.h"
-#include "gb_config.h"
+#include "gb_serve_config.h"
 #include "gb_kube_client.h"
 #include "gb_kube_config.h"
 #include "gb_standin.h"
@@ -166,15 +166,15 @@ START_TEST(one_event_per_verdict_change) {
        "{\"requests\":{\"nvidia.com/gpu\":\"4\"}}}]},\"status\":{\"phase\":\"Running\"}}");
   ck_assert_int_eq(gb_model_feed_done(m), 0);
 
-  struct gb_config cfg;
-  ck_assert_int_eq(gb_config_init(&cfg), 0);
+  struct gb_serve_config cfg;
+  ck_assert_int_eq(gb_serve_config_init(&cfg, NULL), 0);
   char addr[64];
   unsigned port = free_port();
   snprintf(addr, sizeof(addr), "127.0.0.1:%u", port);
   struct gc_diags d;
   gc_diags_init(&d);
-  ck_assert_int_eq(gb_config_set(&cfg, "sched.address", addr, &d), 0);
-  ck_assert_int_eq(gb_config_set(&cfg, "events.minInterval", "0s", &d), 0);
+  ck_assert_int_eq(gb_serve_config_set(&cfg, "sched.address", addr, &d), 0);
+  ck_assert_int_eq(gb_serve_config_set(&cfg, "events.minInterval", "0s", &d), 0);
   struct gb_serve_sched *ss = NULL;
   ck_assert_int_eq(
       gb_serve_sched_start(&cfg, m, plan, NULL, NULL, cli, NULL, NULL, NULL, NULL, &ss, &d), 0);
@@ -192,7 +192,7 @@ START_TEST(one_event_per_verdict_change) {
 
   gb_serve_sched_free(ss);
   gc_diags_destroy(&d);
-  gb_config_destroy(&cfg);
+  gb_serve_config_destroy(&cfg);
   gb_model_free(m);
   gb_plan_free(plan);
   stop_server();
@@ -200,14 +200,14 @@ START_TEST(one_event_per_verdict_change) {
 END_TEST
 
 START_TEST(off_without_address) {
-  struct gb_config cfg;
-  ck_assert_int_eq(gb_config_init(&cfg), 0);
+  struct gb_serve_config cfg;
+  ck_assert_int_eq(gb_serve_config_init(&cfg, NULL), 0);
   struct gb_serve_sched *ss = (struct gb_serve_sched *)&cfg; /* must be reset */
   ck_assert_int_eq(
       gb_serve_sched_start(&cfg, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, &ss, NULL),
       0);
   ck_assert_ptr_null(ss);
-  gb_config_destroy(&cfg);
+  gb_serve_config_destroy(&cfg);
 }
 END_TEST
 

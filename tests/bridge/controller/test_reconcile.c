@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "gb_config.h"
+#include "gb_options.h"
 #include "gb_manifest.h"
 #include "gb_reconcile.h"
 #include "gb_test.h"
@@ -51,6 +52,8 @@ static const char TRAINJOB[] =
 
 struct fx {
   struct gb_config cfg;
+  struct gb_options opts; /* the controller's table alone, over cfg */
+  struct gb_options_part part;
   struct gc_arena *a;
   struct gb_docset *docs[16];
   size_t n_docs;
@@ -79,7 +82,8 @@ static int queue_fn(void *ctx, const char *name, const char **state, struct gc_a
 
 static void fx_init(struct fx *f) {
   memset(f, 0, sizeof(*f));
-  ck_assert_int_eq(gb_config_init(&f->cfg), 0);
+  f->part = (struct gb_options_part){&gb_config_table, &f->cfg};
+  ck_assert_int_eq(gb_options_init(&f->opts, &f->part, 1, NULL), 0);
   f->a = gc_arena_new(0);
   f->in.cfg = &f->cfg;
   f->in.trainjob = doc(f, TRAINJOB);
@@ -95,13 +99,13 @@ static void fx_free(struct fx *f) {
   for (size_t i = 0; i < f->n_docs; i++)
     gb_docset_free(f->docs[i]);
   gc_arena_free(f->a);
-  gb_config_destroy(&f->cfg);
+  gb_options_destroy(&f->opts);
 }
 
 static void plan(struct fx *f) {
   struct gc_diags d;
   gc_diags_init(&d);
-  ck_assert_int_eq(gb_config_validate(&f->cfg, &d), 0);
+  ck_assert_int_eq(gb_options_check(&f->opts, &d), 0);
   gc_diags_destroy(&d);
   ck_assert_int_eq(gb_reconcile_plan(&f->in, f->a, &f->plan), 0);
 }
@@ -159,7 +163,7 @@ START_TEST(test_keep_gang) {
   ck_assert_int_eq(g->podsets[1].binding, GC_BIND_COUNTED);
   gc_gang_free(g);
   g = NULL;
-  gb_config_set(&f.cfg, "selection.mode", "optIn", NULL);
+  gb_options_set(&f.opts, "selection.mode", "optIn", "--set", NULL);
   plan(&f);
   ck_assert_int_eq(f.plan.action, GB_RC_SKIP);
   ck_assert_ptr_null(g);
@@ -187,7 +191,7 @@ START_TEST(test_selection) {
   ck_assert_int_eq(f.plan.action, GB_RC_SKIP);
 
   /* optIn: the plain TrainJob is skipped, a labelled one is not. */
-  gb_config_set(&f.cfg, "selection.mode", "optIn", NULL);
+  gb_options_set(&f.opts, "selection.mode", "optIn", "--set", NULL);
   f.in.trainjob = doc(&f, TRAINJOB);
   plan(&f);
   ck_assert_int_eq(f.plan.action, GB_RC_SKIP);
@@ -200,8 +204,8 @@ START_TEST(test_selection) {
   ck_assert_int_eq(f.plan.action, GB_RC_APPLY);
 
   /* namespaceSelector: unknown namespace waits, others by their labels. */
-  gb_config_set(&f.cfg, "selection.mode", "namespaceSelector", NULL);
-  gb_config_set(&f.cfg, "selection.namespaceSelector", "gang=yes", NULL);
+  gb_options_set(&f.opts, "selection.mode", "namespaceSelector", "--set", NULL);
+  gb_options_set(&f.opts, "selection.namespaceSelector", "gang=yes", "--set", NULL);
   plan(&f);
   ck_assert_int_eq(f.plan.action, GB_RC_WAIT);
   f.in.ns = doc(&f, "apiVersion: v1\nkind: Namespace\n"
@@ -236,7 +240,7 @@ START_TEST(test_trainer_policy) {
   ck_assert_int_eq(tev->once, 1);
   ck_assert_ptr_nonnull(strstr(tev->message, "initializer"));
   /* Taken over: the runtime's backend wins, and the timeout clamp is an Event. */
-  gb_config_set(&f.cfg, "selection.takeOverTrainerPolicies", "true", NULL);
+  gb_options_set(&f.opts, "selection.takeOverTrainerPolicies", "true", "--set", NULL);
   f.in.served[GC_BACKEND_COSCHEDULING] = 1;
   plan(&f);
   ck_assert_int_eq(f.plan.action, GB_RC_APPLY);
@@ -301,7 +305,7 @@ START_TEST(test_finished) {
   plan(&f);
   ck_assert_int_eq(f.plan.action, GB_RC_KEEP);
   ck_assert_uint_eq(f.plan.n_del, 0);
-  gb_config_set(&f.cfg, "podGroups.deleteOnFinish", "false", NULL);
+  gb_options_set(&f.opts, "podGroups.deleteOnFinish", "false", "--set", NULL);
   f.in.pg[GC_BACKEND_VOLCANO] = doc(&f, PG_OURS);
   plan(&f);
   ck_assert_int_eq(f.plan.action, GB_RC_KEEP);
@@ -381,7 +385,7 @@ START_TEST(test_backend_choice) {
   ck_assert_ptr_null(find_event(&f.plan, "GangScopeNarrowed"));
   f.in.ns = doc(&f, "apiVersion: v1\nkind: Namespace\nmetadata: {name: ns1, annotations: "
                     "{gangbridge.io/backend: kai}}\n");
-  gb_config_set(&f.cfg, "scheduling.backend", "coscheduling", NULL);
+  gb_options_set(&f.opts, "scheduling.backend", "coscheduling", "--set", NULL);
   plan(&f);
   ck_assert_int_eq(f.plan.backend, GC_BACKEND_COSCHEDULING);
   ck_assert_ptr_nonnull(find_event(&f.plan, "InvalidNamespacePolicy"));
@@ -443,10 +447,10 @@ START_TEST(test_rerender_rules) {
   gc_map_set(f.a, served, "spec", spec_was);
   /* Pods unknown count as existing; updateWhileRunning is no looser. */
   f.in.pods = -1;
-  gb_config_set(&f.cfg, "podGroups.updateWhileRunning", "true", NULL);
+  gb_options_set(&f.opts, "podGroups.updateWhileRunning", "true", "--set", NULL);
   plan(&f);
   ck_assert_int_eq(f.plan.action, GB_RC_KEEP);
-  gb_config_set(&f.cfg, "podGroups.updateWhileRunning", "false", NULL);
+  gb_options_set(&f.opts, "podGroups.updateWhileRunning", "false", "--set", NULL);
   /* The pods went away: the change applies. */
   f.in.pods = 0;
   plan(&f);

@@ -5,7 +5,7 @@
  * informer applies for a handler whose selection the server did not),
  * field-selector parse errors, and that a label-only match ignores field
  * requirements.  (Label parsing and matching on label maps:
- * tests/bridge/controller/test_config.c, test_selectors.)
+ * tests/bridge/cli/test_serve_config.c, test_selectors.)
  */
 #include <check.h>
 #include <stdio.h>

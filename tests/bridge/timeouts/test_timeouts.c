@@ -23,6 +23,7 @@
 #include <time.h>
 
 #include "gb_config.h"
+#include "gb_options.h"
 #include "gb_log.h"
 #include "gb_metrics.h"
 #include "gb_timeouts.h"
@@ -33,7 +34,10 @@
   "\"apiVersion\":\"trainer.kubeflow.org/v1alpha1\",\"kind\":\"TrainJob\",\"name\":\"x\","         \
   "\"uid\":\"tj-x\",\"controller\":true}]"
 
-static struct gb_config cfg;
+static struct gb_config cfg;           /* the controller's: timeouts.max */
+static struct gb_timeouts_options tmo; /* the tracker's timeouts.* */
+static struct gb_options opts;         /* the two tables over cfg and tmo */
+static struct gb_options_part parts[2];
 static struct gb_metrics *reg;
 static struct gb_service_metrics sm;
 
@@ -50,16 +54,23 @@ static int synced_fn(void *ctx) {
   return synced_flag;
 }
 
+/* Both tables with their defaults. */
+static void config_init(void) {
+  parts[0] = (struct gb_options_part){&gb_config_table, &cfg};
+  parts[1] = (struct gb_options_part){&gb_timeouts_options_table, &tmo};
+  ck_assert_int_eq(gb_options_init(&opts, parts, 2, NULL), 0);
+}
+
 static struct gb_timeouts *make_cfg(int max_queues, int until_ready, const char *max) {
-  ck_assert_int_eq(gb_config_init(&cfg), 0);
-  cfg.timeout_max_queues = max_queues;
-  cfg.timeout_until_ready = until_ready;
+  config_init();
+  tmo.max_queues = max_queues;
+  tmo.until_ready = until_ready;
   cfg.timeout_max = max;
-  cfg.timeout_action = test_action;
+  tmo.action = test_action;
   reg = gb_metrics_new();
   ck_assert_ptr_nonnull(reg);
   ck_assert_int_eq(gb_service_metrics_register(reg, "t", &sm, NULL), 0);
-  struct gb_timeouts_opts o = {.cfg = &cfg, .metrics = &sm, .reg = reg};
+  struct gb_timeouts_opts o = {.cfg = &cfg, .options = &tmo, .metrics = &sm, .reg = reg};
   struct gb_timeouts *t = NULL;
   ck_assert_int_eq(gb_timeouts_new(&o, &t, NULL), 0);
   return t;
@@ -70,7 +81,7 @@ static struct gb_timeouts *make(int max_queues) { return make_cfg(max_queues, 0,
 static void done(struct gb_timeouts *t) {
   gb_timeouts_free(t);
   gb_metrics_free(reg);
-  gb_config_destroy(&cfg);
+  gb_options_destroy(&opts);
 }
 
 static void feed(struct gb_timeouts *t, enum gb_observe_kind kind, enum gb_informer_op op,
@@ -405,11 +416,12 @@ END_TEST
 
 /* Nothing is acted on or counted before every informer has synced. */
 START_TEST(test_waits_for_sync) {
-  ck_assert_int_eq(gb_config_init(&cfg), 0);
+  config_init();
   cfg.timeout_max = "";
   reg = gb_metrics_new();
   ck_assert_int_eq(gb_service_metrics_register(reg, "t", &sm, NULL), 0);
-  struct gb_timeouts_opts o = {.cfg = &cfg, .metrics = &sm, .reg = reg, .synced = synced_fn};
+  struct gb_timeouts_opts o = {
+      .cfg = &cfg, .options = &tmo, .metrics = &sm, .reg = reg, .synced = synced_fn};
   struct gb_timeouts *t = NULL;
   ck_assert_int_eq(gb_timeouts_new(&o, &t, NULL), 0);
   synced_flag = 0;
