@@ -66,6 +66,11 @@ struct conn_rec {
   int family;               /* AF_INET or AF_INET6 (0: unknown) */
   unsigned char ip[16];     /* the client's address, for the reserved slots */
   long long deadline_ms; /* monotonic; 0 = none (headers in, request running) */
+  /* The last request's body buffer, kept for the next request on this
+   * connection (keep_body); only the connection's own thread touches it,
+   * and its bytes stay counted in body_held. */
+  char *spare;
+  size_t spare_cap;
 };
 
 struct gb_http {
@@ -102,6 +107,7 @@ struct gb_http {
   pthread_t watch;
   atomic_ulong cut; /* connections closed at the header deadline */
   size_t body_budget;  /* max_body_total */
+  size_t keep_body;    /* largest body buffer a connection keeps between requests */
   atomic_size_t body_held; /* bytes of body buffers allocated now, all requests */
 };
 
@@ -112,6 +118,7 @@ struct req_state {
   int pending;               /* an error status to send once the body is drained */
   char *buf;
   size_t len, cap;
+  size_t expect;             /* Content-Length (0: not given), at most the route's cap */
   int64_t start_ns;
 };
 
@@ -238,6 +245,10 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
   if (!r)
     return;
   *socket_context = NULL;
+  if (r->spare) {
+    atomic_fetch_sub(&s->body_held, r->spare_cap);
+    free(r->spare);
+  }
   pthread_mutex_lock(&s->conn_mu);
   if (r->prev)
     r->prev->next = r->next;
@@ -395,12 +406,50 @@ static void body_release(struct gb_http *s, struct req_state *st) {
   st->len = st->cap = 0;
 }
 
+/* The connection record of c (NULL when it has none). */
+static struct conn_rec *conn_of(struct MHD_Connection *c) {
+  const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c,
+                                                               MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+  return ci ? ci->socket_context : NULL;
+}
+
+/* Starts a request's body in the buffer its connection kept from the last
+ * request, when there is one: a keep-alive caller (the scheduler's 16
+ * predicate callers) then allocates no body at all. */
+static void body_adopt(struct gb_http *s, struct MHD_Connection *c, struct req_state *st) {
+  struct conn_rec *r = s->keep_body ? conn_of(c) : NULL;
+  if (!r || !r->spare)
+    return;
+  st->buf = r->spare;
+  st->cap = r->spare_cap;
+  r->spare = NULL;
+  r->spare_cap = 0;
+}
+
+/* At the end of a request: its connection keeps the body buffer when it is
+ * small enough (keep_body), else it is freed. */
+static void body_return(struct gb_http *s, struct MHD_Connection *c, struct req_state *st) {
+  struct conn_rec *r = st->cap && st->cap <= s->keep_body ? conn_of(c) : NULL;
+  if (r && !r->spare && !atomic_load(&s->stopping)) {
+    r->spare = st->buf;
+    r->spare_cap = st->cap;
+    st->buf = NULL;
+    st->len = st->cap = 0;
+    return;
+  }
+  body_release(s, st);
+}
+
 /* Grows a request's body buffer to hold `want` bytes (and a NUL) within the
  * route's cap and the server's total.  Returns 0, GC_ELIMIT when the total
  * would be exceeded, or GC_ENOMEM. */
 static int body_grow(struct gb_http *s, struct req_state *st, size_t want) {
   if (want + 1 <= st->cap)
     return 0;
+  /* With a Content-Length the buffer is sized once, not doubled (and
+   * copied) all the way up. */
+  if (st->expect > want && st->expect <= st->route->max_body)
+    want = st->expect;
   size_t cap = st->cap ? st->cap : 4096;
   while (cap < want + 1)
     cap *= 2;
@@ -539,6 +588,12 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
       errno = 0;
       char *end = NULL;
       unsigned long long want = strtoull(cl, &end, 10);
+      if (errno != ERANGE && want <= st->route->max_body &&
+          !(st->route->methods & GB_HTTP_BODY_DISCARD)) {
+        st->expect = (size_t)want;
+        if (want)
+          body_adopt(s, c, st);
+      }
       if (errno == ERANGE || want > st->route->max_body) {
         /* Answering before the body is read makes the kernel reset the
          * connection when unread data remains, and the client loses the
@@ -602,6 +657,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
   /* A kept-alive connection now waits for its next request's headers. */
   if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
     conn_deadline(s, c, 1);
+  body_return(s, c, st);
   if (s->requests) {
     char code[16];
     if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK && st->answered)
@@ -643,6 +699,7 @@ static void free_server(struct gb_http *s) {
   while (s->conns) {
     struct conn_rec *r = s->conns;
     s->conns = r->next;
+    free(r->spare);
     free(r);
   }
   for (size_t i = 0; i < s->n_routes; i++)
@@ -819,6 +876,7 @@ static struct gb_http *server_new(const struct gb_http_config *cfg) {
   /* A quarter of the slots, and none on a server too small to spare any. */
   s->reserved = s->max_connections >= 4 ? s->max_connections / 4 : 0;
   s->body_budget = cfg->max_body_total ? cfg->max_body_total : (64u << 20);
+  s->keep_body = cfg->keep_body;
   s->name = strdup(cfg->name ? cfg->name : "http");
   if (!s->name) {
     free_server(s);

@@ -111,6 +111,10 @@ struct gb_http_config {
   unsigned max_per_ip;         /* connections from one client address; default 32; 0 = no cap */
   unsigned header_timeout_s;   /* TLS handshake + request line + headers, in total; default 10 */
   size_t max_body_total;       /* bodies held at once, all requests; default 64 MiB; over: 503 */
+  /* A keep-alive connection keeps its last body buffer, when it is at most
+   * this many bytes, for its next request (counted in max_body_total while
+   * kept); 0 (the default): every request allocates its own. */
+  size_t keep_body;
   unsigned threads;            /* 0 or 1: one polling thread; N > 1: a pool of N */
   unsigned grace_ms;           /* gb_http_stop's wait for requests in flight; default 5000 */
   struct gb_metric *requests;  /* optional counter with labels {server, route, code} */

@@ -417,35 +417,45 @@ out:
 static int k_filter(struct call *c) {
   struct gb_sched_kube_args a;
   uint8_t *pass = NULL;
-  char **why = NULL;
+  const char **why = NULL;
+  size_t *off = NULL;
+  struct gb_buf text; /* every failed node's reason, NUL-separated: one block, not a malloc each */
+  gb_buf_init(&text, c->len * 4 + (1u << 20));
   int rc = gb_sched_kube_args_decode(c->body, c->len, &a, c->msg, sizeof(c->msg));
   if (rc < 0)
     goto out;
   size_t n = a.n_nodes ? a.n_nodes : 1;
   pass = calloc(n, 1);
   why = calloc(n, sizeof(*why));
-  if (!pass || !why) {
+  off = calloc(n, sizeof(*off));
+  if (!pass || !why || !off) {
     rc = GC_ENOMEM;
     goto out;
   }
   size_t failed = 0;
   int opinion = 0;
   char w[WHY_MAX];
-  for (size_t i = 0; i < a.n_nodes && rc >= 0; i++) {
+  for (size_t i = 0; i < a.n_nodes; i++) {
     int ok = allowed(c->s, a.key, a.nodes[i], w, sizeof(w));
     opinion |= ok >= 0;
     pass[i] = ok != 0;
-    if (!pass[i] && !(why[i] = strdup(w[0] ? w : "outside the gang's domain")))
-      rc = GC_ENOMEM;
-    failed += !pass[i];
+    if (pass[i])
+      continue;
+    off[i] = gb_buf_len(&text);
+    const char *r = w[0] ? w : "outside the gang's domain";
+    gb_buf_add(&text, r, strlen(r) + 1);
+    failed++;
   }
-  if (rc < 0)
+  if ((rc = gb_buf_add(&text, "", 0)) < 0)
     goto out;
+  /* The block has stopped moving: point the reasons into it. */
+  for (size_t i = 0; i < a.n_nodes; i++)
+    why[i] = pass[i] ? NULL : gb_buf_ptr(&text) + off[i];
   c->decision = !opinion ? "no_opinion" : failed ? "filtered" : "pass";
   rc = gb_sched_kube_filter_encode(&a, pass, NULL, why, NULL, c->out);
 out:
-  for (size_t i = 0; why && i < a.n_nodes; i++)
-    free(why[i]);
+  gb_buf_free(&text);
+  free(off);
   free(why);
   free(pass);
   gb_sched_kube_args_free(&a);
@@ -671,6 +681,10 @@ int gb_sched_start(struct gb_sched *s, const struct gb_http_config *http, struct
   size_t want = s->cfg.max_list_body + 16 * s->cfg.max_body;
   if (cfg.max_body_total < want)
     cfg.max_body_total = want;
+  /* Volcano's predicate callers keep their connections: each reuses its
+   * body buffer (256 connections keep at most 64 MiB of the total). */
+  if (!cfg.keep_body)
+    cfg.keep_body = GB_SCHED_KEEP_BODY;
   return gb_http_start(&cfg, routes, n, &s->srv, d);
 }
 

@@ -97,6 +97,10 @@ struct gb_sched_config {
 #define GB_SCHED_VERB_ENQUEUEABLE "jobEnqueueable"
 #define GB_SCHED_VERB_FILTER "filter"
 
+/* The body buffer a connection keeps between requests (a predicate with a
+ * node's pods is tens of KB). */
+#define GB_SCHED_KEEP_BODY (256u << 10)
+
 struct gb_sched;
 
 /* Creates the endpoint (copies cfg and be; registers the metrics).
@@ -112,7 +116,8 @@ void gb_sched_free(struct gb_sched *s);
 size_t gb_sched_routes(struct gb_sched *s, struct gb_http_route *routes, size_t max);
 
 /* Starts the endpoint's own server with http (name "sched" when unset; the
- * body total is raised to hold one list body).  Returns gb_http_start's
+ * body total is raised to hold one list body; connections keep body
+ * buffers up to GB_SCHED_KEEP_BODY unless http sets keep_body).  Returns gb_http_start's
  * result. */
 int gb_sched_start(struct gb_sched *s, const struct gb_http_config *http, struct gc_diags *d);
 unsigned gb_sched_port(const struct gb_sched *s);

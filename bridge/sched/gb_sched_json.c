@@ -10,6 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "gb_buf.h"
 
@@ -75,6 +78,42 @@ static inline uint64_t special8(uint64_t v) {
   return (((q - ONES) & ~q) | ((b - ONES) & ~b) | ((v - ONES * 0x20) & ~v) | v) & HIGHS;
 }
 
+/* The first byte at or after p (before end) that a string scan must stop
+ * at (see special8), or a byte before it; end when there is none.  SSE2
+ * (every x86-64) looks at 16 bytes at once: a signed compare with 0x20
+ * catches the control bytes and every byte above 0x7f together. */
+static inline __attribute__((always_inline)) const char *plain_bytes(const char *p,
+                                                                    const char *end) {
+#if defined(__SSE2__)
+  const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
+  const __m128i space = _mm_set1_epi8(0x20);
+  while (end - p >= 16) {
+    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+    __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)),
+                               _mm_cmplt_epi8(v, space));
+    int m = _mm_movemask_epi8(hit);
+    if (m)
+      return p + __builtin_ctz((unsigned)m);
+    p += 16;
+  }
+#endif
+  while (end - p >= 8) {
+    uint64_t v;
+    memcpy(&v, p, 8);
+    uint64_t m = special8(v);
+    if (m) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+      /* The lowest flagged byte is exact (only bytes after it can be
+       * flagged falsely): go straight to it. */
+      p += __builtin_ctzll(m) >> 3;
+#endif
+      return p;
+    }
+    p += 8;
+  }
+  return p;
+}
+
 int gb_sj_utf8_len(const unsigned char *p, const unsigned char *end) {
   unsigned c = p[0];
   if (c < 0x80)
@@ -100,20 +139,7 @@ static int skip_string(struct gb_sj *s, int *escaped) {
   const char *p = s->p + 1, *end = s->end;
   *escaped = 0;
   for (;;) {
-    while (end - p >= 8) {
-      uint64_t v;
-      memcpy(&v, p, 8);
-      uint64_t m = special8(v);
-      if (m) {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-        /* The lowest flagged byte is exact (only bytes after it can be
-         * flagged falsely): go straight to it. */
-        p += __builtin_ctzll(m) >> 3;
-#endif
-        break;
-      }
-      p += 8;
-    }
+    p = plain_bytes(p, end);
     if (p >= end) {
       s->p = end;
       return gb_sj_fail(s, "unterminated string");
@@ -399,10 +425,149 @@ static int skip_any(struct gb_sj *s) {
   }
 }
 
+/* The end of the string whose opening quote is at p (the byte after its
+ * closing quote), or NULL when it is not a valid string.  Sets *bad when
+ * it holds bytes that are not UTF-8 (accepted, as skip_string does). */
+static inline __attribute__((always_inline)) const char *string_end(const char *p,
+                                                                   const char *end, int *bad) {
+  p++;
+  for (;;) {
+    p = plain_bytes(p, end);
+    if (p >= end)
+      return NULL;
+    unsigned char ch = (unsigned char)*p;
+    if (ch == '"')
+      return p + 1;
+    if (ch < 0x20)
+      return NULL;
+    if (ch >= 0x80) {
+      int n = gb_sj_utf8_len((const unsigned char *)p, (const unsigned char *)end);
+      *bad |= n == 0;
+      p += n ? n : 1;
+    } else if (ch != '\\') {
+      p++;
+    } else if (end - p >= 6 && p[1] == 'u' && is_hex(p[2]) && is_hex(p[3]) && is_hex(p[4]) &&
+               is_hex(p[5])) {
+      p += 6;
+    } else if (end - p >= 2 && p[1] && strchr("\"\\/bfnrt", p[1])) {
+      p += 2;
+    } else {
+      return NULL;
+    }
+  }
+}
+
+static inline const char *ws_end(const char *p, const char *end) {
+  /* Go writes no white space: one compare decides for every other byte. */
+  while (p < end && (unsigned char)*p <= ' ' &&
+         (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
+    p++;
+  return p;
+}
+
+static inline int literal_at(const char *p, const char *end, const char *lit, size_t n) {
+  return (size_t)(end - p) >= n && !memcmp(p, lit, n);
+}
+
+/* Skips the value at the cursor in one loop over its bytes: strings at
+ * plain_bytes' speed, nesting as a bit per level, no call per token.  It
+ * accepts exactly what skip_any accepts (the same grammar, depth bound and
+ * UTF-8 flag) but says nothing about a problem: it returns -1 and the
+ * caller walks the value again with skip_any, which names the problem and
+ * its place.  Valid bodies, the common case, are walked once. */
+static int skip_fast(struct gb_sj *s) {
+  const char *p = s->p, *end = s->end;
+  char close[GB_SJ_MAX_DEPTH]; /* the closing byte of each open level */
+  int d = 0, room = GB_SJ_MAX_DEPTH - s->depth, bad = 0;
+value:
+  p = ws_end(p, end);
+  if (p >= end)
+    return -1;
+  switch (*p) {
+  case '"':
+    if (!(p = string_end(p, end, &bad)))
+      return -1;
+    goto after;
+  case '{':
+  case '[':
+    if (d >= room)
+      return -1;
+    close[d++] = *p == '{' ? '}' : ']';
+    p = ws_end(p + 1, end);
+    if (p < end && *p == close[d - 1]) {
+      p++;
+      d--;
+      goto after;
+    }
+    if (close[d - 1] == '}')
+      goto key;
+    goto value;
+  case 't':
+    if (!literal_at(p, end, "true", 4))
+      return -1;
+    p += 4;
+    goto after;
+  case 'f':
+    if (!literal_at(p, end, "false", 5))
+      return -1;
+    p += 5;
+    goto after;
+  case 'n':
+    if (!literal_at(p, end, "null", 4))
+      return -1;
+    p += 4;
+    goto after;
+  default:
+    if (*p != '-' && (*p < '0' || *p > '9'))
+      return -1;
+    s->p = p;
+    if (skip_number(s) < 0)
+      return -1;
+    p = s->p;
+    goto after;
+  }
+key:
+  if (p >= end || *p != '"' || !(p = string_end(p, end, &bad)))
+    return -1;
+  p = ws_end(p, end);
+  if (p >= end || *p != ':')
+    return -1;
+  p++;
+  goto value;
+after:
+  if (d == 0) {
+    s->p = p;
+    s->bad_utf8 |= bad;
+    return 0;
+  }
+  p = ws_end(p, end);
+  if (p >= end)
+    return -1;
+  if (*p == ',') {
+    p = ws_end(p + 1, end);
+    if (close[d - 1] == '}')
+      goto key;
+    goto value;
+  }
+  if (*p != close[d - 1])
+    return -1;
+  p++;
+  d--;
+  goto after;
+}
+
 int gb_sj_skip(struct gb_sj *s, struct gb_sj_span *span) {
   peek(s);
   const char *start = s->p;
-  int rc = skip_any(s);
+  int had_msg = s->msg[0] != '\0';
+  int rc = skip_fast(s);
+  if (rc < 0) {
+    /* Again, slowly, for the message and the place of the problem. */
+    s->p = start;
+    if (!had_msg)
+      s->msg[0] = '\0';
+    rc = skip_any(s);
+  }
   if (rc == 0 && span) {
     span->p = start;
     span->len = (size_t)(s->p - start);
@@ -429,7 +594,11 @@ int gb_sj_string(struct gb_sj *s, const char *what, char *out, size_t size) {
   int rc = skip_string(s, &esc);
   if (rc < 0)
     return rc;
-  size_t n = decode_string(at + 1, s->p - 1, out, size - 1);
+  size_t n = (size_t)(s->p - 1 - (at + 1));
+  if (!esc && n < size && !memchr(at + 1, '\0', n))
+    memcpy(out, at + 1, n); /* plain ASCII: decoding is a copy */
+  else
+    n = decode_string(at + 1, s->p - 1, out, size - 1);
   if (n >= size || memchr(out, '\0', n)) {
     /* A C string holds no NUL; no Kubernetes name has one. */
     s->p = at;
@@ -572,8 +741,20 @@ static size_t fold_match(const unsigned char *k, const unsigned char *end, char 
 
 int gb_sj_key_is(const struct gb_sj_span *key, const char *name) {
   size_t n = strlen(name);
-  if (key->len == n && !memcmp(key->p, name, n))
+  /* Every letter of the name takes at least one byte of the key, and only
+   * the non-ASCII runes below take more: a shorter key never matches, and
+   * one of the same length matches only letter for letter, ASCII case
+   * aside. */
+  if (key->len < n)
+    return 0;
+  if (key->len == n) {
+    for (size_t i = 0; i < n; i++) {
+      unsigned char a = (unsigned char)key->p[i], b = (unsigned char)name[i];
+      if (a != b && ((a | 0x20) != (b | 0x20) || (a | 0x20) < 'a' || (a | 0x20) > 'z'))
+        return 0;
+    }
     return 1;
+  }
   const unsigned char *k = (const unsigned char *)key->p, *end = k + key->len;
   for (size_t i = 0; i < n; i++) {
     size_t used = k < end ? fold_match(k, end, name[i]) : 0;

@@ -254,6 +254,25 @@ void gb_sched_kube_args_free(struct gb_sched_kube_args *a) {
 }
 
 int gb_sched_json_str(struct gb_buf *out, const char *s) {
+  /* Most names and reasons hold nothing json-c would escape (a quote, a
+   * backslash or a control byte; "/" is not escaped with NOSLASHESCAPE and
+   * bytes above 0x7f pass as they are): those are copied between quotes,
+   * which is json-c's output for them; the rest go through json-c. */
+  size_t n = 0;
+  while (s[n] && (unsigned char)s[n] >= 0x20 && s[n] != '"' && s[n] != '\\')
+    n++;
+  if (!s[n] && n <= 510) {
+    char q[512]; /* one append for the common, short string */
+    q[0] = '"';
+    memcpy(q + 1, s, n);
+    q[n + 1] = '"';
+    return gb_buf_add(out, q, n + 2);
+  }
+  if (!s[n]) {
+    gb_buf_add(out, "\"", 1);
+    gb_buf_add(out, s, n);
+    return gb_buf_add(out, "\"", 1);
+  }
   struct json_object *o = json_object_new_string(s);
   if (!o)
     return gb_buf_fail(out, GC_ENOMEM);
@@ -265,7 +284,7 @@ int gb_sched_json_str(struct gb_buf *out, const char *s) {
 
 /* {"node":"why",...} of the failed nodes with unresolvable[i] == want. */
 static void failed_map(struct gb_buf *out, const struct gb_sched_kube_args *a, const uint8_t *pass,
-                       const uint8_t *unresolvable, char *const *why, int want) {
+                       const uint8_t *unresolvable, const char *const *why, int want) {
   int first = 1;
   gb_buf_addstr(out, "{");
   for (size_t i = 0; i < a->n_nodes; i++) {
@@ -282,7 +301,7 @@ static void failed_map(struct gb_buf *out, const struct gb_sched_kube_args *a, c
 }
 
 int gb_sched_kube_filter_encode(const struct gb_sched_kube_args *a, const uint8_t *pass,
-                                const uint8_t *unresolvable, char *const *why, const char *error,
+                                const uint8_t *unresolvable, const char *const *why, const char *error,
                                 struct gb_buf *out) {
   int first = 1;
   if (a->node_names) {

@@ -72,7 +72,7 @@ void gb_sched_kube_args_free(struct gb_sched_kube_args *a);
  * the others in FailedNodes with why[i] (or in FailedAndUnresolvableNodes
  * when unresolvable[i]), and Error (NULL: "").  Returns 0 or out's error. */
 int gb_sched_kube_filter_encode(const struct gb_sched_kube_args *a, const uint8_t *pass,
-                                const uint8_t *unresolvable, char *const *why, const char *error,
+                                const uint8_t *unresolvable, const char *const *why, const char *error,
                                 struct gb_buf *out);
 /* Writes a HostPriorityList: [{"Host":name,"Score":score}] in request order. */
 int gb_sched_kube_priority_encode(const struct gb_sched_kube_args *a, const int64_t *score,

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0
  *
  * bench_placement_e2e: the placement controller end to end against the
- * stand-in API server (tests/apiserver/run), client QPS unlimited: a
+ * stand-in API server (tests/apiserver/run), client QPS unlimited (or, with
+ * --qps 50, the shipped kube.qps 50 / kube.burst 100: issue 22 row 6): a
  * 6,144-node / 9,625-HyperNode cluster (Volcano's reported shape, fed to
  * the model as the informers would), one gang of 1,024 one-GPU pods created
  * gated on the stand-in, then the time from the last pod's arrival to every
@@ -30,6 +31,7 @@
 #include "gb_plan.h"
 
 static pid_t server;
+static double client_qps = -1; /* --qps: the client's QPS (burst 100, as shipped); -1 unlimited */
 
 static void die(const char *what, const char *why) {
   fprintf(stderr, "bench_placement_e2e: %s: %s\n", what, why);
@@ -72,7 +74,9 @@ static struct gb_kube_client *start_server(struct gb_kube_config **cfg) {
            url);
   struct gc_diags d;
   gc_diags_init(&d);
-  struct gb_kube_client_opts o = {.qps = -1, .max_handles = 64};
+  /* Unlimited, or the shipped client settings (kube.qps 50, kube.burst 100). */
+  struct gb_kube_client_opts o = {.qps = client_qps, .burst = client_qps > 0 ? 100 : 0,
+                                  .max_handles = 64};
   struct gb_kube_client *cli = NULL;
   if (gb_kube_config_load_buffer("t", kc, strlen(kc), NULL, cfg, &d) ||
       gb_kube_client_new(*cfg, &o, &cli, &d))
@@ -250,10 +254,16 @@ static int still_gated(struct gb_kube_client *cli, int n) {
 }
 
 int main(int argc, char **argv) {
-  int short_run = argc > 1 && !strcmp(argv[1], "--short");
-  if (argc > 1 && !short_run) {
-    fprintf(stderr, "usage: bench_placement_e2e [--short]\n");
-    return 2;
+  int short_run = 0;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--short")) {
+      short_run = 1;
+    } else if (!strcmp(argv[i], "--qps") && i + 1 < argc) {
+      client_qps = strtod(argv[++i], NULL);
+    } else {
+      fprintf(stderr, "usage: bench_placement_e2e [--short] [--qps Q]\n");
+      return 2;
+    }
   }
   size_t nodes = short_run ? 768 : 6144;
   pods_n = short_run ? 128 : 1024;
@@ -304,8 +314,12 @@ int main(int argc, char **argv) {
                            ? json_object_get_int64(v)
                            : 0;
   int gated = still_gated(cli, pods_n);
-  printf("bench_placement_e2e%s: %zu nodes, %zu HyperNodes, %zu domains; gang of %d pods\n",
-         short_run ? " --short" : "", st.nodes, st.hypernodes, st.domains, pods_n);
+  printf("bench_placement_e2e%s: %zu nodes, %zu HyperNodes, %zu domains; gang of %d pods; "
+         "client QPS %s\n",
+         short_run ? " --short" : "", st.nodes, st.hypernodes, st.domains, pods_n,
+         client_qps > 0 ? "as given, burst 100" : "unlimited");
+  if (client_qps > 0)
+    printf("  client qps %.0f\n", client_qps);
   printf("  last pod -> all released: %.3f s (goal <= 1 s); decision %.3f ms (goal <= 5 ms)\n",
          wall, decide_ms);
   printf("  released %lld pod(s), %d still gated; CPU %.3f s = %.1f us per released pod "

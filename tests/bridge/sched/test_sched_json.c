@@ -241,6 +241,156 @@ START_TEST(numbers) {
 }
 END_TEST
 
+
+/* ---- A reference for the skip: the JSON grammar as Go's decoder takes it,
+ * written plainly (recursive, a byte at a time), to hold the one-loop skip
+ * to exactly the same acceptance. */
+static const char *ref_value(const char *p, const char *end, int depth);
+
+static const char *ref_ws(const char *p, const char *end) {
+  while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
+    p++;
+  return p;
+}
+
+static int ref_hex(char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+static const char *ref_string(const char *p, const char *end) {
+  for (p++; p < end; p++) {
+    unsigned char c = (unsigned char)*p;
+    if (c == '"')
+      return p + 1;
+    if (c < 0x20)
+      return NULL;
+    if (c != '\\')
+      continue; /* bytes above 0x7f: accepted, valid UTF-8 or not (Go reads U+FFFD) */
+    if (++p >= end)
+      return NULL;
+    if (*p == 'u') {
+      for (int i = 1; i <= 4; i++)
+        if (p + i >= end || !ref_hex(p[i]))
+          return NULL;
+      p += 4;
+    } else if (!*p || !strchr("\"\\/bfnrt", *p)) {
+      return NULL;
+    }
+  }
+  return NULL;
+}
+
+static const char *ref_digits(const char *p, const char *end) {
+  if (p >= end || *p < '0' || *p > '9')
+    return NULL;
+  while (p < end && *p >= '0' && *p <= '9')
+    p++;
+  return p;
+}
+
+static const char *ref_number(const char *p, const char *end) {
+  if (p < end && *p == '-')
+    p++;
+  if (p < end && *p == '0')
+    p++;
+  else if (!(p = ref_digits(p, end)))
+    return NULL;
+  if (p < end && *p == '.' && !(p = ref_digits(p + 1, end)))
+    return NULL;
+  if (p < end && (*p == 'e' || *p == 'E')) {
+    p++;
+    if (p < end && (*p == '+' || *p == '-'))
+      p++;
+    p = ref_digits(p, end);
+  }
+  return p;
+}
+
+static const char *ref_items(const char *p, const char *end, int depth, char close) {
+  p = ref_ws(p + 1, end);
+  if (p < end && *p == close)
+    return p + 1;
+  for (;;) {
+    if (close == '}') {
+      if (p >= end || *p != '"' || !(p = ref_string(p, end)))
+        return NULL;
+      p = ref_ws(p, end);
+      if (p >= end || *p != ':')
+        return NULL;
+      p++;
+    }
+    if (!(p = ref_value(p, end, depth + 1)))
+      return NULL;
+    p = ref_ws(p, end);
+    if (p < end && *p == close)
+      return p + 1;
+    if (p >= end || *p != ',')
+      return NULL;
+    p = ref_ws(p + 1, end);
+  }
+}
+
+static const char *ref_value(const char *p, const char *end, int depth) {
+  p = ref_ws(p, end);
+  if (p >= end)
+    return NULL;
+  switch (*p) {
+  case '"': return ref_string(p, end);
+  case '{':
+  case '[': return depth >= GB_SJ_MAX_DEPTH ? NULL : ref_items(p, end, depth, *p == '{' ? '}' : ']');
+  case 't': return end - p >= 4 && !memcmp(p, "true", 4) ? p + 4 : NULL;
+  case 'f': return end - p >= 5 && !memcmp(p, "false", 5) ? p + 5 : NULL;
+  case 'n': return end - p >= 4 && !memcmp(p, "null", 4) ? p + 4 : NULL;
+  default: return *p == '-' || (*p >= '0' && *p <= '9') ? ref_number(p, end) : NULL;
+  }
+}
+
+static int ref_valid(const char *text, size_t len) {
+  const char *p = ref_value(text, text + len, 0);
+  return p && ref_ws(p, text + len) == text + len;
+}
+
+/* Every byte of a body that uses every part of the grammar, replaced by
+ * each byte that matters to it (and deleted, and the body cut there): the
+ * one-loop skip accepts exactly what the reference accepts. */
+START_TEST(skip_matches_reference) {
+  static const char seed[] =
+      "{\"a\":[1,-2.5e+3,0,true,false,null,\"x\\\"y\\u00e9\\\\\"],\"k\\u0061\":{\"b\":{}},"
+      "\"c\":[],\"d\":\"\xc3\xa9\xff plain text long enough for sixteen bytes\",\"e\":-0.0E-1,"
+      "\"f\":[[[{\"g\":\"h\"}]]], \"i\" : [ 1 , { } ] }";
+  static const char subst[] = "\"\\{}[],:0-1e.E+tfnu \t\x01\xff\xc3/a";
+  size_t n = sizeof(seed) - 1;
+  char *buf = malloc(n + 2);
+  char msg[GB_SJ_MSG_MAX];
+  ck_assert(ref_valid(seed, n));
+  ck_assert_int_eq(skip_all(seed, msg, sizeof(msg)), 0);
+  for (size_t i = 0; i < n; i++) {
+    for (size_t k = 0; k <= sizeof(subst); k++) {
+      size_t len = n;
+      memcpy(buf, seed, n);
+      if (k < sizeof(subst) - 1) {
+        buf[i] = subst[k]; /* replaced */
+      } else if (k == sizeof(subst) - 1) {
+        memmove(buf + i, buf + i + 1, n - i - 1); /* deleted */
+        len = n - 1;
+      } else {
+        len = i; /* cut */
+      }
+      buf[len] = '\0';
+      struct gb_sj s;
+      gb_sj_init(&s, buf, len);
+      int rc = gb_sj_skip(&s, NULL);
+      if (rc == 0)
+        rc = gb_sj_finish(&s);
+      ck_assert_msg((rc == 0) == ref_valid(buf, len), "offset %zu, case %zu: skip %d, reference %d",
+                    i, k, rc, ref_valid(buf, len));
+      ck_assert_msg(rc == 0 || s.msg[0], "offset %zu, case %zu: refused without a message", i, k);
+    }
+  }
+  free(buf);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("sched_json");
   TCase *tc = tcase_create("scanner");
@@ -251,6 +401,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, keys_fold_like_go);
   tcase_add_test(tc, numbers);
   tcase_add_test(tc, go_edges);
+  tcase_add_test(tc, skip_matches_reference);
   suite_add_tcase(s, tc);
   return s;
 }
