@@ -20,12 +20,14 @@
 #include "gb_cli.h"
 #include "gb_diagprint.h"
 #include "gb_hash.h"
+#include "gb_kobj.h"
 #include "gb_kube_client.h"
 #include "gb_kube_config.h"
 #include "gb_timeout_report.h"
 #include "gb_tr_dump.h"
 #include "gb_tr_write.h"
 #include "gc_arena.h"
+#include "gc_duration.h"
 
 enum tr_format { FMT_TABLE, FMT_JSON, FMT_HTML };
 
@@ -166,7 +168,7 @@ static int parse_option(int c, const char *arg, struct tr_opts *o) {
     o->has_now = 1;
     return GC_OK;
   case 'w':
-    if (gb_tr_parse_duration(arg, &v) || v < 0)
+    if (gc_duration_parse_seconds(arg, &v, NULL, 0) || v < 0)
       return bad_value("--what-if", "a Go duration such as 10m or 1h30m", arg);
     o->report.has_whatif = 1;
     o->report.whatif_s = v;
@@ -177,7 +179,7 @@ static int parse_option(int c, const char *arg, struct tr_opts *o) {
     return GC_OK;
   case 'l':
   case 'x':
-    if (gb_tr_parse_duration(arg, &v) || v <= 0)
+    if (gc_duration_parse_seconds(arg, &v, NULL, 0) || v <= 0)
       return bad_value(c == 'l' ? "--floor" : "--max", "a positive Go duration", arg);
     *(c == 'l' ? &o->report.rule.floor_s : &o->report.rule.max_s) = v;
     return GC_OK;
@@ -316,16 +318,6 @@ static size_t table_find(const struct tr_run *r, int b, const char *ns, const ch
 /* ------------------------------------------------------------------------ */
 /* Reading PodGroups and pods                                               */
 
-static json_object *jget(json_object *o, const char *k) {
-  json_object *v = NULL;
-  return o && json_object_object_get_ex(o, k, &v) ? v : NULL;
-}
-
-static const char *jstr(json_object *o, const char *k) {
-  json_object *v = jget(o, k);
-  return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
-}
-
 #define STEPS(...)                                                                                 \
   (const struct gb_tr_dump_step[]) { __VA_ARGS__ }
 
@@ -387,15 +379,15 @@ static int backend_of(const char *api, enum gb_tr_backend *b) {
 static int pg_timeout(struct tr_run *r, const struct gb_tr_dump_item *it, struct tr_pg *p) {
   static const char *const keys[] = {"gangbridge.io/schedule-timeout",
                                      "volcano.sh/sla-waiting-time", "sla-waiting-time"};
-  json_object *ann = jget(jget(it->obj, "metadata"), "annotations");
+  json_object *ann = gb_kobj_dig(it->obj, "metadata", "annotations", NULL);
   size_t nkeys = p->backend == GB_TR_VOLCANO ? 3 : 1;
   for (size_t k = 0; k < nkeys; k++) {
-    json_object *v = jget(ann, keys[k]);
+    json_object *v = gb_kobj_get(ann, keys[k]);
     if (!v)
       continue;
     const char *s = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
     int64_t t = 0;
-    if (s && gb_tr_parse_duration(s, &t) == GC_OK && t > 0) {
+    if (s && gc_duration_parse_seconds(s, &t, NULL, 0) == GC_OK && t > 0) {
       p->timeout_s = t;
       return GC_OK;
     }
@@ -408,7 +400,7 @@ static int pg_timeout(struct tr_run *r, const struct gb_tr_dump_item *it, struct
   }
   if (p->backend == GB_TR_VOLCANO)
     return GC_OK;
-  json_object *v = jget(jget(it->obj, "spec"), "scheduleTimeoutSeconds");
+  json_object *v = gb_kobj_dig(it->obj, "spec", "scheduleTimeoutSeconds", NULL);
   if (!v || p->timeout_s != GB_TR_NO_TIMEOUT)
     return GC_OK;
   if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0) {
@@ -425,19 +417,19 @@ static int pg_timeout(struct tr_run *r, const struct gb_tr_dump_item *it, struct
 /* Whether the status says the gang was scheduled, and Volcano's
  * Scheduled=True condition time (a fallback when the pods are gone). */
 static void pg_status(struct tr_run *r, const struct gb_tr_dump_item *it, struct tr_pg *p) {
-  json_object *st = jget(it->obj, "status");
-  const char *phase = jstr(st, "phase");
+  json_object *st = gb_kobj_get(it->obj, "status");
+  const char *phase = gb_kobj_str(st, "phase");
   p->status_scheduled = phase && (!strcmp(phase, "Running") || !strcmp(phase, "Completed") ||
                                   !strcmp(phase, "Finished") || !strcmp(phase, "Failed"));
-  json_object *conds = jget(st, "conditions");
+  json_object *conds = gb_kobj_get(st, "conditions");
   size_t n = conds && json_object_is_type(conds, json_type_array) ? json_object_array_length(conds)
                                                                   : 0;
   for (size_t i = 0; i < n; i++) {
     json_object *c = json_object_array_get_idx(conds, i);
-    const char *type = jstr(c, "type"), *s = jstr(c, "status");
+    const char *type = gb_kobj_str(c, "type"), *s = gb_kobj_str(c, "status");
     int64_t t = 0;
     if (type && s && !strcmp(type, "Scheduled") && !strcmp(s, "True") &&
-        read_time(r, it, jget(c, "lastTransitionTime"),
+        read_time(r, it, gb_kobj_get(c, "lastTransitionTime"),
                   STEPS({"status", 0}, {"conditions", 0}, {NULL, i}, {"lastTransitionTime", 0}), 4,
                   p->ns, p->name, "status.conditions[Scheduled].lastTransitionTime", &t) == GC_OK) {
       p->condition_s = t;
@@ -455,8 +447,8 @@ static int read_podgroup(struct tr_run *r, const struct gb_tr_dump_item *it, enu
   p->backend = b;
   p->timeout_s = GB_TR_NO_TIMEOUT;
   p->condition_s = -1;
-  json_object *meta = jget(it->obj, "metadata");
-  const char *ns = jstr(meta, "namespace"), *name = jstr(meta, "name");
+  json_object *meta = gb_kobj_get(it->obj, "metadata");
+  const char *ns = gb_kobj_str(meta, "namespace"), *name = gb_kobj_str(meta, "name");
   if (!name) {
     obj_err(r, it, NULL, 0, ns ? ns : "default", "?", "metadata.name", "missing", 0);
     return GC_OK;
@@ -465,21 +457,21 @@ static int read_podgroup(struct tr_run *r, const struct gb_tr_dump_item *it, enu
   p->name = intern(r, name);
   if (!p->ns || !p->name)
     return GC_ENOMEM;
-  rc = read_time(r, it, jget(meta, "creationTimestamp"),
+  rc = read_time(r, it, gb_kobj_get(meta, "creationTimestamp"),
                  STEPS({"metadata", 0}, {"creationTimestamp", 0}), 2, p->ns, p->name,
                  "metadata.creationTimestamp", &p->created_s);
   if (rc == GC_ENOTFOUND)
     obj_err(r, it, NULL, 0, p->ns, p->name, "metadata.creationTimestamp", "missing", 0);
   if (rc)
     return GC_OK;
-  json_object *spec = jget(it->obj, "spec"), *mm = jget(spec, "minMember");
+  json_object *spec = gb_kobj_get(it->obj, "spec"), *mm = gb_kobj_get(spec, "minMember");
   if (mm && (!json_object_is_type(mm, json_type_int) || json_object_get_int64(mm) < 0)) {
     obj_err(r, it, STEPS({"spec", 0}, {"minMember", 0}), 2, p->ns, p->name, "spec.minMember",
             "not an integer >= 0", 0);
     return GC_OK;
   }
   p->size = mm && json_object_get_int64(mm) > 0 ? json_object_get_int64(mm) : 1;
-  const char *q = jstr(spec, "queue");
+  const char *q = gb_kobj_str(spec, "queue");
   /* Volcano puts a PodGroup that names no queue into "default";
    * coscheduling has no queues. */
   p->queue = intern(r, b == GB_TR_VOLCANO ? (q && *q ? q : "default") : "");
@@ -496,27 +488,27 @@ static int read_podgroup(struct tr_run *r, const struct gb_tr_dump_item *it, enu
  * (coscheduling's label in either API group's spelling, or Volcano's
  * annotation; matched to a PodGroup of its namespace later). */
 static int read_pod(struct tr_run *r, const struct gb_tr_dump_item *it) {
-  json_object *meta = jget(it->obj, "metadata"), *labels = jget(meta, "labels");
-  const char *ns = jstr(meta, "namespace"), *name = jstr(meta, "name");
-  const char *group = jstr(labels, "scheduling.x-k8s.io/pod-group");
+  json_object *meta = gb_kobj_get(it->obj, "metadata"), *labels = gb_kobj_get(meta, "labels");
+  const char *ns = gb_kobj_str(meta, "namespace"), *name = gb_kobj_str(meta, "name");
+  const char *group = gb_kobj_str(labels, "scheduling.x-k8s.io/pod-group");
   int b = GB_TR_COSCHEDULING;
   if (!group)
-    group = jstr(labels, "pod-group.scheduling.sigs.k8s.io");
+    group = gb_kobj_str(labels, "pod-group.scheduling.sigs.k8s.io");
   if (!group) {
     b = GB_TR_VOLCANO;
-    group = jstr(jget(meta, "annotations"), "scheduling.k8s.io/group-name");
+    group = gb_kobj_str(gb_kobj_get(meta, "annotations"), "scheduling.k8s.io/group-name");
   }
-  json_object *conds = jget(jget(it->obj, "status"), "conditions");
+  json_object *conds = gb_kobj_dig(it->obj, "status", "conditions", NULL);
   size_t n = conds && json_object_is_type(conds, json_type_array) ? json_object_array_length(conds)
                                                                   : 0;
   for (size_t i = 0; i < n; i++) {
     json_object *c = json_object_array_get_idx(conds, i);
-    const char *type = jstr(c, "type"), *st = jstr(c, "status");
+    const char *type = gb_kobj_str(c, "type"), *st = gb_kobj_str(c, "status");
     if (!type || !st || strcmp(type, "PodScheduled") || strcmp(st, "True"))
       continue;
     int64_t t = 0;
     int rc = read_time(
-        r, it, jget(c, "lastTransitionTime"),
+        r, it, gb_kobj_get(c, "lastTransitionTime"),
         STEPS({"status", 0}, {"conditions", 0}, {NULL, i}, {"lastTransitionTime", 0}), 4,
         ns ? ns : "default", name ? name : "?",
         "status.conditions[PodScheduled].lastTransitionTime", &t);
@@ -555,7 +547,7 @@ static int on_object(void *ctx, const struct gb_tr_dump_item *it) {
   struct tr_run *r = ctx;
   if (r->stop)
     return GC_ELIMIT;
-  const char *kind = jstr(it->obj, "kind"), *api = jstr(it->obj, "apiVersion");
+  const char *kind = gb_kobj_str(it->obj, "kind"), *api = gb_kobj_str(it->obj, "apiVersion");
   enum gb_tr_backend b;
   int rc = GC_OK;
   if (!kind || !api)

@@ -2,15 +2,17 @@
  *
  * gb_controller: informers -> work queue -> workers (see the header).
  *
- * Threads: one per informer (gb_informer), one housekeeping thread and N
- * workers.  The housekeeping thread runs API discovery (first at start,
- * then every scheduling.discoveryInterval and at once when a scheduling CRD
- * changes), starts the PodGroup and Queue informers of APIs that appear,
+ * Threads: one housekeeping thread and N workers; the informers are the
+ * factory's (gb_informers, one per resource, shared with the model and the
+ * timeout tracker), and the controller's handlers run on their threads.
+ * The housekeeping thread runs API discovery (first at start, then every
+ * scheduling.discoveryInterval and at once when a scheduling CRD changes),
+ * starts the (deferred) PodGroup and Queue informers of APIs that appear,
  * waits for every cache to sync before it starts the workers (so nothing is
  * reconciled against half-filled caches, as client-go's WaitForCacheSync),
  * and re-queues every TrainJob when the set of served APIs changes or the
- * resync period passes.  Informer handlers only enqueue keys and hand
- * TrainJob, pod and PodGroup changes to the observer (the timeout tracker).
+ * resync period passes.  Informer handlers only enqueue keys and count a
+ * gang's pods.
  */
 #include <json-c/json.h>
 #include <math.h>
@@ -26,42 +28,50 @@
 #include "gb_events.h"
 #include "gb_hash.h"
 #include "gb_informer.h"
+#include "gb_kobj.h"
 #include "gb_kube_discovery.h"
 #include "gb_log.h"
 #include "gb_reconcile.h"
 #include "gb_workqueue.h"
 
-enum {
-  INF_TJ,
-  INF_RT,
-  INF_CRT,
-  INF_NS,
-  INF_POD,
-  INF_CRD,
-  INF_PG_VOLCANO,
-  INF_PG_COSCHED,
-  INF_QUEUE,
-  INF_N
-};
+/* Short names of enum gb_ctl_res for the tables below. */
+#define INF_TJ GB_CTL_TRAINJOBS
+#define INF_RT GB_CTL_RUNTIMES
+#define INF_CRT GB_CTL_CLUSTER_RUNTIMES
+#define INF_NS GB_CTL_NAMESPACES
+#define INF_POD GB_CTL_PODS
+#define INF_CRD GB_CTL_CRDS
+#define INF_PG_VOLCANO GB_CTL_PG_VOLCANO
+#define INF_PG_COSCHED GB_CTL_PG_COSCHED
+#define INF_QUEUE GB_CTL_QUEUES
+#define INF_N GB_CTL_N
 
 struct inf_def {
   const char *group, *version, *resource;
   const char *label_selector;
   int namespaced; /* watched in kube.watchNamespaces only, when set */
+  int deferred;   /* started once discovery finds the API */
 };
 
 static const struct inf_def INF_DEFS[INF_N] = {
-    {GC_TRAINER_GROUP, "v1alpha1", "trainjobs", NULL, 1},
-    {GC_TRAINER_GROUP, "v1alpha1", "trainingruntimes", NULL, 1},
-    {GC_TRAINER_GROUP, "v1alpha1", "clustertrainingruntimes", NULL, 0},
-    {"", "v1", "namespaces", NULL, 0},
+    {GC_TRAINER_GROUP, "v1alpha1", "trainjobs", NULL, 1, 0},
+    {GC_TRAINER_GROUP, "v1alpha1", "trainingruntimes", NULL, 1, 0},
+    {GC_TRAINER_GROUP, "v1alpha1", "clustertrainingruntimes", NULL, 0, 0},
+    {"", "v1", "namespaces", NULL, 0, 0},
     /* Only JobSet pods ("exists" selector); a gang's pods carry its name. */
-    {"", "v1", "pods", GC_JOBSET_NAME_LABEL, 1},
-    {"apiextensions.k8s.io", "v1", "customresourcedefinitions", NULL, 0},
-    {"scheduling.volcano.sh", "v1beta1", "podgroups", GC_MANAGED_BY_LABEL "=" GC_MANAGER_NAME, 1},
-    {"scheduling.x-k8s.io", "v1alpha1", "podgroups", GC_MANAGED_BY_LABEL "=" GC_MANAGER_NAME, 1},
-    {"scheduling.volcano.sh", "v1beta1", "queues", NULL, 0},
+    {"", "v1", "pods", GC_JOBSET_NAME_LABEL, 1, 0},
+    {"apiextensions.k8s.io", "v1", "customresourcedefinitions", NULL, 0, 0},
+    {"scheduling.volcano.sh", "v1beta1", "podgroups", GC_MANAGED_BY_LABEL "=" GC_MANAGER_NAME, 1,
+     1},
+    {"scheduling.x-k8s.io", "v1alpha1", "podgroups", GC_MANAGED_BY_LABEL "=" GC_MANAGER_NAME, 1, 1},
+    {"scheduling.volcano.sh", "v1beta1", "queues", NULL, 0, 1},
 };
+
+/* What the controller reads of pods (the gang they join) and of CRDs (the
+ * name only: nothing beyond the metadata every record keeps); the other
+ * kinds it reads whole (the reconcile). */
+static const struct gb_keep POD_KEEP[] = {{{"metadata", "labels", GC_JOBSET_NAME_LABEL}}};
+static const struct gb_keep NAME_ONLY[1];
 
 static const char *const INF_NAMES[INF_N] = {
     "trainjobs", "trainingruntimes", "clustertrainingruntimes", "namespaces", "pods",
@@ -105,10 +115,11 @@ struct gb_controller {
   pthread_mutex_t gang_mu; /* guards gangs */
   struct gb_htab gangs;    /* of struct gang_count */
 
-  pthread_mutex_t collect_mu; /* guards the last_* counters */
+  gb_placement_lookup_fn placement_lookup; /* set before the webhook serves */
+  void *placement_ctx;
+
+  pthread_mutex_t collect_mu; /* guards last_retries */
   unsigned long long last_retries;
-  struct gb_informer_stats last_stats[INF_N];
-  unsigned long long last_timeouts[INF_N];
 };
 
 /* ---- enqueueing ---------------------------------------------------------------- */
@@ -145,18 +156,6 @@ static void enqueue_ns(struct gb_controller *c, const char *ns) {
 }
 
 void gb_controller_resync(struct gb_controller *c) { enqueue_ns(c, NULL); }
-
-/* ---- the observer ---------------------------------------------------------------- */
-
-static void observe(struct gb_controller *c, int which, const struct gb_informer_change *ch) {
-  if (!c->o.observe)
-    return;
-  enum gb_observe_kind kind = which == INF_TJ           ? GB_OBSERVE_TRAINJOB
-                              : which == INF_POD        ? GB_OBSERVE_POD
-                              : which == INF_PG_VOLCANO ? GB_OBSERVE_PODGROUP_VOLCANO
-                                                        : GB_OBSERVE_PODGROUP_COSCHEDULING;
-  c->o.observe(c->o.observe_ctx, kind, ch, !gb_informer_has_synced(c->inf[which]));
-}
 
 /* ---- gang pods ---------------------------------------------------------------------- */
 
@@ -211,14 +210,11 @@ static long gang_pods(void *ctx, const char *ns, const char *name) {
 
 /* "ns/jobset-name" of a pod into buf; 0 when it has none. */
 static int pod_gang(json_object *pod, char *buf, size_t cap) {
-  json_object *m = NULL, *l = NULL, *v = NULL;
-  const char *ns = gb_kube_meta_str(pod, "namespace");
-  if (!ns || !json_object_object_get_ex(pod, "metadata", &m) ||
-      !json_object_object_get_ex(m, "labels", &l) ||
-      !json_object_object_get_ex(l, GC_JOBSET_NAME_LABEL, &v) ||
-      !json_object_is_type(v, json_type_string))
+  const char *ns = gb_kobj_meta(pod, "namespace");
+  const char *js = gb_kobj_label(pod, GC_JOBSET_NAME_LABEL);
+  if (!ns || !js)
     return 0;
-  int n = snprintf(buf, cap, "%s/%s", ns, json_object_get_string(v));
+  int n = snprintf(buf, cap, "%s/%s", ns, js);
   return n > 0 && (size_t)n < cap;
 }
 
@@ -247,22 +243,14 @@ static void on_pod(struct gb_controller *c, const struct gb_informer_change *ch)
 /* ---- informer handlers ------------------------------------------------------------ */
 
 static const char *queue_state_of(json_object *obj) {
-  json_object *st = NULL, *v = NULL;
-  if (obj && json_object_object_get_ex(obj, "status", &st) &&
-      json_object_object_get_ex(st, "state", &v) && json_object_is_type(v, json_type_string))
-    return json_object_get_string(v);
-  return "";
+  const char *s = gb_kobj_str(gb_kobj_get(obj, "status"), "state");
+  return s ? s : "";
 }
 
 /* The Queue's gang timeout annotation (a gc_policy source), or "". */
 static const char *queue_timeout_of(json_object *obj) {
-  json_object *md = NULL, *ann = NULL, *v = NULL;
-  if (obj && json_object_object_get_ex(obj, "metadata", &md) &&
-      json_object_object_get_ex(md, "annotations", &ann) &&
-      json_object_object_get_ex(ann, GC_ANN_SCHEDULE_TIMEOUT, &v) &&
-      json_object_is_type(v, json_type_string))
-    return json_object_get_string(v);
-  return "";
+  const char *s = gb_kobj_annotation(obj, GC_ANN_SCHEDULE_TIMEOUT);
+  return s ? s : "";
 }
 
 static int is_scheduling_crd(const char *name) {
@@ -287,10 +275,7 @@ static void on_change(void *arg, const struct gb_informer_change *ch) {
   struct hctx *h = arg;
   struct gb_controller *c = h->c;
   switch (h->which) {
-  case INF_TJ:
-    observe(c, INF_TJ, ch);
-    enqueue(c, ch->key);
-    break;
+  case INF_TJ: enqueue(c, ch->key); break;
   case INF_RT: enqueue_ns(c, ch->ns); break;
   case INF_CRT: enqueue_ns(c, NULL); break;
   case INF_NS:
@@ -298,17 +283,13 @@ static void on_change(void *arg, const struct gb_informer_change *ch) {
     if (ch->op != GB_INFORMER_DELETE)
       enqueue_ns(c, ch->name);
     break;
-  case INF_POD:
-    observe(c, INF_POD, ch);
-    on_pod(c, ch);
-    break;
+  case INF_POD: on_pod(c, ch); break;
   case INF_CRD:
     if (is_scheduling_crd(ch->name))
       kick(c);
     break;
   case INF_PG_VOLCANO:
   case INF_PG_COSCHED:
-    observe(c, h->which, ch);
     /* The PodGroup is named after its TrainJob. */
     enqueue(c, ch->key);
     break;
@@ -327,41 +308,41 @@ static void on_change(void *arg, const struct gb_informer_change *ch) {
   }
 }
 
-static void on_log(void *arg, int is_error, const char *msg) {
-  struct hctx *h = arg;
-  gb_log(is_error ? GB_LOG_WARN : GB_LOG_DEBUG, "informer", "resource", INF_NAMES[h->which],
-         "message", msg, NULL);
-  if (is_error && h->c->o.metrics)
-    gb_counter_inc(h->c->o.metrics->errors, (const char *[]){"informer", "watch"});
-}
-
-static int make_informer(struct gb_controller *c, int which, struct gb_informer **out,
-                         struct gc_diags *d) {
-  const struct inf_def *def = &INF_DEFS[which];
-  struct gb_informer_opts io;
-  memset(&io, 0, sizeof(io));
-  io.group = def->group;
-  io.version = def->version;
-  io.resource = def->resource;
-  io.label_selector = def->label_selector;
+void gb_controller_watch_spec(const struct gb_kube_options *kube, enum gb_ctl_res r,
+                              struct gb_informer_spec *spec, struct gb_informer_handler *h) {
+  const struct inf_def *def = &INF_DEFS[r];
+  memset(spec, 0, sizeof(*spec));
+  memset(h, 0, sizeof(*h));
+  spec->group = def->group;
+  spec->version = def->version;
+  spec->resource = def->resource;
+  spec->deferred = def->deferred;
+  h->label_selector = def->label_selector;
   /* kube.watchNamespaces: the namespaced kinds are watched in those
    * namespaces only (a Role each); the cluster-scoped ones stay
    * cluster-wide reads. */
-  if (def->namespaced && c->o.kube) {
-    io.namespaces = c->o.kube->watch_namespaces.items;
-    io.n_namespaces = c->o.kube->watch_namespaces.n;
+  if (def->namespaced && kube) {
+    h->namespaces = kube->watch_namespaces.items;
+    h->n_namespaces = kube->watch_namespaces.n;
   }
-  /* Pods and CRDs are cached as the few fields read, not in full: a
-   * CRD-heavy cluster has tens of megabytes of schemas. */
-  io.transform = which == INF_POD   ? gb_informer_trim_pod
-                 : which == INF_CRD ? gb_informer_trim_crd
-                                    : NULL;
-  io.min_watch_timeout_s = c->o.kube ? (long)c->o.kube->watch_timeout_s : 0;
-  io.on_change = on_change;
-  io.handler_arg = &c->hctx[which];
-  io.on_log = on_log;
-  io.log_arg = &c->hctx[which];
-  return gb_informer_new(c->o.client, &io, out, d);
+}
+
+/* Registers the controller's handler of resource `which` on the factory.
+ * Pods and CRDs are cached as the few fields read, not in full: a
+ * CRD-heavy cluster has tens of megabytes of schemas. */
+static int register_informer(struct gb_controller *c, int which, struct gc_diags *d) {
+  struct gb_informer_spec spec;
+  struct gb_informer_handler h;
+  gb_controller_watch_spec(c->o.kube, (enum gb_ctl_res)which, &spec, &h);
+  if (which == INF_POD) {
+    h.keep = POD_KEEP;
+    h.n_keep = sizeof(POD_KEEP) / sizeof(POD_KEEP[0]);
+  } else if (which == INF_CRD) {
+    h.keep = NAME_ONLY;
+  }
+  h.on_change = on_change;
+  h.arg = &c->hctx[which];
+  return gb_informers_add(c->o.informers, &spec, &h, &c->inf[which], d);
 }
 
 /* ---- housekeeping ---------------------------------------------------------------- */
@@ -380,27 +361,13 @@ static void hk_sleep(struct gb_controller *c, double s) {
   pthread_mutex_unlock(&c->mu);
 }
 
-/* Starts informer `which` and waits for its first sync.  Returns 1 when synced. */
+/* Starts the deferred informer `which` (registered at new, started once
+ * its API is served) and waits for its first sync.  Returns 1 when synced.
+ * Workers use it only once `served` says so, after the first sync. */
 static int start_late(struct gb_controller *c, int which) {
-  if (!c->inf[which]) {
-    struct gc_diags d;
-    gc_diags_init(&d);
-    struct gb_informer *inf = NULL;
-    int rc = make_informer(c, which, &inf, &d);
-    gc_diags_destroy(&d);
-    if (!rc) {
-      /* Published before its thread starts: the handlers read c->inf[which].
-       * Workers use it only once `served` says so, after the first sync. */
-      pthread_mutex_lock(&c->mu);
-      c->inf[which] = inf;
-      pthread_mutex_unlock(&c->mu);
-      if ((rc = gb_informer_start(inf)) != 0) {
-        pthread_mutex_lock(&c->mu);
-        c->inf[which] = NULL;
-        pthread_mutex_unlock(&c->mu);
-        gb_informer_free(inf);
-      }
-    }
+  struct gb_informer *inf = c->inf[which];
+  if (!gb_informer_running(inf) && !gb_informer_has_synced(inf)) {
+    int rc = gb_informer_start(inf);
     if (rc) {
       gb_log(GB_LOG_ERROR, "cannot start informer", "resource", INF_NAMES[which], "error",
              gc_strerror(rc), NULL);
@@ -409,7 +376,7 @@ static int start_late(struct gb_controller *c, int which) {
     gb_log(GB_LOG_INFO, "watching", "resource", INF_NAMES[which], NULL);
   }
   while (!stopping(c))
-    if (gb_informer_wait_synced(c->inf[which], 200))
+    if (gb_informer_wait_synced(inf, 200))
       return 1;
   return 0;
 }
@@ -600,7 +567,7 @@ static void *worker_main(void *arg) {
 int gb_controller_new(const struct gb_controller_opts *o, struct gb_controller **out,
                       struct gc_diags *d) {
   *out = NULL;
-  if (!o || !o->cfg || !o->client)
+  if (!o || !o->cfg || !o->client || !o->informers)
     return GC_EINVAL;
   struct gb_controller *c = calloc(1, sizeof(*c));
   if (!c)
@@ -635,10 +602,10 @@ int gb_controller_new(const struct gb_controller_opts *o, struct gb_controller *
   int rc = 0;
   if (!c->q || !c->events || !c->disc || !c->workers || gangs_rc)
     rc = GC_ENOMEM;
-  for (int i = INF_TJ; !rc && i <= INF_CRD; i++) {
+  for (int i = INF_TJ; !rc && i < INF_N; i++) {
     if (i == INF_CRD && !o->cfg->watch_crds)
       continue;
-    rc = make_informer(c, i, &c->inf[i], d);
+    rc = register_informer(c, i, d);
   }
   if (rc) {
     gb_controller_free(c);
@@ -652,15 +619,15 @@ int gb_controller_start(struct gb_controller *c) {
   if (c->started)
     return GC_EUSAGE;
   c->started = 1;
-  for (int i = INF_TJ; i <= INF_CRD; i++) {
-    int rc = c->inf[i] ? gb_informer_start(c->inf[i]) : 0;
-    if (rc)
-      return rc;
-  }
   if (pthread_create(&c->hk, NULL, hk_main, c))
     return GC_ENOMEM;
   c->hk_started = 1;
   return 0;
+}
+
+void gb_controller_set_placement(struct gb_controller *c, gb_placement_lookup_fn fn, void *ctx) {
+  c->placement_lookup = fn;
+  c->placement_ctx = ctx;
 }
 
 int gb_controller_synced(struct gb_controller *c) {
@@ -686,9 +653,6 @@ void gb_controller_stop(struct gb_controller *c) {
   pthread_mutex_unlock(&c->mu);
   for (int i = 0; i < n; i++)
     pthread_join(c->workers[i], NULL);
-  for (int i = 0; i < INF_N; i++)
-    if (c->inf[i])
-      gb_informer_stop(c->inf[i]);
 }
 
 static void free_gang(struct gb_hnode *n, void *ctx) {
@@ -700,8 +664,6 @@ void gb_controller_free(struct gb_controller *c) {
   if (!c)
     return;
   gb_controller_stop(c);
-  for (int i = 0; i < INF_N; i++)
-    gb_informer_free(c->inf[i]);
   gb_htab_clear(&c->gangs, free_gang, NULL);
   gb_htab_free(&c->gangs);
   gb_kube_discovery_free(c->disc);
@@ -838,9 +800,9 @@ int gb_controller_webhook_lookup(void *ctx, const char *ns, const char *jobset_n
     out->mismatch = 1;
     mismatch_event(c, in.trainjob, c->o.webhook && c->o.webhook->deny_on_mismatch, out->why);
   }
-  if (out->bind && !out->mismatch && c->o.placement_lookup &&
-      (rc = c->o.placement_lookup(c->o.placement_ctx, ns, jobset_name, rjob_name, &out->gate,
-                                  &out->restriction, reason, reason_size)))
+  if (out->bind && !out->mismatch && c->placement_lookup &&
+      (rc = c->placement_lookup(c->placement_ctx, ns, jobset_name, rjob_name, &out->gate,
+                                &out->restriction, reason, reason_size)))
     goto out;
   snprintf(out->group, sizeof(out->group), "%s", jobset_name);
   snprintf(out->scheduler_name, sizeof(out->scheduler_name), "%s",
@@ -850,8 +812,9 @@ out:
   return rc;
 }
 
-int gb_controller_gang(struct gb_controller *c, const char *ns, const char *jobset_name,
-                       struct gc_gang **out, char *reason, size_t reason_size) {
+int gb_controller_gang(void *ctx, const char *ns, const char *jobset_name, struct gc_gang **out,
+                       char *reason, size_t reason_size) {
+  struct gb_controller *c = ctx;
   *out = NULL;
   if (!gb_controller_synced(c)) {
     snprintf(reason, reason_size, "gangbridge caches are not synced yet");
@@ -881,8 +844,9 @@ out:
   return rc;
 }
 
-int gb_controller_podgroup_annotation(struct gb_controller *c, enum gc_backend b, const char *ns,
+int gb_controller_podgroup_annotation(void *ctx, enum gc_backend b, const char *ns,
                                       const char *name, const char *key, char **out) {
+  struct gb_controller *c = ctx;
   *out = NULL;
   if (b != GC_BACKEND_VOLCANO && b != GC_BACKEND_COSCHEDULING)
     return GC_ENOTFOUND;
@@ -894,13 +858,8 @@ int gb_controller_podgroup_annotation(struct gb_controller *c, enum gc_backend b
   json_object *pg = NULL;
   if (!inf || gb_informer_get_json(inf, ns, name, &pg) != 0 || !pg)
     return GC_ENOTFOUND;
-  json_object *md = NULL, *ann = NULL, *v = NULL;
-  int rc = 0;
-  if (json_object_object_get_ex(pg, "metadata", &md) &&
-      json_object_object_get_ex(md, "annotations", &ann) &&
-      json_object_object_get_ex(ann, key, &v) && json_object_is_type(v, json_type_string) &&
-      !(*out = strdup(json_object_get_string(v))))
-    rc = GC_ENOMEM;
+  const char *v = gb_kobj_annotation(pg, key);
+  int rc = v && !(*out = strdup(v)) ? GC_ENOMEM : 0;
   json_object_put(pg);
   return rc;
 }
@@ -948,8 +907,9 @@ static int annotated(struct gb_controller *c, enum gc_backend b, struct key_list
   return rc;
 }
 
-int gb_controller_foreach_podgroup_annotation(struct gb_controller *c, const char *key,
-                                              gb_controller_pg_fn fn, void *arg) {
+int gb_controller_foreach_podgroup_annotation(void *ctx, const char *key, gb_controller_pg_fn fn,
+                                              void *arg) {
+  struct gb_controller *c = ctx;
   if (!gb_controller_synced(c))
     return GC_EIO;
   int rc = 0;
@@ -990,34 +950,5 @@ void gb_controller_collect(void *ctx, struct gb_metrics *reg) {
   if (r > c->last_retries)
     gb_counter_add(m->queue_retries, NULL, (double)(r - c->last_retries));
   c->last_retries = r;
-
-  for (int i = 0; i < INF_N; i++) {
-    pthread_mutex_lock(&c->mu);
-    struct gb_informer *inf = c->inf[i];
-    pthread_mutex_unlock(&c->mu);
-    if (!inf)
-      continue;
-    struct gb_informer_stats st;
-    gb_informer_stats(inf, &st);
-    const struct gb_informer_stats *old = &c->last_stats[i];
-    const char *res = INF_DEFS[i].resource;
-    if (st.relists_gone > old->relists_gone)
-      gb_counter_add(m->watch_restarts, (const char *[]){res, GB_M_WATCH_GONE},
-                     (double)(st.relists_gone - old->relists_gone));
-    if (st.watch_failures > old->watch_failures)
-      gb_counter_add(m->watch_restarts, (const char *[]){res, GB_M_WATCH_ERROR},
-                     (double)(st.watch_failures - old->watch_failures));
-    /* Watches that ended normally: every started watch but the current one,
-     * less those that failed. */
-    unsigned long long ends = st.watches > st.watch_failures + 1
-                                  ? st.watches - st.watch_failures - 1
-                                  : 0;
-    if (ends > c->last_timeouts[i])
-      gb_counter_add(m->watch_restarts, (const char *[]){res, GB_M_WATCH_TIMEOUT},
-                     (double)(ends - c->last_timeouts[i]));
-    if (ends > c->last_timeouts[i])
-      c->last_timeouts[i] = ends;
-    c->last_stats[i] = st;
-  }
   pthread_mutex_unlock(&c->collect_mu);
 }

@@ -22,11 +22,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "gb_kobj.h"
 #include "gb_log.h"
 #include "gb_requeue.h"
 #include "gb_timeout_report.h"
 #include "gb_timeouts_int.h"
 #include "gc_diag.h"
+#include "gc_duration.h"
 #include "gc_policy.h"
 
 #define VOLCANO_GROUP_ANN "scheduling.k8s.io/group-name"
@@ -43,29 +45,14 @@ static double parse_ts(const char *s) {
   return s && !gb_tr_parse_time(s, &t) ? (double)t : NAN;
 }
 
-static json_object *member(json_object *o, const char *k) {
-  json_object *v = NULL;
-  return o && json_object_object_get_ex(o, k, &v) ? v : NULL;
-}
-
-static const char *str_member(json_object *o, const char *k) {
-  json_object *v = member(o, k);
-  return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
-}
-
 /* The lastTransitionTime of condition `type` with status `status`, or NAN. */
 static double condition_time(json_object *obj, const char *type, const char *status) {
-  json_object *cs = member(member(obj, "status"), "conditions");
-  for (size_t i = 0;
-       cs && json_object_is_type(cs, json_type_array) && i < json_object_array_length(cs); i++) {
-    json_object *c = json_object_array_get_idx(cs, i);
-    const char *ty = str_member(c, "type"), *st = str_member(c, "status");
-    if (ty && st && !strcmp(ty, type) && !strcmp(st, status)) {
-      double t = parse_ts(str_member(c, "lastTransitionTime"));
-      return isnan(t) ? 0 : t; /* present without a time: known, at the epoch */
-    }
-  }
-  return NAN;
+  json_object *c = gb_kobj_condition(obj, type);
+  const char *st = gb_kobj_str(c, "status");
+  if (!st || strcmp(st, status))
+    return NAN;
+  double t = parse_ts(gb_kobj_str(c, "lastTransitionTime"));
+  return isnan(t) ? 0 : t; /* present without a time: known, at the epoch */
 }
 
 static double nmax(double a, double b) { return isnan(a) ? b : isnan(b) ? a : fmax(a, b); }
@@ -293,17 +280,17 @@ static void check_started(struct gb_timeouts *t, struct gang *g, int initial, do
 static void pg_timeout(struct gb_timeouts *t, struct gang *g, json_object *pg) {
   g->timeout_s = NAN;
   g->timeout_source = NULL;
-  json_object *ann = member(member(pg, "metadata"), "annotations");
+  json_object *ann = gb_kobj_dig(pg, "metadata", "annotations", NULL);
   /* gangbridge's own PodGroups carry the policy's effective timeout,
    * unclamped: a coscheduling gang with a 1h policy times out after an
    * hour, although each Permit wait is capped at 15 minutes. */
-  const char *own = str_member(ann, GC_ANN_SCHEDULE_TIMEOUT);
+  const char *own = gb_kobj_str(ann, GC_ANN_SCHEDULE_TIMEOUT);
   int64_t secs = 0;
-  if (own && !gb_tr_parse_duration(own, &secs) && secs > 0) {
+  if (own && !gc_duration_parse_seconds(own, &secs, NULL, 0) && secs > 0) {
     g->timeout_s = (double)secs;
     g->timeout_source = GC_ANN_SCHEDULE_TIMEOUT;
   } else if (!g->is_volcano) {
-    json_object *v = member(member(pg, "spec"), "scheduleTimeoutSeconds");
+    json_object *v = gb_kobj_dig(pg, "spec", "scheduleTimeoutSeconds", NULL);
     if (v && json_object_is_type(v, json_type_int) && json_object_get_int64(v) > 0) {
       /* kube-scheduler caps every Permit wait at 15 minutes. */
       g->timeout_s = fmin(900, (double)json_object_get_int64(v));
@@ -312,9 +299,9 @@ static void pg_timeout(struct gb_timeouts *t, struct gang *g, json_object *pg) {
   } else {
     static const char *const keys[] = {GC_VOLCANO_SLA_ANNOTATION, "sla-waiting-time"};
     for (int i = 0; i < 2 && isnan(g->timeout_s); i++) {
-      const char *s = str_member(ann, keys[i]);
+      const char *s = gb_kobj_str(ann, keys[i]);
       /* As Volcano: the first annotation that is a duration above 0 wins. */
-      if (s && !gb_tr_parse_duration(s, &secs) && secs > 0) {
+      if (s && !gc_duration_parse_seconds(s, &secs, NULL, 0) && secs > 0) {
         g->timeout_s = (double)secs;
         g->timeout_source = keys[i];
       }
@@ -322,7 +309,7 @@ static void pg_timeout(struct gb_timeouts *t, struct gang *g, json_object *pg) {
   }
   int64_t max_s = 0;
   const char *max = t->o.cfg->timeout_max;
-  if (!isnan(g->timeout_s) && max && *max && !gb_tr_parse_duration(max, &max_s) && max_s > 0 &&
+  if (!isnan(g->timeout_s) && max && *max && !gc_duration_parse_seconds(max, &max_s, NULL, 0) && max_s > 0 &&
       g->timeout_s > (double)max_s) {
     g->timeout_s = (double)max_s;
     g->timeout_source = "config timeouts.max";
@@ -333,13 +320,13 @@ static void pg_timeout(struct gb_timeouts *t, struct gang *g, json_object *pg) {
  * tasks in gang unschedulable: ..."), or "". */
 static void pg_message(struct gang *g, json_object *pg) {
   g->pg_msg[0] = '\0';
-  json_object *cs = member(member(pg, "status"), "conditions");
+  json_object *cs = gb_kobj_dig(pg, "status", "conditions", NULL);
   if (!cs || !json_object_is_type(cs, json_type_array))
     return;
   for (size_t i = 0; i < json_object_array_length(cs); i++) {
     json_object *c = json_object_array_get_idx(cs, i);
-    const char *type = str_member(c, "type"), *status = str_member(c, "status");
-    const char *msg = str_member(c, "message");
+    const char *type = gb_kobj_str(c, "type"), *status = gb_kobj_str(c, "status");
+    const char *msg = gb_kobj_str(c, "message");
     if (type && status && msg && !strcmp(type, "Unschedulable") && !strcmp(status, "True"))
       snprintf(g->pg_msg, sizeof(g->pg_msg), "%s", msg);
   }
@@ -367,7 +354,7 @@ static void pg_facts(struct gang *g, json_object *pg) {
 
 static void pg_update(struct gb_timeouts *t, struct gang *g, json_object *pg, int volcano,
                       int initial, double now) {
-  const char *uid = gb_kube_meta_str(pg, "uid");
+  const char *uid = gb_kobj_meta(pg, "uid");
   if (uid && strncmp(g->uid, uid, sizeof(g->uid) - 1) != 0) {
     /* A PodGroup created again under the same name: a new gang. */
     snprintf(g->uid, sizeof(g->uid), "%s", uid);
@@ -380,16 +367,16 @@ static void pg_update(struct gb_timeouts *t, struct gang *g, json_object *pg, in
   g->has_pg = g->labels_known = 1;
   g->is_volcano = volcano;
   g->pg_ours = gb_gangfacts_ours(pg, NULL);
-  const char *rv = gb_kube_meta_str(pg, "resourceVersion");
+  const char *rv = gb_kobj_meta(pg, "resourceVersion");
   snprintf(g->rv, sizeof(g->rv), "%s", rv ? rv : "");
-  g->created = parse_ts(gb_kube_meta_str(pg, "creationTimestamp"));
-  json_object *spec = member(pg, "spec"), *mm = member(spec, "minMember");
+  g->created = parse_ts(gb_kobj_meta(pg, "creationTimestamp"));
+  json_object *spec = gb_kobj_get(pg, "spec"), *mm = gb_kobj_get(spec, "minMember");
   g->min_member = mm && json_object_is_type(mm, json_type_int) ? json_object_get_int(mm) : 1;
-  const char *q = volcano ? str_member(spec, "queue") : NULL;
+  const char *q = volcano ? gb_kobj_str(spec, "queue") : NULL;
   snprintf(g->queue, sizeof(g->queue), "%s", q ? q : "");
   if (volcano)
     queue_count(t, g, 1);
-  const char *ph = str_member(member(pg, "status"), "phase");
+  const char *ph = gb_kobj_str(gb_kobj_get(pg, "status"), "phase");
   snprintf(g->phase, sizeof(g->phase), "%s", ph ? ph : "");
   /* Volcano's Scheduled=True condition stays after the pods are replaced. */
   g->pg_sched_cond = volcano && !isnan(condition_time(pg, "Scheduled", "True"));
@@ -409,10 +396,10 @@ static void observe_podgroup(struct gb_timeouts *t, const struct gb_informer_cha
   } else {
     struct gb_tts_event ev = {backend,
                               ch->key,
-                              gb_kube_meta_str(ch->obj, "uid"),
-                              str_member(member(ch->obj, "status"), "phase"),
+                              gb_kobj_meta(ch->obj, "uid"),
+                              gb_kobj_str(gb_kobj_get(ch->obj, "status"), "phase"),
                               initial,
-                              parse_ts(gb_kube_meta_str(ch->obj, "creationTimestamp")),
+                              parse_ts(gb_kobj_meta(ch->obj, "creationTimestamp")),
                               now};
     if (gb_tts_update(t->tts, &ev, &unused) < 0)
       gb_log(GB_LOG_WARN, "PodGroup phase not tracked", "podgroup", ch->key, NULL);
@@ -445,23 +432,23 @@ struct pod_view {
 };
 
 static void pod_conditions(json_object *pod, struct pod_view *v) {
-  json_object *cs = member(member(pod, "status"), "conditions");
+  json_object *cs = gb_kobj_dig(pod, "status", "conditions", NULL);
   for (size_t i = 0;
        cs && json_object_is_type(cs, json_type_array) && i < json_object_array_length(cs); i++) {
     json_object *c = json_object_array_get_idx(cs, i);
-    const char *type = str_member(c, "type"), *status = str_member(c, "status");
+    const char *type = gb_kobj_str(c, "type"), *status = gb_kobj_str(c, "status");
     if (!type || !status)
       continue;
     if (!strcmp(type, "Ready")) {
       v->ready = !strcmp(status, "True");
-      v->ready_at = v->ready ? parse_ts(str_member(c, "lastTransitionTime")) : NAN;
+      v->ready_at = v->ready ? parse_ts(gb_kobj_str(c, "lastTransitionTime")) : NAN;
     } else if (!strcmp(type, "PodScheduled") && !strcmp(status, "True")) {
       v->scheduled = 1;
-      v->scheduled_at = parse_ts(str_member(c, "lastTransitionTime"));
+      v->scheduled_at = parse_ts(gb_kobj_str(c, "lastTransitionTime"));
     } else if (!strcmp(type, "PodScheduled")) {
-      const char *reason = str_member(c, "reason");
+      const char *reason = gb_kobj_str(c, "reason");
       v->unschedulable = reason && !strcmp(reason, "Unschedulable");
-      v->message = str_member(c, "message");
+      v->message = gb_kobj_str(c, "message");
     }
   }
 }
@@ -469,19 +456,19 @@ static void pod_conditions(json_object *pod, struct pod_view *v) {
 /* Reads pod into v; 0 when the pod is bound to no PodGroup. */
 static int pod_view(json_object *pod, struct pod_view *v) {
   memset(v, 0, sizeof(*v));
-  json_object *meta = member(pod, "metadata");
-  const char *ns = str_member(meta, "namespace");
-  const char *group = str_member(member(meta, "annotations"), VOLCANO_GROUP_ANN);
+  json_object *meta = gb_kobj_get(pod, "metadata");
+  const char *ns = gb_kobj_str(meta, "namespace");
+  const char *group = gb_kobj_str(gb_kobj_get(meta, "annotations"), VOLCANO_GROUP_ANN);
   if (!group)
-    group = str_member(member(meta, "labels"), COSCHED_GROUP_LABEL);
+    group = gb_kobj_str(gb_kobj_get(meta, "labels"), COSCHED_GROUP_LABEL);
   if (!ns || !group || !group[0])
     return 0;
   int n = snprintf(v->key, sizeof(v->key), "%s/%s", ns, group);
   if (n < 0 || (size_t)n >= sizeof(v->key))
     return 0;
-  v->created = parse_ts(str_member(meta, "creationTimestamp"));
+  v->created = parse_ts(gb_kobj_str(meta, "creationTimestamp"));
   v->scheduled_at = v->ready_at = NAN;
-  json_object *gates = member(member(pod, "spec"), "schedulingGates");
+  json_object *gates = gb_kobj_dig(pod, "spec", "schedulingGates", NULL);
   v->gated = gates && json_object_is_type(gates, json_type_array) &&
              json_object_array_length(gates) > 0;
   pod_conditions(pod, v);
@@ -556,7 +543,7 @@ static void observe_pod(struct gb_timeouts *t, const struct gb_informer_change *
  * a new wait, which the leader records on the PodGroup. */
 static void tj_update(struct gb_timeouts *t, struct gang *g, json_object *tj,
                       const struct gb_requeue_state *st, int initial, double now) {
-  const char *uid = gb_kube_meta_str(tj, "uid");
+  const char *uid = gb_kobj_meta(tj, "uid");
   int known = g->tj_uid[0] != '\0';
   snprintf(g->tj_uid, sizeof(g->tj_uid), "%s", uid && uid[0] ? uid : "?");
   if (st->suspended && (!g->tj_suspended || isnan(g->suspended_seen)))
@@ -612,13 +599,66 @@ static void observe_trainjob(struct gb_timeouts *t, const struct gb_informer_cha
   pthread_mutex_unlock(&t->mu);
 }
 
-void gb_timeouts_observe(void *ctx, enum gb_observe_kind kind,
-                         const struct gb_informer_change *ch, int initial) {
-  struct gb_timeouts *t = ctx;
+void gb_timeouts_observe(struct gb_timeouts *t, enum gb_observe_kind kind,
+                         const struct gb_informer_change *ch) {
+  int initial = ch->initial;
   switch (kind) {
   case GB_OBSERVE_TRAINJOB: observe_trainjob(t, ch, initial); break;
   case GB_OBSERVE_POD: observe_pod(t, ch, initial); break;
   case GB_OBSERVE_PODGROUP_VOLCANO: observe_podgroup(t, ch, 1, initial); break;
   case GB_OBSERVE_PODGROUP_COSCHEDULING: observe_podgroup(t, ch, 0, initial); break;
   }
+}
+
+/* ---- the tracker's informer handlers ------------------------------------------------ */
+
+/* What the tracker reads of a pod (pod_view); TrainJobs and PodGroups it
+ * reads too widely to list (the controller reads them whole anyway). */
+static const struct gb_keep POD_KEEP[] = {
+    {{"metadata", "creationTimestamp"}},
+    {{"metadata", "annotations", VOLCANO_GROUP_ANN}},
+    {{"metadata", "labels", COSCHED_GROUP_LABEL}},
+    {{"spec", "schedulingGates"}},
+    {{"status", "conditions", "[type=Ready]"}},
+    {{"status", "conditions", "[type=PodScheduled]"}},
+};
+
+static void on_trainjob(void *arg, const struct gb_informer_change *ch) {
+  gb_timeouts_observe(arg, GB_OBSERVE_TRAINJOB, ch);
+}
+
+static void on_pod(void *arg, const struct gb_informer_change *ch) {
+  gb_timeouts_observe(arg, GB_OBSERVE_POD, ch);
+}
+
+static void on_pg_volcano(void *arg, const struct gb_informer_change *ch) {
+  gb_timeouts_observe(arg, GB_OBSERVE_PODGROUP_VOLCANO, ch);
+}
+
+static void on_pg_cosched(void *arg, const struct gb_informer_change *ch) {
+  gb_timeouts_observe(arg, GB_OBSERVE_PODGROUP_COSCHEDULING, ch);
+}
+
+int gb_timeouts_register(struct gb_timeouts *t, struct gb_informers *f, struct gc_diags *d) {
+  static const struct {
+    enum gb_ctl_res res;
+    gb_informer_handler_fn fn;
+  } watch[] = {{GB_CTL_TRAINJOBS, on_trainjob},
+               {GB_CTL_PODS, on_pod},
+               {GB_CTL_PG_VOLCANO, on_pg_volcano},
+               {GB_CTL_PG_COSCHED, on_pg_cosched}};
+  int rc = 0;
+  for (size_t i = 0; !rc && i < sizeof(watch) / sizeof(watch[0]); i++) {
+    struct gb_informer_spec spec;
+    struct gb_informer_handler h;
+    gb_controller_watch_spec(t->o.kube, watch[i].res, &spec, &h);
+    if (watch[i].res == GB_CTL_PODS) {
+      h.keep = POD_KEEP;
+      h.n_keep = sizeof(POD_KEEP) / sizeof(POD_KEEP[0]);
+    }
+    h.on_change = watch[i].fn;
+    h.arg = t;
+    rc = gb_informers_add(f, &spec, &h, NULL, d);
+  }
+  return rc;
 }

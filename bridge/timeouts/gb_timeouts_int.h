@@ -98,5 +98,8 @@ void gb_timeouts_labels(struct gb_timeouts *t, const struct gang *g, const char 
  * believed), or NAN when it is not to be resumed. */
 double gb_timeouts_resume_time(struct gb_timeouts *t, struct gang *g, double now);
 double gb_timeouts_wall_now(void);
+/* Registers the tracker's handlers (TrainJobs, pods, both PodGroup APIs)
+ * on f with the controller's selection.  Returns 0 or a GC_E* code (d). */
+int gb_timeouts_register(struct gb_timeouts *t, struct gb_informers *f, struct gc_diags *d);
 
 #endif

@@ -472,7 +472,8 @@ VERB_OF = {"gb_kube_create": "create", "gb_kube_merge_patch": "patch", "gb_kube_
 GROUP_OF = {"GC_TRAINER_GROUP": ["trainer.kubeflow.org"],
             "gb_backend_group(b)": ["scheduling.volcano.sh", "scheduling.x-k8s.io"]}
 # Files that implement the transport, not call sites: their resources come from callers.
-TRANSPORT = {"gb_kube_client.c", "gb_kube_watch.c", "gb_informer.c", "gb_kube_discovery.c",
+TRANSPORT = {"gb_kube_client.c", "gb_kube_watch.c", "gb_informer.c", "gb_informer_loop.c",
+             "gb_kube_discovery.c",
              "gb_kube_config.c", "gb_cmd_call.c", "gb_rpc_client.c"}
 # CLI commands that run with the user's kubeconfig, not the service account.
 TRANSPORT |= {"gb_live_docs.c", "gb_cmd_timeouts.c"}

@@ -88,8 +88,8 @@ static void feed(struct gb_timeouts *t, enum gb_observe_kind kind, enum gb_infor
                  const char *key, const char *json, const char *old_json) {
   json_object *o = json_tokener_parse(json);
   ck_assert_msg(o != NULL, "bad JSON: %s", json);
-  struct gb_informer_change ch = {op, key, "ns", key, o, old_json};
-  gb_timeouts_observe(t, kind, &ch, 0);
+  struct gb_informer_change ch = {op, key, "ns", key, o, old_json, 0};
+  gb_timeouts_observe(t, kind, &ch);
   json_object_put(o);
 }
 
