@@ -108,7 +108,8 @@ static int element(const char **p, const char *end, uint64_t *d, char *why, size
   uint64_t unit = unit_ns(u, ulen);
   if (!unit) {
     char esc[4 * GC_DURATION_TEXT_MAX + 1], msg[4 * GC_DURATION_TEXT_MAX + 32];
-    gc_escape_controls(esc, sizeof(esc), u, ulen);
+    size_t shown = ulen > GC_DURATION_TEXT_MAX ? GC_DURATION_TEXT_MAX : ulen;
+    gc_escape_controls(esc, sizeof(esc), u, shown);
     snprintf(msg, sizeof(msg), "unknown unit \"%s\"", esc);
     set_why(why, cap, msg);
     return GC_EINVAL;
@@ -129,10 +130,6 @@ static int element(const char **p, const char *end, uint64_t *d, char *why, size
 int gc_duration_parse(const char *s, size_t len, int64_t *ns, char *why, size_t whycap) {
   set_why(why, whycap, "");
   *ns = 0;
-  if (len > GC_DURATION_TEXT_MAX) {
-    set_why(why, whycap, "longer than 64 bytes");
-    return GC_EINVAL;
-  }
   const char *p = s, *end = s + len;
   int neg = 0;
   if (p < end && (*p == '-' || *p == '+')) {
@@ -155,6 +152,17 @@ int gc_duration_parse(const char *s, size_t len, int64_t *ns, char *why, size_t 
   if (d > ONE_63 - 1)
     return GC_EINVAL;
   *ns = (int64_t)d;
+  return 0;
+}
+
+int gc_duration_parse_seconds(const char *s, int64_t *seconds, char *why, size_t whycap) {
+  int64_t ns = 0;
+  *seconds = 0;
+  if (gc_duration_parse(s ? s : "", s ? strlen(s) : 0, &ns, why, whycap))
+    return GC_EINVAL;
+  const int64_t G = 1000000000LL;
+  /* Rounded away from zero, without negating INT64_MIN. */
+  *seconds = ns >= 0 ? ns / G + (ns % G != 0) : ns / G - (ns % G != 0);
   return 0;
 }
 

@@ -13,8 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Longest duration text accepted; Go has no limit, but nothing sensible is
- * longer, and a bound keeps messages short. */
+/* Longest unit quoted in an "unknown unit" reason (escaped, then cut): the
+ * text itself may be longer, as in Go (leading zeros cost nothing). */
 #define GC_DURATION_TEXT_MAX 64
 
 /* Room for any gc_duration_format_seconds result ("2562047788015215h30m7s"). */
@@ -24,9 +24,16 @@
  * GC_EINVAL with the reason Go gives written into why (at most whycap
  * bytes, always terminated): "unknown unit \"x\"", "missing unit", or ""
  * when Go says only "invalid duration" (no digits, overflow, stray bytes).
- * Text longer than GC_DURATION_TEXT_MAX is GC_EINVAL with "longer than 64
- * bytes".  s and why are borrowed. */
+ * Like Go it takes text of any length (one pass, nothing allocated; the
+ * caller's input is what is bounded: an annotation, a config file).  s and
+ * why are borrowed. */
 int gc_duration_parse(const char *s, size_t len, int64_t *ns, char *why, size_t whycap);
+
+/* gc_duration_parse of the NUL-terminated s, in whole seconds with the
+ * magnitude rounded up ("1.5s" is 2, "-1.5s" is -2, "300ms" is 1): a
+ * timeout never fires before the time it was given.  Returns 0 with
+ * *seconds set, or GC_EINVAL (why as gc_duration_parse; s NULL is ""). */
+int gc_duration_parse_seconds(const char *s, int64_t *seconds, char *why, size_t whycap);
 
 /* Writes seconds (>= 0) as Go's Duration.String() prints a whole number of
  * seconds ("0s", "45s", "1m30s", "1h0m0s") into buf.  Returns 0, or

@@ -20,6 +20,7 @@
 #include "gb_cli.h"
 #include "gb_diagprint.h"
 #include "gb_hash.h"
+#include "gb_kobj.h"
 #include "gb_kube_client.h"
 #include "gb_kube_config.h"
 #include "gb_timeout_report.h"
@@ -27,6 +28,7 @@
 #include "gb_tr_write.h"
 #include "gc_arena.h"
 #include "gc_backend.h"
+#include "gc_duration.h"
 #include "gc_policy.h"
 
 enum tr_format { FMT_TABLE, FMT_JSON, FMT_HTML };
@@ -193,7 +195,7 @@ static int parse_option(int c, const char *arg, struct tr_opts *o) {
     o->has_now = 1;
     return GC_OK;
   case 'w':
-    if (gb_tr_parse_duration(arg, &v) || v < 0)
+    if (gc_duration_parse_seconds(arg, &v, NULL, 0) || v < 0)
       return bad_value("--what-if", "a Go duration such as 10m or 1h30m", arg);
     o->report.has_whatif = 1;
     o->report.whatif_s = v;
@@ -204,7 +206,7 @@ static int parse_option(int c, const char *arg, struct tr_opts *o) {
     return GC_OK;
   case 'l':
   case 'x':
-    if (gb_tr_parse_duration(arg, &v) || v <= 0)
+    if (gc_duration_parse_seconds(arg, &v, NULL, 0) || v <= 0)
       return bad_value(c == 'l' ? "--floor" : "--max", "a positive Go duration", arg);
     *(c == 'l' ? &o->report.rule.floor_s : &o->report.rule.max_s) = v;
     return GC_OK;
@@ -344,16 +346,6 @@ static size_t table_find(const struct tr_run *r, const struct gc_backend *b, con
 /* ------------------------------------------------------------------------ */
 /* Reading PodGroups and pods                                               */
 
-static json_object *jget(json_object *o, const char *k) {
-  json_object *v = NULL;
-  return o && json_object_object_get_ex(o, k, &v) ? v : NULL;
-}
-
-static const char *jstr(json_object *o, const char *k) {
-  json_object *v = jget(o, k);
-  return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
-}
-
 #define STEPS(...)                                                                                 \
   (const struct gb_tr_dump_step[]) { __VA_ARGS__ }
 
@@ -406,14 +398,14 @@ static int pg_timeout(struct tr_run *r, const struct gb_tr_dump_item *it, struct
   size_t nkeys = 1;
   for (size_t k = 0; k < GC_BACKEND_MAX_KEYS && bt->annotations[k]; k++)
     keys[nkeys++] = bt->annotations[k];
-  json_object *ann = jget(jget(it->obj, "metadata"), "annotations");
+  json_object *ann = gb_kobj_dig(it->obj, "metadata", "annotations", NULL);
   for (size_t k = 0; k < nkeys; k++) {
-    json_object *v = jget(ann, keys[k]);
+    json_object *v = gb_kobj_get(ann, keys[k]);
     if (!v)
       continue;
     const char *s = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
     int64_t t = 0;
-    if (s && gb_tr_parse_duration(s, &t) == GC_OK && t > 0) {
+    if (s && gc_duration_parse_seconds(s, &t, NULL, 0) == GC_OK && t > 0) {
       p->timeout_s = t;
       return GC_OK;
     }
@@ -426,7 +418,7 @@ static int pg_timeout(struct tr_run *r, const struct gb_tr_dump_item *it, struct
   }
   if (!bt->spec_seconds)
     return GC_OK;
-  json_object *v = jget(jget(it->obj, "spec"), bt->spec_seconds);
+  json_object *v = gb_kobj_dig(it->obj, "spec", bt->spec_seconds, NULL);
   if (!v || p->timeout_s != GB_TR_NO_TIMEOUT)
     return GC_OK;
   if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0) {
@@ -447,22 +439,22 @@ static int pg_timeout(struct tr_run *r, const struct gb_tr_dump_item *it, struct
  * backend's scheduled condition (a fallback when the pods are gone). */
 static void pg_status(struct tr_run *r, const struct gb_tr_dump_item *it, struct tr_pg *p) {
   const struct gc_backend_status *bs = &p->backend->status;
-  json_object *st = jget(it->obj, "status");
-  const char *phase = jstr(st, "phase");
+  json_object *st = gb_kobj_get(it->obj, "status");
+  const char *phase = gb_kobj_str(st, "phase");
   p->status_scheduled = phase && (gc_backend_phase_started(p->backend, phase) ||
                                   (bs->failed_phase && !strcmp(phase, bs->failed_phase)));
-  json_object *conds = jget(st, "conditions");
+  json_object *conds = gb_kobj_get(st, "conditions");
   size_t n = conds && json_object_is_type(conds, json_type_array) ? json_object_array_length(conds)
                                                                   : 0;
   for (size_t i = 0; i < n && bs->scheduled_condition; i++) {
     json_object *c = json_object_array_get_idx(conds, i);
-    const char *type = jstr(c, "type"), *s = jstr(c, "status");
+    const char *type = gb_kobj_str(c, "type"), *s = gb_kobj_str(c, "status");
     char path[96];
     snprintf(path, sizeof(path), "status.conditions[%s].lastTransitionTime",
              bs->scheduled_condition);
     int64_t t = 0;
     if (type && s && !strcmp(type, bs->scheduled_condition) && !strcmp(s, "True") &&
-        read_time(r, it, jget(c, "lastTransitionTime"),
+        read_time(r, it, gb_kobj_get(c, "lastTransitionTime"),
                   STEPS({"status", 0}, {"conditions", 0}, {NULL, i}, {"lastTransitionTime", 0}), 4,
                   p->ns, p->name, path, &t) == GC_OK) {
       p->condition_s = t;
@@ -481,8 +473,8 @@ static int read_podgroup(struct tr_run *r, const struct gb_tr_dump_item *it,
   p->backend = b;
   p->timeout_s = GB_TR_NO_TIMEOUT;
   p->condition_s = -1;
-  json_object *meta = jget(it->obj, "metadata");
-  const char *ns = jstr(meta, "namespace"), *name = jstr(meta, "name");
+  json_object *meta = gb_kobj_get(it->obj, "metadata");
+  const char *ns = gb_kobj_str(meta, "namespace"), *name = gb_kobj_str(meta, "name");
   if (!name) {
     obj_err(r, it, NULL, 0, ns ? ns : "default", "?", "metadata.name", "missing", 0);
     return GC_OK;
@@ -491,14 +483,14 @@ static int read_podgroup(struct tr_run *r, const struct gb_tr_dump_item *it,
   p->name = intern(r, name);
   if (!p->ns || !p->name)
     return GC_ENOMEM;
-  rc = read_time(r, it, jget(meta, "creationTimestamp"),
+  rc = read_time(r, it, gb_kobj_get(meta, "creationTimestamp"),
                  STEPS({"metadata", 0}, {"creationTimestamp", 0}), 2, p->ns, p->name,
                  "metadata.creationTimestamp", &p->created_s);
   if (rc == GC_ENOTFOUND)
     obj_err(r, it, NULL, 0, p->ns, p->name, "metadata.creationTimestamp", "missing", 0);
   if (rc)
     return GC_OK;
-  json_object *spec = jget(it->obj, "spec"), *mm = jget(spec, b->min_member_field);
+  json_object *spec = gb_kobj_get(it->obj, "spec"), *mm = gb_kobj_get(spec, b->min_member_field);
   if (mm && (!json_object_is_type(mm, json_type_int) || json_object_get_int64(mm) < 0)) {
     char path[80];
     snprintf(path, sizeof(path), "spec.%s", b->min_member_field);
@@ -510,7 +502,7 @@ static int read_podgroup(struct tr_run *r, const struct gb_tr_dump_item *it,
   /* A backend with queues puts a PodGroup that names none into its default
    * queue; other backends have no queues. */
   int queues = (b->caps & GC_BCAP_QUEUE) && b->queue.field;
-  const char *q = queues ? jstr(spec, b->queue.field) : NULL;
+  const char *q = queues ? gb_kobj_str(spec, b->queue.field) : NULL;
   p->queue = intern(r, queues ? (q && *q ? q : b->queue.default_name) : "");
   if (!p->queue)
     return GC_ENOMEM;
@@ -527,13 +519,14 @@ static int read_podgroup(struct tr_run *r, const struct gb_tr_dump_item *it,
 static const char *pod_group(json_object *meta, const struct gc_backend **backend) {
   static const enum gc_join_at order[] = {GC_JOIN_LABEL, GC_JOIN_ANNOTATION};
   for (size_t o = 0; o < 2; o++) {
-    json_object *map = jget(meta, order[o] == GC_JOIN_LABEL ? "labels" : "annotations");
+    json_object *map = gb_kobj_get(meta, order[o] == GC_JOIN_LABEL ? "labels" : "annotations");
     for (size_t i = 0; map && i < gc_backend_count(); i++) {
       const struct gc_backend *b = gc_backend_at(i);
       for (size_t j = 0; j < b->n_joins; j++) {
         const struct gc_backend_join *jn = &b->joins[j];
-        const char *group = jn->at == order[o] && jn->value == GC_JOIN_GROUP ? jstr(map, jn->key)
-                                                                             : NULL;
+        const char *group = jn->at == order[o] && jn->value == GC_JOIN_GROUP
+                                ? gb_kobj_str(map, jn->key)
+                                : NULL;
         if (group) {
           *backend = b;
           return group;
@@ -547,21 +540,21 @@ static const char *pod_group(json_object *meta, const struct gc_backend **backen
 /* Records a member pod's PodScheduled=True time under its group (matched
  * to a PodGroup of its namespace and backend later). */
 static int read_pod(struct tr_run *r, const struct gb_tr_dump_item *it) {
-  json_object *meta = jget(it->obj, "metadata");
-  const char *ns = jstr(meta, "namespace"), *name = jstr(meta, "name");
+  json_object *meta = gb_kobj_get(it->obj, "metadata");
+  const char *ns = gb_kobj_str(meta, "namespace"), *name = gb_kobj_str(meta, "name");
   const struct gc_backend *b = NULL;
   const char *group = pod_group(meta, &b);
-  json_object *conds = jget(jget(it->obj, "status"), "conditions");
+  json_object *conds = gb_kobj_dig(it->obj, "status", "conditions", NULL);
   size_t n = conds && json_object_is_type(conds, json_type_array) ? json_object_array_length(conds)
                                                                   : 0;
   for (size_t i = 0; i < n; i++) {
     json_object *c = json_object_array_get_idx(conds, i);
-    const char *type = jstr(c, "type"), *st = jstr(c, "status");
+    const char *type = gb_kobj_str(c, "type"), *st = gb_kobj_str(c, "status");
     if (!type || !st || strcmp(type, "PodScheduled") || strcmp(st, "True"))
       continue;
     int64_t t = 0;
     int rc = read_time(
-        r, it, jget(c, "lastTransitionTime"),
+        r, it, gb_kobj_get(c, "lastTransitionTime"),
         STEPS({"status", 0}, {"conditions", 0}, {NULL, i}, {"lastTransitionTime", 0}), 4,
         ns ? ns : "default", name ? name : "?",
         "status.conditions[PodScheduled].lastTransitionTime", &t);
@@ -600,7 +593,7 @@ static int on_object(void *ctx, const struct gb_tr_dump_item *it) {
   struct tr_run *r = ctx;
   if (r->stop)
     return GC_ELIMIT;
-  const char *kind = jstr(it->obj, "kind"), *api = jstr(it->obj, "apiVersion");
+  const char *kind = gb_kobj_str(it->obj, "kind"), *api = gb_kobj_str(it->obj, "apiVersion");
   const struct gc_backend *b;
   int rc = GC_OK;
   if (!kind || !api)

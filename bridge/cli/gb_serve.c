@@ -25,6 +25,7 @@
 #include "gb_gatesweep.h"
 #include "gb_health.h"
 #include "gb_http.h"
+#include "gb_informers.h"
 #include "gb_kube_config.h"
 #include "gb_leader.h"
 #include "gb_log.h"
@@ -69,6 +70,7 @@ struct serve_run {
   struct gb_health *health;
   struct gb_kube_config *kcfg;
   struct gb_kube_client *client;
+  struct gb_informers *informers; /* one informer per resource, for every consumer */
   struct gb_controller *ctrl;
   struct gb_timeouts *timeouts; /* the gang timeout tracker, fed by the controller */
   struct gb_webhook *wh;
@@ -276,48 +278,6 @@ static int sched_may_answer(void *ctx) {
   return !r->placer || gb_placer_caught_up(r->placer) ? 1 : -1;
 }
 
-/* The model's callbacks reach the placer, which is made after the model. */
-static void on_model_gang(void *arg, const char *ns, const char *jobset) {
-  struct serve_run *r = arg;
-  if (r->placer)
-    gb_placer_on_gang(r->placer, ns, jobset);
-}
-
-static void on_model_capacity(void *arg) {
-  struct serve_run *r = arg;
-  if (r->placer)
-    gb_placer_on_capacity(r->placer);
-}
-
-/* The webhook's placement lookup reaches the placer, made after the
- * controller (the placer reads gangs through the controller). */
-static int placement_lookup(void *ctx, const char *ns, const char *jobset, const char *rjob,
-                            int *gate, struct gb_restriction *restriction, char *reason,
-                            size_t reason_size) {
-  struct serve_run *r = ctx;
-  if (!r->placer)
-    return 0;
-  return gb_placer_webhook_lookup(r->placer, ns, jobset, rjob, gate, restriction, reason,
-                                  reason_size);
-}
-
-static int controller_gang(void *ctx, const char *ns, const char *name, struct gc_gang **out,
-                           char *reason, size_t reason_size) {
-  return gb_controller_gang(ctx, ns, name, out, reason, reason_size);
-}
-
-static int controller_record_gangs(void *ctx, const char *key,
-                                   int (*fn)(void *arg, const char *ns, const char *name),
-                                   void *arg) {
-  return gb_controller_foreach_podgroup_annotation(ctx, key, fn, arg);
-}
-
-/* The placer reads decision records from the controller's PodGroup cache. */
-static int controller_record(void *ctx, const struct gc_backend *b, const char *ns,
-                             const char *name, const char *key, char **text) {
-  return gb_controller_podgroup_annotation(ctx, b, ns, name, key, text);
-}
-
 /* gb_rpc_snapshot_source_fn over the live model (ctx = the model). */
 static int model_snapshot_source(void *ctx, gb_rpc_snapshot_use_fn use, void *arg) {
   return gb_model_with_snapshot(ctx, use, arg);
@@ -371,10 +331,8 @@ static int placement_create(struct serve_run *r, struct gc_diags *d) {
   mo.client = r->client;
   mo.levels = cfg->controller.topology_levels.items;
   mo.n_levels = cfg->controller.topology_levels.n;
+  mo.informers = r->informers;
   mo.plan = r->plan;
-  mo.on_gang = on_model_gang;
-  mo.on_capacity = on_model_capacity;
-  mo.arg = r;
   struct gb_events_opts eo;
   memset(&eo, 0, sizeof(eo));
   eo.min_interval_s = cfg->events.min_interval_s;
@@ -393,10 +351,12 @@ static int placement_create(struct serve_run *r, struct gc_diags *d) {
   pl.plan = r->plan;
   pl.client = r->client;
   pl.events = r->place_events;
-  pl.gang = controller_gang;
+  /* The placer reads gangs and decision records from the controller's
+   * caches, the pods from the model: the same pod informer feeds both. */
+  pl.gang = gb_controller_gang;
   pl.gang_ctx = r->ctrl;
-  pl.record_lookup = controller_record;
-  pl.record_gangs = controller_record_gangs;
+  pl.record_lookup = gb_controller_podgroup_annotation;
+  pl.record_gangs = gb_controller_foreach_podgroup_annotation;
   pl.record_ctx = r->ctrl;
   if (r->leader) {
     pl.is_leader = gb_leader_is_leader_fn;
@@ -408,6 +368,11 @@ static int placement_create(struct serve_run *r, struct gc_diags *d) {
   pl.reg = r->reg;
   if ((rc = gb_placer_new(&pl, &r->placer, d)))
     return rc;
+  /* From here a pod's walk passes no serve code: the webhook asks the
+   * placer whether to gate, the model tells it of gang and capacity
+   * changes. */
+  gb_controller_set_placement(r->ctrl, gb_placer_webhook_lookup, r->placer);
+  gb_model_listen(r->model, gb_placer_on_gang, gb_placer_on_capacity, r->placer);
   return gb_metrics_add_collector(r->reg, gb_placer_collect, r->placer);
 }
 
@@ -419,7 +384,7 @@ static int sweeper_create(struct serve_run *r, struct gc_diags *d) {
   memset(&o, 0, sizeof(o));
   o.client = r->client;
   o.model = r->model;
-  o.gang = controller_gang;
+  o.gang = gb_controller_gang;
   o.gang_ctx = r->ctrl;
   if (!r->place_events) {
     struct gb_events_opts eo;
@@ -456,7 +421,9 @@ static int start_workers(struct serve_run *r, struct gc_diags *d) {
   if ((rc = leader_label_create(r, d)) ||
       (r->leader_label && (rc = gb_selflabel_start(r->leader_label))))
     return rc;
-  if ((rc = gb_controller_start(r->ctrl)) || (rc = gb_timeouts_start(r->timeouts)))
+  /* Every consumer has registered: one list and watch per resource. */
+  if ((rc = gb_informers_start(r->informers)) || (rc = gb_controller_start(r->ctrl)) ||
+      (rc = gb_timeouts_start(r->timeouts)))
     return rc;
   if (r->model && ((rc = gb_model_start(r->model)) || (rc = gb_placer_start(r->placer))))
     return rc;
@@ -485,7 +452,8 @@ static int client_create(struct serve_run *r, struct gc_diags *d) {
     return rc;
   gb_log(GB_LOG_INFO, "kubernetes API", "server", r->kcfg->server, "source", r->kcfg->source,
          NULL);
-  return 0;
+  struct gb_informers_opts fo = {(long)kube->watch_timeout_s, &r->sm};
+  return gb_informers_new(r->client, &fo, &r->informers);
 }
 
 /* The timeout tracker and the controller that feeds it. */
@@ -494,7 +462,9 @@ static int controller_create(struct serve_run *r, struct gc_diags *d) {
   struct gb_timeouts_opts to = {.cfg = &cfg->controller,
                                 .options = &cfg->timeouts,
                                 .events = &cfg->events,
+                                .kube = &cfg->kube,
                                 .client = r->client,
+                                .informers = r->informers,
                                 .metrics = &r->sm,
                                 .reg = r->reg,
                                 .synced = timeouts_synced,
@@ -504,20 +474,18 @@ static int controller_create(struct serve_run *r, struct gc_diags *d) {
                                   .events = &cfg->events,
                                   .webhook = &cfg->webhook,
                                   .client = r->client,
+                                  .informers = r->informers,
                                   .metrics = &r->sm};
   if (r->leader) {
     co.is_leader = to.is_leader = gb_leader_is_leader_fn;
     co.leader_ctx = to.leader_ctx = r->leader;
   }
+  /* The tracker registers first: its handlers see a change before the
+   * controller queues the TrainJob, as when it was the controller's
+   * observer. */
   int rc = gb_timeouts_new(&to, &r->timeouts, d);
   if (rc)
     return rc;
-  co.observe = gb_timeouts_observe;
-  co.observe_ctx = r->timeouts;
-  if (cfg->placement.enabled) {
-    co.placement_lookup = placement_lookup;
-    co.placement_ctx = r;
-  }
   return gb_controller_new(&co, &r->ctrl, d);
 }
 
@@ -606,6 +574,7 @@ static int serve_start(struct serve_run *r, struct gc_diags *d) {
   if ((rc = sweeper_create(r, d)))
     return rc;
   if ((rc = gb_metrics_add_collector(r->reg, gb_controller_collect, r->ctrl)) ||
+      (rc = gb_metrics_add_collector(r->reg, gb_informers_collect, r->informers)) ||
       (rc = gb_metrics_add_collector(r->reg, gb_timeouts_collect, r->timeouts)) ||
       (rc = gb_health_add_check(r->health, GB_HEALTH_READY, "informers-synced",
                                 gb_controller_ready_check, r->ctrl)))
@@ -643,6 +612,7 @@ static void serve_stop(struct serve_run *r) {
   gb_model_stop(r->model);
   gb_controller_stop(r->ctrl);
   gb_timeouts_stop(r->timeouts);
+  gb_informers_stop(r->informers); /* no handler runs after this */
   gb_leader_free(r->leader);
   gb_kube_client_free(r->lease_client);
   gb_selflabel_free(r->leader_label); /* removes the label if it may still be on */
@@ -654,6 +624,7 @@ static void serve_stop(struct serve_run *r) {
   gb_events_free(r->place_events);
   gb_controller_free(r->ctrl);
   gb_timeouts_free(r->timeouts);
+  gb_informers_free(r->informers);
   gb_kube_client_free(r->client);
   gb_kube_config_free(r->kcfg);
   gb_webhook_free(r->wh);

@@ -10,9 +10,9 @@
  * gb_webhook_options holds webhook.* (the pod-binding webhook's server and
  * its answers).  The loader (doc/gb_options) fills them; serve's
  * configuration (cli/gb_serve_config) stitches them with every other
- * layer's.  It also owns Kubernetes label selectors (parse and match), used
- * for namespaceSelector and the opt-in label.  docs/operating.md documents
- * every key and default.
+ * layer's.  The namespaceSelector and the opt-in label are read with
+ * kube/'s gb_selector (the one selector parser).  docs/operating.md
+ * documents every key and default.
  */
 #ifndef GB_CONFIG_H
 #define GB_CONFIG_H
@@ -21,45 +21,13 @@
 #include <stdio.h>
 
 #include "gb_opt.h"
+#include "gb_selector.h"
 #include "gc_arena.h"
 #include "gc_diag.h"
 #include "gc_gang.h"
 #include "gc_value.h"
 
 enum gb_select_mode { GB_SELECT_UNMANAGED = 0, GB_SELECT_NAMESPACE, GB_SELECT_OPTIN };
-
-/* ---- label selectors ------------------------------------------------------ */
-
-enum gb_selector_op {
-  GB_SEL_EQ,        /* k=v, k==v */
-  GB_SEL_NE,        /* k!=v (true when k is absent) */
-  GB_SEL_IN,        /* k in (a,b) */
-  GB_SEL_NOTIN,     /* k notin (a,b) (true when k is absent) */
-  GB_SEL_EXISTS,    /* k */
-  GB_SEL_NOTEXISTS  /* !k */
-};
-
-struct gb_selector_req {
-  const char *key;
-  enum gb_selector_op op;
-  const char **values;
-  size_t n_values;
-};
-
-/* A parsed selector; every requirement must hold.  Arena-owned.  An empty
- * selector matches everything. */
-struct gb_selector {
-  struct gb_selector_req *reqs;
-  size_t n;
-};
-
-/* Parses a Kubernetes label selector ("team=ml,tier in (a,b),!legacy").
- * Returns 0, GC_EINVAL (message names the bad requirement) or GC_ENOMEM. */
-int gb_selector_parse(struct gc_arena *a, const char *text, struct gb_selector *out,
-                      struct gc_diags *d);
-
-/* 1 when labels (a map of strings, or NULL for none) satisfies sel. */
-int gb_selector_match(const struct gb_selector *sel, const struct gc_value *labels);
 
 /* ---- the controller's options ------------------------------------------------ */
 

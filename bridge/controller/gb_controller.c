@@ -2,15 +2,17 @@
  *
  * gb_controller: informers -> work queue -> workers (see the header).
  *
- * Threads: one per informer (gb_informer), one housekeeping thread and N
- * workers.  The housekeeping thread runs API discovery (first at start,
- * then every scheduling.discoveryInterval and at once when a scheduling CRD
- * changes), starts the PodGroup and Queue informers of APIs that appear,
+ * Threads: one housekeeping thread and N workers; the informers are the
+ * factory's (gb_informers, one per resource, shared with the model and the
+ * timeout tracker), and the controller's handlers run on their threads.
+ * The housekeeping thread runs API discovery (first at start, then every
+ * scheduling.discoveryInterval and at once when a scheduling CRD changes),
+ * starts the (deferred) PodGroup and Queue informers of APIs that appear,
  * waits for every cache to sync before it starts the workers (so nothing is
  * reconciled against half-filled caches, as client-go's WaitForCacheSync),
  * and re-queues every TrainJob when the set of served APIs changes or the
- * resync period passes.  Informer handlers only enqueue keys and hand
- * TrainJob, pod and PodGroup changes to the observer (the timeout tracker).
+ * resync period passes.  Informer handlers only enqueue keys and count a
+ * gang's pods.
  */
 #include <json-c/json.h>
 #include <math.h>
@@ -26,73 +28,79 @@
 #include "gb_events.h"
 #include "gb_hash.h"
 #include "gb_informer.h"
+#include "gb_kobj.h"
 #include "gb_kube_discovery.h"
 #include "gb_log.h"
 #include "gb_reconcile.h"
 #include "gb_workqueue.h"
 
-/* The core informers, then one PodGroup and one Queue informer slot per
- * backend of the table (gc_backend.h), started when discovery finds its API
- * served; a backend without Queue objects leaves its queue slot empty. */
-enum {
-  INF_TJ,
-  INF_RT,
-  INF_CRT,
-  INF_NS,
-  INF_POD,
-  INF_CRD,
-  INF_PG0,
-  INF_Q0 = INF_PG0 + GC_BACKEND_MAX,
-  INF_N = INF_Q0 + GC_BACKEND_MAX
-};
+/* Short names of enum gb_ctl_res for the tables below. */
+#define INF_TJ GB_CTL_TRAINJOBS
+#define INF_RT GB_CTL_RUNTIMES
+#define INF_CRT GB_CTL_CLUSTER_RUNTIMES
+#define INF_NS GB_CTL_NAMESPACES
+#define INF_POD GB_CTL_PODS
+#define INF_CRD GB_CTL_CRDS
+#define INF_PG0 GB_CTL_PG0
+#define INF_Q0 GB_CTL_Q0
+#define INF_N GB_CTL_N
 
 struct inf_def {
   const char *group, *version, *resource;
   const char *label_selector;
   int namespaced; /* watched in kube.watchNamespaces only, when set */
+  int deferred;   /* started once discovery finds the API */
 };
 
 static const struct inf_def CORE_DEFS[INF_PG0] = {
-    {GC_TRAINER_GROUP, "v1alpha1", "trainjobs", NULL, 1},
-    {GC_TRAINER_GROUP, "v1alpha1", "trainingruntimes", NULL, 1},
-    {GC_TRAINER_GROUP, "v1alpha1", "clustertrainingruntimes", NULL, 0},
-    {"", "v1", "namespaces", NULL, 0},
+    {GC_TRAINER_GROUP, "v1alpha1", "trainjobs", NULL, 1, 0},
+    {GC_TRAINER_GROUP, "v1alpha1", "trainingruntimes", NULL, 1, 0},
+    {GC_TRAINER_GROUP, "v1alpha1", "clustertrainingruntimes", NULL, 0, 0},
+    {"", "v1", "namespaces", NULL, 0, 0},
     /* Only JobSet pods ("exists" selector); a gang's pods carry its name. */
-    {"", "v1", "pods", GC_JOBSET_NAME_LABEL, 1},
-    {"apiextensions.k8s.io", "v1", "customresourcedefinitions", NULL, 0},
+    {"", "v1", "pods", GC_JOBSET_NAME_LABEL, 1, 0},
+    {"apiextensions.k8s.io", "v1", "customresourcedefinitions", NULL, 0, 0},
 };
+
+const struct gc_backend *gb_controller_res_backend(enum gb_ctl_res r) {
+  if (r >= INF_Q0)
+    return gc_backend_at((size_t)(r - INF_Q0));
+  return r >= INF_PG0 ? gc_backend_at((size_t)(r - INF_PG0)) : NULL;
+}
+
+/* The definition of resource r from the tables and the backend's
+ * descriptor: gangbridge's own PodGroups of a backend (deferred until
+ * discovery finds the API), its Queues (cluster-scoped, deferred).  Returns
+ * 0 for an empty slot. */
+static int inf_def(int r, struct inf_def *out) {
+  const struct gc_backend *b = gb_controller_res_backend((enum gb_ctl_res)r);
+  if (r < INF_PG0) {
+    *out = CORE_DEFS[r];
+    return 1;
+  }
+  if (!b || (r >= INF_Q0 && !b->queue.resource))
+    return 0;
+  if (r < INF_Q0)
+    *out = (struct inf_def){
+        b->group, b->version, b->resource, GC_MANAGED_BY_LABEL "=" GC_MANAGER_NAME, 1, 1};
+  else
+    *out = (struct inf_def){b->group, b->queue.version, b->queue.resource, NULL, 0, 1};
+  return 1;
+}
+
+/* What the controller reads of pods (the gang they join) and of CRDs (the
+ * name only: nothing beyond the metadata every record keeps); the other
+ * kinds it reads whole (the reconcile). */
+static const struct gb_keep POD_KEEP[] = {{{"metadata", "labels", GC_JOBSET_NAME_LABEL}}};
+static const struct gb_keep NAME_ONLY[1];
 
 static const char *const CORE_NAMES[INF_PG0] = {
     "trainjobs", "trainingruntimes",         "clustertrainingruntimes", "namespaces",
     "pods",      "customresourcedefinitions"};
 
-/* The backend of a PodGroup or Queue slot, or NULL. */
-static const struct gc_backend *slot_backend(int which) {
-  if (which >= INF_Q0)
-    return gc_backend_at((size_t)(which - INF_Q0));
-  return which >= INF_PG0 ? gc_backend_at((size_t)(which - INF_PG0)) : NULL;
-}
-
-/* The definition of informer `which`; 0 when the slot is empty (no such
- * backend, or one without Queue objects). */
-static int inf_def(int which, struct inf_def *out) {
-  const struct gc_backend *b = slot_backend(which);
-  if (which < INF_PG0) {
-    *out = CORE_DEFS[which];
-    return 1;
-  }
-  if (!b || (which >= INF_Q0 && !b->queue.resource))
-    return 0;
-  /* gangbridge's own PodGroups only; Queues are cluster-scoped. */
-  *out = which < INF_Q0 ? (struct inf_def){b->group, b->version, b->resource,
-                                           GC_MANAGED_BY_LABEL "=" GC_MANAGER_NAME, 1}
-                        : (struct inf_def){b->group, b->queue.version, b->queue.resource, NULL, 0};
-  return 1;
-}
-
-/* The name logs give informer `which` ("podgroups.<group>", "queues"). */
+/* The name logs give resource `which` ("podgroups.<group>", "queues"). */
 static const char *inf_name(int which, char *buf, size_t cap) {
-  const struct gc_backend *b = slot_backend(which);
+  const struct gc_backend *b = gb_controller_res_backend((enum gb_ctl_res)which);
   if (which < INF_PG0)
     return CORE_NAMES[which];
   if (!b)
@@ -141,10 +149,11 @@ struct gb_controller {
   pthread_mutex_t gang_mu; /* guards gangs */
   struct gb_htab gangs;    /* of struct gang_count */
 
-  pthread_mutex_t collect_mu; /* guards the last_* counters */
+  gb_placement_lookup_fn placement_lookup; /* set before the webhook serves */
+  void *placement_ctx;
+
+  pthread_mutex_t collect_mu; /* guards last_retries */
   unsigned long long last_retries;
-  struct gb_informer_stats last_stats[INF_N];
-  unsigned long long last_timeouts[INF_N];
 };
 
 /* ---- enqueueing ---------------------------------------------------------------- */
@@ -181,18 +190,6 @@ static void enqueue_ns(struct gb_controller *c, const char *ns) {
 }
 
 void gb_controller_resync(struct gb_controller *c) { enqueue_ns(c, NULL); }
-
-/* ---- the observer ---------------------------------------------------------------- */
-
-static void observe(struct gb_controller *c, int which, const struct gb_informer_change *ch) {
-  if (!c->o.observe)
-    return;
-  enum gb_observe_kind kind = which == INF_TJ    ? GB_OBSERVE_TRAINJOB
-                              : which == INF_POD ? GB_OBSERVE_POD
-                                                 : GB_OBSERVE_PODGROUP;
-  c->o.observe(c->o.observe_ctx, kind, slot_backend(which), ch,
-               !gb_informer_has_synced(c->inf[which]));
-}
 
 /* ---- gang pods ---------------------------------------------------------------------- */
 
@@ -247,14 +244,11 @@ static long gang_pods(void *ctx, const char *ns, const char *name) {
 
 /* "ns/jobset-name" of a pod into buf; 0 when it has none. */
 static int pod_gang(json_object *pod, char *buf, size_t cap) {
-  json_object *m = NULL, *l = NULL, *v = NULL;
-  const char *ns = gb_kube_meta_str(pod, "namespace");
-  if (!ns || !json_object_object_get_ex(pod, "metadata", &m) ||
-      !json_object_object_get_ex(m, "labels", &l) ||
-      !json_object_object_get_ex(l, GC_JOBSET_NAME_LABEL, &v) ||
-      !json_object_is_type(v, json_type_string))
+  const char *ns = gb_kobj_meta(pod, "namespace");
+  const char *js = gb_kobj_label(pod, GC_JOBSET_NAME_LABEL);
+  if (!ns || !js)
     return 0;
-  int n = snprintf(buf, cap, "%s/%s", ns, json_object_get_string(v));
+  int n = snprintf(buf, cap, "%s/%s", ns, js);
   return n > 0 && (size_t)n < cap;
 }
 
@@ -284,22 +278,14 @@ static void on_pod(struct gb_controller *c, const struct gb_informer_change *ch)
 
 /* The Queue's state (its status field `field`), or "". */
 static const char *queue_state_of(json_object *obj, const char *field) {
-  json_object *st = NULL, *v = NULL;
-  if (obj && field && json_object_object_get_ex(obj, "status", &st) &&
-      json_object_object_get_ex(st, field, &v) && json_object_is_type(v, json_type_string))
-    return json_object_get_string(v);
-  return "";
+  const char *s = field ? gb_kobj_str(gb_kobj_get(obj, "status"), field) : NULL;
+  return s ? s : "";
 }
 
 /* The Queue's gang timeout annotation (a gc_policy source), or "". */
 static const char *queue_timeout_of(json_object *obj) {
-  json_object *md = NULL, *ann = NULL, *v = NULL;
-  if (obj && json_object_object_get_ex(obj, "metadata", &md) &&
-      json_object_object_get_ex(md, "annotations", &ann) &&
-      json_object_object_get_ex(ann, GC_ANN_SCHEDULE_TIMEOUT, &v) &&
-      json_object_is_type(v, json_type_string))
-    return json_object_get_string(v);
-  return "";
+  const char *s = gb_kobj_annotation(obj, GC_ANN_SCHEDULE_TIMEOUT);
+  return s ? s : "";
 }
 
 /* 1 when CRD `name` is in a backend's API group (its PodGroups or Queues
@@ -313,13 +299,6 @@ static int is_scheduling_crd(const char *name) {
       return 1;
   }
   return 0;
-}
-
-static void kick(struct gb_controller *c) {
-  pthread_mutex_lock(&c->mu);
-  c->kick = 1;
-  pthread_cond_broadcast(&c->cond);
-  pthread_mutex_unlock(&c->mu);
 }
 
 /* A Queue of backend b changed: its state or its timeout annotation
@@ -338,14 +317,18 @@ static void on_queue(struct gb_controller *c, const struct gc_backend *b,
     enqueue_ns(c, NULL);
 }
 
+static void kick(struct gb_controller *c) {
+  pthread_mutex_lock(&c->mu);
+  c->kick = 1;
+  pthread_cond_broadcast(&c->cond);
+  pthread_mutex_unlock(&c->mu);
+}
+
 static void on_change(void *arg, const struct gb_informer_change *ch) {
   struct hctx *h = arg;
   struct gb_controller *c = h->c;
   switch (h->which) {
-  case INF_TJ:
-    observe(c, INF_TJ, ch);
-    enqueue(c, ch->key);
-    break;
+  case INF_TJ: enqueue(c, ch->key); break;
   case INF_RT: enqueue_ns(c, ch->ns); break;
   case INF_CRT: enqueue_ns(c, NULL); break;
   case INF_NS:
@@ -353,65 +336,60 @@ static void on_change(void *arg, const struct gb_informer_change *ch) {
     if (ch->op != GB_INFORMER_DELETE)
       enqueue_ns(c, ch->name);
     break;
-  case INF_POD:
-    observe(c, INF_POD, ch);
-    on_pod(c, ch);
-    break;
+  case INF_POD: on_pod(c, ch); break;
   case INF_CRD:
     if (is_scheduling_crd(ch->name))
       kick(c);
     break;
   default:
-    if (h->which < INF_Q0) {
-      observe(c, h->which, ch);
-      /* The PodGroup is named after its TrainJob. */
-      enqueue(c, ch->key);
-      break;
-    }
-    on_queue(c, slot_backend(h->which), ch);
+    if (h->which < INF_Q0)
+      enqueue(c, ch->key); /* the PodGroup is named after its TrainJob */
+    else
+      on_queue(c, gb_controller_res_backend((enum gb_ctl_res)h->which), ch);
     break;
   }
 }
 
-static void on_log(void *arg, int is_error, const char *msg) {
-  struct hctx *h = arg;
-  char name[300];
-  gb_log(is_error ? GB_LOG_WARN : GB_LOG_DEBUG, "informer", "resource",
-         inf_name(h->which, name, sizeof(name)), "message", msg, NULL);
-  if (is_error && h->c->o.metrics)
-    gb_counter_inc(h->c->o.metrics->errors, (const char *[]){"informer", "watch"});
-}
-
-static int make_informer(struct gb_controller *c, int which, struct gb_informer **out,
-                         struct gc_diags *d) {
+int gb_controller_watch_spec(const struct gb_kube_options *kube, enum gb_ctl_res r,
+                             struct gb_informer_spec *spec, struct gb_informer_handler *h) {
   struct inf_def dd;
   const struct inf_def *def = &dd;
-  if (!inf_def(which, &dd))
-    return GC_EINVAL;
-  struct gb_informer_opts io;
-  memset(&io, 0, sizeof(io));
-  io.group = def->group;
-  io.version = def->version;
-  io.resource = def->resource;
-  io.label_selector = def->label_selector;
+  memset(spec, 0, sizeof(*spec));
+  memset(h, 0, sizeof(*h));
+  if (!inf_def(r, &dd))
+    return 0;
+  spec->group = def->group;
+  spec->version = def->version;
+  spec->resource = def->resource;
+  spec->deferred = def->deferred;
+  h->label_selector = def->label_selector;
   /* kube.watchNamespaces: the namespaced kinds are watched in those
    * namespaces only (a Role each); the cluster-scoped ones stay
    * cluster-wide reads. */
-  if (def->namespaced && c->o.kube) {
-    io.namespaces = c->o.kube->watch_namespaces.items;
-    io.n_namespaces = c->o.kube->watch_namespaces.n;
+  if (def->namespaced && kube) {
+    h->namespaces = kube->watch_namespaces.items;
+    h->n_namespaces = kube->watch_namespaces.n;
   }
-  /* Pods and CRDs are cached as the few fields read, not in full: a
-   * CRD-heavy cluster has tens of megabytes of schemas. */
-  io.transform = which == INF_POD   ? gb_informer_trim_pod
-                 : which == INF_CRD ? gb_informer_trim_crd
-                                    : NULL;
-  io.min_watch_timeout_s = c->o.kube ? (long)c->o.kube->watch_timeout_s : 0;
-  io.on_change = on_change;
-  io.handler_arg = &c->hctx[which];
-  io.on_log = on_log;
-  io.log_arg = &c->hctx[which];
-  return gb_informer_new(c->o.client, &io, out, d);
+  return 1;
+}
+
+/* Registers the controller's handler of resource `which` on the factory.
+ * Pods and CRDs are cached as the few fields read, not in full: a
+ * CRD-heavy cluster has tens of megabytes of schemas. */
+static int register_informer(struct gb_controller *c, int which, struct gc_diags *d) {
+  struct gb_informer_spec spec;
+  struct gb_informer_handler h;
+  if (!gb_controller_watch_spec(c->o.kube, (enum gb_ctl_res)which, &spec, &h))
+    return 0; /* an empty slot */
+  if (which == INF_POD) {
+    h.keep = POD_KEEP;
+    h.n_keep = sizeof(POD_KEEP) / sizeof(POD_KEEP[0]);
+  } else if (which == INF_CRD) {
+    h.keep = NAME_ONLY;
+  }
+  h.on_change = on_change;
+  h.arg = &c->hctx[which];
+  return gb_informers_add(c->o.informers, &spec, &h, &c->inf[which], d);
 }
 
 /* ---- housekeeping ---------------------------------------------------------------- */
@@ -430,28 +408,14 @@ static void hk_sleep(struct gb_controller *c, double s) {
   pthread_mutex_unlock(&c->mu);
 }
 
-/* Starts informer `which` and waits for its first sync.  Returns 1 when synced. */
+/* Starts the deferred informer `which` (registered at new, started once
+ * its API is served) and waits for its first sync.  Returns 1 when synced.
+ * Workers use it only once `served` says so, after the first sync. */
 static int start_late(struct gb_controller *c, int which) {
-  if (!c->inf[which]) {
-    struct gc_diags d;
-    gc_diags_init(&d);
-    struct gb_informer *inf = NULL;
-    int rc = make_informer(c, which, &inf, &d);
-    gc_diags_destroy(&d);
-    if (!rc) {
-      /* Published before its thread starts: the handlers read c->inf[which].
-       * Workers use it only once `served` says so, after the first sync. */
-      pthread_mutex_lock(&c->mu);
-      c->inf[which] = inf;
-      pthread_mutex_unlock(&c->mu);
-      if ((rc = gb_informer_start(inf)) != 0) {
-        pthread_mutex_lock(&c->mu);
-        c->inf[which] = NULL;
-        pthread_mutex_unlock(&c->mu);
-        gb_informer_free(inf);
-      }
-    }
-    char name[300];
+  struct gb_informer *inf = c->inf[which];
+  char name[300];
+  if (!gb_informer_running(inf) && !gb_informer_has_synced(inf)) {
+    int rc = gb_informer_start(inf);
     if (rc) {
       gb_log(GB_LOG_ERROR, "cannot start informer", "resource", inf_name(which, name, sizeof(name)),
              "error", gc_strerror(rc), NULL);
@@ -460,12 +424,12 @@ static int start_late(struct gb_controller *c, int which) {
     gb_log(GB_LOG_INFO, "watching", "resource", inf_name(which, name, sizeof(name)), NULL);
   }
   while (!stopping(c))
-    if (gb_informer_wait_synced(c->inf[which], 200))
+    if (gb_informer_wait_synced(inf, 200))
       return 1;
   return 0;
 }
 
-/* The served flag of informer slot `which` (mu held). */
+/* The served flag of slot `which` (mu held). */
 static int *served_slot(struct gb_controller *c, int which) {
   return which < INF_Q0 ? &c->served[which - INF_PG0] : &c->queues_served[which - INF_Q0];
 }
@@ -475,7 +439,7 @@ static int discover_one(struct gb_controller *c, int which) {
   struct inf_def def;
   char name[300];
   int served = 0;
-  if (!inf_def(which, &def))
+  if (!inf_def(which, &def) || !c->inf[which])
     return 0;
   struct gb_kube_error e;
   gb_kube_error_clear(&e);
@@ -668,7 +632,7 @@ static void *worker_main(void *arg) {
 int gb_controller_new(const struct gb_controller_opts *o, struct gb_controller **out,
                       struct gc_diags *d) {
   *out = NULL;
-  if (!o || !o->cfg || !o->client)
+  if (!o || !o->cfg || !o->client || !o->informers)
     return GC_EINVAL;
   struct gb_controller *c = calloc(1, sizeof(*c));
   if (!c)
@@ -702,10 +666,10 @@ int gb_controller_new(const struct gb_controller_opts *o, struct gb_controller *
   int rc = 0;
   if (!c->q || !c->events || !c->disc || !c->workers || gangs_rc)
     rc = GC_ENOMEM;
-  for (int i = INF_TJ; !rc && i <= INF_CRD; i++) {
+  for (int i = INF_TJ; !rc && i < INF_N; i++) {
     if (i == INF_CRD && !o->cfg->watch_crds)
       continue;
-    rc = make_informer(c, i, &c->inf[i], d);
+    rc = register_informer(c, i, d);
   }
   if (rc) {
     gb_controller_free(c);
@@ -719,15 +683,15 @@ int gb_controller_start(struct gb_controller *c) {
   if (c->started)
     return GC_EUSAGE;
   c->started = 1;
-  for (int i = INF_TJ; i <= INF_CRD; i++) {
-    int rc = c->inf[i] ? gb_informer_start(c->inf[i]) : 0;
-    if (rc)
-      return rc;
-  }
   if (pthread_create(&c->hk, NULL, hk_main, c))
     return GC_ENOMEM;
   c->hk_started = 1;
   return 0;
+}
+
+void gb_controller_set_placement(struct gb_controller *c, gb_placement_lookup_fn fn, void *ctx) {
+  c->placement_lookup = fn;
+  c->placement_ctx = ctx;
 }
 
 int gb_controller_synced(struct gb_controller *c) {
@@ -753,9 +717,6 @@ void gb_controller_stop(struct gb_controller *c) {
   pthread_mutex_unlock(&c->mu);
   for (int i = 0; i < n; i++)
     pthread_join(c->workers[i], NULL);
-  for (int i = 0; i < INF_N; i++)
-    if (c->inf[i])
-      gb_informer_stop(c->inf[i]);
 }
 
 static void free_gang(struct gb_hnode *n, void *ctx) {
@@ -767,8 +728,6 @@ void gb_controller_free(struct gb_controller *c) {
   if (!c)
     return;
   gb_controller_stop(c);
-  for (int i = 0; i < INF_N; i++)
-    gb_informer_free(c->inf[i]);
   gb_htab_clear(&c->gangs, free_gang, NULL);
   gb_htab_free(&c->gangs);
   gb_kube_discovery_free(c->disc);
@@ -888,7 +847,8 @@ int gb_controller_webhook_lookup(void *ctx, const char *ns, const char *jobset_n
       rc = GC_EIO;
       goto out;
     }
-  } else if ((plan.action != GB_RC_KEEP && plan.action != GB_RC_APPLY) || !bound || !b) {
+  } else if ((plan.action != GB_RC_KEEP && plan.action != GB_RC_APPLY) || !bound ||
+             !b) {
     goto out; /* not ours, finished or invalid: leave the pod alone */
   }
   out->managed = 1;
@@ -903,20 +863,22 @@ int gb_controller_webhook_lookup(void *ctx, const char *ns, const char *jobset_n
     out->mismatch = 1;
     mismatch_event(c, in.trainjob, c->o.webhook && c->o.webhook->deny_on_mismatch, out->why);
   }
-  if (out->bind && !out->mismatch && c->o.placement_lookup &&
-      (rc = c->o.placement_lookup(c->o.placement_ctx, ns, jobset_name, rjob_name, &out->gate,
-                                  &out->restriction, reason, reason_size)))
+  if (out->bind && !out->mismatch && c->placement_lookup &&
+      (rc = c->placement_lookup(c->placement_ctx, ns, jobset_name, rjob_name, &out->gate,
+                                &out->restriction, reason, reason_size)))
     goto out;
   snprintf(out->group, sizeof(out->group), "%s", jobset_name);
-  const char *sched = c->cfg->scheduler_names[gc_backend_index(b)];
-  snprintf(out->scheduler_name, sizeof(out->scheduler_name), "%s", sched ? sched : "");
+  snprintf(out->scheduler_name, sizeof(out->scheduler_name), "%s",
+           c->cfg->scheduler_names[gc_backend_index(b)] ? c->cfg->scheduler_names[gc_backend_index(b)]
+                                                       : "");
 out:
   gc_arena_free(a);
   return rc;
 }
 
-int gb_controller_gang(struct gb_controller *c, const char *ns, const char *jobset_name,
-                       struct gc_gang **out, char *reason, size_t reason_size) {
+int gb_controller_gang(void *ctx, const char *ns, const char *jobset_name, struct gc_gang **out,
+                       char *reason, size_t reason_size) {
+  struct gb_controller *c = ctx;
   *out = NULL;
   if (!gb_controller_synced(c)) {
     snprintf(reason, reason_size, "gangbridge caches are not synced yet");
@@ -946,9 +908,9 @@ out:
   return rc;
 }
 
-int gb_controller_podgroup_annotation(struct gb_controller *c, const struct gc_backend *b,
-                                      const char *ns, const char *name, const char *key,
-                                      char **out) {
+int gb_controller_podgroup_annotation(void *ctx, const struct gc_backend *b, const char *ns,
+                                      const char *name, const char *key, char **out) {
+  struct gb_controller *c = ctx;
   *out = NULL;
   int i = gc_backend_index(b);
   if (i < 0)
@@ -959,13 +921,8 @@ int gb_controller_podgroup_annotation(struct gb_controller *c, const struct gc_b
   json_object *pg = NULL;
   if (!inf || gb_informer_get_json(inf, ns, name, &pg) != 0 || !pg)
     return GC_ENOTFOUND;
-  json_object *md = NULL, *ann = NULL, *v = NULL;
-  int rc = 0;
-  if (json_object_object_get_ex(pg, "metadata", &md) &&
-      json_object_object_get_ex(md, "annotations", &ann) &&
-      json_object_object_get_ex(ann, key, &v) && json_object_is_type(v, json_type_string) &&
-      !(*out = strdup(json_object_get_string(v))))
-    rc = GC_ENOMEM;
+  const char *v = gb_kobj_annotation(pg, key);
+  int rc = v && !(*out = strdup(v)) ? GC_ENOMEM : 0;
   json_object_put(pg);
   return rc;
 }
@@ -1013,8 +970,9 @@ static int annotated(struct gb_controller *c, const struct gc_backend *b, struct
   return rc;
 }
 
-int gb_controller_foreach_podgroup_annotation(struct gb_controller *c, const char *key,
-                                              gb_controller_pg_fn fn, void *arg) {
+int gb_controller_foreach_podgroup_annotation(void *ctx, const char *key, gb_controller_pg_fn fn,
+                                              void *arg) {
+  struct gb_controller *c = ctx;
   if (!gb_controller_synced(c))
     return GC_EIO;
   int rc = 0;
@@ -1053,35 +1011,5 @@ void gb_controller_collect(void *ctx, struct gb_metrics *reg) {
   if (r > c->last_retries)
     gb_counter_add(m->queue_retries, NULL, (double)(r - c->last_retries));
   c->last_retries = r;
-
-  for (int i = 0; i < INF_N; i++) {
-    pthread_mutex_lock(&c->mu);
-    struct gb_informer *inf = c->inf[i];
-    pthread_mutex_unlock(&c->mu);
-    if (!inf)
-      continue;
-    struct gb_informer_stats st;
-    gb_informer_stats(inf, &st);
-    const struct gb_informer_stats *old = &c->last_stats[i];
-    struct inf_def def;
-    const char *res = inf_def(i, &def) ? def.resource : "?";
-    if (st.relists_gone > old->relists_gone)
-      gb_counter_add(m->watch_restarts, (const char *[]){res, GB_M_WATCH_GONE},
-                     (double)(st.relists_gone - old->relists_gone));
-    if (st.watch_failures > old->watch_failures)
-      gb_counter_add(m->watch_restarts, (const char *[]){res, GB_M_WATCH_ERROR},
-                     (double)(st.watch_failures - old->watch_failures));
-    /* Watches that ended normally: every started watch but the current one,
-     * less those that failed. */
-    unsigned long long ends = st.watches > st.watch_failures + 1
-                                  ? st.watches - st.watch_failures - 1
-                                  : 0;
-    if (ends > c->last_timeouts[i])
-      gb_counter_add(m->watch_restarts, (const char *[]){res, GB_M_WATCH_TIMEOUT},
-                     (double)(ends - c->last_timeouts[i]));
-    if (ends > c->last_timeouts[i])
-      c->last_timeouts[i] = ends;
-    c->last_stats[i] = st;
-  }
   pthread_mutex_unlock(&c->collect_mu);
 }

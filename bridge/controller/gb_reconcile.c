@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "gb_kobj.h"
 #include "gb_log.h"
 #include "gb_reconcile.h"
 #include "gc_catalog.h"
@@ -900,7 +901,7 @@ static enum create_outcome create_podgroup(struct gb_rc_env *env, const struct g
     json_object_put(got);
     return CREATE_FAILED;
   }
-  const char *u = gb_kube_meta_str(got, "uid"), *rv = gb_kube_meta_str(got, "resourceVersion");
+  const char *u = gb_kobj_meta(got, "uid"), *rv = gb_kobj_meta(got, "resourceVersion");
   m->uid = u ? gc_arena_strdup(a, u) : NULL;
   m->rv = rv ? gc_arena_strdup(a, rv) : NULL;
   json_object_put(got);

@@ -21,6 +21,7 @@
 #include <strings.h>
 
 #include "gb_base64.h"
+#include "gb_kobj.h"
 #include "gb_log.h"
 #include "gb_metrics.h"
 #include "gb_reconcile.h"
@@ -132,19 +133,7 @@ int gb_webhook_podgroup_bindable(const struct gc_value *pg, const char *trainjob
   return 1;
 }
 
-/* ---- small json-c helpers --------------------------------------------- */
-
-static json_object *get(json_object *o, const char *key) {
-  json_object *v = NULL;
-  if (!o || !json_object_is_type(o, json_type_object))
-    return NULL;
-  return json_object_object_get_ex(o, key, &v) ? v : NULL;
-}
-
-static const char *get_str(json_object *o, const char *key) {
-  json_object *v = get(o, key);
-  return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
-}
+/* ---- strings with a NUL byte ------------------------------------------- */
 
 /* 1 when a JSON string holds a NUL byte: json-c keeps the decoded length, so
  * a "\u0000" shows as a length longer than the C string, which every
@@ -157,7 +146,7 @@ static int has_nul(json_object *s) {
  * string).  Returns 0, or 1 when it holds a NUL byte: then *out is NULL and
  * the caller refuses the review naming `field`. */
 static int get_str_checked(json_object *o, const char *key, const char **out) {
-  json_object *v = get(o, key);
+  json_object *v = gb_kobj_get(o, key);
   *out = NULL;
   if (!v || !json_object_is_type(v, json_type_string))
     return 0;
@@ -165,11 +154,6 @@ static int get_str_checked(json_object *o, const char *key, const char **out) {
     return 1;
   *out = json_object_get_string(v);
   return 0;
-}
-
-static json_object *get_obj(json_object *o, const char *key) {
-  json_object *v = get(o, key);
-  return v && json_object_is_type(v, json_type_object) ? v : NULL;
 }
 
 /* ---- answers ---------------------------------------------------------- */
@@ -313,7 +297,7 @@ static int add_op(json_object *patch, const char *path, json_object *value) {
  * an operation was added, 0 when the pod already had it, <0 on error. */
 static int set_map_key(json_object *patch, json_object *meta, const char *map, const char *key,
                        const char *value, struct verdict *v) {
-  json_object *m = get(meta, map);
+  json_object *m = gb_kobj_get(meta, map);
   char path[600];
   if (!m || !json_object_is_type(m, json_type_object)) {
     json_object *obj = json_object_new_object();
@@ -324,7 +308,7 @@ static int set_map_key(json_object *patch, json_object *meta, const char *map, c
     int rc = add_op(patch, path, obj);
     return rc < 0 ? rc : 1;
   }
-  const char *cur = get_str(m, key);
+  const char *cur = gb_kobj_str(m, key);
   if (cur && !strcmp(cur, value))
     return 0;
   if (cur)
@@ -351,14 +335,14 @@ static const char *join_map(const struct gc_backend_join *j) {
  * theirs), creating the list when the pod has none or an empty one, and
  * adds nothing when the gate is there already. */
 static int add_gate(json_object *patch, json_object *spec, struct verdict *v) {
-  json_object *gates = get(spec, "schedulingGates");
+  json_object *gates = gb_kobj_get(spec, "schedulingGates");
   if (gates && !json_object_is_type(gates, json_type_array)) {
     warn(v, "gangbridge: spec.schedulingGates is not a list; pod not held for placement");
     return 0;
   }
   size_t n = gates ? json_object_array_length(gates) : 0;
   for (size_t i = 0; i < n; i++) {
-    const char *name = get_str(json_object_array_get_idx(gates, i), "name");
+    const char *name = gb_kobj_str(json_object_array_get_idx(gates, i), "name");
     if (name && !strcmp(name, GB_PLACEMENT_GATE))
       return 0;
   }
@@ -383,11 +367,11 @@ static int add_gate(json_object *patch, json_object *spec, struct verdict *v) {
  * already) loses the gate here: nothing would ever remove it.  Returns 1
  * when a "remove" was added, 0 when the pod has no such gate, <0 on error. */
 static int strip_gate(json_object *pod, const char *why, struct verdict *v) {
-  json_object *gates = get(get_obj(pod, "spec"), "schedulingGates");
+  json_object *gates = gb_kobj_get(gb_kobj_obj(pod, "spec"), "schedulingGates");
   size_t n = gates && json_object_is_type(gates, json_type_array) ? json_object_array_length(gates)
                                                                   : 0;
   for (size_t i = 0; i < n; i++) {
-    const char *name = get_str(json_object_array_get_idx(gates, i), "name");
+    const char *name = gb_kobj_str(json_object_array_get_idx(gates, i), "name");
     if (!name || strcmp(name, GB_PLACEMENT_GATE))
       continue;
     if (!v->patch && !(v->patch = json_object_new_array()))
@@ -411,7 +395,7 @@ static int add_restriction(json_object *patch, json_object *pod, const struct gb
                            struct verdict *v) {
   struct gc_diags d;
   gc_diags_init(&d);
-  int rc = gb_release_affinity_ops(pod, r, patch, &d);
+  int rc = gb_restriction_affinity_ops(pod, r, patch, &d);
   if (rc == GC_EINVAL || rc == GC_ELIMIT) {
     warn(v, "gangbridge: pod not restricted to its gang's placement: %s",
          d.n ? d.msgs[0] : gc_strerror(rc));
@@ -425,7 +409,7 @@ static int add_restriction(json_object *patch, json_object *pod, const struct gb
  * places the gang, else the restriction of a gang already released. */
 static int add_placement(json_object *pod, const struct gb_webhook_decision *dec,
                          struct verdict *v) {
-  json_object *spec = get_obj(pod, "spec");
+  json_object *spec = gb_kobj_obj(pod, "spec");
   if (!dec->gate) {
     int rc = strip_gate(pod,
                         dec->restriction.kind != GB_RESTRICT_NONE
@@ -451,7 +435,7 @@ static int build_patch(json_object *pod, const struct gb_webhook_decision *dec,
   v->patch = json_object_new_array();
   if (!v->patch)
     return GC_ENOMEM;
-  json_object *meta = get_obj(pod, "metadata");
+  json_object *meta = gb_kobj_obj(pod, "metadata");
   int rc = 0;
   /* Every key the backend joins its pods by that names the group. */
   for (size_t i = 0; i < dec->backend->n_joins && rc >= 0; i++) {
@@ -462,8 +446,8 @@ static int build_patch(json_object *pod, const struct gb_webhook_decision *dec,
   if (rc < 0)
     return rc;
   if (dec->scheduler_name[0]) {
-    json_object *spec = get_obj(pod, "spec");
-    const char *cur = get_str(spec, "schedulerName");
+    json_object *spec = gb_kobj_obj(pod, "spec");
+    const char *cur = gb_kobj_str(spec, "schedulerName");
     if (!spec) {
       warn(v, "gangbridge: pod has no spec; schedulerName %s not set", dec->scheduler_name);
     } else if (!cur || !cur[0] || !strcmp(cur, GB_DEFAULT_SCHEDULER)) {
@@ -483,7 +467,7 @@ static int build_patch(json_object *pod, const struct gb_webhook_decision *dec,
  * added, 0 when there was nothing to remove, <0 on error. */
 static int remove_map_key(json_object *patch, json_object *meta, const char *map,
                           const char *key, const char *why, struct verdict *v) {
-  json_object *m = get_obj(meta, map);
+  json_object *m = gb_kobj_obj(meta, map);
   if (!m || !json_object_object_get_ex(m, key, NULL))
     return 0;
   char esc[300], path[600];
@@ -493,7 +477,7 @@ static int remove_map_key(json_object *patch, json_object *meta, const char *map
   int rc = patch_op(patch, "remove", path, NULL);
   if (rc < 0)
     return rc;
-  const char *cur = get_str(m, key);
+  const char *cur = gb_kobj_str(m, key);
   warn(v, "gangbridge: removed %s %s=%s: %s", !strcmp(map, "labels") ? "label" : "annotation",
        key, cur ? cur : "", why);
   return 1;
@@ -507,7 +491,7 @@ static int build_unbind_patch(json_object *pod, const char *why, struct verdict 
   v->patch = json_object_new_array();
   if (!v->patch)
     return GC_ENOMEM;
-  json_object *meta = get_obj(pod, "metadata");
+  json_object *meta = gb_kobj_obj(pod, "metadata");
   int rc = 0;
   /* Annotations first, then labels: every backend's group keys. */
   static const enum gc_join_at order[] = {GC_JOIN_ANNOTATION, GC_JOIN_LABEL};
@@ -583,7 +567,7 @@ static int read_joins(struct verdict *v, json_object *meta) {
         if (j->legacy || j->at != order[o])
           continue;
         snprintf(field, sizeof(field), "request.object.metadata.%s[\"%s\"]", join_map(j), j->key);
-        if (read_field(v, get_obj(meta, join_map(j)), j->key, field, &ignored))
+        if (read_field(v, gb_kobj_obj(meta, join_map(j)), j->key, field, &ignored))
           return 1;
       }
     }
@@ -596,8 +580,8 @@ static int read_joins(struct verdict *v, json_object *meta) {
  * denied the review. */
 static int read_pod(struct verdict *v, json_object *req, json_object *pod,
                     struct pod_facts *f) {
-  json_object *meta = get_obj(pod, "metadata");
-  json_object *labels = get_obj(meta, "labels");
+  json_object *meta = gb_kobj_obj(pod, "metadata");
+  json_object *labels = gb_kobj_obj(meta, "labels");
   const char *ignored, *meta_ns;
   f->pod = pod;
   if (read_field(v, labels, GB_JOBSET_NAME_LABEL,
@@ -605,7 +589,7 @@ static int read_pod(struct verdict *v, json_object *req, json_object *pod,
       read_field(v, labels, GB_JOBSET_RJOB_LABEL,
                  "request.object.metadata.labels[\"" GB_JOBSET_RJOB_LABEL "\"]", &f->rjob) ||
       read_joins(v, meta) ||
-      read_field(v, get_obj(pod, "spec"), "schedulerName", "request.object.spec.schedulerName",
+      read_field(v, gb_kobj_obj(pod, "spec"), "schedulerName", "request.object.spec.schedulerName",
                  &ignored) ||
       read_field(v, req, "namespace", "request.namespace", &f->ns) ||
       read_field(v, meta, "namespace", "request.object.metadata.namespace", &meta_ns))
@@ -718,7 +702,7 @@ static int decide(struct gb_webhook *wh, json_object *req, struct verdict *v, co
   v->allowed = 1;
   *backend = "none";
   *result = GB_M_ADMIT_SKIPPED;
-  json_object *kind = get_obj(req, "kind");
+  json_object *kind = gb_kobj_obj(req, "kind");
   const char *op, *kkind, *kgroup;
   struct pod_facts f;
   memset(&f, 0, sizeof(f));
@@ -738,7 +722,7 @@ static int decide(struct gb_webhook *wh, json_object *req, struct verdict *v, co
      * other operations have nothing to do. */
     return 0;
   }
-  json_object *pod = get_obj(req, "object");
+  json_object *pod = gb_kobj_obj(req, "object");
   if (!pod) {
     warn(v, "gangbridge: request.object is missing or not an object; pod left unchanged");
     *result = GB_M_ADMIT_INVALID;
@@ -834,7 +818,7 @@ int gb_webhook_review(struct gb_webhook *wh, const char *content_type, const cha
                      ADMISSION_API, api ? api : "(none)", kind ? kind : "(none)");
     goto done;
   }
-  json_object *req = get_obj(root, "request");
+  json_object *req = gb_kobj_obj(root, "request");
   if (!req) {
     rc = text_answer(&a, 400, "AdmissionReview has no request object");
     goto done;

@@ -17,7 +17,7 @@
  * the placement; a pod of a gang already released (a later-wave pod, e.g.
  * an MPI launcher) gets the placement restriction at once instead
  * (decision.restriction, AND-ed into its required node affinity, see
- * gb_release.h).  Only bound pods get either.  A managed pod that must not join
+ * gb_restriction.h).  Only bound pods get either.  A managed pod that must not join
  * the gang (its replicated job is not in the plan, or the PodGroup that
  * exists is not the gang's: decision.mismatch) gets "remove" operations for
  * any group label or annotation it carries (Kubeflow Trainer puts one on
@@ -36,7 +36,7 @@
 #include <stddef.h>
 
 #include "gb_http.h"
-#include "gb_release.h"
+#include "gb_restriction.h"
 #include "gc_gang.h"
 #include "gc_value.h"
 

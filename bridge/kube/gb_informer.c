@@ -1,16 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0
  *
- * gb_informer: list/watch loops (reflectors, one thread each: one for all
- * namespaces or one namespace, one per namespace of a set) and the keyed
- * object cache they share.  A reflector's relist sweeps only its own
- * namespace's entries; handler calls are serialized by handler_mu.
+ * gb_informer: the handlers and their sealing into one list and watch, the
+ * keyed object cache the reflectors (gb_informer_loop.c) fill, and the
+ * delivery of each change to the handlers that select the object.  A
+ * reflector's relist sweeps only its own namespace's entries; handler
+ * calls are serialized by handler_mu.
  */
 #include "gb_informer.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,91 +18,47 @@
 
 #include "gb_clock.h"
 #include "gb_hash.h"
+#include "gb_informer_int.h"
+#include "gb_kobj.h"
 #include "gb_kube_watch.h"
-#include "gc_backend.h"
 
-#define RV_MAX 512
-#define UID_MAX 128
-#define KEY_MAX 512
-#define MAX_NAMESPACES 256
+typedef struct gb_inf_entry entry_t;
 
-/* A cache entry: one allocation holding key, rv, uid and JSON text. */
-struct entry {
-  struct entry *next;
-  uint32_t hash;
-  uint32_t gen;       /* list generation that last saw the object */
-  uint16_t key_len, rv_len, uid_len;
-  uint32_t text_len;
-  char data[];        /* key \0 rv \0 uid \0 text \0 */
-};
-
-static const char *e_key(const struct entry *e) { return e->data; }
-static const char *e_rv(const struct entry *e) { return e->data + e->key_len + 1; }
-static const char *e_uid(const struct entry *e) {
-  return e->data + e->key_len + 1 + e->rv_len + 1;
-}
-static const char *e_text(const struct entry *e) {
+static const char *e_key(const entry_t *e) { return e->data; }
+static const char *e_rv(const entry_t *e) { return e->data + e->key_len + 1; }
+static const char *e_uid(const entry_t *e) { return e->data + e->key_len + 1 + e->rv_len + 1; }
+static const char *e_text(const entry_t *e) {
   return e->data + e->key_len + 1 + e->rv_len + 1 + e->uid_len + 1;
 }
-static size_t e_size(const struct entry *e) {
+static size_t e_size(const entry_t *e) {
   return sizeof(*e) + e->key_len + e->rv_len + e->uid_len + e->text_len + 4;
 }
 
-struct gb_informer;
+/* What the informer itself reads of every object, whatever its handlers keep. */
+static const struct gb_keep OWN_KEEP[] = {{{"metadata", "name"}},
+                                          {{"metadata", "namespace"}},
+                                          {{"metadata", "uid"}},
+                                          {{"metadata", "resourceVersion"}}};
+#define N_OWN_KEEP (sizeof(OWN_KEEP) / sizeof(OWN_KEEP[0]))
+#define SEL_ARENA_LIMIT (256u << 10) /* a parsed selector: 4 KiB of text at most */
 
-/* One list/watch loop: all namespaces (ns NULL), or one namespace. */
-struct reflector {
-  struct gb_informer *inf;
-  char *ns;         /* owned; NULL: every namespace */
-  char path[1024];
-  char rv[RV_MAX];  /* under inf->lock */
-  uint32_t gen;     /* the generation of its last list (its thread only) */
-  int synced;       /* under inf->lock */
-  int running;
-  pthread_t thread;
-  unsigned rng;
-};
+/* ---- helpers ------------------------------------------------------------------- */
 
-struct gb_informer {
-  struct gb_kube_client *client;
-  struct gb_informer_opts o;
-  char *group, *version, *resource, *ns, *label, *field; /* owned copies */
-  struct reflector *refl;
-  size_t n_refl;
-
-  pthread_rwlock_t cache_lock;
-  struct entry **buckets;
-  size_t n_buckets, n_entries, bytes;
-  atomic_uint gen_seq; /* generations, unique across the reflectors */
-
-  pthread_mutex_t lock; /* guards rv, stats, synced; with cond for sleeps */
-  pthread_cond_t cond;
-  char rv[RV_MAX];      /* the last resourceVersion seen by any reflector */
-  struct gb_informer_stats st;
-  int synced;           /* every reflector has listed once */
-  int started;
-  atomic_int stopping;
-  pthread_mutex_t handler_mu; /* one handler call at a time, whatever the reflector */
-  int limit_logged;
-};
-
-/* ---- helpers ------------------------------------------------------------ */
-
-/* strdup that passes NULL through. */
 static char *xstrdup(const char *s) { return s ? strdup(s) : NULL; }
+
+static int streq(const char *a, const char *b) {
+  return (!a || !*a) ? (!b || !*b) : (b && !strcmp(a, b));
+}
 
 /* The bucket hash: the low 32 bits of FNV-1a are as well mixed as the rest
  * and the bucket index masks low bits. */
 static uint32_t key_hash(const char *s, size_t n) { return (uint32_t)gb_hash_bytes(s, n); }
 
-static void logf_(struct gb_informer *inf, int is_error, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void logf_(struct gb_informer *inf, int is_error, const char *fmt, ...) {
+void gb_informer_logf(struct gb_informer *inf, int is_error, const char *fmt, ...) {
   if (!inf->o.on_log)
     return;
   char msg[1400];
-  int n = snprintf(msg, sizeof(msg), "informer %s%s%s: ", inf->group[0] ? inf->group : "",
-                   inf->group[0] ? "/" : "", inf->resource);
+  int n = snprintf(msg, sizeof(msg), "informer %s: ", inf->name);
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(msg + n, sizeof(msg) - (size_t)n, fmt, ap);
@@ -111,156 +67,23 @@ static void logf_(struct gb_informer *inf, int is_error, const char *fmt, ...) {
 }
 
 void gb_informer_strip(json_object *obj) {
-  json_object *m;
-  if (json_object_object_get_ex(obj, "metadata", &m) && json_object_is_type(m, json_type_object))
-    json_object_object_del(m, "managedFields");
+  json_object_object_del(gb_kobj_obj(obj, "metadata"), "managedFields");
 }
 
 /* What the cache stores of obj: without managedFields, and only what the
- * owner's transform keeps. */
+ * handlers read. */
 static void prepare(struct gb_informer *inf, json_object *obj) {
-  gb_informer_strip(obj);
-  if (inf->o.transform)
-    inf->o.transform(obj);
-}
-
-/* Keeps only the members of obj named in keep (NULL-terminated).  The keys
- * to drop are collected first because json-c forbids deleting while
- * iterating; a batch is bounded, so very wide objects take several passes. */
-static void keep_only(json_object *obj, const char *const *keep) {
-  if (!obj || !json_object_is_type(obj, json_type_object))
-    return;
-  for (int more = 1; more;) {
-    char *drop[64];
-    size_t n = 0;
-    more = 0;
-    json_object_object_foreach(obj, k, v) {
-      (void)v;
-      size_t i = 0;
-      while (keep[i] && strcmp(keep[i], k) != 0)
-        i++;
-      if (keep[i])
-        continue;
-      if (n == sizeof(drop) / sizeof(drop[0])) {
-        more = 1;
-        break;
-      }
-      drop[n++] = k;
-    }
-    for (size_t i = 0; i < n; i++)
-      json_object_object_del(obj, drop[i]);
-  }
-}
-
-static json_object *member(json_object *obj, const char *k) {
-  json_object *v = NULL;
-  return json_object_object_get_ex(obj, k, &v) ? v : NULL;
-}
-
-/* Keeps only the PodScheduled and Ready entries of a pod's status.conditions (and of them
- * the fields the timeout tracker reads), rebuilt into a new array because
- * json-c arrays cannot drop elements in place. */
-static void trim_conditions(json_object *status) {
-  static const char *const cond[] = {"type", "status", "reason", "message", "lastTransitionTime",
-                                     NULL};
-  json_object *cs = member(status, "conditions");
-  if (!cs || !json_object_is_type(cs, json_type_array))
-    return;
-  json_object *keep = json_object_new_array();
-  for (size_t i = 0; keep && i < json_object_array_length(cs); i++) {
-    json_object *c = json_object_array_get_idx(cs, i), *t = member(c, "type");
-    if (t && json_object_is_type(t, json_type_string) &&
-        (!strcmp(json_object_get_string(t), "PodScheduled") ||
-         !strcmp(json_object_get_string(t), "Ready"))) {
-      keep_only(c, cond);
-      json_object_array_add(keep, json_object_get(c));
-    }
-  }
-  if (keep && json_object_array_length(keep) > 0)
-    json_object_object_add(status, "conditions", keep);
-  else {
-    json_object_put(keep);
-    json_object_object_del(status, "conditions");
-  }
-}
-
-/* Drops member k of obj when it is an empty object. */
-static void drop_empty(json_object *obj, const char *k) {
-  json_object *v = member(obj, k);
-  if (v && json_object_is_type(v, json_type_object) && json_object_object_length(v) == 0)
-    json_object_object_del(obj, k);
-}
-
-/* The keys a trimmed pod keeps: the fixed ones, then every key a backend
- * joins pods by (gc_backend.h) at `at`; for a pod spec field, its first
- * path element.  Built once. */
-#define KEEP_MAX (4 + GC_BACKEND_MAX * GC_BACKEND_MAX_JOINS)
-static const char *keep_labels[KEEP_MAX], *keep_anns[KEEP_MAX], *keep_spec[KEEP_MAX];
-static char keep_spec_keys[GC_BACKEND_MAX * GC_BACKEND_MAX_JOINS][64];
-static pthread_once_t keep_once = PTHREAD_ONCE_INIT;
-
-static void keep_build(void) {
-  size_t nl = 0, na = 0, ns = 0, nk = 0;
-  keep_labels[nl++] = "jobset.sigs.k8s.io/jobset-name";
-  keep_spec[ns++] = "schedulingGates";
-  for (size_t i = 0; i < gc_backend_count(); i++) {
-    const struct gc_backend *b = gc_backend_at(i);
-    for (size_t j = 0; j < b->n_joins; j++) {
-      const struct gc_backend_join *jn = &b->joins[j];
-      if (jn->legacy)
-        continue;
-      if (jn->at == GC_JOIN_LABEL) {
-        keep_labels[nl++] = jn->key;
-      } else if (jn->at == GC_JOIN_ANNOTATION) {
-        keep_anns[na++] = jn->key;
-      } else if (jn->at == GC_JOIN_SPEC_FIELD) {
-        snprintf(keep_spec_keys[nk], sizeof(keep_spec_keys[nk]), "%.*s", (int)strcspn(jn->key, "."),
-                 jn->key);
-        keep_spec[ns++] = keep_spec_keys[nk++];
-      }
-    }
-  }
-  keep_labels[nl] = keep_anns[na] = keep_spec[ns] = NULL;
-}
-
-void gb_informer_trim_pod(json_object *obj) {
-  static const char *const top[] = {"apiVersion", "kind", "metadata", "spec", "status", NULL};
-  static const char *const meta[] = {
-      "name",        "namespace",         "uid", "resourceVersion", "labels",
-      "annotations", "creationTimestamp", NULL};
-  static const char *const status[] = {"conditions", NULL};
-  pthread_once(&keep_once, keep_build);
-  keep_only(obj, top);
-  json_object *m = member(obj, "metadata");
-  keep_only(m, meta);
-  keep_only(member(m, "labels"), keep_labels);
-  keep_only(member(m, "annotations"), keep_anns);
-  keep_only(member(obj, "spec"), keep_spec);
-  keep_only(member(obj, "status"), status);
-  trim_conditions(member(obj, "status"));
-  drop_empty(obj, "spec");
-  drop_empty(obj, "status");
-}
-
-void gb_informer_trim_crd(json_object *obj) {
-  static const char *const top[] = {"apiVersion", "kind", "metadata", "spec", NULL};
-  static const char *const meta[] = {"name", "uid", "resourceVersion", NULL};
-  static const char *const spec[] = {"group", "names", "scope", "versions", NULL};
-  static const char *const version[] = {"name", "served", "storage", NULL};
-  keep_only(obj, top);
-  keep_only(member(obj, "metadata"), meta);
-  json_object *s = member(obj, "spec");
-  keep_only(s, spec);
-  json_object *vs = member(s, "versions");
-  if (vs && json_object_is_type(vs, json_type_array))
-    for (size_t i = 0; i < json_object_array_length(vs); i++)
-      keep_only(json_object_array_get_idx(vs, i), version);
+  json_object *md = gb_kobj_obj(obj, "metadata");
+  if (md)
+    json_object_object_del(md, "managedFields");
+  if (inf->n_keeps)
+    gb_keep_prune(obj, inf->keeps, inf->n_keeps);
 }
 
 /* Builds the cache key of obj into buf; returns 0 or GC_EINVAL. */
 static int obj_key(json_object *obj, char *buf, size_t cap, const char **ns, const char **name) {
-  *ns = gb_kube_meta_str(obj, "namespace");
-  *name = gb_kube_meta_str(obj, "name");
+  *ns = gb_kobj_meta(obj, "namespace");
+  *name = gb_kobj_meta(obj, "name");
   if (!*name || !(*name)[0])
     return GC_EINVAL;
   if (!*ns)
@@ -269,11 +92,262 @@ static int obj_key(json_object *obj, char *buf, size_t cap, const char **ns, con
   return (n < 0 || (size_t)n >= cap) ? GC_EINVAL : GC_OK;
 }
 
-/* ---- hash table (cache_lock held for writing by callers that mutate) ------ */
+/* ---- handlers and sealing ------------------------------------------------------ */
 
-static struct entry **find_slot(struct gb_informer *inf, const char *key, size_t len,
-                                uint32_t h) {
-  struct entry **pp = &inf->buckets[h & (inf->n_buckets - 1)];
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int in_set(char *const *set, size_t n, const char *s) {
+  return bsearch(&s, set, n, sizeof(*set), cmp_str) != NULL;
+}
+
+/* Copies names (n of them) into a sorted set without duplicates. */
+static int copy_set(const char *const *names, size_t n, char ***out, size_t *n_out,
+                    struct gc_diags *d) {
+  *out = NULL;
+  *n_out = 0;
+  if (!n)
+    return 0;
+  if (n > GB_INF_MAX_NAMESPACES) {
+    gc_diags_addf(d, "informer: at most %d namespaces", GB_INF_MAX_NAMESPACES);
+    return GC_EINVAL;
+  }
+  char **set = calloc(n, sizeof(*set));
+  if (!set)
+    return GC_ENOMEM;
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (!names[i] || !*names[i]) {
+      gc_diags_addf(d, "informer: an empty namespace in the set");
+      goto bad;
+    }
+    if (!(set[k++] = strdup(names[i])))
+      goto oom;
+  }
+  qsort(set, k, sizeof(*set), cmp_str);
+  size_t u = 0;
+  for (size_t i = 0; i < k; i++) {
+    if (u && !strcmp(set[u - 1], set[i])) {
+      free(set[i]);
+      continue;
+    }
+    set[u++] = set[i];
+  }
+  *out = set;
+  *n_out = u;
+  return 0;
+oom:
+  for (size_t i = 0; i < k; i++)
+    free(set[i]);
+  free(set);
+  return GC_ENOMEM;
+bad:
+  for (size_t i = 0; i < k; i++)
+    free(set[i]);
+  free(set);
+  return GC_EINVAL;
+}
+
+static void handler_free(struct gb_inf_handler *h) {
+  for (size_t i = 0; i < h->n_ns; i++)
+    free(h->ns[i]);
+  free(h->ns);
+  free(h->label);
+  free(h->field);
+  gc_arena_free(h->sel_arena);
+  memset(h, 0, sizeof(*h));
+}
+
+int gb_informer_add_handler(struct gb_informer *inf, const struct gb_informer_handler *h,
+                            struct gc_diags *diags) {
+  if (inf->sealed || inf->n_h == GB_INFORMER_MAX_HANDLERS) {
+    gc_diags_addf(diags, "informer %s: %s", inf->name,
+                  inf->sealed ? "a handler added after the start" : "too many handlers");
+    return GC_EUSAGE;
+  }
+  int rc = h->keep ? gb_keep_check(h->keep, h->n_keep, diags) : 0;
+  if (rc)
+    return rc;
+  struct gb_inf_handler *x = &inf->h[inf->n_h];
+  memset(x, 0, sizeof(*x));
+  /* Parsed now, so a bad selector is refused here; applied here only when
+   * the list's selection turns out wider than this handler's. */
+  x->sel_arena = gc_arena_new(SEL_ARENA_LIMIT);
+  rc = x->sel_arena ? gb_selector_parse(x->sel_arena, h->label_selector, &x->sel, diags)
+                    : GC_ENOMEM;
+  if (!rc)
+    rc = gb_selector_add_fields(x->sel_arena, h->field_selector, &x->sel, diags);
+  if (rc) {
+    handler_free(x);
+    return rc;
+  }
+  x->fn = h->on_change;
+  x->arg = h->arg;
+  x->keep = h->keep;
+  x->n_keep = h->keep ? h->n_keep : 0;
+  x->max_objects = h->max_objects;
+  x->label = h->label_selector && *h->label_selector ? strdup(h->label_selector) : NULL;
+  x->field = h->field_selector && *h->field_selector ? strdup(h->field_selector) : NULL;
+  rc = copy_set(h->namespaces, h->n_namespaces, &x->ns, &x->n_ns, diags);
+  for (size_t i = 0; !rc && i < x->n_ns; i++) {
+    char path[1024];
+    if (gb_kube_path(path, sizeof(path), inf->group, inf->version, inf->resource, x->ns[i], NULL)) {
+      gc_diags_addf(diags, "informer %s: namespace \"%.64s\": not a valid namespace", inf->name,
+                    x->ns[i]);
+      rc = GC_EINVAL;
+    }
+  }
+  if (!rc && ((h->label_selector && *h->label_selector && !x->label) ||
+              (h->field_selector && *h->field_selector && !x->field)))
+    rc = GC_ENOMEM;
+  if (rc) {
+    handler_free(x);
+    return rc;
+  }
+  inf->n_h++;
+  return 0;
+}
+
+/* The namespaces the list spans: NULL and 0 when some handler (or none)
+ * watches every namespace, else the union of theirs (sorted, unique). */
+static int union_namespaces(struct gb_informer *inf, char ***out, size_t *n_out) {
+  *out = NULL;
+  *n_out = 0;
+  size_t total = 0;
+  for (size_t i = 0; i < inf->n_h; i++) {
+    if (!inf->h[i].n_ns)
+      return 0;
+    total += inf->h[i].n_ns;
+  }
+  if (!inf->n_h)
+    return 0;
+  const char **all = calloc(total, sizeof(*all));
+  if (!all)
+    return GC_ENOMEM;
+  size_t k = 0;
+  for (size_t i = 0; i < inf->n_h; i++)
+    for (size_t j = 0; j < inf->h[i].n_ns; j++)
+      all[k++] = inf->h[i].ns[j];
+  struct gc_diags d;
+  gc_diags_init(&d);
+  int rc = copy_set(all, k, out, n_out, &d);
+  if (rc == GC_EINVAL)
+    gb_informer_logf(inf, 1, "%s", d.n ? d.msgs[0] : "bad namespaces");
+  gc_diags_destroy(&d);
+  free(all);
+  return rc;
+}
+
+/* The selectors every handler shares become the list's; a handler that
+ * has others, or fewer namespaces than the list, filters here. */
+static int seal_selection(struct gb_informer *inf, char **ns, size_t n_ns) {
+  inf->label = inf->n_h ? inf->h[0].label : NULL;
+  inf->field = inf->n_h ? inf->h[0].field : NULL;
+  for (size_t i = 1; i < inf->n_h; i++) {
+    if (!streq(inf->label, inf->h[i].label))
+      inf->label = NULL;
+    if (!streq(inf->field, inf->h[i].field))
+      inf->field = NULL;
+  }
+  for (size_t i = 0; i < inf->n_h; i++) {
+    struct gb_inf_handler *h = &inf->h[i];
+    h->ns_filter = h->n_ns && h->n_ns != (n_ns ? n_ns : (size_t)-1);
+    for (size_t j = 0; !h->ns_filter && j < h->n_ns; j++)
+      h->ns_filter = strcmp(h->ns[j], ns[j]) != 0;
+    h->sel_filter = !streq(h->label, inf->label) || !streq(h->field, inf->field);
+  }
+  return 0;
+}
+
+/* The cached record keeps the union of the handlers' paths (none when one
+ * of them reads everything, or when there is no handler). */
+static void seal_keep(struct gb_informer *inf) {
+  size_t n = N_OWN_KEEP, max = 0;
+  int all = inf->n_h == 0;
+  for (size_t i = 0; i < inf->n_h; i++) {
+    all |= !inf->h[i].keep;
+    n += inf->h[i].n_keep;
+    if (inf->h[i].max_objects > max)
+      max = inf->h[i].max_objects;
+  }
+  if (max && !inf->o.max_objects)
+    inf->o.max_objects = max;
+  if (!inf->o.max_objects)
+    inf->o.max_objects = 1000000;
+  inf->n_keeps = 0;
+  if (all || n > GB_KEEP_MAX) {
+    if (!all)
+      gb_informer_logf(inf, 1, "more than %d keep paths: objects are cached whole", GB_KEEP_MAX);
+    return;
+  }
+  for (size_t i = 0; i < N_OWN_KEEP; i++)
+    inf->keeps[inf->n_keeps++] = &OWN_KEEP[i];
+  for (size_t i = 0; i < inf->n_h; i++)
+    for (size_t j = 0; j < inf->h[i].n_keep; j++)
+      inf->keeps[inf->n_keeps++] = &inf->h[i].keep[j];
+}
+
+/* One reflector per namespace of the list's set, or one for all. */
+static int make_reflectors(struct gb_informer *inf, char **ns, size_t n_ns) {
+  size_t n = n_ns ? n_ns : 1;
+  inf->refl = calloc(n, sizeof(*inf->refl));
+  if (!inf->refl)
+    return GC_ENOMEM;
+  inf->n_refl = n;
+  for (size_t i = 0; i < n; i++) {
+    struct gb_inf_reflector *r = &inf->refl[i];
+    r->inf = inf;
+    r->rng = (unsigned)time(NULL) ^ (unsigned)(uintptr_t)r;
+    if (n_ns && !(r->ns = strdup(ns[i])))
+      return GC_ENOMEM;
+    if (gb_kube_path(r->path, sizeof(r->path), inf->group, inf->version, inf->resource, r->ns,
+                     NULL)) {
+      gb_informer_logf(inf, 1, "invalid group/version/resource/namespace");
+      return GC_EINVAL;
+    }
+  }
+  return GC_OK;
+}
+
+/* Joins the handlers into the list's selection, the cache's record and
+ * the reflectors; from then on no handler is added. */
+static int seal(struct gb_informer *inf) {
+  if (inf->sealed)
+    return 0;
+  char **ns = NULL;
+  size_t n_ns = 0;
+  int rc = union_namespaces(inf, &ns, &n_ns);
+  if (!rc)
+    rc = seal_selection(inf, ns, n_ns);
+  if (!rc) {
+    seal_keep(inf);
+    rc = make_reflectors(inf, ns, n_ns);
+  }
+  for (size_t i = 0; i < n_ns; i++)
+    free(ns[i]);
+  free(ns);
+  inf->sealed = rc == 0;
+  return rc;
+}
+
+/* Bit i set when handler i selects obj (cluster-scoped: ns ""). */
+static uint32_t selected_by(struct gb_informer *inf, json_object *obj, const char *ns) {
+  uint32_t bits = 0;
+  for (size_t i = 0; i < inf->n_h; i++) {
+    const struct gb_inf_handler *h = &inf->h[i];
+    if ((h->ns_filter && !in_set(h->ns, h->n_ns, ns)) ||
+        (h->sel_filter && !gb_selector_match_object(&h->sel, obj)))
+      continue;
+    bits |= 1u << i;
+  }
+  return bits;
+}
+
+/* ---- hash table (cache_lock held for writing by callers that mutate) ------------- */
+
+static entry_t **find_slot(struct gb_informer *inf, const char *key, size_t len, uint32_t h) {
+  entry_t **pp = &inf->buckets[h & (inf->n_buckets - 1)];
   while (*pp && !((*pp)->hash == h && (*pp)->key_len == len && !memcmp((*pp)->data, key, len)))
     pp = &(*pp)->next;
   return pp;
@@ -281,13 +355,13 @@ static struct entry **find_slot(struct gb_informer *inf, const char *key, size_t
 
 static int grow(struct gb_informer *inf) {
   size_t nb = inf->n_buckets * 2;
-  struct entry **b = calloc(nb, sizeof(*b));
+  entry_t **b = calloc(nb, sizeof(*b));
   if (!b)
     return GC_ENOMEM;
   for (size_t i = 0; i < inf->n_buckets; i++) {
-    struct entry *e = inf->buckets[i];
+    entry_t *e = inf->buckets[i];
     while (e) {
-      struct entry *next = e->next;
+      entry_t *next = e->next;
       e->next = b[e->hash & (nb - 1)];
       b[e->hash & (nb - 1)] = e;
       e = next;
@@ -300,17 +374,16 @@ static int grow(struct gb_informer *inf) {
   return GC_OK;
 }
 
-static struct entry *entry_new(const char *key, const char *rv, const char *uid, const char *text,
-                               size_t text_len) {
+static entry_t *entry_new(const char *key, const char *rv, const char *uid, const char *text,
+                          size_t text_len) {
   size_t kl = strlen(key), rl = strlen(rv), ul = strlen(uid);
   if (kl > UINT16_MAX || rl > UINT16_MAX || ul > UINT16_MAX || text_len > UINT32_MAX)
     return NULL;
-  struct entry *e = malloc(sizeof(*e) + kl + rl + ul + text_len + 4);
+  entry_t *e = malloc(sizeof(*e) + kl + rl + ul + text_len + 4);
   if (!e)
     return NULL;
-  e->next = NULL;
+  memset(e, 0, sizeof(*e));
   e->hash = key_hash(key, kl);
-  e->gen = 0;
   e->key_len = (uint16_t)kl;
   e->rv_len = (uint16_t)rl;
   e->uid_len = (uint16_t)ul;
@@ -327,117 +400,13 @@ static struct entry *entry_new(const char *key, const char *rv, const char *uid,
   return e;
 }
 
-/* ---- applying changes ---------------------------------------------------- */
-
-static void set_rv(struct gb_informer *inf, struct reflector *r, const char *rv) {
-  if (!rv)
-    return;
-  pthread_mutex_lock(&inf->lock);
-  snprintf(inf->rv, sizeof(inf->rv), "%s", rv);
-  if (r)
-    snprintf(r->rv, sizeof(r->rv), "%s", rv);
-  pthread_mutex_unlock(&inf->lock);
-}
-
-static void deliver(struct gb_informer *inf, enum gb_informer_op op, const char *key,
-                    json_object *obj, const char *old_json) {
-  pthread_mutex_lock(&inf->lock);
-  if (op == GB_INFORMER_ADD)
-    inf->st.adds++;
-  else if (op == GB_INFORMER_UPDATE)
-    inf->st.updates++;
-  else
-    inf->st.deletes++;
-  pthread_mutex_unlock(&inf->lock);
-  if (!inf->o.on_change)
-    return;
-  char kbuf[KEY_MAX];
-  snprintf(kbuf, sizeof(kbuf), "%s", key);
-  char *slash = strchr(kbuf, '/');
-  struct gb_informer_change ch = {op, key, "", kbuf, obj, old_json};
-  if (slash) {
-    *slash = 0;
-    ch.ns = kbuf;
-    ch.name = slash + 1;
-  }
-  pthread_mutex_lock(&inf->handler_mu);
-  inf->o.on_change(inf->o.handler_arg, &ch);
-  pthread_mutex_unlock(&inf->handler_mu);
-}
-
-/* Inserts or replaces obj (already stripped).  Emits ADD or UPDATE unless the
- * cached copy has the same resourceVersion.  Stamps the entry with gen. */
-static int upsert(struct gb_informer *inf, struct reflector *r, json_object *obj, uint32_t gen) {
-  char key[KEY_MAX];
-  const char *ns, *name;
-  if (obj_key(obj, key, sizeof(key), &ns, &name)) {
-    logf_(inf, 1, "object without a usable metadata.name ignored");
-    return GC_OK;
-  }
-  const char *rv = gb_kube_meta_str(obj, "resourceVersion");
-  const char *uid = gb_kube_meta_str(obj, "uid");
-  if (rv && strlen(rv) >= RV_MAX) {
-    logf_(inf, 1, "%s: resourceVersion longer than %d bytes ignored", key, RV_MAX - 1);
-    return GC_OK;
-  }
-  if (uid && strlen(uid) >= UID_MAX)
-    uid = NULL;
-  size_t tlen = 0;
-  const char *text = json_object_to_json_string_length(obj, JSON_C_TO_STRING_PLAIN, &tlen);
-  if (!text)
-    return GC_ENOMEM;
-  struct entry *ne = entry_new(key, rv ? rv : "", uid ? uid : "", text, tlen);
-  if (!ne)
-    return GC_ENOMEM;
-  ne->gen = gen;
-  struct entry *old = NULL;
-  int op = -1;
-  pthread_rwlock_wrlock(&inf->cache_lock);
-  struct entry **pp = find_slot(inf, key, ne->key_len, ne->hash);
-  if (*pp) {
-    old = *pp;
-    if (rv && !strcmp(e_rv(old), rv)) {
-      old->gen = gen; /* unchanged: keep the old entry, just mark it seen */
-      pthread_rwlock_unlock(&inf->cache_lock);
-      free(ne);
-      return GC_OK;
-    }
-    ne->next = old->next;
-    *pp = ne;
-    inf->bytes += e_size(ne);
-    inf->bytes -= e_size(old);
-    op = GB_INFORMER_UPDATE;
-  } else {
-    size_t max = inf->o.max_objects;
-    if (inf->n_entries >= max) {
-      pthread_rwlock_unlock(&inf->cache_lock);
-      free(ne);
-      if (!inf->limit_logged++)
-        logf_(inf, 1, "cache full (%zu objects); %s not cached", max, key);
-      return GC_ELIMIT;
-    }
-    if (inf->n_entries >= inf->n_buckets && grow(inf) == GC_OK)
-      pp = find_slot(inf, key, ne->key_len, ne->hash);
-    *pp = ne;
-    inf->n_entries++;
-    inf->bytes += e_size(ne);
-    op = GB_INFORMER_ADD;
-  }
-  pthread_rwlock_unlock(&inf->cache_lock);
-  if (rv)
-    set_rv(inf, r, rv);
-  deliver(inf, (enum gb_informer_op)op, key, obj, old ? e_text(old) : NULL);
-  free(old);
-  return GC_OK;
-}
-
 /* Removes the entry of key; returns it (caller frees) or NULL. */
-static struct entry *remove_key(struct gb_informer *inf, const char *key) {
+static entry_t *remove_key(struct gb_informer *inf, const char *key) {
   size_t len = strlen(key);
   uint32_t h = key_hash(key, len);
   pthread_rwlock_wrlock(&inf->cache_lock);
-  struct entry **pp = find_slot(inf, key, len, h);
-  struct entry *e = *pp;
+  entry_t **pp = find_slot(inf, key, len, h);
+  entry_t *e = *pp;
   if (e) {
     *pp = e->next;
     inf->n_entries--;
@@ -460,6 +429,136 @@ static json_object *parse_text(const char *text, size_t len) {
   return o;
 }
 
+/* ---- delivery -------------------------------------------------------------------- */
+
+void gb_informer_set_rv(struct gb_informer *inf, struct gb_inf_reflector *r, const char *rv) {
+  if (!rv)
+    return;
+  pthread_mutex_lock(&inf->lock);
+  snprintf(inf->rv, sizeof(inf->rv), "%s", rv);
+  if (r)
+    snprintf(r->rv, sizeof(r->rv), "%s", rv);
+  pthread_mutex_unlock(&inf->lock);
+}
+
+/* Tells every handler what the change is to it: the object entered its
+ * selection (was 0, now 1: an add), stayed (an update) or left (a delete). */
+static void deliver(struct gb_informer *inf, const char *key, json_object *obj,
+                    const char *old_json, uint32_t was, uint32_t now) {
+  pthread_mutex_lock(&inf->lock);
+  if (!was)
+    inf->st.adds++;
+  else if (now)
+    inf->st.updates++;
+  else
+    inf->st.deletes++;
+  int initial = !inf->synced;
+  pthread_mutex_unlock(&inf->lock);
+  char kbuf[GB_INF_KEY_MAX];
+  snprintf(kbuf, sizeof(kbuf), "%s", key);
+  char *slash = strchr(kbuf, '/');
+  struct gb_informer_change ch = {GB_INFORMER_ADD, key, "", kbuf, obj, NULL, initial};
+  if (slash) {
+    *slash = 0;
+    ch.ns = kbuf;
+    ch.name = slash + 1;
+  }
+  pthread_mutex_lock(&inf->handler_mu);
+  for (size_t i = 0; i < inf->n_h; i++) {
+    int w = (was >> i) & 1, n = (now >> i) & 1;
+    if ((!w && !n) || !inf->h[i].fn)
+      continue;
+    ch.op = w && n ? GB_INFORMER_UPDATE : n ? GB_INFORMER_ADD : GB_INFORMER_DELETE;
+    ch.old_json = w && n ? old_json : NULL;
+    inf->h[i].fn(inf->h[i].arg, &ch);
+  }
+  pthread_mutex_unlock(&inf->handler_mu);
+}
+
+/* With no handler the cache holds every object under bit 0. */
+static uint32_t all_bits(const struct gb_informer *inf, uint32_t bits) {
+  return inf->n_h ? bits : 1;
+}
+
+/* Inserts or replaces obj (prepared) with the handlers' bits.  Returns the
+ * entry it replaced (caller frees) through *old, or sets *same when the
+ * cached copy has the same resourceVersion (nothing to deliver). */
+static int cache_put(struct gb_informer *inf, const char *key, entry_t *ne, const char *rv,
+                     entry_t **old, int *same) {
+  *old = NULL;
+  *same = 0;
+  pthread_rwlock_wrlock(&inf->cache_lock);
+  entry_t **pp = find_slot(inf, key, ne->key_len, ne->hash);
+  if (*pp && rv && !strcmp(e_rv(*pp), rv)) {
+    (*pp)->gen = ne->gen; /* unchanged: keep the old entry, just mark it seen */
+    *same = 1;
+  } else if (*pp) {
+    *old = *pp;
+    ne->next = (*old)->next;
+    *pp = ne;
+    inf->bytes += e_size(ne);
+    inf->bytes -= e_size(*old);
+  } else if (inf->n_entries >= inf->o.max_objects) {
+    pthread_rwlock_unlock(&inf->cache_lock);
+    return GC_ELIMIT;
+  } else {
+    if (inf->n_entries >= inf->n_buckets && grow(inf) == GC_OK)
+      pp = find_slot(inf, key, ne->key_len, ne->hash);
+    *pp = ne;
+    inf->n_entries++;
+    inf->bytes += e_size(ne);
+  }
+  pthread_rwlock_unlock(&inf->cache_lock);
+  return GC_OK;
+}
+
+int gb_informer_upsert(struct gb_informer *inf, struct gb_inf_reflector *r, json_object *obj,
+                       uint32_t gen) {
+  char key[GB_INF_KEY_MAX];
+  const char *ns, *name;
+  if (obj_key(obj, key, sizeof(key), &ns, &name)) {
+    gb_informer_logf(inf, 1, "object without a usable metadata.name ignored");
+    return GC_OK;
+  }
+  const char *rv = gb_kobj_meta(obj, "resourceVersion"), *uid = gb_kobj_meta(obj, "uid");
+  if (rv && strlen(rv) >= GB_INF_RV_MAX) {
+    gb_informer_logf(inf, 1, "%s: resourceVersion longer than %d bytes ignored", key,
+                     GB_INF_RV_MAX - 1);
+    return GC_OK;
+  }
+  uint32_t bits = all_bits(inf, selected_by(inf, obj, ns));
+  prepare(inf, obj); /* key, rv and uid point into it: kept by OWN_KEEP */
+  if (!bits) {       /* in no handler's selection (any more) */
+    entry_t *gone = remove_key(inf, key);
+    if (gone)
+      deliver(inf, key, obj, NULL, gone->match, 0);
+    free(gone);
+    gb_informer_set_rv(inf, r, rv);
+    return GC_OK;
+  }
+  size_t tlen = 0;
+  const char *text = json_object_to_json_string_length(obj, JSON_C_TO_STRING_PLAIN, &tlen);
+  entry_t *ne = text ? entry_new(key, rv ? rv : "", uid && strlen(uid) < GB_INF_UID_MAX ? uid : "",
+                                 text, tlen)
+                     : NULL;
+  if (!ne)
+    return GC_ENOMEM;
+  ne->gen = gen;
+  ne->match = bits;
+  entry_t *old = NULL;
+  int same = 0, rc = cache_put(inf, key, ne, rv, &old, &same);
+  if (rc || same) {
+    free(ne);
+    if (rc && !inf->limit_logged++)
+      gb_informer_logf(inf, 1, "cache full (%zu objects); %s not cached", inf->o.max_objects, key);
+    return rc;
+  }
+  gb_informer_set_rv(inf, r, rv);
+  deliver(inf, key, obj, old ? e_text(old) : NULL, old ? old->match : 0, bits);
+  free(old);
+  return GC_OK;
+}
+
 /* 1 when the cache key belongs to namespace ns (NULL: every key). */
 static int in_ns(const char *key, const char *ns) {
   if (!ns)
@@ -468,17 +567,28 @@ static int in_ns(const char *key, const char *ns) {
   return !strncmp(key, ns, n) && key[n] == '/';
 }
 
-/* Deletes every entry of ns (NULL: all) not stamped with gen (objects gone
- * during a relist): unlinks them all in one pass under the lock, then tells
- * the handler. */
-static void sweep(struct gb_informer *inf, const char *ns, uint32_t gen) {
-  struct entry *victims = NULL;
+/* Delivers the deletes of a detached chain of entries and frees them. */
+static void deliver_gone(struct gb_informer *inf, entry_t *victims) {
+  while (victims) {
+    entry_t *v = victims;
+    victims = v->next;
+    json_object *obj = parse_text(e_text(v), v->text_len);
+    deliver(inf, e_key(v), obj, NULL, v->match, 0);
+    json_object_put(obj);
+    free(v);
+  }
+}
+
+/* Detaches every entry of ns (NULL: all) not stamped with gen (any gen when
+ * all_gens), under the lock, in one pass. */
+static entry_t *detach(struct gb_informer *inf, const char *ns, uint32_t gen, int all_gens) {
+  entry_t *victims = NULL;
   pthread_rwlock_wrlock(&inf->cache_lock);
   for (size_t i = 0; i < inf->n_buckets; i++) {
-    struct entry **pp = &inf->buckets[i];
+    entry_t **pp = &inf->buckets[i];
     while (*pp) {
-      struct entry *e = *pp;
-      if (e->gen != gen && in_ns(e_key(e), ns)) {
+      entry_t *e = *pp;
+      if ((all_gens || e->gen != gen) && in_ns(e_key(e), ns)) {
         *pp = e->next;
         inf->n_entries--;
         inf->bytes -= e_size(e);
@@ -490,280 +600,76 @@ static void sweep(struct gb_informer *inf, const char *ns, uint32_t gen) {
     }
   }
   pthread_rwlock_unlock(&inf->cache_lock);
-  while (victims) {
-    struct entry *v = victims;
-    victims = v->next;
-    json_object *obj = parse_text(e_text(v), v->text_len);
-    deliver(inf, GB_INFORMER_DELETE, e_key(v), obj, NULL);
-    json_object_put(obj);
-    free(v);
-  }
+  return victims;
 }
 
-/* ---- list and watch ------------------------------------------------------ */
-
-struct list_ctx {
-  struct reflector *r;
-  uint32_t gen;
-};
-
-static int on_item(void *arg, json_object *obj) {
-  struct list_ctx *lc = arg;
-  struct gb_informer *inf = lc->r->inf;
-  if (atomic_load(&inf->stopping))
-    return GC_EUSAGE;
-  prepare(inf, obj);
-  int rc = upsert(inf, lc->r, obj, lc->gen);
-  return rc == GC_ELIMIT ? GC_OK : rc;
+void gb_informer_sweep(struct gb_informer *inf, const char *ns, uint32_t gen) {
+  deliver_gone(inf, detach(inf, ns, gen, 0));
 }
 
-static int do_list(struct reflector *r) {
-  struct gb_informer *inf = r->inf;
-  struct gb_kube_list_opts lo = {inf->label, inf->field, inf->o.page_limit};
-  struct gb_kube_error e;
-  char rv[RV_MAX];
-  struct list_ctx lc = {r, atomic_fetch_add(&inf->gen_seq, 1) + 1};
-  int rc = gb_kube_list(inf->client, r->path, &lo, on_item, &lc, rv, sizeof(rv), &e);
-  if (rc) {
-    if (rc != GC_EUSAGE) {
-      char buf[1200];
-      logf_(inf, 1, "list%s%s failed: %s", r->ns ? " in " : "", r->ns ? r->ns : "",
-            gb_kube_error_str(&e, buf, sizeof(buf)));
-    }
-    return rc;
-  }
-  r->gen = lc.gen;
-  sweep(inf, r->ns, lc.gen);
-  pthread_mutex_lock(&inf->lock);
-  snprintf(inf->rv, sizeof(inf->rv), "%s", rv);
-  snprintf(r->rv, sizeof(r->rv), "%s", rv);
-  inf->st.lists++;
-  r->synced = 1;
-  size_t synced = 0;
-  for (size_t i = 0; i < inf->n_refl; i++)
-    synced += inf->refl[i].synced;
-  inf->synced = synced == inf->n_refl;
-  pthread_cond_broadcast(&inf->cond);
-  pthread_mutex_unlock(&inf->lock);
-  return GC_OK;
-}
-
-#define WATCH_GONE 1001
-#define WATCH_ERROR_EVENT 1002
-#define WATCH_STOP 1003
-
-/* Removes obj's key from the cache and tells the handler (nothing when the
- * object was not cached: its delete was already delivered by a relist). */
-static void apply_delete(struct gb_informer *inf, struct reflector *r, json_object *obj,
-                         const char *rv) {
-  char key[KEY_MAX];
+void gb_informer_apply_delete(struct gb_informer *inf, struct gb_inf_reflector *r, json_object *obj,
+                              const char *rv) {
+  char key[GB_INF_KEY_MAX];
   const char *ns, *name;
   if (obj_key(obj, key, sizeof(key), &ns, &name) == GC_OK) {
-    struct entry *old = remove_key(inf, key);
+    entry_t *old = remove_key(inf, key);
     if (old) {
       prepare(inf, obj);
-      deliver(inf, GB_INFORMER_DELETE, key, obj, NULL);
+      deliver(inf, key, obj, NULL, old->match, 0);
       free(old);
     }
   }
-  set_rv(inf, r, rv);
+  gb_informer_set_rv(inf, r, rv);
 }
 
-struct watch_ctx {
-  struct gb_informer *inf;
-  struct reflector *r;
-  uint64_t events;
-  struct gb_kube_error err; /* from an ERROR event */
-};
+/* ---- public API -------------------------------------------------------------------- */
 
-static int on_event(void *arg, const struct gb_watch_event *ev) {
-  struct watch_ctx *w = arg;
-  struct gb_informer *inf = w->inf;
-  if (atomic_load(&inf->stopping))
-    return WATCH_STOP;
-  switch (ev->type) {
-  case GB_WATCH_BOOKMARK:
-    pthread_mutex_lock(&inf->lock);
-    inf->st.bookmarks++;
-    pthread_mutex_unlock(&inf->lock);
-    set_rv(inf, w->r, ev->rv);
+/* The handler opts describe, when they describe one. */
+static int opts_handler(struct gb_informer *inf, const struct gb_informer_opts *opts,
+                        struct gc_diags *diags) {
+  if (!opts->on_change && !opts->namespace && !opts->n_namespaces && !opts->label_selector &&
+      !opts->field_selector && !opts->keep)
     return 0;
-  case GB_WATCH_ERROR:
-    gb_kube_status_from_json(ev->object, 0, &w->err);
-    return gb_kube_error_is_gone(&w->err) ? WATCH_GONE : WATCH_ERROR_EVENT;
-  case GB_WATCH_ADDED:
-  case GB_WATCH_MODIFIED: {
-    w->events++;
-    pthread_mutex_lock(&inf->lock);
-    inf->st.events++;
-    pthread_mutex_unlock(&inf->lock);
-    prepare(inf, ev->object);
-    int rc = upsert(inf, w->r, ev->object, w->r->gen);
-    return rc == GC_ENOMEM ? rc : 0;
-  }
-  case GB_WATCH_DELETED: {
-    w->events++;
-    pthread_mutex_lock(&inf->lock);
-    inf->st.events++;
-    pthread_mutex_unlock(&inf->lock);
-    apply_delete(inf, w->r, ev->object, ev->rv);
-    return 0;
-  }
-  }
-  return 0;
-}
-
-static int should_abort(void *arg) {
-  struct watch_ctx *w = arg;
-  return atomic_load(&w->inf->stopping);
-}
-
-static double rand01(struct reflector *r) {
-  return (double)rand_r(&r->rng) / ((double)RAND_MAX + 1.0);
-}
-
-/* Sleeps up to s seconds, waking early on stop. */
-static void nap(struct gb_informer *inf, double s) {
-  struct timespec ts;
-  gb_clock_deadline_s(&ts, s);
-  pthread_mutex_lock(&inf->lock);
-  while (!atomic_load(&inf->stopping)) {
-    if (pthread_cond_timedwait(&inf->cond, &inf->lock, &ts) == ETIMEDOUT)
-      break;
-  }
-  pthread_mutex_unlock(&inf->lock);
-}
-
-/* Full-jitter exponential backoff: uniform in [0, min(max, base*2^n)],
- * floored at a tenth of base so failures never spin. */
-static void backoff(struct reflector *r, int *attempt) {
-  struct gb_informer *inf = r->inf;
-  int n = *attempt < 30 ? *attempt : 30;
-  double cap = inf->o.backoff_base_s * (double)(1u << n);
-  if (cap > inf->o.backoff_max_s)
-    cap = inf->o.backoff_max_s;
-  double d = cap * rand01(r);
-  if (d < inf->o.backoff_base_s / 10)
-    d = inf->o.backoff_base_s / 10;
-  (*attempt)++;
-  nap(inf, d);
-}
-
-static void *run(void *arg) {
-  struct reflector *r = arg;
-  struct gb_informer *inf = r->inf;
-  int need_list = 1, attempt = 0, failures = 0;
-  while (!atomic_load(&inf->stopping)) {
-    if (need_list) {
-      int rc = do_list(r);
-      if (atomic_load(&inf->stopping))
-        break;
-      if (rc) {
-        pthread_mutex_lock(&inf->lock);
-        inf->st.list_failures++;
-        pthread_mutex_unlock(&inf->lock);
-        backoff(r, &attempt);
-        continue;
-      }
-      need_list = 0;
-      failures = 0;
-    }
-    char rv[RV_MAX];
-    pthread_mutex_lock(&inf->lock);
-    snprintf(rv, sizeof(rv), "%s", r->rv);
-    pthread_mutex_unlock(&inf->lock);
-    long min = inf->o.min_watch_timeout_s;
-    struct gb_kube_watch_opts wo = {rv, min + (long)(rand01(r) * (double)min), 1, inf->label,
-                                    inf->field, inf->o.max_event_bytes};
-    struct watch_ctx w = {0};
-    w.inf = inf;
-    w.r = r;
-    struct gb_kube_error e;
-    pthread_mutex_lock(&inf->lock);
-    inf->st.watches++;
-    pthread_mutex_unlock(&inf->lock);
-    double t0 = gb_clock_s();
-    int rc = gb_kube_watch_once(inf->client, r->path, &wo, on_event, should_abort, &w, &e);
-    if (atomic_load(&inf->stopping) || rc == WATCH_STOP)
-      break;
-    char buf[1200];
-    if (rc == WATCH_GONE || (rc == GC_EIO && gb_kube_error_is_gone(&e))) {
-      pthread_mutex_lock(&inf->lock);
-      inf->st.relists_gone++;
-      pthread_mutex_unlock(&inf->lock);
-      logf_(inf, 0, "resourceVersion %s expired (%s); relisting", rv,
-            gb_kube_error_str(rc == WATCH_GONE ? &w.err : &e, buf, sizeof(buf)));
-      need_list = 1;
-      continue;
-    }
-    if (rc == GC_OK) {
-      /* A normal end.  One that came back at once with nothing is treated
-       * as a failure so a misbehaving server cannot make us spin. */
-      if (w.events == 0 && gb_clock_s() - t0 < 1.0) {
-        failures++;
-        backoff(r, &attempt);
-      } else {
-        attempt = 0;
-        failures = 0;
-      }
-      continue;
-    }
-    pthread_mutex_lock(&inf->lock);
-    inf->st.watch_failures++;
-    pthread_mutex_unlock(&inf->lock);
-    logf_(inf, 1, "watch failed: %s",
-          gb_kube_error_str(rc == WATCH_ERROR_EVENT ? &w.err : &e, buf, sizeof(buf)));
-    if (w.events > 0)
-      attempt = 0; /* it was working: restart the backoff sequence */
-    if (++failures >= inf->o.relist_after_failures)
-      need_list = 1;
-    /* A 429 or 503 with Retry-After sets a floor on the wait. */
-    int ra = rc == WATCH_ERROR_EVENT ? w.err.retry_after_s : e.retry_after_s;
-    if (ra > 0)
-      nap(inf, ra < inf->o.backoff_max_s ? ra : inf->o.backoff_max_s);
-    backoff(r, &attempt);
-  }
-  return NULL;
-}
-
-/* ---- public API ---------------------------------------------------------- */
-
-/* One reflector per namespace of opts->namespaces (sorted, unique), or one
- * for opts->namespace (NULL: every namespace). */
-static int make_reflectors(struct gb_informer *inf, const struct gb_informer_opts *opts,
-                           struct gc_diags *diags) {
-  size_t n = opts->n_namespaces ? opts->n_namespaces : 1;
-  if (n > MAX_NAMESPACES || (opts->n_namespaces && opts->namespace)) {
-    gc_diags_addf(diags, "informer: at most %d namespaces, and not with a single namespace",
-                  MAX_NAMESPACES);
+  if (opts->namespace && opts->n_namespaces) {
+    gc_diags_addf(diags, "informer: a namespace and a set of namespaces");
     return GC_EINVAL;
   }
-  inf->refl = calloc(n, sizeof(*inf->refl));
-  if (!inf->refl)
-    return GC_ENOMEM;
-  inf->n_refl = n;
-  for (size_t i = 0; i < n; i++) {
-    struct reflector *r = &inf->refl[i];
-    const char *ns = opts->n_namespaces ? opts->namespaces[i] : opts->namespace;
-    r->inf = inf;
-    if (ns && !*ns) {
-      gc_diags_addf(diags, "informer: an empty namespace in the set");
-      return GC_EINVAL;
-    }
-    for (size_t j = 0; ns && j < i; j++)
-      if (!strcmp(inf->refl[j].ns, ns)) {
-        gc_diags_addf(diags, "informer: namespace %s is given twice", ns);
-        return GC_EINVAL;
-      }
-    if (ns && !(r->ns = strdup(ns)))
-      return GC_ENOMEM;
-    if (gb_kube_path(r->path, sizeof(r->path), inf->group, inf->version, inf->resource, r->ns,
-                     NULL)) {
-      gc_diags_addf(diags, "informer: invalid group/version/resource/namespace");
-      return GC_EINVAL;
-    }
-  }
-  return GC_OK;
+  struct gb_informer_handler h = {opts->namespace ? &opts->namespace : opts->namespaces,
+                                  opts->namespace ? 1 : opts->n_namespaces,
+                                  opts->label_selector,
+                                  opts->field_selector,
+                                  opts->keep,
+                                  opts->n_keep,
+                                  0,
+                                  opts->on_change,
+                                  opts->handler_arg};
+  return gb_informer_add_handler(inf, &h, diags);
+}
+
+static void set_defaults(struct gb_informer_opts *o) {
+  if (o->page_limit <= 0)
+    o->page_limit = 500;
+  if (o->min_watch_timeout_s <= 0)
+    o->min_watch_timeout_s = 300;
+  if (o->backoff_base_s <= 0)
+    o->backoff_base_s = 0.8;
+  if (o->backoff_max_s <= 0)
+    o->backoff_max_s = 30;
+  if (o->relist_after_failures <= 0)
+    o->relist_after_failures = 5;
+}
+
+static void init_locks(struct gb_informer *inf) {
+  pthread_rwlock_init(&inf->cache_lock, NULL);
+  pthread_mutex_init(&inf->lock, NULL);
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&inf->cond, &ca);
+  pthread_condattr_destroy(&ca);
+  atomic_init(&inf->stopping, 0);
+  pthread_mutex_init(&inf->handler_mu, NULL);
+  inf->started = -1; /* locks initialised */
 }
 
 int gb_informer_new(struct gb_kube_client *client, const struct gb_informer_opts *opts,
@@ -781,54 +687,35 @@ int gb_informer_new(struct gb_kube_client *client, const struct gb_informer_opts
   inf->group = xstrdup(opts->group ? opts->group : "");
   inf->version = xstrdup(opts->version);
   inf->resource = xstrdup(opts->resource);
-  inf->ns = opts->namespace ? xstrdup(opts->namespace) : NULL;
-  inf->label = opts->label_selector ? xstrdup(opts->label_selector) : NULL;
-  inf->field = opts->field_selector ? xstrdup(opts->field_selector) : NULL;
   inf->n_buckets = 64;
   inf->buckets = calloc(inf->n_buckets, sizeof(*inf->buckets));
-  if (!inf->group || !inf->version || !inf->resource || !inf->buckets ||
-      (opts->namespace && !inf->ns) || (opts->label_selector && !inf->label) ||
-      (opts->field_selector && !inf->field)) {
+  init_locks(inf);
+  if (!inf->group || !inf->version || !inf->resource || !inf->buckets) {
     gb_informer_free(inf);
     return GC_ENOMEM;
   }
+  snprintf(inf->name, sizeof(inf->name), "%s%s%s", inf->resource, inf->group[0] ? "." : "",
+           inf->group);
+  char path[1024];
+  if (gb_kube_path(path, sizeof(path), inf->group, inf->version, inf->resource, NULL, NULL)) {
+    gc_diags_addf(diags, "informer: invalid group/version/resource %s/%s", inf->name, inf->version);
+    gb_informer_free(inf);
+    return GC_EINVAL;
+  }
   inf->bytes = inf->n_buckets * sizeof(*inf->buckets);
-  int rc = make_reflectors(inf, opts, diags);
+  /* Only the tuning stays in o: the selection lives in the handlers. */
+  inf->o.group = inf->group;
+  inf->o.version = inf->version;
+  inf->o.resource = inf->resource;
+  inf->o.namespace = inf->o.label_selector = inf->o.field_selector = NULL;
+  inf->o.namespaces = NULL;
+  inf->o.keep = NULL;
+  set_defaults(&inf->o);
+  int rc = opts_handler(inf, opts, diags);
   if (rc) {
     gb_informer_free(inf);
     return rc;
   }
-  inf->o.group = inf->group;
-  inf->o.version = inf->version;
-  inf->o.resource = inf->resource;
-  inf->o.namespace = inf->ns;
-  inf->o.namespaces = NULL; /* copied into the reflectors */
-  inf->o.label_selector = inf->label;
-  inf->o.field_selector = inf->field;
-  if (inf->o.page_limit <= 0)
-    inf->o.page_limit = 500;
-  if (inf->o.min_watch_timeout_s <= 0)
-    inf->o.min_watch_timeout_s = 300;
-  if (!inf->o.max_objects)
-    inf->o.max_objects = 1000000;
-  if (inf->o.backoff_base_s <= 0)
-    inf->o.backoff_base_s = 0.8;
-  if (inf->o.backoff_max_s <= 0)
-    inf->o.backoff_max_s = 30;
-  if (inf->o.relist_after_failures <= 0)
-    inf->o.relist_after_failures = 5;
-  pthread_rwlock_init(&inf->cache_lock, NULL);
-  pthread_mutex_init(&inf->lock, NULL);
-  pthread_condattr_t ca;
-  pthread_condattr_init(&ca);
-  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-  pthread_cond_init(&inf->cond, &ca);
-  pthread_condattr_destroy(&ca);
-  atomic_init(&inf->stopping, 0);
-  pthread_mutex_init(&inf->handler_mu, NULL);
-  for (size_t i = 0; i < inf->n_refl; i++)
-    inf->refl[i].rng = (unsigned)time(NULL) ^ (unsigned)(uintptr_t)&inf->refl[i];
-  inf->started = -1; /* locks initialised */
   *out = inf;
   return GC_OK;
 }
@@ -846,25 +733,61 @@ static void join_all(struct gb_informer *inf) {
 }
 
 int gb_informer_start(struct gb_informer *inf) {
-  if (inf->started == 1)
+  if (gb_informer_running(inf))
     return GC_EUSAGE;
+  int rc = seal(inf);
+  if (rc)
+    return rc;
   atomic_store(&inf->stopping, 0);
   for (size_t i = 0; i < inf->n_refl; i++) {
-    if (pthread_create(&inf->refl[i].thread, NULL, run, &inf->refl[i]) != 0) {
+    if (pthread_create(&inf->refl[i].thread, NULL, gb_informer_run, &inf->refl[i]) != 0) {
       join_all(inf);
       return GC_ENOMEM;
     }
     inf->refl[i].running = 1;
   }
+  pthread_mutex_lock(&inf->lock);
   inf->started = 1;
+  pthread_mutex_unlock(&inf->lock);
   return GC_OK;
 }
 
+int gb_informer_running(struct gb_informer *inf) {
+  pthread_mutex_lock(&inf->lock);
+  int r = inf->started == 1;
+  pthread_mutex_unlock(&inf->lock);
+  return r;
+}
+
 void gb_informer_stop(struct gb_informer *inf) {
-  if (!inf || inf->started != 1)
+  if (!inf || !gb_informer_running(inf))
     return;
   join_all(inf);
+  pthread_mutex_lock(&inf->lock);
   inf->started = -1;
+  pthread_mutex_unlock(&inf->lock);
+}
+
+int gb_informer_reset(struct gb_informer *inf) {
+  if (gb_informer_running(inf))
+    return GC_EUSAGE;
+  deliver_gone(inf, detach(inf, NULL, 0, 1));
+  pthread_mutex_lock(&inf->lock);
+  inf->rv[0] = '\0';
+  inf->synced = 0;
+  for (size_t i = 0; i < inf->n_refl; i++) {
+    inf->refl[i].rv[0] = '\0';
+    inf->refl[i].synced = 0;
+  }
+  pthread_mutex_unlock(&inf->lock);
+  return 0;
+}
+
+int gb_informer_hold(struct gb_informer *inf, int (*fn)(void *arg), void *arg) {
+  pthread_mutex_lock(&inf->handler_mu);
+  int rc = fn(arg);
+  pthread_mutex_unlock(&inf->handler_mu);
+  return rc;
 }
 
 void gb_informer_free(struct gb_informer *inf) {
@@ -872,31 +795,30 @@ void gb_informer_free(struct gb_informer *inf) {
     return;
   gb_informer_stop(inf);
   for (size_t i = 0; inf->buckets && i < inf->n_buckets; i++) {
-    struct entry *e = inf->buckets[i];
+    entry_t *e = inf->buckets[i];
     while (e) {
-      struct entry *next = e->next;
+      entry_t *next = e->next;
       free(e);
       e = next;
     }
   }
   free(inf->buckets);
-  if (inf->started == -1) {
-    pthread_rwlock_destroy(&inf->cache_lock);
-    pthread_mutex_destroy(&inf->lock);
-    pthread_cond_destroy(&inf->cond);
-    pthread_mutex_destroy(&inf->handler_mu);
-  }
+  pthread_rwlock_destroy(&inf->cache_lock);
+  pthread_mutex_destroy(&inf->lock);
+  pthread_cond_destroy(&inf->cond);
+  pthread_mutex_destroy(&inf->handler_mu);
+  for (size_t i = 0; i < inf->n_h; i++)
+    handler_free(&inf->h[i]);
   for (size_t i = 0; inf->refl && i < inf->n_refl; i++)
     free(inf->refl[i].ns);
   free(inf->refl);
   free(inf->group);
   free(inf->version);
   free(inf->resource);
-  free(inf->ns);
-  free(inf->label);
-  free(inf->field);
   free(inf);
 }
+
+const char *gb_informer_name(struct gb_informer *inf) { return inf->name; }
 
 int gb_informer_has_synced(struct gb_informer *inf) {
   pthread_mutex_lock(&inf->lock);
@@ -933,8 +855,8 @@ void gb_informer_stats(struct gb_informer *inf, struct gb_informer_stats *out) {
   pthread_rwlock_unlock(&inf->cache_lock);
 }
 
-static const struct entry *lookup(struct gb_informer *inf, const char *ns, const char *name) {
-  char key[KEY_MAX];
+static const entry_t *lookup(struct gb_informer *inf, const char *ns, const char *name) {
+  char key[GB_INF_KEY_MAX];
   int n = ns && ns[0] ? snprintf(key, sizeof(key), "%s/%s", ns, name)
                       : snprintf(key, sizeof(key), "%s", name);
   if (n < 0 || (size_t)n >= sizeof(key))
@@ -947,7 +869,7 @@ int gb_informer_get_json(struct gb_informer *inf, const char *ns, const char *na
   *out = NULL;
   int rc = GC_ENOTFOUND;
   pthread_rwlock_rdlock(&inf->cache_lock);
-  const struct entry *e = lookup(inf, ns, name);
+  const entry_t *e = lookup(inf, ns, name);
   if (e) {
     *out = parse_text(e_text(e), e->text_len);
     rc = *out ? GC_OK : GC_ENOMEM;
@@ -972,7 +894,7 @@ int gb_informer_get_meta(struct gb_informer *inf, const char *ns, const char *na
                          char *rv_buf, size_t rv_cap, char *uid_buf, size_t uid_cap) {
   int rc = GC_ENOTFOUND;
   pthread_rwlock_rdlock(&inf->cache_lock);
-  const struct entry *e = lookup(inf, ns, name);
+  const entry_t *e = lookup(inf, ns, name);
   if (e) {
     if (rv_buf)
       snprintf(rv_buf, rv_cap, "%s", e_rv(e));
@@ -988,31 +910,31 @@ int gb_informer_foreach_key(struct gb_informer *inf, gb_informer_key_fn fn, void
   int rc = 0;
   pthread_rwlock_rdlock(&inf->cache_lock);
   for (size_t i = 0; i < inf->n_buckets && !rc; i++)
-    for (struct entry *e = inf->buckets[i]; e && !rc; e = e->next)
+    for (entry_t *e = inf->buckets[i]; e && !rc; e = e->next)
       rc = fn(arg, e_key(e));
   pthread_rwlock_unlock(&inf->cache_lock);
   return rc;
 }
 
 int gb_informer_feed(struct gb_informer *inf, int watch_type, json_object *obj) {
-  if (inf->started == 1)
+  if (gb_informer_running(inf))
     return GC_EUSAGE;
-  char key[KEY_MAX];
+  int rc = seal(inf);
+  if (rc)
+    return rc;
+  char key[GB_INF_KEY_MAX];
   const char *ns, *name;
   if (watch_type != GB_WATCH_BOOKMARK && obj_key(obj, key, sizeof(key), &ns, &name))
     return GC_EINVAL;
-  int rc = GC_OK;
-  const char *rv = gb_kube_meta_str(obj, "resourceVersion");
-  if (watch_type == GB_WATCH_ADDED || watch_type == GB_WATCH_MODIFIED) {
-    prepare(inf, obj);
-    rc = upsert(inf, NULL, obj, inf->refl[0].gen);
-  } else if (watch_type == GB_WATCH_DELETED) {
-    apply_delete(inf, NULL, obj, rv);
-  } else if (watch_type == GB_WATCH_BOOKMARK) {
-    set_rv(inf, NULL, rv);
-  } else {
+  const char *rv = gb_kobj_meta(obj, "resourceVersion");
+  if (watch_type == GB_WATCH_ADDED || watch_type == GB_WATCH_MODIFIED)
+    rc = gb_informer_upsert(inf, NULL, obj, inf->refl[0].gen);
+  else if (watch_type == GB_WATCH_DELETED)
+    gb_informer_apply_delete(inf, NULL, obj, rv);
+  else if (watch_type == GB_WATCH_BOOKMARK)
+    gb_informer_set_rv(inf, NULL, rv);
+  else
     return GC_EINVAL;
-  }
   pthread_mutex_lock(&inf->lock);
   inf->synced = 1;
   pthread_cond_broadcast(&inf->cond);

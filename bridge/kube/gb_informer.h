@@ -18,16 +18,36 @@
  * emits add/update/delete so handlers see every final state once: unchanged
  * objects (same resourceVersion) emit nothing, vanished ones a delete.
  *
- * Over a set of namespaces (opts.namespaces), one such loop runs per
- * namespace, each with its own resourceVersion, and all fill the one cache;
- * a relist replaces only its namespace's part.  Consumers see one informer.
+ * Over a set of namespaces, one such loop runs per namespace, each with
+ * its own resourceVersion, and all fill the one cache; a relist replaces
+ * only its namespace's part.  Consumers see one informer.
  *
- * Thread-safety: gb_informer_start/stop/free from one controlling thread.
+ * Shared by several consumers (client-go's shared informer): each consumer
+ * is a handler with its own selection (namespaces, label and field
+ * selectors) and the fields it reads (keep paths, gb_keep.h).  When the
+ * informer is first started (or fed) the handlers are sealed into one list
+ * and watch: the union of their namespaces, the selectors they all share
+ * (or none), and one record per object pruned to the union of their keep
+ * paths.  An object no handler selects is not cached.  A handler whose
+ * selection the server did not apply gets it applied here (gb_selector):
+ * an object that enters its selection is an add, one that leaves it a
+ * delete, exactly what its own list and watch would have shown.  A relist
+ * (an expired resourceVersion or repeated failures) happens once for all
+ * handlers.
+ *
+ * Thread-safety: gb_informer_add_handler, start, stop, reset and free from
+ * one controlling thread (add_handler before the informer is sealed).
  * Every other function may be called from any thread at any time (the cache
  * is guarded by a rwlock).  Handlers run on an informer thread with no cache
- * lock held, one at a time (serialized across the namespaces' loops), in
- * event order within a namespace; they may call the read functions but
- * must not block for long or call gb_informer_stop.
+ * lock held, one call at a time for all handlers (serialized across the
+ * namespaces' loops by the delivery lock), in event order within a
+ * namespace, in the order the handlers were added; they may call the read
+ * functions but must not block for long or call gb_informer_stop.
+ *
+ * Lock order: the delivery lock (held while handlers run, and by
+ * gb_informer_hold) comes before anything a handler or a hold function
+ * takes; the cache rwlock and the state mutex are leaves, never held while
+ * a handler or a hold function runs.
  */
 #ifndef GB_INFORMER_H
 #define GB_INFORMER_H
@@ -36,6 +56,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gb_keep.h"
 #include "gb_kube_client.h"
 #include "gc_arena.h"
 #include "gc_value.h"
@@ -52,6 +73,7 @@ struct gb_informer_change {
   const char *name;
   json_object *obj;
   const char *old_json;
+  int initial; /* 1 while the informer's first list is being delivered */
 };
 
 typedef void (*gb_informer_handler_fn)(void *arg, const struct gb_informer_change *ch);
@@ -60,36 +82,57 @@ typedef void (*gb_informer_handler_fn)(void *arg, const struct gb_informer_chang
  * relist, a watch failure, backoff); for logs.  msg is borrowed. */
 typedef void (*gb_informer_log_fn)(void *arg, int is_error, const char *msg);
 
-struct gb_informer_opts {
-  const char *group;    /* "" or NULL for the core group */
-  const char *version;  /* required */
-  const char *resource; /* plural, required */
-  const char *namespace;      /* NULL: all namespaces */
-  /* A set of namespaces instead (namespace must then be NULL): one
-   * list/watch loop per namespace, all in the one cache (keys, reads and
-   * handlers as for all namespaces; synced once every namespace has
-   * listed).  What a Role per namespace allows, where a ClusterRole is not
-   * granted.  Copied; at most 256. */
+/* One consumer of an informer: what it selects, what it reads, and its
+ * handler.  Strings and the namespace list are copied; keep (static paths,
+ * usually) is borrowed until the informer is freed. */
+struct gb_informer_handler {
+  /* The namespaces it watches: NULL and 0 for every namespace (a
+   * cluster-scoped kind has none).  At most 256. */
   const char *const *namespaces;
   size_t n_namespaces;
   const char *label_selector; /* optional */
   const char *field_selector; /* optional */
+  /* The fields it reads (gb_keep.h): the cached record keeps the union of
+   * every handler's paths, plus metadata's name, namespace, uid and
+   * resourceVersion.  NULL: the whole object (less managedFields). */
+  const struct gb_keep *keep;
+  size_t n_keep;
+  size_t max_objects;               /* the cache bound it needs; the informer takes the largest */
+  gb_informer_handler_fn on_change; /* NULL: a selection only (cache reads) */
+  void *arg;
+};
+
+struct gb_informer_opts {
+  const char *group;    /* "" or NULL for the core group */
+  const char *version;  /* required */
+  const char *resource; /* plural, required */
+  /* The first handler's selection and handler (gb_informer_handler's
+   * fields), registered by gb_informer_new when any of them is set:
+   * namespace (one) or namespaces (a set, namespace then NULL), the
+   * selectors, keep, on_change.  None set: an informer with no handler yet
+   * (gb_informer_add_handler adds them), which caches everything it lists. */
+  const char *namespace;
+  const char *const *namespaces;
+  size_t n_namespaces;
+  const char *label_selector;
+  const char *field_selector;
+  const struct gb_keep *keep;
+  size_t n_keep;
+  gb_informer_handler_fn on_change;
+  void *handler_arg;
   long page_limit;            /* list page size; default 500 */
   long min_watch_timeout_s;   /* default 300 (client-go's 5 minutes) */
   size_t max_event_bytes;     /* default 8 MiB */
-  size_t max_objects;         /* cache bound; default 1,000,000 */
+  size_t max_objects;         /* cache bound; default 1,000,000 (or the handlers' largest) */
   double backoff_base_s;      /* default 0.8 (client-go) */
   double backoff_max_s;       /* default 30 */
   int relist_after_failures;  /* consecutive watch failures before a relist; default 5 */
-  /* Optional: trims each object in place before it is cached and handed
-   * to on_change (client-go's SetTransform), so a cache of a large kind
-   * holds only what its owner reads. */
-  void (*transform)(json_object *obj);
-  gb_informer_handler_fn on_change;
-  void *handler_arg;
   gb_informer_log_fn on_log;
   void *log_arg;
 };
+
+/* At most this many handlers per informer. */
+#define GB_INFORMER_MAX_HANDLERS 16
 
 struct gb_informer_stats {
   uint64_t lists;          /* completed lists */
@@ -106,24 +149,54 @@ struct gb_informer_stats {
 
 struct gb_informer;
 
-/* Creates a stopped informer.  client is borrowed (must outlive it); opts
- * strings are copied.  Returns 0, GC_EINVAL (missing version/resource) or
+/* Creates a stopped informer (with opts' handler, see gb_informer_opts).
+ * client is borrowed (must outlive it); opts strings are copied.  Returns
+ * 0, GC_EINVAL (missing version/resource, a bad selector or keep path) or
  * GC_ENOMEM. */
 int gb_informer_new(struct gb_kube_client *client, const struct gb_informer_opts *opts,
                     struct gb_informer **out, struct gc_diags *diags);
 
-/* Starts the informer thread.  Returns 0, GC_EUSAGE (already started) or
- * GC_ENOMEM. */
+/* Adds a consumer before the informer is sealed (first started or fed).
+ * Returns 0, GC_EUSAGE (sealed already, or GB_INFORMER_MAX_HANDLERS
+ * reached), GC_EINVAL (a bad selector, namespace set or keep path, with a
+ * message in diags) or GC_ENOMEM. */
+int gb_informer_add_handler(struct gb_informer *inf, const struct gb_informer_handler *h,
+                            struct gc_diags *diags);
+
+/* Seals the handlers (see the top) and starts the list/watch threads.
+ * Also after a stop (and a reset): the loops resume from the last
+ * resourceVersion (relist after a reset).  Returns 0, GC_EUSAGE (running
+ * already), GC_EINVAL (the handlers' namespace sets cannot be joined: more
+ * than 256) or GC_ENOMEM. */
 int gb_informer_start(struct gb_informer *inf);
 
-/* Stops the thread and waits for it (aborting an in-flight request within
- * about a second).  The cache stays readable.  Idempotent. */
+/* 1 while the list/watch threads run. */
+int gb_informer_running(struct gb_informer *inf);
+
+/* Stops the threads and waits for them (aborting an in-flight request
+ * within about a second).  The cache stays readable.  Idempotent. */
 void gb_informer_stop(struct gb_informer *inf);
+
+/* Empties the cache of a stopped informer, delivering a delete to every
+ * handler for every object it had, and forgets the resourceVersion and the
+ * sync: the next start lists from scratch (an API that stopped being
+ * served and may come back).  Returns 0 or GC_EUSAGE (running). */
+int gb_informer_reset(struct gb_informer *inf);
+
+/* Runs fn(arg) with the delivery lock held: no handler of inf runs
+ * meanwhile, so every consumer fed by inf has seen the same changes (one
+ * consumer's counts and another's records of the same objects agree).
+ * fn must not call gb_informer_stop or take a lock a handler holds while
+ * it calls into this informer.  Returns fn's result. */
+int gb_informer_hold(struct gb_informer *inf, int (*fn)(void *arg), void *arg);
 
 /* Stops if needed and frees everything.  Accepts NULL. */
 void gb_informer_free(struct gb_informer *inf);
 
-/* True once the first list has been applied to the cache. */
+/* "resource" or "resource.group" (borrowed, lives as long as inf). */
+const char *gb_informer_name(struct gb_informer *inf);
+
+/* True once the first list has been applied to the cache and delivered. */
 int gb_informer_has_synced(struct gb_informer *inf);
 
 /* Waits up to timeout_ms for the first sync.  Returns 1 when synced. */
@@ -159,25 +232,12 @@ size_t gb_informer_count(struct gb_informer *inf);
 
 /* Applies one event to the cache of an informer that is not running, as if
  * it came from the watch (ADDED/MODIFIED upsert, DELETED removes, BOOKMARK
- * only records the resourceVersion), calling the handler on this thread, and
- * marks the informer synced.  For tests and benchmarks that need a filled
- * cache without a server.  obj is borrowed; managedFields is removed from
+ * only records the resourceVersion), calling the handlers on this thread
+ * (sealing them first), and marks the informer synced.  For tests and
+ * benchmarks that need a filled cache without a server.  obj is borrowed; managedFields is removed from
  * it.  Returns 0, GC_EUSAGE (informer running), GC_EINVAL (no name) or
  * GC_ENOMEM / GC_ELIMIT. */
 int gb_informer_feed(struct gb_informer *inf, int watch_type, json_object *obj);
-
-/* Transforms for gb_informer_opts.transform.  trim_pod keeps only a pod's
- * identity (namespace, name, uid, resourceVersion, creationTimestamp), its
- * JobSet name label, the group labels and annotations of every backend
- * (gc_backend.h; a pod spec field join keeps its first element), its
- * spec.schedulingGates and its PodScheduled and Ready conditions (type,
- * status, reason, message, lastTransitionTime; for the timeout tracker, whose
- * timeouts.until may be Ready): a few hundred bytes
- * per pod.
- * trim_crd keeps a CRD's name, group, names, scope and versions' name,
- * served and storage (no schema, no status). */
-void gb_informer_trim_pod(json_object *obj);
-void gb_informer_trim_crd(json_object *obj);
 
 /* Removes metadata.managedFields from obj in place (what the cache stores). */
 void gb_informer_strip(json_object *obj);

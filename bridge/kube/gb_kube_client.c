@@ -933,11 +933,3 @@ static json_object *v2j(const struct gc_value *v, int depth) {
 }
 
 json_object *gb_kube_value_to_json(const struct gc_value *v) { return v2j(v, 0); }
-
-const char *gb_kube_meta_str(json_object *obj, const char *field) {
-  json_object *m, *v;
-  if (!json_object_object_get_ex(obj, "metadata", &m) || !json_object_object_get_ex(m, field, &v) ||
-      !json_object_is_type(v, json_type_string))
-    return NULL;
-  return json_object_get_string(v);
-}

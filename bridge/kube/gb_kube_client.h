@@ -239,7 +239,4 @@ int gb_kube_json_to_value(struct gc_arena *a, json_object *j, size_t max_depth,
  * numbers; NULL on OOM or if deeper than 64. */
 json_object *gb_kube_value_to_json(const struct gc_value *v);
 
-/* Returns obj.metadata.<field> as a string, or NULL (borrowed from obj). */
-const char *gb_kube_meta_str(json_object *obj, const char *field);
-
 #endif

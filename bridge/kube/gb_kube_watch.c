@@ -3,6 +3,7 @@
  * gb_kube_watch: incremental watch-event parser and a single watch request.
  */
 #include "gb_kube_watch.h"
+#include "gb_kobj.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,7 +112,7 @@ static int deliver(struct gb_watch_parser *p, json_object *doc, gb_watch_event_f
     return GC_EINVAL;
   }
   ev.object = obj;
-  ev.rv = gb_kube_meta_str(obj, "resourceVersion");
+  ev.rv = gb_kobj_meta(obj, "resourceVersion");
   ev.bytes = p->cur;
   return fn(arg, &ev);
 }

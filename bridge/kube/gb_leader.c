@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "gb_leader.h"
+#include "gb_kobj.h"
 #include "gb_clock.h"
 #include "gb_log.h"
 
@@ -302,7 +303,7 @@ static void kube_fail(struct gb_leader *le, const char *what, const struct gb_ku
 /* Remembers the Lease as served and extracts its record and resourceVersion. */
 static int kube_take(struct gb_leader *le, json_object *obj, struct gb_lease_record *rec,
                      char *rv, struct gc_diags *d) {
-  const char *v = gb_kube_meta_str(obj, "resourceVersion");
+  const char *v = gb_kobj_meta(obj, "resourceVersion");
   if (!v || !*v || strlen(v) >= GB_LEADER_RV_MAX) {
     le->last_reason = "decode";
     gc_diags_addf(d, "%s/%s: lease: metadata.resourceVersion missing or too long", le->ns,

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "gb_clock.h"
+#include "gb_kobj.h"
 #include "gb_kube_client.h"
 #include "gb_leader.h"
 #include "gb_log.h"
@@ -158,22 +159,6 @@ static int effect_of(const char *s) {
   return EFF_OTHER;
 }
 
-static const char *jstr(json_object *o, const char *key) {
-  json_object *v;
-  if (!o || !json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
-    return NULL;
-  return json_object_get_string(v);
-}
-
-static json_object *jget(json_object *o, const char *key) {
-  json_object *v;
-  return o && json_object_object_get_ex(o, key, &v) ? v : NULL;
-}
-
-static json_object *jpath(json_object *o, const char *a, const char *b) {
-  return jget(jget(o, a), b);
-}
-
 static void tolset_free(struct tolset *t) {
   if (!t)
     return;
@@ -201,12 +186,13 @@ static struct tolset *tolset_parse(json_object *arr, const char *canon) {
   }
   for (size_t i = 0; i < n; i++) {
     json_object *e = json_object_array_get_idx(arr, i);
-    const char *key = jstr(e, "key"), *val = jstr(e, "value"), *op = jstr(e, "operator");
+    const char *key = gb_kobj_str(e, "key"), *val = gb_kobj_str(e, "value"),
+               *op = gb_kobj_str(e, "operator");
     struct tol *x = &t->t[t->n++];
     x->key = strdup(key ? key : "");
     x->value = strdup(val ? val : "");
     x->exists = op && !strcmp(op, "Exists");
-    x->effect = (uint8_t)effect_of(jstr(e, "effect"));
+    x->effect = (uint8_t)effect_of(gb_kobj_str(e, "effect"));
     if (!x->key || !x->value) {
       tolset_free(t);
       return NULL;
@@ -411,10 +397,10 @@ static int parse_taints(json_object *taints, struct node_rec *n) {
     return GC_ENOMEM;
   for (size_t i = 0; i < cnt; i++) {
     json_object *t = json_object_array_get_idx(taints, i);
-    int eff = effect_of(jstr(t, "effect"));
+    int eff = effect_of(gb_kobj_str(t, "effect"));
     if (eff != EFF_NOSCHEDULE && eff != EFF_NOEXECUTE)
       continue; /* PreferNoSchedule never keeps a pod off a node */
-    const char *k = jstr(t, "key"), *v = jstr(t, "value");
+    const char *k = gb_kobj_str(t, "key"), *v = gb_kobj_str(t, "value");
     struct taint *x = &n->taints[n->n_taints++];
     x->key = strdup(k ? k : "");
     x->value = strdup(v ? v : "");
@@ -433,7 +419,7 @@ static int parse_ready(json_object *conds) {
                    : 0;
   for (size_t i = 0; i < cnt; i++) {
     json_object *c = json_object_array_get_idx(conds, i);
-    const char *type = jstr(c, "type"), *st = jstr(c, "status");
+    const char *type = gb_kobj_str(c, "type"), *st = gb_kobj_str(c, "status");
     if (type && !strcmp(type, "Ready"))
       return st && !strcmp(st, "True");
   }
@@ -539,19 +525,19 @@ static int alloc_grew(const struct node_rec *old, const struct node_rec *nu) {
  * out of the snapshot and back in (its leaf or its ceiling moved);
  * readiness or cordon -> exclusion; taints -> the record only. */
 static int node_upsert(struct gb_model *m, json_object *obj, struct gc_diags *diags) {
-  const char *name = jstr(jget(obj, "metadata"), "name");
+  const char *name = gb_kobj_str(gb_kobj_get(obj, "metadata"), "name");
   if (!name || !*name || strlen(name) > TP_MAX_NAME) {
     gc_diags_addf(diags, "Node: metadata.name: required, at most %d bytes", TP_MAX_NAME);
     return GC_EINVAL;
   }
   struct node_rec nu = {0};
   nu.name = (char *)name;
-  json_object *unsched = jpath(obj, "spec", "unschedulable");
+  json_object *unsched = gb_kobj_dig(obj, "spec", "unschedulable", NULL);
   nu.unsched = unsched && json_object_get_boolean(unsched);
-  nu.ready = (uint8_t)parse_ready(jpath(obj, "status", "conditions"));
-  int rc = pack_labels(m, jpath(obj, "metadata", "labels"), &nu.labels, &nu.labels_len);
-  rc = rc ? rc : parse_alloc(m, jpath(obj, "status", "allocatable"), &nu, diags);
-  rc = rc ? rc : parse_taints(jpath(obj, "spec", "taints"), &nu);
+  nu.ready = (uint8_t)parse_ready(gb_kobj_dig(obj, "status", "conditions", NULL));
+  int rc = pack_labels(m, gb_kobj_dig(obj, "metadata", "labels", NULL), &nu.labels, &nu.labels_len);
+  rc = rc ? rc : parse_alloc(m, gb_kobj_dig(obj, "status", "allocatable", NULL), &nu, diags);
+  rc = rc ? rc : parse_taints(gb_kobj_dig(obj, "spec", "taints", NULL), &nu);
   struct node_rec *n = rc ? NULL : node_get(m, name);
   if (!n) {
     node_free_parts(&nu);
@@ -591,7 +577,7 @@ static int node_upsert(struct gb_model *m, json_object *obj, struct gc_diags *di
 }
 
 static int node_delete(struct gb_model *m, json_object *obj) {
-  const char *name = jstr(jget(obj, "metadata"), "name");
+  const char *name = gb_kobj_str(gb_kobj_get(obj, "metadata"), "name");
   struct node_rec *n = name ? node_find(m, name) : NULL;
   if (!n || !n->present)
     return 0;
@@ -938,12 +924,12 @@ static void pod_conditions(json_object *conds, struct pod_in *in) {
                    : 0;
   for (size_t i = 0; i < cnt; i++) {
     json_object *c = json_object_array_get_idx(conds, i);
-    const char *type = jstr(c, "type"), *st = jstr(c, "status");
+    const char *type = gb_kobj_str(c, "type"), *st = gb_kobj_str(c, "status");
     if (!type || strcmp(type, "PodScheduled") || !st || strcmp(st, "False"))
       continue;
     in->unsched = 1;
-    in->since_ms = time_ms(jstr(c, "lastTransitionTime"));
-    in->msg = jstr(c, "message");
+    in->since_ms = time_ms(gb_kobj_str(c, "lastTransitionTime"));
+    in->msg = gb_kobj_str(c, "message");
   }
 }
 
@@ -953,7 +939,7 @@ static void pod_gates(json_object *gates, struct pod_in *in) {
                    : 0;
   in->n_gates = (unsigned)cnt;
   for (size_t i = 0; i < cnt; i++) {
-    const char *g = jstr(json_object_array_get_idx(gates, i), "name");
+    const char *g = gb_kobj_str(json_object_array_get_idx(gates, i), "name");
     if (g && !strcmp(g, GB_PLACEMENT_GATE))
       in->gated = 1;
   }
@@ -962,28 +948,28 @@ static void pod_gates(json_object *gates, struct pod_in *in) {
 /* Reads a (trimmed) Pod object into in; strings stay borrowed from obj. */
 static int pod_parse(struct gb_model *m, json_object *obj, struct pod_in *in,
                      struct gc_diags *diags) {
-  json_object *md = jget(obj, "metadata"), *spec = jget(obj, "spec");
+  json_object *md = gb_kobj_get(obj, "metadata"), *spec = gb_kobj_get(obj, "spec");
   memset(in, 0, sizeof(*in));
-  in->ns = jstr(md, "namespace");
-  in->name = jstr(md, "name");
+  in->ns = gb_kobj_str(md, "namespace");
+  in->name = gb_kobj_str(md, "name");
   if (!in->name || !*in->name || strlen(in->name) > TP_MAX_NAME ||
       (in->ns && strlen(in->ns) > TP_MAX_NAME)) {
     gc_diags_addf(diags, "Pod: metadata.name: required, at most %d bytes", TP_MAX_NAME);
     return GC_EINVAL;
   }
   in->ns = in->ns ? in->ns : "";
-  in->uid = jstr(md, "uid");
-  in->rv = jstr(md, "resourceVersion");
-  in->created_ms = time_ms(jstr(md, "creationTimestamp"));
-  in->jobset = jstr(jget(md, "labels"), JS_LABEL);
-  in->rjob = jstr(jget(md, "labels"), RJ_LABEL);
-  in->node = jstr(spec, "nodeName");
-  json_object *prio = jget(spec, "priority");
+  in->uid = gb_kobj_str(md, "uid");
+  in->rv = gb_kobj_str(md, "resourceVersion");
+  in->created_ms = time_ms(gb_kobj_str(md, "creationTimestamp"));
+  in->jobset = gb_kobj_label(obj, JS_LABEL);
+  in->rjob = gb_kobj_label(obj, RJ_LABEL);
+  in->node = gb_kobj_str(spec, "nodeName");
+  json_object *prio = gb_kobj_get(spec, "priority");
   in->priority = prio ? json_object_get_int64(prio) : 0;
-  in->tols = jget(spec, "tolerations");
-  in->phase = phase_of(jpath(obj, "status", "phase") ? jstr(jget(obj, "status"), "phase") : NULL);
-  pod_gates(jget(spec, "schedulingGates"), in);
-  pod_conditions(jpath(obj, "status", "conditions"), in);
+  in->tols = gb_kobj_get(spec, "tolerations");
+  in->phase = phase_of(gb_kobj_str(gb_kobj_get(obj, "status"), "phase"));
+  pod_gates(gb_kobj_get(spec, "schedulingGates"), in);
+  pod_conditions(gb_kobj_dig(obj, "status", "conditions", NULL), in);
   if (in->jobset && strlen(in->jobset) > TP_MAX_NAME)
     in->jobset = NULL;
   return pod_requests(m, spec, in, diags);
@@ -1017,7 +1003,7 @@ static void hn_free(struct gb_hnode *e, void *ctx) {
 /* A HyperNode changed: kept as text (they are few), the snapshot is marked
  * for one rebuild however many change in a burst. */
 static int hn_apply(struct gb_model *m, int op, json_object *obj, struct gc_diags *diags) {
-  const char *name = jstr(jget(obj, "metadata"), "name");
+  const char *name = gb_kobj_str(gb_kobj_get(obj, "metadata"), "name");
   if (!name || !*name || strlen(name) > TP_MAX_NAME) {
     gc_diags_addf(diags, "HyperNode: metadata.name: required, at most %d bytes", TP_MAX_NAME);
     return GC_EINVAL;
@@ -1033,7 +1019,8 @@ static int hn_apply(struct gb_model *m, int op, json_object *obj, struct gc_diag
   }
   /* The text compared and kept is the spec alone: metadata changes on
    * every update, and the builder only needs the name besides. */
-  const char *text = json_object_to_json_string_ext(jget(obj, "spec"), JSON_C_TO_STRING_PLAIN);
+  const char *text = json_object_to_json_string_ext(gb_kobj_get(obj, "spec"),
+                                                    JSON_C_TO_STRING_PLAIN);
   if (strlen(text) > GB_MODEL_MAX_HN_BYTES) {
     gc_diags_addf(diags, "HyperNode/%s: larger than %u bytes", name, GB_MODEL_MAX_HN_BYTES);
     return GC_ELIMIT;
@@ -1181,8 +1168,8 @@ static int pod_apply(struct gb_model *m, int op, json_object *obj, char *gang_ns
                      struct gc_diags *diags) {
   m->pod_events++;
   if (op == 1) {
-    json_object *md = jget(obj, "metadata");
-    const char *ns = jstr(md, "namespace"), *name = jstr(md, "name");
+    json_object *md = gb_kobj_get(obj, "metadata");
+    const char *ns = gb_kobj_str(md, "namespace"), *name = gb_kobj_str(md, "name");
     return name ? pod_delete(m, ns ? ns : "", name, gang_ns, gang_js) : GC_EINVAL;
   }
   struct pod_in in;
@@ -1225,101 +1212,78 @@ void gb_model_flush_capacity(struct gb_model *m) {
     m->o.on_capacity(m->o.arg);
 }
 
-/* ---- Trims (what the records read, nothing else) ---------------------------- */
+/* ---- What the records read (the informers keep nothing else for the model) -- */
 
-static void keep_only(json_object *o, const char *const *keep) {
-  if (!o || !json_object_is_type(o, json_type_object))
-    return;
-  const char *drop[64];
+static const struct gb_keep POD_KEEP[] = {
+    {{"metadata", "name"}},
+    {{"metadata", "namespace"}},
+    {{"metadata", "uid"}},
+    {{"metadata", "resourceVersion"}},
+    {{"metadata", "creationTimestamp"}},
+    {{"metadata", "labels", JS_LABEL}},
+    {{"metadata", "labels", RJ_LABEL}},
+    {{"spec", "nodeName"}},
+    {{"spec", "priority"}},
+    {{"spec", "schedulingGates"}},
+    {{"spec", "tolerations"}},
+    {{"spec", "containers", "[]", "name"}},
+    {{"spec", "containers", "[]", "resources"}},
+    {{"spec", "containers", "[]", "restartPolicy"}},
+    {{"spec", "initContainers", "[]", "name"}},
+    {{"spec", "initContainers", "[]", "resources"}},
+    {{"spec", "initContainers", "[]", "restartPolicy"}},
+    {{"spec", "overhead"}},
+    {{"spec", "resources"}},
+    {{"status", "phase"}},
+    {{"status", "conditions", "[type=PodScheduled]", "type"}},
+    {{"status", "conditions", "[type=PodScheduled]", "status"}},
+    {{"status", "conditions", "[type=PodScheduled]", "lastTransitionTime"}},
+    {{"status", "conditions", "[type=PodScheduled]", "message"}},
+};
+
+static const struct gb_keep NODE_KEEP[] = {
+    {{"metadata", "name"}},
+    {{"metadata", "uid"}},
+    {{"metadata", "resourceVersion"}},
+    {{"metadata", "labels"}},
+    {{"spec", "unschedulable"}},
+    {{"spec", "taints"}},
+    {{"status", "allocatable"}},
+    {{"status", "conditions", "[type=Ready]"}},
+};
+
+/* The record compares texts to see a topology change: only what the
+ * builder reads (a status update also bumps resourceVersion). */
+static const struct gb_keep HN_KEEP[] = {
+    {{"metadata", "name"}}, {{"metadata", "resourceVersion"}}, {{"spec"}}};
+
+/* The HyperNode CRD: only that it changed (its name). */
+static const struct gb_keep CRD_KEEP[] = {{{"metadata", "name"}}};
+
+#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+void gb_model_keep(int kind, const struct gb_keep **keep, size_t *n) {
+  static const struct {
+    const struct gb_keep *k;
+    size_t n;
+  } of[GB_INF_N] = {{NODE_KEEP, N_OF(NODE_KEEP)},
+                    {POD_KEEP, N_OF(POD_KEEP)},
+                    {HN_KEEP, N_OF(HN_KEEP)},
+                    {CRD_KEEP, N_OF(CRD_KEEP)}};
+  *keep = of[kind].k;
+  *n = of[kind].n;
+}
+
+/* What an informer whose only consumer is the model caches of obj, so the
+ * feed sees what the watch would. */
+static void prune_as_informer(int kind, json_object *obj) {
+  const struct gb_keep *keep, *ptrs[GB_KEEP_MAX];
   size_t n;
-  do { /* in rounds of 64: keys cannot be deleted while iterating */
-    n = 0;
-    json_object_object_foreach(o, k, v) {
-      (void)v;
-      int kept = 0;
-      for (size_t i = 0; keep[i] && !kept; i++)
-        kept = !strcmp(k, keep[i]);
-      if (!kept && n < 64)
-        drop[n++] = k;
-    }
-    for (size_t i = 0; i < n; i++)
-      json_object_object_del(o, drop[i]);
-  } while (n == 64);
-}
-
-static void keep_only_items(json_object *arr, const char *const *keep) {
-  size_t cnt = arr && json_object_is_type(arr, json_type_array) ? json_object_array_length(arr) : 0;
-  for (size_t i = 0; i < cnt; i++)
-    keep_only(json_object_array_get_idx(arr, i), keep);
-}
-
-void gb_model_trim_pod(json_object *obj) {
-  static const char *const top[] = {"metadata", "spec", "status", "apiVersion", "kind", NULL};
-  static const char *const md[] = {
-      "name", "namespace", "uid", "resourceVersion", "creationTimestamp", "labels", NULL};
-  static const char *const labels[] = {JS_LABEL, RJ_LABEL, NULL};
-  static const char *const spec[] = {"nodeName",    "priority",   "schedulingGates",
-                                     "tolerations", "containers", "initContainers",
-                                     "overhead",    "resources",  NULL};
-  static const char *const ctr[] = {"name", "resources", "restartPolicy", NULL};
-  static const char *const status[] = {"phase", "conditions", NULL};
-  static const char *const cond[] = {"type", "status", "lastTransitionTime", "message", NULL};
+  gb_model_keep(kind, &keep, &n);
+  for (size_t i = 0; i < n; i++)
+    ptrs[i] = &keep[i];
   gb_informer_strip(obj);
-  keep_only(obj, top);
-  keep_only(jget(obj, "metadata"), md);
-  keep_only(jpath(obj, "metadata", "labels"), labels);
-  json_object *sp = jget(obj, "spec"), *st = jget(obj, "status");
-  keep_only(sp, spec);
-  keep_only_items(jget(sp, "containers"), ctr);
-  keep_only_items(jget(sp, "initContainers"), ctr);
-  keep_only(st, status);
-  json_object *conds = jget(st, "conditions");
-  size_t cnt = conds && json_object_is_type(conds, json_type_array)
-                   ? json_object_array_length(conds)
-                   : 0;
-  for (size_t i = cnt; i-- > 0;) { /* only PodScheduled is read */
-    const char *t = jstr(json_object_array_get_idx(conds, i), "type");
-    if (!t || strcmp(t, "PodScheduled"))
-      json_object_array_del_idx(conds, i, 1);
-  }
-  keep_only_items(conds, cond);
-  const char *msg = cnt ? jstr(json_object_array_get_idx(conds, 0), "message") : NULL;
-  if (msg && strlen(msg) > GB_MODEL_MSG_MAX)
-    json_object_object_add(json_object_array_get_idx(conds, 0), "message",
-                           json_object_new_string_len(msg, GB_MODEL_MSG_MAX));
-}
-
-void gb_model_trim_hn(json_object *obj) {
-  /* The record compares texts to see a topology change: keep only what the
-   * builder reads (a status update also bumps resourceVersion).  The
-   * informer itself reads metadata.name and resourceVersion before the
-   * transform's result is cached, so the cache keeps working. */
-  static const char *const top[] = {"metadata", "spec", NULL};
-  static const char *const md[] = {"name", "resourceVersion", NULL};
-  gb_informer_strip(obj);
-  keep_only(obj, top);
-  keep_only(jget(obj, "metadata"), md);
-}
-
-void gb_model_trim_node(json_object *obj) {
-  static const char *const top[] = {"metadata", "spec", "status", "apiVersion", "kind", NULL};
-  static const char *const md[] = {"name", "uid", "resourceVersion", "labels", NULL};
-  static const char *const spec[] = {"unschedulable", "taints", NULL};
-  static const char *const status[] = {"allocatable", "conditions", NULL};
-  gb_informer_strip(obj);
-  keep_only(obj, top);
-  keep_only(jget(obj, "metadata"), md);
-  keep_only(jget(obj, "spec"), spec);
-  keep_only(jget(obj, "status"), status);
-  json_object *conds = jpath(obj, "status", "conditions");
-  size_t cnt = conds && json_object_is_type(conds, json_type_array)
-                   ? json_object_array_length(conds)
-                   : 0;
-  for (size_t i = cnt; i-- > 0;) {
-    const char *t = jstr(json_object_array_get_idx(conds, i), "type");
-    if (!t || strcmp(t, "Ready"))
-      json_object_array_del_idx(conds, i, 1);
-  }
+  gb_keep_prune(obj, ptrs, n);
 }
 
 /* ---- Lifecycle ---------------------------------------------------------------- */
@@ -1364,12 +1328,21 @@ int gb_model_new(const struct gb_model_opts *o, struct gb_model **out, struct gc
               gb_htab_init(&m->hns, 16) || !(m->scratch = gc_arena_new(SCRATCH_LIMIT))))
     rc = GC_ENOMEM;
   memset(m->snap_r, -1, sizeof(m->snap_r));
+  if (!rc && o->informers)
+    rc = gb_model_register(m, diags);
   if (rc) {
     gb_model_free(m);
     return rc;
   }
   *out = m;
   return 0;
+}
+
+void gb_model_listen(struct gb_model *m, gb_model_gang_fn on_gang, gb_model_capacity_fn on_capacity,
+                     void *arg) {
+  m->o.on_gang = on_gang;
+  m->o.on_capacity = on_capacity;
+  m->o.arg = arg;
 }
 
 static void free_pod(struct gb_hnode *e, void *ctx) {
@@ -1577,13 +1550,7 @@ int gb_model_feed(struct gb_model *m, const char *kind, int op, const char *json
     json_object_put(obj);
     return GC_EINVAL;
   }
-  /* The informer's transforms, so the feed sees what the watch would. */
-  if (k == GB_INF_POD)
-    gb_model_trim_pod(obj);
-  else if (k == GB_INF_NODE)
-    gb_model_trim_node(obj);
-  else
-    gb_model_trim_hn(obj);
+  prune_as_informer(k, obj);
   char gang_ns[GB_PLAN_KEY_MAX + 1] = "", gang_js[GB_PLAN_KEY_MAX + 1] = "";
   pthread_mutex_lock(&m->mu);
   int rc = gb_model_apply(m, k, op, obj, gang_ns, gang_js, diags);

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0
  *
  * gb_model: gangbridge's live model of the cluster, the one every placement
- * decision is made on.  It owns the informers for Nodes, non-terminal Pods
- * and (when discovery finds the CRD served, re-checked as CRDs change)
- * Volcano HyperNodes; a compact record per pod (node, requests by the
+ * decision is made on.  It follows, through its handlers on the shared
+ * informers (gb_informers), Nodes, non-terminal Pods and (when discovery
+ * finds the CRD served, re-checked as CRDs change; it starts and stops that
+ * deferred informer) Volcano HyperNodes; a compact record per pod (node, requests by the
  * Kubernetes pod-request rule in the snapshot's units, phase, gang
  * membership by the JobSet labels, scheduling gates, PodScheduled=False
  * since when and why, tolerations interned) and per node (taints,
@@ -19,9 +20,12 @@
  * when no topology can be built from the HyperNodes at all, the last good
  * snapshot is kept (a first one falls back to one flat domain).
  *
- * Thread-safety: new/start/stop/free from one thread.  Informer handlers,
- * gb_model_with_snapshot and the pod iteration serialise on one mutex;
- * the change callbacks run on informer threads with no lock held.
+ * Thread-safety: new/listen/start/stop/free from one thread (the factory
+ * is stopped after gb_model_stop and before gb_model_free).  Informer
+ * handlers, gb_model_with_snapshot and the pod iteration serialise on one
+ * mutex; the change callbacks run on informer threads with no lock held.
+ * Lock order: the pod informer's delivery lock (gb_model_hold_pods, and
+ * the handler), then the model's mutex, then the plan's.
  */
 #ifndef GB_MODEL_H
 #define GB_MODEL_H
@@ -29,6 +33,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gb_informers.h"
 #include "gb_kube_client.h"
 #include "gb_plan.h"
 #include "gc_diag.h"
@@ -69,7 +74,8 @@ typedef void (*gb_model_capacity_fn)(void *arg);
 struct gb_events;
 
 struct gb_model_opts {
-  struct gb_kube_client *client; /* borrowed; NULL: fed only (tests, benchmarks) */
+  struct gb_kube_client *client;  /* borrowed; NULL: fed only (tests, benchmarks) */
+  struct gb_informers *informers; /* borrowed; NULL: fed only.  The model registers on it */
   const char *const *levels;     /* node-label levels, top first (copied); */
   size_t n_levels;               /*   0: HyperNodes when served, else one flat domain */
   struct gb_plan *plan;          /* borrowed, optional: told of gang pod binds and
@@ -87,15 +93,23 @@ struct gb_model_opts {
 
 struct gb_model;
 
-/* Creates a stopped model (copies opts).  Returns 0, GC_EINVAL or
+/* Creates a stopped model (copies opts) and registers its handlers on
+ * o->informers (before the factory starts).  Returns 0, GC_EINVAL or
  * GC_ENOMEM; problems go to diags. */
 int gb_model_new(const struct gb_model_opts *o, struct gb_model **out, struct gc_diags *diags);
-/* Starts the informers (needs a client).  Returns 0 or a GC_E* code. */
+/* Sets the change callbacks (replacing opts' on_gang, on_capacity and arg)
+ * before the model starts: how the placer, made after the model, follows
+ * it. */
+void gb_model_listen(struct gb_model *m, gb_model_gang_fn on_gang, gb_model_capacity_fn on_capacity,
+                     void *arg);
+/* Starts HyperNode discovery and the housekeeping thread (needs a client
+ * and the factory, which starts the informers).  Returns 0 or a GC_E*
+ * code. */
 int gb_model_start(struct gb_model *m);
 /* 1 once Nodes and Pods (and HyperNodes when served) are listed and the
  * first snapshot is built. */
 int gb_model_synced(struct gb_model *m);
-/* Stops the informers (waits for them).  Idempotent. */
+/* Stops the housekeeping thread (waits for it).  Idempotent. */
 void gb_model_stop(struct gb_model *m);
 /* Stops and frees.  Accepts NULL. */
 void gb_model_free(struct gb_model *m);
@@ -106,6 +120,15 @@ void gb_model_free(struct gb_model *m);
  * first snapshot exists. */
 typedef int (*gb_model_snapshot_fn)(void *arg, struct tp_snapshot *s, uint64_t generation);
 int gb_model_with_snapshot(struct gb_model *m, gb_model_snapshot_fn fn, void *arg);
+
+/* Runs fn(arg) while no pod change is being delivered (the pod informer's
+ * delivery lock; fn directly for a fed model): the model's pod records and
+ * every other consumer of the same pod informer (the controller's gang pod
+ * counts) are then at the same change, so a gang read through the
+ * controller and its pods read here agree.  fn may call
+ * gb_model_foreach_gang_pod and gb_controller_gang; it must not stop the
+ * informers.  Returns fn's result. */
+int gb_model_hold_pods(struct gb_model *m, int (*fn)(void *arg), void *arg);
 
 /* Calls fn for every pod of JobSet ns/jobset under the model's lock, in
  * creation order; stops at fn's first non-zero result and returns it. */

@@ -66,7 +66,7 @@ struct gb_model {
   struct gb_model_drop *drops; /* the snapshot's left-out HyperNodes (at most GB_MODEL_MAX_DROPS) */
   size_t n_drops, n_dropped;   /* reported one by one; left out in all */
 
-  /* Informers and the housekeeping thread (gb_model_watch.c). */
+  /* Informers (the factory's) and the housekeeping thread (gb_model_watch.c). */
   struct gb_informer *inf[GB_INF_N];
   struct gb_model_handler h[GB_INF_N];
   struct gb_kube_discovery *disc;
@@ -87,13 +87,11 @@ int gb_model_apply(struct gb_model *m, int kind, int op, json_object *obj, char 
 int gb_model_rebuild_if_due(struct gb_model *m);
 /* Drops every HyperNode record (the CRD went away); under m->mu. */
 void gb_model_drop_hypernodes(struct gb_model *m);
-/* The pod trim of the Pod informer (what the record needs, nothing else). */
-void gb_model_trim_pod(json_object *obj);
-/* The HyperNode trim (no status, no managedFields). */
-void gb_model_trim_hn(json_object *obj);
-/* The node trim of the Node informer. */
-void gb_model_trim_node(json_object *obj);
-/* Frees the informers and the discovery cache (after gb_model_stop). */
+/* What the records read of kind (GB_INF_*): static keep paths. */
+void gb_model_keep(int kind, const struct gb_keep **keep, size_t *n);
+/* Registers the model's handlers on o.informers (gb_model_new). */
+int gb_model_register(struct gb_model *m, struct gc_diags *d);
+/* Frees the discovery cache (after gb_model_stop). */
 void gb_model_watch_free(struct gb_model *m);
 /* Calls on_capacity once when due (no lock held on entry). */
 void gb_model_flush_capacity(struct gb_model *m);

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0
  *
- * gb_model_watch: the model's informers (Nodes, non-terminal Pods, Volcano
- * HyperNodes when served, and the HyperNode CRD itself so that a CRD
- * installed later is picked up at once) and its housekeeping thread, which
+ * gb_model_watch: the model's handlers on the shared informers (Nodes,
+ * non-terminal Pods, Volcano HyperNodes when served, and the HyperNode CRD
+ * itself so that a CRD installed later is picked up at once; registered at
+ * gb_model_new, the HyperNode informer deferred and started here) and its
+ * housekeeping thread, which
  * builds the first snapshot once every informer has listed, runs the
  * coalesced rebuilds (at most one per 50 ms tick, however many HyperNodes
  * changed), calls on_capacity at most once per tick, re-runs HyperNode
@@ -52,44 +54,38 @@ static void on_change(void *arg, const struct gb_informer_change *ch) {
     m->o.on_gang(m->o.arg, gang_ns, gang_js);
 }
 
-static void on_log(void *arg, int is_error, const char *msg) {
-  struct gb_model_handler *h = arg;
-  gb_log(is_error ? GB_LOG_WARN : GB_LOG_DEBUG, "model informer", "resource", KIND_NAMES[h->kind],
-         "message", msg, NULL);
-}
-
-static int make_informer(struct gb_model *m, int kind, struct gc_diags *d) {
+/* Registers the model's handler of `kind` on the factory. */
+static int register_informer(struct gb_model *m, int kind, struct gc_diags *d) {
   static const char *const groups[GB_INF_N] = {"", "", HN_GROUP, "apiextensions.k8s.io"};
   static const char *const versions[GB_INF_N] = {"v1", "v1", HN_VERSION, "v1"};
-  struct gb_informer_opts io;
-  memset(&io, 0, sizeof(io));
-  io.group = groups[kind];
-  io.version = versions[kind];
-  io.resource = KIND_NAMES[kind];
-  /* Terminal pods hold nothing: the server filters them out, and a pod
+  struct gb_informer_spec spec = {groups[kind], versions[kind], KIND_NAMES[kind],
+                                  kind == GB_INF_HN};
+  struct gb_informer_handler h;
+  memset(&h, 0, sizeof(h));
+  /* Terminal pods hold nothing: not in the model's selection, so a pod
    * that finishes arrives as a delete. */
-  io.field_selector = kind == GB_INF_POD   ? "status.phase!=Succeeded,status.phase!=Failed"
-                      : kind == GB_INF_CRD ? "metadata.name=" HN_CRD
-                                           : NULL;
-  io.transform = kind == GB_INF_POD    ? gb_model_trim_pod
-                 : kind == GB_INF_NODE ? gb_model_trim_node
-                 : kind == GB_INF_HN   ? gb_model_trim_hn
-                                       : gb_informer_trim_crd;
+  h.field_selector = kind == GB_INF_POD   ? "status.phase!=Succeeded,status.phase!=Failed"
+                     : kind == GB_INF_CRD ? "metadata.name=" HN_CRD
+                                          : NULL;
+  gb_model_keep(kind, &h.keep, &h.n_keep);
   /* The caches' bounds are the snapshot's: a cluster past them is refused
    * there anyway.  Pods: a few per node on average is the common case. */
-  io.max_objects = kind == GB_INF_POD    ? GB_MODEL_MAX_PODS
-                   : kind == GB_INF_NODE ? TP_MAX_NODES
-                   : kind == GB_INF_HN   ? TP_MAX_DOMAINS
-                                         : 16;
+  h.max_objects = kind == GB_INF_POD    ? GB_MODEL_MAX_PODS
+                  : kind == GB_INF_NODE ? TP_MAX_NODES
+                  : kind == GB_INF_HN   ? TP_MAX_DOMAINS
+                                        : 16;
   m->h[kind] = (struct gb_model_handler){.m = m, .kind = kind};
-  io.on_change = on_change;
-  io.handler_arg = &m->h[kind];
-  io.on_log = on_log;
-  io.log_arg = &m->h[kind];
-  int rc = gb_informer_new(m->o.client, &io, &m->inf[kind], d);
-  if (!rc && (rc = gb_informer_start(m->inf[kind]))) {
-    gb_informer_free(m->inf[kind]);
-    m->inf[kind] = NULL;
+  h.on_change = on_change;
+  h.arg = &m->h[kind];
+  return gb_informers_add(m->o.informers, &spec, &h, &m->inf[kind], d);
+}
+
+int gb_model_register(struct gb_model *m, struct gc_diags *d) {
+  int rc = register_informer(m, GB_INF_NODE, d);
+  rc = rc ? rc : register_informer(m, GB_INF_POD, d);
+  if (!rc && m->o.n_levels == 0) {
+    rc = register_informer(m, GB_INF_HN, d);
+    rc = rc ? rc : register_informer(m, GB_INF_CRD, d);
   }
   return rc;
 }
@@ -103,33 +99,32 @@ static void check_hypernodes(struct gb_model *m) {
     gb_log(GB_LOG_WARN, "model: HyperNode discovery failed", "error", e.message, NULL);
     return;
   }
-  if (served && !m->inf[GB_INF_HN]) {
-    struct gc_diags d;
-    gc_diags_init(&d);
-    int rc = make_informer(m, GB_INF_HN, &d);
+  struct gb_informer *hn = m->inf[GB_INF_HN];
+  if (served && !gb_informer_running(hn)) {
+    int rc = gb_informer_start(hn);
     if (rc)
-      gb_log(GB_LOG_ERROR, "model: cannot watch HyperNodes", "error",
-             d.n ? d.msgs[0] : gc_strerror(rc), NULL);
+      gb_log(GB_LOG_ERROR, "model: cannot watch HyperNodes", "error", gc_strerror(rc), NULL);
     else
       gb_log(GB_LOG_INFO, "model: HyperNodes served, watching them", NULL);
-    gc_diags_destroy(&d);
-  } else if (!served && m->inf[GB_INF_HN]) {
-    gb_informer_free(m->inf[GB_INF_HN]); /* stops it first; its handler takes mu */
+  } else if (!served && gb_informer_running(hn)) {
+    /* Stopped and emptied (its handler takes mu for every HyperNode it
+     * had), so a CRD installed again lists them from scratch. */
+    gb_informer_stop(hn);
+    gb_informer_reset(hn);
     pthread_mutex_lock(&m->mu);
-    m->inf[GB_INF_HN] = NULL;
     gb_model_drop_hypernodes(m);
     pthread_mutex_unlock(&m->mu);
     gb_log(GB_LOG_INFO, "model: HyperNodes no longer served, label levels or one flat domain",
            NULL);
   }
-  m->hn_served = m->inf[GB_INF_HN] != NULL;
+  m->hn_served = gb_informer_running(hn);
 }
 
 static int lists_done(struct gb_model *m) {
-  for (int k = GB_INF_NODE; k <= GB_INF_HN; k++)
-    if (m->inf[k] && !gb_informer_has_synced(m->inf[k]))
+  for (int k = GB_INF_NODE; k <= GB_INF_POD; k++)
+    if (!gb_informer_has_synced(m->inf[k]))
       return 0;
-  return m->inf[GB_INF_NODE] && m->inf[GB_INF_POD];
+  return !m->hn_served || gb_informer_has_synced(m->inf[GB_INF_HN]);
 }
 
 static void *housekeeping(void *arg) {
@@ -168,18 +163,11 @@ static void *housekeeping(void *arg) {
 }
 
 int gb_model_start(struct gb_model *m) {
-  if (!m || !m->o.client)
+  if (!m || !m->o.client || !m->o.informers)
     return GC_EUSAGE;
   if (m->started)
     return GC_EUSAGE;
-  struct gc_diags d;
-  gc_diags_init(&d);
   int rc = (m->disc = gb_kube_discovery_new(m->o.client, 30)) ? 0 : GC_ENOMEM;
-  rc = rc ? rc : make_informer(m, GB_INF_NODE, &d);
-  rc = rc ? rc : make_informer(m, GB_INF_POD, &d);
-  if (!rc && m->o.n_levels == 0)
-    rc = make_informer(m, GB_INF_CRD, &d);
-  gc_diags_destroy(&d);
   if (!rc) {
     m->stop = 0;
     m->started = 1;
@@ -211,16 +199,13 @@ void gb_model_stop(struct gb_model *m) {
     pthread_join(m->thread, NULL);
     m->started = 0;
   }
-  for (int k = 0; k < GB_INF_N; k++)
-    if (m->inf[k])
-      gb_informer_stop(m->inf[k]);
+}
+
+int gb_model_hold_pods(struct gb_model *m, int (*fn)(void *arg), void *arg) {
+  return m->inf[GB_INF_POD] ? gb_informer_hold(m->inf[GB_INF_POD], fn, arg) : fn(arg);
 }
 
 void gb_model_watch_free(struct gb_model *m) {
-  for (int k = 0; k < GB_INF_N; k++) {
-    gb_informer_free(m->inf[k]);
-    m->inf[k] = NULL;
-  }
   gb_kube_discovery_free(m->disc);
   m->disc = NULL;
 }

@@ -12,6 +12,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "gb_kobj.h"
+
 #define MAX_ASSIGN 200000 /* assignment lines a record may list */
 
 int gb_decision_new(struct gb_decision **out) {
@@ -155,15 +157,10 @@ static int bad(struct dec *x, const char *field, const char *problem) {
   return GC_EINVAL;
 }
 
-static json_object *member(json_object *o, const char *k) {
-  json_object *v = NULL;
-  return json_object_object_get_ex(o, k, &v) ? v : NULL;
-}
-
 /* An integer member within [lo, hi]; absent: *out = dflt when optional. */
 static int int_field(struct dec *x, json_object *o, const char *k, int64_t lo, int64_t hi,
                      int optional, int64_t dflt, int64_t *out) {
-  json_object *v = member(o, k);
+  json_object *v = gb_kobj_get(o, k);
   if (!v && optional) {
     *out = dflt;
     return GC_OK;
@@ -181,7 +178,7 @@ static int int_field(struct dec *x, json_object *o, const char *k, int64_t lo, i
 /* A string member of at most max bytes, copied into the arena. */
 static int str_field(struct dec *x, json_object *o, const char *k, size_t max, int optional,
                      const char **out) {
-  json_object *v = member(o, k);
+  json_object *v = gb_kobj_get(o, k);
   if (!v && optional) {
     *out = "";
     return GC_OK;
@@ -224,19 +221,19 @@ static int parse_at(struct dec *x, json_object *o) {
 }
 
 static int parse_restriction(struct dec *x, json_object *o) {
-  json_object *r = member(o, "restriction"), *pp = NULL, *vals = NULL;
+  json_object *r = gb_kobj_get(o, "restriction"), *pp = NULL, *vals = NULL;
   if (!json_object_is_type(r, json_type_object))
     return bad(x, "restriction", "must be an object");
-  if ((pp = member(r, "perPod"))) {
+  if ((pp = gb_kobj_get(r, "perPod"))) {
     if (!json_object_is_type(pp, json_type_boolean) || !json_object_get_boolean(pp))
       return bad(x, "restriction.perPod", "must be true");
     x->d->per_pod = 1;
     return GC_OK;
   }
-  json_object *key = member(r, "key");
+  json_object *key = gb_kobj_get(r, "key");
   if (!key)
     return GC_OK; /* {}: nothing added */
-  vals = member(r, "values");
+  vals = gb_kobj_get(r, "values");
   size_t n = json_object_is_type(vals, json_type_array) ? json_object_array_length(vals) : 0;
   if (!json_object_is_type(key, json_type_string) || !n || n > GB_RESTRICTION_MAX_HOSTS)
     return bad(x, "restriction", "needs a key and 1 to 64 values");
@@ -260,7 +257,7 @@ static int parse_restriction(struct dec *x, json_object *o) {
 static int parse_set(struct dec *x, json_object *o, struct tp_podset *ps) {
   int64_t pods = 0;
   int rc = int_field(x, o, "pods", 0, TP_MAX_SET_PODS, 0, 0, &pods);
-  json_object *req = member(o, "req");
+  json_object *req = gb_kobj_get(o, "req");
   if (rc)
     return rc;
   if (!json_object_is_type(req, json_type_object) ||
@@ -285,7 +282,7 @@ static int parse_set(struct dec *x, json_object *o, struct tp_podset *ps) {
 }
 
 static int parse_sets(struct dec *x, json_object *o) {
-  json_object *arr = member(o, "sets");
+  json_object *arr = gb_kobj_get(o, "sets");
   size_t n = json_object_is_type(arr, json_type_array) ? json_object_array_length(arr) : 0;
   if (!n || n > TP_MAX_PODSETS)
     return bad(x, "sets", "must list 1 to 64 pod sets");
@@ -306,7 +303,7 @@ static int parse_sets(struct dec *x, json_object *o) {
 }
 
 static int parse_nodes(struct dec *x, json_object *o) {
-  json_object *arr = member(o, "nodes");
+  json_object *arr = gb_kobj_get(o, "nodes");
   if (!json_object_is_type(arr, json_type_array) || json_object_array_length(arr) > MAX_ASSIGN)
     return bad(x, "nodes", "must be an array of at most 200000 [node, set, pods]");
   size_t n = json_object_array_length(arr);
@@ -337,7 +334,7 @@ static int parse_head(struct dec *x, json_object *o) {
   struct gb_plan_record *r = &x->d->rec;
   int64_t v = 0, gen = 0, whole = 0;
   const char *mode = NULL;
-  json_object *w = member(o, "whole");
+  json_object *w = gb_kobj_get(o, "whole");
   int rc = int_field(x, o, "v", 1, 1000, 0, 0, &v);
   if (!rc && v != GB_DECISION_VERSION)
     rc = bad(x, "v", "unknown version (this gangbridge reads version 1)");

@@ -33,7 +33,7 @@
 
 #include "gb_buf.h"
 #include "gb_plan.h"
-#include "gb_release.h"
+#include "gb_restriction.h"
 #include "gc_arena.h"
 #include "gc_diag.h"
 

@@ -16,13 +16,13 @@
 #include <stdint.h>
 
 #include "gb_plan.h"
-#include "gb_release.h"
+#include "gb_restriction.h"
 #include "gc_arena.h"
 #include "gc_gang.h"
 #include "tp_gang.h"
 #include "tp_snapshot.h"
 
-/* A restriction (controller/gb_release) lists at most
+/* A restriction (controller/gb_restriction) lists at most
  * GB_RESTRICTION_MAX_HOSTS node names; a larger domain is restricted to the
  * nodes of the assignment, and when those are more, each pod to its own
  * planned node (docs/placement.md). */

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "gb_clock.h"
+#include "gb_kobj.h"
 #include "gb_leader.h"
 #include "gb_log.h"
 #include "gb_release.h"
@@ -39,27 +40,17 @@ struct gb_gatesweep {
 
 /* ---- reading gated pods ----------------------------------------------------------- */
 
-static const char *jstr(json_object *o, const char *k) {
-  json_object *v = NULL;
-  return json_object_object_get_ex(o, k, &v) && json_object_is_type(v, json_type_string)
-             ? json_object_get_string(v)
-             : "";
-}
-
-static json_object *jobj(json_object *o, const char *k) {
-  json_object *v = NULL;
-  return json_object_object_get_ex(o, k, &v) ? v : NULL;
-}
+static const char *or_empty(const char *s) { return s ? s : ""; }
 
 int gb_gatesweep_pod_of(json_object *pod, struct gb_gated_pod *out) {
   memset(out, 0, sizeof(*out));
-  json_object *gates = jobj(jobj(pod, "spec"), "schedulingGates");
-  if (!json_object_is_type(gates, json_type_array))
+  json_object *gates = gb_kobj_arr(gb_kobj_get(pod, "spec"), "schedulingGates");
+  if (!gates)
     return 0;
   int ours = 0;
-  size_t n = json_object_array_length(gates);
+  size_t n = gb_kobj_len(gates);
   for (size_t i = 0; i < n; i++) {
-    const char *g = jstr(json_object_array_get_idx(gates, i), "name");
+    const char *g = or_empty(gb_kobj_str(gb_kobj_at(gates, i), "name"));
     if (!strcmp(g, GB_PLACEMENT_GATE) && !ours) {
       ours = 1;
       out->index = i;
@@ -69,13 +60,12 @@ int gb_gatesweep_pod_of(json_object *pod, struct gb_gated_pod *out) {
   }
   if (!ours)
     return 0;
-  json_object *md = jobj(pod, "metadata"), *labels = jobj(md, "labels");
-  out->ns = jstr(md, "namespace");
-  out->name = jstr(md, "name");
-  out->uid = jstr(md, "uid");
-  out->jobset = jstr(labels, "jobset.sigs.k8s.io/jobset-name");
-  out->rjob = jstr(labels, "jobset.sigs.k8s.io/replicatedjob-name");
-  out->created = jstr(md, "creationTimestamp");
+  out->ns = or_empty(gb_kobj_meta(pod, "namespace"));
+  out->name = or_empty(gb_kobj_meta(pod, "name"));
+  out->uid = or_empty(gb_kobj_meta(pod, "uid"));
+  out->jobset = or_empty(gb_kobj_label(pod, "jobset.sigs.k8s.io/jobset-name"));
+  out->rjob = or_empty(gb_kobj_label(pod, "jobset.sigs.k8s.io/replicatedjob-name"));
+  out->created = or_empty(gb_kobj_meta(pod, "creationTimestamp"));
   double t = 0;
   if (*out->created && gb_lease_parse_time(out->created, &t) == 0 && t > 0)
     out->created_ms = (int64_t)(t * 1000);
@@ -228,7 +218,7 @@ static int remove_gate(struct gb_gatesweep *g, const char *ns, const char *name,
     enum gb_release_state st = GB_RELEASE_DONE;
     if ((rc = gb_kube_get(g->o.client, path, &pod, e)))
       return rc == GC_ENOTFOUND ? 0 : rc;
-    snprintf(uid, uid_size, "%s", jstr(jobj(pod, "metadata"), "uid"));
+    snprintf(uid, uid_size, "%s", or_empty(gb_kobj_meta(pod, "uid")));
     rc = gb_release_state(pod, &none, &st, NULL);
     if (!rc && st == GB_RELEASE_GATED)
       rc = gb_release_patch(pod, &none, &patch, NULL);

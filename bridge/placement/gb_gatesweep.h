@@ -10,7 +10,7 @@
  * policy: a stray gate set by hand or by a template), once the pod is older
  * than the grace period, so a pod whose TrainJob the caches have not seen
  * yet is not touched.  The removal is the placement release with no
- * restriction (controller/gb_release: one merge patch, only gangbridge's gate
+ * restriction (gb_release: one merge patch, only gangbridge's gate
  * removed, other gates kept in order, resourceVersion as precondition, a 409
  * re-read), then a PlacementGateRemoved Event on the pod and
  * gangbridge_placement_gates_removed_total{reason}.  It also owns reading the

@@ -25,7 +25,14 @@
  * Thread-safety: new/start/stop/free from one thread.  The model callbacks
  * (gb_placer_on_gang, gb_placer_on_capacity), gb_placer_resync, the lookup,
  * the status and the collector may be called from any thread; decisions and
- * releases run on the placer's own thread.
+ * releases run on the placer's own thread.  A pass reads each gang (the
+ * gang callback: the controller's caches and pod count) and its pods (the
+ * model's records) under the pod informer's delivery lock
+ * (gb_model_hold_pods), so both come from the same pod changes.  Lock
+ * order: the pass lock, then the pod informer's delivery lock, then the
+ * controller's and the model's locks, then the placer's mu (which the
+ * model callbacks take inside a pod handler); mu is never held while the
+ * delivery lock is taken.
  */
 #ifndef GB_PLACER_H
 #define GB_PLACER_H

@@ -19,10 +19,11 @@
 #include <string.h>
 
 #include "gb_clock.h"
+#include "gb_kobj.h"
 #include "gb_log.h"
 #include "gb_placer.h"
 #include "gb_placer_int.h"
-#include "gb_release.h"
+#include "gb_restriction.h"
 
 #define PASS_ARENA_LIMIT (512u << 20)
 
@@ -90,22 +91,44 @@ oom:
   return 1;
 }
 
+struct read_ctx {
+  struct gb_placer_pass *ps;
+  struct gb_placer_item *it;
+  char why[256];
+  int oom;
+};
+
+/* The gang (the controller's caches, its pod count included) and its pods
+ * (the model's records), under the pod informer's delivery lock: both come
+ * from the same pod changes. */
+static int read_gang(void *arg) {
+  struct read_ctx *r = arg;
+  struct gb_placer *p = r->ps->p;
+  struct gb_placer_item *it = r->it;
+  int rc = p->o.gang(p->o.gang_ctx, it->ns, it->name, &it->gg, r->why, sizeof(r->why));
+  if (rc || !it->gg)
+    return rc;
+  struct copy_ctx c = {r->ps->a, it, 0};
+  rc = gb_model_foreach_gang_pod(p->o.model, it->ns, it->name, copy_pod, &c);
+  r->oom = c.oom;
+  return rc;
+}
+
 /* Reads the gang and its pods; sets state, the counts and the record the
  * table knows. */
 static int examine(struct gb_placer_pass *ps, struct gb_placer_item *it) {
   struct gb_placer *p = ps->p;
-  char why[256] = "";
-  int rc = p->o.gang(p->o.gang_ctx, it->ns, it->name, &it->gg, why, sizeof(why));
-  if (rc) {
-    gb_log(GB_LOG_WARN, "placement: cannot compute the gang", "gang", it->key, "reason", why, NULL);
+  struct read_ctx r = {ps, it, "", 0};
+  int rc = gb_model_hold_pods(p->o.model, read_gang, &r);
+  if (r.oom)
+    return GC_ENOMEM;
+  if (rc && !it->gg) {
+    gb_log(GB_LOG_WARN, "placement: cannot compute the gang", "gang", it->key, "reason", r.why,
+           NULL);
     return rc;
   }
   if (!it->gg)
     return 0; /* UNMANAGED */
-  struct copy_ctx c = {ps->a, it, 0};
-  rc = gb_model_foreach_gang_pod(p->o.model, it->ns, it->name, copy_pod, &c);
-  if (c.oom)
-    return GC_ENOMEM;
   if (rc < 0)
     return rc;
   it->state = it->gg->suspended ? GB_GANG_SUSPENDED
@@ -132,33 +155,26 @@ static int examine(struct gb_placer_pass *ps, struct gb_placer_item *it) {
 static int read_restriction(struct gb_placer *p, const char *ns, const char *pod,
                             struct gb_restriction *out) {
   char path[600];
-  json_object *o = NULL, *terms = NULL, *exprs = NULL;
+  json_object *o = NULL;
   struct gb_kube_error e;
   int rc = gb_kube_path(path, sizeof(path), "", "v1", "pods", ns, pod);
   if (rc || (rc = gb_kube_get(p->o.client, path, &o, &e)))
     return rc;
   rc = GC_ENOTFOUND;
-  json_object_object_get_ex(o, "spec", &terms);
-  const char *keys[] = {"affinity", "nodeAffinity",
-                        "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms"};
-  for (size_t i = 0; i < 4 && terms; i++)
-    if (!json_object_object_get_ex(terms, keys[i], &terms))
-      terms = NULL;
-  if (json_object_is_type(terms, json_type_array) && json_object_array_length(terms) > 0)
-    json_object_object_get_ex(json_object_array_get_idx(terms, 0), "matchExpressions", &exprs);
-  size_t n = json_object_is_type(exprs, json_type_array) ? json_object_array_length(exprs) : 0;
-  for (size_t i = n; i-- > 0 && rc;) {
-    json_object *x = json_object_array_get_idx(exprs, i), *k = NULL, *op = NULL, *vals = NULL;
-    if (!json_object_object_get_ex(x, "key", &k) ||
-        !json_object_object_get_ex(x, "operator", &op) ||
-        strcmp(json_object_get_string(op), "In") || !json_object_object_get_ex(x, "values", &vals))
+  json_object *terms = gb_kobj_dig(o, "spec", "affinity", "nodeAffinity",
+                                   "requiredDuringSchedulingIgnoredDuringExecution",
+                                   "nodeSelectorTerms", NULL);
+  json_object *exprs = gb_kobj_get(gb_kobj_at(terms, 0), "matchExpressions");
+  for (size_t i = gb_kobj_len(exprs); i-- > 0 && rc;) {
+    json_object *x = gb_kobj_at(exprs, i), *vals = gb_kobj_arr(x, "values");
+    const char *key = gb_kobj_str(x, "key"), *op = gb_kobj_str(x, "operator");
+    if (!key || !op || strcmp(op, "In") || !vals)
       continue;
     memset(out, 0, sizeof(*out));
-    const char *key = json_object_get_string(k);
-    size_t nv = json_object_array_length(vals);
+    size_t nv = gb_kobj_len(vals);
     rc = 0;
     for (size_t v = 0; v < nv && !rc; v++) {
-      const char *val = json_object_get_string(json_object_array_get_idx(vals, v));
+      const char *val = json_object_get_string(gb_kobj_at(vals, v));
       rc = strcmp(key, GB_HOSTNAME_LABEL) ? gb_restriction_label(out, key, val, NULL)
                                           : gb_restriction_add_host(out, val, NULL);
     }

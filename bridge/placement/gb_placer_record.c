@@ -12,39 +12,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gb_kobj.h"
 #include "gb_log.h"
 #include "gb_placer_int.h"
 #include "gb_reconcile.h"
 
 #define WRITE_ATTEMPTS 5
 
-static json_object *member(json_object *o, const char *k) {
-  json_object *v = NULL;
-  return json_object_object_get_ex(o, k, &v) ? v : NULL;
-}
-
-static const char *str_member(json_object *o, const char *k) {
-  json_object *v = member(o, k);
-  return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
-}
-
 /* 1 when pg (a PodGroup object) is gangbridge's for the TrainJob uid: the
  * managed-by label and a controller ownerReference to it. */
 static int ours(json_object *pg, const char *uid) {
-  json_object *md = member(pg, "metadata");
-  const char *mb = str_member(member(md, "labels"), GC_MANAGED_BY_LABEL);
-  if (!mb || strcmp(mb, GC_MANAGER_NAME) || !uid)
-    return 0;
-  json_object *refs = member(md, "ownerReferences");
-  size_t n = json_object_is_type(refs, json_type_array) ? json_object_array_length(refs) : 0;
-  for (size_t i = 0; i < n; i++) {
-    json_object *r = json_object_array_get_idx(refs, i), *ctl = member(r, "controller");
-    const char *ruid = str_member(r, "uid");
-    if (json_object_is_type(ctl, json_type_boolean) && json_object_get_boolean(ctl) && ruid &&
-        !strcmp(ruid, uid))
-      return 1;
-  }
-  return 0;
+  const char *mb = gb_kobj_label(pg, GC_MANAGED_BY_LABEL);
+  return mb && !strcmp(mb, GC_MANAGER_NAME) && uid && gb_kobj_owner(pg, NULL, uid, 1);
 }
 
 static int pg_path(const struct gb_placer_pg *pg, char *buf, size_t cap) {
@@ -118,9 +97,7 @@ int gb_placer_record_read(struct gb_placer *p, const struct gb_placer_pg *pg, in
   if (rc == GC_ENOTFOUND || rc == GC_EINVAL)
     return 0; /* nothing recorded where gangbridge may record */
   if (!rc)
-    rc = decode_text(
-        pg, str_member(member(member(obj, "metadata"), "annotations"), GB_DECISION_ANNOTATION),
-        out);
+    rc = decode_text(pg, gb_kobj_annotation(obj, GB_DECISION_ANNOTATION), out);
   json_object_put(obj);
   return rc;
 }
@@ -159,10 +136,9 @@ static int write_once(struct gb_placer *p, const struct gb_placer_pg *pg, const 
   json_object *obj = NULL;
   struct gb_decision *cur = NULL;
   int rc = get_pg(p, pg, &obj, why, cap);
-  json_object *md = member(obj, "metadata");
-  const char *rv = str_member(md, "resourceVersion");
+  const char *rv = gb_kobj_meta(obj, "resourceVersion");
   if (!rc)
-    rc = decode_text(pg, str_member(member(md, "annotations"), GB_DECISION_ANNOTATION), &cur);
+    rc = decode_text(pg, gb_kobj_annotation(obj, GB_DECISION_ANNOTATION), &cur);
   if (!rc && cur && cur->rec.id == want_id)
     goto out; /* written already (an earlier attempt, or another writer of the same decision) */
   if (!rc && cur && cur->rec.id != expect) {
@@ -221,14 +197,14 @@ int gb_placer_record_clear(struct gb_placer *p, const struct gb_placer_pg *pg, u
     struct gb_decision *cur = NULL;
     char why[300];
     rc = get_pg(p, pg, &obj, why, sizeof(why));
-    json_object *md = member(obj, "metadata");
-    const char *text = str_member(member(md, "annotations"), GB_DECISION_ANNOTATION);
+    const char *text = gb_kobj_annotation(obj, GB_DECISION_ANNOTATION);
+    const char *rv = gb_kobj_meta(obj, "resourceVersion");
     int clear = !rc && text &&
                 (!expect || (!decode_text(pg, text, &cur) && cur && cur->rec.id == expect));
     struct gb_kube_error e;
     gb_kube_error_clear(&e);
-    if (clear && str_member(md, "resourceVersion"))
-      rc = patch_annotation(p, pg, str_member(md, "resourceVersion"), NULL, &e);
+    if (clear && rv)
+      rc = patch_annotation(p, pg, rv, NULL, &e);
     gb_decision_free(cur);
     json_object_put(obj);
     if (rc == GC_ENOTFOUND || rc == GC_EINVAL)

@@ -108,7 +108,7 @@ static int errors_of(const struct gb_kube_error *e, int rc) {
 }
 
 /* Releases one pod: read it, build the release merge patch
- * (controller/gb_release), send it; a 409 (the pod changed since it was
+ * (gb_release), send it; a 409 (the pod changed since it was
  * read) reads it again.  A pod that is gone, or released already, is done.
  * Every failed request counts in the release-error metric, whether or not
  * a retry (the client's, or a later pass's) succeeds. */

@@ -10,20 +10,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "gb_kobj.h"
 #include "gb_requeue.h"
 #include "gb_timeout_report.h"
 #include "gc_diag.h"
 #include "gc_gang.h"
-
-static json_object *member(json_object *o, const char *k) {
-  json_object *v = NULL;
-  return o && json_object_object_get_ex(o, k, &v) ? v : NULL;
-}
-
-static const char *str_member(json_object *o, const char *k) {
-  json_object *v = member(o, k);
-  return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
-}
 
 void gb_gangfacts_clear(struct gb_gangfacts *f) {
   f->started_at = f->ready_at = f->timed_out_at = f->resumed_at = NAN;
@@ -32,14 +23,14 @@ void gb_gangfacts_clear(struct gb_gangfacts *f) {
 /* One time annotation into *out; 0, or GC_EINVAL (reported in why). */
 static int read_time(json_object *pg, json_object *ann, const char *key, double *out, char *why,
                      size_t cap) {
-  const char *s = str_member(ann, key);
+  const char *s = gb_kobj_str(ann, key);
   int64_t t = 0;
   *out = NAN;
   if (!s)
     return 0;
   if (gb_tr_parse_time(s, &t)) {
-    json_object *m = member(pg, "metadata");
-    const char *ns = str_member(m, "namespace"), *name = str_member(m, "name");
+    json_object *m = gb_kobj_get(pg, "metadata");
+    const char *ns = gb_kobj_str(m, "namespace"), *name = gb_kobj_str(m, "name");
     snprintf(why, cap, "%s/%s: metadata.annotations[%s]: not an RFC 3339 time, got \"%.64s\"",
              ns ? ns : "", name ? name : "", key, s);
     return GC_EINVAL;
@@ -49,7 +40,7 @@ static int read_time(json_object *pg, json_object *ann, const char *key, double 
 }
 
 int gb_gangfacts_read(json_object *pg, struct gb_gangfacts *f, char *why, size_t why_size) {
-  json_object *ann = member(member(pg, "metadata"), "annotations");
+  json_object *ann = gb_kobj_dig(pg, "metadata", "annotations", NULL);
   int rc = 0;
   gb_gangfacts_clear(f);
   if (why_size)
@@ -66,22 +57,11 @@ int gb_gangfacts_read(json_object *pg, struct gb_gangfacts *f, char *why, size_t
 }
 
 int gb_gangfacts_ours(json_object *pg, const char *tj_uid) {
-  json_object *meta = member(pg, "metadata");
-  const char *mb = str_member(member(meta, "labels"), GC_MANAGED_BY_LABEL);
+  const char *mb = gb_kobj_label(pg, GC_MANAGED_BY_LABEL);
   if (!mb || strcmp(mb, GC_MANAGER_NAME) != 0)
     return 0;
-  json_object *refs = member(meta, "ownerReferences");
-  if (!refs || !json_object_is_type(refs, json_type_array))
-    return 0;
-  for (size_t i = 0; i < json_object_array_length(refs); i++) {
-    json_object *r = json_object_array_get_idx(refs, i), *ctl = member(r, "controller");
-    const char *uid = str_member(r, "uid"), *kind = str_member(r, "kind");
-    if (!ctl || !json_object_is_type(ctl, json_type_boolean) || !json_object_get_boolean(ctl))
-      continue;
-    if (kind && !strcmp(kind, "TrainJob") && uid && (!tj_uid || !strcmp(uid, tj_uid)))
-      return 1;
-  }
-  return 0;
+  json_object *ref = gb_kobj_owner(pg, "TrainJob", tj_uid, 1);
+  return ref && gb_kobj_str(ref, "uid");
 }
 
 static int add_time(json_object *ann, const char *key, double t) {

@@ -3,6 +3,7 @@
  * gb_kueue: is a TrainJob really Kueue's (see the header).
  */
 #include "gb_kueue.h"
+#include "gb_kobj.h"
 
 #include <json-c/json.h>
 #include <stdio.h>
@@ -16,31 +17,13 @@ struct wl_find {
   size_t cap;
 };
 
-static json_object *member(json_object *o, const char *k) {
-  json_object *v = NULL;
-  return o && json_object_object_get_ex(o, k, &v) ? v : NULL;
-}
-
-static const char *str_member(json_object *o, const char *k) {
-  json_object *v = member(o, k);
-  return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
-}
-
 static int wl_item(void *arg, json_object *wl) {
   struct wl_find *f = arg;
-  json_object *refs = member(member(wl, "metadata"), "ownerReferences");
-  for (size_t i = 0;
-       refs && json_object_is_type(refs, json_type_array) && i < json_object_array_length(refs);
-       i++) {
-    json_object *r = json_object_array_get_idx(refs, i);
-    const char *uid = str_member(r, "uid"), *kind = str_member(r, "kind");
-    if (uid && kind && !strcmp(uid, f->tj_uid) && !strcmp(kind, "TrainJob")) {
-      const char *n = gb_kube_meta_str(wl, "name");
-      snprintf(f->name, f->cap, "%s", n ? n : "?");
-      return 1; /* found: stop listing */
-    }
-  }
-  return 0;
+  if (!gb_kobj_owner(wl, "TrainJob", f->tj_uid, 0))
+    return 0;
+  const char *n = gb_kobj_meta(wl, "name");
+  snprintf(f->name, f->cap, "%s", n ? n : "?");
+  return 1; /* found: stop listing */
 }
 
 int gb_kueue_workload(struct gb_kube_client *c, struct gb_kube_discovery *d, const char *ns,

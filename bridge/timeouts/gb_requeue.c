@@ -12,27 +12,14 @@
 #include <string.h>
 #include <time.h>
 
+#include "gb_kobj.h"
 #include "gc_diag.h"
 #include "gc_gang.h"
 
-static json_object *member(json_object *o, const char *k) {
-  json_object *v = NULL;
-  return o && json_object_object_get_ex(o, k, &v) ? v : NULL;
-}
-
-static const char *str_member(json_object *o, const char *k) {
-  json_object *v = member(o, k);
-  return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
-}
-
-static const char *annotation(json_object *tj, const char *key) {
-  return str_member(member(member(tj, "metadata"), "annotations"), key);
-}
-
 static void ann_error(json_object *tj, const char *key, const char *what, const char *value,
                       char *why, size_t cap) {
-  json_object *m = member(tj, "metadata");
-  const char *ns = str_member(m, "namespace"), *name = str_member(m, "name");
+  json_object *m = gb_kobj_get(tj, "metadata");
+  const char *ns = gb_kobj_str(m, "namespace"), *name = gb_kobj_str(m, "name");
   snprintf(why, cap, "%s/%s: metadata.annotations[%s]: %s, got \"%.64s\"", ns ? ns : "",
            name ? name : "", key, what, value);
 }
@@ -51,12 +38,10 @@ int gb_requeue_state_read(json_object *tj, struct gb_requeue_state *st, char *wh
                           size_t why_size) {
   st->attempt = 0;
   st->resume_at = NAN;
-  json_object *susp = member(member(tj, "spec"), "suspend");
-  st->suspended = susp && json_object_is_type(susp, json_type_boolean) &&
-                  json_object_get_boolean(susp);
-  const char *by = annotation(tj, GB_ANN_REQUEUED_BY);
+  st->suspended = gb_kobj_bool(gb_kobj_get(tj, "spec"), "suspend", 0);
+  const char *by = gb_kobj_annotation(tj, GB_ANN_REQUEUED_BY);
   st->ours = by && !strcmp(by, GB_REQUEUED_BY);
-  const char *a = annotation(tj, GB_ANN_REQUEUE_ATTEMPT);
+  const char *a = gb_kobj_annotation(tj, GB_ANN_REQUEUE_ATTEMPT);
   if (a) {
     char *end = NULL;
     errno = 0;
@@ -68,7 +53,7 @@ int gb_requeue_state_read(json_object *tj, struct gb_requeue_state *st, char *wh
     }
     st->attempt = (int)n;
   }
-  const char *r = annotation(tj, GB_ANN_REQUEUE_RESUME_AT);
+  const char *r = gb_kobj_annotation(tj, GB_ANN_REQUEUE_RESUME_AT);
   if (r) {
     st->resume_at = parse_time(r);
     if (isnan(st->resume_at)) {
@@ -82,7 +67,7 @@ int gb_requeue_state_read(json_object *tj, struct gb_requeue_state *st, char *wh
 
 const char *gb_requeue_untouchable(json_object *tj, const struct gb_requeue_state *st, int started,
                                    const char *kueue_workload) {
-  const char *managed = str_member(member(tj, "spec"), "managedBy");
+  const char *managed = gb_kobj_str(gb_kobj_get(tj, "spec"), "managedBy");
   if (managed && strcmp(managed, GC_TRAINER_CONTROLLER) != 0)
     return "spec.managedBy names another controller";
   if (kueue_workload)

@@ -3,8 +3,8 @@
  * gb_timeout_report: the statistics behind `gangbridge timeouts report`.  It
  * owns the arithmetic only: size classes, exact nearest-rank quantiles, the
  * Kaplan-Meier estimate, the suggested-timeout rule, --what-if counts, and
- * the parsing of the two time notations PodGroups use (RFC 3339 timestamps,
- * Go durations).  It does no I/O and never prints, so it could move into a
+ * RFC 3339 timestamps (Go durations are gangcalc's gc_duration_parse_seconds,
+ * the one Go-duration parser).  It does no I/O and never prints, so it could move into a
  * pure library; the command (gb_cmd_timeouts.c) turns PodGroups and pods
  * into gb_tr_gang observations and writes the report as a table, JSON or
  * HTML.
@@ -153,11 +153,6 @@ int gb_tr_parse_time(const char *s, int64_t *out_s);
 /* Writes t (seconds since the epoch) as "2026-01-02T03:04:05Z" into buf
  * (cap >= 21).  Returns the length. */
 size_t gb_tr_format_time(int64_t t, char *buf, size_t cap);
-
-/* Parses a Go time.ParseDuration string ("10m", "1h2m3.5s", "300ms"; units
- * ns, us, µs, ms, s, m, h) into whole seconds, rounded up.  Negative values
- * are returned as such.  Returns 0, GC_EINVAL or GC_ERANGE. */
-int gb_tr_parse_duration(const char *s, int64_t *out_s);
 
 /* Writes s seconds as a Go-style duration ("0s", "45s", "6m15s", "1h0m5s").
  * Returns the length written (cap >= 24 always suffices). */

@@ -22,12 +22,14 @@
 #include <string.h>
 #include <time.h>
 
+#include "gb_kobj.h"
 #include "gb_log.h"
 #include "gb_requeue.h"
 #include "gb_timeout_report.h"
 #include "gb_timeouts_int.h"
 #include "gc_backend.h"
 #include "gc_diag.h"
+#include "gc_duration.h"
 #include "gc_policy.h"
 
 double gb_timeouts_wall_now(void) {
@@ -41,29 +43,14 @@ static double parse_ts(const char *s) {
   return s && !gb_tr_parse_time(s, &t) ? (double)t : NAN;
 }
 
-static json_object *member(json_object *o, const char *k) {
-  json_object *v = NULL;
-  return o && json_object_object_get_ex(o, k, &v) ? v : NULL;
-}
-
-static const char *str_member(json_object *o, const char *k) {
-  json_object *v = member(o, k);
-  return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
-}
-
 /* The lastTransitionTime of condition `type` with status `status`, or NAN. */
 static double condition_time(json_object *obj, const char *type, const char *status) {
-  json_object *cs = member(member(obj, "status"), "conditions");
-  for (size_t i = 0;
-       cs && json_object_is_type(cs, json_type_array) && i < json_object_array_length(cs); i++) {
-    json_object *c = json_object_array_get_idx(cs, i);
-    const char *ty = str_member(c, "type"), *st = str_member(c, "status");
-    if (ty && st && !strcmp(ty, type) && !strcmp(st, status)) {
-      double t = parse_ts(str_member(c, "lastTransitionTime"));
-      return isnan(t) ? 0 : t; /* present without a time: known, at the epoch */
-    }
-  }
-  return NAN;
+  json_object *c = gb_kobj_condition(obj, type);
+  const char *st = gb_kobj_str(c, "status");
+  if (!st || strcmp(st, status))
+    return NAN;
+  double t = parse_ts(gb_kobj_str(c, "lastTransitionTime"));
+  return isnan(t) ? 0 : t; /* present without a time: known, at the epoch */
 }
 
 static double nmax(double a, double b) { return isnan(a) ? b : isnan(b) ? a : fmax(a, b); }
@@ -135,12 +122,8 @@ static void queue_count(struct gb_timeouts *t, struct gang *g, int in_use) {
   if (g->queue_counted == in_use)
     return;
   const struct gc_backend *be = gb_timeouts_gang_backend(g);
-  const char *dflt = be ? be->queue.default_name : NULL;
-  if (gb_qlabels_count(&t->queues,
-                       g->queue[0] ? g->queue
-                       : dflt      ? dflt
-                                   : "default",
-                       in_use ? 1 : -1))
+  const char *dflt = be && be->queue.default_name ? be->queue.default_name : "default";
+  if (gb_qlabels_count(&t->queues, g->queue[0] ? g->queue : dflt, in_use ? 1 : -1))
     return; /* too many names: labelled as if not in use */
   g->queue_counted = in_use;
 }
@@ -296,18 +279,18 @@ static void check_started(struct gb_timeouts *t, struct gang *g, int initial, do
 static void pg_timeout(struct gb_timeouts *t, struct gang *g, json_object *pg) {
   g->timeout_s = NAN;
   g->timeout_source = NULL;
-  json_object *ann = member(member(pg, "metadata"), "annotations");
+  json_object *ann = gb_kobj_dig(pg, "metadata", "annotations", NULL);
   /* gangbridge's own PodGroups carry the policy's effective timeout,
    * unclamped: a coscheduling gang with a 1h policy times out after an
    * hour, although each Permit wait is capped at 15 minutes. */
-  const char *own = str_member(ann, GC_ANN_SCHEDULE_TIMEOUT);
+  const char *own = gb_kobj_str(ann, GC_ANN_SCHEDULE_TIMEOUT);
   const struct gc_backend_timeout *bt = &gb_timeouts_gang_backend(g)->timeout;
   int64_t secs = 0;
-  if (own && !gb_tr_parse_duration(own, &secs) && secs > 0) {
+  if (own && !gc_duration_parse_seconds(own, &secs, NULL, 0) && secs > 0) {
     g->timeout_s = (double)secs;
     g->timeout_source = GC_ANN_SCHEDULE_TIMEOUT;
   } else if (bt->spec_seconds) {
-    json_object *v = member(member(pg, "spec"), bt->spec_seconds);
+    json_object *v = gb_kobj_dig(pg, "spec", bt->spec_seconds, NULL);
     if (v && json_object_is_type(v, json_type_int) && json_object_get_int64(v) > 0) {
       /* The scheduler caps every wait at its maximum. */
       double s = (double)json_object_get_int64(v);
@@ -316,9 +299,9 @@ static void pg_timeout(struct gb_timeouts *t, struct gang *g, json_object *pg) {
     }
   } else {
     for (int i = 0; i < GC_BACKEND_MAX_KEYS && bt->annotations[i] && isnan(g->timeout_s); i++) {
-      const char *s = str_member(ann, bt->annotations[i]);
+      const char *s = gb_kobj_str(ann, bt->annotations[i]);
       /* As the scheduler: the first annotation that is a duration above 0 wins. */
-      if (s && !gb_tr_parse_duration(s, &secs) && secs > 0) {
+      if (s && !gc_duration_parse_seconds(s, &secs, NULL, 0) && secs > 0) {
         g->timeout_s = (double)secs;
         g->timeout_source = bt->annotations[i];
       }
@@ -326,7 +309,7 @@ static void pg_timeout(struct gb_timeouts *t, struct gang *g, json_object *pg) {
   }
   int64_t max_s = 0;
   const char *max = t->o.cfg->timeout_max;
-  if (!isnan(g->timeout_s) && max && *max && !gb_tr_parse_duration(max, &max_s) && max_s > 0 &&
+  if (!isnan(g->timeout_s) && max && *max && !gc_duration_parse_seconds(max, &max_s, NULL, 0) && max_s > 0 &&
       g->timeout_s > (double)max_s) {
     g->timeout_s = (double)max_s;
     g->timeout_source = "config timeouts.max";
@@ -338,13 +321,13 @@ static void pg_timeout(struct gb_timeouts *t, struct gang *g, json_object *pg) {
 static void pg_message(struct gang *g, json_object *pg) {
   g->pg_msg[0] = '\0';
   const char *cond = gb_timeouts_gang_backend(g)->status.unschedulable_condition;
-  json_object *cs = member(member(pg, "status"), "conditions");
+  json_object *cs = gb_kobj_dig(pg, "status", "conditions", NULL);
   if (!cond || !cs || !json_object_is_type(cs, json_type_array))
     return;
   for (size_t i = 0; i < json_object_array_length(cs); i++) {
     json_object *c = json_object_array_get_idx(cs, i);
-    const char *type = str_member(c, "type"), *status = str_member(c, "status");
-    const char *msg = str_member(c, "message");
+    const char *type = gb_kobj_str(c, "type"), *status = gb_kobj_str(c, "status");
+    const char *msg = gb_kobj_str(c, "message");
     if (type && status && msg && !strcmp(type, cond) && !strcmp(status, "True"))
       snprintf(g->pg_msg, sizeof(g->pg_msg), "%s", msg);
   }
@@ -372,7 +355,7 @@ static void pg_facts(struct gang *g, json_object *pg) {
 
 static void pg_update(struct gb_timeouts *t, struct gang *g, json_object *pg,
                       const struct gc_backend *be, int initial, double now) {
-  const char *uid = gb_kube_meta_str(pg, "uid");
+  const char *uid = gb_kobj_meta(pg, "uid");
   if (uid && strncmp(g->uid, uid, sizeof(g->uid) - 1) != 0) {
     /* A PodGroup created again under the same name: a new gang. */
     snprintf(g->uid, sizeof(g->uid), "%s", uid);
@@ -385,17 +368,17 @@ static void pg_update(struct gb_timeouts *t, struct gang *g, json_object *pg,
   g->has_pg = g->labels_known = 1;
   g->be = gc_backend_index(be);
   g->pg_ours = gb_gangfacts_ours(pg, NULL);
-  const char *rv = gb_kube_meta_str(pg, "resourceVersion");
+  const char *rv = gb_kobj_meta(pg, "resourceVersion");
   snprintf(g->rv, sizeof(g->rv), "%s", rv ? rv : "");
-  g->created = parse_ts(gb_kube_meta_str(pg, "creationTimestamp"));
-  json_object *spec = member(pg, "spec"), *mm = member(spec, be->min_member_field);
+  g->created = parse_ts(gb_kobj_meta(pg, "creationTimestamp"));
+  json_object *spec = gb_kobj_get(pg, "spec"), *mm = gb_kobj_get(spec, be->min_member_field);
   g->min_member = mm && json_object_is_type(mm, json_type_int) ? json_object_get_int(mm) : 1;
   int queues = (be->caps & GC_BCAP_QUEUE) && be->queue.field;
-  const char *q = queues ? str_member(spec, be->queue.field) : NULL;
+  const char *q = queues ? gb_kobj_str(spec, be->queue.field) : NULL;
   snprintf(g->queue, sizeof(g->queue), "%s", q ? q : "");
   if (queues)
     queue_count(t, g, 1);
-  const char *ph = str_member(member(pg, "status"), "phase");
+  const char *ph = gb_kobj_str(gb_kobj_get(pg, "status"), "phase");
   snprintf(g->phase, sizeof(g->phase), "%s", ph ? ph : "");
   /* A scheduled condition (Volcano's Scheduled=True) stays after the pods
    * are replaced. */
@@ -417,10 +400,10 @@ static void observe_podgroup(struct gb_timeouts *t, const struct gb_informer_cha
   } else {
     struct gb_tts_event ev = {backend,
                               ch->key,
-                              gb_kube_meta_str(ch->obj, "uid"),
-                              str_member(member(ch->obj, "status"), "phase"),
+                              gb_kobj_meta(ch->obj, "uid"),
+                              gb_kobj_str(gb_kobj_get(ch->obj, "status"), "phase"),
                               initial,
-                              parse_ts(gb_kube_meta_str(ch->obj, "creationTimestamp")),
+                              parse_ts(gb_kobj_meta(ch->obj, "creationTimestamp")),
                               now};
     if (gb_tts_update(t->tts, &ev, &unused) < 0)
       gb_log(GB_LOG_WARN, "PodGroup phase not tracked", "podgroup", ch->key, NULL);
@@ -453,23 +436,23 @@ struct pod_view {
 };
 
 static void pod_conditions(json_object *pod, struct pod_view *v) {
-  json_object *cs = member(member(pod, "status"), "conditions");
+  json_object *cs = gb_kobj_dig(pod, "status", "conditions", NULL);
   for (size_t i = 0;
        cs && json_object_is_type(cs, json_type_array) && i < json_object_array_length(cs); i++) {
     json_object *c = json_object_array_get_idx(cs, i);
-    const char *type = str_member(c, "type"), *status = str_member(c, "status");
+    const char *type = gb_kobj_str(c, "type"), *status = gb_kobj_str(c, "status");
     if (!type || !status)
       continue;
     if (!strcmp(type, "Ready")) {
       v->ready = !strcmp(status, "True");
-      v->ready_at = v->ready ? parse_ts(str_member(c, "lastTransitionTime")) : NAN;
+      v->ready_at = v->ready ? parse_ts(gb_kobj_str(c, "lastTransitionTime")) : NAN;
     } else if (!strcmp(type, "PodScheduled") && !strcmp(status, "True")) {
       v->scheduled = 1;
-      v->scheduled_at = parse_ts(str_member(c, "lastTransitionTime"));
+      v->scheduled_at = parse_ts(gb_kobj_str(c, "lastTransitionTime"));
     } else if (!strcmp(type, "PodScheduled")) {
-      const char *reason = str_member(c, "reason");
+      const char *reason = gb_kobj_str(c, "reason");
       v->unschedulable = reason && !strcmp(reason, "Unschedulable");
-      v->message = str_member(c, "message");
+      v->message = gb_kobj_str(c, "message");
     }
   }
 }
@@ -479,10 +462,10 @@ static void pod_conditions(json_object *pod, struct pod_view *v) {
 static const char *pod_group(json_object *meta) {
   static const enum gc_join_at order[] = {GC_JOIN_ANNOTATION, GC_JOIN_LABEL};
   for (size_t o = 0; o < 2; o++) {
-    json_object *map = member(meta, order[o] == GC_JOIN_LABEL ? "labels" : "annotations");
+    json_object *map = gb_kobj_get(meta, order[o] == GC_JOIN_LABEL ? "labels" : "annotations");
     for (size_t i = 0; map && i < gc_backend_count(); i++) {
       const struct gc_backend_join *j = gc_backend_join_of(gc_backend_at(i), GC_JOIN_GROUP);
-      const char *group = j && j->at == order[o] ? str_member(map, j->key) : NULL;
+      const char *group = j && j->at == order[o] ? gb_kobj_str(map, j->key) : NULL;
       if (group)
         return group;
     }
@@ -493,17 +476,17 @@ static const char *pod_group(json_object *meta) {
 /* Reads pod into v; 0 when the pod is bound to no PodGroup. */
 static int pod_view(json_object *pod, struct pod_view *v) {
   memset(v, 0, sizeof(*v));
-  json_object *meta = member(pod, "metadata");
-  const char *ns = str_member(meta, "namespace");
+  json_object *meta = gb_kobj_get(pod, "metadata");
+  const char *ns = gb_kobj_str(meta, "namespace");
   const char *group = pod_group(meta);
   if (!ns || !group || !group[0])
     return 0;
   int n = snprintf(v->key, sizeof(v->key), "%s/%s", ns, group);
   if (n < 0 || (size_t)n >= sizeof(v->key))
     return 0;
-  v->created = parse_ts(str_member(meta, "creationTimestamp"));
+  v->created = parse_ts(gb_kobj_str(meta, "creationTimestamp"));
   v->scheduled_at = v->ready_at = NAN;
-  json_object *gates = member(member(pod, "spec"), "schedulingGates");
+  json_object *gates = gb_kobj_dig(pod, "spec", "schedulingGates", NULL);
   v->gated = gates && json_object_is_type(gates, json_type_array) &&
              json_object_array_length(gates) > 0;
   pod_conditions(pod, v);
@@ -578,7 +561,7 @@ static void observe_pod(struct gb_timeouts *t, const struct gb_informer_change *
  * a new wait, which the leader records on the PodGroup. */
 static void tj_update(struct gb_timeouts *t, struct gang *g, json_object *tj,
                       const struct gb_requeue_state *st, int initial, double now) {
-  const char *uid = gb_kube_meta_str(tj, "uid");
+  const char *uid = gb_kobj_meta(tj, "uid");
   int known = g->tj_uid[0] != '\0';
   snprintf(g->tj_uid, sizeof(g->tj_uid), "%s", uid && uid[0] ? uid : "?");
   if (st->suspended && (!g->tj_suspended || isnan(g->suspended_seen)))
@@ -634,9 +617,9 @@ static void observe_trainjob(struct gb_timeouts *t, const struct gb_informer_cha
   pthread_mutex_unlock(&t->mu);
 }
 
-void gb_timeouts_observe(void *ctx, enum gb_observe_kind kind, const struct gc_backend *backend,
-                         const struct gb_informer_change *ch, int initial) {
-  struct gb_timeouts *t = ctx;
+void gb_timeouts_observe(struct gb_timeouts *t, enum gb_observe_kind kind,
+                         const struct gc_backend *backend, const struct gb_informer_change *ch) {
+  int initial = ch->initial;
   switch (kind) {
   case GB_OBSERVE_TRAINJOB: observe_trainjob(t, ch, initial); break;
   case GB_OBSERVE_POD: observe_pod(t, ch, initial); break;
@@ -645,4 +628,70 @@ void gb_timeouts_observe(void *ctx, enum gb_observe_kind kind, const struct gc_b
       observe_podgroup(t, ch, backend, initial);
     break;
   }
+}
+
+/* ---- the tracker's informer handlers ------------------------------------------------ */
+
+/* What the tracker reads of a pod (pod_view): the fixed paths, then every
+ * backend's group label or annotation (the ones gangbridge writes); TrainJobs
+ * and PodGroups it reads too widely to list (the controller reads them
+ * whole anyway). */
+static void pod_keep(struct gb_timeouts *t) {
+  static const struct gb_keep fixed[] = {
+      {{"metadata", "creationTimestamp"}},
+      {{"spec", "schedulingGates"}},
+      {{"status", "conditions", "[type=Ready]"}},
+      {{"status", "conditions", "[type=PodScheduled]"}},
+  };
+  size_t n = 0;
+  for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+    t->pod_keep[n++] = fixed[i];
+  for (size_t i = 0; i < gc_backend_count(); i++) {
+    const struct gc_backend_join *j = gc_backend_join_of(gc_backend_at(i), GC_JOIN_GROUP);
+    if (j && (j->at == GC_JOIN_LABEL || j->at == GC_JOIN_ANNOTATION))
+      t->pod_keep[n++] = (struct gb_keep){
+          {"metadata", j->at == GC_JOIN_LABEL ? "labels" : "annotations", j->key}};
+  }
+  t->n_pod_keep = n;
+}
+
+static void on_trainjob(void *arg, const struct gb_informer_change *ch) {
+  gb_timeouts_observe(arg, GB_OBSERVE_TRAINJOB, NULL, ch);
+}
+
+static void on_pod(void *arg, const struct gb_informer_change *ch) {
+  gb_timeouts_observe(arg, GB_OBSERVE_POD, NULL, ch);
+}
+
+static void on_podgroup(void *arg, const struct gb_informer_change *ch) {
+  const struct gb_timeouts_pg_arg *pa = arg;
+  gb_timeouts_observe(pa->t, GB_OBSERVE_PODGROUP, pa->backend, ch);
+}
+
+/* Registers one handler: TrainJobs, pods, or backend i's PodGroups. */
+static int register_one(struct gb_timeouts *t, struct gb_informers *f, enum gb_ctl_res res,
+                        gb_informer_handler_fn fn, void *arg, struct gc_diags *d) {
+  struct gb_informer_spec spec;
+  struct gb_informer_handler h;
+  if (!gb_controller_watch_spec(t->o.kube, res, &spec, &h))
+    return 0;
+  if (res == GB_CTL_PODS) {
+    h.keep = t->pod_keep;
+    h.n_keep = t->n_pod_keep;
+  }
+  h.on_change = fn;
+  h.arg = arg;
+  return gb_informers_add(f, &spec, &h, NULL, d);
+}
+
+int gb_timeouts_register(struct gb_timeouts *t, struct gb_informers *f, struct gc_diags *d) {
+  pod_keep(t);
+  int rc = register_one(t, f, GB_CTL_TRAINJOBS, on_trainjob, t, d);
+  if (!rc)
+    rc = register_one(t, f, GB_CTL_PODS, on_pod, t, d);
+  for (size_t i = 0; !rc && i < gc_backend_count(); i++) {
+    t->pg_arg[i] = (struct gb_timeouts_pg_arg){t, gc_backend_at(i)};
+    rc = register_one(t, f, GB_CTL_PG(i), on_podgroup, &t->pg_arg[i], d);
+  }
+  return rc;
 }

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0
  *
  * gb_timeouts: the gang timeout tracker of `gangbridge serve`.  It follows
- * every gang from the controller's informer changes (PodGroups, the pods
- * bound to them, TrainJobs; gb_timeouts_observe is a
- * gb_controller_observe_fn) and keeps, per gang: its effective timeout as
+ * every gang through its own handlers on the shared informers of the
+ * objects the controller watches (PodGroups, the pods bound to them,
+ * TrainJobs: gb_controller_watch_spec's selection, so it sees what the
+ * controller sees; gb_timeouts_observe is the entry of every change) and
+ * keeps, per gang: its effective timeout as
  * the PodGroup carries it (gangbridge's own gangbridge.io/schedule-timeout,
- * else the spec field or annotations its backend's scheduler reads, per the
- * backend's descriptor (gc_backend.h); within config timeouts.max), when its wait started (the
+ * coscheduling spec.scheduleTimeoutSeconds, Volcano's sla-waiting-time
+ * annotations; within config timeouts.max), when its wait started (the
  * PodGroup's creation, or a later resume), how many of its pods exist, are
  * gated, unschedulable, scheduled and ready, the durable facts on
  * gangbridge's PodGroup (gb_gangfacts: started, ready, timed out, resumed)
@@ -30,7 +32,8 @@
  * the gang's PodGroup.
  *
  * Thread-safety: observe, collect, kick and run_due may be called from any
- * thread (one internal mutex, never held across API calls).
+ * thread (one internal mutex, never held across API calls; an informer's
+ * delivery lock comes before it).
  */
 #ifndef GB_TIMEOUTS_H
 #define GB_TIMEOUTS_H
@@ -39,16 +42,28 @@
 
 #include "gb_config.h"
 #include "gb_controller.h"
+#include "gb_informers.h"
 #include "gb_kube_client.h"
 #include "gb_kube_options.h"
 #include "gb_metrics.h"
 #include "gb_timeouts_options.h"
+
+/* The changes the tracker follows. */
+enum gb_observe_kind {
+  GB_OBSERVE_TRAINJOB,
+  GB_OBSERVE_POD,     /* JobSet pods */
+  GB_OBSERVE_PODGROUP /* gangbridge's PodGroups of one backend */
+};
 
 struct gb_timeouts_opts {
   const struct gb_config *cfg;               /* validated; borrowed; timeouts.max (the policy) */
   const struct gb_timeouts_options *options; /* validated; borrowed; the tracker's timeouts.* */
   const struct gb_events_options *events;    /* borrowed; NULL: every repeat is written */
   struct gb_kube_client *client;            /* borrowed; NULL: no API writes */
+  struct gb_informers *informers;           /* borrowed; NULL: fed by gb_timeouts_observe */
+  /* borrowed; kube.watchNamespaces, the controller's selection the tracker
+   * registers with (NULL: every namespace) */
+  const struct gb_kube_options *kube;
   const struct gb_service_metrics *metrics; /* optional; borrowed (time to schedule) */
   struct gb_metrics *reg;                   /* optional; its own families go here */
   int (*is_leader)(void *ctx);              /* NULL: always the leader */
@@ -65,9 +80,11 @@ struct gb_timeouts_stats {
 
 struct gb_timeouts;
 
-/* Creates a tracker (not started).  Caller frees with gb_timeouts_free.
- * Returns 0, GC_EINVAL (no cfg or options), GC_ENOMEM, or a metrics registration error
- * (in d). */
+/* Creates a tracker (not started) and registers its handlers on
+ * o->informers (before the factory starts).  Caller frees with
+ * gb_timeouts_free, after the factory has stopped.  Returns 0, GC_EINVAL
+ * (no cfg or options), GC_ENOMEM, or a metrics or handler registration
+ * error (in d). */
 int gb_timeouts_new(const struct gb_timeouts_opts *o, struct gb_timeouts **out,
                     struct gc_diags *d);
 
@@ -80,9 +97,12 @@ void gb_timeouts_stop(struct gb_timeouts *t);
 /* Stops and frees everything.  Accepts NULL. */
 void gb_timeouts_free(struct gb_timeouts *t);
 
-/* gb_controller_observe_fn (ctx = the tracker). */
-void gb_timeouts_observe(void *ctx, enum gb_observe_kind kind, const struct gc_backend *backend,
-                         const struct gb_informer_change *ch, int initial);
+/* One change of kind (ch borrowed; ch->initial: from the informer's first
+ * list; backend: the PodGroup's, a table entry, NULL for the other kinds),
+ * as the tracker's informer handlers deliver it; tests and benchmarks call
+ * it directly. */
+void gb_timeouts_observe(struct gb_timeouts *t, enum gb_observe_kind kind,
+                         const struct gc_backend *backend, const struct gb_informer_change *ch);
 
 /* Wakes the timer thread (call on becoming leader: deadlines that passed
  * while following are acted on at once). */

@@ -390,6 +390,8 @@ int gb_timeouts_new(const struct gb_timeouts_opts *o, struct gb_timeouts **out,
     rc = GC_ENOMEM;
   if (!rc && o->reg)
     rc = register_metrics(t, o->reg, d);
+  if (!rc && o->informers)
+    rc = gb_timeouts_register(t, o->informers, d);
   if (rc) {
     gb_timeouts_free(t);
     return rc;

@@ -88,6 +88,15 @@ struct gb_timeouts {
   int stop, kicked, started;
   pthread_t thread;
   struct gb_metric *assembly, *gated, *fired, *requeues, *to_ready;
+  /* The handler arguments of the PodGroup informers: one per backend. */
+  struct gb_timeouts_pg_arg {
+    struct gb_timeouts *t;
+    const struct gc_backend *backend;
+  } pg_arg[GC_BACKEND_MAX];
+  /* What the tracker reads of a pod: the fixed paths and every backend's
+   * group keys (built at register). */
+  struct gb_keep pod_keep[8 + GC_BACKEND_MAX * GC_BACKEND_MAX_JOINS];
+  size_t n_pod_keep;
 };
 
 /* gb_timeouts.c (mu held, except wall_now) */
@@ -106,5 +115,8 @@ void gb_timeouts_labels(struct gb_timeouts *t, const struct gang *g, const char 
  * believed), or NAN when it is not to be resumed. */
 double gb_timeouts_resume_time(struct gb_timeouts *t, struct gang *g, double now);
 double gb_timeouts_wall_now(void);
+/* Registers the tracker's handlers (TrainJobs, pods, both PodGroup APIs)
+ * on f with the controller's selection.  Returns 0 or a GC_E* code (d). */
+int gb_timeouts_register(struct gb_timeouts *t, struct gb_informers *f, struct gc_diags *d);
 
 #endif

@@ -4,6 +4,7 @@
  * gang's facts on gangbridge's PodGroup (see gb_toaction.h).
  */
 #include "gb_toaction.h"
+#include "gb_kobj.h"
 
 #include <json-c/json.h>
 #include <math.h>
@@ -133,14 +134,14 @@ static int read_trainjob(const struct gb_toa_env *env, const char *ns, const cha
 static int write_step(const struct gb_toa_env *env, json_object *tj, enum gb_requeue_step step,
                       const struct gb_requeue_state *st, double now, double delay, char *why,
                       size_t cap) {
-  const char *ns = gb_kube_meta_str(tj, "namespace"), *name = gb_kube_meta_str(tj, "name");
+  const char *ns = gb_kobj_meta(tj, "namespace"), *name = gb_kobj_meta(tj, "name");
   char path[512];
   json_object *patch = NULL;
   struct gb_kube_error e;
   gb_kube_error_clear(&e);
   int rc = trainjob_path(ns, name, path, sizeof(path));
   if (!rc)
-    rc = gb_requeue_patch(step, st, gb_kube_meta_str(tj, "resourceVersion"), now, delay, &patch);
+    rc = gb_requeue_patch(step, st, gb_kobj_meta(tj, "resourceVersion"), now, delay, &patch);
   if (!rc)
     rc = merge_patch(env, path, patch, &e);
   json_object_put(patch);
@@ -193,8 +194,8 @@ static const char *why_untouchable(const struct gb_toa_env *env, json_object *tj
   const char *never = gb_requeue_untouchable(tj, st, 0, NULL);
   if (never)
     return never;
-  int k = gb_kueue_workload(env->client, env->discovery, gb_kube_meta_str(tj, "namespace"),
-                            gb_kube_meta_str(tj, "uid"), wl, sizeof(wl));
+  int k = gb_kueue_workload(env->client, env->discovery, gb_kobj_meta(tj, "namespace"),
+                            gb_kobj_meta(tj, "uid"), wl, sizeof(wl));
   if (k < 0) {
     *rc = GC_EIO;
     return NULL;
@@ -294,7 +295,7 @@ enum gb_toa_outcome gb_toa_resume(const struct gb_toa_env *env, const struct gb_
       snprintf(msg, sizeof(msg),
                "resumed after the requeue backoff (attempt %d of %d): the gang is created again",
                use.attempt, env->backoff.max_attempts);
-      event_on(env, GC_TRAINER_API, "TrainJob", g->ns, g->name, gb_kube_meta_str(tj, "uid"),
+      event_on(env, GC_TRAINER_API, "TrainJob", g->ns, g->name, gb_kobj_meta(tj, "uid"),
                GB_EVENT_NORMAL, "GangResumed", msg);
       snprintf(detail, cap, "resumed (attempt %d)", use.attempt);
       out = GB_TOA_RESUMED;
@@ -374,7 +375,7 @@ enum gb_toa_claim gb_toa_claim(const struct gb_toa_env *env, const struct gb_toa
     gb_kube_error_clear(&e);
     gb_gangfacts_clear(&add);
     add.timed_out_at = now;
-    rc = patch_facts(env, g, gb_kube_meta_str(pg, "resourceVersion"), &add, &e);
+    rc = patch_facts(env, g, gb_kobj_meta(pg, "resourceVersion"), &add, &e);
     json_object_put(pg);
     if (!rc) {
       facts->timed_out_at = floor(now);
@@ -417,7 +418,7 @@ int gb_toa_add_facts(const struct gb_toa_env *env, const struct gb_toa_gang *g, 
     }
     struct gb_kube_error e;
     gb_kube_error_clear(&e);
-    rc = patch_facts(env, g, pg ? gb_kube_meta_str(pg, "resourceVersion") : rv, &want, &e);
+    rc = patch_facts(env, g, pg ? gb_kobj_meta(pg, "resourceVersion") : rv, &want, &e);
     json_object_put(pg);
     if (!rc)
       return 0;

@@ -34,6 +34,7 @@
 #include "gb_serve_config.h"
 #include "gb_controller.h"
 #include "gb_informer.h"
+#include "gb_informers.h"
 #include "gb_kube_client.h"
 #include "gb_log.h"
 #include "gb_manifest.h"
@@ -251,17 +252,23 @@ int main(int argc, char **argv) {
   struct gb_service_metrics sm;
   if (gb_service_metrics_register(reg, "bench", &sm, &d))
     die("metrics", &d);
+  struct gb_informers *informers = NULL;
+  struct gb_informers_opts fo = {(long)cfg.kube.watch_timeout_s, &sm};
+  if (gb_informers_new(client, &fo, &informers))
+    die("informers", NULL);
   struct gb_controller_opts co = {.cfg = &cfg.controller,
                                   .kube = &cfg.kube,
                                   .events = &cfg.events,
                                   .webhook = &cfg.webhook,
                                   .client = client,
+                                  .informers = informers,
                                   .metrics = &sm};
   struct gb_controller *ctrl = NULL;
   long rss0 = gb_bench_rss_kib();
   double cpu0 = gb_bench_cpu_s();
   t0 = gb_bench_mono_s();
-  if (gb_controller_new(&co, &ctrl, &d) || gb_controller_start(ctrl))
+  if (gb_controller_new(&co, &ctrl, &d) || gb_informers_start(informers) ||
+      gb_controller_start(ctrl))
     die("controller", &d);
   /* CPU is measured until every TrainJob has been reconciled successfully
    * once (nothing else runs in this process meanwhile); convergence ends
@@ -369,7 +376,10 @@ int main(int argc, char **argv) {
          m, lat[m / 2], lat[(int)(m * 0.99)], lat[m - 1]);
   free(lat);
 
+  gb_controller_stop(ctrl);
+  gb_informers_stop(informers);
   gb_controller_free(ctrl);
+  gb_informers_free(informers);
   gb_metrics_free(reg);
   gb_serve_config_destroy(&cfg);
   gb_kube_client_free(client);

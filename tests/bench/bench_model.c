@@ -24,7 +24,7 @@
 
 #include "gb_bench.h"
 #include "gb_model.h"
-#include "gb_model_int.h" /* gb_model_trim_pod, for the informer-cache estimate */
+#include "gb_model_int.h" /* gb_model_keep, for the informer-cache estimate */
 
 /* The plan is not linked in a benchmark that has none (weak: the real one
  * wins once gb_plan.c exists). */
@@ -98,13 +98,25 @@ static int feed_pod(struct gb_model *m, int json, int op, size_t i, const char *
   return feed_pod_text(m, json, op, i, node, prefix, text, sizeof(text));
 }
 
+/* The Pod informer's pruning of a pod to what the model reads (its keep
+ * paths; serve's informer keeps the union with the controller's and the
+ * timeout tracker's, a few fields more). */
+static void prune_pod(json_object *o) {
+  const struct gb_keep *keep, *ptrs[GB_KEEP_MAX];
+  size_t n;
+  gb_model_keep(GB_INF_POD, &keep, &n);
+  for (size_t i = 0; i < n; i++)
+    ptrs[i] = &keep[i];
+  gb_keep_prune(o, ptrs, n);
+}
+
 /* What the Pod informer caches per pod: the trimmed text (plus its entry). */
 static void print_cache_estimate(void) {
   char text[1536];
   feed_pod_text(NULL, 1, 0, 123456, "node-1234", "p", text, sizeof(text));
   json_object *o = json_tokener_parse(text);
   size_t before = strlen(text);
-  gb_model_trim_pod(o);
+  prune_pod(o);
   size_t after = strlen(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
   json_object_put(o);
   printf("pod JSON %zu B, trimmed for the informer cache %zu B (not in the RSS below)\n", before,
@@ -122,7 +134,7 @@ static double decode_cost_us(size_t events, size_t nodes) {
     feed_pod_text(NULL, 1, 0, i, node, "ev", text, sizeof(text));
     double t0 = gb_bench_mono_s();
     json_object *o = json_tokener_parse(text);
-    gb_model_trim_pod(o);
+    prune_pod(o);
     json_object_put(o);
     t += gb_bench_mono_s() - t0;
   }

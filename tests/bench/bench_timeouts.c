@@ -240,10 +240,10 @@ static json_object *tracker_pod(size_t i, int j, int scheduled, char *key, size_
 
 static void feed(struct gb_timeouts *t, enum gb_observe_kind kind, enum gb_informer_op op,
                  const char *key, json_object *obj, const char *old_json) {
-  struct gb_informer_change ch = {op, key, "", key, obj, old_json};
+  struct gb_informer_change ch = {op, key, "", key, obj, old_json, 0};
   /* The benchmark's PodGroups are Volcano's. */
   gb_timeouts_observe(t, kind, kind == GB_OBSERVE_PODGROUP ? gc_backend_by_name("volcano") : NULL,
-                      &ch, 0);
+                      &ch);
 }
 
 static int bench_tracker(size_t n) {

@@ -5,7 +5,7 @@
 and the stand-in API server has no admission policies, so this is not the API server's
 cel-go) on the writes gangbridge makes and on the writes a compromised gangbridge pod could
 try.  Every allowed case is a write the code makes (the placement release of
-bridge/controller/gb_release.c, the requeue of bridge/timeouts/gb_requeue.c, the leader label
+bridge/placement/gb_release.c, the requeue of bridge/timeouts/gb_requeue.c, the leader label
 on its own pod); every refused one is a write nothing in gangbridge makes.  Requests of other
 users are not matched."""
 import copy

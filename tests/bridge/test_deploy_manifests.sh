@@ -492,7 +492,8 @@ DESC_PATH = r'gb_kube_path\([^;]*?,\s*' + DESC + r'group,\s*' + DESC + r'version
 DESC_INF = r'\(struct inf_def\)\{\s*' + DESC + r'group,\s*' + DESC + r'version,\s*' + DESC + r'resource\b'
 DESC_QINF = r'\(struct inf_def\)\{\s*' + DESC + r'group,\s*' + DESC + r'queue\.version,\s*' + DESC + r'queue\.resource\b' 
 # Files that implement the transport, not call sites: their resources come from callers.
-TRANSPORT = {"gb_kube_client.c", "gb_kube_watch.c", "gb_informer.c", "gb_kube_discovery.c",
+TRANSPORT = {"gb_kube_client.c", "gb_kube_watch.c", "gb_informer.c", "gb_informer_loop.c",
+             "gb_kube_discovery.c",
              "gb_kube_config.c", "gb_cmd_call.c", "gb_rpc_client.c"}
 # CLI commands that run with the user's kubeconfig, not the service account.
 TRANSPORT |= {"gb_live_docs.c", "gb_cmd_timeouts.c"}

@@ -188,7 +188,8 @@ else:
     # its cluster-scoped ones what the cluster reads cover.
     ctrl = read("bridge/controller/gb_controller.c")
     for grp, res, nsd in re.findall(
-            r'\{(GC_TRAINER_GROUP|"[^"]*"),\s*"v[0-9a-z]+",\s*"([a-z]+)",[^{}]*?,\s*([01])\}', ctrl):
+            r'\{(GC_TRAINER_GROUP|"[^"]*"),\s*"v[0-9a-z]+",\s*"([a-z]+)",[^{}]*?,\s*([01]),\s*[01]\}',
+            ctrl):
         g = "trainer.kubeflow.org" if grp == "GC_TRAINER_GROUP" else grp.strip('"')
         role = per_ns if nsd == "1" else reads
         if not {"get", "list", "watch"} <= rules_of([role]).get((g, res), set()):

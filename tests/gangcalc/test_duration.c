@@ -51,6 +51,15 @@ START_TEST(duration_go_accepts) {
   ck_assert_int_eq(parse_ok("10m10m"), 1200 * S);     /* repeated units add up */
   ck_assert_int_eq(parse_ok("2562047h47m16.854775807s"), INT64_MAX);
   ck_assert_int_eq(parse_ok("9223372036854775807ns"), INT64_MAX);
+  ck_assert_int_eq(parse_ok("-9223372036854775808ns"), INT64_MIN);
+  /* Go has no length limit: leading zeros cost nothing (the report's parser
+   * took these, and the tracker reads Volcano's annotations as Volcano does). */
+  char zeros[120];
+  memset(zeros, '0', sizeof(zeros));
+  memcpy(zeros + 115, "10m", 4);
+  ck_assert_int_eq(parse_ok(zeros), 600 * S);
+  ck_assert_int_eq(parse_ok("1h1h1h1h1h1h1h1h1h1h1h1h1h1h1h1h1h1h1h1h1h1h1h1h1h1h1h1h1h1h1h1h1h"),
+                   33 * 3600 * S);
 }
 END_TEST
 
@@ -71,12 +80,21 @@ START_TEST(duration_go_rejects) {
   ck_assert_str_eq(parse_bad("2562048h"), "");
   ck_assert_str_eq(parse_bad("99999999999999999999s"), "");
   ck_assert_str_eq(parse_bad("1s\x01"), "unknown unit \"s\\x01\"");  /* escaped */
-  /* Bounded input. */
+  /* Long text is read as Go reads it: 78 digits overflow, with no reason. */
   char big[80];
   memset(big, '1', sizeof(big));
   big[78] = 's';
   big[79] = '\0';
-  ck_assert_str_eq(parse_bad(big), "longer than 64 bytes");
+  ck_assert_str_eq(parse_bad(big), "");
+  /* An unknown unit is quoted cut at 64 bytes, whatever its length. */
+  char unit[200] = "1";
+  memset(unit + 1, 'x', 150);
+  unit[151] = '\0';
+  char long_why[256];
+  int64_t long_ns;
+  ck_assert_int_eq(gc_duration_parse(unit, strlen(unit), &long_ns, long_why, sizeof(long_why)),
+                   GC_EINVAL);
+  ck_assert_uint_eq(strlen(long_why), strlen("unknown unit \"\"") + 64);
   /* An embedded NUL is not part of any unit. */
   int64_t ns;
   char why[64];
@@ -104,12 +122,40 @@ START_TEST(duration_format_as_go) {
 }
 END_TEST
 
+/* Whole seconds, magnitude rounded up: what the timeout tracker, the
+ * report and the timeouts command read (they had a parser of their own). */
+START_TEST(duration_seconds) {
+  static const struct {
+    const char *in;
+    int64_t out;
+  } ok[] = {{"10m", 600},       {"1h2m3s", 3723}, {"0", 0},   {"1.5s", 2},
+            {"300ms", 1},       {"1h0.5m", 3630}, {"90s", 90}, {"2h", 7200},
+            {"-5m", -300},      {"-1.5s", -2},    {"1000000us", 1}, {"1\xc2\xb5s", 1},
+            {"1000000001ns", 2}, {"-9223372036854775808ns", -9223372037LL}};
+  int64_t s = 0;
+  char why[64];
+  for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+    ck_assert_msg(gc_duration_parse_seconds(ok[i].in, &s, why, sizeof(why)) == 0, "rejected %s",
+                  ok[i].in);
+    ck_assert_int_eq(s, ok[i].out);
+  }
+  const char *bad[] = {"", "10", "1d", "m", "10 m", "1h-2m", ".s", "-", "9999999999h"};
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+    ck_assert_msg(gc_duration_parse_seconds(bad[i], &s, why, sizeof(why)) == GC_EINVAL,
+                  "accepted '%s'", bad[i]);
+  ck_assert_int_eq(gc_duration_parse_seconds(NULL, &s, why, sizeof(why)), GC_EINVAL);
+  ck_assert_int_eq(gc_duration_parse_seconds("1d", &s, why, sizeof(why)), GC_EINVAL);
+  ck_assert_str_eq(why, "unknown unit \"d\"");
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("duration");
   TCase *tc = tcase_create("core");
   tcase_add_test(tc, duration_go_accepts);
   tcase_add_test(tc, duration_go_rejects);
   tcase_add_test(tc, duration_format_as_go);
+  tcase_add_test(tc, duration_seconds);
   suite_add_tcase(s, tc);
   return s;
 }

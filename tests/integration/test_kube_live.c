@@ -27,6 +27,8 @@
 #include <unistd.h>
 
 #include "gb_informer.h"
+#include "gb_informers.h"
+#include "gb_kobj.h"
 #include "gb_kube_client.h"
 #include "gb_kube_discovery.h"
 #include "gb_manifest.h"
@@ -322,7 +324,7 @@ static void on_change(void *arg, const struct gb_informer_change *ch) {
   (void)arg;
   pthread_mutex_lock(&M.lock);
   int i = mfind(ch->key);
-  const char *rv = gb_kube_meta_str(ch->obj, "resourceVersion");
+  const char *rv = gb_kobj_meta(ch->obj, "resourceVersion");
   if (ch->op == GB_INFORMER_ADD) {
     M.adds++;
     if (i >= 0) {
@@ -367,9 +369,9 @@ static int collect_item(void *arg, json_object *obj) {
   struct collect *c = arg;
   if (c->n >= MIRROR_MAX)
     return GC_ELIMIT;
-  snprintf(c->keys[c->n], sizeof(c->keys[0]), "%s/%s", gb_kube_meta_str(obj, "namespace"),
-           gb_kube_meta_str(obj, "name"));
-  snprintf(c->rvs[c->n], sizeof(c->rvs[0]), "%s", gb_kube_meta_str(obj, "resourceVersion"));
+  snprintf(c->keys[c->n], sizeof(c->keys[0]), "%s/%s", gb_kobj_meta(obj, "namespace"),
+           gb_kobj_meta(obj, "name"));
+  snprintf(c->rvs[c->n], sizeof(c->rvs[0]), "%s", gb_kobj_meta(obj, "resourceVersion"));
   c->n++;
   return 0;
 }
@@ -737,7 +739,7 @@ START_TEST(server_side_apply) {
   struct gb_kube_error e;
   /* Creates. */
   ck_assert_int_eq(gb_kube_apply(cli, path, o, "gangbridge", 1, &out, &e), 0);
-  ck_assert_str_ne(gb_kube_meta_str(out, "uid"), "");
+  ck_assert_str_ne(gb_kobj_meta(out, "uid"), "");
   json_object_put(out);
   json_object_put(o);
   /* Updates with the same manager. */
@@ -793,8 +795,8 @@ START_TEST(update_with_resource_version_conflicts) {
   ck_assert(json_object_object_get_ex(created, "spec", &spec));
   json_object_object_add(spec, "holderIdentity", json_object_new_string("b"));
   ck_assert_int_eq(gb_kube_update(cli, path, created, &renewed, &e), 0);
-  ck_assert_str_ne(gb_kube_meta_str(renewed, "resourceVersion"),
-                   gb_kube_meta_str(created, "resourceVersion"));
+  ck_assert_str_ne(gb_kobj_meta(renewed, "resourceVersion"),
+                   gb_kobj_meta(created, "resourceVersion"));
   /* The same stale copy again: conflict, not retried. */
   struct gb_kube_stats before, after;
   gb_kube_client_stats(cli, &before);
@@ -817,7 +819,7 @@ static void *get_many(void *arg) {
     json_object *out = NULL;
     struct gb_kube_error e;
     if (gb_kube_get(c, "/api/v1/namespaces/team-a", &out, &e) == 0 &&
-        !strcmp(gb_kube_meta_str(out, "name"), "team-a"))
+        !strcmp(gb_kobj_meta(out, "name"), "team-a"))
       ok++;
     json_object_put(out);
   }
@@ -896,6 +898,135 @@ START_TEST(label_selector_informer) {
   json_object_put(got);
   ck_assert_int_eq(M.anomalies, 0);
   gb_informer_free(inf);
+}
+END_TEST
+
+/* What one handler of the shared informer saw: key -> present. */
+struct view {
+  pthread_mutex_t mu;
+  int adds, updates, deletes, anomalies, initial;
+  char keys[16][64];
+  int n;
+};
+
+static int view_find(struct view *v, const char *key) {
+  for (int i = 0; i < v->n; i++)
+    if (!strcmp(v->keys[i], key))
+      return i;
+  return -1;
+}
+
+static void on_view(void *arg, const struct gb_informer_change *ch) {
+  struct view *v = arg;
+  pthread_mutex_lock(&v->mu);
+  int i = view_find(v, ch->key);
+  v->initial += ch->initial;
+  if (ch->op == GB_INFORMER_ADD) {
+    v->adds++;
+    if (i >= 0 || v->n == 16)
+      v->anomalies++;
+    else
+      snprintf(v->keys[v->n++], sizeof(v->keys[0]), "%s", ch->key);
+  } else if (ch->op == GB_INFORMER_UPDATE) {
+    v->updates++;
+    v->anomalies += i < 0;
+  } else {
+    v->deletes++;
+    if (i < 0)
+      v->anomalies++;
+    else
+      memcpy(v->keys[i], v->keys[--v->n], sizeof(v->keys[0]));
+  }
+  pthread_mutex_unlock(&v->mu);
+}
+
+static int view_has(struct view *v, const char *key) {
+  pthread_mutex_lock(&v->mu);
+  int has = view_find(v, key) >= 0;
+  pthread_mutex_unlock(&v->mu);
+  return has;
+}
+
+/* The stand-in's count of a verb on trainjobs. */
+static int trainjob_requests(const char *verb) {
+  json_object *st = control("stats", NULL), *res, *tj, *n;
+  int count = json_object_object_get_ex(st, "resources", &res) &&
+                      json_object_object_get_ex(res, RESOURCE, &tj) &&
+                      json_object_object_get_ex(tj, verb, &n)
+                  ? json_object_get_int(n)
+                  : 0;
+  json_object_put(st);
+  return count;
+}
+
+static int open_watches(void) {
+  json_object *st = control("stats", NULL), *v;
+  int n = json_object_object_get_ex(st, "watchers", &v) ? json_object_get_int(v) : -1;
+  json_object_put(st);
+  return n;
+}
+
+/* The shared informer factory: two consumers of trainjobs with different
+ * selections (one namespace and a label; everything) are served by one
+ * list and one watch of the union, each sees its own selection (entering
+ * it an add, leaving it a delete), and a 410 relists once for both. */
+START_TEST(shared_informer_one_list_for_every_handler) {
+  create("team-a", "in-1", 1);
+  create("team-a", "out-1", 1);
+  create("team-b", "in-b", 1);
+  label("team-a", "in-1", "yes");
+  label("team-b", "in-b", "yes");
+  struct view narrow = {.mu = PTHREAD_MUTEX_INITIALIZER}, wide = {.mu = PTHREAD_MUTEX_INITIALIZER};
+  struct gb_informers *f = NULL;
+  ck_assert_int_eq(gb_informers_new(cli, NULL, &f), 0);
+  struct gb_informer_spec spec = {GROUP, VERSION, RESOURCE, 0};
+  const char *const team_a[] = {"team-a"};
+  struct gb_informer_handler h1 = {team_a, 1, "gang=yes", NULL, NULL, 0, 0, on_view, &narrow};
+  struct gb_informer_handler h2 = {NULL, 0, NULL, NULL, NULL, 0, 0, on_view, &wide};
+  struct gb_informer *inf = NULL;
+  struct gc_diags d;
+  gc_diags_init(&d);
+  ck_assert_int_eq(gb_informers_add(f, &spec, &h1, &inf, &d), 0);
+  ck_assert_int_eq(gb_informers_add(f, &spec, &h2, NULL, &d), 0);
+  gc_diags_destroy(&d);
+  int lists0 = trainjob_requests("list");
+  ck_assert_int_eq(gb_informers_start(f), 0);
+  ck_assert_int_eq(gb_informer_wait_synced(inf, 10000), 1);
+  ck_assert_int_eq(trainjob_requests("list") - lists0, 1);
+  for (int i = 0; i < 100 && open_watches() != 1; i++)
+    sleep_ms(50);
+  ck_assert_int_eq(open_watches(), 1);
+  ck_assert(view_has(&narrow, "team-a/in-1") && narrow.n == 1);
+  ck_assert_int_eq(wide.n, 3);
+  ck_assert_int_eq(narrow.initial + wide.initial, 4);
+  /* out-1 enters the narrow selection, in-1 leaves it: both stay wide. */
+  label("team-a", "out-1", "yes");
+  label("team-a", "in-1", NULL);
+  for (int i = 0; i < 100 && !(view_has(&narrow, "team-a/out-1") && narrow.n == 1); i++)
+    sleep_ms(50);
+  ck_assert(view_has(&narrow, "team-a/out-1") && narrow.n == 1);
+  ck_assert_int_eq(narrow.adds, 2);
+  ck_assert_int_eq(narrow.deletes, 1);
+  ck_assert_int_eq(wide.deletes, 0);
+  for (int i = 0; i < 100 && wide.updates < 2; i++)
+    sleep_ms(50);
+  ck_assert_int_eq(wide.updates, 2);
+  /* A 410: one relist for every handler, nothing delivered twice. */
+  control_void("settings", "{\"expired_watch\":\"event\"}");
+  control_void("expire-watches", "{}");
+  for (int i = 0; i < 100 && trainjob_requests("list") - lists0 < 2; i++)
+    sleep_ms(50);
+  sleep_ms(300);
+  ck_assert_int_eq(trainjob_requests("list") - lists0, 2);
+  delete_obj("team-a", "out-1");
+  for (int i = 0; i < 100 && !(narrow.n == 0 && wide.n == 2); i++)
+    sleep_ms(50);
+  ck_assert_int_eq(narrow.n, 0);
+  ck_assert_int_eq(wide.n, 2);
+  ck_assert_int_eq(narrow.anomalies + wide.anomalies, 0);
+  ck_assert_uint_eq(gb_informer_count(inf), 2);
+  gb_informers_stop(f);
+  gb_informers_free(f);
 }
 END_TEST
 
@@ -1153,7 +1284,7 @@ START_TEST(tls_inline_ca_and_client_certificate) {
   struct gb_kube_error e;
   int rc = gb_kube_get(cli, "/api/v1/namespaces/default", &out, &e);
   ck_assert_msg(rc == 0, "%s", e.message);
-  ck_assert_str_eq(gb_kube_meta_str(out, "name"), "default");
+  ck_assert_str_eq(gb_kobj_meta(out, "name"), "default");
   json_object_put(out);
   /* Without the CA the server certificate is refused: a transport error. */
   struct gb_kube_config *saved = cfg;
@@ -1265,6 +1396,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, update_with_resource_version_conflicts);
   tcase_add_test(tc, one_client_many_threads);
   tcase_add_test(tc, label_selector_informer);
+  tcase_add_test(tc, shared_informer_one_list_for_every_handler);
   suite_add_tcase(s, tc);
   TCase *tls = tcase_create("tls");
   tcase_add_checked_fixture(tls, setup_tls, teardown);

@@ -35,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gb_kobj.h"
 #include "gb_kube_client.h"
 #include "gb_leader.h"
 #include "gb_log.h"
@@ -175,7 +176,7 @@ static long writes_rv(void) {
   json_object *o = NULL;
   struct gb_kube_error e;
   ck_assert_int_eq(gb_kube_get(ctl, "/api/v1/namespaces/" NS "/configmaps/writes", &o, &e), 0);
-  long rv = strtol(gb_kube_meta_str(o, "resourceVersion"), NULL, 10);
+  long rv = strtol(gb_kobj_meta(o, "resourceVersion"), NULL, 10);
   json_object_put(o);
   return rv;
 }

@@ -168,6 +168,9 @@ START_TEST(test_text) {
                    "in [0.001s, 7200s], not \"2h1s\""));
   ck_assert_int_eq(gb_options_set(&f.set, "alpha.wait", "5 m", "--set", d), GC_EINVAL);
   ck_assert_int_eq(gb_options_set(&f.set, "alpha.wait", "-1s", "--set", d), GC_EINVAL);
+  /* Go duration text as Go reads it: an exponent or a hex number is not one. */
+  ck_assert_int_eq(gb_options_set(&f.set, "alpha.wait", "1e1s", "--set", d), GC_EINVAL);
+  ck_assert_int_eq(gb_options_set(&f.set, "alpha.wait", "0x10s", "--set", d), GC_EINVAL);
   /* Enums: listed names, an alias, one name in any case. */
   ck_assert_int_eq(gb_options_set(&f.set, "alpha.color", "azure", "--set", d), 0);
   ck_assert_int_eq(f.a.color, BLUE);

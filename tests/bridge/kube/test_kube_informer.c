@@ -3,27 +3,32 @@
  * Unit tests for the informer cache without a server (gb_informer_feed):
  * add/update/delete semantics, same-resourceVersion de-duplication,
  * managedFields stripping, cluster-scoped keys, bookmarks, the object bound,
- * the readers, and the pod and CRD transforms (what a trimmed cache keeps).
+ * the readers, the record kept for several handlers (the union of their
+ * keep paths), each handler's own selection on a shared list (adds and
+ * deletes as objects enter and leave it), reset and hold.
  */
 #include <check.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gb_informer.h"
+#include "gb_kobj.h"
 #include "gb_kube_watch.h"
 
 static struct gb_kube_config *cfg;
 static struct gb_kube_client *cli;
-static char events[1024];
+static char events[1024], events2[1024];
 
 static void on_change(void *arg, const struct gb_informer_change *ch) {
   (void)arg;
   size_t n = strlen(events);
   const char *op = ch->op == GB_INFORMER_ADD ? "add" : ch->op == GB_INFORMER_UPDATE ? "upd" : "del";
-  snprintf(events + n, sizeof(events) - n, "%s %s [%s|%s] rv=%s%s;", op, ch->key, ch->ns,
-           ch->name, gb_kube_meta_str(ch->obj, "resourceVersion"),
-           ch->old_json ? " old" : "");
+  snprintf(events + n, sizeof(events) - n, "%s %s [%s|%s] rv=%s%s;", op, ch->key, ch->ns, ch->name,
+           gb_kobj_meta(ch->obj, "resourceVersion"), ch->old_json ? " old" : "");
 }
 
 static void setup(void) {
@@ -35,6 +40,7 @@ static void setup(void) {
   ck_assert_int_eq(gb_kube_client_new(cfg, NULL, &cli, &d), 0);
   gc_diags_destroy(&d);
   events[0] = 0;
+  events2[0] = 0;
 }
 
 static void teardown(void) {
@@ -170,73 +176,214 @@ static const char *cached_text(struct gb_informer *inf, const char *ns, const ch
   return buf;
 }
 
-START_TEST(transforms_keep_only_what_is_read) {
+/* The paths two consumers of pods read (a controller-like one: the gang
+ * label; a tracker-like one: creation time, gates, two conditions). */
+static const struct gb_keep GANG_KEEP[] = {
+    {{"metadata", "labels", "jobset.sigs.k8s.io/jobset-name"}},
+    {{"metadata", "labels", "scheduling.x-k8s.io/pod-group"}},
+    {{"metadata", "annotations", "scheduling.k8s.io/group-name"}}};
+static const struct gb_keep TRACK_KEEP[] = {{{"metadata", "creationTimestamp"}},
+                                            {{"spec", "schedulingGates"}},
+                                            {{"status", "conditions", "[type=Ready]", "type"}},
+                                            {{"status", "conditions", "[type=Ready]", "status"}},
+                                            {{"status", "conditions", "[type=PodScheduled]"}}};
+
+static void on_change2(void *arg, const struct gb_informer_change *ch) {
+  (void)arg;
+  size_t n = strlen(events2);
+  const char *op = ch->op == GB_INFORMER_ADD ? "add" : ch->op == GB_INFORMER_UPDATE ? "upd" : "del";
+  snprintf(events2 + n, sizeof(events2) - n, "%s %s%s;", op, ch->key,
+           ch->initial ? " (initial)" : "");
+}
+
+START_TEST(keep_union_of_handlers) {
   struct gb_informer_opts o = {0};
   o.version = "v1";
   o.resource = "pods";
-  o.transform = gb_informer_trim_pod;
+  o.keep = GANG_KEEP;
+  o.n_keep = sizeof(GANG_KEEP) / sizeof(GANG_KEEP[0]);
   o.on_change = on_change;
   struct gb_informer *inf = NULL;
   struct gc_diags d;
   gc_diags_init(&d);
   ck_assert_int_eq(gb_informer_new(cli, &o, &inf, &d), 0);
+  struct gb_informer_handler h = {.keep = TRACK_KEEP,
+                                  .n_keep = sizeof(TRACK_KEEP) / sizeof(TRACK_KEEP[0]),
+                                  .on_change = on_change2};
+  ck_assert_int_eq(gb_informer_add_handler(inf, &h, &d), 0);
   json_object *pod = json_tokener_parse(
-      "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"namespace\":"
-      "\"n\",\"uid\":\"u\",\"resourceVersion\":\"7\",\"generateName\":\"p-\","
-      "\"labels\":{\"jobset.sigs.k8s.io/jobset-name\":\"job\",\"team\":\"a\","
-      "\"scheduling.x-k8s.io/pod-group\":\"job\"},\"annotations\":{"
-      "\"scheduling.k8s.io/group-name\":\"job\",\"big\":\"xxxxxxxx\"},"
-      "\"ownerReferences\":[{\"uid\":\"o\"}]},\"spec\":{\"containers\":[{\"name\":\"c\"}]},"
-      "\"status\":{\"phase\":\"Pending\"}}");
-  feed(inf, GB_WATCH_ADDED, pod, 0);
-  char buf[1024];
-  ck_assert_str_eq(cached_text(inf, "n", "p", buf, sizeof(buf)),
-                   "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\","
-                   "\"namespace\":\"n\",\"uid\":\"u\",\"resourceVersion\":\"7\",\"labels\":{"
-                   "\"jobset.sigs.k8s.io/jobset-name\":\"job\",\"scheduling.x-k8s.io/pod-group\":"
-                   "\"job\"},\"annotations\":{\"scheduling.k8s.io/group-name\":\"job\"}}}");
-  /* The handler sees the trimmed object too. */
-  ck_assert_ptr_nonnull(strstr(events, "add n/p [n|p] rv=7;"));
-  /* What the timeout tracker reads stays: the creation time, the scheduling
-   * gates and the PodScheduled and Ready conditions (without other
-   * conditions, or other fields of theirs). */
-  pod = json_tokener_parse(
-      "{\"metadata\":{\"name\":\"q\",\"namespace\":\"n\",\"uid\":\"v\","
-      "\"resourceVersion\":\"8\",\"creationTimestamp\":\"2026-01-01T00:00:00Z\"},"
-      "\"spec\":{\"containers\":[],\"schedulingGates\":[{\"name\":\"g\"}]},"
+      "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"q\",\"namespace\":"
+      "\"n\",\"uid\":\"v\",\"resourceVersion\":\"8\",\"generateName\":\"p-\","
+      "\"creationTimestamp\":\"2026-01-01T00:00:00Z\","
+      "\"labels\":{\"jobset.sigs.k8s.io/jobset-name\":\"job\",\"team\":\"a\"},"
+      "\"annotations\":{\"scheduling.k8s.io/group-name\":\"job\",\"big\":\"xxxxxxxx\"},"
+      "\"ownerReferences\":[{\"uid\":\"o\"}]},"
+      "\"spec\":{\"containers\":[{\"name\":\"c\"}],\"schedulingGates\":[{\"name\":\"g\"}]},"
       "\"status\":{\"phase\":\"Pending\",\"conditions\":[{\"type\":\"Ready\","
       "\"status\":\"False\",\"lastProbeTime\":null},{\"type\":\"Initialized\",\"status\":"
       "\"True\"},{\"type\":\"PodScheduled\",\"status\":\"False\","
-      "\"reason\":\"Unschedulable\",\"message\":\"0/3 nodes\",\"lastProbeTime\":null,"
+      "\"reason\":\"Unschedulable\",\"message\":\"0/3 nodes\","
       "\"lastTransitionTime\":\"2026-01-01T00:00:01Z\"}]}}");
   feed(inf, GB_WATCH_ADDED, pod, 0);
+  char buf[1024];
+  /* One record: the union of both handlers' paths and the metadata the
+   * informer reads; nothing else (no spec.containers, no Initialized, no
+   * lastProbeTime of Ready). */
   ck_assert_str_eq(cached_text(inf, "n", "q", buf, sizeof(buf)),
                    "{\"metadata\":{\"name\":\"q\",\"namespace\":\"n\",\"uid\":\"v\","
-                   "\"resourceVersion\":\"8\",\"creationTimestamp\":\"2026-01-01T00:00:00Z\"},"
+                   "\"resourceVersion\":\"8\",\"creationTimestamp\":\"2026-01-01T00:00:00Z\","
+                   "\"labels\":{\"jobset.sigs.k8s.io/jobset-name\":\"job\"},\"annotations\":{"
+                   "\"scheduling.k8s.io/group-name\":\"job\"}},"
                    "\"spec\":{\"schedulingGates\":[{\"name\":\"g\"}]},\"status\":{"
                    "\"conditions\":[{\"type\":\"Ready\",\"status\":\"False\"},"
                    "{\"type\":\"PodScheduled\",\"status\":\"False\","
                    "\"reason\":\"Unschedulable\",\"message\":\"0/3 nodes\","
                    "\"lastTransitionTime\":\"2026-01-01T00:00:01Z\"}]}}");
+  /* Both handlers see the one trimmed object. */
+  ck_assert_ptr_nonnull(strstr(events, "add n/q [n|q] rv=8;"));
+  ck_assert_str_eq(events2, "add n/q (initial);");
+  /* Sealed: no more handlers. */
+  ck_assert_int_eq(gb_informer_add_handler(inf, &h, &d), GC_EUSAGE);
   gb_informer_free(inf);
-
-  o.group = "apiextensions.k8s.io";
-  o.resource = "customresourcedefinitions";
-  o.transform = gb_informer_trim_crd;
+  /* A handler that reads everything: nothing is pruned but managedFields. */
+  o.keep = NULL;
+  o.n_keep = 0;
   ck_assert_int_eq(gb_informer_new(cli, &o, &inf, &d), 0);
-  json_object *crd = json_tokener_parse(
-      "{\"metadata\":{\"name\":\"a.b.io\",\"uid\":\"u\",\"resourceVersion\":\"3\","
-      "\"annotations\":{\"x\":\"y\"}},\"spec\":{\"group\":\"b.io\",\"scope\":\"Cluster\","
-      "\"names\":{\"plural\":\"as\"},\"conversion\":{\"strategy\":\"None\"},"
-      "\"versions\":[{\"name\":\"v1\",\"served\":true,\"storage\":true,\"schema\":{"
-      "\"openAPIV3Schema\":{\"type\":\"object\"}}}]},\"status\":{\"storedVersions\":[\"v1\"]}}");
-  feed(inf, GB_WATCH_ADDED, crd, 0);
-  ck_assert_str_eq(cached_text(inf, NULL, "a.b.io", buf, sizeof(buf)),
-                   "{\"metadata\":{\"name\":\"a.b.io\",\"uid\":\"u\",\"resourceVersion\":"
-                   "\"3\"},\"spec\":{\"group\":\"b.io\",\"scope\":\"Cluster\",\"names\":{"
-                   "\"plural\":\"as\"},\"versions\":[{\"name\":\"v1\",\"served\":true,"
-                   "\"storage\":true}]}}");
+  ck_assert_int_eq(gb_informer_add_handler(inf, &h, &d), 0);
+  feed(inf, GB_WATCH_ADDED,
+       json_tokener_parse("{\"metadata\":{\"name\":\"r\",\"namespace\":\"n\",\"resourceVersion\":"
+                          "\"9\",\"managedFields\":[]},\"spec\":{\"x\":1}}"),
+       0);
+  ck_assert_str_eq(cached_text(inf, "n", "r", buf, sizeof(buf)),
+                   "{\"metadata\":{\"name\":\"r\",\"namespace\":\"n\",\"resourceVersion\":\"9\"},"
+                   "\"spec\":{\"x\":1}}");
   gc_diags_destroy(&d);
+  gb_informer_free(inf);
+}
+END_TEST
+
+/* Handlers with different selections on one informer: the list is the
+ * union (no server-side selector in common), and each handler sees exactly
+ * its own selection, objects entering it as adds and leaving it as
+ * deletes; an object nobody selects is not cached. */
+START_TEST(handlers_see_their_own_selection) {
+  struct gb_informer_opts o = {0};
+  o.version = "v1";
+  o.resource = "pods";
+  o.label_selector = "jobset.sigs.k8s.io/jobset-name";
+  o.namespace = "a";
+  o.on_change = on_change;
+  struct gb_informer *inf = NULL;
+  struct gc_diags d;
+  gc_diags_init(&d);
+  ck_assert_int_eq(gb_informer_new(cli, &o, &inf, &d), 0);
+  struct gb_informer_handler h = {.field_selector = "status.phase!=Succeeded,status.phase!=Failed",
+                                  .on_change = on_change2};
+  ck_assert_int_eq(gb_informer_add_handler(inf, &h, &d), 0);
+#define POD(ns, name, rv, labels, phase)                                                           \
+  json_tokener_parse("{\"metadata\":{\"name\":\"" name "\",\"namespace\":\"" ns                    \
+                     "\",\"resourceVersion\":\"" rv "\",\"labels\":{" labels                       \
+                     "}},\"status\":{\"phase\":\"" phase "\"}}")
+#define JS "\"jobset.sigs.k8s.io/jobset-name\":\"j\""
+  feed(inf, GB_WATCH_ADDED, POD("a", "p1", "1", JS, "Pending"), 0); /* both */
+  feed(inf, GB_WATCH_ADDED, POD("b", "p2", "2", JS, "Running"), 0); /* second only: ns b */
+  feed(inf, GB_WATCH_ADDED, POD("a", "p3", "3", "", "Failed"), 0);  /* nobody */
+  ck_assert_uint_eq(gb_informer_count(inf), 2);
+  feed(inf, GB_WATCH_MODIFIED, POD("a", "p1", "4", JS, "Succeeded"), 0); /* leaves the second */
+  feed(inf, GB_WATCH_MODIFIED, POD("a", "p3", "5", JS, "Running"), 0);   /* enters both */
+  feed(inf, GB_WATCH_MODIFIED, POD("b", "p2", "6", JS, "Failed"), 0);    /* leaves every one */
+  ck_assert_uint_eq(gb_informer_count(inf), 2);
+  ck_assert_int_eq(gb_informer_get_meta(inf, "b", "p2", NULL, 0, NULL, 0), GC_ENOTFOUND);
+  feed(inf, GB_WATCH_DELETED, POD("a", "p1", "7", JS, "Succeeded"), 0);
+  ck_assert_str_eq(events, "add a/p1 [a|p1] rv=1;upd a/p1 [a|p1] rv=4 old;"
+                           "add a/p3 [a|p3] rv=5;del a/p1 [a|p1] rv=7;");
+  ck_assert_str_eq(events2, "add a/p1 (initial);add b/p2;del a/p1;add a/p3;del b/p2;");
+  gc_diags_destroy(&d);
+  gb_informer_free(inf);
+#undef POD
+#undef JS
+}
+END_TEST
+
+/* hold excludes every handler: a handler in progress finishes first, and
+ * the held function sees every consumer at the same change. */
+static atomic_int in_handler, release_handler, held_saw = -1;
+
+static void slow_handler(void *arg, const struct gb_informer_change *ch) {
+  (void)arg;
+  (void)ch;
+  atomic_store(&in_handler, 1);
+  while (!atomic_load(&release_handler))
+    usleep(1000);
+  atomic_store(&in_handler, 0);
+}
+
+static void *feed_main(void *arg) {
+  struct gb_informer *inf = arg;
+  json_object *j = json_tokener_parse("{\"metadata\":{\"name\":\"x\",\"resourceVersion\":\"1\"}}");
+  gb_informer_feed(inf, GB_WATCH_ADDED, j);
+  json_object_put(j);
+  return NULL;
+}
+
+static int see_handler(void *arg) {
+  (void)arg;
+  atomic_store(&held_saw, atomic_load(&in_handler));
+  return 0;
+}
+
+static void *hold_main(void *arg) {
+  gb_informer_hold(arg, see_handler, NULL);
+  return NULL;
+}
+
+START_TEST(hold_waits_for_a_handler) {
+  struct gb_informer_opts o = {0};
+  o.version = "v1";
+  o.resource = "namespaces";
+  o.on_change = slow_handler;
+  struct gb_informer *inf = NULL;
+  ck_assert_int_eq(gb_informer_new(cli, &o, &inf, NULL), 0);
+  pthread_t feeder, holder;
+  ck_assert_int_eq(pthread_create(&feeder, NULL, feed_main, inf), 0);
+  while (!atomic_load(&in_handler))
+    usleep(1000);
+  ck_assert_int_eq(pthread_create(&holder, NULL, hold_main, inf), 0);
+  usleep(100000); /* time for a hold that did not wait to run */
+  ck_assert_int_eq(atomic_load(&held_saw), -1);
+  atomic_store(&release_handler, 1);
+  pthread_join(feeder, NULL);
+  pthread_join(holder, NULL);
+  ck_assert_int_eq(atomic_load(&held_saw), 0);
+  gb_informer_free(inf);
+}
+END_TEST
+
+static int held;
+
+static int hold_fn(void *arg) {
+  held = *(int *)arg;
+  return 7;
+}
+
+/* reset empties the cache and tells every handler; hold runs its function. */
+START_TEST(reset_and_hold) {
+  struct gb_informer *inf = new_informer(0);
+  feed(inf, GB_WATCH_ADDED, obj(NULL, "x", "1", "0"), 0);
+  feed(inf, GB_WATCH_ADDED, obj(NULL, "y", "2", "0"), 0);
+  events[0] = 0;
+  ck_assert_int_eq(gb_informer_reset(inf), 0);
+  ck_assert_uint_eq(gb_informer_count(inf), 0);
+  ck_assert_int_eq(gb_informer_has_synced(inf), 0);
+  ck_assert_ptr_nonnull(strstr(events, "del x [|x]"));
+  ck_assert_ptr_nonnull(strstr(events, "del y [|y]"));
+  char rv[16];
+  gb_informer_last_rv(inf, rv, sizeof(rv));
+  ck_assert_str_eq(rv, "");
+  int v = 3;
+  ck_assert_int_eq(gb_informer_hold(inf, hold_fn, &v), 7);
+  ck_assert_int_eq(held, 3);
+  ck_assert_int_eq(gb_informer_running(inf), 0);
   gb_informer_free(inf);
 }
 END_TEST
@@ -264,7 +411,10 @@ static Suite *suite(void) {
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_add_test(tc, add_update_delete_and_dedupe);
   tcase_add_test(tc, many_objects_growth_and_bound);
-  tcase_add_test(tc, transforms_keep_only_what_is_read);
+  tcase_add_test(tc, keep_union_of_handlers);
+  tcase_add_test(tc, handlers_see_their_own_selection);
+  tcase_add_test(tc, reset_and_hold);
+  tcase_add_test(tc, hold_waits_for_a_handler);
   tcase_add_test(tc, bad_options);
   suite_add_tcase(s, tc);
   return s;

@@ -164,9 +164,13 @@ START_TEST(test_list_watch_and_late_hypernodes) {
   add_node("b", "8");
   add_pod("p1", "a", "2");
   add_pod("p2", "", "1");
-  struct gb_model_opts o = {.client = cli, .on_gang = on_gang, .on_capacity = on_capacity};
+  struct gb_informers *f = NULL;
+  ck_assert_int_eq(gb_informers_new(cli, NULL, &f), 0);
+  struct gb_model_opts o = {
+      .client = cli, .informers = f, .on_gang = on_gang, .on_capacity = on_capacity};
   struct gb_model *m = NULL;
   ck_assert_int_eq(gb_model_new(&o, &m, NULL), 0);
+  ck_assert_int_eq(gb_informers_start(f), 0);
   ck_assert_int_eq(gb_model_start(m), 0);
   wait_free(m, "a", NULL, 6000);
   ck_assert_int_eq(gb_model_synced(m), 1);
@@ -206,7 +210,10 @@ START_TEST(test_list_watch_and_late_hypernodes) {
   usleep(1000000);
   gb_model_stats(m, &st);
   ck_assert_uint_lt(st.ticks - t0, 1000);
+  gb_model_stop(m);
+  gb_informers_stop(f);
   gb_model_free(m);
+  gb_informers_free(f);
   stop_server();
 }
 END_TEST

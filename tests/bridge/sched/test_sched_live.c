@@ -170,9 +170,13 @@ START_TEST(reject_then_permit_on_the_stand_in) {
   struct gb_plan *plan = NULL;
   struct gb_plan_opts po = {0};
   ck_assert_int_eq(gb_plan_new(&po, &plan), 0);
-  struct gb_model_opts mo = {.client = cli, .levels = levels, .n_levels = 1, .plan = plan};
+  struct gb_informers *f = NULL;
+  ck_assert_int_eq(gb_informers_new(cli, NULL, &f), 0);
+  struct gb_model_opts mo = {
+      .client = cli, .informers = f, .levels = levels, .n_levels = 1, .plan = plan};
   struct gb_model *m = NULL;
   ck_assert_int_eq(gb_model_new(&mo, &m, NULL), 0);
+  ck_assert_int_eq(gb_informers_start(f), 0);
   ck_assert_int_eq(gb_model_start(m), 0);
   wait_node(m, "n3");
   struct gb_sched_plan sp = {m, plan, NULL, NULL};
@@ -251,7 +255,10 @@ START_TEST(reject_then_permit_on_the_stand_in) {
          "\"Score\":10}]");
 
   gb_sched_free(s);
+  gb_model_stop(m);
+  gb_informers_stop(f);
   gb_model_free(m);
+  gb_informers_free(f);
   gb_plan_free(plan);
   stop_server();
 }

@@ -92,11 +92,11 @@ static void feed(struct gb_timeouts *t, int kind, enum gb_informer_op op, const 
                  const char *json, const char *old_json) {
   json_object *o = json_tokener_parse(json);
   ck_assert_msg(o != NULL, "bad JSON: %s", json);
-  struct gb_informer_change ch = {op, key, "ns", key, o, old_json};
+  struct gb_informer_change ch = {op, key, "ns", key, o, old_json, 0};
   const struct gc_backend *b = kind == PG_VOLCANO   ? gc_backend_by_name("volcano")
                                : kind == PG_COSCHED ? gc_backend_by_name("coscheduling")
                                                     : NULL;
-  gb_timeouts_observe(t, b ? GB_OBSERVE_PODGROUP : (enum gb_observe_kind)kind, b, &ch, 0);
+  gb_timeouts_observe(t, b ? GB_OBSERVE_PODGROUP : (enum gb_observe_kind)kind, b, &ch);
   json_object_put(o);
 }
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0
  *
- * gb_release: placement restrictions, the webhook's affinity operations and
- * the release merge patch (see gb_release.h).
+ * gb_restriction: placement restrictions and how they are AND-ed into a
+ * pod's required node affinity: the webhook's operations and the terms the
+ * release patch carries (see gb_restriction.h).
  *
  * Every builder first reads the pod's affinity into a struct aff, checking
  * each level's type and naming the field of the first wrong one, then
@@ -10,52 +11,18 @@
  * own expressions (the order Kubernetes demands of a gated pod).  The
  * growth check runs on that classification, before anything is written.
  */
-#include "gb_release.h"
+#include "gb_restriction.h"
 
 #include <stdio.h>
 #include <string.h>
 
+#include "gb_kobj.h"
 #include "gc_name.h"
 
 #define REQUIRED "requiredDuringSchedulingIgnoredDuringExecution"
 #define REQ_FIELD "spec.affinity.nodeAffinity." REQUIRED
 #define REQ_PATH "/spec/affinity/nodeAffinity/" REQUIRED
 #define JSON_FLAGS (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
-
-/* ---- json-c helpers ---------------------------------------------------- */
-
-/* o[key], or NULL when o is not an object, the key is absent or null. */
-static json_object *member(json_object *o, const char *key) {
-  json_object *v = NULL;
-  if (!o || !json_object_is_type(o, json_type_object))
-    return NULL;
-  return json_object_object_get_ex(o, key, &v) ? v : NULL;
-}
-
-static const char *str_member(json_object *o, const char *key) {
-  json_object *v = member(o, key);
-  return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
-}
-
-static size_t array_len(json_object *a) {
-  return a && json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0;
-}
-
-/* "namespace/name" of a pod for messages ("generateName*" before it has a name). */
-static void pod_where(json_object *pod, char *buf, size_t size) {
-  json_object *meta = member(pod, "metadata");
-  const char *ns = str_member(meta, "namespace"), *name = str_member(meta, "name");
-  const char *gen = str_member(meta, "generateName");
-  snprintf(buf, size, "%.63s/%.253s%s", ns ? ns : "", name ? name : gen ? gen : "(unnamed)",
-           name || !gen ? "" : "*");
-}
-
-static json_object *copy_of(json_object *src) {
-  json_object *dst = NULL;
-  if (json_object_deep_copy(src, &dst, NULL) != 0)
-    return NULL;
-  return dst;
-}
 
 /* ---- the restriction ---------------------------------------------------- */
 
@@ -100,8 +67,8 @@ int gb_restriction_label(struct gb_restriction *r, const char *key, const char *
     return GC_EINVAL;
   }
   if (!is_label_value(value)) {
-    gc_diags_addf(d, "placement restriction: %s value \"%.80s\": not a non-empty label value",
-                  key, value);
+    gc_diags_addf(d, "placement restriction: %s value \"%.80s\": not a non-empty label value", key,
+                  value);
     return GC_EINVAL;
   }
   memset(r, 0, sizeof(*r));
@@ -116,8 +83,7 @@ int gb_restriction_add_host(struct gb_restriction *r, const char *host, struct g
   if (!r || !host)
     return GC_EINVAL;
   if (r->kind == GB_RESTRICT_LABEL) {
-    gc_diags_addf(d, "placement restriction: %s is a label level; it takes no host names",
-                  r->key);
+    gc_diags_addf(d, "placement restriction: %s is a label level; it takes no host names", r->key);
     return GC_EINVAL;
   }
   if (!is_label_value(host)) {
@@ -140,10 +106,11 @@ int gb_restriction_add_host(struct gb_restriction *r, const char *host, struct g
   size_t bytes = requirement_bytes(&t);
   if (!bytes)
     return GC_ENOMEM;
-  if (bytes > GB_RELEASE_MAX_GROWTH) {
-    gc_diags_addf(d, "placement restriction: %zu hosts make a %zu-byte requirement, over the "
-                  "%d-byte limit; restrict by a label level", t.n_values, bytes,
-                  GB_RELEASE_MAX_GROWTH);
+  if (bytes > GB_RESTRICTION_MAX_GROWTH) {
+    gc_diags_addf(d,
+                  "placement restriction: %zu hosts make a %zu-byte requirement, over the "
+                  "%d-byte limit; restrict by a label level",
+                  t.n_values, bytes, GB_RESTRICTION_MAX_GROWTH);
     return GC_ELIMIT;
   }
   *r = t;
@@ -162,7 +129,7 @@ struct aff {
  * is something else. */
 static int obj_level(json_object *parent, const char *key, json_object **out, const char *where,
                      const char *field, struct gc_diags *d) {
-  json_object *v = member(parent, key);
+  json_object *v = gb_kobj_get(parent, key);
   *out = NULL;
   if (!v)
     return 0;
@@ -176,7 +143,7 @@ static int obj_level(json_object *parent, const char *key, json_object **out, co
 
 static int list_member(json_object *o, const char *key, const char *where, size_t i,
                        struct gc_diags *d) {
-  json_object *v = member(o, key);
+  json_object *v = gb_kobj_get(o, key);
   if (v && !json_object_is_type(v, json_type_array)) {
     gc_diags_addf(d, "%s: %s.nodeSelectorTerms[%zu].%s: not a list", where, REQ_FIELD, i, key);
     return GC_EINVAL;
@@ -185,7 +152,7 @@ static int list_member(json_object *o, const char *key, const char *where, size_
 }
 
 static int read_terms(struct aff *a, struct gc_diags *d) {
-  json_object *t = member(a->required, "nodeSelectorTerms");
+  json_object *t = gb_kobj_get(a->required, "nodeSelectorTerms");
   if (!t)
     return 0;
   if (!json_object_is_type(t, json_type_array)) {
@@ -210,7 +177,7 @@ static int read_terms(struct aff *a, struct gc_diags *d) {
 
 static int read_aff(json_object *pod, struct aff *a, struct gc_diags *d) {
   memset(a, 0, sizeof(*a));
-  pod_where(pod, a->where, sizeof(a->where));
+  gb_kobj_where(pod, a->where, sizeof(a->where));
   int rc = obj_level(pod, "spec", &a->spec, a->where, "spec", d);
   if (!rc && !a->spec) {
     gc_diags_addf(d, "%s: spec: missing", a->where);
@@ -232,9 +199,9 @@ enum term_act { T_KEEP, T_APPEND, T_CREATE };
  * Kubernetes lets an empty term gain nothing) or holds the requirement
  * already; else an append to its matchExpressions, or a new list. */
 static enum term_act term_act(json_object *term, json_object *req) {
-  json_object *me = member(term, "matchExpressions");
-  size_t n = array_len(me);
-  if (!n && !array_len(member(term, "matchFields")))
+  json_object *me = gb_kobj_get(term, "matchExpressions");
+  size_t n = gb_kobj_len(me);
+  if (!n && !gb_kobj_len(gb_kobj_get(term, "matchFields")))
     return T_KEEP;
   for (size_t i = 0; i < n; i++)
     if (json_object_equal(json_object_array_get_idx(me, i), req))
@@ -243,21 +210,21 @@ static enum term_act term_act(json_object *term, json_object *req) {
 }
 
 /* Refuses a write that would AND `req` into `n_terms` terms when that adds
- * more than GB_RELEASE_MAX_GROWTH bytes to the pod spec. */
-static int check_growth(const struct aff *a, json_object *req, size_t n_terms,
-                        struct gc_diags *d) {
+ * more than GB_RESTRICTION_MAX_GROWTH bytes to the pod spec. */
+static int check_growth(const struct aff *a, json_object *req, size_t n_terms, struct gc_diags *d) {
   size_t bytes = strlen(json_object_to_json_string_ext(req, JSON_FLAGS));
-  if (bytes * n_terms <= GB_RELEASE_MAX_GROWTH)
+  if (bytes * n_terms <= GB_RESTRICTION_MAX_GROWTH)
     return 0;
-  gc_diags_addf(d, "%s: %s.nodeSelectorTerms: the %zu-byte placement requirement AND-ed into %zu "
+  gc_diags_addf(d,
+                "%s: %s.nodeSelectorTerms: the %zu-byte placement requirement AND-ed into %zu "
                 "terms would add %zu bytes to the pod spec, over the %d-byte limit",
-                a->where, REQ_FIELD, bytes, n_terms, bytes * n_terms, GB_RELEASE_MAX_GROWTH);
+                a->where, REQ_FIELD, bytes, n_terms, bytes * n_terms, GB_RESTRICTION_MAX_GROWTH);
   return GC_ELIMIT;
 }
 
 static size_t terms_to_change(const struct aff *a, json_object *req) {
   size_t n = 0;
-  for (size_t i = 0; i < array_len(a->terms); i++)
+  for (size_t i = 0; i < gb_kobj_len(a->terms); i++)
     n += term_act(json_object_array_get_idx(a->terms, i), req) != T_KEEP;
   return n;
 }
@@ -316,23 +283,23 @@ static int add_missing_level(const struct aff *a, json_object *req, json_object 
     return add_op(ops, "/spec/affinity/nodeAffinity", wrap(REQUIRED, sel));
   if (!a->required)
     return add_op(ops, REQ_PATH, sel);
-  json_object *terms = sel ? json_object_get(member(sel, "nodeSelectorTerms")) : NULL;
+  json_object *terms = sel ? json_object_get(gb_kobj_get(sel, "nodeSelectorTerms")) : NULL;
   json_object_put(sel);
   return add_op(ops, REQ_PATH "/nodeSelectorTerms", terms);
 }
 
 static int add_term_ops(const struct aff *a, json_object *req, json_object *ops) {
   char path[160];
-  for (size_t i = 0; i < array_len(a->terms); i++) {
+  for (size_t i = 0; i < gb_kobj_len(a->terms); i++) {
     enum term_act act = term_act(json_object_array_get_idx(a->terms, i), req);
     int rc = 0;
     if (act == T_APPEND) {
       snprintf(path, sizeof(path), REQ_PATH "/nodeSelectorTerms/%zu/matchExpressions/-", i);
-      rc = add_op(ops, path, copy_of(req));
+      rc = add_op(ops, path, gb_kobj_copy(req));
     } else if (act == T_CREATE) {
       json_object *list = json_object_new_array();
       if (list)
-        json_object_array_add(list, copy_of(req));
+        json_object_array_add(list, gb_kobj_copy(req));
       snprintf(path, sizeof(path), REQ_PATH "/nodeSelectorTerms/%zu/matchExpressions", i);
       rc = add_op(ops, path, list);
     }
@@ -342,8 +309,8 @@ static int add_term_ops(const struct aff *a, json_object *req, json_object *ops)
   return 0;
 }
 
-int gb_release_affinity_ops(json_object *pod, const struct gb_restriction *r, json_object *ops,
-                            struct gc_diags *d) {
+int gb_restriction_affinity_ops(json_object *pod, const struct gb_restriction *r, json_object *ops,
+                                struct gc_diags *d) {
   if (!pod || !r || !ops || !json_object_is_type(ops, json_type_array))
     return GC_EINVAL;
   if (r->kind == GB_RESTRICT_NONE)
@@ -371,38 +338,7 @@ out:
   return rc;
 }
 
-/* ---- the release body --------------------------------------------------- */
-
-/* Copies the pod's gates but ours into *kept (NULL when none is left).
- * Returns 1 when ours was there, 0 when not, or a negative code. */
-static int gates_without_ours(json_object *pod, const char *where, json_object **kept,
-                              struct gc_diags *d) {
-  json_object *gates = member(member(pod, "spec"), "schedulingGates");
-  *kept = NULL;
-  if (!gates)
-    return 0;
-  if (!json_object_is_type(gates, json_type_array)) {
-    gc_diags_addf(d, "%s: spec.schedulingGates: not a list", where);
-    return GC_EINVAL;
-  }
-  int ours = 0;
-  json_object *list = json_object_new_array();
-  if (!list)
-    return GC_ENOMEM;
-  for (size_t i = 0; i < json_object_array_length(gates); i++) {
-    json_object *g = json_object_array_get_idx(gates, i);
-    const char *name = str_member(g, "name");
-    if (name && !strcmp(name, GB_PLACEMENT_GATE))
-      ours = 1;
-    else
-      json_object_array_add(list, copy_of(g));
-  }
-  if (json_object_array_length(list))
-    *kept = list;
-  else
-    json_object_put(list);
-  return ours;
-}
+/* ---- the terms of the release ------------------------------------------- */
 
 /* The pod's terms with req AND-ed into each that needs it (a fresh array),
  * or a single term when it has none; NULL in *out when no term changes. */
@@ -415,110 +351,54 @@ static int anded_terms(const struct aff *a, json_object *req, json_object **out,
     return rc;
   if (!a->terms) {
     json_object *sel = single_term(json_object_get(req));
-    *out = sel ? json_object_get(member(sel, "nodeSelectorTerms")) : NULL;
+    *out = sel ? json_object_get(gb_kobj_get(sel, "nodeSelectorTerms")) : NULL;
     json_object_put(sel);
     return *out ? 0 : GC_ENOMEM;
   }
   json_object *terms = json_object_new_array();
   for (size_t i = 0; terms && i < json_object_array_length(a->terms); i++) {
-    json_object *term = json_object_array_get_idx(a->terms, i), *c = copy_of(term);
+    json_object *term = json_object_array_get_idx(a->terms, i), *c = gb_kobj_copy(term);
     enum term_act act = term_act(term, req);
     if (c && act == T_CREATE)
       json_object_object_add(c, "matchExpressions", json_object_new_array());
     if (c && act != T_KEEP)
-      json_object_array_add(member(c, "matchExpressions"), copy_of(req));
+      json_object_array_add(gb_kobj_get(c, "matchExpressions"), gb_kobj_copy(req));
     json_object_array_add(terms, c);
   }
   *out = terms;
   return terms ? 0 : GC_ENOMEM;
 }
 
-/* {"metadata":{"resourceVersion":rv},"spec":{"schedulingGates":kept,
- * ["affinity":...terms]}} (takes kept and terms). */
-static json_object *release_body(const char *rv, json_object *kept, json_object *terms) {
-  json_object *spec = json_object_new_object();
-  json_object *body = wrap("metadata", wrap("resourceVersion", json_object_new_string(rv)));
-  if (!spec || !body) {
-    json_object_put(spec);
-    json_object_put(body);
-    json_object_put(kept);
-    json_object_put(terms);
-    return NULL;
-  }
-  json_object_object_add(spec, "schedulingGates", kept); /* NULL: JSON null, removes the list */
-  if (terms)
-    json_object_object_add(
-        spec, "affinity",
-        wrap("nodeAffinity", wrap(REQUIRED, wrap("nodeSelectorTerms", terms))));
-  json_object_object_add(body, "spec", spec);
-  return body;
-}
-
-int gb_release_patch(json_object *pod, const struct gb_restriction *r, json_object **out,
-                     struct gc_diags *d) {
-  if (!out)
-    return GC_EINVAL;
+int gb_restriction_anded_terms(json_object *pod, const struct gb_restriction *r, json_object **out,
+                               struct gc_diags *d) {
   *out = NULL;
   if (!pod || !r)
     return GC_EINVAL;
-  char where[330];
-  pod_where(pod, where, sizeof(where));
-  const char *rv = str_member(member(pod, "metadata"), "resourceVersion");
-  if (!rv || !rv[0]) {
-    gc_diags_addf(d, "%s: metadata.resourceVersion: missing; the release needs it as its "
-                  "precondition", where);
-    return GC_EINVAL;
-  }
-  json_object *kept = NULL, *terms = NULL, *req = NULL;
   struct aff a;
-  int rc = gates_without_ours(pod, where, &kept, d);
-  if (rc == 0) {
-    gc_diags_addf(d, "%s: spec.schedulingGates: no %s gate (see gb_release_state)", where,
-                  GB_PLACEMENT_GATE);
-    rc = GC_ENOTFOUND;
-  }
-  if (rc < 0)
-    goto out;
-  if ((rc = read_aff(pod, &a, d)))
-    goto out;
-  if (r->kind != GB_RESTRICT_NONE) {
-    req = gb_restriction_requirement(r);
-    rc = req ? anded_terms(&a, req, &terms, d) : GC_ENOMEM;
-    if (rc)
-      goto out;
-  }
-  *out = release_body(rv, kept, terms);
-  kept = terms = NULL;
-  rc = *out ? 0 : GC_ENOMEM;
-out:
+  int rc = read_aff(pod, &a, d);
+  if (rc || r->kind == GB_RESTRICT_NONE)
+    return rc;
+  json_object *req = gb_restriction_requirement(r);
+  rc = req ? anded_terms(&a, req, out, d) : GC_ENOMEM;
   json_object_put(req);
-  json_object_put(kept);
-  json_object_put(terms);
   return rc;
 }
 
-int gb_release_state(json_object *pod, const struct gb_restriction *r,
-                     enum gb_release_state *state, struct gc_diags *d) {
-  if (!pod || !r || !state)
+int gb_restriction_in_place(json_object *pod, const struct gb_restriction *r, int *in_place,
+                            struct gc_diags *d) {
+  *in_place = 1;
+  if (!pod || !r)
     return GC_EINVAL;
-  char where[330];
-  pod_where(pod, where, sizeof(where));
-  json_object *kept = NULL;
-  int rc = gates_without_ours(pod, where, &kept, d);
-  json_object_put(kept);
-  if (rc < 0)
-    return rc;
-  if (rc == 1 || r->kind == GB_RESTRICT_NONE) {
-    *state = rc == 1 ? GB_RELEASE_GATED : GB_RELEASE_DONE;
+  if (r->kind == GB_RESTRICT_NONE)
     return 0;
-  }
   struct aff a;
-  if ((rc = read_aff(pod, &a, d)))
+  int rc = read_aff(pod, &a, d);
+  if (rc)
     return rc;
   json_object *req = gb_restriction_requirement(r);
   if (!req)
     return GC_ENOMEM;
-  *state = a.terms && !terms_to_change(&a, req) ? GB_RELEASE_DONE : GB_RELEASE_UNRESTRICTED;
+  *in_place = a.terms && !terms_to_change(&a, req);
   json_object_put(req);
   return 0;
 }

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0
  *
- * Unit tests for gb_release: the restriction's validation and size bounds,
- * the exact release bodies (merge patches) and webhook operations (JSON
- * Patch) for pods with and without gates, other controllers' gates, no
+ * Unit tests for gb_release (placement/): the exact release bodies (merge
+ * patches) for pods with and without gates, other controllers' gates, no
  * affinity, required affinity with several terms (the requirement AND-ed
  * into each), empty terms (left alone), terms that already hold the
- * requirement (idempotent), and the release state of a pod.
+ * requirement (idempotent), the growth bound, and the release state of a
+ * pod.  (The restriction itself and the webhook's operations:
+ * tests/bridge/controller/test_restriction.c.)
  */
 #include <check.h>
 #include <json-c/json.h>
@@ -25,8 +26,7 @@ static json_object *parse(const char *text) {
 }
 
 static const char *plain(json_object *o) {
-  return json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
-                                               JSON_C_TO_STRING_NOSLASHESCAPE);
+  return json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
 }
 
 /* A pod in namespace ns1 at resourceVersion 42 with the given spec text. */
@@ -71,81 +71,14 @@ static void expect_refused(const char *spec, const struct gb_restriction *r, int
   gc_diags_destroy(&d);
 }
 
-START_TEST(test_label_restriction_validated) {
-  struct gb_restriction r;
-  memset(&r, 0, sizeof(r));
-  struct gc_diags d;
-  gc_diags_init(&d);
-  ck_assert_int_eq(gb_restriction_label(&r, "bad key!", "b1", &d), GC_EINVAL);
-  ck_assert_int_eq(gb_restriction_label(&r, "zone", "not a value", &d), GC_EINVAL);
-  ck_assert_int_eq(gb_restriction_label(&r, "zone", "", &d), GC_EINVAL);
-  ck_assert_int_eq(r.kind, GB_RESTRICT_NONE);
-  ck_assert_uint_eq(d.n, 3);
-  ck_assert_ptr_nonnull(strstr(d.msgs[0], "\"bad key!\""));
-  ck_assert_int_eq(gb_restriction_label(&r, "topology.kubernetes.io/zone", "z-1", &d), 0);
-  json_object *req = gb_restriction_requirement(&r);
-  ck_assert_str_eq(plain(req),
-                   "{\"key\":\"topology.kubernetes.io/zone\",\"operator\":\"In\",\"values\":[\"z-1\"]}");
-  json_object_put(req);
-  ck_assert_int_eq(gb_restriction_add_host(&r, "n1", &d), GC_EINVAL); /* a LABEL one */
-  gc_diags_destroy(&d);
-}
-END_TEST
-
-START_TEST(test_host_list_bounded) {
-  struct gb_restriction r;
-  memset(&r, 0, sizeof(r));
-  struct gc_diags d;
-  gc_diags_init(&d);
-  ck_assert_int_eq(gb_restriction_add_host(&r, "node-a", &d), 0);
-  ck_assert_int_eq(gb_restriction_add_host(&r, "node-a", &d), 0); /* duplicate: ignored */
-  ck_assert_int_eq(gb_restriction_add_host(&r, "Node_b.x", &d), 0);
-  ck_assert_int_eq(gb_restriction_add_host(&r, "-bad", &d), GC_EINVAL);
-  ck_assert_int_eq(r.kind, GB_RESTRICT_HOSTS);
-  ck_assert_uint_eq(r.n_values, 2);
-  json_object *req = gb_restriction_requirement(&r);
-  ck_assert_str_eq(plain(req), "{\"key\":\"kubernetes.io/hostname\",\"operator\":\"In\","
-                               "\"values\":[\"node-a\",\"Node_b.x\"]}");
-  json_object_put(req);
-
-  /* 63-byte names: the byte budget stops the list before the count cap. */
-  memset(&r, 0, sizeof(r));
-  char name[64];
-  size_t n = 0;
-  int rc = 0;
-  for (; n < 100 && rc == 0; n++) {
-    snprintf(name, sizeof(name), "%059zu-abc", n);
-    ck_assert_uint_eq(strlen(name), 63);
-    rc = gb_restriction_add_host(&r, name, &d);
-  }
-  ck_assert_int_eq(rc, GC_ELIMIT);
-  ck_assert_uint_lt(r.n_values, GB_RESTRICTION_MAX_HOSTS);
-  req = gb_restriction_requirement(&r);
-  size_t bytes = strlen(plain(req));
-  ck_assert_uint_le(bytes, GB_RELEASE_MAX_GROWTH);
-  ck_assert_uint_gt(bytes + 66, GB_RELEASE_MAX_GROWTH); /* one more name would not fit */
-  json_object_put(req);
-
-  /* Short names: the count cap. */
-  memset(&r, 0, sizeof(r));
-  for (n = 0; n < GB_RESTRICTION_MAX_HOSTS; n++) {
-    snprintf(name, sizeof(name), "gpu-%03zu", n);
-    ck_assert_int_eq(gb_restriction_add_host(&r, name, &d), 0);
-  }
-  ck_assert_int_eq(gb_restriction_add_host(&r, "gpu-999", &d), GC_ELIMIT);
-  ck_assert_uint_eq(r.n_values, GB_RESTRICTION_MAX_HOSTS);
-  gc_diags_destroy(&d);
-}
-END_TEST
-
 START_TEST(test_only_our_gate_no_affinity) {
   struct gb_restriction r;
   block(&r);
   expect_patch("{\"schedulingGates\":[{\"name\":\"gangbridge.io/placement\"}],"
                "\"containers\":[{\"name\":\"c\",\"image\":\"x\"}]}",
                &r,
-               "{\"metadata\":{\"resourceVersion\":\"42\"},\"spec\":{\"schedulingGates\":null,"
-               AFF "{\"nodeSelectorTerms\":[{\"matchExpressions\":[" REQ_BLOCK "]}]}}}}}");
+               "{\"metadata\":{\"resourceVersion\":\"42\"},\"spec\":{\"schedulingGates\":null," AFF
+               "{\"nodeSelectorTerms\":[{\"matchExpressions\":[" REQ_BLOCK "]}]}}}}}");
 }
 END_TEST
 
@@ -188,8 +121,8 @@ START_TEST(test_empty_and_satisfied_terms_left_alone) {
                "\"affinity\":{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":"
                "{}}}}",
                &r,
-               "{\"metadata\":{\"resourceVersion\":\"42\"},\"spec\":{\"schedulingGates\":null,"
-               AFF "{\"nodeSelectorTerms\":[{\"matchExpressions\":[" REQ_BLOCK "]}]}}}}}");
+               "{\"metadata\":{\"resourceVersion\":\"42\"},\"spec\":{\"schedulingGates\":null," AFF
+               "{\"nodeSelectorTerms\":[{\"matchExpressions\":[" REQ_BLOCK "]}]}}}}}");
 }
 END_TEST
 
@@ -203,10 +136,11 @@ START_TEST(test_unrestricted_release_and_hosts) {
                "{\"name\":\"o\"}]}}");
   ck_assert_int_eq(gb_restriction_add_host(&r, "n1", NULL), 0);
   ck_assert_int_eq(gb_restriction_add_host(&r, "n2", NULL), 0);
-  expect_patch("{\"schedulingGates\":[{\"name\":\"gangbridge.io/placement\"}]}", &r,
-               "{\"metadata\":{\"resourceVersion\":\"42\"},\"spec\":{\"schedulingGates\":null,"
-               AFF "{\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":"
-               "\"kubernetes.io/hostname\",\"operator\":\"In\",\"values\":[\"n1\",\"n2\"]}]}]}}}}}");
+  expect_patch(
+      "{\"schedulingGates\":[{\"name\":\"gangbridge.io/placement\"}]}", &r,
+      "{\"metadata\":{\"resourceVersion\":\"42\"},\"spec\":{\"schedulingGates\":null," AFF
+      "{\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":"
+      "\"kubernetes.io/hostname\",\"operator\":\"In\",\"values\":[\"n1\",\"n2\"]}]}]}}}}}");
 }
 END_TEST
 
@@ -287,15 +221,18 @@ START_TEST(test_release_state) {
   block(&r);
   memset(&none, 0, sizeof(none));
   ck_assert_int_eq(state_of("{\"schedulingGates\":[{\"name\":\"x\"},{\"name\":"
-                            "\"gangbridge.io/placement\"}]}", &r),
+                            "\"gangbridge.io/placement\"}]}",
+                            &r),
                    GB_RELEASE_GATED);
   ck_assert_int_eq(state_of("{\"schedulingGates\":[{\"name\":\"x\"}]," AFF
                             "{\"nodeSelectorTerms\":[{\"matchExpressions\":[" REQ_BLOCK
-                            "]},{}]}}}}", &r),
+                            "]},{}]}}}}",
+                            &r),
                    GB_RELEASE_DONE);
-  ck_assert_int_eq(state_of("{" AFF "{\"nodeSelectorTerms\":[{\"matchExpressions\":["
-                            REQ_BLOCK "]},{\"matchExpressions\":[{\"key\":\"a\",\"operator\":"
-                            "\"Exists\"}]}]}}}}", &r),
+  ck_assert_int_eq(state_of("{" AFF "{\"nodeSelectorTerms\":[{\"matchExpressions\":[" REQ_BLOCK
+                            "]},{\"matchExpressions\":[{\"key\":\"a\",\"operator\":"
+                            "\"Exists\"}]}]}}}}",
+                            &r),
                    GB_RELEASE_UNRESTRICTED);
   ck_assert_int_eq(state_of("{}", &r), GB_RELEASE_UNRESTRICTED);
   ck_assert_int_eq(state_of("{}", &none), GB_RELEASE_DONE);
@@ -306,51 +243,9 @@ START_TEST(test_release_state) {
 }
 END_TEST
 
-/* The webhook's operations for a new pod of a released gang. */
-static void expect_ops(const char *spec, const char *want) {
-  struct gb_restriction r;
-  block(&r);
-  json_object *p = pod(spec), *ops = json_object_new_array();
-  struct gc_diags d;
-  gc_diags_init(&d);
-  int rc = gb_release_affinity_ops(p, &r, ops, &d);
-  ck_assert_msg(rc == 0, "rc %d: %s", rc, d.n ? d.msgs[0] : "");
-  ck_assert_str_eq(plain(ops), want);
-  json_object_put(ops);
-  json_object_put(p);
-  gc_diags_destroy(&d);
-}
-
-#define RD "/spec/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution"
-
-START_TEST(test_affinity_ops) {
-  expect_ops("{}", "[{\"op\":\"add\",\"path\":\"/spec/affinity\",\"value\":{\"nodeAffinity\":{"
-                   "\"requiredDuringSchedulingIgnoredDuringExecution\":{\"nodeSelectorTerms\":["
-                   "{\"matchExpressions\":[" REQ_BLOCK "]}]}}}}]");
-  expect_ops("{\"affinity\":{\"podAffinity\":{}}}",
-             "[{\"op\":\"add\",\"path\":\"/spec/affinity/nodeAffinity\",\"value\":{"
-             "\"requiredDuringSchedulingIgnoredDuringExecution\":{\"nodeSelectorTerms\":["
-             "{\"matchExpressions\":[" REQ_BLOCK "]}]}}}]");
-  expect_ops("{\"affinity\":{\"nodeAffinity\":{\"preferredDuringSchedulingIgnoredDuring"
-             "Execution\":[]}}}",
-             "[{\"op\":\"add\",\"path\":\"" RD "\",\"value\":{\"nodeSelectorTerms\":["
-             "{\"matchExpressions\":[" REQ_BLOCK "]}]}}]");
-  expect_ops("{" AFF "{\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":\"a\","
-             "\"operator\":\"Exists\"}]},{\"matchFields\":[{\"key\":\"metadata.name\","
-             "\"operator\":\"In\",\"values\":[\"n\"]}]},{}]}}}}",
-             "[{\"op\":\"add\",\"path\":\"" RD "/nodeSelectorTerms/0/matchExpressions/-\","
-             "\"value\":" REQ_BLOCK "},{\"op\":\"add\",\"path\":\"" RD
-             "/nodeSelectorTerms/1/matchExpressions\",\"value\":[" REQ_BLOCK "]}]");
-  expect_ops("{" AFF "{\"nodeSelectorTerms\":[{\"matchExpressions\":[" REQ_BLOCK "]}]}}}}",
-             "[]");
-}
-END_TEST
-
 static Suite *suite(void) {
   Suite *s = suite_create("release");
   TCase *tc = tcase_create("core");
-  tcase_add_test(tc, test_label_restriction_validated);
-  tcase_add_test(tc, test_host_list_bounded);
   tcase_add_test(tc, test_only_our_gate_no_affinity);
   tcase_add_test(tc, test_other_gates_kept_terms_anded);
   tcase_add_test(tc, test_empty_and_satisfied_terms_left_alone);
@@ -358,7 +253,6 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_refused_inputs);
   tcase_add_test(tc, test_growth_bounded_over_terms);
   tcase_add_test(tc, test_release_state);
-  tcase_add_test(tc, test_affinity_ops);
   suite_add_tcase(s, tc);
   return s;
 }
