@@ -256,6 +256,7 @@ static int put_totals(struct sbuf *b, const struct gc_gang *g) {
 /* The topology policy, its source, and who acts on it. */
 static void put_topology(struct sbuf *b, const struct gc_gang *g) {
   const struct gc_topology_policy *tp = &g->topology;
+  const struct gc_backend *be = g->backend;
   if (!tp->set) {
     put(b, "network topology:  (none)\n");
     return;
@@ -271,61 +272,80 @@ static void put_topology(struct sbuf *b, const struct gc_gang *g) {
   }
   put(b, " from ");
   put_esc(b, tp->source ? tp->source : "?");
-  if (tp->in_podgroup && g->backend == GC_BACKEND_VOLCANO)
-    put(b, "\n                   (in the PodGroup's spec.networkTopology: Volcano places it)\n");
+  if (tp->in_podgroup && (be->caps & GC_BCAP_NETWORK_TOPOLOGY) && be->runtime_topology)
+    put(b, "\n                   (in the %s's spec.%s: %s places it)\n", be->kind,
+        be->runtime_topology, be->display);
   else
-    put(b, "\n                   (gangbridge's placement policy; not part of the PodGroup)\n");
+    put(b, "\n                   (gangbridge's placement policy; not part of the %s)\n", be->kind);
 }
 
 /* The effective timeout, its source, and how the backend carries it. */
 static void put_timeout(struct sbuf *b, const struct gc_gang *g) {
+  const struct gc_backend *be = g->backend;
+  const struct gc_backend_timeout *bt = &be->timeout;
   char d[GC_DURATION_BUFSZ];
-  if (!g->timeout.set && g->backend == GC_BACKEND_VOLCANO) {
-    put(b, "schedule timeout:  (none; Volcano waits without limit)\n");
+  if (!g->timeout.set && (g->has_timeout || bt->default_seconds > 0)) {
+    put(b, "schedule timeout:  %lld s (no policy source: the %s default)\n",
+        (long long)(g->has_timeout ? g->schedule_timeout_seconds : bt->default_seconds), be->name);
     return;
   }
   if (!g->timeout.set) {
-    put(b, "schedule timeout:  %d s (no policy source: the coscheduling default)\n",
-        g->has_timeout ? g->schedule_timeout_seconds : 60);
+    put(b, "schedule timeout:  (none; %s waits without limit)\n", be->display);
     return;
   }
   if (gc_duration_format_seconds(g->timeout.seconds, d, sizeof(d)))
     snprintf(d, sizeof(d), "?");
   put(b, "schedule timeout:  %s (%lld s) from ", d, (long long)g->timeout.seconds);
   put_esc(b, g->timeout.source ? g->timeout.source : "?");
-  if (g->backend == GC_BACKEND_VOLCANO)
-    put(b, "\n                   (PodGroup annotation %s=%s; needs Volcano's sla plugin)\n",
-        GC_VOLCANO_SLA_ANNOTATION, d);
+  if (bt->annotations[0])
+    put(b, "\n                   (%s annotation %s=%s%s%s)\n", be->kind, bt->annotations[0], d,
+        bt->needs ? "; needs " : "", bt->needs ? bt->needs : "");
   else if (g->has_timeout && g->schedule_timeout_seconds < g->timeout.seconds)
-    put(b, "\n                   (the PodGroup gets %d s: kube-scheduler caps Permit waits at "
-           "15 minutes)\n",
-        g->schedule_timeout_seconds);
+    put(b, "\n                   (the %s gets %d s: %s)\n", be->kind, g->schedule_timeout_seconds,
+        bt->max_why ? bt->max_why : "the backend's cap");
   else
     put(b, "\n");
 }
 
-static void put_volcano(struct sbuf *b, const struct gc_gang *g) {
-  put(b, "queue:             ");
-  put_esc(b, g->queue ? g->queue : "(none; Volcano uses \"default\")");
-  put(b, "\npriority class:    ");
+/* How pods join: every key the backend writes, with what it holds. */
+static void put_binding(struct sbuf *b, const struct gc_gang *g) {
+  static const char *const at[] = {"?", "label", "annotation", "pod spec field"};
+  const struct gc_backend *be = g->backend;
+  int first = 1;
+  for (size_t i = 0; i < be->n_joins; i++) {
+    const struct gc_backend_join *j = &be->joins[i];
+    if (j->legacy)
+      continue;
+    put(b, "%s%s %s=", first ? "pod binding:       " : "                   ", at[j->at], j->key);
+    if (j->value == GC_JOIN_GROUP || j->value == GC_JOIN_PARENT)
+      put_esc(b, g->name);
+    else
+      put(b, j->value == GC_JOIN_SUBGROUP ? "<sub-group>" : "<template>");
+    put(b, first ? " on the gang and bound jobs\n" : "\n");
+    first = 0;
+  }
+}
+
+/* The backend's part: queue, priority class, topology, timeout, binding;
+ * what the backend cannot carry is said so. */
+static void put_backend(struct sbuf *b, const struct gc_gang *g) {
+  const struct gc_backend *be = g->backend;
+  if (be->caps & GC_BCAP_QUEUE) {
+    put(b, "queue:             ");
+    if (g->queue)
+      put_esc(b, g->queue);
+    else
+      put(b, "(none; %s uses \"%s\")", be->display, be->queue.default_name);
+    put(b, "\n");
+  }
+  put(b, "priority class:    ");
   put_esc(b, g->priority_class ? g->priority_class : "(none)");
+  if (!(be->caps & GC_BCAP_PRIORITY_CLASS))
+    put(b, " (not part of a %s %s)", be->name, be->kind);
   put(b, "\n");
   put_topology(b, g);
   put_timeout(b, g);
-  put(b, "pod binding:       annotation %s=", GC_VOLCANO_GROUP_ANNOTATION);
-  put_esc(b, g->name);
-  put(b, " on the gang and bound jobs\n");
-}
-
-static void put_coscheduling(struct sbuf *b, const struct gc_gang *g) {
-  put(b, "priority class:    ");
-  put_esc(b, g->priority_class ? g->priority_class : "(none)");
-  put(b, " (not part of a coscheduling PodGroup)\n");
-  put_topology(b, g);
-  put_timeout(b, g);
-  put(b, "pod binding:       label %s=", GC_COSCHED_GROUP_LABEL);
-  put_esc(b, g->name);
-  put(b, " on the gang and bound jobs\n");
+  put_binding(b, g);
 }
 
 int gc_explain(const struct gc_gang *g, char **out) {
@@ -340,10 +360,7 @@ int gc_explain(const struct gc_gang *g, char **out) {
   if (!rc)
     rc = put_totals(&b, g);
   if (!rc) {
-    if (g->backend == GC_BACKEND_VOLCANO)
-      put_volcano(&b, g);
-    else
-      put_coscheduling(&b, g);
+    put_backend(&b, g);
     put(&b, "\nwarnings:%s\n", g->n_warnings ? "" : " none");
     for (size_t i = 0; i < g->n_warnings; i++) {
       put(&b, "  - ");

@@ -60,14 +60,6 @@ int gc_gang_warnf(struct gc_gang *g, enum gc_warning_code code, const char *fmt,
   return GC_OK;
 }
 
-const char *gc_backend_name(enum gc_backend b) {
-  switch (b) {
-  case GC_BACKEND_VOLCANO: return "volcano";
-  case GC_BACKEND_COSCHEDULING: return "coscheduling";
-  default: return "unset";
-  }
-}
-
 const char *gc_binding_name(enum gc_binding b) {
   switch (b) {
   case GC_BIND_COUNTED: return "gang";
@@ -78,20 +70,37 @@ const char *gc_binding_name(enum gc_binding b) {
 
 /* ---- queue --------------------------------------------------------------- */
 
+/* Where the queue came from.  Its path is formatted only for a message:
+ * "<base>.<map>[<key>]", or under runtime patch `patch` (>= 0). */
 struct queue_src {
   const char *value;
   const char *prefix;
-  struct lpath path; /* of the annotations map; formatted only for a message */
+  const char *base; /* NULL: spec.runtimePatches[patch] */
+  size_t patch;
 };
 
-static void queue_from(struct queue_src *q, const struct gc_value *ann, const char *prefix,
-                       struct lpath path) {
-  const struct gc_value *v = GET(ann, GC_VOLCANO_QUEUE_ANNOTATION);
+/* The map a backend's queue key lives in. */
+static const char *queue_map(const struct gc_backend *b) {
+  return b->queue.key_at == GC_JOIN_LABEL ? "labels" : "annotations";
+}
+
+static void queue_from(struct queue_src *q, const struct gc_backend *b, const struct gc_value *meta,
+                       const char *prefix, const char *base, size_t patch) {
+  const struct gc_value *v = gc_map_get(gc_map_get(meta, queue_map(b)), b->queue.key);
   if (!v || v->type != GC_STR)
     return; /* wrong types were reported by gc_check_string_map */
   q->value = v->u.s;
   q->prefix = prefix;
-  q->path = path;
+  q->base = base;
+  q->patch = patch;
+}
+
+static const char *queue_path(struct ctx *c, const struct queue_src *q) {
+  const struct gc_backend *b = c->g->backend;
+  if (q->base)
+    return gc_fmt(c, "%s.%s[%s]", q->base, queue_map(b), b->queue.key);
+  return gc_fmt(c, "spec.runtimePatches[%zu].trainingRuntimeSpec.template.metadata.%s[%s]",
+                q->patch, queue_map(b), b->queue.key);
 }
 
 /* ---- the computation ------------------------------------------------------ */
@@ -523,50 +532,48 @@ static int effective_jobs(struct ctx *c, const struct tj_info *t, const struct r
   return GC_OK;
 }
 
-/* Collects the Volcano queue annotation from the runtime template
- * metadata, v2.1 spec.annotations, then patches, the last one set
- * winning, into *q (borrowed strings). */
+/* Collects the backend's queue key from the runtime template metadata,
+ * v2.1 spec.annotations (or spec.labels), then patches, the last one set
+ * winning, into *q (borrowed strings).  A backend without queues has none. */
 static void find_queue(struct ctx *c, const struct tj_info *t, const struct gc_value *rt,
                        struct queue_src *q) {
-#define QA "[" GC_VOLCANO_QUEUE_ANNOTATION "]"
-  queue_from(q, gc_value_path(rt, "spec.template.metadata.annotations"), c->rt,
-             (struct lpath){"spec.template.metadata.annotations" QA, NULL, 0, 0, NULL});
-  queue_from(q, GET(t->spec, "annotations"), c->tj,
-             (struct lpath){"spec.annotations" QA, NULL, 0, 0, NULL});
+  const struct gc_backend *b = c->g->backend;
+  if (!b->queue.key)
+    return;
+  queue_from(q, b, gc_value_path(rt, "spec.template.metadata"), c->rt, "spec.template.metadata", 0);
+  queue_from(q, b, t->spec, c->tj, "spec", 0);
   const struct gc_value *patches = GET(t->spec, "runtimePatches");
   for (size_t i = 0; patches && patches->type == GC_SEQ && i < patches->len && i < 1000; i++) {
-    const struct gc_value *ann = gc_value_path(patches->u.items[i],
-                                               "trainingRuntimeSpec.template.metadata.annotations");
-    if (GET(ann, GC_VOLCANO_QUEUE_ANNOTATION))
-      queue_from(q, ann, c->tj,
-                 (struct lpath){"spec.runtimePatches[%zu].trainingRuntimeSpec.template.metadata."
-                                "annotations" QA,
-                                NULL, i, 0, NULL});
+    const struct gc_value *meta = gc_value_path(patches->u.items[i],
+                                                "trainingRuntimeSpec.template.metadata");
+    if (gc_map_get(gc_map_get(meta, queue_map(b)), b->queue.key))
+      queue_from(q, b, meta, c->tj, NULL, i);
   }
-#undef QA
 }
 
 /* The Namespace's queue annotation when it is a valid queue name (the
  * controller's rule: a bad one is reported there, and ignored), or NULL. */
 static const char *ns_queue(struct ctx *c) {
   const struct gc_policy_context *p = c->opts->policy;
-  const char *q = p ? gc_value_as_str(gc_map_get(p->ns_annotations, GC_VOLCANO_QUEUE_ANNOTATION))
+  const char *q = p ? gc_value_as_str(gc_map_get(p->ns_annotations, c->g->backend->queue.key))
                     : NULL;
   return q && gc_name_is_dns1123_subdomain(q, strlen(q)) ? q : NULL;
 }
 
-/* Checks the queue q found and stores it in the gang; only a Volcano gang
- * reads it.  A bad name is reported.  Returns GC_OK or GC_ENOMEM. */
+/* Checks the queue q found and stores it in the gang; only a gang whose
+ * backend has queues reads it.  A bad name is reported.  Returns GC_OK or
+ * GC_ENOMEM. */
 static int resolve_queue(struct ctx *c, struct queue_src *q) {
-  if (c->g->backend != GC_BACKEND_VOLCANO)
+  const struct gc_backend *b = c->g->backend;
+  if (!(b->caps & GC_BCAP_QUEUE) || !b->queue.key)
     return GC_OK;
   if (q->value && !*q->value) {
-    gc_fail(c, q->prefix, "%s: Volcano queue name must not be empty", gc_lpath(c, &q->path));
+    gc_fail(c, q->prefix, "%s: %s queue name must not be empty", queue_path(c, q), b->display);
   } else if (q->value && !gc_name_is_dns1123_subdomain(q->value, strlen(q->value))) {
     gc_fail(c, q->prefix,
-            "%s: \"%.*s\" is not a valid Volcano queue name (an RFC 1123 "
+            "%s: \"%.*s\" is not a valid %s queue name (an RFC 1123 "
             "subdomain)",
-            gc_lpath(c, &q->path), NAME_SHOW_MAX, q->value);
+            queue_path(c, q), NAME_SHOW_MAX, q->value, b->display);
   } else if (q->value) {
     if (!(c->g->queue = gc_arena_strdup(c->a, q->value)))
       return GC_ENOMEM;
@@ -575,9 +582,10 @@ static int resolve_queue(struct ctx *c, struct queue_src *q) {
       return GC_ENOMEM;
   } else {
     WARN(c, GC_WARN_NO_QUEUE,
-         "no %s annotation on the runtime template or the TrainJob; "
-         "Volcano puts the PodGroup in the \"default\" queue",
-         GC_VOLCANO_QUEUE_ANNOTATION);
+         "no %s %s on the runtime template or the TrainJob; "
+         "%s puts the %s in the \"%s\" queue",
+         b->queue.key, b->queue.key_at == GC_JOIN_LABEL ? "label" : "annotation", b->display,
+         b->kind, b->queue.default_name);
   }
   return GC_OK;
 }
@@ -619,7 +627,7 @@ static int compute_body(struct ctx *c, const struct gc_value *trainjob,
   struct gc_value *jsjobs = NULL;
   if ((rc = effective_jobs(c, &t, &r, rt, &jsjobs)))
     return rc;
-  struct queue_src q = {NULL, NULL, {NULL, NULL, 0, 0, NULL}};
+  struct queue_src q = {NULL, NULL, NULL, 0};
   find_queue(c, &t, rt, &q);
   size_t n = jsjobs->len;
   struct job *jobs = gc_arena_alloc(c->a, n * sizeof(*jobs));
@@ -647,8 +655,7 @@ static int compute_body(struct ctx *c, const struct gc_value *trainjob,
 
 int gc_gang_compute(const struct gc_value *trainjob, const struct gc_catalog *runtimes,
                     const struct gc_options *opts, struct gc_gang **out, struct gc_diags *diags) {
-  static const struct gc_options defaults = {GC_BACKEND_UNSET, GC_BACKEND_UNSET, GC_SCOPE_WAVE,
-                                             NULL, NULL};
+  static const struct gc_options defaults = {NULL, NULL, GC_SCOPE_WAVE, NULL, NULL};
   const char *kind = NULL;
   *out = NULL;
   if (!opts)

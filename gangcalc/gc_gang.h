@@ -9,9 +9,10 @@
  * resources counted), orders replicated jobs into dependsOn waves and picks
  * the gang, then derives minMember, minResources, queue, priority class,
  * network topology and timeout policy (gc_policy weighs the TrainJob, the
- * runtime and the caller's gc_policy_context: Namespace, Volcano Queue and
- * configured defaults).  The result owns all its memory in one
- * arena.  This module is pure: no I/O, no printing.
+ * runtime and the caller's gc_policy_context: Namespace, the backend's Queue
+ * and configured defaults).  The backend is a descriptor (gc_backend.h).
+ * The result owns all its memory in one arena.  This module is pure: no
+ * I/O, no printing.
  */
 #ifndef GC_GANG_H
 #define GC_GANG_H
@@ -20,6 +21,7 @@
 #include <stdint.h>
 
 #include "gc_arena.h"
+#include "gc_backend.h"
 #include "gc_diag.h"
 #include "gc_policy.h"
 #include "gc_resources.h"
@@ -29,17 +31,12 @@
 #define GC_TRAINER_GROUP "trainer.kubeflow.org"
 #define GC_TRAINER_API "trainer.kubeflow.org/v1alpha1"
 #define GC_ANCESTOR_LABEL "trainer.kubeflow.org/trainjob-ancestor-step"
-#define GC_VOLCANO_QUEUE_ANNOTATION "scheduling.volcano.sh/queue-name"
-#define GC_VOLCANO_GROUP_ANNOTATION "scheduling.k8s.io/group-name"
-#define GC_COSCHED_GROUP_LABEL "scheduling.x-k8s.io/pod-group"
 #define GC_MANAGED_BY_LABEL "app.kubernetes.io/managed-by"
 #define GC_JOBSET_NAME_LABEL "jobset.sigs.k8s.io/jobset-name"   /* on PodGroups and pods */
 #define GC_TRAINJOB_NAME_LABEL "trainer.kubeflow.org/trainjob-name" /* on PodGroups */
 #define GC_MANAGER_NAME "gangbridge"
 #define GC_TRAINER_CONTROLLER "trainer.kubeflow.org/trainjob-controller"
-#define GC_COSCHED_MAX_TIMEOUT 900 /* kube-scheduler caps Permit waits at 15 min */
 
-enum gc_backend { GC_BACKEND_UNSET = 0, GC_BACKEND_VOLCANO, GC_BACKEND_COSCHEDULING };
 enum gc_scope { GC_SCOPE_WAVE = 0, GC_SCOPE_ALL };
 
 /* How a replicated job's pods relate to the PodGroup. */
@@ -56,7 +53,7 @@ enum gc_warning_code {
   GC_WARN_NO_QUEUE,
   GC_WARN_DEPRECATED_RUNTIME,
   GC_WARN_LIMITS_ONLY,
-  GC_WARN_POLICY_BOTH,        /* runtime sets both coscheduling and volcano */
+  GC_WARN_POLICY_BOTH, /* the runtime's podGroupPolicy names two backends */
   GC_WARN_OTHER
 };
 
@@ -93,8 +90,8 @@ struct gc_topology_policy {
   const char *highest_tier_name; /* NULL if unset */
   const char *source;        /* where it came from, e.g. "Namespace team-a: metadata.annotations
                                 [gangbridge.io/topology-required]"; NULL when unset */
-  int in_podgroup;           /* from the runtime's podGroupPolicy.volcano.networkTopology: a
-                                Volcano PodGroup carries it as spec.networkTopology */
+  int in_podgroup;           /* from the runtime's podGroupPolicy network topology of the
+                                gang's own backend: its group object carries it */
   int level;                 /* highest_tier_name is config topology.levels[level - 1]
                                 (top level first); 0 when it is not one of them */
 };
@@ -115,7 +112,8 @@ struct gc_gang {
   const char *runtime_name;
   const char *api_generation; /* "v2.0", "v2.1" or "v2.2+" by the fields used */
   int suspended;
-  enum gc_backend backend; /* resolved: option, else runtime policy, else volcano */
+  const struct gc_backend *backend; /* resolved: option, else runtime policy, else the
+                                       default backend (never NULL in a computed gang) */
   int backend_from_runtime; /* the runtime's podGroupPolicy named a backend */
   enum gc_scope scope;
   struct gc_podset *podsets; /* in runtime template order */
@@ -127,8 +125,9 @@ struct gc_gang {
   const char *queue;          /* NULL when no queue annotation */
   const char *priority_class; /* NULL when unset */
   struct gc_topology_policy topology;
-  int has_timeout;                  /* coscheduling: scheduleTimeoutSeconds is set */
-  int32_t schedule_timeout_seconds; /* after clamping */
+  int has_timeout;                  /* the backend carries whole seconds in its spec
+                                       (timeout.spec_seconds): they are set */
+  int32_t schedule_timeout_seconds; /* after clamping to the backend's cap */
   struct gc_warning *warnings;
   size_t n_warnings;
   struct gc_timeout_policy timeout; /* effective, with its source (both backends) */
@@ -155,8 +154,8 @@ int gc_catalog_add(struct gc_catalog *c, const struct gc_value *doc, const char 
 int gc_doc_trainer_kind(const struct gc_value *doc, const char **kind);
 
 struct gc_options {
-  enum gc_backend backend;  /* GC_BACKEND_UNSET: the runtime's policy, else default_backend */
-  enum gc_backend default_backend; /* UNSET means volcano */
+  const struct gc_backend *backend;         /* NULL: the runtime's policy, else default_backend */
+  const struct gc_backend *default_backend; /* NULL: gc_backend_default() */
   enum gc_scope scope;
   const char *default_namespace; /* for TrainJobs without one; NULL = "default" */
   const struct gc_policy_context *policy; /* Namespace, Queues, config defaults; NULL: none */
@@ -174,7 +173,6 @@ int gc_gang_compute(const struct gc_value *trainjob, const struct gc_catalog *ru
 /* Frees a gang and its arena.  Accepts NULL. */
 void gc_gang_free(struct gc_gang *g);
 
-const char *gc_backend_name(enum gc_backend b); /* "volcano", "coscheduling", "unset" */
 const char *gc_binding_name(enum gc_binding b); /* "gang", "bound", "unbound" */
 
 /* The PodGroup and the explanation of a gang have their own modules; their

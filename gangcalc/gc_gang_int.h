@@ -19,7 +19,6 @@
 #include "gc_podreq.h"
 
 #define INT32_MAXV 2147483647LL
-#define DEFAULT_TIMEOUT 60
 #define RUNTIME_PATCHES_MAX 16
 /* Longest name shown in a message. */
 #define NAME_SHOW_MAX 253
@@ -75,12 +74,16 @@ struct rt_info {
   const struct gc_value *ml;
   int has_ml, mpi, rlan, has_ml_numnodes;
   int64_t ml_numnodes;
-  const struct gc_value *cos, *vol;
+  /* spec.podGroupPolicy.<key> of each backend Trainer knows (by
+   * gc_backend_index; NULL: absent or not a map). */
+  const struct gc_value *policy[GC_BACKEND_MAX];
   /* The runtime's own policy fields, read by gc_runtime_resolve_policy and
    * weighed against the other sources by gc_policy_resolve. */
-  int cos_timeout_set;    /* scheduleTimeoutSeconds given and > 0 */
-  int64_t cos_timeout;
-  struct gc_topology_policy nt; /* networkTopology (nt.set), Volcano gangs only */
+  int rt_timeout_set; /* a backend policy's timeout field given and > 0 */
+  int64_t rt_timeout;
+  const char *rt_timeout_path;  /* "spec.podGroupPolicy.<key>.<field>" (arena) */
+  struct gc_topology_policy nt; /* the network topology (nt.set), for its own backend only */
+  const char *nt_path;          /* where it was read (arena), or NULL */
 };
 
 /* A path formatted only when a message needs it: f takes (i, j) as two %zu,
@@ -105,7 +108,7 @@ int gc_gang_warnf(struct gc_gang *g, enum gc_warning_code code, const char *fmt,
 /* Weighs every source of the gang's timeout and topology policy (gc_policy:
  * the TrainJob, the runtime r and its document rt, the Namespace and Queue
  * in c->opts->policy, the config defaults) and sets g->timeout,
- * g->topology and the coscheduling timeout.  Needs the backend and the
+ * g->topology and the timeout the backend's spec carries.  Needs the backend and the
  * queue resolved.  Problems are reported through c. */
 void gc_policy_resolve(struct ctx *c, const struct gc_value *trainjob, const struct gc_value *rt,
                        const struct rt_info *r);

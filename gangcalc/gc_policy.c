@@ -15,8 +15,6 @@
 #include "gc_gang_int.h"
 
 #define ANN_PATH(k) "metadata.annotations[" k "]"
-#define NT_PATH "spec.podGroupPolicy.volcano.networkTopology"
-#define ST_PATH "spec.podGroupPolicy.coscheduling.scheduleTimeoutSeconds"
 #define VALUE_HINT "give a tier number, a tier name or a node label key"
 /* Longest value shown in a message. */
 #define SHOW_MAX 64
@@ -232,15 +230,16 @@ static const char *via_job(struct ctx *c, const char *source) {
   return gc_fmt(c, "%s: %s", c->tj, source);
 }
 
-/* The Volcano Queue of the gang as a source: 1 when *qs is set (a Volcano
- * gang and a Queue lookup), else 0. */
+/* The Queue of the gang as a source: 1 when *qs is set (a gang whose
+ * backend has Queue objects, and a Queue lookup), else 0. */
 static int queue_src(struct ctx *c, struct ann_src *qs) {
   const struct gc_policy_context *p = c->opts->policy;
-  if (c->g->backend != GC_BACKEND_VOLCANO || !p || !p->queue_annotations)
+  const struct gc_backend *b = c->g->backend;
+  if (!(b->caps & GC_BCAP_QUEUE) || !b->queue.kind || !p || !p->queue_annotations)
     return 0;
-  const char *q = c->g->queue ? c->g->queue : "default";
-  const char *qn = gc_fmt(c, "Queue %s", q);
-  *qs = (struct ann_src){via_job(c, qn), qn, p->queue_annotations(p->queue_arg, q)};
+  const char *q = c->g->queue ? c->g->queue : b->queue.default_name;
+  const char *qn = gc_fmt(c, "%s %s", b->queue.kind, q);
+  *qs = (struct ann_src){via_job(c, qn), qn, p->queue_annotations(p->queue_arg, b, q)};
   return 1;
 }
 
@@ -251,15 +250,16 @@ static void resolve_timeout(struct ctx *c, const struct ann_src *tj, const struc
   if (timeout_from(c, tj))
     return;
   if (timeout_from(c, rt)) {
-    if (r->cos_timeout_set)
+    if (r->rt_timeout_set)
       WARN(c, GC_WARN_OTHER,
-           "%s: " ST_PATH " is ignored: the runtime's annotation " GC_ANN_SCHEDULE_TIMEOUT
+           "%s: %s is ignored: the runtime's annotation " GC_ANN_SCHEDULE_TIMEOUT
            " is set too, and wins",
-           c->rt);
+           c->rt, r->rt_timeout_path);
     return;
   }
-  if (r->cos_timeout_set) {
-    g->timeout = (struct gc_timeout_policy){1, r->cos_timeout, gc_fmt(c, "%s: " ST_PATH, c->rt)};
+  if (r->rt_timeout_set) {
+    g->timeout = (struct gc_timeout_policy){1, r->rt_timeout,
+                                            gc_fmt(c, "%s: %s", c->rt, r->rt_timeout_path)};
     return;
   }
   if (timeout_from(c, ns))
@@ -313,9 +313,9 @@ static const char *seconds_text(struct ctx *c, int64_t secs) {
  * and the Queue's gangbridge.io/schedule-timeout-max; the smallest wins):
  * every source may lengthen or shorten the timeout up to it, the ceilings
  * themselves only lower it.  A longer timeout is clamped with a warning
- * naming both sources; a Volcano gang without a timeout (it would wait
- * without limit) gets the maximum, a coscheduling one keeps the API's 60 s
- * unless the maximum is lower. */
+ * naming both sources; a gang without a timeout whose scheduler would wait
+ * without limit gets the maximum, one whose backend has a default in its
+ * spec (coscheduling's 60 s) keeps it unless the maximum is lower. */
 static void clamp_timeout(struct ctx *c, const struct ann_src *ns) {
   const struct gc_policy_context *p = c->opts->policy;
   struct gc_gang *g = c->g;
@@ -335,7 +335,8 @@ static void clamp_timeout(struct ctx *c, const struct ann_src *ns) {
   if (!cl.source)
     return;
   if (!g->timeout.set) {
-    if (g->backend == GC_BACKEND_COSCHEDULING && cl.seconds >= DEFAULT_TIMEOUT)
+    const struct gc_backend_timeout *bt = &g->backend->timeout;
+    if (bt->spec_seconds && bt->default_seconds > 0 && cl.seconds >= bt->default_seconds)
       return;
     g->timeout = (struct gc_timeout_policy){
         1, cl.seconds, gc_fmt(c, "%s (the maximum; no source gave a timeout)", cl.source)};
@@ -351,18 +352,18 @@ static void clamp_timeout(struct ctx *c, const struct ann_src *ns) {
   g->timeout.seconds = cl.seconds;
 }
 
-/* Coscheduling carries the timeout in the PodGroup, within kube-scheduler's
- * 15-minute cap on Permit waits; without a policy it keeps its 60 s. */
-static void cosched_timeout(struct ctx *c) {
+/* A backend that carries the timeout as whole seconds in its spec gets it
+ * within its scheduler's cap; without a policy it keeps its default. */
+static void spec_timeout(struct ctx *c) {
   struct gc_gang *g = c->g;
-  if (g->backend != GC_BACKEND_COSCHEDULING)
+  const struct gc_backend_timeout *bt = &g->backend->timeout;
+  if (!bt->spec_seconds)
     return;
-  int64_t t = g->timeout.set ? g->timeout.seconds : DEFAULT_TIMEOUT;
-  if (t > GC_COSCHED_MAX_TIMEOUT) {
-    WARN(c, GC_WARN_TIMEOUT_CLAMPED,
-         "%s is %lld s; clamped to %d s because kube-scheduler caps Permit waits at 15 minutes",
-         g->timeout.source, (long long)t, GC_COSCHED_MAX_TIMEOUT);
-    t = GC_COSCHED_MAX_TIMEOUT;
+  int64_t t = g->timeout.set ? g->timeout.seconds : bt->default_seconds;
+  if (bt->max_seconds > 0 && t > bt->max_seconds) {
+    WARN(c, GC_WARN_TIMEOUT_CLAMPED, "%s is %lld s; clamped to %lld s because %s",
+         g->timeout.source, (long long)t, (long long)bt->max_seconds, bt->max_why);
+    t = bt->max_seconds;
   }
   g->has_timeout = 1;
   g->schedule_timeout_seconds = (int32_t)t;
@@ -376,12 +377,12 @@ static void resolve_topology(struct ctx *c, const struct ann_src *tj, const stru
   if (topology_from(c, rt)) {
     if (r->nt.set)
       WARN(c, GC_WARN_OTHER,
-           "%s: " NT_PATH " is ignored: the runtime's topology annotation is set too, and wins",
-           c->rt);
+           "%s: %s is ignored: the runtime's topology annotation is set too, and wins", c->rt,
+           r->nt_path);
     return;
   }
   if (r->nt.set) {
-    topology_set(c, r->nt, gc_fmt(c, "%s: " NT_PATH, c->rt));
+    topology_set(c, r->nt, gc_fmt(c, "%s: %s", c->rt, r->nt_path));
     return;
   }
   if (topology_from(c, ns) || !p || !p->topology_default || !*p->topology_default)
@@ -405,6 +406,6 @@ void gc_policy_resolve(struct ctx *c, const struct gc_value *trainjob, const str
   struct ann_src ns = {via_job(c, nsname), nsname, p ? p->ns_annotations : NULL};
   resolve_timeout(c, &tj, &rts, &ns, r);
   clamp_timeout(c, &ns);
-  cosched_timeout(c);
+  spec_timeout(c);
   resolve_topology(c, &tj, &rts, &ns, r);
 }

@@ -3,7 +3,8 @@
  * gc_policy: the gang timeout and topology policy, and where each comes
  * from.  It owns the precedence of the sources (most specific first: the
  * TrainJob's annotations, the runtime, the Namespace, for the timeout the
- * Volcano Queue, then the configured default), the syntax of every source
+ * gang's Queue when its backend has Queue objects, then the configured
+ * default), the syntax of every source
  * (Go durations for the timeout; a tier number, tier name or node-label
  * level for the topology) and their checks, with errors naming the source.
  * The context a caller supplies (struct gc_policy_context) carries what the
@@ -21,16 +22,16 @@
 
 #include "gc_value.h"
 
+struct gc_backend;
+
 /* The annotations gangbridge reads on TrainJobs, runtimes, Namespaces and
- * (the timeout) Volcano Queues. */
+ * (the timeout) a backend's Queues. */
 #define GC_ANN_SCHEDULE_TIMEOUT "gangbridge.io/schedule-timeout"
-/* The platform's ceiling on a gang timeout, read on Namespaces and Volcano
- * Queues (never on TrainJobs or runtimes, which tenants write). */
+/* The platform's ceiling on a gang timeout, read on Namespaces and a
+ * backend's Queues (never on TrainJobs or runtimes, which tenants write). */
 #define GC_ANN_SCHEDULE_TIMEOUT_MAX "gangbridge.io/schedule-timeout-max"
 #define GC_ANN_TOPOLOGY_REQUIRED "gangbridge.io/topology-required"
 #define GC_ANN_TOPOLOGY_PREFERRED "gangbridge.io/topology-preferred"
-/* The PodGroup annotation Volcano's sla plugin reads (Go duration). */
-#define GC_VOLCANO_SLA_ANNOTATION "volcano.sh/sla-waiting-time"
 
 /* Longest gang timeout accepted from any source: 30 days.  Longer is no
  * longer a timeout, and the bound keeps every later sum far from overflow. */
@@ -46,10 +47,12 @@
 struct gc_policy_context {
   /* The TrainJob's Namespace's metadata.annotations (a map), or NULL. */
   const struct gc_value *ns_annotations;
-  /* The metadata.annotations of Volcano Queue `queue`, or NULL when the
-   * queue or its annotations are unknown.  The result must stay valid until
+  /* The metadata.annotations of backend b's Queue `queue` (b has
+   * GC_BCAP_QUEUE and Queue objects), or NULL when the queue or its
+   * annotations are unknown.  The result must stay valid until
    * gc_gang_compute returns. */
-  const struct gc_value *(*queue_annotations)(void *arg, const char *queue);
+  const struct gc_value *(*queue_annotations)(void *arg, const struct gc_backend *b,
+                                              const char *queue);
   void *queue_arg;
   /* Config timeouts.default: a Go duration, NULL or "" for none. */
   const char *timeout_default;
@@ -60,7 +63,7 @@ struct gc_policy_context {
   const char *const *topology_levels;
   size_t n_topology_levels;
   /* Config timeouts.max: a Go duration, NULL or "" for none.  With the
-   * Namespace's and the Volcano Queue's gangbridge.io/schedule-timeout-max
+   * Namespace's and the Queue's gangbridge.io/schedule-timeout-max
    * annotations it bounds the timeout from every source: the smallest of
    * the three present wins, a longer timeout is clamped to it (a
    * GC_WARN_TIMEOUT_CLAMPED warning names both sources), and a gang that

@@ -172,76 +172,136 @@ int gc_runtime_check_jobs(struct ctx *c, struct rt_info *r) {
   return 0;
 }
 
+/* The table indices of the backends Trainer has a runtime policy for, in the
+ * order of their policy keys (so diagnostics keep one order); returns how
+ * many. */
+static size_t policy_order(size_t idx[GC_BACKEND_MAX]) {
+  size_t n = 0;
+  for (size_t i = 0; i < gc_backend_count(); i++) {
+    const char *k = gc_backend_at(i)->runtime_policy;
+    if (!k)
+      continue;
+    size_t j = n++;
+    for (; j > 0 && strcmp(gc_backend_at(idx[j - 1])->runtime_policy, k) > 0; j--)
+      idx[j] = idx[j - 1];
+    idx[j] = i;
+  }
+  return n;
+}
+
 void gc_runtime_check_policy(struct ctx *c, struct rt_info *r) {
   const struct gc_value *p = gc_get_map(c, c->rt, GET(r->spec, "podGroupPolicy"),
                                         "spec.podGroupPolicy", NULL);
   if (!p)
     return;
-  r->cos = gc_get_map(c, c->rt, GET(p, "coscheduling"), "spec.podGroupPolicy.coscheduling", NULL);
-  r->vol = gc_get_map(c, c->rt, GET(p, "volcano"), "spec.podGroupPolicy.volcano", NULL);
+  size_t idx[GC_BACKEND_MAX], n = policy_order(idx);
+  for (size_t k = 0; k < n; k++) {
+    const char *key = gc_backend_at(idx[k])->runtime_policy;
+    const struct gc_value *v = gc_map_get(p, key);
+    if (v)
+      r->policy[idx[k]] = gc_get_map(c, c->rt, v, gc_fmt(c, "spec.podGroupPolicy.%s", key), NULL);
+  }
 }
 
-void gc_runtime_resolve_policy(struct ctx *c, struct rt_info *r) {
-  struct gc_gang *g = c->g;
-  enum gc_backend rt_backend = GC_BACKEND_UNSET;
-  if (r->vol && r->cos) {
-    rt_backend = GC_BACKEND_VOLCANO;
-    WARN(c, GC_WARN_POLICY_BOTH,
-         "%s: spec.podGroupPolicy sets both coscheduling and volcano (the API allows only one; "
-         "Trainer would create both PodGroups); using %s",
-         c->rt, gc_backend_name(c->opts->backend ? c->opts->backend : GC_BACKEND_VOLCANO));
-  } else if (r->vol) {
-    rt_backend = GC_BACKEND_VOLCANO;
-  } else if (r->cos) {
-    rt_backend = GC_BACKEND_COSCHEDULING;
+/* "a and b" (with "both" before two) of the policies present, in key order. */
+static const char *policy_list(struct ctx *c, const struct rt_info *r, size_t present) {
+  size_t idx[GC_BACKEND_MAX], n = policy_order(idx), seen = 0;
+  const char *list = present == 2 ? "both" : "";
+  for (size_t k = 0; k < n; k++) {
+    if (!r->policy[idx[k]])
+      continue;
+    seen++;
+    list = gc_fmt(c, "%s%s%s", list,
+                  seen == 1         ? (present == 2 ? " " : "")
+                  : seen == present ? " and "
+                                    : ", ",
+                  gc_backend_at(idx[k])->runtime_policy);
   }
-  g->backend_from_runtime = rt_backend != GC_BACKEND_UNSET;
-  if (c->opts->backend != GC_BACKEND_UNSET) {
+  return list;
+}
+
+/* The backend: the caller's, else the runtime policy's, else the default. */
+static void choose_backend(struct ctx *c, const struct rt_info *r) {
+  struct gc_gang *g = c->g;
+  const struct gc_backend *rt_backend = NULL;
+  size_t present = 0;
+  for (size_t i = 0; i < gc_backend_count(); i++)
+    if (r->policy[i] && present++ == 0)
+      rt_backend = gc_backend_at(i);
+  if (present > 1)
+    WARN(c, GC_WARN_POLICY_BOTH,
+         "%s: spec.podGroupPolicy sets %s (the API allows only one; "
+         "Trainer would create both PodGroups); using %s",
+         c->rt, policy_list(c, r, present),
+         gc_backend_name(c->opts->backend ? c->opts->backend : rt_backend));
+  g->backend_from_runtime = rt_backend != NULL;
+  if (c->opts->backend) {
     g->backend = c->opts->backend;
-    if (rt_backend != GC_BACKEND_UNSET && rt_backend != g->backend && !(r->vol && r->cos))
+    if (rt_backend && rt_backend != g->backend && present < 2)
       WARN(c, GC_WARN_OTHER,
            "%s: the runtime's podGroupPolicy names %s, but %s was requested; "
-           "rendering a %s PodGroup",
-           c->rt, gc_backend_name(rt_backend), gc_backend_name(g->backend),
-           gc_backend_name(g->backend));
-  } else if (rt_backend != GC_BACKEND_UNSET) {
+           "rendering a %s %s",
+           c->rt, rt_backend->name, g->backend->name, g->backend->name, g->backend->kind);
+  } else if (rt_backend) {
     g->backend = rt_backend;
-  } else if (c->opts->default_backend != GC_BACKEND_UNSET) {
+  } else if (c->opts->default_backend) {
     g->backend = c->opts->default_backend;
   } else {
-    g->backend = GC_BACKEND_VOLCANO;
+    g->backend = gc_backend_default();
   }
+}
 
-  /* The runtime's scheduleTimeoutSeconds is one timeout source among
-   * several (gc_policy); 0 means "the default" in the API, so the next
-   * source applies. */
-  if (r->cos) {
-    const char *path = "spec.podGroupPolicy.coscheduling.scheduleTimeoutSeconds";
-    int64_t t = 0;
-    int rc = gc_get_int(c, c->rt, GET(r->cos, "scheduleTimeoutSeconds"), path, 0,
-                        GC_TIMEOUT_MAX_SECONDS, &t);
-    if (rc == 1 && t == 0 && g->backend == GC_BACKEND_COSCHEDULING)
-      WARN(c, GC_WARN_OTHER,
-           "%s: %s is 0, which the API documents as \"use the default\"; "
-           "the next policy source applies (Trainer would pass 0 through)",
-           c->rt, path);
-    r->cos_timeout_set = rc == 1 && t > 0;
-    r->cos_timeout = t;
+/* The runtime's timeout field (whole seconds) of backend b's policy: one
+ * timeout source among several (gc_policy); 0 means "the default" in the
+ * API, so the next source applies. */
+static void policy_timeout(struct ctx *c, struct rt_info *r, const struct gc_backend *b,
+                           const struct gc_value *pol) {
+  const char *path = gc_fmt(c, "spec.podGroupPolicy.%s.%s", b->runtime_policy, b->runtime_timeout);
+  int64_t t = 0;
+  int rc = gc_get_int(c, c->rt, gc_map_get(pol, b->runtime_timeout), path, 0,
+                      GC_TIMEOUT_MAX_SECONDS, &t);
+  if (rc == 1 && t == 0 && c->g->backend == b)
+    WARN(c, GC_WARN_OTHER,
+         "%s: %s is 0, which the API documents as \"use the default\"; "
+         "the next policy source applies (Trainer would pass 0 through)",
+         c->rt, path);
+  r->rt_timeout_set = rc == 1 && t > 0;
+  r->rt_timeout = t;
+  r->rt_timeout_path = path;
+}
+
+static void policy_topology(struct ctx *c, struct rt_info *r, const struct gc_backend *b,
+                            const struct gc_value *pol);
+
+void gc_runtime_resolve_policy(struct ctx *c, struct rt_info *r) {
+  choose_backend(c, r);
+  for (size_t i = 0; i < gc_backend_count(); i++) {
+    const struct gc_backend *b = gc_backend_at(i);
+    if (r->policy[i] && b->runtime_timeout)
+      policy_timeout(c, r, b, r->policy[i]);
   }
+  for (size_t i = 0; i < gc_backend_count(); i++) {
+    const struct gc_backend *b = gc_backend_at(i);
+    if (r->policy[i] && b->runtime_topology)
+      policy_topology(c, r, b, r->policy[i]);
+  }
+}
 
-  /* volcano network topology */
-  const char *np = "spec.podGroupPolicy.volcano.networkTopology";
-  const struct gc_value *nt = r->vol
-                                  ? gc_get_map(c, c->rt, GET(r->vol, "networkTopology"), np, NULL)
-                                  : NULL;
+/* The network topology field of backend b's policy: the gang's topology
+ * policy from the runtime, carried in b's group object when b is the
+ * gang's backend (and ignored with a warning otherwise). */
+static void policy_topology(struct ctx *c, struct rt_info *r, const struct gc_backend *b,
+                            const struct gc_value *pol) {
+  struct gc_gang *g = c->g;
+  const char *np = gc_fmt(c, "spec.podGroupPolicy.%s.%s", b->runtime_policy, b->runtime_topology);
+  const struct gc_value *nt = gc_get_map(c, c->rt, gc_map_get(pol, b->runtime_topology), np, NULL);
   if (nt) {
     struct gc_topology_policy tp;
     memset(&tp, 0, sizeof(tp));
     tp.set = 1;
     tp.mode = "hard";
     const char *mode = NULL;
-    if (gc_get_str(c, c->rt, GET(nt, "mode"), "spec.podGroupPolicy.volcano.networkTopology.mode",
-                   &mode) == 1) {
+    if (gc_get_str(c, c->rt, GET(nt, "mode"), gc_fmt(c, "%s.mode", np), &mode) == 1) {
       if (strcmp(mode, "hard") && strcmp(mode, "soft"))
         gc_fail(c, c->rt,
                 "%s.mode: Unsupported value: \"%.*s\": supported values: \"hard\", "
@@ -252,11 +312,10 @@ void gc_runtime_resolve_policy(struct ctx *c, struct rt_info *r) {
     }
     int64_t tier = 0;
     int ra = gc_get_int(c, c->rt, GET(nt, "highestTierAllowed"),
-                        "spec.podGroupPolicy.volcano.networkTopology.highestTierAllowed", 0,
-                        INT32_MAXV, &tier);
+                        gc_fmt(c, "%s.highestTierAllowed", np), 0, INT32_MAXV, &tier);
     const char *tname = NULL;
-    int rn = gc_get_str(c, c->rt, GET(nt, "highestTierName"),
-                        "spec.podGroupPolicy.volcano.networkTopology.highestTierName", &tname);
+    int rn = gc_get_str(c, c->rt, GET(nt, "highestTierName"), gc_fmt(c, "%s.highestTierName", np),
+                        &tname);
     if (rn == 1 && (!*tname || strlen(tname) > 253)) {
       gc_fail(c, c->rt, "%s.highestTierName: must be a non-empty string of at most 253 characters",
               np);
@@ -265,8 +324,8 @@ void gc_runtime_resolve_policy(struct ctx *c, struct rt_info *r) {
     if (ra == 1 && rn == 1) {
       gc_fail(c, c->rt,
               "%s: must not specify 'highestTierAllowed' and 'highestTierName' in "
-              "networkTopology simultaneously.",
-              np);
+              "%s simultaneously.",
+              np, b->runtime_topology);
     } else if (rn == 1) {
       if (!(tp.highest_tier_name = gc_arena_strdup(c->a, tname)))
         c->oom = 1;
@@ -275,12 +334,12 @@ void gc_runtime_resolve_policy(struct ctx *c, struct rt_info *r) {
       tp.highest_tier = ra == 1 ? tier : 1;
     }
     tp.in_podgroup = 1;
-    if (g->backend == GC_BACKEND_VOLCANO)
+    if (g->backend == b) {
       r->nt = tp;
-    else
-      WARN(c, GC_WARN_OTHER,
-           "%s: %s is ignored: the coscheduling PodGroup has no network "
-           "topology",
-           c->rt, np);
+      r->nt_path = np;
+    } else {
+      WARN(c, GC_WARN_OTHER, "%s: %s is ignored: the %s %s has no network topology", c->rt, np,
+           g->backend->name, g->backend->kind);
+    }
   }
 }

@@ -21,6 +21,7 @@
 #include "gb_manifest.h"
 #include "gb_rpc_client.h"
 #include "gb_rpc.h"
+#include "gc_backend.h"
 #include "grpc/health/v1/health.pb-c.h"
 
 #define DEFAULT_ADDR "127.0.0.1:50051"
@@ -78,6 +79,20 @@ static void usage(FILE *f) {
 static int fail_usage(const char *msg, const char *arg) {
   fprintf(stderr, "gangbridge call: %s%s%s\n", msg, arg ? " " : "", arg ? arg : "");
   return GC_EUSAGE;
+}
+
+/* --scheduler NAME: a backend of the table, sent as its wire value (the
+ * descriptor's proto). */
+static int parse_scheduler(struct call_opts *o, const char *arg) {
+  const struct gc_backend *be = gc_backend_by_name(arg);
+  char names[256], what[300];
+  if (!be) {
+    snprintf(what, sizeof(what), "--scheduler must be %s, not",
+             gc_backend_names(names, sizeof(names), " or "));
+    return fail_usage(what, arg);
+  }
+  o->backend = (Gangbridge__V1__Backend)be->proto;
+  return 0;
 }
 
 static int split_levels(struct call_opts *o, const char *arg) {
@@ -174,12 +189,8 @@ static int parse_args(int argc, char **argv, struct call_opts *o) {
     case OPT_SNI: o->client.tls_server_name = optarg; break;
     case 'f': o->files[o->n_files++] = optarg; break;
     case OPT_SCHED:
-      if (!strcmp(optarg, "volcano"))
-        o->backend = GANGBRIDGE__V1__BACKEND__BACKEND_VOLCANO;
-      else if (!strcmp(optarg, "coscheduling"))
-        o->backend = GANGBRIDGE__V1__BACKEND__BACKEND_COSCHEDULING;
-      else
-        return fail_usage("--scheduler must be volcano or coscheduling, not", optarg);
+      if (parse_scheduler(o, optarg))
+        return GC_EUSAGE;
       break;
     case OPT_SCOPE:
       if (!strcmp(optarg, "wave"))

@@ -42,51 +42,62 @@ struct render_run {
   const struct gb_doc **gang_docs; /* the TrainJob document of each gang */
   size_t n_gangs;
   struct gc_diags diags;
-  const struct gc_value **policy_docs; /* the Namespaces and Volcano Queues in the inputs */
+  const struct gc_value **policy_docs; /* the Namespaces and backends' Queues in the inputs */
   size_t n_policy_docs;
 };
 
-static void usage(FILE *f, int explain) {
-  const char *cmd = explain ? "explain" : "render";
-  fprintf(f,
-          "usage: gangbridge %s -f PATH [-f PATH...] [options]\n"
-          "%s"
-          "\n"
-          "%s"
-          "\n"
-          "  -f, --filename PATH     manifest file, directory (recursive) or - for stdin;\n"
-          "                          TrainJobs, TrainingRuntimes and ClusterTrainingRuntimes,\n"
-          "                          and the Namespaces and Volcano Queues whose policy\n"
-          "                          annotations apply (docs/timeouts.md)\n"
-          "      --scheduler NAME    volcano or coscheduling (default: the runtime's\n"
-          "                          podGroupPolicy, else volcano)\n"
-          "      --gang-scope SCOPE  wave (default: the dependsOn wave with the most pods)\n"
-          "                          or all (every replicated job, as Kubeflow Trainer)\n"
-          "  -n, --namespace NS      namespace of TrainJobs that name none (default: default)\n"
-          "%s"
-          "%s"
-          "  -h, --help              show this help\n",
-          cmd,
-          explain ? "       gangbridge explain NAMESPACE/NAME [--kubeconfig PATH] [options]\n" : "",
-          explain ? "Explains the gang of every TrainJob: replicated jobs, pods, per-pod\n"
-                    "requests, which pods are in the gang, totals and warnings.\n"
-                  : "Prints the PodGroup each TrainJob needs for gang scheduling.\n",
-          explain ? "" : "  -o, --output FORMAT     yaml (default, multi-document) or json (a v1 List)\n",
-          explain ? "      --kubeconfig PATH   with NAMESPACE/NAME (or NAME in the context's\n"
-                    "                          namespace): read the TrainJob, its runtime and\n"
-                    "                          its Namespace from the cluster (default: $KUBECONFIG,\n"
-                    "                          in-cluster, ~/.kube/config)\n"
-                  : "");
+/* The displays of the backends with Queue objects ("Volcano"), joined. */
+static const char *queue_backends(char *buf, size_t cap) {
+  size_t used = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < gc_backend_count() && used < cap; i++) {
+    const struct gc_backend *b = gc_backend_at(i);
+    if (!(b->caps & GC_BCAP_QUEUE) || !b->queue.kind)
+      continue;
+    int n = snprintf(buf + used, cap - used, "%s%s", used ? "/" : "", b->display);
+    if (n < 0)
+      break;
+    used += (size_t)n;
+  }
+  return buf;
 }
 
-static int parse_backend(const char *s, enum gc_backend *out) {
-  if (!strcmp(s, "volcano"))
-    *out = GC_BACKEND_VOLCANO;
-  else if (!strcmp(s, "coscheduling"))
-    *out = GC_BACKEND_COSCHEDULING;
-  else
-    return GC_EUSAGE;
-  return GC_OK;
+static void usage(FILE *f, int explain) {
+  const char *cmd = explain ? "explain" : "render";
+  char names[256], queues[256];
+  fprintf(
+      f,
+      "usage: gangbridge %s -f PATH [-f PATH...] [options]\n"
+      "%s"
+      "\n"
+      "%s"
+      "\n"
+      "  -f, --filename PATH     manifest file, directory (recursive) or - for stdin;\n"
+      "                          TrainJobs, TrainingRuntimes and ClusterTrainingRuntimes,\n"
+      "                          and the Namespaces and %s Queues whose policy\n"
+      "                          annotations apply (docs/timeouts.md)\n"
+      "      --scheduler NAME    %s (default: the runtime's\n"
+      "                          podGroupPolicy, else %s)\n"
+      "      --gang-scope SCOPE  wave (default: the dependsOn wave with the most pods)\n"
+      "                          or all (every replicated job, as Kubeflow Trainer)\n"
+      "  -n, --namespace NS      namespace of TrainJobs that name none (default: default)\n"
+      "%s"
+      "%s"
+      "  -h, --help              show this help\n",
+      cmd,
+      explain ? "       gangbridge explain NAMESPACE/NAME [--kubeconfig PATH] [options]\n" : "",
+      explain ? "Explains the gang of every TrainJob: replicated jobs, pods, per-pod\n"
+                "requests, which pods are in the gang, totals and warnings.\n"
+              : "Prints the PodGroup each TrainJob needs for gang scheduling.\n",
+      queue_backends(queues, sizeof(queues)), gc_backend_names(names, sizeof(names), " or "),
+      gc_backend_default()->name,
+      explain ? ""
+              : "  -o, --output FORMAT     yaml (default, multi-document) or json (a v1 List)\n",
+      explain ? "      --kubeconfig PATH   with NAMESPACE/NAME (or NAME in the context's\n"
+                "                          namespace): read the TrainJob, its runtime and\n"
+                "                          its Namespace from the cluster (default: $KUBECONFIG,\n"
+                "                          in-cluster, ~/.kube/config)\n"
+              : "");
 }
 
 /* Parses argv into o.  Returns 0, 1 for --help (already printed) or
@@ -113,9 +124,10 @@ static int parse_args(int argc, char **argv, int explain, struct render_opts *o)
     switch (c) {
     case 'f': o->paths[o->n_paths++] = optarg; break;
     case 's':
-      if (parse_backend(optarg, &o->gang.backend)) {
-        fprintf(stderr, "gangbridge %s: --scheduler must be volcano or coscheduling, not '%s'\n",
-                cmd, optarg);
+      if (!(o->gang.backend = gc_backend_by_name(optarg))) {
+        char names[256];
+        fprintf(stderr, "gangbridge %s: --scheduler must be %s, not '%s'\n", cmd,
+                gc_backend_names(names, sizeof(names), " or "), optarg);
         return GC_EUSAGE;
       }
       break;
@@ -244,35 +256,43 @@ static int drop_duplicates(struct render_run *r) {
   return GC_OK;
 }
 
-#define QUEUE_API "scheduling.volcano.sh/v1beta1"
-
-/* 1 when doc is a v1 Namespace or a Volcano Queue: the policy sources
+/* 1 when doc is a v1 Namespace or a backend's Queue: the policy sources
  * besides the TrainJob and its runtime. */
 static int is_policy_doc(const struct gc_value *doc) {
   const char *api = gc_value_as_str(gc_map_get(doc, "apiVersion"));
   const char *kind = gc_value_as_str(gc_map_get(doc, "kind"));
-  return api && kind &&
-         ((!strcmp(api, "v1") && !strcmp(kind, "Namespace")) ||
-          (!strcmp(api, QUEUE_API) && !strcmp(kind, "Queue")));
+  if (!api || !kind)
+    return 0;
+  if (!strcmp(api, "v1") && !strcmp(kind, "Namespace"))
+    return 1;
+  for (size_t i = 0; i < gc_backend_count(); i++) {
+    const struct gc_backend_queue *q = &gc_backend_at(i)->queue;
+    if (q->kind && !strcmp(api, q->api_version) && !strcmp(kind, q->kind))
+      return 1;
+  }
+  return 0;
 }
 
-/* The last input document of `kind` named `name` (what applying the inputs
- * in order would leave), or NULL. */
-static const struct gc_value *find_policy_doc(const struct render_run *r, const char *kind,
-                                              const char *name) {
+/* The last input document of `api` `kind` named `name` (what applying the
+ * inputs in order would leave), or NULL. */
+static const struct gc_value *find_policy_doc(const struct render_run *r, const char *api,
+                                              const char *kind, const char *name) {
   const struct gc_value *found = NULL;
   for (size_t i = 0; i < r->n_policy_docs; i++) {
     const struct gc_value *d = r->policy_docs[i];
+    const char *a = gc_value_as_str(gc_map_get(d, "apiVersion"));
     const char *k = gc_value_as_str(gc_map_get(d, "kind"));
     const char *n = gc_value_as_str(gc_value_path(d, "metadata.name"));
-    if (k && n && !strcmp(k, kind) && !strcmp(n, name))
+    if (a && k && n && !strcmp(a, api) && !strcmp(k, kind) && !strcmp(n, name))
       found = d;
   }
   return found;
 }
 
-static const struct gc_value *input_queue_annotations(void *arg, const char *queue) {
-  return gc_value_path(find_policy_doc(arg, "Queue", queue), "metadata.annotations");
+static const struct gc_value *input_queue_annotations(void *arg, const struct gc_backend *b,
+                                                      const char *queue) {
+  return gc_value_path(find_policy_doc(arg, b->queue.api_version, b->queue.kind, queue),
+                       "metadata.annotations");
 }
 
 /* Computes one TrainJob's gang with the Namespace and Queues of the
@@ -284,7 +304,8 @@ static int compute_one(const struct render_opts *o, struct render_run *r,
     ns = o->gang.default_namespace ? o->gang.default_namespace : "default";
   struct gc_policy_context pc;
   memset(&pc, 0, sizeof(pc));
-  pc.ns_annotations = gc_value_path(find_policy_doc(r, "Namespace", ns), "metadata.annotations");
+  pc.ns_annotations = gc_value_path(find_policy_doc(r, "v1", "Namespace", ns),
+                                    "metadata.annotations");
   pc.queue_annotations = input_queue_annotations;
   pc.queue_arg = r;
   struct gc_options opts = o->gang;

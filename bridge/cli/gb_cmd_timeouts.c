@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0
  *
- * gb_cmd_timeouts: `gangbridge timeouts report`.  Reads PodGroups (Volcano
- * v1beta1, coscheduling v1alpha1) and their pods from `kubectl get -o yaml`
+ * gb_cmd_timeouts: `gangbridge timeouts report`.  Reads the group objects
+ * of every backend (gc_backend.h) and their pods from `kubectl get -o yaml`
  * or `-o json` dumps of any size, one object at a time (gb_tr_dump), or
  * from the cluster page by page, and keeps only what the report needs: one
  * compact record per PodGroup and one per scheduled pod, their strings
@@ -27,7 +27,9 @@
 #include "gb_tr_dump.h"
 #include "gb_tr_write.h"
 #include "gc_arena.h"
+#include "gc_backend.h"
 #include "gc_duration.h"
+#include "gc_policy.h"
 
 enum tr_format { FMT_TABLE, FMT_JSON, FMT_HTML };
 
@@ -50,10 +52,10 @@ struct tr_opts {
 /* One PodGroup as read; strings are interned (equal strings, equal pointers). */
 struct tr_pg {
   const char *ns, *name, *queue;
-  enum gb_tr_backend backend;
+  const struct gc_backend *backend;
   int64_t size, created_s, timeout_s;
   int status_scheduled;  /* the PodGroup's status says it was scheduled */
-  int64_t condition_s;   /* Volcano Scheduled=True lastTransitionTime, or -1 */
+  int64_t condition_s;   /* its backend's scheduled condition's lastTransitionTime, or -1 */
   size_t first, n_times; /* its PodScheduled times in run.times, after sorting */
 };
 
@@ -63,7 +65,7 @@ struct tr_time {
   const char *ns, *group;
   size_t pg;
   int64_t t;
-  int backend;
+  const struct gc_backend *backend;
 };
 
 /* An interned string. */
@@ -91,33 +93,58 @@ struct tr_run {
   struct gb_tr_report *report;
 };
 
+/* "(coscheduling is capped at 15m anyway)" for the backends whose scheduler
+ * caps a wait, into buf. */
+static const char *caps_note(char *buf, size_t cap) {
+  size_t used = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < gc_backend_count() && used < cap; i++) {
+    const struct gc_backend *b = gc_backend_at(i);
+    int64_t m = b->timeout.max_seconds;
+    if (m <= 0)
+      continue;
+    int n = m % 60 ? snprintf(buf + used, cap - used, " (%s is capped at %llds anyway)", b->name,
+                              (long long)m)
+                   : snprintf(buf + used, cap - used, " (%s is capped at %lldm anyway)", b->name,
+                              (long long)(m / 60));
+    if (n < 0)
+      break;
+    used += (size_t)n;
+  }
+  return buf;
+}
+
 static void usage(FILE *f) {
-  fprintf(f, "usage: gangbridge timeouts report -f PATH [-f PATH...] [options]\n"
-             "       gangbridge timeouts report --live [--kubeconfig PATH] [--context NAME]\n"
-             "                                  [options]\n"
-             "\n"
-             "Reports how long gangs waited to be scheduled, per backend x queue x size class\n"
-             "(1, 2-7, 8-31, 32-127, 128+): how many were scheduled and how many never were,\n"
-             "p50/p90/p99 of the scheduled (nearest rank) and a Kaplan-Meier p99 counting the\n"
-             "never-scheduled as still waiting, the effective timeout, and a suggested timeout\n"
-             "with its reasoning and how many gangs it would have cut.  Inputs are kubectl\n"
-             "dumps of PodGroups and their pods (read streaming: any size), e.g.\n"
-             "  kubectl get podgroups.scheduling.volcano.sh,pods -A -o json\n"
-             "\n"
-             "  -f, --filename PATH   dump file, directory (recursive) or - for stdin\n"
-             "      --live            read PodGroups and pods from the cluster instead\n"
-             "      --kubeconfig PATH kubeconfig (implies --live; default: $KUBECONFIG, then\n"
-             "                        in-cluster, then ~/.kube/config)\n"
-             "      --context NAME    kubeconfig context (default: the current one)\n"
-             "      --now TIME        RFC 3339 time that never-scheduled gangs wait until\n"
-             "                        (default: the newest timestamp in the inputs)\n"
-             "      --what-if DUR     also count the gangs a timeout of DUR (Go duration,\n"
-             "                        e.g. 10m) would have cut\n"
-             "      --margin X        suggested = p99 x X, rounded up (default 1.5, >= 1)\n"
-             "      --floor DUR       never suggest less (default 1m)\n"
-             "      --max DUR         never suggest more (coscheduling is capped at 15m anyway)\n"
-             "  -o, --output FORMAT   table (default), json or html (one self-contained page)\n"
-             "  -h, --help            show this help\n");
+  const struct gc_backend *d = gc_backend_default();
+  char note[256];
+  fprintf(f,
+          "usage: gangbridge timeouts report -f PATH [-f PATH...] [options]\n"
+          "       gangbridge timeouts report --live [--kubeconfig PATH] [--context NAME]\n"
+          "                                  [options]\n"
+          "\n"
+          "Reports how long gangs waited to be scheduled, per backend x queue x size class\n"
+          "(1, 2-7, 8-31, 32-127, 128+): how many were scheduled and how many never were,\n"
+          "p50/p90/p99 of the scheduled (nearest rank) and a Kaplan-Meier p99 counting the\n"
+          "never-scheduled as still waiting, the effective timeout, and a suggested timeout\n"
+          "with its reasoning and how many gangs it would have cut.  Inputs are kubectl\n"
+          "dumps of PodGroups and their pods (read streaming: any size), e.g.\n"
+          "  kubectl get %s.%s,pods -A -o json\n"
+          "\n"
+          "  -f, --filename PATH   dump file, directory (recursive) or - for stdin\n"
+          "      --live            read PodGroups and pods from the cluster instead\n"
+          "      --kubeconfig PATH kubeconfig (implies --live; default: $KUBECONFIG, then\n"
+          "                        in-cluster, then ~/.kube/config)\n"
+          "      --context NAME    kubeconfig context (default: the current one)\n"
+          "      --now TIME        RFC 3339 time that never-scheduled gangs wait until\n"
+          "                        (default: the newest timestamp in the inputs)\n"
+          "      --what-if DUR     also count the gangs a timeout of DUR (Go duration,\n"
+          "                        e.g. 10m) would have cut\n"
+          "      --margin X        suggested = p99 x X, rounded up (default 1.5, >= 1)\n"
+          "      --floor DUR       never suggest less (default 1m)\n"
+          "      --max DUR         never suggest more%s\n"
+          "  -o, --output FORMAT   table (default), json or html (one self-contained page)\n"
+          "  -h, --help            show this help\n",
+          d->resource, d->group, caps_note(note, sizeof(note)));
 }
 
 /* 'timeouts' has one subcommand so far, so its help is the report's. */
@@ -279,9 +306,9 @@ static int grow(void **v, size_t n, size_t *cap, size_t sz, size_t max) {
 /* ------------------------------------------------------------------------ */
 /* Finding PodGroups by backend, namespace and name                         */
 
-static size_t hash_key(int b, const char *ns, const char *name) {
+static size_t hash_key(const struct gc_backend *b, const char *ns, const char *name) {
   /* ns and name are interned: their addresses identify them. */
-  uint64_t h = GB_HASH_FNV_OFFSET ^ (uint64_t)b;
+  uint64_t h = GB_HASH_FNV_OFFSET ^ (uint64_t)gc_backend_index(b);
   h = gb_hash_fnv1a(h, &ns, sizeof(ns));
   h = gb_hash_fnv1a(h, &name, sizeof(name));
   return (size_t)h;
@@ -305,11 +332,12 @@ static int table_build(struct tr_run *r) {
 }
 
 /* Index of the PodGroup, or (size_t)-1. */
-static size_t table_find(const struct tr_run *r, int b, const char *ns, const char *name) {
+static size_t table_find(const struct tr_run *r, const struct gc_backend *b, const char *ns,
+                         const char *name) {
   size_t h = hash_key(b, ns, name) & (r->table_cap - 1);
   for (; r->table[h]; h = (h + 1) & (r->table_cap - 1)) {
     const struct tr_pg *p = &r->pgs[r->table[h] - 1];
-    if ((int)p->backend == b && p->name == name && p->ns == ns)
+    if (p->backend == b && p->name == name && p->ns == ns)
       return r->table[h] - 1;
   }
   return (size_t)-1;
@@ -358,29 +386,19 @@ static int read_time(struct tr_run *r, const struct gb_tr_dump_item *it, json_ob
   return GC_OK;
 }
 
-static int backend_of(const char *api, enum gb_tr_backend *b) {
-  if (!strncmp(api, "scheduling.volcano.sh/", 22)) {
-    *b = GB_TR_VOLCANO;
-    return 1;
-  }
-  if (!strncmp(api, "scheduling.x-k8s.io/", 20) || !strncmp(api, "scheduling.sigs.k8s.io/", 23)) {
-    *b = GB_TR_COSCHEDULING;
-    return 1;
-  }
-  return 0;
-}
-
 /* The timeout the PodGroup carries, as the service reads it: gangbridge's
- * own annotation (the policy's effective timeout, unclamped), else
- * Volcano's waiting time (the volcano.sh/ annotation, else the plain one;
- * a value that is no positive Go duration is ignored with a warning, as
- * Volcano ignores it), else coscheduling's spec.scheduleTimeoutSeconds (0:
- * the plugin's default, unknown here; capped at 900 s). */
+ * own annotation (the policy's effective timeout, unclamped), else the
+ * annotations the backend's scheduler reads (a value that is no positive Go
+ * duration is ignored with a warning, as the scheduler ignores it), else the
+ * backend's spec field of seconds (0: the scheduler's default, unknown here;
+ * capped at the scheduler's maximum). */
 static int pg_timeout(struct tr_run *r, const struct gb_tr_dump_item *it, struct tr_pg *p) {
-  static const char *const keys[] = {"gangbridge.io/schedule-timeout",
-                                     "volcano.sh/sla-waiting-time", "sla-waiting-time"};
+  const struct gc_backend_timeout *bt = &p->backend->timeout;
+  const char *keys[GC_BACKEND_MAX_KEYS + 1] = {GC_ANN_SCHEDULE_TIMEOUT};
+  size_t nkeys = 1;
+  for (size_t k = 0; k < GC_BACKEND_MAX_KEYS && bt->annotations[k]; k++)
+    keys[nkeys++] = bt->annotations[k];
   json_object *ann = gb_kobj_dig(it->obj, "metadata", "annotations", NULL);
-  size_t nkeys = p->backend == GB_TR_VOLCANO ? 3 : 1;
   for (size_t k = 0; k < nkeys; k++) {
     json_object *v = gb_kobj_get(ann, keys[k]);
     if (!v)
@@ -394,51 +412,59 @@ static int pg_timeout(struct tr_run *r, const struct gb_tr_dump_item *it, struct
     char path[80], msg[160];
     snprintf(path, sizeof(path), "metadata.annotations.%s", keys[k]);
     snprintf(msg, sizeof(msg), "\"%.60s\" is not a Go duration above 0; %s ignores it",
-             s ? s : "(not a string)", k ? "Volcano" : "gangbridge");
+             s ? s : "(not a string)", k ? p->backend->display : "gangbridge");
     obj_err(r, it, STEPS({"metadata", 0}, {"annotations", 0}, {keys[k], 0}), 3, p->ns, p->name,
             path, msg, 1);
   }
-  if (p->backend == GB_TR_VOLCANO)
+  if (!bt->spec_seconds)
     return GC_OK;
-  json_object *v = gb_kobj_dig(it->obj, "spec", "scheduleTimeoutSeconds", NULL);
+  json_object *v = gb_kobj_dig(it->obj, "spec", bt->spec_seconds, NULL);
   if (!v || p->timeout_s != GB_TR_NO_TIMEOUT)
     return GC_OK;
   if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0) {
-    obj_err(r, it, STEPS({"spec", 0}, {"scheduleTimeoutSeconds", 0}), 2, p->ns, p->name,
-            "spec.scheduleTimeoutSeconds", "not an integer >= 0", 0);
+    char path[80];
+    snprintf(path, sizeof(path), "spec.%s", bt->spec_seconds);
+    obj_err(r, it, STEPS({"spec", 0}, {bt->spec_seconds, 0}), 2, p->ns, p->name, path,
+            "not an integer >= 0", 0);
     return GC_EINVAL;
   }
   int64_t t = json_object_get_int64(v);
   if (t > 0)
-    p->timeout_s = t > GB_TR_COSCHED_CAP_S ? GB_TR_COSCHED_CAP_S : t;
+    p->timeout_s = bt->max_seconds > 0 && t > bt->max_seconds ? bt->max_seconds : t;
   return GC_OK;
 }
 
-/* Whether the status says the gang was scheduled, and Volcano's
- * Scheduled=True condition time (a fallback when the pods are gone). */
+/* Whether the status says the gang was scheduled (a started phase, or the
+ * failed one: it got its pods before it failed), and the time of the
+ * backend's scheduled condition (a fallback when the pods are gone). */
 static void pg_status(struct tr_run *r, const struct gb_tr_dump_item *it, struct tr_pg *p) {
+  const struct gc_backend_status *bs = &p->backend->status;
   json_object *st = gb_kobj_get(it->obj, "status");
   const char *phase = gb_kobj_str(st, "phase");
-  p->status_scheduled = phase && (!strcmp(phase, "Running") || !strcmp(phase, "Completed") ||
-                                  !strcmp(phase, "Finished") || !strcmp(phase, "Failed"));
+  p->status_scheduled = phase && (gc_backend_phase_started(p->backend, phase) ||
+                                  (bs->failed_phase && !strcmp(phase, bs->failed_phase)));
   json_object *conds = gb_kobj_get(st, "conditions");
   size_t n = conds && json_object_is_type(conds, json_type_array) ? json_object_array_length(conds)
                                                                   : 0;
-  for (size_t i = 0; i < n; i++) {
+  for (size_t i = 0; i < n && bs->scheduled_condition; i++) {
     json_object *c = json_object_array_get_idx(conds, i);
     const char *type = gb_kobj_str(c, "type"), *s = gb_kobj_str(c, "status");
+    char path[96];
+    snprintf(path, sizeof(path), "status.conditions[%s].lastTransitionTime",
+             bs->scheduled_condition);
     int64_t t = 0;
-    if (type && s && !strcmp(type, "Scheduled") && !strcmp(s, "True") &&
+    if (type && s && !strcmp(type, bs->scheduled_condition) && !strcmp(s, "True") &&
         read_time(r, it, gb_kobj_get(c, "lastTransitionTime"),
                   STEPS({"status", 0}, {"conditions", 0}, {NULL, i}, {"lastTransitionTime", 0}), 4,
-                  p->ns, p->name, "status.conditions[Scheduled].lastTransitionTime", &t) == GC_OK) {
+                  p->ns, p->name, path, &t) == GC_OK) {
       p->condition_s = t;
       p->status_scheduled = 1;
     }
   }
 }
 
-static int read_podgroup(struct tr_run *r, const struct gb_tr_dump_item *it, enum gb_tr_backend b) {
+static int read_podgroup(struct tr_run *r, const struct gb_tr_dump_item *it,
+                         const struct gc_backend *b) {
   int rc = grow((void **)&r->pgs, r->n_pgs, &r->cap_pgs, sizeof(*r->pgs), TR_MAX_PODGROUPS);
   if (rc)
     return rc;
@@ -464,17 +490,20 @@ static int read_podgroup(struct tr_run *r, const struct gb_tr_dump_item *it, enu
     obj_err(r, it, NULL, 0, p->ns, p->name, "metadata.creationTimestamp", "missing", 0);
   if (rc)
     return GC_OK;
-  json_object *spec = gb_kobj_get(it->obj, "spec"), *mm = gb_kobj_get(spec, "minMember");
+  json_object *spec = gb_kobj_get(it->obj, "spec"), *mm = gb_kobj_get(spec, b->min_member_field);
   if (mm && (!json_object_is_type(mm, json_type_int) || json_object_get_int64(mm) < 0)) {
-    obj_err(r, it, STEPS({"spec", 0}, {"minMember", 0}), 2, p->ns, p->name, "spec.minMember",
+    char path[80];
+    snprintf(path, sizeof(path), "spec.%s", b->min_member_field);
+    obj_err(r, it, STEPS({"spec", 0}, {b->min_member_field, 0}), 2, p->ns, p->name, path,
             "not an integer >= 0", 0);
     return GC_OK;
   }
   p->size = mm && json_object_get_int64(mm) > 0 ? json_object_get_int64(mm) : 1;
-  const char *q = gb_kobj_str(spec, "queue");
-  /* Volcano puts a PodGroup that names no queue into "default";
-   * coscheduling has no queues. */
-  p->queue = intern(r, b == GB_TR_VOLCANO ? (q && *q ? q : "default") : "");
+  /* A backend with queues puts a PodGroup that names none into its default
+   * queue; other backends have no queues. */
+  int queues = (b->caps & GC_BCAP_QUEUE) && b->queue.field;
+  const char *q = queues ? gb_kobj_str(spec, b->queue.field) : NULL;
+  p->queue = intern(r, queues ? (q && *q ? q : b->queue.default_name) : "");
   if (!p->queue)
     return GC_ENOMEM;
   if (pg_timeout(r, it, p))
@@ -484,20 +513,37 @@ static int read_podgroup(struct tr_run *r, const struct gb_tr_dump_item *it, enu
   return GC_OK;
 }
 
-/* Records a member pod's PodScheduled=True time under its group
- * (coscheduling's label in either API group's spelling, or Volcano's
- * annotation; matched to a PodGroup of its namespace later). */
-static int read_pod(struct tr_run *r, const struct gb_tr_dump_item *it) {
-  json_object *meta = gb_kobj_get(it->obj, "metadata"), *labels = gb_kobj_get(meta, "labels");
-  const char *ns = gb_kobj_str(meta, "namespace"), *name = gb_kobj_str(meta, "name");
-  const char *group = gb_kobj_str(labels, "scheduling.x-k8s.io/pod-group");
-  int b = GB_TR_COSCHEDULING;
-  if (!group)
-    group = gb_kobj_str(labels, "pod-group.scheduling.sigs.k8s.io");
-  if (!group) {
-    b = GB_TR_VOLCANO;
-    group = gb_kobj_str(gb_kobj_get(meta, "annotations"), "scheduling.k8s.io/group-name");
+/* The group a pod joins and its backend: the first backend join naming the
+ * group object (labels first, then annotations; older spellings too), or
+ * NULL. */
+static const char *pod_group(json_object *meta, const struct gc_backend **backend) {
+  static const enum gc_join_at order[] = {GC_JOIN_LABEL, GC_JOIN_ANNOTATION};
+  for (size_t o = 0; o < 2; o++) {
+    json_object *map = gb_kobj_get(meta, order[o] == GC_JOIN_LABEL ? "labels" : "annotations");
+    for (size_t i = 0; map && i < gc_backend_count(); i++) {
+      const struct gc_backend *b = gc_backend_at(i);
+      for (size_t j = 0; j < b->n_joins; j++) {
+        const struct gc_backend_join *jn = &b->joins[j];
+        const char *group = jn->at == order[o] && jn->value == GC_JOIN_GROUP
+                                ? gb_kobj_str(map, jn->key)
+                                : NULL;
+        if (group) {
+          *backend = b;
+          return group;
+        }
+      }
+    }
   }
+  return NULL;
+}
+
+/* Records a member pod's PodScheduled=True time under its group (matched
+ * to a PodGroup of its namespace and backend later). */
+static int read_pod(struct tr_run *r, const struct gb_tr_dump_item *it) {
+  json_object *meta = gb_kobj_get(it->obj, "metadata");
+  const char *ns = gb_kobj_str(meta, "namespace"), *name = gb_kobj_str(meta, "name");
+  const struct gc_backend *b = NULL;
+  const char *group = pod_group(meta, &b);
   json_object *conds = gb_kobj_dig(it->obj, "status", "conditions", NULL);
   size_t n = conds && json_object_is_type(conds, json_type_array) ? json_object_array_length(conds)
                                                                   : 0;
@@ -548,11 +594,11 @@ static int on_object(void *ctx, const struct gb_tr_dump_item *it) {
   if (r->stop)
     return GC_ELIMIT;
   const char *kind = gb_kobj_str(it->obj, "kind"), *api = gb_kobj_str(it->obj, "apiVersion");
-  enum gb_tr_backend b;
+  const struct gc_backend *b;
   int rc = GC_OK;
   if (!kind || !api)
     return GC_OK;
-  if (!strcmp(kind, "PodGroup") && backend_of(api, &b))
+  if ((b = gc_backend_by_object(api, kind)))
     rc = read_podgroup(r, it, b);
   else if (!strcmp(kind, "Pod"))
     rc = read_pod(r, it);
@@ -597,7 +643,8 @@ static int match_times(struct tr_run *r) {
 /* Turns each PodGroup into an observation: scheduled when minMember member
  * pods have PodScheduled=True (the wait ends at the minMember-th of them),
  * else censored at now (its age); a group whose status says scheduled but
- * whose pods are gone uses Volcano's Scheduled condition, or is left out. */
+ * whose pods are gone uses its backend's scheduled condition, or is left
+ * out. */
 static int measure(struct tr_run *r, int64_t now) {
   r->gangs = calloc(r->n_pgs ? r->n_pgs : 1, sizeof(*r->gangs));
   if (!r->gangs)
@@ -646,26 +693,30 @@ static int live_item(void *arg, json_object *obj) {
   return on_object(arg, &it);
 }
 
-/* Lists both backends' PodGroups and every pod, page by page (limit and
+/* Lists every backend's PodGroups and every pod, page by page (limit and
  * continue), keeping only what the report needs.  A PodGroup API the
  * cluster does not serve (404) is skipped: most clusters run one backend.
- * Volcano binds pods by annotation, which no selector can match, so all
- * pods are listed. */
+ * A backend may bind pods by annotation, which no selector can match, so
+ * all pods are listed. */
 static int load_cluster(const struct tr_opts *o, struct tr_run *r) {
-  static const char *const paths[] = {"/apis/scheduling.volcano.sh/v1beta1/podgroups",
-                                      "/apis/scheduling.x-k8s.io/v1alpha1/podgroups",
-                                      "/api/v1/pods"};
+  char paths[GC_BACKEND_MAX + 1][300];
+  size_t n = 0;
+  for (size_t i = 0; i < gc_backend_count(); i++) {
+    const struct gc_backend *b = gc_backend_at(i);
+    snprintf(paths[n++], sizeof(paths[0]), "/apis/%s/%s/%s", b->group, b->version, b->resource);
+  }
+  snprintf(paths[n++], sizeof(paths[0]), "/api/v1/pods");
   struct gb_kube_config *cfg = NULL;
   struct gb_kube_client *c = NULL;
   int rc = gb_kube_config_load(o->kubeconfig, o->context, &cfg, &r->diags);
   if (rc == GC_OK)
     rc = gb_kube_client_new(cfg, NULL, &c, &r->diags);
-  for (size_t i = 0; rc == GC_OK && i < sizeof(paths) / sizeof(paths[0]); i++) {
+  for (size_t i = 0; rc == GC_OK && i < n; i++) {
     struct gb_kube_error e;
     struct gb_kube_list_opts lo = {NULL, NULL, 500};
     char rv[128], msg[1200];
     int lrc = gb_kube_list(c, paths[i], &lo, live_item, r, rv, sizeof(rv), &e);
-    if (lrc == GC_EIO || (lrc == GC_ENOTFOUND && i == 2))
+    if (lrc == GC_EIO || (lrc == GC_ENOTFOUND && i + 1 == n))
       gc_diags_addf(&r->diags, "listing %s: %s", paths[i], gb_kube_error_str(&e, msg, sizeof(msg)));
     else if (lrc != GC_ENOTFOUND)
       rc = lrc;
@@ -673,6 +724,23 @@ static int load_cluster(const struct tr_opts *o, struct tr_run *r) {
   gb_kube_client_free(c);
   gb_kube_config_free(cfg);
   return rc;
+}
+
+/* The backends' API groups, "a, b or c", into buf. */
+static const char *backend_groups(char *buf, size_t cap) {
+  size_t used = 0, n = gc_backend_count();
+  buf[0] = '\0';
+  for (size_t i = 0; i < n && used < cap; i++) {
+    int k = snprintf(buf + used, cap - used, "%s%s",
+                     i == 0       ? ""
+                     : i + 1 == n ? " or "
+                                  : ", ",
+                     gc_backend_at(i)->group);
+    if (k < 0)
+      break;
+    used += (size_t)k;
+  }
+  return buf;
 }
 
 static int load_files(const struct tr_opts *o, struct tr_run *r) {
@@ -693,9 +761,11 @@ static int run_report(const struct tr_opts *o, struct tr_run *r) {
   if (rc)
     return rc;
   if (r->n_pgs == 0) {
-    if (r->diags.errors == 0)
-      gc_diags_addf(&r->diags, "no PodGroup (scheduling.volcano.sh or scheduling.x-k8s.io) "
-                               "found in the inputs");
+    if (r->diags.errors == 0) {
+      char groups[512];
+      gc_diags_addf(&r->diags, "no %s (%s) found in the inputs", gc_backend_default()->kind,
+                    backend_groups(groups, sizeof(groups)));
+    }
     return GC_OK;
   }
   int64_t now = o->has_now ? o->now_s : r->newest_s;

@@ -15,7 +15,7 @@ int gb_serve_config_init(struct gb_serve_config *c, struct gc_diags *d) {
       {&gb_kube_options_table, &c->kube},          {&gb_log_opt_table, &c->log},
       {&gb_rpc_options_table, &c->grpc},           {&gb_http_options_table, &c->http},
       {&gb_config_webhook_table, &c->webhook},     {&gb_sched_options_table, &c->sched},
-      {&gb_config_table, &c->controller},          {&gb_kube_options_events_table, &c->events},
+      {gb_config_table(), &c->controller},         {&gb_kube_options_events_table, &c->events},
       {&gb_kube_options_leader_table, &c->leader}, {&gb_placement_options_table, &c->placement},
       {&gb_plan_options_table, &c->plan},          {&gb_timeouts_options_table, &c->timeouts},
   };

@@ -16,6 +16,7 @@
 #include "gb_log.h"
 #include "gb_sched.h"
 #include "gb_sched_plan.h"
+#include "gc_backend.h"
 
 #define VERDICTS_MAX 4096 /* gangs whose last verdict is remembered */
 
@@ -80,7 +81,12 @@ static void on_job_event(void *arg, const struct gb_sched_vjob *j, int verdict,
 }
 
 static void emit(struct gb_serve_sched *s, const struct pending *p) {
-  struct gb_event_ref ref = {"scheduling.volcano.sh/v1beta1", "PodGroup", p->ns, p->name, NULL};
+  /* jobEnqueueable is asked about the group objects of the backend whose
+   * scheduler calls Volcano's extender protocol. */
+  const struct gc_backend *b = gc_backend_by_extender(GB_SCHED_EXTENDER_VOLCANO);
+  if (!b)
+    return;
+  struct gb_event_ref ref = {b->api_version, b->kind, p->ns, p->name, NULL};
   char msg[640];
   if (p->verdict == GB_VC_REJECT)
     snprintf(msg, sizeof(msg), "not enqueued: %s", p->reason);

@@ -16,9 +16,7 @@
 
 #define NONE GB_TR_NO_TIMEOUT
 
-static const char *backend_name(enum gb_tr_backend b) {
-  return b == GB_TR_VOLCANO ? "volcano" : "coscheduling";
-}
+static const char *backend_name(const struct gc_backend *b) { return gc_backend_name(b); }
 
 /* s as a Go duration into buf (24 bytes), or `none` when it is NONE. */
 static const char *dur(int64_t s, char *buf, const char *none) {
@@ -37,14 +35,31 @@ static void timeout_cell(const struct gb_tr_row *row, char *buf, size_t cap) {
              row->gangs);
 }
 
+/* ", at most <cap> for <backend> (<why>)" for every backend whose scheduler
+ * caps a wait, appended at buf + n; returns the new length. */
+static int backend_caps(char *buf, size_t cap, int n) {
+  char mx[24];
+  for (size_t i = 0; i < gc_backend_count() && n > 0 && (size_t)n < cap; i++) {
+    const struct gc_backend_timeout *t = &gc_backend_at(i)->timeout;
+    if (t->max_seconds <= 0)
+      continue;
+    int m = snprintf(buf + n, cap - (size_t)n, ", at most %s for %s (%s)",
+                     dur(t->max_seconds, mx, "-"), gc_backend_at(i)->name,
+                     t->max_rule ? t->max_rule : "its scheduler's limit");
+    n = m < 0 ? m : n + m;
+  }
+  return n;
+}
+
 static const char *rule_text(const struct gb_tr_options *o, char *buf, size_t cap) {
   char fl[24], mx[24];
   int n = snprintf(buf, cap,
                    "suggested = p99 of the scheduled gangs' waits x %lld.%03lld, rounded up (to "
                    "10 s below 2 minutes, to the minute below 1 hour, to 5 minutes above), at "
-                   "least %s, at most 15m0s for coscheduling (kube-scheduler's Permit limit)",
+                   "least %s",
                    (long long)(o->rule.margin_permille / 1000),
                    (long long)(o->rule.margin_permille % 1000), dur(o->rule.floor_s, fl, "-"));
+  n = backend_caps(buf, cap, n);
   if (o->rule.max_s && n > 0 && (size_t)n < cap)
     snprintf(buf + n, cap - (size_t)n, " and at most %s (--max)", dur(o->rule.max_s, mx, "-"));
   return buf;
@@ -419,7 +434,7 @@ static void html_timeout_cell(const struct gb_tr_row *r, char *buf, size_t cap) 
 static void html_table_row(FILE *f, const struct gb_tr_row *r, int whatif) {
   char a[24], b[24], c[24], k[24], e[24], t[128];
   html_timeout_cell(r, t, sizeof(t));
-  fprintf(f, "<tr><td>%s</td><td>", r->backend == GB_TR_VOLCANO ? "volcano" : "cosched.");
+  fprintf(f, "<tr><td>%s</td><td>", r->backend ? r->backend->short_name : "?");
   html_text(f, *r->queue ? r->queue : "-");
   fprintf(f,
           "</td><td><span class=\"sw\" style=\"background:%s\"></span>%s</td><td>%zu</td>"
@@ -517,8 +532,10 @@ int gb_tr_write_html(FILE *f, const struct gb_tr_report *rep, int64_t now) {
     while (j < rep->n_rows && rep->rows[j].backend == rep->rows[i].backend &&
            !strcmp(rep->rows[j].queue, rep->rows[i].queue))
       j++;
+    char none[64]; /* a backend without queues: "(none: <backend>)" */
+    snprintf(none, sizeof(none), "(none: %s)", backend_name(rep->rows[i].backend));
     fprintf(f, "<h2>%s queue ", backend_name(rep->rows[i].backend));
-    html_text(f, *rep->rows[i].queue ? rep->rows[i].queue : "(none: coscheduling)");
+    html_text(f, *rep->rows[i].queue ? rep->rows[i].queue : none);
     fprintf(f, "</h2>\n");
     html_chart(f, &rep->rows[i], j - i);
     i = j;

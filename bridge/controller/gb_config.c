@@ -5,7 +5,9 @@
  * their defaults, --help and --print-config are written from them, and a
  * test checks deploy/configmap.yaml and docs/operating.md against them.
  */
+#include <pthread.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -14,12 +16,10 @@
 #include "gc_name.h"
 #include "gc_policy.h"
 
-const char *gb_backend_choice_name(enum gb_backend_choice b) {
-  switch (b) {
-  case GB_CHOICE_VOLCANO: return "volcano";
-  case GB_CHOICE_COSCHEDULING: return "coscheduling";
-  default: return "auto";
-  }
+const char *gb_backend_choice_name(const struct gc_backend *b) { return b ? b->name : "auto"; }
+
+const struct gc_backend *gb_config_backend(const struct gb_config *c) {
+  return c->backend_choice > 0 ? gc_backend_at((size_t)c->backend_choice - 1) : NULL;
 }
 
 const char *gb_select_mode_name(enum gb_select_mode m) {
@@ -32,10 +32,10 @@ const char *gb_select_mode_name(enum gb_select_mode m) {
 
 /* ---- the controller's keys ------------------------------------------------------ */
 
-static const struct gb_opt_enum backends[] = {{"auto", GB_CHOICE_AUTO, 0},
-                                              {"volcano", GB_CHOICE_VOLCANO, 0},
-                                              {"coscheduling", GB_CHOICE_COSCHEDULING, 0},
-                                              {NULL, 0, 0}};
+/* scheduling.backend's values: auto, then the table's backends (index + 1);
+ * its help line; filled by keys_build. */
+static struct gb_opt_enum backends[GC_BACKEND_MAX + 2];
+static char backend_doc[512];
 static const struct gb_opt_enum scopes[] = {
     {"wave", GC_SCOPE_WAVE, 0}, {"all", GC_SCOPE_ALL, 0}, {NULL, 0, 0}};
 static const struct gb_opt_enum modes[] = {{"unmanaged", GB_SELECT_UNMANAGED, 0},
@@ -47,16 +47,11 @@ static const struct gb_opt_items levels = {GC_TOPOLOGY_MAX_LEVELS, "levels", gc_
 
 #define S struct gb_config
 static const struct gb_opt controller_keys[] = {
-    GB_KEY_ENUM(S, "scheduling.backend", backend, backends, "auto", "backend",
-                "auto (Volcano when its PodGroup CRD is served, else coscheduling), volcano or "
-                "coscheduling"),
+    GB_KEY_ENUM(S, "scheduling.backend", backend_choice, backends, "auto", "backend", backend_doc),
     GB_KEY_ENUM(S, "scheduling.gangScope", gang_scope, scopes, "wave", "gang-scope",
                 "wave: the dependsOn wave with the most pods forms the gang; all: every "
                 "replicated job"),
-    GB_KEY_STR(S, "scheduling.schedulerNames.volcano", scheduler_volcano, "volcano", NULL,
-               "spec.schedulerName the webhook sets on Volcano gang pods; empty: leave it"),
-    GB_KEY_STR(S, "scheduling.schedulerNames.coscheduling", scheduler_coscheduling,
-               "scheduler-plugins-scheduler", NULL, "likewise for coscheduling"),
+    /* scheduling.schedulerNames.<backend> keys go here (keys_build). */
     GB_KEY_DUR(S, "scheduling.discoveryInterval", discovery_interval_s, 1, 86400, "30s", NULL,
                "how often API discovery is repeated"),
     GB_KEY_BOOL(S, "scheduling.watchCRDs", watch_crds, "true", NULL,
@@ -156,8 +151,72 @@ static int controller_check(void *opts, struct gc_arena *a, struct gc_diags *d) 
   return r == GC_ENOMEM ? r : r ? r : rc;
 }
 
-const struct gb_opt_table gb_config_table = GB_OPT_TABLE("controller", "TrainJob controller", S,
-                                                         controller_keys, controller_check);
+#define N_STATIC (sizeof(controller_keys) / sizeof(controller_keys[0]))
+static struct gb_opt keys_all[N_STATIC + GC_BACKEND_MAX];
+static char sched_paths[GC_BACKEND_MAX][96], sched_docs[GC_BACKEND_MAX][160];
+static struct gb_opt_table table;
+static pthread_once_t keys_once = PTHREAD_ONCE_INIT;
+
+/* scheduling.backend's values and help ("auto (Volcano when its PodGroup CRD
+ * is served, else coscheduling), volcano or coscheduling"). */
+static void backends_build(void) {
+  size_t n = gc_backend_count(), used = 0;
+  backends[0] = (struct gb_opt_enum){"auto", 0, 0};
+  for (size_t i = 0; i < n; i++)
+    backends[i + 1] = (struct gb_opt_enum){gc_backend_at(i)->name, (int)i + 1, 0};
+  backends[n + 1] = (struct gb_opt_enum){NULL, 0, 0};
+  const struct gc_backend *first = gc_backend_at(0);
+  int k = snprintf(backend_doc, sizeof(backend_doc), "auto (%s when its %s CRD is served",
+                   first->display, first->kind);
+  for (size_t i = 1; k > 0 && (size_t)k < sizeof(backend_doc) && i < n; i++)
+    k += snprintf(backend_doc + k, sizeof(backend_doc) - (size_t)k, ", else %s",
+                  gc_backend_at(i)->display);
+  used = k > 0 && (size_t)k < sizeof(backend_doc) ? (size_t)k : 0;
+  char names[256];
+  snprintf(backend_doc + used, sizeof(backend_doc) - used, "), %s",
+           gc_backend_names(names, sizeof(names), " or "));
+}
+
+/* The controller's table: the static keys with one
+ * scheduling.schedulerNames.<name> key per backend after
+ * scheduling.gangScope, each defaulting to its scheduler name. */
+static void keys_build(void) {
+  size_t n = 0;
+  backends_build();
+  for (size_t i = 0; i < N_STATIC; i++) {
+    keys_all[n++] = controller_keys[i];
+    if (strcmp(controller_keys[i].path, "scheduling.gangScope") != 0)
+      continue;
+    for (size_t b = 0; b < gc_backend_count(); b++) {
+      const struct gc_backend *be = gc_backend_at(b);
+      snprintf(sched_paths[b], sizeof(sched_paths[b]), "scheduling.schedulerNames.%s", be->name);
+      if (b == 0)
+        snprintf(sched_docs[b], sizeof(sched_docs[b]),
+                 "spec.schedulerName the webhook sets on %s gang pods; empty: leave it",
+                 be->display);
+      else
+        snprintf(sched_docs[b], sizeof(sched_docs[b]), "likewise for %s", be->display);
+      keys_all[n++] = (struct gb_opt){
+          .path = sched_paths[b],
+          .type = GB_OPT_STR,
+          .off = offsetof(S, scheduler_names) + b * sizeof(const char *),
+          .def = be->scheduler_name ? be->scheduler_name : "",
+          .doc = sched_docs[b],
+      };
+    }
+  }
+  table = (struct gb_opt_table){.layer = "controller",
+                                .title = "TrainJob controller",
+                                .keys = keys_all,
+                                .n = n,
+                                .size = sizeof(S),
+                                .check = controller_check};
+}
+
+const struct gb_opt_table *gb_config_table(void) {
+  pthread_once(&keys_once, keys_build);
+  return &table;
+}
 #undef S
 
 /* ---- the webhook's keys --------------------------------------------------------- */

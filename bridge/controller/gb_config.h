@@ -27,17 +27,18 @@
 #include "gc_gang.h"
 #include "gc_value.h"
 
-enum gb_backend_choice { GB_CHOICE_AUTO = 0, GB_CHOICE_VOLCANO, GB_CHOICE_COSCHEDULING };
 enum gb_select_mode { GB_SELECT_UNMANAGED = 0, GB_SELECT_NAMESPACE, GB_SELECT_OPTIN };
 
 /* ---- the controller's options ------------------------------------------------ */
 
 struct gb_config {
-  /* scheduling */
-  enum gb_backend_choice backend;
+  /* scheduling (the backends are gangcalc's table, gc_backend.h) */
+  int backend_choice; /* scheduling.backend: 0 auto, else gc_backend_index + 1
+                         (gb_config_backend gives the descriptor) */
   enum gc_scope gang_scope;
-  const char *scheduler_volcano;      /* "" : leave spec.schedulerName alone */
-  const char *scheduler_coscheduling;
+  /* scheduling.schedulerNames.<backend>, by gc_backend_index; "": leave
+   * spec.schedulerName alone. */
+  const char *scheduler_names[GC_BACKEND_MAX];
   double discovery_interval_s;
   int watch_crds;
 
@@ -70,7 +71,10 @@ struct gb_config {
   struct gb_opt_list topology_levels; /* node label keys, top first, each once */
   const char *topology_default;       /* "required:VALUE" / "preferred:VALUE", "": none */
 };
-extern const struct gb_opt_table gb_config_table;
+/* The controller's keys: one scheduling.schedulerNames.<name> key per
+ * backend of the table and scheduling.backend's values are made from it
+ * (built once; thread-safe). */
+const struct gb_opt_table *gb_config_table(void);
 
 /* webhook.* ("" address: no webhook server) */
 struct gb_webhook_options {
@@ -88,9 +92,11 @@ struct gb_webhook_options {
 };
 extern const struct gb_opt_table gb_config_webhook_table;
 
-/* Names for enum values ("auto", "volcano", "coscheduling"; "unmanaged",
- * "namespaceSelector", "optIn"). */
-const char *gb_backend_choice_name(enum gb_backend_choice b);
+/* Names for values: scheduling.backend (a backend's name, "auto" for NULL);
+ * selection.mode ("unmanaged", "namespaceSelector", "optIn"). */
+const char *gb_backend_choice_name(const struct gc_backend *b);
+/* scheduling.backend as a descriptor; NULL: auto. */
+const struct gc_backend *gb_config_backend(const struct gb_config *c);
 const char *gb_select_mode_name(enum gb_select_mode m);
 
 #endif

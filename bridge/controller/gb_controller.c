@@ -41,9 +41,8 @@
 #define INF_NS GB_CTL_NAMESPACES
 #define INF_POD GB_CTL_PODS
 #define INF_CRD GB_CTL_CRDS
-#define INF_PG_VOLCANO GB_CTL_PG_VOLCANO
-#define INF_PG_COSCHED GB_CTL_PG_COSCHED
-#define INF_QUEUE GB_CTL_QUEUES
+#define INF_PG0 GB_CTL_PG0
+#define INF_Q0 GB_CTL_Q0
 #define INF_N GB_CTL_N
 
 struct inf_def {
@@ -53,7 +52,7 @@ struct inf_def {
   int deferred;   /* started once discovery finds the API */
 };
 
-static const struct inf_def INF_DEFS[INF_N] = {
+static const struct inf_def CORE_DEFS[INF_PG0] = {
     {GC_TRAINER_GROUP, "v1alpha1", "trainjobs", NULL, 1, 0},
     {GC_TRAINER_GROUP, "v1alpha1", "trainingruntimes", NULL, 1, 0},
     {GC_TRAINER_GROUP, "v1alpha1", "clustertrainingruntimes", NULL, 0, 0},
@@ -61,11 +60,33 @@ static const struct inf_def INF_DEFS[INF_N] = {
     /* Only JobSet pods ("exists" selector); a gang's pods carry its name. */
     {"", "v1", "pods", GC_JOBSET_NAME_LABEL, 1, 0},
     {"apiextensions.k8s.io", "v1", "customresourcedefinitions", NULL, 0, 0},
-    {"scheduling.volcano.sh", "v1beta1", "podgroups", GC_MANAGED_BY_LABEL "=" GC_MANAGER_NAME, 1,
-     1},
-    {"scheduling.x-k8s.io", "v1alpha1", "podgroups", GC_MANAGED_BY_LABEL "=" GC_MANAGER_NAME, 1, 1},
-    {"scheduling.volcano.sh", "v1beta1", "queues", NULL, 0, 1},
 };
+
+const struct gc_backend *gb_controller_res_backend(enum gb_ctl_res r) {
+  if (r >= INF_Q0)
+    return gc_backend_at((size_t)(r - INF_Q0));
+  return r >= INF_PG0 ? gc_backend_at((size_t)(r - INF_PG0)) : NULL;
+}
+
+/* The definition of resource r from the tables and the backend's
+ * descriptor: gangbridge's own PodGroups of a backend (deferred until
+ * discovery finds the API), its Queues (cluster-scoped, deferred).  Returns
+ * 0 for an empty slot. */
+static int inf_def(int r, struct inf_def *out) {
+  const struct gc_backend *b = gb_controller_res_backend((enum gb_ctl_res)r);
+  if (r < INF_PG0) {
+    *out = CORE_DEFS[r];
+    return 1;
+  }
+  if (!b || (r >= INF_Q0 && !b->queue.resource))
+    return 0;
+  if (r < INF_Q0)
+    *out = (struct inf_def){
+        b->group, b->version, b->resource, GC_MANAGED_BY_LABEL "=" GC_MANAGER_NAME, 1, 1};
+  else
+    *out = (struct inf_def){b->group, b->queue.version, b->queue.resource, NULL, 0, 1};
+  return 1;
+}
 
 /* What the controller reads of pods (the gang they join) and of CRDs (the
  * name only: nothing beyond the metadata every record keeps); the other
@@ -73,10 +94,23 @@ static const struct inf_def INF_DEFS[INF_N] = {
 static const struct gb_keep POD_KEEP[] = {{{"metadata", "labels", GC_JOBSET_NAME_LABEL}}};
 static const struct gb_keep NAME_ONLY[1];
 
-static const char *const INF_NAMES[INF_N] = {
-    "trainjobs", "trainingruntimes", "clustertrainingruntimes", "namespaces", "pods",
-    "customresourcedefinitions", "podgroups.scheduling.volcano.sh",
-    "podgroups.scheduling.x-k8s.io", "queues"};
+static const char *const CORE_NAMES[INF_PG0] = {
+    "trainjobs", "trainingruntimes",         "clustertrainingruntimes", "namespaces",
+    "pods",      "customresourcedefinitions"};
+
+/* The name logs give resource `which` ("podgroups.<group>", "queues"). */
+static const char *inf_name(int which, char *buf, size_t cap) {
+  const struct gc_backend *b = gb_controller_res_backend((enum gb_ctl_res)which);
+  if (which < INF_PG0)
+    return CORE_NAMES[which];
+  if (!b)
+    return "?";
+  if (which < INF_Q0)
+    snprintf(buf, cap, "%s.%s", b->resource, b->group);
+  else
+    snprintf(buf, cap, "%s", b->queue.resource ? b->queue.resource : "?");
+  return buf;
+}
 
 /* How many pods of one JobSet ("ns/jobset-name") exist. */
 struct gang_count {
@@ -101,8 +135,8 @@ struct gb_controller {
 
   pthread_mutex_t mu; /* guards inf[] of late informers, served, synced, kick; with cond */
   pthread_cond_t cond;
-  int served[3];     /* PodGroup APIs by enum gc_backend: 1, 0, -1 unknown */
-  int queues_served; /* likewise for Volcano Queues */
+  int served[GC_BACKEND_MAX];        /* PodGroup APIs by gc_backend_index: 1, 0, -1 unknown */
+  int queues_served[GC_BACKEND_MAX]; /* likewise for their Queues */
   int synced;
   int kick;
   atomic_int stopping;
@@ -242,8 +276,9 @@ static void on_pod(struct gb_controller *c, const struct gb_informer_change *ch)
 
 /* ---- informer handlers ------------------------------------------------------------ */
 
-static const char *queue_state_of(json_object *obj) {
-  const char *s = gb_kobj_str(gb_kobj_get(obj, "status"), "state");
+/* The Queue's state (its status field `field`), or "". */
+static const char *queue_state_of(json_object *obj, const char *field) {
+  const char *s = field ? gb_kobj_str(gb_kobj_get(obj, "status"), field) : NULL;
   return s ? s : "";
 }
 
@@ -253,15 +288,33 @@ static const char *queue_timeout_of(json_object *obj) {
   return s ? s : "";
 }
 
+/* 1 when CRD `name` is in a backend's API group (its PodGroups or Queues
+ * may have appeared or gone). */
 static int is_scheduling_crd(const char *name) {
   size_t n = strlen(name);
-  static const char *const sfx[] = {".scheduling.volcano.sh", ".scheduling.x-k8s.io"};
-  for (size_t i = 0; i < 2; i++) {
-    size_t m = strlen(sfx[i]);
-    if (n > m && !strcmp(name + n - m, sfx[i]))
+  for (size_t i = 0; i < gc_backend_count(); i++) {
+    const struct gc_backend *b = gc_backend_at(i);
+    size_t m = strlen(b->group);
+    if (b->is_crd && n > m + 1 && name[n - m - 1] == '.' && !strcmp(name + n - m, b->group))
       return 1;
   }
   return 0;
+}
+
+/* A Queue of backend b changed: its state or its timeout annotation
+ * changes every TrainJob that may use it. */
+static void on_queue(struct gb_controller *c, const struct gc_backend *b,
+                     const struct gb_informer_change *ch) {
+  const char *field = b->queue.state_field;
+  int changed = ch->op != GB_INFORMER_UPDATE;
+  if (!changed) {
+    json_object *old = ch->old_json ? json_tokener_parse(ch->old_json) : NULL;
+    changed = strcmp(queue_state_of(old, field), queue_state_of(ch->obj, field)) != 0 ||
+              strcmp(queue_timeout_of(old), queue_timeout_of(ch->obj)) != 0;
+    json_object_put(old);
+  }
+  if (changed)
+    enqueue_ns(c, NULL);
 }
 
 static void kick(struct gb_controller *c) {
@@ -288,31 +341,23 @@ static void on_change(void *arg, const struct gb_informer_change *ch) {
     if (is_scheduling_crd(ch->name))
       kick(c);
     break;
-  case INF_PG_VOLCANO:
-  case INF_PG_COSCHED:
-    /* The PodGroup is named after its TrainJob. */
-    enqueue(c, ch->key);
+  default:
+    if (h->which < INF_Q0)
+      enqueue(c, ch->key); /* the PodGroup is named after its TrainJob */
+    else
+      on_queue(c, gb_controller_res_backend((enum gb_ctl_res)h->which), ch);
     break;
-  case INF_QUEUE: {
-    int changed = ch->op != GB_INFORMER_UPDATE;
-    if (!changed) {
-      json_object *old = ch->old_json ? json_tokener_parse(ch->old_json) : NULL;
-      changed = strcmp(queue_state_of(old), queue_state_of(ch->obj)) != 0 ||
-                strcmp(queue_timeout_of(old), queue_timeout_of(ch->obj)) != 0;
-      json_object_put(old);
-    }
-    if (changed)
-      enqueue_ns(c, NULL);
-    break;
-  }
   }
 }
 
-void gb_controller_watch_spec(const struct gb_kube_options *kube, enum gb_ctl_res r,
-                              struct gb_informer_spec *spec, struct gb_informer_handler *h) {
-  const struct inf_def *def = &INF_DEFS[r];
+int gb_controller_watch_spec(const struct gb_kube_options *kube, enum gb_ctl_res r,
+                             struct gb_informer_spec *spec, struct gb_informer_handler *h) {
+  struct inf_def dd;
+  const struct inf_def *def = &dd;
   memset(spec, 0, sizeof(*spec));
   memset(h, 0, sizeof(*h));
+  if (!inf_def(r, &dd))
+    return 0;
   spec->group = def->group;
   spec->version = def->version;
   spec->resource = def->resource;
@@ -325,6 +370,7 @@ void gb_controller_watch_spec(const struct gb_kube_options *kube, enum gb_ctl_re
     h->namespaces = kube->watch_namespaces.items;
     h->n_namespaces = kube->watch_namespaces.n;
   }
+  return 1;
 }
 
 /* Registers the controller's handler of resource `which` on the factory.
@@ -333,7 +379,8 @@ void gb_controller_watch_spec(const struct gb_kube_options *kube, enum gb_ctl_re
 static int register_informer(struct gb_controller *c, int which, struct gc_diags *d) {
   struct gb_informer_spec spec;
   struct gb_informer_handler h;
-  gb_controller_watch_spec(c->o.kube, (enum gb_ctl_res)which, &spec, &h);
+  if (!gb_controller_watch_spec(c->o.kube, (enum gb_ctl_res)which, &spec, &h))
+    return 0; /* an empty slot */
   if (which == INF_POD) {
     h.keep = POD_KEEP;
     h.n_keep = sizeof(POD_KEEP) / sizeof(POD_KEEP[0]);
@@ -366,14 +413,15 @@ static void hk_sleep(struct gb_controller *c, double s) {
  * Workers use it only once `served` says so, after the first sync. */
 static int start_late(struct gb_controller *c, int which) {
   struct gb_informer *inf = c->inf[which];
+  char name[300];
   if (!gb_informer_running(inf) && !gb_informer_has_synced(inf)) {
     int rc = gb_informer_start(inf);
     if (rc) {
-      gb_log(GB_LOG_ERROR, "cannot start informer", "resource", INF_NAMES[which], "error",
-             gc_strerror(rc), NULL);
+      gb_log(GB_LOG_ERROR, "cannot start informer", "resource", inf_name(which, name, sizeof(name)),
+             "error", gc_strerror(rc), NULL);
       return 0;
     }
-    gb_log(GB_LOG_INFO, "watching", "resource", INF_NAMES[which], NULL);
+    gb_log(GB_LOG_INFO, "watching", "resource", inf_name(which, name, sizeof(name)), NULL);
   }
   while (!stopping(c))
     if (gb_informer_wait_synced(inf, 200))
@@ -381,38 +429,54 @@ static int start_late(struct gb_controller *c, int which) {
   return 0;
 }
 
-/* One round of discovery.  Returns 1 when the set of served APIs changed. */
-static int discover(struct gb_controller *c) {
-  static const int which[3] = {INF_PG_VOLCANO, INF_PG_COSCHED, INF_QUEUE};
-  int changed = 0;
-  for (int i = 0; i < 3 && !stopping(c); i++) {
-    const struct inf_def *def = &INF_DEFS[which[i]];
-    int served = 0;
-    struct gb_kube_error e;
-    gb_kube_error_clear(&e);
-    if (gb_kube_discovery_served(c->disc, def->group, def->version, def->resource, &served, &e)) {
-      char buf[1200];
-      gb_log(GB_LOG_WARN, "discovery failed", "resource", INF_NAMES[which[i]], "error",
-             gb_kube_error_str(&e, buf, sizeof(buf)), NULL);
-      if (c->o.metrics)
-        gb_counter_inc(c->o.metrics->errors, (const char *[]){"kube", "discovery"});
-      continue;
-    }
-    /* A newly served API is announced only once its cache has synced. */
-    if (served && !start_late(c, which[i]))
-      continue;
-    pthread_mutex_lock(&c->mu);
-    int *slot = i == 2 ? &c->queues_served : &c->served[i == 0 ? GC_BACKEND_VOLCANO
-                                                                  : GC_BACKEND_COSCHEDULING];
-    if (*slot != served) {
-      if (*slot >= 0 || served)
-        changed = 1;
-      gb_log(GB_LOG_INFO, served ? "API served" : "API not served", "resource",
-             INF_NAMES[which[i]], NULL);
-      *slot = served;
-    }
-    pthread_mutex_unlock(&c->mu);
+/* The served flag of slot `which` (mu held). */
+static int *served_slot(struct gb_controller *c, int which) {
+  return which < INF_Q0 ? &c->served[which - INF_PG0] : &c->queues_served[which - INF_Q0];
+}
+
+/* Discovery of one PodGroup or Queue API.  Returns 1 when its state changed. */
+static int discover_one(struct gb_controller *c, int which) {
+  struct inf_def def;
+  char name[300];
+  int served = 0;
+  if (!inf_def(which, &def) || !c->inf[which])
+    return 0;
+  struct gb_kube_error e;
+  gb_kube_error_clear(&e);
+  if (gb_kube_discovery_served(c->disc, def.group, def.version, def.resource, &served, &e)) {
+    char buf[1200];
+    gb_log(GB_LOG_WARN, "discovery failed", "resource", inf_name(which, name, sizeof(name)),
+           "error", gb_kube_error_str(&e, buf, sizeof(buf)), NULL);
+    if (c->o.metrics)
+      gb_counter_inc(c->o.metrics->errors, (const char *[]){"kube", "discovery"});
+    return 0;
   }
+  /* A newly served API is announced only once its cache has synced. */
+  if (served && !start_late(c, which))
+    return 0;
+  int changed = 0;
+  pthread_mutex_lock(&c->mu);
+  int *slot = served_slot(c, which);
+  if (*slot != served) {
+    if (*slot >= 0 || served)
+      changed = 1;
+    gb_log(GB_LOG_INFO, served ? "API served" : "API not served", "resource",
+           inf_name(which, name, sizeof(name)), NULL);
+    *slot = served;
+  }
+  pthread_mutex_unlock(&c->mu);
+  return changed;
+}
+
+/* One round of discovery: every backend's PodGroups, then their Queues.
+ * Returns 1 when the set of served APIs changed. */
+static int discover(struct gb_controller *c) {
+  int changed = 0;
+  size_t n = gc_backend_count();
+  for (size_t i = 0; i < n && !stopping(c); i++)
+    changed |= discover_one(c, INF_PG0 + (int)i);
+  for (size_t i = 0; i < n && !stopping(c); i++)
+    changed |= discover_one(c, INF_Q0 + (int)i);
   return changed;
 }
 
@@ -422,8 +486,10 @@ static int core_synced(struct gb_controller *c) {
   for (int i = INF_TJ; i <= INF_CRD; i++)
     if (c->inf[i] && !gb_informer_has_synced(c->inf[i]))
       return 0;
+  int known = 1;
   pthread_mutex_lock(&c->mu);
-  int known = c->served[GC_BACKEND_VOLCANO] >= 0 && c->served[GC_BACKEND_COSCHEDULING] >= 0;
+  for (size_t i = 0; i < gc_backend_count(); i++)
+    known &= c->served[i] >= 0;
   pthread_mutex_unlock(&c->mu);
   return known;
 }
@@ -494,12 +560,11 @@ static void env_snapshot(struct gb_controller *c, struct gb_rc_env *env) {
   env->gang_pods = gang_pods;
   env->pods_ctx = c;
   pthread_mutex_lock(&c->mu);
-  for (int b = GC_BACKEND_VOLCANO; b <= GC_BACKEND_COSCHEDULING; b++)
+  for (size_t b = 0; b < gc_backend_count(); b++) {
     env->served[b] = c->served[b];
-  env->pg[GC_BACKEND_VOLCANO] = c->served[GC_BACKEND_VOLCANO] == 1 ? c->inf[INF_PG_VOLCANO] : NULL;
-  env->pg[GC_BACKEND_COSCHEDULING] =
-      c->served[GC_BACKEND_COSCHEDULING] == 1 ? c->inf[INF_PG_COSCHED] : NULL;
-  env->queues = c->queues_served == 1 ? c->inf[INF_QUEUE] : NULL;
+    env->pg[b] = c->served[b] == 1 ? c->inf[INF_PG0 + b] : NULL;
+    env->queues[b] = c->queues_served[b] == 1 ? c->inf[INF_Q0 + b] : NULL;
+  }
   pthread_mutex_unlock(&c->mu);
 }
 
@@ -582,9 +647,8 @@ int gb_controller_new(const struct gb_controller_opts *o, struct gb_controller *
   pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
   pthread_cond_init(&c->cond, &ca);
   pthread_condattr_destroy(&ca);
-  c->served[GC_BACKEND_VOLCANO] = c->served[GC_BACKEND_COSCHEDULING] = -1;
-  c->served[GC_BACKEND_UNSET] = 0;
-  c->queues_served = -1;
+  for (size_t b = 0; b < GC_BACKEND_MAX; b++)
+    c->served[b] = c->queues_served[b] = -1;
   for (int i = 0; i < INF_N; i++)
     c->hctx[i] = (struct hctx){c, i};
   struct gb_workqueue_opts qo = {o->cfg->queue_base_delay_s, o->cfg->queue_max_delay_s,
@@ -699,7 +763,7 @@ static const char *str_of(const struct gc_value *v, const char *path) {
  * foreign PodGroup of the TrainJob's name is not in the cache: ask the API
  * (only when the cache has none, i.e. before gangbridge has made one).
  * Returns 0 with *pg set (NULL when there is none), or GC_EIO with `reason`. */
-static int uncached_podgroup(struct gb_controller *c, enum gc_backend b, const char *ns,
+static int uncached_podgroup(struct gb_controller *c, const struct gc_backend *b, const char *ns,
                              const char *name, struct gc_arena *a, const struct gc_value **pg,
                              char *reason, size_t reason_size) {
   char path[1024];
@@ -707,8 +771,7 @@ static int uncached_podgroup(struct gb_controller *c, enum gc_backend b, const c
   struct gb_kube_error e;
   gb_kube_error_clear(&e);
   *pg = NULL;
-  int rc = gb_kube_path(path, sizeof(path), gb_backend_group(b), gb_backend_version(b),
-                        "podgroups", ns, name);
+  int rc = gb_kube_path(path, sizeof(path), b->group, b->version, b->resource, ns, name);
   if (!rc)
     rc = gb_kube_get(c->o.client, path, &obj, &e);
   if (rc == GC_ENOTFOUND)
@@ -769,13 +832,13 @@ int gb_controller_webhook_lookup(void *ctx, const char *ns, const char *jobset_n
   }
   if ((rc = gb_reconcile_plan(&in, a, &plan)))
     goto out;
-  enum gc_backend b = plan.backend;
+  const struct gc_backend *b = plan.backend;
   const char *bound = plan.bound_jobs;
   if (plan.action == GB_RC_WAIT && plan.managed) {
     /* Cannot compute now: bind by the existing PodGroup when there is one. */
-    for (int i = GC_BACKEND_VOLCANO; i <= GC_BACKEND_COSCHEDULING && !bound; i++)
+    for (size_t i = 0; i < gc_backend_count() && !bound; i++)
       if (in.pg[i]) {
-        b = (enum gc_backend)i;
+        b = gc_backend_at(i);
         bound = gc_value_as_str(
             gc_map_get(gc_value_path(in.pg[i], "metadata.annotations"), GB_ANN_BOUND_JOBS));
       }
@@ -785,13 +848,13 @@ int gb_controller_webhook_lookup(void *ctx, const char *ns, const char *jobset_n
       goto out;
     }
   } else if ((plan.action != GB_RC_KEEP && plan.action != GB_RC_APPLY) || !bound ||
-             b == GC_BACKEND_UNSET) {
+             !b) {
     goto out; /* not ours, finished or invalid: leave the pod alone */
   }
   out->managed = 1;
   out->backend = b;
   out->bind = in_list(bound, rjob_name);
-  const struct gc_value *pg = in.pg[b];
+  const struct gc_value *pg = in.pg[gc_backend_index(b)];
   if (out->bind && !pg && (rc = uncached_podgroup(c, b, ns, jobset_name, a, &pg, reason,
                                                    reason_size)))
     goto out;
@@ -806,7 +869,8 @@ int gb_controller_webhook_lookup(void *ctx, const char *ns, const char *jobset_n
     goto out;
   snprintf(out->group, sizeof(out->group), "%s", jobset_name);
   snprintf(out->scheduler_name, sizeof(out->scheduler_name), "%s",
-           b == GC_BACKEND_VOLCANO ? c->cfg->scheduler_volcano : c->cfg->scheduler_coscheduling);
+           c->cfg->scheduler_names[gc_backend_index(b)] ? c->cfg->scheduler_names[gc_backend_index(b)]
+                                                       : "");
 out:
   gc_arena_free(a);
   return rc;
@@ -844,16 +908,15 @@ out:
   return rc;
 }
 
-int gb_controller_podgroup_annotation(void *ctx, enum gc_backend b, const char *ns,
+int gb_controller_podgroup_annotation(void *ctx, const struct gc_backend *b, const char *ns,
                                       const char *name, const char *key, char **out) {
   struct gb_controller *c = ctx;
   *out = NULL;
-  if (b != GC_BACKEND_VOLCANO && b != GC_BACKEND_COSCHEDULING)
+  int i = gc_backend_index(b);
+  if (i < 0)
     return GC_ENOTFOUND;
   pthread_mutex_lock(&c->mu);
-  struct gb_informer *inf = c->served[b] == 1
-                                ? c->inf[b == GC_BACKEND_VOLCANO ? INF_PG_VOLCANO : INF_PG_COSCHED]
-                                : NULL;
+  struct gb_informer *inf = c->served[i] == 1 ? c->inf[INF_PG0 + i] : NULL;
   pthread_mutex_unlock(&c->mu);
   json_object *pg = NULL;
   if (!inf || gb_informer_get_json(inf, ns, name, &pg) != 0 || !pg)
@@ -889,7 +952,7 @@ static int collect_key(void *arg, const char *key) {
 }
 
 /* The annotated PodGroups among the keys of one backend's cache. */
-static int annotated(struct gb_controller *c, enum gc_backend b, struct key_list *l,
+static int annotated(struct gb_controller *c, const struct gc_backend *b, struct key_list *l,
                      const char *key, gb_controller_pg_fn fn, void *arg) {
   int rc = 0;
   for (size_t i = 0; i < l->n && !rc; i++) {
@@ -913,16 +976,14 @@ int gb_controller_foreach_podgroup_annotation(void *ctx, const char *key, gb_con
   if (!gb_controller_synced(c))
     return GC_EIO;
   int rc = 0;
-  for (int b = GC_BACKEND_VOLCANO; b <= GC_BACKEND_COSCHEDULING && !rc; b++) {
+  for (size_t b = 0; b < gc_backend_count() && !rc; b++) {
     pthread_mutex_lock(&c->mu);
-    struct gb_informer *inf =
-        c->served[b] == 1 ? c->inf[b == GC_BACKEND_VOLCANO ? INF_PG_VOLCANO : INF_PG_COSCHED]
-                          : NULL;
+    struct gb_informer *inf = c->served[b] == 1 ? c->inf[INF_PG0 + b] : NULL;
     pthread_mutex_unlock(&c->mu);
     struct key_list l = {NULL, 0, 0, 0};
     if (inf)
       gb_informer_foreach_key(inf, collect_key, &l);
-    rc = l.oom ? GC_ENOMEM : annotated(c, (enum gc_backend)b, &l, key, fn, arg);
+    rc = l.oom ? GC_ENOMEM : annotated(c, gc_backend_at(b), &l, key, fn, arg);
     for (size_t i = 0; i < l.n; i++)
       free(l.keys[i]);
     free(l.keys);

@@ -5,9 +5,9 @@
  * resource, whose other consumers are the model and the timeout tracker),
  * TrainJobs, TrainingRuntimes, ClusterTrainingRuntimes, Namespaces, JobSet
  * pods (the gang label only, counted per gang), CustomResourceDefinitions
- * (names only), and, once discovery finds their APIs, Volcano and
- * coscheduling PodGroups and Volcano Queues (deferred informers it
- * starts).  gb_controller_watch_spec says what it watches of each, so a
+ * (names only), and, once discovery finds their APIs, the PodGroups and
+ * Queues of every backend of gangcalc's table (gc_backend.h; deferred
+ * informers it starts).  gb_controller_watch_spec says what it watches of each, so a
  * consumer that follows the same objects (timeouts/) registers the same
  * selection.  It owns the work queue that their events feed, the worker
  * threads that run gb_reconcile, the periodic API discovery behind
@@ -54,7 +54,11 @@ typedef int (*gb_placement_lookup_fn)(void *ctx, const char *ns, const char *job
                                       const char *rjob, int *gate,
                                       struct gb_restriction *restriction, char *reason,
                                       size_t reason_size);
-/* The resources the controller watches. */
+/* The resources the controller watches: the core ones, then one PodGroup
+ * and one Queue slot per backend of gangcalc's table (GB_CTL_PG(i),
+ * GB_CTL_QUEUE(i) for gc_backend_at(i); deferred: started once discovery
+ * finds the API).  A slot past the table, or the Queue slot of a backend
+ * without Queue objects, is empty. */
 enum gb_ctl_res {
   GB_CTL_TRAINJOBS,
   GB_CTL_RUNTIMES,
@@ -62,18 +66,22 @@ enum gb_ctl_res {
   GB_CTL_NAMESPACES,
   GB_CTL_PODS, /* JobSet pods */
   GB_CTL_CRDS,
-  GB_CTL_PG_VOLCANO, /* deferred: started once discovery finds the API */
-  GB_CTL_PG_COSCHED, /* deferred */
-  GB_CTL_QUEUES,     /* deferred */
-  GB_CTL_N
+  GB_CTL_PG0,
+  GB_CTL_Q0 = GB_CTL_PG0 + GC_BACKEND_MAX,
+  GB_CTL_N = GB_CTL_Q0 + GC_BACKEND_MAX
 };
+#define GB_CTL_PG(i) ((enum gb_ctl_res)(GB_CTL_PG0 + (int)(i)))
+#define GB_CTL_QUEUE(i) ((enum gb_ctl_res)(GB_CTL_Q0 + (int)(i)))
 
 /* What the controller watches of r: *spec (the resource, deferred or not)
  * and the selection of *h (namespaces from kube.watchNamespaces, kube NULL:
  * every namespace; the label selector); h's keep and handler are left empty
- * for the caller.  Strings are borrowed from static data and kube. */
-void gb_controller_watch_spec(const struct gb_kube_options *kube, enum gb_ctl_res r,
-                              struct gb_informer_spec *spec, struct gb_informer_handler *h);
+ * for the caller.  Strings are borrowed from static data, the backend's
+ * descriptor and kube.  Returns 1, or 0 for an empty slot (nothing set). */
+int gb_controller_watch_spec(const struct gb_kube_options *kube, enum gb_ctl_res r,
+                             struct gb_informer_spec *spec, struct gb_informer_handler *h);
+/* The backend of a PodGroup or Queue slot, NULL for the others. */
+const struct gc_backend *gb_controller_res_backend(enum gb_ctl_res r);
 
 struct gb_controller_opts {
   const struct gb_config *cfg; /* validated; borrowed */
@@ -139,11 +147,11 @@ int gb_controller_gang(void *ctx, const char *ns, const char *jobset_name, struc
  * or NULL when the PodGroup has no such annotation.  ctx is the
  * controller.  Returns 0, GC_ENOTFOUND (no such PodGroup cached, or its API
  * is not watched) or GC_ENOMEM.  Any thread. */
-int gb_controller_podgroup_annotation(void *ctx, enum gc_backend b, const char *ns,
+int gb_controller_podgroup_annotation(void *ctx, const struct gc_backend *b, const char *ns,
                                       const char *name, const char *key, char **out);
 
 /* Calls fn(arg, ns, name) for every gangbridge PodGroup the caches hold
- * (either backend) that carries annotation `key`, until fn returns
+ * (every backend) that carries annotation `key`, until fn returns
  * non-zero (ctx is the controller).  Returns 0, fn's result, GC_EIO (caches
  * not synced yet) or GC_ENOMEM.  Any thread; fn runs with no lock held. */
 typedef int (*gb_controller_pg_fn)(void *arg, const char *ns, const char *name);

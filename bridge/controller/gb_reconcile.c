@@ -29,12 +29,11 @@ const char *gb_rc_action_name(enum gb_rc_action a) {
   return "unknown";
 }
 
-const char *gb_backend_group(enum gc_backend b) {
-  return b == GC_BACKEND_COSCHEDULING ? "scheduling.x-k8s.io" : "scheduling.volcano.sh";
-}
-
-const char *gb_backend_version(enum gc_backend b) {
-  return b == GC_BACKEND_COSCHEDULING ? "v1alpha1" : "v1beta1";
+/* The slot of backend b in the by-backend arrays (0 for NULL: callers
+ * check b first). */
+static int bi(const struct gc_backend *b) {
+  int i = gc_backend_index(b);
+  return i < 0 ? 0 : i;
 }
 
 static const char *str_at(const struct gc_value *v, const char *path) {
@@ -162,14 +161,10 @@ static void decide(struct planner *pl, enum gb_rc_action act, const char *why) {
   pl->p->why = why;
 }
 
-static enum gc_backend other(enum gc_backend b) {
-  return b == GC_BACKEND_VOLCANO ? GC_BACKEND_COSCHEDULING : GC_BACKEND_VOLCANO;
-}
-
-static void add_delete(struct planner *pl, enum gc_backend b) {
-  const struct gc_value *pg = pl->in->pg[b];
+static void add_delete(struct planner *pl, const struct gc_backend *b) {
+  const struct gc_value *pg = pl->in->pg[bi(b)];
   struct gb_rc_plan *p = pl->p;
-  if (!pg || p->n_del >= 2)
+  if (!pg || p->n_del >= GC_BACKEND_MAX)
     return;
   /* Only PodGroups gangbridge made for this TrainJob are ever deleted. */
   if (!gb_podgroup_ours(pg, str_at(pl->in->trainjob, "metadata.uid")))
@@ -216,51 +211,80 @@ static int selected(struct planner *pl) {
   return 1;
 }
 
+/* 1 when the runtime's podGroupPolicy names a backend Trainer knows. */
 static int runtime_has_policy(const struct gc_value *rt) {
   const struct gc_value *pgp = gc_value_path(rt, "spec.podGroupPolicy");
   if (!pgp || pgp->type != GC_MAP)
     return 0;
-  const struct gc_value *c = gc_map_get(pgp, "coscheduling"), *v = gc_map_get(pgp, "volcano");
-  return (c && c->type != GC_NULL) || (v && v->type != GC_NULL);
+  for (size_t i = 0; i < gc_backend_count(); i++) {
+    const char *key = gc_backend_at(i)->runtime_policy;
+    const struct gc_value *v = key ? gc_map_get(pgp, key) : NULL;
+    if (v && v->type != GC_NULL)
+      return 1;
+  }
+  return 0;
+}
+
+/* The PodGroup APIs `auto` waits for, as "neither A nor B is served;
+ * install X or Y" (one: "A is not served; install X"). */
+static const char *apis_missing(struct planner *pl) {
+  const char *apis = "", *install = "";
+  size_t n = 0, k = 0;
+  for (size_t i = 0; i < gc_backend_count(); i++)
+    n += gc_backend_at(i)->in_auto != 0;
+  for (size_t i = 0; i < gc_backend_count(); i++) {
+    const struct gc_backend *b = gc_backend_at(i);
+    if (!b->in_auto)
+      continue;
+    const char *sep = k == 0 ? "" : k + 1 == n ? (n == 2 ? " nor " : " or ") : ", ";
+    apis = fmt(pl, "%s%s%s.%s/%s", apis, sep, b->resource, b->group, b->version);
+    install = fmt(pl, "%s%s%s", install, k == 0 ? "" : k + 1 == n ? " or " : ", ", b->install);
+    k++;
+  }
+  return fmt(pl, "%s%s %s served; install %s",
+             n == 2  ? "neither "
+             : n > 2 ? "none of "
+                     : "",
+             apis, n == 1 ? "is not" : "is", install);
 }
 
 /* The backend when the runtime names none: Namespace annotation, config,
- * auto by discovery.  Returns UNSET (plan decided WAIT) when none fits. */
-static enum gc_backend default_backend(struct planner *pl) {
+ * auto by discovery (the first backend of the table whose API is served,
+ * waiting while an earlier one is unknown).  Returns NULL (plan decided
+ * WAIT) when none fits. */
+static const struct gc_backend *default_backend(struct planner *pl) {
   const struct gb_rc_input *in = pl->in;
-  enum gb_backend_choice choice = in->cfg->backend;
+  const struct gc_backend *choice = gb_config_backend(in->cfg);
   const char *nsb = annotation(in->ns, GB_ANN_BACKEND);
   if (nsb) {
-    if (!strcmp(nsb, "volcano"))
-      choice = GB_CHOICE_VOLCANO;
-    else if (!strcmp(nsb, "coscheduling"))
-      choice = GB_CHOICE_COSCHEDULING;
-    else if (!strcmp(nsb, "auto"))
-      choice = GB_CHOICE_AUTO;
+    char names[256];
+    if (!strcmp(nsb, "auto"))
+      choice = NULL;
+    else if (gc_backend_by_name(nsb))
+      choice = gc_backend_by_name(nsb);
     else
       event(pl, GB_EVENT_WARNING, "InvalidNamespacePolicy",
-            fmt(pl, "namespace annotation %s=\"%.100s\" is not volcano, coscheduling or auto; "
-                    "using the configured backend (%s)",
-                GB_ANN_BACKEND, nsb, gb_backend_choice_name(in->cfg->backend)));
+            fmt(pl,
+                "namespace annotation %s=\"%.100s\" is not %s or auto; "
+                "using the configured backend (%s)",
+                GB_ANN_BACKEND, nsb, gc_backend_names(names, sizeof(names), ", "),
+                gb_backend_choice_name(gb_config_backend(in->cfg))));
   }
-  if (choice == GB_CHOICE_VOLCANO)
-    return GC_BACKEND_VOLCANO;
-  if (choice == GB_CHOICE_COSCHEDULING)
-    return GC_BACKEND_COSCHEDULING;
-  if (in->served[GC_BACKEND_VOLCANO] == 1)
-    return GC_BACKEND_VOLCANO;
-  if (in->served[GC_BACKEND_VOLCANO] < 0 || in->served[GC_BACKEND_COSCHEDULING] < 0) {
-    decide(pl, GB_RC_WAIT, "API discovery has not answered yet");
-    return GC_BACKEND_UNSET;
+  if (choice)
+    return choice;
+  for (size_t i = 0; i < gc_backend_count(); i++) {
+    if (!gc_backend_at(i)->in_auto)
+      continue;
+    if (in->served[i] == 1)
+      return gc_backend_at(i);
+    if (in->served[i] < 0) {
+      decide(pl, GB_RC_WAIT, "API discovery has not answered yet");
+      return NULL;
+    }
   }
-  if (in->served[GC_BACKEND_COSCHEDULING] == 1)
-    return GC_BACKEND_COSCHEDULING;
   decide(pl, GB_RC_WAIT, "no PodGroup API is served");
-  event(pl, GB_EVENT_WARNING, "PodGroupAPIMissing",
-        "neither podgroups.scheduling.volcano.sh/v1beta1 nor "
-        "podgroups.scheduling.x-k8s.io/v1alpha1 is served; install Volcano or the "
-        "scheduler-plugins coscheduling CRD");
-  return GC_BACKEND_UNSET;
+  event(pl, GB_EVENT_WARNING, "PodGroupAPIMissing", apis_missing(pl));
+  return NULL;
 }
 
 static enum gc_scope gang_scope(struct planner *pl) {
@@ -350,21 +374,31 @@ static void outdated(struct planner *pl, const struct gc_value *have, const char
               1);
 }
 
+/* 1 when state is one in which b's queues admit no new gang. */
+static int queue_closed(const struct gc_backend *b, const char *state) {
+  for (size_t i = 0; state && i < GC_BACKEND_MAX_KEYS && b->queue.closed_states[i]; i++)
+    if (!strcmp(state, b->queue.closed_states[i]))
+      return 1;
+  return 0;
+}
+
 static void queue_events(struct planner *pl, const struct gc_gang *g) {
   const struct gb_rc_input *in = pl->in;
-  if (g->backend != GC_BACKEND_VOLCANO || !in->queue_state)
+  const struct gc_backend *b = g->backend;
+  if (!(b->caps & GC_BCAP_QUEUE) || !b->queue.kind || !in->queue_state)
     return;
-  const char *q = g->queue ? g->queue : "default";
+  const char *q = g->queue ? g->queue : b->queue.default_name;
   const char *state = NULL;
-  int r = in->queue_state(in->queue_ctx, q, &state, pl->a);
+  int r = in->queue_state(in->queue_ctx, b, q, &state, pl->a);
   if (r == 0)
     event(pl, GB_EVENT_WARNING, "QueueNotFound",
-          fmt(pl, "Volcano queue \"%.253s\" does not exist; the PodGroup stays Pending until it "
-                  "is created",
-              q));
-  else if (r == 1 && state && (!strcmp(state, "Closed") || !strcmp(state, "Closing")))
+          fmt(pl,
+              "%s queue \"%.253s\" does not exist; the PodGroup stays Pending until it "
+              "is created",
+              b->display, q));
+  else if (r == 1 && queue_closed(b, state))
     event(pl, GB_EVENT_WARNING, "QueueClosed",
-          fmt(pl, "Volcano queue \"%.253s\" is %s; it admits no new PodGroups", q, state));
+          fmt(pl, "%s queue \"%.253s\" is %s; it admits no new PodGroups", b->display, q, state));
 }
 
 static const char *first_errors(struct planner *pl, const struct gc_diags *d) {
@@ -399,21 +433,24 @@ static int labels_only(const struct gc_value *desired, const struct gc_value *ha
   return 1;
 }
 
-/* The gang keeps its PodGroup of the other backend (the backend choice
+/* The gang keeps its PodGroup of another backend (the backend choice
  * changed while its pods exist).  Returns 1 when that is the decision. */
 static int keep_other_backend(struct planner *pl, const struct gc_gang *g) {
   const struct gb_rc_input *in = pl->in;
-  const struct gc_value *old = in->pg[other(g->backend)];
-  if (in->pg[g->backend] || !old || in->pods == 0)
+  if (in->pg[bi(g->backend)] || in->pods == 0)
     return 0;
-  if (!gb_podgroup_ours(old, str_at(in->trainjob, "metadata.uid")))
-    return 0;
-  pl->p->backend = other(g->backend);
-  pl->p->bound_jobs = annotation(old, GB_ANN_BOUND_JOBS);
-  decide(pl, GB_RC_KEEP, "backend changed while gang pods exist: the PodGroup is kept");
-  outdated(pl, old, fmt(pl, "backend %s -> %s", gc_backend_name(other(g->backend)),
-                        gc_backend_name(g->backend)));
-  return 1;
+  for (size_t i = 0; i < gc_backend_count(); i++) {
+    const struct gc_backend *b = gc_backend_at(i);
+    const struct gc_value *old = in->pg[i];
+    if (b == g->backend || !old || !gb_podgroup_ours(old, str_at(in->trainjob, "metadata.uid")))
+      continue;
+    pl->p->backend = b;
+    pl->p->bound_jobs = annotation(old, GB_ANN_BOUND_JOBS);
+    decide(pl, GB_RC_KEEP, "backend changed while gang pods exist: the PodGroup is kept");
+    outdated(pl, old, fmt(pl, "backend %s -> %s", gc_backend_name(b), gc_backend_name(g->backend)));
+    return 1;
+  }
+  return 0;
 }
 
 /* Renders the gang's PodGroup and decides between create, update, keep
@@ -425,7 +462,7 @@ static int decide_podgroup(struct planner *pl, struct gc_gang *g) {
   const struct gb_rc_input *in = pl->in;
   struct gb_rc_plan *out = pl->p;
   const char *tj_uid = str_at(in->trainjob, "metadata.uid");
-  const struct gc_value *have = in->pg[g->backend];
+  const struct gc_value *have = in->pg[bi(g->backend)];
   if (have && !gb_podgroup_ours(have, tj_uid)) {
     /* Labelled by gangbridge but owned by another TrainJob (a deleted one
      * of the same name, not yet garbage-collected): not ours to change. */
@@ -467,10 +504,11 @@ static int decide_podgroup(struct planner *pl, struct gc_gang *g) {
       event(pl, GB_EVENT_NORMAL, "GangScopeNarrowed", fmt(pl, "%s", w->message));
   }
   queue_events(pl, g);
-  /* The other backend's PodGroup (the choice changed) goes first, once no
+  /* Another backend's PodGroup (the choice changed) goes first, once no
    * pod exists that could reference it, so one gang never has two groups. */
-  if (in->pg[other(g->backend)] && in->pods == 0)
-    add_delete(pl, other(g->backend));
+  for (size_t i = 0; i < gc_backend_count() && in->pods == 0; i++)
+    if (gc_backend_at(i) != g->backend && in->pg[i])
+      add_delete(pl, gc_backend_at(i));
   return 0;
 }
 
@@ -486,8 +524,8 @@ static int finished(struct planner *pl) {
     decide(pl, GB_RC_KEEP, "finished; podGroups.deleteOnFinish is false");
     return 1;
   }
-  add_delete(pl, GC_BACKEND_VOLCANO);
-  add_delete(pl, GC_BACKEND_COSCHEDULING);
+  for (size_t i = 0; i < gc_backend_count(); i++)
+    add_delete(pl, gc_backend_at(i));
   decide(pl, out->n_del ? GB_RC_DELETE : GB_RC_KEEP,
          out->n_del ? "finished: deleting its PodGroup" : "finished; no PodGroup left");
   return 1;
@@ -511,7 +549,9 @@ static int runtime_usable(struct planner *pl, const char *ns, const char *name) 
     const char *what = cluster ? fmt(pl, "ClusterTrainingRuntime \"%.253s\"", rtname)
                                : fmt(pl, "TrainingRuntime \"%.253s/%.253s\"", ns, rtname);
     decide(pl, GB_RC_WAIT, fmt(pl, "%s not found", what));
-    int has_pg = in->pg[GC_BACKEND_VOLCANO] || in->pg[GC_BACKEND_COSCHEDULING];
+    int has_pg = 0;
+    for (size_t i = 0; i < gc_backend_count(); i++)
+      has_pg |= in->pg[i] != NULL;
     event(pl, GB_EVENT_WARNING, "RuntimeNotFound",
           fmt(pl, "%s not found; %s", what,
               has_pg ? "the existing PodGroup is left as it is until the runtime exists again"
@@ -535,9 +575,10 @@ static int runtime_usable(struct planner *pl, const char *ns, const char *name) 
 
 /* gc_policy_context's Queue lookup over the input's (the tree lives in the
  * plan's arena, which outlives the gang computation). */
-static const struct gc_value *plan_queue_annotations(void *arg, const char *queue) {
+static const struct gc_value *plan_queue_annotations(void *arg, const struct gc_backend *b,
+                                                     const char *queue) {
   struct planner *pl = arg;
-  const struct gc_value *q = pl->in->queue_doc(pl->in->queue_ctx, queue, pl->a);
+  const struct gc_value *q = pl->in->queue_doc(pl->in->queue_ctx, b, queue, pl->a);
   return gc_value_path(q, "metadata.annotations");
 }
 
@@ -586,7 +627,7 @@ int gb_reconcile_plan(const struct gb_rc_input *in, struct gc_arena *a, struct g
   opts.policy = &pctx;
   if (!runtime_has_policy(in->runtime)) {
     opts.default_backend = default_backend(&pl);
-    if (opts.default_backend == GC_BACKEND_UNSET)
+    if (!opts.default_backend)
       goto out;
   }
   cat = gc_catalog_new();
@@ -611,19 +652,19 @@ int gb_reconcile_plan(const struct gb_rc_input *in, struct gc_arena *a, struct g
     goto out;
   }
   out->backend = g->backend;
-  if (in->served[g->backend] == 0) {
+  if (in->served[bi(g->backend)] == 0) {
     decide(&pl, GB_RC_WAIT,
            fmt(&pl, "the %s PodGroup API is not served", gc_backend_name(g->backend)));
     event(&pl, GB_EVENT_WARNING, "PodGroupAPIMissing",
-          fmt(&pl, "podgroups.%s/%s is not served; install its CRD", gb_backend_group(g->backend),
-              gb_backend_version(g->backend)));
+          fmt(&pl, "%s.%s/%s is not served; install its CRD", g->backend->resource,
+              g->backend->group, g->backend->version));
     goto out;
   }
 
-  /* The Namespace's Volcano queue when the runtime and TrainJob name none;
-   * Volcano validates queue names as RFC 1123 subdomains. */
-  const char *nsq = annotation(in->ns, GC_VOLCANO_QUEUE_ANNOTATION);
-  if (g->backend == GC_BACKEND_VOLCANO && !g->queue && nsq && *nsq &&
+  /* The Namespace's queue when the runtime and TrainJob name none; queue
+   * names are RFC 1123 subdomains. */
+  const char *nsq = g->backend->queue.key ? annotation(in->ns, g->backend->queue.key) : NULL;
+  if ((g->backend->caps & GC_BCAP_QUEUE) && !g->queue && nsq && *nsq &&
       gc_name_is_dns1123_subdomain(nsq, strlen(nsq))) {
     g->queue = gc_arena_strdup(g->arena, nsq);
     if (!g->queue) {
@@ -653,21 +694,31 @@ static int leader(const struct gb_rc_env *env) {
   return !env->is_leader || env->is_leader(env->leader_ctx);
 }
 
-static int queue_lookup(void *ctx, const char *name, const char **state, struct gc_arena *a) {
-  struct gb_informer *inf = ctx;
+/* ctx is the env's queues[] (by gc_backend_index). */
+static int queue_lookup(void *ctx, const struct gc_backend *b, const char *name, const char **state,
+                        struct gc_arena *a) {
+  struct gb_informer *const *queues = ctx;
+  struct gb_informer *inf = gc_backend_index(b) < 0 ? NULL : queues[bi(b)];
   struct gc_value *q = NULL;
+  if (!inf)
+    return -1;
   int rc = gb_informer_get_value(inf, NULL, name, a, &q);
   if (rc == GC_ENOTFOUND)
     return 0;
   if (rc)
     return -1;
-  *state = str_at(q, "status.state");
+  *state = b->queue.state_field
+               ? gc_value_as_str(gc_map_get(gc_value_path(q, "status"), b->queue.state_field))
+               : NULL;
   return 1;
 }
 
-static const struct gc_value *queue_doc_lookup(void *ctx, const char *name, struct gc_arena *a) {
+static const struct gc_value *queue_doc_lookup(void *ctx, const struct gc_backend *b,
+                                               const char *name, struct gc_arena *a) {
+  struct gb_informer *const *queues = ctx;
+  struct gb_informer *inf = gc_backend_index(b) < 0 ? NULL : queues[bi(b)];
   struct gc_value *q = NULL;
-  return gb_informer_get_value(ctx, NULL, name, a, &q) ? NULL : q;
+  return !inf || gb_informer_get_value(inf, NULL, name, a, &q) ? NULL : q;
 }
 
 static void record(struct gb_rc_env *env, const struct gb_event_ref *ref, const char *type,
@@ -683,7 +734,7 @@ static void record(struct gb_rc_env *env, const struct gb_event_ref *ref, const 
 
 /* The PodGroup an Event is also posted on (uid NULL: none). */
 struct pg_ref {
-  enum gc_backend backend;
+  const struct gc_backend *backend;
   const char *uid;
 };
 
@@ -696,12 +747,10 @@ static void emit_on(struct gb_rc_env *env, const struct gc_value *tj, const stru
   struct gb_event_ref ref = {GC_TRAINER_API, "TrainJob", str_at(tj, "metadata.namespace"),
                              str_at(tj, "metadata.name"), str_at(tj, "metadata.uid")};
   record(env, &ref, type, reason, msg, once);
-  if (!pg || !pg->uid || pg->backend == GC_BACKEND_UNSET)
+  if (!pg || !pg->uid || !pg->backend)
     return;
-  char api[96];
-  snprintf(api, sizeof(api), "%s/%s", gb_backend_group(pg->backend),
-           gb_backend_version(pg->backend));
-  struct gb_event_ref pref = {api, "PodGroup", ref.ns, ref.name, pg->uid};
+  struct gb_event_ref pref = {pg->backend->api_version, pg->backend->kind, ref.ns, ref.name,
+                              pg->uid};
   record(env, &pref, type, reason, msg, once);
 }
 
@@ -736,9 +785,9 @@ static const char *error_reason(const struct gb_kube_error *e) {
   return "status_4xx";
 }
 
-static int podgroup_path(char *buf, size_t cap, enum gc_backend b, const char *ns,
+static int podgroup_path(char *buf, size_t cap, const struct gc_backend *b, const char *ns,
                          const char *name) {
-  return gb_kube_path(buf, cap, gb_backend_group(b), gb_backend_version(b), "podgroups", ns, name);
+  return gb_kube_path(buf, cap, b->group, b->version, b->resource, ns, name);
 }
 
 int gb_reconcile_gather(struct gb_rc_env *env, const char *ns, const char *name,
@@ -765,13 +814,15 @@ int gb_reconcile_gather(struct gb_rc_env *env, const char *ns, const char *name,
     if (!gb_informer_get_value(env->namespaces, NULL, ns, a, &nsv))
       in->ns = nsv;
   }
-  for (int b = GC_BACKEND_VOLCANO; b <= GC_BACKEND_COSCHEDULING; b++) {
+  int queues = 0;
+  for (size_t b = 0; b < gc_backend_count(); b++) {
     struct gc_value *pg = NULL;
     if (env->pg[b] && !gb_informer_get_value(env->pg[b], ns, name, a, &pg))
       in->pg[b] = pg;
     in->served[b] = env->served[b];
+    queues |= env->queues[b] != NULL;
   }
-  if (env->queues) {
+  if (queues) {
     in->queue_state = queue_lookup;
     in->queue_doc = queue_doc_lookup;
     in->queue_ctx = env->queues;
@@ -824,8 +875,9 @@ static enum create_outcome create_podgroup(struct gb_rc_env *env, const struct g
   const char *ns = str_at(tj, "metadata.namespace"), *name = str_at(tj, "metadata.name");
   char coll[1024], path[1024];
   json_object *body = gb_kube_value_to_json(plan->desired), *got = NULL;
-  if (!body || gb_kube_path(coll, sizeof(coll), gb_backend_group(plan->backend),
-                            gb_backend_version(plan->backend), "podgroups", ns, NULL) ||
+  if (!body ||
+      gb_kube_path(coll, sizeof(coll), plan->backend->group, plan->backend->version,
+                   plan->backend->resource, ns, NULL) ||
       podgroup_path(path, sizeof(path), plan->backend, ns, name)) {
     json_object_put(body);
     return CREATE_FAILED;
@@ -879,9 +931,9 @@ static int conflicts_only_own_create(const struct gb_kube_error *e) {
 
 /* The uid of the PodGroup a KEEP plan is about (for Events on it). */
 static const char *keep_uid(const struct gb_rc_input *in, const struct gb_rc_plan *plan) {
-  if (plan->backend == GC_BACKEND_UNSET || !in->pg[plan->backend])
+  if (!plan->backend || !in->pg[bi(plan->backend)])
     return NULL;
-  return str_at(in->pg[plan->backend], "metadata.uid");
+  return str_at(in->pg[bi(plan->backend)], "metadata.uid");
 }
 
 static void emit_plan(struct gb_rc_env *env, const struct gc_value *tj,
@@ -948,9 +1000,10 @@ static void apply_podgroup(struct gb_rc_env *env, const struct gb_rc_plan *plan,
   if (co == EXISTS_FOREIGN) {
     struct pg_ref pg = {plan->backend, uid};
     char msg[700];
-    snprintf(msg, sizeof(msg), "PodGroup %s/%s (%s) exists and was not created by gangbridge "
-             "for this TrainJob; it is left exactly as it is", ns, name,
-             gb_backend_group(plan->backend));
+    snprintf(msg, sizeof(msg),
+             "PodGroup %s/%s (%s) exists and was not created by gangbridge "
+             "for this TrainJob; it is left exactly as it is",
+             ns, name, plan->backend->group);
     emit_on(env, tj, &pg, GB_EVENT_WARNING, "PodGroupExists", msg, 1);
     result(res, GB_RC_CONFLICT, NULL, "%s", msg);
     return;
@@ -997,8 +1050,8 @@ static void apply_podgroup(struct gb_rc_env *env, const struct gb_rc_plan *plan,
   /* On the TrainJob only: one more write per PodGroup write already slows
    * convergence after an API storm (tests/integration/test_faults_storm.py). */
   char msg[600];
-  snprintf(msg, sizeof(msg), "%s PodGroup %s/%s (%s)",
-           co == CREATED ? "created" : "updated", ns, name, gb_backend_group(plan->backend));
+  snprintf(msg, sizeof(msg), "%s PodGroup %s/%s (%s)", co == CREATED ? "created" : "updated", ns,
+           name, plan->backend->group);
   emit(env, tj, GB_EVENT_NORMAL, co == CREATED ? "PodGroupCreated" : "PodGroupUpdated", msg);
   result(res, GB_RC_DONE, NULL, "%s", plan->why);
 }
@@ -1032,8 +1085,7 @@ static int delete_podgroups(struct gb_rc_env *env, const struct gb_rc_plan *plan
     }
     gb_log(GB_LOG_INFO, "deleted PodGroup", "namespace", ns, "name", name, "backend",
            gc_backend_name(plan->del[i]), "why", plan->why, NULL);
-    snprintf(msg, sizeof(msg), "deleted PodGroup %s/%s (%s): %s", ns, name,
-             gb_backend_group(plan->del[i]),
+    snprintf(msg, sizeof(msg), "deleted PodGroup %s/%s (%s): %s", ns, name, plan->del[i]->group,
              plan->action == GB_RC_DELETE ? "the TrainJob finished" : "the backend changed");
     emit(env, tj, GB_EVENT_NORMAL, "PodGroupDeleted", msg); /* its PodGroup is gone */
   }

@@ -3,8 +3,9 @@
  * gb_reconcile: the reconcile of one TrainJob.  It has two halves.
  * gb_reconcile_plan is pure: from the TrainJob, its runtime, its Namespace,
  * the PodGroups that exist, which PodGroup APIs the cluster serves, the
- * Volcano Queues and the policy defaults of the configuration (the
- * Namespace, Queue and config feed gangcalc's gc_policy_context), it decides what should happen (skip, keep, apply a
+ * backends' Queues and the policy defaults of the configuration (the
+ * Namespace, Queue and config feed gangcalc's gc_policy_context), it
+ * decides what should happen (skip, keep, apply a
  * rendered PodGroup, delete, wait, or report an invalid TrainJob) and which
  * Events to emit; gangcalc computes the gang.  gb_reconcile_run reads those
  * inputs from the informer caches, calls the plan, and carries it out: a
@@ -33,7 +34,7 @@
 #include "gc_value.h"
 
 /* Annotations and labels gangbridge reads. */
-#define GB_ANN_BACKEND "gangbridge.io/backend"         /* Namespace: volcano|coscheduling|auto */
+#define GB_ANN_BACKEND "gangbridge.io/backend"         /* Namespace: a backend name or auto */
 #define GB_ANN_GANG_SCOPE "gangbridge.io/gang-scope"   /* Namespace: wave|all */
 #define GB_ANN_BOUND_JOBS "gangbridge.io/bound-replicated-jobs"
 #define GB_ANN_GANG_JOBS "gangbridge.io/gang-replicated-jobs"
@@ -61,24 +62,27 @@ struct gb_rc_event {
   int on_podgroup;    /* also post it on the PodGroup (plan.backend, pg_uid) */
 };
 
-/* Volcano Queue lookup: returns 1 when the queue exists (*state is its
- * status.state or NULL), 0 when it does not, -1 when unknown (no cache). */
-typedef int (*gb_rc_queue_fn)(void *ctx, const char *name, const char **state,
-                              struct gc_arena *a);
+/* Queue lookup of backend b (one with GC_BCAP_QUEUE): returns 1 when the
+ * queue exists (*state is its state field or NULL), 0 when it does not, -1
+ * when unknown (no cache). */
+typedef int (*gb_rc_queue_fn)(void *ctx, const struct gc_backend *b, const char *name,
+                              const char **state, struct gc_arena *a);
 
-/* Volcano Queue object lookup: the Queue `name` as a tree in a, or NULL
- * when it does not exist or is unknown.  Its annotations are a source of
- * the gang timeout (gc_policy). */
-typedef const struct gc_value *(*gb_rc_queue_doc_fn)(void *ctx, const char *name,
-                                                     struct gc_arena *a);
+/* Queue object lookup of backend b: the Queue `name` as a tree in a, or
+ * NULL when it does not exist or is unknown.  Its annotations are a source
+ * of the gang timeout (gc_policy). */
+typedef const struct gc_value *(*gb_rc_queue_doc_fn)(void *ctx, const struct gc_backend *b,
+                                                     const char *name, struct gc_arena *a);
 
 struct gb_rc_input {
   const struct gb_config *cfg;          /* validated */
   const struct gc_value *trainjob;      /* required */
   const struct gc_value *runtime;       /* the referenced runtime, NULL: not found */
   const struct gc_value *ns;            /* the Namespace, NULL: not known */
-  const struct gc_value *pg[3];         /* existing PodGroups by enum gc_backend, or NULL */
-  int served[3];                        /* by enum gc_backend: 1 served, 0 not, -1 unknown */
+  /* By gc_backend_index: the existing PodGroups (or NULL), and whether each
+   * backend's API is served (1), not (0) or unknown (-1). */
+  const struct gc_value *pg[GC_BACKEND_MAX];
+  int served[GC_BACKEND_MAX];
   long pods;                            /* the gang's pods that exist; -1 unknown (as if some) */
   gb_rc_queue_fn queue_state;           /* NULL: queues unknown */
   gb_rc_queue_doc_fn queue_doc;         /* NULL: queues unknown (same queue_ctx) */
@@ -93,10 +97,11 @@ struct gb_rc_plan {
   enum gb_rc_action action;
   const char *why;        /* a short sentence for logs (arena) */
   int managed;            /* gangbridge is responsible for this TrainJob's PodGroup */
-  enum gc_backend backend; /* the PodGroup's backend (APPLY, KEEP) */
+  const struct gc_backend *backend; /* the PodGroup's backend (APPLY, KEEP), or NULL */
   struct gc_value *desired; /* APPLY: the PodGroup to apply (arena) */
-  enum gc_backend del[2];   /* PodGroups to delete (DELETE, or a stale other backend on APPLY) */
-  const char *del_uid[2];
+  /* PodGroups to delete (DELETE, or a stale other backend's on APPLY). */
+  const struct gc_backend *del[GC_BACKEND_MAX];
+  const char *del_uid[GC_BACKEND_MAX];
   size_t n_del;
   const char *bound_jobs;   /* binding plan: comma-separated replicated jobs whose pods join */
   const char *pg_uid;       /* APPLY: the uid of the PodGroup updated (precondition);
@@ -136,9 +141,10 @@ struct gb_rc_env {
   struct gb_informer *runtimes;      /* TrainingRuntimes */
   struct gb_informer *cluster_runtimes;
   struct gb_informer *namespaces;    /* NULL: none */
-  struct gb_informer *pg[3];         /* by enum gc_backend; NULL when not watched */
-  struct gb_informer *queues;        /* Volcano Queues; NULL when not watched */
-  int served[3];
+  /* By gc_backend_index; NULL when not watched. */
+  struct gb_informer *pg[GC_BACKEND_MAX];     /* the backend's PodGroups */
+  struct gb_informer *queues[GC_BACKEND_MAX]; /* its Queues (backends that have them) */
+  int served[GC_BACKEND_MAX];
   /* The number of pods labelled with JobSet `name` in `ns`; NULL: unknown. */
   long (*gang_pods)(void *ctx, const char *ns, const char *name);
   void *pods_ctx;
@@ -171,9 +177,5 @@ int gb_reconcile_gather(struct gb_rc_env *env, const char *ns, const char *name,
  * retried so far (failures are reported as Events from the third on). */
 void gb_reconcile_run(struct gb_rc_env *env, const char *key, int attempts,
                       struct gb_rc_result *res);
-
-/* Resource path pieces of a backend's PodGroups. */
-const char *gb_backend_group(enum gc_backend b);
-const char *gb_backend_version(enum gc_backend b);
 
 #endif

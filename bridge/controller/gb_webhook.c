@@ -322,9 +322,12 @@ static int set_map_key(json_object *patch, json_object *meta, const char *map, c
   return rc < 0 ? rc : 1;
 }
 
-static const char *backend_name(enum gc_backend b) {
-  return b == GC_BACKEND_VOLCANO ? "volcano" : b == GC_BACKEND_COSCHEDULING ? "coscheduling"
-                                                                           : "none";
+static const char *backend_name(const struct gc_backend *b) { return b ? b->name : "none"; }
+
+/* The pod map a join key lives in ("labels", "annotations"), or NULL for a
+ * join the webhook does not write there. */
+static const char *join_map(const struct gc_backend_join *j) {
+  return j->at == GC_JOIN_LABEL ? "labels" : j->at == GC_JOIN_ANNOTATION ? "annotations" : NULL;
 }
 
 /* Holds the pod for placement: appends gangbridge.io/placement to
@@ -433,11 +436,13 @@ static int build_patch(json_object *pod, const struct gb_webhook_decision *dec,
   if (!v->patch)
     return GC_ENOMEM;
   json_object *meta = gb_kobj_obj(pod, "metadata");
-  int rc;
-  if (dec->backend == GC_BACKEND_VOLCANO)
-    rc = set_map_key(v->patch, meta, "annotations", GC_VOLCANO_GROUP_ANNOTATION, dec->group, v);
-  else
-    rc = set_map_key(v->patch, meta, "labels", GC_COSCHED_GROUP_LABEL, dec->group, v);
+  int rc = 0;
+  /* Every key the backend joins its pods by that names the group. */
+  for (size_t i = 0; i < dec->backend->n_joins && rc >= 0; i++) {
+    const struct gc_backend_join *j = &dec->backend->joins[i];
+    if (!j->legacy && j->value == GC_JOIN_GROUP && join_map(j))
+      rc = set_map_key(v->patch, meta, join_map(j), j->key, dec->group, v);
+  }
   if (rc < 0)
     return rc;
   if (dec->scheduler_name[0]) {
@@ -487,9 +492,18 @@ static int build_unbind_patch(json_object *pod, const char *why, struct verdict 
   if (!v->patch)
     return GC_ENOMEM;
   json_object *meta = gb_kobj_obj(pod, "metadata");
-  int rc = remove_map_key(v->patch, meta, "annotations", GC_VOLCANO_GROUP_ANNOTATION, why, v);
-  if (rc >= 0)
-    rc = remove_map_key(v->patch, meta, "labels", GC_COSCHED_GROUP_LABEL, why, v);
+  int rc = 0;
+  /* Annotations first, then labels: every backend's group keys. */
+  static const enum gc_join_at order[] = {GC_JOIN_ANNOTATION, GC_JOIN_LABEL};
+  for (size_t o = 0; o < 2; o++)
+    for (size_t i = 0; i < gc_backend_count(); i++) {
+      const struct gc_backend *b = gc_backend_at(i);
+      for (size_t k = 0; k < b->n_joins && rc >= 0; k++) {
+        const struct gc_backend_join *j = &b->joins[k];
+        if (!j->legacy && j->at == order[o])
+          rc = remove_map_key(v->patch, meta, join_map(j), j->key, why, v);
+      }
+    }
   return rc < 0 ? rc : 0;
 }
 
@@ -539,6 +553,27 @@ static int read_field(struct verdict *v, json_object *o, const char *key, const 
   return 1;
 }
 
+/* read_field over every group key of every backend the webhook may set or
+ * remove (labels, then annotations).  Returns 1 when it denied. */
+static int read_joins(struct verdict *v, json_object *meta) {
+  static const enum gc_join_at order[] = {GC_JOIN_LABEL, GC_JOIN_ANNOTATION};
+  const char *ignored;
+  char field[400];
+  for (size_t o = 0; o < 2; o++)
+    for (size_t i = 0; i < gc_backend_count(); i++) {
+      const struct gc_backend *b = gc_backend_at(i);
+      for (size_t k = 0; k < b->n_joins; k++) {
+        const struct gc_backend_join *j = &b->joins[k];
+        if (j->legacy || j->at != order[o])
+          continue;
+        snprintf(field, sizeof(field), "request.object.metadata.%s[\"%s\"]", join_map(j), j->key);
+        if (read_field(v, gb_kobj_obj(meta, join_map(j)), j->key, field, &ignored))
+          return 1;
+      }
+    }
+  return 0;
+}
+
 /* Reads and checks every pod string the webhook uses: the JobSet labels, the
  * namespace, the group label/annotation and spec.schedulerName (the last
  * three are compared with what gangbridge would set).  Returns 1 when it
@@ -553,11 +588,7 @@ static int read_pod(struct verdict *v, json_object *req, json_object *pod,
                  "request.object.metadata.labels[\"" GB_JOBSET_NAME_LABEL "\"]", &f->jobset) ||
       read_field(v, labels, GB_JOBSET_RJOB_LABEL,
                  "request.object.metadata.labels[\"" GB_JOBSET_RJOB_LABEL "\"]", &f->rjob) ||
-      read_field(v, labels, GC_COSCHED_GROUP_LABEL,
-                 "request.object.metadata.labels[\"" GC_COSCHED_GROUP_LABEL "\"]", &ignored) ||
-      read_field(v, gb_kobj_obj(meta, "annotations"), GC_VOLCANO_GROUP_ANNOTATION,
-                 "request.object.metadata.annotations[\"" GC_VOLCANO_GROUP_ANNOTATION "\"]",
-                 &ignored) ||
+      read_joins(v, meta) ||
       read_field(v, gb_kobj_obj(pod, "spec"), "schedulerName", "request.object.spec.schedulerName",
                  &ignored) ||
       read_field(v, req, "namespace", "request.namespace", &f->ns) ||
@@ -589,8 +620,7 @@ static int lookup(struct gb_webhook *wh, const struct pod_facts *f,
     snprintf(reason, size, "lookup returned a malformed placement restriction");
   }
   if (rc == 0 && dec->managed && dec->bind &&
-      ((dec->backend != GC_BACKEND_VOLCANO && dec->backend != GC_BACKEND_COSCHEDULING) ||
-       !dec->group[0])) {
+      (gc_backend_index(dec->backend) < 0 || !dec->group[0])) {
     rc = GC_EINVAL;
     snprintf(reason, size, "lookup returned no backend or no group name");
   }

@@ -7,9 +7,9 @@
  * and asks a caller-supplied lookup what to do; the webhook itself knows
  * nothing about the cluster.  For a managed pod whose replicated job the
  * binding plan names, it answers with a base64 JSON Patch (RFC 6902) that
- * adds the annotation `scheduling.k8s.io/group-name` (Volcano) or the label
- * `scheduling.x-k8s.io/pod-group` (coscheduling), creating the map when the
- * pod has none, and sets `spec.schedulerName` when the decision names one and
+ * adds the label or annotation the backend's descriptor joins pods by
+ * (gc_backend.h; the ones naming the group), creating the map when the pod
+ * has none, and sets `spec.schedulerName` when the decision names one and
  * the pod has none or "default-scheduler".  When gangbridge places the
  * gang (decision.gate) such a pod also gets the scheduling gate
  * gangbridge.io/placement (the list created when the pod has none, the gate
@@ -51,7 +51,7 @@
 struct gb_webhook_decision {
   int managed;                               /* 0: gangbridge does not manage this TrainJob */
   int bind;                                  /* 0: this replicated job is not in the binding plan */
-  enum gc_backend backend;                   /* GC_BACKEND_VOLCANO or GC_BACKEND_COSCHEDULING */
+  const struct gc_backend *backend;          /* a backend of the table (gc_backend.h) */
   char group[GB_WEBHOOK_NAME_MAX + 1];       /* PodGroup name */
   char scheduler_name[GB_WEBHOOK_NAME_MAX + 1]; /* "" = leave spec.schedulerName alone */
   int mismatch; /* with bind: the PodGroup that exists is not gangbridge's (label

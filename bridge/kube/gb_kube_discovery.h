@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0
  *
  * gb_kube_discovery: does the API server serve a group/version/resource?
- * Used for the `auto` backend choice (Volcano PodGroups when
- * scheduling.volcano.sh/v1beta1 podgroups is served, else coscheduling).  It
+ * Used for the `auto` backend choice (the first backend of gangcalc's table
+ * whose group object's API is served, see gc_backend.h).  It
  * asks the per-group-version discovery document (GET /apis/GROUP/VERSION or
  * /api/v1): a 404 means the group/version is not served; otherwise the
  * resource must be listed in its APIResourceList.  Answers are cached for a

@@ -74,7 +74,7 @@ struct gb_placer_opts {
   /* Optional: the decision record's text on gangbridge's PodGroup ns/name
    * of backend b from a cache (gb_controller_podgroup_annotation's shape:
    * *text malloc'd or NULL; GC_ENOTFOUND when not cached).  NULL: GET. */
-  int (*record_lookup)(void *ctx, enum gc_backend b, const char *ns, const char *name,
+  int (*record_lookup)(void *ctx, const struct gc_backend *b, const char *ns, const char *name,
                        const char *key, char **text);
   /* Optional: calls fn for every gang ns/name whose PodGroup carries a
    * decision record (gb_controller_foreach_podgroup_annotation's shape;

@@ -65,7 +65,7 @@ struct gb_placer {
 /* Where a gang's decision record lives: gangbridge's PodGroup of the
  * TrainJob (its uid: the PodGroup's controller ownerReference). */
 struct gb_placer_pg {
-  enum gc_backend backend;
+  const struct gc_backend *backend;
   const char *ns, *name, *tj_uid;
 };
 

@@ -27,9 +27,8 @@ static int ours(json_object *pg, const char *uid) {
 }
 
 static int pg_path(const struct gb_placer_pg *pg, char *buf, size_t cap) {
-  enum gc_backend b = pg->backend;
-  return gb_kube_path(buf, cap, gb_backend_group(b), gb_backend_version(b), "podgroups", pg->ns,
-                      pg->name);
+  const struct gc_backend *b = pg->backend;
+  return gb_kube_path(buf, cap, b->group, b->version, b->resource, pg->ns, pg->name);
 }
 
 /* Decodes a record text; a bad one is logged and read as none. */
@@ -276,9 +275,7 @@ static void redecided_event(struct gb_placer *p, const struct gc_gang *gg, const
            "now %.300s",
            d->rec.whole_cluster ? "the whole cluster" : d->rec.domain);
   struct gb_event_ref tj = {"trainer.kubeflow.org/v1alpha1", "TrainJob", ns, name, gg->uid};
-  struct gb_event_ref pg = {gg->backend == GC_BACKEND_COSCHEDULING ? "scheduling.x-k8s.io/v1alpha1"
-                                                                   : "scheduling.volcano.sh/v1beta1",
-                            "PodGroup", ns, name, NULL};
+  struct gb_event_ref pg = {gg->backend->api_version, gg->backend->kind, ns, name, NULL};
   struct gb_kube_error e;
   gb_events_record(p->o.events, &tj, GB_EVENT_WARNING, "PlacementRedecided", line, 1, &e);
   gb_events_record(p->o.events, &pg, GB_EVENT_WARNING, "PlacementRedecided", line, 1, &e);

@@ -260,10 +260,8 @@ static void post(struct gb_placer *p, const struct gb_placer_item *it, const cha
     return;
   struct gb_event_ref tj = {"trainer.kubeflow.org/v1alpha1", "TrainJob", it->ns, it->name,
                             it->gg->uid};
-  struct gb_event_ref pg = {it->gg->backend == GC_BACKEND_COSCHEDULING
-                                ? "scheduling.x-k8s.io/v1alpha1"
-                                : "scheduling.volcano.sh/v1beta1",
-                            "PodGroup", it->ns, it->name, NULL};
+  struct gb_event_ref pg = {it->gg->backend->api_version, it->gg->backend->kind, it->ns, it->name,
+                            NULL};
   struct gb_kube_error e;
   gb_events_record(p->o.events, &tj, type, reason, msg, 1, &e);
   gb_events_record(p->o.events, &pg, type, reason, msg, 1, &e);

@@ -401,16 +401,11 @@ static int calc_run(struct gb_rpc_ctx *ctx, struct doc_cache *cache,
                        "%s: give the TrainJob and its runtime as JSON or YAML documents", path);
   struct gc_options opts;
   memset(&opts, 0, sizeof(opts));
-  switch (req->backend) {
-  case GANGBRIDGE__V1__BACKEND__BACKEND_UNSPECIFIED: opts.backend = GC_BACKEND_UNSET; break;
-  case GANGBRIDGE__V1__BACKEND__BACKEND_VOLCANO: opts.backend = GC_BACKEND_VOLCANO; break;
-  case GANGBRIDGE__V1__BACKEND__BACKEND_COSCHEDULING:
-    opts.backend = GC_BACKEND_COSCHEDULING;
-    break;
-  default:
+  /* The wire value of each backend is its descriptor's (gc_backend.proto). */
+  if (req->backend != GANGBRIDGE__V1__BACKEND__BACKEND_UNSPECIFIED &&
+      !(opts.backend = gc_backend_by_proto((int)req->backend)))
     return gb_rpc_fail(ctx, GB_RPC_INVALID_ARGUMENT, "%sbackend: unknown value %d", field,
                        (int)req->backend);
-  }
   switch (req->gang_scope) {
   case GANGBRIDGE__V1__GANG_SCOPE__GANG_SCOPE_WAVE: opts.scope = GC_SCOPE_WAVE; break;
   case GANGBRIDGE__V1__GANG_SCOPE__GANG_SCOPE_ALL: opts.scope = GC_SCOPE_ALL; break;
@@ -536,8 +531,7 @@ static int gang_to_proto(struct gc_arena *a, const struct gc_gang *g, Gangbridge
   m->runtime_name = str_or_empty(g->runtime_name);
   m->api_generation = str_or_empty(g->api_generation);
   m->suspended = g->suspended ? 1 : 0;
-  m->backend = g->backend == GC_BACKEND_COSCHEDULING ? GANGBRIDGE__V1__BACKEND__BACKEND_COSCHEDULING
-                                                     : GANGBRIDGE__V1__BACKEND__BACKEND_VOLCANO;
+  m->backend = (Gangbridge__V1__Backend)g->backend->proto;
   m->gang_scope = g->scope == GC_SCOPE_ALL ? GANGBRIDGE__V1__GANG_SCOPE__GANG_SCOPE_ALL
                                            : GANGBRIDGE__V1__GANG_SCOPE__GANG_SCOPE_WAVE;
   m->min_member = g->min_member;

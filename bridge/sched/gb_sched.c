@@ -28,17 +28,17 @@ static const struct {
   const char *protocol, *verb;
   enum body_kind body;
 } VERBS[N_VERBS] = {
-    [V_OPEN] = {"volcano", GB_SCHED_VERB_SESSION_OPEN, B_SESSION},
-    [V_CLOSE] = {"volcano", GB_SCHED_VERB_SESSION_CLOSE, B_SMALL},
-    [V_PRED] = {"volcano", GB_SCHED_VERB_PREDICATE, B_SMALL},
-    [V_PRIO] = {"volcano", GB_SCHED_VERB_PRIORITIZE, B_LIST},
-    [V_ALLOC] = {"volcano", GB_SCHED_VERB_ALLOCATE, B_SMALL},
-    [V_DEALLOC] = {"volcano", GB_SCHED_VERB_DEALLOCATE, B_SMALL},
-    [V_ENQ] = {"volcano", GB_SCHED_VERB_ENQUEUEABLE, B_LIST},
+    [V_OPEN] = {GB_SCHED_EXTENDER_VOLCANO, GB_SCHED_VERB_SESSION_OPEN, B_SESSION},
+    [V_CLOSE] = {GB_SCHED_EXTENDER_VOLCANO, GB_SCHED_VERB_SESSION_CLOSE, B_SMALL},
+    [V_PRED] = {GB_SCHED_EXTENDER_VOLCANO, GB_SCHED_VERB_PREDICATE, B_SMALL},
+    [V_PRIO] = {GB_SCHED_EXTENDER_VOLCANO, GB_SCHED_VERB_PRIORITIZE, B_LIST},
+    [V_ALLOC] = {GB_SCHED_EXTENDER_VOLCANO, GB_SCHED_VERB_ALLOCATE, B_SMALL},
+    [V_DEALLOC] = {GB_SCHED_EXTENDER_VOLCANO, GB_SCHED_VERB_DEALLOCATE, B_SMALL},
+    [V_ENQ] = {GB_SCHED_EXTENDER_VOLCANO, GB_SCHED_VERB_ENQUEUEABLE, B_LIST},
     /* With nodeCacheCapable: false kube-scheduler sends every candidate
      * Node object (5,000 full Nodes of ~5 KB are 25 MB): a list body. */
-    [K_FILTER] = {"kube", GB_SCHED_VERB_FILTER, B_LIST},
-    [K_PRIO] = {"kube", GB_SCHED_VERB_PRIORITIZE, B_LIST},
+    [K_FILTER] = {GB_SCHED_EXTENDER_KUBE, GB_SCHED_VERB_FILTER, B_LIST},
+    [K_PRIO] = {GB_SCHED_EXTENDER_KUBE, GB_SCHED_VERB_PRIORITIZE, B_LIST},
 };
 
 struct route_ctx {
@@ -632,7 +632,7 @@ int gb_sched_new(const struct gb_sched_config *cfg, const struct gb_sched_backen
   }
   for (int v = 0; v < N_VERBS; v++) {
     snprintf(s->paths[v], sizeof(s->paths[v]), "%s/%s",
-             !strcmp(VERBS[v].protocol, "volcano") ? vp : kp, VERBS[v].verb);
+             !strcmp(VERBS[v].protocol, GB_SCHED_EXTENDER_VOLCANO) ? vp : kp, VERBS[v].verb);
     s->ctx[v].s = s;
     s->ctx[v].verb = (enum verb)v;
   }

@@ -87,6 +87,13 @@ struct gb_sched_config {
   "gangbridge: this replica has just become the leader and is reading the placement decisions "    \
   "back; it answers in a moment\n"
 
+/* The extender protocols, as a backend's descriptor names the one its
+ * scheduler calls (gc_backend.extender): Volcano's `extender` plugin and
+ * kube-scheduler's HTTP extender.  They are also the metrics' protocol
+ * label. */
+#define GB_SCHED_EXTENDER_VOLCANO "volcano"
+#define GB_SCHED_EXTENDER_KUBE "kube"
+
 /* The verbs, as the last path element. */
 #define GB_SCHED_VERB_SESSION_OPEN "onSessionOpen"
 #define GB_SCHED_VERB_SESSION_CLOSE "onSessionClose"

@@ -10,23 +10,34 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gc_backend.h"
+
 static int exact(const struct gb_sj_span *k, const char *name) {
   size_t n = strlen(name);
   return k->len == n && !memcmp(k->p, name, n);
 }
 
-/* Reads a map[string]string, keeping the value of `want` (exact key). */
-static int string_map(struct gb_sj *s, const char *what, const char *want, char *out, size_t size) {
+/* 1 when k is a key some backend joins pods to their group by, at `at`
+ * (gc_backend.h; the keys gangbridge writes). */
+static int group_key(const struct gb_sj_span *k, enum gc_join_at at) {
+  const struct gc_backend_join *j = gc_backend_join_find(at, k->p, k->len, 0, NULL);
+  return j && j->value == GC_JOIN_GROUP;
+}
+
+/* metadata.annotations: a backend's group annotation. */
+static int annotations_decode(struct gb_sj *s, struct gb_sched_pod *pod) {
   if (gb_sj_null(s))
     return 0;
-  int rc = gb_sj_object_begin(s, what);
+  int rc = gb_sj_object_begin(s, "Pod.metadata.annotations");
   struct gb_sj_span k;
   while (rc >= 0 && (rc = gb_sj_object_next(s, &k)) == 1)
-    rc = exact(&k, want) ? gb_sj_string(s, what, out, size) : gb_sj_skip(s, NULL);
+    rc = group_key(&k, GC_JOIN_ANNOTATION)
+             ? gb_sj_string(s, "Pod.metadata.annotations", pod->pod_group, sizeof(pod->pod_group))
+             : gb_sj_skip(s, NULL);
   return rc;
 }
 
-/* metadata.labels: the JobSet name and the coscheduling group. */
+/* metadata.labels: the JobSet name and a backend's group label. */
 static int labels_decode(struct gb_sj *s, struct gb_sched_pod *pod) {
   if (gb_sj_null(s))
     return 0;
@@ -35,7 +46,7 @@ static int labels_decode(struct gb_sj *s, struct gb_sched_pod *pod) {
   while (rc >= 0 && (rc = gb_sj_object_next(s, &k)) == 1) {
     if (exact(&k, GB_SCHED_JOBSET_LABEL))
       rc = gb_sj_string(s, "Pod.metadata.labels", pod->jobset, sizeof(pod->jobset));
-    else if (exact(&k, GB_SCHED_COSCHED_LABEL))
+    else if (group_key(&k, GC_JOIN_LABEL))
       rc = gb_sj_string(s, "Pod.metadata.labels", pod->pod_group, sizeof(pod->pod_group));
     else
       rc = gb_sj_skip(s, NULL);
@@ -58,8 +69,7 @@ static int metadata_decode(struct gb_sj *s, struct gb_sched_pod *pod) {
     else if (gb_sj_key_is(&k, "labels"))
       rc = labels_decode(s, pod);
     else if (gb_sj_key_is(&k, "annotations") && !pod->pod_group[0])
-      rc = string_map(s, "Pod.metadata.annotations", GB_SCHED_VOLCANO_GROUP_ANN, pod->pod_group,
-                      sizeof(pod->pod_group));
+      rc = annotations_decode(s, pod);
     else
       rc = gb_sj_skip(s, NULL);
   }

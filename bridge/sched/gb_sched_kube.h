@@ -25,8 +25,6 @@
 #define GB_SCHED_MAX_NODES 100000 /* nodes in one request */
 
 #define GB_SCHED_JOBSET_LABEL "jobset.sigs.k8s.io/jobset-name"
-#define GB_SCHED_COSCHED_LABEL "scheduling.x-k8s.io/pod-group"
-#define GB_SCHED_VOLCANO_GROUP_ANN "scheduling.k8s.io/group-name"
 
 /* What gangbridge reads of a v1.Pod. */
 struct gb_sched_pod {
@@ -34,7 +32,7 @@ struct gb_sched_pod {
   char name[GB_SCHED_NAME_MAX + 1];
   char uid[GB_SCHED_UID_MAX + 1];
   char jobset[GB_SCHED_NAME_MAX + 1];    /* the JobSet name label, "" if none */
-  char pod_group[GB_SCHED_NAME_MAX + 1]; /* coscheduling label or Volcano annotation */
+  char pod_group[GB_SCHED_NAME_MAX + 1]; /* a backend's group label, else its annotation */
   char node[GB_SCHED_NAME_MAX + 1];      /* spec.nodeName */
 };
 

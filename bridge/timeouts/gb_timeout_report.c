@@ -85,9 +85,9 @@ static size_t count_above(const int64_t *sorted, size_t n, int64_t limit) {
   return n - lo;
 }
 
-int gb_tr_suggest(const int64_t *sorted, size_t n, size_t censored, enum gb_tr_backend backend,
-                  const struct gb_tr_rule *rule, int64_t *out_s, int *capped, char *reason,
-                  size_t cap) {
+int gb_tr_suggest(const int64_t *sorted, size_t n, size_t censored,
+                  const struct gc_backend *backend, const struct gb_tr_rule *rule, int64_t *out_s,
+                  int *capped, char *reason, size_t cap) {
   if (n == 0 || !rule || rule->margin_permille <= 0)
     return GC_EINVAL;
   int64_t p99 = gb_tr_quantile(sorted, n, 99);
@@ -96,21 +96,25 @@ int gb_tr_suggest(const int64_t *sorted, size_t n, size_t censored, enum gb_tr_b
   int64_t raw = (p99 * rule->margin_permille + 999) / 1000;
   int64_t stepped = round_up_step(raw), v = stepped, limit = 0;
   const char *why = "";
+  char capbuf[160];
   if (v < rule->floor_s) {
     v = rule->floor_s;
     why = ", raised to the floor";
   }
-  if (backend == GB_TR_COSCHEDULING)
-    limit = GB_TR_COSCHED_CAP_S;
+  int64_t cap_s = backend ? backend->timeout.max_seconds : 0;
+  limit = cap_s;
   if (rule->max_s > 0 && (limit == 0 || rule->max_s < limit))
     limit = rule->max_s;
   *capped = 0;
   if (limit > 0 && v > limit) {
     v = limit;
     *capped = 1;
-    why = backend == GB_TR_COSCHEDULING && limit == GB_TR_COSCHED_CAP_S
-              ? ", capped at kube-scheduler's 15m Permit limit"
-              : ", capped at --max";
+    why = ", capped at --max";
+    if (cap_s > 0 && limit == cap_s) {
+      snprintf(capbuf, sizeof(capbuf), ", capped at %s",
+               backend->timeout.max_limit ? backend->timeout.max_limit : "the backend's limit");
+      why = capbuf;
+    }
   }
   *out_s = v;
   char p99s[24], raws[24], steps[24], vs[24];
@@ -134,8 +138,9 @@ int gb_tr_suggest(const int64_t *sorted, size_t n, size_t censored, enum gb_tr_b
 static int cmp_gang(const void *pa, const void *pb) {
   const struct gb_tr_gang *a = *(const struct gb_tr_gang *const *)pa;
   const struct gb_tr_gang *b = *(const struct gb_tr_gang *const *)pb;
-  if (a->backend != b->backend)
-    return a->backend < b->backend ? -1 : 1;
+  int ia = gc_backend_index(a->backend), ib = gc_backend_index(b->backend);
+  if (ia != ib)
+    return ia < ib ? -1 : 1;
   int c = strcmp(a->queue ? a->queue : "", b->queue ? b->queue : "");
   if (c)
     return c;

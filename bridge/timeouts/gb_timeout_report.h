@@ -30,13 +30,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gc_backend.h"
 #include "gc_diag.h"
-
-enum gb_tr_backend { GB_TR_VOLCANO, GB_TR_COSCHEDULING };
 
 #define GB_TR_CLASSES 5          /* gang sizes 1, 2-7, 8-31, 32-127, 128+ */
 #define GB_TR_NO_TIMEOUT (-1)    /* a gang or row has no effective timeout */
-#define GB_TR_COSCHED_CAP_S 900  /* kube-scheduler caps Permit waits at 15 min */
 #define GB_TR_REASON_MAX 320     /* bytes of a row's one-line reasoning */
 
 /* One observed gang.  Strings are borrowed from the caller and must outlive
@@ -44,8 +42,8 @@ enum gb_tr_backend { GB_TR_VOLCANO, GB_TR_COSCHEDULING };
 struct gb_tr_gang {
   const char *namespace_, *name;
   const char *queue; /* "" when the PodGroup names none */
-  enum gb_tr_backend backend;
-  int64_t size;      /* spec.minMember */
+  const struct gc_backend *backend; /* the group object's backend (a table entry) */
+  int64_t size;                     /* the group object's member count (spec.minMember) */
   int64_t wait_s;    /* creation to schedule, or its age at "now" when censored; >= 0 */
   int censored;      /* never scheduled: wait_s is a lower bound (its age) */
   int64_t timeout_s; /* effective timeout, or GB_TR_NO_TIMEOUT */
@@ -66,9 +64,10 @@ struct gb_tr_options {
 
 /* One queue x size class x backend line of the report. */
 struct gb_tr_row {
+  /* The row is queue x backend x size class (size_class below, where it
+   * fills the padding after has_suggestion). */
   const char *queue; /* borrowed from the gangs */
-  enum gb_tr_backend backend;
-  int size_class;
+  const struct gc_backend *backend;
   size_t gangs, scheduled, censored; /* gangs = scheduled + censored */
   /* Over the scheduled gangs only (nearest rank); GB_TR_NO_TIMEOUT when
    * none was scheduled. */
@@ -85,6 +84,7 @@ struct gb_tr_row {
   size_t timeout_gangs; /* gangs that have that timeout */
   size_t exceeded;      /* gangs whose wait (or age) exceeded their own effective timeout */
   int has_suggestion;   /* some gang was scheduled: the rule has a p99 to start from */
+  int size_class;
   int64_t suggested_s;
   int suggested_capped; /* the suggestion was lowered to the backend's cap or max_s */
   size_t would_cut;     /* gangs whose wait or age exceeds the suggestion */
@@ -116,14 +116,14 @@ int64_t gb_tr_quantile(const int64_t *sorted, size_t n, int pct);
 /* The suggestion rule, over the n ascending waits of the scheduled gangs:
  * ceil(p99 * margin), rounded up to a step (10 s below 2 min, 1 min below
  * 1 h, 5 min above), then raised to floor_s and lowered to the backend's
- * cap (900 s for coscheduling) and to max_s if set.  censored (gangs never
+ * cap (its timeout.max_seconds) and to max_s if set.  censored (gangs never
  * scheduled) only goes into the reasoning: their ages are lower bounds and
  * take no part in the quantile.  Writes the value to *out_s, whether it was
  * capped to *capped, and the one-line reasoning to reason (cap bytes).
  * Returns 0 or GC_EINVAL (n 0: nothing to start from). */
-int gb_tr_suggest(const int64_t *sorted, size_t n, size_t censored, enum gb_tr_backend backend,
-                  const struct gb_tr_rule *rule, int64_t *out_s, int *capped, char *reason,
-                  size_t cap);
+int gb_tr_suggest(const int64_t *sorted, size_t n, size_t censored,
+                  const struct gc_backend *backend, const struct gb_tr_rule *rule, int64_t *out_s,
+                  int *capped, char *reason, size_t cap);
 
 /* Builds the report over n gangs.  *out is new (caller frees with
  * gb_tr_report_free); gangs are borrowed for the report's lifetime (its rows

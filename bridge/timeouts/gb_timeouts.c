@@ -27,12 +27,10 @@
 #include "gb_requeue.h"
 #include "gb_timeout_report.h"
 #include "gb_timeouts_int.h"
+#include "gc_backend.h"
 #include "gc_diag.h"
 #include "gc_duration.h"
 #include "gc_policy.h"
-
-#define VOLCANO_GROUP_ANN "scheduling.k8s.io/group-name"
-#define COSCHED_GROUP_LABEL "scheduling.x-k8s.io/pod-group"
 
 double gb_timeouts_wall_now(void) {
   struct timespec ts;
@@ -89,6 +87,7 @@ static struct gang *gang_get(struct gb_timeouts *t, const char *key) {
   g->tj_resumed_cond = g->suspended_seen = g->resumed_seen = NAN;
   g->created = g->first_pod = g->last_pod = g->last_sched = g->last_ready = NAN;
   g->gated_since = g->ungated_at = NAN;
+  g->be = -1;
   gb_htab_insert(&t->gangs, &g->node);
   return g;
 }
@@ -110,9 +109,11 @@ void gb_timeouts_labels(struct gb_timeouts *t, const struct gang *g, const char 
     out[0] = out[1] = out[2] = "unknown";
     return;
   }
-  out[0] = g->is_volcano ? "volcano" : "coscheduling";
-  out[1] = !g->is_volcano ? "none"
-                          : gb_qlabels_label(&t->queues, g->queue[0] ? g->queue : "default");
+  const struct gc_backend *be = gb_timeouts_gang_backend(g);
+  out[0] = gc_backend_name(be);
+  out[1] = !be || !(be->caps & GC_BCAP_QUEUE)
+               ? "none"
+               : gb_qlabels_label(&t->queues, g->queue[0] ? g->queue : be->queue.default_name);
   out[2] = gb_tr_size_class_name(gb_tr_size_class(g->min_member));
 }
 
@@ -120,7 +121,9 @@ void gb_timeouts_labels(struct gb_timeouts *t, const struct gang *g, const char 
 static void queue_count(struct gb_timeouts *t, struct gang *g, int in_use) {
   if (g->queue_counted == in_use)
     return;
-  if (gb_qlabels_count(&t->queues, g->queue[0] ? g->queue : "default", in_use ? 1 : -1))
+  const struct gc_backend *be = gb_timeouts_gang_backend(g);
+  const char *dflt = be && be->queue.default_name ? be->queue.default_name : "default";
+  if (gb_qlabels_count(&t->queues, g->queue[0] ? g->queue : dflt, in_use ? 1 : -1))
     return; /* too many names: labelled as if not in use */
   g->queue_counted = in_use;
 }
@@ -246,18 +249,14 @@ static void on_ready(struct gb_timeouts *t, struct gang *g, int initial, double 
     gb_histogram_observe(t->to_ready, l, fmax(0, end - gb_timeouts_wait_start(g)));
 }
 
-static int phase_started(const char *phase) {
-  return !strcmp(phase, "Running") || !strcmp(phase, "Completed") ||
-         !strcmp(phase, "Finished");
-}
-
 /* Notices the quorums and queues their facts for the leader to record:
  * the moment the gang first reaches them, once, on its own PodGroup. */
 static void check_started(struct gb_timeouts *t, struct gang *g, int initial, double now) {
   if (!g->has_pg)
     return;
   int quorum = g->min_member > 0 && g->scheduled >= g->min_member;
-  if (!g->started && (quorum || phase_started(g->phase) || g->pg_sched_cond))
+  if (!g->started && (quorum || gc_backend_phase_started(gb_timeouts_gang_backend(g), g->phase) ||
+                      g->pg_sched_cond))
     on_started(t, g, initial, now);
   if (!g->ready_reached && g->min_member > 0 && g->ready >= g->min_member)
     on_ready(t, g, initial, now);
@@ -285,25 +284,26 @@ static void pg_timeout(struct gb_timeouts *t, struct gang *g, json_object *pg) {
    * unclamped: a coscheduling gang with a 1h policy times out after an
    * hour, although each Permit wait is capped at 15 minutes. */
   const char *own = gb_kobj_str(ann, GC_ANN_SCHEDULE_TIMEOUT);
+  const struct gc_backend_timeout *bt = &gb_timeouts_gang_backend(g)->timeout;
   int64_t secs = 0;
   if (own && !gc_duration_parse_seconds(own, &secs, NULL, 0) && secs > 0) {
     g->timeout_s = (double)secs;
     g->timeout_source = GC_ANN_SCHEDULE_TIMEOUT;
-  } else if (!g->is_volcano) {
-    json_object *v = gb_kobj_dig(pg, "spec", "scheduleTimeoutSeconds", NULL);
+  } else if (bt->spec_seconds) {
+    json_object *v = gb_kobj_dig(pg, "spec", bt->spec_seconds, NULL);
     if (v && json_object_is_type(v, json_type_int) && json_object_get_int64(v) > 0) {
-      /* kube-scheduler caps every Permit wait at 15 minutes. */
-      g->timeout_s = fmin(900, (double)json_object_get_int64(v));
-      g->timeout_source = "spec.scheduleTimeoutSeconds";
+      /* The scheduler caps every wait at its maximum. */
+      double s = (double)json_object_get_int64(v);
+      g->timeout_s = bt->max_seconds > 0 ? fmin((double)bt->max_seconds, s) : s;
+      g->timeout_source = bt->spec_seconds;
     }
   } else {
-    static const char *const keys[] = {GC_VOLCANO_SLA_ANNOTATION, "sla-waiting-time"};
-    for (int i = 0; i < 2 && isnan(g->timeout_s); i++) {
-      const char *s = gb_kobj_str(ann, keys[i]);
-      /* As Volcano: the first annotation that is a duration above 0 wins. */
+    for (int i = 0; i < GC_BACKEND_MAX_KEYS && bt->annotations[i] && isnan(g->timeout_s); i++) {
+      const char *s = gb_kobj_str(ann, bt->annotations[i]);
+      /* As the scheduler: the first annotation that is a duration above 0 wins. */
       if (s && !gc_duration_parse_seconds(s, &secs, NULL, 0) && secs > 0) {
         g->timeout_s = (double)secs;
-        g->timeout_source = keys[i];
+        g->timeout_source = bt->annotations[i];
       }
     }
   }
@@ -316,18 +316,19 @@ static void pg_timeout(struct gb_timeouts *t, struct gang *g, json_object *pg) {
   }
 }
 
-/* Volcano's Unschedulable=True condition message (the gang plugin's "n/m
- * tasks in gang unschedulable: ..."), or "". */
+/* The backend's unschedulable condition's message when True (Volcano's gang
+ * plugin: "n/m tasks in gang unschedulable: ..."), or "". */
 static void pg_message(struct gang *g, json_object *pg) {
   g->pg_msg[0] = '\0';
+  const char *cond = gb_timeouts_gang_backend(g)->status.unschedulable_condition;
   json_object *cs = gb_kobj_dig(pg, "status", "conditions", NULL);
-  if (!cs || !json_object_is_type(cs, json_type_array))
+  if (!cond || !cs || !json_object_is_type(cs, json_type_array))
     return;
   for (size_t i = 0; i < json_object_array_length(cs); i++) {
     json_object *c = json_object_array_get_idx(cs, i);
     const char *type = gb_kobj_str(c, "type"), *status = gb_kobj_str(c, "status");
     const char *msg = gb_kobj_str(c, "message");
-    if (type && status && msg && !strcmp(type, "Unschedulable") && !strcmp(status, "True"))
+    if (type && status && msg && !strcmp(type, cond) && !strcmp(status, "True"))
       snprintf(g->pg_msg, sizeof(g->pg_msg), "%s", msg);
   }
 }
@@ -352,8 +353,8 @@ static void pg_facts(struct gang *g, json_object *pg) {
     g->pending &= ~W_RESUMED;
 }
 
-static void pg_update(struct gb_timeouts *t, struct gang *g, json_object *pg, int volcano,
-                      int initial, double now) {
+static void pg_update(struct gb_timeouts *t, struct gang *g, json_object *pg,
+                      const struct gc_backend *be, int initial, double now) {
   const char *uid = gb_kobj_meta(pg, "uid");
   if (uid && strncmp(g->uid, uid, sizeof(g->uid) - 1) != 0) {
     /* A PodGroup created again under the same name: a new gang. */
@@ -365,21 +366,24 @@ static void pg_update(struct gb_timeouts *t, struct gang *g, json_object *pg, in
   }
   queue_count(t, g, 0);
   g->has_pg = g->labels_known = 1;
-  g->is_volcano = volcano;
+  g->be = gc_backend_index(be);
   g->pg_ours = gb_gangfacts_ours(pg, NULL);
   const char *rv = gb_kobj_meta(pg, "resourceVersion");
   snprintf(g->rv, sizeof(g->rv), "%s", rv ? rv : "");
   g->created = parse_ts(gb_kobj_meta(pg, "creationTimestamp"));
-  json_object *spec = gb_kobj_get(pg, "spec"), *mm = gb_kobj_get(spec, "minMember");
+  json_object *spec = gb_kobj_get(pg, "spec"), *mm = gb_kobj_get(spec, be->min_member_field);
   g->min_member = mm && json_object_is_type(mm, json_type_int) ? json_object_get_int(mm) : 1;
-  const char *q = volcano ? gb_kobj_str(spec, "queue") : NULL;
+  int queues = (be->caps & GC_BCAP_QUEUE) && be->queue.field;
+  const char *q = queues ? gb_kobj_str(spec, be->queue.field) : NULL;
   snprintf(g->queue, sizeof(g->queue), "%s", q ? q : "");
-  if (volcano)
+  if (queues)
     queue_count(t, g, 1);
   const char *ph = gb_kobj_str(gb_kobj_get(pg, "status"), "phase");
   snprintf(g->phase, sizeof(g->phase), "%s", ph ? ph : "");
-  /* Volcano's Scheduled=True condition stays after the pods are replaced. */
-  g->pg_sched_cond = volcano && !isnan(condition_time(pg, "Scheduled", "True"));
+  /* A scheduled condition (Volcano's Scheduled=True) stays after the pods
+   * are replaced. */
+  const char *sc = be->status.scheduled_condition;
+  g->pg_sched_cond = sc && !isnan(condition_time(pg, sc, "True"));
   pg_timeout(t, g, pg);
   pg_message(g, pg);
   pg_facts(g, pg);
@@ -388,8 +392,8 @@ static void pg_update(struct gb_timeouts *t, struct gang *g, json_object *pg, in
 }
 
 static void observe_podgroup(struct gb_timeouts *t, const struct gb_informer_change *ch,
-                             int volcano, int initial) {
-  const char *backend = volcano ? "volcano" : "coscheduling";
+                             const struct gc_backend *be, int initial) {
+  const char *backend = be->name;
   double now = gb_timeouts_wall_now(), unused;
   if (ch->op == GB_INFORMER_DELETE) {
     gb_tts_forget(t->tts, backend, ch->key);
@@ -416,7 +420,7 @@ static void observe_podgroup(struct gb_timeouts *t, const struct gb_informer_cha
     gb_timeouts_arm(t, g, now);
     gang_gc(t, g);
   } else {
-    pg_update(t, g, ch->obj, volcano, initial, now);
+    pg_update(t, g, ch->obj, be, initial, now);
   }
   pthread_mutex_unlock(&t->mu);
 }
@@ -453,14 +457,28 @@ static void pod_conditions(json_object *pod, struct pod_view *v) {
   }
 }
 
+/* The group a pod joins by any backend's written label or annotation
+ * (annotations first), or NULL. */
+static const char *pod_group(json_object *meta) {
+  static const enum gc_join_at order[] = {GC_JOIN_ANNOTATION, GC_JOIN_LABEL};
+  for (size_t o = 0; o < 2; o++) {
+    json_object *map = gb_kobj_get(meta, order[o] == GC_JOIN_LABEL ? "labels" : "annotations");
+    for (size_t i = 0; map && i < gc_backend_count(); i++) {
+      const struct gc_backend_join *j = gc_backend_join_of(gc_backend_at(i), GC_JOIN_GROUP);
+      const char *group = j && j->at == order[o] ? gb_kobj_str(map, j->key) : NULL;
+      if (group)
+        return group;
+    }
+  }
+  return NULL;
+}
+
 /* Reads pod into v; 0 when the pod is bound to no PodGroup. */
 static int pod_view(json_object *pod, struct pod_view *v) {
   memset(v, 0, sizeof(*v));
   json_object *meta = gb_kobj_get(pod, "metadata");
   const char *ns = gb_kobj_str(meta, "namespace");
-  const char *group = gb_kobj_str(gb_kobj_get(meta, "annotations"), VOLCANO_GROUP_ANN);
-  if (!group)
-    group = gb_kobj_str(gb_kobj_get(meta, "labels"), COSCHED_GROUP_LABEL);
+  const char *group = pod_group(meta);
   if (!ns || !group || !group[0])
     return 0;
   int n = snprintf(v->key, sizeof(v->key), "%s/%s", ns, group);
@@ -600,65 +618,80 @@ static void observe_trainjob(struct gb_timeouts *t, const struct gb_informer_cha
 }
 
 void gb_timeouts_observe(struct gb_timeouts *t, enum gb_observe_kind kind,
-                         const struct gb_informer_change *ch) {
+                         const struct gc_backend *backend, const struct gb_informer_change *ch) {
   int initial = ch->initial;
   switch (kind) {
   case GB_OBSERVE_TRAINJOB: observe_trainjob(t, ch, initial); break;
   case GB_OBSERVE_POD: observe_pod(t, ch, initial); break;
-  case GB_OBSERVE_PODGROUP_VOLCANO: observe_podgroup(t, ch, 1, initial); break;
-  case GB_OBSERVE_PODGROUP_COSCHEDULING: observe_podgroup(t, ch, 0, initial); break;
+  case GB_OBSERVE_PODGROUP:
+    if (gc_backend_index(backend) >= 0)
+      observe_podgroup(t, ch, backend, initial);
+    break;
   }
 }
 
 /* ---- the tracker's informer handlers ------------------------------------------------ */
 
-/* What the tracker reads of a pod (pod_view); TrainJobs and PodGroups it
- * reads too widely to list (the controller reads them whole anyway). */
-static const struct gb_keep POD_KEEP[] = {
-    {{"metadata", "creationTimestamp"}},
-    {{"metadata", "annotations", VOLCANO_GROUP_ANN}},
-    {{"metadata", "labels", COSCHED_GROUP_LABEL}},
-    {{"spec", "schedulingGates"}},
-    {{"status", "conditions", "[type=Ready]"}},
-    {{"status", "conditions", "[type=PodScheduled]"}},
-};
+/* What the tracker reads of a pod (pod_view): the fixed paths, then every
+ * backend's group label or annotation (the ones gangbridge writes); TrainJobs
+ * and PodGroups it reads too widely to list (the controller reads them
+ * whole anyway). */
+static void pod_keep(struct gb_timeouts *t) {
+  static const struct gb_keep fixed[] = {
+      {{"metadata", "creationTimestamp"}},
+      {{"spec", "schedulingGates"}},
+      {{"status", "conditions", "[type=Ready]"}},
+      {{"status", "conditions", "[type=PodScheduled]"}},
+  };
+  size_t n = 0;
+  for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+    t->pod_keep[n++] = fixed[i];
+  for (size_t i = 0; i < gc_backend_count(); i++) {
+    const struct gc_backend_join *j = gc_backend_join_of(gc_backend_at(i), GC_JOIN_GROUP);
+    if (j && (j->at == GC_JOIN_LABEL || j->at == GC_JOIN_ANNOTATION))
+      t->pod_keep[n++] = (struct gb_keep){
+          {"metadata", j->at == GC_JOIN_LABEL ? "labels" : "annotations", j->key}};
+  }
+  t->n_pod_keep = n;
+}
 
 static void on_trainjob(void *arg, const struct gb_informer_change *ch) {
-  gb_timeouts_observe(arg, GB_OBSERVE_TRAINJOB, ch);
+  gb_timeouts_observe(arg, GB_OBSERVE_TRAINJOB, NULL, ch);
 }
 
 static void on_pod(void *arg, const struct gb_informer_change *ch) {
-  gb_timeouts_observe(arg, GB_OBSERVE_POD, ch);
+  gb_timeouts_observe(arg, GB_OBSERVE_POD, NULL, ch);
 }
 
-static void on_pg_volcano(void *arg, const struct gb_informer_change *ch) {
-  gb_timeouts_observe(arg, GB_OBSERVE_PODGROUP_VOLCANO, ch);
+static void on_podgroup(void *arg, const struct gb_informer_change *ch) {
+  const struct gb_timeouts_pg_arg *pa = arg;
+  gb_timeouts_observe(pa->t, GB_OBSERVE_PODGROUP, pa->backend, ch);
 }
 
-static void on_pg_cosched(void *arg, const struct gb_informer_change *ch) {
-  gb_timeouts_observe(arg, GB_OBSERVE_PODGROUP_COSCHEDULING, ch);
+/* Registers one handler: TrainJobs, pods, or backend i's PodGroups. */
+static int register_one(struct gb_timeouts *t, struct gb_informers *f, enum gb_ctl_res res,
+                        gb_informer_handler_fn fn, void *arg, struct gc_diags *d) {
+  struct gb_informer_spec spec;
+  struct gb_informer_handler h;
+  if (!gb_controller_watch_spec(t->o.kube, res, &spec, &h))
+    return 0;
+  if (res == GB_CTL_PODS) {
+    h.keep = t->pod_keep;
+    h.n_keep = t->n_pod_keep;
+  }
+  h.on_change = fn;
+  h.arg = arg;
+  return gb_informers_add(f, &spec, &h, NULL, d);
 }
 
 int gb_timeouts_register(struct gb_timeouts *t, struct gb_informers *f, struct gc_diags *d) {
-  static const struct {
-    enum gb_ctl_res res;
-    gb_informer_handler_fn fn;
-  } watch[] = {{GB_CTL_TRAINJOBS, on_trainjob},
-               {GB_CTL_PODS, on_pod},
-               {GB_CTL_PG_VOLCANO, on_pg_volcano},
-               {GB_CTL_PG_COSCHED, on_pg_cosched}};
-  int rc = 0;
-  for (size_t i = 0; !rc && i < sizeof(watch) / sizeof(watch[0]); i++) {
-    struct gb_informer_spec spec;
-    struct gb_informer_handler h;
-    gb_controller_watch_spec(t->o.kube, watch[i].res, &spec, &h);
-    if (watch[i].res == GB_CTL_PODS) {
-      h.keep = POD_KEEP;
-      h.n_keep = sizeof(POD_KEEP) / sizeof(POD_KEEP[0]);
-    }
-    h.on_change = watch[i].fn;
-    h.arg = t;
-    rc = gb_informers_add(f, &spec, &h, NULL, d);
+  pod_keep(t);
+  int rc = register_one(t, f, GB_CTL_TRAINJOBS, on_trainjob, t, d);
+  if (!rc)
+    rc = register_one(t, f, GB_CTL_PODS, on_pod, t, d);
+  for (size_t i = 0; !rc && i < gc_backend_count(); i++) {
+    t->pg_arg[i] = (struct gb_timeouts_pg_arg){t, gc_backend_at(i)};
+    rc = register_one(t, f, GB_CTL_PG(i), on_podgroup, &t->pg_arg[i], d);
   }
   return rc;
 }

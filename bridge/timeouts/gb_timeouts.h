@@ -51,9 +51,8 @@
 /* The changes the tracker follows. */
 enum gb_observe_kind {
   GB_OBSERVE_TRAINJOB,
-  GB_OBSERVE_POD, /* JobSet pods */
-  GB_OBSERVE_PODGROUP_VOLCANO,
-  GB_OBSERVE_PODGROUP_COSCHEDULING
+  GB_OBSERVE_POD,     /* JobSet pods */
+  GB_OBSERVE_PODGROUP /* gangbridge's PodGroups of one backend */
 };
 
 struct gb_timeouts_opts {
@@ -99,10 +98,11 @@ void gb_timeouts_stop(struct gb_timeouts *t);
 void gb_timeouts_free(struct gb_timeouts *t);
 
 /* One change of kind (ch borrowed; ch->initial: from the informer's first
- * list), as the tracker's informer handlers deliver it; tests and
- * benchmarks call it directly. */
+ * list; backend: the PodGroup's, a table entry, NULL for the other kinds),
+ * as the tracker's informer handlers deliver it; tests and benchmarks call
+ * it directly. */
 void gb_timeouts_observe(struct gb_timeouts *t, enum gb_observe_kind kind,
-                         const struct gb_informer_change *ch);
+                         const struct gc_backend *backend, const struct gb_informer_change *ch);
 
 /* Wakes the timer thread (call on becoming leader: deadlines that passed
  * while following are acted on at once). */

@@ -47,7 +47,7 @@ static void split_key(const char *key, char *ns, size_t ns_cap, char *name, size
 static void snapshot(const struct gb_timeouts *t, const struct gang *g, struct gb_toa_gang *s) {
   memset(s, 0, sizeof(*s));
   split_key(g->key, s->ns, sizeof(s->ns), s->name, sizeof(s->name));
-  snprintf(s->backend, sizeof(s->backend), "%s", g->is_volcano ? "volcano" : "coscheduling");
+  s->backend = gb_timeouts_gang_backend(g);
   snprintf(s->pg_uid, sizeof(s->pg_uid), "%s", g->uid);
   snprintf(s->tj_uid, sizeof(s->tj_uid), "%s", strcmp(g->tj_uid, "?") ? g->tj_uid : "");
   s->timeout_s = g->timeout_s;
@@ -475,8 +475,8 @@ void gb_timeouts_collect(void *ctx, struct gb_metrics *reg) {
   if (!m)
     return;
   gb_metric_clear(m->podgroups);
-  for (int b = 0; b < 2; b++) {
-    const char *backend = b ? "coscheduling" : "volcano";
+  for (size_t b = 0; b < gc_backend_count(); b++) {
+    const char *backend = gc_backend_at(b)->name;
     struct gb_tts_phase_count pc[GB_TTS_MAX_PHASES];
     size_t n = gb_tts_phases(t->tts, backend, pc, GB_TTS_MAX_PHASES);
     for (size_t j = 0; j < n; j++)

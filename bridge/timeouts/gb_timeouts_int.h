@@ -18,6 +18,7 @@
 #include "gb_timeouts.h"
 #include "gb_toaction.h"
 #include "gb_tts.h"
+#include "gc_backend.h"
 
 enum dl_kind {
   DL_TIMEOUT = 1, /* the wait's deadline */
@@ -37,7 +38,9 @@ struct gang {
   struct gb_deadline_item dl;
   enum dl_kind dl_kind;
   /* the PodGroup (labels stay when it goes: a resume is still counted under them) */
-  int has_pg, is_volcano, pg_ours, labels_known, queue_counted, pg_sched_cond;
+  /* be: the PodGroup's backend as its gc_backend_index (kept when it goes; an
+   * int, not a pointer: a gang record stays the size it was), -1: none yet */
+  int has_pg, be, pg_ours, labels_known, queue_counted, pg_sched_cond;
   char uid[64], rv[32], queue[64], phase[24], pg_msg[GB_TOA_MSG_MAX];
   int min_member;
   double created, timeout_s; /* timeout_s NAN: none */
@@ -64,6 +67,11 @@ struct gang {
   char key[];
 };
 
+/* The backend of g's PodGroup, NULL when none was seen. */
+static inline const struct gc_backend *gb_timeouts_gang_backend(const struct gang *g) {
+  return g->be < 0 ? NULL : gc_backend_at((size_t)g->be);
+}
+
 struct gb_timeouts {
   struct gb_timeouts_opts o;
   struct gb_toa_env env;
@@ -80,6 +88,15 @@ struct gb_timeouts {
   int stop, kicked, started;
   pthread_t thread;
   struct gb_metric *assembly, *gated, *fired, *requeues, *to_ready;
+  /* The handler arguments of the PodGroup informers: one per backend. */
+  struct gb_timeouts_pg_arg {
+    struct gb_timeouts *t;
+    const struct gc_backend *backend;
+  } pg_arg[GC_BACKEND_MAX];
+  /* What the tracker reads of a pod: the fixed paths and every backend's
+   * group keys (built at register). */
+  struct gb_keep pod_keep[8 + GC_BACKEND_MAX * GC_BACKEND_MAX_JOINS];
+  size_t n_pod_keep;
 };
 
 /* gb_timeouts.c (mu held, except wall_now) */

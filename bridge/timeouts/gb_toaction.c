@@ -18,12 +18,8 @@
 #include "gc_diag.h"
 #include "gc_gang.h"
 
-#define VOLCANO_PG_API "scheduling.volcano.sh/v1beta1"
-#define COSCHED_PG_API "scheduling.x-k8s.io/v1alpha1"
 #define FIELD_MANAGER_QUERY "?fieldManager=" GB_TIMEOUTS_FIELD_MANAGER
 #define CLAIM_TRIES 3 /* a 409 on the claim re-reads the PodGroup at most this often */
-
-static int is_volcano(const struct gb_toa_gang *g) { return !strcmp(g->backend, "volcano"); }
 
 void gb_toa_describe(const struct gb_toa_gang *g, char *buf, size_t cap) {
   struct gb_buf b;
@@ -46,8 +42,9 @@ void gb_toa_describe(const struct gb_toa_gang *g, char *buf, size_t cap) {
   gb_buf_printf(&b, "; PodGroup phase %s", g->phase[0] ? g->phase : "(none yet)");
   if (g->pg_message[0])
     gb_buf_printf(&b, " (%s)", g->pg_message);
-  if (!strcmp(g->phase, "Pending") && is_volcano(g))
-    gb_buf_printf(&b, ": the queue has not admitted it");
+  const struct gc_backend_status *bs = g->backend ? &g->backend->status : NULL;
+  if (bs && bs->waiting_phase && bs->waiting_note && !strcmp(g->phase, bs->waiting_phase))
+    gb_buf_printf(&b, ": %s", bs->waiting_note);
   snprintf(buf, cap, "%s", gb_buf_ptr(&b) ? gb_buf_ptr(&b) : "");
   gb_buf_free(&b);
 }
@@ -70,8 +67,9 @@ static void event_on(const struct gb_toa_env *env, const char *api, const char *
 static void event_both(const struct gb_toa_env *env, const struct gb_toa_gang *g,
                        const char *type, const char *reason, const char *msg) {
   event_on(env, GC_TRAINER_API, "TrainJob", g->ns, g->name, g->tj_uid, type, reason, msg);
-  event_on(env, is_volcano(g) ? VOLCANO_PG_API : COSCHED_PG_API, "PodGroup", g->ns, g->name,
-           g->pg_uid, type, reason, msg);
+  if (g->backend)
+    event_on(env, g->backend->api_version, g->backend->kind, g->ns, g->name, g->pg_uid, type,
+             reason, msg);
 }
 
 void gb_toa_state_ignored(const struct gb_toa_env *env, const struct gb_toa_gang *g,
@@ -87,9 +85,10 @@ static int trainjob_path(const char *ns, const char *name, char *buf, size_t cap
 }
 
 static int podgroup_path(const struct gb_toa_gang *g, char *buf, size_t cap) {
-  if (is_volcano(g))
-    return gb_kube_path(buf, cap, "scheduling.volcano.sh", "v1beta1", "podgroups", g->ns, g->name);
-  return gb_kube_path(buf, cap, "scheduling.x-k8s.io", "v1alpha1", "podgroups", g->ns, g->name);
+  const struct gc_backend *b = g->backend;
+  if (!b)
+    return GC_EINVAL;
+  return gb_kube_path(buf, cap, b->group, b->version, b->resource, g->ns, g->name);
 }
 
 /* A merge patch under gangbridge-timeouts.  Returns 0 or GC_EIO (e says

@@ -30,6 +30,8 @@
 #include "gb_requeue.h"
 #include "gb_timeouts_options.h"
 
+struct gc_backend;
+
 #define GB_TOA_KEY_MAX 317 /* "namespace/name": 63 + 1 + 253 */
 #define GB_TOA_MSG_MAX 256
 
@@ -37,7 +39,7 @@
 struct gb_toa_gang {
   char ns[64];
   char name[254];
-  char backend[16]; /* "volcano" or "coscheduling" */
+  const struct gc_backend *backend; /* the PodGroup's; NULL: none was seen */
   char pg_uid[64];
   char tj_uid[64];
   double timeout_s;
@@ -46,7 +48,7 @@ struct gb_toa_gang {
   double wait_start;          /* unix seconds: when this wait began */
   int min_member, pods, gated, scheduled, unschedulable, ready;
   char phase[24];                  /* PodGroup status.phase, "" when none */
-  char pg_message[GB_TOA_MSG_MAX]; /* Volcano's Unschedulable condition message */
+  char pg_message[GB_TOA_MSG_MAX]; /* the backend's unschedulable condition message */
   char pod_message[GB_TOA_MSG_MAX]; /* a pod's PodScheduled=False message */
 };
 

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "gb_hash.h"
+#include "gc_backend.h"
 #include "gc_diag.h"
 
 struct tts_pg {
@@ -88,14 +89,13 @@ static int pg_add(struct gb_tts *t, const char *backend, const char *key, uint64
   return 0;
 }
 
-static int phase_scheduled(const char *phase) {
-  return !strcmp(phase, "Running") || !strcmp(phase, "Completed") || !strcmp(phase, "Finished");
-}
-
-/* Applies the observation rule to a known entry; 1 with *seconds when observed. */
+/* Applies the observation rule to a known entry (the backend's started and
+ * failed phases, gc_backend.h); 1 with *seconds when observed. */
 static int pg_observe(struct tts_pg *pg, const struct gb_tts_event *ev, double *seconds) {
-  int scheduled = phase_scheduled(pg->phase);
-  if (pg->done || (!scheduled && strcmp(pg->phase, "Failed") != 0))
+  const struct gc_backend *b = gc_backend_by_name(ev->backend);
+  int scheduled = gc_backend_phase_started(b, pg->phase);
+  int failed = b && b->status.failed_phase && !strcmp(pg->phase, b->status.failed_phase);
+  if (pg->done || (!scheduled && !failed))
     return 0;
   pg->done = 1;
   /* Scheduled before we saw it (initial list), failed, or no creation time:

@@ -8,17 +8,18 @@
  *
  * Time-to-schedule rule: a PodGroup is observed once, with the value
  * now - creationTimestamp (negative values from clock skew count as 0), at
- * the first update in which its phase is "Running" or a finished phase
- * ("Completed" for Volcano, "Finished" for coscheduling: the pods ran and
- * ended between two updates).  It is not observed when that is already its
- * phase in the informer's initial list (when it got scheduled is unknown),
- * nor after it was seen "Failed" (a gang that failed before running).  One
+ * the first update in which its phase is one of its backend's started
+ * phases (gc_backend.h: running, or finished when the pods ran and ended
+ * between two updates).  It is not observed when that is already its phase
+ * in the informer's initial list (when it got scheduled is unknown), nor
+ * after it was seen in its backend's failed phase (a gang that failed
+ * before running).  One
  * first seen running after the initial list was created while we watched,
  * so its value is known and observed.
  *
  * Thread-safe (one internal mutex); at most `max_tracked` PodGroups are
  * remembered, further ones are refused until some are forgotten.  Depends
- * on libc, pthreads, gb_hash and gc_diag's codes.
+ * on libc, pthreads, gb_hash, gc_diag's codes and gc_backend's phases.
  */
 #ifndef GB_TTS_H
 #define GB_TTS_H
@@ -36,7 +37,7 @@ struct gb_tts;
 
 /* One PodGroup event, as the informer reports it (all borrowed). */
 struct gb_tts_event {
-  const char *backend; /* "volcano" or "coscheduling"; not NULL */
+  const char *backend; /* the backend's name (gc_backend.h); not NULL */
   const char *key;     /* "namespace/name"; not NULL or empty */
   const char *uid;     /* NULL or "" when unknown */
   const char *phase;   /* status.phase; NULL or "" when unset ("None") */

@@ -39,7 +39,7 @@ static int lookup(void *ctx, const char *ns, const char *jobset, const char *rjo
                   struct gb_webhook_decision *out, char *reason, size_t size) {
   out->managed = 1;
   out->bind = 1;
-  out->backend = GC_BACKEND_COSCHEDULING;
+  out->backend = gc_backend_by_name("coscheduling");
   snprintf(out->group, sizeof(out->group), "%s", jobset);
   snprintf(out->scheduler_name, sizeof(out->scheduler_name), "scheduler-plugins-scheduler");
   return 0;

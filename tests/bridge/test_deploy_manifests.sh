@@ -159,6 +159,20 @@ ns = one("Namespace", NS)
 # --- code facts ---
 def read(rel):
     return open(os.path.join(src, rel)).read()
+# The scheduler backends, from their descriptors (gangcalc/gc_backend_<name>.c): name, default
+# scheduler name, the group object's API group and resource, and the Queue resource if any.
+backends = []
+for path in sorted(glob.glob(os.path.join(src, "gangcalc", "gc_backend_*.c"))):
+    t = read(os.path.relpath(path, src))
+    def field(name, text=t):
+        m = re.search(r'\.' + name + r'\s*=\s*"([^"]*)"', text)
+        return m.group(1) if m else None
+    q = re.search(r'\.queue\s*=\s*\{(.*?)\}', t, re.S)
+    backends.append({"name": field("name"), "scheduler": field("scheduler_name"),
+                     "group": field("group"), "resource": field("resource"),
+                     "queues": field("resource", q.group(1)) if q else None})
+if len(backends) < 2 or not all(b["name"] and b["group"] and b["resource"] for b in backends):
+    err("could not read the backend descriptors gangcalc/gc_backend_*.c: %r" % backends)
 keys = {}  # path -> (type, default), from the layers' tables
 for line in open(os.path.join(work, "keys.tsv")):
     path, typ, default = line.rstrip("\n").split("\t")[:3]
@@ -469,8 +483,14 @@ for bkind, rkind, rname in (("ClusterRoleBinding", "ClusterRole", cr.get("metada
 # --- RBAC (code): every call site's resource and verb is in the explicit list ---
 VERB_OF = {"gb_kube_create": "create", "gb_kube_merge_patch": "patch", "gb_kube_apply": "patch",
            "gb_kube_delete": "delete", "gb_kube_get": "get", "gb_kube_list": "list"}
-GROUP_OF = {"GC_TRAINER_GROUP": ["trainer.kubeflow.org"],
-            "gb_backend_group(b)": ["scheduling.volcano.sh", "scheduling.x-k8s.io"]}
+GROUP_OF = {"GC_TRAINER_GROUP": ["trainer.kubeflow.org"]}
+# A call site naming a backend descriptor's group object (X->group, X->version, X->resource)
+# reaches every backend's; an informer definition from a descriptor likewise (its Queues with
+# X->queue.resource).
+DESC = r'\w+(?:->\w+)*->'
+DESC_PATH = r'gb_kube_path\([^;]*?,\s*' + DESC + r'group,\s*' + DESC + r'version,\s*' + DESC + r'resource\b'
+DESC_INF = r'\(struct inf_def\)\{\s*' + DESC + r'group,\s*' + DESC + r'version,\s*' + DESC + r'resource\b'
+DESC_QINF = r'\(struct inf_def\)\{\s*' + DESC + r'group,\s*' + DESC + r'queue\.version,\s*' + DESC + r'queue\.resource\b' 
 # Files that implement the transport, not call sites: their resources come from callers.
 TRANSPORT = {"gb_kube_client.c", "gb_kube_watch.c", "gb_informer.c", "gb_informer_loop.c",
              "gb_kube_discovery.c",
@@ -491,13 +511,20 @@ for path in sorted(glob.glob(os.path.join(src, "bridge", "**", "*.c"), recursive
     # Discovery reads /apis/GROUP/VERSION, which every authenticated user may.
     calls.discard("gb_kube_get") if "gb_kube_discovery_check" in text and "gb_kube_path" not in text else None
     informers = re.findall(r'\{\s*(GC_TRAINER_GROUP|"[^"]*"),\s*"(v[0-9a-z]+)",\s*"([a-z]+)",', text)
+    for b in backends:
+        if re.search(DESC_INF, text):
+            informers.append(('"%s"' % b["group"], "", b["resource"]))
+        if re.search(DESC_QINF, text) and b["queues"]:
+            informers.append(('"%s"' % b["group"], "", b["queues"]))
     for g, _, r in informers:
         for grp in GROUP_OF.get(g, [g.strip('"')]):
             for v in ("get", "list", "watch"):
                 need(grp, r, v, base + " (informer)")
     if not calls:
         continue
-    targets = re.findall(r'gb_kube_path\([^;]*?,\s*(GC_TRAINER_GROUP|gb_backend_group\(b\)|"[^"]*"),\s*[^,]+,\s*"([a-z]+)"', text, re.S)
+    targets = re.findall(r'gb_kube_path\([^;]*?,\s*(GC_TRAINER_GROUP|"[^"]*"),\s*[^,]+,\s*"([a-z]+)"', text, re.S)
+    if re.search(DESC_PATH, text, re.S):
+        targets += [('"%s"' % b["group"], b["resource"]) for b in backends]
     if not targets:
         err("%s calls %s but names no resource through gb_kube_path: extend this test" % (base, sorted(calls)))
     verbs = {VERB_OF[c] for c in calls if c in VERB_OF}

@@ -53,9 +53,9 @@ void gb_test_run(struct gb_test_run *r, const char *yaml, const char *job_name,
   r->rc = gc_gang_compute(job, r->cat, opts, &r->g, &r->diags);
 }
 
-void gb_test_run_with(struct gb_test_run *r, const char *yaml, enum gc_backend backend,
+void gb_test_run_with(struct gb_test_run *r, const char *yaml, const struct gc_backend *backend,
                       enum gc_scope scope) {
-  struct gc_options o = {backend, GC_BACKEND_UNSET, scope, NULL, NULL};
+  struct gc_options o = {backend, TB_UNSET, scope, NULL, NULL};
   gb_test_run(r, yaml, NULL, &o);
 }
 

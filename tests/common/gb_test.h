@@ -14,6 +14,12 @@
 #include "gc_diag.h"
 #include "gc_gang.h"
 
+/* The backends of the table, by name (tests may name them; product code
+ * asks the table). */
+#define TB_UNSET ((const struct gc_backend *)NULL)
+#define TB_VOLCANO (gc_backend_by_name("volcano"))
+#define TB_COSCHED (gc_backend_by_name("coscheduling"))
+
 struct gb_test_run {
   struct gb_docset *ds;
   struct gc_catalog *cat;
@@ -34,7 +40,7 @@ void gb_test_run(struct gb_test_run *r, const char *yaml, const char *job_name,
 void gb_test_run_free(struct gb_test_run *r);
 
 /* As gb_test_run, with the backend and scope given directly. */
-void gb_test_run_with(struct gb_test_run *r, const char *yaml, enum gc_backend backend,
+void gb_test_run_with(struct gb_test_run *r, const char *yaml, const struct gc_backend *backend,
                       enum gc_scope scope);
 
 /* The canonical string of l[name] in buf (at least GC_QUANTITY_BUFSZ), or

@@ -75,15 +75,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (gc_doc_trainer_kind(ds->docs[i].root, &kind) && strcmp(kind, "TrainJob"))
       gc_catalog_add(cat, ds->docs[i].root, "fuzz", &d);
   }
-  static const enum gc_backend backends[] = {GC_BACKEND_UNSET, GC_BACKEND_VOLCANO,
-                                             GC_BACKEND_COSCHEDULING};
   for (size_t i = 0; i < ds->n; i++) {
     const char *kind = NULL;
     if (!gc_doc_trainer_kind(ds->docs[i].root, &kind) || strcmp(kind, "TrainJob"))
       continue;
-    for (size_t b = 0; b < 3; b++) {
+    for (size_t b = 0; b <= gc_backend_count(); b++) {
       for (int scope = 0; scope < 2; scope++) {
-        struct gc_options o = {backends[b], GC_BACKEND_UNSET, (enum gc_scope)scope, NULL, NULL};
+        struct gc_options o = {b ? gc_backend_at(b - 1) : NULL, NULL, (enum gc_scope)scope, NULL,
+                               NULL};
         struct gc_gang *g = NULL;
         size_t before = d.errors;
         int rc = gc_gang_compute(ds->docs[i].root, cat, &o, &g, &d);

@@ -30,7 +30,7 @@ static int lookup(void *ctx, const char *ns, const char *jobset, const char *rjo
   case 'c':
     out->managed = 1;
     out->bind = rjob[0] != 'i';
-    out->backend = jobset[0] == 'v' ? GC_BACKEND_VOLCANO : GC_BACKEND_COSCHEDULING;
+    out->backend = gc_backend_at(jobset[0] == 'v' ? 0 : 1);
     snprintf(out->group, sizeof(out->group), "%s", jobset);
     snprintf(out->scheduler_name, sizeof(out->scheduler_name), "%s",
              jobset[0] == 'v' ? "volcano" : "");

@@ -56,9 +56,9 @@ START_TEST(worked_coscheduling) {
                                   NULL),
                       NULL),
       gb_test_trainjob("job", "rt", NULL));
-  gb_test_run_with(&r, y, GC_BACKEND_UNSET, GC_SCOPE_ALL);
+  gb_test_run_with(&r, y, TB_UNSET, GC_SCOPE_ALL);
   expect_ok(&r);
-  ck_assert_int_eq(r.g->backend, GC_BACKEND_COSCHEDULING);
+  ck_assert_ptr_eq(r.g->backend, TB_COSCHED);
   ck_assert_int_eq(r.g->min_member, 3);
   expect_res(&r.g->min_resources, "cpu", "1250m");
   expect_res(&r.g->min_resources, "memory", "2560Mi");
@@ -79,9 +79,9 @@ START_TEST(worked_volcano) {
                                   NULL),
                       NULL),
       gb_test_trainjob("job", "rt", NULL));
-  gb_test_run_with(&r, y, GC_BACKEND_UNSET, GC_SCOPE_ALL);
+  gb_test_run_with(&r, y, TB_UNSET, GC_SCOPE_ALL);
   expect_ok(&r);
-  ck_assert_int_eq(r.g->backend, GC_BACKEND_VOLCANO);
+  ck_assert_ptr_eq(r.g->backend, TB_VOLCANO);
   ck_assert_int_eq(r.g->min_member, 5);
   expect_res(&r.g->min_resources, "cpu", "2300m");
   expect_res(&r.g->min_resources, "memory", "3Gi");
@@ -104,7 +104,7 @@ START_TEST(worked_framework) {
                       NULL),
       gb_test_trainjob("job", "rt", NULL));
   char *copy = strdup(y); /* gb_test_run_free frees y */
-  gb_test_run_with(&r, copy, GC_BACKEND_UNSET, GC_SCOPE_ALL);
+  gb_test_run_with(&r, copy, TB_UNSET, GC_SCOPE_ALL);
   expect_ok(&r);
   ck_assert_int_eq(r.g->min_member, 102);
   expect_res(&r.g->min_resources, "cpu", "202");
@@ -113,7 +113,7 @@ START_TEST(worked_framework) {
 
   /* The same with the default scope: the 100 trainer pods form the gang and
    * the initializers, which run before them, are left unbound. */
-  gb_test_run_with(&r, copy, GC_BACKEND_UNSET, GC_SCOPE_WAVE);
+  gb_test_run_with(&r, copy, TB_UNSET, GC_SCOPE_WAVE);
   expect_ok(&r);
   ck_assert_int_eq(r.g->min_member, 100);
   expect_res(&r.g->min_resources, "cpu", "200");
@@ -144,7 +144,7 @@ START_TEST(worked_trainjob_overrides_runtime) {
                   "metadata: {name: job, namespace: default}\n"
                   "spec:\n  runtimeRef: {name: rt, kind: TrainingRuntime}\n"
                   "  trainer: {numNodes: 30}\n"));
-  gb_test_run_with(&r, y, GC_BACKEND_UNSET, GC_SCOPE_ALL);
+  gb_test_run_with(&r, y, TB_UNSET, GC_SCOPE_ALL);
   expect_ok(&r);
   ck_assert_int_eq(r.g->min_member, 32);
   expect_res(&r.g->min_resources, "cpu", "32");
@@ -166,7 +166,7 @@ START_TEST(worked_runtime_numnodes) {
                       gb_test_job("node", TRAINER, -1, containers("1", "4Gi"), NULL, NULL, NULL),
                       NULL),
       gb_test_trainjob("job", "rt", NULL));
-  gb_test_run_with(&r, y, GC_BACKEND_UNSET, GC_SCOPE_ALL);
+  gb_test_run_with(&r, y, TB_UNSET, GC_SCOPE_ALL);
   expect_ok(&r);
   ck_assert_int_eq(r.g->min_member, 102);
   expect_res(&r.g->min_resources, "cpu", "102");
@@ -192,7 +192,7 @@ START_TEST(counts_every_policy_kind) {
                           gb_test_job("aux", NULL, 2, containers("1", NULL), NULL, NULL, NULL),
                           NULL),
           gb_test_trainjob("job", "rt", with_tj ? "  trainer: {numNodes: 7}\n" : NULL));
-      gb_test_run_with(&r, y, GC_BACKEND_UNSET, GC_SCOPE_ALL);
+      gb_test_run_with(&r, y, TB_UNSET, GC_SCOPE_ALL);
       expect_ok(&r);
       int want = with_tj ? 7 : kinds[k] ? 3 : 2;
       ck_assert_int_eq(gb_test_podset(r.g, "node")->count, want);
@@ -214,7 +214,7 @@ START_TEST(counts_defaults) {
                       gb_test_job("node", TRAINER, 8, containers("1", NULL), NULL, NULL, NULL),
                       gb_test_job("aux", NULL, 0, containers("1", NULL), NULL, NULL, NULL), NULL),
       gb_test_trainjob("job", "rt", NULL));
-  gb_test_run_with(&r, y, GC_BACKEND_UNSET, GC_SCOPE_ALL);
+  gb_test_run_with(&r, y, TB_UNSET, GC_SCOPE_ALL);
   expect_ok(&r);
   ck_assert_int_eq(gb_test_podset(r.g, "node")->count, 1);
   ck_assert_int_eq(gb_test_podset(r.g, "aux")->count, 1);
@@ -246,10 +246,9 @@ START_TEST(counts_mpi_run_launcher_as_node) {
     const char *tj = cases[i].numnodes >= 0
                          ? gb_test_fmt("  trainer: {numNodes: %d}\n", cases[i].numnodes)
                          : NULL;
-    gb_test_run_with(&r,
-                     gb_test_fmt("%s%s", mpi_runtime(cases[i].rlan),
-                                 gb_test_trainjob("job", "mpi", tj)),
-                     GC_BACKEND_UNSET, GC_SCOPE_ALL);
+    gb_test_run_with(
+        &r, gb_test_fmt("%s%s", mpi_runtime(cases[i].rlan), gb_test_trainjob("job", "mpi", tj)),
+        TB_UNSET, GC_SCOPE_ALL);
     expect_ok(&r);
     ck_assert_msg(gb_test_podset(r.g, "node")->count == cases[i].want_node,
                   "case %zu: node count %d, want %d", i, gb_test_podset(r.g, "node")->count,
@@ -269,7 +268,7 @@ START_TEST(counts_mpi_waves) {
   gb_test_run_with(&r,
                    gb_test_fmt("%s%s", mpi_runtime(1),
                                gb_test_trainjob("job", "mpi", "  trainer: {numNodes: 5}\n")),
-                   GC_BACKEND_UNSET, GC_SCOPE_WAVE);
+                   TB_UNSET, GC_SCOPE_WAVE);
   expect_ok(&r);
   ck_assert_int_eq(r.g->gang_wave, 0);
   ck_assert_int_eq(r.g->min_member, 4);
@@ -288,9 +287,9 @@ START_TEST(counts_numnodes_zero) {
       CTR, "rt", "  mlPolicy: {numNodes: 4, torch: {}}\n",
       init_job("dataset-initializer", "1", "1Gi"),
       gb_test_job("node", TRAINER, -1, containers("1", NULL), NULL, NULL, NULL), NULL);
-  gb_test_run_with(&r, gb_test_fmt("%s%s", rt,
-                                   gb_test_trainjob("job", "rt", "  trainer: {numNodes: 0}\n")),
-                   GC_BACKEND_UNSET, GC_SCOPE_ALL);
+  gb_test_run_with(
+      &r, gb_test_fmt("%s%s", rt, gb_test_trainjob("job", "rt", "  trainer: {numNodes: 0}\n")),
+      TB_UNSET, GC_SCOPE_ALL);
   expect_ok(&r);
   ck_assert_int_eq(gb_test_podset(r.g, "node")->count, 0);
   ck_assert_int_eq(r.g->min_member, 1);
@@ -301,9 +300,9 @@ START_TEST(counts_numnodes_zero) {
   rt = gb_test_runtime(CTR, "rt", "  mlPolicy: {numNodes: 4, torch: {}}\n",
                        gb_test_job("node", TRAINER, -1, containers("1", NULL), NULL, NULL, NULL),
                        NULL);
-  gb_test_run_with(&r, gb_test_fmt("%s%s", rt,
-                                   gb_test_trainjob("job", "rt", "  trainer: {numNodes: 0}\n")),
-                   GC_BACKEND_UNSET, GC_SCOPE_ALL);
+  gb_test_run_with(
+      &r, gb_test_fmt("%s%s", rt, gb_test_trainjob("job", "rt", "  trainer: {numNodes: 0}\n")),
+      TB_UNSET, GC_SCOPE_ALL);
   ck_assert_int_eq(r.rc, GC_EINVAL);
   ck_assert_ptr_null(r.g);
   ck_assert(gb_test_has_diag(&r.diags, "default/job: spec.trainer.numNodes: 0 leaves the gang "
@@ -318,8 +317,8 @@ START_TEST(counts_replicas_warned) {
       CTR, "rt", "",
       gb_test_job("node", NULL, 2, containers("1", NULL), NULL, "          replicas: 3\n", NULL),
       NULL);
-  gb_test_run_with(&r, gb_test_fmt("%s%s", rt, gb_test_trainjob("job", "rt", NULL)),
-                   GC_BACKEND_UNSET, GC_SCOPE_ALL);
+  gb_test_run_with(&r, gb_test_fmt("%s%s", rt, gb_test_trainjob("job", "rt", NULL)), TB_UNSET,
+                   GC_SCOPE_ALL);
   expect_ok(&r);
   ck_assert_int_eq(gb_test_podset(r.g, "node")->count, 2);
   ck_assert_int_eq(gb_test_podset(r.g, "node")->replicas, 3);
@@ -343,7 +342,7 @@ START_TEST(counts_resources_per_node_merge) {
       "job", "rt",
       "  trainer:\n    numNodes: 3\n    resourcesPerNode:\n"
       "      requests: {cpu: 4}\n      limits: {cpu: 8, nvidia.com/gpu: 2}\n");
-  gb_test_run_with(&r, gb_test_fmt("%s%s", rt, tj), GC_BACKEND_UNSET, GC_SCOPE_ALL);
+  gb_test_run_with(&r, gb_test_fmt("%s%s", rt, tj), TB_UNSET, GC_SCOPE_ALL);
   expect_ok(&r);
   const struct gc_podset *ps = gb_test_podset(r.g, "node");
   expect_res(&ps->request, "cpu", "4100m");
@@ -402,7 +401,7 @@ START_TEST(counts_resources_per_node_needs_ml_policy) {
       gb_test_job("node", TRAINER, -1, containers("1", NULL), NULL, NULL, NULL), NULL);
   const char *tj = gb_test_trainjob(
       "job", "rt", "  trainer:\n    resourcesPerNode: {requests: {cpu: 4}}\n");
-  gb_test_run_with(&r, gb_test_fmt("%s%s", rt, tj), GC_BACKEND_UNSET, GC_SCOPE_ALL);
+  gb_test_run_with(&r, gb_test_fmt("%s%s", rt, tj), TB_UNSET, GC_SCOPE_ALL);
   expect_ok(&r);
   expect_res(&gb_test_podset(r.g, "node")->request, "cpu", "1");
   gb_test_run_free(&r);
@@ -414,7 +413,7 @@ START_TEST(counts_resources_per_node_mpi) {
   struct gb_test_run r;
   const char *tj = gb_test_trainjob(
       "job", "mpi", "  trainer:\n    numNodes: 3\n    resourcesPerNode: {requests: {cpu: 5}}\n");
-  gb_test_run_with(&r, gb_test_fmt("%s%s", mpi_runtime(1), tj), GC_BACKEND_UNSET, GC_SCOPE_ALL);
+  gb_test_run_with(&r, gb_test_fmt("%s%s", mpi_runtime(1), tj), TB_UNSET, GC_SCOPE_ALL);
   expect_ok(&r);
   expect_res(&gb_test_podset(r.g, "node")->request, "cpu", "5");
   expect_res(&gb_test_podset(r.g, "launcher")->request, "cpu", "5");
@@ -433,9 +432,9 @@ START_TEST(counts_ancestor_label_on_pod_template) {
       "          template:\n            spec:\n              template:\n"
       "                metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}\n"
       "                spec: {containers: [{name: node, resources: {requests: {cpu: 1}}}]}\n";
-  gb_test_run_with(&r, gb_test_fmt("%s%s", rt,
-                                   gb_test_trainjob("job", "rt", "  trainer: {numNodes: 8}\n")),
-                   GC_BACKEND_UNSET, GC_SCOPE_ALL);
+  gb_test_run_with(
+      &r, gb_test_fmt("%s%s", rt, gb_test_trainjob("job", "rt", "  trainer: {numNodes: 8}\n")),
+      TB_UNSET, GC_SCOPE_ALL);
   expect_ok(&r);
   ck_assert_int_eq(r.g->min_member, 1);
   ck_assert(gb_test_has_warning(r.g, GC_WARN_OTHER, "pod template"));

@@ -143,11 +143,12 @@ START_TEST(integral_floats_accepted) {
   /* The API server accepts a JSON number with an integral value (1.0, 2e0)
    * for an integer field, as kube-openapi's validation does. */
   struct gb_test_run r;
-  gb_test_run_with(&r, gb_test_fmt("%s%s", good_rt(),
-                                   gb_test_trainjob("job", "rt",
-                                                    "  trainer: {numNodes: 3.0, "
-                                                    "numProcPerNode: 2e0}\n")),
-                   GC_BACKEND_UNSET, GC_SCOPE_WAVE);
+  gb_test_run_with(&r,
+                   gb_test_fmt("%s%s", good_rt(),
+                               gb_test_trainjob("job", "rt",
+                                                "  trainer: {numNodes: 3.0, "
+                                                "numProcPerNode: 2e0}\n")),
+                   TB_UNSET, GC_SCOPE_WAVE);
   ck_assert_int_eq(r.rc, 0);
   ck_assert_int_eq(r.g->min_member, 3);
   gb_test_run_free(&r);

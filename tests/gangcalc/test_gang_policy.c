@@ -26,7 +26,8 @@ static const char *rt_with(const char *spec_extra, const char *meta_ann) {
                      meta_ann, at + strlen("  template:\n"));
 }
 
-static void run(struct gb_test_run *r, const char *rt, const char *tj_extra, enum gc_backend b) {
+static void run(struct gb_test_run *r, const char *rt, const char *tj_extra,
+                const struct gc_backend *b) {
   gb_test_run_with(r, gb_test_fmt("%s%s", rt, gb_test_trainjob("job", "rt", tj_extra)), b,
                    GC_SCOPE_WAVE);
 }
@@ -40,7 +41,7 @@ static void ok(struct gb_test_run *r) {
 START_TEST(queue_sources_in_order) {
   struct gb_test_run r;
   const char *q = "scheduling.volcano.sh/queue-name";
-  run(&r, rt_with("", gb_test_fmt("%s: runtime-q", q)), NULL, GC_BACKEND_UNSET);
+  run(&r, rt_with("", gb_test_fmt("%s: runtime-q", q)), NULL, TB_UNSET);
   ok(&r);
   ck_assert_str_eq(r.g->queue, "runtime-q");
   ck_assert(!gb_test_has_warning(r.g, GC_WARN_NO_QUEUE, NULL));
@@ -48,7 +49,7 @@ START_TEST(queue_sources_in_order) {
   gb_test_run_free(&r);
 
   run(&r, rt_with("", gb_test_fmt("%s: runtime-q", q)),
-      gb_test_fmt("  annotations: {%s: v21-q}\n", q), GC_BACKEND_UNSET);
+      gb_test_fmt("  annotations: {%s: v21-q}\n", q), TB_UNSET);
   ok(&r);
   ck_assert_str_eq(r.g->queue, "v21-q");
   ck_assert_str_eq(r.g->api_generation, "v2.1");
@@ -63,7 +64,7 @@ START_TEST(queue_sources_in_order) {
                   "  - manager: c.io/three\n"
                   "    trainingRuntimeSpec: {template: {metadata: {labels: {x: z}}}}\n",
                   q, q),
-      GC_BACKEND_UNSET);
+      TB_UNSET);
   ok(&r);
   ck_assert_str_eq(r.g->queue, "p2");
   ck_assert(!gb_test_has_warning(r.g, GC_WARN_NO_QUEUE, NULL));
@@ -80,8 +81,7 @@ START_TEST(queue_long_label) {
   const char *name = gb_test_fmt("%s%s.team", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
                                  "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
   ck_assert_uint_eq(strlen(name), 64 + 5);
-  run(&r, rt_with("", gb_test_fmt("scheduling.volcano.sh/queue-name: %s", name)), NULL,
-      GC_BACKEND_VOLCANO);
+  run(&r, rt_with("", gb_test_fmt("scheduling.volcano.sh/queue-name: %s", name)), NULL, TB_VOLCANO);
   ok(&r);
   ck_assert_str_eq(r.g->queue, name);
   gb_test_run_free(&r);
@@ -90,7 +90,7 @@ END_TEST
 
 START_TEST(queue_empty_and_missing) {
   struct gb_test_run r;
-  run(&r, rt_with("", "scheduling.volcano.sh/queue-name: ''"), NULL, GC_BACKEND_UNSET);
+  run(&r, rt_with("", "scheduling.volcano.sh/queue-name: ''"), NULL, TB_UNSET);
   ck_assert_int_eq(r.rc, GC_EINVAL);
   ck_assert(gb_test_has_diag(&r.diags, "ClusterTrainingRuntime/rt: spec.template.metadata."
                              "annotations[scheduling.volcano.sh/queue-name]: Volcano queue name "
@@ -100,7 +100,7 @@ START_TEST(queue_empty_and_missing) {
   run(&r, rt_with("", NULL),
       "  runtimePatches:\n  - manager: a.io/x\n    trainingRuntimeSpec: {template: {metadata: "
       "{annotations: {scheduling.volcano.sh/queue-name: Bad_Queue}}}}\n",
-      GC_BACKEND_UNSET);
+      TB_UNSET);
   ck_assert_int_eq(r.rc, GC_EINVAL);
   ck_assert(gb_test_has_diag(&r.diags, "default/job: spec.runtimePatches[0].trainingRuntimeSpec."
                              "template.metadata.annotations[scheduling.volcano.sh/queue-name]: "
@@ -108,13 +108,13 @@ START_TEST(queue_empty_and_missing) {
                              "subdomain)"));
   gb_test_run_free(&r);
 
-  run(&r, rt_with("", NULL), NULL, GC_BACKEND_VOLCANO);
+  run(&r, rt_with("", NULL), NULL, TB_VOLCANO);
   ok(&r);
   ck_assert_ptr_null(r.g->queue);
   ck_assert(gb_test_has_warning(r.g, GC_WARN_NO_QUEUE, NULL));
   gb_test_run_free(&r);
 
-  run(&r, rt_with("", NULL), NULL, GC_BACKEND_COSCHEDULING);
+  run(&r, rt_with("", NULL), NULL, TB_COSCHED);
   ok(&r);
   ck_assert(!gb_test_has_warning(r.g, GC_WARN_NO_QUEUE, NULL));
   gb_test_run_free(&r);
@@ -128,8 +128,8 @@ START_TEST(priority_class_last_wins) {
       gb_test_job("a", NULL, -1, NODE, NULL, NULL, "priorityClassName: low"),
       gb_test_job("node", "trainer", -1, NODE, NULL, NULL, "priorityClassName: high"),
       gb_test_job("c", NULL, -1, NODE, NULL, NULL, "priorityClassName: ''"), NULL);
-  gb_test_run_with(&r, gb_test_fmt("%s%s", rt, gb_test_trainjob("job", "rt", NULL)),
-                   GC_BACKEND_UNSET, GC_SCOPE_WAVE);
+  gb_test_run_with(&r, gb_test_fmt("%s%s", rt, gb_test_trainjob("job", "rt", NULL)), TB_UNSET,
+                   GC_SCOPE_WAVE);
   ok(&r);
   ck_assert_str_eq(r.g->priority_class, "high");
   ck_assert(gb_test_has_warning(r.g, GC_WARN_OTHER, "different priorityClassName"));
@@ -139,8 +139,7 @@ END_TEST
 
 START_TEST(topology_rules) {
   struct gb_test_run r;
-  run(&r, rt_with("  podGroupPolicy: {volcano: {networkTopology: {}}}\n", NULL), NULL,
-      GC_BACKEND_UNSET);
+  run(&r, rt_with("  podGroupPolicy: {volcano: {networkTopology: {}}}\n", NULL), NULL, TB_UNSET);
   ok(&r);
   ck_assert(r.g->topology.set);
   ck_assert_str_eq(r.g->topology.mode, "hard");
@@ -148,18 +147,22 @@ START_TEST(topology_rules) {
   ck_assert_int_eq(r.g->topology.highest_tier, 1);
   gb_test_run_free(&r);
 
-  run(&r, rt_with("  podGroupPolicy: {volcano: {networkTopology: {mode: soft, "
-                  "highestTierName: spine}}}\n", NULL),
-      NULL, GC_BACKEND_UNSET);
+  run(&r,
+      rt_with("  podGroupPolicy: {volcano: {networkTopology: {mode: soft, "
+              "highestTierName: spine}}}\n",
+              NULL),
+      NULL, TB_UNSET);
   ok(&r);
   ck_assert_str_eq(r.g->topology.mode, "soft");
   ck_assert_str_eq(r.g->topology.highest_tier_name, "spine");
   ck_assert(!r.g->topology.has_highest_tier);
   gb_test_run_free(&r);
 
-  run(&r, rt_with("  podGroupPolicy: {volcano: {networkTopology: {mode: loose, "
-                  "highestTierAllowed: 2, highestTierName: spine}}}\n", NULL),
-      NULL, GC_BACKEND_UNSET);
+  run(&r,
+      rt_with("  podGroupPolicy: {volcano: {networkTopology: {mode: loose, "
+              "highestTierAllowed: 2, highestTierName: spine}}}\n",
+              NULL),
+      NULL, TB_UNSET);
   ck_assert_int_eq(r.rc, GC_EINVAL);
   ck_assert(gb_test_has_diag(&r.diags, "ClusterTrainingRuntime/rt: spec.podGroupPolicy.volcano."
                              "networkTopology.mode: Unsupported value: \"loose\": supported "
@@ -169,8 +172,9 @@ START_TEST(topology_rules) {
                              "'highestTierName' in networkTopology simultaneously."));
   gb_test_run_free(&r);
 
-  run(&r, rt_with("  podGroupPolicy: {volcano: {networkTopology: {highestTierAllowed: -1}}}\n",
-                  NULL), NULL, GC_BACKEND_UNSET);
+  run(&r,
+      rt_with("  podGroupPolicy: {volcano: {networkTopology: {highestTierAllowed: -1}}}\n", NULL),
+      NULL, TB_UNSET);
   ck_assert(gb_test_has_diag(&r.diags, "ClusterTrainingRuntime/rt: spec.podGroupPolicy.volcano."
                              "networkTopology.highestTierAllowed: must be >= 0"));
   gb_test_run_free(&r);
@@ -193,9 +197,9 @@ START_TEST(timeout_rules) {
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
     struct gb_test_run r;
     run(&r, rt_with(gb_test_fmt("  podGroupPolicy: {%s}\n", cases[i].policy), NULL), NULL,
-        GC_BACKEND_UNSET);
+        TB_UNSET);
     ok(&r);
-    ck_assert_int_eq(r.g->backend, GC_BACKEND_COSCHEDULING);
+    ck_assert_ptr_eq(r.g->backend, TB_COSCHED);
     ck_assert(r.g->has_timeout);
     ck_assert_int_eq(r.g->schedule_timeout_seconds, cases[i].want);
     if (cases[i].warn)
@@ -205,14 +209,14 @@ START_TEST(timeout_rules) {
     gb_test_run_free(&r);
   }
   struct gb_test_run r;
-  run(&r, rt_with("  podGroupPolicy: {coscheduling: {scheduleTimeoutSeconds: -5}}\n", NULL),
-      NULL, GC_BACKEND_UNSET);
+  run(&r, rt_with("  podGroupPolicy: {coscheduling: {scheduleTimeoutSeconds: -5}}\n", NULL), NULL,
+      TB_UNSET);
   ck_assert_int_eq(r.rc, GC_EINVAL);
   ck_assert(gb_test_has_diag(&r.diags, "ClusterTrainingRuntime/rt: spec.podGroupPolicy."
                              "coscheduling.scheduleTimeoutSeconds: must be >= 0"));
   gb_test_run_free(&r);
   /* Coscheduling requested for a runtime without a coscheduling policy. */
-  run(&r, rt_with("", NULL), NULL, GC_BACKEND_COSCHEDULING);
+  run(&r, rt_with("", NULL), NULL, TB_COSCHED);
   ok(&r);
   ck_assert_int_eq(r.g->schedule_timeout_seconds, 60);
   gb_test_run_free(&r);
@@ -221,37 +225,35 @@ END_TEST
 
 START_TEST(backend_choice) {
   struct gb_test_run r;
-  run(&r, rt_with("  podGroupPolicy: {coscheduling: {}, volcano: {}}\n", NULL), NULL,
-      GC_BACKEND_UNSET);
+  run(&r, rt_with("  podGroupPolicy: {coscheduling: {}, volcano: {}}\n", NULL), NULL, TB_UNSET);
   ok(&r);
-  ck_assert_int_eq(r.g->backend, GC_BACKEND_VOLCANO);
+  ck_assert_ptr_eq(r.g->backend, TB_VOLCANO);
   ck_assert(gb_test_has_warning(r.g, GC_WARN_POLICY_BOTH, NULL));
   gb_test_run_free(&r);
 
-  run(&r, rt_with("  podGroupPolicy: {coscheduling: {}, volcano: {}}\n", NULL), NULL,
-      GC_BACKEND_COSCHEDULING);
+  run(&r, rt_with("  podGroupPolicy: {coscheduling: {}, volcano: {}}\n", NULL), NULL, TB_COSCHED);
   ok(&r);
-  ck_assert_int_eq(r.g->backend, GC_BACKEND_COSCHEDULING);
+  ck_assert_ptr_eq(r.g->backend, TB_COSCHED);
   gb_test_run_free(&r);
 
-  run(&r, rt_with("  podGroupPolicy: {coscheduling: {}}\n", NULL), NULL, GC_BACKEND_VOLCANO);
+  run(&r, rt_with("  podGroupPolicy: {coscheduling: {}}\n", NULL), NULL, TB_VOLCANO);
   ok(&r);
-  ck_assert_int_eq(r.g->backend, GC_BACKEND_VOLCANO);
+  ck_assert_ptr_eq(r.g->backend, TB_VOLCANO);
   ck_assert(r.g->backend_from_runtime);
   ck_assert(gb_test_has_warning(r.g, GC_WARN_OTHER, "podGroupPolicy names coscheduling"));
   gb_test_run_free(&r);
 
-  run(&r, rt_with("", NULL), NULL, GC_BACKEND_UNSET);
+  run(&r, rt_with("", NULL), NULL, TB_UNSET);
   ok(&r);
-  ck_assert_int_eq(r.g->backend, GC_BACKEND_VOLCANO);
+  ck_assert_ptr_eq(r.g->backend, TB_VOLCANO);
   ck_assert(!r.g->backend_from_runtime);
   gb_test_run_free(&r);
 
-  struct gc_options o = {GC_BACKEND_UNSET, GC_BACKEND_COSCHEDULING, GC_SCOPE_WAVE, NULL, NULL};
+  struct gc_options o = {TB_UNSET, TB_COSCHED, GC_SCOPE_WAVE, NULL, NULL};
   gb_test_run(&r, gb_test_fmt("%s%s", rt_with("", NULL), gb_test_trainjob("job", "rt", NULL)),
               NULL, &o);
   ok(&r);
-  ck_assert_int_eq(r.g->backend, GC_BACKEND_COSCHEDULING);
+  ck_assert_ptr_eq(r.g->backend, TB_COSCHED);
   gb_test_run_free(&r);
 }
 END_TEST
@@ -290,7 +292,7 @@ START_TEST(runtime_ref_rules) {
   ok(&r);
   ck_assert_str_eq(r.g->namespace_, "default");
   gb_test_run_free(&r);
-  struct gc_options o = {GC_BACKEND_UNSET, GC_BACKEND_UNSET, GC_SCOPE_WAVE, "team-a", NULL};
+  struct gc_options o = {TB_UNSET, TB_UNSET, GC_SCOPE_WAVE, "team-a", NULL};
   gb_test_run(&r, gb_test_fmt("%s%s", tr_nons, tj2), NULL, &o);
   ok(&r);
   ck_assert_str_eq(r.g->namespace_, "team-a");
@@ -325,9 +327,9 @@ START_TEST(deprecated_and_elastic) {
                                    NULL);
   rt = gb_test_fmt("%.*s  labels: {trainer.kubeflow.org/support: deprecated}\n%s",
                    (int)(strstr(rt, "spec:\n") - rt), rt, strstr(rt, "spec:\n"));
-  gb_test_run_with(&r, gb_test_fmt("%s%s", rt,
-                                   gb_test_trainjob("job", "rt", "  trainer: {numNodes: 3}\n")),
-                   GC_BACKEND_UNSET, GC_SCOPE_WAVE);
+  gb_test_run_with(
+      &r, gb_test_fmt("%s%s", rt, gb_test_trainjob("job", "rt", "  trainer: {numNodes: 3}\n")),
+      TB_UNSET, GC_SCOPE_WAVE);
   ok(&r);
   ck_assert(gb_test_has_warning(r.g, GC_WARN_DEPRECATED_RUNTIME, NULL));
   ck_assert(gb_test_has_warning(r.g, GC_WARN_OTHER, "elasticPolicy is ignored"));
@@ -337,8 +339,8 @@ START_TEST(deprecated_and_elastic) {
 
   rt = gb_test_runtime(CTR, "rt", "  mlPolicy: {numNodes: 2, torch: {elasticPolicy: {}}}\n",
                        gb_test_job("node", "trainer", -1, NODE, NULL, NULL, NULL), NULL);
-  gb_test_run_with(&r, gb_test_fmt("%s%s", rt, gb_test_trainjob("job", "rt", NULL)),
-                   GC_BACKEND_UNSET, GC_SCOPE_WAVE);
+  gb_test_run_with(&r, gb_test_fmt("%s%s", rt, gb_test_trainjob("job", "rt", NULL)), TB_UNSET,
+                   GC_SCOPE_WAVE);
   ck_assert_int_eq(r.rc, GC_EINVAL);
   ck_assert(gb_test_has_diag(&r.diags, "ClusterTrainingRuntime/rt: spec.mlPolicy: numNodes "
                              "should not be set if torch.elasticPolicy is configured"));
@@ -354,12 +356,15 @@ START_TEST(generations_overrides_and_patches) {
                   "[{name: node, image: x, resources: {requests: {cpu: 1}}}]", NULL, NULL, NULL),
       NULL);
   /* v2.0 podSpecOverrides may not change resources: ignored with a warning. */
-  gb_test_run_with(&r, gb_test_fmt("%s%s", rt, gb_test_trainjob("job", "rt",
-      "  podSpecOverrides:\n  - targetJobs: [{name: node}]\n"
-      "    serviceAccountName: sa\n"
-      "    containers: [{name: node, env: [{name: A, value: b}], "
-      "resources: {requests: {cpu: 64}}}, {name: ghost, env: []}]\n")),
-                   GC_BACKEND_UNSET, GC_SCOPE_WAVE);
+  gb_test_run_with(
+      &r,
+      gb_test_fmt("%s%s", rt,
+                  gb_test_trainjob("job", "rt",
+                                   "  podSpecOverrides:\n  - targetJobs: [{name: node}]\n"
+                                   "    serviceAccountName: sa\n"
+                                   "    containers: [{name: node, env: [{name: A, value: b}], "
+                                   "resources: {requests: {cpu: 64}}}, {name: ghost, env: []}]\n")),
+      TB_UNSET, GC_SCOPE_WAVE);
   ok(&r);
   ck_assert_str_eq(r.g->api_generation, "v2.0");
   char buf[GC_QUANTITY_BUFSZ];
@@ -369,10 +374,13 @@ START_TEST(generations_overrides_and_patches) {
   gb_test_run_free(&r);
 
   /* v2.1 podTemplateOverrides with an unknown target job: warning only. */
-  gb_test_run_with(&r, gb_test_fmt("%s%s", rt, gb_test_trainjob("job", "rt",
-      "  podTemplateOverrides:\n  - targetJobs: [{name: nope}]\n    spec: {nodeSelector: {a: b}}\n"
-      "  trainer: {numProcPerNode: gpu}\n")),
-                   GC_BACKEND_UNSET, GC_SCOPE_WAVE);
+  gb_test_run_with(&r,
+                   gb_test_fmt("%s%s", rt,
+                               gb_test_trainjob("job", "rt",
+                                                "  podTemplateOverrides:\n  - targetJobs: [{name: "
+                                                "nope}]\n    spec: {nodeSelector: {a: b}}\n"
+                                                "  trainer: {numProcPerNode: gpu}\n")),
+                   TB_UNSET, GC_SCOPE_WAVE);
   ok(&r);
   ck_assert_str_eq(r.g->api_generation, "v2.1");
   ck_assert(gb_test_has_warning(r.g, GC_WARN_OTHER, "\"nope\" not found"));
@@ -380,13 +388,18 @@ START_TEST(generations_overrides_and_patches) {
 
   /* v2.2 runtime patches: unknown job and container are errors, env on the
    * node container is refused (Trainer's webhook rules). */
-  gb_test_run_with(&r, gb_test_fmt("%s%s", rt, gb_test_trainjob("job", "rt",
-      "  runtimePatches:\n  - manager: x.io/m\n    trainingRuntimeSpec:\n      template:\n"
-      "        spec:\n          replicatedJobs:\n"
-      "          - {name: ghost}\n"
-      "          - name: node\n            template: {spec: {template: {spec: "
-      "{containers: [{name: node, env: [{name: A}]}, {name: other}]}}}}\n")),
-                   GC_BACKEND_UNSET, GC_SCOPE_WAVE);
+  gb_test_run_with(
+      &r,
+      gb_test_fmt(
+          "%s%s", rt,
+          gb_test_trainjob(
+              "job", "rt",
+              "  runtimePatches:\n  - manager: x.io/m\n    trainingRuntimeSpec:\n      template:\n"
+              "        spec:\n          replicatedJobs:\n"
+              "          - {name: ghost}\n"
+              "          - name: node\n            template: {spec: {template: {spec: "
+              "{containers: [{name: node, env: [{name: A}]}, {name: other}]}}}}\n")),
+      TB_UNSET, GC_SCOPE_WAVE);
   ck_assert_int_eq(r.rc, GC_EINVAL);
   const char *p = "default/job: spec.runtimePatches[0].trainingRuntimeSpec.template.spec.";
   ck_assert(gb_test_has_diag(&r.diags, gb_test_fmt("%sreplicatedJobs[0].name: replicated job "
@@ -406,14 +419,19 @@ START_TEST(generations_overrides_and_patches) {
       gb_test_job("node", NULL, -1, "[{name: node, image: x, resources: {requests: {cpu: 1}}}]",
                   NULL, NULL, NULL),
       NULL);
-  gb_test_run_with(&r, gb_test_fmt("%s%s", rt2, gb_test_trainjob("job", "rt",
-      "  trainer: {numNodes: 5}\n"
-      "  runtimePatches:\n  - manager: x.io/m\n    trainingRuntimeSpec:\n      template:\n"
-      "        spec:\n          replicatedJobs:\n"
-      "          - name: node\n            template:\n              metadata: {labels: "
-      "{trainer.kubeflow.org/trainjob-ancestor-step: trainer}}\n"
-      "              spec: {template: {spec: {volumes: [{name: v, emptyDir: {}}]}}}\n")),
-                   GC_BACKEND_UNSET, GC_SCOPE_WAVE);
+  gb_test_run_with(
+      &r,
+      gb_test_fmt(
+          "%s%s", rt2,
+          gb_test_trainjob(
+              "job", "rt",
+              "  trainer: {numNodes: 5}\n"
+              "  runtimePatches:\n  - manager: x.io/m\n    trainingRuntimeSpec:\n      template:\n"
+              "        spec:\n          replicatedJobs:\n"
+              "          - name: node\n            template:\n              metadata: {labels: "
+              "{trainer.kubeflow.org/trainjob-ancestor-step: trainer}}\n"
+              "              spec: {template: {spec: {volumes: [{name: v, emptyDir: {}}]}}}\n")),
+      TB_UNSET, GC_SCOPE_WAVE);
   ok(&r);
   ck_assert_int_eq(r.g->min_member, 5);
   gb_test_run_free(&r);
@@ -430,32 +448,34 @@ START_TEST(gang_outlives_inputs) {
                                            NULL, "priorityClassName: p1, schedulerName: volcano"));
   /* Without overrides or patches (the runtime is read in place) and with. */
   for (int patched = 0; patched < 2; patched++) {
-  run(&r, rt, patched ? "  trainer: {numNodes: 2}\n  runtimePatches: [{manager: a.io/b}]\n"
-                      : "  trainer: {numNodes: 2}\n", GC_BACKEND_UNSET);
-  ok(&r);
-  struct gc_gang *g = r.g;
-  r.g = NULL;
-  gb_test_run_free(&r);
-  ck_assert_str_eq(g->queue, "team-q");
-  ck_assert_str_eq(g->runtime_name, "rt");
-  ck_assert_str_eq(g->topology.mode, "soft");
-  ck_assert_str_eq(g->topology.highest_tier_name, "leaf");
-  ck_assert_str_eq(g->podsets[0].name, "node");
-  ck_assert_str_eq(g->podsets[0].ancestor, "trainer");
-  ck_assert_str_eq(g->podsets[1].name, "eval");
-  ck_assert_str_eq(g->podsets[1].depends_on[0], "node");
-  ck_assert_str_eq(g->podsets[1].depends_status[0], "Complete");
-  ck_assert_str_eq(g->podsets[1].priority_class, "p1");
-  ck_assert_str_eq(g->podsets[1].scheduler_name, "volcano");
-  struct gc_arena *a = gc_arena_new(0);
-  struct gc_value *pg = NULL;
-  ck_assert_int_eq(gc_render_podgroup(g, a, &pg), 0);
-  char *text = NULL;
-  ck_assert_int_eq(gc_explain(g, &text), 0);
-  ck_assert_ptr_nonnull(strstr(text, "team-q"));
-  free(text);
-  gc_arena_free(a);
-  gc_gang_free(g);
+    run(&r, rt,
+        patched ? "  trainer: {numNodes: 2}\n  runtimePatches: [{manager: a.io/b}]\n"
+                : "  trainer: {numNodes: 2}\n",
+        TB_UNSET);
+    ok(&r);
+    struct gc_gang *g = r.g;
+    r.g = NULL;
+    gb_test_run_free(&r);
+    ck_assert_str_eq(g->queue, "team-q");
+    ck_assert_str_eq(g->runtime_name, "rt");
+    ck_assert_str_eq(g->topology.mode, "soft");
+    ck_assert_str_eq(g->topology.highest_tier_name, "leaf");
+    ck_assert_str_eq(g->podsets[0].name, "node");
+    ck_assert_str_eq(g->podsets[0].ancestor, "trainer");
+    ck_assert_str_eq(g->podsets[1].name, "eval");
+    ck_assert_str_eq(g->podsets[1].depends_on[0], "node");
+    ck_assert_str_eq(g->podsets[1].depends_status[0], "Complete");
+    ck_assert_str_eq(g->podsets[1].priority_class, "p1");
+    ck_assert_str_eq(g->podsets[1].scheduler_name, "volcano");
+    struct gc_arena *a = gc_arena_new(0);
+    struct gc_value *pg = NULL;
+    ck_assert_int_eq(gc_render_podgroup(g, a, &pg), 0);
+    char *text = NULL;
+    ck_assert_int_eq(gc_explain(g, &text), 0);
+    ck_assert_ptr_nonnull(strstr(text, "team-q"));
+    free(text);
+    gc_arena_free(a);
+    gc_gang_free(g);
   }
 }
 END_TEST

@@ -39,14 +39,14 @@ struct run {
   const char *queue_asked; /* the queue the computation asked about */
 };
 
-
-static const struct gc_value *queue_ann(void *arg, const char *queue) {
+static const struct gc_value *queue_ann(void *arg, const struct gc_backend *b, const char *queue) {
+  ck_assert_ptr_eq(b, TB_VOLCANO); /* only a backend with Queue objects asks */
   struct run *run = arg;
   run->queue_asked = gb_test_fmt("%s", queue);
   return run->extra->docs[1].root;
 }
 
-static void run_with(struct run *run, const struct srcs *s, enum gc_backend b) {
+static void run_with(struct run *run, const struct srcs *s, const struct gc_backend *b) {
   memset(run, 0, sizeof(*run));
   const char *rt = gb_test_fmt(
       "---\napiVersion: trainer.kubeflow.org/v1alpha1\nkind: ClusterTrainingRuntime\n"
@@ -68,7 +68,7 @@ static void run_with(struct run *run, const struct srcs *s, enum gc_backend b) {
                                   LEVELS,
                                   3,
                                   s->timeout_max};
-  struct gc_options o = {b, GC_BACKEND_UNSET, GC_SCOPE_WAVE, NULL, &ctx};
+  struct gc_options o = {b, TB_UNSET, GC_SCOPE_WAVE, NULL, &ctx};
   gb_test_run(&run->r, gb_test_fmt("%s%s", rt, tj), NULL, &o);
 }
 
@@ -94,7 +94,7 @@ static const struct gc_value *rendered(const struct gc_gang *g, struct gc_arena 
 static const struct gc_value *sla_of(const struct gc_gang *g, struct gc_arena *a) {
   struct gc_value *pg = NULL;
   ck_assert_int_eq(gc_render_podgroup(g, a, &pg), 0);
-  return gc_map_get(gc_value_path(pg, "metadata.annotations"), GC_VOLCANO_SLA_ANNOTATION);
+  return gc_map_get(gc_value_path(pg, "metadata.annotations"), "volcano.sh/sla-waiting-time");
 }
 
 /* ---- timeout ------------------------------------------------------------------- */
@@ -109,7 +109,7 @@ static const struct gc_value *sla_of(const struct gc_gang *g, struct gc_arena *a
 /* Sources from `first` on are present, each with its own value; the first
  * one present must win.  Order: TrainJob, runtime annotation, runtime
  * field, Namespace, Queue, config. */
-static void timeout_sources_from(int first, enum gc_backend b, int64_t *secs,
+static void timeout_sources_from(int first, const struct gc_backend *b, int64_t *secs,
                                  const char **source, struct run *run) {
   struct srcs s = {0};
   s.ns_ann = "scheduling.volcano.sh/queue-name: q1";
@@ -132,25 +132,25 @@ static void timeout_sources_from(int first, enum gc_backend b, int64_t *secs,
 }
 
 START_TEST(timeout_precedence_table) {
-  static const struct {
+  const struct {
     int first;
-    enum gc_backend backend;
+    const struct gc_backend *backend;
     int64_t want;
     const char *source;
   } cases[] = {
-      {0, GC_BACKEND_VOLCANO, 60, SRC_TJ},
-      {1, GC_BACKEND_VOLCANO, 120, SRC_RT_ANN},
-      {2, GC_BACKEND_VOLCANO, 180, SRC_RT_FIELD},
-      {3, GC_BACKEND_VOLCANO, 240, SRC_NS},
-      {4, GC_BACKEND_VOLCANO, 300, SRC_QUEUE},
-      {5, GC_BACKEND_VOLCANO, 360, SRC_CONFIG},
-      {0, GC_BACKEND_COSCHEDULING, 60, SRC_TJ},
-      {1, GC_BACKEND_COSCHEDULING, 120, SRC_RT_ANN},
-      {2, GC_BACKEND_COSCHEDULING, 180, SRC_RT_FIELD},
-      {3, GC_BACKEND_COSCHEDULING, 240, SRC_NS},
+      {0, TB_VOLCANO, 60, SRC_TJ},
+      {1, TB_VOLCANO, 120, SRC_RT_ANN},
+      {2, TB_VOLCANO, 180, SRC_RT_FIELD},
+      {3, TB_VOLCANO, 240, SRC_NS},
+      {4, TB_VOLCANO, 300, SRC_QUEUE},
+      {5, TB_VOLCANO, 360, SRC_CONFIG},
+      {0, TB_COSCHED, 60, SRC_TJ},
+      {1, TB_COSCHED, 120, SRC_RT_ANN},
+      {2, TB_COSCHED, 180, SRC_RT_FIELD},
+      {3, TB_COSCHED, 240, SRC_NS},
       /* A coscheduling gang has no Volcano queue: the config default. */
-      {4, GC_BACKEND_COSCHEDULING, 360, SRC_CONFIG},
-      {5, GC_BACKEND_COSCHEDULING, 360, SRC_CONFIG},
+      {4, TB_COSCHED, 360, SRC_CONFIG},
+      {5, TB_COSCHED, 360, SRC_CONFIG},
   };
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
     struct run run;
@@ -162,7 +162,7 @@ START_TEST(timeout_precedence_table) {
     ck_assert_msg(secs == cases[i].want, "case %zu: %lld s", i, (long long)secs);
     ck_assert_str_eq(source, cases[i].source);
     struct gc_arena *a = gc_arena_new(0);
-    if (cases[i].backend == GC_BACKEND_VOLCANO) {
+    if (cases[i].backend == TB_VOLCANO) {
       /* The Queue is always asked, for its ceiling (its timeout annotation
        * is read only when no more specific source answers). */
       ck_assert_str_eq(run.queue_asked ? run.queue_asked : "(none)", "q1");
@@ -196,14 +196,14 @@ START_TEST(timeout_none_and_backend_limits) {
   struct run run;
   struct srcs s = {0};
   /* No source: Volcano waits forever, coscheduling keeps its 60 s. */
-  run_with(&run, &s, GC_BACKEND_VOLCANO);
+  run_with(&run, &s, TB_VOLCANO);
   ok(&run);
   ck_assert(!run.r.g->timeout.set);
   ck_assert_ptr_null(run.r.g->timeout.source);
   struct gc_arena *a = gc_arena_new(0);
   ck_assert_ptr_null(sla_of(run.r.g, a));
   run_free(&run);
-  run_with(&run, &s, GC_BACKEND_COSCHEDULING);
+  run_with(&run, &s, TB_COSCHED);
   ok(&run);
   ck_assert(!run.r.g->timeout.set);
   ck_assert_int_eq(run.r.g->schedule_timeout_seconds, 60);
@@ -212,7 +212,7 @@ START_TEST(timeout_none_and_backend_limits) {
   /* Over 15 minutes: the gang keeps the effective value, coscheduling
    * clamps with a warning naming the source; Volcano takes it as it is. */
   s.ns_ann = ANN_T ": 1.5h";
-  run_with(&run, &s, GC_BACKEND_COSCHEDULING);
+  run_with(&run, &s, TB_COSCHED);
   ok(&run);
   ck_assert_int_eq(run.r.g->timeout.seconds, 5400);
   ck_assert_int_eq(run.r.g->schedule_timeout_seconds, 900);
@@ -220,7 +220,7 @@ START_TEST(timeout_none_and_backend_limits) {
                                 SRC_NS " is 5400 s; clamped to 900 s because kube-scheduler "
                                        "caps Permit waits at 15 minutes"));
   run_free(&run);
-  run_with(&run, &s, GC_BACKEND_VOLCANO);
+  run_with(&run, &s, TB_VOLCANO);
   ok(&run);
   ck_assert_str_eq(gc_value_as_str(sla_of(run.r.g, a)), "1h30m0s");
   ck_assert(!gb_test_has_warning(run.r.g, GC_WARN_TIMEOUT_CLAMPED, NULL));
@@ -228,7 +228,7 @@ START_TEST(timeout_none_and_backend_limits) {
 
   /* Sub-second values round up to whole seconds. */
   s.ns_ann = ANN_T ": 1500ms";
-  run_with(&run, &s, GC_BACKEND_VOLCANO);
+  run_with(&run, &s, TB_VOLCANO);
   ok(&run);
   ck_assert_int_eq(run.r.g->timeout.seconds, 2);
   run_free(&run);
@@ -237,7 +237,7 @@ START_TEST(timeout_none_and_backend_limits) {
   s = (struct srcs){0};
   s.rt_ann = ANN_T ": 2m";
   s.rt_policy = "{coscheduling: {scheduleTimeoutSeconds: 180}}";
-  run_with(&run, &s, GC_BACKEND_UNSET);
+  run_with(&run, &s, TB_UNSET);
   ok(&run);
   ck_assert_int_eq(run.r.g->schedule_timeout_seconds, 120);
   ck_assert(gb_test_has_warning(run.r.g, GC_WARN_OTHER, "scheduleTimeoutSeconds is ignored"));
@@ -247,7 +247,7 @@ START_TEST(timeout_none_and_backend_limits) {
   s = (struct srcs){0};
   s.rt_policy = "{coscheduling: {scheduleTimeoutSeconds: 0}}";
   s.ns_ann = ANN_T ": 4m";
-  run_with(&run, &s, GC_BACKEND_UNSET);
+  run_with(&run, &s, TB_UNSET);
   ok(&run);
   ck_assert_int_eq(run.r.g->schedule_timeout_seconds, 240);
   ck_assert_str_eq(run.r.g->timeout.source, SRC_NS);
@@ -270,7 +270,7 @@ static void timeout_bad(int where, const char *value, const char *want) {
   default: s.timeout_default = value; break;
   }
   struct run run;
-  run_with(&run, &s, GC_BACKEND_VOLCANO);
+  run_with(&run, &s, TB_VOLCANO);
   ck_assert_int_eq(run.r.rc, GC_EINVAL);
   if (!gb_test_has_diag(&run.r.diags, want)) {
     gb_test_dump(&run.r.diags);
@@ -310,7 +310,7 @@ START_TEST(timeout_bad_from_each_source) {
   struct srcs s = {0};
   s.rt_policy = "{coscheduling: {scheduleTimeoutSeconds: 2592001}}";
   struct run run;
-  run_with(&run, &s, GC_BACKEND_UNSET);
+  run_with(&run, &s, TB_UNSET);
   ck_assert_int_eq(run.r.rc, GC_EINVAL);
   ck_assert(gb_test_has_diag(&run.r.diags, "ClusterTrainingRuntime/rt: spec.podGroupPolicy."
                                            "coscheduling.scheduleTimeoutSeconds: must be <= "
@@ -319,7 +319,7 @@ START_TEST(timeout_bad_from_each_source) {
   /* An annotation that is not a string. */
   s = (struct srcs){0};
   s.tj_ann = ANN_T ": 5";
-  run_with(&run, &s, GC_BACKEND_VOLCANO);
+  run_with(&run, &s, TB_VOLCANO);
   ck_assert_int_eq(run.r.rc, GC_EINVAL);
   ck_assert(gb_test_has_diag(&run.r.diags,
                              "default/job: metadata.annotations[" ANN_T "]: must be a string"));
@@ -329,7 +329,7 @@ START_TEST(timeout_bad_from_each_source) {
   s = (struct srcs){0};
   s.tj_ann = ANN_T ": 1m";
   s.ns_ann = ANN_T ": 15x";
-  run_with(&run, &s, GC_BACKEND_VOLCANO);
+  run_with(&run, &s, TB_VOLCANO);
   ok(&run);
   run_free(&run);
 }
@@ -344,26 +344,26 @@ END_TEST
 #define TSRC_CONFIG "config topology.default"
 
 START_TEST(topology_precedence_table) {
-  static const struct {
+  const struct {
     int first;
-    enum gc_backend backend;
+    const struct gc_backend *backend;
     const char *mode;
     int64_t tier;     /* 0: by name */
     const char *name; /* NULL: by tier */
     int level;
     const char *source;
   } cases[] = {
-      {0, GC_BACKEND_VOLCANO, "soft", 2, NULL, 0, TSRC_TJ},
-      {1, GC_BACKEND_VOLCANO, "hard", 0, "example.com/rack", 3, TSRC_RT_ANN},
-      {2, GC_BACKEND_VOLCANO, "soft", 3, NULL, 0, TSRC_RT_FIELD},
-      {3, GC_BACKEND_VOLCANO, "soft", 0, "spine", 0, TSRC_NS},
-      {4, GC_BACKEND_VOLCANO, "hard", 0, "example.com/block", 2, TSRC_CONFIG},
-      {0, GC_BACKEND_COSCHEDULING, "soft", 2, NULL, 0, TSRC_TJ},
-      {1, GC_BACKEND_COSCHEDULING, "hard", 0, "example.com/rack", 3, TSRC_RT_ANN},
+      {0, TB_VOLCANO, "soft", 2, NULL, 0, TSRC_TJ},
+      {1, TB_VOLCANO, "hard", 0, "example.com/rack", 3, TSRC_RT_ANN},
+      {2, TB_VOLCANO, "soft", 3, NULL, 0, TSRC_RT_FIELD},
+      {3, TB_VOLCANO, "soft", 0, "spine", 0, TSRC_NS},
+      {4, TB_VOLCANO, "hard", 0, "example.com/block", 2, TSRC_CONFIG},
+      {0, TB_COSCHED, "soft", 2, NULL, 0, TSRC_TJ},
+      {1, TB_COSCHED, "hard", 0, "example.com/rack", 3, TSRC_RT_ANN},
       /* networkTopology belongs to the volcano policy: not for coscheduling. */
-      {2, GC_BACKEND_COSCHEDULING, "soft", 0, "spine", 0, TSRC_NS},
-      {3, GC_BACKEND_COSCHEDULING, "soft", 0, "spine", 0, TSRC_NS},
-      {4, GC_BACKEND_COSCHEDULING, "hard", 0, "example.com/block", 2, TSRC_CONFIG},
+      {2, TB_COSCHED, "soft", 0, "spine", 0, TSRC_NS},
+      {3, TB_COSCHED, "soft", 0, "spine", 0, TSRC_NS},
+      {4, TB_COSCHED, "hard", 0, "example.com/block", 2, TSRC_CONFIG},
   };
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
     int first = cases[i].first;
@@ -373,7 +373,7 @@ START_TEST(topology_precedence_table) {
     if (first <= 1)
       s.rt_ann = ANN_REQ ": example.com/rack";
     if (first <= 2)
-      s.rt_policy = cases[i].backend == GC_BACKEND_VOLCANO
+      s.rt_policy = cases[i].backend == TB_VOLCANO
                         ? "{volcano: {networkTopology: {mode: soft, highestTierAllowed: 3}}}"
                         : NULL;
     if (first <= 3)
@@ -397,7 +397,7 @@ START_TEST(topology_precedence_table) {
     }
     /* Only the runtime's own networkTopology goes into a Volcano PodGroup;
      * every other source is gangbridge's placement policy. */
-    ck_assert_int_eq(tp->in_podgroup, first == 2 && cases[i].backend == GC_BACKEND_VOLCANO);
+    ck_assert_int_eq(tp->in_podgroup, first == 2 && cases[i].backend == TB_VOLCANO);
     struct gc_arena *a = gc_arena_new(0);
     ck_assert_int_eq(rendered(run.r.g, a, "spec.networkTopology") != NULL, tp->in_podgroup);
     char *text = NULL;
@@ -411,7 +411,7 @@ START_TEST(topology_precedence_table) {
   /* No source: no policy. */
   struct srcs none = {0};
   struct run run;
-  run_with(&run, &none, GC_BACKEND_VOLCANO);
+  run_with(&run, &none, TB_VOLCANO);
   ok(&run);
   ck_assert(!run.r.g->topology.set);
   run_free(&run);
@@ -429,7 +429,7 @@ static void topology_bad(int where, const char *ann, const char *want) {
   else
     s.topology_default = ann;
   struct run run;
-  run_with(&run, &s, GC_BACKEND_VOLCANO);
+  run_with(&run, &s, TB_VOLCANO);
   ck_assert_int_eq(run.r.rc, GC_EINVAL);
   if (!gb_test_has_diag(&run.r.diags, want)) {
     gb_test_dump(&run.r.diags);
@@ -488,7 +488,8 @@ END_TEST
 #define ANN_MAX GC_ANN_SCHEDULE_TIMEOUT_MAX
 
 /* Runs s and returns the effective timeout (seconds) with its source. */
-static int64_t max_run(struct srcs *s, enum gc_backend b, const char **source, int *clamped) {
+static int64_t max_run(struct srcs *s, const struct gc_backend *b, const char **source,
+                       int *clamped) {
   struct run run;
   run_with(&run, s, b);
   ok(&run);
@@ -507,39 +508,39 @@ START_TEST(timeout_max_clamps_every_source) {
   struct srcs s = {0};
   s.tj_ann = ANN_T ": 720h";
   s.timeout_max = "24h";
-  ck_assert_int_eq(max_run(&s, GC_BACKEND_VOLCANO, &src, &clamped), 86400);
+  ck_assert_int_eq(max_run(&s, TB_VOLCANO, &src, &clamped), 86400);
   ck_assert(clamped);
   ck_assert_ptr_nonnull(strstr(src, "config timeouts.max"));
   ck_assert_ptr_nonnull(strstr(src, SRC_TJ " asked for 720h0m0s"));
   /* Shorter values are untouched. */
   s.tj_ann = ANN_T ": 10m";
-  ck_assert_int_eq(max_run(&s, GC_BACKEND_VOLCANO, &src, &clamped), 600);
+  ck_assert_int_eq(max_run(&s, TB_VOLCANO, &src, &clamped), 600);
   ck_assert(!clamped);
   ck_assert_str_eq(src, SRC_TJ);
   /* The Namespace's and the Queue's ceilings only lower it: the smallest
    * of the three present wins, whichever it is. */
   s.tj_ann = ANN_T ": 30h";
   s.ns_ann = "scheduling.volcano.sh/queue-name: q1, " ANN_MAX ": 48h";
-  ck_assert_int_eq(max_run(&s, GC_BACKEND_VOLCANO, &src, &clamped), 86400);
+  ck_assert_int_eq(max_run(&s, TB_VOLCANO, &src, &clamped), 86400);
   ck_assert_ptr_nonnull(strstr(src, "config timeouts.max"));
   s.ns_ann = "scheduling.volcano.sh/queue-name: q1, " ANN_MAX ": 2h";
-  ck_assert_int_eq(max_run(&s, GC_BACKEND_VOLCANO, &src, &clamped), 7200);
+  ck_assert_int_eq(max_run(&s, TB_VOLCANO, &src, &clamped), 7200);
   ck_assert_ptr_nonnull(strstr(src, "Namespace default: metadata.annotations[" ANN_MAX "]"));
   s.queue_ann = ANN_MAX ": 90m";
-  ck_assert_int_eq(max_run(&s, GC_BACKEND_VOLCANO, &src, &clamped), 5400);
+  ck_assert_int_eq(max_run(&s, TB_VOLCANO, &src, &clamped), 5400);
   ck_assert_ptr_nonnull(strstr(src, "Queue q1: metadata.annotations[" ANN_MAX "]"));
   ck_assert(clamped);
   /* Coscheduling has no Queue: the Queue's ceiling does not apply. */
-  ck_assert_int_eq(max_run(&s, GC_BACKEND_COSCHEDULING, &src, &clamped), 7200);
+  ck_assert_int_eq(max_run(&s, TB_COSCHED, &src, &clamped), 7200);
   /* The runtime and the platform's own sources are clamped too. */
   s = (struct srcs){0};
   s.rt_policy = "{coscheduling: {scheduleTimeoutSeconds: 800}}";
   s.ns_ann = ANN_MAX ": 5m";
-  ck_assert_int_eq(max_run(&s, GC_BACKEND_UNSET, &src, &clamped), 300);
+  ck_assert_int_eq(max_run(&s, TB_UNSET, &src, &clamped), 300);
   s = (struct srcs){0};
   s.timeout_default = "2h";
   s.timeout_max = "1h";
-  ck_assert_int_eq(max_run(&s, GC_BACKEND_VOLCANO, &src, &clamped), 3600);
+  ck_assert_int_eq(max_run(&s, TB_VOLCANO, &src, &clamped), 3600);
   ck_assert_ptr_nonnull(strstr(src, "config timeouts.default asked for 2h0m0s"));
 }
 END_TEST
@@ -551,16 +552,16 @@ START_TEST(timeout_max_without_timeout) {
    * maximum it gets the maximum. */
   struct srcs s = {0};
   s.timeout_max = "6h";
-  ck_assert_int_eq(max_run(&s, GC_BACKEND_VOLCANO, &src, &clamped), 21600);
+  ck_assert_int_eq(max_run(&s, TB_VOLCANO, &src, &clamped), 21600);
   ck_assert(!clamped);
   ck_assert_str_eq(src, "config timeouts.max (the maximum; no source gave a timeout)");
   /* Coscheduling keeps the API's 60 s, unless the maximum is lower. */
-  ck_assert_int_eq(max_run(&s, GC_BACKEND_COSCHEDULING, &src, &clamped), -1);
+  ck_assert_int_eq(max_run(&s, TB_COSCHED, &src, &clamped), -1);
   s.timeout_max = "30s";
-  ck_assert_int_eq(max_run(&s, GC_BACKEND_COSCHEDULING, &src, &clamped), 30);
+  ck_assert_int_eq(max_run(&s, TB_COSCHED, &src, &clamped), 30);
   /* No maximum anywhere: unchanged (no timeout). */
   s.timeout_max = NULL;
-  ck_assert_int_eq(max_run(&s, GC_BACKEND_VOLCANO, &src, &clamped), -1);
+  ck_assert_int_eq(max_run(&s, TB_VOLCANO, &src, &clamped), -1);
 }
 END_TEST
 
@@ -570,7 +571,7 @@ START_TEST(timeout_max_bad_values) {
   struct srcs s = {0};
   s.ns_ann = ANN_MAX ": \"1d\"";
   struct run run;
-  run_with(&run, &s, GC_BACKEND_VOLCANO);
+  run_with(&run, &s, TB_VOLCANO);
   ck_assert_int_eq(run.r.rc, GC_EINVAL);
   ck_assert(gb_test_has_diag(&run.r.diags,
                              "default/job: Namespace default: metadata.annotations[" ANN_MAX
@@ -579,7 +580,7 @@ START_TEST(timeout_max_bad_values) {
   s = (struct srcs){0};
   s.ns_ann = "scheduling.volcano.sh/queue-name: q1";
   s.queue_ann = ANN_MAX ": \"0s\"";
-  run_with(&run, &s, GC_BACKEND_VOLCANO);
+  run_with(&run, &s, TB_VOLCANO);
   ck_assert_int_eq(run.r.rc, GC_EINVAL);
   ck_assert(gb_test_has_diag(&run.r.diags, "default/job: Queue q1: metadata.annotations[" ANN_MAX
                                            "]: invalid duration \"0s\": must be greater than 0"));
@@ -590,14 +591,14 @@ START_TEST(timeout_max_bad_values) {
   s.timeout_max = "1h";
   const char *src;
   int clamped;
-  ck_assert_int_eq(max_run(&s, GC_BACKEND_VOLCANO, &src, &clamped), 3600);
+  ck_assert_int_eq(max_run(&s, TB_VOLCANO, &src, &clamped), 3600);
   /* Reading the Queue's ceiling does not read its timeout: a bad one there
    * still blocks no gang whose own source answers. */
   s = (struct srcs){0};
   s.tj_ann = ANN_T ": 10m";
   s.ns_ann = "scheduling.volcano.sh/queue-name: q1";
   s.queue_ann = ANN_T ": 15x, " ANN_MAX ": 1h";
-  ck_assert_int_eq(max_run(&s, GC_BACKEND_VOLCANO, &src, &clamped), 600);
+  ck_assert_int_eq(max_run(&s, TB_VOLCANO, &src, &clamped), 600);
 }
 END_TEST
 

@@ -208,11 +208,14 @@ static struct gc_value *render(struct gb_test_run *r, struct gc_arena *a) {
 START_TEST(render_volcano_full) {
   struct gb_test_run r;
   struct gc_arena *a = gc_arena_new(0);
-  gb_test_run_with(&r, gb_test_fmt("%s%s",
-      full_runtime("  podGroupPolicy: {volcano: {networkTopology: {mode: soft, "
-                   "highestTierAllowed: 2}}}\n", "scheduling.volcano.sh/queue-name: research"),
-      gb_test_trainjob("train", "rt", "  trainer: {numNodes: 4}\n")),
-      GC_BACKEND_UNSET, GC_SCOPE_WAVE);
+  gb_test_run_with(
+      &r,
+      gb_test_fmt("%s%s",
+                  full_runtime("  podGroupPolicy: {volcano: {networkTopology: {mode: soft, "
+                               "highestTierAllowed: 2}}}\n",
+                               "scheduling.volcano.sh/queue-name: research"),
+                  gb_test_trainjob("train", "rt", "  trainer: {numNodes: 4}\n")),
+      TB_UNSET, GC_SCOPE_WAVE);
   struct gc_value *pg = render(&r, a);
   ck_assert_str_eq(str_at(pg, "apiVersion"), "scheduling.volcano.sh/v1beta1");
   ck_assert_str_eq(str_at(pg, "metadata.name"), "train");
@@ -244,11 +247,14 @@ START_TEST(render_volcano_full) {
   gb_test_run_free(&r);
 
   /* Scope all: both jobs counted and bound. */
-  gb_test_run_with(&r, gb_test_fmt("%s%s",
-      full_runtime("  podGroupPolicy: {volcano: {networkTopology: {highestTierName: spine}}}\n",
-                   "a: b"),
-      gb_test_trainjob("train", "rt", "  trainer: {numNodes: 4}\n")),
-      GC_BACKEND_UNSET, GC_SCOPE_ALL);
+  gb_test_run_with(
+      &r,
+      gb_test_fmt(
+          "%s%s",
+          full_runtime("  podGroupPolicy: {volcano: {networkTopology: {highestTierName: spine}}}\n",
+                       "a: b"),
+          gb_test_trainjob("train", "rt", "  trainer: {numNodes: 4}\n")),
+      TB_UNSET, GC_SCOPE_ALL);
   pg = render(&r, a);
   ann = gc_value_path(pg, "metadata.annotations");
   ck_assert_str_eq(gc_value_as_str(gc_map_get(ann, "gangbridge.io/gang-replicated-jobs")),
@@ -267,10 +273,13 @@ END_TEST
 START_TEST(render_coscheduling) {
   struct gb_test_run r;
   struct gc_arena *a = gc_arena_new(0);
-  gb_test_run_with(&r, gb_test_fmt("%s%s",
-      full_runtime("  podGroupPolicy: {coscheduling: {scheduleTimeoutSeconds: 1200}}\n", "a: b"),
-      gb_test_trainjob("train", "rt", "  trainer: {numNodes: 3}\n")),
-      GC_BACKEND_UNSET, GC_SCOPE_WAVE);
+  gb_test_run_with(
+      &r,
+      gb_test_fmt("%s%s",
+                  full_runtime("  podGroupPolicy: {coscheduling: {scheduleTimeoutSeconds: 1200}}\n",
+                               "a: b"),
+                  gb_test_trainjob("train", "rt", "  trainer: {numNodes: 3}\n")),
+      TB_UNSET, GC_SCOPE_WAVE);
   struct gc_value *pg = render(&r, a);
   ck_assert_str_eq(str_at(pg, "apiVersion"), "scheduling.x-k8s.io/v1alpha1");
   ck_assert_int_eq(int_at(pg, "spec.minMember"), 3);
@@ -281,9 +290,10 @@ START_TEST(render_coscheduling) {
   gb_test_run_free(&r);
 
   /* Coscheduling forced for a volcano runtime: the default timeout. */
-  gb_test_run_with(&r, gb_test_fmt("%s%s", full_runtime("  podGroupPolicy: {volcano: {}}\n", "a: b"),
-                                   gb_test_trainjob("train", "rt", NULL)),
-                   GC_BACKEND_COSCHEDULING, GC_SCOPE_ALL);
+  gb_test_run_with(&r,
+                   gb_test_fmt("%s%s", full_runtime("  podGroupPolicy: {volcano: {}}\n", "a: b"),
+                               gb_test_trainjob("train", "rt", NULL)),
+                   TB_COSCHED, GC_SCOPE_ALL);
   pg = render(&r, a);
   ck_assert_int_eq(int_at(pg, "spec.scheduleTimeoutSeconds"), 60);
   ck_assert_int_eq(int_at(pg, "spec.minMember"), 3);
@@ -300,7 +310,7 @@ START_TEST(render_without_uid_or_requests) {
                                    NULL);
   const char *tj = "---\napiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\n"
                    "metadata: {name: j, namespace: team}\nspec: {runtimeRef: {name: rt}}\n";
-  gb_test_run_with(&r, gb_test_fmt("%s%s", rt, tj), GC_BACKEND_UNSET, GC_SCOPE_WAVE);
+  gb_test_run_with(&r, gb_test_fmt("%s%s", rt, tj), TB_UNSET, GC_SCOPE_WAVE);
   struct gc_value *pg = render(&r, a);
   ck_assert_ptr_null(gc_value_path(pg, "metadata.ownerReferences"));
   ck_assert_str_eq(str_at(pg, "metadata.namespace"), "team");
@@ -319,14 +329,14 @@ START_TEST(render_refuses_empty_gang) {
   g.arena = a;
   g.name = "x";
   g.namespace_ = "default";
-  g.backend = GC_BACKEND_VOLCANO;
+  g.backend = TB_VOLCANO;
   struct gc_value *pg = NULL;
   ck_assert_int_eq(gc_render_podgroup(&g, a, &pg), GC_EINVAL);
   ck_assert_ptr_null(pg);
   g.min_member = 1;
-  g.backend = GC_BACKEND_UNSET;
+  g.backend = TB_UNSET;
   ck_assert_int_eq(gc_render_podgroup(&g, a, &pg), GC_EINVAL);
-  g.backend = GC_BACKEND_COSCHEDULING;
+  g.backend = TB_COSCHED;
   ck_assert_int_eq(gc_render_podgroup(&g, a, &pg), 0);
   validate_against_crd(pg);
   /* The checker itself catches what the CRD forbids. */
@@ -336,7 +346,7 @@ START_TEST(render_refuses_empty_gang) {
   ck_assert_int_eq(gc_map_set(a, spec, "minMember", gc_value_int(a, 1)), 0);
   ck_assert_int_eq(gc_map_set(a, spec, "minTaskMember", gc_value_map(a)), 0);
   ck_assert_int_eq(crd_problems(pg), 2); /* unknown field, and keys out of order */
-  g.backend = GC_BACKEND_VOLCANO;
+  g.backend = TB_VOLCANO;
   ck_assert_int_eq(gc_render_podgroup(&g, a, &pg), 0);
   spec = gc_map_get(pg, "spec");
   ck_assert_int_eq(gc_map_set(a, spec, "queue", gc_value_strz(a, "Bad_Queue")), 0);
@@ -347,10 +357,12 @@ END_TEST
 
 START_TEST(explain_text) {
   struct gb_test_run r;
-  gb_test_run_with(&r, gb_test_fmt("%s%s",
-      full_runtime("  podGroupPolicy: {volcano: {}}\n", "scheduling.volcano.sh/queue-name: q1"),
-      gb_test_trainjob("train", "rt", "  trainer: {numNodes: 4}\n")),
-      GC_BACKEND_UNSET, GC_SCOPE_WAVE);
+  gb_test_run_with(&r,
+                   gb_test_fmt("%s%s",
+                               full_runtime("  podGroupPolicy: {volcano: {}}\n",
+                                            "scheduling.volcano.sh/queue-name: q1"),
+                               gb_test_trainjob("train", "rt", "  trainer: {numNodes: 4}\n")),
+                   TB_UNSET, GC_SCOPE_WAVE);
   ck_assert_int_eq(r.rc, 0);
   char *text = NULL;
   ck_assert_int_eq(gc_explain(r.g, &text), 0);
@@ -392,8 +404,8 @@ START_TEST(explain_coscheduling_all) {
       gb_test_job("node", NULL, 2, "[{name: node, resources: {requests: {cpu: 1}}}]", NULL,
                   "          replicas: 2\n", NULL),
       NULL);
-  gb_test_run_with(&r, gb_test_fmt("%s%s", rt, gb_test_trainjob("job", "rt", NULL)),
-                   GC_BACKEND_UNSET, GC_SCOPE_ALL);
+  gb_test_run_with(&r, gb_test_fmt("%s%s", rt, gb_test_trainjob("job", "rt", NULL)), TB_UNSET,
+                   GC_SCOPE_ALL);
   ck_assert_int_eq(r.rc, 0);
   char *text = NULL;
   ck_assert_int_eq(gc_explain(r.g, &text), 0);
@@ -423,8 +435,8 @@ START_TEST(explain_escapes_controls) {
                   "[{name: \"n\\e[2J\", image: x, resources: {limits: {cpu: 1}}}]", NULL, NULL,
                   "priorityClassName: \"hi\\tgh\\n\""),
       NULL);
-  gb_test_run_with(&r, gb_test_fmt("%s%s", rt, gb_test_trainjob("job", "rt", NULL)),
-                   GC_BACKEND_UNSET, GC_SCOPE_WAVE);
+  gb_test_run_with(&r, gb_test_fmt("%s%s", rt, gb_test_trainjob("job", "rt", NULL)), TB_UNSET,
+                   GC_SCOPE_WAVE);
   ck_assert_int_eq(r.rc, 0);
   char *text = NULL;
   ck_assert_int_eq(gc_explain(r.g, &text), 0);

@@ -132,10 +132,10 @@ static const char *torchtune(void) {
 
 START_TEST(waves_torchtune_plan) {
   struct gb_test_run r;
-  gb_test_run_with(&r, gb_test_fmt("%s%s", torchtune(),
-                                   gb_test_trainjob("tune", "torchtune",
-                                                    "  trainer: {numNodes: 4}\n")),
-                   GC_BACKEND_UNSET, GC_SCOPE_WAVE);
+  gb_test_run_with(&r,
+                   gb_test_fmt("%s%s", torchtune(),
+                               gb_test_trainjob("tune", "torchtune", "  trainer: {numNodes: 4}\n")),
+                   TB_UNSET, GC_SCOPE_WAVE);
   ck_assert_int_eq(r.rc, 0);
   ck_assert_int_eq(r.g->gang_phase, 1);
   ck_assert_int_eq(r.g->min_member, 4);
@@ -149,10 +149,10 @@ START_TEST(waves_torchtune_plan) {
   gb_test_run_free(&r);
 
   /* Scope all: Trainer's numbers exactly (the GPU in limits still counts). */
-  gb_test_run_with(&r, gb_test_fmt("%s%s", torchtune(),
-                                   gb_test_trainjob("tune", "torchtune",
-                                                    "  trainer: {numNodes: 4}\n")),
-                   GC_BACKEND_UNSET, GC_SCOPE_ALL);
+  gb_test_run_with(&r,
+                   gb_test_fmt("%s%s", torchtune(),
+                               gb_test_trainjob("tune", "torchtune", "  trainer: {numNodes: 4}\n")),
+                   TB_UNSET, GC_SCOPE_ALL);
   ck_assert_int_eq(r.rc, 0);
   ck_assert_int_eq(r.g->gang_wave, -1);
   ck_assert_int_eq(r.g->min_member, 6);
@@ -168,8 +168,9 @@ START_TEST(waves_torchtune_one_node) {
    * (1 pod, phase 1, after they Complete), but the gang is the phase holding
    * the trainer step: the trainer pod and its 2 GPUs are counted. */
   struct gb_test_run r;
-  gb_test_run_with(&r, gb_test_fmt("%s%s", torchtune(), gb_test_trainjob("tune", "torchtune", NULL)),
-                   GC_BACKEND_UNSET, GC_SCOPE_WAVE);
+  gb_test_run_with(&r,
+                   gb_test_fmt("%s%s", torchtune(), gb_test_trainjob("tune", "torchtune", NULL)),
+                   TB_UNSET, GC_SCOPE_WAVE);
   ck_assert_int_eq(r.rc, 0);
   ck_assert_int_eq(r.g->gang_phase, 1);
   ck_assert_int_eq(r.g->min_member, 1);
@@ -182,10 +183,10 @@ START_TEST(waves_torchtune_one_node) {
   gb_test_run_free(&r);
 
   /* numNodes 2: the same phase. */
-  gb_test_run_with(&r, gb_test_fmt("%s%s", torchtune(),
-                                   gb_test_trainjob("tune", "torchtune",
-                                                    "  trainer: {numNodes: 2}\n")),
-                   GC_BACKEND_UNSET, GC_SCOPE_WAVE);
+  gb_test_run_with(&r,
+                   gb_test_fmt("%s%s", torchtune(),
+                               gb_test_trainjob("tune", "torchtune", "  trainer: {numNodes: 2}\n")),
+                   TB_UNSET, GC_SCOPE_WAVE);
   ck_assert_int_eq(r.rc, 0);
   ck_assert_int_eq(r.g->gang_phase, 1);
   ck_assert_int_eq(r.g->min_member, 2);
@@ -213,7 +214,7 @@ START_TEST(waves_deepspeed_ready_same_phase) {
    * Ready: the gang is the node workers; the launcher is bound. */
   struct gb_test_run r;
   gb_test_run_with(&r, gb_test_fmt("%s%s", deepspeed(), gb_test_trainjob("ds1", "ds", NULL)),
-                   GC_BACKEND_UNSET, GC_SCOPE_WAVE);
+                   TB_UNSET, GC_SCOPE_WAVE);
   ck_assert_int_eq(r.rc, 0);
   ck_assert_int_eq(r.g->gang_phase, 0);
   ck_assert_int_eq(r.g->min_member, 1);
@@ -225,9 +226,10 @@ START_TEST(waves_deepspeed_ready_same_phase) {
   ck_assert(!gb_test_has_warning(r.g, GC_WARN_GANG_SCOPE_NARROWED, NULL));
   gb_test_run_free(&r);
 
-  gb_test_run_with(&r, gb_test_fmt("%s%s", deepspeed(),
-                                   gb_test_trainjob("ds3", "ds", "  trainer: {numNodes: 3}\n")),
-                   GC_BACKEND_UNSET, GC_SCOPE_WAVE);
+  gb_test_run_with(
+      &r,
+      gb_test_fmt("%s%s", deepspeed(), gb_test_trainjob("ds3", "ds", "  trainer: {numNodes: 3}\n")),
+      TB_UNSET, GC_SCOPE_WAVE);
   ck_assert_int_eq(r.rc, 0);
   ck_assert_int_eq(r.g->min_member, 3);
   ck_assert_str_eq(gb_test_qty(&r.g->min_resources, "nvidia.com/gpu", buf), "3");
@@ -279,8 +281,8 @@ START_TEST(waves_errors_in_gang) {
       gb_test_job("a", NULL, -1, "[{name: a}]", "[{name: b, status: Ready}]", NULL, NULL),
       gb_test_job("b", NULL, -1, "[{name: b}]", "[{name: a, status: Complete}]", NULL, NULL),
       gb_test_job("c", NULL, -1, "[{name: c}]", "[{name: zz, status: Ready}]", NULL, NULL), NULL);
-  gb_test_run_with(&r, gb_test_fmt("%s%s", rt, gb_test_trainjob("job", "rt", NULL)),
-                   GC_BACKEND_UNSET, GC_SCOPE_WAVE);
+  gb_test_run_with(&r, gb_test_fmt("%s%s", rt, gb_test_trainjob("job", "rt", NULL)), TB_UNSET,
+                   GC_SCOPE_WAVE);
   ck_assert_int_eq(r.rc, GC_EINVAL);
   ck_assert(gb_test_has_diag(&r.diags, "ClusterTrainingRuntime/rt: spec.template.spec."
                              "replicatedJobs[1].dependsOn[0].name: dependency cycle: a -> b -> a"));

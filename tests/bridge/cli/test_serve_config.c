@@ -72,10 +72,13 @@ START_TEST(test_defaults) {
   ck_assert_str_eq(c.http.address, "0.0.0.0:8080");
   ck_assert_str_eq(c.webhook.address, "0.0.0.0:9443");
   ck_assert_str_eq(c.webhook.path, "/mutate-pods");
-  ck_assert_int_eq(c.controller.backend, GB_CHOICE_AUTO);
+  ck_assert_ptr_null(gb_config_backend(&c.controller));
   ck_assert_int_eq(c.controller.gang_scope, GC_SCOPE_WAVE);
-  ck_assert_str_eq(c.controller.scheduler_volcano, "volcano");
-  ck_assert_str_eq(c.controller.scheduler_coscheduling, "scheduler-plugins-scheduler");
+  ck_assert_str_eq(c.controller.scheduler_names[gc_backend_index(gc_backend_by_name("volcano"))],
+                   "volcano");
+  ck_assert_str_eq(
+      c.controller.scheduler_names[gc_backend_index(gc_backend_by_name("coscheduling"))],
+      "scheduler-plugins-scheduler");
   ck_assert_int_eq(c.controller.select_mode, GB_SELECT_UNMANAGED);
   ck_assert_str_eq(c.controller.opt_in_label, "gangbridge.io/enabled=true");
   ck_assert_int_eq(c.controller.take_over_trainer_policies, 0);
@@ -147,10 +150,13 @@ START_TEST(test_full_file) {
   ck_assert_str_eq(c.grpc.address, "127.0.0.1:9090");
   ck_assert_str_eq(c.http.address, "[::1]:8081");
   ck_assert_str_eq(c.webhook.address, "");
-  ck_assert_int_eq(c.controller.backend, GB_CHOICE_COSCHEDULING);
+  ck_assert_ptr_eq(gb_config_backend(&c.controller), gc_backend_by_name("coscheduling"));
   ck_assert_int_eq(c.controller.gang_scope, GC_SCOPE_ALL);
-  ck_assert_str_eq(c.controller.scheduler_coscheduling, "my-sched");
-  ck_assert_str_eq(c.controller.scheduler_volcano, "volcano");
+  ck_assert_str_eq(
+      c.controller.scheduler_names[gc_backend_index(gc_backend_by_name("coscheduling"))],
+      "my-sched");
+  ck_assert_str_eq(c.controller.scheduler_names[gc_backend_index(gc_backend_by_name("volcano"))],
+                   "volcano");
   ck_assert_double_eq(c.controller.discovery_interval_s, 10);
   ck_assert_int_eq(c.controller.select_mode, GB_SELECT_NAMESPACE);
   ck_assert_int_eq(c.controller.take_over_trainer_policies, 1);
@@ -231,7 +237,7 @@ START_TEST(test_flags) {
   dump(&d);
   ck_assert_int_eq(rc, 0);
   ck_assert_int_eq(c.controller.workers, 3);
-  ck_assert_int_eq(c.controller.backend, GB_CHOICE_COSCHEDULING);
+  ck_assert_ptr_eq(gb_config_backend(&c.controller), gc_backend_by_name("coscheduling"));
   ck_assert_int_eq(c.controller.delete_on_finish, 0);
   ck_assert_int_eq(c.leader.enabled, 1);
   ck_assert_int_eq(c.log.level, GB_LOG_WARN);
@@ -241,7 +247,7 @@ START_TEST(test_flags) {
   char *a2[] = {"serve", "--config", path, NULL};
   ck_assert_int_eq(gb_serve_config_parse_args(&c, 3, a2, stdout, &d), 0);
   ck_assert_int_eq(c.controller.workers, 7);
-  ck_assert_int_eq(c.controller.backend, GB_CHOICE_VOLCANO);
+  ck_assert_ptr_eq(gb_config_backend(&c.controller), gc_backend_by_name("volcano"));
   gb_serve_config_destroy(&c);
   unlink(path);
 

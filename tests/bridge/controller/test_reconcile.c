@@ -21,6 +21,12 @@
 #include "gb_reconcile.h"
 #include "gb_test.h"
 
+/* The two backends of the table, and their slots in the by-backend arrays. */
+#define VOLCANO TB_VOLCANO
+#define COSCHED TB_COSCHED
+#define IDX_VOLCANO gc_backend_index(TB_VOLCANO)
+#define IDX_COSCHED gc_backend_index(TB_COSCHED)
+
 static const char RUNTIME[] =
     "apiVersion: trainer.kubeflow.org/v1alpha1\n"
     "kind: TrainingRuntime\n"
@@ -72,9 +78,11 @@ static struct gc_value *doc(struct fx *f, const char *yaml) {
   return ds->docs[0].root;
 }
 
-static int queue_fn(void *ctx, const char *name, const char **state, struct gc_arena *a) {
+static int queue_fn(void *ctx, const struct gc_backend *b, const char *name, const char **state,
+                    struct gc_arena *a) {
   (void)a;
   struct fx *f = ctx;
+  ck_assert_ptr_eq(b, VOLCANO); /* the one backend with Queue objects */
   snprintf(f->queue_asked, sizeof(f->queue_asked), "%s", name);
   *state = f->queue_state;
   return f->queue_answer;
@@ -82,14 +90,14 @@ static int queue_fn(void *ctx, const char *name, const char **state, struct gc_a
 
 static void fx_init(struct fx *f) {
   memset(f, 0, sizeof(*f));
-  f->part = (struct gb_options_part){&gb_config_table, &f->cfg};
+  f->part = (struct gb_options_part){gb_config_table(), &f->cfg};
   ck_assert_int_eq(gb_options_init(&f->opts, &f->part, 1, NULL), 0);
   f->a = gc_arena_new(0);
   f->in.cfg = &f->cfg;
   f->in.trainjob = doc(f, TRAINJOB);
   f->in.runtime = doc(f, RUNTIME);
-  f->in.served[GC_BACKEND_VOLCANO] = 1;
-  f->in.served[GC_BACKEND_COSCHEDULING] = 0;
+  f->in.served[IDX_VOLCANO] = 1;
+  f->in.served[IDX_COSCHED] = 0;
   f->queue_answer = 1;
   f->in.queue_state = queue_fn;
   f->in.queue_ctx = f;
@@ -127,7 +135,7 @@ START_TEST(test_create) {
   plan(&f);
   ck_assert_int_eq(f.plan.action, GB_RC_APPLY);
   ck_assert_int_eq(f.plan.managed, 1);
-  ck_assert_int_eq(f.plan.backend, GC_BACKEND_VOLCANO);
+  ck_assert_ptr_eq(f.plan.backend, VOLCANO);
   ck_assert_str_eq(spec_str(f.plan.desired, "apiVersion"), "scheduling.volcano.sh/v1beta1");
   ck_assert_int_eq(gc_value_path(f.plan.desired, "spec.minMember")->u.i, 3);
   ck_assert_str_eq(f.plan.bound_jobs, "node");
@@ -241,15 +249,14 @@ START_TEST(test_trainer_policy) {
   ck_assert_ptr_nonnull(strstr(tev->message, "initializer"));
   /* Taken over: the runtime's backend wins, and the timeout clamp is an Event. */
   gb_options_set(&f.opts, "selection.takeOverTrainerPolicies", "true", "--set", NULL);
-  f.in.served[GC_BACKEND_COSCHEDULING] = 1;
+  f.in.served[IDX_COSCHED] = 1;
   plan(&f);
   ck_assert_int_eq(f.plan.action, GB_RC_APPLY);
-  ck_assert_int_eq(f.plan.backend, GC_BACKEND_COSCHEDULING);
+  ck_assert_ptr_eq(f.plan.backend, COSCHED);
   ck_assert_ptr_nonnull(find_event(&f.plan, "TimeoutClamped"));
-  ck_assert_int_eq(gc_value_path(f.plan.desired, "spec.scheduleTimeoutSeconds")->u.i,
-                   GC_COSCHED_MAX_TIMEOUT);
+  ck_assert_int_eq(gc_value_path(f.plan.desired, "spec.scheduleTimeoutSeconds")->u.i, 900);
   /* Its API not served: wait with an Event. */
-  f.in.served[GC_BACKEND_COSCHEDULING] = 0;
+  f.in.served[IDX_COSCHED] = 0;
   plan(&f);
   ck_assert_int_eq(f.plan.action, GB_RC_WAIT);
   ck_assert_ptr_nonnull(find_event(&f.plan, "PodGroupAPIMissing"));
@@ -287,26 +294,26 @@ START_TEST(test_finished) {
   f.in.runtime = NULL; /* the runtime may be gone: cleanup does not need it */
   plan(&f);
   ck_assert_int_eq(f.plan.action, GB_RC_KEEP); /* nothing to delete */
-  f.in.pg[GC_BACKEND_VOLCANO] = doc(&f, PG_OURS);
+  f.in.pg[IDX_VOLCANO] = doc(&f, PG_OURS);
   plan(&f);
   ck_assert_int_eq(f.plan.action, GB_RC_DELETE);
   ck_assert_uint_eq(f.plan.n_del, 1);
-  ck_assert_int_eq(f.plan.del[0], GC_BACKEND_VOLCANO);
+  ck_assert_ptr_eq(f.plan.del[0], VOLCANO);
   ck_assert_str_eq(f.plan.del_uid[0], "pg-uid-1");
   /* Someone else's PodGroup of the same name is never deleted. */
-  f.in.pg[GC_BACKEND_VOLCANO] =
-      doc(&f, "apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\n"
-              "metadata: {name: job, namespace: ns1, uid: x}\nspec: {minMember: 1}\n");
+  f.in.pg[IDX_VOLCANO] = doc(
+      &f, "apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\n"
+          "metadata: {name: job, namespace: ns1, uid: x}\nspec: {minMember: 1}\n");
   plan(&f);
   ck_assert_int_eq(f.plan.action, GB_RC_KEEP);
   ck_assert_uint_eq(f.plan.n_del, 0);
   /* Nor is gangbridge's PodGroup of another TrainJob of the same name. */
-  f.in.pg[GC_BACKEND_VOLCANO] = doc(&f, PG_OTHER_OWNER);
+  f.in.pg[IDX_VOLCANO] = doc(&f, PG_OTHER_OWNER);
   plan(&f);
   ck_assert_int_eq(f.plan.action, GB_RC_KEEP);
   ck_assert_uint_eq(f.plan.n_del, 0);
   gb_options_set(&f.opts, "podGroups.deleteOnFinish", "false", "--set", NULL);
-  f.in.pg[GC_BACKEND_VOLCANO] = doc(&f, PG_OURS);
+  f.in.pg[IDX_VOLCANO] = doc(&f, PG_OURS);
   plan(&f);
   ck_assert_int_eq(f.plan.action, GB_RC_KEEP);
   ck_assert_uint_eq(f.plan.n_del, 0);
@@ -328,13 +335,13 @@ START_TEST(test_runtime_missing_and_invalid) {
   ck_assert_ptr_nonnull(strstr(e->message, "TrainingRuntime \"ns1/torch\" not found"));
   ck_assert_ptr_nonnull(strstr(e->message, "created once it exists"));
   /* With a PodGroup already there, the message does not promise a creation. */
-  f.in.pg[GC_BACKEND_VOLCANO] = doc(&f, PG_OURS);
+  f.in.pg[IDX_VOLCANO] = doc(&f, PG_OURS);
   plan(&f);
   e = find_event(&f.plan, "RuntimeNotFound");
   ck_assert_ptr_nonnull(e);
   ck_assert_ptr_null(strstr(e->message, "created once it exists"));
   ck_assert_ptr_nonnull(strstr(e->message, "left as it is"));
-  f.in.pg[GC_BACKEND_VOLCANO] = NULL;
+  f.in.pg[IDX_VOLCANO] = NULL;
 
   f.in.runtime = doc(&f, RUNTIME);
   f.in.trainjob = doc(&f, "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\n"
@@ -359,35 +366,35 @@ END_TEST
 START_TEST(test_backend_choice) {
   struct fx f;
   fx_init(&f);
-  f.in.served[GC_BACKEND_VOLCANO] = 0;
-  f.in.served[GC_BACKEND_COSCHEDULING] = 1;
+  f.in.served[IDX_VOLCANO] = 0;
+  f.in.served[IDX_COSCHED] = 1;
   plan(&f);
   ck_assert_int_eq(f.plan.action, GB_RC_APPLY);
-  ck_assert_int_eq(f.plan.backend, GC_BACKEND_COSCHEDULING);
+  ck_assert_ptr_eq(f.plan.backend, COSCHED);
   ck_assert_str_eq(spec_str(f.plan.desired, "apiVersion"), "scheduling.x-k8s.io/v1alpha1");
-  f.in.served[GC_BACKEND_COSCHEDULING] = 0;
+  f.in.served[IDX_COSCHED] = 0;
   plan(&f);
   ck_assert_int_eq(f.plan.action, GB_RC_WAIT);
   ck_assert_ptr_nonnull(find_event(&f.plan, "PodGroupAPIMissing"));
-  f.in.served[GC_BACKEND_VOLCANO] = -1;
+  f.in.served[IDX_VOLCANO] = -1;
   plan(&f);
   ck_assert_int_eq(f.plan.action, GB_RC_WAIT);
   ck_assert_uint_eq(f.plan.n_events, 0);
 
   /* The Namespace annotation beats the config; a bad one is reported. */
-  f.in.served[GC_BACKEND_VOLCANO] = 1;
-  f.in.served[GC_BACKEND_COSCHEDULING] = 1;
+  f.in.served[IDX_VOLCANO] = 1;
+  f.in.served[IDX_COSCHED] = 1;
   f.in.ns = doc(&f, "apiVersion: v1\nkind: Namespace\nmetadata: {name: ns1, annotations: "
                     "{gangbridge.io/backend: coscheduling, gangbridge.io/gang-scope: all}}\n");
   plan(&f);
-  ck_assert_int_eq(f.plan.backend, GC_BACKEND_COSCHEDULING);
+  ck_assert_ptr_eq(f.plan.backend, COSCHED);
   ck_assert_int_eq(gc_value_path(f.plan.desired, "spec.minMember")->u.i, 4); /* scope all */
   ck_assert_ptr_null(find_event(&f.plan, "GangScopeNarrowed"));
   f.in.ns = doc(&f, "apiVersion: v1\nkind: Namespace\nmetadata: {name: ns1, annotations: "
                     "{gangbridge.io/backend: kai}}\n");
   gb_options_set(&f.opts, "scheduling.backend", "coscheduling", "--set", NULL);
   plan(&f);
-  ck_assert_int_eq(f.plan.backend, GC_BACKEND_COSCHEDULING);
+  ck_assert_ptr_eq(f.plan.backend, COSCHED);
   ck_assert_ptr_nonnull(find_event(&f.plan, "InvalidNamespacePolicy"));
   fx_free(&f);
 }
@@ -406,7 +413,7 @@ START_TEST(test_rerender_rules) {
   struct gc_value *st = gc_value_map(f.a);
   gc_map_set(f.a, st, "phase", gc_value_strz(f.a, "Pending"));
   gc_map_set(f.a, served, "status", st);
-  f.in.pg[GC_BACKEND_VOLCANO] = served;
+  f.in.pg[IDX_VOLCANO] = served;
   plan(&f);
   ck_assert_int_eq(f.plan.action, GB_RC_KEEP);
   ck_assert_ptr_nonnull(strstr(f.plan.why, "up to date"));
@@ -474,7 +481,7 @@ END_TEST
 START_TEST(test_other_owner_untouched) {
   struct fx f;
   fx_init(&f);
-  f.in.pg[GC_BACKEND_VOLCANO] = doc(&f, PG_OTHER_OWNER);
+  f.in.pg[IDX_VOLCANO] = doc(&f, PG_OTHER_OWNER);
   plan(&f);
   ck_assert_int_eq(f.plan.action, GB_RC_KEEP);
   ck_assert_ptr_nonnull(find_event(&f.plan, "PodGroupExists"));
@@ -496,18 +503,18 @@ END_TEST
 START_TEST(test_backend_switch_waits_for_pods) {
   struct fx f;
   fx_init(&f);
-  f.in.served[GC_BACKEND_COSCHEDULING] = 1;
-  f.in.pg[GC_BACKEND_COSCHEDULING] =
-      doc(&f, "apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\n"
-              "metadata: {name: job, namespace: ns1, uid: cos-1, labels: "
-              "{app.kubernetes.io/managed-by: gangbridge}, annotations: "
-              "{gangbridge.io/bound-replicated-jobs: node}, ownerReferences: [{controller: true, "
-              "uid: 11111111-2222-4333-8444-555555555555}]}\nspec: {minMember: 3}\n"
-              "status: {phase: Pending}\n");
+  f.in.served[IDX_COSCHED] = 1;
+  f.in.pg[IDX_COSCHED] = doc(
+      &f, "apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\n"
+          "metadata: {name: job, namespace: ns1, uid: cos-1, labels: "
+          "{app.kubernetes.io/managed-by: gangbridge}, annotations: "
+          "{gangbridge.io/bound-replicated-jobs: node}, ownerReferences: [{controller: true, "
+          "uid: 11111111-2222-4333-8444-555555555555}]}\nspec: {minMember: 3}\n"
+          "status: {phase: Pending}\n");
   f.in.pods = 3;
   plan(&f);
   ck_assert_int_eq(f.plan.action, GB_RC_KEEP);
-  ck_assert_int_eq(f.plan.backend, GC_BACKEND_COSCHEDULING);
+  ck_assert_ptr_eq(f.plan.backend, COSCHED);
   ck_assert_str_eq(f.plan.bound_jobs, "node");
   ck_assert_uint_eq(f.plan.n_del, 0);
   const struct gb_rc_event *ev = find_event(&f.plan, "PodGroupOutdated");
@@ -525,7 +532,7 @@ START_TEST(test_backend_switch_waits_for_pods) {
   f.in.pods = 0;
   plan(&f);
   ck_assert_int_eq(f.plan.action, GB_RC_APPLY);
-  ck_assert_int_eq(f.plan.backend, GC_BACKEND_VOLCANO);
+  ck_assert_ptr_eq(f.plan.backend, VOLCANO);
   ck_assert_uint_eq(f.plan.n_del, 1);
   ck_assert_str_eq(f.plan.del_uid[0], "cos-1");
   fx_free(&f);
@@ -535,17 +542,17 @@ END_TEST
 START_TEST(test_stale_other_backend) {
   struct fx f;
   fx_init(&f);
-  f.in.served[GC_BACKEND_COSCHEDULING] = 1;
-  f.in.pg[GC_BACKEND_COSCHEDULING] =
-      doc(&f, "apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\n"
-              "metadata: {name: job, namespace: ns1, uid: cos-1, labels: "
-              "{app.kubernetes.io/managed-by: gangbridge}, ownerReferences: [{controller: true, "
-              "uid: 11111111-2222-4333-8444-555555555555}]}\nspec: {minMember: 3}\n");
+  f.in.served[IDX_COSCHED] = 1;
+  f.in.pg[IDX_COSCHED] = doc(
+      &f, "apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\n"
+          "metadata: {name: job, namespace: ns1, uid: cos-1, labels: "
+          "{app.kubernetes.io/managed-by: gangbridge}, ownerReferences: [{controller: true, "
+          "uid: 11111111-2222-4333-8444-555555555555}]}\nspec: {minMember: 3}\n");
   plan(&f);
   ck_assert_int_eq(f.plan.action, GB_RC_APPLY);
-  ck_assert_int_eq(f.plan.backend, GC_BACKEND_VOLCANO);
+  ck_assert_ptr_eq(f.plan.backend, VOLCANO);
   ck_assert_uint_eq(f.plan.n_del, 1);
-  ck_assert_int_eq(f.plan.del[0], GC_BACKEND_COSCHEDULING);
+  ck_assert_ptr_eq(f.plan.del[0], COSCHED);
   ck_assert_str_eq(f.plan.del_uid[0], "cos-1");
   fx_free(&f);
 }
@@ -613,16 +620,18 @@ START_TEST(test_namespace_queue_name_rule) {
 }
 END_TEST
 
-static const struct gc_value *queue_doc_fn(void *ctx, const char *name, struct gc_arena *a) {
+static const struct gc_value *queue_doc_fn(void *ctx, const struct gc_backend *b, const char *name,
+                                           struct gc_arena *a) {
   (void)a;
   struct fx *f = ctx;
+  ck_assert_ptr_eq(b, VOLCANO);
   snprintf(f->queue_asked, sizeof(f->queue_asked), "%s", name);
   return f->queue_doc;
 }
 
 static const char *sla_of(const struct gb_rc_plan *p) {
-  return gc_value_as_str(gc_map_get(gc_value_path(p->desired, "metadata.annotations"),
-                                    GC_VOLCANO_SLA_ANNOTATION));
+  return gc_value_as_str(
+      gc_map_get(gc_value_path(p->desired, "metadata.annotations"), "volcano.sh/sla-waiting-time"));
 }
 
 /* The policy context the plan gives gangcalc: the Namespace's and the

@@ -45,13 +45,13 @@ static int test_lookup(void *ctx, const char *ns, const char *jobset, const char
   if (!strcmp(jobset, "mnist")) {
     out->managed = 1;
     out->bind = 1;
-    out->backend = GC_BACKEND_COSCHEDULING;
+    out->backend = gc_backend_by_name("coscheduling");
     snprintf(out->group, sizeof(out->group), "mnist");
     snprintf(out->scheduler_name, sizeof(out->scheduler_name), "scheduler-plugins-scheduler");
   } else if (!strcmp(jobset, "llm")) {
     out->managed = 1;
     out->bind = strcmp(rjob, "initializer") != 0;
-    out->backend = GC_BACKEND_VOLCANO;
+    out->backend = gc_backend_by_name("volcano");
     snprintf(out->group, sizeof(out->group), "llm-pg");
     snprintf(out->scheduler_name, sizeof(out->scheduler_name), "volcano");
   } else if (!strcmp(jobset, "broken")) {
@@ -61,14 +61,14 @@ static int test_lookup(void *ctx, const char *ns, const char *jobset, const char
     /* A PodGroup exists but is not the gang's: the controller's check says so. */
     out->managed = 1;
     out->bind = 1;
-    out->backend = GC_BACKEND_VOLCANO;
+    out->backend = gc_backend_by_name("volcano");
     out->mismatch = 1;
     snprintf(out->group, sizeof(out->group), "conflict");
     snprintf(out->why, sizeof(out->why), "PodGroup team-a/conflict has minMember 3, the gang 2");
   } else if (!strcmp(jobset, "nogroup")) {
     out->managed = 1;
     out->bind = 1;
-    out->backend = GC_BACKEND_VOLCANO; /* but no group name: a lookup bug */
+    out->backend = gc_backend_by_name("volcano"); /* but no group name: a lookup bug */
   }
   return 0;
 }

@@ -35,7 +35,7 @@ static int lookup(void *ctx, const char *ns, const char *jobset, const char *rjo
   (void)reason_size;
   out->managed = strcmp(jobset, "unmanaged") != 0;
   out->bind = strcmp(rjob, "initializer") != 0;
-  out->backend = GC_BACKEND_VOLCANO;
+  out->backend = gc_backend_by_name("volcano");
   snprintf(out->group, sizeof(out->group), "%s", jobset);
   out->mismatch = !strcmp(jobset, "mismatch");
   if (!strcmp(jobset, "released") || !strcmp(jobset, "both"))

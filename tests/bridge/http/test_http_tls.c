@@ -81,7 +81,7 @@ static int lookup(void *ctx, const char *ns, const char *jobset, const char *rjo
     return 0;
   out->managed = 1;
   out->bind = 1;
-  out->backend = GC_BACKEND_COSCHEDULING;
+  out->backend = gc_backend_by_name("coscheduling");
   snprintf(out->group, sizeof(out->group), "mnist");
   return 0;
 }

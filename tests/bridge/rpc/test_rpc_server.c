@@ -191,7 +191,7 @@ static const char *job_yaml(void) {
 
 /* Computes the gang of the given manifests locally, as render does, and
  * returns the PodGroup's pretty JSON (malloc'd) and min_member. */
-static char *local_render(const char *const *texts, size_t n, enum gc_backend backend,
+static char *local_render(const char *const *texts, size_t n, const struct gc_backend *backend,
                           int32_t *min_member) {
   struct gb_docset *ds = gb_docset_new(NULL);
   struct gc_catalog *cat = gc_catalog_new();
@@ -253,11 +253,37 @@ static int calculate(const char *const *texts, size_t n, Gangbridge__V1__Backend
   return code;
 }
 
+/* The wire values of gangbridge.v1.Backend are the descriptors' (the one
+ * place the mapping lives): every non-zero value of the generated enum is
+ * the backend of that name, and every backend has its value there. */
+START_TEST(test_backend_wire_values) {
+  const ProtobufCEnumDescriptor *e = &gangbridge__v1__backend__descriptor;
+  size_t named = 0;
+  for (unsigned i = 0; i < e->n_values; i++) {
+    const ProtobufCEnumValue *v = &e->values[i];
+    const struct gc_backend *b = gc_backend_by_proto(v->value);
+    if (v->value == GANGBRIDGE__V1__BACKEND__BACKEND_UNSPECIFIED) {
+      ck_assert_ptr_null(b);
+      continue;
+    }
+    ck_assert_msg(b != NULL, "%s (%d) has no backend descriptor", v->name, v->value);
+    char want[64];
+    int n = snprintf(want, sizeof(want), "BACKEND_");
+    for (const char *p = b->name; *p && (size_t)n + 1 < sizeof(want); p++)
+      want[n++] = *p == '-' ? '_' : (char)(*p >= 'a' && *p <= 'z' ? *p - 'a' + 'A' : *p);
+    want[n] = '\0';
+    ck_assert_str_eq(v->name, want);
+    named++;
+  }
+  ck_assert_uint_eq(named, gc_backend_count());
+}
+END_TEST
+
 START_TEST(test_calculate_matches_render) {
   const char *texts[] = {runtime_yaml(), job_yaml()};
   Gangbridge__V1__Backend backends[] = {GANGBRIDGE__V1__BACKEND__BACKEND_UNSPECIFIED,
                                         GANGBRIDGE__V1__BACKEND__BACKEND_COSCHEDULING};
-  enum gc_backend local[] = {GC_BACKEND_UNSET, GC_BACKEND_COSCHEDULING};
+  const struct gc_backend *local[] = {NULL, gc_backend_by_name("coscheduling")};
   for (size_t b = 0; b < 2; b++) {
     Gangbridge__V1__CalculateResponse *resp = NULL;
     char msg[1024];
@@ -1451,6 +1477,7 @@ static Suite *rpc_suite(void) {
   tcase_add_test(tc, test_health);
   tcase_add_test(tc, test_health_watch_unimplemented);
   tcase_add_test(tc, test_unknown_method);
+  tcase_add_test(tc, test_backend_wire_values);
   tcase_add_test(tc, test_calculate_matches_render);
   tcase_add_test(tc, test_calculate_cache);
   tcase_add_test(tc, test_calculate_errors);

@@ -49,7 +49,7 @@ START_TEST(test_quantile_nearest_rank) {
 }
 END_TEST
 
-static int64_t suggest(const int64_t *v, size_t n, enum gb_tr_backend b, int64_t margin,
+static int64_t suggest(const int64_t *v, size_t n, const struct gc_backend *b, int64_t margin,
                        char *reason, int *capped) {
   struct gb_tr_rule rule = {margin, 60, 0};
   int64_t out = -5;
@@ -62,31 +62,32 @@ START_TEST(test_suggest_rule) {
   int capped = -1;
   /* p99 250 s x 1.5 = 375 s -> next minute 420 s. */
   int64_t a[] = {250};
-  ck_assert_int_eq(suggest(a, 1, GB_TR_VOLCANO, 1500, reason, &capped), 420);
+  ck_assert_int_eq(suggest(a, 1, gc_backend_by_name("volcano"), 1500, reason, &capped), 420);
   ck_assert_int_eq(capped, 0);
   ck_assert_str_eq(reason, "p99 4m10s x 1.500 = 6m15s, rounded up to 7m0s: 7m0s; 0 of 1 "
                            "scheduled gangs waited longer");
   /* p99 61 s x 1.5 = 91.5 -> 92 -> next 10 s step 100 s. */
   int64_t b[] = {61};
-  ck_assert_int_eq(suggest(b, 1, GB_TR_VOLCANO, 1500, reason, &capped), 100);
+  ck_assert_int_eq(suggest(b, 1, gc_backend_by_name("volcano"), 1500, reason, &capped), 100);
   /* p99 10 s x 1.5 = 15 -> 20 s, below the 60 s floor. */
   int64_t c[] = {10};
-  ck_assert_int_eq(suggest(c, 1, GB_TR_VOLCANO, 1500, reason, &capped), 60);
+  ck_assert_int_eq(suggest(c, 1, gc_backend_by_name("volcano"), 1500, reason, &capped), 60);
   ck_assert_ptr_nonnull(strstr(reason, "raised to the floor"));
   /* p99 3000 s x 1.5 = 4500 s -> 5 min steps: 4500.  Volcano has no cap... */
   int64_t d[] = {3000};
-  ck_assert_int_eq(suggest(d, 1, GB_TR_VOLCANO, 1500, reason, &capped), 4500);
+  ck_assert_int_eq(suggest(d, 1, gc_backend_by_name("volcano"), 1500, reason, &capped), 4500);
   ck_assert_int_eq(capped, 0);
   /* ... coscheduling is capped at 900 s. */
-  ck_assert_int_eq(suggest(d, 1, GB_TR_COSCHEDULING, 1500, reason, &capped), 900);
+  ck_assert_int_eq(suggest(d, 1, gc_backend_by_name("coscheduling"), 1500, reason, &capped), 900);
   ck_assert_int_eq(capped, 1);
   ck_assert_ptr_nonnull(strstr(reason, "15m Permit limit"));
   ck_assert_ptr_nonnull(strstr(reason, "1 of 1 scheduled gangs waited longer"));
   /* p99 3000 s x 1.25 = 3750 -> next 300 s: 3900. */
-  ck_assert_int_eq(suggest(d, 1, GB_TR_VOLCANO, 1250, reason, &capped), 3900);
+  ck_assert_int_eq(suggest(d, 1, gc_backend_by_name("volcano"), 1250, reason, &capped), 3900);
   int64_t z[] = {0};
-  ck_assert_int_eq(gb_tr_suggest(z, 0, 0, GB_TR_VOLCANO, &(struct gb_tr_rule){1500, 60, 0}, &d[0],
-                                 &capped, reason, sizeof(reason)),
+  ck_assert_int_eq(gb_tr_suggest(z, 0, 0, gc_backend_by_name("volcano"),
+                                 &(struct gb_tr_rule){1500, 60, 0}, &d[0], &capped, reason,
+                                 sizeof(reason)),
                    GC_EINVAL);
 }
 END_TEST
@@ -97,11 +98,13 @@ START_TEST(test_report_rows) {
   struct gb_tr_gang g[13];
   memset(g, 0, sizeof(g));
   for (int i = 0; i < 10; i++)
-    g[i] = (struct gb_tr_gang){"ns", "g", "a", GB_TR_VOLCANO, 4, (i + 1) * 10, 0, 60};
+    g[i] = (struct gb_tr_gang){"ns", "g",          "a", gc_backend_by_name("volcano"),
+                               4,    (i + 1) * 10, 0,   60};
   g[9].timeout_s = GB_TR_NO_TIMEOUT;
-  g[10] = (struct gb_tr_gang){"ns", "s", "a", GB_TR_VOLCANO, 1, 500, 1, GB_TR_NO_TIMEOUT};
-  g[11] = (struct gb_tr_gang){"ns", "c1", "", GB_TR_COSCHEDULING, 200, 30, 0, 900};
-  g[12] = (struct gb_tr_gang){"ns", "c2", "", GB_TR_COSCHEDULING, 128, 40, 0, 900};
+  g[10] = (struct gb_tr_gang){"ns", "s", "a", gc_backend_by_name("volcano"),
+                              1,    500, 1,   GB_TR_NO_TIMEOUT};
+  g[11] = (struct gb_tr_gang){"ns", "c1", "", gc_backend_by_name("coscheduling"), 200, 30, 0, 900};
+  g[12] = (struct gb_tr_gang){"ns", "c2", "", gc_backend_by_name("coscheduling"), 128, 40, 0, 900};
   struct gb_tr_options o = {.has_whatif = 1, .whatif_s = 45};
   struct gb_tr_report *r = NULL;
   ck_assert_int_eq(gb_tr_report_build(g, 13, &o, &r), 0);
@@ -125,7 +128,7 @@ START_TEST(test_report_rows) {
   ck_assert_uint_eq(a4->whatif_cut, 6);
   /* p99 100 x 1.5 = 150 -> 180 s (minute steps from 120 s). */
   ck_assert_int_eq(a4->suggested_s, 180);
-  ck_assert_int_eq(c->backend, GB_TR_COSCHEDULING);
+  ck_assert_ptr_eq(c->backend, gc_backend_by_name("coscheduling"));
   ck_assert_int_eq(c->size_class, 4);
   ck_assert_uint_eq(c->gangs, 2);
   ck_assert_uint_eq(r->gangs, 13);
@@ -155,10 +158,11 @@ START_TEST(test_censored_not_in_quantiles) {
   struct gb_tr_gang g[103];
   memset(g, 0, sizeof(g));
   for (int i = 0; i < 100; i++) /* scheduled after 1..100 s */
-    g[i] = (struct gb_tr_gang){"ns", "g", "q", GB_TR_VOLCANO, 1, i + 1, 0, 600};
+    g[i] = (struct gb_tr_gang){"ns", "g", "q", gc_backend_by_name("volcano"), 1, i + 1, 0, 600};
   for (int i = 100; i < 103; i++) /* never scheduled, 3 weeks old */
     g[i] = (struct gb_tr_gang){
-        "ns", i == 102 ? "oldest" : "w", "q", GB_TR_VOLCANO, 1, 1800000 + i, 1, 600};
+        "ns", i == 102 ? "oldest" : "w", "q", gc_backend_by_name("volcano"), 1, 1800000 + i, 1,
+        600};
   struct gb_tr_options o = {0};
   struct gb_tr_report *r = NULL;
   ck_assert_int_eq(gb_tr_report_build(g, 103, &o, &r), 0);
@@ -213,7 +217,7 @@ START_TEST(test_row_timeout_ties) {
   struct gb_tr_gang g[5];
   int64_t t[5] = {120, 60, GB_TR_NO_TIMEOUT, 120, 60};
   for (int i = 0; i < 5; i++)
-    g[i] = (struct gb_tr_gang){"ns", "g", "q", GB_TR_VOLCANO, 1, 10 * i, 0, t[i]};
+    g[i] = (struct gb_tr_gang){"ns", "g", "q", gc_backend_by_name("volcano"), 1, 10 * i, 0, t[i]};
   struct gb_tr_options o = {0};
   struct gb_tr_report *r = NULL;
   ck_assert_int_eq(gb_tr_report_build(g, 5, &o, &r), 0);

@@ -56,7 +56,7 @@ static int synced_fn(void *ctx) {
 
 /* Both tables with their defaults. */
 static void config_init(void) {
-  parts[0] = (struct gb_options_part){&gb_config_table, &cfg};
+  parts[0] = (struct gb_options_part){gb_config_table(), &cfg};
   parts[1] = (struct gb_options_part){&gb_timeouts_options_table, &tmo};
   ck_assert_int_eq(gb_options_init(&opts, parts, 2, NULL), 0);
 }
@@ -84,12 +84,19 @@ static void done(struct gb_timeouts *t) {
   gb_options_destroy(&opts);
 }
 
-static void feed(struct gb_timeouts *t, enum gb_observe_kind kind, enum gb_informer_op op,
-                 const char *key, const char *json, const char *old_json) {
+/* The observer kinds the tests feed: the controller's, with a PodGroup's
+ * backend named by its kind. */
+enum { PG_VOLCANO = 100, PG_COSCHED };
+
+static void feed(struct gb_timeouts *t, int kind, enum gb_informer_op op, const char *key,
+                 const char *json, const char *old_json) {
   json_object *o = json_tokener_parse(json);
   ck_assert_msg(o != NULL, "bad JSON: %s", json);
   struct gb_informer_change ch = {op, key, "ns", key, o, old_json, 0};
-  gb_timeouts_observe(t, kind, &ch);
+  const struct gc_backend *b = kind == PG_VOLCANO   ? gc_backend_by_name("volcano")
+                               : kind == PG_COSCHED ? gc_backend_by_name("coscheduling")
+                                                    : NULL;
+  gb_timeouts_observe(t, b ? GB_OBSERVE_PODGROUP : (enum gb_observe_kind)kind, b, &ch);
   json_object_put(o);
 }
 
@@ -104,7 +111,7 @@ static void volcano_pg(struct gb_timeouts *t, const char *name, const char *uid,
            "\"volcano.sh/sla-waiting-time\":\"%s\"}},\"spec\":{\"minMember\":%d,"
            "\"queue\":\"%s\"}}",
            name, uid, sla, min_member, queue);
-  feed(t, GB_OBSERVE_PODGROUP_VOLCANO, GB_INFORMER_ADD, key, json, NULL);
+  feed(t, PG_VOLCANO, GB_INFORMER_ADD, key, json, NULL);
 }
 
 /* A Volcano PodGroup of gangbridge's (managed-by label, controller owner)
@@ -119,7 +126,7 @@ static void own_pg(struct gb_timeouts *t, const char *name, const char *uid, con
            ",\"annotations\":{\"gangbridge.io/schedule-timeout\":\"60s\"%s%s}},"
            "\"spec\":{\"minMember\":%d,\"queue\":\"q1\"},\"status\":{\"phase\":\"Inqueue\"}}",
            name, uid, ann[0] ? "," : "", ann, min_member);
-  feed(t, GB_OBSERVE_PODGROUP_VOLCANO, GB_INFORMER_ADD, key, json, NULL);
+  feed(t, PG_VOLCANO, GB_INFORMER_ADD, key, json, NULL);
 }
 
 static void trainjob(struct gb_timeouts *t, const char *name, const char *extra_ann,
@@ -266,7 +273,7 @@ END_TEST
 
 START_TEST(test_coscheduling_timeout) {
   struct gb_timeouts *t = make(50);
-  feed(t, GB_OBSERVE_PODGROUP_COSCHEDULING, GB_INFORMER_ADD, "ns/e",
+  feed(t, PG_COSCHED, GB_INFORMER_ADD, "ns/e",
        "{\"metadata\":{\"name\":\"e\",\"namespace\":\"ns\",\"uid\":\"u\","
        "\"creationTimestamp\":\"2026-01-01T00:00:00Z\"},\"spec\":{\"minMember\":4,"
        "\"scheduleTimeoutSeconds\":3600}}",
@@ -284,7 +291,7 @@ END_TEST
  * policy on coscheduling times out after an hour, not at the Permit cap. */
 START_TEST(test_own_annotation_wins) {
   struct gb_timeouts *t = make(50);
-  feed(t, GB_OBSERVE_PODGROUP_COSCHEDULING, GB_INFORMER_ADD, "ns/h",
+  feed(t, PG_COSCHED, GB_INFORMER_ADD, "ns/h",
        "{\"metadata\":{\"name\":\"h\",\"namespace\":\"ns\",\"uid\":\"u\","
        "\"annotations\":{\"gangbridge.io/schedule-timeout\":\"1h0m0s\"},"
        "\"creationTimestamp\":\"2026-01-01T00:00:00Z\"},\"spec\":{\"minMember\":4,"
@@ -328,7 +335,7 @@ START_TEST(test_started_fact_survives_restart) {
   done(t);
   /* Volcano's Scheduled=True condition survives a pod replacement too. */
   t = make(50);
-  feed(t, GB_OBSERVE_PODGROUP_VOLCANO, GB_INFORMER_ADD, "ns/v",
+  feed(t, PG_VOLCANO, GB_INFORMER_ADD, "ns/v",
        "{\"metadata\":{\"name\":\"v\",\"namespace\":\"ns\",\"uid\":\"u\","
        "\"creationTimestamp\":\"2026-01-01T00:00:00Z\",\"annotations\":{"
        "\"volcano.sh/sla-waiting-time\":\"10s\"}},\"spec\":{\"minMember\":2},\"status\":{"

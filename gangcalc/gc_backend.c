@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * gc_backend: the backend table and its lookups (see gc_backend.h).  A new
+ * backend is its own file gc_backend_<name>.c defining one descriptor, and
+ * one row in BACKENDS below.
+ */
+#include "gc_backend.h"
+
+#include <stdio.h>
+#include <string.h>
+
+extern const struct gc_backend gc_backend_volcano;
+extern const struct gc_backend gc_backend_cosched;
+
+/* In `auto` order: the first whose API is served wins; [0] is the default. */
+static const struct gc_backend *const BACKENDS[] = {
+    &gc_backend_volcano,
+    &gc_backend_cosched,
+};
+#define N_BACKENDS (sizeof(BACKENDS) / sizeof(BACKENDS[0]))
+
+_Static_assert(N_BACKENDS <= GC_BACKEND_MAX, "raise GC_BACKEND_MAX");
+
+size_t gc_backend_count(void) { return N_BACKENDS; }
+
+const struct gc_backend *gc_backend_at(size_t i) { return i < N_BACKENDS ? BACKENDS[i] : NULL; }
+
+int gc_backend_index(const struct gc_backend *b) {
+  for (size_t i = 0; b && i < N_BACKENDS; i++)
+    if (BACKENDS[i] == b)
+      return (int)i;
+  return -1;
+}
+
+const struct gc_backend *gc_backend_default(void) { return BACKENDS[0]; }
+
+const struct gc_backend *gc_backend_by_name(const char *name) {
+  for (size_t i = 0; name && i < N_BACKENDS; i++)
+    if (!strcmp(BACKENDS[i]->name, name))
+      return BACKENDS[i];
+  return NULL;
+}
+
+/* 1 when api_version is "<group>/<anything>". */
+static int in_group(const char *api_version, const char *group) {
+  size_t n = strlen(group);
+  return !strncmp(api_version, group, n) && api_version[n] == '/';
+}
+
+const struct gc_backend *gc_backend_by_object(const char *api_version, const char *kind) {
+  if (!api_version || !kind)
+    return NULL;
+  for (size_t i = 0; i < N_BACKENDS; i++) {
+    const struct gc_backend *b = BACKENDS[i];
+    if (strcmp(b->kind, kind) != 0)
+      continue;
+    if (in_group(api_version, b->group))
+      return b;
+    for (size_t k = 0; k < GC_BACKEND_MAX_KEYS && b->legacy_groups[k]; k++)
+      if (in_group(api_version, b->legacy_groups[k]))
+        return b;
+  }
+  return NULL;
+}
+
+const struct gc_backend *gc_backend_by_proto(int proto) {
+  for (size_t i = 0; i < N_BACKENDS; i++)
+    if (BACKENDS[i]->proto == proto)
+      return BACKENDS[i];
+  return NULL;
+}
+
+const struct gc_backend *gc_backend_by_extender(const char *extender) {
+  for (size_t i = 0; extender && i < N_BACKENDS; i++)
+    if (BACKENDS[i]->extender && !strcmp(BACKENDS[i]->extender, extender))
+      return BACKENDS[i];
+  return NULL;
+}
+
+const char *gc_backend_name(const struct gc_backend *b) { return b ? b->name : "unset"; }
+
+const char *gc_backend_names(char *buf, size_t cap, const char *last) {
+  size_t used = 0;
+  if (!cap)
+    return buf;
+  buf[0] = '\0';
+  for (size_t i = 0; i < N_BACKENDS && used < cap; i++) {
+    const char *sep = i == 0 ? "" : i + 1 == N_BACKENDS ? last : ", ";
+    int n = snprintf(buf + used, cap - used, "%s%s", sep, BACKENDS[i]->name);
+    if (n < 0)
+      break;
+    used += (size_t)n;
+  }
+  return buf;
+}
+
+const struct gc_backend_join *gc_backend_join_of(const struct gc_backend *b,
+                                                 enum gc_join_value value) {
+  for (size_t i = 0; b && i < b->n_joins; i++)
+    if (b->joins[i].value == value && !b->joins[i].legacy)
+      return &b->joins[i];
+  return NULL;
+}
+
+const struct gc_backend_join *gc_backend_join_find(enum gc_join_at at, const char *key, size_t len,
+                                                   int with_legacy,
+                                                   const struct gc_backend **owner) {
+  for (size_t i = 0; key && i < N_BACKENDS; i++) {
+    const struct gc_backend *b = BACKENDS[i];
+    for (size_t j = 0; j < b->n_joins; j++) {
+      const struct gc_backend_join *jn = &b->joins[j];
+      if (jn->at == at && (with_legacy || !jn->legacy) && strlen(jn->key) == len &&
+          !memcmp(jn->key, key, len)) {
+        if (owner)
+          *owner = b;
+        return jn;
+      }
+    }
+  }
+  return NULL;
+}
+
+int gc_backend_phase_started(const struct gc_backend *b, const char *phase) {
+  for (size_t i = 0; b && phase && i < GC_BACKEND_MAX_KEYS && b->status.started_phases[i]; i++)
+    if (!strcmp(b->status.started_phases[i], phase))
+      return 1;
+  return 0;
+}
