@@ -10,6 +10,7 @@ serve exited 0 after SIGTERM (under ASan that also means no leaks).
 
 import json
 import os
+import random
 import shutil
 import signal
 import socket
@@ -39,12 +40,43 @@ CLUSTER_SCOPED = {"ClusterTrainingRuntime", "Namespace", "Queue"}
 PG_API = {"volcano": "scheduling.volcano.sh/v1beta1", "coscheduling": "scheduling.x-k8s.io/v1alpha1"}
 
 
+_HANDED_OUT = set()
+
+
+def _ephemeral_range():
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as fh:
+            lo, hi = (int(x) for x in fh.read().split())
+            return lo, hi
+    except (OSError, ValueError):
+        return 32768, 60999
+
+
 def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
+    """A port no one listens on, for a server this test starts later.
+
+    The port is drawn from below the kernel's ephemeral range: a port the kernel hands
+    out for bind(0) (the stand-in API server, a proxy) or as an outgoing connection's
+    source port is always inside that range, so it can never take the port between this
+    call and the server's own bind.  A port once returned is never returned again by
+    this process; the test bind detects ports other processes hold."""
+    lo, _ = _ephemeral_range()
+    first, last = 10000, max(10001, lo - 1)
+    rnd = random.Random(os.getpid() ^ time.monotonic_ns())
+    for _ in range(1000):
+        p = rnd.randint(first, last)
+        if p in _HANDED_OUT:
+            continue
+        s = socket.socket()
+        try:
+            s.bind(("127.0.0.1", p))
+        except OSError:
+            continue
+        finally:
+            s.close()
+        _HANDED_OUT.add(p)
+        return p
+    raise RuntimeError("no free port below the ephemeral range")
 
 
 def api_prefix(api_version):

@@ -55,7 +55,7 @@ EOF
 k apply -f "$WORK/ns.yaml" -f "$SRC/deploy/examples/namespace.yaml" >/dev/null || fail "namespaces"
 k apply -f "$SRC/deploy/examples/runtime.yaml" >/dev/null || fail "runtime"
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+free_port() { python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import controller_helpers as c; print(c.free_port())' "$SRC/tests/integration"; }
 declare -A PORT PID
 start_replica() {
   local name="$1"

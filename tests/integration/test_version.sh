@@ -44,7 +44,7 @@ contexts: [{name: standin, context: {cluster: standin, user: tester, namespace: 
 current-context: standin
 users: [{name: tester, user: {token: not-checked}}]
 KC
-port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+port="$(python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import controller_helpers as c; print(c.free_port())' "$SRC/tests/integration")"
 cat >"$WORK/serve.yaml" <<CFG
 kube: {kubeconfig: "$WORK/kubeconfig"}
 grpc: {address: ""}
