@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0
  *
  * gc_catalog: the runtime catalog declared in gc_gang.h (gc_catalog_new,
- * gc_catalog_add, gc_doc_trainer_kind) plus the lookup gc_gang uses.  Entries
+ * gc_catalog_add, gc_catalog_trainer_kind) plus the lookup gc_gang uses.  Entries
  * borrow their documents; a later document with the same kind, namespace and
  * name replaces the earlier one.
  */

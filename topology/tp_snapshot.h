@@ -127,14 +127,14 @@ struct tp_snapshot {
 
   /* HyperNodes a lenient build left out (tp_build_opts.drop_invalid_hypernodes),
    * in name order; arena-owned. */
-  struct tp_hn_drop *hn_dropped, *hn_dropped_tail;
+  struct tp_hypernode_drop *hn_dropped, *hn_dropped_tail;
   size_t n_hn_dropped;
 };
 
 /* One HyperNode left out of a lenient build: its name and why. */
-struct tp_hn_drop {
+struct tp_hypernode_drop {
   const char *name, *why;
-  struct tp_hn_drop *next;
+  struct tp_hypernode_drop *next;
 };
 
 struct tp_build_opts {
@@ -176,15 +176,15 @@ int tp_snapshot_build(const struct gc_value *const *docs, const char *const *ori
 void tp_snapshot_free(struct tp_snapshot *s);
 
 /* Unit helpers: 1 if resource `name` is counted in milli-units (cpu). */
-int tp_resource_is_milli(const char *name);
+int tp_snapshot_resource_is_milli(const char *name);
 
 /* Converts a quantity to the resource's unit (rounded up).  GC_ERANGE when
  * it does not fit an int64. */
-int tp_quantity_to_units(const char *resource, const struct gc_quantity *q, int64_t *out);
+int tp_snapshot_quantity_to_units(const char *resource, const struct gc_quantity *q, int64_t *out);
 
 /* Formats an amount of a resource in its unit as a Kubernetes quantity
  * ("16", "1500m", "64Gi") into buf (GC_QUANTITY_BUFSZ bytes suffice). */
-void tp_units_format(const char *resource, int64_t v, char *buf, size_t cap);
+void tp_snapshot_units_format(const char *resource, int64_t v, char *buf, size_t cap);
 
 /* Resource index of name, or -1. */
 int tp_snapshot_resource(const struct tp_snapshot *s, const char *name);

@@ -74,11 +74,11 @@ unsigned long long gb_metric_dropped(struct gb_metric *m);
  * registry.  Returns 0, GC_EINVAL (wrong family type, NULL value, value too
  * long, a negative or non-finite counter increment, a NaN observation),
  * GC_ELIMIT (series limit) or GC_ENOMEM. */
-int gb_counter_add(struct gb_metric *m, const char *const *values, double v);
-int gb_counter_inc(struct gb_metric *m, const char *const *values);
-int gb_gauge_set(struct gb_metric *m, const char *const *values, double v);
-int gb_gauge_add(struct gb_metric *m, const char *const *values, double v);
-int gb_histogram_observe(struct gb_metric *m, const char *const *values, double v);
+int gb_metric_counter_add(struct gb_metric *m, const char *const *values, double v);
+int gb_metric_counter_inc(struct gb_metric *m, const char *const *values);
+int gb_metric_gauge_set(struct gb_metric *m, const char *const *values, double v);
+int gb_metric_gauge_add(struct gb_metric *m, const char *const *values, double v);
+int gb_metric_histogram_observe(struct gb_metric *m, const char *const *values, double v);
 
 /* Reads one series' value (counter or gauge) or count (histogram) for tests
  * and for the service's own decisions.  Returns 0, or GC_ENOTFOUND when the

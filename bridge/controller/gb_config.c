@@ -16,7 +16,9 @@
 #include "gc_name.h"
 #include "gc_policy.h"
 
-const char *gb_backend_choice_name(const struct gc_backend *b) { return b ? b->name : "auto"; }
+const char *gb_config_backend_choice_name(const struct gc_backend *b) {
+  return b ? b->name : "auto";
+}
 
 const struct gc_backend *gb_config_backend(const struct gb_config *c) {
   return c->backend_choice > 0 ? gc_backend_at((size_t)c->backend_choice - 1) : NULL;

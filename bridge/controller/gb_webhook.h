@@ -131,6 +131,6 @@ int gb_webhook_podgroup_bindable(const struct gc_value *pg, const char *trainjob
 
 /* Escapes a JSON object key as an RFC 6901 JSON Pointer token ("~" -> "~0",
  * "/" -> "~1").  Returns 0, or GC_ELIMIT when `size` is too small. */
-int gb_json_pointer_escape(const char *key, char *buf, size_t size);
+int gb_webhook_json_pointer_escape(const char *key, char *buf, size_t size);
 
 #endif

@@ -15,7 +15,7 @@
  * runs one check: 200 "ok", or 500 "internal server error: <reason>", or 404
  * for an unknown name.  Checks are registered before the server starts;
  * flags may be set from any thread at any time.  It also owns the /metrics
- * route (gb_metrics_route), so the registry in base/ needs no HTTP.
+ * route (gb_health_metrics_route), so the registry in base/ needs no HTTP.
  */
 #ifndef GB_HEALTH_H
 #define GB_HEALTH_H
@@ -75,6 +75,6 @@ size_t gb_health_routes(struct gb_health *h, struct gb_http_route *out, size_t c
  * registry is borrowed until the server stops.  It lives here, with the other
  * routes the probes server serves, so that the registry (base/) knows nothing
  * of HTTP. */
-struct gb_http_route gb_metrics_route(struct gb_metrics *reg, const char *path);
+struct gb_http_route gb_health_metrics_route(struct gb_metrics *reg, const char *path);
 
 #endif

@@ -56,7 +56,7 @@ static int parse_doc(struct gb_docset *ds, const char *name, const char *buf, si
   int rc = gb_docset_limit_trees(ds, KC_MAX_TREE_BYTES);
   if (rc)
     return rc;
-  rc = gb_load_buffer(ds, name, buf, len, d);
+  rc = gb_manifest_load_buffer(ds, name, buf, len, d);
   if (rc)
     return rc;
   if (ds->n == 0) {

@@ -65,12 +65,12 @@ int gb_lease_record_equal(const struct gb_lease_record *a, const struct gb_lease
 /* Formats unix time t as a Kubernetes MicroTime ("2026-11-22T06:13:00.123456Z",
  * always UTC, six fraction digits) into buf (cap >= GB_LEADER_TIME_MAX).
  * Returns 0 or GC_EINVAL (t out of range or buf too small). */
-int gb_lease_format_microtime(double t, char *buf, size_t cap);
+int gb_leader_format_microtime(double t, char *buf, size_t cap);
 
 /* Parses RFC 3339 with an optional fraction (up to 9 digits) and "Z" or a
  * +hh:mm/-hh:mm offset into unix seconds.  Returns 0 or GC_EINVAL.  Only used
  * to validate and report; timing never depends on remote times. */
-int gb_lease_parse_time(const char *s, double *out);
+int gb_leader_parse_time(const char *s, double *out);
 
 /* Reads spec of a Lease object into rec.  Absent fields are empty/0; wrong
  * types or over-long strings are GC_EINVAL (message in d, may be NULL). */

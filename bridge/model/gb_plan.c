@@ -473,7 +473,7 @@ static void cat_demand(char *buf, size_t *len, const struct tp_gang *g) {
     cat(buf, len, "%s%lld pods x %s", k ? " + " : "", (long long)pods, ps->n_req > 1 ? "(" : "");
     for (size_t j = 0; j < ps->n_req; j++) {
       char q[GC_QUANTITY_BUFSZ];
-      tp_units_format(ps->res[j], ps->val[j], q, sizeof(q));
+      tp_snapshot_units_format(ps->res[j], ps->val[j], q, sizeof(q));
       cat(buf, len, "%s%s %s", j ? ", " : "", q, ps->res[j]);
     }
     cat(buf, len, "%s", ps->n_req > 1 ? ")" : ps->n_req ? "" : "nothing");

@@ -89,7 +89,7 @@ struct gb_rpc_ctx {
   size_t request_len;
   const uint8_t *packed_reply; /* set by gb_rpc_ctx_reply_packed */
   size_t packed_reply_len;
-  int code;               /* enum gb_rpc_code, set by gb_rpc_fail */
+  int code; /* enum gb_rpc_code, set by gb_rpc_server_fail */
   char message[GB_RPC_MAX_STATUS_MESSAGE];
   void (*deferred[GB_RPC_MAX_DEFERRED])(void *); /* see gb_rpc_ctx_defer */
   void *deferred_arg[GB_RPC_MAX_DEFERRED];
@@ -99,20 +99,20 @@ struct gb_rpc_ctx {
 /* A unary handler.  `req` is the decoded request (server-owned, freed after
  * the call).  On success it stores the reply in *reply (allocated from
  * ctx->arena or static; never freed by the server) and returns GB_RPC_OK;
- * otherwise it returns gb_rpc_fail(ctx, code, ...).  `data` is the pointer
+ * otherwise it returns gb_rpc_server_fail(ctx, code, ...).  `data` is the pointer
  * given to gb_rpc_server_add_service.  Handlers run on worker threads,
  * several at a time. */
 typedef int (*gb_rpc_handler)(struct gb_rpc_ctx *ctx, void *data, const ProtobufCMessage *req,
                               ProtobufCMessage **reply);
 
 /* Sets the call's status and message; returns code. */
-int gb_rpc_fail(struct gb_rpc_ctx *ctx, int code, const char *fmt, ...)
+int gb_rpc_server_fail(struct gb_rpc_ctx *ctx, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* Fails with every error message of d joined by newlines (cut at the
  * status size cap, saying how many were left out); returns code. */
-int gb_rpc_fail_diags(struct gb_rpc_ctx *ctx, int code, const char *prefix,
-                      const struct gc_diags *d);
+int gb_rpc_server_fail_diags(struct gb_rpc_ctx *ctx, int code, const char *prefix,
+                             const struct gc_diags *d);
 
 /* Milliseconds left before the call's deadline (INT64_MAX when none; <= 0
  * when it has passed). */
@@ -176,7 +176,7 @@ int gb_rpc_server_check(struct gb_rpc_server *s, char *reason, size_t size);
 /* Raises the soft RLIMIT_NOFILE of the process to the hard limit, so idle
  * connections need that many descriptors to exhaust the table.  Stores the
  * soft limit now in force in *now (may be NULL).  Returns 0 or GC_EIO. */
-int gb_rpc_raise_nofile(long *now);
+int gb_rpc_server_raise_nofile(long *now);
 
 /* The bound port (after a successful start). */
 int gb_rpc_server_port(const struct gb_rpc_server *s);

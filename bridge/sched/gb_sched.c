@@ -500,9 +500,9 @@ static void observe(struct gb_sched *s, enum verb v, int status, const char *dec
   const char *req[] = {VERBS[v].protocol, VERBS[v].verb, code};
   const char *lat[] = {VERBS[v].protocol, VERBS[v].verb};
   const char *dec[] = {VERBS[v].protocol, VERBS[v].verb, decision};
-  gb_counter_inc(s->requests, req);
-  gb_histogram_observe(s->latency, lat, (double)(gb_clock_ns() - start_ns) / 1e9);
-  gb_counter_inc(s->decisions, dec);
+  gb_metric_counter_inc(s->requests, req);
+  gb_metric_histogram_observe(s->latency, lat, (double)(gb_clock_ns() - start_ns) / 1e9);
+  gb_metric_counter_inc(s->decisions, dec);
 }
 
 static int run_verb(struct gb_sched *s, enum verb v, const char *body, size_t len,

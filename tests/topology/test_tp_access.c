@@ -20,7 +20,7 @@ START_TEST(accessors) {
   struct gc_diags d;
   gc_diags_init(&d);
   struct gb_docset *ds = gb_docset_new(NULL);
-  ck_assert_int_eq(gb_load_buffer(ds, "c.yaml", yaml, strlen(yaml), &d), 0);
+  ck_assert_int_eq(gb_manifest_load_buffer(ds, "c.yaml", yaml, strlen(yaml), &d), 0);
   const struct gc_value *docs[8];
   for (size_t i = 0; i < ds->n; i++)
     docs[i] = ds->docs[i].root;
@@ -84,7 +84,7 @@ START_TEST(adjust_free) {
   struct gc_diags d;
   gc_diags_init(&d);
   struct gb_docset *ds = gb_docset_new(NULL);
-  ck_assert_int_eq(gb_load_buffer(ds, "c.yaml", yaml, strlen(yaml), &d), 0);
+  ck_assert_int_eq(gb_manifest_load_buffer(ds, "c.yaml", yaml, strlen(yaml), &d), 0);
   const struct gc_value *docs[4];
   for (size_t i = 0; i < ds->n; i++)
     docs[i] = ds->docs[i].root;

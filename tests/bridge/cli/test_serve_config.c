@@ -488,7 +488,7 @@ static struct gc_value *labels(struct gc_arena *a, const char *yaml, struct gb_d
   struct gc_diags d;
   gc_diags_init(&d);
   *ds = gb_docset_new(NULL);
-  ck_assert_int_eq(gb_load_buffer(*ds, "l.yaml", yaml, strlen(yaml), &d), 0);
+  ck_assert_int_eq(gb_manifest_load_buffer(*ds, "l.yaml", yaml, strlen(yaml), &d), 0);
   gc_diags_destroy(&d);
   (void)a;
   return (*ds)->docs[0].root;

@@ -149,7 +149,7 @@ static void feed(struct gb_model *m, const char *kind, const char *json) {
   struct gc_diags d;
   gc_diags_init(&d);
   int rc = gb_model_feed(m, kind, 0, json, &d);
-  ck_assert_msg(rc == 0, "feed %s: %s: %s", kind, gc_strerror(rc), d.n ? d.msgs[0] : "");
+  ck_assert_msg(rc == 0, "feed %s: %s: %s", kind, gc_diag_strerror(rc), d.n ? d.msgs[0] : "");
   gc_diags_destroy(&d);
 }
 
@@ -179,7 +179,7 @@ static void gated_pod(struct gb_model *m, const char *ns, const char *js, const 
   json_object *o = json_tokener_parse(b), *stored = NULL;
   struct gb_kube_error e;
   gb_kube_error_clear(&e);
-  int rc = gb_kube_create(cli, coll, o, &stored, &e);
+  int rc = gb_kube_client_create(cli, coll, o, &stored, &e);
   ck_assert_msg(rc == 0, "create %s: %s", name, e.message);
   feed(m, "Pod", json_object_to_json_string(stored));
   json_object_put(o);
@@ -194,7 +194,7 @@ static int pod_gated(const char *name, char *affinity, size_t cap) {
   snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s", cur_ns, name);
   json_object *pod = NULL, *spec = NULL, *gates = NULL, *aff = NULL;
   struct gb_kube_error e;
-  ck_assert_int_eq(gb_kube_get(cli, path, &pod, &e), 0);
+  ck_assert_int_eq(gb_kube_client_get(cli, path, &pod, &e), 0);
   json_object_object_get_ex(pod, "spec", &spec);
   int gated = json_object_object_get_ex(spec, "schedulingGates", &gates) &&
               json_object_array_length(gates) > 0;
@@ -290,7 +290,7 @@ static void fx_init(struct fx *f) {
            "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"%s\"}}", cur_ns);
   json_object *o = json_tokener_parse(b);
   struct gb_kube_error e;
-  ck_assert_int_eq(gb_kube_create(cli, "/api/v1/namespaces", o, NULL, &e), 0);
+  ck_assert_int_eq(gb_kube_client_create(cli, "/api/v1/namespaces", o, NULL, &e), 0);
   json_object_put(o);
   static const char *jobs[] = {"job", "job2", "blk"};
   for (int i = 0; i < 3; i++)
@@ -498,9 +498,9 @@ END_TEST
 static void faults(const char *json) {
   struct gb_kube_error e;
   gb_kube_error_clear(&e);
-  int rc = gb_kube_request(cli, json ? GB_KUBE_CREATE : GB_KUBE_DELETE, json ? "POST" : "DELETE",
-                           "/_control/faults", "application/json", json, json ? strlen(json) : 0,
-                           NULL, &e);
+  int rc = gb_kube_client_request(cli, json ? GB_KUBE_CREATE : GB_KUBE_DELETE,
+                                  json ? "POST" : "DELETE", "/_control/faults", "application/json",
+                                  json, json ? strlen(json) : 0, NULL, &e);
   ck_assert_msg(rc == 0, "faults: %s", e.message);
 }
 
@@ -508,7 +508,7 @@ static void faults(const char *json) {
 static int64_t injected_500(void) {
   json_object *st = NULL, *f = NULL, *n = NULL;
   struct gb_kube_error e;
-  ck_assert_int_eq(gb_kube_get(cli, "/_control/stats", &st, &e), 0);
+  ck_assert_int_eq(gb_kube_client_get(cli, "/_control/stats", &st, &e), 0);
   int64_t v = json_object_object_get_ex(st, "faults", &f) && json_object_object_get_ex(f, "500", &n)
                   ? json_object_get_int64(n)
                   : 0;
@@ -522,7 +522,7 @@ static void feed_stored_pods(struct gb_model *m) {
   snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods", cur_ns);
   json_object *list = NULL, *items = NULL;
   struct gb_kube_error e;
-  ck_assert_int_eq(gb_kube_get(cli, path, &list, &e), 0);
+  ck_assert_int_eq(gb_kube_client_get(cli, path, &list, &e), 0);
   ck_assert(json_object_object_get_ex(list, "items", &items));
   for (size_t i = 0; i < json_object_array_length(items); i++)
     feed(m, "Pod", json_object_to_json_string(json_object_array_get_idx(items, i)));
@@ -536,7 +536,7 @@ static struct gb_decision *recorded(const char *job) {
            cur_ns, job);
   json_object *pg = NULL, *md = NULL, *ann = NULL, *v = NULL;
   struct gb_kube_error e;
-  ck_assert_int_eq(gb_kube_get(cli, path, &pg, &e), 0);
+  ck_assert_int_eq(gb_kube_client_get(cli, path, &pg, &e), 0);
   struct gb_decision *d = NULL;
   if (json_object_object_get_ex(pg, "metadata", &md) &&
       json_object_object_get_ex(md, "annotations", &ann) &&
