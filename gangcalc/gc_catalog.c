@@ -5,6 +5,7 @@
  * to a few hundred runtimes, and lookups happen once per TrainJob.
  */
 #include "gc_catalog.h"
+#include "gc_catalog_test.h"
 
 #include <stdlib.h>
 #include <string.h>

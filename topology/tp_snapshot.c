@@ -3,6 +3,7 @@
  * tp_snapshot: building, validating and updating the cluster model.
  */
 #include "tp_snapshot.h"
+#include "tp_snapshot_test.h"
 
 #include <regex.h>
 #include <stdio.h>
@@ -53,7 +54,8 @@ static void sum_add(int64_t *sum, int64_t delta) {
     *sum = sat_add(*sum, delta);
 }
 
-int tp_snapshot_resource_is_milli(const char *name) { return strcmp(name, "cpu") == 0; }
+/* Unit helpers: 1 if resource `name` is counted in milli-units (cpu). */
+static int tp_snapshot_resource_is_milli(const char *name) { return strcmp(name, "cpu") == 0; }
 
 static int resource_is_bytes(const char *name) {
   return !strcmp(name, "memory") || !strcmp(name, "ephemeral-storage") ||

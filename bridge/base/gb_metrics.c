@@ -11,6 +11,7 @@
 #include "gb_hash.h"
 #include "gb_buf.h"
 #include "gb_metrics.h"
+#include "gb_metrics_test.h"
 
 #include <math.h>
 #include <pthread.h>

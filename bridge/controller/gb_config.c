@@ -24,14 +24,6 @@ const struct gc_backend *gb_config_backend(const struct gb_config *c) {
   return c->backend_choice > 0 ? gc_backend_at((size_t)c->backend_choice - 1) : NULL;
 }
 
-const char *gb_select_mode_name(enum gb_select_mode m) {
-  switch (m) {
-  case GB_SELECT_NAMESPACE: return "namespaceSelector";
-  case GB_SELECT_OPTIN: return "optIn";
-  default: return "unmanaged";
-  }
-}
-
 /* ---- the controller's keys ------------------------------------------------------ */
 
 /* scheduling.backend's values: auto, then the table's backends (index + 1);

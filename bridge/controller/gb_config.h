@@ -97,6 +97,5 @@ extern const struct gb_opt_table gb_config_webhook_table;
 const char *gb_config_backend_choice_name(const struct gc_backend *b);
 /* scheduling.backend as a descriptor; NULL: auto. */
 const struct gc_backend *gb_config_backend(const struct gb_config *c);
-const char *gb_select_mode_name(enum gb_select_mode m);
 
 #endif

@@ -62,7 +62,8 @@ static const struct inf_def CORE_DEFS[INF_PG0] = {
     {"apiextensions.k8s.io", "v1", "customresourcedefinitions", NULL, 0, 0},
 };
 
-const struct gc_backend *gb_controller_res_backend(enum gb_ctl_res r) {
+/* The backend of a PodGroup or Queue slot, NULL for the others. */
+static const struct gc_backend *gb_controller_res_backend(enum gb_ctl_res r) {
   if (r >= INF_Q0)
     return gc_backend_at((size_t)(r - INF_Q0));
   return r >= INF_PG0 ? gc_backend_at((size_t)(r - INF_PG0)) : NULL;

@@ -12,6 +12,7 @@
 #include "gb_kobj.h"
 #include "gb_log.h"
 #include "gb_reconcile.h"
+#include "gb_reconcile_test.h"
 #include "gc_catalog.h"
 #include "gc_name.h"
 

@@ -124,13 +124,6 @@ int gb_reconcile_plan(const struct gb_rc_input *in, struct gc_arena *a, struct g
  * or others added do not count as differences. */
 int gb_reconcile_value_subset(const struct gc_value *want, const struct gc_value *have);
 
-/* 1 when gangbridge made PodGroup pg for the TrainJob with uid tj_uid: it
- * carries the managed-by label and a controller ownerReference to tj_uid. */
-int gb_reconcile_podgroup_ours(const struct gc_value *pg, const char *tj_uid);
-
-/* 1 when the TrainJob has a Complete or Failed condition with status True. */
-int gb_reconcile_trainjob_finished(const struct gc_value *tj);
-
 /* ---- execution ------------------------------------------------------------ */
 
 struct gb_rc_env {

@@ -65,10 +65,6 @@ int gb_restriction_label(struct gb_restriction *r, const char *key, const char *
  * GB_RESTRICTION_MAX_GROWTH bytes), r unchanged, with a message in d. */
 int gb_restriction_add_host(struct gb_restriction *r, const char *host, struct gc_diags *d);
 
-/* The requirement as a nodeSelectorRequirement object, or NULL for NONE (or
- * on allocation failure).  Caller puts it. */
-json_object *gb_restriction_requirement(const struct gb_restriction *r);
-
 /* Appends to `ops` (a JSON array) the RFC 6902 operations that AND r into
  * the required node affinity of `pod` (a Pod object, borrowed): one "add"
  * per term, or one "add" of the missing affinity level.  Adds nothing for

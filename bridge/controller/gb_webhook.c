@@ -12,6 +12,7 @@
  * through get_str_checked first, so a NUL byte is refused, never cut.
  */
 #include "gb_webhook.h"
+#include "gb_webhook_test.h"
 
 #include <json-c/json.h>
 #include <stdarg.h>

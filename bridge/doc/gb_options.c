@@ -16,6 +16,7 @@
 
 #include "gb_manifest.h"
 #include "gb_options.h"
+#include "gb_options_test.h"
 #include "gc_duration.h"
 #include "gc_value.h"
 

@@ -3,6 +3,7 @@
  * gb_health: /healthz, /livez and /readyz (see gb_health.h).
  */
 #include "gb_health.h"
+#include "gb_health_test.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

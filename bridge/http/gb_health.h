@@ -51,20 +51,8 @@ void gb_health_free(struct gb_health *h);
 int gb_health_add_check(struct gb_health *h, unsigned kinds, const char *name,
                         gb_health_check_fn fn, void *ctx);
 
-/* Adds a flag check, initially `ok` (non-zero = healthy) with `reason`
- * (copied, may be NULL) reported while it fails. */
-int gb_health_add_flag(struct gb_health *h, unsigned kinds, const char *name, int ok,
-                       const char *reason);
-
-/* Sets a flag check.  Thread-safe.  Returns 0, or GC_ENOTFOUND when no flag
- * check has that name. */
-int gb_health_set_flag(struct gb_health *h, const char *name, int ok, const char *reason);
-
 /* Makes the built-in "shutdown" readiness check fail from now on. */
 void gb_health_shutdown(struct gb_health *h);
-
-/* 1 when every check of `kind` passes (no exclusions), else 0. */
-int gb_health_ok(struct gb_health *h, unsigned kind);
 
 /* Writes the /healthz, /livez and /readyz routes (GET; the last two also
  * serve "/<endpoint>/<check>") into `out`; returns how many (3), or 0 when

@@ -23,6 +23,7 @@
  * same mutex, never touches a descriptor that was reused.
  */
 #include "gb_http.h"
+#include "gb_http_test.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -83,12 +83,6 @@ void gb_events_free(struct gb_events *ev) {
   free(ev);
 }
 
-void gb_events_get_stats(struct gb_events *ev, struct gb_events_stats *out) {
-  pthread_mutex_lock(&ev->mu);
-  *out = ev->stats;
-  pthread_mutex_unlock(&ev->mu);
-}
-
 /* ---- cache (caller holds mu) --------------------------------------------- */
 
 static void lru_unlink(struct gb_events *ev, struct ev_entry *e) {

@@ -7,6 +7,7 @@
  * calls are serialized by handler_mu.
  */
 #include "gb_informer.h"
+#include "gb_informer_test.h"
 
 #include <errno.h>
 #include <pthread.h>

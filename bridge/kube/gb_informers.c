@@ -5,6 +5,7 @@
  * counters its last metrics collection saw.
  */
 #include "gb_informers.h"
+#include "gb_informers_test.h"
 
 #include <pthread.h>
 #include <stdlib.h>

@@ -4,6 +4,7 @@
  * paged lists, streaming GETs and json-c <-> gc_value conversion.
  */
 #include "gb_kube_client.h"
+#include "gb_kube_client_test.h"
 #include "gb_bucket.h"
 #include "gb_clock.h"
 #include "gb_version.h"
@@ -59,12 +60,6 @@ static void copy_str(char *dst, size_t cap, const char *src) {
   if (n)
     memcpy(dst, src, n);
   dst[n] = 0;
-}
-
-const char *gb_kube_verb_name(enum gb_kube_verb v) {
-  static const char *names[] = {"get",   "list",  "watch", "create",
-                                "update", "patch", "apply", "delete"};
-  return (unsigned)v < GB_KUBE_VERB_COUNT ? names[v] : "unknown";
 }
 
 /* ---- errors -------------------------------------------------------------- */

@@ -46,14 +46,6 @@ struct gb_kube_error {
 /* Clears an error struct. */
 void gb_kube_error_clear(struct gb_kube_error *e);
 
-/* Parses an API `Status` JSON document (as a 4xx/5xx body or a watch ERROR
- * event's object carries) into e: code, reason, message,
- * details.retryAfterSeconds.  Missing fields stay empty; a body that is not a
- * Status leaves a message describing the body's first bytes.  http_code is
- * used when the Status has no `code`.  Never fails. */
-void gb_kube_client_status_parse(const char *body, size_t len, long http_code,
-                                 struct gb_kube_error *e);
-
 /* As gb_kube_client_status_parse, from an already parsed object (may be NULL). */
 void gb_kube_client_status_from_json(json_object *status, long http_code, struct gb_kube_error *e);
 
@@ -76,9 +68,6 @@ enum gb_kube_verb {
   GB_KUBE_DELETE,
   GB_KUBE_VERB_COUNT
 };
-
-/* "get", "list", "watch", "create", "update", "patch", "apply", "delete". */
-const char *gb_kube_verb_name(enum gb_kube_verb v);
 
 /* Prometheus-style latency histogram bucket upper bounds, seconds. */
 #define GB_KUBE_LAT_BUCKETS 11
@@ -130,9 +119,6 @@ int gb_kube_client_new(struct gb_kube_config *cfg, const struct gb_kube_client_o
 /* Frees the client and its handles.  No request may be in flight.  NULL ok. */
 void gb_kube_client_free(struct gb_kube_client *c);
 
-/* Copies the counters. */
-void gb_kube_client_stats(struct gb_kube_client *c, struct gb_kube_stats *out);
-
 /* Builds a resource path: "/api/v1/..." when group is "" or NULL, else
  * "/apis/GROUP/VERSION/...", with "namespaces/NS/" when ns is set and "/NAME"
  * when name is set.  Segments must be non-empty and free of '/', '?', '#',
@@ -140,15 +126,6 @@ void gb_kube_client_stats(struct gb_kube_client *c, struct gb_kube_stats *out);
  * GC_ELIMIT (does not fit in cap). */
 int gb_kube_client_path(char *buf, size_t cap, const char *group, const char *version,
                         const char *resource, const char *ns, const char *name);
-
-/* Generic request.  `path` may carry a query string.  body may be NULL.  On a
- * 2xx response with a JSON body *out (if out not NULL) receives it (caller
- * puts it with json_object_put).  verb only selects the counters and whether
- * retries are allowed.  Returns 0, GC_ENOTFOUND (404), GC_EIO (any other
- * failure; e says what), GC_ELIMIT (body over the cap) or GC_ENOMEM. */
-int gb_kube_client_request(struct gb_kube_client *c, enum gb_kube_verb verb, const char *method,
-                           const char *path, const char *content_type, const char *body,
-                           size_t body_len, json_object **out, struct gb_kube_error *e);
 
 /* gb_kube_client_request whose whole time (curl's CURLOPT_TIMEOUT_MS, which bounds
  * the connect too) is timeout_ms instead of the client's request_timeout_ms;
@@ -163,12 +140,6 @@ int gb_kube_client_get(struct gb_kube_client *c, const char *path, json_object *
                        struct gb_kube_error *e);
 
 int gb_kube_client_create(struct gb_kube_client *c, const char *collection_path, json_object *obj,
-                          json_object **out, struct gb_kube_error *e);
-
-/* Replaces an object (PUT).  With metadata.resourceVersion set in obj this
- * is an optimistic-concurrency write: a stale version gives GC_EIO with
- * e->http 409 (reason "Conflict"), which is what a Lease renewal needs. */
-int gb_kube_client_update(struct gb_kube_client *c, const char *path, json_object *obj,
                           json_object **out, struct gb_kube_error *e);
 
 /* JSON merge patch (application/merge-patch+json). */

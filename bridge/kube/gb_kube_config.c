@@ -6,6 +6,7 @@
  * against the types of client-go's Config structs.
  */
 #include "gb_kube_config.h"
+#include "gb_kube_config_test.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -4,6 +4,7 @@
  */
 #include "gb_clock.h"
 #include "gb_kube_discovery.h"
+#include "gb_kube_discovery_test.h"
 
 #include <pthread.h>
 #include <stdio.h>

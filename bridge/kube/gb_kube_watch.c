@@ -3,6 +3,7 @@
  * gb_kube_watch: incremental watch-event parser and a single watch request.
  */
 #include "gb_kube_watch.h"
+#include "gb_kube_watch_test.h"
 #include "gb_kobj.h"
 
 #include <stdio.h>

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "gb_leader.h"
+#include "gb_leader_test.h"
 #include "gb_kobj.h"
 #include "gb_clock.h"
 #include "gb_log.h"
@@ -179,7 +180,9 @@ int gb_leader_parse_time(const char *s, double *out) {
 
 /* ---- the record ------------------------------------------------------------ */
 
-int gb_lease_record_equal(const struct gb_lease_record *a, const struct gb_lease_record *b) {
+/* 1 when both records hold the same values (client-go compares the records,
+ * not the resourceVersion, to decide that the lease "changed"). */
+static int gb_lease_record_equal(const struct gb_lease_record *a, const struct gb_lease_record *b) {
   return !strcmp(a->holder, b->holder) && a->duration_s == b->duration_s &&
          !strcmp(a->acquire_time, b->acquire_time) && !strcmp(a->renew_time, b->renew_time) &&
          a->transitions == b->transitions;

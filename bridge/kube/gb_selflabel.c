@@ -3,6 +3,7 @@
  * gb_selflabel: one label on this process's own pod (see the header).
  */
 #include "gb_selflabel.h"
+#include "gb_selflabel_test.h"
 
 #include <pthread.h>
 #include <stdio.h>

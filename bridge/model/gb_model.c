@@ -22,6 +22,7 @@
 #include "gb_log.h"
 #include "gb_model_int.h"
 #include "gc_podreq.h"
+#include "gb_model_test.h"
 
 #define JS_LABEL "jobset.sigs.k8s.io/jobset-name"
 #define RJ_LABEL "jobset.sigs.k8s.io/replicatedjob-name"

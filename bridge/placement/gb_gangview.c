@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "gb_gangview.h"
+#include "gb_gangview_test.h"
 
 const char *gb_gang_state_name(enum gb_gang_state s) {
   switch (s) {

@@ -84,14 +84,6 @@ int gb_gangview_restriction_of(const struct tp_snapshot *s, struct gb_plan *plan
 int gb_gangview_exact_restriction(struct gb_plan *plan, const char *key,
                                   struct gb_restriction *out);
 
-/* One planned node per pod for a gang whose restriction would list more
- * than GB_RESTRICTION_MAX_HOSTS nodes: the plan's assignment expanded in
- * node-name order, n entries (arena-owned names in out[0..n)).  Returns 0,
- * GC_ENOTFOUND (no assignment) or GC_ENOMEM; pods beyond the assignment
- * get NULL (no restriction). */
-int gb_placer_pod_nodes(struct gb_plan *plan, const char *key, struct gc_arena *a, size_t n,
-                        const char **out);
-
 /* The planned node of each counted pod of pods[0..n) (out[i], NULL for a
  * pod not counted or beyond the assignment): the counted pods in name
  * order take the assignment's nodes in node-name order, so every process

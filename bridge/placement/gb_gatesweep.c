@@ -6,6 +6,7 @@
  * outside every lock, then releases them one by one.
  */
 #include "gb_gatesweep.h"
+#include "gb_gatesweep_test.h"
 
 #include <pthread.h>
 #include <stdio.h>

@@ -18,6 +18,7 @@
 #include "gb_hash.h"
 #include "gb_log.h"
 #include "gb_placer.h"
+#include "gb_placer_test.h"
 #include "gb_placer_int.h"
 
 static int64_t wall_ms(void) {

@@ -5,6 +5,7 @@
  * other's events.
  */
 #include "gb_rpc_client.h"
+#include "gb_rpc_client_test.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -53,10 +53,4 @@ int gb_rpc_client_call(struct gb_rpc_client *c, const char *method, const Protob
                        const ProtobufCMessageDescriptor *reply_desc, int timeout_ms,
                        ProtobufCMessage **reply, struct gb_rpc_status *st);
 
-/* The same with raw request and reply bytes (tests send malformed bytes).
- * *out is malloc'd (caller frees), NULL when there is no reply message. */
-int gb_rpc_client_call_raw(struct gb_rpc_client *c, const char *method, const void *data,
-                           size_t len, int timeout_ms, void **out, size_t *out_len,
-                           struct gb_rpc_status *st);
-
 #endif

@@ -21,6 +21,7 @@
  * queue, which aborts the process inside gRPC.
  */
 #include "gb_rpc_server.h"
+#include "gb_rpc_server_test.h"
 
 #include <malloc.h>
 #include <pthread.h>
@@ -216,7 +217,9 @@ static void arena_pb_free(void *data, void *ptr) {
   (void)ptr;
 }
 
-void gb_rpc_ctx_allocator(struct gb_rpc_ctx *ctx, ProtobufCAllocator *out) {
+/* A protobuf-c allocator that takes memory from ctx->arena (free is a no-op):
+ * for unpacking nested messages inside a handler.  Valid during the call. */
+static void gb_rpc_ctx_allocator(struct gb_rpc_ctx *ctx, ProtobufCAllocator *out) {
   out->alloc = arena_pb_alloc;
   out->free = arena_pb_free;
   out->allocator_data = ctx->arena;
@@ -637,7 +640,10 @@ static void *worker_main(void *arg) {
 
 /* ------------------------------------------------------------ self-check */
 
-int gb_rpc_server_raise_nofile(long *now) {
+/* Raises the soft RLIMIT_NOFILE of the process to the hard limit, so idle
+ * connections need that many descriptors to exhaust the table.  Stores the
+ * soft limit now in force in *now (may be NULL).  Returns 0 or GC_EIO. */
+static int gb_rpc_server_raise_nofile(long *now) {
   struct rlimit rl;
   if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
     return GC_EIO;

@@ -130,10 +130,6 @@ int gb_rpc_ctx_defer(struct gb_rpc_ctx *ctx, void (*fn)(void *), void *arg);
  * non-NULL *reply; the bytes are sent instead of packing it. */
 void gb_rpc_ctx_reply_packed(struct gb_rpc_ctx *ctx, const void *data, size_t len);
 
-/* A protobuf-c allocator that takes memory from ctx->arena (free is a no-op):
- * for unpacking nested messages inside a handler.  Valid during the call. */
-void gb_rpc_ctx_allocator(struct gb_rpc_ctx *ctx, ProtobufCAllocator *out);
-
 struct gb_rpc_server;
 
 /* Creates a stopped server with a copy of cfg's numbers (file names are
@@ -173,33 +169,10 @@ int gb_rpc_server_start(struct gb_rpc_server *s, struct gc_diags *diags);
  * Thread-safe. */
 int gb_rpc_server_check(struct gb_rpc_server *s, char *reason, size_t size);
 
-/* Raises the soft RLIMIT_NOFILE of the process to the hard limit, so idle
- * connections need that many descriptors to exhaust the table.  Stores the
- * soft limit now in force in *now (may be NULL).  Returns 0 or GC_EIO. */
-int gb_rpc_server_raise_nofile(long *now);
-
 /* The bound port (after a successful start). */
 int gb_rpc_server_port(const struct gb_rpc_server *s);
 
-/* Graceful stop: refuses new calls, lets running calls finish for the grace
- * period, cancels the rest, waits until no handler runs, then joins the
- * workers.  Idempotent; safe on a server that never started. */
-void gb_rpc_server_stop(struct gb_rpc_server *s);
-
 /* Stops (if needed) and frees.  Accepts NULL. */
 void gb_rpc_server_free(struct gb_rpc_server *s);
-
-/* Runs `method` ("/pkg.Svc/Method") on request bytes in the calling
- * thread exactly as a call would be (decode, handler, encode), with no
- * deadline and no network: for fuzzing, tests and benchmarks.  Works on a
- * server that was never started (no gRPC runtime needed).  Returns 0 (the
- * outcome in *code and msg) or GC_ENOMEM; *out is the encoded reply when
- * *code is OK (malloc'd, caller frees), else NULL. */
-int gb_rpc_server_invoke(struct gb_rpc_server *s, const char *method, const void *req,
-                         size_t len, void **out, size_t *out_len, int *code, char *msg,
-                         size_t msg_cap);
-
-/* Calls that ended since start, for tests and logs. */
-uint64_t gb_rpc_server_calls(const struct gb_rpc_server *s);
 
 #endif

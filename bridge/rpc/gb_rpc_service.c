@@ -5,6 +5,7 @@
  * catalogs, gangs) is freed before the handler returns.
  */
 #include "gb_rpc_service.h"
+#include "gb_rpc_service_test.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

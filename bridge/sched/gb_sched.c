@@ -3,6 +3,7 @@
  * gb_sched: the scheduler endpoints (see gb_sched.h).
  */
 #include "gb_sched.h"
+#include "gb_sched_test.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -14,6 +15,8 @@
 #include "gb_hash.h"
 #include "gb_metrics.h"
 #include "gb_sched_kube.h"
+
+static void gb_sched_stop(struct gb_sched *s);
 
 #define PREFIX_MAX 64
 #define PATH_MAX_LEN (PREFIX_MAX + 32)
@@ -654,7 +657,9 @@ void gb_sched_free(struct gb_sched *s) {
   free(s);
 }
 
-size_t gb_sched_routes(struct gb_sched *s, struct gb_http_route *routes, size_t max) {
+/* Fills routes (room for max) with the endpoint's routes; their ctx is s,
+ * borrowed until the server stops.  Returns how many (9). */
+static size_t gb_sched_routes(struct gb_sched *s, struct gb_http_route *routes, size_t max) {
   size_t n = 0;
   for (int v = 0; v < N_VERBS && n < max; v++, n++) {
     struct gb_http_route *r = &routes[n];
@@ -690,7 +695,8 @@ int gb_sched_start(struct gb_sched *s, const struct gb_http_config *http, struct
 
 unsigned gb_sched_port(const struct gb_sched *s) { return s->srv ? gb_http_port(s->srv) : 0; }
 
-void gb_sched_stop(struct gb_sched *s) {
+/* Stops the server (idempotent). */
+static void gb_sched_stop(struct gb_sched *s) {
   if (!s || !s->srv)
     return;
   gb_http_stop(s->srv);

@@ -118,31 +118,17 @@ int gb_sched_new(const struct gb_sched_config *cfg, const struct gb_sched_backen
 /* Frees the endpoint (stop its server first).  Accepts NULL. */
 void gb_sched_free(struct gb_sched *s);
 
-/* Fills routes (room for max) with the endpoint's routes; their ctx is s,
- * borrowed until the server stops.  Returns how many (9). */
-size_t gb_sched_routes(struct gb_sched *s, struct gb_http_route *routes, size_t max);
-
 /* Starts the endpoint's own server with http (name "sched" when unset; the
  * body total is raised to hold one list body; connections keep body
  * buffers up to GB_SCHED_KEEP_BODY unless http sets keep_body).  Returns gb_http_start's
  * result. */
 int gb_sched_start(struct gb_sched *s, const struct gb_http_config *http, struct gc_diags *d);
 unsigned gb_sched_port(const struct gb_sched *s);
-/* Stops the server (idempotent). */
-void gb_sched_stop(struct gb_sched *s);
-
-/* Handles one POST to path as the server would (unit tests, benchmarks).
- * resp starts as {200, NULL, 0, NULL}; the caller frees resp->body. */
-int gb_sched_handle(struct gb_sched *s, const char *path, const char *body, size_t len,
-                    struct gb_http_response *resp);
 
 struct gb_sched_stats {
   uint64_t sessions;     /* onSessionOpen/Close seen */
   size_t overlay_tasks;  /* tasks allocated in the current session */
   uint64_t overlay_full; /* allocations not recorded: the overlay was full */
 };
-void gb_sched_stats(struct gb_sched *s, struct gb_sched_stats *out);
-/* Tasks of gang key allocated to node in the current session. */
-int64_t gb_sched_session_count(struct gb_sched *s, const char *key, const char *node);
 
 #endif

@@ -57,7 +57,10 @@ static int shape_podset(struct gc_arena *a, const struct gb_sched_vshape *sh, si
   return 0;
 }
 
-int gb_sched_plan_gang(struct gc_arena *a, const struct gb_sched_vjob *j, struct tp_gang *out,
+/* The tp_gang of a decoded JobInfo, in the snapshot's units (cpu milli,
+ * others whole units rounded up), everything in arena a.  Returns 0,
+ * GC_EINVAL (no tasks: reason set) or GC_ENOMEM. */
+static int gb_sched_plan_gang(struct gc_arena *a, const struct gb_sched_vjob *j, struct tp_gang *out,
                        char *reason, size_t reason_size) {
   memset(out, 0, sizeof(*out));
   if (!j->n_shapes) {

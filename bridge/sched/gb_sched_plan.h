@@ -54,10 +54,4 @@ struct gb_sched_plan {
  * the endpoint is freed); job_event is left NULL for the wiring to set. */
 void gb_sched_plan_backend(struct gb_sched_plan *sp, struct gb_sched_backend *be);
 
-/* The tp_gang of a decoded JobInfo, in the snapshot's units (cpu milli,
- * others whole units rounded up), everything in arena a.  Returns 0,
- * GC_EINVAL (no tasks: reason set) or GC_ENOMEM. */
-int gb_sched_plan_gang(struct gc_arena *a, const struct gb_sched_vjob *j, struct tp_gang *out,
-                       char *reason, size_t reason_size);
-
 #endif

@@ -5,6 +5,7 @@
  * no I/O, no printing (see the header for the definitions).
  */
 #include "gb_timeout_report.h"
+#include "gb_timeout_report_test.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -109,41 +109,12 @@ const char *gb_timeout_report_size_class_name(int size_class);
 /* Fills defaults into zero fields of *o (margin 1500, floor 60 s). */
 void gb_tr_options_defaults(struct gb_tr_options *o);
 
-/* Nearest-rank quantile: the value at 1-based rank ceil(pct/100 * n) of the
- * n ascending values (rank 1 when that is 0).  pct in 1..100; n >= 1. */
-int64_t gb_timeout_report_quantile(const int64_t *sorted, size_t n, int pct);
-
-/* The suggestion rule, over the n ascending waits of the scheduled gangs:
- * ceil(p99 * margin), rounded up to a step (10 s below 2 min, 1 min below
- * 1 h, 5 min above), then raised to floor_s and lowered to the backend's
- * cap (its timeout.max_seconds) and to max_s if set.  censored (gangs never
- * scheduled) only goes into the reasoning: their ages are lower bounds and
- * take no part in the quantile.  Writes the value to *out_s, whether it was
- * capped to *capped, and the one-line reasoning to reason (cap bytes).
- * Returns 0 or GC_EINVAL (n 0: nothing to start from). */
-int gb_timeout_report_suggest(const int64_t *sorted, size_t n, size_t censored,
-                              const struct gc_backend *backend, const struct gb_tr_rule *rule,
-                              int64_t *out_s, int *capped, char *reason, size_t cap);
-
 /* Builds the report over n gangs.  *out is new (caller frees with
  * gb_tr_report_free); gangs are borrowed for the report's lifetime (its rows
  * point at their queue strings).  Returns 0 or GC_ENOMEM. */
 int gb_tr_report_build(const struct gb_tr_gang *gangs, size_t n, const struct gb_tr_options *opts,
                        struct gb_tr_report **out);
 void gb_tr_report_free(struct gb_tr_report *r);
-
-/* The Kaplan-Meier estimate of the pct-quantile (1..100) from n_w
- * ascending waits (events) and n_c ascending ages (right-censored): the
- * smallest observed wait t at which the estimated share of gangs scheduled
- * by t reaches pct %.  A censored age equal to a wait counts as still at
- * risk there.  Returns GB_TR_NO_TIMEOUT when the estimate never gets there. */
-int64_t gb_timeout_report_km_quantile(const int64_t *waits, size_t n_w, const int64_t *ages,
-                                      size_t n_c, int pct);
-
-/* The share (0..1) of the row's gangs scheduled within t seconds: the
- * empirical distribution over all its gangs, so it levels off at
- * scheduled / gangs (the never-scheduled never arrive). */
-double gb_timeout_report_cdf(const struct gb_tr_row *row, int64_t t);
 
 /* Parses an RFC 3339 timestamp ("2026-01-02T03:04:05Z", optional fraction,
  * "Z" or a +hh:mm offset) into seconds since the Unix epoch (the fraction is

@@ -31,6 +31,7 @@
 #include "gc_diag.h"
 #include "gc_duration.h"
 #include "gc_policy.h"
+#include "gb_timeouts_test.h"
 
 double gb_timeouts_wall_now(void) {
   struct timespec ts;
@@ -139,7 +140,8 @@ double gb_timeouts_wait_start(const struct gang *g) {
   return nmax(s, g->resumed_seen);
 }
 
-int gb_timeouts_done(const struct gb_timeouts *t, const struct gang *g) {
+/* g reached what ends its wait (timeouts.until), now or once before. */
+static int gb_timeouts_done(const struct gb_timeouts *t, const struct gang *g) {
   if (t->o.options->until_ready)
     return g->ready_reached || !isnan(g->facts.ready_at);
   return g->started || !isnan(g->facts.started_at) || !isnan(g->facts.ready_at);

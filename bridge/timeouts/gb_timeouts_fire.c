@@ -20,6 +20,7 @@
 #include "gb_timeouts_int.h"
 #include "gc_diag.h"
 #include "gc_gang.h"
+#include "gb_timeouts_test.h"
 
 #define RETRY_S 5.0 /* a failed write or action is tried again after this */
 

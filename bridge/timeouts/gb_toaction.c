@@ -21,7 +21,8 @@
 #define FIELD_MANAGER_QUERY "?fieldManager=" GB_TIMEOUTS_FIELD_MANAGER
 #define CLAIM_TRIES 3 /* a 409 on the claim re-reads the PodGroup at most this often */
 
-void gb_toaction_describe(const struct gb_toa_gang *g, char *buf, size_t cap) {
+/* Writes the "what it waited for" sentence of g into buf (always terminated). */
+static void gb_toaction_describe(const struct gb_toa_gang *g, char *buf, size_t cap) {
   struct gb_buf b;
   gb_buf_init(&b, 65536); /* bounded; the result is cut to cap below */
   if (g->until_ready)

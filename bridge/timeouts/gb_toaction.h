@@ -81,9 +81,6 @@ enum gb_toaction_claim {
   GB_CLAIM_RETRY    /* the API failed */
 };
 
-/* Writes the "what it waited for" sentence of g into buf (always terminated). */
-void gb_toaction_describe(const struct gb_toa_gang *g, char *buf, size_t cap);
-
 /* Claims g's timeout of the wait that began at g->wait_start (GET the
  * PodGroup, check it, PATCH timed-out-at = now with its resourceVersion;
  * a 409 re-reads).  With refresh, an existing claim of this wait is written

@@ -32,6 +32,7 @@
 
 #include "gb_bench.h"
 #include "gb_serve_config.h"
+#include "gb_serve_config_test.h"
 #include "gb_controller.h"
 #include "gb_informer.h"
 #include "gb_informers.h"
@@ -39,6 +40,8 @@
 #include "gb_log.h"
 #include "gb_manifest.h"
 #include "gb_metrics.h"
+#include "gb_metrics_test.h"
+#include "gb_kube_config_test.h"
 
 static void die(const char *msg, struct gc_diags *d) {
   fprintf(stderr, "bench_controller: %s\n", msg);

@@ -25,9 +25,12 @@
 #include "gb_bench_cluster.h"
 #include "gb_kube_client.h"
 #include "gb_kube_config.h"
+#include "gb_kube_config_test.h"
 #include "gb_manifest.h"
 #include "gb_model.h"
+#include "gb_model_test.h"
 #include "gb_placer.h"
+#include "gb_placer_test.h"
 #include "gb_plan.h"
 
 static pid_t server;

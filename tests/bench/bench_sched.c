@@ -35,8 +35,10 @@
 #include "gb_http.h"
 #include "gb_log.h"
 #include "gb_model.h"
+#include "gb_model_test.h"
 #include "gb_plan.h"
 #include "gb_sched.h"
+#include "gb_sched_test.h"
 #include "gb_sched_plan.h"
 
 static double now_us(void) { return gb_bench_mono_s() * 1e6; }

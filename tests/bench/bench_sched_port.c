@@ -51,6 +51,7 @@
 #include "gb_http.h"
 #include "gb_log.h"
 #include "gb_sched.h"
+#include "gb_sched_test.h"
 
 #define ROWS 4
 #define TRIVIAL_ANSWER "{\"status\":\"\",\"code\":0}" /* 22 bytes */

@@ -24,6 +24,7 @@
 #include "gb_log.h"
 #include "gb_metrics.h"
 #include "gb_webhook.h"
+#include "gb_webhook_test.h"
 
 #ifndef GB_SRC_DIR
 #define GB_SRC_DIR "."

@@ -9,6 +9,7 @@
 
 #include "gb_manifest.h"
 #include "gc_diag.h"
+#include "gb_kube_config_test.h"
 
 /* Forks the server; its first stdout line is its URL. */
 static int spawn(struct gb_standin *s) {

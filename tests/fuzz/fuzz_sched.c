@@ -26,7 +26,9 @@
 
 #include "gb_log.h"
 #include "gb_sched.h"
+#include "gb_sched_test.h"
 #include "gb_sched_json.h"
+#include "gb_sched_json_test.h"
 
 static const char *const PATHS[] = {
     "/volcano/onSessionOpen",  "/volcano/onSessionClose", "/volcano/predicate",

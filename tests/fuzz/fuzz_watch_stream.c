@@ -20,6 +20,8 @@
 #include <string.h>
 
 #include "gb_kube_watch.h"
+#include "gb_kube_watch_test.h"
+#include "gb_kube_client_test.h"
 
 struct trace {
   char log[8192];

@@ -27,11 +27,15 @@
 #include <unistd.h>
 
 #include "gb_informer.h"
+#include "gb_informer_test.h"
 #include "gb_informers.h"
 #include "gb_kobj.h"
 #include "gb_kube_client.h"
+#include "gb_kube_client_test.h"
 #include "gb_kube_discovery.h"
+#include "gb_kube_discovery_test.h"
 #include "gb_manifest.h"
+#include "gb_kube_config_test.h"
 
 #ifndef GB_SRC_DIR
 #define GB_SRC_DIR "."

@@ -37,8 +37,11 @@
 
 #include "gb_kobj.h"
 #include "gb_kube_client.h"
+#include "gb_kube_client_test.h"
 #include "gb_leader.h"
+#include "gb_leader_test.h"
 #include "gb_log.h"
+#include "gb_kube_config_test.h"
 
 #ifndef GB_SRC_DIR
 #define GB_SRC_DIR "."

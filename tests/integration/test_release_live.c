@@ -23,6 +23,7 @@
 
 #include "gb_kube_client.h"
 #include "gb_release.h"
+#include "gb_kube_config_test.h"
 
 #ifndef GB_SRC_DIR
 #define GB_SRC_DIR "."

@@ -20,7 +20,8 @@ file:line: message and the exit status is 1 when there is any.
    product object file (the libraries' members and gb_main.c's object), unless it is declared in
    a test-only header (`<module>_test.h`) or listed in tests/style/exports-allowlist.txt (entry
    points).  An export that only its own .c calls should be static; one that nothing calls is
-   dead; one that only tests call belongs in a test-only header.
+   dead; one that only tests call belongs in a test-only header, which says so at its top and
+   which no product file includes except the module's own .c files (checked too).
 
 Symbols the sanitizers and coverage add in an ASan or fuzz build are not ours and are skipped.
 """
@@ -116,7 +117,9 @@ class Header:
         self.declared = {}
         for no, ln in enumerate(scope, 1):
             for m in self.WORD.finditer(ln):
-                self.declared.setdefault(m.group(0), no)
+                # A tag (struct gb_sched_stats) is not the function of the same name.
+                if not re.search(r"\b(?:struct|union|enum)\s+$", ln[:m.start()]):
+                    self.declared.setdefault(m.group(0), no)
 
 
 def product_libs(src, build):
@@ -204,9 +207,19 @@ def main():
                 types = set(Header.TYPE.findall(blank(f.read())))
             owned.setdefault((folder, c_module(folder, os.path.basename(c))), set()).update(types)
 
+    # A test-only header is included by tests and by its own module's .c files only.
+    for folder, _, _ in libs:
+        for c in sorted(glob.glob(os.path.join(src, folder, "*.[ch]"))):
+            with open(c, encoding="utf-8", errors="replace") as f:
+                for no, ln in enumerate(f, 1):
+                    m = re.match(r'\s*#\s*include\s*"(\w+)_test\.h"', ln)
+                    if m and (c.endswith(".h") or c_module(folder, os.path.basename(c)) != m.group(1)):
+                        bad.append(f"{os.path.relpath(c, src)}:{no}: includes the test-only header "
+                                   f"{m.group(1)}_test.h (only tests and {m.group(1)}'s .c may)")
+
     allow_path = os.path.join(src, "tests", "style", "exports-allowlist.txt")
     allow = set()
-    with open(allow_path, encoding="utf-8") as f:
+    with open(allow_path, encoding="utf-8") if os.path.exists(allow_path) else open(os.devnull) as f:
         for line in f:
             line = line.split("#", 1)[0].strip()
             if line:

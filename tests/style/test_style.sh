@@ -164,7 +164,7 @@ sys.exit(1 if bad else 0)
 PY
 
 # ---- exported symbols carry their module's prefix (tests/style/exports.py) ----------------
-python3 "$HERE/exports.py" --prefix "$SRC" "$BUILD" || fail=1
+python3 "$HERE/exports.py" "$SRC" "$BUILD" || fail=1
 
 if [ "$fail" -ne 0 ]; then
   echo "FAIL: style violations above (docs/internals/conventions.md)"

@@ -10,6 +10,7 @@
 #include "gb_manifest.h"
 #include "gc_diag.h"
 #include "tp_snapshot.h"
+#include "tp_snapshot_test.h"
 
 #define NODE(n, rack)                                                                       \
   "apiVersion: v1\nkind: Node\nmetadata: {name: " n ", labels: {rack: " rack "}}\n"         \

@@ -17,6 +17,7 @@
 #include "tp_gang.h"
 #include "tp_place.h"
 #include "tp_snapshot.h"
+#include "tp_snapshot_test.h"
 
 #define NODE(n, cpu, gpu)                                                                   \
   "apiVersion: v1\nkind: Node\nmetadata: {name: " n "}\n"                                  \

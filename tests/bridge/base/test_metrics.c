@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "gb_metrics.h"
+#include "gb_metrics_test.h"
 
 static char *render(struct gb_metrics *reg) {
   char *out = NULL;

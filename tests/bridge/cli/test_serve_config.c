@@ -18,6 +18,7 @@
 #include "gb_addr.h"
 #include "gb_manifest.h"
 #include "gb_serve_config.h"
+#include "gb_serve_config_test.h"
 
 static int has_diag(const struct gc_diags *d, const char *sub) {
   for (size_t i = 0; i < d->n; i++)

@@ -19,6 +19,7 @@
 #include "gb_options.h"
 #include "gb_manifest.h"
 #include "gb_reconcile.h"
+#include "gb_reconcile_test.h"
 #include "gb_test.h"
 
 /* The two backends of the table, and their slots in the by-backend arrays. */

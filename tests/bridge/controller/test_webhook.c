@@ -18,8 +18,10 @@
 #include "gb_log.h"
 #include "gb_base64.h"
 #include "gb_metrics.h"
+#include "gb_metrics_test.h"
 #include "gb_kube_client.h"
 #include "gb_webhook.h"
+#include "gb_webhook_test.h"
 #include "gc_arena.h"
 
 #define DATA GB_SRC_DIR "/tests/bridge/data/admission/"

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "gb_health.h"
+#include "gb_health_test.h"
 #include "gb_http.h"
 #include "gb_log.h"
 #include "gb_metrics.h"

@@ -11,7 +11,10 @@
 #include <string.h>
 
 #include "gb_kube_client.h"
+#include "gb_kube_client_test.h"
 #include "gb_kube_discovery.h"
+#include "gb_kube_discovery_test.h"
+#include "gb_kube_config_test.h"
 
 START_TEST(status_conflict) {
   const char *body =

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "gb_kube_watch.h"
+#include "gb_kube_watch_test.h"
 
 static const char STREAM[] =
     "{\"type\":\"ADDED\",\"object\":{\"kind\":\"TrainJob\",\"metadata\":{\"name\":\"a\","

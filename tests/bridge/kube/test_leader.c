@@ -23,8 +23,10 @@
 #include <unistd.h>
 
 #include "gb_leader.h"
+#include "gb_leader_test.h"
 #include "gb_log.h"
 #include "gb_metrics.h"
+#include "gb_metrics_test.h"
 
 /* ---- fake clock ------------------------------------------------------------- */
 

@@ -20,7 +20,9 @@
 
 #include "gb_clock.h"
 #include "gb_kube_client.h"
+#include "gb_kube_client_test.h"
 #include "gb_selflabel.h"
+#include "gb_selflabel_test.h"
 #include "gb_standin.h"
 
 #define LABEL "gangbridge.io/leader"

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "gb_model.h"
+#include "gb_model_test.h"
 
 /* ---- Plan stubs (weak: the real gb_plan.c replaces them when linked) ---- */
 

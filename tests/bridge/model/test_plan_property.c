@@ -32,6 +32,7 @@
 
 #include "gb_manifest.h"
 #include "gb_plan.h"
+#include "gb_plan_test.h"
 #include "gc_diag.h"
 #include "tp_gang.h"
 #include "tp_snapshot.h"

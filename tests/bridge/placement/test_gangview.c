@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "gb_gangview.h"
+#include "gb_gangview_test.h"
 #include "gb_manifest.h"
 #include "gb_plan.h"
 #include "tp_place.h"

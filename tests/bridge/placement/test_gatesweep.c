@@ -21,9 +21,11 @@
 #include <string.h>
 
 #include "gb_gatesweep.h"
+#include "gb_gatesweep_test.h"
 #include "gb_release.h"
 #include "gb_standin.h"
 #include "gb_test.h"
+#include "gb_model_test.h"
 
 #define KUEUE "{\"name\":\"kueue.x-k8s.io/admission\"}"
 #define OURS "{\"name\":\"gangbridge.io/placement\"}"

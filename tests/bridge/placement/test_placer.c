@@ -30,11 +30,14 @@
 
 #include "gb_decision.h"
 #include "gb_kube_client.h"
+#include "gb_kube_client_test.h"
 #include "gb_kube_config.h"
 #include "gb_standin.h"
 #include "gb_manifest.h"
 #include "gb_model.h"
+#include "gb_model_test.h"
 #include "gb_placer.h"
+#include "gb_placer_test.h"
 #include "gb_plan.h"
 #include "gb_test.h"
 

@@ -14,6 +14,7 @@
 #include "../http/http_client.h"
 #include "gb_http.h"
 #include "gb_sched.h"
+#include "gb_sched_test.h"
 #include "gb_testhttp.h"
 #include "sched_fixture.h"
 

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "gb_sched.h"
+#include "gb_sched_test.h"
 #include "sched_fixture.h"
 
 static struct fx_backend fb;

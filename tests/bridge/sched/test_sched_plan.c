@@ -19,8 +19,10 @@
 #include <string.h>
 
 #include "gb_model.h"
+#include "gb_model_test.h"
 #include "gb_plan.h"
 #include "gb_sched.h"
+#include "gb_sched_test.h"
 #include "gb_sched_plan.h"
 #include "sched_fixture.h"
 

@@ -13,6 +13,7 @@
 
 #include "gb_metrics.h"
 #include "gb_sched.h"
+#include "gb_sched_test.h"
 #include "sched_fixture.h"
 
 static struct fx_backend fb;

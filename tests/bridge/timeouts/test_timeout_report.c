@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "gb_timeout_report.h"
+#include "gb_timeout_report_test.h"
 
 START_TEST(test_size_classes) {
   static const struct {
