@@ -65,7 +65,7 @@ struct ocount {
 
 struct gb_sched {
   struct gb_sched_config cfg;
-  struct gb_sched_backend be;
+  struct gb_sched_source be;
   char paths[N_VERBS][PATH_MAX_LEN];
   struct route_ctx ctx[N_VERBS];
   struct gb_metric *requests, *latency, *decisions;
@@ -239,7 +239,7 @@ static const char *key_ns(const char *key, char *out) {
   return out;
 }
 
-/* ---- Backend calls -------------------------------------------------- */
+/* ---- Source calls --------------------------------------------------- */
 
 static int allowed(struct gb_sched *s, const char *key, const char *node, char *why, size_t size) {
   why[0] = '\0';
@@ -609,7 +609,7 @@ static void config_defaults(struct gb_sched_config *c) {
     c->max_session_tasks = 262144;
 }
 
-int gb_sched_new(const struct gb_sched_config *cfg, const struct gb_sched_backend *be,
+int gb_sched_new(const struct gb_sched_config *cfg, const struct gb_sched_source *be,
                  struct gb_sched **out, struct gc_diags *d) {
   *out = NULL;
   char vp[PREFIX_MAX], kp[PREFIX_MAX];

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0
  *
- * gb_sched_plan: the endpoints' backend on gb_plan and gb_model (see
+ * gb_sched_plan: the endpoints' decision source on gb_plan and gb_model (see
  * gb_sched_plan.h).
  */
 #include "gb_sched_plan.h"
@@ -196,7 +196,7 @@ out:
   return rc;
 }
 
-void gb_sched_plan_backend(struct gb_sched_plan *sp, struct gb_sched_backend *be) {
+void gb_sched_plan_source(struct gb_sched_plan *sp, struct gb_sched_source *be) {
   memset(be, 0, sizeof(*be));
   be->node_allowed = node_allowed;
   be->node_score = node_score;

@@ -180,8 +180,8 @@ START_TEST(reject_then_permit_on_the_stand_in) {
   ck_assert_int_eq(gb_model_start(m), 0);
   wait_node(m, "n3");
   struct gb_sched_plan sp = {m, plan, NULL, NULL};
-  struct gb_sched_backend be;
-  gb_sched_plan_backend(&sp, &be);
+  struct gb_sched_source be;
+  gb_sched_plan_source(&sp, &be);
   struct gb_sched *s = NULL;
   struct gb_sched_config cfg = {0};
   struct gc_diags d;
