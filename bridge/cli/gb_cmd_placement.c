@@ -21,6 +21,7 @@
 #include "gb_buf.h"
 #include "gb_cli.h"
 #include "gb_diagprint.h"
+#include "gb_gate.h"
 #include "gb_gatesweep.h"
 #include "gb_kube_config.h"
 

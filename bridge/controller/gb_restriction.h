@@ -28,9 +28,6 @@
 
 #include "gc_diag.h"
 
-/* The scheduling gate gangbridge holds placed pods back with (the same text
- * as bridge/model/gb_model.h, which the controller layer cannot include). */
-#define GB_PLACEMENT_GATE "gangbridge.io/placement"
 #define GB_HOSTNAME_LABEL "kubernetes.io/hostname"
 #define GB_RESTRICTION_KEY_MAX 317  /* a qualified name: 253-byte prefix, '/', 63 */
 #define GB_RESTRICTION_VALUE_MAX 63 /* a label value */

@@ -22,6 +22,7 @@
 #include <strings.h>
 
 #include "gb_base64.h"
+#include "gb_gate.h"
 #include "gb_kobj.h"
 #include "gb_log.h"
 #include "gb_metrics.h"

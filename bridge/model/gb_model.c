@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "gb_clock.h"
+#include "gb_gate.h"
 #include "gb_kobj.h"
 #include "gb_kube_client.h"
 #include "gb_leader.h"

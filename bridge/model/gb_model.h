@@ -39,8 +39,6 @@
 #include "gc_diag.h"
 #include "tp_snapshot.h"
 
-#define GB_PLACEMENT_GATE "gangbridge.io/placement"
-
 /* One pod as the model keeps it; every pointer is borrowed for the
  * duration of the callback it is passed to. */
 struct gb_pod_view {

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "gb_clock.h"
+#include "gb_gate.h"
 #include "gb_kobj.h"
 #include "gb_leader.h"
 #include "gb_log.h"
