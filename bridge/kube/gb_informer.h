@@ -214,6 +214,11 @@ int gb_informer_get_json(struct gb_informer *inf, const char *ns, const char *na
 int gb_informer_get_value(struct gb_informer *inf, const char *ns, const char *name,
                           struct gc_arena *a, struct gc_value **out);
 
+/* Copies the cached resourceVersion (and uid, if uid_buf) of ns/name.
+ * Returns 0 or GC_ENOTFOUND. */
+int gb_informer_get_meta(struct gb_informer *inf, const char *ns, const char *name,
+                         char *rv_buf, size_t rv_cap, char *uid_buf, size_t uid_cap);
+
 /* Calls fn for every cached key (under the read lock: fn must not call
  * informer functions that take the lock).  Stops when fn returns non-zero. */
 typedef int (*gb_informer_key_fn)(void *arg, const char *key);

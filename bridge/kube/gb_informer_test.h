@@ -14,11 +14,6 @@
 /* Copies the last resourceVersion seen (list, event or bookmark). */
 void gb_informer_last_rv(struct gb_informer *inf, char *buf, size_t cap);
 
-/* Copies the cached resourceVersion (and uid, if uid_buf) of ns/name.
- * Returns 0 or GC_ENOTFOUND. */
-int gb_informer_get_meta(struct gb_informer *inf, const char *ns, const char *name,
-                         char *rv_buf, size_t rv_cap, char *uid_buf, size_t uid_cap);
-
 /* Number of cached objects. */
 size_t gb_informer_count(struct gb_informer *inf);
 
