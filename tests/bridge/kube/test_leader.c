@@ -928,6 +928,11 @@ START_TEST(test_threads_start_stop) {
   ck_assert_int_eq(a.ev.stopped, 1);
   ck_assert_int_eq(gb_leader_is_leader(a.le), 0);
   ck_assert_int_eq(wait_leader(&b, &a, 5000), 1);
+  /* b's notifier announces its term just after the predicate turns true; a stop
+   * before that announcement rightly announces nothing, so wait for it. */
+  for (int i = 0; i < 200 && b.ev.started < 1; i++)
+    usleep(5000);
+  ck_assert_int_eq(b.ev.started, 1);
   /* a heals; a clean stop of b releases and a takes over on its next try. */
   set_faults(&a, 0);
   gb_leader_stop(b.le);
