@@ -76,7 +76,7 @@ START_TEST(lookup_by_proto_and_extender) {
   ck_assert_ptr_eq(gc_backend_by_proto(2), cosched());
   ck_assert_ptr_null(gc_backend_by_proto(0)); /* BACKEND_UNSPECIFIED: no backend */
   ck_assert_ptr_null(gc_backend_by_proto(99));
-  ck_assert_ptr_eq(gc_backend_by_proto(4), gc_backend_by_name("kai")); /* BACKEND_KAI */
+  ck_assert_ptr_eq(gc_backend_by_proto(3), gc_backend_by_name("kai")); /* BACKEND_KAI */
   ck_assert_ptr_eq(gc_backend_by_extender("volcano"), volcano());
   ck_assert_ptr_eq(gc_backend_by_extender("kube"), cosched());
   ck_assert_ptr_null(gc_backend_by_extender("kai"));
