@@ -67,10 +67,6 @@ void gb_informer_logf(struct gb_informer *inf, int is_error, const char *fmt, ..
   inf->o.on_log(inf->o.log_arg, is_error, msg);
 }
 
-void gb_informer_strip(json_object *obj) {
-  json_object_object_del(gb_kobj_obj(obj, "metadata"), "managedFields");
-}
-
 /* What the cache stores of obj: without managedFields, and only what the
  * handlers read. */
 static void prepare(struct gb_informer *inf, json_object *obj) {
