@@ -320,8 +320,10 @@ static int seal(struct gb_informer *inf) {
     rc = seal_selection(inf, ns, n_ns);
   if (!rc) {
     seal_keep(inf);
-    rc = make_reflectors(inf, ns, n_ns);
+    rc = gb_informer_seal_watch(inf);
   }
+  if (!rc)
+    rc = make_reflectors(inf, ns, n_ns);
   for (size_t i = 0; i < n_ns; i++)
     free(ns[i]);
   free(ns);
@@ -808,6 +810,7 @@ void gb_informer_free(struct gb_informer *inf) {
   pthread_mutex_destroy(&inf->handler_mu);
   for (size_t i = 0; i < inf->n_h; i++)
     handler_free(&inf->h[i]);
+  gc_arena_free(inf->warena);
   for (size_t i = 0; inf->refl && i < inf->n_refl; i++)
     free(inf->refl[i].ns);
   free(inf->refl);

@@ -601,6 +601,48 @@ START_TEST(nesting_bounded_as_json_c_bounds_it) {
 }
 END_TEST
 
+/* The informer's watch decodes a superset of its keeps (what its
+ * selections read, and the member each "[key=value]" step selects by:
+ * gb_informer_seal_watch), then prunes to the keeps: the same object as
+ * pruning json-c's whole tree.  Without the selecting members the second
+ * pruning would drop selected elements, which the last check shows. */
+START_TEST(superset_decode_then_prune_is_prune) {
+  static const struct gb_keep extra[] = {
+      {{"metadata", "labels"}},
+      {{"status", "phase"}},
+      {{"status", "conditions", "[type=Ready]", "type"}},
+      {{"status", "conditions", "[reason=r\xc3\xa9]", "reason"}},
+      {{"spec", "containers", "[name=trainer]", "name"}},
+  };
+  static char doc[DOC_MAX], a[DOC_MAX], b[DOC_MAX];
+  struct gen g = {0x2545f4914f6cdd1dULL, NULL, 0};
+  const struct gb_keep *keep[GB_KEEP_MAX], *wide[GB_KEEP_MAX];
+  size_t nk = ptrs_of(&SETS[2], keep), nw = nk, differs = 0;
+  memcpy(wide, keep, nk * sizeof(*keep));
+  for (size_t i = 0; i < sizeof(extra) / sizeof(extra[0]); i++)
+    wide[nw++] = &extra[i];
+  for (int i = 0; i < 400; i++) {
+    size_t len = gen_doc(&g, doc);
+    int ok_old, ok_new, ok_bare;
+    char msg[GB_SJ_MSG_MAX];
+    json_object *o = old_way(doc, len, keep, nk, &ok_old);
+    json_object *d = new_way(doc, len, wide, nw, &ok_new, msg, sizeof(msg));
+    json_object *bare = new_way(doc, len, keep, nk, &ok_bare, msg, sizeof(msg));
+    ck_assert(ok_old && ok_new && ok_bare);
+    gb_keep_prune(d, keep, nk);
+    ck_assert_str_eq(text_of(d, b, sizeof(b)), text_of(o, a, sizeof(a)));
+    /* Decoded to the keeps alone then pruned again: a Ready condition kept
+     * as its "status" alone no longer has the "type" that selects it. */
+    gb_keep_prune(bare, keep, nk);
+    differs += strcmp(text_of(bare, b, sizeof(b)), a) != 0;
+    json_object_put(o);
+    json_object_put(d);
+    json_object_put(bare);
+  }
+  ck_assert_uint_gt(differs, 0);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("keep_decode");
   TCase *tc = tcase_create("core");
@@ -610,6 +652,7 @@ int main(void) {
   tcase_add_test(tc, malformed_input_refused_with_its_place);
   tcase_add_test(tc, edges_decode_as_parse_and_prune);
   tcase_add_test(tc, nesting_bounded_as_json_c_bounds_it);
+  tcase_add_test(tc, superset_decode_then_prune_is_prune);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
