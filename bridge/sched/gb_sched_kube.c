@@ -263,7 +263,7 @@ void gb_sched_kube_args_free(struct gb_sched_kube_args *a) {
   a->n_nodes = 0;
 }
 
-int gb_sched_json_str(struct gb_buf *out, const char *s) {
+int gb_sched_kube_json_str(struct gb_buf *out, const char *s) {
   /* Most names and reasons hold nothing json-c would escape (a quote, a
    * backslash or a control byte; "/" is not escaped with NOSLASHESCAPE and
    * bytes above 0x7f pass as they are): those are copied between quotes,
@@ -296,7 +296,7 @@ int gb_sched_json_str(struct gb_buf *out, const char *s) {
 static int json_inner(struct gb_buf *out, const char *s) {
   struct gb_buf q;
   gb_buf_init(&q, 8 * strlen(s) + 16);
-  int rc = gb_sched_json_str(&q, s);
+  int rc = gb_sched_kube_json_str(&q, s);
   if (rc >= 0)
     rc = gb_buf_add(out, gb_buf_ptr(&q) + 1, gb_buf_len(&q) - 2);
   gb_buf_free(&q);
@@ -340,11 +340,11 @@ static void failed_entry(struct gb_buf *out, const char *name, const char *why,
   if (ep && plain_entry(out, name, ep))
     return;
   size_t at = gb_buf_len(out);
-  gb_sched_json_str(out, name);
+  gb_sched_kube_json_str(out, name);
   size_t end = gb_buf_len(out);
   if (!ep) {
     gb_buf_addstr(out, ":");
-    gb_sched_json_str(out, why ? why : "");
+    gb_sched_kube_json_str(out, why ? why : "");
     return;
   }
   size_t hl = gb_buf_len(&ep->head), tl = gb_buf_len(&ep->tail), nl = end - at - 2;
@@ -397,7 +397,7 @@ int gb_sched_kube_filter_encode(const struct gb_sched_kube_args *a, const uint8_
         continue;
       gb_buf_addstr(out, first ? "" : ",");
       first = 0;
-      gb_sched_json_str(out, a->nodes[i]);
+      gb_sched_kube_json_str(out, a->nodes[i]);
     }
     gb_buf_addstr(out, "]");
   } else {
@@ -416,7 +416,7 @@ int gb_sched_kube_filter_encode(const struct gb_sched_kube_args *a, const uint8_
   gb_buf_addstr(out, ",\"FailedAndUnresolvableNodes\":");
   failed_map(out, a, pass, unresolvable, why, parts, &ep, 1);
   gb_buf_addstr(out, ",\"Error\":");
-  gb_sched_json_str(out, error ? error : "");
+  gb_sched_kube_json_str(out, error ? error : "");
   gb_buf_free(&ep.head);
   gb_buf_free(&ep.tail);
   free(ep.scratch);
@@ -428,7 +428,7 @@ int gb_sched_kube_priority_encode(const struct gb_sched_kube_args *a, const int6
   gb_buf_addstr(out, "[");
   for (size_t i = 0; i < a->n_nodes; i++) {
     gb_buf_addstr(out, i ? ",{\"Host\":" : "{\"Host\":");
-    gb_sched_json_str(out, a->nodes[i]);
+    gb_sched_kube_json_str(out, a->nodes[i]);
     gb_buf_printf(out, ",\"Score\":%lld}", (long long)score[i]);
   }
   return gb_buf_addstr(out, "]");

@@ -11,14 +11,15 @@
 #include <string.h>
 
 #include "gb_sched.h"
+#include "gb_sched_test.h"
 #include "sched_fixture.h"
 
-static struct fx_backend fb;
+static struct fx_source fb;
 static struct gb_sched *S;
 
 static void setup(void) {
   memset(&fb, 0, sizeof(fb));
-  struct gb_sched_backend be = fx_backend_of(&fb);
+  struct gb_sched_source be = fx_source_of(&fb);
   struct gb_sched_config cfg = {0};
   struct gc_diags d;
   gc_diags_init(&d);
@@ -226,8 +227,8 @@ START_TEST(filter_batch_matches_per_node) {
                          "b\\\\sl", "ctl\\u0001", "\xc3\xbc", name253,   "ok-2",    "team-a/y",
                          "node-", "-dash"};
   size_t n_nodes = sizeof(nodes) / sizeof(*nodes);
-  struct gb_sched_backend be = {bk_allowed, NULL, NULL, NULL, NULL, NULL, bk_nodes_allowed};
-  struct gb_sched_backend one = be;
+  struct gb_sched_source be = {bk_allowed, NULL, NULL, NULL, NULL, NULL, bk_nodes_allowed};
+  struct gb_sched_source one = be;
   one.nodes_allowed = NULL;
   struct gb_sched_config cfg = {0};
   struct gb_sched *sb, *so;
