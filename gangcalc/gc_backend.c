@@ -11,11 +11,13 @@
 
 extern const struct gc_backend gc_backend_volcano;
 extern const struct gc_backend gc_backend_cosched;
+extern const struct gc_backend gc_backend_kai;
 
 /* In `auto` order: the first whose API is served wins; [0] is the default. */
 static const struct gc_backend *const BACKENDS[] = {
     &gc_backend_volcano,
     &gc_backend_cosched,
+    &gc_backend_kai,
 };
 #define N_BACKENDS (sizeof(BACKENDS) / sizeof(BACKENDS[0]))
 

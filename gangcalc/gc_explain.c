@@ -248,6 +248,8 @@ static int put_totals(struct sbuf *b, const struct gc_gang *g) {
   put(b, "\nminMember:         %d\n", g->min_member);
   put(b, "minResources:      ");
   put_esc(b, g->min_resources.n ? res : "{} (no requests)");
+  if (!(g->backend->caps & GC_BCAP_MIN_RESOURCES))
+    put(b, " (not part of a %s %s)", g->backend->name, g->backend->kind);
   put(b, "\n");
   free(res);
   return GC_OK;
@@ -275,7 +277,12 @@ static void put_topology(struct sbuf *b, const struct gc_gang *g) {
   if (tp->in_podgroup && (be->caps & GC_BCAP_NETWORK_TOPOLOGY) && be->runtime_topology)
     put(b, "\n                   (in the %s's spec.%s: %s places it)\n", be->kind,
         be->runtime_topology, be->display);
-  else
+  else if ((be->caps & GC_BCAP_TOPOLOGY_LEVEL) && tp->highest_tier_name && g->topology_object) {
+    put(b, "\n                   (gangbridge's placement policy, and in the %s's "
+           "topologyConstraint within %s Topology ", be->kind, be->display);
+    put_esc(b, g->topology_object);
+    put(b, ")\n");
+  } else
     put(b, "\n                   (gangbridge's placement policy; not part of the %s)\n", be->kind);
 }
 
@@ -300,6 +307,9 @@ static void put_timeout(struct sbuf *b, const struct gc_gang *g) {
   if (bt->annotations[0])
     put(b, "\n                   (%s annotation %s=%s%s%s)\n", be->kind, bt->annotations[0], d,
         bt->needs ? "; needs " : "", bt->needs ? bt->needs : "");
+  else if (!bt->spec_seconds)
+    put(b, "\n                   (%s has no scheduling timeout: gangbridge's tracker acts on it)\n",
+        be->display);
   else if (g->has_timeout && g->schedule_timeout_seconds < g->timeout.seconds)
     put(b, "\n                   (the %s gets %d s: %s)\n", be->kind, g->schedule_timeout_seconds,
         bt->max_why ? bt->max_why : "the backend's cap");
@@ -320,10 +330,37 @@ static void put_binding(struct sbuf *b, const struct gc_gang *g) {
     if (j->value == GC_JOIN_GROUP || j->value == GC_JOIN_PARENT)
       put_esc(b, g->name);
     else
-      put(b, j->value == GC_JOIN_SUBGROUP ? "<sub-group>" : "<template>");
-    put(b, first ? " on the gang and bound jobs\n" : "\n");
+      put(b, j->value == GC_JOIN_SUBGROUP ? "<its replicated job>" : "<template>");
+    put(b, first ? ((be->caps & GC_BCAP_ELASTIC_MEMBERS) ? " on every pod of the TrainJob\n"
+                                                          : " on the gang and bound jobs\n")
+                 : "\n");
     first = 0;
   }
+}
+
+/* The sub-groups of a backend that has them: one per replicated job, in
+ * template order; all are required, and one that needs no pod is
+ * satisfied without any.  Then whether the scheduler's own grouper keeps
+ * out. */
+static void put_subgroups(struct sbuf *b, const struct gc_gang *g) {
+  const struct gc_backend *be = g->backend;
+  if (!(be->caps & GC_BCAP_SUBGROUPS))
+    return;
+  put(b, "sub-groups:        %zu, all required (minSubGroup %zu)\n", g->n_podsets, g->n_podsets);
+  for (size_t i = 0; i < g->n_podsets; i++) {
+    const struct gc_podset *ps = &g->podsets[i];
+    put(b, "                   ");
+    put_esc(b, ps->name);
+    if (ps->binding == GC_BIND_COUNTED)
+      put(b, ": minMember %d (the gang)\n", ps->count);
+    else
+      put(b, ": minMember 0 (%s: its pods join, none is waited for)\n",
+          ps->binding == GC_BIND_BOUND ? "a later wave of the gang phase" : "not in the gang");
+  }
+  if (be->grouper_skip_key)
+    put(b, "own grouper:       %s's %s (annotation %s: \"%s\")\n", be->display,
+        g->grouper_skipped ? "is told to keep out" : "is NOT told to keep out, see warnings",
+        be->grouper_skip_key, be->grouper_skip_value);
 }
 
 /* The backend's part: queue, priority class, topology, timeout, binding;
@@ -346,6 +383,7 @@ static void put_backend(struct sbuf *b, const struct gc_gang *g) {
   put_topology(b, g);
   put_timeout(b, g);
   put_binding(b, g);
+  put_subgroups(b, g);
 }
 
 int gc_explain(const struct gc_gang *g, char **out) {
