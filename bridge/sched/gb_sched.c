@@ -202,9 +202,12 @@ static int name_char(char c) { return label_char(c) || c == '.'; }
 static void redact_foreign(char *text, size_t size, const char *ns) {
   static const char repl[] = REDACTED;
   size_t rl = sizeof(repl) - 1;
+  /* The replacement's own words are never a namespace: a scan back stops at
+   * the end of the last replacement ("n1/team-b/x" is redacted once). */
+  char *floor = text;
   for (char *slash = strchr(text, '/'); slash; slash = strchr(slash + 1, '/')) {
     char *l = slash;
-    while (l > text && label_char(l[-1]))
+    while (l > floor && label_char(l[-1]))
       l--;
     char *r = slash + 1;
     while (name_char(*r))
@@ -224,6 +227,7 @@ static void redact_foreign(char *text, size_t size, const char *ns) {
     memmove(l + rl, r, tail);
     memcpy(l, repl, rl);
     text[size - 1] = '\0';
+    floor = l + rl;
     slash = l + rl - 1;
   }
 }

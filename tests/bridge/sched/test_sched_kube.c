@@ -268,6 +268,15 @@ START_TEST(filter_batch_matches_per_node) {
         free(got);
       }
   ck_assert_int_eq(cases, 90);
+  /* A name followed by another "/...": redacted once, never the
+   * replacement's own words again ("another a gang of another namespace"). */
+  bh = "node ", bt = "/team-b/x";
+  for (int w = 0; w < 2; w++) {
+    char *a = answer_of(w ? sb : so, forms[0]);
+    ck_assert_msg(strstr(a, "\"n1\":\"node a gang of another namespace/x\""), "%s", a);
+    ck_assert_ptr_null(strstr(a, "another a gang"));
+    free(a);
+  }
   free(forms[0]);
   free(forms[1]);
   gb_buf_free(&t);
