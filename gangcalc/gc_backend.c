@@ -11,11 +11,13 @@
 
 extern const struct gc_backend gc_backend_volcano;
 extern const struct gc_backend gc_backend_cosched;
+extern const struct gc_backend gc_backend_workload;
 
 /* In `auto` order: the first whose API is served wins; [0] is the default. */
 static const struct gc_backend *const BACKENDS[] = {
     &gc_backend_volcano,
     &gc_backend_cosched,
+    &gc_backend_workload,
 };
 #define N_BACKENDS (sizeof(BACKENDS) / sizeof(BACKENDS[0]))
 
@@ -125,4 +127,37 @@ int gc_backend_phase_started(const struct gc_backend *b, const char *phase) {
     if (!strcmp(b->status.started_phases[i], phase))
       return 1;
   return 0;
+}
+
+const struct gc_backend_version *gc_backend_version_find(const struct gc_backend *b,
+                                                         const char *version) {
+  for (size_t i = 0; b && version && i < b->n_versions; i++)
+    if (!strcmp(b->versions[i].version, version))
+      return &b->versions[i];
+  return NULL;
+}
+
+const struct gc_backend_version *gc_backend_version_pick(const struct gc_backend *b,
+                                                         const char *const *served, size_t n) {
+  /* The versions are newest first: the first one served wins. */
+  for (size_t i = 0; b && i < b->n_versions; i++)
+    for (size_t k = 0; served && k < n; k++)
+      if (served[k] && !strcmp(served[k], b->versions[i].version))
+        return &b->versions[i];
+  return NULL;
+}
+
+const char *gc_backend_version_names(const struct gc_backend *b, char *buf, size_t cap) {
+  size_t used = 0, n = b ? b->n_versions : 0;
+  if (!cap)
+    return buf;
+  buf[0] = '\0';
+  for (size_t i = 0; i < n && used < cap; i++) {
+    const char *sep = i == 0 ? "" : i + 1 == n ? " or " : ", ";
+    int w = snprintf(buf + used, cap - used, "%s%s", sep, b->versions[i].version);
+    if (w < 0)
+      break;
+    used += (size_t)w;
+  }
+  return buf;
 }

@@ -655,7 +655,7 @@ static int compute_body(struct ctx *c, const struct gc_value *trainjob,
 
 int gc_gang_compute(const struct gc_value *trainjob, const struct gc_catalog *runtimes,
                     const struct gc_options *opts, struct gc_gang **out, struct gc_diags *diags) {
-  static const struct gc_options defaults = {NULL, NULL, GC_SCOPE_WAVE, NULL, NULL};
+  static const struct gc_options defaults = {.scope = GC_SCOPE_WAVE};
   const char *kind = NULL;
   *out = NULL;
   if (!opts)

@@ -115,6 +115,10 @@ struct gc_gang {
   const struct gc_backend *backend; /* resolved: option, else runtime policy, else the
                                        default backend (never NULL in a computed gang) */
   int backend_from_runtime; /* the runtime's podGroupPolicy named a backend */
+  /* The API version of a backend with several (gc_backend.versions) the
+   * objects are written at, and why that one (a literal); NULL for others. */
+  const struct gc_backend_version *backend_version;
+  const char *backend_version_why;
   enum gc_scope scope;
   struct gc_podset *podsets; /* in runtime template order */
   size_t n_podsets;
@@ -159,6 +163,12 @@ struct gc_options {
   enum gc_scope scope;
   const char *default_namespace; /* for TrainJobs without one; NULL = "default" */
   const struct gc_policy_context *policy; /* Namespace, Queues, config defaults; NULL: none */
+  /* The version to write when the gang's backend has several and this is
+   * one of them (discovery's pick, or --api-version), and why, as a clause
+   * for explain (borrowed; must outlive the gang).  NULL: the newest, "the
+   * newest version gangbridge writes". */
+  const struct gc_backend_version *backend_version;
+  const char *backend_version_why;
 };
 
 /* Computes the gang of trainjob.  On success *out is a new gang (free with

@@ -21,6 +21,7 @@
 #include "gb_live_docs.h"
 #include "gb_manifest.h"
 #include "gc_gang.h"
+#include "gc_render.h"
 
 enum output_format { OUT_YAML, OUT_JSON };
 
@@ -32,6 +33,7 @@ struct render_opts {
   int explain;
   const char *live_ref;   /* explain NAMESPACE/NAME: read from the cluster, not -f */
   const char *kubeconfig; /* --kubeconfig, NULL: the usual search */
+  const char *api_version; /* --api-version, checked against --scheduler's versions */
 };
 
 /* What one run produced: the computed gangs, in input order. */
@@ -80,6 +82,9 @@ static void usage(FILE *f, int explain) {
       "                          podGroupPolicy, else %s)\n"
       "      --gang-scope SCOPE  wave (default: the dependsOn wave with the most pods)\n"
       "                          or all (every replicated job, as Kubeflow Trainer)\n"
+      "      --api-version V     the API version of a backend with several (workload:\n"
+      "                          v1beta1, v1alpha2 or v1alpha1; default: the newest;\n"
+      "                          serve writes the newest the API server serves)\n"
       "  -n, --namespace NS      namespace of TrainJobs that name none (default: default)\n"
       "%s"
       "%s"
@@ -100,6 +105,32 @@ static void usage(FILE *f, int explain) {
               : "");
 }
 
+/* --api-version names a version of --scheduler's backend, which must have
+ * several; it becomes the gangs' version.  Returns 0 or GC_EUSAGE (message
+ * printed). */
+static int check_api_version(const char *cmd, struct render_opts *o) {
+  const struct gc_backend *b = o->gang.backend;
+  char names[128];
+  if (!b || !b->n_versions) {
+    fprintf(stderr, "gangbridge %s: --api-version needs --scheduler naming a backend with "
+            "several API versions (%s has one)\n", cmd, b ? b->name : "the default backend");
+    return GC_EUSAGE;
+  }
+  const char *v = o->api_version;
+  /* "scheduling.k8s.io/v1alpha2" is accepted as well as "v1alpha2". */
+  size_t glen = strlen(b->group);
+  if (!strncmp(v, b->group, glen) && v[glen] == '/')
+    v += glen + 1;
+  o->gang.backend_version = gc_backend_version_find(b, v);
+  if (!o->gang.backend_version) {
+    fprintf(stderr, "gangbridge %s: --api-version must be %s for --scheduler %s, not '%s'\n",
+            cmd, gc_backend_version_names(b, names, sizeof(names)), b->name, o->api_version);
+    return GC_EUSAGE;
+  }
+  o->gang.backend_version_why = "chosen by --api-version";
+  return GC_OK;
+}
+
 /* Parses argv into o.  Returns 0, 1 for --help (already printed) or
  * GC_EUSAGE (message printed). */
 static int parse_args(int argc, char **argv, int explain, struct render_opts *o) {
@@ -110,6 +141,7 @@ static int parse_args(int argc, char **argv, int explain, struct render_opts *o)
       {"namespace", required_argument, NULL, 'n'},
       {"output", required_argument, NULL, 'o'},
       {"kubeconfig", required_argument, NULL, 'k'},
+      {"api-version", required_argument, NULL, 'V'},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
@@ -143,6 +175,7 @@ static int parse_args(int argc, char **argv, int explain, struct render_opts *o)
       }
       break;
     case 'n': o->gang.default_namespace = optarg; break;
+    case 'V': o->api_version = optarg; break;
     case 'k':
       if (!explain)
         goto unknown;
@@ -177,6 +210,8 @@ static int parse_args(int argc, char **argv, int explain, struct render_opts *o)
             cmd, argv[optind], explain ? ", or one NAMESPACE/NAME without -f" : "");
     return GC_EUSAGE;
   }
+  if (o->api_version && check_api_version(cmd, o))
+    return GC_EUSAGE;
   if (o->kubeconfig && !o->live_ref) {
     fprintf(stderr, "gangbridge %s: --kubeconfig needs a NAMESPACE/NAME to explain\n", cmd);
     return GC_EUSAGE;
@@ -392,21 +427,24 @@ static void print_warnings(const struct render_run *r) {
 /* Renders every gang's PodGroup and writes them in the chosen format. */
 static int write_podgroups(const struct render_opts *o, struct render_run *r) {
   struct gc_arena *a = gc_arena_new(0);
-  const struct gc_value **pgs = calloc(r->n_gangs ? r->n_gangs : 1, sizeof(*pgs));
+  /* Room for every object of every gang (a gang renders at most
+   * GC_RENDER_MAX_OBJECTS). */
+  struct gc_value **pgs =
+      calloc(r->n_gangs ? r->n_gangs * GC_RENDER_MAX_OBJECTS : 1, sizeof(*pgs));
   char *text = NULL;
   size_t len = 0, n = 0;
   int rc = GC_ENOMEM;
   if (!a || !pgs)
     goto out;
   for (size_t i = 0; i < r->n_gangs; i++) {
-    struct gc_value *pg = NULL;
-    rc = gc_render_podgroup(r->gangs[i], a, &pg);
+    size_t k = 0;
+    rc = gc_render_objects(r->gangs[i], a, pgs + n, GC_RENDER_MAX_OBJECTS, &k);
     if (rc) {
-      gc_diags_addf(&r->diags, "%s/%s: cannot render PodGroup: %s", r->gangs[i]->namespace_,
-                    r->gangs[i]->name, gc_strerror(rc));
+      gc_diags_addf(&r->diags, "%s/%s: cannot render %s: %s", r->gangs[i]->namespace_,
+                    r->gangs[i]->name, r->gangs[i]->backend->kind, gc_strerror(rc));
       continue;
     }
-    pgs[n++] = pg;
+    n += k;
   }
   if (o->format == OUT_JSON) {
     /* kubectl prints several objects as a v1 List. */
@@ -415,7 +453,7 @@ static int write_podgroups(const struct render_opts *o, struct render_run *r) {
     if (!list || !items || !meta)
       goto out;
     for (size_t i = 0; i < n; i++)
-      if (gc_seq_push(a, items, (struct gc_value *)pgs[i]))
+      if (gc_seq_push(a, items, pgs[i]))
         goto out;
     struct gc_value *rv = gc_value_strz(a, "");
     if (!rv || gc_map_set(a, meta, "resourceVersion", rv) ||
@@ -426,7 +464,7 @@ static int write_podgroups(const struct render_opts *o, struct render_run *r) {
       goto out;
     rc = gb_emit_json(list, 1, &text, &len);
   } else {
-    rc = n ? gb_emit_yaml(pgs, n, &text, &len) : GC_OK;
+    rc = n ? gb_emit_yaml((const struct gc_value **)pgs, n, &text, &len) : GC_OK;
   }
   if (rc == GC_OK && text && fwrite(text, 1, len, stdout) != len)
     rc = GC_EIO;
