@@ -81,19 +81,33 @@ const struct gc_backend *gc_backend_by_extender(const char *extender) {
 
 const char *gc_backend_name(const struct gc_backend *b) { return b ? b->name : "unset"; }
 
-const char *gc_backend_names(char *buf, size_t cap, const char *last) {
-  size_t used = 0;
+/* The names of the backends (serve_only: those serve can use). */
+static const char *names_of(char *buf, size_t cap, const char *last, int serve_only) {
+  size_t used = 0, n = 0, k = 0;
   if (!cap)
     return buf;
   buf[0] = '\0';
+  for (size_t i = 0; i < N_BACKENDS; i++)
+    n += !(serve_only && BACKENDS[i]->offline_only);
   for (size_t i = 0; i < N_BACKENDS && used < cap; i++) {
-    const char *sep = i == 0 ? "" : i + 1 == N_BACKENDS ? last : ", ";
-    int n = snprintf(buf + used, cap - used, "%s%s", sep, BACKENDS[i]->name);
-    if (n < 0)
+    if (serve_only && BACKENDS[i]->offline_only)
+      continue;
+    const char *sep = k == 0 ? "" : k + 1 == n ? last : ", ";
+    int w = snprintf(buf + used, cap - used, "%s%s", sep, BACKENDS[i]->name);
+    if (w < 0)
       break;
-    used += (size_t)n;
+    used += (size_t)w;
+    k++;
   }
   return buf;
+}
+
+const char *gc_backend_names(char *buf, size_t cap, const char *last) {
+  return names_of(buf, cap, last, 0);
+}
+
+const char *gc_backend_serve_names(char *buf, size_t cap, const char *last) {
+  return names_of(buf, cap, last, 1);
 }
 
 const struct gc_backend_join *gc_backend_join_of(const struct gc_backend *b,

@@ -144,7 +144,7 @@ typedef int (*gc_backend_render_more_fn)(const struct gc_gang *g, struct gc_aren
  * is written at (gc_gang.backend_version). */
 struct gc_backend_version {
   const char *version;     /* "v1beta1" */
-  const char *api_version; /* "scheduling.k8s.io/v1beta1" */
+  const char *api_version; /* "<group>/<version>" */
   const char *release;     /* what serves it, for explain: "Kubernetes 1.37" */
   const char *maturity;    /* its status and gate, for explain and messages */
   unsigned caps;           /* what this version's objects can carry (enum gc_backend_cap) */
@@ -173,6 +173,8 @@ struct gc_backend {
   const char *legacy_groups[GC_BACKEND_MAX_KEYS];
   int is_crd;  /* its API comes from a CustomResourceDefinition (resource.group) */
   int in_auto; /* `backend: auto` may pick it (in table order) when its API is served */
+  int offline_only; /* render, explain and call only: serve does not create its objects
+                       yet, so its config refuses it and a Namespace naming it is ignored */
   const char *scheduler_name; /* default spec.schedulerName of its pods */
   const char *extender;       /* the extender protocol its scheduler calls gangbridge by
                                  ("volcano", "kube"), or NULL */
@@ -221,6 +223,9 @@ const char *gc_backend_name(const struct gc_backend *b);
  * before the last one: " or " gives "volcano or coscheduling"), cut to cap.
  * Returns buf. */
 const char *gc_backend_names(char *buf, size_t cap, const char *last);
+
+/* As gc_backend_names, of the backends serve can use (not offline_only). */
+const char *gc_backend_serve_names(char *buf, size_t cap, const char *last);
 
 /* The first join of b holding `value`, written (not legacy), or NULL. */
 const struct gc_backend_join *gc_backend_join_of(const struct gc_backend *b,

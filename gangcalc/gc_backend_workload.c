@@ -217,6 +217,7 @@ const struct gc_backend gc_backend_workload = {
     /* Not yet: serve does not create Workloads (discovery of the served
      * version, the webhook's pod field); render and explain do. */
     .in_auto = 0,
+    .offline_only = 1,
     .scheduler_name = "default-scheduler",
     .extender = "kube",
     /* The newest versions' join; v1alpha1's are read as older spellings.

@@ -21,6 +21,8 @@
 #include "gb_live_docs.h"
 #include "gb_manifest.h"
 #include "gc_gang.h"
+#include "gc_name.h"
+#include "gc_policy.h"
 #include "gc_render.h"
 
 enum output_format { OUT_YAML, OUT_JSON };
@@ -34,6 +36,9 @@ struct render_opts {
   const char *live_ref;   /* explain NAMESPACE/NAME: read from the cluster, not -f */
   const char *kubeconfig; /* --kubeconfig, NULL: the usual search */
   const char *api_version; /* --api-version, checked against --scheduler's versions */
+  /* --topology-level KEY (repeatable): config topology.levels, top first. */
+  const char *levels[GC_TOPOLOGY_MAX_LEVELS];
+  size_t n_levels;
 };
 
 /* What one run produced: the computed gangs, in input order. */
@@ -85,6 +90,9 @@ static void usage(FILE *f, int explain) {
       "      --api-version V     the API version of a backend with several (workload:\n"
       "                          v1beta1, v1alpha2 or v1alpha1; default: the newest;\n"
       "                          serve writes the newest the API server serves)\n"
+      "      --topology-level KEY  a node label key of config topology.levels, top level\n"
+      "                          first (repeat it); a required level among them is a\n"
+      "                          topology constraint where the backend carries one\n"
       "  -n, --namespace NS      namespace of TrainJobs that name none (default: default)\n"
       "%s"
       "%s"
@@ -117,7 +125,7 @@ static int check_api_version(const char *cmd, struct render_opts *o) {
     return GC_EUSAGE;
   }
   const char *v = o->api_version;
-  /* "scheduling.k8s.io/v1alpha2" is accepted as well as "v1alpha2". */
+  /* The whole apiVersion ("<group>/<version>") is accepted as well as the version. */
   size_t glen = strlen(b->group);
   if (!strncmp(v, b->group, glen) && v[glen] == '/')
     v += glen + 1;
@@ -142,6 +150,7 @@ static int parse_args(int argc, char **argv, int explain, struct render_opts *o)
       {"output", required_argument, NULL, 'o'},
       {"kubeconfig", required_argument, NULL, 'k'},
       {"api-version", required_argument, NULL, 'V'},
+      {"topology-level", required_argument, NULL, 'L'},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
@@ -176,6 +185,19 @@ static int parse_args(int argc, char **argv, int explain, struct render_opts *o)
       break;
     case 'n': o->gang.default_namespace = optarg; break;
     case 'V': o->api_version = optarg; break;
+    case 'L':
+      if (o->n_levels == GC_TOPOLOGY_MAX_LEVELS) {
+        fprintf(stderr, "gangbridge %s: --topology-level: at most %d levels\n", cmd,
+                GC_TOPOLOGY_MAX_LEVELS);
+        return GC_EUSAGE;
+      }
+      if (!gc_name_is_qualified(optarg, strlen(optarg))) {
+        fprintf(stderr, "gangbridge %s: --topology-level '%s' is not a node label key\n", cmd,
+                optarg);
+        return GC_EUSAGE;
+      }
+      o->levels[o->n_levels++] = optarg;
+      break;
     case 'k':
       if (!explain)
         goto unknown;
@@ -343,6 +365,8 @@ static int compute_one(const struct render_opts *o, struct render_run *r,
                                     "metadata.annotations");
   pc.queue_annotations = input_queue_annotations;
   pc.queue_arg = r;
+  pc.topology_levels = o->levels;
+  pc.n_topology_levels = o->n_levels;
   struct gc_options opts = o->gang;
   opts.policy = &pc;
   return gc_gang_compute(tj, r->catalog, &opts, g, &r->diags);
