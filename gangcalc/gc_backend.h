@@ -189,6 +189,12 @@ struct gc_backend {
    * spec.podGroupPolicy (NULL: Trainer has none), its timeout field (whole
    * seconds, a gang timeout source) and its network topology field. */
   const char *runtime_policy, *runtime_timeout, *runtime_topology;
+  /* Where another controller's own gang of this backend is asked for, so
+   * that gangbridge steps aside: the runtime's spec field (Trainer's
+   * KEP-3015 stanza) and a replicated job's Job spec field (the Job
+   * controller's own); NULL: none.  A pod template already setting a
+   * pod-spec-field join of the backend steps aside too. */
+  const char *runtime_stanza, *job_stanza;
   gc_backend_render_fn render_spec;
   gc_backend_render_more_fn render_more; /* NULL: the group object is all */
   /* Its API versions, newest first (NULL, 0: only `version`); discovery

@@ -257,6 +257,11 @@ const struct gc_backend gc_backend_workload = {
     .runtime_policy = NULL,
     .runtime_timeout = NULL,
     .runtime_topology = NULL,
+    /* Trainer's KEP-3015 draft (TrainingRuntimeSpec.scheduling) and the Job
+     * controller's own (Job.spec.scheduling, KEP-5547): either gangs the
+     * TrainJob itself, and two Workloads for one TrainJob must not exist. */
+    .runtime_stanza = "scheduling",
+    .job_stanza = "scheduling",
     .render_spec = render_spec,
     .render_more = render_more,
     .versions = VERSIONS,

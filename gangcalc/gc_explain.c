@@ -149,6 +149,11 @@ static void put_header(struct sbuf *b, const struct gc_gang *g) {
   put(b, "\n");
   put(b, "  API generation:  %s\n", g->api_generation ? g->api_generation : "?");
   put(b, "  backend:         %s (%s)\n", gc_backend_name(g->backend), backend_reason(g));
+  if (g->ganged_by) {
+    put(b, "  ganged by:       ");
+    put_esc(b, g->ganged_by);
+    put(b, "\n                   (gangbridge writes no %s for it)\n", g->backend->kind);
+  }
   if (g->backend_version)
     put(b, "  API version:     %s (%s; %s): %s\n", g->backend_version->api_version,
         g->backend_version->release, g->backend_version->maturity,

@@ -54,7 +54,8 @@ enum gc_warning_code {
   GC_WARN_DEPRECATED_RUNTIME,
   GC_WARN_LIMITS_ONLY,
   GC_WARN_POLICY_BOTH, /* the runtime's podGroupPolicy names two backends */
-  GC_WARN_OTHER
+  GC_WARN_OTHER,
+  GC_WARN_GANGED_ELSEWHERE /* something else gangs it: gangbridge writes no group object */
 };
 
 struct gc_warning {
@@ -119,6 +120,11 @@ struct gc_gang {
    * objects are written at, and why that one (a literal); NULL for others. */
   const struct gc_backend_version *backend_version;
   const char *backend_version_why;
+  /* What else gangs this TrainJob for its backend (Trainer's own stanza in
+   * the runtime, a Job's own scheduling, a pod template already naming a
+   * scheduling group), as "runtime path: what"; NULL: gangbridge does.  When
+   * set gangbridge writes nothing for it (gc_render_objects renders none). */
+  const char *ganged_by;
   enum gc_scope scope;
   struct gc_podset *podsets; /* in runtime template order */
   size_t n_podsets;

@@ -172,6 +172,8 @@ int gc_render_objects(const struct gc_gang *g, struct gc_arena *a, struct gc_val
   if (!n || !out)
     return GC_EUSAGE;
   *n = 0;
+  if (g && g->ganged_by)
+    return GC_OK;
   if (cap < 1)
     return GC_ELIMIT;
   int rc = gc_render_podgroup(g, a, &out[0]);

@@ -32,7 +32,7 @@ int gc_render_podgroup(const struct gc_gang *g, struct gc_arena *a, struct gc_va
  * group object (gc_render_podgroup) first, then the backend's others (the
  * upstream Workload API's PodGroups), each with the same metadata rules
  * and named TrainJob name + suffix.  out[0..cap), count in *n
- * (arena-owned).  Returns 0, GC_EUSAGE, GC_EINVAL, GC_ELIMIT or GC_ENOMEM. */
+ * (arena-owned); none for a gang something else makes (g->ganged_by).  Returns 0, GC_EUSAGE, GC_EINVAL, GC_ELIMIT or GC_ENOMEM. */
 int gc_render_objects(const struct gc_gang *g, struct gc_arena *a, struct gc_value **out,
                       size_t cap, size_t *n);
 

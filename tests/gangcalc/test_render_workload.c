@@ -220,6 +220,53 @@ START_TEST(objects_bounded) {
 }
 END_TEST
 
+/* runtime() with `extra` spliced in: after "spec:\n" (runtime level) or in
+ * the node's pod spec. */
+static const char *runtime_with(const char *rt_extra, const char *pod_extra) {
+  const char *base = runtime();
+  const char *spec = strstr(base, "spec:\n") + strlen("spec:\n");
+  const char *pod = strstr(base, "priorityClassName: high,");
+  return gb_test_fmt("%.*s%s%.*s%s%s", (int)(spec - base), base, rt_extra, (int)(pod - spec), spec,
+                     pod_extra, pod);
+}
+
+START_TEST(steps_aside) {
+  struct gb_test_run r;
+  struct gc_arena *a = gc_arena_new(0);
+  struct gc_value *objs[GC_RENDER_MAX_OBJECTS];
+  size_t n = 99;
+  const struct gc_backend *w = gc_backend_by_name("workload");
+  const char *cases[][2] = {
+      {"  scheduling: {schedulingPolicy: {gang: {}}}\n", ""},
+      {"", "schedulingGroup: {podGroupName: mine}, "},
+      {"", "workloadRef: {name: w, podGroup: g}, "},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    const char *yaml = gb_test_fmt("%s%s", runtime_with(cases[i][0], cases[i][1]), trainjob(""));
+    gb_test_run_with(&r, yaml, w, GC_SCOPE_WAVE);
+    ck_assert_int_eq(r.rc, 0);
+    ck_assert_msg(r.g->ganged_by != NULL, "case %zu not stepped aside", i);
+    ck_assert(gb_test_has_warning(r.g, GC_WARN_GANGED_ELSEWHERE, "writes no Workload"));
+    /* Nothing is rendered: never a second Workload for one TrainJob. */
+    ck_assert_int_eq(gc_render_objects(r.g, a, objs, GC_RENDER_MAX_OBJECTS, &n), 0);
+    ck_assert_uint_eq(n, 0);
+    gb_test_run_free(&r);
+    /* Volcano has no such stanza or pod field: the same runtime is its to gang. */
+    gb_test_run_with(&r, yaml, TB_VOLCANO, GC_SCOPE_WAVE);
+    ck_assert_int_eq(r.rc, 0);
+    ck_assert_ptr_null(r.g->ganged_by);
+    gb_test_run_free(&r);
+  }
+  /* An explicit null is not a stanza. */
+  gb_test_run_with(&r, gb_test_fmt("%s%s", runtime_with("  scheduling: null\n", ""), trainjob("")),
+                   w, GC_SCOPE_WAVE);
+  ck_assert_int_eq(r.rc, 0);
+  ck_assert_ptr_null(r.g->ganged_by);
+  gb_test_run_free(&r);
+  gc_arena_free(a);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("render_workload");
   TCase *tc = tcase_create("core");
@@ -229,6 +276,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, v1alpha1_inline_groups);
   tcase_add_test(tc, topology_key_rule);
   tcase_add_test(tc, objects_bounded);
+  tcase_add_test(tc, steps_aside);
   suite_add_tcase(s, tc);
   return s;
 }
