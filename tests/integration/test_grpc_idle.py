@@ -32,6 +32,7 @@ import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import grpc_helpers as H  # noqa: E402
+from controller_helpers import free_port  # noqa: E402
 import grpc  # noqa: E402
 
 
@@ -145,10 +146,7 @@ def main():
 
         # Offline with probes: the grpc-listener check is registered (it was not: /livez stayed
         # green for ever over a dead port), and it is what turns /livez red.
-        hs = socket.socket()
-        hs.bind(("127.0.0.1", 0))
-        hport = hs.getsockname()[1]
-        hs.close()
+        hport = free_port()
         srv = H.Server("--http-addr", "127.0.0.1:%d" % hport, binary=binary)
         deadline = time.time() + 20
         code, body = get(hport, "/livez?verbose")
