@@ -173,8 +173,9 @@ struct gc_backend {
   const char *legacy_groups[GC_BACKEND_MAX_KEYS];
   int is_crd;  /* its API comes from a CustomResourceDefinition (resource.group) */
   int in_auto; /* `backend: auto` may pick it (in table order) when its API is served */
-  int offline_only; /* render, explain and call only: serve does not create its objects
-                       yet, so its config refuses it and a Namespace naming it is ignored */
+  /* render, explain and call only: serve does not create its objects yet, so its
+   * config refuses it and a Namespace naming it is ignored. */
+  int offline_only;
   const char *scheduler_name; /* default spec.schedulerName of its pods */
   const char *extender;       /* the extender protocol its scheduler calls gangbridge by
                                  ("volcano", "kube"), or NULL */

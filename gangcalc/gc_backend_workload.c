@@ -47,8 +47,7 @@ static const struct gc_backend_version VERSIONS[N_VERSIONS] = {
                   .release = "Kubernetes 1.36",
                   .maturity = "alpha, GenericWorkload off by default",
                   .caps = GC_BCAP_NETWORK_TOPOLOGY,
-                  .joins = {{GC_JOIN_SPEC_FIELD, "schedulingGroup.podGroupName", GC_JOIN_GROUP,
-                             0}},
+                  .joins = {{GC_JOIN_SPEC_FIELD, "schedulingGroup.podGroupName", GC_JOIN_GROUP, 0}},
                   .n_joins = 1,
                   .group_suffix = "-" GANG_TEMPLATE,
                   .gang_template = GANG_TEMPLATE},
@@ -84,8 +83,7 @@ static struct gc_value *policy(const struct gc_gang *g, struct gc_arena *a, int 
   if (!p || !inner)
     return NULL;
   if (gang) {
-    if (GC_RV_PUT(inner, "minCount", gc_rv_int(a, g->min_member)) ||
-        GC_RV_PUT(p, "gang", inner))
+    if (GC_RV_PUT(inner, "minCount", gc_rv_int(a, g->min_member)) || GC_RV_PUT(p, "gang", inner))
       return NULL;
   } else if (GC_RV_PUT(p, "basic", inner)) {
     return NULL;
@@ -172,8 +170,8 @@ static int render_spec(const struct gc_gang *g, struct gc_arena *a, struct gc_va
 }
 
 /* The PodGroup of the gang template (v1alpha2 and later). */
-static int render_more(const struct gc_gang *g, struct gc_arena *a,
-                       struct gc_backend_object *out, size_t cap, size_t *n) {
+static int render_more(const struct gc_gang *g, struct gc_arena *a, struct gc_backend_object *out,
+                       size_t cap, size_t *n) {
   int v = version_of(g);
   *n = 0;
   if (v == V1ALPHA1)

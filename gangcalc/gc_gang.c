@@ -643,11 +643,15 @@ static void find_other_gang(struct ctx *c, const struct gc_value *rt, const stru
     const struct gc_value *jspec = GET(GET(jobs[i].node, "template"), "spec");
     const char *key = names_group(b, jobs[i].podspec);
     if (b->job_stanza && !gc_is_null(gc_map_get(jspec, b->job_stanza)))
-      why = gc_fmt(c, "%s: replicated job \"%s\" sets its Job's spec.%s (the Job controller "
-                   "gangs it itself)", c->rt, jobs[i].name, b->job_stanza);
+      why = gc_fmt(c,
+                   "%s: replicated job \"%s\" sets its Job's spec.%s (the Job controller "
+                   "gangs it itself)",
+                   c->rt, jobs[i].name, b->job_stanza);
     else if (key)
-      why = gc_fmt(c, "%s: replicated job \"%s\" already names a scheduling group in its pod "
-                   "template (spec.%s)", c->rt, jobs[i].name, key);
+      why = gc_fmt(c,
+                   "%s: replicated job \"%s\" already names a scheduling group in its pod "
+                   "template (spec.%s)",
+                   c->rt, jobs[i].name, key);
   }
   if (!why)
     return;

@@ -97,8 +97,7 @@ static struct gc_value *metadata(struct gc_arena *a, const struct gc_gang *g,
       PUT(lab, GC_MANAGED_BY_LABEL, LIT(a, GC_MANAGER_NAME)) ||
       PUT(lab, GC_JOBSET_NAME_LABEL, str(a, g->name)) ||
       PUT(lab, GC_TRAINJOB_NAME_LABEL, str(a, g->name)) || PUT(m, "annotations", ann) ||
-      PUT(m, "labels", lab) || PUT(m, "name", name) ||
-      PUT(m, "namespace", str(a, g->namespace_)))
+      PUT(m, "labels", lab) || PUT(m, "name", name) || PUT(m, "namespace", str(a, g->namespace_)))
     return NULL;
   sort_keys(ann);
   if (g->uid) {
@@ -188,8 +187,8 @@ int gc_render_objects(const struct gc_gang *g, struct gc_arena *a, struct gc_val
     return GC_ELIMIT;
   const char *api = api_version(g);
   for (size_t i = 0; i < k; i++) {
-    struct gc_value *o = map_of(a, 4), *meta = metadata(a, g, suffixed(a, g->name,
-                                                                        more[i].name_suffix));
+    struct gc_value *o = map_of(a, 4),
+                    *meta = metadata(a, g, suffixed(a, g->name, more[i].name_suffix));
     if (!o || !meta || PUT(o, "apiVersion", gc_rv_lit(a, api, strlen(api))) ||
         PUT(o, "kind", gc_rv_lit(a, more[i].kind, strlen(more[i].kind))) ||
         PUT(o, "metadata", meta) || PUT(o, "spec", more[i].spec))

@@ -230,8 +230,8 @@ static void backend_version(struct ctx *c) {
     return;
   if (v && v >= b->versions && v < b->versions + b->n_versions) {
     g->backend_version = v;
-    g->backend_version_why =
-        c->opts->backend_version_why ? c->opts->backend_version_why : "chosen by the caller";
+    g->backend_version_why = c->opts->backend_version_why ? c->opts->backend_version_why
+                                                          : "chosen by the caller";
     return;
   }
   g->backend_version = &b->versions[0];

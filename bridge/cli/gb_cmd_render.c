@@ -120,8 +120,10 @@ static int check_api_version(const char *cmd, struct render_opts *o) {
   const struct gc_backend *b = o->gang.backend;
   char names[128];
   if (!b || !b->n_versions) {
-    fprintf(stderr, "gangbridge %s: --api-version needs --scheduler naming a backend with "
-            "several API versions (%s has one)\n", cmd, b ? b->name : "the default backend");
+    fprintf(stderr,
+            "gangbridge %s: --api-version needs --scheduler naming a backend with "
+            "several API versions (%s has one)\n",
+            cmd, b ? b->name : "the default backend");
     return GC_EUSAGE;
   }
   const char *v = o->api_version;
@@ -131,8 +133,8 @@ static int check_api_version(const char *cmd, struct render_opts *o) {
     v += glen + 1;
   o->gang.backend_version = gc_backend_version_find(b, v);
   if (!o->gang.backend_version) {
-    fprintf(stderr, "gangbridge %s: --api-version must be %s for --scheduler %s, not '%s'\n",
-            cmd, gc_backend_version_names(b, names, sizeof(names)), b->name, o->api_version);
+    fprintf(stderr, "gangbridge %s: --api-version must be %s for --scheduler %s, not '%s'\n", cmd,
+            gc_backend_version_names(b, names, sizeof(names)), b->name, o->api_version);
     return GC_EUSAGE;
   }
   o->gang.backend_version_why = "chosen by --api-version";
@@ -453,8 +455,7 @@ static int write_podgroups(const struct render_opts *o, struct render_run *r) {
   struct gc_arena *a = gc_arena_new(0);
   /* Room for every object of every gang (a gang renders at most
    * GC_RENDER_MAX_OBJECTS). */
-  struct gc_value **pgs =
-      calloc(r->n_gangs ? r->n_gangs * GC_RENDER_MAX_OBJECTS : 1, sizeof(*pgs));
+  struct gc_value **pgs = calloc(r->n_gangs ? r->n_gangs * GC_RENDER_MAX_OBJECTS : 1, sizeof(*pgs));
   char *text = NULL;
   size_t len = 0, n = 0;
   int rc = GC_ENOMEM;

@@ -87,8 +87,7 @@ END_TEST
 
 START_TEST(names_list) {
   char buf[128];
-  ck_assert_str_eq(gc_backend_names(buf, sizeof(buf), " or "),
-                   "volcano, coscheduling or workload");
+  ck_assert_str_eq(gc_backend_names(buf, sizeof(buf), " or "), "volcano, coscheduling or workload");
   ck_assert_str_eq(gc_backend_names(buf, sizeof(buf), ", "), "volcano, coscheduling, workload");
   /* The Workload backend is render/explain only until serve creates it. */
   ck_assert_str_eq(gc_backend_serve_names(buf, sizeof(buf), " or "), "volcano or coscheduling");

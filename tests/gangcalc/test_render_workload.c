@@ -51,8 +51,9 @@ static void run(struct gb_test_run *r, const char *version, const char *annotati
   memset(&pc, 0, sizeof(pc));
   pc.topology_levels = LEVELS;
   pc.n_topology_levels = 2;
-  struct gc_options o = {w, TB_UNSET, GC_SCOPE_WAVE, NULL, &pc,
-                         version ? gc_backend_version_find(w, version) : NULL, "test"};
+  struct gc_options o = {w,     TB_UNSET, GC_SCOPE_WAVE,
+                         NULL,  &pc,      version ? gc_backend_version_find(w, version) : NULL,
+                         "test"};
   gb_test_run(r, gb_test_fmt("%s%s", runtime(), trainjob(annotation)), NULL, &o);
   if (r->rc)
     gb_test_dump(&r->diags);
@@ -191,9 +192,9 @@ START_TEST(topology_key_rule) {
   ck_assert_str_eq(gc_render_topology_key(r.g), "kubernetes.io/hostname");
   gb_test_run_free(&r);
   /* Volcano carries only its runtime's own topology: never a label key. */
-  gb_test_run_with(&r, gb_test_fmt("%s%s", runtime(),
-                                   trainjob("gangbridge.io/topology-required: \"1\"")),
-                   TB_VOLCANO, GC_SCOPE_WAVE);
+  gb_test_run_with(
+      &r, gb_test_fmt("%s%s", runtime(), trainjob("gangbridge.io/topology-required: \"1\"")),
+      TB_VOLCANO, GC_SCOPE_WAVE);
   ck_assert_ptr_null(gc_render_topology_key(r.g));
   ck_assert_ptr_null(r.g->backend_version);
   gb_test_run_free(&r);

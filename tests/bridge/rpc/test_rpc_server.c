@@ -432,14 +432,14 @@ START_TEST(test_calculate_errors) {
                           "{trainer.kubeflow.org/trainjob-ancestor-step: trainer}}\n"
                           "          spec: {template: {spec: {containers: [{name: node}]}}}\n",
                           job_yaml()};
-  ck_assert_int_eq(calculate(stanza, 2, GANGBRIDGE__V1__BACKEND__BACKEND_WORKLOAD, NULL, msg,
-                             sizeof(msg)),
-                   GB_RPC_FAILED_PRECONDITION);
+  ck_assert_int_eq(
+      calculate(stanza, 2, GANGBRIDGE__V1__BACKEND__BACKEND_WORKLOAD, NULL, msg, sizeof(msg)),
+      GB_RPC_FAILED_PRECONDITION);
   ck_assert_msg(strstr(msg, "spec.scheduling") && strstr(msg, "writes no Workload"), "%s", msg);
   /* The same runtime rendered for Volcano is a gang as usual. */
-  ck_assert_int_eq(calculate(stanza, 2, GANGBRIDGE__V1__BACKEND__BACKEND_VOLCANO, NULL, msg,
-                             sizeof(msg)),
-                   GB_RPC_OK);
+  ck_assert_int_eq(
+      calculate(stanza, 2, GANGBRIDGE__V1__BACKEND__BACKEND_VOLCANO, NULL, msg, sizeof(msg)),
+      GB_RPC_OK);
 }
 END_TEST
 
