@@ -7,9 +7,10 @@
  * pods join by spec.workloadRef {name, podGroup}; v1alpha2 (1.36) is a
  * Workload of `podGroupTemplates` plus one standalone PodGroup per template
  * (spec.podGroupTemplateRef.workload), which pods join by
- * spec.schedulingGroup.podGroupName; v1beta1 (1.37, beta but off by
- * default) names the template by spec.workloadRef {workloadName,
- * templateName} and adds priorityClassName and the disruptionMode union.
+ * spec.schedulingGroup.podGroupName, with priorityClassName and a
+ * disruptionMode string behind WorkloadAwarePreemption; v1beta1 (1.37, beta
+ * but off by default) names the template by spec.workloadRef
+ * {workloadName, templateName} and makes disruptionMode a union.
  * gangbridge writes one Workload per TrainJob (spec.controllerRef names the
  * TrainJob, which also owns it): a `gang` template for the gang phase with
  * minCount = minMember and, when other phases exist, a `basic` template
@@ -45,8 +46,9 @@ static const struct gc_backend_version VERSIONS[N_VERSIONS] = {
     [V1ALPHA2] = {.version = "v1alpha2",
                   .api_version = "scheduling.k8s.io/v1alpha2",
                   .release = "Kubernetes 1.36",
-                  .maturity = "alpha, GenericWorkload off by default",
-                  .caps = GC_BCAP_NETWORK_TOPOLOGY,
+                  .maturity = "alpha, GenericWorkload off by default; priority and "
+                              "disruption need WorkloadAwarePreemption",
+                  .caps = GC_BCAP_PRIORITY_CLASS | GC_BCAP_NETWORK_TOPOLOGY,
                   .joins = {{GC_JOIN_SPEC_FIELD, "schedulingGroup.podGroupName", GC_JOIN_GROUP, 0}},
                   .n_joins = 1,
                   .group_suffix = "-" GANG_TEMPLATE,
@@ -105,17 +107,19 @@ static int constraints(const struct gc_gang *g, struct gc_arena *a, struct gc_va
   return GC_OK;
 }
 
-/* {all: {}}: a training gang is disrupted whole (v1beta1's union). */
-static struct gc_value *disruption_all(struct gc_arena *a) {
+/* A training gang is disrupted whole: v1beta1's union {all: {}}, v1alpha2's
+ * string "PodGroup" (1.36, honoured with WorkloadAwarePreemption). */
+static struct gc_value *disruption_all(struct gc_arena *a, int v) {
+  if (v == V1ALPHA2)
+    return GC_RV_LIT(a, "PodGroup");
   struct gc_value *d = gc_rv_map(a, 1), *all = gc_rv_map(a, 0);
   return d && all && !GC_RV_PUT(d, "all", all) ? d : NULL;
 }
 
 /* The fields the gang template and its PodGroup share, in key order
  * (with the template's name, when given, where kubectl prints it):
- * disruptionMode (v1beta1), name, priorityClassName (v1beta1),
- * schedulingConstraints, schedulingPolicy.  v1alpha1 has only `name` and
- * `policy`. */
+ * disruptionMode, name, priorityClassName, schedulingConstraints,
+ * schedulingPolicy.  v1alpha1 has only `name` and `policy`. */
 static int gang_fields(const struct gc_gang *g, struct gc_arena *a, int v, const char *name,
                        struct gc_value *m) {
   struct gc_value *c = NULL;
@@ -126,11 +130,11 @@ static int gang_fields(const struct gc_gang *g, struct gc_arena *a, int v, const
                : GC_OK;
   if (constraints(g, a, &c))
     return GC_ENOMEM;
-  if (v == V1BETA1 && GC_RV_PUT(m, "disruptionMode", disruption_all(a)))
+  if (GC_RV_PUT(m, "disruptionMode", disruption_all(a, v)))
     return GC_ENOMEM;
   if (name && GC_RV_PUT(m, "name", gc_rv_str(a, name)))
     return GC_ENOMEM;
-  if (v == V1BETA1 && g->priority_class &&
+  if (g->priority_class &&
       GC_RV_PUT(m, "priorityClassName", gc_rv_str(a, g->priority_class)))
     return GC_ENOMEM;
   if ((c && GC_RV_PUT(m, "schedulingConstraints", c)) ||

@@ -73,6 +73,10 @@ class WorkloadApi(unittest.TestCase):
         beta_pg = dict(beta_pg, apiVersion="scheduling.k8s.io/v1alpha2",
                        metadata=dict(beta_pg["metadata"], name="other-gang"))
         r = c.post(path(beta_pg) + "?fieldValidation=Strict", beta_pg)
+        self.assertEqual(r.status, 422, r)  # 1.37's disruptionMode union is 1.36's string
+        self.assertIn("spec.disruptionMode", r.json["message"])
+        beta_pg["spec"] = {k: v for k, v in beta_pg["spec"].items() if k != "disruptionMode"}
+        r = c.post(path(beta_pg) + "?fieldValidation=Strict", beta_pg)
         self.assertEqual(r.status, 400, r)
         self.assertIn('unknown field "spec.workloadRef"', r.json["message"])
         # The upgrade: v1beta1 served, v1alpha2 gone with its objects.

@@ -173,10 +173,10 @@ START_TEST(versions) {
   ck_assert_str_eq(b1->joins[0].key, "schedulingGroup.podGroupName");
   ck_assert_int_eq(b1->joins[0].at, GC_JOIN_SPEC_FIELD);
   ck_assert_str_eq(b1->group_suffix, "-gang");
-  /* Only v1beta1 carries a priority class; v1alpha1 has no topology constraint. */
+  /* v1alpha1 has neither a priority class nor a topology constraint. */
   ck_assert(b1->caps & GC_BCAP_PRIORITY_CLASS);
-  ck_assert(!(gc_backend_version_find(w, "v1alpha2")->caps & GC_BCAP_PRIORITY_CLASS));
-  ck_assert(!(a1->caps & GC_BCAP_NETWORK_TOPOLOGY));
+  ck_assert(gc_backend_version_find(w, "v1alpha2")->caps & GC_BCAP_PRIORITY_CLASS);
+  ck_assert(!(a1->caps & (GC_BCAP_PRIORITY_CLASS | GC_BCAP_NETWORK_TOPOLOGY)));
   /* Not in auto and not created by serve yet; kube-scheduler's fixed gang wait is stated. */
   ck_assert(!w->in_auto && w->offline_only && !w->is_crd);
   ck_assert_int_eq(w->timeout.fixed_seconds, 300);

@@ -140,15 +140,17 @@ START_TEST(v1alpha2_shapes) {
   ck_assert_uint_eq(render(&r, a, objs), 2);
   const struct gc_value *gang = item(objs[0], "spec.podGroupTemplates", 0), *pg = objs[1];
   ck_assert_str_eq(str_at(objs[0], "apiVersion"), "scheduling.k8s.io/v1alpha2");
-  /* 1.36 has no priority class and no disruptionMode union; the topology it has. */
-  ck_assert_ptr_null(gc_value_path(gang, "priorityClassName"));
-  ck_assert_ptr_null(gc_value_path(gang, "disruptionMode"));
+  /* 1.36's disruptionMode is a string, not 1.37's union; the priority class and the
+   * topology it has. */
+  ck_assert_str_eq(str_at(gang, "disruptionMode"), "PodGroup");
+  ck_assert_str_eq(str_at(gang, "priorityClassName"), "high");
   ck_assert_str_eq(str_at(item(gang, "schedulingConstraints.topology", 0), "key"),
                    "topology.kubernetes.io/zone");
   ck_assert_str_eq(str_at(pg, "spec.podGroupTemplateRef.workload.workloadName"), "tj");
   ck_assert_str_eq(str_at(pg, "spec.podGroupTemplateRef.workload.podGroupTemplateName"), "gang");
   ck_assert_ptr_null(gc_value_path(pg, "spec.workloadRef"));
-  ck_assert_ptr_null(gc_value_path(pg, "spec.priorityClassName"));
+  ck_assert_str_eq(str_at(pg, "spec.priorityClassName"), "high");
+  ck_assert_str_eq(str_at(pg, "spec.disruptionMode"), "PodGroup");
   gb_test_run_free(&r);
   gc_arena_free(a);
 }
