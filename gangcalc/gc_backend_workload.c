@@ -134,8 +134,7 @@ static int gang_fields(const struct gc_gang *g, struct gc_arena *a, int v, const
     return GC_ENOMEM;
   if (name && GC_RV_PUT(m, "name", gc_rv_str(a, name)))
     return GC_ENOMEM;
-  if (g->priority_class &&
-      GC_RV_PUT(m, "priorityClassName", gc_rv_str(a, g->priority_class)))
+  if (g->priority_class && GC_RV_PUT(m, "priorityClassName", gc_rv_str(a, g->priority_class)))
     return GC_ENOMEM;
   if ((c && GC_RV_PUT(m, "schedulingConstraints", c)) ||
       GC_RV_PUT(m, "schedulingPolicy", policy(g, a, 1)))
