@@ -114,6 +114,7 @@ void gb_metrics_format_double(double v, char *buf, size_t size);
 #define GB_M_RESULT_ERROR "error"
 #define GB_M_RESULT_REQUEUE "requeue"
 #define GB_M_RESULT_SKIPPED "skipped"
+#define GB_M_RESULT_UNCHANGED "unchanged"
 /* reason label of gangbridge_watch_restarts_total */
 #define GB_M_WATCH_GONE "gone"       /* 410: relist */
 #define GB_M_WATCH_TIMEOUT "timeout" /* server closed the stream at its timeout */

@@ -80,6 +80,9 @@ struct serve_run {
   struct gb_rpc_server *rpc;
   atomic_int rpc_started; /* set once rpc listens; read by the health check */
   struct gb_kube_client *lease_client; /* the elector's own client (short timeouts) */
+  /* The placer's release PATCHes: their own token bucket
+   * (placement.releaseQPS/releaseBurst) and connections. */
+  struct gb_kube_client *release_client;
   struct gb_leader *leader;
   struct gb_metric *transitions;
   struct gb_serve_sched *sched; /* the scheduler endpoints (sched.address) */
@@ -315,6 +318,28 @@ static int rpc_start(struct serve_run *r, struct gc_diags *d) {
 }
 
 /* Creates (not starts) the plan, the live model and the placer. */
+/* The release client: the main client's settings, but its own token
+ * bucket and one connection per PATCH in flight.  A gang's release is one
+ * PATCH per pod (Kubernetes has no bulk ungate); behind kube.qps it would
+ * take pods/qps seconds.  What protects the API server from a burst of
+ * releases is its API Priority and Fairness (and the bound on PATCHes in
+ * flight), not this process's shared bucket. */
+static int release_client_create(struct serve_run *r, struct gc_diags *d) {
+  const struct gb_kube_options *kube = &r->cfg->kube;
+  const struct gb_placement_options *pc = &r->cfg->placement;
+  struct gb_kube_client_opts ko;
+  memset(&ko, 0, sizeof(ko));
+  ko.qps = pc->release_qps;
+  ko.burst = pc->release_burst;
+  ko.connect_timeout_ms = (long)(kube->connect_timeout_s * 1000);
+  ko.request_timeout_ms = (long)(kube->request_timeout_s * 1000);
+  ko.max_handles = (size_t)pc->max_inflight;
+  ko.user_agent = "gangbridge/" GB_VERSION " placement-release";
+  ko.on_latency = on_api_latency;
+  ko.latency_arg = &r->sm;
+  return gb_kube_client_new(r->kcfg, &ko, &r->release_client, d);
+}
+
 static int placement_create(struct serve_run *r, struct gc_diags *d) {
   const struct gb_serve_config *cfg = r->cfg;
   struct gb_plan_opts po;
@@ -343,13 +368,14 @@ static int placement_create(struct serve_run *r, struct gc_diags *d) {
     mo.is_leader = gb_leader_is_leader_fn;
     mo.leader_ctx = r->leader;
   }
-  if ((rc = gb_model_new(&mo, &r->model, d)))
+  if ((rc = gb_model_new(&mo, &r->model, d)) || (rc = release_client_create(r, d)))
     return rc;
   struct gb_placer_opts pl;
   memset(&pl, 0, sizeof(pl));
   pl.model = r->model;
   pl.plan = r->plan;
   pl.client = r->client;
+  pl.release_client = r->release_client;
   pl.events = r->place_events;
   /* The placer reads gangs and decision records from the controller's
    * caches, the pods from the model: the same pod informer feeds both. */
@@ -620,6 +646,7 @@ static void serve_stop(struct serve_run *r) {
   gb_events_free(r->sweep_events);
   gb_placer_free(r->placer);
   gb_model_free(r->model);
+  gb_kube_client_free(r->release_client);
   gb_plan_free(r->plan);
   gb_events_free(r->place_events);
   gb_controller_free(r->ctrl);

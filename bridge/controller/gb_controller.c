@@ -12,7 +12,10 @@
  * reconciled against half-filled caches, as client-go's WaitForCacheSync),
  * and re-queues every TrainJob when the set of served APIs changes or the
  * resync period passes.  Informer handlers only enqueue keys and count a
- * gang's pods.
+ * gang's pods.  A worker first compares the fingerprint of what the
+ * reconcile would read with the one its last finished reconcile left
+ * (gb_rcmemo) and skips the reconcile when they are equal: the watch echo
+ * of its own PodGroup write, a periodic resync of an unchanged TrainJob.
  */
 #include <json-c/json.h>
 #include <math.h>
@@ -31,6 +34,7 @@
 #include "gb_kobj.h"
 #include "gb_kube_discovery.h"
 #include "gb_log.h"
+#include "gb_rcmemo.h"
 #include "gb_reconcile.h"
 #include "gb_workqueue.h"
 
@@ -155,6 +159,13 @@ struct gb_controller {
 
   pthread_mutex_t collect_mu; /* guards last_retries */
   unsigned long long last_retries;
+
+  /* Each key's last reconcile (gb_rcmemo), and the epoch every input read
+   * by many TrainJobs bumps when it changes (a runtime, a Namespace, a
+   * Queue, the served APIs, leadership): a fingerprint holds the epoch
+   * read before its reconcile gathered anything. */
+  struct gb_rcmemo *memo;
+  atomic_ullong epoch;
 };
 
 /* ---- enqueueing ---------------------------------------------------------------- */
@@ -178,8 +189,9 @@ static int enqueue_key(void *arg, const char *key) {
   return 0;
 }
 
-/* Queues every cached TrainJob of namespace ns (NULL: all). */
-static void enqueue_ns(struct gb_controller *c, const char *ns) {
+/* Queues every cached TrainJob of namespace ns (NULL: all) without
+ * bumping the epoch: what they read is unchanged (a periodic resync). */
+static void requeue_ns(struct gb_controller *c, const char *ns) {
   char prefix[300];
   struct ns_match m = {c, NULL, 0};
   if (ns) {
@@ -188,6 +200,13 @@ static void enqueue_ns(struct gb_controller *c, const char *ns) {
     m.len = strlen(prefix);
   }
   gb_informer_foreach_key(c->inf[INF_TJ], enqueue_key, &m);
+}
+
+/* Queues every cached TrainJob of namespace ns (NULL: all) after an input
+ * they share changed: the epoch moves first, so none of them is skipped. */
+static void enqueue_ns(struct gb_controller *c, const char *ns) {
+  atomic_fetch_add(&c->epoch, 1);
+  requeue_ns(c, ns);
 }
 
 void gb_controller_resync(struct gb_controller *c) { enqueue_ns(c, NULL); }
@@ -538,7 +557,7 @@ static void *hk_main(void *arg) {
       next_disc = gb_clock_s() + c->cfg->discovery_interval_s;
     }
     if (now >= next_resync) {
-      gb_controller_resync(c);
+      requeue_ns(c, NULL);
       next_resync = now + c->cfg->resync_s;
     }
   }
@@ -578,6 +597,107 @@ static const char *outcome_metric(const struct gb_rc_result *r) {
   }
 }
 
+static uint64_t fp_str(uint64_t h, const char *s) {
+  return gb_hash_fnv1a(h, s, strlen(s) + 1); /* the NUL separates the fields */
+}
+
+/* What a reconcile of one TrainJob reads that changes without an epoch:
+ * the TrainJob's and each backend's PodGroup's uid and resourceVersion,
+ * the served state and the gang's pod count. */
+struct inputs {
+  unsigned long long epoch;
+  char tj_uid[128], tj_rv[64];
+  int served[GC_BACKEND_MAX][2];
+  int has_pg[GC_BACKEND_MAX];
+  char pg_uid[GC_BACKEND_MAX][128], pg_rv[GC_BACKEND_MAX][64];
+  long pods;
+};
+
+/* Reads the inputs of ns/name from the caches; 0 when the TrainJob is not
+ * cached. */
+static int read_inputs(struct gb_controller *c, const struct gb_rc_env *env, const char *ns,
+                       const char *name, struct inputs *in) {
+  memset(in, 0, sizeof(*in));
+  in->epoch = atomic_load(&c->epoch);
+  if (gb_informer_get_meta(env->trainjobs, ns, name, in->tj_rv, sizeof(in->tj_rv), in->tj_uid,
+                           sizeof(in->tj_uid)))
+    return 0;
+  for (size_t b = 0; b < gc_backend_count() && b < GC_BACKEND_MAX; b++) {
+    in->served[b][0] = env->served[b];
+    in->served[b][1] = env->queues[b] != NULL;
+    in->has_pg[b] = env->pg[b] && !gb_informer_get_meta(env->pg[b], ns, name, in->pg_rv[b],
+                                                        sizeof(in->pg_rv[b]), in->pg_uid[b],
+                                                        sizeof(in->pg_uid[b]));
+  }
+  in->pods = gang_pods(c, ns, name);
+  return 1;
+}
+
+/* The fingerprint of in (never 0). */
+static uint64_t input_fp(const struct inputs *in) {
+  uint64_t h = gb_hash_fnv1a(GB_HASH_FNV_OFFSET, &in->epoch, sizeof(in->epoch));
+  h = fp_str(fp_str(h, in->tj_uid), in->tj_rv);
+  for (size_t b = 0; b < gc_backend_count() && b < GC_BACKEND_MAX; b++) {
+    h = gb_hash_fnv1a(h, in->served[b], sizeof(in->served[b]));
+    h = in->has_pg[b] ? fp_str(fp_str(h, in->pg_uid[b]), in->pg_rv[b]) : fp_str(h, "-");
+  }
+  h = gb_hash_fnv1a(h, &in->pods, sizeof(in->pods));
+  return h ? h : 1;
+}
+
+/* Splits key "ns/name" into ns and name (each 256 bytes); 0 when it is not
+ * such a key. */
+static int split_key(const char *key, char *ns, char *name) {
+  const char *slash = strchr(key, '/');
+  if (!slash || (size_t)(slash - key) >= 256 || strlen(slash + 1) >= 256)
+    return 0;
+  memcpy(ns, key, (size_t)(slash - key));
+  ns[slash - key] = '\0';
+  snprintf(name, 256, "%s", slash + 1);
+  return 1;
+}
+
+static int leading(const struct gb_rc_env *env) {
+  return !env->is_leader || env->is_leader(env->leader_ctx);
+}
+
+/* Reconciles key unless what it reads is what its last finished reconcile
+ * read (then returns 1, *res says GB_RC_SKIPPED), and
+ * remembers what this one read, or forgets it when the outcome may change
+ * without its inputs changing (a retry, an error, not leading). */
+static int reconcile_key(struct gb_controller *c, const struct gb_rc_env *env, const char *key,
+                         int attempts, struct gb_rc_result *res) {
+  char ns[256], name[256];
+  struct inputs in;
+  /* Read before the reconcile gathers anything: a change after this point
+   * makes the next fingerprint differ, so it is never skipped. */
+  uint64_t fp = split_key(key, ns, name) && leading(env) && read_inputs(c, env, ns, name, &in)
+                    ? input_fp(&in)
+                    : 0;
+  if (fp && attempts == 0 && gb_rcmemo_same(c->memo, key, fp)) {
+    memset(res, 0, sizeof(*res));
+    res->outcome = GB_RC_SKIPPED;
+    res->action = GB_RC_SKIP;
+    snprintf(res->message, sizeof(res->message), "unchanged since the last reconcile");
+    return 1;
+  }
+  gb_reconcile_run((struct gb_rc_env *)env, key, attempts, res);
+  int keep = fp && leading(env) &&
+             (res->outcome == GB_RC_DONE ||
+              (res->outcome == GB_RC_SKIPPED && res->action == GB_RC_SKIP &&
+               strcmp(res->message, "TrainJob gone")));
+  int w = res->pg_backend ? gc_backend_index(res->pg_backend) : -1;
+  if (keep && w >= 0 && w < GC_BACKEND_MAX) {
+    /* Its own write: the watch event of it carries this version. */
+    in.has_pg[w] = 1;
+    snprintf(in.pg_uid[w], sizeof(in.pg_uid[w]), "%s", res->pg_uid);
+    snprintf(in.pg_rv[w], sizeof(in.pg_rv[w]), "%s", res->pg_rv);
+    fp = input_fp(&in);
+  }
+  gb_rcmemo_put(c->memo, key, keep ? fp : 0);
+  return 0;
+}
+
 static void *worker_main(void *arg) {
   struct gb_controller *c = arg;
   char key[GB_WORKQUEUE_KEY_MAX + 1];
@@ -592,11 +712,12 @@ static void *worker_main(void *arg) {
     env_snapshot(c, &env);
     struct gb_rc_result res;
     double t0 = gb_clock_s();
-    gb_reconcile_run(&env, key, attempts, &res);
+    int unchanged = reconcile_key(c, &env, key, attempts, &res);
     double dt = gb_clock_s() - t0;
     const struct gb_service_metrics *m = c->o.metrics;
     if (m) {
-      gb_counter_inc(m->reconciles, (const char *[]){outcome_metric(&res)});
+      gb_counter_inc(m->reconciles,
+                     (const char *[]){unchanged ? GB_M_RESULT_UNCHANGED : outcome_metric(&res)});
       gb_histogram_observe(m->reconcile_seconds, NULL, dt);
       if (res.error_reason)
         gb_counter_inc(m->errors, (const char *[]){"reconcile", res.error_reason});
@@ -663,13 +784,14 @@ int gb_controller_new(const struct gb_controller_opts *o, struct gb_controller *
   if (pod && *pod)
     eo.instance = pod;
   c->q = gb_workqueue_new(&qo);
+  c->memo = gb_rcmemo_new();
   c->events = gb_events_new(o->client, &eo);
   c->disc = gb_kube_discovery_new(o->client, o->cfg->discovery_interval_s);
   c->n_workers = o->cfg->workers;
   c->workers = calloc((size_t)c->n_workers, sizeof(*c->workers));
   int gangs_rc = gb_htab_init(&c->gangs, 4096);
   int rc = 0;
-  if (!c->q || !c->events || !c->disc || !c->workers || gangs_rc)
+  if (!c->q || !c->memo || !c->events || !c->disc || !c->workers || gangs_rc)
     rc = GC_ENOMEM;
   for (int i = INF_TJ; !rc && i < INF_N; i++) {
     if (i == INF_CRD && !o->cfg->watch_crds)
@@ -738,6 +860,7 @@ void gb_controller_free(struct gb_controller *c) {
   gb_kube_discovery_free(c->disc);
   gb_events_free(c->events);
   gb_workqueue_free(c->q);
+  gb_rcmemo_free(c->memo);
   free(c->workers);
   pthread_cond_destroy(&c->cond);
   pthread_mutex_destroy(&c->mu);

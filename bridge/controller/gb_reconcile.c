@@ -950,7 +950,7 @@ static void emit_plan(struct gb_rc_env *env, const struct gc_value *tj,
  * is never written.  With rv (only with force) the resourceVersion is one
  * too: nothing may have changed since the conflicts were seen. */
 static int apply_ours(struct gb_rc_env *env, const struct gb_rc_plan *plan, const char *ns,
-                      const char *name, const struct pg_meta *m, int force,
+                      const char *name, const struct pg_meta *m, int force, json_object **out,
                       struct gb_kube_error *e) {
   char path[1024];
   json_object *obj = gb_kube_value_to_json(plan->desired), *meta = NULL;
@@ -964,7 +964,7 @@ static int apply_ours(struct gb_rc_env *env, const struct gb_rc_plan *plan, cons
     json_object_object_add(meta, "resourceVersion", json_object_new_string(m->rv));
   int rc = podgroup_path(path, sizeof(path), plan->backend, ns, name);
   if (!rc)
-    rc = gb_kube_apply(env->client, path, obj, GB_FIELD_MANAGER, force, NULL, e);
+    rc = gb_kube_apply(env->client, path, obj, GB_FIELD_MANAGER, force, out, e);
   json_object_put(obj);
   return rc;
 }
@@ -974,13 +974,33 @@ static int apply_ours(struct gb_rc_env *env, const struct gb_rc_plan *plan, cons
  * recorded as an Update), the fields are taken over by a forced apply that
  * is conditional on the resourceVersion at which that was seen. */
 static int update_ours(struct gb_rc_env *env, const struct gb_rc_plan *plan, const char *ns,
-                       const char *name, const struct pg_meta *m, struct gb_kube_error *e) {
-  int rc = apply_ours(env, plan, ns, name, m, 0, e);
+                       const char *name, struct pg_meta *m, struct gc_arena *a,
+                       struct gb_kube_error *e) {
+  json_object *got = NULL;
+  int rc = apply_ours(env, plan, ns, name, m, 0, &got, e);
   if (rc && e->http == 409 && m->rv && conflicts_only_own_create(e)) {
     gb_kube_error_clear(e);
-    rc = apply_ours(env, plan, ns, name, m, 1, e);
+    json_object_put(got);
+    got = NULL;
+    rc = apply_ours(env, plan, ns, name, m, 1, &got, e);
   }
+  /* The version written, for the memo of this reconcile (the uid is the
+   * precondition's). */
+  const char *rv = rc ? NULL : gb_kobj_meta(got, "resourceVersion");
+  m->rv = rv ? gc_arena_strdup(a, rv) : NULL;
+  json_object_put(got);
   return rc;
+}
+
+/* Tells the controller which PodGroup version this reconcile left (see
+ * gb_rc_result); nothing when either is unknown. */
+static void written(struct gb_rc_result *res, const struct gc_backend *b, const struct pg_meta *m) {
+  if (!m->uid || !m->rv || strlen(m->uid) >= sizeof(res->pg_uid) ||
+      strlen(m->rv) >= sizeof(res->pg_rv))
+    return;
+  res->pg_backend = b;
+  snprintf(res->pg_uid, sizeof(res->pg_uid), "%s", m->uid);
+  snprintf(res->pg_rv, sizeof(res->pg_rv), "%s", m->rv);
 }
 
 /* Carries out an APPLY plan: create when no PodGroup is known, else update
@@ -1021,10 +1041,11 @@ static void apply_podgroup(struct gb_rc_env *env, const struct gb_rc_plan *plan,
     return;
   }
   if (m.current) { /* made by an earlier reconcile the cache has not seen yet */
+    written(res, plan->backend, &m);
     result(res, GB_RC_DONE, NULL, "the PodGroup is up to date");
     return;
   }
-  int rc = co == CREATED ? 0 : update_ours(env, plan, ns, name, &m, &e);
+  int rc = co == CREATED ? 0 : update_ours(env, plan, ns, name, &m, a, &e);
   if (rc && e.http == 409 && !strstr(e.message, "Apply failed")) {
     /* A precondition failed: replaced or changed meanwhile; the cache catches up. */
     result(res, GB_RC_RETRY, "conflict", "the PodGroup changed meanwhile: %s", e.message);
@@ -1046,6 +1067,7 @@ static void apply_podgroup(struct gb_rc_env *env, const struct gb_rc_plan *plan,
       emit(env, tj, GB_EVENT_WARNING, "PodGroupApplyFailed", res->message);
     return;
   }
+  written(res, plan->backend, &m);
   emit_plan(env, tj, plan, uid);
   /* On the TrainJob only: one more write per PodGroup write already slows
    * convergence after an API storm (tests/integration/test_faults_storm.py). */

@@ -165,6 +165,12 @@ struct gb_rc_result {
   enum gb_rc_action action;
   char message[512]; /* what happened, for logs */
   const char *error_reason; /* gangbridge_errors_total reason, or NULL */
+  /* The PodGroup this reconcile wrote, or found already as desired
+   * (pg_backend NULL: none): its uid and resourceVersion as the API server
+   * answered, which the watch event of the write will carry.  The
+   * controller remembers them so that the echo is not reconciled again. */
+  const struct gc_backend *pg_backend;
+  char pg_uid[128], pg_rv[64];
 };
 
 /* Reads the plan's inputs for TrainJob ns/name from env's caches into *in

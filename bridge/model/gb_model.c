@@ -1225,6 +1225,10 @@ static const struct gb_keep POD_KEEP[] = {
     {{"spec", "nodeName"}},
     {{"spec", "priority"}},
     {{"spec", "schedulingGates"}},
+    /* Not read by the records: the placer's release builds its merge patch
+     * from the cached pod (gb_model_pod_json), and the patch replaces the
+     * gates and these terms whole. */
+    {{"spec", "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution"}},
     {{"spec", "tolerations"}},
     {{"spec", "containers", "[]", "name"}},
     {{"spec", "containers", "[]", "resources"}},

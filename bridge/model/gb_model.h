@@ -130,6 +130,15 @@ int gb_model_with_snapshot(struct gb_model *m, gb_model_snapshot_fn fn, void *ar
  * informers.  Returns fn's result. */
 int gb_model_hold_pods(struct gb_model *m, int (*fn)(void *arg), void *arg);
 
+/* The pod ns/name as the shared pod informer caches it (a new json-c
+ * object, caller puts): pruned to what its consumers read, which includes
+ * everything the placement release's merge patch is built from
+ * (metadata.resourceVersion, spec.schedulingGates and the required node
+ * affinity terms).  It may lag the API server; a write built from it
+ * carries its resourceVersion as precondition.  Returns 0, or GC_ENOTFOUND
+ * when not cached (or the model is fed only: no informer). */
+int gb_model_pod_json(struct gb_model *m, const char *ns, const char *name, json_object **out);
+
 /* Calls fn for every pod of JobSet ns/jobset under the model's lock, in
  * creation order; stops at fn's first non-zero result and returns it. */
 int gb_model_foreach_gang_pod(struct gb_model *m, const char *ns, const char *jobset,

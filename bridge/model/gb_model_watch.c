@@ -205,6 +205,13 @@ int gb_model_hold_pods(struct gb_model *m, int (*fn)(void *arg), void *arg) {
   return m->inf[GB_INF_POD] ? gb_informer_hold(m->inf[GB_INF_POD], fn, arg) : fn(arg);
 }
 
+int gb_model_pod_json(struct gb_model *m, const char *ns, const char *name, json_object **out) {
+  *out = NULL;
+  if (!m->inf[GB_INF_POD])
+    return GC_ENOTFOUND;
+  return gb_informer_get_json(m->inf[GB_INF_POD], ns, name, out);
+}
+
 void gb_model_watch_free(struct gb_model *m) {
   gb_kube_discovery_free(m->disc);
   m->disc = NULL;

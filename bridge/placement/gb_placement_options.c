@@ -14,6 +14,12 @@ static const struct gb_opt keys[] = {
                "a pod with gangbridge's gate that gangbridge does not place loses it at this age"),
     GB_KEY_INT(S, "placement.maxInflightPatches", max_inflight, 1, 1024, "32", NULL,
                "release PATCHes in flight at once"),
+    GB_KEY_NUM(S, "placement.releaseQPS", release_qps, -1, 100000, "1000", NULL,
+               "the release PATCHes' own request rate (token bucket; -1: unlimited), apart "
+               "from kube.qps"),
+    GB_KEY_INT(S, "placement.releaseBurst", release_burst, 1, 100000, "1024", NULL,
+               "the release PATCHes' token bucket size: a gang of this many pods is released "
+               "without waiting for tokens"),
     GB_KEY_STR(S, "placement.debugAddress", debug_address, "", NULL,
                "HOST:PORT of /debug/placement (keep it on loopback); empty: not served"),
 };
@@ -21,6 +27,10 @@ static const struct gb_opt keys[] = {
 static int check(void *opts, struct gc_arena *a, struct gc_diags *d) {
   const struct gb_placement_options *o = opts;
   (void)a;
+  if (o->release_qps == 0) {
+    gc_diags_addf(d, "placement.releaseQPS: must not be 0 (-1 is unlimited)");
+    return GC_EINVAL;
+  }
   return gb_addr_check("placement.debugAddress", o->debug_address, d);
 }
 

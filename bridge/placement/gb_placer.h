@@ -60,6 +60,11 @@ struct gb_placer_opts {
   struct gb_model *model;        /* borrowed; required */
   struct gb_plan *plan;          /* borrowed; required */
   struct gb_kube_client *client; /* borrowed; NULL: decide only, never release */
+  /* Borrowed; NULL: client.  The release PATCHes go here, so a gang's
+   * release has its own budget (placement.releaseQPS/releaseBurst) and
+   * connections instead of queueing behind the main client's token
+   * bucket; records, reads and Events stay on client. */
+  struct gb_kube_client *release_client;
   struct gb_events *events;      /* borrowed; NULL: no Events */
   gb_placer_gang_fn gang;        /* required */
   void *gang_ctx;

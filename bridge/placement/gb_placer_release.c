@@ -2,8 +2,9 @@
  *
  * gb_placer_release: the acting half of a pass, outside the model's lock:
  * the decision records written (before any pod of the decision is
- * released) and cleared, the pods released (one read and one merge PATCH
- * per pod, a bounded number in flight, only while this process leads), and
+ * released) and cleared, the pods released (one merge PATCH per pod,
+ * built from the pod informer's cached copy, on the release client; a
+ * bounded number in flight, only while this process leads), and
  * the report: the table the status reads, Events and metrics.
  */
 #include <json-c/json.h>
@@ -107,15 +108,34 @@ static int errors_of(const struct gb_kube_error *e, int rc) {
   return n;
 }
 
-/* Releases one pod: read it, build the release merge patch
- * (gb_release), send it; a 409 (the pod changed since it was
- * read) reads it again.  A pod that is gone, or released already, is done.
- * Every failed request counts in the release-error metric, whether or not
- * a retry (the client's, or a later pass's) succeeds. */
+/* The pod to build the release from into *pod (caller puts): the pod
+ * informer's cached copy on the first attempt, so a release costs one
+ * request, not two (the cache holds everything the patch is built from,
+ * and the patch's resourceVersion precondition turns a stale copy into a
+ * 409); a GET when the pod is not cached, and after a 409.  Returns 0,
+ * GC_ENOTFOUND (gone) or the GET's error. */
+static int read_pod(struct gb_placer *p, const char *ns, const char *name, const char *path,
+                    int attempt, json_object **pod, int *cached, struct gb_kube_error *e,
+                    int *errors) {
+  *cached = attempt == 0 && !gb_model_pod_json(p->o.model, ns, name, pod);
+  if (*cached)
+    return 0;
+  int rc = gb_kube_get(p->o.client, path, pod, e);
+  *errors += errors_of(e, rc);
+  return rc;
+}
+
+/* Releases one pod: read it (read_pod), build the release merge patch
+ * (gb_release), send it on the release client; a 409 (the pod changed
+ * since it was read) reads it again from the API.  A pod that is gone, or
+ * released already, is done.  Every failed request counts in the
+ * release-error metric, whether or not a retry (the client's, or a later
+ * pass's) succeeds. */
 static int release_pod(struct gb_placer *p, const char *ns, const char *name,
                        const struct gb_restriction *r) {
   char path[600];
   int rc = gb_kube_path(path, sizeof(path), "", "v1", "pods", ns, name), errors = 0;
+  struct gb_kube_client *writer = p->o.release_client ? p->o.release_client : p->o.client;
   struct gb_kube_error e;
   struct gc_diags d;
   gb_kube_error_clear(&e);
@@ -123,8 +143,8 @@ static int release_pod(struct gb_placer *p, const char *ns, const char *name,
   for (int attempt = 0; !rc && attempt < RELEASE_ATTEMPTS; attempt++) {
     json_object *pod = NULL, *patch = NULL;
     enum gb_release_state st = GB_RELEASE_GATED;
-    rc = gb_kube_get(p->o.client, path, &pod, &e);
-    errors += errors_of(&e, rc);
+    int cached = 0;
+    rc = read_pod(p, ns, name, path, attempt, &pod, &cached, &e, &errors);
     if (rc) {
       rc = rc == GC_ENOTFOUND ? 0 : rc;
       break;
@@ -134,13 +154,15 @@ static int release_pod(struct gb_placer *p, const char *ns, const char *name,
       rc = gb_release_patch(pod, r, &patch, &d);
     json_object_put(pod);
     if (!rc && patch) {
-      rc = gb_kube_merge_patch(p->o.client, path, patch, NULL, &e);
+      rc = gb_kube_merge_patch(writer, path, patch, NULL, &e);
       errors += errors_of(&e, rc);
     }
     json_object_put(patch);
-    if (!patch || rc != GC_EIO || e.http != 409)
+    /* A 409, or a patch built from the cache that the API refused (which
+     * the cache should never cause), is built again from the API's pod. */
+    if (!patch || rc != GC_EIO || (e.http != 409 && !(cached && e.http == 422)))
       break;
-    rc = 0; /* 409: read it again */
+    rc = 0;
     if (attempt + 1 == RELEASE_ATTEMPTS) {
       rc = GC_EIO;
       errors++;

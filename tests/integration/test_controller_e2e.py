@@ -211,8 +211,10 @@ def test_metrics(env):
     code, body = env.http_get("/metrics")
     if code != 200:
         fail("/metrics %d" % code)
+    # The watch event of each PodGroup gangbridge wrote is not reconciled again.
     for want in ('gangbridge_reconciles_total{result="success"}',
                  'gangbridge_reconciles_total{result="skipped"}',
+                 'gangbridge_reconciles_total{result="unchanged"}',
                  'gangbridge_podgroups{backend="volcano",phase="None"}',
                  'gangbridge_api_request_duration_seconds_count{verb="PATCH",resource="all",code="200"}',
                  "gangbridge_workqueue_depth 0"):

@@ -42,6 +42,9 @@ START_TEST(test_placement_keys) {
   ck_assert_double_eq(c.plan.starvation_guard_s, 300);
   ck_assert_str_eq(c.plan.profile, "bestfit");
   ck_assert_int_eq(c.placement.max_inflight, 32);
+  /* The release's own budget (issue 22): a 1,024-pod gang in one burst. */
+  ck_assert_double_eq(c.placement.release_qps, 1000);
+  ck_assert_int_eq(c.placement.release_burst, 1024);
   ck_assert_int_eq(gb_serve_config_set(&c, "placement.enabled", "false", &d), 0);
   ck_assert_int_eq(gb_serve_config_set(&c, "placement.releaseTimeout", "90s", &d), 0);
   ck_assert_int_eq(gb_serve_config_set(&c, "placement.maxInflightPatches", "0", &d), GC_EINVAL);
@@ -419,6 +422,8 @@ START_TEST(test_zero_refused) {
   expect_invalid("kube:\n  qps: 0\n", "cfg.yaml:2:8: kube.qps: must not be 0");
   expect_invalid("controller:\n  queueQPS: 0\n",
                  "cfg.yaml:2:13: controller.queueQPS: must not be 0");
+  expect_invalid("placement:\n  releaseQPS: 0\n",
+                 "cfg.yaml:2:15: placement.releaseQPS: must not be 0");
   struct gb_serve_config c;
   struct gc_diags d;
   gc_diags_init(&d);

@@ -29,7 +29,9 @@
 #include <unistd.h>
 
 #include "gb_decision.h"
+#include "gb_informers.h"
 #include "gb_kube_client.h"
+#include "gb_kube_watch.h"
 #include "gb_kube_config.h"
 #include "gb_standin.h"
 #include "gb_manifest.h"
@@ -241,7 +243,11 @@ struct fx {
   struct gb_model *model;
   struct gb_placer *placer;
   struct gb_metrics *reg;
+  struct gb_informers *infs;     /* with_informers: the model's pods come from its cache */
+  struct gb_kube_client *writer; /* with_informers: the release client */
 };
+
+static int with_informers; /* fx_process: a model on a (not started) informer factory */
 
 static int64_t release_timeout_ms; /* 0: the default */
 
@@ -257,12 +263,18 @@ static void fx_process(struct fx *f, int extra_nodes) {
   gc_diags_init(&d);
   ck_assert_int_eq(gb_plan_new(NULL, &f->plan), 0);
   static const char *levels[] = {"block", "rack"};
-  struct gb_model_opts mo = {.levels = levels, .n_levels = 2, .plan = f->plan};
+  if (with_informers) {
+    ck_assert_int_eq(gb_informers_new(cli, NULL, &f->infs), 0);
+    ck_assert_int_eq(gb_kube_client_new(standin.cfg, NULL, &f->writer, &d), 0);
+  }
+  struct gb_model_opts mo = {
+      .levels = levels, .n_levels = 2, .plan = f->plan, .informers = f->infs};
   ck_assert_int_eq(gb_model_new(&mo, &f->model, &d), 0);
   f->reg = gb_metrics_new();
   struct gb_placer_opts po = {.model = f->model,
                               .plan = f->plan,
                               .client = cli,
+                              .release_client = f->writer,
                               .gang = gang_fn,
                               .is_leader = is_leader,
                               .label_levels = 1,
@@ -301,6 +313,8 @@ static void fx_init(struct fx *f) {
 static void fx_free(struct fx *f) {
   gb_placer_free(f->placer);
   gb_model_free(f->model);
+  gb_informers_free(f->infs);
+  gb_kube_client_free(f->writer);
   gb_plan_free(f->plan);
   gb_metrics_free(f->reg);
 }
@@ -798,6 +812,99 @@ START_TEST(test_pinned_without_pods_survives_restart) {
 }
 END_TEST
 
+/* ---- issue 22: the release from the informer's cache, on its own client ----------- */
+
+/* Creates pod name of job (its spec.schedulingGates and spec.affinity as
+ * given, JSON) on the stand-in and delivers what the server stored through
+ * the pod informer's cache, as its watch would. */
+static void cached_pod(struct fx *f, const char *name, const char *gates, const char *affinity) {
+  char b[2048];
+  snprintf(b, sizeof(b),
+           "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\",\"namespace\":"
+           "\"%s\",\"labels\":{\"jobset.sigs.k8s.io/jobset-name\":\"job\","
+           "\"jobset.sigs.k8s.io/replicatedjob-name\":\"node\"}},\"spec\":{\"schedulingGates\":"
+           "%s,%s%s%s\"containers\":[{\"name\":\"c\",\"image\":\"i\",\"resources\":"
+           "{\"requests\":{\"cpu\":\"8\"}}}]}}",
+           name, cur_ns, gates, affinity ? "\"affinity\":" : "", affinity ? affinity : "",
+           affinity ? "," : "");
+  char coll[128];
+  snprintf(coll, sizeof(coll), "/api/v1/namespaces/%s/pods", cur_ns);
+  json_object *o = json_tokener_parse(b), *stored = NULL;
+  ck_assert_ptr_nonnull(o);
+  struct gb_kube_error e;
+  gb_kube_error_clear(&e);
+  ck_assert_msg(gb_kube_create(cli, coll, o, &stored, &e) == 0, "create %s: %s", name, e.message);
+  struct gb_informer *inf = gb_informers_lookup(f->infs, "", "v1", "pods");
+  ck_assert_ptr_nonnull(inf);
+  ck_assert_int_eq(gb_informer_feed(inf, GB_WATCH_ADDED, stored), 0);
+  json_object_put(o);
+  json_object_put(stored);
+}
+
+/* The release sends one PATCH per pod built from the cached pod, on the
+ * release client, with no GET; a cached copy that is stale gets 409 and
+ * is read again.  What the cache holds is enough for the merge patch:
+ * another controller's gate stays and the pod's own required term keeps
+ * its expression, the rack AND-ed in. */
+START_TEST(test_release_from_cache) {
+  struct fx f;
+  cur_ns = "ns10";
+  faults(NULL);
+  suspended = 0;
+  with_informers = 1;
+  fx_init(&f);
+  with_informers = 0;
+  cached_pod(&f, "job-node-0-0",
+             "[{\"name\":\"example.com/other\"},{\"name\":\"gangbridge.io/placement\"}]",
+             "{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":{"
+             "\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":\"zone\",\"operator\":"
+             "\"In\",\"values\":[\"z1\"]}]}]}}}");
+  cached_pod(&f, "job-node-0-1", "[{\"name\":\"gangbridge.io/placement\"}]", NULL);
+  /* Someone labels pod 1 after the cache saw it: its copy is stale. */
+  char path[200];
+  snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/job-node-0-1", cur_ns);
+  json_object *label = json_tokener_parse("{\"metadata\":{\"labels\":{\"team\":\"a\"}}}");
+  struct gb_kube_error e;
+  ck_assert_int_eq(gb_kube_merge_patch(cli, path, label, NULL, &e), 0);
+  json_object_put(label);
+  /* Counted by the clients (the stand-in counts a request after it has
+   * answered, so its own figures may lag). */
+  struct gb_kube_stats before, after, ws;
+  gb_kube_client_stats(cli, &before);
+  gb_placer_on_gang(f.placer, cur_ns, "job");
+  ck_assert_int_eq(gb_placer_run_once(f.placer), 0);
+  gb_kube_client_stats(cli, &after);
+  gb_kube_client_stats(f.writer, &ws);
+  /* Three PATCHes, all on the release client: two, and pod 1's again
+   * after its 409 (reading every pod first, there would be no 409 and two
+   * PATCHes).  Reads on the main client: the gang's PodGroup twice (the
+   * record looked up, then written before the release) and pod 1 after
+   * its 409; none for pod 0. */
+  ck_assert_int_eq(ws.verb[GB_KUBE_PATCH].requests, 3);
+  ck_assert_int_eq(ws.verb[GB_KUBE_GET].requests, 0);
+  ck_assert_int_eq(after.verb[GB_KUBE_GET].requests - before.verb[GB_KUBE_GET].requests, 3);
+  char aff[2048];
+  ck_assert(!pod_gated("job-node-0-1", aff, sizeof(aff)));
+  ck_assert_msg(strstr(aff, "\"values\":[\"r1\"]"), "affinity: %s", aff);
+  /* Pod 0: still gated by the other controller, ours gone, both terms. */
+  json_object *pod = NULL;
+  snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/job-node-0-0", cur_ns);
+  ck_assert_int_eq(gb_kube_get(cli, path, &pod, &e), 0);
+  const char *text =
+      json_object_to_json_string_ext(pod, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+  ck_assert_msg(strstr(text, "\"schedulingGates\":[{\"name\":\"example.com/other\"}]"), "%s",
+                text);
+  ck_assert_msg(strstr(text, "\"values\":[\"z1\"]},{\"key\":\"rack\""), "%s", text);
+  json_object_put(pod);
+  /* The labelled pod keeps the label written after the cache saw it. */
+  snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/job-node-0-1", cur_ns);
+  ck_assert_int_eq(gb_kube_get(cli, path, &pod, &e), 0);
+  ck_assert_msg(strstr(json_object_to_json_string(pod), "\"team\""), "label lost");
+  json_object_put(pod);
+  fx_free(&f);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("placer");
   TCase *tc = tcase_create("core");
@@ -811,6 +918,7 @@ int main(void) {
   tcase_add_test(tc, test_suspended);
   tcase_add_test(tc, test_shared_domain_restricted_to_planned_nodes);
   tcase_add_test(tc, test_pinned_without_pods_survives_restart);
+  tcase_add_test(tc, test_release_from_cache);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   /* One stand-in for both tests (each in its own namespace), stopped here
