@@ -397,8 +397,8 @@ static void put_binding(struct sbuf *b, const struct gc_gang *g) {
     first = 0;
   }
   if (spec_field)
-    put(b, "                   (set by gangbridge's webhook when the pod is created: the field "
-           "is immutable afterwards)\n");
+    put(b, "                   (a pod spec field is immutable once the pod exists: it must be "
+           "set when the pod is created; serve's webhook does not set it yet)\n");
 }
 
 /* The objects a backend with several writes, and the Workload's templates. */
