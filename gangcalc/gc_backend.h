@@ -249,11 +249,6 @@ const struct gc_backend_join *gc_backend_join_find(enum gc_join_at at, const cha
 const struct gc_backend_version *gc_backend_version_find(const struct gc_backend *b,
                                                          const char *version);
 
-/* The newest version of b among served[0..n) (version names as discovery
- * lists them; order does not matter), or NULL when none is served. */
-const struct gc_backend_version *gc_backend_version_pick(const struct gc_backend *b,
-                                                         const char *const *served, size_t n);
-
 /* Writes b's version names ("v1beta1, v1alpha2 or v1alpha1", newest
  * first) into buf, cut to cap.  Returns buf. */
 const char *gc_backend_version_names(const struct gc_backend *b, char *buf, size_t cap);

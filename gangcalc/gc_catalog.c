@@ -5,6 +5,7 @@
  * to a few hundred runtimes, and lookups happen once per TrainJob.
  */
 #include "gc_catalog.h"
+#include "gc_catalog_test.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -56,7 +57,7 @@ void gc_catalog_free(struct gc_catalog *c) {
 
 size_t gc_catalog_size(const struct gc_catalog *c) { return c ? c->n : 0; }
 
-int gc_doc_trainer_kind(const struct gc_value *doc, const char **kind) {
+int gc_catalog_trainer_kind(const struct gc_value *doc, const char **kind) {
   static const char *const KINDS[] = {"TrainJob", "TrainingRuntime", "ClusterTrainingRuntime"};
   if (!doc || doc->type != GC_MAP)
     return 0;
@@ -137,7 +138,7 @@ int gc_catalog_add(struct gc_catalog *c, const struct gc_value *doc, const char 
     origin = "(input)";
   if (!c)
     return GC_EUSAGE;
-  if (!gc_doc_trainer_kind(doc, &kind) || strcmp(kind, "TrainJob") == 0) {
+  if (!gc_catalog_trainer_kind(doc, &kind) || strcmp(kind, "TrainJob") == 0) {
     gc_diags_addf(diags, "%s: not a %s TrainingRuntime or ClusterTrainingRuntime", origin,
                   GC_TRAINER_API);
     return GC_EINVAL;

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *gc_strerror(int code) {
+const char *gc_diag_strerror(int code) {
   switch (code) {
   case GC_OK: return "ok";
   case GC_EINVAL: return "invalid input";
@@ -66,14 +66,14 @@ oom:
   return GC_ENOMEM;
 }
 
-int gc_has_controls(const char *s, size_t len) {
+int gc_diag_has_controls(const char *s, size_t len) {
   for (size_t i = 0; i < len; i++)
     if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
       return 1;
   return 0;
 }
 
-size_t gc_escape_controls(char *out, size_t cap, const char *in, size_t len) {
+size_t gc_diag_escape_controls(char *out, size_t cap, const char *in, size_t len) {
   static const char HEX[] = "0123456789abcdef";
   size_t o = 0;
   for (size_t i = 0; i < len; i++) {
@@ -113,14 +113,14 @@ static int diags_vadd(struct gc_diags *d, int warning, const char *fmt, va_list 
     return GC_ENOMEM;
   }
   vsnprintf(msg, (size_t)len + 1, fmt, ap);
-  if (gc_has_controls(msg, (size_t)len)) {
+  if (gc_diag_has_controls(msg, (size_t)len)) {
     char *esc = malloc((size_t)len * 4 + 1);
     if (!esc) {
       free(msg);
       d->dropped++;
       return GC_ENOMEM;
     }
-    gc_escape_controls(esc, (size_t)len * 4 + 1, msg, (size_t)len);
+    gc_diag_escape_controls(esc, (size_t)len * 4 + 1, msg, (size_t)len);
     free(msg);
     msg = esc;
   }
@@ -164,7 +164,7 @@ int gc_diags_move(struct gc_diags *dst, struct gc_diags *src) {
  * returns the length.  Paths and messages use only %s, %.*s, %zu, %d and
  * %lld, which are copied here directly (vsnprintf costs far more than the
  * rest of a TrainJob's checks); any other format goes to vsnprintf. */
-size_t gc_vformat(char *buf, size_t cap, const char *f, va_list ap) {
+size_t gc_diag_vformat(char *buf, size_t cap, const char *f, va_list ap) {
   int simple = 1;
   for (const char *p = strchr(f, '%'); p && simple; p = strchr(p + 1, '%')) {
     if (p[1] == 's' || p[1] == 'd')

@@ -36,7 +36,7 @@ struct gc_diags {
 };
 
 /* Returns a static, lowercase description of a GC_E* code. */
-const char *gc_strerror(int code);
+const char *gc_diag_strerror(int code);
 
 /* Initialises an empty list.  This function can't fail. */
 void gc_diags_init(struct gc_diags *d);
@@ -46,7 +46,7 @@ void gc_diags_destroy(struct gc_diags *d);
 
 /* Appends a formatted error message.  Returns 0, or GC_ENOMEM (the message is
  * then counted as dropped).  A NULL list is accepted and ignored. */
-/* Messages are stored with control bytes escaped (gc_escape_controls). */
+/* Messages are stored with control bytes escaped (gc_diag_escape_controls). */
 int gc_diags_addf(struct gc_diags *d, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
@@ -58,18 +58,18 @@ int gc_diags_warnf(struct gc_diags *d, const char *fmt, ...)
 int gc_diags_move(struct gc_diags *dst, struct gc_diags *src);
 
 /* 1 when s[0..len) holds a control byte (below 0x20, or 0x7f). */
-int gc_has_controls(const char *s, size_t len);
+int gc_diag_has_controls(const char *s, size_t len);
 
 /* Copies in[0..len) to out (cap >= 1 bytes, always terminated, cut to fit)
  * with every control byte written as \xNN, so that text taken from a
  * manifest cannot drive a terminal or split a line.  Needs at most 4 * len + 1
  * bytes.  Returns the length written. */
-size_t gc_escape_controls(char *out, size_t cap, const char *in, size_t len);
+size_t gc_diag_escape_controls(char *out, size_t cap, const char *in, size_t len);
 
 /* Formats into buf (cap >= 1 bytes, always terminated; output is cut to
  * fit) and returns the length written.  %s, %.*s, %zu, %d and %lld are
  * copied directly, since vsnprintf costs far more than the rest of a
  * TrainJob's checks; any other format goes to vsnprintf. */
-size_t gc_vformat(char *buf, size_t cap, const char *f, va_list ap);
+size_t gc_diag_vformat(char *buf, size_t cap, const char *f, va_list ap);
 
 #endif

@@ -109,7 +109,7 @@ static int element(const char **p, const char *end, uint64_t *d, char *why, size
   if (!unit) {
     char esc[4 * GC_DURATION_TEXT_MAX + 1], msg[4 * GC_DURATION_TEXT_MAX + 32];
     size_t shown = ulen > GC_DURATION_TEXT_MAX ? GC_DURATION_TEXT_MAX : ulen;
-    gc_escape_controls(esc, sizeof(esc), u, shown);
+    gc_diag_escape_controls(esc, sizeof(esc), u, shown);
     snprintf(msg, sizeof(msg), "unknown unit \"%s\"", esc);
     set_why(why, cap, msg);
     return GC_EINVAL;

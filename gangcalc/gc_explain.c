@@ -83,7 +83,7 @@ static char *esc_dup(const char *s) {
   size_t n = strlen(s);
   char *o = malloc(n * 4 + 1);
   if (o)
-    gc_escape_controls(o, n * 4 + 1, s, n);
+    gc_diag_escape_controls(o, n * 4 + 1, s, n);
   return o;
 }
 
@@ -186,7 +186,7 @@ static int fill_row(const struct gc_podset *ps, char **row) {
   row[6] = reslist_text(&ps->request);
   row[7] = strdup(gc_binding_name(ps->binding));
   for (size_t c = 0; c < NCOLS; c++) {
-    if (row[c] && gc_has_controls(row[c], strlen(row[c]))) {
+    if (row[c] && gc_diag_has_controls(row[c], strlen(row[c]))) {
       char *e = esc_dup(row[c]);
       free(row[c]);
       row[c] = e;

@@ -36,16 +36,16 @@ int gc_gang_warnf(struct gc_gang *g, enum gc_warning_code code, const char *fmt,
   char buf[2048];
   va_list ap;
   va_start(ap, fmt);
-  size_t n = gc_vformat(buf, sizeof(buf), fmt, ap);
+  size_t n = gc_diag_vformat(buf, sizeof(buf), fmt, ap);
   va_end(ap);
   struct gc_warning *w = gc_arena_alloc(g->arena, (g->n_warnings + 1) * sizeof(*w));
   char *msg;
   /* Names from manifests may hold control bytes; printed raw they could
    * clear a terminal or forge a line. */
-  if (gc_has_controls(buf, n)) {
+  if (gc_diag_has_controls(buf, n)) {
     msg = gc_arena_alloc(g->arena, n * 4 + 1);
     if (msg)
-      gc_escape_controls(msg, n * 4 + 1, buf, n);
+      gc_diag_escape_controls(msg, n * 4 + 1, buf, n);
   } else {
     msg = gc_arena_strndup(g->arena, buf, n);
   }
@@ -88,7 +88,7 @@ static void queue_from(struct queue_src *q, const struct gc_backend *b, const st
                        const char *prefix, const char *base, size_t patch) {
   const struct gc_value *v = gc_map_get(gc_map_get(meta, queue_map(b)), b->queue.key);
   if (!v || v->type != GC_STR)
-    return; /* wrong types were reported by gc_check_string_map */
+    return; /* wrong types were reported by gc_gang_check_string_map */
   q->value = v->u.s;
   q->prefix = prefix;
   q->base = base;
@@ -98,9 +98,9 @@ static void queue_from(struct queue_src *q, const struct gc_backend *b, const st
 static const char *queue_path(struct ctx *c, const struct queue_src *q) {
   const struct gc_backend *b = c->g->backend;
   if (q->base)
-    return gc_fmt(c, "%s.%s[%s]", q->base, queue_map(b), b->queue.key);
-  return gc_fmt(c, "spec.runtimePatches[%zu].trainingRuntimeSpec.template.metadata.%s[%s]",
-                q->patch, queue_map(b), b->queue.key);
+    return gc_gang_fmt(c, "%s.%s[%s]", q->base, queue_map(b), b->queue.key);
+  return gc_gang_fmt(c, "spec.runtimePatches[%zu].trainingRuntimeSpec.template.metadata.%s[%s]",
+                     q->patch, queue_map(b), b->queue.key);
 }
 
 /* ---- the computation ------------------------------------------------------ */
@@ -120,7 +120,7 @@ static const char *job_list(struct ctx *c, const struct job *jobs, size_t n, int
       break;
     used += (size_t)len;
   }
-  return gc_fmt(c, "%s", buf);
+  return gc_gang_fmt(c, "%s", buf);
 }
 
 static void compute_jobs(struct ctx *c, const struct tj_info *t, const struct rt_info *r,
@@ -157,10 +157,10 @@ static void compute_jobs(struct ctx *c, const struct tj_info *t, const struct rt
       jobs[i].count = (int32_t)cnt;
     }
     if (r->rlan && nn >= 2 && (!found_node || !found_launcher))
-      gc_fail(c, c->tj,
-              "spec.runtimeRef: runtime %s must contain the replicated jobs \"launcher\" "
-              "and \"node\" when mpi.runLauncherAsNode is true and numNodes >= 2",
-              c->rt);
+      gc_gang_fail(c, c->tj,
+                   "spec.runtimeRef: runtime %s must contain the replicated jobs \"launcher\" "
+                   "and \"node\" when mpi.runLauncherAsNode is true and numNodes >= 2",
+                   c->rt);
   } else if (t->has_numnodes) {
     for (size_t i = 0; i < n; i++)
       if (jobs[i].ancestor && !strcmp(jobs[i].ancestor, "trainer"))
@@ -203,7 +203,7 @@ static int add_total(struct ctx *c, size_t i, const struct gc_podset *ps) {
       char each[GC_QUANTITY_BUFSZ];
       if (gc_quantity_format(&r->q, each, sizeof(each)))
         each[0] = '\0';
-      gc_fail(
+      gc_gang_fail(
           c, c->tj,
           "minResources.%s: the total does not fit: replicated job \"%s\" adds %d "
           "pod(s) x %s (%s: spec.template.spec.replicatedJobs[%zu].template.spec.template.spec) "
@@ -240,10 +240,10 @@ static int job_podreq(struct ctx *c, struct job *j, size_t i) {
     rc = gc_podreq_compute(c->a, j->podspec, NULL, &j->req, NULL);
   }
   if (rc && rc != GC_ENOMEM) {
-    const char *where = gc_fmt(c,
-                               "%s: spec.template.spec.replicatedJobs[%zu].template.spec."
-                               "template.spec",
-                               c->rt, i);
+    const char *where = gc_gang_fmt(c,
+                                    "%s: spec.template.spec.replicatedJobs[%zu].template.spec."
+                                    "template.spec",
+                                    c->rt, i);
     rc = gc_podreq_compute(c->a, j->podspec, where, &j->req, c->d);
     if (rc == GC_OK)
       rc = GC_EINVAL;
@@ -253,8 +253,8 @@ static int job_podreq(struct ctx *c, struct job *j, size_t i) {
   if (rc) {
     size_t added = c->d && c->d->errors > e0 ? c->d->errors - e0 : 0;
     if (!added)
-      gc_fail(c, c->rt, "spec.template.spec.replicatedJobs[%zu]: pod request: %s", i,
-              gc_strerror(rc));
+      gc_gang_fail(c, c->rt, "spec.template.spec.replicatedJobs[%zu]: pod request: %s", i,
+                   gc_diag_strerror(rc));
     else
       c->errors += added;
     return GC_EINVAL;
@@ -357,17 +357,17 @@ static int build_gang(struct ctx *c, const struct tj_info *t, struct job *jobs, 
     int64_t early = 0;
     const char *names = job_list(c, jobs, n, g->gang_phase, &early);
     if (early > 0) {
-      const char *gang_names = "";
+      const char *gnames = "";
       for (size_t i = 0; i < n; i++)
         if (g->podsets[i].binding == GC_BIND_COUNTED)
-          gang_names = gc_fmt(c, "%s%s\"%s\"", gang_names, *gang_names ? ", " : "", jobs[i].name);
+          gnames = gc_gang_fmt(c, "%s%s\"%s\"", gnames, *gnames ? ", " : "", jobs[i].name);
       WARN(c, GC_WARN_GANG_SCOPE_NARROWED,
            "replicated job(s) %s (%lld pod(s)) run in another dependsOn phase than %s: JobSet "
            "creates a job that depends on another with status Complete only after it "
            "completes, so counting them as Trainer does "
            "(minMember %lld) makes a gang whose pods can never all exist at once and never "
            "starts; they are left out of the PodGroup and must not carry its label",
-           names, (long long)early, gang_names, (long long)trainer_total);
+           names, (long long)early, gnames, (long long)trainer_total);
     }
   }
 
@@ -381,17 +381,17 @@ static int build_gang(struct ctx *c, const struct tj_info *t, struct job *jobs, 
       return rc;
   }
   if (members > INT32_MAXV) {
-    gc_fail(c, c->tj, "minMember: %lld pods do not fit an int32", (long long)members);
+    gc_gang_fail(c, c->tj, "minMember: %lld pods do not fit an int32", (long long)members);
     return GC_EINVAL;
   }
   g->min_member = (int32_t)members;
   if (members == 0) {
     if (t->has_numnodes && t->numnodes == 0)
-      gc_fail(c, c->tj,
-              "spec.trainer.numNodes: 0 leaves the gang with no pods; a PodGroup needs "
-              "minMember >= 1");
+      gc_gang_fail(c, c->tj,
+                   "spec.trainer.numNodes: 0 leaves the gang with no pods; a PodGroup needs "
+                   "minMember >= 1");
     else
-      gc_fail(c, c->tj, "the gang has no pods; a PodGroup needs minMember >= 1");
+      gc_gang_fail(c, c->tj, "the gang has no pods; a PodGroup needs minMember >= 1");
     return GC_EINVAL;
   }
 
@@ -418,7 +418,7 @@ static char *prefix_name(struct gc_arena *a, const char *ns, const char *name) {
 
 /* Reads metadata: namespace, name and uid, into g, and sets c->tj.  The
  * namespace is stored in *ns (arena).  Checks failed are reported through
- * gc_fail(); returns GC_OK or GC_ENOMEM. */
+ * gc_gang_fail(); returns GC_OK or GC_ENOMEM. */
 static int read_meta(struct ctx *c, const struct gc_value *trainjob, const char **ns_out) {
   struct gc_gang *g = c->g;
   const struct gc_value *meta = GET(trainjob, "metadata");
@@ -432,22 +432,22 @@ static int read_meta(struct ctx *c, const struct gc_value *trainjob, const char 
   if (!c->tj)
     return GC_ENOMEM;
   if (!gc_is_null(nsv) && (nsv->type != GC_STR || !gc_name_is_dns1123_label(nsv->u.s, nsv->len)))
-    gc_fail(c, c->tj, "metadata.namespace: must be an RFC 1123 label");
+    gc_gang_fail(c, c->tj, "metadata.namespace: must be an RFC 1123 label");
   if (!name || !*name) {
-    gc_fail(c, c->tj, "metadata.name: %s",
-            gc_is_null(namev) || (name && !*name) ? "required" : "must be a string");
+    gc_gang_fail(c, c->tj, "metadata.name: %s",
+                 gc_is_null(namev) || (name && !*name) ? "required" : "must be a string");
   } else if (namev->len > 63) {
-    gc_fail(c, c->tj, "metadata.name: must be no more than 63 characters");
+    gc_gang_fail(c, c->tj, "metadata.name: must be no more than 63 characters");
   } else if (!gc_name_is_dns1035(name, namev->len)) {
-    gc_fail(c, c->tj,
-            "metadata.name: must match RFC 1035 DNS label format (lowercase letters, "
-            "digits and '-', starting with a letter and ending with a letter or digit)");
+    gc_gang_fail(c, c->tj,
+                 "metadata.name: must match RFC 1035 DNS label format (lowercase letters, "
+                 "digits and '-', starting with a letter and ending with a letter or digit)");
   }
   g->namespace_ = gc_arena_strdup(c->a, ns);
   g->name = gc_arena_strdup(c->a, name ? name : "");
   const struct gc_value *uidv = GET(meta, "uid");
   if (!gc_is_null(uidv) && uidv->type != GC_STR)
-    gc_fail(c, c->tj, "metadata.uid: must be a string");
+    gc_gang_fail(c, c->tj, "metadata.uid: must be a string");
   const char *uid = gc_value_as_str(uidv);
   g->uid = uid && *uid ? gc_arena_strdup(c->a, uid) : NULL;
   if (!g->namespace_ || !g->name)
@@ -470,21 +470,22 @@ static int find_runtime(struct ctx *c, const struct tj_info *t, const struct gc_
       runtimes, t->ref_cluster, ns, c->opts->default_namespace, t->ref_name, NULL, &c->cache);
   if (!rt) {
     if (t->ref_cluster)
-      gc_fail(c, c->tj, "spec.runtimeRef: ClusterTrainingRuntime \"%.*s\" not found", NAME_SHOW_MAX,
-              t->ref_name);
+      gc_gang_fail(c, c->tj, "spec.runtimeRef: ClusterTrainingRuntime \"%.*s\" not found",
+                   NAME_SHOW_MAX, t->ref_name);
     else
-      gc_fail(c, c->tj,
-              "spec.runtimeRef: TrainingRuntime \"%.*s\" not found in namespace "
-              "\"%s\"",
-              NAME_SHOW_MAX, t->ref_name, ns);
+      gc_gang_fail(c, c->tj,
+                   "spec.runtimeRef: TrainingRuntime \"%.*s\" not found in namespace "
+                   "\"%s\"",
+                   NAME_SHOW_MAX, t->ref_name, ns);
     return GC_ENOTFOUND;
   }
   g->runtime_kind = t->ref_cluster ? "ClusterTrainingRuntime" : "TrainingRuntime";
   g->runtime_name = gc_arena_strdup(c->a, t->ref_name);
   if (!g->runtime_name)
     return GC_ENOMEM;
-  c->rt = t->ref_cluster ? join_name(c->a, "ClusterTrainingRuntime", "/", t->ref_name)
-                         : join_name(c->a, gc_fmt(c, "TrainingRuntime %s", ns), "/", t->ref_name);
+  c->rt = t->ref_cluster
+              ? join_name(c->a, "ClusterTrainingRuntime", "/", t->ref_name)
+              : join_name(c->a, gc_gang_fmt(c, "TrainingRuntime %s", ns), "/", t->ref_name);
   if (!c->rt)
     return GC_ENOMEM;
   const struct gc_value *rlabels = gc_value_path(rt, "metadata.labels");
@@ -513,14 +514,14 @@ static int effective_jobs(struct ctx *c, const struct tj_info *t, const struct r
   struct gc_value *js = NULL;
   int rc = gc_merge_strategic(c->a, gc_value_path(rt, "spec.template.spec"), NULL, NULL, &js);
   if (rc == GC_ELIMIT) {
-    gc_fail(c, c->rt, "spec.template.spec: nested too deeply");
+    gc_gang_fail(c, c->rt, "spec.template.spec: nested too deeply");
     return GC_EINVAL;
   }
   if (rc || !js)
     return GC_ENOMEM;
   /* js is the runtime's own tree (the merge shares what it does not
    * change); the job list becomes private so its items can be replaced. */
-  struct gc_value *jsjobs = gc_cow_seq(c, GET(js, "replicatedJobs"));
+  struct gc_value *jsjobs = gc_override_cow_seq(c, GET(js, "replicatedJobs"));
   if (!jsjobs)
     return GC_ENOMEM;
   gc_override_apply(c, t->spec, jsjobs, r->jobs, 1);
@@ -568,12 +569,12 @@ static int resolve_queue(struct ctx *c, struct queue_src *q) {
   if (!(b->caps & GC_BCAP_QUEUE) || !b->queue.key)
     return GC_OK;
   if (q->value && !*q->value) {
-    gc_fail(c, q->prefix, "%s: %s queue name must not be empty", queue_path(c, q), b->display);
+    gc_gang_fail(c, q->prefix, "%s: %s queue name must not be empty", queue_path(c, q), b->display);
   } else if (q->value && !gc_name_is_dns1123_subdomain(q->value, strlen(q->value))) {
-    gc_fail(c, q->prefix,
-            "%s: \"%.*s\" is not a valid %s queue name (an RFC 1123 "
-            "subdomain)",
-            queue_path(c, q), NAME_SHOW_MAX, q->value, b->display);
+    gc_gang_fail(c, q->prefix,
+                 "%s: \"%.*s\" is not a valid %s queue name (an RFC 1123 "
+                 "subdomain)",
+                 queue_path(c, q), NAME_SHOW_MAX, q->value, b->display);
   } else if (q->value) {
     if (!(c->g->queue = gc_arena_strdup(c->a, q->value)))
       return GC_ENOMEM;
@@ -596,7 +597,7 @@ static int read_runtime(struct ctx *c, struct tj_info *t, const struct gc_value 
                         struct rt_info *r) {
   r->spec = GET(rt, "spec");
   if (gc_is_null(r->spec) || r->spec->type != GC_MAP) {
-    gc_fail(c, c->rt, "spec: %s", gc_is_null(r->spec) ? "required" : "must be an object");
+    gc_gang_fail(c, c->rt, "spec: %s", gc_is_null(r->spec) ? "required" : "must be an object");
     return GC_EINVAL;
   }
   gc_runtime_check_ml(c, r, t);
@@ -638,20 +639,21 @@ static void find_other_gang(struct ctx *c, const struct gc_value *rt, const stru
   const struct gc_backend *b = c->g->backend;
   const char *why = NULL;
   if (b->runtime_stanza && !gc_is_null(gc_map_get(GET(rt, "spec"), b->runtime_stanza)))
-    why = gc_fmt(c, "%s: spec.%s (Kubeflow Trainer gangs it itself)", c->rt, b->runtime_stanza);
+    why = gc_gang_fmt(c, "%s: spec.%s (Kubeflow Trainer gangs it itself)", c->rt,
+                      b->runtime_stanza);
   for (size_t i = 0; !why && i < n; i++) {
     const struct gc_value *jspec = GET(GET(jobs[i].node, "template"), "spec");
     const char *key = names_group(b, jobs[i].podspec);
     if (b->job_stanza && !gc_is_null(gc_map_get(jspec, b->job_stanza)))
-      why = gc_fmt(c,
-                   "%s: replicated job \"%s\" sets its Job's spec.%s (the Job controller "
-                   "gangs it itself)",
-                   c->rt, jobs[i].name, b->job_stanza);
+      why = gc_gang_fmt(c,
+                        "%s: replicated job \"%s\" sets its Job's spec.%s (the Job controller "
+                        "gangs it itself)",
+                        c->rt, jobs[i].name, b->job_stanza);
     else if (key)
-      why = gc_fmt(c,
-                   "%s: replicated job \"%s\" already names a scheduling group in its pod "
-                   "template (spec.%s)",
-                   c->rt, jobs[i].name, key);
+      why = gc_gang_fmt(c,
+                        "%s: replicated job \"%s\" already names a scheduling group in its pod "
+                        "template (spec.%s)",
+                        c->rt, jobs[i].name, key);
   }
   if (!why)
     return;
@@ -712,7 +714,7 @@ int gc_gang_compute(const struct gc_value *trainjob, const struct gc_catalog *ru
   *out = NULL;
   if (!opts)
     opts = &defaults;
-  if (!trainjob || !gc_doc_trainer_kind(trainjob, &kind) || strcmp(kind, "TrainJob")) {
+  if (!trainjob || !gc_catalog_trainer_kind(trainjob, &kind) || strcmp(kind, "TrainJob")) {
     gc_diags_addf(diags, "not a %s TrainJob", GC_TRAINER_API);
     return GC_EINVAL;
   }
@@ -732,12 +734,12 @@ int gc_gang_compute(const struct gc_value *trainjob, const struct gc_catalog *ru
     rc = compute_body(&c, trainjob, runtimes, ns);
   if (rc == GC_ENOMEM || c.oom) {
     rc = GC_ENOMEM;
-    gc_diags_addf(diags, "%s: %s", c.tj ? c.tj : "TrainJob", gc_strerror(GC_ENOMEM));
+    gc_diags_addf(diags, "%s: %s", c.tj ? c.tj : "TrainJob", gc_diag_strerror(GC_ENOMEM));
   } else if (c.errors) {
     if (rc == GC_OK)
       rc = GC_EINVAL;
   } else if (rc != GC_OK) {
-    gc_diags_addf(diags, "%s: %s", c.tj ? c.tj : "TrainJob", gc_strerror(rc));
+    gc_diags_addf(diags, "%s: %s", c.tj ? c.tj : "TrainJob", gc_diag_strerror(rc));
   }
   if (rc != GC_OK) {
     gc_gang_free(g);

@@ -161,7 +161,7 @@ int gc_catalog_add(struct gc_catalog *c, const struct gc_value *doc, const char 
 /* Returns 1 if doc is a TrainJob, TrainingRuntime or ClusterTrainingRuntime
  * of trainer.kubeflow.org/v1alpha1 (kind in *kind: "TrainJob",
  * "TrainingRuntime", "ClusterTrainingRuntime"), 0 otherwise. */
-int gc_doc_trainer_kind(const struct gc_value *doc, const char **kind);
+int gc_catalog_trainer_kind(const struct gc_value *doc, const char **kind);
 
 struct gc_options {
   const struct gc_backend *backend;         /* NULL: the runtime's policy, else default_backend */

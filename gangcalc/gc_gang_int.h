@@ -119,38 +119,38 @@ static inline int gc_is_null(const struct gc_value *v) { return !v || v->type ==
 /* The integer a number holds: an integer, or a float with an integral
  * value (the API server takes 1.0 or 2e0 for an integer field).  Values
  * beyond int64 saturate.  Returns 1 (stored in *out) or 0. */
-int gc_int_value(const struct gc_value *v, int64_t *out);
+int gc_gang_int_value(const struct gc_value *v, int64_t *out);
 
 /* Reports "<prefix>: <message>" to c's diagnostics and counts an error. */
-void gc_fail(struct ctx *c, const char *prefix, const char *fmt, ...)
+void gc_gang_fail(struct ctx *c, const char *prefix, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* Formats a path into c's arena (cut at 2 KiB).  Never NULL: on OOM it sets
  * c->oom and returns "". */
-char *gc_fmt(struct ctx *c, const char *f, ...) __attribute__((format(printf, 2, 3)));
+char *gc_gang_fmt(struct ctx *c, const char *f, ...) __attribute__((format(printf, 2, 3)));
 
 /* The text of p, formatted into c's arena the first time it is asked for. */
-const char *gc_lpath(struct ctx *c, struct lpath *p);
+const char *gc_gang_lpath(struct ctx *c, struct lpath *p);
 
 /* Readers of optional fields (v borrowed).  Each returns 1 (set, *out
  * holds the value, borrowed from v), 0 (absent or null) or -1 (reported
  * at "<prefix>: <path>": wrong type or, for integers, out of [min, max]). */
-int gc_get_int(struct ctx *c, const char *prefix, const struct gc_value *v, const char *path,
-               int64_t min, int64_t max, int64_t *out);
-int gc_get_str(struct ctx *c, const char *prefix, const struct gc_value *v, const char *path,
-               const char **out);
-int gc_get_bool(struct ctx *c, const char *prefix, const struct gc_value *v, const char *path,
-                int *out);
+int gc_gang_get_int(struct ctx *c, const char *prefix, const struct gc_value *v, const char *path,
+                    int64_t min, int64_t max, int64_t *out);
+int gc_gang_get_str(struct ctx *c, const char *prefix, const struct gc_value *v, const char *path,
+                    const char **out);
+int gc_gang_get_bool(struct ctx *c, const char *prefix, const struct gc_value *v, const char *path,
+                     int *out);
 
 /* Return v if it is a map (a sequence), NULL if absent or null; any other
  * type is reported and sets *bad (when bad is not NULL). */
-const struct gc_value *gc_get_map(struct ctx *c, const char *prefix, const struct gc_value *v,
-                                  const char *path, int *bad);
-const struct gc_value *gc_get_seq(struct ctx *c, const char *prefix, const struct gc_value *v,
-                                  const char *path, int *bad);
+const struct gc_value *gc_gang_get_map(struct ctx *c, const char *prefix, const struct gc_value *v,
+                                       const char *path, int *bad);
+const struct gc_value *gc_gang_get_seq(struct ctx *c, const char *prefix, const struct gc_value *v,
+                                       const char *path, int *bad);
 
 /* Checks a map of string to string (labels, annotations). */
-void gc_check_string_map(struct ctx *c, const char *prefix, const struct gc_value *v,
-                         const char *path);
+void gc_gang_check_string_map(struct ctx *c, const char *prefix, const struct gc_value *v,
+                              const char *path);
 
 #endif

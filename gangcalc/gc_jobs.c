@@ -18,7 +18,7 @@ static int quiet_int(const struct gc_value *v, int64_t *out, int *has) {
   int64_t n;
   if (gc_is_null(v))
     return 1;
-  if (!gc_int_value(v, &n) || n < 0 || n > INT32_MAXV)
+  if (!gc_gang_int_value(v, &n) || n < 0 || n > INT32_MAXV)
     return 0;
   *out = n;
   if (has)
@@ -138,36 +138,36 @@ static int read_jobs_checked(struct ctx *c, const struct gc_value *jsjobs, struc
     if (c->oom)
       return 0;
     memset(j, 0, sizeof(*j));
-    char *p = gc_fmt(c, "spec.template.spec.replicatedJobs[%zu]", i);
+    char *p = gc_gang_fmt(c, "spec.template.spec.replicatedJobs[%zu]", i);
     size_t before = c->errors;
     j->node = node;
     j->name = gc_value_as_str(GET(node, "name"));
     j->replicas = 1;
-    gc_get_int(c, c->rt, GET(node, "replicas"), gc_fmt(c, "%s.replicas", p), 0, INT32_MAXV,
-               &j->replicas);
+    gc_gang_get_int(c, c->rt, GET(node, "replicas"), gc_gang_fmt(c, "%s.replicas", p), 0,
+                    INT32_MAXV, &j->replicas);
     const struct gc_value *tpl = GET(node, "template");
     if (gc_is_null(tpl)) {
-      gc_fail(c, c->rt, "%s.template: required", p);
+      gc_gang_fail(c, c->rt, "%s.template: required", p);
       ok = 0;
       continue;
     }
-    if (!gc_get_map(c, c->rt, tpl, gc_fmt(c, "%s.template", p), NULL)) {
+    if (!gc_gang_get_map(c, c->rt, tpl, gc_gang_fmt(c, "%s.template", p), NULL)) {
       ok = 0;
       continue;
     }
-    const struct gc_value *meta = gc_get_map(c, c->rt, GET(tpl, "metadata"),
-                                             gc_fmt(c, "%s.template.metadata", p), NULL);
+    const struct gc_value *meta = gc_gang_get_map(c, c->rt, GET(tpl, "metadata"),
+                                                  gc_gang_fmt(c, "%s.template.metadata", p), NULL);
     const struct gc_value *labels = GET(meta, "labels");
-    gc_check_string_map(c, c->rt, labels, gc_fmt(c, "%s.template.metadata.labels", p));
+    gc_gang_check_string_map(c, c->rt, labels, gc_gang_fmt(c, "%s.template.metadata.labels", p));
     j->ancestor = gc_value_as_str(GET(labels, GC_ANCESTOR_LABEL));
-    const struct gc_value *jspec = gc_get_map(c, c->rt, GET(tpl, "spec"),
-                                              gc_fmt(c, "%s.template.spec", p), NULL);
-    if (gc_get_int(c, c->rt, GET(jspec, "parallelism"),
-                   gc_fmt(c, "%s.template.spec.parallelism", p), 0, INT32_MAXV,
-                   &j->parallelism) == 1)
+    const struct gc_value *jspec = gc_gang_get_map(c, c->rt, GET(tpl, "spec"),
+                                                   gc_gang_fmt(c, "%s.template.spec", p), NULL);
+    if (gc_gang_get_int(c, c->rt, GET(jspec, "parallelism"),
+                        gc_gang_fmt(c, "%s.template.spec.parallelism", p), 0, INT32_MAXV,
+                        &j->parallelism) == 1)
       j->has_parallelism = 1;
-    const struct gc_value *pt = gc_get_map(c, c->rt, GET(jspec, "template"),
-                                           gc_fmt(c, "%s.template.spec.template", p), NULL);
+    const struct gc_value *pt = gc_gang_get_map(
+        c, c->rt, GET(jspec, "template"), gc_gang_fmt(c, "%s.template.spec.template", p), NULL);
     const struct gc_value *pmeta = GET(pt, "metadata");
     const struct gc_value *plabel = GET(GET(pmeta, "labels"), GC_ANCESTOR_LABEL);
     if (!j->ancestor && plabel && plabel->type == GC_STR)
@@ -177,28 +177,28 @@ static int read_jobs_checked(struct ctx *c, const struct gc_value *jsjobs, struc
            "on the Job template (template.metadata.labels), so Trainer and gangbridge treat "
            "this job as a plain job and spec.trainer.numNodes does not apply to it",
            c->rt, j->name, GC_ANCESTOR_LABEL);
-    const char *pspath = gc_fmt(c, "%s.template.spec.template.spec", p);
+    const char *pspath = gc_gang_fmt(c, "%s.template.spec.template.spec", p);
     const struct gc_value *ps = GET(pt, "spec");
     if (gc_is_null(ps)) {
-      gc_fail(c, c->rt, "%s: required", pspath);
-    } else if (gc_get_map(c, c->rt, ps, pspath, NULL)) {
+      gc_gang_fail(c, c->rt, "%s: required", pspath);
+    } else if (gc_gang_get_map(c, c->rt, ps, pspath, NULL)) {
       j->podspec = (struct gc_value *)ps;
       const struct gc_value *cs = GET(ps, "containers");
       if (gc_is_null(cs) || (cs->type == GC_SEQ && cs->len == 0))
-        gc_fail(c, c->rt, "%s.containers: required (at least one container)", pspath);
-      gc_get_str(c, c->rt, GET(ps, "priorityClassName"), gc_fmt(c, "%s.priorityClassName", pspath),
-                 &j->priority_class);
-      gc_get_str(c, c->rt, GET(ps, "schedulerName"), gc_fmt(c, "%s.schedulerName", pspath),
-                 &j->scheduler_name);
+        gc_gang_fail(c, c->rt, "%s.containers: required (at least one container)", pspath);
+      gc_gang_get_str(c, c->rt, GET(ps, "priorityClassName"),
+                      gc_gang_fmt(c, "%s.priorityClassName", pspath), &j->priority_class);
+      gc_gang_get_str(c, c->rt, GET(ps, "schedulerName"),
+                      gc_gang_fmt(c, "%s.schedulerName", pspath), &j->scheduler_name);
       if (j->priority_class && !*j->priority_class)
         j->priority_class = NULL;
       if (j->scheduler_name && !*j->scheduler_name)
         j->scheduler_name = NULL;
     }
-    const struct gc_value *deps = gc_get_seq(c, c->rt, GET(node, "dependsOn"),
-                                             gc_fmt(c, "%s.dependsOn", p), NULL);
+    const struct gc_value *deps = gc_gang_get_seq(c, c->rt, GET(node, "dependsOn"),
+                                                  gc_gang_fmt(c, "%s.dependsOn", p), NULL);
     if (deps && deps->len > GC_WAVES_MAX_JOBS) {
-      gc_fail(c, c->rt, "%s.dependsOn: must have at most %d items", p, GC_WAVES_MAX_JOBS);
+      gc_gang_fail(c, c->rt, "%s.dependsOn: must have at most %d items", p, GC_WAVES_MAX_JOBS);
       ok = 0;
       continue;
     }
@@ -211,21 +211,21 @@ static int read_jobs_checked(struct ctx *c, const struct gc_value *jsjobs, struc
       }
       for (size_t k = 0; k < deps->len; k++) {
         const struct gc_value *d = deps->u.items[k];
-        char *dp = gc_fmt(c, "%s.dependsOn[%zu]", p, k);
+        char *dp = gc_gang_fmt(c, "%s.dependsOn[%zu]", p, k);
         const char *dn = NULL, *st = NULL;
-        if (!gc_get_map(c, c->rt, d, dp, NULL))
+        if (!gc_gang_get_map(c, c->rt, d, dp, NULL))
           continue;
-        int rn = gc_get_str(c, c->rt, GET(d, "name"), gc_fmt(c, "%s.name", dp), &dn);
+        int rn = gc_gang_get_str(c, c->rt, GET(d, "name"), gc_gang_fmt(c, "%s.name", dp), &dn);
         if (rn == 0 || (rn == 1 && !*dn))
-          gc_fail(c, c->rt, "%s.name: required", dp);
-        int rs = gc_get_str(c, c->rt, GET(d, "status"), gc_fmt(c, "%s.status", dp), &st);
+          gc_gang_fail(c, c->rt, "%s.name: required", dp);
+        int rs = gc_gang_get_str(c, c->rt, GET(d, "status"), gc_gang_fmt(c, "%s.status", dp), &st);
         if (rs == 0)
-          gc_fail(c, c->rt, "%s.status: required", dp);
+          gc_gang_fail(c, c->rt, "%s.status: required", dp);
         else if (rs == 1 && strcmp(st, "Ready") && strcmp(st, "Complete"))
-          gc_fail(c, c->rt,
-                  "%s.status: Unsupported value: \"%.*s\": supported values: \"Ready\", "
-                  "\"Complete\"",
-                  dp, NAME_SHOW_MAX, st);
+          gc_gang_fail(c, c->rt,
+                       "%s.status: Unsupported value: \"%.*s\": supported values: \"Ready\", "
+                       "\"Complete\"",
+                       dp, NAME_SHOW_MAX, st);
         if (rn == 1 && *dn) {
           j->deps[j->n_deps] = dn;
           j->dep_status[j->n_deps] = st && rs == 1 ? st : "";
@@ -247,7 +247,7 @@ void gc_jobs_merge_rpn(struct ctx *c, struct job *j, const struct gc_value *rpn)
   /* With no patch this copies nothing; it checks the nesting limit. */
   int crc = gc_merge_strategic(c->a, j->podspec, NULL, NULL, &ps);
   if (crc == GC_ELIMIT) {
-    gc_fail(c, c->rt, "replicated job \"%s\": pod spec nested too deeply", j->name);
+    gc_gang_fail(c, c->rt, "replicated job \"%s\": pod spec nested too deeply", j->name);
     return;
   }
   if (crc || !ps) {
@@ -285,12 +285,12 @@ void gc_jobs_merge_rpn(struct ctx *c, struct job *j, const struct gc_value *rpn)
   struct gc_value *merged = NULL;
   int rc = gc_merge_strategic(c->a, GET(target, "resources"), patch, "resources", &merged);
   if (rc == GC_ELIMIT) {
-    gc_fail(c, c->tj, "spec.trainer.resourcesPerNode: too large to merge");
+    gc_gang_fail(c, c->tj, "spec.trainer.resourcesPerNode: too large to merge");
     return;
   }
-  struct gc_value *nt = rc || !merged ? NULL : gc_cow_map(c, target);
-  struct gc_value *ncs = nt ? gc_cow_seq(c, cs) : NULL;
-  struct gc_value *nps = ncs ? gc_cow_map(c, ps) : NULL;
+  struct gc_value *nt = rc || !merged ? NULL : gc_override_cow_map(c, target);
+  struct gc_value *ncs = nt ? gc_override_cow_seq(c, cs) : NULL;
+  struct gc_value *nps = ncs ? gc_override_cow_map(c, ps) : NULL;
   if (!nps || gc_map_set(c->a, nt, "resources", merged) ||
       gc_map_set(c->a, nps, "containers", ncs)) {
     c->oom = 1;

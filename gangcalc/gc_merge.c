@@ -7,6 +7,7 @@
  * the template.
  */
 #include "gc_merge.h"
+#include "gc_merge_test.h"
 
 #include <string.h>
 

@@ -22,11 +22,6 @@
  * is quadratic, so larger lists are refused (GC_ELIMIT). */
 #define GC_MERGE_MAX_LIST 4096
 
-/* Returns the patch merge key for a list stored under `field` ("name" for
- * containers, env, volumes, ...; "mountPath" for volumeMounts), or NULL when
- * such a list is replaced as a whole. */
-const char *gc_merge_key_for(const char *field);
-
 /* Strategic-merges patch over base into *out: new nodes in arena a, the rest
  * borrowed from base and patch (only read; either may be NULL).  `field` names the key the two
  * values sit under (NULL at the root) and picks the list merge rule.

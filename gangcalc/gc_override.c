@@ -72,7 +72,7 @@ static struct gc_value *job_by_name(const struct gc_value *jobs, const char *nam
  * changes: these make private shallow copies, one level at a time. */
 
 /* A new map with m's members (an empty map when m is not a map). */
-struct gc_value *gc_cow_map(struct ctx *c, const struct gc_value *m) {
+struct gc_value *gc_override_cow_map(struct ctx *c, const struct gc_value *m) {
   struct gc_value *n = gc_value_map(c->a);
   if (!n) {
     c->oom = 1;
@@ -95,7 +95,7 @@ struct gc_value *gc_cow_map(struct ctx *c, const struct gc_value *m) {
 }
 
 /* A new sequence with s's items (s is a sequence). */
-struct gc_value *gc_cow_seq(struct ctx *c, const struct gc_value *s) {
+struct gc_value *gc_override_cow_seq(struct ctx *c, const struct gc_value *s) {
   struct gc_value *n = gc_value_seq(c->a);
   if (!n || !(n->u.items = gc_arena_alloc(c->a, (s->len + 1) * sizeof(struct gc_value *)))) {
     c->oom = 1;
@@ -115,10 +115,10 @@ struct gc_value *gc_cow_seq(struct ctx *c, const struct gc_value *s) {
  * missing or non-map step becomes a new map. */
 static void job_set(struct ctx *c, struct gc_value *jsjobs, size_t idx, const char *const *keys,
                     size_t n, struct gc_value *value) {
-  struct gc_value *root = gc_cow_map(c, jsjobs->u.items[idx]);
+  struct gc_value *root = gc_override_cow_map(c, jsjobs->u.items[idx]);
   struct gc_value *cur = root;
   for (size_t k = 0; cur && k + 1 < n; k++) {
-    struct gc_value *next = gc_cow_map(c, gc_map_get(cur, keys[k]));
+    struct gc_value *next = gc_override_cow_map(c, gc_map_get(cur, keys[k]));
     if (!next || gc_map_set(c->a, cur, keys[k], next)) {
       c->oom = 1;
       return;
@@ -158,13 +158,13 @@ static struct gc_value *filter_podspec(struct ctx *c, const struct gc_value *spe
       WARN(c, GC_WARN_OTHER,
            "%s.%.*s is not a field this override can set; it is ignored (a "
            "cluster drops it)",
-           gc_lpath(c, path), NAME_SHOW_MAX, m->key);
+           gc_gang_lpath(c, path), NAME_SHOW_MAX, m->key);
       continue;
     }
     int is_c = !strcmp(m->key, "containers") || !strcmp(m->key, "initContainers");
     if (is_c && m->value->type != GC_SEQ) {
       if (m->value->type != GC_NULL)
-        gc_fail(c, c->tj, "%s.%s: must be an array", gc_lpath(c, path), m->key);
+        gc_gang_fail(c, c->tj, "%s.%s: must be an array", gc_gang_lpath(c, path), m->key);
       continue;
     }
     if (!is_c) {
@@ -180,17 +180,17 @@ static struct gc_value *filter_podspec(struct ctx *c, const struct gc_value *spe
     for (size_t k = 0; k < m->value->len; k++) {
       const struct gc_value *ct = m->value->u.items[k];
       const char *cn = gc_value_as_str(GET(ct, "name"));
-#define CP gc_fmt(c, "%s.%s[%zu]", gc_lpath(c, path), m->key, k)
+#define CP gc_gang_fmt(c, "%s.%s[%zu]", gc_gang_lpath(c, path), m->key, k)
       if (!ct || ct->type != GC_MAP || !cn || !*cn) {
-        gc_fail(c, c->tj, "%s.name: required", CP);
+        gc_gang_fail(c, c->tj, "%s.name: required", CP);
         continue;
       }
       if (!has_container(rps, m->key, cn)) {
         if (strict)
-          gc_fail(c, c->tj,
-                  "%s.name: container \"%.*s\" not found in replicated job \"%s\" of the "
-                  "runtime",
-                  CP, NAME_SHOW_MAX, cn, job);
+          gc_gang_fail(c, c->tj,
+                       "%s.name: container \"%.*s\" not found in replicated job \"%s\" of the "
+                       "runtime",
+                       CP, NAME_SHOW_MAX, cn, job);
         else
           WARN(c, GC_WARN_OTHER,
                "%s: container \"%.*s\" not found in replicated job \"%s\" of "
@@ -201,10 +201,10 @@ static struct gc_value *filter_podspec(struct ctx *c, const struct gc_value *spe
       if (strict && !gc_is_null(GET(ct, "env")) &&
           (!strcmp(cn, "node") || !strcmp(cn, "dataset-initializer") ||
            !strcmp(cn, "model-initializer")))
-        gc_fail(c, c->tj,
-                "%s.env: must not be set for the \"%s\" container (use spec.trainer.env "
-                "or spec.initializer)",
-                CP, cn);
+        gc_gang_fail(c, c->tj,
+                     "%s.env: must not be set for the \"%s\" container (use spec.trainer.env "
+                     "or spec.initializer)",
+                     CP, cn);
       struct gc_value *fc = gc_value_map(c->a);
       if (!fc) {
         c->oom = 1;
@@ -260,43 +260,43 @@ static int merge_into_job(struct ctx *c, struct gc_value *jsjobs, const char *jo
 }
 
 static void merge_too_large(struct ctx *c, const char *path) {
-  gc_fail(c, c->tj,
-          "%s: the merged pod spec is too large or nested too deeply (at most %d items in "
-          "a merged list and %d levels)",
-          path, GC_MERGE_MAX_LIST, GC_MERGE_MAX_DEPTH);
+  gc_gang_fail(c, c->tj,
+               "%s: the merged pod spec is too large or nested too deeply (at most %d items in "
+               "a merged list and %d levels)",
+               path, GC_MERGE_MAX_LIST, GC_MERGE_MAX_DEPTH);
 }
 
 /* v2.0 podSpecOverrides and v2.1 podTemplateOverrides. */
 void gc_override_apply(struct ctx *c, const struct gc_value *spec, struct gc_value *jsjobs,
                        const struct gc_value *rjobs, int v20) {
   const char *field = v20 ? "podSpecOverrides" : "podTemplateOverrides";
-  const struct gc_value *list = gc_get_seq(
+  const struct gc_value *list = gc_gang_get_seq(
       c, c->tj, gc_map_get(spec, field),
       v20 ? "spec.podSpecOverrides" : "spec.podTemplateOverrides", NULL);
   for (size_t i = 0; list && i < list->len; i++) {
     const struct gc_value *o = list->u.items[i];
-    char *path = gc_fmt(c, "spec.%s[%zu]", field, i);
-    if (!gc_get_map(c, c->tj, o, path, NULL))
+    char *path = gc_gang_fmt(c, "spec.%s[%zu]", field, i);
+    if (!gc_gang_get_map(c, c->tj, o, path, NULL))
       continue;
-    const struct gc_value *targets = gc_get_seq(c, c->tj, GET(o, "targetJobs"),
-                                                gc_fmt(c, "%s.targetJobs", path), NULL);
+    const struct gc_value *targets = gc_gang_get_seq(c, c->tj, GET(o, "targetJobs"),
+                                                     gc_gang_fmt(c, "%s.targetJobs", path), NULL);
     if (!targets || targets->len == 0) {
       if (!targets)
-        gc_fail(c, c->tj, "%s.targetJobs: required", path);
+        gc_gang_fail(c, c->tj, "%s.targetJobs: required", path);
       continue;
     }
     const struct gc_value *ospec = o;
     struct lpath spath = {v20 ? "spec.%s[%zu]" : "spec.%s[%zu].spec", field, i, 0, NULL};
     if (!v20) {
-      gc_get_map(c, c->tj, GET(o, "metadata"), gc_fmt(c, "%s.metadata", path), NULL);
-      ospec = gc_get_map(c, c->tj, GET(o, "spec"), gc_fmt(c, "%s.spec", path), NULL);
+      gc_gang_get_map(c, c->tj, GET(o, "metadata"), gc_gang_fmt(c, "%s.metadata", path), NULL);
+      ospec = gc_gang_get_map(c, c->tj, GET(o, "spec"), gc_gang_fmt(c, "%s.spec", path), NULL);
       if (!ospec)
         continue;
     }
     for (size_t k = 0; k < targets->len; k++) {
       const char *jn = gc_value_as_str(GET(targets->u.items[k], "name"));
       if (!jn || !*jn) {
-        gc_fail(c, c->tj, "%s.targetJobs[%zu].name: required", path, k);
+        gc_gang_fail(c, c->tj, "%s.targetJobs[%zu].name: required", path, k);
         continue;
       }
       const struct gc_value *rj = job_by_name(rjobs, jn, NULL);
@@ -312,7 +312,7 @@ void gc_override_apply(struct ctx *c, const struct gc_value *spec, struct gc_val
                                           OVERRIDE_CONTAINER_FIELDS, 0, &spath, jn);
       if (f && merge_into_job(c, jsjobs, jn, f) == GC_ELIMIT) {
         /* Every other target would hit the same bound: one message. */
-        merge_too_large(c, v20 ? path : gc_fmt(c, "%s.spec", path));
+        merge_too_large(c, v20 ? path : gc_gang_fmt(c, "%s.spec", path));
         break;
       }
     }
@@ -342,8 +342,8 @@ void gc_override_patches(struct ctx *c, const struct gc_value *spec, struct gc_v
         continue; /* reported by gc_trainjob_check */
       const struct gc_value *rj = job_by_name(rjobs, jn, NULL);
       if (!rj) {
-        gc_fail(c, c->tj, "%s.name: replicated job \"%.*s\" not found in the runtime",
-                gc_lpath(c, &jp), NAME_SHOW_MAX, jn);
+        gc_gang_fail(c, c->tj, "%s.name: replicated job \"%.*s\" not found in the runtime",
+                     gc_gang_lpath(c, &jp), NAME_SHOW_MAX, jn);
         continue;
       }
       for (size_t f = 0; f < pj->len; f++)
@@ -351,7 +351,7 @@ void gc_override_patches(struct ctx *c, const struct gc_value *spec, struct gc_v
           WARN(c, GC_WARN_OTHER,
                "%s.%.*s is not a field a runtime patch can set; it is "
                "ignored (a cluster drops it)",
-               gc_lpath(c, &jp), NAME_SHOW_MAX, pj->u.members[f].key);
+               gc_gang_lpath(c, &jp), NAME_SHOW_MAX, pj->u.members[f].key);
       const struct gc_value *tmeta = gc_value_path(pj, "template.metadata");
       size_t jidx = 0;
       if (tmeta && tmeta->type == GC_MAP && job_by_name(jsjobs, jn, &jidx)) {
@@ -361,8 +361,8 @@ void gc_override_patches(struct ctx *c, const struct gc_value *spec, struct gc_v
                                      gc_value_path(jsjobs->u.items[jidx], "template.metadata"),
                                      tmeta, "metadata", &merged);
         if (mrc == GC_ELIMIT)
-          gc_fail(c, c->tj, "%s.template.metadata: too large or nested too deeply",
-                  gc_lpath(c, &jp));
+          gc_gang_fail(c, c->tj, "%s.template.metadata: too large or nested too deeply",
+                       gc_gang_lpath(c, &jp));
         else if (mrc || !merged)
           c->oom = 1;
         else
@@ -376,8 +376,9 @@ void gc_override_patches(struct ctx *c, const struct gc_value *spec, struct gc_v
             c->a, gc_value_path(jsjobs->u.items[jidx], "template.spec.template.metadata"), pmeta,
             "metadata", &merged);
         if (mrc == GC_ELIMIT)
-          gc_fail(c, c->tj, "%s.template.spec.template.metadata: too large or nested too deeply",
-                  gc_lpath(c, &jp));
+          gc_gang_fail(c, c->tj,
+                       "%s.template.spec.template.metadata: too large or nested too deeply",
+                       gc_gang_lpath(c, &jp));
         else if (mrc || !merged)
           c->oom = 1;
         else
@@ -390,14 +391,14 @@ void gc_override_patches(struct ctx *c, const struct gc_value *spec, struct gc_v
                          "replicatedJobs[%zu].template.spec.template.spec",
                          NULL, i, j, NULL};
       if (pspec->type != GC_MAP) {
-        gc_fail(c, c->tj, "%s: must be an object", gc_lpath(c, &sp));
+        gc_gang_fail(c, c->tj, "%s: must be an object", gc_gang_lpath(c, &sp));
         continue;
       }
       const struct gc_value *rps = gc_value_path(rj, "template.spec.template.spec");
       struct gc_value *f = filter_podspec(c, pspec, rps, PATCH_POD_FIELDS, PATCH_CONTAINER_FIELDS,
                                           1, &sp, jn);
       if (f && merge_into_job(c, jsjobs, jn, f) == GC_ELIMIT)
-        merge_too_large(c, gc_lpath(c, &sp));
+        merge_too_large(c, gc_gang_lpath(c, &sp));
     }
   }
 }

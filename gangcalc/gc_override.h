@@ -14,8 +14,8 @@
 /* Shallow copies into c's arena (the members or items are shared), so one
  * of them can be replaced.  Never NULL: on OOM c->oom is set and a shared
  * empty node is returned. */
-struct gc_value *gc_cow_map(struct ctx *c, const struct gc_value *m);
-struct gc_value *gc_cow_seq(struct ctx *c, const struct gc_value *s);
+struct gc_value *gc_override_cow_map(struct ctx *c, const struct gc_value *m);
+struct gc_value *gc_override_cow_seq(struct ctx *c, const struct gc_value *s);
 
 /* Applies spec's podSpecOverrides (v20 set) or podTemplateOverrides to
  * jsjobs (a private copy of the runtime's list rjobs); problems are

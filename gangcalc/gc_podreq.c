@@ -16,7 +16,11 @@ static int type_error(struct gc_diags *d, const char *where, const char *field,
   return GC_EINVAL;
 }
 
-int gc_podreq_effective(struct gc_arena *a, const struct gc_value *resources, const char *where,
+/* Reads one container's (or the pod's) `resources` node into its effective
+ * requests (requests, plus limits for resources requests do not name) and
+ * the limits-only part.  `where` is the path of the resources node.  Used by
+ * gc_podreq_compute and by tests. */
+static int gc_podreq_effective(struct gc_arena *a, const struct gc_value *resources, const char *where,
                         struct gc_reslist *requests, struct gc_reslist *limits_only,
                         struct gc_diags *diags) {
   struct gc_reslist req = GC_RESLIST_INIT, lim = GC_RESLIST_INIT, only = GC_RESLIST_INIT;

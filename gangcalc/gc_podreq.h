@@ -44,12 +44,4 @@ struct gc_podreq {
 int gc_podreq_compute(struct gc_arena *a, const struct gc_value *podspec, const char *where,
                       struct gc_podreq *out, struct gc_diags *diags);
 
-/* Reads one container's (or the pod's) `resources` node into its effective
- * requests (requests, plus limits for resources requests do not name) and
- * the limits-only part.  `where` is the path of the resources node.  Used by
- * gc_podreq_compute and by tests. */
-int gc_podreq_effective(struct gc_arena *a, const struct gc_value *resources, const char *where,
-                        struct gc_reslist *requests, struct gc_reslist *limits_only,
-                        struct gc_diags *diags);
-
 #endif

@@ -28,7 +28,7 @@ struct ann_src {
 
 /* s[0..n) with control bytes escaped and cut at SHOW_MAX, into buf. */
 static const char *shown(char *buf, size_t cap, const char *s, size_t n) {
-  gc_escape_controls(buf, cap, s, n > SHOW_MAX ? SHOW_MAX : n);
+  gc_diag_escape_controls(buf, cap, s, n > SHOW_MAX ? SHOW_MAX : n);
   return buf;
 }
 
@@ -138,7 +138,7 @@ static int ann_str(struct ctx *c, const struct ann_src *s, const char *key, cons
   if (!x)
     return 0;
   if (x->type != GC_STR) {
-    gc_fail(c, s->prefix, "metadata.annotations[%s]: must be a string", key);
+    gc_gang_fail(c, s->prefix, "metadata.annotations[%s]: must be a string", key);
     return -1;
   }
   *v = x->u.s;
@@ -155,14 +155,14 @@ static void timeout_text(struct ctx *c, const char *prefix, const char *kind, co
   int64_t secs = 0;
   if (gc_policy_timeout_parse(v, n, &secs, msg, sizeof(msg))) {
     if (path)
-      gc_fail(c, prefix, "%s: %s", path, msg);
+      gc_gang_fail(c, prefix, "%s: %s", path, msg);
     else
-      gc_fail(c, prefix, "%s", msg);
+      gc_gang_fail(c, prefix, "%s", msg);
     return;
   }
   c->g->timeout.set = 1;
   c->g->timeout.seconds = secs;
-  c->g->timeout.source = path ? gc_fmt(c, "%s: %s", kind, path) : kind;
+  c->g->timeout.source = path ? gc_gang_fmt(c, "%s: %s", kind, path) : kind;
 }
 
 /* The timeout annotation of s: 1 when it decided (set or reported). */
@@ -202,8 +202,8 @@ static int topology_from(struct ctx *c, const struct ann_src *s) {
   if (rr < 0 || rp < 0)
     return 1;
   if (rr > 0 && rp > 0) {
-    gc_fail(c, s->prefix, "metadata.annotations: %s and %s are both set; set one of them",
-            GC_ANN_TOPOLOGY_REQUIRED, GC_ANN_TOPOLOGY_PREFERRED);
+    gc_gang_fail(c, s->prefix, "metadata.annotations: %s and %s are both set; set one of them",
+                 GC_ANN_TOPOLOGY_REQUIRED, GC_ANN_TOPOLOGY_PREFERRED);
     return 1;
   }
   if (rr == 0 && rp == 0)
@@ -214,10 +214,10 @@ static int topology_from(struct ctx *c, const struct ann_src *s) {
   tp.mode = rr > 0 ? "hard" : "soft";
   char msg[512];
   if (topology_value(rr > 0 ? req : pref, rr > 0 ? nreq : npref, &tp, msg, sizeof(msg))) {
-    gc_fail(c, s->prefix, "metadata.annotations[%s]: %s", key, msg);
+    gc_gang_fail(c, s->prefix, "metadata.annotations[%s]: %s", key, msg);
     return 1;
   }
-  topology_set(c, tp, gc_fmt(c, "%s: metadata.annotations[%s]", s->kind, key));
+  topology_set(c, tp, gc_gang_fmt(c, "%s: metadata.annotations[%s]", s->kind, key));
   return 1;
 }
 
@@ -227,7 +227,7 @@ static int topology_from(struct ctx *c, const struct ann_src *s) {
  * TrainJob first, so that a bad Namespace, Queue, runtime or config value
  * says which TrainJob it stopped ("team-a/job: Namespace team-a: ..."). */
 static const char *via_job(struct ctx *c, const char *source) {
-  return gc_fmt(c, "%s: %s", c->tj, source);
+  return gc_gang_fmt(c, "%s: %s", c->tj, source);
 }
 
 /* The Queue of the gang as a source: 1 when *qs is set (a gang whose
@@ -238,7 +238,7 @@ static int queue_src(struct ctx *c, struct ann_src *qs) {
   if (!(b->caps & GC_BCAP_QUEUE) || !b->queue.kind || !p || !p->queue_annotations)
     return 0;
   const char *q = c->g->queue ? c->g->queue : b->queue.default_name;
-  const char *qn = gc_fmt(c, "%s %s", b->queue.kind, q);
+  const char *qn = gc_gang_fmt(c, "%s %s", b->queue.kind, q);
   *qs = (struct ann_src){via_job(c, qn), qn, p->queue_annotations(p->queue_arg, b, q)};
   return 1;
 }
@@ -259,7 +259,7 @@ static void resolve_timeout(struct ctx *c, const struct ann_src *tj, const struc
   }
   if (r->rt_timeout_set) {
     g->timeout = (struct gc_timeout_policy){1, r->rt_timeout,
-                                            gc_fmt(c, "%s: %s", c->rt, r->rt_timeout_path)};
+                                            gc_gang_fmt(c, "%s: %s", c->rt, r->rt_timeout_path)};
     return;
   }
   if (timeout_from(c, ns))
@@ -296,17 +296,17 @@ static void max_from(struct ctx *c, const struct ann_src *s, struct ceiling *cl)
   if (ann_str(c, s, GC_ANN_SCHEDULE_TIMEOUT_MAX, &v, &n) <= 0)
     return;
   if (gc_policy_timeout_parse(v, n, &secs, msg, sizeof(msg))) {
-    gc_fail(c, s->prefix, ANN_PATH(GC_ANN_SCHEDULE_TIMEOUT_MAX) ": %s", msg);
+    gc_gang_fail(c, s->prefix, ANN_PATH(GC_ANN_SCHEDULE_TIMEOUT_MAX) ": %s", msg);
     return;
   }
-  ceiling_offer(cl, secs, gc_fmt(c, "%s: " ANN_PATH(GC_ANN_SCHEDULE_TIMEOUT_MAX), s->kind));
+  ceiling_offer(cl, secs, gc_gang_fmt(c, "%s: " ANN_PATH(GC_ANN_SCHEDULE_TIMEOUT_MAX), s->kind));
 }
 
 static const char *seconds_text(struct ctx *c, int64_t secs) {
   char d[GC_DURATION_BUFSZ];
   if (gc_duration_format_seconds(secs, d, sizeof(d)))
-    return gc_fmt(c, "%llds", (long long)secs);
-  return gc_fmt(c, "%s", d);
+    return gc_gang_fmt(c, "%llds", (long long)secs);
+  return gc_gang_fmt(c, "%s", d);
 }
 
 /* Applies the platform's maximum (config timeouts.max and the Namespace's
@@ -324,7 +324,7 @@ static void clamp_timeout(struct ctx *c, const struct ann_src *ns) {
   int64_t secs = 0;
   if (p && p->timeout_max && *p->timeout_max) {
     if (gc_policy_timeout_parse(p->timeout_max, strlen(p->timeout_max), &secs, msg, sizeof(msg)))
-      gc_fail(c, via_job(c, "config timeouts.max"), "%s", msg);
+      gc_gang_fail(c, via_job(c, "config timeouts.max"), "%s", msg);
     else
       ceiling_offer(&cl, secs, "config timeouts.max");
   }
@@ -339,7 +339,7 @@ static void clamp_timeout(struct ctx *c, const struct ann_src *ns) {
     if (bt->spec_seconds && bt->default_seconds > 0 && cl.seconds >= bt->default_seconds)
       return;
     g->timeout = (struct gc_timeout_policy){
-        1, cl.seconds, gc_fmt(c, "%s (the maximum; no source gave a timeout)", cl.source)};
+        1, cl.seconds, gc_gang_fmt(c, "%s (the maximum; no source gave a timeout)", cl.source)};
     return;
   }
   if (g->timeout.seconds <= cl.seconds)
@@ -347,8 +347,8 @@ static void clamp_timeout(struct ctx *c, const struct ann_src *ns) {
   WARN(c, GC_WARN_TIMEOUT_CLAMPED, "%s is %s; clamped to %s, the maximum set by %s",
        g->timeout.source, seconds_text(c, g->timeout.seconds), seconds_text(c, cl.seconds),
        cl.source);
-  g->timeout.source = gc_fmt(c, "%s (%s asked for %s)", cl.source, g->timeout.source,
-                             seconds_text(c, g->timeout.seconds));
+  g->timeout.source = gc_gang_fmt(c, "%s (%s asked for %s)", cl.source, g->timeout.source,
+                                  seconds_text(c, g->timeout.seconds));
   g->timeout.seconds = cl.seconds;
 }
 
@@ -382,7 +382,7 @@ static void resolve_topology(struct ctx *c, const struct ann_src *tj, const stru
     return;
   }
   if (r->nt.set) {
-    topology_set(c, r->nt, gc_fmt(c, "%s: %s", c->rt, r->nt_path));
+    topology_set(c, r->nt, gc_gang_fmt(c, "%s: %s", c->rt, r->nt_path));
     return;
   }
   if (topology_from(c, ns) || !p || !p->topology_default || !*p->topology_default)
@@ -391,7 +391,7 @@ static void resolve_topology(struct ctx *c, const struct ann_src *tj, const stru
   char msg[512];
   memset(&tp, 0, sizeof(tp));
   if (topology_default(p->topology_default, &tp, msg, sizeof(msg)))
-    gc_fail(c, via_job(c, "config topology.default"), "%s", msg);
+    gc_gang_fail(c, via_job(c, "config topology.default"), "%s", msg);
   else
     topology_set(c, tp, "config topology.default");
 }
@@ -399,8 +399,8 @@ static void resolve_topology(struct ctx *c, const struct ann_src *tj, const stru
 void gc_policy_resolve(struct ctx *c, const struct gc_value *trainjob, const struct gc_value *rt,
                        const struct rt_info *r) {
   const struct gc_policy_context *p = c->opts->policy;
-  const char *nsname = gc_fmt(c, "Namespace %s", c->g->namespace_);
-  struct ann_src tj = {c->tj, gc_fmt(c, "TrainJob %s", c->tj),
+  const char *nsname = gc_gang_fmt(c, "Namespace %s", c->g->namespace_);
+  struct ann_src tj = {c->tj, gc_gang_fmt(c, "TrainJob %s", c->tj),
                        gc_value_path(trainjob, "metadata.annotations")};
   struct ann_src rts = {via_job(c, c->rt), c->rt, gc_value_path(rt, "metadata.annotations")};
   struct ann_src ns = {via_job(c, nsname), nsname, p ? p->ns_annotations : NULL};

@@ -11,6 +11,7 @@
  * the full list of rules and the few places where we differ.
  */
 #include "gc_quantity.h"
+#include "gc_quantity_test.h"
 
 #include <math.h>
 #include <stdio.h>

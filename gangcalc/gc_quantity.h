@@ -47,23 +47,14 @@ int gc_quantity_from_value(const struct gc_value *v, struct gc_quantity *out);
  * (Quantity.Value), so that is the amount a pod asks for. */
 int gc_quantity_from_value_capped(const struct gc_value *v, struct gc_quantity *out);
 
-/* A zero quantity in the given format. */
-struct gc_quantity gc_quantity_zero(enum gc_qformat format);
-
 /* acc += q; the format rule is Quantity.Add's (a zero acc takes q's format). */
 int gc_quantity_add(struct gc_quantity *acc, const struct gc_quantity *q);
-
-/* acc -= q (Quantity.Sub). */
-int gc_quantity_sub(struct gc_quantity *acc, const struct gc_quantity *q);
 
 /* q *= n, exactly. */
 int gc_quantity_mul_int(struct gc_quantity *q, int64_t n);
 
 /* Returns <0, 0 or >0 as a <, ==, > b (exact, any scales). */
 int gc_quantity_cmp(const struct gc_quantity *a, const struct gc_quantity *b);
-
-/* Returns 1 if q is zero. */
-int gc_quantity_is_zero(const struct gc_quantity *q);
 
 /* Writes the canonical string (Quantity.String()) into buf.  Returns 0, or
  * GC_ERANGE when cap is too small (GC_QUANTITY_BUFSZ is always enough). */
@@ -74,9 +65,5 @@ int gc_quantity_milli(const struct gc_quantity *q, int64_t *out);
 
 /* Value in whole units rounded up (Quantity.Value), or GC_ERANGE. */
 int gc_quantity_units(const struct gc_quantity *q, int64_t *out);
-
-/* floor(num / den) for den > 0; GC_EINVAL if den <= 0, GC_ERANGE on overflow. */
-int gc_quantity_div_floor(const struct gc_quantity *num, const struct gc_quantity *den,
-                          int64_t *out);
 
 #endif

@@ -7,6 +7,7 @@
  * leaves the destination list as it was.
  */
 #include "gc_resources.h"
+#include "gc_resources_test.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -42,9 +42,6 @@ int gc_reslist_add(struct gc_arena *a, struct gc_reslist *dst, const struct gc_r
 /* dst[name] = max(dst[name], src[name]) for every name in src. */
 int gc_reslist_max(struct gc_arena *a, struct gc_reslist *dst, const struct gc_reslist *src);
 
-/* Every quantity *= n. */
-int gc_reslist_scale(struct gc_reslist *l, int64_t n);
-
 /* Deep copy of src into dst (dst is overwritten, not freed). */
 int gc_reslist_copy(struct gc_arena *a, struct gc_reslist *dst, const struct gc_reslist *src);
 

@@ -14,13 +14,15 @@
 #include "gc_waves.h"
 
 void gc_runtime_check_ml(struct ctx *c, struct rt_info *r, struct tj_info *t) {
-  const struct gc_value *ml = gc_get_map(c, c->rt, GET(r->spec, "mlPolicy"), "spec.mlPolicy", NULL);
+  const struct gc_value *ml = gc_gang_get_map(c, c->rt, GET(r->spec, "mlPolicy"), "spec.mlPolicy",
+                                              NULL);
   if (!ml)
     return;
   r->ml = ml;
   r->has_ml = 1;
   int64_t n;
-  if (gc_get_int(c, c->rt, GET(ml, "numNodes"), "spec.mlPolicy.numNodes", 0, INT32_MAXV, &n) == 1) {
+  if (gc_gang_get_int(c, c->rt, GET(ml, "numNodes"), "spec.mlPolicy.numNodes", 0, INT32_MAXV, &n) ==
+      1) {
     r->has_ml_numnodes = 1;
     r->ml_numnodes = n;
   }
@@ -34,26 +36,26 @@ void gc_runtime_check_ml(struct ctx *c, struct rt_info *r, struct tj_info *t) {
     if (gc_is_null(k))
       continue;
     kinds++;
-    gc_get_map(c, c->rt, k, KPATHS[i], NULL);
+    gc_gang_get_map(c, c->rt, k, KPATHS[i], NULL);
   }
   if (kinds > 1)
-    gc_fail(c, c->rt, "spec.mlPolicy: Only one of the policy can be configured");
+    gc_gang_fail(c, c->rt, "spec.mlPolicy: Only one of the policy can be configured");
 
   const struct gc_value *torch = GET(ml, "torch");
   if (torch && torch->type == GC_MAP) {
     const struct gc_value *np = GET(torch, "numProcPerNode");
     if (!gc_is_null(np)) {
       t->v21 = 1;
-      gc_check_num_proc(c, c->rt, np, "spec.mlPolicy.torch.numProcPerNode");
+      gc_trainjob_check_num_proc(c, c->rt, np, "spec.mlPolicy.torch.numProcPerNode");
     }
     const struct gc_value *ep = GET(torch, "elasticPolicy");
     if (!gc_is_null(ep)) {
       t->v21 = 1;
-      gc_get_map(c, c->rt, ep, "spec.mlPolicy.torch.elasticPolicy", NULL);
+      gc_gang_get_map(c, c->rt, ep, "spec.mlPolicy.torch.elasticPolicy", NULL);
       if (r->has_ml_numnodes || !gc_is_null(GET(ml, "numNodes")))
-        gc_fail(c, c->rt,
-                "spec.mlPolicy: numNodes should not be set if torch.elasticPolicy is "
-                "configured");
+        gc_gang_fail(c, c->rt,
+                     "spec.mlPolicy: numNodes should not be set if torch.elasticPolicy is "
+                     "configured");
       else
         WARN(c, GC_WARN_OTHER,
              "%s: spec.mlPolicy.torch.elasticPolicy is ignored: Trainer never implemented elastic "
@@ -65,23 +67,23 @@ void gc_runtime_check_ml(struct ctx *c, struct rt_info *r, struct tj_info *t) {
   if (mpi && mpi->type == GC_MAP) {
     r->mpi = 1;
     int b = 0;
-    if (gc_get_bool(c, c->rt, GET(mpi, "runLauncherAsNode"), "spec.mlPolicy.mpi.runLauncherAsNode",
-                    &b) == 1)
+    if (gc_gang_get_bool(c, c->rt, GET(mpi, "runLauncherAsNode"),
+                         "spec.mlPolicy.mpi.runLauncherAsNode", &b) == 1)
       r->rlan = b;
     const struct gc_value *np = GET(mpi, "numProcPerNode");
     if (np && np->type == GC_INT && np->u.i < 1)
-      gc_fail(c, c->rt,
-              "spec.mlPolicy.mpi.numProcPerNode: NumProcPerNode in mpiPolicy must be >= 1");
+      gc_gang_fail(c, c->rt,
+                   "spec.mlPolicy.mpi.numProcPerNode: NumProcPerNode in mpiPolicy must be >= 1");
     else
-      gc_get_int(c, c->rt, np, "spec.mlPolicy.mpi.numProcPerNode", 1, INT32_MAXV, &n);
+      gc_gang_get_int(c, c->rt, np, "spec.mlPolicy.mpi.numProcPerNode", 1, INT32_MAXV, &n);
     const char *impl = NULL;
-    if (gc_get_str(c, c->rt, GET(mpi, "mpiImplementation"), "spec.mlPolicy.mpi.mpiImplementation",
-                   &impl) == 1 &&
+    if (gc_gang_get_str(c, c->rt, GET(mpi, "mpiImplementation"),
+                        "spec.mlPolicy.mpi.mpiImplementation", &impl) == 1 &&
         *impl && strcmp(impl, "OpenMPI"))
-      gc_fail(c, c->rt,
-              "spec.mlPolicy.mpi.mpiImplementation: Unsupported value: \"%.*s\": "
-              "supported values: \"OpenMPI\", \"\"",
-              NAME_SHOW_MAX, impl);
+      gc_gang_fail(c, c->rt,
+                   "spec.mlPolicy.mpi.mpiImplementation: Unsupported value: \"%.*s\": "
+                   "supported values: \"OpenMPI\", \"\"",
+                   NAME_SHOW_MAX, impl);
   } else if (mpi && mpi->type == GC_NULL) {
     r->mpi = 0;
   }
@@ -89,8 +91,8 @@ void gc_runtime_check_ml(struct ctx *c, struct rt_info *r, struct tj_info *t) {
   if (flux && flux->type == GC_MAP) {
     const struct gc_value *np = GET(flux, "numProcPerNode");
     if (np && np->type == GC_INT && np->u.i < 1)
-      gc_fail(c, c->rt,
-              "spec.mlPolicy.flux.numProcPerNode: NumProcPerNode in fluxPolicy must be >= 1");
+      gc_gang_fail(c, c->rt,
+                   "spec.mlPolicy.flux.numProcPerNode: NumProcPerNode in fluxPolicy must be >= 1");
   }
 }
 
@@ -101,32 +103,34 @@ int gc_runtime_check_jobs(struct ctx *c, struct rt_info *r) {
   size_t before = c->errors;
   const struct gc_value *tpl = GET(r->spec, "template");
   if (gc_is_null(tpl)) {
-    gc_fail(c, c->rt, "spec.template: required");
+    gc_gang_fail(c, c->rt, "spec.template: required");
     return GC_EINVAL;
   }
-  if (!gc_get_map(c, c->rt, tpl, "spec.template", NULL))
+  if (!gc_gang_get_map(c, c->rt, tpl, "spec.template", NULL))
     return GC_EINVAL;
-  const struct gc_value *meta = gc_get_map(c, c->rt, GET(tpl, "metadata"), "spec.template.metadata",
-                                           NULL);
-  gc_check_string_map(c, c->rt, GET(meta, "labels"), "spec.template.metadata.labels");
-  gc_check_string_map(c, c->rt, GET(meta, "annotations"), "spec.template.metadata.annotations");
+  const struct gc_value *meta = gc_gang_get_map(c, c->rt, GET(tpl, "metadata"),
+                                                "spec.template.metadata", NULL);
+  gc_gang_check_string_map(c, c->rt, GET(meta, "labels"), "spec.template.metadata.labels");
+  gc_gang_check_string_map(c, c->rt, GET(meta, "annotations"),
+                           "spec.template.metadata.annotations");
   const struct gc_value *ts = GET(tpl, "spec");
   if (gc_is_null(ts)) {
-    gc_fail(c, c->rt, "spec.template.spec: required");
+    gc_gang_fail(c, c->rt, "spec.template.spec: required");
     return GC_EINVAL;
   }
-  if (!gc_get_map(c, c->rt, ts, "spec.template.spec", NULL))
+  if (!gc_gang_get_map(c, c->rt, ts, "spec.template.spec", NULL))
     return GC_EINVAL;
   const struct gc_value *jobs = GET(ts, "replicatedJobs");
   if (gc_is_null(jobs) || (jobs->type == GC_SEQ && jobs->len == 0)) {
-    gc_fail(c, c->rt, "spec.template.spec.replicatedJobs: required (at least one replicated job)");
+    gc_gang_fail(c, c->rt,
+                 "spec.template.spec.replicatedJobs: required (at least one replicated job)");
     return GC_EINVAL;
   }
-  if (!gc_get_seq(c, c->rt, jobs, "spec.template.spec.replicatedJobs", NULL))
+  if (!gc_gang_get_seq(c, c->rt, jobs, "spec.template.spec.replicatedJobs", NULL))
     return GC_EINVAL;
   if (jobs->len > GC_WAVES_MAX_JOBS) {
-    gc_fail(c, c->rt, "spec.template.spec.replicatedJobs: must have at most %d items",
-            GC_WAVES_MAX_JOBS);
+    gc_gang_fail(c, c->rt, "spec.template.spec.replicatedJobs: must have at most %d items",
+                 GC_WAVES_MAX_JOBS);
     return GC_EINVAL;
   }
   for (size_t i = 0; i < jobs->len; i++) {
@@ -141,27 +145,27 @@ int gc_runtime_check_jobs(struct ctx *c, struct rt_info *r) {
     }
     if (quiet_ok)
       continue;
-    char *path = gc_fmt(c, "spec.template.spec.replicatedJobs[%zu]", i);
-    if (!gc_get_map(c, c->rt, j, path, NULL))
+    char *path = gc_gang_fmt(c, "spec.template.spec.replicatedJobs[%zu]", i);
+    if (!gc_gang_get_map(c, c->rt, j, path, NULL))
       continue;
     const char *name = NULL;
-    int rn = gc_get_str(c, c->rt, GET(j, "name"), gc_fmt(c, "%s.name", path), &name);
+    int rn = gc_gang_get_str(c, c->rt, GET(j, "name"), gc_gang_fmt(c, "%s.name", path), &name);
     if (rn == 0 || (rn == 1 && !*name)) {
-      gc_fail(c, c->rt, "%s.name: required", path);
+      gc_gang_fail(c, c->rt, "%s.name: required", path);
       continue;
     }
     if (rn < 0)
       continue;
     if (!gc_name_is_dns1035(name, strlen(name)))
-      gc_fail(c, c->rt,
-              "%s.name: \"%.*s\" must be an RFC 1035 label (lowercase letters, digits "
-              "and '-', starting with a letter, at most 63 characters)",
-              path, NAME_SHOW_MAX, name);
+      gc_gang_fail(c, c->rt,
+                   "%s.name: \"%.*s\" must be an RFC 1035 label (lowercase letters, digits "
+                   "and '-', starting with a letter, at most 63 characters)",
+                   path, NAME_SHOW_MAX, name);
     for (size_t k = 0; k < i; k++) {
       const char *other = gc_value_as_str(GET(jobs->u.items[k], "name"));
       if (other && !strcmp(other, name)) {
-        gc_fail(c, c->rt, "%s.name: duplicate replicated job name \"%.*s\"", path, NAME_SHOW_MAX,
-                name);
+        gc_gang_fail(c, c->rt, "%s.name: duplicate replicated job name \"%.*s\"", path,
+                     NAME_SHOW_MAX, name);
         break;
       }
     }
@@ -190,8 +194,8 @@ static size_t policy_order(size_t idx[GC_BACKEND_MAX]) {
 }
 
 void gc_runtime_check_policy(struct ctx *c, struct rt_info *r) {
-  const struct gc_value *p = gc_get_map(c, c->rt, GET(r->spec, "podGroupPolicy"),
-                                        "spec.podGroupPolicy", NULL);
+  const struct gc_value *p = gc_gang_get_map(c, c->rt, GET(r->spec, "podGroupPolicy"),
+                                             "spec.podGroupPolicy", NULL);
   if (!p)
     return;
   size_t idx[GC_BACKEND_MAX], n = policy_order(idx);
@@ -199,7 +203,8 @@ void gc_runtime_check_policy(struct ctx *c, struct rt_info *r) {
     const char *key = gc_backend_at(idx[k])->runtime_policy;
     const struct gc_value *v = gc_map_get(p, key);
     if (v)
-      r->policy[idx[k]] = gc_get_map(c, c->rt, v, gc_fmt(c, "spec.podGroupPolicy.%s", key), NULL);
+      r->policy[idx[k]] = gc_gang_get_map(c, c->rt, v,
+                                          gc_gang_fmt(c, "spec.podGroupPolicy.%s", key), NULL);
   }
 }
 
@@ -211,11 +216,11 @@ static const char *policy_list(struct ctx *c, const struct rt_info *r, size_t pr
     if (!r->policy[idx[k]])
       continue;
     seen++;
-    list = gc_fmt(c, "%s%s%s", list,
-                  seen == 1         ? (present == 2 ? " " : "")
-                  : seen == present ? " and "
-                                    : ", ",
-                  gc_backend_at(idx[k])->runtime_policy);
+    list = gc_gang_fmt(c, "%s%s%s", list,
+                       seen == 1         ? (present == 2 ? " " : "")
+                       : seen == present ? " and "
+                                         : ", ",
+                       gc_backend_at(idx[k])->runtime_policy);
   }
   return list;
 }
@@ -275,10 +280,11 @@ static void choose_backend(struct ctx *c, const struct rt_info *r) {
  * API, so the next source applies. */
 static void policy_timeout(struct ctx *c, struct rt_info *r, const struct gc_backend *b,
                            const struct gc_value *pol) {
-  const char *path = gc_fmt(c, "spec.podGroupPolicy.%s.%s", b->runtime_policy, b->runtime_timeout);
+  const char *path = gc_gang_fmt(c, "spec.podGroupPolicy.%s.%s", b->runtime_policy,
+                                 b->runtime_timeout);
   int64_t t = 0;
-  int rc = gc_get_int(c, c->rt, gc_map_get(pol, b->runtime_timeout), path, 0,
-                      GC_TIMEOUT_MAX_SECONDS, &t);
+  int rc = gc_gang_get_int(c, c->rt, gc_map_get(pol, b->runtime_timeout), path, 0,
+                           GC_TIMEOUT_MAX_SECONDS, &t);
   if (rc == 1 && t == 0 && c->g->backend == b)
     WARN(c, GC_WARN_OTHER,
          "%s: %s is 0, which the API documents as \"use the default\"; "
@@ -312,39 +318,41 @@ void gc_runtime_resolve_policy(struct ctx *c, struct rt_info *r) {
 static void policy_topology(struct ctx *c, struct rt_info *r, const struct gc_backend *b,
                             const struct gc_value *pol) {
   struct gc_gang *g = c->g;
-  const char *np = gc_fmt(c, "spec.podGroupPolicy.%s.%s", b->runtime_policy, b->runtime_topology);
-  const struct gc_value *nt = gc_get_map(c, c->rt, gc_map_get(pol, b->runtime_topology), np, NULL);
+  const char *np = gc_gang_fmt(c, "spec.podGroupPolicy.%s.%s", b->runtime_policy,
+                               b->runtime_topology);
+  const struct gc_value *nt = gc_gang_get_map(c, c->rt, gc_map_get(pol, b->runtime_topology), np,
+                                              NULL);
   if (nt) {
     struct gc_topology_policy tp;
     memset(&tp, 0, sizeof(tp));
     tp.set = 1;
     tp.mode = "hard";
     const char *mode = NULL;
-    if (gc_get_str(c, c->rt, GET(nt, "mode"), gc_fmt(c, "%s.mode", np), &mode) == 1) {
+    if (gc_gang_get_str(c, c->rt, GET(nt, "mode"), gc_gang_fmt(c, "%s.mode", np), &mode) == 1) {
       if (strcmp(mode, "hard") && strcmp(mode, "soft"))
-        gc_fail(c, c->rt,
-                "%s.mode: Unsupported value: \"%.*s\": supported values: \"hard\", "
-                "\"soft\"",
-                np, NAME_SHOW_MAX, mode);
+        gc_gang_fail(c, c->rt,
+                     "%s.mode: Unsupported value: \"%.*s\": supported values: \"hard\", "
+                     "\"soft\"",
+                     np, NAME_SHOW_MAX, mode);
       else
         tp.mode = !strcmp(mode, "hard") ? "hard" : "soft"; /* literals outlive the gang */
     }
     int64_t tier = 0;
-    int ra = gc_get_int(c, c->rt, GET(nt, "highestTierAllowed"),
-                        gc_fmt(c, "%s.highestTierAllowed", np), 0, INT32_MAXV, &tier);
+    int ra = gc_gang_get_int(c, c->rt, GET(nt, "highestTierAllowed"),
+                             gc_gang_fmt(c, "%s.highestTierAllowed", np), 0, INT32_MAXV, &tier);
     const char *tname = NULL;
-    int rn = gc_get_str(c, c->rt, GET(nt, "highestTierName"), gc_fmt(c, "%s.highestTierName", np),
-                        &tname);
+    int rn = gc_gang_get_str(c, c->rt, GET(nt, "highestTierName"),
+                             gc_gang_fmt(c, "%s.highestTierName", np), &tname);
     if (rn == 1 && (!*tname || strlen(tname) > 253)) {
-      gc_fail(c, c->rt, "%s.highestTierName: must be a non-empty string of at most 253 characters",
-              np);
+      gc_gang_fail(c, c->rt,
+                   "%s.highestTierName: must be a non-empty string of at most 253 characters", np);
       rn = -1;
     }
     if (ra == 1 && rn == 1) {
-      gc_fail(c, c->rt,
-              "%s: must not specify 'highestTierAllowed' and 'highestTierName' in "
-              "%s simultaneously.",
-              np, b->runtime_topology);
+      gc_gang_fail(c, c->rt,
+                   "%s: must not specify 'highestTierAllowed' and 'highestTierName' in "
+                   "%s simultaneously.",
+                   np, b->runtime_topology);
     } else if (rn == 1) {
       if (!(tp.highest_tier_name = gc_arena_strdup(c->a, tname)))
         c->oom = 1;

@@ -17,7 +17,7 @@ void gc_trainjob_check(struct ctx *c, const struct gc_value *tj, struct tj_info 
 
 /* numProcPerNode as int >= 1 or "auto"/"cpu"/"gpu" (v2.0/v2.1 IntOrString);
  * returns 1 when a string form was used (a v2.1-or-older marker). */
-int gc_check_num_proc(struct ctx *c, const char *prefix, const struct gc_value *v,
-                      const char *path);
+int gc_trainjob_check_num_proc(struct ctx *c, const char *prefix, const struct gc_value *v,
+                               const char *path);
 
 #endif

@@ -131,15 +131,6 @@ int gc_map_set(struct gc_arena *a, struct gc_value *map, const char *key,
   return gc_map_append(a, map, key, len, value);
 }
 
-void gc_map_remove(struct gc_value *map, const char *key) {
-  struct gc_member *m = member_find(map, key, strlen(key));
-  if (!m)
-    return;
-  size_t idx = (size_t)(m - map->u.members);
-  memmove(m, m + 1, (map->len - idx - 1) * sizeof(*m));
-  map->len--;
-}
-
 struct gc_value *gc_map_getn(const struct gc_value *map, const char *key, size_t len) {
   struct gc_member *m = member_find(map, key, len);
   return m ? m->value : NULL;

@@ -69,9 +69,6 @@ int gc_map_set(struct gc_arena *a, struct gc_value *map, const char *key,
 int gc_map_append(struct gc_arena *a, struct gc_value *map, const char *key,
                   size_t key_len, struct gc_value *value);
 
-/* Removes key from map if present, keeping the order of the others. */
-void gc_map_remove(struct gc_value *map, const char *key);
-
 /* Looks a key up.  Returns NULL if v is NULL, not a map, or lacks the key. */
 struct gc_value *gc_map_get(const struct gc_value *map, const char *key);
 struct gc_value *gc_map_getn(const struct gc_value *map, const char *key, size_t len);

@@ -111,17 +111,18 @@ static int set_levels(struct tp_snapshot *s, const struct tp_build_opts *opts,
 static int parse_hn(struct tp_snapshot *s, struct build *b, const struct gc_value *doc,
                     const char *origin, struct gc_diags *diags) {
   if (!b->drop_invalid_hn) {
-    int e = tp_hn_parse(doc, origin, &b->hns[b->hi], diags);
+    int e = tp_hypernode_parse(doc, origin, &b->hns[b->hi], diags);
     b->hi += !e;
     return e;
   }
   struct gc_diags pd;
   gc_diags_init(&pd);
-  int e = tp_hn_parse(doc, origin, &b->hns[b->hi], &pd);
+  int e = tp_hypernode_parse(doc, origin, &b->hns[b->hi], &pd);
   b->hi += !e;
   if (e) {
     const char *name = gc_value_as_str(gc_value_path(doc, "metadata.name"));
-    e = tp_hn_drop(s, name && *name ? name : "(no name)", pd.n ? pd.msgs[0] : "invalid", diags);
+    e = tp_hypernode_drop(s, name && *name ? name : "(no name)", pd.n ? pd.msgs[0] : "invalid",
+                          diags);
   }
   gc_diags_destroy(&pd);
   return e;
@@ -136,7 +137,7 @@ static int parse_docs(struct tp_snapshot *s, struct build *b, struct gc_diags *d
     if (!b->docs[i])
       continue;
     if (is_node_doc(b->docs[i])) {
-      int e = tp_node_parse(s->arena, b->docs[i], o, &b->nodes[b->ni], diags);
+      int e = tp_snapshot_node_parse(s->arena, b->docs[i], o, &b->nodes[b->ni], diags);
       if (e == GC_ENOMEM)
         return e;
       if (e)
@@ -160,7 +161,7 @@ static int parse_docs(struct tp_snapshot *s, struct build *b, struct gc_diags *d
     }
   if (s->use_levels)
     return GC_OK;
-  int e = tp_hypernodes_build(s, b->hns, b->hi, b->drop_invalid_hn, diags);
+  int e = tp_hypernode_build_all(s, b->hns, b->hi, b->drop_invalid_hn, diags);
   if (e == GC_ENOMEM || e == GC_ELIMIT)
     return e;
   if (e)
@@ -185,18 +186,18 @@ static int index_members(struct tp_snapshot *s) {
   }
   if (!n_exact)
     return GC_OK;
-  if (tp_hash_grow(&s->member_hash, &s->member_hash_cap, n_exact, s->member_names))
+  if (tp_snapshot_hash_grow(&s->member_hash, &s->member_hash_cap, n_exact, s->member_names))
     return GC_ENOMEM;
   for (size_t i = 0; i < s->n_members; i++) {
     if (s->members[i].kind != MEMBER_EXACT)
       continue;
-    int64_t first = tp_hash_find(s->member_hash, s->member_hash_cap, s->member_names,
-                                 s->members[i].exact);
+    int64_t first = tp_snapshot_hash_find(s->member_hash, s->member_hash_cap, s->member_names,
+                                          s->members[i].exact);
     if (first >= 0) {
       s->members[i].next_exact = s->members[first].next_exact;
       s->members[first].next_exact = (int64_t)i;
     } else {
-      tp_hash_insert(s->member_hash, s->member_hash_cap, s->members[i].exact, (uint32_t)i);
+      tp_snapshot_hash_insert(s->member_hash, s->member_hash_cap, s->members[i].exact, (uint32_t)i);
     }
   }
   return GC_OK;
@@ -206,15 +207,15 @@ static int index_members(struct tp_snapshot *s) {
  * that exact Node members name existing nodes.  Returns GC_OK or a fatal
  * code; reported problems go to b->bad. */
 static int insert_nodes(struct tp_snapshot *s, struct build *b, struct gc_diags *diags) {
-  int rc = tp_nodes_reserve(s, b->ni);
+  int rc = tp_snapshot_nodes_reserve(s, b->ni);
   if (rc)
     return rc;
   for (size_t i = 0; i < b->ni; i++) {
     int err = 0;
-    uint32_t leaf = tp_find_leaf(s, &b->nodes[i], &err, diags);
+    uint32_t leaf = tp_snapshot_find_leaf(s, &b->nodes[i], &err, diags);
     if (err)
       return err;
-    int e = tp_node_insert(s, &b->nodes[i], leaf, 0, diags);
+    int e = tp_snapshot_node_insert(s, &b->nodes[i], leaf, 0, diags);
     if (e == GC_ENOMEM || e == GC_ELIMIT)
       return e;
     if (e)
@@ -276,15 +277,15 @@ static int build_phases(struct tp_snapshot *s, struct build *b, const struct tp_
     if (b->n_hn)
       gc_diags_warnf(diags, "cluster: --levels given: %zu HyperNode(s) ignored", b->n_hn);
   }
-  int64_t root = tp_dom_add(s, TP_ROOT_NAME, s->use_levels ? (int64_t)s->n_levels + 1 : 1, NULL,
-                            -1);
+  int64_t root = tp_snapshot_dom_add(s, TP_ROOT_NAME, s->use_levels ? (int64_t)s->n_levels + 1 : 1,
+                                     NULL, -1);
   if (root < 0)
     return (int)root;
   if ((rc = parse_docs(s, b, diags)) || b->bad)
     return rc ? rc : b->bad;
   if ((rc = index_members(s)) || (rc = insert_nodes(s, b, diags)) || b->bad)
     return rc ? rc : b->bad;
-  if ((rc = tp_dom_reindex(s)) || (rc = apply_pods(s, b, diags)))
+  if ((rc = tp_snapshot_dom_reindex(s)) || (rc = apply_pods(s, b, diags)))
     return rc;
   return b->bad;
 }

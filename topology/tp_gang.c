@@ -41,7 +41,7 @@ int tp_podset_set_requests(struct gc_arena *a, struct tp_podset *ps, const struc
       gc_diags_addf(diags, "%s.%s: must not be negative", where, name);
       return GC_EINVAL;
     }
-    if (tp_quantity_to_units(name, &req->items[i].q, &v)) {
+    if (tp_snapshot_quantity_to_units(name, &req->items[i].q, &v)) {
       gc_diags_addf(diags, "%s.%s: quantity out of range", where, name);
       return GC_ERANGE;
     }
@@ -246,4 +246,8 @@ int tp_gang_from_gc(struct gc_arena *a, const struct gc_gang *g, struct tp_gang 
     }
   }
   return GC_OK;
+}
+
+const char *tp_mode_name(enum tp_mode m) {
+  return m == TP_MODE_HARD ? "hard" : m == TP_MODE_SOFT ? "soft" : "unset";
 }

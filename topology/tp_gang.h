@@ -29,6 +29,8 @@
 
 enum tp_mode { TP_MODE_UNSET = 0, TP_MODE_HARD, TP_MODE_SOFT };
 
+const char *tp_mode_name(enum tp_mode m); /* "hard", "soft", "unset" */
+
 struct tp_policy {
   enum tp_mode mode;            /* TP_MODE_UNSET: no policy given */
   int has_highest_tier;

@@ -41,8 +41,8 @@ static void fault(struct hn_in *h, const struct gc_diags *d, size_t from) {
 
 static size_t mark(const struct gc_diags *d) { return d ? d->n : 0; }
 
-int tp_hn_parse(const struct gc_value *doc, const char *origin, struct hn_in *out,
-                struct gc_diags *diags) {
+int tp_hypernode_parse(const struct gc_value *doc, const char *origin, struct hn_in *out,
+                       struct gc_diags *diags) {
   const char *name = gc_value_as_str(gc_value_path(doc, "metadata.name"));
   if (!name || !*name || strlen(name) > TP_MAX_NAME) {
     gc_diags_addf(diags, "%s: HyperNode: metadata.name: required (1 to %d bytes)", tp_pfx(origin),
@@ -476,7 +476,7 @@ static int hn_build(struct tp_snapshot *s, struct hn_in *hn, size_t n, int lenie
     return rc;
   int64_t max_tier = 0;
   for (size_t i = 0; i < n; i++) {
-    int64_t d = tp_dom_add(s, hn[i].name, hn[i].tier, hn[i].tier_name, 0);
+    int64_t d = tp_snapshot_dom_add(s, hn[i].name, hn[i].tier, hn[i].tier_name, 0);
     if (d < 0)
       return (int)d;
     hn[i].dom = d;
@@ -495,8 +495,9 @@ static int hn_build(struct tp_snapshot *s, struct hn_in *hn, size_t n, int lenie
   return rc ? rc : e;
 }
 
-int tp_hn_drop(struct tp_snapshot *s, const char *name, const char *why, struct gc_diags *diags) {
-  struct tp_hn_drop *d = gc_arena_alloc(s->arena, sizeof(*d));
+int tp_hypernode_drop(struct tp_snapshot *s, const char *name, const char *why,
+                      struct gc_diags *diags) {
+  struct tp_hypernode_drop *d = gc_arena_alloc(s->arena, sizeof(*d));
   if (!d || !(d->name = gc_arena_strdup(s->arena, name)) ||
       !(d->why = gc_arena_strdup(s->arena, why)))
     return GC_ENOMEM;
@@ -538,7 +539,7 @@ static int find_invalid(struct hn_in *hn, size_t n, struct hn_in *live, struct g
     struct tp_snapshot *scratch = tp_snapshot_alloc();
     if (!scratch)
       return GC_ENOMEM;
-    int rc = (int)tp_dom_add(scratch, TP_ROOT_NAME, 1, NULL, -1);
+    int rc = (int)tp_snapshot_dom_add(scratch, TP_ROOT_NAME, 1, NULL, -1);
     if (rc >= 0)
       rc = hn_build(scratch, live, m, 1, pd);
     tp_snapshot_free(scratch);
@@ -557,8 +558,8 @@ static int find_invalid(struct hn_in *hn, size_t n, struct hn_in *live, struct g
   }
 }
 
-int tp_hypernodes_build(struct tp_snapshot *s, struct hn_in *hn, size_t n, int lenient,
-                        struct gc_diags *diags) {
+int tp_hypernode_build_all(struct tp_snapshot *s, struct hn_in *hn, size_t n, int lenient,
+                           struct gc_diags *diags) {
   if (!lenient)
     return hn_build(s, hn, n, 0, diags);
   struct hn_in *live = malloc((n ? n : 1) * sizeof(*live));
@@ -576,7 +577,7 @@ int tp_hypernodes_build(struct tp_snapshot *s, struct hn_in *hn, size_t n, int l
     gc_diags_addf(diags, "%s", pd.msgs[0]); /* not pinned on a HyperNode: say what */
   for (size_t i = 0; rc == GC_OK && i < n; i++)
     if (hn[i].bad)
-      rc = tp_hn_drop(s, hn[i].name, hn[i].why ? hn[i].why : "invalid", diags);
+      rc = tp_hypernode_drop(s, hn[i].name, hn[i].why ? hn[i].why : "invalid", diags);
   if (rc == GC_OK)
     rc = hn_build(s, live, survivors(hn, n, live), 1, diags);
   gc_diags_destroy(&pd);

@@ -31,21 +31,22 @@ struct hn_in {
 
 /* Reads doc (borrowed, must outlive *out) into *out.  Returns 0 or
  * GC_EINVAL (reported at origin). */
-int tp_hn_parse(const struct gc_value *doc, const char *origin, struct hn_in *out,
-                struct gc_diags *diags);
+int tp_hypernode_parse(const struct gc_value *doc, const char *origin, struct hn_in *out,
+                       struct gc_diags *diags);
 
 /* Sorts hn[0..n) by name, creates a domain for each in s, links the tree,
  * validates it and compiles the Node members into s->members.  Returns 0,
  * GC_EINVAL with every problem reported, or GC_ELIMIT / GC_ENOMEM at once.
  * With lenient (tp_build_opts.drop_invalid_hypernodes), the invalid
  * HyperNodes are found first on a scratch snapshot and left out, each
- * recorded with tp_hn_drop and named in a warning; GC_EINVAL then only when
+ * recorded with tp_hypernode_drop and named in a warning; GC_EINVAL then only when
  * a problem cannot be pinned on a HyperNode. */
-int tp_hypernodes_build(struct tp_snapshot *s, struct hn_in *hn, size_t n, int lenient,
-                        struct gc_diags *diags);
+int tp_hypernode_build_all(struct tp_snapshot *s, struct hn_in *hn, size_t n, int lenient,
+                           struct gc_diags *diags);
 
 /* Records HyperNode name as left out of s, with why (both copied into s's
  * arena), and warns in diags.  Returns 0 or GC_ENOMEM. */
-int tp_hn_drop(struct tp_snapshot *s, const char *name, const char *why, struct gc_diags *diags);
+int tp_hypernode_drop(struct tp_snapshot *s, const char *name, const char *why,
+                      struct gc_diags *diags);
 
 #endif

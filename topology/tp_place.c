@@ -169,10 +169,6 @@ void tp_evaluator_free(struct tp_evaluator *ev) {
   free(ev);
 }
 
-const char *tp_mode_name(enum tp_mode m) {
-  return m == TP_MODE_HARD ? "hard" : m == TP_MODE_SOFT ? "soft" : "unset";
-}
-
 const char *tp_profile_name(enum tp_profile p) {
   return p == TP_PROFILE_SPREAD ? "spread" : "bestfit";
 }
@@ -1020,7 +1016,7 @@ static const char *explain(struct tp_evaluator *ev, const struct tp_snapshot *s,
     int64_t have = dom_free_of(ev, s, u, d);
     if (demand > have) {
       char q[GC_QUANTITY_BUFSZ];
-      tp_units_format(s->res_name[r], demand - have, q, sizeof(q));
+      tp_snapshot_units_format(s->res_name[r], demand - have, q, sizeof(q));
       cat(buf, sizeof(buf), &len, "; %s short by %s", s->res_name[r], q);
     }
   }
@@ -1390,9 +1386,9 @@ static int fill_result(const struct tp_evaluator *ev, const struct tp_snapshot *
   return GC_OK;
 }
 
-int tp_evaluate(struct tp_evaluator *ev, const struct tp_snapshot *s, const struct tp_gang *g,
-                const struct tp_eval_opts *opts, struct gc_arena *a, struct tp_result *out,
-                struct gc_diags *diags) {
+int tp_place_evaluate(struct tp_evaluator *ev, const struct tp_snapshot *s, const struct tp_gang *g,
+                      const struct tp_eval_opts *opts, struct gc_arena *a, struct tp_result *out,
+                      struct gc_diags *diags) {
   if (!ev || !s || !g || !a || !out)
     return GC_EUSAGE;
   memset(out, 0, sizeof(*out));

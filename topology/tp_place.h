@@ -88,9 +88,9 @@ void tp_evaluator_free(struct tp_evaluator *ev);
  * allocated in arena a; it borrows node and domain names from s.  Returns 0
  * whether or not the gang fits (see out->feasible), GC_EINVAL for a bad gang
  * or policy (an unknown highestTierName: GC_ENOTFOUND), GC_ENOMEM. */
-int tp_evaluate(struct tp_evaluator *ev, const struct tp_snapshot *s, const struct tp_gang *g,
-                const struct tp_eval_opts *opts, struct gc_arena *a, struct tp_result *out,
-                struct gc_diags *diags);
+int tp_place_evaluate(struct tp_evaluator *ev, const struct tp_snapshot *s, const struct tp_gang *g,
+                      const struct tp_eval_opts *opts, struct gc_arena *a, struct tp_result *out,
+                      struct gc_diags *diags);
 
 /* After an evaluation: how many pods of the gang's shapes domain d holds
  * (summed over pod sets, each set counted alone), or -1. */
@@ -100,7 +100,6 @@ int64_t tp_evaluator_domain_pods(const struct tp_evaluator *ev, uint32_t d);
  * `slot` (free resources only, before placement), or -1. */
 int64_t tp_evaluator_node_pods(const struct tp_evaluator *ev, uint32_t set, uint32_t slot);
 
-const char *tp_mode_name(enum tp_mode m);       /* "hard", "soft", "unset" */
 const char *tp_profile_name(enum tp_profile p); /* "bestfit", "spread" */
 
 #endif

@@ -3,6 +3,7 @@
  * tp_snapshot: building, validating and updating the cluster model.
  */
 #include "tp_snapshot.h"
+#include "tp_snapshot_test.h"
 
 #include <regex.h>
 #include <stdio.h>
@@ -53,23 +54,24 @@ static void sum_add(int64_t *sum, int64_t delta) {
     *sum = sat_add(*sum, delta);
 }
 
-int tp_resource_is_milli(const char *name) { return strcmp(name, "cpu") == 0; }
+/* Unit helpers: 1 if resource `name` is counted in milli-units (cpu). */
+static int tp_snapshot_resource_is_milli(const char *name) { return strcmp(name, "cpu") == 0; }
 
 static int resource_is_bytes(const char *name) {
   return !strcmp(name, "memory") || !strcmp(name, "ephemeral-storage") ||
          !strncmp(name, "hugepages-", 10);
 }
 
-int tp_quantity_to_units(const char *resource, const struct gc_quantity *q, int64_t *out) {
-  if (tp_resource_is_milli(resource))
+int tp_snapshot_quantity_to_units(const char *resource, const struct gc_quantity *q, int64_t *out) {
+  if (tp_snapshot_resource_is_milli(resource))
     return gc_quantity_milli(q, out);
   return gc_quantity_units(q, out);
 }
 
-void tp_units_format(const char *resource, int64_t v, char *buf, size_t cap) {
+void tp_snapshot_units_format(const char *resource, int64_t v, char *buf, size_t cap) {
   struct gc_quantity q;
   q.mant = v;
-  q.scale = tp_resource_is_milli(resource) ? -3 : 0;
+  q.scale = tp_snapshot_resource_is_milli(resource) ? -3 : 0;
   q.format = resource_is_bytes(resource) ? GC_QF_BINARY_SI : GC_QF_DECIMAL_SI;
   if (gc_quantity_format(&q, buf, cap) != 0)
     snprintf(buf, cap, "%lld%s", (long long)v, q.scale ? "m" : "");
@@ -78,7 +80,7 @@ void tp_units_format(const char *resource, int64_t v, char *buf, size_t cap) {
 /* ------------------------------------------------------------------ */
 /* Hash tables (open addressing, linear probing, value = index + 1)      */
 
-int tp_hash_grow(uint32_t **tab, size_t *cap, size_t want, const char **names) {
+int tp_snapshot_hash_grow(uint32_t **tab, size_t *cap, size_t want, const char **names) {
   if (*cap >= want * 2 && *tab)
     return GC_OK;
   size_t ncap = 64;
@@ -102,7 +104,8 @@ int tp_hash_grow(uint32_t **tab, size_t *cap, size_t want, const char **names) {
   return GC_OK;
 }
 
-int64_t tp_hash_find(const uint32_t *tab, size_t cap, const char *const *names, const char *key) {
+int64_t tp_snapshot_hash_find(const uint32_t *tab, size_t cap, const char *const *names,
+                              const char *key) {
   if (!cap)
     return -1;
   size_t h = hash_str(key) & (cap - 1);
@@ -114,7 +117,7 @@ int64_t tp_hash_find(const uint32_t *tab, size_t cap, const char *const *names, 
   return -1;
 }
 
-void tp_hash_insert(uint32_t *tab, size_t cap, const char *key, uint32_t idx) {
+void tp_snapshot_hash_insert(uint32_t *tab, size_t cap, const char *key, uint32_t idx) {
   size_t h = hash_str(key) & (cap - 1);
   while (tab[h])
     h = (h + 1) & (cap - 1);
@@ -161,7 +164,7 @@ static int grow_row(void **row, size_t old, size_t ncap, size_t elem) {
   return GC_OK;
 }
 
-int tp_nodes_reserve(struct tp_snapshot *s, size_t want) {
+int tp_snapshot_nodes_reserve(struct tp_snapshot *s, size_t want) {
   if (want <= s->cap_slots)
     return GC_OK;
   if (want > TP_MAX_NODES)
@@ -243,7 +246,7 @@ static int resource_add(struct tp_snapshot *s, const char *name) {
     return GC_ENOMEM;
   }
   s->res_name[i] = copy;
-  s->res_milli[i] = tp_resource_is_milli(name);
+  s->res_milli[i] = tp_snapshot_resource_is_milli(name);
   s->n_res++;
   return (int)i;
 }
@@ -252,11 +255,11 @@ static int resource_add(struct tp_snapshot *s, const char *name) {
 /* Lookups                                                              */
 
 int64_t tp_snapshot_node(const struct tp_snapshot *s, const char *name) {
-  return tp_hash_find(s->node_hash, s->node_hash_cap, s->node_name, name);
+  return tp_snapshot_hash_find(s->node_hash, s->node_hash_cap, s->node_name, name);
 }
 
 int64_t tp_snapshot_domain(const struct tp_snapshot *s, const char *name) {
-  return tp_hash_find(s->dom_hash, s->dom_hash_cap, s->dom_name, name);
+  return tp_snapshot_hash_find(s->dom_hash, s->dom_hash_cap, s->dom_name, name);
 }
 
 int64_t tp_snapshot_tier_by_name(const struct tp_snapshot *s, const char *tier_name) {
@@ -278,8 +281,8 @@ int tp_snapshot_in_domain(const struct tp_snapshot *s, uint32_t slot, uint32_t d
 /* ------------------------------------------------------------------ */
 /* Domains                                                              */
 
-int64_t tp_dom_add(struct tp_snapshot *s, const char *name, int64_t tier, const char *tier_name,
-                   int32_t parent) {
+int64_t tp_snapshot_dom_add(struct tp_snapshot *s, const char *name, int64_t tier,
+                            const char *tier_name, int32_t parent) {
   if (dom_reserve(s, s->n_dom + 1))
     return s->n_dom + 1 > TP_MAX_DOMAINS ? GC_ELIMIT : GC_ENOMEM;
   size_t d = s->n_dom;
@@ -295,9 +298,9 @@ int64_t tp_dom_add(struct tp_snapshot *s, const char *name, int64_t tier, const 
   for (size_t r = 0; r < s->n_res; r++)
     s->dom_free[r][d] = 0;
   s->n_dom++;
-  if (tp_hash_grow(&s->dom_hash, &s->dom_hash_cap, s->n_dom, s->dom_name))
+  if (tp_snapshot_hash_grow(&s->dom_hash, &s->dom_hash_cap, s->n_dom, s->dom_name))
     return GC_ENOMEM;
-  tp_hash_insert(s->dom_hash, s->dom_hash_cap, copy, (uint32_t)d);
+  tp_snapshot_hash_insert(s->dom_hash, s->dom_hash_cap, copy, (uint32_t)d);
   return (int64_t)d;
 }
 
@@ -322,7 +325,7 @@ static int cmp_tier_name_idx(const void *a, const void *b) {
 /* Recomputes the Euler tour, the children-first order and the tier tables
  * from the parent links.  O(domains log domains); run after domains change
  * (never on node updates). */
-int tp_dom_reindex(struct tp_snapshot *s) {
+int tp_snapshot_dom_reindex(struct tp_snapshot *s) {
   size_t n = s->n_dom;
   int rc = GC_ENOMEM;
   struct name_idx *ord = malloc(n * sizeof(*ord));
@@ -501,7 +504,7 @@ static int64_t leaf_from_levels(struct tp_snapshot *s, const struct gc_value *la
     id[len] = 0;
     int64_t d = tp_snapshot_domain(s, id);
     if (d < 0) {
-      d = tp_dom_add(s, id, (int64_t)(s->n_levels - i), s->levels[i], (int32_t)parent);
+      d = tp_snapshot_dom_add(s, id, (int64_t)(s->n_levels - i), s->levels[i], (int32_t)parent);
       if (d < 0)
         return d;
     } else if (s->dom_parent[d] != parent) {
@@ -515,8 +518,8 @@ static int64_t leaf_from_levels(struct tp_snapshot *s, const struct gc_value *la
 }
 
 /* Reads the parts of a Node document the model uses; reports problems. */
-int tp_node_parse(struct gc_arena *a, const struct gc_value *doc, const char *origin,
-                  struct node_in *out, struct gc_diags *diags) {
+int tp_snapshot_node_parse(struct gc_arena *a, const struct gc_value *doc, const char *origin,
+                           struct node_in *out, struct gc_diags *diags) {
   const char *name = gc_value_as_str(gc_value_path(doc, "metadata.name"));
   if (!name || !*name) {
     gc_diags_addf(diags, "%s: Node: metadata.name: required", tp_pfx(origin));
@@ -569,21 +572,21 @@ static const char *qty_problem(const struct gc_value *val, const char *key, int6
     return "not a valid quantity";
   if (q.mant < 0)
     return "must be greater than or equal to 0";
-  if (tp_quantity_to_units(key, &q, units))
+  if (tp_snapshot_quantity_to_units(key, &q, units))
     return "does not fit an int64 in the resource's unit";
   return NULL;
 }
 
 /* Places a parsed node into a fresh or reused slot.  Allocatable problems
  * are reported; the node is still added with what parsed. */
-int tp_node_insert(struct tp_snapshot *s, const struct node_in *in, uint32_t leaf, int keep_sorted,
-                   struct gc_diags *diags) {
+int tp_snapshot_node_insert(struct tp_snapshot *s, const struct node_in *in, uint32_t leaf,
+                            int keep_sorted, struct gc_diags *diags) {
   int rc = GC_OK;
   uint32_t slot;
   if (s->n_dead) {
     slot = s->dead[--s->n_dead];
   } else {
-    if ((rc = tp_nodes_reserve(s, s->n_slots + 1)))
+    if ((rc = tp_snapshot_nodes_reserve(s, s->n_slots + 1)))
       return rc;
     slot = (uint32_t)s->n_slots++;
   }
@@ -614,9 +617,9 @@ int tp_node_insert(struct tp_snapshot *s, const struct node_in *in, uint32_t lea
     }
     s->free[r][slot] = s->alloc[r][slot] = v;
   }
-  if (tp_hash_grow(&s->node_hash, &s->node_hash_cap, s->n_alive + 1, s->node_name))
+  if (tp_snapshot_hash_grow(&s->node_hash, &s->node_hash_cap, s->n_alive + 1, s->node_name))
     return GC_ENOMEM;
-  tp_hash_insert(s->node_hash, s->node_hash_cap, copy, slot);
+  tp_snapshot_hash_insert(s->node_hash, s->node_hash_cap, copy, slot);
   size_t at = keep_sorted ? by_name_pos(s, copy) : s->n_alive;
   memmove(s->by_name + at + 1, s->by_name + at, (s->n_alive - at) * sizeof(*s->by_name));
   s->by_name[at] = slot;
@@ -970,8 +973,8 @@ int tp_snapshot_update_pod(struct tp_snapshot *s, const struct gc_value *pod, in
     int64_t v = sat_add(s->free[r][slot], req[r]);
     if (req[r] && v > s->alloc[r][slot]) {
       char a[GC_QUANTITY_BUFSZ], b[GC_QUANTITY_BUFSZ];
-      tp_units_format(s->res_name[r], v, a, sizeof(a));
-      tp_units_format(s->res_name[r], s->alloc[r][slot], b, sizeof(b));
+      tp_snapshot_units_format(s->res_name[r], v, a, sizeof(a));
+      tp_snapshot_units_format(s->res_name[r], s->alloc[r][slot], b, sizeof(b));
       gc_diags_addf(diags, "%s: releasing it would raise free %s on node '%s' to %s, above its "
                     "allocatable %s", where, s->res_name[r], nn, a, b);
       return GC_EINVAL;
@@ -1047,8 +1050,8 @@ void tp_snapshot_free(struct tp_snapshot *s) {
 static uint32_t leaf_fast(struct tp_snapshot *s, const struct node_in *in,
                           struct gc_diags *diags);
 
-uint32_t tp_find_leaf(struct tp_snapshot *s, const struct node_in *in, int *err,
-                      struct gc_diags *diags) {
+uint32_t tp_snapshot_find_leaf(struct tp_snapshot *s, const struct node_in *in, int *err,
+                               struct gc_diags *diags) {
   if (s->use_levels) {
     int64_t d = leaf_from_levels(s, in->labels);
     if (d < 0) {
@@ -1056,7 +1059,7 @@ uint32_t tp_find_leaf(struct tp_snapshot *s, const struct node_in *in, int *err,
       gc_diags_addf(diags,
                     "%s: Node/%s: metadata.labels: cannot place the node in the label levels "
                     "(%s: a level label value contains '/' or the values are too long)",
-                    tp_pfx(in->origin), in->name, gc_strerror((int)d));
+                    tp_pfx(in->origin), in->name, gc_diag_strerror((int)d));
       return 0;
     }
     return (uint32_t)d;
@@ -1070,7 +1073,8 @@ static uint32_t leaf_fast(struct tp_snapshot *s, const struct node_in *in,
                           struct gc_diags *diags) {
   int64_t best = -1, other = -1;
   size_t nmatch = 0;
-  int64_t idx = tp_hash_find(s->member_hash, s->member_hash_cap, s->member_names, in->name);
+  int64_t idx = tp_snapshot_hash_find(s->member_hash, s->member_hash_cap, s->member_names,
+                                      in->name);
   for (int64_t i = idx; i >= 0; i = s->members[i].next_exact) {
     int64_t d = s->members[i].dom;
     if (d == best || d == other)
@@ -1151,7 +1155,7 @@ int tp_snapshot_set_free_list(struct tp_snapshot *s, const char *node,
   }
   for (size_t i = 0; i < list->n; i++) {
     int64_t v;
-    if (tp_quantity_to_units(list->items[i].name, &list->items[i].q, &v)) {
+    if (tp_snapshot_quantity_to_units(list->items[i].name, &list->items[i].q, &v)) {
       gc_diags_addf(diags, "Node/%s: %s: quantity out of range", node, list->items[i].name);
       return GC_ERANGE;
     }
@@ -1166,15 +1170,15 @@ int tp_snapshot_set_free_list(struct tp_snapshot *s, const char *node,
 static int free_check(const struct tp_snapshot *s, uint32_t slot, const struct gc_resource *it,
                       const char *where, struct gc_diags *diags) {
   int64_t v;
-  if (tp_quantity_to_units(it->name, &it->q, &v)) {
+  if (tp_snapshot_quantity_to_units(it->name, &it->q, &v)) {
     gc_diags_addf(diags, "%s.free.values[%s]: quantity out of range", where, it->name);
     return GC_EINVAL;
   }
   int r = tp_snapshot_resource(s, it->name);
   int64_t alloc = r >= 0 ? s->alloc[r][slot] : 0;
   char a[GC_QUANTITY_BUFSZ], b[GC_QUANTITY_BUFSZ];
-  tp_units_format(it->name, v, a, sizeof(a));
-  tp_units_format(it->name, alloc, b, sizeof(b));
+  tp_snapshot_units_format(it->name, v, a, sizeof(a));
+  tp_snapshot_units_format(it->name, alloc, b, sizeof(b));
   if (v < 0) {
     gc_diags_addf(diags, "%s.free.values[%s]: %s is negative", where, it->name, a);
     return GC_EINVAL;
@@ -1210,7 +1214,7 @@ int tp_snapshot_add_node(struct tp_snapshot *s, const struct gc_value *doc, cons
   if (!s || !doc)
     return GC_EUSAGE;
   struct node_in in;
-  int rc = tp_node_parse(s->arena, doc, origin, &in, diags);
+  int rc = tp_snapshot_node_parse(s->arena, doc, origin, &in, diags);
   if (rc)
     return rc;
   if (tp_snapshot_node(s, in.name) >= 0) {
@@ -1221,12 +1225,12 @@ int tp_snapshot_add_node(struct tp_snapshot *s, const struct gc_value *doc, cons
     return GC_ELIMIT;
   size_t before = s->n_dom;
   int err = 0;
-  uint32_t leaf = tp_find_leaf(s, &in, &err, diags);
+  uint32_t leaf = tp_snapshot_find_leaf(s, &in, &err, diags);
   if (err)
     return err;
-  if (s->n_dom != before && (rc = tp_dom_reindex(s)))
+  if (s->n_dom != before && (rc = tp_snapshot_dom_reindex(s)))
     return rc;
-  return tp_node_insert(s, &in, leaf, 1, diags);
+  return tp_snapshot_node_insert(s, &in, leaf, 1, diags);
 }
 
 int tp_snapshot_remove_node(struct tp_snapshot *s, const char *node) {
@@ -1331,7 +1335,7 @@ size_t tp_snapshot_hn_dropped_count(const struct tp_snapshot *s) { return s->n_h
 
 void tp_snapshot_hn_dropped(const struct tp_snapshot *s, size_t i, const char **name,
                             const char **why) {
-  const struct tp_hn_drop *d = s->hn_dropped;
+  const struct tp_hypernode_drop *d = s->hn_dropped;
   while (d && i--)
     d = d->next;
   *name = d ? d->name : "";

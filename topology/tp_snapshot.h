@@ -127,14 +127,14 @@ struct tp_snapshot {
 
   /* HyperNodes a lenient build left out (tp_build_opts.drop_invalid_hypernodes),
    * in name order; arena-owned. */
-  struct tp_hn_drop *hn_dropped, *hn_dropped_tail;
+  struct tp_hypernode_drop *hn_dropped, *hn_dropped_tail;
   size_t n_hn_dropped;
 };
 
 /* One HyperNode left out of a lenient build: its name and why. */
-struct tp_hn_drop {
+struct tp_hypernode_drop {
   const char *name, *why;
-  struct tp_hn_drop *next;
+  struct tp_hypernode_drop *next;
 };
 
 struct tp_build_opts {
@@ -175,16 +175,13 @@ int tp_snapshot_build(const struct gc_value *const *docs, const char *const *ori
 /* Frees a snapshot.  Accepts NULL. */
 void tp_snapshot_free(struct tp_snapshot *s);
 
-/* Unit helpers: 1 if resource `name` is counted in milli-units (cpu). */
-int tp_resource_is_milli(const char *name);
-
 /* Converts a quantity to the resource's unit (rounded up).  GC_ERANGE when
  * it does not fit an int64. */
-int tp_quantity_to_units(const char *resource, const struct gc_quantity *q, int64_t *out);
+int tp_snapshot_quantity_to_units(const char *resource, const struct gc_quantity *q, int64_t *out);
 
 /* Formats an amount of a resource in its unit as a Kubernetes quantity
  * ("16", "1500m", "64Gi") into buf (GC_QUANTITY_BUFSZ bytes suffice). */
-void tp_units_format(const char *resource, int64_t v, char *buf, size_t cap);
+void tp_snapshot_units_format(const char *resource, int64_t v, char *buf, size_t cap);
 
 /* Resource index of name, or -1. */
 int tp_snapshot_resource(const struct tp_snapshot *s, const char *name);
@@ -208,11 +205,6 @@ int tp_snapshot_in_domain(const struct tp_snapshot *s, uint32_t slot, uint32_t d
  * unknown node; GC_ELIMIT when the resource table is full. */
 int tp_snapshot_set_free(struct tp_snapshot *s, const char *node, const char *resource,
                          int64_t value);
-
-/* Sets the free amounts of every resource listed in `free` on a node
- * (quantities); resources not listed keep their value. */
-int tp_snapshot_set_free_list(struct tp_snapshot *s, const char *node,
-                              const struct gc_reslist *free, struct gc_diags *diags);
 
 /* Accounts a Pod document: sign > 0 subtracts its requests from its node's
  * free resources (the pod was bound), sign < 0 gives them back (the pod
@@ -275,10 +267,6 @@ size_t tp_snapshot_node_count(const struct tp_snapshot *s);
 size_t tp_snapshot_slot_count(const struct tp_snapshot *s);
 /* Parent domain of d, or -1 for the root. */
 int64_t tp_snapshot_domain_parent(const struct tp_snapshot *s, uint32_t d);
-/* Child iterator: the first child domain of d after `prev` in index order
- * (prev = -1 for the first), or -1 when there is none.  O(domains) per
- * call: for walking small trees (a rendering), not for hot paths. */
-int64_t tp_snapshot_child_next(const struct tp_snapshot *s, uint32_t d, int64_t prev);
 /* Name (TP_ROOT_NAME for the root), tier, tierName (NULL when unset), live
  * nodes below, and the free sum of resource r over candidate nodes below. */
 const char *tp_snapshot_domain_name(const struct tp_snapshot *s, uint32_t d);

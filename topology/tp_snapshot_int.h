@@ -43,8 +43,8 @@ static inline const char *tp_pfx(const char *origin) { return origin ? origin : 
 
 /* Adds a domain to s (name and tier_name copied into s's arena) and returns
  * its index, or GC_ELIMIT / GC_ENOMEM. */
-int64_t tp_dom_add(struct tp_snapshot *s, const char *name, int64_t tier, const char *tier_name,
-                   int32_t parent);
+int64_t tp_snapshot_dom_add(struct tp_snapshot *s, const char *name, int64_t tier,
+                            const char *tier_name, int32_t parent);
 
 /* One Node document as parsed (strings borrowed from the document). */
 struct node_in {
@@ -60,30 +60,31 @@ struct node_in {
 struct tp_snapshot *tp_snapshot_alloc(void);
 
 /* Open-addressed name tables (value = index + 1) over names[]. */
-int tp_hash_grow(uint32_t **tab, size_t *cap, size_t want, const char **names);
-int64_t tp_hash_find(const uint32_t *tab, size_t cap, const char *const *names, const char *key);
-void tp_hash_insert(uint32_t *tab, size_t cap, const char *key, uint32_t idx);
+int tp_snapshot_hash_grow(uint32_t **tab, size_t *cap, size_t want, const char **names);
+int64_t tp_snapshot_hash_find(const uint32_t *tab, size_t cap, const char *const *names,
+                              const char *key);
+void tp_snapshot_hash_insert(uint32_t *tab, size_t cap, const char *key, uint32_t idx);
 
 /* Makes room for want node slots.  Returns 0, GC_ELIMIT or GC_ENOMEM. */
-int tp_nodes_reserve(struct tp_snapshot *s, size_t want);
+int tp_snapshot_nodes_reserve(struct tp_snapshot *s, size_t want);
 
 /* Recomputes the domain tree's orders and tier tables after domains
  * changed.  Returns 0 or a negative GC_E* code. */
-int tp_dom_reindex(struct tp_snapshot *s);
+int tp_snapshot_dom_reindex(struct tp_snapshot *s);
 
 /* Reads a Node document (borrowed) into *out; names in a.  Returns 0,
  * GC_EINVAL (reported) or GC_ENOMEM. */
-int tp_node_parse(struct gc_arena *a, const struct gc_value *doc, const char *origin,
-                  struct node_in *out, struct gc_diags *diags);
+int tp_snapshot_node_parse(struct gc_arena *a, const struct gc_value *doc, const char *origin,
+                           struct node_in *out, struct gc_diags *diags);
 
 /* The leaf domain of a parsed node: from the label levels, or from the
  * HyperNode members.  On failure *err is set (reported) and 0 returned. */
-uint32_t tp_find_leaf(struct tp_snapshot *s, const struct node_in *in, int *err,
-                      struct gc_diags *diags);
+uint32_t tp_snapshot_find_leaf(struct tp_snapshot *s, const struct node_in *in, int *err,
+                               struct gc_diags *diags);
 
 /* Places a parsed node under leaf.  Returns 0, GC_EINVAL (reported, the
  * node is kept without its bad amounts), GC_ELIMIT or GC_ENOMEM. */
-int tp_node_insert(struct tp_snapshot *s, const struct node_in *in, uint32_t leaf, int keep_sorted,
-                   struct gc_diags *diags);
+int tp_snapshot_node_insert(struct tp_snapshot *s, const struct node_in *in, uint32_t leaf,
+                            int keep_sorted, struct gc_diags *diags);
 
 #endif

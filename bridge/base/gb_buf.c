@@ -65,7 +65,8 @@ int gb_buf_add(struct gb_buf *b, const void *data, size_t n) {
 
 int gb_buf_addstr(struct gb_buf *b, const char *s) { return gb_buf_add(b, s, strlen(s)); }
 
-int gb_buf_vprintf(struct gb_buf *b, const char *fmt, va_list ap) {
+/* As gb_buf_printf with a va_list (consumed). */
+static int gb_buf_vprintf(struct gb_buf *b, const char *fmt, va_list ap) {
   if (b->err)
     return b->err;
   va_list again;

@@ -41,10 +41,6 @@ int gb_buf_addstr(struct gb_buf *b, const char *s);
  * when the format cannot be rendered. */
 int gb_buf_printf(struct gb_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* As gb_buf_printf with a va_list (consumed). */
-int gb_buf_vprintf(struct gb_buf *b, const char *fmt, va_list ap)
-    __attribute__((format(printf, 2, 0)));
-
 /* Makes room for n more bytes without adding any, so that a writer that
  * knows its size allocates once.  As gb_buf_add. */
 int gb_buf_reserve(struct gb_buf *b, size_t n);

@@ -4,7 +4,7 @@
  */
 #include "gb_diagprint.h"
 
-void gb_diag_print(FILE *f, const char *prefix, const struct gc_diags *d) {
+void gb_diagprint_write(FILE *f, const char *prefix, const struct gc_diags *d) {
   if (!f || !d)
     return;
   const char *p = prefix ? prefix : "";

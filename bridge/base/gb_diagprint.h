@@ -16,6 +16,6 @@
 /* Writes every message of d to f, each line starting with prefix (NULL or ""
  * for none), then the dropped-count line when d->dropped is not zero.  d and
  * f are borrowed; nothing is freed.  A NULL d or f writes nothing. */
-void gb_diag_print(FILE *f, const char *prefix, const struct gc_diags *d);
+void gb_diagprint_write(FILE *f, const char *prefix, const struct gc_diags *d);
 
 #endif

@@ -3,6 +3,7 @@
  * gb_log: structured, levelled, thread-safe logging (see gb_log.h).
  */
 #include "gb_log.h"
+#include "gb_log_test.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -27,8 +28,6 @@ void gb_log_set_level(enum gb_log_level level) {
     level = GB_LOG_INFO;
   atomic_store(&g_level, (int)level);
 }
-
-enum gb_log_level gb_log_get_level(void) { return (enum gb_log_level)atomic_load(&g_level); }
 
 void gb_log_set_format(enum gb_log_format format) {
   atomic_store(&g_format, format == GB_LOG_JSON ? GB_LOG_JSON : GB_LOG_TEXT);

@@ -34,35 +34,14 @@ extern const struct gb_opt_table gb_log_opt_table;
 
 /* Sets the lowest level that is written (default GB_LOG_INFO). */
 void gb_log_set_level(enum gb_log_level level);
-enum gb_log_level gb_log_get_level(void);
 
 /* Chooses logfmt text (default) or JSON lines. */
 void gb_log_set_format(enum gb_log_format format);
-
-/* Sends records to `stream` (borrowed until the next call; NULL means stderr). */
-void gb_log_set_stream(FILE *stream);
-
-/* Parses "debug", "info", "warn"/"warning", "error" or "off" (any case).
- * Returns 0, or GC_EINVAL for anything else (*out untouched). */
-int gb_log_level_parse(const char *s, enum gb_log_level *out);
-
-/* Parses "text" or "json".  Returns 0 or GC_EINVAL. */
-int gb_log_format_parse(const char *s, enum gb_log_format *out);
-
-/* Static lowercase name of a level ("debug", "info", "warn", "error", "off"). */
-const char *gb_log_level_name(enum gb_log_level level);
-
-/* Non-zero when a record at `level` would be written. */
-int gb_log_enabled(enum gb_log_level level);
 
 /* Writes one record.  The variadic part is pairs of `const char *` key and
  * value, ended by a single NULL key: gb_log(GB_LOG_INFO, "reconciled",
  * "namespace", ns, "name", name, NULL).  A NULL value is written as an empty
  * string.  Keys are reduced to [A-Za-z0-9_./-]; at most 32 pairs are used. */
 void gb_log(enum gb_log_level level, const char *msg, ...) __attribute__((sentinel));
-
-/* As gb_log with the pairs in an array: kv[0] key, kv[1] value, ... for
- * `n_pairs` pairs. */
-void gb_log_kv(enum gb_log_level level, const char *msg, const char *const *kv, size_t n_pairs);
 
 #endif

@@ -11,6 +11,7 @@
 #include "gb_hash.h"
 #include "gb_buf.h"
 #include "gb_metrics.h"
+#include "gb_metrics_test.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -374,7 +375,7 @@ static int update(struct gb_metric *m, const char *const *values, double v, enum
   return rc;
 }
 
-int gb_counter_add(struct gb_metric *m, const char *const *values, double v) {
+int gb_metric_counter_add(struct gb_metric *m, const char *const *values, double v) {
   if (!m)
     return 0;
   if (m->type != GB_METRIC_COUNTER || !isfinite(v) || v < 0)
@@ -382,11 +383,11 @@ int gb_counter_add(struct gb_metric *m, const char *const *values, double v) {
   return update(m, values, v, OP_ADD);
 }
 
-int gb_counter_inc(struct gb_metric *m, const char *const *values) {
-  return gb_counter_add(m, values, 1);
+int gb_metric_counter_inc(struct gb_metric *m, const char *const *values) {
+  return gb_metric_counter_add(m, values, 1);
 }
 
-int gb_gauge_set(struct gb_metric *m, const char *const *values, double v) {
+int gb_metric_gauge_set(struct gb_metric *m, const char *const *values, double v) {
   if (!m)
     return 0;
   if (m->type != GB_METRIC_GAUGE)
@@ -394,7 +395,7 @@ int gb_gauge_set(struct gb_metric *m, const char *const *values, double v) {
   return update(m, values, v, OP_SET);
 }
 
-int gb_gauge_add(struct gb_metric *m, const char *const *values, double v) {
+int gb_metric_gauge_add(struct gb_metric *m, const char *const *values, double v) {
   if (!m)
     return 0;
   if (m->type != GB_METRIC_GAUGE || !isfinite(v))
@@ -402,7 +403,7 @@ int gb_gauge_add(struct gb_metric *m, const char *const *values, double v) {
   return update(m, values, v, OP_ADD);
 }
 
-int gb_histogram_observe(struct gb_metric *m, const char *const *values, double v) {
+int gb_metric_histogram_observe(struct gb_metric *m, const char *const *values, double v) {
   if (!m)
     return 0;
   if (m->type != GB_METRIC_HISTOGRAM)
@@ -765,5 +766,5 @@ int gb_service_metrics_register(struct gb_metrics *reg, const char *version,
                        l_version, 1, &m->build_info, d));
 #undef TRY
   const char *v[] = {version ? version : "unknown"};
-  return gb_gauge_set(m->build_info, v, 1);
+  return gb_metric_gauge_set(m->build_info, v, 1);
 }

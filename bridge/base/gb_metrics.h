@@ -61,12 +61,6 @@ int gb_metrics_histogram(struct gb_metrics *reg, const char *name, const char *h
                          const char *const *label_names, size_t n_labels, const double *buckets,
                          size_t n_buckets, struct gb_metric **out, struct gc_diags *d);
 
-/* Limits the number of series of one family (0 restores the default).  A
- * new label combination past the limit is refused with GC_ELIMIT and counted
- * in gb_metric_dropped. */
-void gb_metric_set_max_series(struct gb_metric *m, size_t max_series);
-unsigned long long gb_metric_dropped(struct gb_metric *m);
-
 /* Updates one series.  `values` holds exactly as many label values as the
  * family has label names, in the same order (NULL when it has none); each
  * value is at most GB_METRICS_LABEL_VALUE_MAX bytes and is copied.  A NULL
@@ -74,16 +68,10 @@ unsigned long long gb_metric_dropped(struct gb_metric *m);
  * registry.  Returns 0, GC_EINVAL (wrong family type, NULL value, value too
  * long, a negative or non-finite counter increment, a NaN observation),
  * GC_ELIMIT (series limit) or GC_ENOMEM. */
-int gb_counter_add(struct gb_metric *m, const char *const *values, double v);
-int gb_counter_inc(struct gb_metric *m, const char *const *values);
-int gb_gauge_set(struct gb_metric *m, const char *const *values, double v);
-int gb_gauge_add(struct gb_metric *m, const char *const *values, double v);
-int gb_histogram_observe(struct gb_metric *m, const char *const *values, double v);
-
-/* Reads one series' value (counter or gauge) or count (histogram) for tests
- * and for the service's own decisions.  Returns 0, or GC_ENOTFOUND when the
- * series does not exist yet. */
-int gb_metric_value(struct gb_metric *m, const char *const *values, double *out);
+int gb_metric_counter_add(struct gb_metric *m, const char *const *values, double v);
+int gb_metric_counter_inc(struct gb_metric *m, const char *const *values);
+int gb_metric_gauge_set(struct gb_metric *m, const char *const *values, double v);
+int gb_metric_histogram_observe(struct gb_metric *m, const char *const *values, double v);
 
 /* Removes every series of the family (for gauges recomputed from a cache). */
 void gb_metric_clear(struct gb_metric *m);
@@ -100,10 +88,6 @@ int gb_metrics_add_collector(struct gb_metrics *reg, void (*fn)(void *ctx, struc
  * buffer; the caller frees *out with free().  Families with no series still
  * get their HELP and TYPE lines.  Returns 0 or GC_ENOMEM. */
 int gb_metrics_render(struct gb_metrics *reg, char **out, size_t *len);
-
-/* Writes `v` as Go's strconv.FormatFloat(v, 'g', -1, 64) does ("+Inf",
- * "-Inf", "NaN", "1e+06", "0.005", "42").  `buf` should hold 32 bytes. */
-void gb_metrics_format_double(double v, char *buf, size_t size);
 
 /* ---- The gangbridge metric set ------------------------------------------
  * Every metric the service exports, with its labels.  Label values the

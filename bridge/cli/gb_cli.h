@@ -12,7 +12,7 @@
 #define GB_EXIT_USAGE 2
 
 int gb_cmd_render(int argc, char **argv);
-int gb_cmd_explain(int argc, char **argv);
+int gb_cmd_render_explain(int argc, char **argv);
 int gb_cmd_place(int argc, char **argv);
 int gb_cmd_serve(int argc, char **argv);
 int gb_cmd_call(int argc, char **argv);

@@ -267,7 +267,7 @@ static int load_as_bytes(const char *const *paths, size_t n, ProtobufCBinaryData
     return GC_ENOMEM;
   int rc = 0;
   for (size_t i = 0; i < n; i++)
-    gb_load_path(ds, paths[i], diags);
+    gb_manifest_load_path(ds, paths[i], diags);
   if (diags->errors) {
     rc = GC_EINVAL;
     goto out;
@@ -351,8 +351,8 @@ static int do_calculate(const struct call_opts *o, struct gb_rpc_client *cl,
     struct gb_docset *ds = gb_docset_new(NULL);
     char *text = NULL;
     size_t len = 0;
-    int rc = ds ? gb_load_buffer(ds, "reply", (const char *)resp->pod_group_json.data,
-                                 resp->pod_group_json.len, diags)
+    int rc = ds ? gb_manifest_load_buffer(ds, "reply", (const char *)resp->pod_group_json.data,
+                                          resp->pod_group_json.len, diags)
                 : GC_ENOMEM;
     if (!rc && ds->n == 1) {
       const struct gc_value *doc = ds->docs[0].root;
@@ -365,7 +365,7 @@ static int do_calculate(const struct call_opts *o, struct gb_rpc_client *cl,
     free(text);
     gb_docset_free(ds);
     if (rc) {
-      gc_diags_addf(diags, "gangbridge call: cannot print the PodGroup: %s", gc_strerror(rc));
+      gc_diags_addf(diags, "gangbridge call: cannot print the PodGroup: %s", gc_diag_strerror(rc));
       goto out;
     }
   }
@@ -494,7 +494,7 @@ int gb_cmd_call(int argc, char **argv) {
   }
   fflush(stdout);
 out:
-  gb_diag_print(stderr, NULL, &diags);
+  gb_diagprint_write(stderr, NULL, &diags);
   gb_rpc_client_free(cl);
   gc_diags_destroy(&diags);
   free(o.files);

@@ -229,7 +229,7 @@ struct run {
 
 static int emit_json(struct run *r) {
   struct gc_value *root = NULL;
-  int rc = gb_place_result_to_value(r->arena, r->snap, &r->gang, &r->res, &root);
+  int rc = gb_place_json_result_to_value(r->arena, r->snap, &r->gang, &r->res, &root);
   if (rc)
     return GC_ENOMEM;
   char *out = NULL;
@@ -287,7 +287,7 @@ static int write_svg(struct run *r, const char *path) {
   int rc = gb_place_svg(r->snap, r->ev, &r->gang, &r->res, "--svg", &b, &r->diags);
   if (rc) {
     if (r->diags.errors == errors) /* the buffer's own failure has no message yet */
-      gc_diags_addf(&r->diags, "--svg %s: cannot draw: %s", path, gc_strerror(rc));
+      gc_diags_addf(&r->diags, "--svg %s: cannot draw: %s", path, gc_diag_strerror(rc));
     goto out;
   }
   FILE *f = fopen(path, "w");
@@ -315,7 +315,7 @@ static int load_cluster(struct run *r) {
   if (!r->cluster_docs)
     return GC_ENOMEM;
   for (size_t i = 0; i < r->o.n_cluster; i++)
-    gb_load_path(r->cluster_docs, r->o.cluster[i], &r->diags);
+    gb_manifest_load_path(r->cluster_docs, r->o.cluster[i], &r->diags);
   if (r->diags.errors)
     return GC_EINVAL;
   size_t n = r->cluster_docs->n;
@@ -345,7 +345,7 @@ static int load_gang(struct run *r) {
   if (!r->gang_docs || !r->catalog)
     return GC_ENOMEM;
   for (size_t i = 0; i < r->o.n_gang; i++)
-    gb_load_path(r->gang_docs, r->o.gang[i], &r->diags);
+    gb_manifest_load_path(r->gang_docs, r->o.gang[i], &r->diags);
   if (r->diags.errors)
     return GC_EINVAL;
   const struct gb_doc *gang_doc = NULL, *job = NULL;
@@ -358,7 +358,7 @@ static int load_gang(struct run *r) {
     if (tp_gang_is_doc(d->root)) {
       gang_doc = d;
       n_gangs++;
-    } else if (gc_doc_trainer_kind(d->root, &kind)) {
+    } else if (gc_catalog_trainer_kind(d->root, &kind)) {
       if (!strcmp(kind, "TrainJob")) {
         job = d;
         n_gangs++;
@@ -416,7 +416,7 @@ static int run_place(struct run *r) {
   }
   if (eo.policy.mode == TP_MODE_UNSET && (r->o.has_tier || r->o.tier_name))
     eo.policy.mode = TP_MODE_HARD;
-  if ((rc = tp_evaluate(r->ev, r->snap, &r->gang, &eo, r->arena, &r->res, &r->diags)))
+  if ((rc = tp_place_evaluate(r->ev, r->snap, &r->gang, &eo, r->arena, &r->res, &r->diags)))
     return rc;
   if (r->o.svg && (rc = write_svg(r, r->o.svg)))
     return rc;
@@ -444,8 +444,8 @@ int gb_cmd_place(int argc, char **argv) {
   }
   rc = run_place(&r);
   if (rc && r.diags.errors == 0)
-    gc_diags_addf(&r.diags, "gangbridge place: %s", gc_strerror(rc));
-  gb_diag_print(stderr, NULL, &r.diags);
+    gc_diags_addf(&r.diags, "gangbridge place: %s", gc_diag_strerror(rc));
+  gb_diagprint_write(stderr, NULL, &r.diags);
   status = rc || r.diags.errors ? GB_EXIT_INPUT : GB_EXIT_OK;
 out:
   free(r.o.cluster);

@@ -21,6 +21,7 @@
 #include "gb_buf.h"
 #include "gb_cli.h"
 #include "gb_diagprint.h"
+#include "gb_gate.h"
 #include "gb_gatesweep.h"
 #include "gb_kube_config.h"
 
@@ -208,9 +209,9 @@ static int api_status(const char *kubeconfig, const char *context, const char *n
     rc = GC_ENOMEM;
   if (rc) {
     char buf[1200];
-    gb_diag_print(stderr, "gangbridge placement: ", &d);
+    gb_diagprint_write(stderr, "gangbridge placement: ", &d);
     fprintf(stderr, "gangbridge placement: cannot list the gated pods: %s\n",
-            e.http || e.curl_code ? gb_kube_error_str(&e, buf, sizeof(buf)) : gc_strerror(rc));
+            e.http || e.curl_code ? gb_kube_error_str(&e, buf, sizeof(buf)) : gc_diag_strerror(rc));
   } else if (json) {
     json_object *doc = json_object_new_object();
     json_object_object_add(doc, "pods", json_object_get(l.pods));

@@ -383,7 +383,7 @@ static int run_compute(const struct render_opts *o, struct render_run *r) {
   if (!r->docs || !r->catalog)
     return GC_ENOMEM;
   for (size_t i = 0; i < o->n_paths; i++)
-    gb_load_path(r->docs, o->paths[i], &r->diags);
+    gb_manifest_load_path(r->docs, o->paths[i], &r->diags);
   if (o->live_ref) {
     int rc = gb_live_docs_load(r->docs, o->kubeconfig, o->live_ref, o->gang.default_namespace,
                                &r->diags);
@@ -400,7 +400,7 @@ static int run_compute(const struct render_opts *o, struct render_run *r) {
     const char *kind = NULL;
     if (is_policy_doc(d->root))
       r->policy_docs[r->n_policy_docs++] = d->root;
-    if (!gc_doc_trainer_kind(d->root, &kind))
+    if (!gc_catalog_trainer_kind(d->root, &kind))
       continue;
     if (!strcmp(kind, "TrainJob")) {
       n_jobs++;
@@ -422,7 +422,7 @@ static int run_compute(const struct render_opts *o, struct render_run *r) {
   for (size_t i = 0; i < r->docs->n; i++) {
     const struct gb_doc *d = &r->docs->docs[i];
     const char *kind = NULL;
-    if (!gc_doc_trainer_kind(d->root, &kind) || strcmp(kind, "TrainJob"))
+    if (!gc_catalog_trainer_kind(d->root, &kind) || strcmp(kind, "TrainJob"))
       continue;
     struct gc_gang *g = NULL;
     if (compute_one(o, r, d->root, &g) == GC_OK) {
@@ -437,8 +437,8 @@ static int run_compute(const struct render_opts *o, struct render_run *r) {
  * are escaped (the message already is). */
 static void print_escaped_warning(const struct gc_gang *g, const char *msg) {
   char ns[1024], name[1024];
-  gc_escape_controls(ns, sizeof(ns), g->namespace_, strlen(g->namespace_));
-  gc_escape_controls(name, sizeof(name), g->name, strlen(g->name));
+  gc_diag_escape_controls(ns, sizeof(ns), g->namespace_, strlen(g->namespace_));
+  gc_diag_escape_controls(name, sizeof(name), g->name, strlen(g->name));
   fprintf(stderr, "warning: %s/%s: %s\n", ns, name, msg);
 }
 
@@ -466,7 +466,7 @@ static int write_podgroups(const struct render_opts *o, struct render_run *r) {
     rc = gc_render_objects(r->gangs[i], a, pgs + n, GC_RENDER_MAX_OBJECTS, &k);
     if (rc) {
       gc_diags_addf(&r->diags, "%s/%s: cannot render %s: %s", r->gangs[i]->namespace_,
-                    r->gangs[i]->name, r->gangs[i]->backend->kind, gc_strerror(rc));
+                    r->gangs[i]->name, r->gangs[i]->backend->kind, gc_diag_strerror(rc));
       continue;
     }
     n += k;
@@ -538,8 +538,9 @@ static int run_command(int argc, char **argv, int explain) {
     rc = explain ? write_explanations(&r) : write_podgroups(&o, &r);
   }
   if (rc)
-    gc_diags_addf(&r.diags, "gangbridge %s: %s", explain ? "explain" : "render", gc_strerror(rc));
-  gb_diag_print(stderr, NULL, &r.diags);
+    gc_diags_addf(&r.diags, "gangbridge %s: %s", explain ? "explain" : "render",
+                  gc_diag_strerror(rc));
+  gb_diagprint_write(stderr, NULL, &r.diags);
   fflush(stdout);
   status = r.diags.errors ? GB_EXIT_INPUT : GB_EXIT_OK;
 out:
@@ -550,4 +551,4 @@ out:
 
 int gb_cmd_render(int argc, char **argv) { return run_command(argc, argv, 0); }
 
-int gb_cmd_explain(int argc, char **argv) { return run_command(argc, argv, 1); }
+int gb_cmd_render_explain(int argc, char **argv) { return run_command(argc, argv, 1); }

@@ -190,11 +190,11 @@ static int parse(int argc, char **argv, struct serve_flags *f, struct gb_serve_c
   if (rc >= 0 && check_mode(f, cfg, d))
     rc = GC_EUSAGE;
   if (rc < 0) {
-    gb_diag_print(stderr, "gangbridge serve: ", d);
+    gb_diagprint_write(stderr, "gangbridge serve: ", d);
     return rc == GC_EUSAGE ? GB_EXIT_USAGE : GB_EXIT_INPUT;
   }
   if (gb_serve_config_validate(cfg, d)) {
-    gb_diag_print(stderr, "gangbridge serve: ", d);
+    gb_diagprint_write(stderr, "gangbridge serve: ", d);
     return GB_EXIT_INPUT;
   }
   if (rc == 2) {
@@ -214,7 +214,7 @@ static int load_cluster(const struct serve_config *c, struct gb_rpc_service *svc
   if (!ds)
     goto out;
   for (size_t i = 0; i < c->f->n_cluster; i++)
-    gb_load_path(ds, c->f->cluster[i], diags);
+    gb_manifest_load_path(ds, c->f->cluster[i], diags);
   if (diags->errors) {
     rc = GC_EINVAL;
     goto out;
@@ -341,14 +341,14 @@ static int serve_offline(const struct gb_serve_config *cfg, const struct serve_f
 
   int rc = serve_start(&c, &st, &diags);
   if (rc) {
-    gb_diag_print(stderr, "gangbridge serve: ", &diags);
-    fprintf(stderr, "gangbridge serve: cannot start: %s\n", gc_strerror(rc));
+    gb_diagprint_write(stderr, "gangbridge serve: ", &diags);
+    fprintf(stderr, "gangbridge serve: cannot start: %s\n", gc_diag_strerror(rc));
     status = rc == GC_EUSAGE ? GB_EXIT_USAGE : GB_EXIT_INPUT;
     serve_stop(&st);
     gb_stopsig_free(sigs);
     goto out;
   }
-  gb_diag_print(stderr, "gangbridge serve: ", &diags); /* warnings from the initial snapshot */
+  gb_diagprint_write(stderr, "gangbridge serve: ", &diags); /* warnings from the initial snapshot */
   gb_stopsig_started(sigs);
   int sig = gb_stopsig_wait(sigs);
   fprintf(stderr, "gangbridge serve: %s received, stopping (grace %d ms)\n",
@@ -371,7 +371,7 @@ int gb_cmd_serve(int argc, char **argv) {
   gc_diags_init(&d);
   int status = GB_EXIT_INPUT;
   if (gb_serve_config_init(&cfg, &d)) {
-    gb_diag_print(stderr, "gangbridge serve: ", &d);
+    gb_diagprint_write(stderr, "gangbridge serve: ", &d);
     fprintf(stderr, "gangbridge serve: cannot set the defaults\n");
     goto out;
   }

@@ -190,7 +190,7 @@ static int parse_option(int c, const char *arg, struct tr_opts *o) {
       return bad_value("-o", "table, json or html", arg);
     return GC_OK;
   case 'n':
-    if (gb_tr_parse_time(arg, &o->now_s))
+    if (gb_timeout_report_parse_time(arg, &o->now_s))
       return bad_value("--now", "an RFC 3339 time (2026-01-02T03:04:05Z)", arg);
     o->has_now = 1;
     return GC_OK;
@@ -378,7 +378,7 @@ static int read_time(struct tr_run *r, const struct gb_tr_dump_item *it, json_ob
   if (!v)
     return GC_ENOTFOUND;
   const char *s = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
-  if (!s || gb_tr_parse_time(s, out)) {
+  if (!s || gb_timeout_report_parse_time(s, out)) {
     obj_err(r, it, steps, n, ns, name, path, "not an RFC 3339 timestamp (2026-01-02T03:04:05Z)", 0);
     return GC_EINVAL;
   }
@@ -715,7 +715,7 @@ static int load_cluster(const struct tr_opts *o, struct tr_run *r) {
     struct gb_kube_error e;
     struct gb_kube_list_opts lo = {NULL, NULL, 500};
     char rv[128], msg[1200];
-    int lrc = gb_kube_list(c, paths[i], &lo, live_item, r, rv, sizeof(rv), &e);
+    int lrc = gb_kube_client_list(c, paths[i], &lo, live_item, r, rv, sizeof(rv), &e);
     if (lrc == GC_EIO || (lrc == GC_ENOTFOUND && i + 1 == n))
       gc_diags_addf(&r->diags, "listing %s: %s", paths[i], gb_kube_error_str(&e, msg, sizeof(msg)));
     else if (lrc != GC_ENOTFOUND)
@@ -796,8 +796,8 @@ static int cmd_report(int argc, char **argv) {
   if (!rc)
     rc = run_report(&o, &r);
   if (rc)
-    gc_diags_addf(&r.diags, "gangbridge timeouts report: %s", gc_strerror(rc));
-  gb_diag_print(stderr, NULL, &r.diags);
+    gc_diags_addf(&r.diags, "gangbridge timeouts report: %s", gc_diag_strerror(rc));
+  gb_diagprint_write(stderr, NULL, &r.diags);
   fflush(stdout);
   status = r.diags.errors ? GB_EXIT_INPUT : GB_EXIT_OK;
 out:

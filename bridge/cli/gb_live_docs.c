@@ -3,7 +3,7 @@
  * gb_live_docs: TrainJob, runtime and Namespace read from the API server for
  * `explain NAMESPACE/NAME` (see gb_live_docs.h).
  *
- * Each object is fetched as JSON and handed to gb_load_buffer under its API
+ * Each object is fetched as JSON and handed to gb_manifest_load_buffer under its API
  * path, so it is parsed, bounded and checked exactly as a file given with -f
  * would be; nothing here interprets the objects beyond finding the runtime
  * reference.
@@ -74,7 +74,7 @@ static int fetch(struct live *l, const char *what, const char *path, int quiet_4
   struct gb_kube_error e;
   gb_kube_error_clear(&e);
   json_object *o = NULL;
-  int rc = gb_kube_get(l->client, path, &o, &e);
+  int rc = gb_kube_client_get(l->client, path, &o, &e);
   if (rc == GC_OK && !json_object_is_type(o, json_type_object)) {
     gc_diags_addf(l->d, "%s: %s answered with something that is not an object", what, path);
     rc = GC_EINVAL;
@@ -87,7 +87,7 @@ static int fetch(struct live *l, const char *what, const char *path, int quiet_4
   }
   size_t len = 0;
   const char *text = json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN, &len);
-  rc = text ? gb_load_buffer(l->ds, path, text, len, l->d) : GC_ENOMEM;
+  rc = text ? gb_manifest_load_buffer(l->ds, path, text, len, l->d) : GC_ENOMEM;
   if (obj && rc == GC_OK)
     *obj = o;
   else
@@ -104,15 +104,15 @@ static int fetch_runtime(struct live *l, json_object *tj, const char *ns) {
   const char *rt = NULL;
   if (!a)
     return GC_ENOMEM;
-  rc = gb_kube_json_to_value(a, tj, 64, &v);
+  rc = gb_kube_client_json_to_value(a, tj, 64, &v);
   if (rc || gb_reconcile_runtime_ref(v, &cluster, &rt)) {
     gc_arena_free(a);
     return rc == GC_ENOMEM ? rc : GC_OK;
   }
   char path[1024], what[600];
-  rc = gb_kube_path(path, sizeof(path), GC_TRAINER_GROUP, "v1alpha1",
-                    cluster ? "clustertrainingruntimes" : "trainingruntimes",
-                    cluster ? NULL : ns, rt);
+  rc = gb_kube_client_path(path, sizeof(path), GC_TRAINER_GROUP, "v1alpha1",
+                           cluster ? "clustertrainingruntimes" : "trainingruntimes",
+                           cluster ? NULL : ns, rt);
   snprintf(what, sizeof(what), "%s %s%s%s", cluster ? "ClusterTrainingRuntime" : "TrainingRuntime",
            cluster ? "" : ns, cluster ? "" : "/", rt);
   if (rc == GC_OK)
@@ -156,8 +156,8 @@ int gb_live_docs_load(struct gb_docset *ds, const char *kubeconfig, const char *
     goto out;
   }
   snprintf(what, sizeof(what), "TrainJob %s/%s", ns, name);
-  if ((rc = gb_kube_path(path, sizeof(path), GC_TRAINER_GROUP, "v1alpha1", "trainjobs", ns,
-                         name))) {
+  if ((rc = gb_kube_client_path(path, sizeof(path), GC_TRAINER_GROUP, "v1alpha1", "trainjobs", ns,
+                                name))) {
     gc_diags_addf(d, "%s: not a valid namespace and name", what);
     goto out;
   }
@@ -168,7 +168,7 @@ int gb_live_docs_load(struct gb_docset *ds, const char *kubeconfig, const char *
   /* The Namespace only adds policy annotations: without it (e.g. no RBAC on
    * cluster-scoped Namespaces) explain still works, with a warning. */
   snprintf(what, sizeof(what), "Namespace %s", ns);
-  if (gb_kube_path(path, sizeof(path), "", "v1", "namespaces", NULL, ns) == GC_OK) {
+  if (gb_kube_client_path(path, sizeof(path), "", "v1", "namespaces", NULL, ns) == GC_OK) {
     struct gc_diags nd;
     gc_diags_init(&nd);
     l.d = &nd;

@@ -16,7 +16,8 @@ struct command {
 
 static const struct command commands[] = {
     {"render", gb_cmd_render, "print the PodGroup(s) gang scheduling needs for TrainJobs"},
-    {"explain", gb_cmd_explain, "explain each TrainJob's gang: pods, requests, binding, warnings"},
+    {"explain", gb_cmd_render_explain,
+     "explain each TrainJob's gang: pods, requests, binding, warnings"},
     {"place", gb_cmd_place, "evaluate where a gang fits on a cluster topology"},
     {"serve", gb_cmd_serve, "run the gRPC service (GangCalculator, PlacementEvaluator, Health)"},
     {"call", gb_cmd_call, "call a running service: calculate, evaluate or health"},

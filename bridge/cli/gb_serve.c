@@ -54,13 +54,13 @@ static void on_api_latency(void *arg, enum gb_kube_verb verb, long code, double 
   else
     snprintf(cb, sizeof(cb), "error");
   /* The client's callback does not carry the resource; "all" stands for it. */
-  gb_histogram_observe(sm->api_latency, (const char *[]){verbs[verb], "all", cb}, seconds);
+  gb_metric_histogram_observe(sm->api_latency, (const char *[]){verbs[verb], "all", cb}, seconds);
   if (code == 0)
-    gb_counter_inc(sm->errors, (const char *[]){"kube", "transport"});
+    gb_metric_counter_inc(sm->errors, (const char *[]){"kube", "transport"});
   else if (code >= 500)
-    gb_counter_inc(sm->errors, (const char *[]){"kube", "status_5xx"});
+    gb_metric_counter_inc(sm->errors, (const char *[]){"kube", "status_5xx"});
   else if (code == 429)
-    gb_counter_inc(sm->errors, (const char *[]){"kube", "throttled"});
+    gb_metric_counter_inc(sm->errors, (const char *[]){"kube", "throttled"});
 }
 
 struct serve_run {
@@ -547,7 +547,7 @@ static int start_http_servers(struct serve_run *r, struct gc_diags *d) {
   const struct gb_serve_config *cfg = r->cfg;
   struct gb_http_route routes[4];
   size_t n = gb_health_routes(r->health, routes, 3);
-  routes[n++] = gb_metrics_route(r->reg, "/metrics");
+  routes[n++] = gb_health_metrics_route(r->reg, "/metrics");
   /* Probes and metrics have their own server, so a flood on the webhook port
    * cannot starve the kubelet's probes; its own flood is bounded per address
    * and by the header deadline. */
@@ -609,7 +609,7 @@ static int serve_start(struct serve_run *r, struct gc_diags *d) {
                                                       "grpc-listener", grpc_listener_check, r)))
     return rc;
   if (!r->leader)
-    gb_gauge_set(r->sm.leader, NULL, 1); /* a single replica always leads */
+    gb_metric_gauge_set(r->sm.leader, NULL, 1); /* a single replica always leads */
   if ((rc = start_http_servers(r, d)))
     return rc;
   if (*cfg->grpc.address && (rc = rpc_start(r, d)))
@@ -682,14 +682,14 @@ int gb_serve_controller(const struct gb_serve_config *cfg) {
 
   rc = serve_start(&r, &d);
   if (rc) {
-    gb_diag_print(stderr, "gangbridge serve: ", &d);
-    fprintf(stderr, "gangbridge serve: cannot start: %s\n", gc_strerror(rc));
+    gb_diagprint_write(stderr, "gangbridge serve: ", &d);
+    fprintf(stderr, "gangbridge serve: cannot start: %s\n", gc_diag_strerror(rc));
     serve_stop(&r);
     gb_stopsig_free(sigs);
     status = GB_EXIT_INPUT;
     goto out;
   }
-  gb_diag_print(stderr, "gangbridge serve: ", &d); /* warnings (e.g. token file) */
+  gb_diagprint_write(stderr, "gangbridge serve: ", &d); /* warnings (e.g. token file) */
   gb_log(GB_LOG_INFO, "gangbridge serve started", "version", GB_VERSION, "config",
          cfg->opts.source ? cfg->opts.source : "(defaults and flags)", NULL);
   gb_stopsig_started(sigs);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "gb_serve_config.h"
+#include "gb_serve_config_test.h"
 
 int gb_serve_config_init(struct gb_serve_config *c, struct gc_diags *d) {
   memset(c, 0, sizeof(*c));
@@ -27,10 +28,6 @@ void gb_serve_config_destroy(struct gb_serve_config *c) {
   if (!c)
     return;
   gb_options_destroy(&c->opts);
-}
-
-int gb_serve_config_load_file(struct gb_serve_config *c, const char *path, struct gc_diags *d) {
-  return gb_options_load_file(&c->opts, path, d);
 }
 
 int gb_serve_config_load_buffer(struct gb_serve_config *c, const char *name, const char *buf,

@@ -57,17 +57,6 @@ struct gb_serve_config {
 int gb_serve_config_init(struct gb_serve_config *c, struct gc_diags *d);
 void gb_serve_config_destroy(struct gb_serve_config *c);
 
-/* Reads a config file (or bytes named name) over the current values, as
- * gb_options_load_file. */
-int gb_serve_config_load_file(struct gb_serve_config *c, const char *path, struct gc_diags *d);
-int gb_serve_config_load_buffer(struct gb_serve_config *c, const char *name, const char *buf,
-                                size_t len, struct gc_diags *d);
-
-/* Sets one key from text, as --set KEY=VALUE does.  Returns 0, GC_EINVAL,
- * GC_ENOMEM or GC_ENOTFOUND (no such key; the nearest is suggested). */
-int gb_serve_config_set(struct gb_serve_config *c, const char *key, const char *value,
-                        struct gc_diags *d);
-
 /* Runs every layer's check (messages carry where the key was set).
  * Returns 0, GC_EINVAL or GC_ENOMEM. */
 int gb_serve_config_validate(struct gb_serve_config *c, struct gc_diags *d);

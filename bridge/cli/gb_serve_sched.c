@@ -178,14 +178,14 @@ int gb_serve_sched_start(const struct gb_serve_config *cfg, struct gb_model *mod
     return GC_ENOMEM;
   pthread_mutex_init(&s->mu, NULL);
   pthread_cond_init(&s->cv, NULL);
-  struct gb_sched_backend be;
+  struct gb_sched_source be;
   memset(&be, 0, sizeof(be));
   if (model && plan) {
     s->sp.model = model;
     s->sp.plan = plan;
     s->sp.record = record;
     s->sp.record_ctx = record_ctx;
-    gb_sched_plan_backend(&s->sp, &be);
+    gb_sched_plan_source(&s->sp, &be);
   } else {
     gb_log(GB_LOG_WARN,
            "sched endpoints without the placement model: every predicate passes and "

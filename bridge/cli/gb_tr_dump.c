@@ -715,7 +715,7 @@ int gb_tr_dump_read(const char *path, const struct gb_tr_dump_limits *lim, gb_tr
   struct gb_docset *walked = gb_docset_new(NULL);
   if (!walked)
     return GC_ENOMEM;
-  int rc = gb_walk_path(walked, path, read_source, &s, diags);
+  int rc = gb_manifest_walk_path(walked, path, read_source, &s, diags);
   gb_docset_free(walked);
   return rc;
 }
@@ -728,7 +728,7 @@ static void locate_json(const struct gb_tr_dump_item *it, const struct gb_tr_dum
   struct gb_docset *ds = gb_docset_new(NULL);
   struct gc_diags d;
   gc_diags_init(&d);
-  if (ds && !gb_load_buffer(ds, it->file, it->text, it->len, &d) && ds->n == 1) {
+  if (ds && !gb_manifest_load_buffer(ds, it->file, it->text, it->len, &d) && ds->n == 1) {
     const struct gc_value *v = ds->docs[0].root, *at = v;
     for (size_t i = 0; i < n && v; i++) {
       if (steps[i].key)

@@ -4,7 +4,7 @@
  * streaming, one object at a time, so the size of a dump bounds neither the
  * memory nor the time beyond one pass: a `kubectl get podgroups,pods -A -o
  * json` of a large cluster is one List whose items are read one by one.
- * Sources are what gb_walk_path gives (files, directories, "-" for stdin);
+ * Sources are what gb_manifest_walk_path gives (files, directories, "-" for stdin);
  * each holds JSON (json-c's tokener, positioned at each element of a
  * top-level "items" array, or any number of top-level objects) or
  * multi-document YAML (libyaml's events, each item built as its own small
@@ -52,7 +52,7 @@ struct gb_tr_dump_step {
   size_t index;
 };
 
-/* Reads every source of path (gb_walk_path's rules) and calls fn for each
+/* Reads every source of path (gb_manifest_walk_path's rules) and calls fn for each
  * object.  lim may be NULL (defaults).  Returns 0, or the first error code
  * (problems in diags; reading goes on with the next source). */
 int gb_tr_dump_read(const char *path, const struct gb_tr_dump_limits *lim, gb_tr_dump_fn fn,

@@ -22,7 +22,7 @@ static const char *backend_name(const struct gc_backend *b) { return gc_backend_
 static const char *dur(int64_t s, char *buf, const char *none) {
   if (s == NONE)
     return none;
-  gb_tr_format_duration(s, buf, 24);
+  gb_timeout_report_format_duration(s, buf, 24);
   return buf;
 }
 
@@ -70,7 +70,7 @@ static const char *rule_text(const struct gb_tr_options *o, char *buf, size_t ca
 
 int gb_tr_write_table(FILE *f, const struct gb_tr_report *rep, int64_t now) {
   char a[24], b[24], c[24], k[24], e[24], t[64], w[40], nows[32], rule[400];
-  gb_tr_format_time(now, nows, sizeof(nows));
+  gb_timeout_report_format_time(now, nows, sizeof(nows));
   const struct gb_tr_options *o = &rep->opts;
   int qw = 5;
   for (size_t i = 0; i < rep->n_rows; i++)
@@ -85,7 +85,7 @@ int gb_tr_write_table(FILE *f, const struct gb_tr_report *rep, int64_t now) {
     timeout_cell(r, t, sizeof(t));
     fprintf(f, "%-12s  %-*s  %-6s  %6zu  %6zu  %5zu  %9s  %9s  %9s  %9s  %-16s  %-9s  %6zu",
             backend_name(r->backend), qw, *r->queue ? r->queue : "-",
-            gb_tr_size_class_name(r->size_class), r->gangs, r->scheduled, r->censored,
+            gb_timeout_report_size_class_name(r->size_class), r->gangs, r->scheduled, r->censored,
             dur(r->p50_s, a, "-"), dur(r->p90_s, b, "-"), dur(r->p99_s, c, "-"),
             dur(r->km_p99_s, k, "-"), t, dur(r->suggested_s, e, "-"), r->would_cut);
     if (o->has_whatif)
@@ -101,7 +101,7 @@ int gb_tr_write_table(FILE *f, const struct gb_tr_report *rep, int64_t now) {
   for (size_t i = 0; i < rep->n_rows; i++) {
     const struct gb_tr_row *r = &rep->rows[i];
     fprintf(f, "  %s %s %s: %s\n", backend_name(r->backend), *r->queue ? r->queue : "-",
-            gb_tr_size_class_name(r->size_class), r->reason);
+            gb_timeout_report_size_class_name(r->size_class), r->reason);
   }
   if (rep->censored) {
     fprintf(f, "\nnever scheduled (waiting at %s):\n", nows);
@@ -109,8 +109,9 @@ int gb_tr_write_table(FILE *f, const struct gb_tr_report *rep, int64_t now) {
       const struct gb_tr_row *r = &rep->rows[i];
       if (r->censored)
         fprintf(f, "  %s %s %s: %zu, median age %s, oldest %s/%s (%s)\n", backend_name(r->backend),
-                *r->queue ? r->queue : "-", gb_tr_size_class_name(r->size_class), r->censored,
-                dur(r->age_p50_s, a, "-"), r->oldest_ns, r->oldest_name, dur(r->age_max_s, b, "-"));
+                *r->queue ? r->queue : "-", gb_timeout_report_size_class_name(r->size_class),
+                r->censored, dur(r->age_p50_s, a, "-"), r->oldest_ns, r->oldest_name,
+                dur(r->age_max_s, b, "-"));
     }
   }
   fprintf(f,
@@ -161,7 +162,7 @@ static struct gc_value *json_row(struct jb *j, const struct gb_tr_row *r, int wh
   struct gc_value *m = gc_value_map(j->a), *km = gc_value_map(j->a);
   put(j, m, "backend", gc_value_strz(j->a, backend_name(r->backend)));
   put(j, m, "queue", gc_value_strz(j->a, r->queue));
-  put(j, m, "sizeClass", gc_value_strz(j->a, gb_tr_size_class_name(r->size_class)));
+  put(j, m, "sizeClass", gc_value_strz(j->a, gb_timeout_report_size_class_name(r->size_class)));
   put_int(j, m, "gangs", (int64_t)r->gangs);
   put_int(j, m, "scheduled", (int64_t)r->scheduled);
   put_int(j, m, "censored", (int64_t)r->censored);
@@ -190,7 +191,7 @@ static struct gc_value *json_head(struct jb *j, const struct gb_tr_report *rep, 
   const struct gb_tr_options *o = &rep->opts;
   struct gc_value *doc = gc_value_map(j->a), *rule = gc_value_map(j->a), *tot = gc_value_map(j->a);
   char nows[32], text[400];
-  gb_tr_format_time(now, nows, sizeof(nows));
+  gb_timeout_report_format_time(now, nows, sizeof(nows));
   put(j, doc, "now", gc_value_strz(j->a, nows));
   put(j, doc, "quantiles",
       gc_value_strz(j->a, "nearest rank over the scheduled gangs: the value at rank "
@@ -339,7 +340,7 @@ static void chart_curve(FILE *f, const struct chart *c, const struct gb_tr_row *
     i = j;
   }
   fprintf(f, " H%d\"><title>size %s: %zu of %zu gangs scheduled</title></path>\n", CH_X1,
-          gb_tr_size_class_name(r->size_class), r->scheduled, r->gangs);
+          gb_timeout_report_size_class_name(r->size_class), r->scheduled, r->gangs);
   if (!r->censored)
     return;
   double xe = CH_X1 - 4 - 5 * r->size_class;
@@ -370,8 +371,8 @@ static void chart_marks(FILE *f, const struct chart *c, const struct gb_tr_row *
         "<path d=\"M%.1f %d l-5 -8 h10 z\" fill=\"%s\" stroke=\"#222\" stroke-width=\"0.8\">"
         "<title>size %s: current timeout %s</title></path>\n"
         "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"%s\" stroke-width=\"1\"/>\n",
-        x, y + 8, col, gb_tr_size_class_name(r->size_class), dur(r->timeout_s, d, "-"), x, c->y0, x,
-        c->y1, col);
+        x, y + 8, col, gb_timeout_report_size_class_name(r->size_class), dur(r->timeout_s, d, "-"),
+        x, c->y0, x, c->y1, col);
   }
   if (r->has_suggestion) {
     double x = cx(c, r->suggested_s);
@@ -381,8 +382,8 @@ static void chart_marks(FILE *f, const struct chart *c, const struct gb_tr_row *
             "<title>size %s: suggested timeout %s</title></path>\n"
             "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"%s\" stroke-width=\"1\" "
             "stroke-dasharray=\"5 3\"/>\n",
-            x, y, col, gb_tr_size_class_name(r->size_class), dur(r->suggested_s, d, "-"), x, c->y0,
-            x, c->y1, col);
+            x, y, col, gb_timeout_report_size_class_name(r->size_class),
+            dur(r->suggested_s, d, "-"), x, c->y0, x, c->y1, col);
   }
 }
 
@@ -393,8 +394,8 @@ static void chart_legend(FILE *f, const struct chart *c, const struct gb_tr_row 
     fprintf(f,
             "<rect x=\"%d\" y=\"%d\" width=\"14\" height=\"4\" fill=\"%s\"/>"
             "<text x=\"%d\" y=\"%d\" font-size=\"12\">%s: %zu",
-            x, y - 5, CLASS_COLOR[r->size_class], x + 18, y, gb_tr_size_class_name(r->size_class),
-            r->gangs);
+            x, y - 5, CLASS_COLOR[r->size_class], x + 18, y,
+            gb_timeout_report_size_class_name(r->size_class), r->gangs);
     if (r->censored)
       fprintf(f, ", <tspan font-weight=\"bold\">%zu never</tspan>", r->censored);
     fprintf(f, "</text>\n");
@@ -440,10 +441,11 @@ static void html_table_row(FILE *f, const struct gb_tr_row *r, int whatif) {
           "</td><td><span class=\"sw\" style=\"background:%s\"></span>%s</td><td>%zu</td>"
           "<td>%zu</td><td%s>%zu</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td>"
           "<td class=\"cur\">%s</td><td class=\"sug\">%s</td><td>%zu</td>",
-          CLASS_COLOR[r->size_class], gb_tr_size_class_name(r->size_class), r->gangs, r->scheduled,
-          r->censored ? " class=\"never\"" : "", r->censored, dur(r->p50_s, a, "&mdash;"),
-          dur(r->p90_s, b, "&mdash;"), dur(r->p99_s, c, "&mdash;"), dur(r->km_p90_s, k, "&mdash;"),
-          t, r->has_suggestion ? dur(r->suggested_s, e, "&mdash;") : "&mdash;", r->would_cut);
+          CLASS_COLOR[r->size_class], gb_timeout_report_size_class_name(r->size_class), r->gangs,
+          r->scheduled, r->censored ? " class=\"never\"" : "", r->censored,
+          dur(r->p50_s, a, "&mdash;"), dur(r->p90_s, b, "&mdash;"), dur(r->p99_s, c, "&mdash;"),
+          dur(r->km_p90_s, k, "&mdash;"), t,
+          r->has_suggestion ? dur(r->suggested_s, e, "&mdash;") : "&mdash;", r->would_cut);
   if (whatif)
     fprintf(f, "<td>%zu</td>", r->whatif_cut);
   fprintf(f, "</tr>\n");
@@ -487,7 +489,7 @@ static void html_rule(FILE *f, const struct gb_tr_report *rep) {
   for (const struct gb_tr_row *r = ex; r; r = NULL) {
     fprintf(f, ".<br><b>Example</b> (%s ", backend_name(r->backend));
     html_text(f, *r->queue ? r->queue : "-");
-    fprintf(f, " size %s): ", gb_tr_size_class_name(r->size_class));
+    fprintf(f, " size %s): ", gb_timeout_report_size_class_name(r->size_class));
     html_text(f, r->reason);
   }
   fprintf(f, ".</p>\n");
@@ -495,7 +497,7 @@ static void html_rule(FILE *f, const struct gb_tr_report *rep) {
 
 static void html_head(FILE *f, const struct gb_tr_report *rep, int64_t now) {
   char nows[32];
-  gb_tr_format_time(now, nows, sizeof(nows));
+  gb_timeout_report_format_time(now, nows, sizeof(nows));
   fprintf(f,
           "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
           "<title>gangbridge timeouts report</title>\n<style>\n"

@@ -16,18 +16,12 @@
 #include "gc_name.h"
 #include "gc_policy.h"
 
-const char *gb_backend_choice_name(const struct gc_backend *b) { return b ? b->name : "auto"; }
+const char *gb_config_backend_choice_name(const struct gc_backend *b) {
+  return b ? b->name : "auto";
+}
 
 const struct gc_backend *gb_config_backend(const struct gb_config *c) {
   return c->backend_choice > 0 ? gc_backend_at((size_t)c->backend_choice - 1) : NULL;
-}
-
-const char *gb_select_mode_name(enum gb_select_mode m) {
-  switch (m) {
-  case GB_SELECT_NAMESPACE: return "namespaceSelector";
-  case GB_SELECT_OPTIN: return "optIn";
-  default: return "unmanaged";
-  }
 }
 
 /* ---- the controller's keys ------------------------------------------------------ */

@@ -94,9 +94,8 @@ extern const struct gb_opt_table gb_config_webhook_table;
 
 /* Names for values: scheduling.backend (a backend's name, "auto" for NULL);
  * selection.mode ("unmanaged", "namespaceSelector", "optIn"). */
-const char *gb_backend_choice_name(const struct gc_backend *b);
+const char *gb_config_backend_choice_name(const struct gc_backend *b);
 /* scheduling.backend as a descriptor; NULL: auto. */
 const struct gc_backend *gb_config_backend(const struct gb_config *c);
-const char *gb_select_mode_name(enum gb_select_mode m);
 
 #endif

@@ -66,7 +66,8 @@ static const struct inf_def CORE_DEFS[INF_PG0] = {
     {"apiextensions.k8s.io", "v1", "customresourcedefinitions", NULL, 0, 0},
 };
 
-const struct gc_backend *gb_controller_res_backend(enum gb_ctl_res r) {
+/* The backend of a PodGroup or Queue slot, NULL for the others. */
+static const struct gc_backend *gb_controller_res_backend(enum gb_ctl_res r) {
   if (r >= INF_Q0)
     return gc_backend_at((size_t)(r - INF_Q0));
   return r >= INF_PG0 ? gc_backend_at((size_t)(r - INF_PG0)) : NULL;
@@ -173,7 +174,7 @@ struct gb_controller {
 static void enqueue(struct gb_controller *c, const char *key) {
   int rc = gb_workqueue_add(c->q, key);
   if (rc && rc != GC_EUSAGE)
-    gb_log(GB_LOG_ERROR, "cannot queue TrainJob", "key", key, "error", gc_strerror(rc), NULL);
+    gb_log(GB_LOG_ERROR, "cannot queue TrainJob", "key", key, "error", gc_diag_strerror(rc), NULL);
 }
 
 struct ns_match {
@@ -438,7 +439,7 @@ static int start_late(struct gb_controller *c, int which) {
     int rc = gb_informer_start(inf);
     if (rc) {
       gb_log(GB_LOG_ERROR, "cannot start informer", "resource", inf_name(which, name, sizeof(name)),
-             "error", gc_strerror(rc), NULL);
+             "error", gc_diag_strerror(rc), NULL);
       return 0;
     }
     gb_log(GB_LOG_INFO, "watching", "resource", inf_name(which, name, sizeof(name)), NULL);
@@ -468,7 +469,7 @@ static int discover_one(struct gb_controller *c, int which) {
     gb_log(GB_LOG_WARN, "discovery failed", "resource", inf_name(which, name, sizeof(name)),
            "error", gb_kube_error_str(&e, buf, sizeof(buf)), NULL);
     if (c->o.metrics)
-      gb_counter_inc(c->o.metrics->errors, (const char *[]){"kube", "discovery"});
+      gb_metric_counter_inc(c->o.metrics->errors, (const char *[]){"kube", "discovery"});
     return 0;
   }
   /* A newly served API is announced only once its cache has synced. */
@@ -716,11 +717,11 @@ static void *worker_main(void *arg) {
     double dt = gb_clock_s() - t0;
     const struct gb_service_metrics *m = c->o.metrics;
     if (m) {
-      gb_counter_inc(m->reconciles,
+      gb_metric_counter_inc(m->reconciles,
                      (const char *[]){unchanged ? GB_M_RESULT_UNCHANGED : outcome_metric(&res)});
-      gb_histogram_observe(m->reconcile_seconds, NULL, dt);
+      gb_metric_histogram_observe(m->reconcile_seconds, NULL, dt);
       if (res.error_reason)
-        gb_counter_inc(m->errors, (const char *[]){"reconcile", res.error_reason});
+        gb_metric_counter_inc(m->errors, (const char *[]){"reconcile", res.error_reason});
     }
     const char *act = gb_rc_action_name(res.action);
     switch (res.outcome) {
@@ -899,18 +900,18 @@ static int uncached_podgroup(struct gb_controller *c, const struct gc_backend *b
   struct gb_kube_error e;
   gb_kube_error_clear(&e);
   *pg = NULL;
-  int rc = gb_kube_path(path, sizeof(path), b->group, b->version, b->resource, ns, name);
+  int rc = gb_kube_client_path(path, sizeof(path), b->group, b->version, b->resource, ns, name);
   if (!rc)
-    rc = gb_kube_get(c->o.client, path, &obj, &e);
+    rc = gb_kube_client_get(c->o.client, path, &obj, &e);
   if (rc == GC_ENOTFOUND)
     return 0;
   struct gc_value *v = NULL;
   if (!rc)
-    rc = gb_kube_json_to_value(a, obj, 64, &v);
+    rc = gb_kube_client_json_to_value(a, obj, 64, &v);
   json_object_put(obj);
   if (rc) {
     snprintf(reason, reason_size, "cannot read PodGroup %s/%s: %s", ns, name,
-             e.message[0] ? e.message : gc_strerror(rc));
+             e.message[0] ? e.message : gc_diag_strerror(rc));
     return GC_EIO;
   }
   *pg = v;
@@ -954,8 +955,8 @@ int gb_controller_webhook_lookup(void *ctx, const char *ns, const char *jobset_n
     goto out;
   }
   if (rc) {
-    snprintf(reason, reason_size, "cannot read TrainJob %s/%s from the cache: %s", ns,
-             jobset_name, gc_strerror(rc));
+    snprintf(reason, reason_size, "cannot read TrainJob %s/%s from the cache: %s", ns, jobset_name,
+             gc_diag_strerror(rc));
     goto out;
   }
   if ((rc = gb_reconcile_plan(&in, a, &plan)))
@@ -1025,8 +1026,8 @@ int gb_controller_gang(void *ctx, const char *ns, const char *jobset_name, struc
     goto out;
   }
   if (rc) {
-    snprintf(reason, reason_size, "cannot read TrainJob %s/%s from the cache: %s", ns,
-             jobset_name, gc_strerror(rc));
+    snprintf(reason, reason_size, "cannot read TrainJob %s/%s from the cache: %s", ns, jobset_name,
+             gc_diag_strerror(rc));
     goto out;
   }
   in.keep_gang = out;
@@ -1134,10 +1135,10 @@ void gb_controller_collect(void *ctx, struct gb_metrics *reg) {
   if (!m)
     return;
   pthread_mutex_lock(&c->collect_mu);
-  gb_gauge_set(m->queue_depth, NULL, (double)gb_workqueue_len(c->q));
+  gb_metric_gauge_set(m->queue_depth, NULL, (double)gb_workqueue_len(c->q));
   unsigned long long r = gb_workqueue_retries(c->q);
   if (r > c->last_retries)
-    gb_counter_add(m->queue_retries, NULL, (double)(r - c->last_retries));
+    gb_metric_counter_add(m->queue_retries, NULL, (double)(r - c->last_retries));
   c->last_retries = r;
   pthread_mutex_unlock(&c->collect_mu);
 }

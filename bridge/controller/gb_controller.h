@@ -80,8 +80,6 @@ enum gb_ctl_res {
  * descriptor and kube.  Returns 1, or 0 for an empty slot (nothing set). */
 int gb_controller_watch_spec(const struct gb_kube_options *kube, enum gb_ctl_res r,
                              struct gb_informer_spec *spec, struct gb_informer_handler *h);
-/* The backend of a PodGroup or Queue slot, NULL for the others. */
-const struct gc_backend *gb_controller_res_backend(enum gb_ctl_res r);
 
 struct gb_controller_opts {
   const struct gb_config *cfg; /* validated; borrowed */

@@ -7,6 +7,7 @@
  * three quarters of it are in use (16 to 32 bytes a key).
  */
 #include "gb_rcmemo.h"
+#include "gb_rcmemo_test.h"
 
 #include <pthread.h>
 #include <stdlib.h>

@@ -39,7 +39,4 @@ int gb_rcmemo_same(struct gb_rcmemo *m, const char *key, uint64_t fp);
  * skipped). */
 void gb_rcmemo_put(struct gb_rcmemo *m, const char *key, uint64_t fp);
 
-/* Keys remembered now. */
-size_t gb_rcmemo_count(struct gb_rcmemo *m);
-
 #endif

@@ -12,6 +12,7 @@
 #include "gb_kobj.h"
 #include "gb_log.h"
 #include "gb_reconcile.h"
+#include "gb_reconcile_test.h"
 #include "gc_catalog.h"
 #include "gc_name.h"
 
@@ -48,7 +49,7 @@ static const char *label(const struct gc_value *obj, const char *key) {
   return gc_value_as_str(gc_map_get(gc_value_path(obj, "metadata.labels"), key));
 }
 
-int gb_value_subset(const struct gc_value *want, const struct gc_value *have) {
+int gb_reconcile_value_subset(const struct gc_value *want, const struct gc_value *have) {
   if (!want)
     return 1;
   if (!have)
@@ -58,7 +59,7 @@ int gb_value_subset(const struct gc_value *want, const struct gc_value *have) {
       return 0;
     for (size_t i = 0; i < want->len; i++) {
       const struct gc_member *m = &want->u.members[i];
-      if (!gb_value_subset(m->value, gc_map_getn(have, m->key, m->key_len)))
+      if (!gb_reconcile_value_subset(m->value, gc_map_getn(have, m->key, m->key_len)))
         return 0;
     }
     return 1;
@@ -67,14 +68,14 @@ int gb_value_subset(const struct gc_value *want, const struct gc_value *have) {
     if (have->type != GC_SEQ || have->len != want->len)
       return 0;
     for (size_t i = 0; i < want->len; i++)
-      if (!gb_value_subset(want->u.items[i], have->u.items[i]))
+      if (!gb_reconcile_value_subset(want->u.items[i], have->u.items[i]))
         return 0;
     return 1;
   }
   return gc_value_equal(want, have);
 }
 
-int gb_podgroup_ours(const struct gc_value *pg, const char *tj_uid) {
+int gb_reconcile_podgroup_ours(const struct gc_value *pg, const char *tj_uid) {
   const char *mb = label(pg, GC_MANAGED_BY_LABEL);
   if (!mb || strcmp(mb, GC_MANAGER_NAME) != 0 || !tj_uid)
     return 0;
@@ -88,7 +89,7 @@ int gb_podgroup_ours(const struct gc_value *pg, const char *tj_uid) {
   return 0;
 }
 
-int gb_trainjob_finished(const struct gc_value *tj) {
+int gb_reconcile_trainjob_finished(const struct gc_value *tj) {
   const struct gc_value *conds = gc_value_path(tj, "status.conditions");
   if (!conds || conds->type != GC_SEQ)
     return 0;
@@ -167,7 +168,7 @@ static void add_delete(struct planner *pl, const struct gc_backend *b) {
   if (!pg || p->n_del >= GC_BACKEND_MAX)
     return;
   /* Only PodGroups gangbridge made for this TrainJob are ever deleted. */
-  if (!gb_podgroup_ours(pg, str_at(pl->in->trainjob, "metadata.uid")))
+  if (!gb_reconcile_podgroup_ours(pg, str_at(pl->in->trainjob, "metadata.uid")))
     return;
   p->del[p->n_del] = b;
   p->del_uid[p->n_del] = str_at(pg, "metadata.uid");
@@ -268,7 +269,7 @@ static const struct gc_backend *default_backend(struct planner *pl) {
                 "namespace annotation %s=\"%.100s\" is not %s or auto; "
                 "using the configured backend (%s)",
                 GB_ANN_BACKEND, nsb, gc_backend_serve_names(names, sizeof(names), ", "),
-                gb_backend_choice_name(gb_config_backend(in->cfg))));
+                gb_config_backend_choice_name(gb_config_backend(in->cfg))));
   }
   if (choice)
     return choice;
@@ -326,7 +327,7 @@ struct diff {
  * from have (at most three, then "..."). */
 static void diff_walk(struct diff *df, const struct gc_value *want, const struct gc_value *have,
                       const char *path) {
-  if (gb_value_subset(want, have))
+  if (gb_reconcile_value_subset(want, have))
     return;
   if (want->type == GC_MAP && have && have->type == GC_MAP) {
     for (size_t i = 0; i < want->len; i++) {
@@ -428,7 +429,7 @@ static int labels_only(const struct gc_value *desired, const struct gc_value *ha
   static const char *const same[] = {"spec", "metadata.annotations",
                                      "metadata.ownerReferences"};
   for (size_t i = 0; i < sizeof(same) / sizeof(same[0]); i++)
-    if (!gb_value_subset(gc_value_path(desired, same[i]), gc_value_path(have, same[i])))
+    if (!gb_reconcile_value_subset(gc_value_path(desired, same[i]), gc_value_path(have, same[i])))
       return 0;
   return 1;
 }
@@ -442,7 +443,8 @@ static int keep_other_backend(struct planner *pl, const struct gc_gang *g) {
   for (size_t i = 0; i < gc_backend_count(); i++) {
     const struct gc_backend *b = gc_backend_at(i);
     const struct gc_value *old = in->pg[i];
-    if (b == g->backend || !old || !gb_podgroup_ours(old, str_at(in->trainjob, "metadata.uid")))
+    if (b == g->backend || !old ||
+        !gb_reconcile_podgroup_ours(old, str_at(in->trainjob, "metadata.uid")))
       continue;
     pl->p->backend = b;
     pl->p->bound_jobs = annotation(old, GB_ANN_BOUND_JOBS);
@@ -463,7 +465,7 @@ static int decide_podgroup(struct planner *pl, struct gc_gang *g) {
   struct gb_rc_plan *out = pl->p;
   const char *tj_uid = str_at(in->trainjob, "metadata.uid");
   const struct gc_value *have = in->pg[bi(g->backend)];
-  if (have && !gb_podgroup_ours(have, tj_uid)) {
+  if (have && !gb_reconcile_podgroup_ours(have, tj_uid)) {
     /* Labelled by gangbridge but owned by another TrainJob (a deleted one
      * of the same name, not yet garbage-collected): not ours to change. */
     decide(pl, GB_RC_KEEP, "the PodGroup belongs to another TrainJob of the same name");
@@ -484,7 +486,7 @@ static int decide_podgroup(struct planner *pl, struct gc_gang *g) {
   }
   out->bound_jobs = annotation(out->desired, GB_ANN_BOUND_JOBS);
   int busy = in->pods != 0 && !g->suspended;
-  if (have && gb_value_subset(out->desired, have)) {
+  if (have && gb_reconcile_value_subset(out->desired, have)) {
     decide(pl, GB_RC_KEEP, "the PodGroup is up to date");
   } else if (have && busy && !labels_only(out->desired, have)) {
     decide(pl, GB_RC_KEEP, "gang pods exist: the PodGroup is left as it is");
@@ -517,7 +519,7 @@ static int decide_podgroup(struct planner *pl, struct gc_gang *g) {
  * TrainJob is finished (the plan is made). */
 static int finished(struct planner *pl) {
   struct gb_rc_plan *out = pl->p;
-  if (!gb_trainjob_finished(pl->in->trainjob))
+  if (!gb_reconcile_trainjob_finished(pl->in->trainjob))
     return 0;
   out->managed = 1;
   if (!pl->in->cfg->delete_on_finish) {
@@ -787,7 +789,7 @@ static const char *error_reason(const struct gb_kube_error *e) {
 
 static int podgroup_path(char *buf, size_t cap, const struct gc_backend *b, const char *ns,
                          const char *name) {
-  return gb_kube_path(buf, cap, b->group, b->version, b->resource, ns, name);
+  return gb_kube_client_path(buf, cap, b->group, b->version, b->resource, ns, name);
 }
 
 int gb_reconcile_gather(struct gb_rc_env *env, const char *ns, const char *name,
@@ -846,7 +848,7 @@ static int create_retried(struct gb_rc_env *env, const char *coll, json_object *
   double delay = 0.1;
   for (int attempt = 0;; attempt++) {
     gb_kube_error_clear(e);
-    int rc = gb_kube_create(env->client, coll, body, got, e);
+    int rc = gb_kube_client_create(env->client, coll, body, got, e);
     int retryable = rc == GC_EIO && (e->http == 0 || e->http == 429 ||
                                      (e->http >= 500 && e->http != 501));
     if (!retryable || attempt == 3 || !leader(env))
@@ -874,10 +876,10 @@ static enum create_outcome create_podgroup(struct gb_rc_env *env, const struct g
                                            struct pg_meta *m, struct gb_kube_error *e) {
   const char *ns = str_at(tj, "metadata.namespace"), *name = str_at(tj, "metadata.name");
   char coll[1024], path[1024];
-  json_object *body = gb_kube_value_to_json(plan->desired), *got = NULL;
+  json_object *body = gb_kube_client_value_to_json(plan->desired), *got = NULL;
   if (!body ||
-      gb_kube_path(coll, sizeof(coll), plan->backend->group, plan->backend->version,
-                   plan->backend->resource, ns, NULL) ||
+      gb_kube_client_path(coll, sizeof(coll), plan->backend->group, plan->backend->version,
+                          plan->backend->resource, ns, NULL) ||
       podgroup_path(path, sizeof(path), plan->backend, ns, name)) {
     json_object_put(body);
     return CREATE_FAILED;
@@ -890,12 +892,12 @@ static enum create_outcome create_podgroup(struct gb_rc_env *env, const struct g
     json_object_put(got);
     got = NULL;
     gb_kube_error_clear(e);
-    rc = gb_kube_get(env->client, path, &got, e);
+    rc = gb_kube_client_get(env->client, path, &got, e);
     struct gc_value *v = NULL;
     if (!rc)
-      rc = gb_kube_json_to_value(a, got, 64, &v);
-    res = gb_podgroup_ours(v, str_at(tj, "metadata.uid")) ? EXISTS_OURS : EXISTS_FOREIGN;
-    m->current = res == EXISTS_OURS && gb_value_subset(plan->desired, v);
+      rc = gb_kube_client_json_to_value(a, got, 64, &v);
+    res = gb_reconcile_podgroup_ours(v, str_at(tj, "metadata.uid")) ? EXISTS_OURS : EXISTS_FOREIGN;
+    m->current = res == EXISTS_OURS && gb_reconcile_value_subset(plan->desired, v);
   }
   if (rc) {
     json_object_put(got);
@@ -953,7 +955,7 @@ static int apply_ours(struct gb_rc_env *env, const struct gb_rc_plan *plan, cons
                       const char *name, const struct pg_meta *m, int force, json_object **out,
                       struct gb_kube_error *e) {
   char path[1024];
-  json_object *obj = gb_kube_value_to_json(plan->desired), *meta = NULL;
+  json_object *obj = gb_kube_client_value_to_json(plan->desired), *meta = NULL;
   if (!obj || !json_object_object_get_ex(obj, "metadata", &meta)) {
     json_object_put(obj);
     return GC_ENOMEM;
@@ -964,7 +966,7 @@ static int apply_ours(struct gb_rc_env *env, const struct gb_rc_plan *plan, cons
     json_object_object_add(meta, "resourceVersion", json_object_new_string(m->rv));
   int rc = podgroup_path(path, sizeof(path), plan->backend, ns, name);
   if (!rc)
-    rc = gb_kube_apply(env->client, path, obj, GB_FIELD_MANAGER, force, out, e);
+    rc = gb_kube_client_apply(env->client, path, obj, GB_FIELD_MANAGER, force, out, e);
   json_object_put(obj);
   return rc;
 }
@@ -1095,7 +1097,7 @@ static int delete_podgroups(struct gb_rc_env *env, const struct gb_rc_plan *plan
     }
     int rc = podgroup_path(path, sizeof(path), plan->del[i], ns, name);
     if (!rc)
-      rc = gb_kube_delete(env->client, path, NULL, plan->del_uid[i], &e);
+      rc = gb_kube_client_delete(env->client, path, NULL, plan->del_uid[i], &e);
     if (rc == GC_ENOTFOUND || (rc && e.http == 409)) /* gone, or replaced by a new uid */
       continue;
     if (rc) {
@@ -1141,7 +1143,7 @@ void gb_reconcile_run(struct gb_rc_env *env, const char *key, int attempts,
   }
   if (rc) {
     result(res, GB_RC_RETRY, "cache", "cannot read the TrainJob from the cache: %s",
-           gc_strerror(rc));
+           gc_diag_strerror(rc));
     goto out;
   }
   const struct gc_value *tj = in.trainjob;

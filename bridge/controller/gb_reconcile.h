@@ -122,14 +122,7 @@ int gb_reconcile_plan(const struct gb_rc_input *in, struct gc_arena *a, struct g
 /* 1 when every member of `want` is present with an equal value in `have`
  * (maps recursively; sequences element by element), so fields the server
  * or others added do not count as differences. */
-int gb_value_subset(const struct gc_value *want, const struct gc_value *have);
-
-/* 1 when gangbridge made PodGroup pg for the TrainJob with uid tj_uid: it
- * carries the managed-by label and a controller ownerReference to tj_uid. */
-int gb_podgroup_ours(const struct gc_value *pg, const char *tj_uid);
-
-/* 1 when the TrainJob has a Complete or Failed condition with status True. */
-int gb_trainjob_finished(const struct gc_value *tj);
+int gb_reconcile_value_subset(const struct gc_value *want, const struct gc_value *have);
 
 /* ---- execution ------------------------------------------------------------ */
 

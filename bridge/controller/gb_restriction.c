@@ -12,6 +12,7 @@
  * growth check runs on that classification, before anything is written.
  */
 #include "gb_restriction.h"
+#include "gb_restriction_test.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -28,9 +28,6 @@
 
 #include "gc_diag.h"
 
-/* The scheduling gate gangbridge holds placed pods back with (the same text
- * as bridge/model/gb_model.h, which the controller layer cannot include). */
-#define GB_PLACEMENT_GATE "gangbridge.io/placement"
 #define GB_HOSTNAME_LABEL "kubernetes.io/hostname"
 #define GB_RESTRICTION_KEY_MAX 317  /* a qualified name: 253-byte prefix, '/', 63 */
 #define GB_RESTRICTION_VALUE_MAX 63 /* a label value */
@@ -64,10 +61,6 @@ int gb_restriction_label(struct gb_restriction *r, const char *key, const char *
  * GB_RESTRICTION_MAX_HOSTS hosts, or a requirement over
  * GB_RESTRICTION_MAX_GROWTH bytes), r unchanged, with a message in d. */
 int gb_restriction_add_host(struct gb_restriction *r, const char *host, struct gc_diags *d);
-
-/* The requirement as a nodeSelectorRequirement object, or NULL for NONE (or
- * on allocation failure).  Caller puts it. */
-json_object *gb_restriction_requirement(const struct gb_restriction *r);
 
 /* Appends to `ops` (a JSON array) the RFC 6902 operations that AND r into
  * the required node affinity of `pod` (a Pod object, borrowed): one "add"

@@ -12,6 +12,7 @@
  * through get_str_checked first, so a NUL byte is refused, never cut.
  */
 #include "gb_webhook.h"
+#include "gb_webhook_test.h"
 
 #include <json-c/json.h>
 #include <stdarg.h>
@@ -21,6 +22,7 @@
 #include <strings.h>
 
 #include "gb_base64.h"
+#include "gb_gate.h"
 #include "gb_kobj.h"
 #include "gb_log.h"
 #include "gb_metrics.h"
@@ -51,7 +53,7 @@ int gb_webhook_new(const struct gb_webhook_config *cfg, struct gb_webhook **out)
 
 void gb_webhook_free(struct gb_webhook *wh) { free(wh); }
 
-int gb_json_pointer_escape(const char *key, char *buf, size_t size) {
+int gb_webhook_json_pointer_escape(const char *key, char *buf, size_t size) {
   size_t n = 0;
   for (const char *p = key; *p; p++) {
     const char *rep = *p == '~' ? "~0" : *p == '/' ? "~1" : NULL;
@@ -119,7 +121,7 @@ int gb_webhook_podgroup_bindable(const struct gc_value *pg, const char *trainjob
   }
   const struct gc_value *want = gc_value_path(desired, "spec");
   const struct gc_value *have = gc_value_path(pg, "spec");
-  if (want && !gb_value_subset(want, have)) {
+  if (want && !gb_reconcile_value_subset(want, have)) {
     char a[32], b[32];
     const struct gc_value *wm = gc_map_get(want, "minMember"), *hm = gc_map_get(have, "minMember");
     if (!gc_value_equal(wm, hm))
@@ -315,7 +317,7 @@ static int set_map_key(json_object *patch, json_object *meta, const char *map, c
     warn(v, "gangbridge: replaced %s %s=%s with the TrainJob's PodGroup %s",
          !strcmp(map, "labels") ? "label" : "annotation", key, cur, value);
   char esc[300];
-  if (gb_json_pointer_escape(key, esc, sizeof(esc)) < 0)
+  if (gb_webhook_json_pointer_escape(key, esc, sizeof(esc)) < 0)
     return GC_ELIMIT;
   snprintf(path, sizeof(path), "/metadata/%s/%s", map, esc);
   int rc = add_op(patch, path, json_object_new_string(value));
@@ -398,7 +400,7 @@ static int add_restriction(json_object *patch, json_object *pod, const struct gb
   int rc = gb_restriction_affinity_ops(pod, r, patch, &d);
   if (rc == GC_EINVAL || rc == GC_ELIMIT) {
     warn(v, "gangbridge: pod not restricted to its gang's placement: %s",
-         d.n ? d.msgs[0] : gc_strerror(rc));
+         d.n ? d.msgs[0] : gc_diag_strerror(rc));
     rc = 0;
   }
   gc_diags_destroy(&d);
@@ -471,7 +473,7 @@ static int remove_map_key(json_object *patch, json_object *meta, const char *map
   if (!m || !json_object_object_get_ex(m, key, NULL))
     return 0;
   char esc[300], path[600];
-  if (gb_json_pointer_escape(key, esc, sizeof(esc)) < 0)
+  if (gb_webhook_json_pointer_escape(key, esc, sizeof(esc)) < 0)
     return GC_ELIMIT;
   snprintf(path, sizeof(path), "/metadata/%s/%s", map, esc);
   int rc = patch_op(patch, "remove", path, NULL);
@@ -522,7 +524,7 @@ static int is_json_type(const char *ct) {
 
 static void count(struct gb_webhook *wh, const char *backend, const char *result) {
   const char *labels[2] = {backend, result};
-  gb_counter_inc(wh->cfg.admissions, labels);
+  gb_metric_counter_inc(wh->cfg.admissions, labels);
 }
 
 /* The strings a review reads, each checked for NUL bytes once. */
@@ -629,7 +631,7 @@ static int lookup(struct gb_webhook *wh, const struct pod_facts *f,
 
 static void lookup_failed(struct gb_webhook *wh, const struct pod_facts *f, int rc,
                           const char *reason, struct verdict *v, const char **result) {
-  const char *why = reason[0] ? reason : gc_strerror(rc);
+  const char *why = reason[0] ? reason : gc_diag_strerror(rc);
   gb_log(GB_LOG_WARN, "webhook lookup failed", "namespace", f->ns, "jobset", f->jobset,
          "replicatedJob", f->rjob, "reason", why, NULL);
   if (wh->cfg.allow_on_error) {

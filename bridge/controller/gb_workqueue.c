@@ -18,6 +18,7 @@
 #include "gb_clock.h"
 #include "gb_hash.h"
 #include "gb_workqueue.h"
+#include "gb_workqueue_test.h"
 
 struct wq_entry {
   struct gb_hnode node;  /* first member: the key table's link and hash */

@@ -45,9 +45,6 @@ void gb_workqueue_free(struct gb_workqueue *q);
  * or GC_EUSAGE (shut down; the key is dropped). */
 int gb_workqueue_add(struct gb_workqueue *q, const char *key);
 
-/* Queues key after delay_s seconds (<= 0: now). */
-int gb_workqueue_add_after(struct gb_workqueue *q, const char *key, double delay_s);
-
 /* Records one more failure of key and queues it after its backoff. */
 int gb_workqueue_add_rate_limited(struct gb_workqueue *q, const char *key);
 
@@ -56,10 +53,6 @@ void gb_workqueue_forget(struct gb_workqueue *q, const char *key);
 
 /* How many times key was put back with add_rate_limited since its last forget. */
 int gb_workqueue_num_requeues(struct gb_workqueue *q, const char *key);
-
-/* The delay the next add_rate_limited of a key with `failures` previous
- * failures gets from the per-key backoff alone (for tests and docs). */
-double gb_workqueue_backoff(const struct gb_workqueue_opts *opts, int failures);
 
 /* Waits until a key is ready or the queue shuts down, at most timeout_ms (< 0:
  * forever).  On success copies the key into buf and returns 1; the key is
@@ -72,9 +65,6 @@ void gb_workqueue_done(struct gb_workqueue *q, const char *key);
 
 /* Keys waiting in the queue (not those being processed or delayed). */
 size_t gb_workqueue_len(struct gb_workqueue *q);
-
-/* Keys waiting for their delay to pass. */
-size_t gb_workqueue_delayed(struct gb_workqueue *q);
 
 /* Total add_rate_limited calls (for gangbridge_workqueue_retries_total). */
 unsigned long long gb_workqueue_retries(struct gb_workqueue *q);

@@ -1373,8 +1373,8 @@ static int check_total(struct gb_docset *ds, const char *name, size_t len,
   return GC_OK;
 }
 
-int gb_load_buffer(struct gb_docset *ds, const char *name, const char *buf, size_t len,
-                   struct gc_diags *diags) {
+int gb_manifest_load_buffer(struct gb_docset *ds, const char *name, const char *buf, size_t len,
+                            struct gc_diags *diags) {
   if (!ds || !name || (!buf && len))
     return GC_EUSAGE;
   int rc = check_total(ds, name, len, diags);
@@ -1484,7 +1484,7 @@ static int load_fd(struct gb_docset *ds, const char *name, int fd, struct gc_dia
                     ds->limits.max_source_bytes);
     rc = GC_ELIMIT;
   } else {
-    rc = gb_load_buffer(ds, name, buf, len, diags);
+    rc = gb_manifest_load_buffer(ds, name, buf, len, diags);
   }
   free(buf);
   return rc;
@@ -1566,7 +1566,7 @@ static int visit_first(struct gb_docset *ds, const struct stat *st) {
 }
 
 /* Who reads each file found: the docset's own loader, or a caller's
- * streaming reader (gb_walk_path). */
+ * streaming reader (gb_manifest_walk_path). */
 struct walker {
   gb_source_fn fn; /* NULL: load into the docset */
   void *ctx;
@@ -1679,7 +1679,7 @@ out:
   return rc;
 }
 
-int gb_load_path(struct gb_docset *ds, const char *path, struct gc_diags *diags) {
+int gb_manifest_load_path(struct gb_docset *ds, const char *path, struct gc_diags *diags) {
   if (!ds || !path)
     return GC_EUSAGE;
   if (!strcmp(path, "-"))
@@ -1688,8 +1688,8 @@ int gb_load_path(struct gb_docset *ds, const char *path, struct gc_diags *diags)
   return load_any(ds, path, 0, 1, diags, &w);
 }
 
-int gb_walk_path(struct gb_docset *ds, const char *path, gb_source_fn fn, void *ctx,
-                 struct gc_diags *diags) {
+int gb_manifest_walk_path(struct gb_docset *ds, const char *path, gb_source_fn fn, void *ctx,
+                          struct gc_diags *diags) {
   if (!ds || !path || !fn)
     return GC_EUSAGE;
   if (!strcmp(path, "-"))

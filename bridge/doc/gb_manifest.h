@@ -9,7 +9,7 @@
  * Every syntax error is reported as "file:line:col: message" and loading
  * goes on with the next source, so one run reports all bad files.  Inputs
  * are bounded (bytes per source, nesting depth, alias expansion, documents).
- * gb_walk_path hands the same sources to a streaming reader instead.
+ * gb_manifest_walk_path hands the same sources to a streaming reader instead.
  */
 #ifndef GB_MANIFEST_H
 #define GB_MANIFEST_H
@@ -60,25 +60,25 @@ int gb_docset_limit_trees(struct gb_docset *ds, size_t bytes);
  * (documents parsed before an error in the same file are kept).  A file or
  * directory reached again (same device and inode: a symlink loop, a second
  * link, the same path given twice) is skipped, so each file loads once. */
-int gb_load_path(struct gb_docset *ds, const char *path, struct gc_diags *diags);
+int gb_manifest_load_path(struct gb_docset *ds, const char *path, struct gc_diags *diags);
 
 /* A streaming reader of one source: name is the path ("-" for stdin), fd
  * is open for reading (the caller closes it).  Returns 0 or a GC_E* code;
  * problems go to diags. */
 typedef int (*gb_source_fn)(void *ctx, const char *name, int fd, struct gc_diags *diags);
 
-/* Walks path exactly as gb_load_path does (a file, the *.yaml, *.yml and
+/* Walks path exactly as gb_manifest_load_path does (a file, the *.yaml, *.yml and
  * *.json files of a directory tree in sorted order, "-" for stdin; each
  * file once, the same depth bound and errors) but hands every source to fn
  * instead of loading it into ds (ds only remembers the files walked), for
  * readers that stream inputs too large to hold.  Returns 0 or the first
  * error code. */
-int gb_walk_path(struct gb_docset *ds, const char *path, gb_source_fn fn, void *ctx,
-                 struct gc_diags *diags);
+int gb_manifest_walk_path(struct gb_docset *ds, const char *path, gb_source_fn fn, void *ctx,
+                          struct gc_diags *diags);
 
 /* Loads bytes as if from a file called name (JSON if the first non-blank
  * byte is '{' or '[', else YAML). */
-int gb_load_buffer(struct gb_docset *ds, const char *name, const char *buf, size_t len,
-                   struct gc_diags *diags);
+int gb_manifest_load_buffer(struct gb_docset *ds, const char *name, const char *buf, size_t len,
+                            struct gc_diags *diags);
 
 #endif

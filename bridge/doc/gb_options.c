@@ -16,6 +16,7 @@
 
 #include "gb_manifest.h"
 #include "gb_options.h"
+#include "gb_options_test.h"
 #include "gc_duration.h"
 #include "gc_value.h"
 
@@ -562,7 +563,7 @@ int gb_options_load_file(struct gb_options *s, const char *path, struct gc_diags
   struct gb_docset *ds = gb_docset_new(&file_limits);
   if (!ds)
     return GC_ENOMEM;
-  int rc = load_docset(s, ds, gb_load_path(ds, path, d), d);
+  int rc = load_docset(s, ds, gb_manifest_load_path(ds, path, d), d);
   gb_docset_free(ds);
   return rc;
 }
@@ -572,7 +573,7 @@ int gb_options_load_buffer(struct gb_options *s, const char *name, const char *b
   struct gb_docset *ds = gb_docset_new(&file_limits);
   if (!ds)
     return GC_ENOMEM;
-  int rc = load_docset(s, ds, gb_load_buffer(ds, name, buf, len, d), d);
+  int rc = load_docset(s, ds, gb_manifest_load_buffer(ds, name, buf, len, d), d);
   gb_docset_free(ds);
   return rc;
 }

@@ -55,8 +55,6 @@ int gb_options_init(struct gb_options *s, const struct gb_options_part *parts, s
 /* Frees the arena (every string set).  Accepts NULL and a zeroed set. */
 void gb_options_destroy(struct gb_options *s);
 
-/* The key of that path, or NULL. */
-const struct gb_opt *gb_options_find(const struct gb_options *s, const char *path);
 /* The key whose flag is flag[0..len), or NULL. */
 const struct gb_opt *gb_options_find_flag(const struct gb_options *s, const char *flag, size_t len);
 
@@ -87,9 +85,6 @@ int gb_options_load_buffer(struct gb_options *s, const char *name, const char *b
  * file or a flag gets that place in front ("cfg.yaml:4:12: http.address:
  * ...").  Returns 0, GC_EINVAL or GC_ENOMEM. */
 int gb_options_check(struct gb_options *s, struct gc_diags *d);
-
-/* Where the key at path was set, or NULL (its default, or no such key). */
-const char *gb_options_where(const struct gb_options *s, const char *path);
 
 /* Writes every key's value as YAML, one section per prefix, in the order
  * the sections first appear in the tables (`serve --print-config`). */

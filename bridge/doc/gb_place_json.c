@@ -29,16 +29,16 @@ static struct gc_value *domain_free_value(struct gc_arena *a, const struct tp_sn
       if (ri < 0 || gc_map_get(m, name))
         continue;
       char q[GC_QUANTITY_BUFSZ];
-      tp_units_format(name, tp_snapshot_domain_free(snap, ri, d), q, sizeof(q));
+      tp_snapshot_units_format(name, tp_snapshot_domain_free(snap, ri, d), q, sizeof(q));
       if (put(a, m, name, gc_value_strz(a, q)))
         return NULL;
     }
   return m;
 }
 
-int gb_place_result_to_value(struct gc_arena *a, const struct tp_snapshot *snap,
-                             const struct tp_gang *g, const struct tp_result *res,
-                             struct gc_value **out) {
+int gb_place_json_result_to_value(struct gc_arena *a, const struct tp_snapshot *snap,
+                                  const struct tp_gang *g, const struct tp_result *res,
+                                  struct gc_value **out) {
   struct gc_value *root = gc_value_map(a), *as = gc_value_seq(a), *rs = gc_value_seq(a);
   if (!root || !as || !rs)
     return GC_ENOMEM;

@@ -18,8 +18,8 @@
  * come from an evaluation on snap).  *out is arena-owned (arena a); strings
  * are copied, so it stays valid after the snapshot changes.  Returns 0 or
  * GC_ENOMEM. */
-int gb_place_result_to_value(struct gc_arena *a, const struct tp_snapshot *snap,
-                             const struct tp_gang *g, const struct tp_result *res,
-                             struct gc_value **out);
+int gb_place_json_result_to_value(struct gc_arena *a, const struct tp_snapshot *snap,
+                                  const struct tp_gang *g, const struct tp_result *res,
+                                  struct gc_value **out);
 
 #endif

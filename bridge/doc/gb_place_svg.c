@@ -237,8 +237,8 @@ static void emit_domain(const struct svg_ctx *c, uint32_t d) {
                 tp_snapshot_domain_nodes(s, d));
   if (c->free_res >= 0) {
     char q[GC_QUANTITY_BUFSZ];
-    tp_units_format(tp_snapshot_resource_name(s, c->free_res),
-                    tp_snapshot_domain_free(s, c->free_res, d), q, sizeof(q));
+    tp_snapshot_units_format(tp_snapshot_resource_name(s, c->free_res),
+                             tp_snapshot_domain_free(s, c->free_res, d), q, sizeof(q));
     gb_buf_printf(b, "<text x=\"%.1f\" y=\"%.1f\">free ", x + 5, y + 52);
     xml_text(b, tp_snapshot_resource_name(s, c->free_res));
     gb_buf_printf(b, ": %s</text>\n", q);

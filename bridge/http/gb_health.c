@@ -3,6 +3,7 @@
  * gb_health: /healthz, /livez and /readyz (see gb_health.h).
  */
 #include "gb_health.h"
+#include "gb_health_test.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -313,7 +314,7 @@ static int metrics_handler(void *ctx, const struct gb_http_request *req,
   return 0;
 }
 
-struct gb_http_route gb_metrics_route(struct gb_metrics *reg, const char *path) {
+struct gb_http_route gb_health_metrics_route(struct gb_metrics *reg, const char *path) {
   struct gb_http_route r = {path ? path : "/metrics", 0, GB_HTTP_GET, metrics_handler, reg, 0};
   return r;
 }

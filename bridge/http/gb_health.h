@@ -15,7 +15,7 @@
  * runs one check: 200 "ok", or 500 "internal server error: <reason>", or 404
  * for an unknown name.  Checks are registered before the server starts;
  * flags may be set from any thread at any time.  It also owns the /metrics
- * route (gb_metrics_route), so the registry in base/ needs no HTTP.
+ * route (gb_health_metrics_route), so the registry in base/ needs no HTTP.
  */
 #ifndef GB_HEALTH_H
 #define GB_HEALTH_H
@@ -51,20 +51,8 @@ void gb_health_free(struct gb_health *h);
 int gb_health_add_check(struct gb_health *h, unsigned kinds, const char *name,
                         gb_health_check_fn fn, void *ctx);
 
-/* Adds a flag check, initially `ok` (non-zero = healthy) with `reason`
- * (copied, may be NULL) reported while it fails. */
-int gb_health_add_flag(struct gb_health *h, unsigned kinds, const char *name, int ok,
-                       const char *reason);
-
-/* Sets a flag check.  Thread-safe.  Returns 0, or GC_ENOTFOUND when no flag
- * check has that name. */
-int gb_health_set_flag(struct gb_health *h, const char *name, int ok, const char *reason);
-
 /* Makes the built-in "shutdown" readiness check fail from now on. */
 void gb_health_shutdown(struct gb_health *h);
-
-/* 1 when every check of `kind` passes (no exclusions), else 0. */
-int gb_health_ok(struct gb_health *h, unsigned kind);
 
 /* Writes the /healthz, /livez and /readyz routes (GET; the last two also
  * serve "/<endpoint>/<check>") into `out`; returns how many (3), or 0 when
@@ -75,6 +63,6 @@ size_t gb_health_routes(struct gb_health *h, struct gb_http_route *out, size_t c
  * registry is borrowed until the server stops.  It lives here, with the other
  * routes the probes server serves, so that the registry (base/) knows nothing
  * of HTTP. */
-struct gb_http_route gb_metrics_route(struct gb_metrics *reg, const char *path);
+struct gb_http_route gb_health_metrics_route(struct gb_metrics *reg, const char *path);
 
 #endif

@@ -23,6 +23,7 @@
  * same mutex, never touches a descriptor that was reused.
  */
 #include "gb_http.h"
+#include "gb_http_test.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -526,7 +527,7 @@ static enum MHD_Result run_handler(struct gb_http *s, struct MHD_Connection *c,
   int rc = st->route->handler(st->route->ctx, &req, &resp);
   if (rc < 0 || resp.status < 100 || resp.status > 599) {
     gb_log(GB_LOG_ERROR, "http handler failed", "server", s->name, "path", url, "error",
-           rc < 0 ? gc_strerror(rc) : "invalid status", NULL);
+           rc < 0 ? gc_diag_strerror(rc) : "invalid status", NULL);
     free(resp.body);
     return send_text(s, c, st, 500, status_text(500), NULL);
   }
@@ -665,7 +666,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     else
       snprintf(code, sizeof(code), "aborted");
     const char *labels[3] = {s->name, st->route ? st->route->path : "unmatched", code};
-    gb_counter_inc(s->requests, labels);
+    gb_metric_counter_inc(s->requests, labels);
   }
   body_release(s, st);
   free(st);

@@ -140,17 +140,10 @@ int gb_http_start(const struct gb_http_config *cfg, const struct gb_http_route *
 /* The bound TCP port (useful after port 0). */
 unsigned gb_http_port(const struct gb_http *srv);
 
-/* Number of requests being received or handled right now. */
-unsigned gb_http_inflight(struct gb_http *srv);
-
 /* Stops accepting connections, waits up to grace_ms for requests in flight
  * (responses sent meanwhile carry "Connection: close"), stops the daemon and
  * frees everything.  Accepts NULL.  Must not be called from a handler. */
 void gb_http_stop(struct gb_http *srv);
-
-/* A request header (case-insensitive name), or NULL.  Borrowed for the
- * handler call. */
-const char *gb_http_request_header(const struct gb_http_request *req, const char *name);
 
 /* Finds a query parameter: returns 1 and sets *value (NULL for a bare key)
  * when present, 0 otherwise.  `value` may be NULL. */

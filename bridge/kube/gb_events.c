@@ -83,12 +83,6 @@ void gb_events_free(struct gb_events *ev) {
   free(ev);
 }
 
-void gb_events_get_stats(struct gb_events *ev, struct gb_events_stats *out) {
-  pthread_mutex_lock(&ev->mu);
-  *out = ev->stats;
-  pthread_mutex_unlock(&ev->mu);
-}
-
 /* ---- cache (caller holds mu) --------------------------------------------- */
 
 static void lru_unlink(struct gb_events *ev, struct ev_entry *e) {
@@ -199,9 +193,9 @@ static int create_event(struct gb_events *ev, const struct gb_event_ref *o, cons
   json_object_object_add(obj, "lastTimestamp", str(now));
   json_object_object_add(obj, "count", json_object_new_int64(count));
   char path[600];
-  int rc = gb_kube_path(path, sizeof(path), "", "v1", "events", event_ns(o), NULL);
+  int rc = gb_kube_client_path(path, sizeof(path), "", "v1", "events", event_ns(o), NULL);
   if (!rc)
-    rc = gb_kube_create(ev->client, path, obj, NULL, e);
+    rc = gb_kube_client_create(ev->client, path, obj, NULL, e);
   json_object_put(obj);
   return rc;
 }
@@ -216,9 +210,9 @@ static int patch_count(struct gb_events *ev, const struct gb_event_ref *o, const
   json_object_object_add(p, "count", json_object_new_int64(count));
   json_object_object_add(p, "lastTimestamp", str(now));
   char path[600];
-  int rc = gb_kube_path(path, sizeof(path), "", "v1", "events", event_ns(o), name);
+  int rc = gb_kube_client_path(path, sizeof(path), "", "v1", "events", event_ns(o), name);
   if (!rc)
-    rc = gb_kube_merge_patch(ev->client, path, p, NULL, e);
+    rc = gb_kube_client_merge_patch(ev->client, path, p, NULL, e);
   json_object_put(p);
   return rc;
 }
@@ -229,9 +223,9 @@ static int existing_count(struct gb_events *ev, const struct gb_event_ref *o, co
                           long *count, struct gb_kube_error *e) {
   char path[600];
   json_object *obj = NULL, *c = NULL;
-  int rc = gb_kube_path(path, sizeof(path), "", "v1", "events", event_ns(o), name);
+  int rc = gb_kube_client_path(path, sizeof(path), "", "v1", "events", event_ns(o), name);
   if (!rc)
-    rc = gb_kube_get(ev->client, path, &obj, e);
+    rc = gb_kube_client_get(ev->client, path, &obj, e);
   if (!rc && json_object_object_get_ex(obj, "count", &c) && json_object_get_int64(c) > 0)
     *count = (long)json_object_get_int64(c);
   json_object_put(obj);

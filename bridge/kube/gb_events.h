@@ -71,6 +71,4 @@ int gb_events_record(struct gb_events *ev, const struct gb_event_ref *obj, const
                      const char *reason, const char *message, int once,
                      struct gb_kube_error *e);
 
-void gb_events_get_stats(struct gb_events *ev, struct gb_events_stats *out);
-
 #endif

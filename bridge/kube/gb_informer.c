@@ -7,6 +7,7 @@
  * calls are serialized by handler_mu.
  */
 #include "gb_informer.h"
+#include "gb_informer_test.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -192,7 +193,8 @@ int gb_informer_add_handler(struct gb_informer *inf, const struct gb_informer_ha
   rc = copy_set(h->namespaces, h->n_namespaces, &x->ns, &x->n_ns, diags);
   for (size_t i = 0; !rc && i < x->n_ns; i++) {
     char path[1024];
-    if (gb_kube_path(path, sizeof(path), inf->group, inf->version, inf->resource, x->ns[i], NULL)) {
+    if (gb_kube_client_path(path, sizeof(path), inf->group, inf->version, inf->resource, x->ns[i],
+                            NULL)) {
       gc_diags_addf(diags, "informer %s: namespace \"%.64s\": not a valid namespace", inf->name,
                     x->ns[i]);
       rc = GC_EINVAL;
@@ -301,8 +303,8 @@ static int make_reflectors(struct gb_informer *inf, char **ns, size_t n_ns) {
     r->rng = (unsigned)time(NULL) ^ (unsigned)(uintptr_t)r;
     if (n_ns && !(r->ns = strdup(ns[i])))
       return GC_ENOMEM;
-    if (gb_kube_path(r->path, sizeof(r->path), inf->group, inf->version, inf->resource, r->ns,
-                     NULL)) {
+    if (gb_kube_client_path(r->path, sizeof(r->path), inf->group, inf->version, inf->resource,
+                            r->ns, NULL)) {
       gb_informer_logf(inf, 1, "invalid group/version/resource/namespace");
       return GC_EINVAL;
     }
@@ -697,7 +699,8 @@ int gb_informer_new(struct gb_kube_client *client, const struct gb_informer_opts
   snprintf(inf->name, sizeof(inf->name), "%s%s%s", inf->resource, inf->group[0] ? "." : "",
            inf->group);
   char path[1024];
-  if (gb_kube_path(path, sizeof(path), inf->group, inf->version, inf->resource, NULL, NULL)) {
+  if (gb_kube_client_path(path, sizeof(path), inf->group, inf->version, inf->resource, NULL,
+                          NULL)) {
     gc_diags_addf(diags, "informer: invalid group/version/resource %s/%s", inf->name, inf->version);
     gb_informer_free(inf);
     return GC_EINVAL;
@@ -885,7 +888,7 @@ int gb_informer_get_value(struct gb_informer *inf, const char *ns, const char *n
   int rc = gb_informer_get_json(inf, ns, name, &j);
   if (rc)
     return rc;
-  rc = gb_kube_json_to_value(a, j, 0, out);
+  rc = gb_kube_client_json_to_value(a, j, 0, out);
   json_object_put(j);
   return rc;
 }

@@ -202,9 +202,6 @@ int gb_informer_has_synced(struct gb_informer *inf);
 /* Waits up to timeout_ms for the first sync.  Returns 1 when synced. */
 int gb_informer_wait_synced(struct gb_informer *inf, long timeout_ms);
 
-/* Copies the last resourceVersion seen (list, event or bookmark). */
-void gb_informer_last_rv(struct gb_informer *inf, char *buf, size_t cap);
-
 void gb_informer_stats(struct gb_informer *inf, struct gb_informer_stats *out);
 
 /* Looks up ns/name (ns NULL or "" for cluster-scoped).  *out receives a new
@@ -226,18 +223,6 @@ int gb_informer_get_meta(struct gb_informer *inf, const char *ns, const char *na
  * informer functions that take the lock).  Stops when fn returns non-zero. */
 typedef int (*gb_informer_key_fn)(void *arg, const char *key);
 int gb_informer_foreach_key(struct gb_informer *inf, gb_informer_key_fn fn, void *arg);
-
-/* Number of cached objects. */
-size_t gb_informer_count(struct gb_informer *inf);
-
-/* Applies one event to the cache of an informer that is not running, as if
- * it came from the watch (ADDED/MODIFIED upsert, DELETED removes, BOOKMARK
- * only records the resourceVersion), calling the handlers on this thread
- * (sealing them first), and marks the informer synced.  For tests and
- * benchmarks that need a filled cache without a server.  obj is borrowed; managedFields is removed from
- * it.  Returns 0, GC_EUSAGE (informer running), GC_EINVAL (no name) or
- * GC_ENOMEM / GC_ELIMIT. */
-int gb_informer_feed(struct gb_informer *inf, int watch_type, json_object *obj);
 
 /* Removes metadata.managedFields from obj in place (what the cache stores). */
 void gb_informer_strip(json_object *obj);

@@ -40,7 +40,7 @@ static int do_list(struct gb_inf_reflector *r) {
   struct gb_kube_error e;
   char rv[GB_INF_RV_MAX];
   struct list_ctx lc = {r, atomic_fetch_add(&inf->gen_seq, 1) + 1};
-  int rc = gb_kube_list(inf->client, r->path, &lo, on_item, &lc, rv, sizeof(rv), &e);
+  int rc = gb_kube_client_list(inf->client, r->path, &lo, on_item, &lc, rv, sizeof(rv), &e);
   if (rc) {
     if (rc != GC_EUSAGE) {
       char buf[1200];
@@ -94,7 +94,7 @@ static int on_event(void *arg, const struct gb_watch_event *ev) {
     gb_informer_set_rv(inf, w->r, ev->rv);
     return 0;
   case GB_WATCH_ERROR:
-    gb_kube_status_from_json(ev->object, 0, &w->err);
+    gb_kube_client_status_from_json(ev->object, 0, &w->err);
     return gb_kube_error_is_gone(&w->err) ? GB_INF_WATCH_GONE : GB_INF_WATCH_ERROR_EVENT;
   case GB_WATCH_ADDED:
   case GB_WATCH_MODIFIED: {

@@ -5,6 +5,7 @@
  * counters its last metrics collection saw.
  */
 #include "gb_informers.h"
+#include "gb_informers_test.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -43,7 +44,7 @@ static void on_log(void *arg, int is_error, const char *msg) {
   gb_log(is_error ? GB_LOG_WARN : GB_LOG_DEBUG, "informer", "resource", s->resource, "message", msg,
          NULL);
   if (is_error && s->f->o.metrics)
-    gb_counter_inc(s->f->o.metrics->errors, (const char *[]){"informer", "watch"});
+    gb_metric_counter_inc(s->f->o.metrics->errors, (const char *[]){"informer", "watch"});
 }
 
 int gb_informers_new(struct gb_kube_client *client, const struct gb_informers_opts *o,
@@ -146,7 +147,7 @@ int gb_informers_start(struct gb_informers *f) {
     int rc = gb_informer_start(f->s[i].inf);
     if (rc) {
       gb_log(GB_LOG_ERROR, "cannot start informer", "resource", gb_informer_name(f->s[i].inf),
-             "error", gc_strerror(rc), NULL);
+             "error", gc_diag_strerror(rc), NULL);
       return rc;
     }
   }
@@ -186,18 +187,18 @@ static void collect_one(const struct gb_service_metrics *m, struct slot *s) {
   const struct gb_informer_stats *old = &s->last;
   const char *res = s->resource;
   if (st.relists_gone > old->relists_gone)
-    gb_counter_add(m->watch_restarts, (const char *[]){res, GB_M_WATCH_GONE},
-                   (double)(st.relists_gone - old->relists_gone));
+    gb_metric_counter_add(m->watch_restarts, (const char *[]){res, GB_M_WATCH_GONE},
+                          (double)(st.relists_gone - old->relists_gone));
   if (st.watch_failures > old->watch_failures)
-    gb_counter_add(m->watch_restarts, (const char *[]){res, GB_M_WATCH_ERROR},
-                   (double)(st.watch_failures - old->watch_failures));
+    gb_metric_counter_add(m->watch_restarts, (const char *[]){res, GB_M_WATCH_ERROR},
+                          (double)(st.watch_failures - old->watch_failures));
   /* Watches that ended normally: every started watch but the current one,
    * less those that failed. */
   unsigned long long ends = st.watches > st.watch_failures + 1 ? st.watches - st.watch_failures - 1
                                                                : 0;
   if (ends > s->last_timeouts) {
-    gb_counter_add(m->watch_restarts, (const char *[]){res, GB_M_WATCH_TIMEOUT},
-                   (double)(ends - s->last_timeouts));
+    gb_metric_counter_add(m->watch_restarts, (const char *[]){res, GB_M_WATCH_TIMEOUT},
+                          (double)(ends - s->last_timeouts));
     s->last_timeouts = ends;
   }
   s->last = st;

@@ -57,10 +57,6 @@ int gb_informers_add(struct gb_informers *f, const struct gb_informer_spec *spec
                      const struct gb_informer_handler *h, struct gb_informer **inf,
                      struct gc_diags *d);
 
-/* The informer of group/version/resource, or NULL when none registered. */
-struct gb_informer *gb_informers_lookup(struct gb_informers *f, const char *group,
-                                        const char *version, const char *resource);
-
 /* Starts every informer not deferred.  Returns 0 or the first error (those
  * started stay started: gb_informers_stop stops them). */
 int gb_informers_start(struct gb_informers *f);
@@ -70,9 +66,6 @@ void gb_informers_stop(struct gb_informers *f);
 
 /* Stops and frees every informer and the factory.  Accepts NULL. */
 void gb_informers_free(struct gb_informers *f);
-
-/* How many informers (resources) the factory holds. */
-size_t gb_informers_count(struct gb_informers *f);
 
 /* Metrics collector (ctx = factory): watch restarts per resource (expired,
  * failed, timed out), from every informer's statistics. */

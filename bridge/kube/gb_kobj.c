@@ -5,6 +5,7 @@
  * index on an object aborts), so every read checks the type first.
  */
 #include "gb_kobj.h"
+#include "gb_kobj_test.h"
 
 #include <stdarg.h>
 #include <stdio.h>

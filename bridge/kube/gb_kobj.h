@@ -31,9 +31,6 @@ const char *gb_kobj_str(json_object *o, const char *key);
 json_object *gb_kobj_obj(json_object *o, const char *key);
 json_object *gb_kobj_arr(json_object *o, const char *key);
 
-/* o[key] when it is an integer: 0 with *out set, or -1 (*out untouched). */
-int gb_kobj_int(json_object *o, const char *key, int64_t *out);
-
 /* o[key] when it is a boolean: 1 or 0; dflt when absent or not a bool. */
 int gb_kobj_bool(json_object *o, const char *key, int dflt);
 

@@ -4,6 +4,7 @@
  * paged lists, streaming GETs and json-c <-> gc_value conversion.
  */
 #include "gb_kube_client.h"
+#include "gb_kube_client_test.h"
 #include "gb_bucket.h"
 #include "gb_clock.h"
 #include "gb_version.h"
@@ -23,8 +24,8 @@
 #define TOKEN_MAX 16384
 #define URL_MAX 8192
 
-const double gb_kube_lat_bounds[GB_KUBE_LAT_BUCKETS] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
-                                                        0.5,   1,    2.5,   5,    10};
+const double gb_kube_client_lat_bounds[GB_KUBE_LAT_BUCKETS] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+                                                               0.5,   1,    2.5,   5,    10};
 
 struct gb_kube_client {
   struct gb_kube_config *cfg;
@@ -61,12 +62,6 @@ static void copy_str(char *dst, size_t cap, const char *src) {
   dst[n] = 0;
 }
 
-const char *gb_kube_verb_name(enum gb_kube_verb v) {
-  static const char *names[] = {"get",   "list",  "watch", "create",
-                                "update", "patch", "apply", "delete"};
-  return (unsigned)v < GB_KUBE_VERB_COUNT ? names[v] : "unknown";
-}
-
 /* ---- errors -------------------------------------------------------------- */
 
 void gb_kube_error_clear(struct gb_kube_error *e) {
@@ -74,7 +69,7 @@ void gb_kube_error_clear(struct gb_kube_error *e) {
     memset(e, 0, sizeof(*e));
 }
 
-void gb_kube_status_from_json(json_object *st, long http_code, struct gb_kube_error *e) {
+void gb_kube_client_status_from_json(json_object *st, long http_code, struct gb_kube_error *e) {
   if (!e)
     return;
   long code = http_code;
@@ -99,7 +94,8 @@ void gb_kube_status_from_json(json_object *st, long http_code, struct gb_kube_er
     snprintf(e->message, sizeof(e->message), "HTTP %ld with no Status message", code);
 }
 
-void gb_kube_status_parse(const char *body, size_t len, long http_code, struct gb_kube_error *e) {
+void gb_kube_client_status_parse(const char *body, size_t len, long http_code,
+                                 struct gb_kube_error *e) {
   if (!e)
     return;
   json_object *st = NULL;
@@ -115,7 +111,7 @@ void gb_kube_status_parse(const char *body, size_t len, long http_code, struct g
     }
   }
   if (st && json_object_is_type(st, json_type_object)) {
-    gb_kube_status_from_json(st, http_code, e);
+    gb_kube_client_status_from_json(st, http_code, e);
   } else {
     e->http = http_code;
     /* Not a Status (a proxy's HTML page, say): show a printable prefix. */
@@ -277,7 +273,7 @@ static void record(struct gb_kube_client *c, CURL *h, enum gb_kube_verb verb, lo
     s->retries++;
   s->seconds_sum += secs;
   size_t b = 0;
-  while (b < GB_KUBE_LAT_BUCKETS && secs > gb_kube_lat_bounds[b])
+  while (b < GB_KUBE_LAT_BUCKETS && secs > gb_kube_client_lat_bounds[b])
     b++;
   s->buckets[b]++;
   pthread_mutex_unlock(&c->lock);
@@ -415,7 +411,7 @@ static int setup(struct gb_kube_client *c, CURL *h, const char *method, const ch
     int rc = auth ? gb_kube_config_token(cfg, auth + 22, TOKEN_MAX, &d) : GC_ENOMEM;
     if (rc) {
       snprintf(e->message, sizeof(e->message), "bearer token: %s",
-               d.n ? d.msgs[0] : gc_strerror(rc));
+               d.n ? d.msgs[0] : gc_diag_strerror(rc));
       gc_diags_destroy(&d);
       free(auth);
       curl_slist_free_all(l);
@@ -468,16 +464,17 @@ static int parse_json(const char *buf, size_t len, json_object **out, struct gb_
   return GC_OK;
 }
 
-int gb_kube_request(struct gb_kube_client *c, enum gb_kube_verb verb, const char *method,
-                    const char *path, const char *content_type, const char *body,
-                    size_t body_len, json_object **out, struct gb_kube_error *e) {
-  return gb_kube_request_timeout(c, verb, method, path, content_type, body, body_len, 0, out, e);
+int gb_kube_client_request(struct gb_kube_client *c, enum gb_kube_verb verb, const char *method,
+                           const char *path, const char *content_type, const char *body,
+                           size_t body_len, json_object **out, struct gb_kube_error *e) {
+  return gb_kube_client_request_timeout(c, verb, method, path, content_type, body, body_len, 0, out,
+                                        e);
 }
 
-int gb_kube_request_timeout(struct gb_kube_client *c, enum gb_kube_verb verb,
-                            const char *method, const char *path, const char *content_type,
-                            const char *body, size_t body_len, long timeout_ms,
-                            json_object **out, struct gb_kube_error *e) {
+int gb_kube_client_request_timeout(struct gb_kube_client *c, enum gb_kube_verb verb,
+                                   const char *method, const char *path, const char *content_type,
+                                   const char *body, size_t body_len, long timeout_ms,
+                                   json_object **out, struct gb_kube_error *e) {
   struct gb_kube_error local;
   if (!e)
     e = &local;
@@ -541,7 +538,7 @@ int gb_kube_request_timeout(struct gb_kube_client *c, enum gb_kube_verb verb,
         if (rc)
           e->http = http;
       } else {
-        gb_kube_status_parse(x.buf, x.len, http, e);
+        gb_kube_client_status_parse(x.buf, x.len, http, e);
         if (!e->retry_after_s)
           e->retry_after_s = x.retry_after;
         rc = http == 404 ? GC_ENOTFOUND : GC_EIO;
@@ -564,9 +561,9 @@ int gb_kube_request_timeout(struct gb_kube_client *c, enum gb_kube_verb verb,
   return rc;
 }
 
-int gb_kube_get(struct gb_kube_client *c, const char *path, json_object **out,
-                struct gb_kube_error *e) {
-  return gb_kube_request(c, GB_KUBE_GET, "GET", path, NULL, NULL, 0, out, e);
+int gb_kube_client_get(struct gb_kube_client *c, const char *path, json_object **out,
+                       struct gb_kube_error *e) {
+  return gb_kube_client_request(c, GB_KUBE_GET, "GET", path, NULL, NULL, 0, out, e);
 }
 
 static int send_json(struct gb_kube_client *c, enum gb_kube_verb verb, const char *method,
@@ -576,21 +573,21 @@ static int send_json(struct gb_kube_client *c, enum gb_kube_verb verb, const cha
   const char *s = json_object_to_json_string_length(obj, JSON_C_TO_STRING_PLAIN, &len);
   if (!s)
     return GC_ENOMEM;
-  return gb_kube_request(c, verb, method, path, ct, s, len, out, e);
+  return gb_kube_client_request(c, verb, method, path, ct, s, len, out, e);
 }
 
-int gb_kube_create(struct gb_kube_client *c, const char *collection_path, json_object *obj,
-                   json_object **out, struct gb_kube_error *e) {
+int gb_kube_client_create(struct gb_kube_client *c, const char *collection_path, json_object *obj,
+                          json_object **out, struct gb_kube_error *e) {
   return send_json(c, GB_KUBE_CREATE, "POST", collection_path, "application/json", obj, out, e);
 }
 
-int gb_kube_update(struct gb_kube_client *c, const char *path, json_object *obj,
-                   json_object **out, struct gb_kube_error *e) {
+int gb_kube_client_update(struct gb_kube_client *c, const char *path, json_object *obj,
+                          json_object **out, struct gb_kube_error *e) {
   return send_json(c, GB_KUBE_UPDATE, "PUT", path, "application/json", obj, out, e);
 }
 
-int gb_kube_merge_patch(struct gb_kube_client *c, const char *path, json_object *patch,
-                        json_object **out, struct gb_kube_error *e) {
+int gb_kube_client_merge_patch(struct gb_kube_client *c, const char *path, json_object *patch,
+                               json_object **out, struct gb_kube_error *e) {
   return send_json(c, GB_KUBE_PATCH, "PATCH", path, "application/merge-patch+json", patch, out,
                    e);
 }
@@ -606,9 +603,9 @@ static int add_query(char *buf, size_t cap, const char *k, const char *v) {
   return (n < 0 || (size_t)n >= cap - len) ? GC_ELIMIT : GC_OK;
 }
 
-int gb_kube_apply(struct gb_kube_client *c, const char *path, json_object *obj,
-                  const char *field_manager, int force, json_object **out,
-                  struct gb_kube_error *e) {
+int gb_kube_client_apply(struct gb_kube_client *c, const char *path, json_object *obj,
+                         const char *field_manager, int force, json_object **out,
+                         struct gb_kube_error *e) {
   char p[URL_MAX];
   copy_str(p, sizeof(p), path);
   int rc = add_query(p, sizeof(p), "fieldManager", field_manager ? field_manager : "gangbridge");
@@ -619,8 +616,8 @@ int gb_kube_apply(struct gb_kube_client *c, const char *path, json_object *obj,
   return send_json(c, GB_KUBE_APPLY, "PATCH", p, "application/apply-patch+yaml", obj, out, e);
 }
 
-int gb_kube_delete(struct gb_kube_client *c, const char *path, const char *propagation,
-                   const char *uid, struct gb_kube_error *e) {
+int gb_kube_client_delete(struct gb_kube_client *c, const char *path, const char *propagation,
+                          const char *uid, struct gb_kube_error *e) {
   json_object *o = json_object_new_object();
   if (!o)
     return GC_ENOMEM;
@@ -638,8 +635,8 @@ int gb_kube_delete(struct gb_kube_client *c, const char *path, const char *propa
   return rc;
 }
 
-int gb_kube_path(char *buf, size_t cap, const char *group, const char *version,
-                 const char *resource, const char *ns, const char *name) {
+int gb_kube_client_path(char *buf, size_t cap, const char *group, const char *version,
+                        const char *resource, const char *ns, const char *name) {
   const char *segs[] = {group && group[0] ? group : NULL, version, resource, ns, name};
   for (size_t i = 0; i < 5; i++) {
     if (!segs[i])
@@ -669,9 +666,9 @@ int gb_kube_path(char *buf, size_t cap, const char *group, const char *version,
   return GC_OK;
 }
 
-int gb_kube_list(struct gb_kube_client *c, const char *collection_path,
-                 const struct gb_kube_list_opts *o, gb_kube_item_fn fn, void *arg, char *rv,
-                 size_t rv_cap, struct gb_kube_error *e) {
+int gb_kube_client_list(struct gb_kube_client *c, const char *collection_path,
+                        const struct gb_kube_list_opts *o, gb_kube_item_fn fn, void *arg, char *rv,
+                        size_t rv_cap, struct gb_kube_error *e) {
   struct gb_kube_error local;
   if (!e)
     e = &local;
@@ -695,7 +692,7 @@ int gb_kube_list(struct gb_kube_client *c, const char *collection_path,
     if (rc)
       break;
     json_object *page = NULL;
-    rc = gb_kube_request(c, GB_KUBE_LIST, "GET", p, NULL, NULL, 0, &page, e);
+    rc = gb_kube_client_request(c, GB_KUBE_LIST, "GET", p, NULL, NULL, 0, &page, e);
     if (rc)
       break;
     json_object *items = NULL, *meta = NULL, *v;
@@ -756,9 +753,9 @@ int gb_kube_list(struct gb_kube_client *c, const char *collection_path,
   return rc;
 }
 
-int gb_kube_stream(struct gb_kube_client *c, const char *path, long timeout_s,
-                   gb_kube_chunk_fn fn, gb_kube_abort_fn should_abort, void *arg,
-                   struct gb_kube_error *e) {
+int gb_kube_client_stream(struct gb_kube_client *c, const char *path, long timeout_s,
+                          gb_kube_chunk_fn fn, gb_kube_abort_fn should_abort, void *arg,
+                          struct gb_kube_error *e) {
   struct gb_kube_error local;
   if (!e)
     e = &local;
@@ -805,7 +802,7 @@ int gb_kube_stream(struct gb_kube_client *c, const char *path, long timeout_s,
     snprintf(e->message, sizeof(e->message), "watch %s: %s", path, curl_easy_strerror(cc));
     rc = GC_EIO;
   } else if (http < 200 || http >= 300) {
-    gb_kube_status_parse(x.buf, x.len, http, e);
+    gb_kube_client_status_parse(x.buf, x.len, http, e);
     if (!e->retry_after_s)
       e->retry_after_s = x.retry_after;
     rc = GC_EIO;
@@ -884,8 +881,8 @@ static int j2v(struct gc_arena *a, json_object *j, size_t depth, size_t max,
   return GC_OK;
 }
 
-int gb_kube_json_to_value(struct gc_arena *a, json_object *j, size_t max_depth,
-                          struct gc_value **out) {
+int gb_kube_client_json_to_value(struct gc_arena *a, json_object *j, size_t max_depth,
+                                 struct gc_value **out) {
   *out = NULL;
   return j2v(a, j, 0, max_depth ? max_depth : 64, out);
 }
@@ -932,4 +929,4 @@ static json_object *v2j(const struct gc_value *v, int depth) {
   return NULL;
 }
 
-json_object *gb_kube_value_to_json(const struct gc_value *v) { return v2j(v, 0); }
+json_object *gb_kube_client_value_to_json(const struct gc_value *v) { return v2j(v, 0); }

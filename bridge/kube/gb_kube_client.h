@@ -10,7 +10,7 @@
  * backoff for idempotent verbs on 429/5xx/transport errors, and per-verb
  * latency counters (plus an optional callback) for metrics.  Failed calls
  * fill a caller-owned struct gb_kube_error with the HTTP code and the API
- * `Status` reason and message.  Bodies are json-c objects; gb_kube_json_to_value
+ * `Status` reason and message.  Bodies are json-c objects; gb_kube_client_json_to_value
  * converts them to gc_value trees for gangcalc.
  *
  * Thread-safety: a gb_kube_client may be used from any number of threads at
@@ -46,15 +46,8 @@ struct gb_kube_error {
 /* Clears an error struct. */
 void gb_kube_error_clear(struct gb_kube_error *e);
 
-/* Parses an API `Status` JSON document (as a 4xx/5xx body or a watch ERROR
- * event's object carries) into e: code, reason, message,
- * details.retryAfterSeconds.  Missing fields stay empty; a body that is not a
- * Status leaves a message describing the body's first bytes.  http_code is
- * used when the Status has no `code`.  Never fails. */
-void gb_kube_status_parse(const char *body, size_t len, long http_code, struct gb_kube_error *e);
-
-/* As gb_kube_status_parse, from an already parsed object (may be NULL). */
-void gb_kube_status_from_json(json_object *status, long http_code, struct gb_kube_error *e);
+/* As gb_kube_client_status_parse, from an already parsed object (may be NULL). */
+void gb_kube_client_status_from_json(json_object *status, long http_code, struct gb_kube_error *e);
 
 /* True for 410 Gone / reason Expired or Gone (watch or list too old). */
 int gb_kube_error_is_gone(const struct gb_kube_error *e);
@@ -76,12 +69,9 @@ enum gb_kube_verb {
   GB_KUBE_VERB_COUNT
 };
 
-/* "get", "list", "watch", "create", "update", "patch", "apply", "delete". */
-const char *gb_kube_verb_name(enum gb_kube_verb v);
-
 /* Prometheus-style latency histogram bucket upper bounds, seconds. */
 #define GB_KUBE_LAT_BUCKETS 11
-extern const double gb_kube_lat_bounds[GB_KUBE_LAT_BUCKETS];
+extern const double gb_kube_client_lat_bounds[GB_KUBE_LAT_BUCKETS];
 
 struct gb_kube_verb_stats {
   uint64_t requests;                         /* completed requests (each retry counts) */
@@ -129,63 +119,45 @@ int gb_kube_client_new(struct gb_kube_config *cfg, const struct gb_kube_client_o
 /* Frees the client and its handles.  No request may be in flight.  NULL ok. */
 void gb_kube_client_free(struct gb_kube_client *c);
 
-/* Copies the counters. */
-void gb_kube_client_stats(struct gb_kube_client *c, struct gb_kube_stats *out);
-
 /* Builds a resource path: "/api/v1/..." when group is "" or NULL, else
  * "/apis/GROUP/VERSION/...", with "namespaces/NS/" when ns is set and "/NAME"
  * when name is set.  Segments must be non-empty and free of '/', '?', '#',
  * '%' and whitespace (Kubernetes names always are).  Returns 0, GC_EINVAL or
  * GC_ELIMIT (does not fit in cap). */
-int gb_kube_path(char *buf, size_t cap, const char *group, const char *version,
-                 const char *resource, const char *ns, const char *name);
+int gb_kube_client_path(char *buf, size_t cap, const char *group, const char *version,
+                        const char *resource, const char *ns, const char *name);
 
-/* Generic request.  `path` may carry a query string.  body may be NULL.  On a
- * 2xx response with a JSON body *out (if out not NULL) receives it (caller
- * puts it with json_object_put).  verb only selects the counters and whether
- * retries are allowed.  Returns 0, GC_ENOTFOUND (404), GC_EIO (any other
- * failure; e says what), GC_ELIMIT (body over the cap) or GC_ENOMEM. */
-int gb_kube_request(struct gb_kube_client *c, enum gb_kube_verb verb, const char *method,
-                    const char *path, const char *content_type, const char *body,
-                    size_t body_len, json_object **out, struct gb_kube_error *e);
-
-/* gb_kube_request whose whole time (curl's CURLOPT_TIMEOUT_MS, which bounds
+/* gb_kube_client_request whose whole time (curl's CURLOPT_TIMEOUT_MS, which bounds
  * the connect too) is timeout_ms instead of the client's request_timeout_ms;
  * timeout_ms <= 0 takes the client's.  For callers with their own deadline,
  * such as the leader elector's renew window. */
-int gb_kube_request_timeout(struct gb_kube_client *c, enum gb_kube_verb verb,
-                            const char *method, const char *path, const char *content_type,
-                            const char *body, size_t body_len, long timeout_ms,
-                            json_object **out, struct gb_kube_error *e);
+int gb_kube_client_request_timeout(struct gb_kube_client *c, enum gb_kube_verb verb,
+                                   const char *method, const char *path, const char *content_type,
+                                   const char *body, size_t body_len, long timeout_ms,
+                                   json_object **out, struct gb_kube_error *e);
 
-int gb_kube_get(struct gb_kube_client *c, const char *path, json_object **out,
-                struct gb_kube_error *e);
+int gb_kube_client_get(struct gb_kube_client *c, const char *path, json_object **out,
+                       struct gb_kube_error *e);
 
-int gb_kube_create(struct gb_kube_client *c, const char *collection_path, json_object *obj,
-                   json_object **out, struct gb_kube_error *e);
-
-/* Replaces an object (PUT).  With metadata.resourceVersion set in obj this
- * is an optimistic-concurrency write: a stale version gives GC_EIO with
- * e->http 409 (reason "Conflict"), which is what a Lease renewal needs. */
-int gb_kube_update(struct gb_kube_client *c, const char *path, json_object *obj,
-                   json_object **out, struct gb_kube_error *e);
+int gb_kube_client_create(struct gb_kube_client *c, const char *collection_path, json_object *obj,
+                          json_object **out, struct gb_kube_error *e);
 
 /* JSON merge patch (application/merge-patch+json). */
-int gb_kube_merge_patch(struct gb_kube_client *c, const char *path, json_object *patch,
-                        json_object **out, struct gb_kube_error *e);
+int gb_kube_client_merge_patch(struct gb_kube_client *c, const char *path, json_object *patch,
+                               json_object **out, struct gb_kube_error *e);
 
 /* Server-side apply: PATCH path with application/apply-patch+yaml (the body
  * is serialised as JSON, which is YAML), fieldManager and, when force,
  * force=true.  A field owned by another manager without force gives GC_EIO
  * with e->http 409 and the Status message naming the conflicts. */
-int gb_kube_apply(struct gb_kube_client *c, const char *path, json_object *obj,
-                  const char *field_manager, int force, json_object **out,
-                  struct gb_kube_error *e);
+int gb_kube_client_apply(struct gb_kube_client *c, const char *path, json_object *obj,
+                         const char *field_manager, int force, json_object **out,
+                         struct gb_kube_error *e);
 
 /* DELETE with propagationPolicy (NULL: server default) and, when uid is not
  * NULL, a precondition on that uid.  A 404 returns GC_ENOTFOUND. */
-int gb_kube_delete(struct gb_kube_client *c, const char *path, const char *propagation,
-                   const char *uid, struct gb_kube_error *e);
+int gb_kube_client_delete(struct gb_kube_client *c, const char *path, const char *propagation,
+                          const char *uid, struct gb_kube_error *e);
 
 struct gb_kube_list_opts {
   const char *label_selector; /* NULL: none */
@@ -194,7 +166,7 @@ struct gb_kube_list_opts {
 };
 
 /* Called once per item of every page; obj is borrowed until return.
- * Return non-zero to stop listing (gb_kube_list then returns that value). */
+ * Return non-zero to stop listing (gb_kube_client_list then returns that value). */
 typedef int (*gb_kube_item_fn)(void *arg, json_object *obj);
 
 /* Lists a collection page by page (limit/continue), calling fn per item.
@@ -203,9 +175,9 @@ typedef int (*gb_kube_item_fn)(void *arg, json_object *obj);
  * On success rv (cap bytes) receives the list's metadata.resourceVersion. A
  * continue token that expired mid-list gives GC_EIO with a 410 error: the
  * caller restarts the list. */
-int gb_kube_list(struct gb_kube_client *c, const char *collection_path,
-                 const struct gb_kube_list_opts *o, gb_kube_item_fn fn, void *arg, char *rv,
-                 size_t rv_cap, struct gb_kube_error *e);
+int gb_kube_client_list(struct gb_kube_client *c, const char *collection_path,
+                        const struct gb_kube_list_opts *o, gb_kube_item_fn fn, void *arg, char *rv,
+                        size_t rv_cap, struct gb_kube_error *e);
 
 /* ---- streaming (used by gb_kube_watch) ---------------------------------- */
 
@@ -222,9 +194,9 @@ typedef int (*gb_kube_abort_fn)(void *arg);
  * the server's timeoutSeconds normally ends it first).  Returns 0 when the
  * server ended the stream, GC_EIO on failures, or the first non-zero value
  * of fn / GC_EUSAGE when should_abort stopped it. */
-int gb_kube_stream(struct gb_kube_client *c, const char *path, long timeout_s,
-                   gb_kube_chunk_fn fn, gb_kube_abort_fn should_abort, void *arg,
-                   struct gb_kube_error *e);
+int gb_kube_client_stream(struct gb_kube_client *c, const char *path, long timeout_s,
+                          gb_kube_chunk_fn fn, gb_kube_abort_fn should_abort, void *arg,
+                          struct gb_kube_error *e);
 
 /* ---- JSON helpers ---------------------------------------------------------- */
 
@@ -232,11 +204,11 @@ int gb_kube_stream(struct gb_kube_client *c, const char *path, long timeout_s,
  * GC_INT (with their spelling in `text`), other numbers GC_FLOAT with json-c's
  * original spelling when it kept one.  Returns 0, GC_ELIMIT (deeper than
  * max_depth, 0 means 64) or GC_ENOMEM (arena exhausted). */
-int gb_kube_json_to_value(struct gc_arena *a, json_object *j, size_t max_depth,
-                          struct gc_value **out);
+int gb_kube_client_json_to_value(struct gc_arena *a, json_object *j, size_t max_depth,
+                                 struct gc_value **out);
 
 /* Converts a gc_value tree to json-c (caller puts).  GC_INT/GC_FLOAT become
  * numbers; NULL on OOM or if deeper than 64. */
-json_object *gb_kube_value_to_json(const struct gc_value *v);
+json_object *gb_kube_client_value_to_json(const struct gc_value *v);
 
 #endif

@@ -6,6 +6,7 @@
  * against the types of client-go's Config structs.
  */
 #include "gb_kube_config.h"
+#include "gb_kube_config_test.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -56,7 +57,7 @@ static int parse_doc(struct gb_docset *ds, const char *name, const char *buf, si
   int rc = gb_docset_limit_trees(ds, KC_MAX_TREE_BYTES);
   if (rc)
     return rc;
-  rc = gb_load_buffer(ds, name, buf, len, d);
+  rc = gb_manifest_load_buffer(ds, name, buf, len, d);
   if (rc)
     return rc;
   if (ds->n == 0) {

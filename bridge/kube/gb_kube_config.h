@@ -71,24 +71,6 @@ struct gb_kube_config {
 int gb_kube_config_load(const char *path, const char *context, struct gb_kube_config **out,
                         struct gc_diags *diags);
 
-/* Loads one kubeconfig file.  Relative file references in it are resolved
- * against the file's directory, as kubectl does. */
-int gb_kube_config_load_file(const char *path, const char *context,
-                             struct gb_kube_config **out, struct gc_diags *diags);
-
-/* Loads kubeconfig text as if read from a file called `name`; relative file
- * references resolve against the directory part of `name`. */
-int gb_kube_config_load_buffer(const char *name, const char *buf, size_t len,
-                               const char *context, struct gb_kube_config **out,
-                               struct gc_diags *diags);
-
-/* In-cluster configuration from KUBERNETES_SERVICE_HOST/PORT (IPv6 hosts are
- * bracketed) and the files token, ca.crt and namespace in `sa_dir` (NULL:
- * GB_KUBE_SA_DIR).  The token file must be readable now; ca.crt is optional
- * (the system CA store is used without it). */
-int gb_kube_config_in_cluster(const char *sa_dir, struct gb_kube_config **out,
-                              struct gc_diags *diags);
-
 /* Copies the current bearer token (NUL-terminated) into buf.  With a token
  * file, re-reads it when it changed or token_refresh_s elapsed; if a re-read
  * fails the last good token is kept and a warning is added.  buf is "" when

@@ -4,6 +4,7 @@
  */
 #include "gb_clock.h"
 #include "gb_kube_discovery.h"
+#include "gb_kube_discovery_test.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -36,14 +37,14 @@ int gb_kube_discovery_check(struct gb_kube_client *c, const char *group, const c
   char path[512];
   /* The path of a collection without namespace is the discovery document
    * plus "/resource"; build it and cut the last segment. */
-  if (gb_kube_path(path, sizeof(path), group, version, resource, NULL, NULL)) {
+  if (gb_kube_client_path(path, sizeof(path), group, version, resource, NULL, NULL)) {
     gb_kube_error_clear(e);
     snprintf(e->message, sizeof(e->message), "discovery: invalid group/version/resource");
     return GC_EINVAL;
   }
   *strrchr(path, '/') = 0;
   json_object *doc = NULL;
-  int rc = gb_kube_get(c, path, &doc, e);
+  int rc = gb_kube_client_get(c, path, &doc, e);
   if (rc == GC_ENOTFOUND)
     return GC_OK;
   if (rc)

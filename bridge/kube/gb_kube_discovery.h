@@ -19,11 +19,6 @@
 
 #include "gb_kube_client.h"
 
-/* Asks the server now.  *served is 1 or 0.  Returns 0, or GC_EIO when the
- * answer is unknown (transport error, 5xx, bad document; e says why). */
-int gb_kube_discovery_check(struct gb_kube_client *c, const char *group, const char *version,
-                            const char *resource, int *served, struct gb_kube_error *e);
-
 struct gb_kube_discovery;
 
 /* A cache of answers no older than max_age_s (0: 30 s).  client is

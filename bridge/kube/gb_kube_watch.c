@@ -3,6 +3,7 @@
  * gb_kube_watch: incremental watch-event parser and a single watch request.
  */
 #include "gb_kube_watch.h"
+#include "gb_kube_watch_test.h"
 #include "gb_kobj.h"
 
 #include <stdio.h>
@@ -364,7 +365,7 @@ int gb_kube_watch_once(struct gb_kube_client *c, const char *collection_path,
   if (!w.p)
     return GC_ENOMEM;
   long overall = o && o->timeout_s > 0 ? o->timeout_s + 30 : 0;
-  rc = gb_kube_stream(c, path, overall, wchunk, wabort, &w, e);
+  rc = gb_kube_client_stream(c, path, overall, wchunk, wabort, &w, e);
   if (w.parse_rc) {
     snprintf(e->message, sizeof(e->message), "%s", w.diags.n ? w.diags.msgs[0] : "bad stream");
     rc = w.parse_rc;

@@ -33,9 +33,6 @@ enum gb_watch_type {
   GB_WATCH_ERROR
 };
 
-/* "ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR". */
-const char *gb_watch_type_name(enum gb_watch_type t);
-
 struct gb_watch_event {
   enum gb_watch_type type;
   json_object *object; /* borrowed until the callback returns; a Status for ERROR */
@@ -47,24 +44,6 @@ struct gb_watch_event {
 typedef int (*gb_watch_event_fn)(void *arg, const struct gb_watch_event *ev);
 
 struct gb_watch_parser;
-
-/* max_event_bytes 0: GB_WATCH_DEFAULT_MAX_EVENT; max_depth 0:
- * GB_WATCH_DEFAULT_DEPTH.  NULL on OOM.  Free with gb_watch_parser_free. */
-struct gb_watch_parser *gb_watch_parser_new(size_t max_event_bytes, int max_depth);
-void gb_watch_parser_free(struct gb_watch_parser *p);
-
-/* Forgets any partial event (for a new stream). */
-void gb_watch_parser_reset(struct gb_watch_parser *p);
-
-/* Feeds len bytes.  Calls fn once per complete event, in order.  Returns 0;
- * the callback's non-zero value; GC_EINVAL for malformed JSON or an event
- * that is not {type, object} (message in diags); GC_ELIMIT when an event
- * exceeds the byte cap or depth.  After an error the parser must be reset. */
-int gb_watch_parser_feed(struct gb_watch_parser *p, const char *data, size_t len,
-                         gb_watch_event_fn fn, void *arg, struct gc_diags *diags);
-
-/* True when a partial event is buffered (a stream that ends here was cut). */
-int gb_watch_parser_pending(const struct gb_watch_parser *p);
 
 struct gb_kube_watch_opts {
   const char *resource_version; /* NULL or "": server's choice ("most recent") */

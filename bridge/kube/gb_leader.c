@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "gb_leader.h"
+#include "gb_leader_test.h"
 #include "gb_kobj.h"
 #include "gb_clock.h"
 #include "gb_log.h"
@@ -86,7 +87,7 @@ static double now_wall(const struct gb_leader *le) {
   return le->clock.wall ? le->clock.wall(le->clock.ctx) : sys_clock(CLOCK_REALTIME);
 }
 
-int gb_lease_format_microtime(double t, char *buf, size_t cap) {
+int gb_leader_format_microtime(double t, char *buf, size_t cap) {
   if (!buf || cap < GB_LEADER_TIME_MAX || !isfinite(t) || t < 0 || t > 253402300799.0)
     return GC_EINVAL;
   time_t secs = (time_t)floor(t);
@@ -116,7 +117,7 @@ static int digits(const char **p, int n, int *out) {
   return 0;
 }
 
-int gb_lease_parse_time(const char *s, double *out) {
+int gb_leader_parse_time(const char *s, double *out) {
   if (!s || !out)
     return GC_EINVAL;
   const char *p = s;
@@ -179,7 +180,9 @@ int gb_lease_parse_time(const char *s, double *out) {
 
 /* ---- the record ------------------------------------------------------------ */
 
-int gb_lease_record_equal(const struct gb_lease_record *a, const struct gb_lease_record *b) {
+/* 1 when both records hold the same values (client-go compares the records,
+ * not the resourceVersion, to decide that the lease "changed"). */
+static int gb_lease_record_equal(const struct gb_lease_record *a, const struct gb_lease_record *b) {
   return !strcmp(a->holder, b->holder) && a->duration_s == b->duration_s &&
          !strcmp(a->acquire_time, b->acquire_time) && !strcmp(a->renew_time, b->renew_time) &&
          a->transitions == b->transitions;
@@ -202,7 +205,7 @@ static int copy_str_field(json_object *spec, const char *key, char *dst, size_t 
     return GC_EINVAL;
   }
   double t;
-  if (is_time && n && gb_lease_parse_time(s, &t)) {
+  if (is_time && n && gb_leader_parse_time(s, &t)) {
     gc_diags_addf(d, "spec.%s: \"%s\" is not an RFC 3339 time", key, s);
     return GC_EINVAL;
   }
@@ -335,8 +338,8 @@ static int kube_get(void *ctx, double timeout_s, struct gb_lease_record *rec, ch
   struct gb_kube_error e;
   gb_kube_error_clear(&e);
   json_object *obj = NULL;
-  int rc = gb_kube_request_timeout(le->client, GB_KUBE_GET, "GET", le->lease_path, NULL, NULL, 0,
-                                   timeout_ms(timeout_s), &obj, &e);
+  int rc = gb_kube_client_request_timeout(le->client, GB_KUBE_GET, "GET", le->lease_path, NULL,
+                                          NULL, 0, timeout_ms(timeout_s), &obj, &e);
   if (rc == GC_ENOTFOUND) {
     json_object_put(le->last_lease);
     le->last_lease = NULL;
@@ -378,9 +381,9 @@ static int kube_create(void *ctx, double timeout_s, const struct gb_lease_record
   struct gb_kube_error e;
   gb_kube_error_clear(&e);
   const char *body = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
-  int rc = body ? gb_kube_request_timeout(le->client, GB_KUBE_CREATE, "POST", le->collection_path,
-                                          "application/json", body, strlen(body),
-                                          timeout_ms(timeout_s), &out, &e)
+  int rc = body ? gb_kube_client_request_timeout(le->client, GB_KUBE_CREATE, "POST",
+                                                 le->collection_path, "application/json", body,
+                                                 strlen(body), timeout_ms(timeout_s), &out, &e)
                 : GC_ENOMEM;
   json_object_put(o);
   if (rc) {
@@ -421,9 +424,9 @@ static int kube_update(void *ctx, double timeout_s, const struct gb_lease_record
   struct gb_kube_error e;
   gb_kube_error_clear(&e);
   json_object *out = NULL;
-  int rc = gb_kube_request_timeout(le->client, GB_KUBE_UPDATE, "PUT", le->lease_path,
-                                   "application/json", body, strlen(body),
-                                   timeout_ms(timeout_s), &out, &e);
+  int rc = gb_kube_client_request_timeout(le->client, GB_KUBE_UPDATE, "PUT", le->lease_path,
+                                          "application/json", body, strlen(body),
+                                          timeout_ms(timeout_s), &out, &e);
   json_object_put(o);
   if (rc) {
     *conflict = e.http == 409;
@@ -530,9 +533,9 @@ static void announce(struct gb_leader *le) {
     if (now)
       le->st.terms++;
     pthread_mutex_unlock(&le->mu);
-    gb_gauge_set(le->gauge, NULL, now ? 1 : 0);
+    gb_metric_gauge_set(le->gauge, NULL, now ? 1 : 0);
     if (now) {
-      gb_counter_inc(le->transitions_metric, NULL);
+      gb_metric_counter_inc(le->transitions_metric, NULL);
       gb_log(GB_LOG_INFO, "became leader", "lease", le->lease_path, "identity", le->identity,
              NULL);
       if (le->cb.on_started)
@@ -555,7 +558,7 @@ void gb_leader_poll(struct gb_leader *le) {
 
 static void count_error(struct gb_leader *le, const char *reason) {
   const char *labels[2] = {"leader", reason ? reason : "error"};
-  gb_counter_inc(le->errors, labels);
+  gb_metric_counter_inc(le->errors, labels);
 }
 
 static void log_diags(struct gb_leader *le, const char *msg, struct gc_diags *d) {
@@ -616,7 +619,7 @@ static int try_acquire_or_renew(struct gb_leader *le) {
   memset(&want, 0, sizeof(want));
   snprintf(want.holder, sizeof(want.holder), "%s", le->identity);
   want.duration_s = le->lease_whole_s;
-  if (gb_lease_format_microtime(now_wall(le), want.renew_time, sizeof(want.renew_time)))
+  if (gb_leader_format_microtime(now_wall(le), want.renew_time, sizeof(want.renew_time)))
     want.renew_time[0] = 0;
   memcpy(want.acquire_time, want.renew_time, sizeof(want.acquire_time));
   struct gc_diags d;
@@ -770,7 +773,7 @@ void gb_leader_release_now(struct gb_leader *le) {
   struct gb_lease_record r;
   memset(&r, 0, sizeof(r));
   r.duration_s = 1;
-  if (gb_lease_format_microtime(now_wall(le), r.renew_time, sizeof(r.renew_time)))
+  if (gb_leader_format_microtime(now_wall(le), r.renew_time, sizeof(r.renew_time)))
     r.renew_time[0] = 0;
   memcpy(r.acquire_time, r.renew_time, sizeof(r.acquire_time));
   r.transitions = le->observed.transitions;
@@ -925,10 +928,10 @@ int gb_leader_new(const struct gb_leader_config *cfg, struct gb_kube_client *cli
     free(le);
     return rc;
   }
-  if (gb_kube_path(le->lease_path, sizeof(le->lease_path), "coordination.k8s.io", "v1",
-                   "leases", le->ns, le->name) ||
-      gb_kube_path(le->collection_path, sizeof(le->collection_path), "coordination.k8s.io",
-                   "v1", "leases", le->ns, NULL)) {
+  if (gb_kube_client_path(le->lease_path, sizeof(le->lease_path), "coordination.k8s.io", "v1",
+                          "leases", le->ns, le->name) ||
+      gb_kube_client_path(le->collection_path, sizeof(le->collection_path), "coordination.k8s.io",
+                          "v1", "leases", le->ns, NULL)) {
     gc_diags_addf(d, "leaderElection: bad lease namespace or name");
     free(le);
     return GC_EINVAL;
@@ -972,7 +975,7 @@ int gb_leader_new(const struct gb_leader_config *cfg, struct gb_kube_client *cli
     return GC_ENOMEM;
   }
   pthread_condattr_destroy(&ca);
-  gb_gauge_set(le->gauge, NULL, 0);
+  gb_metric_gauge_set(le->gauge, NULL, 0);
   *out = le;
   return 0;
 }

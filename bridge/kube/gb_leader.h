@@ -58,24 +58,10 @@ struct gb_lease_record {
   long long transitions;                   /* leaseTransitions */
 };
 
-/* 1 when both records hold the same values (client-go compares the records,
- * not the resourceVersion, to decide that the lease "changed"). */
-int gb_lease_record_equal(const struct gb_lease_record *a, const struct gb_lease_record *b);
-
-/* Formats unix time t as a Kubernetes MicroTime ("2026-11-22T06:13:00.123456Z",
- * always UTC, six fraction digits) into buf (cap >= GB_LEADER_TIME_MAX).
- * Returns 0 or GC_EINVAL (t out of range or buf too small). */
-int gb_lease_format_microtime(double t, char *buf, size_t cap);
-
 /* Parses RFC 3339 with an optional fraction (up to 9 digits) and "Z" or a
  * +hh:mm/-hh:mm offset into unix seconds.  Returns 0 or GC_EINVAL.  Only used
  * to validate and report; timing never depends on remote times. */
-int gb_lease_parse_time(const char *s, double *out);
-
-/* Reads spec of a Lease object into rec.  Absent fields are empty/0; wrong
- * types or over-long strings are GC_EINVAL (message in d, may be NULL). */
-int gb_lease_record_from_json(json_object *lease, struct gb_lease_record *rec,
-                              struct gc_diags *d);
+int gb_leader_parse_time(const char *s, double *out);
 
 /* ---- storage and clock (injectable for tests) ----------------------------- */
 
@@ -163,13 +149,6 @@ int gb_leader_new(const struct gb_leader_config *cfg, struct gb_kube_client *cli
  * started) or GC_ENOMEM. */
 int gb_leader_start(struct gb_leader *le);
 
-/* Stops: ends the loops (interrupting their sleeps; an API request in flight
- * finishes first, bounded by the client's timeout), stops leading
- * (on_stopped runs if on_started ran) and, unless no_release_on_cancel,
- * releases a lease we hold (holderIdentity "", leaseDurationSeconds 1) so a
- * standby acquires it on its next try.  Idempotent. */
-void gb_leader_stop(struct gb_leader *le);
-
 /* Stops if needed and frees.  NULL ok. */
 void gb_leader_free(struct gb_leader *le);
 
@@ -200,19 +179,5 @@ int gb_leader_metrics_register(struct gb_metrics *reg, struct gb_metric **out,
                                struct gc_diags *d);
 
 /* ---- deterministic stepping (unit tests) ------------------------------------ */
-
-/* Runs one iteration of the elector loop without threads at the injected
- * clock's time: one tryAcquireOrRenew, the leading-state change and its
- * callbacks (on the calling thread).  Returns the seconds until the next
- * iteration is due (jitter included).  Must not be used after start. */
-double gb_leader_step(struct gb_leader *le);
-
-/* Re-evaluates the deadline at the injected clock's time and runs the
- * callbacks a change calls for (what the notifier thread does).  Tests. */
-void gb_leader_poll(struct gb_leader *le);
-
-/* What gb_leader_stop does after the loops end, on the calling thread:
- * stop leading and release.  Tests (no threads started). */
-void gb_leader_release_now(struct gb_leader *le);
 
 #endif

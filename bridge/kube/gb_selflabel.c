@@ -3,6 +3,7 @@
  * gb_selflabel: one label on this process's own pod (see the header).
  */
 #include "gb_selflabel.h"
+#include "gb_selflabel_test.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -51,7 +52,7 @@ static void count_error(struct gb_selflabel *s, const struct gb_kube_error *e) {
                        : e->http >= 500 ? "status_5xx"
                        : e->http == 429 ? "throttled"
                                         : "status_4xx";
-  gb_counter_inc(s->o.errors, (const char *[]){"leader-label", reason});
+  gb_metric_counter_inc(s->o.errors, (const char *[]){"leader-label", reason});
 }
 
 /* Result of one request: have = 0/1 when known, -1 when it failed. */
@@ -78,8 +79,8 @@ static int do_read(struct gb_selflabel *s, int *missing) {
   json_object *obj = NULL;
   struct gb_kube_error e;
   gb_kube_error_clear(&e);
-  int rc = gb_kube_request_timeout(s->o.client, GB_KUBE_GET, "GET", s->path, NULL, NULL, 0,
-                                   s->o.request_timeout_ms, &obj, &e);
+  int rc = gb_kube_client_request_timeout(s->o.client, GB_KUBE_GET, "GET", s->path, NULL, NULL, 0,
+                                          s->o.request_timeout_ms, &obj, &e);
   int have = finish(s, rc, obj, &e, "read", missing);
   json_object_put(obj);
   return have;
@@ -103,9 +104,9 @@ static int do_write(struct gb_selflabel *s, int on, long timeout_ms, int *missin
   const char *body = json_object_to_json_string_ext(patch, JSON_C_TO_STRING_PLAIN);
   struct gb_kube_error e;
   gb_kube_error_clear(&e);
-  int rc = gb_kube_request_timeout(s->o.client, GB_KUBE_PATCH, "PATCH", s->path,
-                                   "application/merge-patch+json", body, strlen(body), timeout_ms,
-                                   &obj, &e);
+  int rc = gb_kube_client_request_timeout(s->o.client, GB_KUBE_PATCH, "PATCH", s->path,
+                                          "application/merge-patch+json", body, strlen(body),
+                                          timeout_ms, &obj, &e);
   int have = finish(s, rc, obj, &e, on ? "label" : "unlabel", missing);
   json_object_put(obj);
   json_object_put(patch);
@@ -211,7 +212,7 @@ int gb_selflabel_new(const struct gb_selflabel_opts *o, struct gb_selflabel **ou
   snprintf(s->pod, sizeof(s->pod), "%s", o->pod);
   snprintf(s->key, sizeof(s->key), "%s", o->key);
   snprintf(s->value, sizeof(s->value), "%s", o->value);
-  int rc = gb_kube_path(s->path, sizeof(s->path), "", "v1", "pods", s->ns, s->pod);
+  int rc = gb_kube_client_path(s->path, sizeof(s->path), "", "v1", "pods", s->ns, s->pod);
   if (rc) {
     gc_diags_addf(d, "leader label: pod %s/%s is not a valid name", o->ns, o->pod);
     free(s);

@@ -77,6 +77,5 @@ struct gb_selflabel_status {
   int pod_missing; /* the last read found no pod (404) or was refused (403) */
   uint64_t reads, writes, failures;
 };
-void gb_selflabel_status(struct gb_selflabel *s, struct gb_selflabel_status *out);
 
 #endif

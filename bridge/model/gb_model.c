@@ -16,12 +16,14 @@
 #include <string.h>
 
 #include "gb_clock.h"
+#include "gb_gate.h"
 #include "gb_kobj.h"
 #include "gb_kube_client.h"
 #include "gb_leader.h"
 #include "gb_log.h"
 #include "gb_model_int.h"
 #include "gc_podreq.h"
+#include "gb_model_test.h"
 
 #define JS_LABEL "jobset.sigs.k8s.io/jobset-name"
 #define RJ_LABEL "jobset.sigs.k8s.io/replicatedjob-name"
@@ -373,7 +375,7 @@ static int parse_alloc(struct gb_model *m, json_object *alloc, struct node_rec *
     const char *s = json_object_get_string(v);
     int64_t units;
     if (!s || gc_quantity_parse(s, strlen(s), &q) || q.mant < 0 ||
-        tp_quantity_to_units(k, &q, &units)) {
+        tp_snapshot_quantity_to_units(k, &q, &units)) {
       gc_diags_addf(diags, "Node/%s: status.allocatable.%s: not a valid quantity", n->name, k);
       continue;
     }
@@ -445,7 +447,7 @@ static int node_doc(struct gb_model *m, struct gc_arena *a, const struct node_re
   for (size_t i = 0; !rc && i < n->n_alloc; i++) {
     char q[GC_QUANTITY_BUFSZ];
     const char *res = m->res_name[n->alloc_rid[i]];
-    tp_units_format(res, n->alloc_val[i], q, sizeof(q));
+    tp_snapshot_units_format(res, n->alloc_val[i], q, sizeof(q));
     rc = gc_map_set(a, al, res, gc_value_strz(a, q));
   }
   rc = rc ? rc : gc_map_set(a, md, "labels", lab);
@@ -868,7 +870,7 @@ static int phase_of(const char *s) {
 
 static int64_t time_ms(const char *s) {
   double t;
-  return s && gb_lease_parse_time(s, &t) == 0 ? (int64_t)(t * 1000.0) : 0;
+  return s && gb_leader_parse_time(s, &t) == 0 ? (int64_t)(t * 1000.0) : 0;
 }
 
 /* Every pod takes one "pods" from its node, as kube-scheduler counts
@@ -892,7 +894,7 @@ static int pod_requests(struct gb_model *m, json_object *spec, struct pod_in *in
   struct gc_podreq pr;
   char where[2 * TP_MAX_NAME + 16];
   snprintf(where, sizeof(where), "Pod %s/%s: spec", in->ns, in->name);
-  int rc = spec ? gb_kube_json_to_value(m->scratch, spec, 0, &v) : 0;
+  int rc = spec ? gb_kube_client_json_to_value(m->scratch, spec, 0, &v) : 0;
   if (!rc && (rc = gc_podreq_compute(m->scratch, v, NULL, &pr, NULL)) == GC_EINVAL)
     gc_podreq_compute(m->scratch, v, where, &pr, diags);
   if (rc)
@@ -906,7 +908,7 @@ static int pod_requests(struct gb_model *m, json_object *spec, struct pod_in *in
     const struct gc_resource *r = &pr.request.items[i];
     int64_t units;
     int rid;
-    if (tp_quantity_to_units(r->name, &r->q, &units)) {
+    if (tp_snapshot_quantity_to_units(r->name, &r->q, &units)) {
       gc_diags_addf(diags, "%s: requests of %s do not fit an int64", where, r->name);
       return GC_ERANGE;
     }
@@ -1063,7 +1065,7 @@ static int hn_doc(struct gc_arena *a, const struct hn_rec *r, struct gc_value **
   if (!j)
     return GC_EINVAL;
   struct gc_value *spec = NULL, *doc = gc_value_map(a), *md = gc_value_map(a);
-  int rc = gb_kube_json_to_value(a, j, 0, &spec);
+  int rc = gb_kube_client_json_to_value(a, j, 0, &spec);
   json_object_put(j);
   if (!rc && (!doc || !md))
     rc = GC_ENOMEM;
@@ -1142,7 +1144,7 @@ int gb_model_rebuild_if_due(struct gb_model *m) {
   struct tp_snapshot *s = NULL;
   int rc = build_from_records(m, 1, &s, &d);
   if (rc && m->hns.n) {
-    const char *why = gc_strerror(rc);
+    const char *why = gc_diag_strerror(rc);
     for (size_t i = d.n; i-- > 0;)
       if (!d.is_warning[i])
         why = d.msgs[i];

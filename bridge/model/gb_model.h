@@ -39,8 +39,6 @@
 #include "gc_diag.h"
 #include "tp_snapshot.h"
 
-#define GB_PLACEMENT_GATE "gangbridge.io/placement"
-
 /* One pod as the model keeps it; every pointer is borrowed for the
  * duration of the callback it is passed to. */
 struct gb_pod_view {
@@ -162,19 +160,6 @@ int gb_model_foreach_gated_pod(struct gb_model *m, gb_pod_view_fn fn, void *arg)
  * gb_model_with_snapshot (the slots are that snapshot's). */
 int gb_model_blocked_mask(struct gb_model *m, const struct tp_snapshot *s, const char *ns,
                           const char *pod, uint8_t **mask);
-
-/* ---- Feeding without a server (tests, benchmarks, the synthetic feed) ----
- * kind is "Node", "Pod" or "HyperNode"; obj a JSON object text of that kind;
- * op 0 upsert, 1 delete.  Marks the model synced after gb_model_feed_done. */
-int gb_model_feed(struct gb_model *m, const char *kind, int op, const char *json,
-                  struct gc_diags *diags);
-int gb_model_feed_done(struct gb_model *m);
-/* The compact-record path of the feed (a synthetic feed with no JSON, the
- * benchmarks): pod (borrowed; copied) as the record would hold it, without
- * tolerations; one "pods" is added to its requests as for JSON pods.  op 0
- * upsert, 1 delete (only ns and name read).  Returns 0 or GC_EINVAL /
- * GC_ENOMEM / GC_ELIMIT. */
-int gb_model_feed_pod(struct gb_model *m, int op, const struct gb_pod_view *pod);
 
 struct gb_model_stats {
   uint64_t generation;

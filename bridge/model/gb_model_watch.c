@@ -48,7 +48,7 @@ static void on_change(void *arg, const struct gb_informer_change *ch) {
   pthread_mutex_unlock(&m->mu);
   if (rc)
     gb_log(GB_LOG_WARN, "model: object not applied", "resource", KIND_NAMES[h->kind], "key",
-           ch->key, "error", d.n ? d.msgs[0] : gc_strerror(rc), NULL);
+           ch->key, "error", d.n ? d.msgs[0] : gc_diag_strerror(rc), NULL);
   gc_diags_destroy(&d);
   if (*gang_ns && m->o.on_gang)
     m->o.on_gang(m->o.arg, gang_ns, gang_js);
@@ -103,7 +103,7 @@ static void check_hypernodes(struct gb_model *m) {
   if (served && !gb_informer_running(hn)) {
     int rc = gb_informer_start(hn);
     if (rc)
-      gb_log(GB_LOG_ERROR, "model: cannot watch HyperNodes", "error", gc_strerror(rc), NULL);
+      gb_log(GB_LOG_ERROR, "model: cannot watch HyperNodes", "error", gc_diag_strerror(rc), NULL);
     else
       gb_log(GB_LOG_INFO, "model: HyperNodes served, watching them", NULL);
   } else if (!served && gb_informer_running(hn)) {

@@ -10,6 +10,7 @@
  * are gb_plan_durable.c's.
  */
 #include "gb_plan.h"
+#include "gb_plan_test.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -22,6 +23,8 @@
 #include "gb_hash.h"
 #include "gb_plan_int.h"
 #include "gc_arena.h"
+
+static int gb_plan_cmp_strp(const void *a, const void *b);
 
 /* ------------------------------------------------------------------ */
 /* Table                                                                */
@@ -184,7 +187,7 @@ void gb_plan_give_back_all(struct tp_snapshot *s, struct gb_plan_entry *e) {
 /* Takes e's recorded amounts from s (at decision, or again after a
  * rebuild): resources and nodes are looked up by name; a node that is gone
  * drops its part. */
-void gb_plan_take_all(struct tp_snapshot *s, struct gb_plan_entry *e) {
+static void gb_plan_take_all(struct tp_snapshot *s, struct gb_plan_entry *e) {
   for (size_t k = 0; k < e->d.n_res; k++)
     e->d.res_idx[k] = tp_snapshot_resource(s, e->d.res[k]);
   int64_t left = 0;
@@ -473,7 +476,7 @@ static void cat_demand(char *buf, size_t *len, const struct tp_gang *g) {
     cat(buf, len, "%s%lld pods x %s", k ? " + " : "", (long long)pods, ps->n_req > 1 ? "(" : "");
     for (size_t j = 0; j < ps->n_req; j++) {
       char q[GC_QUANTITY_BUFSZ];
-      tp_units_format(ps->res[j], ps->val[j], q, sizeof(q));
+      tp_snapshot_units_format(ps->res[j], ps->val[j], q, sizeof(q));
       cat(buf, len, "%s%s %s", j ? ", " : "", q, ps->res[j]);
     }
     cat(buf, len, "%s", ps->n_req > 1 ? ")" : ps->n_req ? "" : "nothing");
@@ -694,7 +697,8 @@ int gb_plan_cmp_name(const void *k, const void *m) {
   return strcmp((const char *)k, *(const char *const *)m);
 }
 
-int gb_plan_cmp_strp(const void *a, const void *b) {
+/* qsort comparator of an array of names. */
+static int gb_plan_cmp_strp(const void *a, const void *b) {
   return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
@@ -787,19 +791,6 @@ int gb_plan_foreach_reserved(struct gb_plan *p, const char *key, gb_plan_node_fn
   for (size_t i = 0; !rc && e && e->d.reserved && i < e->d.n_nodes; i++)
     if (e->d.nodes[i].left > 0)
       rc = fn(arg, e->d.nodes[i].name, e->d.nodes[i].left);
-  pthread_mutex_unlock(&p->mu);
-  return rc;
-}
-
-int gb_plan_foreach(struct gb_plan *p, gb_plan_view_fn fn, void *arg) {
-  if (!p || !fn)
-    return GC_EUSAGE;
-  int rc = GC_OK;
-  pthread_mutex_lock(&p->mu);
-  size_t b = 0;
-  for (struct gb_hnode *h = gb_htab_next(&p->tab, &b, NULL); h && !rc;
-       h = gb_htab_next(&p->tab, &b, h))
-    rc = fn(arg, ((struct gb_plan_entry *)h)->key, &((struct gb_plan_entry *)h)->v);
   pthread_mutex_unlock(&p->mu);
   return rc;
 }

@@ -247,10 +247,6 @@ int gb_plan_node_allowed(struct gb_plan *p, const char *key, const char *node, c
                          size_t why_size);
 /* Pods the plan puts on node for `key` (0 when none or unknown). */
 int64_t gb_plan_node_score(struct gb_plan *p, const char *key, const char *node);
-/* The amount of `resource` (the snapshot's unit; "pods" counts pods) the
- * plan still holds on node for key: 0 when none or unknown. */
-int64_t gb_plan_reserved(struct gb_plan *p, const char *key, const char *node,
-                         const char *resource);
 /* Calls fn for each node where `key` still holds a reservation, with the
  * pods reserved there, in node-name order (plan's lock held); stops at
  * fn's first non-zero result and returns it. */
@@ -259,6 +255,5 @@ int gb_plan_foreach_reserved(struct gb_plan *p, const char *key, gb_plan_node_fn
  * particular order, with the plan's lock held (fn must not call into the
  * plan); stops at fn's first non-zero result and returns it. */
 typedef int (*gb_plan_view_fn)(void *arg, const char *key, const struct gb_plan_view *v);
-int gb_plan_foreach(struct gb_plan *p, gb_plan_view_fn fn, void *arg);
 
 #endif

@@ -71,11 +71,11 @@ static int evaluate(struct gb_plan *p, const struct tp_snapshot *s, const struct
   struct gc_diags d;
   gc_diags_init(&d);
   gc_arena_reset(p->scratch);
-  int rc = tp_evaluate(p->ev, s, g->gang, &eo, p->scratch, r, &d);
+  int rc = tp_place_evaluate(p->ev, s, g->gang, &eo, p->scratch, r, &d);
   *ok = rc == GC_OK;
   if (rc && rc != GC_ENOMEM) {
     snprintf(v->reason, sizeof(v->reason), "%s: %s", g->key,
-             d.n ? d.msgs[d.n - 1] : gc_strerror(rc));
+             d.n ? d.msgs[d.n - 1] : gc_diag_strerror(rc));
     rc = GC_OK;
   }
   gc_diags_destroy(&d);
@@ -485,7 +485,7 @@ static int decide_ordered(struct gb_plan *p, struct tp_snapshot *s, uint64_t gen
     if (!bad_gang(g, gen, now_ms, &v))
       rc = decide_one(p, s, gen, g, now_ms, &gd, &v);
     if (rc)
-      gc_diags_addf(diags, "%s: placement plan: %s", g->key, gc_strerror(rc));
+      gc_diags_addf(diags, "%s: placement plan: %s", g->key, gc_diag_strerror(rc));
     else if (out)
       out[ord[i].idx] = v;
   }

@@ -81,8 +81,6 @@ uint64_t gb_plan_new_id(struct gb_plan *p);
 int64_t gb_plan_node_slot(const struct tp_snapshot *s, struct gb_plan_pnode *n);
 /* Gives back the whole reservation of e. */
 void gb_plan_give_back_all(struct tp_snapshot *s, struct gb_plan_entry *e);
-/* Takes e's recorded amounts from s (nodes gone drop their part). */
-void gb_plan_take_all(struct tp_snapshot *s, struct gb_plan_entry *e);
 /* Takes e's amounts node by node, only where the node is a candidate (not
  * gone, cordoned or blocked) and everything planned there fits its free
  * capacity; other nodes drop their part. */
@@ -114,7 +112,5 @@ void gb_plan_data_install(struct gb_plan_entry *e, struct gb_plan_data *d);
 void gb_plan_nofit_reason(char *buf, const struct tp_gang *g, const struct tp_result *r);
 /* bsearch comparator of a name against an array of names. */
 int gb_plan_cmp_name(const void *k, const void *m);
-/* qsort comparator of an array of names. */
-int gb_plan_cmp_strp(const void *a, const void *b);
 
 #endif

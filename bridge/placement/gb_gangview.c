@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "gb_gangview.h"
+#include "gb_gangview_test.h"
 
 const char *gb_gang_state_name(enum gb_gang_state s) {
   switch (s) {
@@ -20,8 +21,8 @@ const char *gb_gang_state_name(enum gb_gang_state s) {
   }
 }
 
-enum gb_gang_state gb_placer_classify(const struct gb_placer_pod *pods, size_t n,
-                                      int64_t min_member) {
+enum gb_gang_state gb_gangview_classify(const struct gb_placer_pod *pods, size_t n,
+                                        int64_t min_member) {
   int64_t counted = 0, counted_gated = 0, gated = 0;
   for (size_t i = 0; i < n; i++) {
     gated += pods[i].gated != 0;
@@ -92,8 +93,8 @@ static int add_to_set(struct gc_arena *a, struct tp_gang *g, const struct gb_pla
   return 0;
 }
 
-int gb_placer_build_gang(struct gc_arena *a, const char *key, const struct gb_placer_pod *pods,
-                         size_t n, const struct gc_topology_policy *topo, struct tp_gang *out) {
+int gb_gangview_build_gang(struct gc_arena *a, const char *key, const struct gb_placer_pod *pods,
+                           size_t n, const struct gc_topology_policy *topo, struct tp_gang *out) {
   memset(out, 0, sizeof(*out));
   out->name = key;
   copy_policy(topo, &out->policy);
@@ -153,9 +154,9 @@ static int domain_nodes(const struct tp_snapshot *s, uint32_t d, struct gb_restr
   return 0;
 }
 
-int gb_placer_restriction_of(const struct tp_snapshot *s, struct gb_plan *plan, const char *key,
-                             const struct gb_plan_view *v, int label_levels,
-                             struct gb_restriction *out) {
+int gb_gangview_restriction_of(const struct tp_snapshot *s, struct gb_plan *plan, const char *key,
+                               const struct gb_plan_view *v, int label_levels,
+                               struct gb_restriction *out) {
   memset(out, 0, sizeof(*out));
   if (v->outcome != GB_PLAN_PLACED && v->outcome != GB_PLAN_RELEASED)
     return GC_ENOTFOUND;
@@ -206,7 +207,8 @@ int gb_placer_pod_nodes(struct gb_plan *plan, const char *key, struct gc_arena *
   return rc < 0 ? rc : 0;
 }
 
-int gb_placer_exact_restriction(struct gb_plan *plan, const char *key, struct gb_restriction *out) {
+int gb_gangview_exact_restriction(struct gb_plan *plan, const char *key,
+                                  struct gb_restriction *out) {
   memset(out, 0, sizeof(*out));
   int rc = gb_plan_foreach_node(plan, key, add_planned_node, out);
   return rc == GC_ELIMIT || rc == GC_ENOTFOUND ? rc : rc ? GC_ELIMIT : 0;
@@ -221,8 +223,8 @@ static int cmp_named(const void *a, const void *b) {
   return strcmp(((const struct named *)a)->name, ((const struct named *)b)->name);
 }
 
-int gb_placer_map_pod_nodes(struct gb_plan *plan, const char *key, struct gc_arena *a,
-                            const struct gb_placer_pod *pods, size_t n, const char **out) {
+int gb_gangview_map_pod_nodes(struct gb_plan *plan, const char *key, struct gc_arena *a,
+                              const struct gb_placer_pod *pods, size_t n, const char **out) {
   memset(out, 0, n * sizeof(*out));
   size_t counted = 0;
   struct named *idx = gc_arena_alloc(a, (n ? n : 1) * sizeof(*idx));

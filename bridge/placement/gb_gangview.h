@@ -54,15 +54,15 @@ const char *gb_gang_state_name(enum gb_gang_state s);
 
 /* Classifies a gang from its pods (counted set by the caller) and its
  * minMember. */
-enum gb_gang_state gb_placer_classify(const struct gb_placer_pod *pods, size_t n,
-                                      int64_t min_member);
+enum gb_gang_state gb_gangview_classify(const struct gb_placer_pod *pods, size_t n,
+                                        int64_t min_member);
 
 /* Builds *out from the counted pods' own requests: pods with equal
  * requests share a pod set (at most TP_MAX_PODSETS shapes; more is
  * GC_ELIMIT).  The policy is copied from topo.  Everything lives in a.
  * Returns 0, GC_EINVAL (no counted pod), GC_ELIMIT or GC_ENOMEM. */
-int gb_placer_build_gang(struct gc_arena *a, const char *key, const struct gb_placer_pod *pods,
-                         size_t n, const struct gc_topology_policy *topo, struct tp_gang *out);
+int gb_gangview_build_gang(struct gc_arena *a, const char *key, const struct gb_placer_pod *pods,
+                           size_t n, const struct gc_topology_policy *topo, struct tp_gang *out);
 
 /* The restriction of decision v (PLACED or RELEASED) of gang key on
  * snapshot s: NONE on the whole cluster; with label levels, `key In
@@ -73,30 +73,23 @@ int gb_placer_build_gang(struct gc_arena *a, const char *key, const struct gb_pl
  * inside gb_model_with_snapshot.  Returns 0, GC_ELIMIT (even the
  * assignment has too many nodes: use gb_placer_pod_nodes) or
  * GC_ENOTFOUND (no such decision or domain). */
-int gb_placer_restriction_of(const struct tp_snapshot *s, struct gb_plan *plan, const char *key,
-                             const struct gb_plan_view *v, int label_levels,
-                             struct gb_restriction *out);
+int gb_gangview_restriction_of(const struct tp_snapshot *s, struct gb_plan *plan, const char *key,
+                               const struct gb_plan_view *v, int label_levels,
+                               struct gb_restriction *out);
 
 /* The nodes of the plan's assignment of `key` as a host restriction (the
  * exact form, used when another gang's reservation shares the domain).
  * Returns 0, GC_ELIMIT (more than GB_RESTRICTION_MAX_HOSTS nodes: one node
  * per pod instead) or GC_ENOTFOUND. */
-int gb_placer_exact_restriction(struct gb_plan *plan, const char *key, struct gb_restriction *out);
-
-/* One planned node per pod for a gang whose restriction would list more
- * than GB_RESTRICTION_MAX_HOSTS nodes: the plan's assignment expanded in
- * node-name order, n entries (arena-owned names in out[0..n)).  Returns 0,
- * GC_ENOTFOUND (no assignment) or GC_ENOMEM; pods beyond the assignment
- * get NULL (no restriction). */
-int gb_placer_pod_nodes(struct gb_plan *plan, const char *key, struct gc_arena *a, size_t n,
-                        const char **out);
+int gb_gangview_exact_restriction(struct gb_plan *plan, const char *key,
+                                  struct gb_restriction *out);
 
 /* The planned node of each counted pod of pods[0..n) (out[i], NULL for a
  * pod not counted or beyond the assignment): the counted pods in name
  * order take the assignment's nodes in node-name order, so every process
  * that reads the same decision maps the same pod to the same node.
  * Returns 0, GC_ENOTFOUND or GC_ENOMEM. */
-int gb_placer_map_pod_nodes(struct gb_plan *plan, const char *key, struct gc_arena *a,
-                            const struct gb_placer_pod *pods, size_t n, const char **out);
+int gb_gangview_map_pod_nodes(struct gb_plan *plan, const char *key, struct gc_arena *a,
+                              const struct gb_placer_pod *pods, size_t n, const char **out);
 
 #endif

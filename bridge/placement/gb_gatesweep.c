@@ -6,6 +6,7 @@
  * outside every lock, then releases them one by one.
  */
 #include "gb_gatesweep.h"
+#include "gb_gatesweep_test.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 
 #include "gb_clock.h"
+#include "gb_gate.h"
 #include "gb_kobj.h"
 #include "gb_leader.h"
 #include "gb_log.h"
@@ -67,7 +69,7 @@ int gb_gatesweep_pod_of(json_object *pod, struct gb_gated_pod *out) {
   out->rjob = or_empty(gb_kobj_label(pod, "jobset.sigs.k8s.io/replicatedjob-name"));
   out->created = or_empty(gb_kobj_meta(pod, "creationTimestamp"));
   double t = 0;
-  if (*out->created && gb_lease_parse_time(out->created, &t) == 0 && t > 0)
+  if (*out->created && gb_leader_parse_time(out->created, &t) == 0 && t > 0)
     out->created_ms = (int64_t)(t * 1000);
   return 1;
 }
@@ -86,13 +88,13 @@ static int list_item(void *arg, json_object *obj) {
 int gb_gatesweep_list(struct gb_kube_client *client, const char *ns, gb_gated_pod_fn fn, void *arg,
                       struct gb_kube_error *e) {
   char path[400], rv[128];
-  int rc = gb_kube_path(path, sizeof(path), "", "v1", "pods", ns && *ns ? ns : NULL, NULL);
+  int rc = gb_kube_client_path(path, sizeof(path), "", "v1", "pods", ns && *ns ? ns : NULL, NULL);
   if (rc)
     return rc;
   /* A gated pod is never bound: the unbound pods are all that need reading. */
   struct gb_kube_list_opts lo = {NULL, "spec.nodeName=", 500};
   struct list_ctx c = {fn, arg};
-  return gb_kube_list(client, path, &lo, list_item, &c, rv, sizeof(rv), e);
+  return gb_kube_client_list(client, path, &lo, list_item, &c, rv, sizeof(rv), e);
 }
 
 /* ---- collecting candidates ------------------------------------------------------- */
@@ -210,13 +212,13 @@ static int leading(const struct gb_gatesweep *g) {
 static int remove_gate(struct gb_gatesweep *g, const char *ns, const char *name, char *uid,
                        size_t uid_size, struct gb_kube_error *e) {
   char path[600];
-  int rc = gb_kube_path(path, sizeof(path), "", "v1", "pods", ns, name);
+  int rc = gb_kube_client_path(path, sizeof(path), "", "v1", "pods", ns, name);
   struct gb_restriction none;
   memset(&none, 0, sizeof(none));
   for (int attempt = 0; !rc && attempt < RELEASE_ATTEMPTS; attempt++) {
     json_object *pod = NULL, *patch = NULL;
     enum gb_release_state st = GB_RELEASE_DONE;
-    if ((rc = gb_kube_get(g->o.client, path, &pod, e)))
+    if ((rc = gb_kube_client_get(g->o.client, path, &pod, e)))
       return rc == GC_ENOTFOUND ? 0 : rc;
     snprintf(uid, uid_size, "%s", or_empty(gb_kobj_meta(pod, "uid")));
     rc = gb_release_state(pod, &none, &st, NULL);
@@ -225,7 +227,7 @@ static int remove_gate(struct gb_gatesweep *g, const char *ns, const char *name,
     json_object_put(pod);
     if (rc || !patch)
       return rc;
-    rc = gb_kube_merge_patch(g->o.client, path, patch, NULL, e);
+    rc = gb_kube_client_merge_patch(g->o.client, path, patch, NULL, e);
     json_object_put(patch);
     if (rc == 0)
       return 1;
@@ -253,7 +255,7 @@ static void report(struct gb_gatesweep *g, const struct cand *c, const char *uid
   gb_log(GB_LOG_INFO, "removed gangbridge's scheduling gate", "namespace", c->ns, "pod", c->name,
          "reason", disabled ? "placement disabled" : why, NULL);
   if (g->m_removed)
-    gb_counter_inc(g->m_removed, (const char *[]){disabled ? "disabled" : "stray"});
+    gb_metric_counter_inc(g->m_removed, (const char *[]){disabled ? "disabled" : "stray"});
   if (!g->o.events)
     return;
   struct gb_event_ref ref = {"v1", "Pod", c->ns, c->name, *uid ? uid : NULL};
@@ -308,7 +310,7 @@ static int sweep_one(struct gb_gatesweep *g, const struct cand *c, int64_t now) 
     report(g, c, uid, disabled, why);
   else if (rc < 0)
     gb_log(GB_LOG_WARN, "cannot remove gangbridge's scheduling gate", "namespace", c->ns, "pod",
-           c->name, "error", e.message[0] ? e.message : gc_strerror(rc), NULL);
+           c->name, "error", e.message[0] ? e.message : gc_diag_strerror(rc), NULL);
   return rc;
 }
 

@@ -48,10 +48,6 @@ struct gb_gated_pod {
   size_t index; /* the position of gangbridge's gate in spec.schedulingGates */
 };
 
-/* Reads pod (borrowed) into *out.  Returns 1 when it carries gangbridge's
- * gate, 0 when it does not (or is not a pod object). */
-int gb_gatesweep_pod_of(json_object *pod, struct gb_gated_pod *out);
-
 /* Called per gated pod; return non-zero to stop (gb_gatesweep_list returns it). */
 typedef int (*gb_gated_pod_fn)(void *arg, const struct gb_gated_pod *pod, json_object *obj);
 
@@ -96,10 +92,5 @@ void gb_gatesweep_kick(struct gb_gatesweep *g);
 void gb_gatesweep_stop(struct gb_gatesweep *g);
 /* Stops and frees.  Accepts NULL. */
 void gb_gatesweep_free(struct gb_gatesweep *g);
-
-/* One sweep on the calling thread (tests; the thread must not run): on
- * the leader, removes the gates it should.  *removed (may be NULL) gets how
- * many.  Returns 0 or a GC_E* code (the first failure; the rest still ran). */
-int gb_gatesweep_run_once(struct gb_gatesweep *g, size_t *removed);
 
 #endif

@@ -18,6 +18,7 @@
 #include "gb_hash.h"
 #include "gb_log.h"
 #include "gb_placer.h"
+#include "gb_placer_test.h"
 #include "gb_placer_int.h"
 
 static int64_t wall_ms(void) {
@@ -110,14 +111,14 @@ void gb_placer_collect(void *ctx, struct gb_metrics *reg) {
              g->state == GB_GANG_PARTLY;
   }
   pthread_mutex_unlock(&p->mu);
-  gb_gauge_set(p->m_gated, NULL, (double)gated);
+  gb_metric_gauge_set(p->m_gated, NULL, (double)gated);
   struct gb_model_stats st;
   gb_model_stats(p->o.model, &st);
-  gb_gauge_set(p->m_gen, NULL, (double)st.generation);
-  gb_gauge_set(p->m_size, (const char *[]){"nodes"}, (double)st.nodes);
-  gb_gauge_set(p->m_size, (const char *[]){"domains"}, (double)st.domains);
-  gb_gauge_set(p->m_size, (const char *[]){"hypernodes"}, (double)st.hypernodes);
-  gb_gauge_set(p->m_size, (const char *[]){"pods"}, (double)st.pods);
+  gb_metric_gauge_set(p->m_gen, NULL, (double)st.generation);
+  gb_metric_gauge_set(p->m_size, (const char *[]){"nodes"}, (double)st.nodes);
+  gb_metric_gauge_set(p->m_size, (const char *[]){"domains"}, (double)st.domains);
+  gb_metric_gauge_set(p->m_size, (const char *[]){"hypernodes"}, (double)st.hypernodes);
+  gb_metric_gauge_set(p->m_size, (const char *[]){"pods"}, (double)st.pods);
 }
 
 /* ---- life cycle -------------------------------------------------------------- */
@@ -300,7 +301,7 @@ static void *placer_main(void *arg) {
     int lead = (!p->o.is_leader || p->o.is_leader(p->o.leader_ctx)) && gb_model_synced(p->o.model);
     int rc = gb_placer_run_once(p);
     if (rc)
-      gb_log(GB_LOG_WARN, "placement pass failed", "error", gc_strerror(rc), NULL);
+      gb_log(GB_LOG_WARN, "placement pass failed", "error", gc_diag_strerror(rc), NULL);
     pthread_mutex_lock(&p->mu);
     /* Caught up: that pass led, on a synced model, and found every gang
      * with a decision record (the scan is reset by each resync). */

@@ -139,9 +139,6 @@ int gb_placer_webhook_lookup(void *ctx, const char *ns, const char *jobset, cons
 int gb_placer_record_decision(void *ctx, const char *ns, const char *name, const char *key,
                               uint64_t prev_id, char *reason, size_t reason_size);
 
-/* Writes the status document of /debug/placement (JSON: every gang seen,
- * its state, outcome, reason, age; the model's size) into b. */
-int gb_placer_status_json(struct gb_placer *p, struct gb_buf *b);
 /* A GET route at path serving gb_placer_status_json. */
 struct gb_http_route gb_placer_route(struct gb_placer *p, const char *path);
 /* Metrics collector (ctx = placer): gangs gated now, snapshot generation

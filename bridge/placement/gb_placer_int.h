@@ -142,7 +142,7 @@ struct gb_placer_names {
 };
 
 /* The restriction of the PLACED or RELEASED decision v of key, inside the
- * model's lock: the domain's label or nodes (gb_placer_restriction_of),
+ * model's lock: the domain's label or nodes (gb_gangview_restriction_of),
  * unless another gang's reservation shares the domain, then exactly the
  * nodes the plan counted for key; *per_pod 1 (out NONE) when those are too
  * many to list.  The plan's allowed nodes of key become what the

@@ -132,7 +132,7 @@ static int examine(struct gb_placer_pass *ps, struct gb_placer_item *it) {
   if (rc < 0)
     return rc;
   it->state = it->gg->suspended ? GB_GANG_SUSPENDED
-                                : gb_placer_classify(it->pods, it->n, it->gg->min_member);
+                                : gb_gangview_classify(it->pods, it->n, it->gg->min_member);
   for (size_t i = 0; i < it->n; i++) {
     const struct gb_placer_pod *pod = &it->pods[i];
     if (!it->first_ms || pod->created_ms < it->first_ms)
@@ -157,8 +157,8 @@ static int read_restriction(struct gb_placer *p, const char *ns, const char *pod
   char path[600];
   json_object *o = NULL;
   struct gb_kube_error e;
-  int rc = gb_kube_path(path, sizeof(path), "", "v1", "pods", ns, pod);
-  if (rc || (rc = gb_kube_get(p->o.client, path, &o, &e)))
+  int rc = gb_kube_client_path(path, sizeof(path), "", "v1", "pods", ns, pod);
+  if (rc || (rc = gb_kube_client_get(p->o.client, path, &o, &e)))
     return rc;
   rc = GC_ENOTFOUND;
   json_object *terms = gb_kobj_dig(o, "spec", "affinity", "nodeAffinity",
@@ -229,7 +229,7 @@ static int build_gang(struct gb_placer_pass *ps, struct gb_placer_item *it) {
     copy[i] = it->pods[i];
     copy[i].counted = copy[i].counted && !copy[i].node[0];
   }
-  int rc = gb_placer_build_gang(ps->a, it->key, copy, it->n, &it->gg->topology, &it->tg);
+  int rc = gb_gangview_build_gang(ps->a, it->key, copy, it->n, &it->gg->topology, &it->tg);
   if (rc == GC_ELIMIT) {
     it->view.outcome = GB_PLAN_NOFIT;
     snprintf(it->view.reason, sizeof(it->view.reason),
@@ -356,9 +356,9 @@ int gb_placer_restrict(struct gb_placer *p, struct tp_snapshot *s, const char *k
   int rc;
   *per_pod = 0;
   if (gb_plan_shared(p->o.plan, key) && !v->whole_cluster)
-    rc = gb_placer_exact_restriction(p->o.plan, key, out);
+    rc = gb_gangview_exact_restriction(p->o.plan, key, out);
   else
-    rc = gb_placer_restriction_of(s, p->o.plan, key, v, p->o.label_levels, out);
+    rc = gb_gangview_restriction_of(s, p->o.plan, key, v, p->o.label_levels, out);
   if (rc == GC_ELIMIT) {
     memset(out, 0, sizeof(*out));
     *per_pod = 1;
@@ -373,7 +373,7 @@ static int map_per_pod(struct gb_placer_pass *ps, struct gb_placer_item *it) {
   it->pod_nodes = gc_arena_alloc(ps->a, (it->n + 1) * sizeof(*it->pod_nodes));
   if (!it->pod_nodes)
     return GC_ENOMEM;
-  return gb_placer_map_pod_nodes(ps->p->o.plan, it->key, ps->a, it->pods, it->n, it->pod_nodes);
+  return gb_gangview_map_pod_nodes(ps->p->o.plan, it->key, ps->a, it->pods, it->n, it->pod_nodes);
 }
 
 /* The restriction of a new decision (gb_placer_restrict), or for a gang
@@ -489,7 +489,7 @@ static int restore_all(struct gb_placer_pass *ps, struct tp_snapshot *s) {
       return rc;
     if (rc) {
       gb_log(GB_LOG_WARN, "placement: cannot take a recorded decision back", "gang", it->key,
-             "error", gc_strerror(rc), NULL);
+             "error", gc_diag_strerror(rc), NULL);
       it->restore = 0;
     }
   }

@@ -28,7 +28,7 @@ static int ours(json_object *pg, const char *uid) {
 
 static int pg_path(const struct gb_placer_pg *pg, char *buf, size_t cap) {
   const struct gc_backend *b = pg->backend;
-  return gb_kube_path(buf, cap, b->group, b->version, b->resource, pg->ns, pg->name);
+  return gb_kube_client_path(buf, cap, b->group, b->version, b->resource, pg->ns, pg->name);
 }
 
 /* Decodes a record text; a bad one is logged and read as none. */
@@ -43,7 +43,7 @@ static int decode_text(const struct gb_placer_pg *pg, const char *text, struct g
     char where[600];
     snprintf(where, sizeof(where), "%s/%s", pg->ns, pg->name);
     gb_log(GB_LOG_WARN, "placement: ignoring a decision record that does not decode", "podgroup",
-           where, "error", d.n ? d.msgs[0] : gc_strerror(rc), NULL);
+           where, "error", d.n ? d.msgs[0] : gc_diag_strerror(rc), NULL);
     rc = 0;
   }
   gc_diags_destroy(&d);
@@ -58,12 +58,12 @@ static int get_pg(struct gb_placer *p, const struct gb_placer_pg *pg, json_objec
   gb_kube_error_clear(&e);
   int rc = pg_path(pg, path, sizeof(path));
   if (!rc)
-    rc = gb_kube_get(p->o.client, path, obj, &e);
+    rc = gb_kube_client_get(p->o.client, path, obj, &e);
   if (rc == GC_ENOTFOUND)
     snprintf(why, cap, "PodGroup %s/%s does not exist", pg->ns, pg->name);
   else if (rc)
     snprintf(why, cap, "cannot read PodGroup %s/%s: %s", pg->ns, pg->name,
-             e.message[0] ? e.message : gc_strerror(rc));
+             e.message[0] ? e.message : gc_diag_strerror(rc));
   if (!rc && !ours(*obj, pg->tj_uid)) {
     snprintf(why, cap,
              "PodGroup %s/%s is not gangbridge's for this TrainJob: the decision is not "
@@ -124,7 +124,7 @@ static int patch_annotation(struct gb_placer *p, const struct gb_placer_pg *pg, 
   json_object_object_add(md, "resourceVersion", json_object_new_string(rv));
   json_object_object_add(md, "annotations", ann);
   json_object_object_add(patch, "metadata", md);
-  rc = gb_kube_merge_patch(p->o.client, path, patch, NULL, e);
+  rc = gb_kube_client_merge_patch(p->o.client, path, patch, NULL, e);
   json_object_put(patch);
   return rc;
 }
@@ -184,7 +184,7 @@ int gb_placer_record_write(struct gb_placer *p, const struct gb_placer_pg *pg,
   }
   gb_buf_free(&b);
   if (rc && p->m_record_err)
-    gb_counter_inc(p->m_record_err, NULL);
+    gb_metric_counter_inc(p->m_record_err, NULL);
   return rc;
 }
 
@@ -299,7 +299,7 @@ int gb_placer_record_decision(void *ctx, const char *ns, const char *name, const
   }
   struct pin c = {p, key, gg, NULL};
   if (!rc && (rc = gb_model_with_snapshot(p->o.model, pin_fn, &c)))
-    snprintf(reason, reason_size, "the decision is gone: %s", gc_strerror(rc));
+    snprintf(reason, reason_size, "the decision is gone: %s", gc_diag_strerror(rc));
   struct gb_decision *found = NULL;
   if (!rc) {
     struct gb_placer_pg pg = {gg->backend, ns, name, gg->uid};

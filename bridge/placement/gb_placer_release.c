@@ -58,7 +58,7 @@ void gb_placer_write_records(struct gb_placer_pass *ps) {
       it->rec = found;
     } else {
       gb_log(GB_LOG_WARN, "placement: cannot record the decision: nothing is released", "gang",
-             it->key, "error", it->why[0] ? it->why : gc_strerror(rc), NULL);
+             it->key, "error", it->why[0] ? it->why : gc_diag_strerror(rc), NULL);
     }
   }
 }
@@ -75,7 +75,7 @@ void gb_placer_clear_records(struct gb_placer_pass *ps) {
     int rc = gb_placer_record_clear(ps->p, &pg, expect);
     if (rc) {
       gb_log(GB_LOG_WARN, "placement: cannot remove the decision record", "gang", it->key, "error",
-             gc_strerror(rc), NULL);
+             gc_diag_strerror(rc), NULL);
       it->clear = 0;
     } else {
       gb_decision_free(it->rec);
@@ -120,7 +120,7 @@ static int read_pod(struct gb_placer *p, const char *ns, const char *name, const
   *cached = attempt == 0 && !gb_model_pod_json(p->o.model, ns, name, pod);
   if (*cached)
     return 0;
-  int rc = gb_kube_get(p->o.client, path, pod, e);
+  int rc = gb_kube_client_get(p->o.client, path, pod, e);
   *errors += errors_of(e, rc);
   return rc;
 }
@@ -134,7 +134,7 @@ static int read_pod(struct gb_placer *p, const char *ns, const char *name, const
 static int release_pod(struct gb_placer *p, const char *ns, const char *name,
                        const struct gb_restriction *r) {
   char path[600];
-  int rc = gb_kube_path(path, sizeof(path), "", "v1", "pods", ns, name), errors = 0;
+  int rc = gb_kube_client_path(path, sizeof(path), "", "v1", "pods", ns, name), errors = 0;
   struct gb_kube_client *writer = p->o.release_client ? p->o.release_client : p->o.client;
   struct gb_kube_error e;
   struct gc_diags d;
@@ -154,7 +154,7 @@ static int release_pod(struct gb_placer *p, const char *ns, const char *name,
       rc = gb_release_patch(pod, r, &patch, &d);
     json_object_put(pod);
     if (!rc && patch) {
-      rc = gb_kube_merge_patch(writer, path, patch, NULL, &e);
+      rc = gb_kube_client_merge_patch(writer, path, patch, NULL, &e);
       errors += errors_of(&e, rc);
     }
     json_object_put(patch);
@@ -173,7 +173,7 @@ static int release_pod(struct gb_placer *p, const char *ns, const char *name,
   if (rc && !errors)
     errors = 1; /* a patch that could not be built */
   if (errors && p->m_release_err)
-    gb_counter_add(p->m_release_err, NULL, (double)errors);
+    gb_metric_counter_add(p->m_release_err, NULL, (double)errors);
   if (rc)
     gb_log(GB_LOG_WARN, "placement: cannot release pod (retried in a later pass)", "pod", name,
            "namespace", ns, "error", d.n ? d.msgs[0] : e.message, NULL);
@@ -436,11 +436,12 @@ static void report_one(struct gb_placer_pass *ps, struct gb_placer_item *it, dou
   }
   pthread_mutex_unlock(&p->mu);
   if (fresh && p->m_decisions)
-    gb_counter_inc(p->m_decisions, (const char *[]){gb_placer_outcome_name(it->view.outcome)});
+    gb_metric_counter_inc(p->m_decisions,
+                          (const char *[]){gb_placer_outcome_name(it->view.outcome)});
   if (it->released && p->m_release_s) {
-    gb_histogram_observe(p->m_release_s, NULL, release_s);
+    gb_metric_histogram_observe(p->m_release_s, NULL, release_s);
     if (it->first_ms)
-      gb_histogram_observe(p->m_gated_s, NULL, (double)(ps->now_ms - it->first_ms) / 1000.0);
+      gb_metric_histogram_observe(p->m_gated_s, NULL, (double)(ps->now_ms - it->first_ms) / 1000.0);
   }
   if (msg)
     post(p, it, GB_EVENT_WARNING, "PlacementWaiting", msg);
@@ -453,7 +454,7 @@ static void report_one(struct gb_placer_pass *ps, struct gb_placer_item *it, dou
   }
   if (race) {
     if (p->m_raced)
-      gb_counter_inc(p->m_raced, NULL);
+      gb_metric_counter_inc(p->m_raced, NULL);
     char line[300];
     snprintf(line, sizeof(line),
              "released pods are still unschedulable after %llds: the cluster changed after the "

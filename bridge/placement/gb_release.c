@@ -2,13 +2,15 @@
  *
  * gb_release: the release merge patch of a gated pod and where a pod stands
  * (see gb_release.h).  The restriction's terms come from
- * controller/gb_restriction; this file owns the gate and the body.
+ * controller/gb_restriction and the gate's name from kube/gb_gate; this file
+ * owns the body.
  */
 #include "gb_release.h"
 
 #include <stdio.h>
 #include <string.h>
 
+#include "gb_gate.h"
 #include "gb_kobj.h"
 
 #define REQUIRED "requiredDuringSchedulingIgnoredDuringExecution"

@@ -33,7 +33,7 @@
 
 /* Builds the release body of `pod` (borrowed; it must carry the
  * gangbridge.io/placement gate and metadata.resourceVersion) into *out
- * (caller puts; send it with gb_kube_merge_patch): metadata.resourceVersion,
+ * (caller puts; send it with gb_kube_client_merge_patch): metadata.resourceVersion,
  * spec.schedulingGates without ours (null when it was the only one) and,
  * unless r is NONE or already present in every non-empty term,
  * spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution

@@ -374,15 +374,3 @@ void gb_rpc_accept_stop(struct gb_rpc_accept *a) {
   free(a->hand);
   free(a);
 }
-
-void gb_rpc_accept_stats(struct gb_rpc_accept *a, struct gb_rpc_accept_stats *out) {
-  memset(out, 0, sizeof(*out));
-  if (!a)
-    return;
-  out->accepted = atomic_load(&a->accepted);
-  out->handed = atomic_load(&a->handed_n);
-  out->dropped = atomic_load(&a->dropped);
-  out->backoffs = atomic_load(&a->backoffs);
-  out->at_cap = atomic_load(&a->at_cap);
-  out->open = atomic_load(&a->open);
-}

@@ -44,15 +44,6 @@ struct gb_rpc_accept_config {
   void *arg;
 };
 
-struct gb_rpc_accept_stats {
-  uint64_t accepted;  /* connections accepted */
-  uint64_t handed;    /* handed to gRPC */
-  uint64_t dropped;   /* closed before the hand-over: timeout, not HTTP/2, reset */
-  uint64_t backoffs;  /* accept4 out of descriptors or memory */
-  uint64_t at_cap;    /* times accepting paused at max_connections */
-  size_t open;        /* waiting + handed over and still open (last count) */
-};
-
 struct gb_rpc_accept;
 
 /* Binds and listens on addr ("HOST:PORT", numeric host, "[v6]" brackets;
@@ -70,7 +61,5 @@ int gb_rpc_accept_start(int listen_fd, const struct gb_rpc_accept_config *cfg,
 /* Stops accepting, joins the thread, closes the listening socket and the
  * connections not yet handed over, and frees.  Accepts NULL. */
 void gb_rpc_accept_stop(struct gb_rpc_accept *a);
-
-void gb_rpc_accept_stats(struct gb_rpc_accept *a, struct gb_rpc_accept_stats *out);
 
 #endif

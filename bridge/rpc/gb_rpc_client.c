@@ -5,6 +5,7 @@
  * other's events.
  */
 #include "gb_rpc_client.h"
+#include "gb_rpc_client_test.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,9 +53,9 @@ int gb_rpc_client_new(const struct gb_rpc_client_config *cfg, struct gb_rpc_clie
   char *ca = NULL, *cert = NULL, *key = NULL;
   int rc = 0;
   if (cfg->tls_ca_file &&
-      ((rc = gb_tls_pem_read(cfg->tls_ca_file, &ca, diags)) ||
-       (cfg->tls_cert_file && ((rc = gb_tls_pem_read(cfg->tls_cert_file, &cert, diags)) ||
-                               (rc = gb_tls_pem_read(cfg->tls_key_file, &key, diags))))))
+      ((rc = gb_tls_files_pem_read(cfg->tls_ca_file, &ca, diags)) ||
+       (cfg->tls_cert_file && ((rc = gb_tls_files_pem_read(cfg->tls_cert_file, &cert, diags)) ||
+                               (rc = gb_tls_files_pem_read(cfg->tls_key_file, &key, diags))))))
     goto out;
   struct gb_rpc_client *c = calloc(1, sizeof(*c));
   if (!c) {

@@ -37,7 +37,7 @@ void gb_rpc_status_clear(struct gb_rpc_status *st);
 struct gb_rpc_client;
 
 /* Creates a client (connects lazily).  Returns 0, GC_EUSAGE (bad config),
- * a PEM file's gb_tls_pem_read code (GC_ENOTFOUND, GC_EIO, GC_ELIMIT,
+ * a PEM file's gb_tls_files_pem_read code (GC_ENOTFOUND, GC_EIO, GC_ELIMIT,
  * GC_EINVAL; to diags) or GC_ENOMEM.  Free with gb_rpc_client_free. */
 int gb_rpc_client_new(const struct gb_rpc_client_config *cfg, struct gb_rpc_client **out,
                       struct gc_diags *diags);
@@ -52,11 +52,5 @@ void gb_rpc_client_free(struct gb_rpc_client *c);
 int gb_rpc_client_call(struct gb_rpc_client *c, const char *method, const ProtobufCMessage *req,
                        const ProtobufCMessageDescriptor *reply_desc, int timeout_ms,
                        ProtobufCMessage **reply, struct gb_rpc_status *st);
-
-/* The same with raw request and reply bytes (tests send malformed bytes).
- * *out is malloc'd (caller frees), NULL when there is no reply message. */
-int gb_rpc_client_call_raw(struct gb_rpc_client *c, const char *method, const void *data,
-                           size_t len, int timeout_ms, void **out, size_t *out_len,
-                           struct gb_rpc_status *st);
 
 #endif

@@ -21,6 +21,7 @@
  * queue, which aborts the process inside gRPC.
  */
 #include "gb_rpc_server.h"
+#include "gb_rpc_server_test.h"
 
 #include <malloc.h>
 #include <pthread.h>
@@ -143,7 +144,7 @@ void gb_rpc_config_init(struct gb_rpc_config *c) {
 
 /* ---------------------------------------------------------- handler helpers */
 
-int gb_rpc_fail(struct gb_rpc_ctx *ctx, int code, const char *fmt, ...) {
+int gb_rpc_server_fail(struct gb_rpc_ctx *ctx, int code, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(ctx->message, sizeof(ctx->message), fmt, ap);
@@ -152,8 +153,8 @@ int gb_rpc_fail(struct gb_rpc_ctx *ctx, int code, const char *fmt, ...) {
   return code;
 }
 
-int gb_rpc_fail_diags(struct gb_rpc_ctx *ctx, int code, const char *prefix,
-                      const struct gc_diags *d) {
+int gb_rpc_server_fail_diags(struct gb_rpc_ctx *ctx, int code, const char *prefix,
+                             const struct gc_diags *d) {
   size_t cap = sizeof(ctx->message), used = 0;
   size_t shown = 0, errors = 0;
   ctx->message[0] = '\0';
@@ -216,7 +217,9 @@ static void arena_pb_free(void *data, void *ptr) {
   (void)ptr;
 }
 
-void gb_rpc_ctx_allocator(struct gb_rpc_ctx *ctx, ProtobufCAllocator *out) {
+/* A protobuf-c allocator that takes memory from ctx->arena (free is a no-op):
+ * for unpacking nested messages inside a handler.  Valid during the call. */
+static void gb_rpc_ctx_allocator(struct gb_rpc_ctx *ctx, ProtobufCAllocator *out) {
   out->alloc = arena_pb_alloc;
   out->free = arena_pb_free;
   out->allocator_data = ctx->arena;
@@ -322,20 +325,21 @@ static ProtobufCMessage *handle(struct gb_rpc_server *s, struct method *m, struc
                                const uint8_t *bytes, size_t len, size_t *size) {
   if (len > s->cfg.max_message_bytes) {
     /* The core enforces the cap already; this guards a misconfigured core. */
-    gb_rpc_fail(ctx, GB_RPC_RESOURCE_EXHAUSTED, "request of %zu bytes exceeds the cap of %zu",
-                len, s->cfg.max_message_bytes);
+    gb_rpc_server_fail(ctx, GB_RPC_RESOURCE_EXHAUSTED,
+                       "request of %zu bytes exceeds the cap of %zu", len,
+                       s->cfg.max_message_bytes);
     return NULL;
   }
   ProtobufCAllocator alloc;
   gb_rpc_ctx_allocator(ctx, &alloc);
   ProtobufCMessage *req = protobuf_c_message_unpack(m->desc->input, &alloc, len, bytes);
   if (!req) {
-    gb_rpc_fail(ctx, GB_RPC_INVALID_ARGUMENT, "request is not a valid %s message",
-                m->desc->input->name);
+    gb_rpc_server_fail(ctx, GB_RPC_INVALID_ARGUMENT, "request is not a valid %s message",
+                       m->desc->input->name);
     return NULL;
   }
   if (gb_rpc_ctx_ms_left(ctx) <= 0) {
-    gb_rpc_fail(ctx, GB_RPC_DEADLINE_EXCEEDED, "deadline passed before the call started");
+    gb_rpc_server_fail(ctx, GB_RPC_DEADLINE_EXCEEDED, "deadline passed before the call started");
     return NULL;
   }
   ProtobufCMessage *reply = NULL;
@@ -346,21 +350,21 @@ static ProtobufCMessage *handle(struct gb_rpc_server *s, struct method *m, struc
   ctx->request_len = 0;
   if (code != GB_RPC_OK) {
     if (ctx->code == GB_RPC_OK)
-      gb_rpc_fail(ctx, code, "%s", gb_rpc_code_name(code));
+      gb_rpc_server_fail(ctx, code, "%s", gb_rpc_code_name(code));
     return NULL;
   }
   if (!reply) {
-    gb_rpc_fail(ctx, GB_RPC_INTERNAL, "handler returned no reply");
+    gb_rpc_server_fail(ctx, GB_RPC_INTERNAL, "handler returned no reply");
     return NULL;
   }
   if (gb_rpc_ctx_ms_left(ctx) <= 0) {
-    gb_rpc_fail(ctx, GB_RPC_DEADLINE_EXCEEDED, "deadline passed while handling the call");
+    gb_rpc_server_fail(ctx, GB_RPC_DEADLINE_EXCEEDED, "deadline passed while handling the call");
     return NULL;
   }
   *size = ctx->packed_reply ? ctx->packed_reply_len : protobuf_c_message_get_packed_size(reply);
   if (*size > s->cfg.max_message_bytes) {
-    gb_rpc_fail(ctx, GB_RPC_RESOURCE_EXHAUSTED, "reply of %zu bytes exceeds the cap of %zu",
-                *size, s->cfg.max_message_bytes);
+    gb_rpc_server_fail(ctx, GB_RPC_RESOURCE_EXHAUSTED, "reply of %zu bytes exceeds the cap of %zu",
+                       *size, s->cfg.max_message_bytes);
     return NULL;
   }
   ctx->code = GB_RPC_OK;
@@ -378,12 +382,12 @@ static void pack_reply(const struct gb_rpc_ctx *ctx, const ProtobufCMessage *rep
 /* Runs the call's handler and builds its reply buffer; status in ctx. */
 static void run_handler(struct worker *w, struct call *c, struct gb_rpc_ctx *ctx) {
   if (!c->payload) {
-    gb_rpc_fail(ctx, GB_RPC_INVALID_ARGUMENT, "no request message");
+    gb_rpc_server_fail(ctx, GB_RPC_INVALID_ARGUMENT, "no request message");
     return;
   }
   grpc_byte_buffer_reader r;
   if (!grpc_byte_buffer_reader_init(&r, c->payload)) {
-    gb_rpc_fail(ctx, GB_RPC_INTERNAL, "cannot read the request");
+    gb_rpc_server_fail(ctx, GB_RPC_INTERNAL, "cannot read the request");
     return;
   }
   grpc_slice flat = grpc_byte_buffer_reader_readall(&r);
@@ -440,7 +444,7 @@ int gb_rpc_server_invoke(struct gb_rpc_server *s, const char *method, const void
   }
   ctx_init(ctx, arena, method, INT64_MAX, s->cfg.max_message_bytes);
   if (!m || !m->fn) {
-    gb_rpc_fail(ctx, GB_RPC_UNIMPLEMENTED, "unknown method %.400s", method);
+    gb_rpc_server_fail(ctx, GB_RPC_UNIMPLEMENTED, "unknown method %.400s", method);
   } else {
     size_t size = 0;
     ProtobufCMessage *reply = handle(s, m, ctx, len ? req : (const uint8_t *)"", len, &size);
@@ -450,7 +454,7 @@ int gb_rpc_server_invoke(struct gb_rpc_server *s, const char *method, const void
         pack_reply(ctx, reply, size, *out);
         *out_len = size;
       } else {
-        gb_rpc_fail(ctx, GB_RPC_RESOURCE_EXHAUSTED, "out of memory");
+        gb_rpc_server_fail(ctx, GB_RPC_RESOURCE_EXHAUSTED, "out of memory");
       }
     }
   }
@@ -636,7 +640,10 @@ static void *worker_main(void *arg) {
 
 /* ------------------------------------------------------------ self-check */
 
-int gb_rpc_raise_nofile(long *now) {
+/* Raises the soft RLIMIT_NOFILE of the process to the hard limit, so idle
+ * connections need that many descriptors to exhaust the table.  Stores the
+ * soft limit now in force in *now (may be NULL).  Returns 0 or GC_EIO. */
+static int gb_rpc_server_raise_nofile(long *now) {
   struct rlimit rl;
   if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
     return GC_EIO;
@@ -888,9 +895,9 @@ static grpc_server_credentials *make_credentials(struct gb_rpc_server *s, int *r
     return grpc_insecure_server_credentials_create();
   char *cert = NULL, *key = NULL, *ca = NULL;
   grpc_server_credentials *creds = NULL;
-  if ((*rc = gb_tls_pem_read(s->tls_cert_file, &cert, diags)) ||
-      (*rc = gb_tls_pem_read(s->tls_key_file, &key, diags)) ||
-      (s->client_ca_file && (*rc = gb_tls_pem_read(s->client_ca_file, &ca, diags))))
+  if ((*rc = gb_tls_files_pem_read(s->tls_cert_file, &cert, diags)) ||
+      (*rc = gb_tls_files_pem_read(s->tls_key_file, &key, diags)) ||
+      (s->client_ca_file && (*rc = gb_tls_files_pem_read(s->client_ca_file, &ca, diags))))
     goto out;
   grpc_ssl_pem_key_cert_pair pair = {key, cert};
   creds = grpc_ssl_server_credentials_create_ex(
@@ -1037,7 +1044,7 @@ int gb_rpc_server_start(struct gb_rpc_server *s, struct gc_diags *diags) {
   /* Every connection costs a descriptor and the core's listener dies for
    * good on the first EMFILE: take all the descriptors the process may
    * have.  Failing to raise is not fatal (the self-check still watches). */
-  gb_rpc_raise_nofile(NULL);
+  gb_rpc_server_raise_nofile(NULL);
   grpc_arg args[SERVER_ARGS];
   server_args(s, args);
   grpc_channel_args cargs = {SERVER_ARGS, args};

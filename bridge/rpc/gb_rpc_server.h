@@ -89,7 +89,7 @@ struct gb_rpc_ctx {
   size_t request_len;
   const uint8_t *packed_reply; /* set by gb_rpc_ctx_reply_packed */
   size_t packed_reply_len;
-  int code;               /* enum gb_rpc_code, set by gb_rpc_fail */
+  int code; /* enum gb_rpc_code, set by gb_rpc_server_fail */
   char message[GB_RPC_MAX_STATUS_MESSAGE];
   void (*deferred[GB_RPC_MAX_DEFERRED])(void *); /* see gb_rpc_ctx_defer */
   void *deferred_arg[GB_RPC_MAX_DEFERRED];
@@ -99,20 +99,20 @@ struct gb_rpc_ctx {
 /* A unary handler.  `req` is the decoded request (server-owned, freed after
  * the call).  On success it stores the reply in *reply (allocated from
  * ctx->arena or static; never freed by the server) and returns GB_RPC_OK;
- * otherwise it returns gb_rpc_fail(ctx, code, ...).  `data` is the pointer
+ * otherwise it returns gb_rpc_server_fail(ctx, code, ...).  `data` is the pointer
  * given to gb_rpc_server_add_service.  Handlers run on worker threads,
  * several at a time. */
 typedef int (*gb_rpc_handler)(struct gb_rpc_ctx *ctx, void *data, const ProtobufCMessage *req,
                               ProtobufCMessage **reply);
 
 /* Sets the call's status and message; returns code. */
-int gb_rpc_fail(struct gb_rpc_ctx *ctx, int code, const char *fmt, ...)
+int gb_rpc_server_fail(struct gb_rpc_ctx *ctx, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* Fails with every error message of d joined by newlines (cut at the
  * status size cap, saying how many were left out); returns code. */
-int gb_rpc_fail_diags(struct gb_rpc_ctx *ctx, int code, const char *prefix,
-                      const struct gc_diags *d);
+int gb_rpc_server_fail_diags(struct gb_rpc_ctx *ctx, int code, const char *prefix,
+                             const struct gc_diags *d);
 
 /* Milliseconds left before the call's deadline (INT64_MAX when none; <= 0
  * when it has passed). */
@@ -129,10 +129,6 @@ int gb_rpc_ctx_defer(struct gb_rpc_ctx *ctx, void (*fn)(void *), void *arg);
  * call arena qualifies).  The handler then returns GB_RPC_OK with any
  * non-NULL *reply; the bytes are sent instead of packing it. */
 void gb_rpc_ctx_reply_packed(struct gb_rpc_ctx *ctx, const void *data, size_t len);
-
-/* A protobuf-c allocator that takes memory from ctx->arena (free is a no-op):
- * for unpacking nested messages inside a handler.  Valid during the call. */
-void gb_rpc_ctx_allocator(struct gb_rpc_ctx *ctx, ProtobufCAllocator *out);
 
 struct gb_rpc_server;
 
@@ -173,33 +169,10 @@ int gb_rpc_server_start(struct gb_rpc_server *s, struct gc_diags *diags);
  * Thread-safe. */
 int gb_rpc_server_check(struct gb_rpc_server *s, char *reason, size_t size);
 
-/* Raises the soft RLIMIT_NOFILE of the process to the hard limit, so idle
- * connections need that many descriptors to exhaust the table.  Stores the
- * soft limit now in force in *now (may be NULL).  Returns 0 or GC_EIO. */
-int gb_rpc_raise_nofile(long *now);
-
 /* The bound port (after a successful start). */
 int gb_rpc_server_port(const struct gb_rpc_server *s);
 
-/* Graceful stop: refuses new calls, lets running calls finish for the grace
- * period, cancels the rest, waits until no handler runs, then joins the
- * workers.  Idempotent; safe on a server that never started. */
-void gb_rpc_server_stop(struct gb_rpc_server *s);
-
 /* Stops (if needed) and frees.  Accepts NULL. */
 void gb_rpc_server_free(struct gb_rpc_server *s);
-
-/* Runs `method` ("/pkg.Svc/Method") on request bytes in the calling
- * thread exactly as a call would be (decode, handler, encode), with no
- * deadline and no network: for fuzzing, tests and benchmarks.  Works on a
- * server that was never started (no gRPC runtime needed).  Returns 0 (the
- * outcome in *code and msg) or GC_ENOMEM; *out is the encoded reply when
- * *code is OK (malloc'd, caller frees), else NULL. */
-int gb_rpc_server_invoke(struct gb_rpc_server *s, const char *method, const void *req,
-                         size_t len, void **out, size_t *out_len, int *code, char *msg,
-                         size_t msg_cap);
-
-/* Calls that ended since start, for tests and logs. */
-uint64_t gb_rpc_server_calls(const struct gb_rpc_server *s);
 
 #endif

@@ -5,6 +5,7 @@
  * catalogs, gangs) is freed before the handler returns.
  */
 #include "gb_rpc_service.h"
+#include "gb_rpc_service_test.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -273,7 +274,7 @@ static int doc_parse(const char *name, const ProtobufCBinaryData *b, uint64_t h,
   e->hash = h;
   e->key_len = b->len;
   size_t errors = diags->errors;
-  int rc = gb_load_buffer(e->ds, name, (const char *)b->data, b->len, diags);
+  int rc = gb_manifest_load_buffer(e->ds, name, (const char *)b->data, b->len, diags);
   if (!rc && diags->errors > errors)
     rc = GC_EINVAL;
   e->cost = b->len + gc_arena_used(e->ds->arena) + sizeof(*e);
@@ -288,7 +289,7 @@ static int doc_shareable(const struct gb_docset *ds) {
   for (size_t i = 0; i < ds->n; i++) {
     const char *kind = NULL;
     if (tp_gang_is_doc(ds->docs[i].root) ||
-        (gc_doc_trainer_kind(ds->docs[i].root, &kind) && !strcmp(kind, "TrainJob")))
+        (gc_catalog_trainer_kind(ds->docs[i].root, &kind) && !strcmp(kind, "TrainJob")))
       return 0;
   }
   return 1;
@@ -302,15 +303,15 @@ static int doclist_load(struct gb_rpc_ctx *ctx, struct doc_cache *cache, const c
   memset(l, 0, sizeof(*l));
   l->cache = cache;
   if (n > GB_RPC_MAX_MANIFESTS)
-    return gb_rpc_fail(ctx, GB_RPC_INVALID_ARGUMENT, "%s: %zu entries, at most %d allowed",
-                       field, n, GB_RPC_MAX_MANIFESTS);
+    return gb_rpc_server_fail(ctx, GB_RPC_INVALID_ARGUMENT, "%s: %zu entries, at most %d allowed",
+                              field, n, GB_RPC_MAX_MANIFESTS);
   struct gb_limits lim = {0};
   lim.max_source_bytes = ctx->max_message_bytes;
   lim.max_total_bytes = ctx->max_message_bytes;
   lim.max_docs = GB_RPC_MAX_DOCS;
   l->held = calloc(n ? n : 1, sizeof(*l->held));
   if (!l->held)
-    return gb_rpc_fail(ctx, GB_RPC_RESOURCE_EXHAUSTED, "out of memory");
+    return gb_rpc_server_fail(ctx, GB_RPC_RESOURCE_EXHAUSTED, "out of memory");
   int rc = 0;
   size_t total = 0;
   for (size_t i = 0; i < n; i++) {
@@ -331,15 +332,14 @@ static int doclist_load(struct gb_rpc_ctx *ctx, struct doc_cache *cache, const c
     }
   }
   if (rc || diags->errors)
-    return gb_rpc_fail_diags(ctx, gb_rpc_code_of(rc, GB_RPC_INVALID_ARGUMENT),
-                             NULL, diags);
+    return gb_rpc_server_fail_diags(ctx, gb_rpc_code_of(rc, GB_RPC_INVALID_ARGUMENT), NULL, diags);
   if (total > GB_RPC_MAX_DOCS)
-    return gb_rpc_fail(ctx, GB_RPC_INVALID_ARGUMENT, "%s: %zu documents, at most %d allowed",
-                       field, total, GB_RPC_MAX_DOCS);
+    return gb_rpc_server_fail(ctx, GB_RPC_INVALID_ARGUMENT, "%s: %zu documents, at most %d allowed",
+                              field, total, GB_RPC_MAX_DOCS);
   l->docs = calloc(total ? total : 1, sizeof(*l->docs));
   l->origins = calloc(total ? total : 1, sizeof(*l->origins));
   if (!l->docs || !l->origins)
-    return gb_rpc_fail(ctx, GB_RPC_RESOURCE_EXHAUSTED, "out of memory");
+    return gb_rpc_server_fail(ctx, GB_RPC_RESOURCE_EXHAUSTED, "out of memory");
   for (size_t i = 0; i < l->n_held; i++) {
     const struct gb_docset *ds = l->held[i]->ds;
     for (size_t k = 0; k < ds->n; k++) {
@@ -349,7 +349,7 @@ static int doclist_load(struct gb_rpc_ctx *ctx, struct doc_cache *cache, const c
        * another position in an earlier request. */
       l->origins[l->n] = gc_arena_printf(ctx->arena, "%s[%zu]:%u:%u", field, i, d->line, d->col);
       if (!l->origins[l->n])
-        return gb_rpc_fail(ctx, GB_RPC_RESOURCE_EXHAUSTED, "out of memory");
+        return gb_rpc_server_fail(ctx, GB_RPC_RESOURCE_EXHAUSTED, "out of memory");
       l->n++;
     }
   }
@@ -397,21 +397,22 @@ static int calc_run(struct gb_rpc_ctx *ctx, struct doc_cache *cache,
   char path[64];
   snprintf(path, sizeof(path), "%smanifests", field);
   if (req->n_manifests == 0)
-    return gb_rpc_fail(ctx, GB_RPC_INVALID_ARGUMENT,
-                       "%s: give the TrainJob and its runtime as JSON or YAML documents", path);
+    return gb_rpc_server_fail(ctx, GB_RPC_INVALID_ARGUMENT,
+                              "%s: give the TrainJob and its runtime as JSON or YAML documents",
+                              path);
   struct gc_options opts;
   memset(&opts, 0, sizeof(opts));
   /* The wire value of each backend is its descriptor's (gc_backend.proto). */
   if (req->backend != GANGBRIDGE__V1__BACKEND__BACKEND_UNSPECIFIED &&
       !(opts.backend = gc_backend_by_proto((int)req->backend)))
-    return gb_rpc_fail(ctx, GB_RPC_INVALID_ARGUMENT, "%sbackend: unknown value %d", field,
-                       (int)req->backend);
+    return gb_rpc_server_fail(ctx, GB_RPC_INVALID_ARGUMENT, "%sbackend: unknown value %d", field,
+                              (int)req->backend);
   switch (req->gang_scope) {
   case GANGBRIDGE__V1__GANG_SCOPE__GANG_SCOPE_WAVE: opts.scope = GC_SCOPE_WAVE; break;
   case GANGBRIDGE__V1__GANG_SCOPE__GANG_SCOPE_ALL: opts.scope = GC_SCOPE_ALL; break;
   default:
-    return gb_rpc_fail(ctx, GB_RPC_INVALID_ARGUMENT, "%sgang_scope: unknown value %d", field,
-                       (int)req->gang_scope);
+    return gb_rpc_server_fail(ctx, GB_RPC_INVALID_ARGUMENT, "%sgang_scope: unknown value %d", field,
+                              (int)req->gang_scope);
   }
   opts.default_namespace = req->default_namespace[0] ? req->default_namespace : NULL;
 
@@ -421,12 +422,12 @@ static int calc_run(struct gb_rpc_ctx *ctx, struct doc_cache *cache,
     return code;
   c->catalog = gc_catalog_new();
   if (!c->catalog)
-    return gb_rpc_fail(ctx, GB_RPC_RESOURCE_EXHAUSTED, "out of memory");
+    return gb_rpc_server_fail(ctx, GB_RPC_RESOURCE_EXHAUSTED, "out of memory");
   const struct gc_value *job = NULL;
   size_t n_jobs = 0, n_match = 0;
   for (size_t i = 0; i < c->docs.n; i++) {
     const char *kind = NULL;
-    if (!gc_doc_trainer_kind(c->docs.docs[i], &kind))
+    if (!gc_catalog_trainer_kind(c->docs.docs[i], &kind))
       continue;
     if (strcmp(kind, "TrainJob") != 0) {
       gc_catalog_add(c->catalog, c->docs.docs[i], c->docs.origins[i], &c->diags);
@@ -440,24 +441,23 @@ static int calc_run(struct gb_rpc_ctx *ctx, struct doc_cache *cache,
     job = c->docs.docs[i];
   }
   if (c->diags.errors)
-    return gb_rpc_fail_diags(ctx, GB_RPC_INVALID_ARGUMENT, NULL, &c->diags);
+    return gb_rpc_server_fail_diags(ctx, GB_RPC_INVALID_ARGUMENT, NULL, &c->diags);
   if (n_jobs == 0)
-    return gb_rpc_fail(ctx, GB_RPC_INVALID_ARGUMENT, "%s: no TrainJob (%s) in the documents",
-                       path, GC_TRAINER_API);
+    return gb_rpc_server_fail(ctx, GB_RPC_INVALID_ARGUMENT, "%s: no TrainJob (%s) in the documents",
+                              path, GC_TRAINER_API);
   if (req->trainjob[0] && n_match == 0)
-    return gb_rpc_fail(ctx, GB_RPC_NOT_FOUND, "%strainjob: no TrainJob %s in %s", field,
-                       req->trainjob, path);
+    return gb_rpc_server_fail(ctx, GB_RPC_NOT_FOUND, "%strainjob: no TrainJob %s in %s", field,
+                              req->trainjob, path);
   if (n_match > 1)
-    return gb_rpc_fail(ctx, GB_RPC_INVALID_ARGUMENT,
-                       "%s: %zu TrainJobs; name one with %strainjob (\"namespace/name\")", path,
-                       n_match, field);
+    return gb_rpc_server_fail(ctx, GB_RPC_INVALID_ARGUMENT,
+                              "%s: %zu TrainJobs; name one with %strainjob (\"namespace/name\")",
+                              path, n_match, field);
   if (gb_rpc_ctx_ms_left(ctx) <= 0)
-    return gb_rpc_fail(ctx, GB_RPC_DEADLINE_EXCEEDED, "deadline passed");
+    return gb_rpc_server_fail(ctx, GB_RPC_DEADLINE_EXCEEDED, "deadline passed");
   int rc = gc_gang_compute(job, c->catalog, &opts, &c->gang, &c->diags);
   if (rc)
-    return gb_rpc_fail_diags(ctx,
-                             gb_rpc_code_of(rc, GB_RPC_INVALID_ARGUMENT),
-                             NULL, &c->diags);
+    return gb_rpc_server_fail_diags(ctx, gb_rpc_code_of(rc, GB_RPC_INVALID_ARGUMENT), NULL,
+                                    &c->diags);
   return GB_RPC_OK;
 }
 
@@ -734,9 +734,9 @@ static int calc_start(struct gb_rpc_ctx *ctx, struct gb_rpc_service *svc,
   *out = NULL;
   struct calc *c = calloc(1, sizeof(*c));
   if (!c)
-    return gb_rpc_fail(ctx, GB_RPC_RESOURCE_EXHAUSTED, "out of memory");
+    return gb_rpc_server_fail(ctx, GB_RPC_RESOURCE_EXHAUSTED, "out of memory");
   if (gb_rpc_ctx_defer(ctx, calc_release, c))
-    return gb_rpc_fail(ctx, GB_RPC_INTERNAL, "too many deferred objects");
+    return gb_rpc_server_fail(ctx, GB_RPC_INTERNAL, "too many deferred objects");
   int code = calc_run(ctx, &svc->docs, req, field, c);
   if (code == GB_RPC_OK)
     *out = c;
@@ -762,16 +762,16 @@ static int calculate(struct gb_rpc_ctx *ctx, void *data, const ProtobufCMessage 
     return code;
   Gangbridge__V1__CalculateResponse *resp = gc_arena_alloc(ctx->arena, sizeof(*resp));
   if (!resp)
-    return gb_rpc_fail(ctx, GB_RPC_RESOURCE_EXHAUSTED, "out of memory");
+    return gb_rpc_server_fail(ctx, GB_RPC_RESOURCE_EXHAUSTED, "out of memory");
   gangbridge__v1__calculate_response__init(resp);
   struct gc_value *pg = NULL;
   char *json = NULL;
   size_t json_len = 0;
   /* Something else gangs it (gc_gang.ganged_by): there is no object to give. */
   if (c->gang->ganged_by)
-    return gb_rpc_fail(ctx, GB_RPC_FAILED_PRECONDITION, "%s/%s: %s; gangbridge writes no %s",
-                       c->gang->namespace_, c->gang->name, c->gang->ganged_by,
-                       c->gang->backend->kind);
+    return gb_rpc_server_fail(ctx, GB_RPC_FAILED_PRECONDITION, "%s/%s: %s; gangbridge writes no %s",
+                              c->gang->namespace_, c->gang->name, c->gang->ganged_by,
+                              c->gang->backend->kind);
   int rc = gang_to_proto(ctx->arena, c->gang, &resp->gang);
   if (!rc)
     rc = gc_render_podgroup(c->gang, ctx->arena, &pg);
@@ -780,9 +780,9 @@ static int calculate(struct gb_rpc_ctx *ctx, void *data, const ProtobufCMessage 
   if (!rc && gb_rpc_ctx_defer(ctx, free, json))
     rc = GC_ELIMIT;
   if (rc)
-    return gb_rpc_fail(ctx, gb_rpc_code_of(rc, GB_RPC_INTERNAL),
-                       "%s/%s: cannot render the PodGroup: %s", c->gang->namespace_,
-                       c->gang->name, gc_strerror(rc));
+    return gb_rpc_server_fail(ctx, gb_rpc_code_of(rc, GB_RPC_INTERNAL),
+                              "%s/%s: cannot render the PodGroup: %s", c->gang->namespace_,
+                              c->gang->name, gc_diag_strerror(rc));
   resp->pod_group_json.data = (uint8_t *)json;
   resp->pod_group_json.len = json_len;
   *reply = &resp->base;
@@ -807,10 +807,10 @@ static int health_check(struct gb_rpc_ctx *ctx, void *data, const ProtobufCMessa
   if (name[0] && strcmp(name, GB_RPC_SERVICE_CALCULATOR) &&
       strcmp(name, GB_RPC_SERVICE_PLACEMENT) &&
       strcmp(name, GB_RPC_SERVICE_HEALTH))
-    return gb_rpc_fail(ctx, GB_RPC_NOT_FOUND, "unknown service %.200s", name);
+    return gb_rpc_server_fail(ctx, GB_RPC_NOT_FOUND, "unknown service %.200s", name);
   Grpc__Health__V1__HealthCheckResponse *resp = gc_arena_alloc(ctx->arena, sizeof(*resp));
   if (!resp)
-    return gb_rpc_fail(ctx, GB_RPC_RESOURCE_EXHAUSTED, "out of memory");
+    return gb_rpc_server_fail(ctx, GB_RPC_RESOURCE_EXHAUSTED, "out of memory");
   grpc__health__v1__health_check_response__init(resp);
   resp->status = atomic_load(&svc->serving)
                      ? GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__SERVING
@@ -874,7 +874,7 @@ static int snapshot_reply_locked(struct gb_rpc_ctx *ctx, struct gb_rpc_service *
                                  ProtobufCMessage **reply) {
   Gangbridge__V1__SnapshotStatus *st = gc_arena_alloc(ctx->arena, sizeof(*st));
   if (!st)
-    return gb_rpc_fail(ctx, GB_RPC_RESOURCE_EXHAUSTED, "out of memory");
+    return gb_rpc_server_fail(ctx, GB_RPC_RESOURCE_EXHAUSTED, "out of memory");
   status_fill(svc, st);
   *reply = &st->base;
   return GB_RPC_OK;
@@ -898,7 +898,7 @@ static int snapshot_reply(struct gb_rpc_ctx *ctx, struct gb_rpc_service *svc,
   if (svc->source) {
     Gangbridge__V1__SnapshotStatus *st = gc_arena_alloc(ctx->arena, sizeof(*st));
     if (!st)
-      return gb_rpc_fail(ctx, GB_RPC_RESOURCE_EXHAUSTED, "out of memory");
+      return gb_rpc_server_fail(ctx, GB_RPC_RESOURCE_EXHAUSTED, "out of memory");
     gangbridge__v1__snapshot_status__init(st);
     svc->source(svc->source_ctx, status_from_source, st); /* not synced: ready = 0 */
     *reply = &st->base;
@@ -928,28 +928,28 @@ static int replace_snapshot(struct gb_rpc_ctx *ctx, void *data, const ProtobufCM
     goto out;
   }
   if (req->n_levels > TP_MAX_LEVELS) {
-    code = gb_rpc_fail(ctx, GB_RPC_INVALID_ARGUMENT, "levels: at most %d allowed", TP_MAX_LEVELS);
+    code = gb_rpc_server_fail(ctx, GB_RPC_INVALID_ARGUMENT, "levels: at most %d allowed",
+                              TP_MAX_LEVELS);
     goto out;
   }
   code = doclist_load(ctx, NULL, "cluster", req->cluster, req->n_cluster, &l, &diags);
   if (code)
     goto out;
   if (!has_node(&l)) {
-    code = gb_rpc_fail(ctx, GB_RPC_INVALID_ARGUMENT,
-                       "cluster: no Node document; an empty snapshot is refused (it would "
-                       "make every gang unplaceable)");
+    code = gb_rpc_server_fail(ctx, GB_RPC_INVALID_ARGUMENT,
+                              "cluster: no Node document; an empty snapshot is refused (it would "
+                              "make every gang unplaceable)");
     goto out;
   }
   if (gb_rpc_ctx_ms_left(ctx) <= 0) {
-    code = gb_rpc_fail(ctx, GB_RPC_DEADLINE_EXCEEDED, "deadline passed");
+    code = gb_rpc_server_fail(ctx, GB_RPC_DEADLINE_EXCEEDED, "deadline passed");
     goto out;
   }
   int rc = gb_rpc_service_snapshot_replace(svc, l.docs, l.origins, l.n,
                                            (const char *const *)req->levels, req->n_levels,
                                            &diags);
   if (rc) {
-    code = gb_rpc_fail_diags(ctx, gb_rpc_code_of(rc, GB_RPC_INVALID_ARGUMENT),
-                             NULL, &diags);
+    code = gb_rpc_server_fail_diags(ctx, gb_rpc_code_of(rc, GB_RPC_INVALID_ARGUMENT), NULL, &diags);
     goto out;
   }
   code = snapshot_reply(ctx, svc, reply);
@@ -981,17 +981,17 @@ static int update_doc(struct gb_rpc_ctx *ctx, struct gb_docset *ds, size_t i, co
   char name[64];
   snprintf(name, sizeof(name), "updates[%zu].%s", i, what);
   size_t before = ds->n;
-  int rc = gb_load_buffer(ds, name, (const char *)b->data, b->len, diags);
+  int rc = gb_manifest_load_buffer(ds, name, (const char *)b->data, b->len, diags);
   if (rc || diags->errors)
-    return gb_rpc_fail_diags(ctx, GB_RPC_INVALID_ARGUMENT, NULL, diags);
+    return gb_rpc_server_fail_diags(ctx, GB_RPC_INVALID_ARGUMENT, NULL, diags);
   if (ds->n != before + 1)
-    return gb_rpc_fail(ctx, GB_RPC_INVALID_ARGUMENT, "%s: exactly one document expected, got %zu",
-                       name, ds->n - before);
+    return gb_rpc_server_fail(ctx, GB_RPC_INVALID_ARGUMENT,
+                              "%s: exactly one document expected, got %zu", name, ds->n - before);
   const struct gb_doc *d = &ds->docs[before];
   pu->doc = d->root;
   pu->origin = gc_arena_printf(ds->arena, "%s:%u:%u", d->file, d->line, d->col);
   if (!pu->origin)
-    return gb_rpc_fail(ctx, GB_RPC_RESOURCE_EXHAUSTED, "out of memory");
+    return gb_rpc_server_fail(ctx, GB_RPC_RESOURCE_EXHAUSTED, "out of memory");
   return GB_RPC_OK;
 }
 
@@ -1012,8 +1012,8 @@ static int check_named_nodes(struct gb_rpc_ctx *ctx, const struct tp_snapshot *s
             !strcmp(pu[k].node, u->name))
           added = 1;
       if (!added)
-        return gb_rpc_fail(ctx, GB_RPC_NOT_FOUND, "updates[%zu].name: no node '%.200s'", i,
-                           u->name);
+        return gb_rpc_server_fail(ctx, GB_RPC_NOT_FOUND, "updates[%zu].name: no node '%.200s'", i,
+                                  u->name);
     }
   }
   return GB_RPC_OK;
@@ -1031,12 +1031,13 @@ static int check_node_update(struct gb_rpc_ctx *ctx, struct gb_docset *ds, size_
   const char *kind = gc_value_as_str(gc_map_get(pu->doc, "kind"));
   const char *nm = gc_value_as_str(gc_value_path(pu->doc, "metadata.name"));
   if (!kind || strcmp(kind, "Node") || !nm || !*nm)
-    return gb_rpc_fail(ctx, GB_RPC_INVALID_ARGUMENT,
-                       "updates[%zu].node: a Node document with metadata.name is required", i);
+    return gb_rpc_server_fail(ctx, GB_RPC_INVALID_ARGUMENT,
+                              "updates[%zu].node: a Node document with metadata.name is required",
+                              i);
   if (u->name[0] && strcmp(u->name, nm))
-    return gb_rpc_fail(ctx, GB_RPC_INVALID_ARGUMENT,
-                       "updates[%zu].name: '%.200s' differs from the document's '%.200s'", i,
-                       u->name, nm);
+    return gb_rpc_server_fail(ctx, GB_RPC_INVALID_ARGUMENT,
+                              "updates[%zu].name: '%.200s' differs from the document's '%.200s'", i,
+                              u->name, nm);
   pu->node = nm;
   return GB_RPC_OK;
 }
@@ -1051,8 +1052,8 @@ static int check_pod_update(struct gb_rpc_ctx *ctx, struct gb_docset *ds, size_t
     return code;
   const char *kind = gc_value_as_str(gc_map_get(pu->doc, "kind"));
   if (!kind || strcmp(kind, "Pod"))
-    return gb_rpc_fail(ctx, GB_RPC_INVALID_ARGUMENT, "updates[%zu].%s: a Pod document is required",
-                       i, what);
+    return gb_rpc_server_fail(ctx, GB_RPC_INVALID_ARGUMENT,
+                              "updates[%zu].%s: a Pod document is required", i, what);
   return GB_RPC_OK;
 }
 
@@ -1060,16 +1061,16 @@ static int check_pod_update(struct gb_rpc_ctx *ctx, struct gb_docset *ds, size_t
 static int check_free_update(struct gb_rpc_ctx *ctx, struct gc_arena *qa, size_t i,
                              const Gangbridge__V1__NodeUpdate *u, struct parsed_update *pu) {
   if (!u->name[0])
-    return gb_rpc_fail(ctx, GB_RPC_INVALID_ARGUMENT, "updates[%zu].name: required", i);
+    return gb_rpc_server_fail(ctx, GB_RPC_INVALID_ARGUMENT, "updates[%zu].name: required", i);
   const Gangbridge__V1__Quantities *q = u->free;
   for (size_t k = 0; q && k < q->n_values; k++) {
     struct gc_quantity qty;
     const char *v = q->values[k]->value;
     if (gc_quantity_parse(v, strlen(v), &qty) ||
         gc_reslist_set(qa, &pu->free, q->values[k]->key, &qty))
-      return gb_rpc_fail(ctx, GB_RPC_INVALID_ARGUMENT,
-                         "updates[%zu].free.values[%.100s]: '%.100s' is not a quantity", i,
-                         q->values[k]->key, v);
+      return gb_rpc_server_fail(ctx, GB_RPC_INVALID_ARGUMENT,
+                                "updates[%zu].free.values[%.100s]: '%.100s' is not a quantity", i,
+                                q->values[k]->key, v);
   }
   return GB_RPC_OK;
 }
@@ -1077,7 +1078,7 @@ static int check_free_update(struct gb_rpc_ctx *ctx, struct gc_arena *qa, size_t
 static int check_remove_update(struct gb_rpc_ctx *ctx, size_t i,
                                const Gangbridge__V1__NodeUpdate *u) {
   if (!u->name[0])
-    return gb_rpc_fail(ctx, GB_RPC_INVALID_ARGUMENT, "updates[%zu].name: required", i);
+    return gb_rpc_server_fail(ctx, GB_RPC_INVALID_ARGUMENT, "updates[%zu].name: required", i);
   return GB_RPC_OK;
 }
 
@@ -1105,7 +1106,7 @@ static int check_updates(struct gb_rpc_ctx *ctx, const Gangbridge__V1__UpdateNod
       code = check_remove_update(ctx, i, u);
       break;
     default:
-      code = gb_rpc_fail(ctx, GB_RPC_INVALID_ARGUMENT, "updates[%zu].change: not set", i);
+      code = gb_rpc_server_fail(ctx, GB_RPC_INVALID_ARGUMENT, "updates[%zu].change: not set", i);
     }
     if (code)
       return code;
@@ -1148,8 +1149,8 @@ static int apply_updates_locked(struct gb_rpc_ctx *ctx, struct gb_rpc_service *s
                                 const Gangbridge__V1__UpdateNodesRequest *req,
                                 const struct parsed_update *pu, struct gc_diags *diags) {
   if (!svc->snap)
-    return gb_rpc_fail(ctx, GB_RPC_FAILED_PRECONDITION,
-                       "no live snapshot: call ReplaceSnapshot first");
+    return gb_rpc_server_fail(ctx, GB_RPC_FAILED_PRECONDITION,
+                              "no live snapshot: call ReplaceSnapshot first");
   int code = check_named_nodes(ctx, svc->snap, req, pu);
   if (code)
     return code;
@@ -1158,11 +1159,12 @@ static int apply_updates_locked(struct gb_rpc_ctx *ctx, struct gb_rpc_service *s
     if (rc) {
       svc->generation++;
       if (!diags->errors)
-        gc_diags_addf(diags, "updates[%zu]: %s", i, gc_strerror(rc));
+        gc_diags_addf(diags, "updates[%zu]: %s", i, gc_diag_strerror(rc));
       char prefix[128];
       snprintf(prefix, sizeof(prefix), "updates[%zu] failed; updates[0..%zu) were applied\n", i,
                i);
-      return gb_rpc_fail_diags(ctx, gb_rpc_code_of(rc, GB_RPC_INVALID_ARGUMENT), prefix, diags);
+      return gb_rpc_server_fail_diags(ctx, gb_rpc_code_of(rc, GB_RPC_INVALID_ARGUMENT), prefix,
+                                      diags);
     }
   }
   svc->generation++;
@@ -1187,14 +1189,15 @@ static int update_nodes(struct gb_rpc_ctx *ctx, void *data, const ProtobufCMessa
     goto out;
   }
   if (req->n_updates > (size_t)TP_MAX_NODES) {
-    code = gb_rpc_fail(ctx, GB_RPC_INVALID_ARGUMENT, "updates: at most %d allowed", TP_MAX_NODES);
+    code = gb_rpc_server_fail(ctx, GB_RPC_INVALID_ARGUMENT, "updates: at most %d allowed",
+                              TP_MAX_NODES);
     goto out;
   }
   ds = gb_docset_new(&lim);
   pu = calloc(req->n_updates ? req->n_updates : 1, sizeof(*pu));
   qa = gc_arena_new(0);
   if (!ds || !pu || !qa) {
-    code = gb_rpc_fail(ctx, GB_RPC_RESOURCE_EXHAUSTED, "out of memory");
+    code = gb_rpc_server_fail(ctx, GB_RPC_RESOURCE_EXHAUSTED, "out of memory");
     goto out;
   }
   if ((code = check_updates(ctx, req, ds, qa, pu, &diags)))
@@ -1246,21 +1249,22 @@ static int gang_from_spec(struct gb_rpc_ctx *ctx, const Gangbridge__V1__GangSpec
   struct gc_arena *a = ctx->arena;
   memset(g, 0, sizeof(*g));
   if (spec->n_pod_sets == 0 || spec->n_pod_sets > TP_MAX_PODSETS)
-    return gb_rpc_fail(ctx, GB_RPC_INVALID_ARGUMENT, "gang.pod_sets: 1..%d pod sets required",
-                       TP_MAX_PODSETS);
+    return gb_rpc_server_fail(ctx, GB_RPC_INVALID_ARGUMENT,
+                              "gang.pod_sets: 1..%d pod sets required", TP_MAX_PODSETS);
   if (spec->min_member < 0)
-    return gb_rpc_fail(ctx, GB_RPC_INVALID_ARGUMENT, "gang.min_member: must not be negative");
+    return gb_rpc_server_fail(ctx, GB_RPC_INVALID_ARGUMENT,
+                              "gang.min_member: must not be negative");
   g->name = "gang";
   g->min_member = spec->min_member;
   g->sets = gc_arena_alloc(a, spec->n_pod_sets * sizeof(*g->sets));
   if (!g->sets)
-    return gb_rpc_fail(ctx, GB_RPC_RESOURCE_EXHAUSTED, "out of memory");
+    return gb_rpc_server_fail(ctx, GB_RPC_RESOURCE_EXHAUSTED, "out of memory");
   for (size_t i = 0; i < spec->n_pod_sets; i++) {
     const Gangbridge__V1__GangPodSet *ps = spec->pod_sets[i];
     struct tp_podset *o = &g->sets[i];
     if (ps->pods <= 0 || ps->pods > TP_MAX_SET_PODS)
-      return gb_rpc_fail(ctx, GB_RPC_INVALID_ARGUMENT, "gang.pod_sets[%zu].pods: must be 1..%d",
-                         i, TP_MAX_SET_PODS);
+      return gb_rpc_server_fail(ctx, GB_RPC_INVALID_ARGUMENT,
+                                "gang.pod_sets[%zu].pods: must be 1..%d", i, TP_MAX_SET_PODS);
     o->name = ps->name[0] ? ps->name : gc_arena_printf(a, "set-%zu", i);
     o->count = ps->pods;
     struct gc_reslist req = GC_RESLIST_INIT;
@@ -1268,17 +1272,17 @@ static int gang_from_spec(struct gb_rpc_ctx *ctx, const Gangbridge__V1__GangSpec
       struct gc_quantity q;
       const char *v = ps->request[k]->value;
       if (gc_quantity_parse(v, strlen(v), &q))
-        return gb_rpc_fail(ctx, GB_RPC_INVALID_ARGUMENT,
-                           "gang.pod_sets[%zu].request[%.100s]: '%.100s' is not a quantity", i,
-                           ps->request[k]->key, v);
+        return gb_rpc_server_fail(ctx, GB_RPC_INVALID_ARGUMENT,
+                                  "gang.pod_sets[%zu].request[%.100s]: '%.100s' is not a quantity",
+                                  i, ps->request[k]->key, v);
       if (gc_reslist_set(a, &req, ps->request[k]->key, &q))
-        return gb_rpc_fail(ctx, GB_RPC_RESOURCE_EXHAUSTED, "out of memory");
+        return gb_rpc_server_fail(ctx, GB_RPC_RESOURCE_EXHAUSTED, "out of memory");
     }
     char where[64];
     snprintf(where, sizeof(where), "gang.pod_sets[%zu].request", i);
     int rc = tp_podset_set_requests(a, o, &req, where, diags);
     if (rc)
-      return gb_rpc_fail_diags(ctx, GB_RPC_INVALID_ARGUMENT, NULL, diags);
+      return gb_rpc_server_fail_diags(ctx, GB_RPC_INVALID_ARGUMENT, NULL, diags);
   }
   g->n_sets = spec->n_pod_sets;
   return GB_RPC_OK;
@@ -1292,15 +1296,15 @@ static int evaluate_gang(struct gb_rpc_ctx *ctx, struct gb_rpc_service *svc,
   if (req->gang_source_case == GANGBRIDGE__V1__EVALUATE_REQUEST__GANG_SOURCE_GANG)
     return gang_from_spec(ctx, req->gang, g, diags);
   if (req->gang_source_case != GANGBRIDGE__V1__EVALUATE_REQUEST__GANG_SOURCE_CALCULATE)
-    return gb_rpc_fail(ctx, GB_RPC_INVALID_ARGUMENT,
-                       "gang_source: set gang (a compact gang) or calculate (manifests)");
+    return gb_rpc_server_fail(ctx, GB_RPC_INVALID_ARGUMENT,
+                              "gang_source: set gang (a compact gang) or calculate (manifests)");
   const Gangbridge__V1__CalculateRequest *cr = req->calculate;
   /* A compact Gang document among the manifests is used as is. */
   struct doclist *l = calloc(1, sizeof(*l));
   if (!l)
-    return gb_rpc_fail(ctx, GB_RPC_RESOURCE_EXHAUSTED, "out of memory");
+    return gb_rpc_server_fail(ctx, GB_RPC_RESOURCE_EXHAUSTED, "out of memory");
   if (gb_rpc_ctx_defer(ctx, doclist_release, l)) /* l is already released then */
-    return gb_rpc_fail(ctx, GB_RPC_INTERNAL, "too many deferred objects");
+    return gb_rpc_server_fail(ctx, GB_RPC_INTERNAL, "too many deferred objects");
   int code = doclist_load(ctx, &svc->docs, "calculate.manifests", cr->manifests,
                           cr->n_manifests, l, diags);
   if (code)
@@ -1309,7 +1313,7 @@ static int evaluate_gang(struct gb_rpc_ctx *ctx, struct gb_rpc_service *svc,
     if (!tp_gang_is_doc(l->docs[i]))
       continue;
     if (tp_gang_from_doc(ctx->arena, l->docs[i], l->origins[i], g, diags))
-      return gb_rpc_fail_diags(ctx, GB_RPC_INVALID_ARGUMENT, NULL, diags);
+      return gb_rpc_server_fail_diags(ctx, GB_RPC_INVALID_ARGUMENT, NULL, diags);
     return GB_RPC_OK;
   }
   struct calc *c = NULL;
@@ -1317,7 +1321,7 @@ static int evaluate_gang(struct gb_rpc_ctx *ctx, struct gb_rpc_service *svc,
   if (code)
     return code;
   if (tp_gang_from_gc(ctx->arena, c->gang, g, diags))
-    return gb_rpc_fail_diags(ctx, GB_RPC_INVALID_ARGUMENT, NULL, diags);
+    return gb_rpc_server_fail_diags(ctx, GB_RPC_INVALID_ARGUMENT, NULL, diags);
   return GB_RPC_OK;
 }
 
@@ -1331,17 +1335,18 @@ static int policy_apply(struct gb_rpc_ctx *ctx, const Gangbridge__V1__TopologyPo
   int has_tier = p->highest_tier_opt_case ==
                  GANGBRIDGE__V1__TOPOLOGY_POLICY__HIGHEST_TIER_OPT_HIGHEST_TIER;
   if (has_tier && p->highest_tier_name[0])
-    return gb_rpc_fail(ctx, GB_RPC_INVALID_ARGUMENT,
-                       "policy: highest_tier and highest_tier_name exclude each other");
+    return gb_rpc_server_fail(ctx, GB_RPC_INVALID_ARGUMENT,
+                              "policy: highest_tier and highest_tier_name exclude each other");
   if (has_tier && p->highest_tier < 0)
-    return gb_rpc_fail(ctx, GB_RPC_INVALID_ARGUMENT, "policy.highest_tier: must not be negative");
+    return gb_rpc_server_fail(ctx, GB_RPC_INVALID_ARGUMENT,
+                              "policy.highest_tier: must not be negative");
   if (!strcmp(p->mode, "hard"))
     out->mode = TP_MODE_HARD;
   else if (!strcmp(p->mode, "soft"))
     out->mode = TP_MODE_SOFT;
   else if (p->mode[0])
-    return gb_rpc_fail(ctx, GB_RPC_INVALID_ARGUMENT,
-                       "policy.mode: must be \"hard\" or \"soft\", not \"%.100s\"", p->mode);
+    return gb_rpc_server_fail(ctx, GB_RPC_INVALID_ARGUMENT,
+                              "policy.mode: must be \"hard\" or \"soft\", not \"%.100s\"", p->mode);
   if (has_tier) {
     out->has_highest_tier = 1;
     out->highest_tier = p->highest_tier;
@@ -1399,7 +1404,7 @@ static int result_to_proto(struct gb_rpc_ctx *ctx, const struct tp_snapshot *sna
   struct gc_value *v = NULL;
   char *json = NULL;
   size_t len = 0;
-  int rc = gb_place_result_to_value(a, snap, g, r, &v);
+  int rc = gb_place_json_result_to_value(a, snap, g, r, &v);
   if (!rc)
     rc = gb_emit_json(v, 1, &json, &len);
   if (rc)
@@ -1430,27 +1435,28 @@ static int run_on_snapshot(struct eval_job *j, const struct tp_snapshot *snap,
                            uint64_t generation) {
   struct gb_rpc_ctx *ctx = j->ctx;
   if (gb_rpc_ctx_ms_left(ctx) <= 0)
-    return gb_rpc_fail(ctx, GB_RPC_DEADLINE_EXCEEDED, "deadline passed");
+    return gb_rpc_server_fail(ctx, GB_RPC_DEADLINE_EXCEEDED, "deadline passed");
   struct tp_evaluator *ev = evaluator_get(j->svc);
   Gangbridge__V1__EvaluateResponse *resp = gc_arena_alloc(ctx->arena, sizeof(*resp));
   int code;
   if (!ev || !resp) {
-    code = gb_rpc_fail(ctx, GB_RPC_RESOURCE_EXHAUSTED, "out of memory");
+    code = gb_rpc_server_fail(ctx, GB_RPC_RESOURCE_EXHAUSTED, "out of memory");
     goto out;
   }
   gangbridge__v1__evaluate_response__init(resp);
   struct tp_result res;
-  int rc = tp_evaluate(ev, snap, j->gang, j->opts, ctx->arena, &res, j->diags);
+  int rc = tp_place_evaluate(ev, snap, j->gang, j->opts, ctx->arena, &res, j->diags);
   if (rc) {
     if (!j->diags->errors)
-      gc_diags_addf(j->diags, "evaluate: %s", gc_strerror(rc));
-    code = gb_rpc_fail_diags(ctx, gb_rpc_code_of(rc, GB_RPC_INVALID_ARGUMENT), NULL, j->diags);
+      gc_diags_addf(j->diags, "evaluate: %s", gc_diag_strerror(rc));
+    code = gb_rpc_server_fail_diags(ctx, gb_rpc_code_of(rc, GB_RPC_INVALID_ARGUMENT), NULL,
+                                    j->diags);
     goto out;
   }
   rc = result_to_proto(ctx, snap, j->gang, &res, resp);
   if (rc) {
-    code = gb_rpc_fail(ctx, gb_rpc_code_of(rc, GB_RPC_INTERNAL), "cannot build the reply: %s",
-                       gc_strerror(rc));
+    code = gb_rpc_server_fail(ctx, gb_rpc_code_of(rc, GB_RPC_INTERNAL),
+                              "cannot build the reply: %s", gc_diag_strerror(rc));
     goto out;
   }
   resp->snapshot_generation = generation;
@@ -1478,16 +1484,17 @@ static int run_on_live(struct eval_job *j) {
     int rc = svc->source(svc->source_ctx, use_source_snapshot, j);
     if (j->ran)
       return j->code;
-    return gb_rpc_fail(j->ctx, rc == GC_ENOTFOUND ? GB_RPC_UNAVAILABLE : GB_RPC_INTERNAL,
-                       "the live cluster model has no snapshot yet (%s): send cluster "
-                       "documents with the request, or retry",
-                       gc_strerror(rc));
+    return gb_rpc_server_fail(j->ctx, rc == GC_ENOTFOUND ? GB_RPC_UNAVAILABLE : GB_RPC_INTERNAL,
+                              "the live cluster model has no snapshot yet (%s): send cluster "
+                              "documents with the request, or retry",
+                              gc_diag_strerror(rc));
   }
   pthread_rwlock_rdlock(&svc->lock);
-  int code = svc->snap ? run_on_snapshot(j, svc->snap, svc->generation)
-                       : gb_rpc_fail(j->ctx, GB_RPC_UNAVAILABLE,
-                                     "no live cluster snapshot yet: send cluster documents with "
-                                     "the request, or ReplaceSnapshot first");
+  int code = svc->snap
+                 ? run_on_snapshot(j, svc->snap, svc->generation)
+                 : gb_rpc_server_fail(j->ctx, GB_RPC_UNAVAILABLE,
+                                      "no live cluster snapshot yet: send cluster documents with "
+                                      "the request, or ReplaceSnapshot first");
   pthread_rwlock_unlock(&svc->lock);
   return code;
 }
@@ -1499,14 +1506,15 @@ static int evaluate_args(struct gb_rpc_ctx *ctx, const Gangbridge__V1__EvaluateR
   case GANGBRIDGE__V1__PROFILE__PROFILE_BESTFIT: opts->profile = TP_PROFILE_BESTFIT; break;
   case GANGBRIDGE__V1__PROFILE__PROFILE_SPREAD: opts->profile = TP_PROFILE_SPREAD; break;
   default:
-    return gb_rpc_fail(ctx, GB_RPC_INVALID_ARGUMENT, "profile: unknown value %d",
-                       (int)req->profile);
+    return gb_rpc_server_fail(ctx, GB_RPC_INVALID_ARGUMENT, "profile: unknown value %d",
+                              (int)req->profile);
   }
   if (req->n_levels && !req->n_cluster)
-    return gb_rpc_fail(ctx, GB_RPC_INVALID_ARGUMENT,
-                       "levels: only with cluster (the live snapshot has its own)");
+    return gb_rpc_server_fail(ctx, GB_RPC_INVALID_ARGUMENT,
+                              "levels: only with cluster (the live snapshot has its own)");
   if (req->n_levels > TP_MAX_LEVELS)
-    return gb_rpc_fail(ctx, GB_RPC_INVALID_ARGUMENT, "levels: at most %d allowed", TP_MAX_LEVELS);
+    return gb_rpc_server_fail(ctx, GB_RPC_INVALID_ARGUMENT, "levels: at most %d allowed",
+                              TP_MAX_LEVELS);
   return GB_RPC_OK;
 }
 
@@ -1520,7 +1528,8 @@ static int inline_snapshot(struct gb_rpc_ctx *ctx, const Gangbridge__V1__Evaluat
                                .n_levels = req->n_levels};
     int rc = tp_snapshot_build(l.docs, l.origins, l.n, &bo, out, diags);
     if (rc)
-      code = gb_rpc_fail_diags(ctx, gb_rpc_code_of(rc, GB_RPC_INVALID_ARGUMENT), NULL, diags);
+      code = gb_rpc_server_fail_diags(ctx, gb_rpc_code_of(rc, GB_RPC_INVALID_ARGUMENT), NULL,
+                                      diags);
   }
   doclist_free(&l);
   return code;
@@ -1597,9 +1606,9 @@ void gb_rpc_service_allow_writes(struct gb_rpc_service *svc, int allow) {
 static int writes_refused(struct gb_rpc_ctx *ctx, struct gb_rpc_service *svc) {
   if (atomic_load(&svc->allow_writes))
     return 0;
-  gb_rpc_fail(ctx, GB_RPC_FAILED_PRECONDITION,
-              "snapshot writes are disabled: the live snapshot follows the cluster; run "
-              "`serve --offline` or set grpc.allowSnapshotWrites to feed it over gRPC");
+  gb_rpc_server_fail(ctx, GB_RPC_FAILED_PRECONDITION,
+                     "snapshot writes are disabled: the live snapshot follows the cluster; run "
+                     "`serve --offline` or set grpc.allowSnapshotWrites to feed it over gRPC");
   return 1;
 }
 

@@ -65,9 +65,4 @@ typedef int (*gb_rpc_snapshot_source_fn)(void *ctx, gb_rpc_snapshot_use_fn use, 
 void gb_rpc_service_set_snapshot_source(struct gb_rpc_service *svc, gb_rpc_snapshot_source_fn fn,
                                         void *ctx);
 
-/* Live snapshot facts: whether one exists, its generation (bumped on every
- * change) and its sizes.  Thread-safe. */
-void gb_rpc_service_snapshot_status(struct gb_rpc_service *svc, int *ready, uint64_t *generation,
-                                    size_t *nodes, size_t *domains);
-
 #endif

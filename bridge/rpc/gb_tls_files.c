@@ -7,7 +7,7 @@
 
 #include "gb_file.h"
 
-int gb_tls_pem_read(const char *path, char **out, struct gc_diags *diags) {
+int gb_tls_files_pem_read(const char *path, char **out, struct gc_diags *diags) {
   return gb_file_read(path, GB_TLS_PEM_MAX, GB_FILE_NONEMPTY | GB_FILE_TEXT, out, NULL, NULL,
                       diags);
 }

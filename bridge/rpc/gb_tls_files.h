@@ -17,6 +17,6 @@
  * Returns 0 or gb_file_read's codes (GC_ENOTFOUND, GC_EIO, GC_ELIMIT,
  * GC_EINVAL, GC_ENOMEM), the message naming the path.  *out is NULL on
  * failure. */
-int gb_tls_pem_read(const char *path, char **out, struct gc_diags *diags);
+int gb_tls_files_pem_read(const char *path, char **out, struct gc_diags *diags);
 
 #endif

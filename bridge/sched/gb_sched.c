@@ -3,6 +3,7 @@
  * gb_sched: the scheduler endpoints (see gb_sched.h).
  */
 #include "gb_sched.h"
+#include "gb_sched_test.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -14,6 +15,8 @@
 #include "gb_hash.h"
 #include "gb_metrics.h"
 #include "gb_sched_kube.h"
+
+static void gb_sched_stop(struct gb_sched *s);
 
 #define PREFIX_MAX 64
 #define PATH_MAX_LEN (PREFIX_MAX + 32)
@@ -62,7 +65,7 @@ struct ocount {
 
 struct gb_sched {
   struct gb_sched_config cfg;
-  struct gb_sched_backend be;
+  struct gb_sched_source be;
   char paths[N_VERBS][PATH_MAX_LEN];
   struct route_ctx ctx[N_VERBS];
   struct gb_metric *requests, *latency, *decisions;
@@ -236,7 +239,7 @@ static const char *key_ns(const char *key, char *out) {
   return out;
 }
 
-/* ---- Backend calls -------------------------------------------------- */
+/* ---- Source calls --------------------------------------------------- */
 
 static int allowed(struct gb_sched *s, const char *key, const char *node, char *why, size_t size) {
   why[0] = '\0';
@@ -500,9 +503,9 @@ static void observe(struct gb_sched *s, enum verb v, int status, const char *dec
   const char *req[] = {VERBS[v].protocol, VERBS[v].verb, code};
   const char *lat[] = {VERBS[v].protocol, VERBS[v].verb};
   const char *dec[] = {VERBS[v].protocol, VERBS[v].verb, decision};
-  gb_counter_inc(s->requests, req);
-  gb_histogram_observe(s->latency, lat, (double)(gb_clock_ns() - start_ns) / 1e9);
-  gb_counter_inc(s->decisions, dec);
+  gb_metric_counter_inc(s->requests, req);
+  gb_metric_histogram_observe(s->latency, lat, (double)(gb_clock_ns() - start_ns) / 1e9);
+  gb_metric_counter_inc(s->decisions, dec);
 }
 
 static int run_verb(struct gb_sched *s, enum verb v, const char *body, size_t len,
@@ -606,7 +609,7 @@ static void config_defaults(struct gb_sched_config *c) {
     c->max_session_tasks = 262144;
 }
 
-int gb_sched_new(const struct gb_sched_config *cfg, const struct gb_sched_backend *be,
+int gb_sched_new(const struct gb_sched_config *cfg, const struct gb_sched_source *be,
                  struct gb_sched **out, struct gc_diags *d) {
   *out = NULL;
   char vp[PREFIX_MAX], kp[PREFIX_MAX];
@@ -654,7 +657,9 @@ void gb_sched_free(struct gb_sched *s) {
   free(s);
 }
 
-size_t gb_sched_routes(struct gb_sched *s, struct gb_http_route *routes, size_t max) {
+/* Fills routes (room for max) with the endpoint's routes; their ctx is s,
+ * borrowed until the server stops.  Returns how many (9). */
+static size_t gb_sched_routes(struct gb_sched *s, struct gb_http_route *routes, size_t max) {
   size_t n = 0;
   for (int v = 0; v < N_VERBS && n < max; v++, n++) {
     struct gb_http_route *r = &routes[n];
@@ -690,7 +695,8 @@ int gb_sched_start(struct gb_sched *s, const struct gb_http_config *http, struct
 
 unsigned gb_sched_port(const struct gb_sched *s) { return s->srv ? gb_http_port(s->srv) : 0; }
 
-void gb_sched_stop(struct gb_sched *s) {
+/* Stops the server (idempotent). */
+static void gb_sched_stop(struct gb_sched *s) {
   if (!s || !s->srv)
     return;
   gb_http_stop(s->srv);

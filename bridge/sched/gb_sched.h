@@ -8,11 +8,11 @@
  * body caps, the answers (exact JSON shapes of both protocols), the session
  * overlay (the tasks Volcano allocated in the current session, per gang and
  * node, reset at onSessionOpen/onSessionClose) and the per-verb metrics.
- * Decisions come from a backend (struct gb_sched_backend): the wiring gives
+ * Decisions come from a decision source (struct gb_sched_source): the wiring gives
  * one reading the shared placement plan (gb_sched_plan.h), tests give
  * fakes.  The rule: a task or pod of a gang whose plan is PLACED or
  * RELEASED may only go to nodes of the gang's chosen domain; everything the
- * backend has no opinion on passes at once; jobEnqueueable answers Permit,
+ * source has no opinion on passes at once; jobEnqueueable answers Permit,
  * Reject or Abstain for gangbridge's own PodGroups and Abstain for others.
  * A malformed body gets 400 with the place of the problem (Volcano and
  * kube-scheduler then apply their `ignorable` setting).  With a leadership
@@ -20,11 +20,11 @@
  * standby answers 503 to every verb, so two replicas never give two
  * answers for one gang (the leader-only Service normally keeps the
  * scheduler away from a standby; the 503 covers a stale label).  No handler waits on
- * anything but the backend's short lock.  onSessionOpen's body (the whole
+ * anything but the source's short lock.  onSessionOpen's body (the whole
  * cluster, every second) is read and dropped as it arrives, never held.
  *
  * Thread-safety: handlers run concurrently (Volcano sends up to 16
- * predicates at once); the overlay has its own mutex; backend functions
+ * predicates at once); the overlay has its own mutex; source functions
  * must be thread-safe.
  */
 #ifndef GB_SCHED_H
@@ -39,9 +39,10 @@
 
 struct gb_metrics;
 
-/* Where the endpoint's answers come from.  Every function may be NULL (no
+/* The decision source: where the endpoint's answers come from (not a scheduler
+ * backend, which is a gc_backend descriptor).  Every function may be NULL (no
  * opinion).  All strings are borrowed for the call. */
-struct gb_sched_backend {
+struct gb_sched_source {
   /* 1: node is in the chosen domain of gang `key`; 0: it is not (a sentence
    * in why); -1: no opinion. */
   int (*node_allowed)(void *arg, const char *key, const char *node, char *why, size_t why_size);
@@ -113,14 +114,10 @@ struct gb_sched;
 /* Creates the endpoint (copies cfg and be; registers the metrics).
  * Returns 0, GC_EINVAL (a prefix not starting with '/' or too long),
  * GC_EUSAGE (metrics already registered) or GC_ENOMEM; messages to d. */
-int gb_sched_new(const struct gb_sched_config *cfg, const struct gb_sched_backend *be,
+int gb_sched_new(const struct gb_sched_config *cfg, const struct gb_sched_source *be,
                  struct gb_sched **out, struct gc_diags *d);
 /* Frees the endpoint (stop its server first).  Accepts NULL. */
 void gb_sched_free(struct gb_sched *s);
-
-/* Fills routes (room for max) with the endpoint's routes; their ctx is s,
- * borrowed until the server stops.  Returns how many (9). */
-size_t gb_sched_routes(struct gb_sched *s, struct gb_http_route *routes, size_t max);
 
 /* Starts the endpoint's own server with http (name "sched" when unset; the
  * body total is raised to hold one list body; connections keep body
@@ -128,21 +125,11 @@ size_t gb_sched_routes(struct gb_sched *s, struct gb_http_route *routes, size_t 
  * result. */
 int gb_sched_start(struct gb_sched *s, const struct gb_http_config *http, struct gc_diags *d);
 unsigned gb_sched_port(const struct gb_sched *s);
-/* Stops the server (idempotent). */
-void gb_sched_stop(struct gb_sched *s);
-
-/* Handles one POST to path as the server would (unit tests, benchmarks).
- * resp starts as {200, NULL, 0, NULL}; the caller frees resp->body. */
-int gb_sched_handle(struct gb_sched *s, const char *path, const char *body, size_t len,
-                    struct gb_http_response *resp);
 
 struct gb_sched_stats {
   uint64_t sessions;     /* onSessionOpen/Close seen */
   size_t overlay_tasks;  /* tasks allocated in the current session */
   uint64_t overlay_full; /* allocations not recorded: the overlay was full */
 };
-void gb_sched_stats(struct gb_sched *s, struct gb_sched_stats *out);
-/* Tasks of gang key allocated to node in the current session. */
-int64_t gb_sched_session_count(struct gb_sched *s, const char *key, const char *node);
 
 #endif

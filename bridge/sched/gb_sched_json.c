@@ -3,6 +3,7 @@
  * gb_sched_json: the pull scanner (see gb_sched_json.h).
  */
 #include "gb_sched_json.h"
+#include "gb_sched_json_test.h"
 
 #include <errno.h>
 #include <math.h>

@@ -100,10 +100,6 @@ int gb_sj_finish(struct gb_sj *s);
  * I, I). */
 int gb_sj_key_is(const struct gb_sj_span *key, const char *name);
 
-/* Length of the valid UTF-8 sequence at p (1 for ASCII), 0 when p does
- * not start one (p < end). */
-int gb_sj_utf8_len(const unsigned char *p, const unsigned char *end);
-
 /* Appends a span of a body to out; when the body held bytes that are not
  * UTF-8 (bad_utf8: the scanner's flag), each is written as U+FFFD (never
  * echoed).  Returns gb_buf's result. */

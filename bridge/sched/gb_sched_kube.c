@@ -263,7 +263,7 @@ void gb_sched_kube_args_free(struct gb_sched_kube_args *a) {
   a->n_nodes = 0;
 }
 
-int gb_sched_json_str(struct gb_buf *out, const char *s) {
+int gb_sched_kube_json_str(struct gb_buf *out, const char *s) {
   /* Most names and reasons hold nothing json-c would escape (a quote, a
    * backslash or a control byte; "/" is not escaped with NOSLASHESCAPE and
    * bytes above 0x7f pass as they are): those are copied between quotes,
@@ -303,9 +303,9 @@ static void failed_map(struct gb_buf *out, const struct gb_sched_kube_args *a, c
     if (!first)
       gb_buf_addstr(out, ",");
     first = 0;
-    gb_sched_json_str(out, a->nodes[i]);
+    gb_sched_kube_json_str(out, a->nodes[i]);
     gb_buf_addstr(out, ":");
-    gb_sched_json_str(out, why && why[i] ? why[i] : "");
+    gb_sched_kube_json_str(out, why && why[i] ? why[i] : "");
   }
   gb_buf_addstr(out, "}");
 }
@@ -321,7 +321,7 @@ int gb_sched_kube_filter_encode(const struct gb_sched_kube_args *a, const uint8_
         continue;
       gb_buf_addstr(out, first ? "" : ",");
       first = 0;
-      gb_sched_json_str(out, a->nodes[i]);
+      gb_sched_kube_json_str(out, a->nodes[i]);
     }
     gb_buf_addstr(out, "]");
   } else {
@@ -340,7 +340,7 @@ int gb_sched_kube_filter_encode(const struct gb_sched_kube_args *a, const uint8_
   gb_buf_addstr(out, ",\"FailedAndUnresolvableNodes\":");
   failed_map(out, a, pass, unresolvable, why, 1);
   gb_buf_addstr(out, ",\"Error\":");
-  gb_sched_json_str(out, error ? error : "");
+  gb_sched_kube_json_str(out, error ? error : "");
   return gb_buf_addstr(out, "}");
 }
 
@@ -349,7 +349,7 @@ int gb_sched_kube_priority_encode(const struct gb_sched_kube_args *a, const int6
   gb_buf_addstr(out, "[");
   for (size_t i = 0; i < a->n_nodes; i++) {
     gb_buf_addstr(out, i ? ",{\"Host\":" : "{\"Host\":");
-    gb_sched_json_str(out, a->nodes[i]);
+    gb_sched_kube_json_str(out, a->nodes[i]);
     gb_buf_printf(out, ",\"Score\":%lld}", (long long)score[i]);
   }
   return gb_buf_addstr(out, "]");

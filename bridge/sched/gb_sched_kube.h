@@ -77,6 +77,6 @@ int gb_sched_kube_priority_encode(const struct gb_sched_kube_args *a, const int6
                                   struct gb_buf *out);
 
 /* Appends s as a JSON string literal (json-c's escaping). */
-int gb_sched_json_str(struct gb_buf *out, const char *s);
+int gb_sched_kube_json_str(struct gb_buf *out, const char *s);
 
 #endif

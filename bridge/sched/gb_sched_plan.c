@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0
  *
- * gb_sched_plan: the endpoints' backend on gb_plan and gb_model (see
+ * gb_sched_plan: the endpoints' decision source on gb_plan and gb_model (see
  * gb_sched_plan.h).
  */
 #include "gb_sched_plan.h"
@@ -57,7 +57,10 @@ static int shape_podset(struct gc_arena *a, const struct gb_sched_vshape *sh, si
   return 0;
 }
 
-int gb_sched_plan_gang(struct gc_arena *a, const struct gb_sched_vjob *j, struct tp_gang *out,
+/* The tp_gang of a decoded JobInfo, in the snapshot's units (cpu milli,
+ * others whole units rounded up), everything in arena a.  Returns 0,
+ * GC_EINVAL (no tasks: reason set) or GC_ENOMEM. */
+static int gb_sched_plan_gang(struct gc_arena *a, const struct gb_sched_vjob *j, struct tp_gang *out,
                        char *reason, size_t reason_size) {
   memset(out, 0, sizeof(*out));
   if (!j->n_shapes) {
@@ -193,7 +196,7 @@ out:
   return rc;
 }
 
-void gb_sched_plan_backend(struct gb_sched_plan *sp, struct gb_sched_backend *be) {
+void gb_sched_plan_source(struct gb_sched_plan *sp, struct gb_sched_source *be) {
   memset(be, 0, sizeof(*be));
   be->node_allowed = node_allowed;
   be->node_score = node_score;

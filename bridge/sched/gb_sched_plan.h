@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0
  *
- * gb_sched_plan: the scheduler endpoints' backend on the shared placement
+ * gb_sched_plan: the scheduler endpoints' decision source on the shared placement
  * plan and the live model.  It owns the answers' link to gb_plan: a node is
  * allowed for a gang when the plan's PLACED or RELEASED decision has it in
  * the chosen domain (gb_plan_node_allowed), a node scores the pods the
@@ -52,12 +52,6 @@ struct gb_sched_plan {
 
 /* Fills be with functions answering from sp (be->arg = sp, borrowed until
  * the endpoint is freed); job_event is left NULL for the wiring to set. */
-void gb_sched_plan_backend(struct gb_sched_plan *sp, struct gb_sched_backend *be);
-
-/* The tp_gang of a decoded JobInfo, in the snapshot's units (cpu milli,
- * others whole units rounded up), everything in arena a.  Returns 0,
- * GC_EINVAL (no tasks: reason set) or GC_ENOMEM. */
-int gb_sched_plan_gang(struct gc_arena *a, const struct gb_sched_vjob *j, struct tp_gang *out,
-                       char *reason, size_t reason_size);
+void gb_sched_plan_source(struct gb_sched_plan *sp, struct gb_sched_source *be);
 
 #endif

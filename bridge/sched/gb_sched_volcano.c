@@ -476,7 +476,7 @@ int gb_sched_volcano_job_decode(const char *body, size_t len, struct gb_sched_vj
 
 int gb_sched_volcano_predicate_encode(int code, const char *message, struct gb_buf *out) {
   gb_buf_addstr(out, "{\"status\":");
-  gb_sched_json_str(out, message ? message : "");
+  gb_sched_kube_json_str(out, message ? message : "");
   return gb_buf_printf(out, ",\"code\":%d}", code);
 }
 
@@ -486,7 +486,7 @@ int gb_sched_volcano_prioritize_encode(const struct gb_sched_vnodes *nodes, cons
   for (size_t i = 0; i < nodes->n; i++) {
     if (i)
       gb_buf_addstr(out, ",");
-    gb_sched_json_str(out, nodes->names[i]);
+    gb_sched_kube_json_str(out, nodes->names[i]);
     gb_buf_printf(out, ":%lld", (long long)score[i]);
   }
   return gb_buf_addstr(out, "},\"errorMessage\":\"\"}");
@@ -494,7 +494,7 @@ int gb_sched_volcano_prioritize_encode(const struct gb_sched_vnodes *nodes, cons
 
 int gb_sched_volcano_error_encode(const char *message, struct gb_buf *out) {
   gb_buf_addstr(out, "{\"errorMessage\":");
-  gb_sched_json_str(out, message ? message : "");
+  gb_sched_kube_json_str(out, message ? message : "");
   return gb_buf_addstr(out, "}");
 }
 

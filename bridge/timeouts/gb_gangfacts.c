@@ -28,7 +28,7 @@ static int read_time(json_object *pg, json_object *ann, const char *key, double 
   *out = NAN;
   if (!s)
     return 0;
-  if (gb_tr_parse_time(s, &t)) {
+  if (gb_timeout_report_parse_time(s, &t)) {
     json_object *m = gb_kobj_get(pg, "metadata");
     const char *ns = gb_kobj_str(m, "namespace"), *name = gb_kobj_str(m, "name");
     snprintf(why, cap, "%s/%s: metadata.annotations[%s]: not an RFC 3339 time, got \"%.64s\"",

@@ -40,12 +40,13 @@ int gb_kueue_workload(struct gb_kube_client *c, struct gb_kube_discovery *d, con
     if (!served)
       continue;
     char path[512], sel[160];
-    if (gb_kube_path(path, sizeof(path), "kueue.x-k8s.io", versions[i], "workloads", ns, NULL))
+    if (gb_kube_client_path(path, sizeof(path), "kueue.x-k8s.io", versions[i], "workloads", ns,
+                            NULL))
       return GC_EIO;
     snprintf(sel, sizeof(sel), GB_KUEUE_JOB_UID_LABEL "=%s", tj_uid);
     struct gb_kube_list_opts lo = {sel, NULL, 100};
     struct wl_find f = {tj_uid, name, cap};
-    int rc = gb_kube_list(c, path, &lo, wl_item, &f, NULL, 0, &e);
+    int rc = gb_kube_client_list(c, path, &lo, wl_item, &f, NULL, 0, &e);
     if (rc == 1)
       return 1;
     if (rc && rc != GC_ENOTFOUND)

@@ -5,6 +5,7 @@
  * no I/O, no printing (see the header for the definitions).
  */
 #include "gb_timeout_report.h"
+#include "gb_timeout_report_test.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +13,7 @@
 
 static const char *const class_names[GB_TR_CLASSES] = {"1", "2-7", "8-31", "32-127", "128+"};
 
-int gb_tr_size_class(int64_t size) {
+int gb_timeout_report_size_class(int64_t size) {
   if (size <= 1)
     return 0;
   if (size < 8)
@@ -24,7 +25,7 @@ int gb_tr_size_class(int64_t size) {
   return 4;
 }
 
-const char *gb_tr_size_class_name(int size_class) {
+const char *gb_timeout_report_size_class_name(int size_class) {
   if (size_class < 0 || size_class >= GB_TR_CLASSES)
     return "?";
   return class_names[size_class];
@@ -37,7 +38,7 @@ void gb_tr_options_defaults(struct gb_tr_options *o) {
     o->rule.floor_s = 60;
 }
 
-int64_t gb_tr_quantile(const int64_t *sorted, size_t n, int pct) {
+int64_t gb_timeout_report_quantile(const int64_t *sorted, size_t n, int pct) {
   /* Nearest rank: the smallest value such that at least pct% of the values
    * are <= it.  Integer arithmetic keeps it exact for any n. */
   size_t rank = (size_t)(((unsigned long long)n * (unsigned)pct + 99) / 100);
@@ -48,7 +49,7 @@ int64_t gb_tr_quantile(const int64_t *sorted, size_t n, int pct) {
   return sorted[rank - 1];
 }
 
-size_t gb_tr_format_duration(int64_t s, char *buf, size_t cap) {
+size_t gb_timeout_report_format_duration(int64_t s, char *buf, size_t cap) {
   const char *sign = s < 0 ? "-" : "";
   uint64_t v = s < 0 ? (uint64_t)0 - (uint64_t)s : (uint64_t)s;
   uint64_t h = v / 3600, m = v / 60 % 60, sec = v % 60;
@@ -85,12 +86,12 @@ static size_t count_above(const int64_t *sorted, size_t n, int64_t limit) {
   return n - lo;
 }
 
-int gb_tr_suggest(const int64_t *sorted, size_t n, size_t censored,
-                  const struct gc_backend *backend, const struct gb_tr_rule *rule, int64_t *out_s,
-                  int *capped, char *reason, size_t cap) {
+int gb_timeout_report_suggest(const int64_t *sorted, size_t n, size_t censored,
+                              const struct gc_backend *backend, const struct gb_tr_rule *rule,
+                              int64_t *out_s, int *capped, char *reason, size_t cap) {
   if (n == 0 || !rule || rule->margin_permille <= 0)
     return GC_EINVAL;
-  int64_t p99 = gb_tr_quantile(sorted, n, 99);
+  int64_t p99 = gb_timeout_report_quantile(sorted, n, 99);
   /* p99 and the margin are bounded (waits are seconds since 1970), so the
    * product cannot overflow int64. */
   int64_t raw = (p99 * rule->margin_permille + 999) / 1000;
@@ -118,10 +119,10 @@ int gb_tr_suggest(const int64_t *sorted, size_t n, size_t censored,
   }
   *out_s = v;
   char p99s[24], raws[24], steps[24], vs[24];
-  gb_tr_format_duration(p99, p99s, sizeof(p99s));
-  gb_tr_format_duration(raw, raws, sizeof(raws));
-  gb_tr_format_duration(stepped, steps, sizeof(steps));
-  gb_tr_format_duration(v, vs, sizeof(vs));
+  gb_timeout_report_format_duration(p99, p99s, sizeof(p99s));
+  gb_timeout_report_format_duration(raw, raws, sizeof(raws));
+  gb_timeout_report_format_duration(stepped, steps, sizeof(steps));
+  gb_timeout_report_format_duration(v, vs, sizeof(vs));
   size_t over = count_above(sorted, n, v);
   int len = snprintf(reason, cap,
                      "p99 %s x %lld.%03lld = %s, rounded up to %s%s: %s; %zu of %zu scheduled "
@@ -144,16 +145,15 @@ static int cmp_gang(const void *pa, const void *pb) {
   int c = strcmp(a->queue ? a->queue : "", b->queue ? b->queue : "");
   if (c)
     return c;
-  int ca = gb_tr_size_class(a->size), cb = gb_tr_size_class(b->size);
+  int ca = gb_timeout_report_size_class(a->size), cb = gb_timeout_report_size_class(b->size);
   if (ca != cb)
     return ca < cb ? -1 : 1;
   return (a->wait_s > b->wait_s) - (a->wait_s < b->wait_s);
 }
 
 static int same_row(const struct gb_tr_gang *a, const struct gb_tr_gang *b) {
-  return a->backend == b->backend &&
-         !strcmp(a->queue ? a->queue : "", b->queue ? b->queue : "") &&
-         gb_tr_size_class(a->size) == gb_tr_size_class(b->size);
+  return a->backend == b->backend && !strcmp(a->queue ? a->queue : "", b->queue ? b->queue : "") &&
+         gb_timeout_report_size_class(a->size) == gb_timeout_report_size_class(b->size);
 }
 
 static int cmp_i64(const void *pa, const void *pb) {
@@ -185,8 +185,8 @@ static void row_timeout(struct gb_tr_gang *const *g, size_t n, int64_t *scratch,
   row->timeout_gangs = best_n;
 }
 
-int64_t gb_tr_km_quantile(const int64_t *waits, size_t n_w, const int64_t *ages, size_t n_c,
-                          int pct) {
+int64_t gb_timeout_report_km_quantile(const int64_t *waits, size_t n_w, const int64_t *ages,
+                                      size_t n_c, int pct) {
   /* Product-limit: at each distinct wait t, S *= 1 - d/n_at_risk, where the
    * gangs at risk are those whose wait or age is >= t.  Merging the two
    * sorted lists keeps it O(n). */
@@ -210,7 +210,7 @@ int64_t gb_tr_km_quantile(const int64_t *waits, size_t n_w, const int64_t *ages,
   return GB_TR_NO_TIMEOUT;
 }
 
-double gb_tr_cdf(const struct gb_tr_row *row, int64_t t) {
+double gb_timeout_report_cdf(const struct gb_tr_row *row, int64_t t) {
   if (row->gangs == 0)
     return 0;
   return (double)(row->scheduled - count_above(row->waits, row->scheduled, t)) / (double)row->gangs;
@@ -237,14 +237,14 @@ static int row_waits(struct gb_tr_gang *const *g, size_t n, struct gb_tr_row *ro
   }
   int64_t none = GB_TR_NO_TIMEOUT;
   size_t m = row->scheduled;
-  row->p50_s = m ? gb_tr_quantile(row->waits, m, 50) : none;
-  row->p90_s = m ? gb_tr_quantile(row->waits, m, 90) : none;
-  row->p99_s = m ? gb_tr_quantile(row->waits, m, 99) : none;
+  row->p50_s = m ? gb_timeout_report_quantile(row->waits, m, 50) : none;
+  row->p90_s = m ? gb_timeout_report_quantile(row->waits, m, 90) : none;
+  row->p99_s = m ? gb_timeout_report_quantile(row->waits, m, 99) : none;
   row->max_s = m ? row->waits[m - 1] : none;
-  row->km_p50_s = gb_tr_km_quantile(row->waits, m, row->ages, row->censored, 50);
-  row->km_p90_s = gb_tr_km_quantile(row->waits, m, row->ages, row->censored, 90);
-  row->km_p99_s = gb_tr_km_quantile(row->waits, m, row->ages, row->censored, 99);
-  row->age_p50_s = row->censored ? gb_tr_quantile(row->ages, row->censored, 50) : none;
+  row->km_p50_s = gb_timeout_report_km_quantile(row->waits, m, row->ages, row->censored, 50);
+  row->km_p90_s = gb_timeout_report_km_quantile(row->waits, m, row->ages, row->censored, 90);
+  row->km_p99_s = gb_timeout_report_km_quantile(row->waits, m, row->ages, row->censored, 99);
+  row->age_p50_s = row->censored ? gb_timeout_report_quantile(row->ages, row->censored, 50) : none;
   if (!row->censored)
     row->age_max_s = none;
   return GC_OK;
@@ -254,7 +254,7 @@ static int fill_row(struct gb_tr_gang *const *g, size_t n, const struct gb_tr_op
                     struct gb_tr_row *row) {
   row->queue = g[0]->queue ? g[0]->queue : "";
   row->backend = g[0]->backend;
-  row->size_class = gb_tr_size_class(g[0]->size);
+  row->size_class = gb_timeout_report_size_class(g[0]->size);
   row->gangs = n;
   int rc = row_waits(g, n, row);
   if (rc)
@@ -274,7 +274,7 @@ static int fill_row(struct gb_tr_gang *const *g, size_t n, const struct gb_tr_op
   row->suggested_s = GB_TR_NO_TIMEOUT;
   if (!row->scheduled) {
     char age[24];
-    gb_tr_format_duration(row->age_max_s, age, sizeof(age));
+    gb_timeout_report_format_duration(row->age_max_s, age, sizeof(age));
     snprintf(row->reason, sizeof(row->reason),
              "no suggestion: none of its %zu gangs was scheduled (the oldest, %s/%s, has waited "
              "%s)",
@@ -282,8 +282,9 @@ static int fill_row(struct gb_tr_gang *const *g, size_t n, const struct gb_tr_op
     return GC_OK;
   }
   row->has_suggestion = 1;
-  rc = gb_tr_suggest(row->waits, row->scheduled, row->censored, row->backend, &o->rule,
-                     &row->suggested_s, &row->suggested_capped, row->reason, sizeof(row->reason));
+  rc = gb_timeout_report_suggest(row->waits, row->scheduled, row->censored, row->backend, &o->rule,
+                                 &row->suggested_s, &row->suggested_capped, row->reason,
+                                 sizeof(row->reason));
   row->would_cut = count_above(row->waits, row->scheduled, row->suggested_s) +
                    count_above(row->ages, row->censored, row->suggested_s);
   return rc;
@@ -367,7 +368,7 @@ static int64_t days_from_civil(int y, int m, int d) {
   return era * 146097 + doe - 719468;
 }
 
-size_t gb_tr_format_time(int64_t t, char *buf, size_t cap) {
+size_t gb_timeout_report_format_time(int64_t t, char *buf, size_t cap) {
   /* Howard Hinnant's civil_from_days, the inverse of days_from_civil. */
   int64_t days = t >= 0 ? t / 86400 : -((-t + 86399) / 86400), sec = t - days * 86400;
   int64_t z = days + 719468, era = (z >= 0 ? z : z - 146096) / 146097;
@@ -387,7 +388,7 @@ static int days_in_month(int y, int m) {
   return m == 2 && leap ? 29 : dm[m - 1];
 }
 
-int gb_tr_parse_time(const char *s, int64_t *out_s) {
+int gb_timeout_report_parse_time(const char *s, int64_t *out_s) {
   int y, mo, d, h, mi, se;
   if (!s || strlen(s) < 20 || digits(s, 4, &y) || s[4] != '-' || digits(s + 5, 2, &mo) ||
       s[7] != '-' || digits(s + 8, 2, &d) || (s[10] != 'T' && s[10] != 't') ||
@@ -418,4 +419,3 @@ int gb_tr_parse_time(const char *s, int64_t *out_s) {
   *out_s = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se - off;
   return GC_OK;
 }
-

@@ -49,7 +49,7 @@ struct gb_tr_gang {
   int64_t timeout_s; /* effective timeout, or GB_TR_NO_TIMEOUT */
 };
 
-/* The suggestion rule's knobs (see gb_tr_suggest). */
+/* The suggestion rule's knobs (see gb_timeout_report_suggest). */
 struct gb_tr_rule {
   int64_t margin_permille; /* p99 is multiplied by this / 1000; default 1500 */
   int64_t floor_s;         /* never suggest less; default 60 */
@@ -103,27 +103,11 @@ struct gb_tr_report {
 
 /* Index 0..4 of the size class of a gang of `size` members (sizes below 1
  * count as 1), and its name ("1", "2-7", "8-31", "32-127", "128+"). */
-int gb_tr_size_class(int64_t size);
-const char *gb_tr_size_class_name(int size_class);
+int gb_timeout_report_size_class(int64_t size);
+const char *gb_timeout_report_size_class_name(int size_class);
 
 /* Fills defaults into zero fields of *o (margin 1500, floor 60 s). */
 void gb_tr_options_defaults(struct gb_tr_options *o);
-
-/* Nearest-rank quantile: the value at 1-based rank ceil(pct/100 * n) of the
- * n ascending values (rank 1 when that is 0).  pct in 1..100; n >= 1. */
-int64_t gb_tr_quantile(const int64_t *sorted, size_t n, int pct);
-
-/* The suggestion rule, over the n ascending waits of the scheduled gangs:
- * ceil(p99 * margin), rounded up to a step (10 s below 2 min, 1 min below
- * 1 h, 5 min above), then raised to floor_s and lowered to the backend's
- * cap (its timeout.max_seconds) and to max_s if set.  censored (gangs never
- * scheduled) only goes into the reasoning: their ages are lower bounds and
- * take no part in the quantile.  Writes the value to *out_s, whether it was
- * capped to *capped, and the one-line reasoning to reason (cap bytes).
- * Returns 0 or GC_EINVAL (n 0: nothing to start from). */
-int gb_tr_suggest(const int64_t *sorted, size_t n, size_t censored,
-                  const struct gc_backend *backend, const struct gb_tr_rule *rule, int64_t *out_s,
-                  int *capped, char *reason, size_t cap);
 
 /* Builds the report over n gangs.  *out is new (caller frees with
  * gb_tr_report_free); gangs are borrowed for the report's lifetime (its rows
@@ -132,30 +116,17 @@ int gb_tr_report_build(const struct gb_tr_gang *gangs, size_t n, const struct gb
                        struct gb_tr_report **out);
 void gb_tr_report_free(struct gb_tr_report *r);
 
-/* The Kaplan-Meier estimate of the pct-quantile (1..100) from n_w
- * ascending waits (events) and n_c ascending ages (right-censored): the
- * smallest observed wait t at which the estimated share of gangs scheduled
- * by t reaches pct %.  A censored age equal to a wait counts as still at
- * risk there.  Returns GB_TR_NO_TIMEOUT when the estimate never gets there. */
-int64_t gb_tr_km_quantile(const int64_t *waits, size_t n_w, const int64_t *ages, size_t n_c,
-                          int pct);
-
-/* The share (0..1) of the row's gangs scheduled within t seconds: the
- * empirical distribution over all its gangs, so it levels off at
- * scheduled / gangs (the never-scheduled never arrive). */
-double gb_tr_cdf(const struct gb_tr_row *row, int64_t t);
-
 /* Parses an RFC 3339 timestamp ("2026-01-02T03:04:05Z", optional fraction,
  * "Z" or a +hh:mm offset) into seconds since the Unix epoch (the fraction is
  * dropped).  Returns 0 or GC_EINVAL. */
-int gb_tr_parse_time(const char *s, int64_t *out_s);
+int gb_timeout_report_parse_time(const char *s, int64_t *out_s);
 
 /* Writes t (seconds since the epoch) as "2026-01-02T03:04:05Z" into buf
  * (cap >= 21).  Returns the length. */
-size_t gb_tr_format_time(int64_t t, char *buf, size_t cap);
+size_t gb_timeout_report_format_time(int64_t t, char *buf, size_t cap);
 
 /* Writes s seconds as a Go-style duration ("0s", "45s", "6m15s", "1h0m5s").
  * Returns the length written (cap >= 24 always suffices). */
-size_t gb_tr_format_duration(int64_t s, char *buf, size_t cap);
+size_t gb_timeout_report_format_duration(int64_t s, char *buf, size_t cap);
 
 #endif

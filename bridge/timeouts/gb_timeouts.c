@@ -31,6 +31,7 @@
 #include "gc_diag.h"
 #include "gc_duration.h"
 #include "gc_policy.h"
+#include "gb_timeouts_test.h"
 
 double gb_timeouts_wall_now(void) {
   struct timespec ts;
@@ -40,7 +41,7 @@ double gb_timeouts_wall_now(void) {
 
 static double parse_ts(const char *s) {
   int64_t t;
-  return s && !gb_tr_parse_time(s, &t) ? (double)t : NAN;
+  return s && !gb_timeout_report_parse_time(s, &t) ? (double)t : NAN;
 }
 
 /* The lastTransitionTime of condition `type` with status `status`, or NAN. */
@@ -114,7 +115,7 @@ void gb_timeouts_labels(struct gb_timeouts *t, const struct gang *g, const char 
   out[1] = !be || !(be->caps & GC_BCAP_QUEUE)
                ? "none"
                : gb_qlabels_label(&t->queues, g->queue[0] ? g->queue : be->queue.default_name);
-  out[2] = gb_tr_size_class_name(gb_tr_size_class(g->min_member));
+  out[2] = gb_timeout_report_size_class_name(gb_timeout_report_size_class(g->min_member));
 }
 
 /* Counts g's queue as in use (or not): the deterministic label set. */
@@ -139,7 +140,8 @@ double gb_timeouts_wait_start(const struct gang *g) {
   return nmax(s, g->resumed_seen);
 }
 
-int gb_timeouts_done(const struct gb_timeouts *t, const struct gang *g) {
+/* g reached what ends its wait (timeouts.until), now or once before. */
+static int gb_timeouts_done(const struct gb_timeouts *t, const struct gang *g) {
   if (t->o.options->until_ready)
     return g->ready_reached || !isnan(g->facts.ready_at);
   return g->started || !isnan(g->facts.started_at) || !isnan(g->facts.ready_at);
@@ -230,11 +232,11 @@ static void on_started(struct gb_timeouts *t, struct gang *g, int initial, doubl
   gb_timeouts_labels(t, g, l);
   double end = !isnan(g->last_sched) ? g->last_sched : now;
   if (t->o.metrics && !isnan(g->created))
-    gb_histogram_observe(t->o.metrics->time_to_schedule, l, fmax(0, end - g->created));
+    gb_metric_histogram_observe(t->o.metrics->time_to_schedule, l, fmax(0, end - g->created));
   if (t->assembly && !isnan(g->first_pod) && !isnan(g->last_pod))
-    gb_histogram_observe(t->assembly, l, fmax(0, g->last_pod - g->first_pod));
+    gb_metric_histogram_observe(t->assembly, l, fmax(0, g->last_pod - g->first_pod));
   if (t->gated && !isnan(g->gated_since) && !isnan(g->ungated_at))
-    gb_histogram_observe(t->gated, l, fmax(0, g->ungated_at - g->gated_since));
+    gb_metric_histogram_observe(t->gated, l, fmax(0, g->ungated_at - g->gated_since));
 }
 
 static void on_ready(struct gb_timeouts *t, struct gang *g, int initial, double now) {
@@ -246,7 +248,7 @@ static void on_ready(struct gb_timeouts *t, struct gang *g, int initial, double 
   gb_timeouts_labels(t, g, l);
   double end = !isnan(g->last_ready) ? g->last_ready : now;
   if (t->to_ready && !isnan(g->created))
-    gb_histogram_observe(t->to_ready, l, fmax(0, end - gb_timeouts_wait_start(g)));
+    gb_metric_histogram_observe(t->to_ready, l, fmax(0, end - gb_timeouts_wait_start(g)));
 }
 
 /* Notices the quorums and queues their facts for the leader to record:

@@ -97,25 +97,9 @@ void gb_timeouts_stop(struct gb_timeouts *t);
 /* Stops and frees everything.  Accepts NULL. */
 void gb_timeouts_free(struct gb_timeouts *t);
 
-/* One change of kind (ch borrowed; ch->initial: from the informer's first
- * list; backend: the PodGroup's, a table entry, NULL for the other kinds),
- * as the tracker's informer handlers deliver it; tests and benchmarks call
- * it directly. */
-void gb_timeouts_observe(struct gb_timeouts *t, enum gb_observe_kind kind,
-                         const struct gc_backend *backend, const struct gb_informer_change *ch);
-
 /* Wakes the timer thread (call on becoming leader: deadlines that passed
  * while following are acted on at once). */
 void gb_timeouts_kick(struct gb_timeouts *t);
-
-/* Runs every deadline due at `now` (unix seconds) on the calling thread, as
- * the timer thread does; for tests and benchmarks.  Returns how many ran. */
-size_t gb_timeouts_run_due(struct gb_timeouts *t, double now);
-
-/* The earliest deadline (unix seconds), or 0 when none is armed. */
-double gb_timeouts_next(struct gb_timeouts *t);
-
-void gb_timeouts_get_stats(struct gb_timeouts *t, struct gb_timeouts_stats *out);
 
 /* Metrics collector (ctx = the tracker): gangbridge_podgroups{backend,phase}. */
 void gb_timeouts_collect(void *ctx, struct gb_metrics *reg);

@@ -20,6 +20,7 @@
 #include "gb_timeouts_int.h"
 #include "gc_diag.h"
 #include "gc_gang.h"
+#include "gb_timeouts_test.h"
 
 #define RETRY_S 5.0 /* a failed write or action is tried again after this */
 
@@ -85,7 +86,7 @@ static void labels_of(struct gb_timeouts *t, const struct gang *g, struct labels
 static void count_timeout(struct gb_timeouts *t, const struct labels *l) {
   t->st.fired++;
   if (t->fired)
-    gb_counter_inc(t->fired, l->v);
+    gb_metric_counter_inc(t->fired, l->v);
 }
 
 /* Counts a requeue outcome (mu held). */
@@ -108,7 +109,7 @@ static void count_outcome(struct gb_timeouts *t, enum gb_toa_outcome out, const 
   default: break;
   }
   if (act && t->requeues)
-    gb_counter_inc(t->requeues, (const char *[]){l->v[0], l->v[1], l->v[2], l->v[3], act});
+    gb_metric_counter_inc(t->requeues, (const char *[]){l->v[0], l->v[1], l->v[2], l->v[3], act});
 }
 
 /* The facts and notes of g (mu dropped around the writes). */
@@ -133,9 +134,9 @@ static void fire_write(struct gb_timeouts *t, struct gang *g, double now) {
   pthread_mutex_unlock(&t->mu);
   int rc = 0;
   if (bits & (W_STARTED | W_READY | W_RESUMED))
-    rc = gb_toa_add_facts(&t->env, &s, rv[0] ? rv : NULL, &add, detail, sizeof(detail));
+    rc = gb_toaction_add_facts(&t->env, &s, rv[0] ? rv : NULL, &add, detail, sizeof(detail));
   if (msg)
-    gb_toa_state_ignored(&t->env, &s, msg);
+    gb_toaction_state_ignored(&t->env, &s, msg);
   if (rc && rc != GC_ENOTFOUND)
     gb_log(GB_LOG_WARN, "cannot record the gang's facts", "gang", key, "error", detail, NULL);
   pthread_mutex_lock(&t->mu);
@@ -176,11 +177,12 @@ static void fire_timeout(struct gb_timeouts *t, struct gang *g, double now) {
    * this is what keeps it from being acted on twice. */
   g->fired_for = ws;
   pthread_mutex_unlock(&t->mu);
-  enum gb_toa_claim claim = ours ? gb_toa_claim(&t->env, &s, now, 0, &facts, detail, sizeof(detail))
-                                 : GB_CLAIM_FOREIGN;
+  enum gb_toaction_claim claim = ours ? gb_toaction_claim(&t->env, &s, now, 0, &facts, detail,
+                                                          sizeof(detail))
+                                      : GB_CLAIM_FOREIGN;
   enum gb_toa_outcome out = GB_TOA_NOTHING;
   if (claim == GB_CLAIM_OK || claim == GB_CLAIM_FOREIGN)
-    out = gb_toa_timeout(&t->env, &s, now, 0, detail, sizeof(detail));
+    out = gb_toaction_timeout(&t->env, &s, now, 0, detail, sizeof(detail));
   gb_log(claim == GB_CLAIM_RETRY || out == GB_TOA_RETRY ? GB_LOG_WARN : GB_LOG_INFO, "gang timeout",
          "gang", key, "outcome", detail, NULL);
   pthread_mutex_lock(&t->mu);
@@ -218,7 +220,7 @@ static void fire_complete(struct gb_timeouts *t, struct gang *g, double now) {
   labels_of(t, g, &l);
   double ws = s.wait_start;
   pthread_mutex_unlock(&t->mu);
-  enum gb_toa_outcome out = gb_toa_timeout(&t->env, &s, now, 1, detail, sizeof(detail));
+  enum gb_toa_outcome out = gb_toaction_timeout(&t->env, &s, now, 1, detail, sizeof(detail));
   gb_log(out == GB_TOA_RETRY ? GB_LOG_WARN : GB_LOG_INFO, "claimed gang timeout finished", "gang",
          key, "outcome", detail, NULL);
   pthread_mutex_lock(&t->mu);
@@ -242,8 +244,9 @@ static void fire_resume(struct gb_timeouts *t, struct gang *g, double now) {
   labels_of(t, g, &l);
   double at = gb_timeouts_resume_time(t, g, now);
   pthread_mutex_unlock(&t->mu);
-  enum gb_toa_outcome out = isnan(at) ? GB_TOA_NOTHING
-                                      : gb_toa_resume(&t->env, &s, at, now, detail, sizeof(detail));
+  enum gb_toa_outcome out = isnan(at)
+                                ? GB_TOA_NOTHING
+                                : gb_toaction_resume(&t->env, &s, at, now, detail, sizeof(detail));
   gb_log(out == GB_TOA_RETRY ? GB_LOG_WARN : GB_LOG_INFO, "requeue backoff over", "gang", key,
          "outcome", detail, NULL);
   pthread_mutex_lock(&t->mu);
@@ -480,6 +483,6 @@ void gb_timeouts_collect(void *ctx, struct gb_metrics *reg) {
     struct gb_tts_phase_count pc[GB_TTS_MAX_PHASES];
     size_t n = gb_tts_phases(t->tts, backend, pc, GB_TTS_MAX_PHASES);
     for (size_t j = 0; j < n; j++)
-      gb_gauge_set(m->podgroups, (const char *[]){backend, pc[j].phase}, pc[j].count);
+      gb_metric_gauge_set(m->podgroups, (const char *[]){backend, pc[j].phase}, pc[j].count);
   }
 }

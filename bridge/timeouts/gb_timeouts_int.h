@@ -105,8 +105,6 @@ struct gang *gb_timeouts_find(struct gb_timeouts *t, const char *key);
 void gb_timeouts_arm(struct gb_timeouts *t, struct gang *g, double now);
 /* When g's current wait began: the PodGroup's creation, or a later resume. */
 double gb_timeouts_wait_start(const struct gang *g);
-/* g reached what ends its wait (timeouts.until), now or once before. */
-int gb_timeouts_done(const struct gb_timeouts *t, const struct gang *g);
 /* backend, queue and size class labels of g (from its PodGroup; "unknown"
  * each when none was ever seen). */
 void gb_timeouts_labels(struct gb_timeouts *t, const struct gang *g, const char *out[3]);

@@ -21,7 +21,8 @@
 #define FIELD_MANAGER_QUERY "?fieldManager=" GB_TIMEOUTS_FIELD_MANAGER
 #define CLAIM_TRIES 3 /* a 409 on the claim re-reads the PodGroup at most this often */
 
-void gb_toa_describe(const struct gb_toa_gang *g, char *buf, size_t cap) {
+/* Writes the "what it waited for" sentence of g into buf (always terminated). */
+static void gb_toaction_describe(const struct gb_toa_gang *g, char *buf, size_t cap) {
   struct gb_buf b;
   gb_buf_init(&b, 65536); /* bounded; the result is cut to cap below */
   if (g->until_ready)
@@ -72,8 +73,8 @@ static void event_both(const struct gb_toa_env *env, const struct gb_toa_gang *g
              reason, msg);
 }
 
-void gb_toa_state_ignored(const struct gb_toa_env *env, const struct gb_toa_gang *g,
-                          const char *why) {
+void gb_toaction_state_ignored(const struct gb_toa_env *env, const struct gb_toa_gang *g,
+                               const char *why) {
   char msg[GB_EVENT_MESSAGE_MAX];
   snprintf(msg, sizeof(msg), "requeue state not believed: %s", why);
   event_on(env, GC_TRAINER_API, "TrainJob", g->ns, g->name, g->tj_uid, GB_EVENT_WARNING,
@@ -81,14 +82,14 @@ void gb_toa_state_ignored(const struct gb_toa_env *env, const struct gb_toa_gang
 }
 
 static int trainjob_path(const char *ns, const char *name, char *buf, size_t cap) {
-  return gb_kube_path(buf, cap, GC_TRAINER_GROUP, "v1alpha1", "trainjobs", ns, name);
+  return gb_kube_client_path(buf, cap, GC_TRAINER_GROUP, "v1alpha1", "trainjobs", ns, name);
 }
 
 static int podgroup_path(const struct gb_toa_gang *g, char *buf, size_t cap) {
   const struct gc_backend *b = g->backend;
   if (!b)
     return GC_EINVAL;
-  return gb_kube_path(buf, cap, b->group, b->version, b->resource, g->ns, g->name);
+  return gb_kube_client_path(buf, cap, b->group, b->version, b->resource, g->ns, g->name);
 }
 
 /* A merge patch under gangbridge-timeouts.  Returns 0 or GC_EIO (e says
@@ -99,7 +100,7 @@ static int merge_patch(const struct gb_toa_env *env, const char *path, json_obje
   int n = snprintf(p, sizeof(p), "%s" FIELD_MANAGER_QUERY, path);
   if (n < 0 || (size_t)n >= sizeof(p))
     return GC_EIO;
-  int rc = gb_kube_merge_patch(env->client, p, patch, NULL, e);
+  int rc = gb_kube_client_merge_patch(env->client, p, patch, NULL, e);
   return rc == GC_ENOMEM ? rc : rc ? GC_EIO : 0;
 }
 
@@ -115,10 +116,10 @@ static int read_trainjob(const struct gb_toa_env *env, const char *ns, const cha
   *tj = NULL;
   int rc = trainjob_path(ns, name, path, sizeof(path));
   if (!rc)
-    rc = gb_kube_get(env->client, path, tj, &e);
+    rc = gb_kube_client_get(env->client, path, tj, &e);
   if (rc) {
     snprintf(why, cap, "cannot read TrainJob %s/%s: %s", ns, name,
-             e.message[0] ? e.message : gc_strerror(rc));
+             e.message[0] ? e.message : gc_diag_strerror(rc));
     return rc == GC_ENOTFOUND ? rc : GC_EIO;
   }
   rc = gb_requeue_state_read(*tj, st, why, cap);
@@ -147,7 +148,7 @@ static int write_step(const struct gb_toa_env *env, json_object *tj, enum gb_req
   json_object_put(patch);
   if (rc)
     snprintf(why, cap, "cannot write TrainJob %s/%s: %s", ns, name,
-             e.message[0] ? e.message : gc_strerror(rc));
+             e.message[0] ? e.message : gc_diag_strerror(rc));
   return rc ? GC_EIO : 0;
 }
 
@@ -216,7 +217,7 @@ static enum gb_toa_outcome requeue(const struct gb_toa_env *env, const struct gb
   struct gb_requeue_state use = st;
   char why[512];
   if (!rc && gb_requeue_validate(&st, &env->backoff, NAN, now, &use, why, sizeof(why)))
-    gb_toa_state_ignored(env, g, why);
+    gb_toaction_state_ignored(env, g, why);
   if (complete && (rc || use.suspended)) {
     json_object_put(tj);
     snprintf(detail, cap, "already suspended or gone");
@@ -235,7 +236,7 @@ static enum gb_toa_outcome requeue(const struct gb_toa_env *env, const struct gb
     enum gb_requeue_step step = never ? GB_RQ_NOTHING : gb_requeue_on_timeout(&use, &env->backoff);
     struct gb_gangfacts unused;
     if ((step == GB_RQ_SUSPEND || step == GB_RQ_GIVE_UP) && complete &&
-        gb_toa_claim(env, g, now, 1, &unused, detail, cap) != GB_CLAIM_OK) {
+        gb_toaction_claim(env, g, now, 1, &unused, detail, cap) != GB_CLAIM_OK) {
       out = GB_TOA_RETRY; /* the claim must say when the suspend happened */
     } else if (step == GB_RQ_SUSPEND || step == GB_RQ_GIVE_UP) {
       out = suspend(env, g, tj, &use, step, now, what, detail, cap);
@@ -250,10 +251,10 @@ static enum gb_toa_outcome requeue(const struct gb_toa_env *env, const struct gb
   return out;
 }
 
-enum gb_toa_outcome gb_toa_timeout(const struct gb_toa_env *env, const struct gb_toa_gang *g,
-                                   double now, int complete, char *detail, size_t cap) {
+enum gb_toa_outcome gb_toaction_timeout(const struct gb_toa_env *env, const struct gb_toa_gang *g,
+                                        double now, int complete, char *detail, size_t cap) {
   char what[GB_EVENT_MESSAGE_MAX - 200];
-  gb_toa_describe(g, what, sizeof(what));
+  gb_toaction_describe(g, what, sizeof(what));
   snprintf(detail, cap, "reported");
   if (env->action == GB_TIMEOUT_NONE)
     return GB_TOA_NONE;
@@ -264,8 +265,8 @@ enum gb_toa_outcome gb_toa_timeout(const struct gb_toa_env *env, const struct gb
   return requeue(env, g, now, complete, what, detail, cap);
 }
 
-enum gb_toa_outcome gb_toa_resume(const struct gb_toa_env *env, const struct gb_toa_gang *g,
-                                  double resume_at, double now, char *detail, size_t cap) {
+enum gb_toa_outcome gb_toaction_resume(const struct gb_toa_env *env, const struct gb_toa_gang *g,
+                                       double resume_at, double now, char *detail, size_t cap) {
   snprintf(detail, cap, "nothing to do");
   if (!env->client || env->action != GB_TIMEOUT_REQUEUE)
     return GB_TOA_NOTHING;
@@ -285,7 +286,7 @@ enum gb_toa_outcome gb_toa_resume(const struct gb_toa_env *env, const struct gb_
     struct gb_gangfacts add;
     gb_gangfacts_clear(&add);
     add.resumed_at = now;
-    int frc = gb_toa_add_facts(env, g, NULL, &add, detail, cap);
+    int frc = gb_toaction_add_facts(env, g, NULL, &add, detail, cap);
     if (frc && frc != GC_ENOTFOUND) {
       out = GB_TOA_RETRY;
     } else if (write_step(env, tj, GB_RQ_RESUME, &use, now, 0, detail, cap)) {
@@ -318,12 +319,12 @@ static int read_podgroup(const struct gb_toa_env *env, const struct gb_toa_gang 
   gb_gangfacts_clear(facts);
   int rc = podgroup_path(g, path, sizeof(path));
   if (!rc)
-    rc = gb_kube_get(env->client, path, pg, &e);
+    rc = gb_kube_client_get(env->client, path, pg, &e);
   if (rc == GC_ENOTFOUND)
     return rc;
   if (rc) {
     snprintf(detail, cap, "cannot read PodGroup %s/%s: %s", g->ns, g->name,
-             e.message[0] ? e.message : gc_strerror(rc));
+             e.message[0] ? e.message : gc_diag_strerror(rc));
     return GC_EIO;
   }
   if (gb_gangfacts_read(*pg, facts, why, sizeof(why)))
@@ -348,9 +349,9 @@ static int is_started(const struct gb_gangfacts *f, int until_ready) {
   return !isnan(f->ready_at) || (!until_ready && !isnan(f->started_at));
 }
 
-enum gb_toa_claim gb_toa_claim(const struct gb_toa_env *env, const struct gb_toa_gang *g,
-                               double now, int refresh, struct gb_gangfacts *facts, char *detail,
-                               size_t cap) {
+enum gb_toaction_claim gb_toaction_claim(const struct gb_toa_env *env, const struct gb_toa_gang *g,
+                                         double now, int refresh, struct gb_gangfacts *facts,
+                                         char *detail, size_t cap) {
   gb_gangfacts_clear(facts);
   if (!env->client)
     return GB_CLAIM_FOREIGN;
@@ -359,7 +360,7 @@ enum gb_toa_claim gb_toa_claim(const struct gb_toa_env *env, const struct gb_toa
     int rc = read_podgroup(env, g, &pg, facts, detail, cap);
     if (rc)
       return rc == GC_ENOTFOUND ? GB_CLAIM_GONE : GB_CLAIM_RETRY;
-    enum gb_toa_claim out = GB_CLAIM_OK;
+    enum gb_toaction_claim out = GB_CLAIM_OK;
     if (!gb_gangfacts_ours(pg, g->tj_uid[0] ? g->tj_uid : NULL))
       out = GB_CLAIM_FOREIGN;
     else if (is_started(facts, g->until_ready))
@@ -382,15 +383,15 @@ enum gb_toa_claim gb_toa_claim(const struct gb_toa_env *env, const struct gb_toa
       return GB_CLAIM_OK;
     }
     snprintf(detail, cap, "cannot claim the timeout on PodGroup %s/%s: %s", g->ns, g->name,
-             e.message[0] ? e.message : gc_strerror(rc));
+             e.message[0] ? e.message : gc_diag_strerror(rc));
     if (e.http != 409)
       return GB_CLAIM_RETRY;
   }
   return GB_CLAIM_RETRY;
 }
 
-int gb_toa_add_facts(const struct gb_toa_env *env, const struct gb_toa_gang *g, const char *rv,
-                     const struct gb_gangfacts *add, char *detail, size_t cap) {
+int gb_toaction_add_facts(const struct gb_toa_env *env, const struct gb_toa_gang *g, const char *rv,
+                          const struct gb_gangfacts *add, char *detail, size_t cap) {
   if (!env->client)
     return 0;
   for (int i = 0; i < CLAIM_TRIES; i++) {
@@ -423,7 +424,7 @@ int gb_toa_add_facts(const struct gb_toa_env *env, const struct gb_toa_gang *g, 
     if (!rc)
       return 0;
     snprintf(detail, cap, "cannot write PodGroup %s/%s: %s", g->ns, g->name,
-             e.message[0] ? e.message : gc_strerror(rc));
+             e.message[0] ? e.message : gc_diag_strerror(rc));
     if (e.http == 404)
       return GC_ENOTFOUND;
     if (e.http != 409)

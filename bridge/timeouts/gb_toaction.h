@@ -72,7 +72,7 @@ enum gb_toa_outcome {
 };
 
 /* The claim of a timeout on gangbridge's PodGroup. */
-enum gb_toa_claim {
+enum gb_toaction_claim {
   GB_CLAIM_OK = 0,  /* recorded: this replica acts and counts */
   GB_CLAIM_TAKEN,   /* already recorded for this wait (another replica, or before a restart) */
   GB_CLAIM_STARTED, /* the PodGroup says the gang started: nothing to act on */
@@ -81,18 +81,15 @@ enum gb_toa_claim {
   GB_CLAIM_RETRY    /* the API failed */
 };
 
-/* Writes the "what it waited for" sentence of g into buf (always terminated). */
-void gb_toa_describe(const struct gb_toa_gang *g, char *buf, size_t cap);
-
 /* Claims g's timeout of the wait that began at g->wait_start (GET the
  * PodGroup, check it, PATCH timed-out-at = now with its resourceVersion;
  * a 409 re-reads).  With refresh, an existing claim of this wait is written
  * again at now (before finishing a claimed requeue, so its resume time is
  * checked against when the suspend really happened).  *facts gets what the
  * PodGroup said (NAN each when unknown). */
-enum gb_toa_claim gb_toa_claim(const struct gb_toa_env *env, const struct gb_toa_gang *g,
-                               double now, int refresh, struct gb_gangfacts *facts, char *detail,
-                               size_t detail_size);
+enum gb_toaction_claim gb_toaction_claim(const struct gb_toa_env *env, const struct gb_toa_gang *g,
+                                         double now, int refresh, struct gb_gangfacts *facts,
+                                         char *detail, size_t detail_size);
 
 /* Acts on g's timeout (the caller is the leader and holds the claim, or the
  * PodGroup is not gangbridge's).  now is unix seconds.  With complete, the
@@ -100,25 +97,26 @@ enum gb_toa_claim gb_toa_claim(const struct gb_toa_env *env, const struct gb_toa
  * TrainJob already suspended is left silently, and the claim is refreshed
  * right before a suspend.  Returns the outcome; *detail gets a short reason
  * for logs. */
-enum gb_toa_outcome gb_toa_timeout(const struct gb_toa_env *env, const struct gb_toa_gang *g,
-                                   double now, int complete, char *detail, size_t detail_size);
+enum gb_toa_outcome gb_toaction_timeout(const struct gb_toa_env *env, const struct gb_toa_gang *g,
+                                        double now, int complete, char *detail, size_t detail_size);
 
 /* A TrainJob that gangbridge suspended is due for resuming: resume_at is
  * the validated resume time (gb_requeue_validate), which the TrainJob's own
  * annotation cannot push later.  Before the TrainJob, gangbridge's
  * PodGroup (if any) gets resumed-at = now: the next wait starts there. */
-enum gb_toa_outcome gb_toa_resume(const struct gb_toa_env *env, const struct gb_toa_gang *g,
-                                  double resume_at, double now, char *detail, size_t detail_size);
+enum gb_toa_outcome gb_toaction_resume(const struct gb_toa_env *env, const struct gb_toa_gang *g,
+                                       double resume_at, double now, char *detail,
+                                       size_t detail_size);
 
 /* Adds facts to gangbridge's PodGroup of g (rv: the resourceVersion the
  * caller saw, or NULL to GET it).  A fact the PodGroup already has is not
  * written again.  Returns 0, GC_ENOTFOUND (no such PodGroup, or not
  * gangbridge's) or GC_EIO. */
-int gb_toa_add_facts(const struct gb_toa_env *env, const struct gb_toa_gang *g, const char *rv,
-                     const struct gb_gangfacts *add, char *detail, size_t detail_size);
+int gb_toaction_add_facts(const struct gb_toa_env *env, const struct gb_toa_gang *g, const char *rv,
+                          const struct gb_gangfacts *add, char *detail, size_t detail_size);
 
 /* Records a RequeueStateIgnored Warning on the TrainJob (once per message). */
-void gb_toa_state_ignored(const struct gb_toa_env *env, const struct gb_toa_gang *g,
-                          const char *why);
+void gb_toaction_state_ignored(const struct gb_toa_env *env, const struct gb_toa_gang *g,
+                               const char *why);
 
 #endif

@@ -3,6 +3,7 @@
  * gb_tts: PodGroup phases and time-to-schedule (see gb_tts.h).
  */
 #include "gb_tts.h"
+#include "gb_tts_test.h"
 
 #include <math.h>
 #include <pthread.h>

@@ -73,7 +73,4 @@ void gb_tts_forget(struct gb_tts *t, const char *backend, const char *key);
 size_t gb_tts_phases(struct gb_tts *t, const char *backend, struct gb_tts_phase_count *out,
                      size_t cap);
 
-/* Number of PodGroups remembered. */
-size_t gb_tts_size(struct gb_tts *t);
-
 #endif

@@ -32,6 +32,7 @@
 
 #include "gb_bench.h"
 #include "gb_serve_config.h"
+#include "gb_serve_config_test.h"
 #include "gb_controller.h"
 #include "gb_informer.h"
 #include "gb_informers.h"
@@ -39,6 +40,8 @@
 #include "gb_log.h"
 #include "gb_manifest.h"
 #include "gb_metrics.h"
+#include "gb_metrics_test.h"
+#include "gb_kube_config_test.h"
 
 static void die(const char *msg, struct gc_diags *d) {
   fprintf(stderr, "bench_controller: %s\n", msg);
@@ -90,15 +93,15 @@ static void apply_file(struct gb_kube_client *c, const char *path) {
   struct gc_diags d;
   gc_diags_init(&d);
   struct gb_docset *ds = gb_docset_new(NULL);
-  if (gb_load_path(ds, path, &d) || ds->n != 1)
+  if (gb_manifest_load_path(ds, path, &d) || ds->n != 1)
     die("cannot read a CRD", &d);
-  json_object *obj = gb_kube_value_to_json(ds->docs[0].root);
+  json_object *obj = gb_kube_client_value_to_json(ds->docs[0].root);
   const char *name = gc_value_as_str(gc_value_path(ds->docs[0].root, "metadata.name"));
   char p[1024];
   struct gb_kube_error e;
-  gb_kube_path(p, sizeof(p), "apiextensions.k8s.io", "v1", "customresourcedefinitions", NULL,
-               name);
-  if (gb_kube_apply(c, p, obj, "bench", 1, NULL, &e))
+  gb_kube_client_path(p, sizeof(p), "apiextensions.k8s.io", "v1", "customresourcedefinitions", NULL,
+                      name);
+  if (gb_kube_client_apply(c, p, obj, "bench", 1, NULL, &e))
     die(e.message, NULL);
   json_object_put(obj);
   gb_docset_free(ds);
@@ -112,7 +115,7 @@ static void create_json(struct gb_kube_client *c, const char *collection, const 
     die("bad JSON in the benchmark", NULL);
   for (int attempt = 0;; attempt++) {
     gb_kube_error_clear(&e);
-    int rc = gb_kube_create(c, collection, obj, NULL, &e);
+    int rc = gb_kube_client_create(c, collection, obj, NULL, &e);
     if (!rc || e.http == 409)
       break;
     if (attempt == 5)
@@ -289,8 +292,9 @@ int main(int argc, char **argv) {
   size_t count = 0;
   while (gb_bench_mono_s() < deadline) {
     count = 0;
-    if (gb_kube_list(setup, "/apis/scheduling.volcano.sh/v1beta1/namespaces/default/podgroups",
-                     &lo, count_item, &count, rv, sizeof(rv), &e))
+    if (gb_kube_client_list(setup,
+                            "/apis/scheduling.volcano.sh/v1beta1/namespaces/default/podgroups", &lo,
+                            count_item, &count, rv, sizeof(rv), &e))
       die(e.message, NULL);
     if (count >= (size_t)n)
       break;

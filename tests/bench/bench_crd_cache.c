@@ -17,7 +17,9 @@
 
 #include "gb_bench.h"
 #include "gb_informer.h"
+#include "gb_informer_test.h"
 #include "gb_kube_watch.h"
+#include "gb_kube_config_test.h"
 
 #define PROPS 340 /* schema properties per version: about 100 KB each */
 

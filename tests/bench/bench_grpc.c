@@ -257,7 +257,7 @@ static int load_cluster(struct gb_rpc_service *svc) {
   struct gb_docset *ds = gb_docset_new(NULL);
   struct gc_diags d;
   gc_diags_init(&d);
-  int rc = ds ? gb_load_buffer(ds, "cluster", buf, len, &d) : -1;
+  int rc = ds ? gb_manifest_load_buffer(ds, "cluster", buf, len, &d) : -1;
   const struct gc_value **docs = ds ? calloc(ds->n, sizeof(*docs)) : NULL;
   if (!rc && docs) {
     for (size_t i = 0; i < ds->n; i++)

@@ -19,7 +19,9 @@
 
 #include "gb_bench.h"
 #include "gb_informer.h"
+#include "gb_informer_test.h"
 #include "gb_kube_watch.h"
+#include "gb_kube_config_test.h"
 
 static json_object *make_trainjob(int i) {
   char text[4096];

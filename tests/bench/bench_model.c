@@ -24,6 +24,7 @@
 
 #include "gb_bench.h"
 #include "gb_model.h"
+#include "gb_model_test.h"
 #include "gb_model_int.h" /* gb_model_keep, for the informer-cache estimate */
 
 /* The plan is not linked in a benchmark that has none (weak: the real one

@@ -71,7 +71,8 @@ static struct tp_snapshot *make_cluster(size_t nodes, int volcano_shape, double 
   int rc = tp_snapshot_build(d.v, NULL, d.n, NULL, &s, &diags);
   *build_ms = (now_ns() - t0) / 1e6;
   if (rc) {
-    fprintf(stderr, "bench_place: build failed: %s\n", diags.n ? diags.msgs[0] : gc_strerror(rc));
+    fprintf(stderr, "bench_place: build failed: %s\n",
+            diags.n ? diags.msgs[0] : gc_diag_strerror(rc));
     exit(1);
   }
   /* Random usage: free GPUs 0-8 (a third of nodes full), cpu and memory
@@ -168,14 +169,14 @@ static struct figures run_case(const struct tp_snapshot *s, struct tp_evaluator 
   memset(&r, 0, sizeof(r));
   /* One untimed evaluation sizes the evaluator's scratch buffers, as in a
    * long-running service. */
-  tp_evaluate(ev, s, g, &o, a, &r, &d);
+  tp_place_evaluate(ev, s, g, &o, a, &r, &d);
   for (int it = 0; it < iters; it++) {
     gc_arena_reset(a);
     double t0 = now_ns();
-    int rc = tp_evaluate(ev, s, g, &o, a, &r, &d);
+    int rc = tp_place_evaluate(ev, s, g, &o, a, &r, &d);
     t[it] = now_ns() - t0;
     if (rc) {
-      fprintf(stderr, "bench_place: evaluate failed: %s\n", d.n ? d.msgs[0] : gc_strerror(rc));
+      fprintf(stderr, "bench_place: evaluate failed: %s\n", d.n ? d.msgs[0] : gc_diag_strerror(rc));
       exit(1);
     }
   }

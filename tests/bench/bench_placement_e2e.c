@@ -28,12 +28,17 @@
 #include "gb_bench_cluster.h"
 #include "gb_kube_client.h"
 #include "gb_kube_config.h"
+#include "gb_kube_config_test.h"
 #include "gb_manifest.h"
+#include "gb_informer_test.h"
 #include "gb_informers.h"
+#include "gb_informers_test.h"
 #include "gb_kube_watch.h"
 #include "gb_model.h"
+#include "gb_model_test.h"
 #include "gb_placement_options.h"
 #include "gb_placer.h"
+#include "gb_placer_test.h"
 #include "gb_plan.h"
 
 static pid_t server;
@@ -123,7 +128,7 @@ static struct gb_kube_client *release_client(struct gb_kube_config *cfg, int inf
 }
 
 static void feed_value(struct gb_model *m, const struct gc_value *v) {
-  json_object *j = gb_kube_value_to_json(v);
+  json_object *j = gb_kube_client_value_to_json(v);
   const char *kind = gc_value_as_str(gc_map_get(v, "kind"));
   struct gc_diags d;
   gc_diags_init(&d);
@@ -178,11 +183,12 @@ static void install_crd(struct gb_kube_client *cli, const char *rel) {
   struct gb_docset *ds = gb_docset_new(NULL);
   struct gc_diags d;
   gc_diags_init(&d);
-  if (gb_load_path(ds, path, &d) || !ds->n)
+  if (gb_manifest_load_path(ds, path, &d) || !ds->n)
     die("CRD", d.n ? d.msgs[0] : path);
-  json_object *o = gb_kube_value_to_json(ds->docs[0].root);
+  json_object *o = gb_kube_client_value_to_json(ds->docs[0].root);
   struct gb_kube_error e;
-  if (gb_kube_create(cli, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", o, NULL, &e))
+  if (gb_kube_client_create(cli, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", o, NULL,
+                            &e))
     die("CRD", e.message);
   json_object_put(o);
   gc_diags_destroy(&d);
@@ -193,7 +199,7 @@ static void create_json(struct gb_kube_client *cli, const char *coll, const char
                         size_t cap) {
   json_object *o = json_tokener_parse(json), *out = NULL, *md = NULL, *u = NULL;
   struct gb_kube_error e;
-  if (!o || gb_kube_create(cli, coll, o, &out, &e))
+  if (!o || gb_kube_client_create(cli, coll, o, &out, &e))
     die(coll, o ? e.message : "bad JSON");
   if (uid && json_object_object_get_ex(out, "metadata", &md) &&
       json_object_object_get_ex(md, "uid", &u))
@@ -233,7 +239,7 @@ static int gang_fn(void *ctx, const char *ns, const char *name, struct gc_gang *
   gc_diags_init(&d);
   struct gb_docset *ds = gb_docset_new(NULL);
   struct gc_catalog *cat = gc_catalog_new();
-  int rc = gb_load_buffer(ds, "gang.yaml", yaml, strlen(yaml), &d);
+  int rc = gb_manifest_load_buffer(ds, "gang.yaml", yaml, strlen(yaml), &d);
   rc = rc ? rc : gc_catalog_add(cat, ds->docs[0].root, "gang.yaml", &d);
   struct gc_options o = {0};
   rc = rc ? rc : gc_gang_compute(ds->docs[1].root, cat, &o, out, &d);
@@ -261,7 +267,7 @@ static void create_pods(struct gb_kube_client *cli, struct gb_informer *pods, in
         i);
     json_object *o = json_tokener_parse(b), *stored = NULL;
     struct gb_kube_error e;
-    if (gb_kube_create(cli, "/api/v1/namespaces/bench/pods", o, &stored, &e))
+    if (gb_kube_client_create(cli, "/api/v1/namespaces/bench/pods", o, &stored, &e))
       die("create pod", e.message);
     /* As the pod informer's watch would: cached, then the model's handler. */
     if (gb_informer_feed(pods, GB_WATCH_ADDED, stored))
@@ -278,7 +284,7 @@ static int still_gated(struct gb_kube_client *cli, int n) {
     snprintf(path, sizeof(path), "/api/v1/namespaces/bench/pods/big-node-0-%d", i);
     json_object *pod = NULL, *spec = NULL, *gates = NULL;
     struct gb_kube_error e;
-    if (gb_kube_get(cli, path, &pod, &e))
+    if (gb_kube_client_get(cli, path, &pod, &e))
       die("get pod", e.message);
     json_object_object_get_ex(pod, "spec", &spec);
     gated += json_object_object_get_ex(spec, "schedulingGates", &gates) &&
@@ -312,7 +318,7 @@ int main(int argc, char **argv) {
   json_object *ns = json_tokener_parse(
       "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"bench\"}}");
   struct gb_kube_error e;
-  if (gb_kube_create(cli, "/api/v1/namespaces", ns, NULL, &e))
+  if (gb_kube_client_create(cli, "/api/v1/namespaces", ns, NULL, &e))
     die("namespace", e.message);
   json_object_put(ns);
   create_podgroup(cli);
@@ -353,7 +359,7 @@ int main(int argc, char **argv) {
   int rc = gb_placer_run_once(placer);
   double wall = clock_of(CLOCK_MONOTONIC) - w0, cpu = clock_of(CLOCK_PROCESS_CPUTIME_ID) - c0;
   if (rc)
-    die("pass", gc_strerror(rc));
+    die("pass", gc_diag_strerror(rc));
 
   struct gb_buf b;
   gb_buf_init(&b, 1 << 20);

@@ -64,7 +64,8 @@ static struct tp_snapshot *make_cluster(size_t nodes, double *build_ms) {
   int rc = tp_snapshot_build(d.v, NULL, d.n, NULL, &s, &diags);
   *build_ms = (now_ns() - t0) / 1e6;
   if (rc) {
-    fprintf(stderr, "bench_plan: build failed: %s\n", diags.n ? diags.msgs[0] : gc_strerror(rc));
+    fprintf(stderr, "bench_plan: build failed: %s\n",
+            diags.n ? diags.msgs[0] : gc_diag_strerror(rc));
     exit(1);
   }
   /* Random usage as in bench_place: free GPUs 0-8 (a third of nodes
@@ -97,7 +98,7 @@ static struct stats stats_of(double *t, int n) {
 }
 
 static void die(const char *what, int rc, const struct gc_diags *d) {
-  fprintf(stderr, "bench_plan: %s: %s\n", what, d && d->n ? d->msgs[0] : gc_strerror(rc));
+  fprintf(stderr, "bench_plan: %s: %s\n", what, d && d->n ? d->msgs[0] : gc_diag_strerror(rc));
   exit(1);
 }
 
@@ -109,11 +110,11 @@ static struct stats eval_alone(const struct tp_snapshot *s, const struct tp_gang
   gc_diags_init(&d);
   double *t = malloc((size_t)iters * sizeof(double));
   struct tp_result r;
-  tp_evaluate(ev, s, g, NULL, a, &r, &d); /* sizes the scratch buffers */
+  tp_place_evaluate(ev, s, g, NULL, a, &r, &d); /* sizes the scratch buffers */
   for (int it = 0; it < iters; it++) {
     gc_arena_reset(a);
     double t0 = now_ns();
-    int rc = tp_evaluate(ev, s, g, NULL, a, &r, &d);
+    int rc = tp_place_evaluate(ev, s, g, NULL, a, &r, &d);
     t[it] = now_ns() - t0;
     if (rc)
       die("evaluate", rc, &d);

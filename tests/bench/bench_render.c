@@ -155,7 +155,7 @@ static __attribute__((noinline)) long parse_pass(const char *buf, size_t len) {
   gc_diags_init(&d);
   struct gb_docset *ds = gb_docset_new(&bench_limits);
   long docs = -1;
-  if (ds && gb_load_buffer(ds, "bench.yaml", buf, len, &d) == 0)
+  if (ds && gb_manifest_load_buffer(ds, "bench.yaml", buf, len, &d) == 0)
     docs = (long)ds->n;
   gb_docset_free(ds);
   gc_diags_destroy(&d);
@@ -219,7 +219,7 @@ static __attribute__((noinline)) int load_phase(struct run *r, const char *buf, 
   r->ds = gb_docset_new(&bench_limits);
   r->cat = gc_catalog_new();
   r->a = gc_arena_new(0);
-  if (!r->ds || !r->cat || !r->a || gb_load_buffer(r->ds, "bench.yaml", buf, len, &r->d))
+  if (!r->ds || !r->cat || !r->a || gb_manifest_load_buffer(r->ds, "bench.yaml", buf, len, &r->d))
     return -1;
   r->gangs = calloc(r->ds->n, sizeof(*r->gangs));
   r->pgs = calloc(r->ds->n, sizeof(*r->pgs));
@@ -230,12 +230,12 @@ static __attribute__((noinline)) int load_phase(struct run *r, const char *buf, 
 static __attribute__((noinline)) int compute_phase(struct run *r, const struct gc_options *opts) {
   for (size_t i = 0; i < r->ds->n; i++) {
     const char *kind;
-    if (gc_doc_trainer_kind(r->ds->docs[i].root, &kind) && strcmp(kind, "TrainJob"))
+    if (gc_catalog_trainer_kind(r->ds->docs[i].root, &kind) && strcmp(kind, "TrainJob"))
       gc_catalog_add(r->cat, r->ds->docs[i].root, "bench.yaml", &r->d);
   }
   for (size_t i = 0; i < r->ds->n; i++) {
     const char *kind;
-    if (!gc_doc_trainer_kind(r->ds->docs[i].root, &kind) || strcmp(kind, "TrainJob"))
+    if (!gc_catalog_trainer_kind(r->ds->docs[i].root, &kind) || strcmp(kind, "TrainJob"))
       continue;
     struct gc_value *pg = NULL;
     if (gc_gang_compute(r->ds->docs[i].root, r->cat, opts, &r->gangs[r->n], &r->d))

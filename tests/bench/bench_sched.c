@@ -35,8 +35,10 @@
 #include "gb_http.h"
 #include "gb_log.h"
 #include "gb_model.h"
+#include "gb_model_test.h"
 #include "gb_plan.h"
 #include "gb_sched.h"
+#include "gb_sched_test.h"
 #include "gb_sched_plan.h"
 
 static double now_us(void) { return gb_bench_mono_s() * 1e6; }
@@ -244,8 +246,8 @@ static void bench_enqueue_plan(int short_mode) {
   }
   gb_model_feed_done(m);
   struct gb_sched_plan sp = {m, plan, NULL, NULL};
-  struct gb_sched_backend be;
-  gb_sched_plan_backend(&sp, &be);
+  struct gb_sched_source be;
+  gb_sched_plan_source(&sp, &be);
   struct gb_sched_config cfg = {0};
   struct gb_sched *s = NULL;
   if (gb_sched_new(&cfg, &be, &s, NULL) < 0)
@@ -344,8 +346,8 @@ int main(int argc, char **argv) {
   int short_mode = argc > 1 && !strcmp(argv[1], "--short");
   gb_log_set_level(GB_LOG_ERROR);
   curl_global_init(CURL_GLOBAL_DEFAULT);
-  struct fx_backend fb = {0};
-  struct gb_sched_backend be = fx_backend_of(&fb);
+  struct fx_source fb = {0};
+  struct gb_sched_source be = fx_source_of(&fb);
   struct gb_sched_config cfg = {0};
   struct gb_sched *s = NULL;
   struct gc_diags d;

@@ -51,6 +51,7 @@
 #include "gb_http.h"
 #include "gb_log.h"
 #include "gb_sched.h"
+#include "gb_sched_test.h"
 
 #define ROWS 4
 #define TRIVIAL_ANSWER "{\"status\":\"\",\"code\":0}" /* 22 bytes */
@@ -253,10 +254,10 @@ static unsigned trivial_serve(void) {
 
 /* ---- The sched server ------------------------------------------------ */
 
-static struct fx_backend fb;
+static struct fx_source fb;
 
 static struct gb_sched *sched_new(void) {
-  struct gb_sched_backend be = fx_backend_of(&fb);
+  struct gb_sched_source be = fx_source_of(&fb);
   struct gb_sched_config cfg = {0};
   struct gb_sched *s = NULL;
   if (gb_sched_new(&cfg, &be, &s, NULL) < 0)

@@ -50,6 +50,7 @@
 #include "gb_http.h"
 #include "gb_log.h"
 #include "gb_rpc_client.h"
+#include "gb_rpc_client_test.h"
 #include "grpc/health/v1/health.pb-c.h"
 
 /* The documented bound of `serve --offline` under this flood (MiB). */

@@ -37,6 +37,7 @@
 #include "gb_serve_config.h"
 #include "gb_log.h"
 #include "gb_timeouts.h"
+#include "gb_timeouts_test.h"
 
 static uint64_t lcg = 20261124;
 

@@ -24,6 +24,7 @@
 #include "gb_log.h"
 #include "gb_metrics.h"
 #include "gb_webhook.h"
+#include "gb_webhook_test.h"
 
 #ifndef GB_SRC_DIR
 #define GB_SRC_DIR "."
@@ -193,7 +194,8 @@ int main(int argc, char **argv) {
   for (int i = 0; i < 1000; i++) {
     snprintf(code, sizeof(code), "%d", 200 + i % 5);
     snprintf(res, sizeof(res), "resource%d", i / 5);
-    gb_histogram_observe(sm.api_latency, (const char *[]){"GET", res, code}, 0.001 * (i % 50));
+    gb_metric_histogram_observe(sm.api_latency, (const char *[]){"GET", res, code},
+                                0.001 * (i % 50));
   }
   int scrapes = short_run ? 20 : 200;
   size_t bytes = 0;

@@ -483,14 +483,14 @@ for bkind, rkind, rname in (("ClusterRoleBinding", "ClusterRole", cr.get("metada
         err("%s: subjects must be exactly the gangbridge ServiceAccount" % bkind)
 
 # --- RBAC (code): every call site's resource and verb is in the explicit list ---
-VERB_OF = {"gb_kube_create": "create", "gb_kube_merge_patch": "patch", "gb_kube_apply": "patch",
-           "gb_kube_delete": "delete", "gb_kube_get": "get", "gb_kube_list": "list"}
+VERB_OF = {"gb_kube_client_create": "create", "gb_kube_client_merge_patch": "patch", "gb_kube_client_apply": "patch",
+           "gb_kube_client_delete": "delete", "gb_kube_client_get": "get", "gb_kube_client_list": "list"}
 GROUP_OF = {"GC_TRAINER_GROUP": ["trainer.kubeflow.org"]}
 # A call site naming a backend descriptor's group object (X->group, X->version, X->resource)
 # reaches every backend's; an informer definition from a descriptor likewise (its Queues with
 # X->queue.resource).
 DESC = r'\w+(?:->\w+)*->'
-DESC_PATH = r'gb_kube_path\([^;]*?,\s*' + DESC + r'group,\s*' + DESC + r'version,\s*' + DESC + r'resource\b'
+DESC_PATH = r'gb_kube_client_path\([^;]*?,\s*' + DESC + r'group,\s*' + DESC + r'version,\s*' + DESC + r'resource\b'
 DESC_INF = r'\(struct inf_def\)\{\s*' + DESC + r'group,\s*' + DESC + r'version,\s*' + DESC + r'resource\b'
 DESC_QINF = r'\(struct inf_def\)\{\s*' + DESC + r'group,\s*' + DESC + r'queue\.version,\s*' + DESC + r'queue\.resource\b' 
 # Files that implement the transport, not call sites: their resources come from callers.
@@ -509,9 +509,9 @@ for path in sorted(glob.glob(os.path.join(src, "bridge", "**", "*.c"), recursive
     if base in TRANSPORT:
         continue
     text = open(path).read()
-    calls = set(re.findall(r"\b(gb_kube_(?:create|merge_patch|apply|delete|get|list|request))(?:_timeout)?\s*\(", text))
+    calls = set(re.findall(r"\b(gb_kube_client_(?:create|merge_patch|apply|delete|get|list|request))(?:_timeout)?\s*\(", text))
     # Discovery reads /apis/GROUP/VERSION, which every authenticated user may.
-    calls.discard("gb_kube_get") if "gb_kube_discovery_check" in text and "gb_kube_path" not in text else None
+    calls.discard("gb_kube_client_get") if "gb_kube_discovery_check" in text and "gb_kube_client_path" not in text else None
     informers = re.findall(r'\{\s*(GC_TRAINER_GROUP|"[^"]*"),\s*"(v[0-9a-z]+)",\s*"([a-z]+)",', text)
     for b in backends:
         if re.search(DESC_INF, text):
@@ -524,14 +524,14 @@ for path in sorted(glob.glob(os.path.join(src, "bridge", "**", "*.c"), recursive
                 need(grp, r, v, base + " (informer)")
     if not calls:
         continue
-    targets = re.findall(r'gb_kube_path\([^;]*?,\s*(GC_TRAINER_GROUP|"[^"]*"),\s*[^,]+,\s*"([a-z]+)"', text, re.S)
+    targets = re.findall(r'gb_kube_client_path\([^;]*?,\s*(GC_TRAINER_GROUP|"[^"]*"),\s*[^,]+,\s*"([a-z]+)"', text, re.S)
     if re.search(DESC_PATH, text, re.S):
         targets += [('"%s"' % b["group"], b["resource"]) for b in backends]
     if not targets:
-        err("%s calls %s but names no resource through gb_kube_path: extend this test" % (base, sorted(calls)))
+        err("%s calls %s but names no resource through gb_kube_client_path: extend this test" % (base, sorted(calls)))
     verbs = {VERB_OF[c] for c in calls if c in VERB_OF}
-    if "gb_kube_request" in calls:
-        for m in re.finditer(r'gb_kube_request(?:_timeout)?\([^;]*?"(GET|PUT|POST|PATCH|DELETE)"', text, re.S):
+    if "gb_kube_client_request" in calls:
+        for m in re.finditer(r'gb_kube_client_request(?:_timeout)?\([^;]*?"(GET|PUT|POST|PATCH|DELETE)"', text, re.S):
             verbs.add({"GET": "get", "PUT": "update", "POST": "create", "PATCH": "patch", "DELETE": "delete"}[m.group(1)])
     for g, r in targets:
         for grp in GROUP_OF.get(g, [g.strip('"')]):

@@ -9,6 +9,7 @@
 
 #include "gb_manifest.h"
 #include "gc_diag.h"
+#include "gb_kube_config_test.h"
 
 /* Forks the server; its first stdout line is its URL. */
 static int spawn(struct gb_standin *s) {
@@ -83,13 +84,13 @@ int gb_standin_install_crd(struct gb_kube_client *cli, const char *rel) {
   struct gb_docset *ds = gb_docset_new(NULL);
   struct gc_diags d;
   gc_diags_init(&d);
-  int rc = gb_load_path(ds, path, &d) ? -1 : 0;
+  int rc = gb_manifest_load_path(ds, path, &d) ? -1 : 0;
   for (size_t i = 0; !rc && i < ds->n; i++) {
-    json_object *o = gb_kube_value_to_json(ds->docs[i].root);
+    json_object *o = gb_kube_client_value_to_json(ds->docs[i].root);
     struct gb_kube_error e;
     gb_kube_error_clear(&e);
-    if (!o || gb_kube_create(cli, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", o,
-                             NULL, &e)) {
+    if (!o || gb_kube_client_create(cli, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+                                    o, NULL, &e)) {
       fprintf(stderr, "gb_standin: CRD %s: %s\n", rel, e.message);
       rc = -1;
     }
@@ -107,7 +108,7 @@ static int create(struct gb_kube_client *cli, const char *coll, const char *json
   json_object *o = json_tokener_parse(json), *out = NULL, *md = NULL, *u = NULL;
   struct gb_kube_error e;
   gb_kube_error_clear(&e);
-  int rc = o && gb_kube_create(cli, coll, o, &out, &e) == 0 ? 0 : -1;
+  int rc = o && gb_kube_client_create(cli, coll, o, &out, &e) == 0 ? 0 : -1;
   if (rc)
     fprintf(stderr, "gb_standin: create in %s: %s\n", coll, e.message);
   if (!rc && uid && json_object_object_get_ex(out, "metadata", &md) &&

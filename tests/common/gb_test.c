@@ -17,7 +17,7 @@ struct gb_docset *gb_test_load(const char *yaml) {
   gc_diags_init(&d);
   struct gb_docset *ds = gb_docset_new(NULL);
   ck_assert_ptr_nonnull(ds);
-  int rc = gb_load_buffer(ds, "test.yaml", yaml, strlen(yaml), &d);
+  int rc = gb_manifest_load_buffer(ds, "test.yaml", yaml, strlen(yaml), &d);
   if (rc)
     gb_test_dump(&d);
   ck_assert_int_eq(rc, 0);
@@ -37,7 +37,7 @@ void gb_test_run(struct gb_test_run *r, const char *yaml, const char *job_name,
   for (size_t i = 0; i < r->ds->n; i++) {
     const char *kind = NULL;
     const struct gc_value *doc = r->ds->docs[i].root;
-    if (!gc_doc_trainer_kind(doc, &kind))
+    if (!gc_catalog_trainer_kind(doc, &kind))
       continue;
     if (strcmp(kind, "TrainJob") == 0) {
       const char *n = gc_value_as_str(gc_value_path(doc, "metadata.name"));

@@ -69,7 +69,7 @@ static void evaluate(const struct tp_snapshot *s) {
       o.policy.highest_tier = 2;
       o.profile = n == 2 ? TP_PROFILE_SPREAD : TP_PROFILE_BESTFIT;
       struct tp_result r;
-      if (tp_evaluate(ev, s, &g, &o, a, &r, &d))
+      if (tp_place_evaluate(ev, s, &g, &o, a, &r, &d))
         abort();
       int64_t pods = 0;
       for (size_t i = 0; i < r.n_assign; i++) {
@@ -93,7 +93,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   struct gb_docset *ds = gb_docset_new(&lim);
   struct gc_diags d;
   gc_diags_init(&d);
-  gb_load_buffer(ds, "fuzz.yaml", (const char *)data, size, &d);
+  gb_manifest_load_buffer(ds, "fuzz.yaml", (const char *)data, size, &d);
   const struct gc_value **docs = calloc(ds->n + 1, sizeof(*docs));
   for (size_t i = 0; i < ds->n; i++)
     docs[i] = ds->docs[i].root;
@@ -110,7 +110,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     /* The snapshot must not borrow from its documents: reload them. */
     gb_docset_free(ds);
     ds = gb_docset_new(&lim);
-    gb_load_buffer(ds, "fuzz.yaml", (const char *)data, size, &d);
+    gb_manifest_load_buffer(ds, "fuzz.yaml", (const char *)data, size, &d);
     for (size_t i = 0; i < ds->n; i++)
       docs[i] = ds->docs[i].root;
     /* Remove and re-add every Node document. */

@@ -69,15 +69,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   gc_diags_init(&d);
   if (!ds || !cat)
     abort();
-  gb_load_buffer(ds, "fuzz", (const char *)data, size, &d);
+  gb_manifest_load_buffer(ds, "fuzz", (const char *)data, size, &d);
   for (size_t i = 0; i < ds->n; i++) {
     const char *kind = NULL;
-    if (gc_doc_trainer_kind(ds->docs[i].root, &kind) && strcmp(kind, "TrainJob"))
+    if (gc_catalog_trainer_kind(ds->docs[i].root, &kind) && strcmp(kind, "TrainJob"))
       gc_catalog_add(cat, ds->docs[i].root, "fuzz", &d);
   }
   for (size_t i = 0; i < ds->n; i++) {
     const char *kind = NULL;
-    if (!gc_doc_trainer_kind(ds->docs[i].root, &kind) || strcmp(kind, "TrainJob"))
+    if (!gc_catalog_trainer_kind(ds->docs[i].root, &kind) || strcmp(kind, "TrainJob"))
       continue;
     for (size_t b = 0; b <= gc_backend_count(); b++) {
       for (int scope = 0; scope < 2; scope++) {

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "gb_kube_config.h"
+#include "gb_kube_config_test.h"
 
 static void check(const char *buf, size_t len, const char *ctx) {
   struct gc_diags d;

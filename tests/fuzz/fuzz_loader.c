@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0
  *
  * libFuzzer target for the manifest loader and the emitters.  Arbitrary
- * bytes go through gb_load_buffer with small limits (so deep, huge and
+ * bytes go through gb_manifest_load_buffer with small limits (so deep, huge and
  * alias-bomb inputs hit the bounds quickly).  Properties checked:
  *   - loading never crashes, leaks or hangs, and returns 0 exactly when no
  *     error message was recorded; every message starts with "fuzz:";
@@ -114,7 +114,7 @@ static void reload_equal(const char *name, const char *text, size_t len,
   gc_diags_init(&d);
   if (!back)
     abort();
-  int rc = gb_load_buffer(back, name, text, len, &d);
+  int rc = gb_manifest_load_buffer(back, name, text, len, &d);
   if (rc || back->n != n) {
     for (size_t i = 0; i < d.n; i++)
       fprintf(stderr, "  %s\n", d.msgs[i]);
@@ -138,7 +138,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   struct gc_diags d;
   gc_diags_init(&d);
-  int rc = gb_load_buffer(ds, "fuzz", (const char *)data, size, &d);
+  int rc = gb_manifest_load_buffer(ds, "fuzz", (const char *)data, size, &d);
   if ((rc == 0) != (d.errors == 0))
     fail("return code and diagnostics disagree", NULL);
   for (size_t i = 0; i < d.n; i++)

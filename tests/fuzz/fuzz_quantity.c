@@ -19,6 +19,7 @@
 
 #include "gc_diag.h"
 #include "gc_quantity.h"
+#include "gc_quantity_test.h"
 
 static void roundtrip(const struct gc_quantity *q) {
   char buf[GC_QUANTITY_BUFSZ], again[GC_QUANTITY_BUFSZ];

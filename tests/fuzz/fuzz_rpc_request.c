@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "gb_rpc_server.h"
+#include "gb_rpc_server_test.h"
 #include "gb_rpc_service.h"
 
 static const char *const methods[] = {

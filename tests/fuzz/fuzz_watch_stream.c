@@ -9,7 +9,7 @@
  *     event types and resourceVersions and end with the same status class
  *     (ok / error);
  *   - every delivered event has an object that is a JSON object;
- *   - gb_kube_status_parse on the raw bytes always leaves a NUL-terminated
+ *   - gb_kube_client_status_parse on the raw bytes always leaves a NUL-terminated
  *     message.
  * Build: cmake -DGB_FUZZ=ON -DCMAKE_C_COMPILER=clang; run fuzz/fuzz_watch_stream
  * with tests/fuzz/corpus/watch_stream as the seed corpus.
@@ -20,6 +20,8 @@
 #include <string.h>
 
 #include "gb_kube_watch.h"
+#include "gb_kube_watch_test.h"
+#include "gb_kube_client_test.h"
 
 struct trace {
   char log[8192];
@@ -67,7 +69,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
   struct gb_kube_error e;
   gb_kube_error_clear(&e);
-  gb_kube_status_parse(p, len, 500, &e);
+  gb_kube_client_status_parse(p, len, 500, &e);
   if (strnlen(e.message, sizeof(e.message)) >= sizeof(e.message))
     abort();
   return 0;

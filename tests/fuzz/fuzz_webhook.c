@@ -22,6 +22,7 @@
 
 #include "gb_log.h"
 #include "gb_webhook.h"
+#include "gb_webhook_test.h"
 
 static int lookup(void *ctx, const char *ns, const char *jobset, const char *rjob,
                   struct gb_webhook_decision *out, char *reason, size_t size) {

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "gc_backend.h"
+#include "gc_backend_test.h"
 #include "gc_name.h"
 
 static const struct gc_backend *volcano(void) { return gc_backend_by_name("volcano"); }

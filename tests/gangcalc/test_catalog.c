@@ -12,6 +12,7 @@
 
 #include "gb_test.h"
 #include "gc_catalog.h"
+#include "gc_catalog_test.h"
 
 static char qbuf[GC_QUANTITY_BUFSZ];
 

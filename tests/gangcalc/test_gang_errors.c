@@ -10,6 +10,7 @@
 
 #include "gb_test.h"
 #include "gc_catalog.h"
+#include "gc_catalog_test.h"
 
 #define CTR "ClusterTrainingRuntime"
 #define NODE "[{name: node, image: x, resources: {requests: {cpu: 1}}}]"

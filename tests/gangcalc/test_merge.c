@@ -10,6 +10,7 @@
 
 #include "gb_test.h"
 #include "gc_merge.h"
+#include "gc_merge_test.h"
 
 /* Loads "base", "patch" and "want" documents (a multi-doc YAML with those
  * three maps under key "v") and checks merge(base, patch) == want. */

@@ -17,6 +17,7 @@
 #include "gc_arena.h"
 #include "gc_diag.h"
 #include "gc_quantity.h"
+#include "gc_quantity_test.h"
 #include "gc_value.h"
 
 static struct gc_quantity P(const char *s) {

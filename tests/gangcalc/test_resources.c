@@ -13,6 +13,7 @@
 #include "gc_diag.h"
 #include "gc_quantity.h"
 #include "gc_resources.h"
+#include "gc_resources_test.h"
 #include "gc_value.h"
 
 static struct gc_arena *A;

@@ -27,11 +27,15 @@
 #include <unistd.h>
 
 #include "gb_informer.h"
+#include "gb_informer_test.h"
 #include "gb_informers.h"
 #include "gb_kobj.h"
 #include "gb_kube_client.h"
+#include "gb_kube_client_test.h"
 #include "gb_kube_discovery.h"
+#include "gb_kube_discovery_test.h"
 #include "gb_manifest.h"
+#include "gb_kube_config_test.h"
 
 #ifndef GB_SRC_DIR
 #define GB_SRC_DIR "."
@@ -112,9 +116,9 @@ static json_object *control(const char *what, const char *json) {
   snprintf(path, sizeof(path), "/_control/%s", what);
   json_object *out = NULL;
   struct gb_kube_error e;
-  int rc = json ? gb_kube_request(ctl, GB_KUBE_CREATE, "POST", path, "application/json", json,
-                                  strlen(json), &out, &e)
-                : gb_kube_get(ctl, path, &out, &e);
+  int rc = json ? gb_kube_client_request(ctl, GB_KUBE_CREATE, "POST", path, "application/json",
+                                         json, strlen(json), &out, &e)
+                : gb_kube_client_get(ctl, path, &out, &e);
   ck_assert_msg(rc == 0, "control %s: %s", what, e.message);
   return out;
 }
@@ -126,7 +130,7 @@ static void post_text(const char *path, const char *text) {
   json_object *o = json_tokener_parse(text), *out = NULL;
   ck_assert_ptr_nonnull(o);
   struct gb_kube_error e;
-  int rc = gb_kube_create(ctl, path, o, &out, &e);
+  int rc = gb_kube_client_create(ctl, path, o, &out, &e);
   ck_assert_msg(rc == 0 || e.http == 409, "POST %s: %s", path, e.message);
   json_object_put(o);
   json_object_put(out);
@@ -143,13 +147,13 @@ static void install_crd(const char *rel) {
   struct gb_docset *ds = gb_docset_new(NULL);
   struct gc_diags d;
   gc_diags_init(&d);
-  ck_assert_msg(gb_load_path(ds, path, &d) == 0, "%s: %s", path, d.n ? d.msgs[0] : "");
+  ck_assert_msg(gb_manifest_load_path(ds, path, &d) == 0, "%s: %s", path, d.n ? d.msgs[0] : "");
   for (size_t i = 0; i < ds->n; i++) {
-    json_object *o = gb_kube_value_to_json(ds->docs[i].root), *out = NULL;
+    json_object *o = gb_kube_client_value_to_json(ds->docs[i].root), *out = NULL;
     ck_assert_ptr_nonnull(o);
     struct gb_kube_error e;
-    int rc = gb_kube_create(ctl, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", o,
-                            &out, &e);
+    int rc = gb_kube_client_create(ctl, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+                                   o, &out, &e);
     ck_assert_msg(rc == 0, "install %s: %s", rel, e.message);
     json_object_put(o);
     json_object_put(out);
@@ -269,10 +273,10 @@ static json_object *trainjob(const char *ns, const char *name, int nodes) {
 
 static void create(const char *ns, const char *name, int nodes) {
   char path[256];
-  ck_assert_int_eq(gb_kube_path(path, sizeof(path), GROUP, VERSION, RESOURCE, ns, NULL), 0);
+  ck_assert_int_eq(gb_kube_client_path(path, sizeof(path), GROUP, VERSION, RESOURCE, ns, NULL), 0);
   json_object *o = trainjob(ns, name, nodes), *out = NULL;
   struct gb_kube_error e;
-  int rc = gb_kube_create(cli, path, o, &out, &e);
+  int rc = gb_kube_client_create(cli, path, o, &out, &e);
   ck_assert_msg(rc == 0, "create %s/%s: %s", ns, name, e.message);
   json_object_put(o);
   json_object_put(out);
@@ -280,11 +284,11 @@ static void create(const char *ns, const char *name, int nodes) {
 
 static void patch_nodes(const char *ns, const char *name, int nodes) {
   char path[256], text[128];
-  ck_assert_int_eq(gb_kube_path(path, sizeof(path), GROUP, VERSION, RESOURCE, ns, name), 0);
+  ck_assert_int_eq(gb_kube_client_path(path, sizeof(path), GROUP, VERSION, RESOURCE, ns, name), 0);
   snprintf(text, sizeof(text), "{\"spec\":{\"trainer\":{\"numNodes\":%d}}}", nodes);
   json_object *p = json_tokener_parse(text), *out = NULL;
   struct gb_kube_error e;
-  int rc = gb_kube_merge_patch(cli, path, p, &out, &e);
+  int rc = gb_kube_client_merge_patch(cli, path, p, &out, &e);
   ck_assert_msg(rc == 0, "patch %s/%s: %s", ns, name, e.message);
   json_object_put(p);
   json_object_put(out);
@@ -292,9 +296,9 @@ static void patch_nodes(const char *ns, const char *name, int nodes) {
 
 static void delete_obj(const char *ns, const char *name) {
   char path[256];
-  ck_assert_int_eq(gb_kube_path(path, sizeof(path), GROUP, VERSION, RESOURCE, ns, name), 0);
+  ck_assert_int_eq(gb_kube_client_path(path, sizeof(path), GROUP, VERSION, RESOURCE, ns, name), 0);
   struct gb_kube_error e;
-  int rc = gb_kube_delete(cli, path, "Background", NULL, &e);
+  int rc = gb_kube_client_delete(cli, path, "Background", NULL, &e);
   ck_assert_msg(rc == 0, "delete %s/%s: %s", ns, name, e.message);
 }
 
@@ -381,9 +385,9 @@ static int mirror_matches_server(char *why, size_t cap) {
   static struct collect srv;
   memset(&srv, 0, sizeof(srv));
   char path[256];
-  gb_kube_path(path, sizeof(path), GROUP, VERSION, RESOURCE, NULL, NULL);
+  gb_kube_client_path(path, sizeof(path), GROUP, VERSION, RESOURCE, NULL, NULL);
   struct gb_kube_error e;
-  if (gb_kube_list(ctl, path, NULL, collect_item, &srv, NULL, 0, &e)) {
+  if (gb_kube_client_list(ctl, path, NULL, collect_item, &srv, NULL, 0, &e)) {
     snprintf(why, cap, "list: %.200s", e.message);
     return 0;
   }
@@ -572,8 +576,8 @@ static void gone_case(int inband) {
   control_void("compact", "{}");
   json_object *out = NULL;
   struct gb_kube_error e;
-  ck_assert_int_eq(gb_kube_request(ctl, GB_KUBE_DELETE, "DELETE", "/_control/faults", NULL, NULL,
-                                   0, &out, &e),
+  ck_assert_int_eq(gb_kube_client_request(ctl, GB_KUBE_DELETE, "DELETE", "/_control/faults", NULL,
+                                          NULL, 0, &out, &e),
                    0);
   json_object_put(out);
   char why[256];
@@ -636,8 +640,8 @@ START_TEST(namespace_set_informer) {
   control_void("compact", "{}");
   json_object *out = NULL;
   struct gb_kube_error e;
-  ck_assert_int_eq(gb_kube_request(ctl, GB_KUBE_DELETE, "DELETE", "/_control/faults", NULL, NULL,
-                                   0, &out, &e),
+  ck_assert_int_eq(gb_kube_client_request(ctl, GB_KUBE_DELETE, "DELETE", "/_control/faults", NULL,
+                                          NULL, 0, &out, &e),
                    0);
   json_object_put(out);
   struct gb_informer_stats s;
@@ -733,18 +737,18 @@ END_TEST
 
 START_TEST(server_side_apply) {
   char path[256];
-  ck_assert_int_eq(gb_kube_path(path, sizeof(path), GROUP, VERSION, RESOURCE, "team-a", "ssa"),
-                   0);
+  ck_assert_int_eq(
+      gb_kube_client_path(path, sizeof(path), GROUP, VERSION, RESOURCE, "team-a", "ssa"), 0);
   json_object *o = trainjob("team-a", "ssa", 2), *out = NULL;
   struct gb_kube_error e;
   /* Creates. */
-  ck_assert_int_eq(gb_kube_apply(cli, path, o, "gangbridge", 1, &out, &e), 0);
+  ck_assert_int_eq(gb_kube_client_apply(cli, path, o, "gangbridge", 1, &out, &e), 0);
   ck_assert_str_ne(gb_kobj_meta(out, "uid"), "");
   json_object_put(out);
   json_object_put(o);
   /* Updates with the same manager. */
   o = trainjob("team-a", "ssa", 3);
-  ck_assert_int_eq(gb_kube_apply(cli, path, o, "gangbridge", 0, &out, &e), 0);
+  ck_assert_int_eq(gb_kube_client_apply(cli, path, o, "gangbridge", 0, &out, &e), 0);
   json_object *spec, *tr, *nn;
   ck_assert(json_object_object_get_ex(out, "spec", &spec));
   ck_assert(json_object_object_get_ex(spec, "trainer", &tr));
@@ -754,25 +758,25 @@ START_TEST(server_side_apply) {
   json_object_put(o);
   /* Another manager changing a field gangbridge owns: 409 without force. */
   o = trainjob("team-a", "ssa", 5);
-  ck_assert_int_eq(gb_kube_apply(cli, path, o, "someone-else", 0, &out, &e), GC_EIO);
+  ck_assert_int_eq(gb_kube_client_apply(cli, path, o, "someone-else", 0, &out, &e), GC_EIO);
   ck_assert_ptr_null(out);
   ck_assert_int_eq(e.http, 409);
   ck_assert_str_eq(e.reason, "Conflict");
   ck_assert_ptr_nonnull(strstr(e.message, "conflict with \"gangbridge\""));
   ck_assert_ptr_nonnull(strstr(e.message, "numNodes"));
   /* With force it takes the field over. */
-  ck_assert_int_eq(gb_kube_apply(cli, path, o, "someone-else", 1, &out, &e), 0);
+  ck_assert_int_eq(gb_kube_client_apply(cli, path, o, "someone-else", 1, &out, &e), 0);
   json_object_put(out);
   json_object_put(o);
   /* Get and 404s. */
-  ck_assert_int_eq(gb_kube_get(cli, path, &out, &e), 0);
+  ck_assert_int_eq(gb_kube_client_get(cli, path, &out, &e), 0);
   json_object_put(out);
   char missing[256];
-  gb_kube_path(missing, sizeof(missing), GROUP, VERSION, RESOURCE, "team-a", "nope");
-  ck_assert_int_eq(gb_kube_get(cli, missing, &out, &e), GC_ENOTFOUND);
+  gb_kube_client_path(missing, sizeof(missing), GROUP, VERSION, RESOURCE, "team-a", "nope");
+  ck_assert_int_eq(gb_kube_client_get(cli, missing, &out, &e), GC_ENOTFOUND);
   ck_assert_int_eq(e.http, 404);
   ck_assert_str_eq(e.reason, "NotFound");
-  ck_assert_int_eq(gb_kube_delete(cli, missing, NULL, NULL, &e), GC_ENOTFOUND);
+  ck_assert_int_eq(gb_kube_client_delete(cli, missing, NULL, NULL, &e), GC_ENOTFOUND);
 }
 END_TEST
 
@@ -780,27 +784,28 @@ START_TEST(update_with_resource_version_conflicts) {
   /* A Lease as leader election uses it: create, renew with the current
    * resourceVersion, and a stale renewal is a 409 Conflict. */
   char coll[256], path[256];
-  gb_kube_path(coll, sizeof(coll), "coordination.k8s.io", "v1", "leases", "team-a", NULL);
-  gb_kube_path(path, sizeof(path), "coordination.k8s.io", "v1", "leases", "team-a", "gangbridge");
+  gb_kube_client_path(coll, sizeof(coll), "coordination.k8s.io", "v1", "leases", "team-a", NULL);
+  gb_kube_client_path(path, sizeof(path), "coordination.k8s.io", "v1", "leases", "team-a",
+                      "gangbridge");
   json_object *lease = json_tokener_parse(
       "{\"apiVersion\":\"coordination.k8s.io/v1\",\"kind\":\"Lease\",\"metadata\":{\"name\":"
       "\"gangbridge\",\"namespace\":\"team-a\"},\"spec\":{\"holderIdentity\":\"a\","
       "\"leaseDurationSeconds\":15}}");
   json_object *created = NULL, *renewed = NULL, *out = NULL;
   struct gb_kube_error e;
-  ck_assert_int_eq(gb_kube_create(cli, coll, lease, &created, &e), 0);
+  ck_assert_int_eq(gb_kube_client_create(cli, coll, lease, &created, &e), 0);
   json_object_put(lease);
   /* Renew from what we read. */
   json_object *spec;
   ck_assert(json_object_object_get_ex(created, "spec", &spec));
   json_object_object_add(spec, "holderIdentity", json_object_new_string("b"));
-  ck_assert_int_eq(gb_kube_update(cli, path, created, &renewed, &e), 0);
+  ck_assert_int_eq(gb_kube_client_update(cli, path, created, &renewed, &e), 0);
   ck_assert_str_ne(gb_kobj_meta(renewed, "resourceVersion"),
                    gb_kobj_meta(created, "resourceVersion"));
   /* The same stale copy again: conflict, not retried. */
   struct gb_kube_stats before, after;
   gb_kube_client_stats(cli, &before);
-  ck_assert_int_eq(gb_kube_update(cli, path, created, &out, &e), GC_EIO);
+  ck_assert_int_eq(gb_kube_client_update(cli, path, created, &out, &e), GC_EIO);
   gb_kube_client_stats(cli, &after);
   ck_assert_ptr_null(out);
   ck_assert_int_eq(e.http, 409);
@@ -818,7 +823,7 @@ static void *get_many(void *arg) {
   for (int i = 0; i < 25; i++) {
     json_object *out = NULL;
     struct gb_kube_error e;
-    if (gb_kube_get(c, "/api/v1/namespaces/team-a", &out, &e) == 0 &&
+    if (gb_kube_client_get(c, "/api/v1/namespaces/team-a", &out, &e) == 0 &&
         !strcmp(gb_kobj_meta(out, "name"), "team-a"))
       ok++;
     json_object_put(out);
@@ -846,14 +851,14 @@ END_TEST
 
 static void label(const char *ns, const char *name, const char *value) {
   char path[256], text[200];
-  gb_kube_path(path, sizeof(path), GROUP, VERSION, RESOURCE, ns, name);
+  gb_kube_client_path(path, sizeof(path), GROUP, VERSION, RESOURCE, ns, name);
   if (value)
     snprintf(text, sizeof(text), "{\"metadata\":{\"labels\":{\"gang\":\"%s\"}}}", value);
   else
     snprintf(text, sizeof(text), "{\"metadata\":{\"labels\":{\"gang\":null}}}");
   json_object *p = json_tokener_parse(text), *out = NULL;
   struct gb_kube_error e;
-  ck_assert_msg(gb_kube_merge_patch(cli, path, p, &out, &e) == 0, "%s", e.message);
+  ck_assert_msg(gb_kube_client_merge_patch(cli, path, p, &out, &e) == 0, "%s", e.message);
   json_object_put(p);
   json_object_put(out);
 }
@@ -1043,8 +1048,8 @@ static int check_namespace_kind(void *arg, json_object *obj) {
 START_TEST(paging_more_than_limit) {
   int n_ns = 0;
   struct gb_kube_list_opts two = {NULL, NULL, 2};
-  ck_assert_int_eq(gb_kube_list(cli, "/api/v1/namespaces", &two, check_namespace_kind, &n_ns,
-                                NULL, 0, NULL),
+  ck_assert_int_eq(gb_kube_client_list(cli, "/api/v1/namespaces", &two, check_namespace_kind, &n_ns,
+                                       NULL, 0, NULL),
                    0);
   ck_assert_int_ge(n_ns, 6); /* four built-in namespaces and team-a, team-b */
   for (int i = 0; i < 23; i++) {
@@ -1053,7 +1058,7 @@ START_TEST(paging_more_than_limit) {
     create(i % 2 ? "team-a" : "team-b", name, 1);
   }
   char path[256];
-  gb_kube_path(path, sizeof(path), GROUP, VERSION, RESOURCE, NULL, NULL);
+  gb_kube_client_path(path, sizeof(path), GROUP, VERSION, RESOURCE, NULL, NULL);
   static struct collect c;
   memset(&c, 0, sizeof(c));
   struct gb_kube_list_opts lo = {NULL, NULL, 5};
@@ -1061,7 +1066,7 @@ START_TEST(paging_more_than_limit) {
   struct gb_kube_error e;
   struct gb_kube_stats before, after;
   gb_kube_client_stats(cli, &before);
-  ck_assert_int_eq(gb_kube_list(cli, path, &lo, collect_item, &c, rv, sizeof(rv), &e), 0);
+  ck_assert_int_eq(gb_kube_client_list(cli, path, &lo, collect_item, &c, rv, sizeof(rv), &e), 0);
   gb_kube_client_stats(cli, &after);
   ck_assert_int_eq(c.n, 23);
   ck_assert_uint_eq(after.verb[GB_KUBE_LIST].requests - before.verb[GB_KUBE_LIST].requests, 5);
@@ -1114,13 +1119,13 @@ END_TEST
 
 START_TEST(connection_reuse_and_rate_limit) {
   char path[256];
-  gb_kube_path(path, sizeof(path), "", "v1", "namespaces", NULL, "team-a");
+  gb_kube_client_path(path, sizeof(path), "", "v1", "namespaces", NULL, "team-a");
   /* Sequential requests on one client share one connection. */
   struct gb_kube_client *c = new_client(-1);
   for (int i = 0; i < 20; i++) {
     json_object *out = NULL;
     struct gb_kube_error e;
-    ck_assert_int_eq(gb_kube_get(c, path, &out, &e), 0);
+    ck_assert_int_eq(gb_kube_client_get(c, path, &out, &e), 0);
     json_object_put(out);
   }
   struct gb_kube_stats st;
@@ -1145,7 +1150,7 @@ START_TEST(connection_reuse_and_rate_limit) {
   for (int i = 0; i < 4; i++) {
     json_object *out = NULL;
     struct gb_kube_error e;
-    ck_assert_int_eq(gb_kube_get(c, path, &out, &e), 0);
+    ck_assert_int_eq(gb_kube_client_get(c, path, &out, &e), 0);
     json_object_put(out);
   }
   gb_kube_client_stats(c, &st);
@@ -1160,23 +1165,23 @@ START_TEST(token_file_rotation_and_auth_errors) {
   /* Server and client read the same token file: after a rotation the client
    * must send the new token or get 401. */
   char path[256];
-  gb_kube_path(path, sizeof(path), "", "v1", "namespaces", NULL, "team-a");
+  gb_kube_client_path(path, sizeof(path), "", "v1", "namespaces", NULL, "team-a");
   json_object *out = NULL;
   struct gb_kube_error e;
-  ck_assert_int_eq(gb_kube_get(cli, path, &out, &e), 0);
+  ck_assert_int_eq(gb_kube_client_get(cli, path, &out, &e), 0);
   json_object_put(out);
   char tmp[320];
   snprintf(tmp, sizeof(tmp), "%s/token.new", workdir);
   write_text(tmp, "token-two-rotated\n");
   ck_assert_int_eq(rename(tmp, token_path), 0);
-  ck_assert_int_eq(gb_kube_get(cli, path, &out, &e), 0);
+  ck_assert_int_eq(gb_kube_client_get(cli, path, &out, &e), 0);
   json_object_put(out);
   /* A client with a wrong static token: 401 Unauthorized, not retried. */
   struct gb_kube_config *saved = cfg;
   cfg = NULL;
   load_kubeconfig("    token: wrong\n", "");
   struct gb_kube_client *bad = new_client(3);
-  ck_assert_int_eq(gb_kube_get(bad, path, &out, &e), GC_EIO);
+  ck_assert_int_eq(gb_kube_client_get(bad, path, &out, &e), GC_EIO);
   ck_assert_int_eq(e.http, 401);
   ck_assert_str_eq(e.reason, "Unauthorized");
   struct gb_kube_stats st;
@@ -1282,7 +1287,7 @@ START_TEST(tls_inline_ca_and_client_certificate) {
   ck_assert_msg(!strncmp(server_url, "https://", 8), "%s", server_url);
   json_object *out = NULL;
   struct gb_kube_error e;
-  int rc = gb_kube_get(cli, "/api/v1/namespaces/default", &out, &e);
+  int rc = gb_kube_client_get(cli, "/api/v1/namespaces/default", &out, &e);
   ck_assert_msg(rc == 0, "%s", e.message);
   ck_assert_str_eq(gb_kobj_meta(out, "name"), "default");
   json_object_put(out);
@@ -1294,7 +1299,7 @@ START_TEST(tls_inline_ca_and_client_certificate) {
            cert_b64, key_b64);
   load_kubeconfig(user, "");
   struct gb_kube_client *c2 = new_client(-1);
-  ck_assert_int_eq(gb_kube_get(c2, "/api/v1/namespaces/default", &out, &e), GC_EIO);
+  ck_assert_int_eq(gb_kube_client_get(c2, "/api/v1/namespaces/default", &out, &e), GC_EIO);
   ck_assert_int_eq(e.http, 0);
   ck_assert_int_ne(e.curl_code, 0);
   gb_kube_client_free(c2);
@@ -1304,7 +1309,7 @@ START_TEST(tls_inline_ca_and_client_certificate) {
   cfg = NULL;
   load_kubeconfig(user, "    insecure-skip-tls-verify: true\n");
   c2 = new_client(-1);
-  rc = gb_kube_get(c2, "/api/v1/namespaces/default", &out, &e);
+  rc = gb_kube_client_get(c2, "/api/v1/namespaces/default", &out, &e);
   ck_assert_msg(rc == 0, "%s", e.message);
   json_object_put(out);
   /* No client certificate and no token: 401. */
@@ -1315,7 +1320,7 @@ START_TEST(tls_inline_ca_and_client_certificate) {
   snprintf(cl, sizeof(cl), "    certificate-authority-data: %s\n", ca_b64);
   load_kubeconfig("    {}\n", cl);
   c2 = new_client(-1);
-  ck_assert_int_eq(gb_kube_get(c2, "/api/v1/namespaces/default", &out, &e), GC_EIO);
+  ck_assert_int_eq(gb_kube_client_get(c2, "/api/v1/namespaces/default", &out, &e), GC_EIO);
   ck_assert_int_eq(e.http, 401);
   gb_kube_client_free(c2);
   gb_kube_config_free(cfg);
@@ -1356,7 +1361,7 @@ START_TEST(in_cluster_tls_token_rotation) {
   ck_assert_int_eq(gb_kube_client_new(ic, NULL, &c, &d), 0);
   json_object *out = NULL;
   struct gb_kube_error e;
-  rc = gb_kube_get(c, "/api/v1/namespaces/kube-system", &out, &e);
+  rc = gb_kube_client_get(c, "/api/v1/namespaces/kube-system", &out, &e);
   ck_assert_msg(rc == 0, "%s", e.message);
   json_object_put(out);
   /* The kubelet rotates the token: the next request uses the new one. */
@@ -1364,7 +1369,7 @@ START_TEST(in_cluster_tls_token_rotation) {
   snprintf(tmp, sizeof(tmp), "%s/token.new", workdir);
   write_text(tmp, "rotated-in-cluster\n");
   ck_assert_int_eq(rename(tmp, token_path), 0);
-  rc = gb_kube_get(c, "/api/v1/namespaces/kube-system", &out, &e);
+  rc = gb_kube_client_get(c, "/api/v1/namespaces/kube-system", &out, &e);
   ck_assert_msg(rc == 0, "%s", e.message);
   json_object_put(out);
   gb_kube_client_free(c);

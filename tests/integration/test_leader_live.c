@@ -37,8 +37,11 @@
 
 #include "gb_kobj.h"
 #include "gb_kube_client.h"
+#include "gb_kube_client_test.h"
 #include "gb_leader.h"
+#include "gb_leader_test.h"
 #include "gb_log.h"
+#include "gb_kube_config_test.h"
 
 #ifndef GB_SRC_DIR
 #define GB_SRC_DIR "."
@@ -143,9 +146,9 @@ static json_object *control(const char *what, const char *json) {
   snprintf(path, sizeof(path), "/_control/%s", what);
   json_object *out = NULL;
   struct gb_kube_error e;
-  int rc = json ? gb_kube_request(ctl, GB_KUBE_CREATE, "POST", path, "application/json", json,
-                                  strlen(json), &out, &e)
-                : gb_kube_get(ctl, path, &out, &e);
+  int rc = json ? gb_kube_client_request(ctl, GB_KUBE_CREATE, "POST", path, "application/json",
+                                         json, strlen(json), &out, &e)
+                : gb_kube_client_get(ctl, path, &out, &e);
   ck_assert_msg(rc == 0, "control %s: %s", what, e.message);
   return out;
 }
@@ -156,16 +159,16 @@ static void faults(const char *json) {
     return;
   }
   struct gb_kube_error e;
-  ck_assert_int_eq(
-      gb_kube_request(ctl, GB_KUBE_DELETE, "DELETE", "/_control/faults", NULL, NULL, 0, NULL, &e),
-      0);
+  ck_assert_int_eq(gb_kube_client_request(ctl, GB_KUBE_DELETE, "DELETE", "/_control/faults", NULL,
+                                          NULL, 0, NULL, &e),
+                   0);
 }
 
 static void post(const char *path, const char *text) {
   json_object *o = json_tokener_parse(text), *out = NULL;
   ck_assert_ptr_nonnull(o);
   struct gb_kube_error e;
-  int rc = gb_kube_create(ctl, path, o, &out, &e);
+  int rc = gb_kube_client_create(ctl, path, o, &out, &e);
   ck_assert_msg(rc == 0, "POST %s: %s", path, e.message);
   json_object_put(o);
   json_object_put(out);
@@ -175,7 +178,8 @@ static void post(const char *path, const char *text) {
 static long writes_rv(void) {
   json_object *o = NULL;
   struct gb_kube_error e;
-  ck_assert_int_eq(gb_kube_get(ctl, "/api/v1/namespaces/" NS "/configmaps/writes", &o, &e), 0);
+  ck_assert_int_eq(gb_kube_client_get(ctl, "/api/v1/namespaces/" NS "/configmaps/writes", &o, &e),
+                   0);
   long rv = strtol(gb_kobj_meta(o, "resourceVersion"), NULL, 10);
   json_object_put(o);
   return rv;
@@ -195,8 +199,8 @@ static long lease_requests(const char *verb) {
 static void lease_holder(char *buf, size_t cap) {
   json_object *o = NULL;
   struct gb_kube_error e;
-  int rc = gb_kube_get(ctl, "/apis/coordination.k8s.io/v1/namespaces/" NS "/leases/gangbridge",
-                       &o, &e);
+  int rc = gb_kube_client_get(
+      ctl, "/apis/coordination.k8s.io/v1/namespaces/" NS "/leases/gangbridge", &o, &e);
   buf[0] = 0;
   if (rc == 0) {
     struct gb_lease_record r;
@@ -240,8 +244,8 @@ static void *writer_main(void *arg) {
       snprintf(text, sizeof(text), "{\"data\":{\"%s\":\"%ld\"}}", r->id, ++seq);
       json_object *patch = json_tokener_parse(text), *out = NULL;
       struct gb_kube_error e;
-      if (gb_kube_merge_patch(r->writer, "/api/v1/namespaces/" NS "/configmaps/writes", patch,
-                              &out, &e) == 0)
+      if (gb_kube_client_merge_patch(r->writer, "/api/v1/namespaces/" NS "/configmaps/writes",
+                                     patch, &out, &e) == 0)
         atomic_fetch_add(&r->slot->writes, 1);
       json_object_put(patch);
       json_object_put(out);
@@ -461,7 +465,8 @@ static json_object *get_lease(void) {
   json_object *o = NULL;
   struct gb_kube_error e;
   ck_assert_int_eq(
-      gb_kube_get(ctl, "/apis/coordination.k8s.io/v1/namespaces/" NS "/leases/gangbridge", &o, &e),
+      gb_kube_client_get(ctl, "/apis/coordination.k8s.io/v1/namespaces/" NS "/leases/gangbridge",
+                         &o, &e),
       0);
   return o;
 }
@@ -476,8 +481,8 @@ START_TEST(test_kill_hands_over_after_lease) {
   json_object *out = NULL;
   struct gb_kube_error e;
   ck_assert_int_eq(
-      gb_kube_merge_patch(ctl, "/apis/coordination.k8s.io/v1/namespaces/" NS "/leases/gangbridge",
-                          patch, &out, &e),
+      gb_kube_client_merge_patch(
+          ctl, "/apis/coordination.k8s.io/v1/namespaces/" NS "/leases/gangbridge", patch, &out, &e),
       0);
   json_object_put(patch);
   struct gb_lease_record before, after;

@@ -23,6 +23,7 @@
 
 #include "gb_kube_client.h"
 #include "gb_release.h"
+#include "gb_kube_config_test.h"
 
 #ifndef GB_SRC_DIR
 #define GB_SRC_DIR "."
@@ -94,7 +95,7 @@ static void teardown(void) {
 
 static const char *pod_path(const char *name, const char *sub) {
   static char path[512];
-  ck_assert_int_eq(gb_kube_path(path, sizeof(path), "", "v1", "pods", "default", name), 0);
+  ck_assert_int_eq(gb_kube_client_path(path, sizeof(path), "", "v1", "pods", "default", name), 0);
   if (sub) {
     size_t n = strlen(path);
     snprintf(path + n, sizeof(path) - n, "/%s", sub);
@@ -112,9 +113,10 @@ static void create_pod(const char *name, const char *spec) {
   json_object *obj = json_tokener_parse(text), *out = NULL;
   ck_assert_ptr_nonnull(obj);
   char coll[256];
-  ck_assert_int_eq(gb_kube_path(coll, sizeof(coll), "", "v1", "pods", "default", NULL), 0);
+  ck_assert_int_eq(gb_kube_client_path(coll, sizeof(coll), "", "v1", "pods", "default", NULL), 0);
   struct gb_kube_error e;
-  ck_assert_msg(gb_kube_create(cli, coll, obj, &out, &e) == 0, "create %s: %s", name, e.message);
+  ck_assert_msg(gb_kube_client_create(cli, coll, obj, &out, &e) == 0, "create %s: %s", name,
+                e.message);
   json_object_put(obj);
   json_object_put(out);
 }
@@ -122,7 +124,7 @@ static void create_pod(const char *name, const char *spec) {
 static json_object *get_pod(const char *name) {
   json_object *out = NULL;
   struct gb_kube_error e;
-  ck_assert_msg(gb_kube_get(cli, pod_path(name, NULL), &out, &e) == 0, "get %s: %s", name,
+  ck_assert_msg(gb_kube_client_get(cli, pod_path(name, NULL), &out, &e) == 0, "get %s: %s", name,
                 e.message);
   return out;
 }
@@ -133,13 +135,13 @@ static long send_release(json_object *pod, const struct gb_restriction *r) {
   struct gc_diags d;
   gc_diags_init(&d);
   int rc = gb_release_patch(pod, r, &body, &d);
-  ck_assert_msg(rc == 0, "release body: %s", d.n ? d.msgs[0] : gc_strerror(rc));
+  ck_assert_msg(rc == 0, "release body: %s", d.n ? d.msgs[0] : gc_diag_strerror(rc));
   gc_diags_destroy(&d);
   const char *name = json_object_get_string(
       json_object_object_get(json_object_object_get(pod, "metadata"), "name"));
   struct gb_kube_error e;
   gb_kube_error_clear(&e);
-  rc = gb_kube_merge_patch(cli, pod_path(name, NULL), body, &out, &e);
+  rc = gb_kube_client_merge_patch(cli, pod_path(name, NULL), body, &out, &e);
   json_object_put(body);
   json_object_put(out);
   return rc == 0 ? 200 : e.http;
@@ -230,7 +232,7 @@ START_TEST(test_hosts_then_bindable) {
   json_object *out = NULL;
   struct gb_kube_error e;
   /* A scheduler cannot bind a gated pod. */
-  ck_assert_int_ne(gb_kube_create(cli, pod_path("p2", "binding"), binding, &out, &e), 0);
+  ck_assert_int_ne(gb_kube_client_create(cli, pod_path("p2", "binding"), binding, &out, &e), 0);
   ck_assert_int_eq(e.http, 409);
   struct gb_restriction r;
   memset(&r, 0, sizeof(r));
@@ -241,7 +243,7 @@ START_TEST(test_hosts_then_bindable) {
   expect_field("p2", REQ_TERMS,
                "{\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":\"kubernetes.io/"
                "hostname\",\"operator\":\"In\",\"values\":[\"n1\",\"n2\"]}]}]}");
-  ck_assert_msg(gb_kube_create(cli, pod_path("p2", "binding"), binding, &out, &e) == 0,
+  ck_assert_msg(gb_kube_client_create(cli, pod_path("p2", "binding"), binding, &out, &e) == 0,
                 "bind: %s", e.message);
   json_object_put(out);
   json_object_put(binding);
@@ -258,7 +260,7 @@ START_TEST(test_stale_read_conflicts) {
   json_object *label = json_tokener_parse("{\"metadata\":{\"labels\":{\"touched\":\"yes\"}}}");
   json_object *out = NULL;
   struct gb_kube_error e;
-  ck_assert_int_eq(gb_kube_merge_patch(cli, pod_path("p3", NULL), label, &out, &e), 0);
+  ck_assert_int_eq(gb_kube_client_merge_patch(cli, pod_path("p3", NULL), label, &out, &e), 0);
   json_object_put(label);
   json_object_put(out);
   ck_assert_int_eq(send_release(stale, &r), 409);
@@ -289,14 +291,14 @@ START_TEST(test_retry_and_foreign_ungating) {
   json_object *ungate = json_tokener_parse("{\"spec\":{\"schedulingGates\":null}}");
   json_object *out = NULL;
   struct gb_kube_error e;
-  ck_assert_int_eq(gb_kube_merge_patch(cli, pod_path("p5", NULL), ungate, &out, &e), 0);
+  ck_assert_int_eq(gb_kube_client_merge_patch(cli, pod_path("p5", NULL), ungate, &out, &e), 0);
   json_object_put(ungate);
   json_object_put(out);
   ck_assert_int_eq(state("p5", &r), GB_RELEASE_UNRESTRICTED);
   json_object *late = json_tokener_parse(
       "{\"spec\":{\"affinity\":{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuring"
       "Execution\":{\"nodeSelectorTerms\":[{\"matchExpressions\":[" REQ "]}]}}}}}");
-  ck_assert_int_ne(gb_kube_merge_patch(cli, pod_path("p5", NULL), late, &out, &e), 0);
+  ck_assert_int_ne(gb_kube_client_merge_patch(cli, pod_path("p5", NULL), late, &out, &e), 0);
   ck_assert_int_eq(e.http, 422);
   ck_assert_ptr_nonnull(strstr(e.message, "pod updates may not change fields"));
   json_object_put(late);

@@ -7,8 +7,10 @@
 #   - every .c/.h starts with an SPDX line followed by a header comment saying what it is;
 #   - gangcalc/ and topology/ stay pure: no json-c, curl, gRPC, protobuf-c, microhttpd or yaml
 #     includes, and no printf/fprintf/exit( (library code never prints or exits);
-#   - every symbol exported by libgangcalc.a, libtopology.a and libgbcore.a (nm --defined-only
-#     -g on the libraries under $GB_BUILD) carries its directory's prefix (gc_, tp_, gb_);
+#   - every symbol exported by libgangcalc.a, libtopology.a and each bridge/ layer's library
+#     (every bridge/*/CMakeLists.txt's gb_layer(...), so a new layer is covered; nm on the
+#     libraries under $GB_BUILD) carries its directory's prefix (gc_, tp_, gb_) and its module's
+#     prefix (tests/style/exports.py says how a module is found);
 #   - no function body is longer than 120 lines, except the offenders listed (with their
 #     length when the budget was set) in tests/style/function-length-allowlist.txt, which may
 #     only shrink: a listed function that grows fails, and so does any new long one.
@@ -161,33 +163,8 @@ for b in bad:
 sys.exit(1 if bad else 0)
 PY
 
-# ---- exported symbols carry their directory's prefix --------------------------------------
-layers=""
-for l in base doc http kube rpc controller cli; do layers="$layers bridge/$l:libgb_$l.a:gb_"; done
-for spec in gangcalc:libgangcalc.a:gc_ topology:libtopology.a:tp_ $layers; do
-  IFS=: read -r dir lib prefix <<<"$spec"
-  path="$BUILD/$dir/$lib"
-  if [ ! -f "$path" ]; then
-    echo "$path: library not built (set GB_BUILD to a configured build directory)"
-    fail=1
-    continue
-  fi
-  # Lines "file.o:" name the member; "addr TYPE name" are defined global symbols.  Symbols
-  # the sanitizers add in an ASan/fuzz build (__odr_asan.*, __asan_*, __sancov_*) are not ours.
-  offenders="$(nm --defined-only -g "$path" | awk -v p="$prefix" '
-    /:$/ { obj = substr($0, 1, length($0) - 1); next }
-    NF >= 3 && $3 ~ /^__(odr_asan|asan_|ubsan_|sancov|sanitizer_)/ { next }
-    NF >= 3 && index($3, p) != 1 { src = obj; sub(/\.o$/, "", src); print src, $3, $2 }')"
-  while read -r src sym type; do
-    [ -n "$sym" ] || continue
-    # Point at the first line of the source that declares or defines the symbol.
-    line="$(grep -n -E "(^|[^[:alnum:]_])${sym}[[:space:]]*(\(|\[|=|;)" "$SRC/$dir/$src" 2>/dev/null \
-      | head -n1 | cut -d: -f1 || true)"
-    echo "$dir/$src:${line:-1}: exported symbol $sym (nm type $type) lacks the ${prefix} prefix" \
-      "(make it static or rename it)"
-    fail=1
-  done <<<"$offenders"
-done
+# ---- exported symbols carry their module's prefix (tests/style/exports.py) ----------------
+python3 "$HERE/exports.py" "$SRC" "$BUILD" || fail=1
 
 if [ "$fail" -ne 0 ]; then
   echo "FAIL: style violations above (docs/internals/conventions.md)"

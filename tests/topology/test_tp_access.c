@@ -10,6 +10,7 @@
 #include "gb_manifest.h"
 #include "gc_diag.h"
 #include "tp_snapshot.h"
+#include "tp_snapshot_test.h"
 
 #define NODE(n, rack)                                                                       \
   "apiVersion: v1\nkind: Node\nmetadata: {name: " n ", labels: {rack: " rack "}}\n"         \
@@ -20,7 +21,7 @@ START_TEST(accessors) {
   struct gc_diags d;
   gc_diags_init(&d);
   struct gb_docset *ds = gb_docset_new(NULL);
-  ck_assert_int_eq(gb_load_buffer(ds, "c.yaml", yaml, strlen(yaml), &d), 0);
+  ck_assert_int_eq(gb_manifest_load_buffer(ds, "c.yaml", yaml, strlen(yaml), &d), 0);
   const struct gc_value *docs[8];
   for (size_t i = 0; i < ds->n; i++)
     docs[i] = ds->docs[i].root;
@@ -84,7 +85,7 @@ START_TEST(adjust_free) {
   struct gc_diags d;
   gc_diags_init(&d);
   struct gb_docset *ds = gb_docset_new(NULL);
-  ck_assert_int_eq(gb_load_buffer(ds, "c.yaml", yaml, strlen(yaml), &d), 0);
+  ck_assert_int_eq(gb_manifest_load_buffer(ds, "c.yaml", yaml, strlen(yaml), &d), 0);
   const struct gc_value *docs[4];
   for (size_t i = 0; i < ds->n; i++)
     docs[i] = ds->docs[i].root;

@@ -84,7 +84,7 @@ static void setup(struct fx *f) {
                             i);
   ck_assert_uint_lt(len, sizeof(yaml) - 1);
   f->ds = gb_docset_new(NULL);
-  ck_assert_int_eq(gb_load_buffer(f->ds, "c.yaml", yaml, len, &f->d), 0);
+  ck_assert_int_eq(gb_manifest_load_buffer(f->ds, "c.yaml", yaml, len, &f->d), 0);
   static const struct gc_value *docs[N_NODES];
   for (size_t i = 0; i < f->ds->n; i++)
     docs[i] = f->ds->docs[i].root;
@@ -121,7 +121,7 @@ static void check_gang(struct fx *f, const struct tp_gang *g) {
   o.search_budget = -1;
   struct tp_result res;
   gc_arena_reset(f->a);
-  ck_assert_int_eq(tp_evaluate(f->ev, f->s, g, &o, f->a, &res, &f->d), 0);
+  ck_assert_int_eq(tp_place_evaluate(f->ev, f->s, g, &o, f->a, &res, &f->d), 0);
   int pods_r = tp_snapshot_resource(f->s, "pods");
   for (size_t k = 0; k < g->n_sets; k++)
     for (uint32_t slot = 0; slot < f->s->n_slots; slot++) {

@@ -43,7 +43,7 @@ static void build(struct built *b, const char *yaml, int lenient) {
   memset(b, 0, sizeof(*b));
   gc_diags_init(&b->d);
   b->ds = gb_docset_new(NULL);
-  ck_assert_int_eq(gb_load_buffer(b->ds, "c.yaml", yaml, strlen(yaml), &b->d), 0);
+  ck_assert_int_eq(gb_manifest_load_buffer(b->ds, "c.yaml", yaml, strlen(yaml), &b->d), 0);
   const struct gc_value *docs[64];
   const char *origins[64];
   ck_assert_uint_le(b->ds->n, 64);

@@ -17,6 +17,7 @@
 #include "tp_gang.h"
 #include "tp_place.h"
 #include "tp_snapshot.h"
+#include "tp_snapshot_test.h"
 
 #define NODE(n, cpu, gpu)                                                                   \
   "apiVersion: v1\nkind: Node\nmetadata: {name: " n "}\n"                                  \
@@ -48,7 +49,7 @@ static void setup(struct fx *f, const char *yaml) {
   memset(f, 0, sizeof(*f));
   gc_diags_init(&f->d);
   f->ds = gb_docset_new(NULL);
-  ck_assert_int_eq(gb_load_buffer(f->ds, "c.yaml", yaml, strlen(yaml), &f->d), 0);
+  ck_assert_int_eq(gb_manifest_load_buffer(f->ds, "c.yaml", yaml, strlen(yaml), &f->d), 0);
   const struct gc_value *docs[64];
   for (size_t i = 0; i < f->ds->n; i++)
     docs[i] = f->ds->docs[i].root;
@@ -92,7 +93,7 @@ static struct tp_result eval(struct fx *f, const struct tp_gang *g, enum tp_mode
   }
   o.profile = prof;
   struct tp_result r;
-  int rc = tp_evaluate(f->ev, f->s, g, &o, f->a, &r, &f->d);
+  int rc = tp_place_evaluate(f->ev, f->s, g, &o, f->a, &r, &f->d);
   ck_assert_int_eq(rc, 0);
   return r;
 }
@@ -219,10 +220,10 @@ START_TEST(tiers_hard_soft_and_reasons) {
   struct tp_eval_opts o = {0};
   o.policy.mode = TP_MODE_HARD;
   o.policy.highest_tier_name = "spine";
-  ck_assert_int_eq(tp_evaluate(f.ev, f.s, &g, &o, f.a, &r, &f.d), 0);
+  ck_assert_int_eq(tp_place_evaluate(f.ev, f.s, &g, &o, f.a, &r, &f.d), 0);
   ck_assert_str_eq(r.domain_name, "s1");
   o.policy.highest_tier_name = "nope";
-  ck_assert_int_eq(tp_evaluate(f.ev, f.s, &g, &o, f.a, &r, &f.d), GC_ENOTFOUND);
+  ck_assert_int_eq(tp_place_evaluate(f.ev, f.s, &g, &o, f.a, &r, &f.d), GC_ENOTFOUND);
   /* 7 pods of 4 GPUs: no HyperNode holds them (s1 5, s2 0); soft mode falls
    * back to the whole cluster, which adds z (2 more). */
   g = gang1(&f, 7, 4);
@@ -242,7 +243,7 @@ START_TEST(tiers_hard_soft_and_reasons) {
   /* Default policy (none anywhere): hard at tier 1. */
   g = gang1(&f, 5, 4);
   o = (struct tp_eval_opts){0};
-  ck_assert_int_eq(tp_evaluate(f.ev, f.s, &g, &o, f.a, &r, &f.d), 0);
+  ck_assert_int_eq(tp_place_evaluate(f.ev, f.s, &g, &o, f.a, &r, &f.d), 0);
   ck_assert_int_eq(r.mode, TP_MODE_HARD);
   ck_assert_int_eq(r.highest_tier, 1);
   ck_assert(!r.feasible);
@@ -356,7 +357,7 @@ START_TEST(after_updates) {
   /* A node that no HyperNode lists joins: only the whole cluster gains. */
   struct gb_docset *extra = gb_docset_new(NULL);
   const char *doc = NODE("new", "64", "16");
-  ck_assert_int_eq(gb_load_buffer(extra, "y.yaml", doc, strlen(doc), &f.d), 0);
+  ck_assert_int_eq(gb_manifest_load_buffer(extra, "y.yaml", doc, strlen(doc), &f.d), 0);
   int rc = tp_snapshot_add_node(f.s, extra->docs[0].root, "y.yaml", &f.d);
   for (size_t i = 0; rc && i < f.d.n; i++)
     fprintf(stderr, "  diag: %s\n", f.d.msgs[i]);
@@ -382,7 +383,7 @@ START_TEST(gang_document) {
       "apiVersion: gangbridge.io/v1alpha1\nkind: Gang\nmetadata: {name: bad}\n"
       "spec:\n  podSets:\n  - {name: w, count: 0}\n  - {name: w, count: 1, requests: {cpu: x}}\n"
       "  networkTopology: {mode: firm}\n";
-  ck_assert_int_eq(gb_load_buffer(ds, "g.yaml", y, strlen(y), &d), 0);
+  ck_assert_int_eq(gb_manifest_load_buffer(ds, "g.yaml", y, strlen(y), &d), 0);
   struct gc_arena *a = gc_arena_new(0);
   struct tp_gang g;
   ck_assert(tp_gang_is_doc(ds->docs[0].root));
@@ -426,11 +427,11 @@ START_TEST(blocked_nodes) {
    * tightest); with b1 blocked both go to b2. */
   struct tp_gang g = gang1(&f, 2, 4);
   struct tp_result r;
-  ck_assert_int_eq(tp_evaluate(f.ev, f.s, &g, &o, f.a, &r, &f.d), 0);
+  ck_assert_int_eq(tp_place_evaluate(f.ev, f.s, &g, &o, f.a, &r, &f.d), 0);
   ck_assert(r.feasible);
   ck_assert_int_eq(pods_on(&r, "b1"), 2);
   mask[tp_snapshot_node(f.s, "b1")] = 1;
-  ck_assert_int_eq(tp_evaluate(f.ev, f.s, &g, &o, f.a, &r, &f.d), 0);
+  ck_assert_int_eq(tp_place_evaluate(f.ev, f.s, &g, &o, f.a, &r, &f.d), 0);
   ck_assert(r.feasible);
   ck_assert_str_eq(r.domain_name, "r2");
   ck_assert_int_eq(pods_on(&r, "b1"), 0);
@@ -439,7 +440,7 @@ START_TEST(blocked_nodes) {
   /* 2 pods of 8 GPUs fit only on b1 + b2: with b1 blocked nothing at tier
    * <= 2 holds them, and the reason says why (the sums leave b1 out). */
   g = gang1(&f, 2, 8);
-  ck_assert_int_eq(tp_evaluate(f.ev, f.s, &g, &o, f.a, &r, &f.d), 0);
+  ck_assert_int_eq(tp_place_evaluate(f.ev, f.s, &g, &o, f.a, &r, &f.d), 0);
   print_reasons(&r);
   ck_assert(!r.feasible);
   ck_assert(has_reason(&r, "r2 (tier 1): fits 1 of 2 pods; nvidia.com/gpu short by 8"));
@@ -450,23 +451,23 @@ START_TEST(blocked_nodes) {
   sets[1].name = "v";
   h.sets = sets;
   h.n_sets = 2;
-  ck_assert_int_eq(tp_evaluate(f.ev, f.s, &h, &o, f.a, &r, &f.d), 0);
+  ck_assert_int_eq(tp_place_evaluate(f.ev, f.s, &h, &o, f.a, &r, &f.d), 0);
   ck_assert(!r.feasible);
   ck_assert(has_reason(&r, "nvidia.com/gpu short by 8"));
   mask[tp_snapshot_node(f.s, "b1")] = 0;
-  ck_assert_int_eq(tp_evaluate(f.ev, f.s, &h, &o, f.a, &r, &f.d), 0);
+  ck_assert_int_eq(tp_place_evaluate(f.ev, f.s, &h, &o, f.a, &r, &f.d), 0);
   ck_assert(r.feasible);
   /* Soft mode on the whole cluster: z and b2 hold the 8-GPU pods when b1
    * is blocked; with every 8-GPU node blocked nothing does. */
   mask[tp_snapshot_node(f.s, "b1")] = 1;
   o.policy.mode = TP_MODE_SOFT;
-  ck_assert_int_eq(tp_evaluate(f.ev, f.s, &g, &o, f.a, &r, &f.d), 0);
+  ck_assert_int_eq(tp_place_evaluate(f.ev, f.s, &g, &o, f.a, &r, &f.d), 0);
   ck_assert(r.feasible);
   ck_assert(r.whole_cluster);
   ck_assert_int_eq(pods_on(&r, "b1"), 0);
   mask[tp_snapshot_node(f.s, "b2")] = 1;
   mask[tp_snapshot_node(f.s, "z")] = 1;
-  ck_assert_int_eq(tp_evaluate(f.ev, f.s, &g, &o, f.a, &r, &f.d), 0);
+  ck_assert_int_eq(tp_place_evaluate(f.ev, f.s, &g, &o, f.a, &r, &f.d), 0);
   ck_assert(!r.feasible);
   ck_assert(has_reason(&r, "3 node(s) blocked for this gang"));
   free(mask);

@@ -266,7 +266,7 @@ static void check_seed(uint64_t seed, struct stats *st) {
   struct gc_diags d;
   gc_diags_init(&d);
   struct gb_docset *ds = gb_docset_new(NULL);
-  ck_assert_int_eq(gb_load_buffer(ds, "w.yaml", yaml, len, &d), 0);
+  ck_assert_int_eq(gb_manifest_load_buffer(ds, "w.yaml", yaml, len, &d), 0);
   const struct gc_value *docs[32];
   for (size_t i = 0; i < ds->n; i++)
     docs[i] = ds->docs[i].root;
@@ -297,7 +297,7 @@ static void check_seed(uint64_t seed, struct stats *st) {
   o.profile = w.prof;
   struct tp_evaluator *ev = tp_evaluator_new();
   struct tp_result res;
-  ck_assert_int_eq(tp_evaluate(ev, s, &g, &o, a, &res, &d), 0);
+  ck_assert_int_eq(tp_place_evaluate(ev, s, &g, &o, a, &res, &d), 0);
 
   /* Oracle: the lowest tier with an eligible feasible domain. */
   int best_tier = -1;
@@ -382,7 +382,7 @@ static void check_seed(uint64_t seed, struct stats *st) {
   if (w.S > 1 && best_tier >= 0) {
     o.search_budget = -1;
     struct tp_result gr;
-    ck_assert_int_eq(tp_evaluate(ev, s, &g, &o, a, &gr, &d), 0);
+    ck_assert_int_eq(tp_place_evaluate(ev, s, &g, &o, a, &gr, &d), 0);
     int gtier = -1;
     if (gr.feasible)
       gtier = gr.whole_cluster ? w.root_tier : (int)gr.tier;

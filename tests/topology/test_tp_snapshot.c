@@ -38,7 +38,7 @@ static void build(struct built *b, const char *yaml, const char *const *levels, 
   gc_diags_init(&b->d);
   b->ds = gb_docset_new(NULL);
   ck_assert_ptr_nonnull(b->ds);
-  ck_assert_int_eq(gb_load_buffer(b->ds, "c.yaml", yaml, strlen(yaml), &b->d), 0);
+  ck_assert_int_eq(gb_manifest_load_buffer(b->ds, "c.yaml", yaml, strlen(yaml), &b->d), 0);
   const struct gc_value *docs[64];
   const char *origins[64];
   ck_assert_uint_le(b->ds->n, 64);
@@ -333,7 +333,7 @@ START_TEST(updates_match_rebuild) {
   const char *more = NODE("n0", "rack: c") NODE("n5", "rack: b")
       "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
       "spec: {nodeName: n5, containers: [{name: a, resources: {requests: {cpu: '3'}}}]}\n";
-  ck_assert_int_eq(gb_load_buffer(extra, "more.yaml", more, strlen(more), &a.d), 0);
+  ck_assert_int_eq(gb_manifest_load_buffer(extra, "more.yaml", more, strlen(more), &a.d), 0);
   ck_assert_int_eq(tp_snapshot_add_node(s, extra->docs[0].root, "more.yaml", &a.d), 0);
   ck_assert_int_eq(tp_snapshot_add_node(s, extra->docs[1].root, "more.yaml", &a.d), 0);
   ck_assert_int_eq(tp_snapshot_add_node(s, extra->docs[1].root, "more.yaml", &a.d), GC_EINVAL);
@@ -391,7 +391,7 @@ START_TEST(hypernode_add_node_matches_members) {
   b.ds = NULL;
   struct gb_docset *extra = gb_docset_new(NULL);
   const char *more = NODE("n7", "rack: q") NODE("m1", "rack: z") NODE("x", "");
-  ck_assert_int_eq(gb_load_buffer(extra, "more.yaml", more, strlen(more), &b.d), 0);
+  ck_assert_int_eq(gb_manifest_load_buffer(extra, "more.yaml", more, strlen(more), &b.d), 0);
   for (size_t i = 0; i < 3; i++)
     ck_assert_int_eq(tp_snapshot_add_node(b.s, extra->docs[i].root, "more.yaml", &b.d), 0);
   ck_assert_int_eq(b.s->leaf[tp_snapshot_node(b.s, "n7")], tp_snapshot_domain(b.s, "rb"));
@@ -410,7 +410,7 @@ END_TEST
 /* Loads one Pod document into b's docset and returns it. */
 static const struct gc_value *pod_doc(struct built *b, const char *yaml) {
   size_t before = b->ds->n;
-  ck_assert_int_eq(gb_load_buffer(b->ds, "u.yaml", yaml, strlen(yaml), &b->d), 0);
+  ck_assert_int_eq(gb_manifest_load_buffer(b->ds, "u.yaml", yaml, strlen(yaml), &b->d), 0);
   ck_assert_uint_eq(b->ds->n, before + 1);
   return b->ds->docs[before].root;
 }

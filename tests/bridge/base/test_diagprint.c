@@ -16,7 +16,7 @@
 static char *printed(const char *prefix, const struct gc_diags *d) {
   FILE *f = tmpfile();
   ck_assert_ptr_nonnull(f);
-  gb_diag_print(f, prefix, d);
+  gb_diagprint_write(f, prefix, d);
   fflush(f);
   long n = ftell(f);
   ck_assert_int_ge(n, 0);
@@ -68,7 +68,7 @@ START_TEST(test_empty_and_null) {
   s = printed("x: ", NULL);
   ck_assert_str_eq(s, "");
   free(s);
-  gb_diag_print(NULL, NULL, &d);
+  gb_diagprint_write(NULL, NULL, &d);
 }
 END_TEST
 

@@ -124,13 +124,13 @@ START_TEST(test_pem_reader_codes) {
   memset(junk, 'A', big);
   put(junk, big);
   free(junk);
-  ck_assert_int_eq(gb_tls_pem_read(path, &pem, &d), GC_ELIMIT);
+  ck_assert_int_eq(gb_tls_files_pem_read(path, &pem, &d), GC_ELIMIT);
   ck_assert(last_has(&d, "larger than the limit"));
   put("", 0);
-  ck_assert_int_eq(gb_tls_pem_read(path, &pem, &d), GC_EINVAL);
+  ck_assert_int_eq(gb_tls_files_pem_read(path, &pem, &d), GC_EINVAL);
   ck_assert(last_has(&d, "empty file"));
   unlink(path);
-  ck_assert_int_eq(gb_tls_pem_read(path, &pem, &d), GC_ENOTFOUND);
+  ck_assert_int_eq(gb_tls_files_pem_read(path, &pem, &d), GC_ENOTFOUND);
   ck_assert(last_has(&d, "cannot open"));
   ck_assert_ptr_null(pem);
   gc_diags_destroy(&d);

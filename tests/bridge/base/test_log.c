@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "gb_log.h"
+#include "gb_log_test.h"
 #include "gc_diag.h"
 
 static FILE *capture;

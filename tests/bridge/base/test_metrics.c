@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "gb_metrics.h"
+#include "gb_metrics_test.h"
 
 static char *render(struct gb_metrics *reg) {
   char *out = NULL;
@@ -38,16 +39,17 @@ START_TEST(test_exact_exposition) {
                                         NULL), 0);
   ck_assert_int_eq(gb_metrics_counter(reg, "demo_unused_total", "Never used.", cl, 1, &u, NULL),
                    0);
-  ck_assert_int_eq(gb_counter_inc(c, (const char *[]){"ok"}), 0);
-  ck_assert_int_eq(gb_counter_add(c, (const char *[]){"ok"}, 2), 0);
-  ck_assert_int_eq(gb_counter_inc(c, (const char *[]){"a \"q\" \\ b\nc"}), 0);
-  ck_assert_int_eq(gb_gauge_set(g, NULL, 7), 0);
-  ck_assert_int_eq(gb_gauge_add(g, NULL, -2.5), 0);
-  ck_assert_int_eq(gb_histogram_observe(h, (const char *[]){"GET", "200"}, 0.05), 0);
-  ck_assert_int_eq(gb_histogram_observe(h, (const char *[]){"GET", "200"}, 0.1), 0); /* le is <= */
-  ck_assert_int_eq(gb_histogram_observe(h, (const char *[]){"GET", "200"}, 5), 0);
-  ck_assert_int_eq(gb_histogram_observe(h, (const char *[]){"GET", "200"}, 100), 0);
-  ck_assert_int_eq(gb_histogram_observe(h, (const char *[]){"DELETE", "404"}, 0.5), 0);
+  ck_assert_int_eq(gb_metric_counter_inc(c, (const char *[]){"ok"}), 0);
+  ck_assert_int_eq(gb_metric_counter_add(c, (const char *[]){"ok"}, 2), 0);
+  ck_assert_int_eq(gb_metric_counter_inc(c, (const char *[]){"a \"q\" \\ b\nc"}), 0);
+  ck_assert_int_eq(gb_metric_gauge_set(g, NULL, 7), 0);
+  ck_assert_int_eq(gb_metric_gauge_add(g, NULL, -2.5), 0);
+  ck_assert_int_eq(gb_metric_histogram_observe(h, (const char *[]){"GET", "200"}, 0.05), 0);
+  ck_assert_int_eq(gb_metric_histogram_observe(h, (const char *[]){"GET", "200"}, 0.1),
+                   0); /* le is <= */
+  ck_assert_int_eq(gb_metric_histogram_observe(h, (const char *[]){"GET", "200"}, 5), 0);
+  ck_assert_int_eq(gb_metric_histogram_observe(h, (const char *[]){"GET", "200"}, 100), 0);
+  ck_assert_int_eq(gb_metric_histogram_observe(h, (const char *[]){"DELETE", "404"}, 0.5), 0);
   char *out = render(reg);
   const char *want =
       "# HELP demo_depth Queue depth.\n"
@@ -138,24 +140,24 @@ START_TEST(test_validation) {
   ck_assert_int_eq(gb_metrics_gauge(reg, "ns:sub_total", "x", NULL, 0, &m2, &d), GC_EUSAGE);
 
   /* Updates with the wrong shape or value are refused and change nothing. */
-  ck_assert_int_eq(gb_counter_add(m, (const char *[]){"x"}, -1), GC_EINVAL);
-  ck_assert_int_eq(gb_counter_add(m, (const char *[]){"x"}, NAN), GC_EINVAL);
-  ck_assert_int_eq(gb_counter_add(m, (const char *[]){"x"}, INFINITY), GC_EINVAL);
-  ck_assert_int_eq(gb_counter_inc(m, NULL), GC_EINVAL);
-  ck_assert_int_eq(gb_counter_inc(m, (const char *[]){NULL}), GC_EINVAL);
-  ck_assert_int_eq(gb_gauge_set(m, (const char *[]){"x"}, 1), GC_EINVAL); /* not a gauge */
-  ck_assert_int_eq(gb_histogram_observe(m, (const char *[]){"x"}, 1), GC_EINVAL);
+  ck_assert_int_eq(gb_metric_counter_add(m, (const char *[]){"x"}, -1), GC_EINVAL);
+  ck_assert_int_eq(gb_metric_counter_add(m, (const char *[]){"x"}, NAN), GC_EINVAL);
+  ck_assert_int_eq(gb_metric_counter_add(m, (const char *[]){"x"}, INFINITY), GC_EINVAL);
+  ck_assert_int_eq(gb_metric_counter_inc(m, NULL), GC_EINVAL);
+  ck_assert_int_eq(gb_metric_counter_inc(m, (const char *[]){NULL}), GC_EINVAL);
+  ck_assert_int_eq(gb_metric_gauge_set(m, (const char *[]){"x"}, 1), GC_EINVAL); /* not a gauge */
+  ck_assert_int_eq(gb_metric_histogram_observe(m, (const char *[]){"x"}, 1), GC_EINVAL);
   char *longv = malloc(GB_METRICS_LABEL_VALUE_MAX + 2);
   memset(longv, 'v', GB_METRICS_LABEL_VALUE_MAX + 1);
   longv[GB_METRICS_LABEL_VALUE_MAX + 1] = '\0';
-  ck_assert_int_eq(gb_counter_inc(m, (const char *[]){longv}), GC_EINVAL);
+  ck_assert_int_eq(gb_metric_counter_inc(m, (const char *[]){longv}), GC_EINVAL);
   free(longv);
   double v;
   ck_assert_int_eq(gb_metric_value(m, (const char *[]){"x"}, &v), GC_ENOTFOUND);
   /* A NULL family is a no-op, so code can run without a registry. */
-  ck_assert_int_eq(gb_counter_inc(NULL, NULL), 0);
-  ck_assert_int_eq(gb_gauge_set(NULL, NULL, 1), 0);
-  ck_assert_int_eq(gb_histogram_observe(NULL, NULL, 1), 0);
+  ck_assert_int_eq(gb_metric_counter_inc(NULL, NULL), 0);
+  ck_assert_int_eq(gb_metric_gauge_set(NULL, NULL, 1), 0);
+  ck_assert_int_eq(gb_metric_histogram_observe(NULL, NULL, 1), 0);
   gc_diags_destroy(&d);
   gb_metrics_free(reg);
 }
@@ -170,12 +172,12 @@ START_TEST(test_series_limit_and_clear) {
   char name[16];
   for (int i = 0; i < 5; i++) {
     snprintf(name, sizeof(name), "p%d", i);
-    int rc = gb_gauge_set(g, (const char *[]){name}, i);
+    int rc = gb_metric_gauge_set(g, (const char *[]){name}, i);
     ck_assert_int_eq(rc, i < 3 ? 0 : GC_ELIMIT);
   }
   ck_assert_uint_eq(gb_metric_dropped(g), 2);
   /* Existing series still update past the limit. */
-  ck_assert_int_eq(gb_gauge_set(g, (const char *[]){"p0"}, 9), 0);
+  ck_assert_int_eq(gb_metric_gauge_set(g, (const char *[]){"p0"}, 9), 0);
   char *out = render(reg);
   ck_assert_str_eq(out, "# HELP pg x\n# TYPE pg gauge\npg{phase=\"p0\"} 9\npg{phase=\"p1\"} 1\n"
                         "pg{phase=\"p2\"} 2\n");
@@ -188,7 +190,7 @@ START_TEST(test_series_limit_and_clear) {
   gb_metric_set_max_series(g, 0);
   for (int i = 0; i < 5000; i++) {
     snprintf(name, sizeof(name), "s%05d", i);
-    ck_assert_int_eq(gb_gauge_set(g, (const char *[]){name}, i), 0);
+    ck_assert_int_eq(gb_metric_gauge_set(g, (const char *[]){name}, i), 0);
   }
   for (int i = 0; i < 5000; i += 499) {
     double v;
@@ -209,7 +211,7 @@ static void collect(void *ctx, struct gb_metrics *reg) {
   struct collect_ctx *c = ctx;
   c->calls++;
   gb_metric_clear(c->g);
-  gb_gauge_set(c->g, (const char *[]){"volcano", "Running"}, 10 + c->calls);
+  gb_metric_gauge_set(c->g, (const char *[]){"volcano", "Running"}, 10 + c->calls);
 }
 
 START_TEST(test_collector) {
@@ -242,12 +244,13 @@ START_TEST(test_service_set) {
                               &sm.http_requests, &sm.leader, &sm.build_info};
   for (size_t i = 0; i < sizeof(all) / sizeof(*all); i++)
     ck_assert_ptr_nonnull(*all[i]);
-  gb_counter_inc(sm.reconciles, (const char *[]){GB_M_RESULT_SUCCESS});
-  gb_histogram_observe(sm.api_latency, (const char *[]){"PATCH", "podgroups", "200"}, 0.003);
-  gb_counter_inc(sm.watch_restarts, (const char *[]){"trainjobs", GB_M_WATCH_GONE});
-  gb_gauge_set(sm.podgroups, (const char *[]){"volcano", "Pending"}, 3);
-  gb_histogram_observe(sm.time_to_schedule, (const char *[]){"coscheduling", "none", "2-7"}, 42);
-  gb_gauge_set(sm.queue_depth, NULL, 17);
+  gb_metric_counter_inc(sm.reconciles, (const char *[]){GB_M_RESULT_SUCCESS});
+  gb_metric_histogram_observe(sm.api_latency, (const char *[]){"PATCH", "podgroups", "200"}, 0.003);
+  gb_metric_counter_inc(sm.watch_restarts, (const char *[]){"trainjobs", GB_M_WATCH_GONE});
+  gb_metric_gauge_set(sm.podgroups, (const char *[]){"volcano", "Pending"}, 3);
+  gb_metric_histogram_observe(sm.time_to_schedule, (const char *[]){"coscheduling", "none", "2-7"},
+                              42);
+  gb_metric_gauge_set(sm.queue_depth, NULL, 17);
   char *out = render(reg);
   const char *lines[] = {
       "# TYPE gangbridge_reconciles_total counter\n",
@@ -303,10 +306,10 @@ static void *work(void *arg) {
   char mine[16];
   snprintf(mine, sizeof(mine), "t%d", w->id);
   for (int i = 0; i < ITERS; i++) {
-    gb_counter_inc(w->c, (const char *[]){"shared"});
-    gb_counter_add(w->c, (const char *[]){mine}, 0.5);
-    gb_histogram_observe(w->h, (const char *[]){i % 2 ? "odd" : "even"}, (i % 10) * 0.1);
-    gb_gauge_add(w->g, NULL, 1);
+    gb_metric_counter_inc(w->c, (const char *[]){"shared"});
+    gb_metric_counter_add(w->c, (const char *[]){mine}, 0.5);
+    gb_metric_histogram_observe(w->h, (const char *[]){i % 2 ? "odd" : "even"}, (i % 10) * 0.1);
+    gb_metric_gauge_add(w->g, NULL, 1);
   }
   return NULL;
 }

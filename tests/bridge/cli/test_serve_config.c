@@ -18,6 +18,7 @@
 #include "gb_addr.h"
 #include "gb_manifest.h"
 #include "gb_serve_config.h"
+#include "gb_serve_config_test.h"
 
 static int has_diag(const struct gc_diags *d, const char *sub) {
   for (size_t i = 0; i < d->n; i++)
@@ -493,7 +494,7 @@ static struct gc_value *labels(struct gc_arena *a, const char *yaml, struct gb_d
   struct gc_diags d;
   gc_diags_init(&d);
   *ds = gb_docset_new(NULL);
-  ck_assert_int_eq(gb_load_buffer(*ds, "l.yaml", yaml, strlen(yaml), &d), 0);
+  ck_assert_int_eq(gb_manifest_load_buffer(*ds, "l.yaml", yaml, strlen(yaml), &d), 0);
   gc_diags_destroy(&d);
   (void)a;
   return (*ds)->docs[0].root;

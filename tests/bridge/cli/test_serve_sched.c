@@ -18,10 +18,12 @@
 #include "../http/http_client.h"
 #include "../sched/sched_fixture.h"
 #include "gb_serve_config.h"
+#include "gb_serve_config_test.h"
 #include "gb_kube_client.h"
 #include "gb_kube_config.h"
 #include "gb_standin.h"
 #include "gb_model.h"
+#include "gb_model_test.h"
 #include "gb_plan.h"
 #include "gb_serve_sched.h"
 #include "gb_testhttp.h"
@@ -36,7 +38,7 @@ static void start_server(void) {
       "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"team-a\"}}");
   struct gb_kube_error e;
   gb_kube_error_clear(&e);
-  ck_assert_int_eq(gb_kube_create(cli, "/api/v1/namespaces", ns, NULL, &e), 0);
+  ck_assert_int_eq(gb_kube_client_create(cli, "/api/v1/namespaces", ns, NULL, &e), 0);
   json_object_put(ns);
 }
 
@@ -68,7 +70,7 @@ static void events(char *out, size_t size) {
   json_object *list = NULL;
   struct gb_kube_error e;
   gb_kube_error_clear(&e);
-  ck_assert_int_eq(gb_kube_get(cli, "/api/v1/namespaces/team-a/events", &list, &e), 0);
+  ck_assert_int_eq(gb_kube_client_get(cli, "/api/v1/namespaces/team-a/events", &list, &e), 0);
   out[0] = '\0';
   json_object *items = NULL;
   json_object_object_get_ex(list, "items", &items);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "gb_rcmemo.h"
+#include "gb_rcmemo_test.h"
 
 START_TEST(test_same_replace_forget) {
   struct gb_rcmemo *m = gb_rcmemo_new();

@@ -19,6 +19,7 @@
 #include "gb_options.h"
 #include "gb_manifest.h"
 #include "gb_reconcile.h"
+#include "gb_reconcile_test.h"
 #include "gb_test.h"
 
 /* The two backends of the table, and their slots in the by-backend arrays. */
@@ -317,8 +318,8 @@ START_TEST(test_finished) {
   plan(&f);
   ck_assert_int_eq(f.plan.action, GB_RC_KEEP);
   ck_assert_uint_eq(f.plan.n_del, 0);
-  ck_assert_int_eq(gb_trainjob_finished(f.in.trainjob), 1);
-  ck_assert_int_eq(gb_trainjob_finished(doc(&f, TRAINJOB)), 0);
+  ck_assert_int_eq(gb_reconcile_trainjob_finished(f.in.trainjob), 1);
+  ck_assert_int_eq(gb_reconcile_trainjob_finished(doc(&f, TRAINJOB)), 0);
   fx_free(&f);
 }
 END_TEST
@@ -500,13 +501,15 @@ START_TEST(test_other_owner_untouched) {
   ck_assert_int_eq(f.plan.action, GB_RC_KEEP);
   ck_assert_ptr_nonnull(find_event(&f.plan, "PodGroupExists"));
   ck_assert_ptr_null(f.plan.desired);
-  ck_assert_int_eq(gb_podgroup_ours(doc(&f, PG_OURS), "11111111-2222-4333-8444-555555555555"), 1);
-  ck_assert_int_eq(gb_podgroup_ours(doc(&f, PG_OURS), "other"), 0);
-  ck_assert_int_eq(gb_podgroup_ours(doc(&f, PG_OTHER_OWNER), "old-trainjob-uid"), 1);
-  ck_assert_int_eq(gb_podgroup_ours(doc(&f, "metadata: {ownerReferences: [{controller: true, "
-                                            "uid: u}]}\n"),
-                                    "u"),
-                   0); /* no label */
+  ck_assert_int_eq(
+      gb_reconcile_podgroup_ours(doc(&f, PG_OURS), "11111111-2222-4333-8444-555555555555"), 1);
+  ck_assert_int_eq(gb_reconcile_podgroup_ours(doc(&f, PG_OURS), "other"), 0);
+  ck_assert_int_eq(gb_reconcile_podgroup_ours(doc(&f, PG_OTHER_OWNER), "old-trainjob-uid"), 1);
+  ck_assert_int_eq(
+      gb_reconcile_podgroup_ours(doc(&f, "metadata: {ownerReferences: [{controller: true, "
+                                         "uid: u}]}\n"),
+                                 "u"),
+      0); /* no label */
   fx_free(&f);
 }
 END_TEST
@@ -697,12 +700,13 @@ START_TEST(test_subset_and_ref) {
   struct fx f;
   fx_init(&f);
   struct gc_value *want = doc(&f, "a: {b: 1, c: [x, {d: 2}]}\n");
-  ck_assert_int_eq(gb_value_subset(want, doc(&f, "a: {b: 1, c: [x, {d: 2, e: 3}], z: 1}\n")), 1);
-  ck_assert_int_eq(gb_value_subset(want, doc(&f, "a: {b: 1, c: [x, {d: 3}]}\n")), 0);
-  ck_assert_int_eq(gb_value_subset(want, doc(&f, "a: {b: 1, c: [x]}\n")), 0);
-  ck_assert_int_eq(gb_value_subset(want, doc(&f, "a: {c: [x, {d: 2}]}\n")), 0);
-  ck_assert_int_eq(gb_value_subset(want, NULL), 0);
-  ck_assert_int_eq(gb_value_subset(NULL, want), 1);
+  ck_assert_int_eq(
+      gb_reconcile_value_subset(want, doc(&f, "a: {b: 1, c: [x, {d: 2, e: 3}], z: 1}\n")), 1);
+  ck_assert_int_eq(gb_reconcile_value_subset(want, doc(&f, "a: {b: 1, c: [x, {d: 3}]}\n")), 0);
+  ck_assert_int_eq(gb_reconcile_value_subset(want, doc(&f, "a: {b: 1, c: [x]}\n")), 0);
+  ck_assert_int_eq(gb_reconcile_value_subset(want, doc(&f, "a: {c: [x, {d: 2}]}\n")), 0);
+  ck_assert_int_eq(gb_reconcile_value_subset(want, NULL), 0);
+  ck_assert_int_eq(gb_reconcile_value_subset(NULL, want), 1);
   int cluster = 0;
   const char *name = NULL;
   ck_assert_int_eq(gb_reconcile_runtime_ref(doc(&f, "spec: {runtimeRef: {name: r}}\n"), &cluster,

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "gb_restriction.h"
+#include "gb_restriction_test.h"
 
 #define REQ_BLOCK "{\"key\":\"topology.example.com/block\",\"operator\":\"In\",\"values\":[\"b1\"]}"
 #define AFF "\"affinity\":{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":"

@@ -18,8 +18,10 @@
 #include "gb_log.h"
 #include "gb_base64.h"
 #include "gb_metrics.h"
+#include "gb_metrics_test.h"
 #include "gb_kube_client.h"
 #include "gb_webhook.h"
+#include "gb_webhook_test.h"
 #include "gc_arena.h"
 
 #define DATA GB_SRC_DIR "/tests/bridge/data/admission/"
@@ -614,7 +616,7 @@ static struct gc_value *tree(struct gc_arena *a, const char *json) {
   json_object *j = json_tokener_parse(json);
   ck_assert_ptr_nonnull(j);
   struct gc_value *v = NULL;
-  ck_assert_int_eq(gb_kube_json_to_value(a, j, 64, &v), 0);
+  ck_assert_int_eq(gb_kube_client_json_to_value(a, j, 64, &v), 0);
   json_object_put(j);
   return v;
 }
@@ -815,12 +817,12 @@ END_TEST
 
 START_TEST(test_pointer_and_base64) {
   char buf[64];
-  ck_assert_int_eq(gb_json_pointer_escape("a/b~c", buf, sizeof(buf)), 0);
+  ck_assert_int_eq(gb_webhook_json_pointer_escape("a/b~c", buf, sizeof(buf)), 0);
   ck_assert_str_eq(buf, "a~1b~0c");
-  ck_assert_int_eq(gb_json_pointer_escape("~1", buf, sizeof(buf)), 0);
+  ck_assert_int_eq(gb_webhook_json_pointer_escape("~1", buf, sizeof(buf)), 0);
   ck_assert_str_eq(buf, "~01");
-  ck_assert_int_eq(gb_json_pointer_escape("abcdef", buf, 6), GC_ELIMIT);
-  ck_assert_int_eq(gb_json_pointer_escape("abcde", buf, 6), 0);
+  ck_assert_int_eq(gb_webhook_json_pointer_escape("abcdef", buf, 6), GC_ELIMIT);
+  ck_assert_int_eq(gb_webhook_json_pointer_escape("abcde", buf, 6), 0);
   const char *cases[][2] = {{"", ""}, {"f", "Zg=="}, {"fo", "Zm8="}, {"foo", "Zm9v"},
                             {"foob", "Zm9vYg=="}, {"fooba", "Zm9vYmE="}, {"foobar", "Zm9vYmFy"}};
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

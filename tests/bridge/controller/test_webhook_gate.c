@@ -19,6 +19,7 @@
 #include "gb_base64.h"
 #include "gb_log.h"
 #include "gb_webhook.h"
+#include "gb_webhook_test.h"
 
 #define GATE_OP_NEW                                                                          \
   "[{\"op\":\"add\",\"path\":\"/spec/schedulingGates\",\"value\":[{\"name\":"                  \

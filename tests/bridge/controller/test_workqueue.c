@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "gb_workqueue.h"
+#include "gb_workqueue_test.h"
 
 static double mono(void) {
   struct timespec ts;

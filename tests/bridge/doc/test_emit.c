@@ -23,7 +23,7 @@ static struct gb_docset *load_text(const char *name, const char *text, size_t le
   ck_assert_ptr_nonnull(ds);
   struct gc_diags d;
   gc_diags_init(&d);
-  int rc = gb_load_buffer(ds, name, text, len, &d);
+  int rc = gb_manifest_load_buffer(ds, name, text, len, &d);
   if (rc) {
     dump(&d);
     fprintf(stderr, "  text:\n%s\n", text);
@@ -84,7 +84,7 @@ START_TEST(test_round_trip_upstream) {
   struct gb_docset *ds = gb_docset_new(NULL);
   struct gc_diags d;
   gc_diags_init(&d);
-  ck_assert_int_eq(gb_load_path(ds, path, &d), 0);
+  ck_assert_int_eq(gb_manifest_load_path(ds, path, &d), 0);
   ck_assert_uint_gt(ds->n, 0);
   const struct gc_value **roots = malloc(ds->n * sizeof(*roots));
   for (size_t i = 0; i < ds->n; i++)
@@ -238,7 +238,7 @@ START_TEST(test_json_layout) {
    * a renamed kind. */
   char *t2 = strdup(text);
   memcpy(strstr(t2, "List"), "Lisx", 4);
-  ck_assert_int_eq(gb_load_buffer(ds, "j.json", t2, strlen(t2), &d), 0);
+  ck_assert_int_eq(gb_manifest_load_buffer(ds, "j.json", t2, strlen(t2), &d), 0);
   ck_assert_uint_eq(ds->n, 1);
   char *out;
   size_t len;

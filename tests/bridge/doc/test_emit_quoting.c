@@ -42,7 +42,7 @@ static void check_one(const char *s, size_t len) {
   struct gb_docset *ds = gb_docset_new(NULL);
   struct gc_diags d;
   gc_diags_init(&d);
-  ck_assert_int_eq(gb_load_buffer(ds, "q.yaml", out, olen, &d), 0);
+  ck_assert_int_eq(gb_manifest_load_buffer(ds, "q.yaml", out, olen, &d), 0);
   const struct gc_value *back = gc_map_get(ds->docs[0].root, "k");
   ck_assert_msg(back && back->type == GC_STR && back->len == len && !memcmp(back->u.s, s, len),
                 "\"%.*s\" did not read back as itself from %s", (int)len, s, out);

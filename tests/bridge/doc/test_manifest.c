@@ -21,7 +21,7 @@ static struct gb_docset *load_as(const char *name, const char *text, const struc
   struct gb_docset *ds = gb_docset_new(l);
   ck_assert_ptr_nonnull(ds);
   gc_diags_init(d);
-  *rc = gb_load_buffer(ds, name, text, strlen(text), d);
+  *rc = gb_manifest_load_buffer(ds, name, text, strlen(text), d);
   return ds;
 }
 
@@ -582,7 +582,7 @@ START_TEST(test_json_errors) {
   size_t len = strlen(c->text);
   if (strstr(c->msg, "NUL"))
     len += 2;
-  int rc = gb_load_buffer(ds, "e.json", c->text, len, &d);
+  int rc = gb_manifest_load_buffer(ds, "e.json", c->text, len, &d);
   ck_assert_int_ne(rc, 0);
   ck_assert_msg_present(&d, c->msg);
   gb_docset_free(ds);
@@ -617,7 +617,7 @@ START_TEST(test_yaml_errors) {
 
   ds = gb_docset_new(NULL);
   gc_diags_init(&d);
-  rc = gb_load_buffer(ds, "bin.yaml", "a: 1\n\x01\x02\0\x03", 9, &d);
+  rc = gb_manifest_load_buffer(ds, "bin.yaml", "a: 1\n\x01\x02\0\x03", 9, &d);
   ck_assert_int_eq(rc, GC_EINVAL);
   ck_assert_msg_present(&d, "bin.yaml:2:1: control characters are not allowed (0x01)");
   gb_docset_free(ds);
@@ -676,7 +676,7 @@ START_TEST(test_limit_source_bytes) {
   l.max_source_bytes = 4096;
   ds = gb_docset_new(&l);
   gc_diags_init(&d);
-  rc = gb_load_path(ds, path, &d);
+  rc = gb_manifest_load_path(ds, path, &d);
   ck_assert_int_eq(rc, GC_ELIMIT);
   char want[512];
   snprintf(want, sizeof(want), "%s:1:1: source size exceeds limit 4096", path);
@@ -700,7 +700,7 @@ START_TEST(test_limit_tree_bytes) {
   ck_assert_ptr_nonnull(ds);
   ck_assert_int_eq(gb_docset_limit_trees(ds, 8192), 0);
   gc_diags_init(&d);
-  int rc = gb_load_buffer(ds, "big.yaml", text, strlen(text), &d);
+  int rc = gb_manifest_load_buffer(ds, "big.yaml", text, strlen(text), &d);
   ck_assert_int_eq(rc, GC_ELIMIT);
   ck_assert_uint_eq(d.n, 1);
   ck_assert_msg(strstr(d.msgs[0], ": the loaded documents need more than 8192 bytes of memory "
@@ -717,7 +717,7 @@ START_TEST(test_limit_total_bytes) {
   int rc;
   struct gb_docset *ds = load_as("one.yaml", "a: 123456789\n", &l, &d, &rc);
   ck_assert_int_eq(rc, 0);
-  rc = gb_load_buffer(ds, "two.yaml", "b: 123456789\n", 13, &d);
+  rc = gb_manifest_load_buffer(ds, "two.yaml", "b: 123456789\n", 13, &d);
   ck_assert_int_eq(rc, GC_ELIMIT);
   ck_assert_msg_present(&d, "two.yaml:1:1: total input size exceeds limit 20");
   ck_assert_uint_eq(ds->n, 1);
@@ -742,8 +742,8 @@ START_TEST(test_limit_total_bytes) {
   ck_assert_ptr_nonnull(f);
   fputs("a: 1234567890123\n", f);
   fclose(f);
-  ck_assert_int_eq(gb_load_path(ds, path, &d), 0);
-  ck_assert_int_eq(gb_load_path(ds, path2, &d), GC_ELIMIT);
+  ck_assert_int_eq(gb_manifest_load_path(ds, path, &d), 0);
+  ck_assert_int_eq(gb_manifest_load_path(ds, path2, &d), GC_ELIMIT);
   char want[512];
   snprintf(want, sizeof(want), "%s:1:1: total input size exceeds limit 30", path2);
   ck_assert_msg_present(&d, want);
@@ -952,7 +952,7 @@ START_TEST(test_directory) {
   struct gb_docset *ds = gb_docset_new(NULL);
   struct gc_diags d;
   gc_diags_init(&d);
-  int rc = gb_load_path(ds, dir, &d);
+  int rc = gb_manifest_load_path(ds, dir, &d);
   ck_assert_int_eq(rc, GC_EINVAL);
   ck_assert_uint_eq(d.n, 1);
   char want[600];
@@ -967,12 +967,12 @@ START_TEST(test_directory) {
 
   /* An explicit file is loaded whatever its extension. */
   snprintf(want, sizeof(want), "%s/notes.txt", dir);
-  ck_assert_int_eq(gb_load_path(ds, want, &d), 0);
+  ck_assert_int_eq(gb_manifest_load_path(ds, want, &d), 0);
   ck_assert_uint_eq(ds->n, 6);
 
   snprintf(want, sizeof(want), "%s/missing.yaml", dir);
   gc_diags_destroy(&d);
-  ck_assert_int_eq(gb_load_path(ds, want, &d), GC_EIO);
+  ck_assert_int_eq(gb_manifest_load_path(ds, want, &d), GC_EIO);
   char msg[700];
   snprintf(msg, sizeof(msg), "%s: No such file or directory", want);
   ck_assert_msg_present(&d, msg);
@@ -1006,16 +1006,16 @@ START_TEST(test_directory_loop) {
   struct gb_docset *ds = gb_docset_new(NULL);
   struct gc_diags d;
   gc_diags_init(&d);
-  int rc = gb_load_path(ds, dir, &d);
+  int rc = gb_manifest_load_path(ds, dir, &d);
   dump(&d);
   ck_assert_int_eq(rc, 0);
   ck_assert_uint_eq(d.n, 0);
   ck_assert_uint_eq(ds->n, 1);
   /* The same directory or file given again adds nothing. */
-  ck_assert_int_eq(gb_load_path(ds, link, &d), 0);
+  ck_assert_int_eq(gb_manifest_load_path(ds, link, &d), 0);
   char p[1100];
   snprintf(p, sizeof(p), "%s/a.yaml", dir);
-  ck_assert_int_eq(gb_load_path(ds, p, &d), 0);
+  ck_assert_int_eq(gb_manifest_load_path(ds, p, &d), 0);
   ck_assert_uint_eq(ds->n, 1);
   gb_docset_free(ds);
   gc_diags_destroy(&d);
@@ -1034,7 +1034,7 @@ START_TEST(test_directory_loop) {
   write_file(deep, "x.yaml", "x: 1\n");
   ds = gb_docset_new(NULL);
   gc_diags_init(&d);
-  ck_assert_int_eq(gb_load_path(ds, dir, &d), GC_ELIMIT);
+  ck_assert_int_eq(gb_manifest_load_path(ds, dir, &d), GC_ELIMIT);
   ck_assert_uint_eq(d.n, 1);
   ck_assert_ptr_nonnull(strstr(d.msgs[0], "/d: directory nesting exceeds limit 64"));
   ck_assert_uint_eq(ds->n, 0);
@@ -1081,7 +1081,7 @@ START_TEST(test_upstream_files) {
   struct gb_docset *ds = gb_docset_new(NULL);
   struct gc_diags d;
   gc_diags_init(&d);
-  int rc = gb_load_path(ds, path, &d);
+  int rc = gb_manifest_load_path(ds, path, &d);
   if (rc)
     dump(&d);
   ck_assert_int_eq(rc, 0);
@@ -1102,7 +1102,7 @@ START_TEST(test_upstream_dir) {
   struct gb_docset *ds = gb_docset_new(NULL);
   struct gc_diags d;
   gc_diags_init(&d);
-  ck_assert_int_eq(gb_load_path(ds, path, &d), 0);
+  ck_assert_int_eq(gb_manifest_load_path(ds, path, &d), 0);
   size_t want = 0;
   for (size_t i = 0; i < sizeof(UPSTREAM) / sizeof(UPSTREAM[0]); i++)
     want += UPSTREAM[i].docs;
@@ -1161,7 +1161,7 @@ START_TEST(test_malformed_syntax_cases) {
     struct gb_docset *ds = gb_docset_new(NULL);
     struct gc_diags dg;
     gc_diags_init(&dg);
-    int rc = gb_load_path(ds, input, &dg);
+    int rc = gb_manifest_load_path(ds, input, &dg);
     ck_assert_msg(rc != 0, "%s loaded cleanly", input);
     size_t want = 0;
     for (size_t i = 1; i < n; i++) {

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "gb_options.h"
+#include "gb_options_test.h"
 
 struct alpha {
   int on;

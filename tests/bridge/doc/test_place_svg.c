@@ -41,7 +41,7 @@ static void setup(struct fx *f, const char *yaml, const char *gang_name) {
   memset(f, 0, sizeof(*f));
   gc_diags_init(&f->d);
   f->ds = gb_docset_new(NULL);
-  ck_assert_int_eq(gb_load_buffer(f->ds, "c.yaml", yaml, strlen(yaml), &f->d), 0);
+  ck_assert_int_eq(gb_manifest_load_buffer(f->ds, "c.yaml", yaml, strlen(yaml), &f->d), 0);
   const struct gc_value **docs = calloc(f->ds->n, sizeof(*docs));
   ck_assert_ptr_nonnull(docs);
   for (size_t i = 0; i < f->ds->n; i++)
@@ -62,7 +62,7 @@ static void setup(struct fx *f, const char *yaml, const char *gang_name) {
   f->g.sets = &set;
   f->g.n_sets = 1;
   struct tp_eval_opts o = {0};
-  ck_assert_int_eq(tp_evaluate(f->ev, f->s, &f->g, &o, f->a, &f->res, &f->d), 0);
+  ck_assert_int_eq(tp_place_evaluate(f->ev, f->s, &f->g, &o, f->a, &f->res, &f->d), 0);
 }
 
 static void teardown(struct fx *f) {

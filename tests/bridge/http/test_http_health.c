@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "gb_health.h"
+#include "gb_health_test.h"
 #include "gb_http.h"
 #include "gb_log.h"
 #include "gb_metrics.h"
@@ -46,7 +47,7 @@ static void up(struct fixture *f) {
   ck_assert_int_eq(gb_service_metrics_register(f->reg, "test", &f->sm, NULL), 0);
   struct gb_http_route routes[4];
   ck_assert_uint_eq(gb_health_routes(f->h, routes, 4), 3);
-  routes[3] = gb_metrics_route(f->reg, "/metrics");
+  routes[3] = gb_health_metrics_route(f->reg, "/metrics");
   struct gb_http_config cfg;
   gb_http_config_init(&cfg);
   cfg.address = "127.0.0.1";
@@ -180,7 +181,7 @@ END_TEST
 START_TEST(test_metrics_endpoint) {
   struct fixture f;
   up(&f);
-  gb_counter_inc(f.sm.reconciles, (const char *[]){GB_M_RESULT_SUCCESS});
+  gb_metric_counter_inc(f.sm.reconciles, (const char *[]){GB_M_RESULT_SUCCESS});
   struct hres r;
   get(&f, "/healthz", &r);
   hres_free(&r);

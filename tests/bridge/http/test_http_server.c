@@ -17,8 +17,10 @@
 #include <unistd.h>
 
 #include "gb_http.h"
+#include "gb_http_test.h"
 #include "gb_log.h"
 #include "gb_metrics.h"
+#include "gb_metrics_test.h"
 #include "gb_testhttp.h"
 #include "http_client.h"
 

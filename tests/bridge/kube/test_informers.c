@@ -13,7 +13,9 @@
 #include <string.h>
 
 #include "gb_informers.h"
+#include "gb_informers_test.h"
 #include "gb_kube_config.h"
+#include "gb_kube_config_test.h"
 
 static struct gb_kube_config *cfg;
 static struct gb_kube_client *cli;

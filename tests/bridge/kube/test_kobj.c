@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "gb_kobj.h"
+#include "gb_kobj_test.h"
 
 static const char *POD =
     "{\"metadata\":{\"name\":\"p\",\"namespace\":\"ns\",\"uid\":\"u1\",\"resourceVersion\":\"7\","

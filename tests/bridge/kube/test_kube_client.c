@@ -11,7 +11,10 @@
 #include <string.h>
 
 #include "gb_kube_client.h"
+#include "gb_kube_client_test.h"
 #include "gb_kube_discovery.h"
+#include "gb_kube_discovery_test.h"
+#include "gb_kube_config_test.h"
 
 START_TEST(status_conflict) {
   const char *body =
@@ -20,7 +23,7 @@ START_TEST(status_conflict) {
       "\"Conflict\",\"details\":{\"causes\":[{\"reason\":\"FieldManagerConflict\"}]},\"code\":409}";
   struct gb_kube_error e;
   gb_kube_error_clear(&e);
-  gb_kube_status_parse(body, strlen(body), 500, &e);
+  gb_kube_client_status_parse(body, strlen(body), 500, &e);
   ck_assert_int_eq(e.http, 409); /* the Status code wins over the transport's */
   ck_assert_str_eq(e.reason, "Conflict");
   ck_assert_str_eq(e.message,
@@ -38,12 +41,12 @@ START_TEST(status_gone_and_retry_after) {
                      "\"code\":410}";
   struct gb_kube_error e;
   gb_kube_error_clear(&e);
-  gb_kube_status_parse(body, strlen(body), 200, &e);
+  gb_kube_client_status_parse(body, strlen(body), 200, &e);
   ck_assert_int_eq(gb_kube_error_is_gone(&e), 1);
   gb_kube_error_clear(&e);
   body = "{\"kind\":\"Status\",\"reason\":\"TooManyRequests\",\"code\":429,"
          "\"details\":{\"retryAfterSeconds\":7}}";
-  gb_kube_status_parse(body, strlen(body), 429, &e);
+  gb_kube_client_status_parse(body, strlen(body), 429, &e);
   ck_assert_int_eq(e.retry_after_s, 7);
   ck_assert_str_eq(e.reason, "TooManyRequests");
   ck_assert_str_eq(e.message, "HTTP 429 with no Status message");
@@ -54,17 +57,17 @@ START_TEST(status_not_json) {
   const char *body = "<html>\n<b>502 Bad Gateway</b></html>";
   struct gb_kube_error e;
   gb_kube_error_clear(&e);
-  gb_kube_status_parse(body, strlen(body), 502, &e);
+  gb_kube_client_status_parse(body, strlen(body), 502, &e);
   ck_assert_int_eq(e.http, 502);
   ck_assert_str_eq(e.reason, "");
   ck_assert_str_eq(e.message, "HTTP 502: <html> <b>502 Bad Gateway</b></html>");
   gb_kube_error_clear(&e);
-  gb_kube_status_parse(NULL, 0, 503, &e);
+  gb_kube_client_status_parse(NULL, 0, 503, &e);
   ck_assert_str_eq(e.message, "HTTP 503: (empty body)");
   /* Wrongly typed fields are ignored, not trusted. */
   gb_kube_error_clear(&e);
   body = "{\"code\":\"409\",\"reason\":5,\"message\":[1]}";
-  gb_kube_status_parse(body, strlen(body), 400, &e);
+  gb_kube_client_status_parse(body, strlen(body), 400, &e);
   ck_assert_int_eq(e.http, 400);
   ck_assert_str_eq(e.reason, "");
 }
@@ -72,20 +75,20 @@ END_TEST
 
 START_TEST(paths) {
   char p[128];
-  ck_assert_int_eq(gb_kube_path(p, sizeof(p), "", "v1", "namespaces", NULL, "team-a"), 0);
+  ck_assert_int_eq(gb_kube_client_path(p, sizeof(p), "", "v1", "namespaces", NULL, "team-a"), 0);
   ck_assert_str_eq(p, "/api/v1/namespaces/team-a");
-  ck_assert_int_eq(gb_kube_path(p, sizeof(p), "trainer.kubeflow.org", "v1alpha1", "trainjobs",
-                                "ns", "job"),
+  ck_assert_int_eq(gb_kube_client_path(p, sizeof(p), "trainer.kubeflow.org", "v1alpha1",
+                                       "trainjobs", "ns", "job"),
                    0);
   ck_assert_str_eq(p, "/apis/trainer.kubeflow.org/v1alpha1/namespaces/ns/trainjobs/job");
-  ck_assert_int_eq(gb_kube_path(p, sizeof(p), "scheduling.volcano.sh", "v1beta1", "queues", NULL,
-                                NULL),
-                   0);
+  ck_assert_int_eq(
+      gb_kube_client_path(p, sizeof(p), "scheduling.volcano.sh", "v1beta1", "queues", NULL, NULL),
+      0);
   ck_assert_str_eq(p, "/apis/scheduling.volcano.sh/v1beta1/queues");
-  ck_assert_int_eq(gb_kube_path(p, sizeof(p), NULL, "v1", "pods", "a/b", NULL), GC_EINVAL);
-  ck_assert_int_eq(gb_kube_path(p, sizeof(p), NULL, "v1", "pods", "ns", "x?y"), GC_EINVAL);
-  ck_assert_int_eq(gb_kube_path(p, sizeof(p), NULL, "v1", "pods", "", NULL), GC_EINVAL);
-  ck_assert_int_eq(gb_kube_path(p, 10, NULL, "v1", "pods", "namespace", NULL), GC_ELIMIT);
+  ck_assert_int_eq(gb_kube_client_path(p, sizeof(p), NULL, "v1", "pods", "a/b", NULL), GC_EINVAL);
+  ck_assert_int_eq(gb_kube_client_path(p, sizeof(p), NULL, "v1", "pods", "ns", "x?y"), GC_EINVAL);
+  ck_assert_int_eq(gb_kube_client_path(p, sizeof(p), NULL, "v1", "pods", "", NULL), GC_EINVAL);
+  ck_assert_int_eq(gb_kube_client_path(p, 10, NULL, "v1", "pods", "namespace", NULL), GC_ELIMIT);
 }
 END_TEST
 
@@ -96,7 +99,7 @@ START_TEST(json_value_round_trip) {
   ck_assert_ptr_nonnull(j);
   struct gc_arena *a = gc_arena_new(0);
   struct gc_value *v = NULL;
-  ck_assert_int_eq(gb_kube_json_to_value(a, j, 0, &v), 0);
+  ck_assert_int_eq(gb_kube_client_json_to_value(a, j, 0, &v), 0);
   ck_assert_int_eq(v->type, GC_MAP);
   ck_assert_int_eq(gc_value_path(v, "a")->u.i, 1);
   struct gc_value *q = gc_value_path(v, "c.q");
@@ -107,20 +110,20 @@ START_TEST(json_value_round_trip) {
   ck_assert_int_eq(b->len, 3);
   ck_assert_int_eq(b->u.items[1]->type, GC_NULL);
   ck_assert_int_eq(b->u.items[2]->len, 3); /* embedded NUL kept */
-  json_object *back = gb_kube_value_to_json(v);
+  json_object *back = gb_kube_client_value_to_json(v);
   ck_assert_ptr_nonnull(back);
   struct gc_value *v2 = NULL;
-  ck_assert_int_eq(gb_kube_json_to_value(a, back, 0, &v2), 0);
+  ck_assert_int_eq(gb_kube_client_json_to_value(a, back, 0, &v2), 0);
   ck_assert_int_eq(gc_value_equal(v, v2), 1);
   /* Depth limit. */
-  ck_assert_int_eq(gb_kube_json_to_value(a, j, 1, &v2), GC_ELIMIT);
+  ck_assert_int_eq(gb_kube_client_json_to_value(a, j, 1, &v2), GC_ELIMIT);
   json_object_put(back);
   json_object_put(j);
   gc_arena_free(a);
   /* An exhausted arena is reported, not crashed on. */
   a = gc_arena_new(64);
   j = json_tokener_parse(text);
-  ck_assert_int_eq(gb_kube_json_to_value(a, j, 0, &v), GC_ENOMEM);
+  ck_assert_int_eq(gb_kube_client_json_to_value(a, j, 0, &v), GC_ENOMEM);
   json_object_put(j);
   gc_arena_free(a);
 }
@@ -149,7 +152,7 @@ START_TEST(closed_port_transport_error) {
   ck_assert_int_eq(gb_kube_client_new(cfg, &o, &c, &d), 0);
   json_object *out = NULL;
   struct gb_kube_error e;
-  ck_assert_int_eq(gb_kube_get(c, "/api/v1/namespaces", &out, &e), GC_EIO);
+  ck_assert_int_eq(gb_kube_client_get(c, "/api/v1/namespaces", &out, &e), GC_EIO);
   ck_assert_ptr_null(out);
   ck_assert_int_eq(e.http, 0);
   ck_assert_int_ne(e.curl_code, 0);

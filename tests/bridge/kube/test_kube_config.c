@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "gb_kube_config.h"
+#include "gb_kube_config_test.h"
 
 static char tmpdir[256];
 

@@ -16,8 +16,10 @@
 #include <unistd.h>
 
 #include "gb_informer.h"
+#include "gb_informer_test.h"
 #include "gb_kobj.h"
 #include "gb_kube_watch.h"
+#include "gb_kube_config_test.h"
 
 static struct gb_kube_config *cfg;
 static struct gb_kube_client *cli;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "gb_kube_watch.h"
+#include "gb_kube_watch_test.h"
 
 static const char STREAM[] =
     "{\"type\":\"ADDED\",\"object\":{\"kind\":\"TrainJob\",\"metadata\":{\"name\":\"a\","
@@ -39,7 +40,7 @@ static int on_ev(void *arg, const struct gb_watch_event *ev) {
     extra = json_object_to_json_string_ext(spec, JSON_C_TO_STRING_PLAIN);
   if (ev->type == GB_WATCH_ERROR) {
     struct gb_kube_error e = {0};
-    gb_kube_status_from_json(ev->object, 0, &e);
+    gb_kube_client_status_from_json(ev->object, 0, &e);
     snprintf(r->log + len, sizeof(r->log) - len, "ERROR code=%ld reason=%s|", e.http, e.reason);
   } else {
     snprintf(r->log + len, sizeof(r->log) - len, "%s rv=%s %s|", gb_watch_type_name(ev->type),

@@ -23,8 +23,10 @@
 #include <unistd.h>
 
 #include "gb_leader.h"
+#include "gb_leader_test.h"
 #include "gb_log.h"
 #include "gb_metrics.h"
+#include "gb_metrics_test.h"
 
 /* ---- fake clock ------------------------------------------------------------- */
 
@@ -249,33 +251,33 @@ static void elector_init(struct elector *e, const char *id) {
 
 START_TEST(test_microtime) {
   char b[GB_LEADER_TIME_MAX];
-  ck_assert_int_eq(gb_lease_format_microtime(0.5, b, sizeof(b)), 0);
+  ck_assert_int_eq(gb_leader_format_microtime(0.5, b, sizeof(b)), 0);
   ck_assert_str_eq(b, "1970-01-01T00:00:00.500000Z");
-  ck_assert_int_eq(gb_lease_format_microtime(1795824780.1234564, b, sizeof(b)), 0);
+  ck_assert_int_eq(gb_leader_format_microtime(1795824780.1234564, b, sizeof(b)), 0);
   ck_assert_str_eq(b, "2026-11-28T00:13:00.123456Z");
   /* 0.9999996 rounds up into the next second. */
-  ck_assert_int_eq(gb_lease_format_microtime(59.9999996, b, sizeof(b)), 0);
+  ck_assert_int_eq(gb_leader_format_microtime(59.9999996, b, sizeof(b)), 0);
   ck_assert_str_eq(b, "1970-01-01T00:01:00.000000Z");
-  ck_assert_int_eq(gb_lease_format_microtime(-1, b, sizeof(b)), GC_EINVAL);
-  ck_assert_int_eq(gb_lease_format_microtime(1, b, 10), GC_EINVAL);
+  ck_assert_int_eq(gb_leader_format_microtime(-1, b, sizeof(b)), GC_EINVAL);
+  ck_assert_int_eq(gb_leader_format_microtime(1, b, 10), GC_EINVAL);
 
   double t;
-  ck_assert_int_eq(gb_lease_parse_time("2026-11-28T00:13:00.123456Z", &t), 0);
+  ck_assert_int_eq(gb_leader_parse_time("2026-11-28T00:13:00.123456Z", &t), 0);
   ck_assert_double_eq_tol(t, 1795824780.123456, 1e-6);
-  ck_assert_int_eq(gb_lease_parse_time("2026-11-28T02:13:00+02:00", &t), 0);
+  ck_assert_int_eq(gb_leader_parse_time("2026-11-28T02:13:00+02:00", &t), 0);
   ck_assert_double_eq_tol(t, 1795824780.0, 1e-9);
-  ck_assert_int_eq(gb_lease_parse_time("2026-11-27T23:13:00.5-01:00", &t), 0);
+  ck_assert_int_eq(gb_leader_parse_time("2026-11-27T23:13:00.5-01:00", &t), 0);
   ck_assert_double_eq_tol(t, 1795824780.5, 1e-9);
-  ck_assert_int_eq(gb_lease_parse_time("2024-02-29T00:00:00Z", &t), 0);
+  ck_assert_int_eq(gb_leader_parse_time("2024-02-29T00:00:00Z", &t), 0);
   const char *bad[] = {"", "2026-11-28", "2026-11-28T00:13:00", "2026-11-28T00:13:00.Z",
                        "2026-13-01T00:00:00Z", "2025-02-29T00:00:00Z", "2026-11-28 00:13:00Z",
                        "2026-11-28T24:00:00Z", "2026-11-28T00:13:00.1234567890Z",
                        "2026-11-28T00:13:00Zjunk", "2026-11-28T00:13:00+0200"};
   for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-    ck_assert_msg(gb_lease_parse_time(bad[i], &t) == GC_EINVAL, "accepted \"%s\"", bad[i]);
+    ck_assert_msg(gb_leader_parse_time(bad[i], &t) == GC_EINVAL, "accepted \"%s\"", bad[i]);
   /* Round trip. */
-  ck_assert_int_eq(gb_lease_format_microtime(1795824780.000001, b, sizeof(b)), 0);
-  ck_assert_int_eq(gb_lease_parse_time(b, &t), 0);
+  ck_assert_int_eq(gb_leader_format_microtime(1795824780.000001, b, sizeof(b)), 0);
+  ck_assert_int_eq(gb_leader_parse_time(b, &t), 0);
   ck_assert_double_eq_tol(t, 1795824780.000001, 1e-6);
 }
 END_TEST
@@ -414,7 +416,7 @@ START_TEST(test_acquire_absent_and_renew) {
   ck_assert_int_eq(lease.rec.transitions, 0);
   ck_assert_str_eq(lease.rec.acquire_time, lease.rec.renew_time);
   double t;
-  ck_assert_int_eq(gb_lease_parse_time(lease.rec.renew_time, &t), 0);
+  ck_assert_int_eq(gb_leader_parse_time(lease.rec.renew_time, &t), 0);
   ck_assert_double_eq_tol(t, 1.7e9 + 1000, 1e-5);
   char acquired[GB_LEADER_TIME_MAX];
   snprintf(acquired, sizeof(acquired), "%s", lease.rec.acquire_time);
@@ -926,6 +928,11 @@ START_TEST(test_threads_start_stop) {
   ck_assert_int_eq(a.ev.stopped, 1);
   ck_assert_int_eq(gb_leader_is_leader(a.le), 0);
   ck_assert_int_eq(wait_leader(&b, &a, 5000), 1);
+  /* b's notifier announces its term just after the predicate turns true; a stop
+   * before that announcement rightly announces nothing, so wait for it. */
+  for (int i = 0; i < 200 && b.ev.started < 1; i++)
+    usleep(5000);
+  ck_assert_int_eq(b.ev.started, 1);
   /* a heals; a clean stop of b releases and a takes over on its next try. */
   set_faults(&a, 0);
   gb_leader_stop(b.le);

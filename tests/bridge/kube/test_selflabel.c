@@ -20,7 +20,9 @@
 
 #include "gb_clock.h"
 #include "gb_kube_client.h"
+#include "gb_kube_client_test.h"
 #include "gb_selflabel.h"
+#include "gb_selflabel_test.h"
 #include "gb_standin.h"
 
 #define LABEL "gangbridge.io/leader"
@@ -35,9 +37,10 @@ static void request(const char *method, enum gb_kube_verb verb, const char *path
                     const char *body) {
   struct gb_kube_error e;
   gb_kube_error_clear(&e);
-  int rc = gb_kube_request(standin.cli, verb, method, path, body ? "application/json" : NULL, body,
-                           body ? strlen(body) : 0, NULL, &e);
-  ck_assert_msg(rc == 0, "%s %s: %s (%ld %s)", method, path, gc_strerror(rc), e.http, e.message);
+  int rc = gb_kube_client_request(standin.cli, verb, method, path, body ? "application/json" : NULL,
+                                  body, body ? strlen(body) : 0, NULL, &e);
+  ck_assert_msg(rc == 0, "%s %s: %s (%ld %s)", method, path, gc_diag_strerror(rc), e.http,
+                e.message);
 }
 
 static void create_pod(const char *name, const char *labels) {
@@ -57,7 +60,7 @@ static void labels_of(const char *pod, char *out, size_t size) {
   json_object *o = NULL, *md = NULL, *l = NULL;
   struct gb_kube_error e;
   out[0] = '\0';
-  if (gb_kube_get(standin.cli, path, &o, &e))
+  if (gb_kube_client_get(standin.cli, path, &o, &e))
     return;
   json_object_object_get_ex(o, "metadata", &md);
   json_object_object_get_ex(md, "labels", &l);
@@ -119,7 +122,7 @@ START_TEST(removed_by_hand_put_back) {
   ck_assert(wait_labels("gb-b", "{\"app\":\"gangbridge\",\"" LABEL "\":\"true\"}"));
   struct gb_kube_error e;
   json_object *p = json_tokener_parse("{\"metadata\":{\"labels\":{\"" LABEL "\":null}}}");
-  ck_assert_int_eq(gb_kube_merge_patch(standin.cli, POD_PATH "gb-b", p, NULL, &e), 0);
+  ck_assert_int_eq(gb_kube_client_merge_patch(standin.cli, POD_PATH "gb-b", p, NULL, &e), 0);
   json_object_put(p);
   ck_assert(wait_labels("gb-b", "{\"app\":\"gangbridge\",\"" LABEL "\":\"true\"}"));
   gb_selflabel_free(s);

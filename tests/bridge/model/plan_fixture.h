@@ -57,7 +57,7 @@ struct fx {
 static inline struct tp_snapshot *build(struct fx *f, const char *yaml) {
   gb_docset_free(f->ds);
   f->ds = gb_docset_new(NULL);
-  ck_assert_int_eq(gb_load_buffer(f->ds, "c.yaml", yaml, strlen(yaml), &f->d), 0);
+  ck_assert_int_eq(gb_manifest_load_buffer(f->ds, "c.yaml", yaml, strlen(yaml), &f->d), 0);
   const struct gc_value *docs[64];
   for (size_t i = 0; i < f->ds->n; i++)
     docs[i] = f->ds->docs[i].root;

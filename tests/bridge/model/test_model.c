@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "gb_model.h"
+#include "gb_model_test.h"
 
 /* ---- Plan stubs (weak: the real gb_plan.c replaces them when linked) ---- */
 
@@ -74,7 +75,7 @@ static void feed(struct gb_model *m, const char *kind, int op, const char *json)
   gc_diags_init(&d);
   int rc = gb_model_feed(m, kind, op, json, &d);
   if (rc)
-    ck_abort_msg("feed %s: %s: %s", kind, gc_strerror(rc), d.n ? d.msgs[0] : "");
+    ck_abort_msg("feed %s: %s: %s", kind, gc_diag_strerror(rc), d.n ? d.msgs[0] : "");
   gc_diags_destroy(&d);
 }
 

@@ -48,7 +48,7 @@ static void start_server(void) {
 static void stop_server(void) { gb_standin_stop(&standin); }
 
 static void call(int rc, const struct gb_kube_error *e, const char *what) {
-  ck_assert_msg(rc == 0, "%s: %s (%ld %s)", what, gc_strerror(rc), e->http, e->message);
+  ck_assert_msg(rc == 0, "%s: %s (%ld %s)", what, gc_diag_strerror(rc), e->http, e->message);
 }
 
 static void create(const char *collection, const char *json) {
@@ -56,7 +56,7 @@ static void create(const char *collection, const char *json) {
   gb_kube_error_clear(&e);
   json_object *o = json_tokener_parse(json);
   ck_assert_ptr_nonnull(o);
-  call(gb_kube_create(cli, collection, o, NULL, &e), &e, json);
+  call(gb_kube_client_create(cli, collection, o, NULL, &e), &e, json);
   json_object_put(o);
 }
 
@@ -65,7 +65,7 @@ static void patch(const char *path, const char *json) {
   gb_kube_error_clear(&e);
   json_object *o = json_tokener_parse(json);
   ck_assert_ptr_nonnull(o);
-  call(gb_kube_merge_patch(cli, path, o, NULL, &e), &e, path);
+  call(gb_kube_client_merge_patch(cli, path, o, NULL, &e), &e, path);
   json_object_put(o);
 }
 
@@ -144,14 +144,15 @@ static void install_hypernode_crd(void) {
   struct gc_diags d;
   gc_diags_init(&d);
   ck_assert_int_eq(
-      gb_load_path(ds, GB_SRC_DIR "/tests/shared/crds/volcano/topology.volcano.sh_hypernodes.yaml",
-                   &d),
+      gb_manifest_load_path(
+          ds, GB_SRC_DIR "/tests/shared/crds/volcano/topology.volcano.sh_hypernodes.yaml", &d),
       0);
   ck_assert_uint_ge(ds->n, 1);
-  json_object *o = gb_kube_value_to_json(ds->docs[0].root);
+  json_object *o = gb_kube_client_value_to_json(ds->docs[0].root);
   struct gb_kube_error e;
   gb_kube_error_clear(&e);
-  call(gb_kube_create(cli, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", o, NULL, &e),
+  call(gb_kube_client_create(cli, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", o,
+                             NULL, &e),
        &e, "HyperNode CRD");
   json_object_put(o);
   gc_diags_destroy(&d);
@@ -189,7 +190,8 @@ START_TEST(test_list_watch_and_late_hypernodes) {
   wait_capacity(cap0);
   struct gb_kube_error e;
   gb_kube_error_clear(&e);
-  call(gb_kube_delete(cli, "/api/v1/namespaces/default/pods/p2", NULL, NULL, &e), &e, "delete");
+  call(gb_kube_client_delete(cli, "/api/v1/namespaces/default/pods/p2", NULL, NULL, &e), &e,
+       "delete");
   wait_free(m, "b", NULL, 8000);
   /* The HyperNode CRD appears after the start, then a HyperNode. */
   install_hypernode_crd();

@@ -266,7 +266,7 @@ START_TEST(reapply_one_node) {
            "apiVersion: v1\nkind: Node\nmetadata: {name: %s}\n"
            "status: {allocatable: {cpu: '32', nvidia.com/gpu: '8', pods: '110'}}\n", nm);
   struct gb_docset *ds = gb_docset_new(NULL);
-  ck_assert_int_eq(gb_load_buffer(ds, "n.yaml", yaml, strlen(yaml), &f.d), 0);
+  ck_assert_int_eq(gb_manifest_load_buffer(ds, "n.yaml", yaml, strlen(yaml), &f.d), 0);
   ck_assert_int_eq(tp_snapshot_remove_node(f.s, nm), 0);
   ck_assert_int_eq(tp_snapshot_add_node(f.s, ds->docs[0].root, NULL, &f.d), 0);
   ck_assert_int_eq(node_free(&f, f.gpu, nm), 8);

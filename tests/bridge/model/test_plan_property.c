@@ -32,6 +32,7 @@
 
 #include "gb_manifest.h"
 #include "gb_plan.h"
+#include "gb_plan_test.h"
 #include "gc_diag.h"
 #include "tp_gang.h"
 #include "tp_snapshot.h"
@@ -189,7 +190,7 @@ static void make_cluster(struct pcase *pc) {
   struct gc_diags d;
   gc_diags_init(&d);
   pc->ds = gb_docset_new(NULL);
-  ck_assert_int_eq(gb_load_buffer(pc->ds, "c.yaml", pc->yaml, len, &d), 0);
+  ck_assert_int_eq(gb_manifest_load_buffer(pc->ds, "c.yaml", pc->yaml, len, &d), 0);
   const struct gc_value *docs[64];
   for (size_t i = 0; i < pc->ds->n; i++)
     docs[i] = pc->ds->docs[i].root;

@@ -52,7 +52,7 @@ static struct gb_decision *decode_ok(const char *text) {
   struct gc_diags dg;
   gc_diags_init(&dg);
   int rc = gb_decision_decode(text, strlen(text), &d, &dg);
-  ck_assert_msg(rc == 0, "%s: %s", text, dg.n ? dg.msgs[0] : gc_strerror(rc));
+  ck_assert_msg(rc == 0, "%s: %s", text, dg.n ? dg.msgs[0] : gc_diag_strerror(rc));
   gc_diags_destroy(&dg);
   return d;
 }

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "gb_gangview.h"
+#include "gb_gangview_test.h"
 #include "gb_manifest.h"
 #include "gb_plan.h"
 #include "tp_place.h"
@@ -44,21 +45,21 @@ START_TEST(test_classify) {
   struct gb_placer_pod pods[4] = {pod("a", 1, 1, 1000, 8), pod("b", 1, 1, 1000, 8),
                                   pod("c", 1, 1, 1000, 8), pod("l", 0, 1, 500, 0)};
   /* minMember 4 with 3 counted pods: still waiting for one. */
-  ck_assert_int_eq(gb_placer_classify(pods, 4, 4), GB_GANG_WAITING_PODS);
-  ck_assert_int_eq(gb_placer_classify(pods, 4, 3), GB_GANG_READY);
+  ck_assert_int_eq(gb_gangview_classify(pods, 4, 4), GB_GANG_WAITING_PODS);
+  ck_assert_int_eq(gb_gangview_classify(pods, 4, 3), GB_GANG_READY);
   /* The later-wave pod is not needed to be ready. */
-  ck_assert_int_eq(gb_placer_classify(pods, 3, 3), GB_GANG_READY);
+  ck_assert_int_eq(gb_gangview_classify(pods, 3, 3), GB_GANG_READY);
   /* One counted pod released, the others gated: a release cut short. */
   pods[1].gated = 0;
-  ck_assert_int_eq(gb_placer_classify(pods, 4, 3), GB_GANG_PARTLY);
+  ck_assert_int_eq(gb_gangview_classify(pods, 4, 3), GB_GANG_PARTLY);
   for (int i = 0; i < 4; i++)
     pods[i].gated = 0;
-  ck_assert_int_eq(gb_placer_classify(pods, 4, 3), GB_GANG_RELEASED);
+  ck_assert_int_eq(gb_gangview_classify(pods, 4, 3), GB_GANG_RELEASED);
   /* Nothing gated at all (webhook down, or no policy): never ours to hold. */
-  ck_assert_int_eq(gb_placer_classify(pods, 0, 3), GB_GANG_RELEASED);
+  ck_assert_int_eq(gb_gangview_classify(pods, 0, 3), GB_GANG_RELEASED);
   /* A gated later-wave pod after the counted ones were released. */
   pods[3].gated = 1;
-  ck_assert_int_eq(gb_placer_classify(pods, 4, 3), GB_GANG_PARTLY);
+  ck_assert_int_eq(gb_gangview_classify(pods, 4, 3), GB_GANG_PARTLY);
 }
 END_TEST
 
@@ -70,7 +71,7 @@ START_TEST(test_build_gang) {
   struct gc_topology_policy topo = {
       .set = 1, .mode = "soft", .has_highest_tier = 1, .highest_tier = 2};
   struct tp_gang g;
-  ck_assert_int_eq(gb_placer_build_gang(a, "ns/job", pods, 5, &topo, &g), 0);
+  ck_assert_int_eq(gb_gangview_build_gang(a, "ns/job", pods, 5, &topo, &g), 0);
   ck_assert_str_eq(g.name, "ns/job");
   /* Two shapes of the counted pods; the launcher is not part of it. */
   ck_assert_uint_eq(g.n_sets, 2);
@@ -85,10 +86,10 @@ START_TEST(test_build_gang) {
   ck_assert_int_eq(g.policy.highest_tier, 2);
   /* No policy: the mode stays unset (the plan's default applies). */
   struct gc_topology_policy none = {0};
-  ck_assert_int_eq(gb_placer_build_gang(a, "ns/job", pods, 5, &none, &g), 0);
+  ck_assert_int_eq(gb_gangview_build_gang(a, "ns/job", pods, 5, &none, &g), 0);
   ck_assert_int_eq(g.policy.mode, TP_MODE_UNSET);
   /* No counted pod: nothing to place. */
-  ck_assert_int_eq(gb_placer_build_gang(a, "ns/job", &pods[4], 1, &topo, &g), GC_EINVAL);
+  ck_assert_int_eq(gb_gangview_build_gang(a, "ns/job", &pods[4], 1, &topo, &g), GC_EINVAL);
   gc_arena_free(a);
 }
 END_TEST
@@ -114,7 +115,7 @@ static struct tp_snapshot *cluster(int big, struct gb_docset **ds) {
   struct gc_diags d;
   gc_diags_init(&d);
   *ds = gb_docset_new(NULL);
-  ck_assert_int_eq(gb_load_buffer(*ds, "c.yaml", yaml, len, &d), 0);
+  ck_assert_int_eq(gb_manifest_load_buffer(*ds, "c.yaml", yaml, len, &d), 0);
   free(yaml);
   const struct gc_value *docs[80];
   for (size_t i = 0; i < (*ds)->n; i++)
@@ -143,20 +144,20 @@ START_TEST(test_restriction_levels) {
   struct gb_restriction r;
   /* Rack r2 is unique: rack In [r2]. */
   struct gb_plan_view v = placed("b2/r2");
-  ck_assert_int_eq(gb_placer_restriction_of(s, plan, "ns/j", &v, 1, &r), 0);
+  ck_assert_int_eq(gb_gangview_restriction_of(s, plan, "ns/j", &v, 1, &r), 0);
   ck_assert_int_eq(r.kind, GB_RESTRICT_LABEL);
   ck_assert_str_eq(r.key, "rack");
   ck_assert_str_eq(r.values[0], "r2");
   /* A block: block In [b1]. */
   v = placed("b1");
-  ck_assert_int_eq(gb_placer_restriction_of(s, plan, "ns/j", &v, 1, &r), 0);
+  ck_assert_int_eq(gb_gangview_restriction_of(s, plan, "ns/j", &v, 1, &r), 0);
   ck_assert_int_eq(r.kind, GB_RESTRICT_LABEL);
   ck_assert_str_eq(r.key, "block");
   ck_assert_str_eq(r.values[0], "b1");
   /* Rack r1 exists under b1 and b2: rack In [r1] would let pods into b2, so
    * the domain's nodes are listed instead. */
   v = placed("b1/r1");
-  ck_assert_int_eq(gb_placer_restriction_of(s, plan, "ns/j", &v, 1, &r), 0);
+  ck_assert_int_eq(gb_gangview_restriction_of(s, plan, "ns/j", &v, 1, &r), 0);
   ck_assert_int_eq(r.kind, GB_RESTRICT_HOSTS);
   ck_assert_uint_eq(r.n_values, 2);
   ck_assert_str_eq(r.values[0], "n1");
@@ -164,11 +165,11 @@ START_TEST(test_restriction_levels) {
   /* The whole cluster (soft fallback): no restriction. */
   v = placed("");
   v.whole_cluster = 1;
-  ck_assert_int_eq(gb_placer_restriction_of(s, plan, "ns/j", &v, 1, &r), 0);
+  ck_assert_int_eq(gb_gangview_restriction_of(s, plan, "ns/j", &v, 1, &r), 0);
   ck_assert_int_eq(r.kind, GB_RESTRICT_NONE);
   /* Not placed: nothing to restrict to. */
   v.outcome = GB_PLAN_NOFIT;
-  ck_assert_int_eq(gb_placer_restriction_of(s, plan, "ns/j", &v, 1, &r), GC_ENOTFOUND);
+  ck_assert_int_eq(gb_gangview_restriction_of(s, plan, "ns/j", &v, 1, &r), GC_ENOTFOUND);
   gb_plan_free(plan);
   tp_snapshot_free(s);
   gb_docset_free(ds);
@@ -187,7 +188,7 @@ START_TEST(test_restriction_large_domain) {
   struct gc_topology_policy topo = {
       .set = 1, .mode = "hard", .has_highest_tier = 1, .highest_tier = 1};
   struct tp_gang g;
-  ck_assert_int_eq(gb_placer_build_gang(a, "ns/j", pods, 3, &topo, &g), 0);
+  ck_assert_int_eq(gb_gangview_build_gang(a, "ns/j", pods, 3, &topo, &g), 0);
   struct gb_plan_gang pg = {"ns/j", &g, 0, 1000, NULL};
   struct gb_plan_view v;
   struct gc_diags d;
@@ -198,7 +199,7 @@ START_TEST(test_restriction_large_domain) {
   /* As a HyperNode domain (no label levels) of 70 nodes it is too large to
    * list: the three planned nodes are. */
   struct gb_restriction r;
-  ck_assert_int_eq(gb_placer_restriction_of(s, plan, "ns/j", &v, 0, &r), 0);
+  ck_assert_int_eq(gb_gangview_restriction_of(s, plan, "ns/j", &v, 0, &r), 0);
   ck_assert_int_eq(r.kind, GB_RESTRICT_HOSTS);
   ck_assert_uint_eq(r.n_values, 3);
   for (size_t i = 0; i < 3; i++)

@@ -21,9 +21,11 @@
 #include <string.h>
 
 #include "gb_gatesweep.h"
+#include "gb_gatesweep_test.h"
 #include "gb_release.h"
 #include "gb_standin.h"
 #include "gb_test.h"
+#include "gb_model_test.h"
 
 #define KUEUE "{\"name\":\"kueue.x-k8s.io/admission\"}"
 #define OURS "{\"name\":\"gangbridge.io/placement\"}"
@@ -38,7 +40,7 @@ static void start_server(void) {
   json_object *o = json_tokener_parse(
       "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"ns1\"}}");
   struct gb_kube_error e;
-  ck_assert_int_eq(gb_kube_create(cli, "/api/v1/namespaces", o, NULL, &e), 0);
+  ck_assert_int_eq(gb_kube_client_create(cli, "/api/v1/namespaces", o, NULL, &e), 0);
   json_object_put(o);
 }
 static void stop_server(void) { gb_standin_stop(&standin); }
@@ -111,7 +113,7 @@ static json_object *create_pod(const char *name, const char *labels, const char 
   ck_assert_ptr_nonnull(o);
   struct gb_kube_error e;
   gb_kube_error_clear(&e);
-  int rc = gb_kube_create(cli, "/api/v1/namespaces/ns1/pods", o, &stored, &e);
+  int rc = gb_kube_client_create(cli, "/api/v1/namespaces/ns1/pods", o, &stored, &e);
   ck_assert_msg(rc == 0, "create %s: %s", name, e.message);
   json_object_put(o);
   return stored;
@@ -123,7 +125,7 @@ static void gates_of(const char *name, char *out, size_t size) {
   snprintf(path, sizeof(path), "/api/v1/namespaces/ns1/pods/%s", name);
   json_object *pod = NULL, *spec = NULL, *gates = NULL;
   struct gb_kube_error e;
-  ck_assert_int_eq(gb_kube_get(cli, path, &pod, &e), 0);
+  ck_assert_int_eq(gb_kube_client_get(cli, path, &pod, &e), 0);
   out[0] = '\0';
   json_object_object_get_ex(pod, "spec", &spec);
   if (json_object_object_get_ex(spec, "schedulingGates", &gates) &&
@@ -144,7 +146,7 @@ static void event_of(const char *name, char *type, size_t size, char *msg, size_
            "/api/v1/namespaces/ns1/events?fieldSelector=involvedObject.name%%3D%s", name);
   json_object *list = NULL, *items = NULL;
   struct gb_kube_error e;
-  ck_assert_int_eq(gb_kube_get(cli, path, &list, &e), 0);
+  ck_assert_int_eq(gb_kube_client_get(cli, path, &list, &e), 0);
   type[0] = msg[0] = '\0';
   json_object_object_get_ex(list, "items", &items);
   for (size_t i = 0; i < json_object_array_length(items); i++) {

@@ -29,14 +29,19 @@
 #include <unistd.h>
 
 #include "gb_decision.h"
+#include "gb_informer_test.h"
 #include "gb_informers.h"
+#include "gb_informers_test.h"
 #include "gb_kube_client.h"
+#include "gb_kube_client_test.h"
 #include "gb_kube_watch.h"
 #include "gb_kube_config.h"
 #include "gb_standin.h"
 #include "gb_manifest.h"
 #include "gb_model.h"
+#include "gb_model_test.h"
 #include "gb_placer.h"
+#include "gb_placer_test.h"
 #include "gb_plan.h"
 #include "gb_test.h"
 
@@ -151,7 +156,7 @@ static void feed(struct gb_model *m, const char *kind, const char *json) {
   struct gc_diags d;
   gc_diags_init(&d);
   int rc = gb_model_feed(m, kind, 0, json, &d);
-  ck_assert_msg(rc == 0, "feed %s: %s: %s", kind, gc_strerror(rc), d.n ? d.msgs[0] : "");
+  ck_assert_msg(rc == 0, "feed %s: %s: %s", kind, gc_diag_strerror(rc), d.n ? d.msgs[0] : "");
   gc_diags_destroy(&d);
 }
 
@@ -181,7 +186,7 @@ static void gated_pod(struct gb_model *m, const char *ns, const char *js, const 
   json_object *o = json_tokener_parse(b), *stored = NULL;
   struct gb_kube_error e;
   gb_kube_error_clear(&e);
-  int rc = gb_kube_create(cli, coll, o, &stored, &e);
+  int rc = gb_kube_client_create(cli, coll, o, &stored, &e);
   ck_assert_msg(rc == 0, "create %s: %s", name, e.message);
   feed(m, "Pod", json_object_to_json_string(stored));
   json_object_put(o);
@@ -196,7 +201,7 @@ static int pod_gated(const char *name, char *affinity, size_t cap) {
   snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s", cur_ns, name);
   json_object *pod = NULL, *spec = NULL, *gates = NULL, *aff = NULL;
   struct gb_kube_error e;
-  ck_assert_int_eq(gb_kube_get(cli, path, &pod, &e), 0);
+  ck_assert_int_eq(gb_kube_client_get(cli, path, &pod, &e), 0);
   json_object_object_get_ex(pod, "spec", &spec);
   int gated = json_object_object_get_ex(spec, "schedulingGates", &gates) &&
               json_object_array_length(gates) > 0;
@@ -302,7 +307,7 @@ static void fx_init(struct fx *f) {
            "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"%s\"}}", cur_ns);
   json_object *o = json_tokener_parse(b);
   struct gb_kube_error e;
-  ck_assert_int_eq(gb_kube_create(cli, "/api/v1/namespaces", o, NULL, &e), 0);
+  ck_assert_int_eq(gb_kube_client_create(cli, "/api/v1/namespaces", o, NULL, &e), 0);
   json_object_put(o);
   static const char *jobs[] = {"job", "job2", "blk"};
   for (int i = 0; i < 3; i++)
@@ -512,9 +517,9 @@ END_TEST
 static void faults(const char *json) {
   struct gb_kube_error e;
   gb_kube_error_clear(&e);
-  int rc = gb_kube_request(cli, json ? GB_KUBE_CREATE : GB_KUBE_DELETE, json ? "POST" : "DELETE",
-                           "/_control/faults", "application/json", json, json ? strlen(json) : 0,
-                           NULL, &e);
+  int rc = gb_kube_client_request(cli, json ? GB_KUBE_CREATE : GB_KUBE_DELETE,
+                                  json ? "POST" : "DELETE", "/_control/faults", "application/json",
+                                  json, json ? strlen(json) : 0, NULL, &e);
   ck_assert_msg(rc == 0, "faults: %s", e.message);
 }
 
@@ -522,7 +527,7 @@ static void faults(const char *json) {
 static int64_t injected_500(void) {
   json_object *st = NULL, *f = NULL, *n = NULL;
   struct gb_kube_error e;
-  ck_assert_int_eq(gb_kube_get(cli, "/_control/stats", &st, &e), 0);
+  ck_assert_int_eq(gb_kube_client_get(cli, "/_control/stats", &st, &e), 0);
   int64_t v = json_object_object_get_ex(st, "faults", &f) && json_object_object_get_ex(f, "500", &n)
                   ? json_object_get_int64(n)
                   : 0;
@@ -536,7 +541,7 @@ static void feed_stored_pods(struct gb_model *m) {
   snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods", cur_ns);
   json_object *list = NULL, *items = NULL;
   struct gb_kube_error e;
-  ck_assert_int_eq(gb_kube_get(cli, path, &list, &e), 0);
+  ck_assert_int_eq(gb_kube_client_get(cli, path, &list, &e), 0);
   ck_assert(json_object_object_get_ex(list, "items", &items));
   for (size_t i = 0; i < json_object_array_length(items); i++)
     feed(m, "Pod", json_object_to_json_string(json_object_array_get_idx(items, i)));
@@ -550,7 +555,7 @@ static struct gb_decision *recorded(const char *job) {
            cur_ns, job);
   json_object *pg = NULL, *md = NULL, *ann = NULL, *v = NULL;
   struct gb_kube_error e;
-  ck_assert_int_eq(gb_kube_get(cli, path, &pg, &e), 0);
+  ck_assert_int_eq(gb_kube_client_get(cli, path, &pg, &e), 0);
   struct gb_decision *d = NULL;
   if (json_object_object_get_ex(pg, "metadata", &md) &&
       json_object_object_get_ex(md, "annotations", &ann) &&
@@ -833,7 +838,8 @@ static void cached_pod(struct fx *f, const char *name, const char *gates, const 
   ck_assert_ptr_nonnull(o);
   struct gb_kube_error e;
   gb_kube_error_clear(&e);
-  ck_assert_msg(gb_kube_create(cli, coll, o, &stored, &e) == 0, "create %s: %s", name, e.message);
+  ck_assert_msg(gb_kube_client_create(cli, coll, o, &stored, &e) == 0, "create %s: %s", name,
+                e.message);
   struct gb_informer *inf = gb_informers_lookup(f->infs, "", "v1", "pods");
   ck_assert_ptr_nonnull(inf);
   ck_assert_int_eq(gb_informer_feed(inf, GB_WATCH_ADDED, stored), 0);
@@ -865,7 +871,7 @@ START_TEST(test_release_from_cache) {
   snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/job-node-0-1", cur_ns);
   json_object *label = json_tokener_parse("{\"metadata\":{\"labels\":{\"team\":\"a\"}}}");
   struct gb_kube_error e;
-  ck_assert_int_eq(gb_kube_merge_patch(cli, path, label, NULL, &e), 0);
+  ck_assert_int_eq(gb_kube_client_merge_patch(cli, path, label, NULL, &e), 0);
   json_object_put(label);
   /* Counted by the clients (the stand-in counts a request after it has
    * answered, so its own figures may lag). */
@@ -889,7 +895,7 @@ START_TEST(test_release_from_cache) {
   /* Pod 0: still gated by the other controller, ours gone, both terms. */
   json_object *pod = NULL;
   snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/job-node-0-0", cur_ns);
-  ck_assert_int_eq(gb_kube_get(cli, path, &pod, &e), 0);
+  ck_assert_int_eq(gb_kube_client_get(cli, path, &pod, &e), 0);
   const char *text =
       json_object_to_json_string_ext(pod, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
   ck_assert_msg(strstr(text, "\"schedulingGates\":[{\"name\":\"example.com/other\"}]"), "%s",
@@ -898,7 +904,7 @@ START_TEST(test_release_from_cache) {
   json_object_put(pod);
   /* The labelled pod keeps the label written after the cache saw it. */
   snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/job-node-0-1", cur_ns);
-  ck_assert_int_eq(gb_kube_get(cli, path, &pod, &e), 0);
+  ck_assert_int_eq(gb_kube_client_get(cli, path, &pod, &e), 0);
   ck_assert_msg(strstr(json_object_to_json_string(pod), "\"team\""), "label lost");
   json_object_put(pod);
   fx_free(&f);

@@ -19,7 +19,9 @@
 
 #include "gb_buf.h"
 #include "gb_model.h"
+#include "gb_model_test.h"
 #include "gb_placer.h"
+#include "gb_placer_test.h"
 #include "gb_plan.h"
 #include "gb_test.h"
 

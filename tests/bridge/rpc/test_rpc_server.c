@@ -23,8 +23,11 @@
 #include "gb_emit.h"
 #include "gb_manifest.h"
 #include "gb_rpc_client.h"
+#include "gb_rpc_client_test.h"
 #include "gb_rpc_server.h"
+#include "gb_rpc_server_test.h"
 #include "gb_rpc_service.h"
+#include "gb_rpc_service_test.h"
 #include "gb_test.h"
 #include "gc_gang.h"
 #include "grpc/health/v1/health.pb-c.h"
@@ -198,11 +201,11 @@ static char *local_render(const char *const *texts, size_t n, const struct gc_ba
   struct gc_diags d;
   gc_diags_init(&d);
   for (size_t i = 0; i < n; i++)
-    ck_assert_int_eq(gb_load_buffer(ds, "x", texts[i], strlen(texts[i]), &d), 0);
+    ck_assert_int_eq(gb_manifest_load_buffer(ds, "x", texts[i], strlen(texts[i]), &d), 0);
   const struct gc_value *job = NULL;
   for (size_t i = 0; i < ds->n; i++) {
     const char *kind = NULL;
-    if (!gc_doc_trainer_kind(ds->docs[i].root, &kind))
+    if (!gc_catalog_trainer_kind(ds->docs[i].root, &kind))
       continue;
     if (!strcmp(kind, "TrainJob"))
       job = ds->docs[i].root;
@@ -985,7 +988,7 @@ static int slow_check(struct gb_rpc_ctx *ctx, void *data, const ProtobufCMessage
   nanosleep(&ts, NULL);
   atomic_fetch_sub(&slow_running, 1);
   if (gb_rpc_ctx_ms_left(ctx) <= 0)
-    return gb_rpc_fail(ctx, GB_RPC_DEADLINE_EXCEEDED, "too slow");
+    return gb_rpc_server_fail(ctx, GB_RPC_DEADLINE_EXCEEDED, "too slow");
   Grpc__Health__V1__HealthCheckResponse *out = gc_arena_alloc(ctx->arena, sizeof(*out));
   grpc__health__v1__health_check_response__init(out);
   out->status = GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__SERVING;
@@ -1411,7 +1414,7 @@ START_TEST(test_reply_cap) {
                             "status: {allocatable: {cpu: '1', pods: '10'}}\n",
                             i);
   struct gb_docset *ds = gb_docset_new(NULL);
-  ck_assert_int_eq(gb_load_buffer(ds, "nodes", yaml, len, &d), 0);
+  ck_assert_int_eq(gb_manifest_load_buffer(ds, "nodes", yaml, len, &d), 0);
   const struct gc_value **docs = calloc(ds->n, sizeof(*docs));
   for (size_t i = 0; i < ds->n; i++)
     docs[i] = ds->docs[i].root;

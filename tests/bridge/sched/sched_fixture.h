@@ -3,7 +3,7 @@
  * sched_fixture.h: request bodies for the scheduler endpoint tests and the
  * benchmark, built from the Go structs of scheduler-side.md §1.4 and §4
  * (every field of TaskInfo, NodeInfo, JobInfo, in Go's order and names),
- * and a fake plan backend.  Header-only: every function is static.
+ * and a fake decision source.  Header-only: every function is static.
  */
 #ifndef GB_TEST_SCHED_FIXTURE_H
 #define GB_TEST_SCHED_FIXTURE_H
@@ -144,7 +144,7 @@ static inline char *fx_predicate(const char *task_name, const char *uid, const c
 
 /* ---- A fake plan: gang team-a/tj-llama placed on gpu-node-17 (2 pods)
  * and gpu-node-18 (1 pod), domain leaf-1 = {gpu-node-17..19}. */
-struct fx_backend {
+struct fx_source {
   int events;
   struct gb_sched_vjob last_job; /* as the last enqueueable call saw it */
   int last_verdict;
@@ -174,7 +174,7 @@ static inline int64_t fx_score(void *arg, const char *key, const char *node) {
 
 static inline int fx_enqueueable(void *arg, const struct gb_sched_vjob *job, int *verdict,
                                  char *reason, size_t size) {
-  struct fx_backend *f = arg;
+  struct fx_source *f = arg;
   f->last_job = *job;
   if (!strcmp(job->key, "team-a/tj-big")) {
     *verdict = GB_VC_REJECT;
@@ -193,15 +193,15 @@ static inline int fx_enqueueable(void *arg, const struct gb_sched_vjob *job, int
 
 static inline void fx_event(void *arg, const struct gb_sched_vjob *job, int verdict,
                             const char *reason) {
-  struct fx_backend *f = arg;
+  struct fx_source *f = arg;
   f->events++;
   f->last_verdict = verdict;
   snprintf(f->last_reason, sizeof(f->last_reason), "%s", reason);
   snprintf(f->last_key, sizeof(f->last_key), "%s", job->key);
 }
 
-static inline struct gb_sched_backend fx_backend_of(struct fx_backend *f) {
-  struct gb_sched_backend be = {fx_allowed, fx_score, fx_enqueueable, fx_event, f, NULL};
+static inline struct gb_sched_source fx_source_of(struct fx_source *f) {
+  struct gb_sched_source be = {fx_allowed, fx_score, fx_enqueueable, fx_event, f, NULL};
   return be;
 }
 

@@ -14,16 +14,17 @@
 #include "../http/http_client.h"
 #include "gb_http.h"
 #include "gb_sched.h"
+#include "gb_sched_test.h"
 #include "gb_testhttp.h"
 #include "sched_fixture.h"
 
-static struct fx_backend fb;
+static struct fx_source fb;
 static struct gb_sched *S;
 static char base[64];
 
 static void start_caps(size_t max_body, size_t max_list_body, size_t max_body_total) {
   memset(&fb, 0, sizeof(fb));
-  struct gb_sched_backend be = fx_backend_of(&fb);
+  struct gb_sched_source be = fx_source_of(&fb);
   struct gb_sched_config cfg = {0};
   cfg.max_body = max_body;
   cfg.max_list_body = max_list_body;

@@ -11,14 +11,15 @@
 #include <string.h>
 
 #include "gb_sched.h"
+#include "gb_sched_test.h"
 #include "sched_fixture.h"
 
-static struct fx_backend fb;
+static struct fx_source fb;
 static struct gb_sched *S;
 
 static void setup(void) {
   memset(&fb, 0, sizeof(fb));
-  struct gb_sched_backend be = fx_backend_of(&fb);
+  struct gb_sched_source be = fx_source_of(&fb);
   struct gb_sched_config cfg = {0};
   struct gc_diags d;
   gc_diags_init(&d);

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0
  *
  * The scheduler endpoints with a leadership predicate (issue 17, defect 3):
- * while the replica leads, every verb answers from the backend as without
+ * while the replica leads, every verb answers from the decision source as without
  * one; as a standby, every verb of both protocols answers 503 with the
- * standby message, never consults the backend (no decision, no Event, no
+ * standby message, never consults the decision source (no decision, no Event, no
  * session overlay change), and is counted with code 503 and decision
  * "standby".  Leadership read at each request: a standby that becomes the
  * leader answers at once, and a leader that steps down stops at once; a
@@ -16,9 +16,10 @@
 
 #include "gb_metrics.h"
 #include "gb_sched.h"
+#include "gb_sched_test.h"
 #include "sched_fixture.h"
 
-static struct fx_backend fb;
+static struct fx_source fb;
 static struct gb_sched *S;
 static struct gb_metrics *M;
 static int leading;
@@ -27,7 +28,7 @@ static int is_leader(void *ctx) { return *(int *)ctx; }
 
 static void setup(void) {
   memset(&fb, 0, sizeof(fb));
-  struct gb_sched_backend be = fx_backend_of(&fb);
+  struct gb_sched_source be = fx_source_of(&fb);
   struct gb_sched_config cfg = {0};
   M = gb_metrics_new();
   cfg.metrics = M;

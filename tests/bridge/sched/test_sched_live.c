@@ -45,9 +45,9 @@ static void kube(int create, const char *path, const char *json) {
   gb_kube_error_clear(&e);
   json_object *o = json_tokener_parse(json);
   ck_assert_ptr_nonnull(o);
-  int rc = create ? gb_kube_create(cli, path, o, NULL, &e)
-                  : gb_kube_merge_patch(cli, path, o, NULL, &e);
-  ck_assert_msg(rc == 0, "%s: %s (%ld %s)", path, gc_strerror(rc), e.http, e.message);
+  int rc = create ? gb_kube_client_create(cli, path, o, NULL, &e)
+                  : gb_kube_client_merge_patch(cli, path, o, NULL, &e);
+  ck_assert_msg(rc == 0, "%s: %s (%ld %s)", path, gc_diag_strerror(rc), e.http, e.message);
   json_object_put(o);
 }
 
@@ -180,8 +180,8 @@ START_TEST(reject_then_permit_on_the_stand_in) {
   ck_assert_int_eq(gb_model_start(m), 0);
   wait_node(m, "n3");
   struct gb_sched_plan sp = {m, plan, NULL, NULL};
-  struct gb_sched_backend be;
-  gb_sched_plan_backend(&sp, &be);
+  struct gb_sched_source be;
+  gb_sched_plan_source(&sp, &be);
   struct gb_sched *s = NULL;
   struct gb_sched_config cfg = {0};
   struct gc_diags d;

@@ -19,8 +19,10 @@
 #include <string.h>
 
 #include "gb_model.h"
+#include "gb_model_test.h"
 #include "gb_plan.h"
 #include "gb_sched.h"
+#include "gb_sched_test.h"
 #include "gb_sched_plan.h"
 #include "sched_fixture.h"
 
@@ -100,8 +102,8 @@ static void setup(void) {
   SP.plan = P;
   SP.record = record;
   recorded = record_fail = 0;
-  struct gb_sched_backend be;
-  gb_sched_plan_backend(&SP, &be);
+  struct gb_sched_source be;
+  gb_sched_plan_source(&SP, &be);
   be.job_event = on_event;
   struct gb_sched_config cfg = {0};
   struct gc_diags d;
@@ -300,8 +302,8 @@ START_TEST(enqueue_abstains_without_policy_or_snapshot) {
   struct gb_model_opts mo = {.plan = P};
   ck_assert_int_eq(gb_model_new(&mo, &fresh, NULL), 0);
   struct gb_sched_plan sp = {fresh, P, NULL, NULL};
-  struct gb_sched_backend be;
-  gb_sched_plan_backend(&sp, &be);
+  struct gb_sched_source be;
+  gb_sched_plan_source(&sp, &be);
   struct gb_sched *s2 = NULL;
   struct gb_sched_config cfg = {0};
   ck_assert_int_eq(gb_sched_new(&cfg, &be, &s2, NULL), 0);

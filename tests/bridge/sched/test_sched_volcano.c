@@ -13,15 +13,16 @@
 
 #include "gb_metrics.h"
 #include "gb_sched.h"
+#include "gb_sched_test.h"
 #include "sched_fixture.h"
 
-static struct fx_backend fb;
+static struct fx_source fb;
 static struct gb_sched *S;
 static struct gb_metrics *M;
 
 static void setup(void) {
   memset(&fb, 0, sizeof(fb));
-  struct gb_sched_backend be = fx_backend_of(&fb);
+  struct gb_sched_source be = fx_source_of(&fb);
   struct gb_sched_config cfg = {0};
   M = gb_metrics_new();
   cfg.metrics = M;

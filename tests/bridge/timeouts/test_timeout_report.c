@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "gb_timeout_report.h"
+#include "gb_timeout_report_test.h"
 
 START_TEST(test_size_classes) {
   static const struct {
@@ -19,9 +20,9 @@ START_TEST(test_size_classes) {
   } cases[] = {{0, 0}, {1, 0}, {2, 1}, {7, 1}, {8, 2}, {31, 2}, {32, 3}, {127, 3}, {128, 4},
                {100000, 4}};
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-    ck_assert_int_eq(gb_tr_size_class(cases[i].size), cases[i].cls);
-  ck_assert_str_eq(gb_tr_size_class_name(1), "2-7");
-  ck_assert_str_eq(gb_tr_size_class_name(4), "128+");
+    ck_assert_int_eq(gb_timeout_report_size_class(cases[i].size), cases[i].cls);
+  ck_assert_str_eq(gb_timeout_report_size_class_name(1), "2-7");
+  ck_assert_str_eq(gb_timeout_report_size_class_name(4), "128+");
 }
 END_TEST
 
@@ -30,22 +31,22 @@ START_TEST(test_quantile_nearest_rank) {
   for (int i = 0; i < 100; i++)
     v[i] = (i + 1) * 10;
   /* n = 100: rank ceil(p) exactly. */
-  ck_assert_int_eq(gb_tr_quantile(v, 100, 50), 500);
-  ck_assert_int_eq(gb_tr_quantile(v, 100, 90), 900);
-  ck_assert_int_eq(gb_tr_quantile(v, 100, 99), 990);
-  ck_assert_int_eq(gb_tr_quantile(v, 100, 100), 1000);
+  ck_assert_int_eq(gb_timeout_report_quantile(v, 100, 50), 500);
+  ck_assert_int_eq(gb_timeout_report_quantile(v, 100, 90), 900);
+  ck_assert_int_eq(gb_timeout_report_quantile(v, 100, 99), 990);
+  ck_assert_int_eq(gb_timeout_report_quantile(v, 100, 100), 1000);
   /* n = 10: p99 -> rank ceil(9.9) = 10; p50 -> rank 5; p90 -> rank 9. */
-  ck_assert_int_eq(gb_tr_quantile(v, 10, 99), 100);
-  ck_assert_int_eq(gb_tr_quantile(v, 10, 50), 50);
-  ck_assert_int_eq(gb_tr_quantile(v, 10, 90), 90);
+  ck_assert_int_eq(gb_timeout_report_quantile(v, 10, 99), 100);
+  ck_assert_int_eq(gb_timeout_report_quantile(v, 10, 50), 50);
+  ck_assert_int_eq(gb_timeout_report_quantile(v, 10, 90), 90);
   /* n = 1: every quantile is the only value.  n = 3: p50 -> rank 2. */
-  ck_assert_int_eq(gb_tr_quantile(v, 1, 1), 10);
-  ck_assert_int_eq(gb_tr_quantile(v, 3, 50), 20);
+  ck_assert_int_eq(gb_timeout_report_quantile(v, 1, 1), 10);
+  ck_assert_int_eq(gb_timeout_report_quantile(v, 3, 50), 20);
   /* n = 101: p99 -> rank ceil(99.99) = 100, not the maximum. */
   int64_t w[101];
   for (int i = 0; i < 101; i++)
     w[i] = i;
-  ck_assert_int_eq(gb_tr_quantile(w, 101, 99), 99);
+  ck_assert_int_eq(gb_timeout_report_quantile(w, 101, 99), 99);
 }
 END_TEST
 
@@ -53,7 +54,8 @@ static int64_t suggest(const int64_t *v, size_t n, const struct gc_backend *b, i
                        char *reason, int *capped) {
   struct gb_tr_rule rule = {margin, 60, 0};
   int64_t out = -5;
-  ck_assert_int_eq(gb_tr_suggest(v, n, 0, b, &rule, &out, capped, reason, GB_TR_REASON_MAX), 0);
+  ck_assert_int_eq(
+      gb_timeout_report_suggest(v, n, 0, b, &rule, &out, capped, reason, GB_TR_REASON_MAX), 0);
   return out;
 }
 
@@ -85,9 +87,9 @@ START_TEST(test_suggest_rule) {
   /* p99 3000 s x 1.25 = 3750 -> next 300 s: 3900. */
   ck_assert_int_eq(suggest(d, 1, gc_backend_by_name("volcano"), 1250, reason, &capped), 3900);
   int64_t z[] = {0};
-  ck_assert_int_eq(gb_tr_suggest(z, 0, 0, gc_backend_by_name("volcano"),
-                                 &(struct gb_tr_rule){1500, 60, 0}, &d[0], &capped, reason,
-                                 sizeof(reason)),
+  ck_assert_int_eq(gb_timeout_report_suggest(z, 0, 0, gc_backend_by_name("volcano"),
+                                             &(struct gb_tr_rule){1500, 60, 0}, &d[0], &capped,
+                                             reason, sizeof(reason)),
                    GC_EINVAL);
 }
 END_TEST
@@ -142,10 +144,10 @@ START_TEST(test_report_rows) {
   ck_assert_str_eq(a1->oldest_name, "s");
   ck_assert_ptr_nonnull(strstr(a1->reason, "no suggestion"));
   /* The empirical CDF over all of a row's gangs. */
-  ck_assert(gb_tr_cdf(a4, 9) == 0.0);
-  ck_assert(gb_tr_cdf(a4, 50) == 0.5);
-  ck_assert(gb_tr_cdf(a4, 1000) == 1.0);
-  ck_assert(gb_tr_cdf(a1, 1000) == 0.0);
+  ck_assert(gb_timeout_report_cdf(a4, 9) == 0.0);
+  ck_assert(gb_timeout_report_cdf(a4, 50) == 0.5);
+  ck_assert(gb_timeout_report_cdf(a4, 1000) == 1.0);
+  ck_assert(gb_timeout_report_cdf(a1, 1000) == 0.0);
   gb_tr_report_free(r);
   gb_tr_report_free(NULL);
 }
@@ -196,19 +198,19 @@ START_TEST(test_kaplan_meier) {
   /* Waits 10, 20, 30, 40; censored at 15 and 25.  S(10) = 5/6,
    * S(20) = 5/6 * 3/4 = 0.625, S(30) = 0.625 * 1/2 = 0.3125, S(40) = 0. */
   int64_t w[] = {10, 20, 30, 40}, c[] = {15, 25};
-  ck_assert_int_eq(gb_tr_km_quantile(w, 4, c, 2, 10), 10); /* F(10) = 0.167 */
-  ck_assert_int_eq(gb_tr_km_quantile(w, 4, c, 2, 20), 20); /* F(20) = 0.375 */
-  ck_assert_int_eq(gb_tr_km_quantile(w, 4, c, 2, 50), 30); /* F(30) = 0.6875 */
-  ck_assert_int_eq(gb_tr_km_quantile(w, 4, c, 2, 99), 40);
+  ck_assert_int_eq(gb_timeout_report_km_quantile(w, 4, c, 2, 10), 10); /* F(10) = 0.167 */
+  ck_assert_int_eq(gb_timeout_report_km_quantile(w, 4, c, 2, 20), 20); /* F(20) = 0.375 */
+  ck_assert_int_eq(gb_timeout_report_km_quantile(w, 4, c, 2, 50), 30); /* F(30) = 0.6875 */
+  ck_assert_int_eq(gb_timeout_report_km_quantile(w, 4, c, 2, 99), 40);
   /* Censored later than every wait: the estimate stops short of 100 %. */
   int64_t c2[] = {100, 100};
-  ck_assert_int_eq(gb_tr_km_quantile(w, 4, c2, 2, 50), 30); /* F(30) = 3 / 6 */
-  ck_assert_int_eq(gb_tr_km_quantile(w, 4, c2, 2, 90), GB_TR_NO_TIMEOUT);
+  ck_assert_int_eq(gb_timeout_report_km_quantile(w, 4, c2, 2, 50), 30); /* F(30) = 3 / 6 */
+  ck_assert_int_eq(gb_timeout_report_km_quantile(w, 4, c2, 2, 90), GB_TR_NO_TIMEOUT);
   /* A censored age equal to a wait is still at risk at that wait. */
   int64_t w3[] = {10}, c3[] = {10};
-  ck_assert_int_eq(gb_tr_km_quantile(w3, 1, c3, 1, 50), 10);
-  ck_assert_int_eq(gb_tr_km_quantile(w3, 1, c3, 1, 60), GB_TR_NO_TIMEOUT);
-  ck_assert_int_eq(gb_tr_km_quantile(NULL, 0, c3, 1, 50), GB_TR_NO_TIMEOUT);
+  ck_assert_int_eq(gb_timeout_report_km_quantile(w3, 1, c3, 1, 50), 10);
+  ck_assert_int_eq(gb_timeout_report_km_quantile(w3, 1, c3, 1, 60), GB_TR_NO_TIMEOUT);
+  ck_assert_int_eq(gb_timeout_report_km_quantile(NULL, 0, c3, 1, 50), GB_TR_NO_TIMEOUT);
 }
 END_TEST
 
@@ -238,36 +240,36 @@ END_TEST
 
 START_TEST(test_parse_time) {
   int64_t t = 0;
-  ck_assert_int_eq(gb_tr_parse_time("1970-01-01T00:00:00Z", &t), 0);
+  ck_assert_int_eq(gb_timeout_report_parse_time("1970-01-01T00:00:00Z", &t), 0);
   ck_assert_int_eq(t, 0);
-  ck_assert_int_eq(gb_tr_parse_time("2026-11-24T08:08:38Z", &t), 0);
+  ck_assert_int_eq(gb_timeout_report_parse_time("2026-11-24T08:08:38Z", &t), 0);
   ck_assert_int_eq(t, 1795507718);
-  ck_assert_int_eq(gb_tr_parse_time("2024-02-29T12:00:00.123456Z", &t), 0);
+  ck_assert_int_eq(gb_timeout_report_parse_time("2024-02-29T12:00:00.123456Z", &t), 0);
   ck_assert_int_eq(t, 1709208000);
-  ck_assert_int_eq(gb_tr_parse_time("2024-02-29T13:30:00+01:30", &t), 0);
+  ck_assert_int_eq(gb_timeout_report_parse_time("2024-02-29T13:30:00+01:30", &t), 0);
   ck_assert_int_eq(t, 1709208000);
   char buf[32];
-  gb_tr_format_time(1709208000, buf, sizeof(buf));
+  gb_timeout_report_format_time(1709208000, buf, sizeof(buf));
   ck_assert_str_eq(buf, "2024-02-29T12:00:00Z");
-  gb_tr_format_time(1795507718, buf, sizeof(buf));
+  gb_timeout_report_format_time(1795507718, buf, sizeof(buf));
   ck_assert_str_eq(buf, "2026-11-24T08:08:38Z");
-  gb_tr_format_time(0, buf, sizeof(buf));
+  gb_timeout_report_format_time(0, buf, sizeof(buf));
   ck_assert_str_eq(buf, "1970-01-01T00:00:00Z");
   const char *bad[] = {"2023-02-29T00:00:00Z", "2026-11-24 08:08:38Z", "2026-11-24T08:08:38",
                        "2026-13-01T00:00:00Z", "2026-11-24T08:08:38Zx", "2026-11-24T08:08:38.Z",
                        "", "yesterday"};
   for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-    ck_assert_msg(gb_tr_parse_time(bad[i], &t) == GC_EINVAL, "accepted %s", bad[i]);
+    ck_assert_msg(gb_timeout_report_parse_time(bad[i], &t) == GC_EINVAL, "accepted %s", bad[i]);
 }
 END_TEST
 
 START_TEST(test_format_duration) {
   char buf[24];
-  gb_tr_format_duration(3723, buf, sizeof(buf));
+  gb_timeout_report_format_duration(3723, buf, sizeof(buf));
   ck_assert_str_eq(buf, "1h2m3s");
-  gb_tr_format_duration(3605, buf, sizeof(buf));
+  gb_timeout_report_format_duration(3605, buf, sizeof(buf));
   ck_assert_str_eq(buf, "1h0m5s");
-  gb_tr_format_duration(0, buf, sizeof(buf));
+  gb_timeout_report_format_duration(0, buf, sizeof(buf));
   ck_assert_str_eq(buf, "0s");
 }
 END_TEST

@@ -27,6 +27,7 @@
 #include "gb_log.h"
 #include "gb_metrics.h"
 #include "gb_timeouts.h"
+#include "gb_timeouts_test.h"
 
 #define T0 1767225600.0 /* 2026-01-01T00:00:00Z */
 #define OURS_META                                                                                  \

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "gb_tts.h"
+#include "gb_tts_test.h"
 #include "gc_diag.h"
 
 static int upd(struct gb_tts *t, const char *be, const char *key, const char *uid,
