@@ -12,12 +12,14 @@
 
 extern const struct gc_backend gc_backend_volcano;
 extern const struct gc_backend gc_backend_cosched;
+extern const struct gc_backend gc_backend_kai;
 extern const struct gc_backend gc_backend_workload;
 
 /* In `auto` order: the first whose API is served wins; [0] is the default. */
 static const struct gc_backend *const BACKENDS[] = {
     &gc_backend_volcano,
     &gc_backend_cosched,
+    &gc_backend_kai,
     &gc_backend_workload,
 };
 #define N_BACKENDS (sizeof(BACKENDS) / sizeof(BACKENDS[0]))

@@ -70,7 +70,14 @@ enum gc_backend_cap {
   GC_BCAP_PRIORITY_CLASS = 1u << 1,   /* spec.priorityClassName */
   GC_BCAP_NETWORK_TOPOLOGY = 1u << 2, /* the runtime's network topology, for the scheduler */
   GC_BCAP_MIN_RESOURCES = 1u << 3,    /* the gang's summed requests (spec.minResources) */
-  GC_BCAP_SUBGROUPS = 1u << 4         /* sub-gangs inside one group object */
+  GC_BCAP_SUBGROUPS = 1u << 4,        /* sub-gangs inside one group object: one per
+                                         replicated job, named after it (subgroups_field) */
+  GC_BCAP_ELASTIC_MEMBERS = 1u << 5,  /* every pod of the TrainJob joins the group object;
+                                         a replicated job outside the gang is a sub-group
+                                         that needs none of its pods (the scheduler runs
+                                         no pod outside a group) */
+  GC_BCAP_TOPOLOGY_LEVEL = 1u << 6    /* the group object carries gangbridge's topology
+                                         policy as a named level (a tier name or node label) */
 };
 
 /* How the scheduler reads a gang timeout from the group object. */
@@ -182,7 +189,10 @@ struct gc_backend {
   struct gc_backend_join joins[GC_BACKEND_MAX_JOINS];
   size_t n_joins;
   unsigned caps;                /* enum gc_backend_cap flags */
-  const char *min_member_field; /* spec field of the gang's member count */
+  const char *min_member_field; /* spec field of the gang's member count (with
+                                   GC_BCAP_SUBGROUPS the spec may split it over
+                                   sub-groups: gangbridge's group objects carry it
+                                   as annotation GC_ANN_MIN_MEMBER) */
   struct gc_backend_timeout timeout;
   struct gc_backend_status status;
   struct gc_backend_queue queue;
@@ -196,6 +206,14 @@ struct gc_backend {
    * controller's own); NULL: none.  A pod template already setting a
    * pod-spec-field join of the backend steps aside too. */
   const char *runtime_stanza, *job_stanza;
+  /* The annotation (key = value) that tells the scheduler's own grouper to
+   * leave a workload to gangbridge, on the TrainJob or its runtime's
+   * templates; NULL: the scheduler has no grouper of its own. */
+  const char *grouper_skip_key, *grouper_skip_value;
+  /* The annotation on the TrainJob or its runtime's JobSet template naming
+   * the scheduler's topology object (with GC_BCAP_TOPOLOGY_LEVEL), or NULL. */
+  const char *topology_name_key;
+  const char *subgroups_field; /* spec field listing sub-groups (GC_BCAP_SUBGROUPS) */
   gc_backend_render_fn render_spec;
   gc_backend_render_more_fn render_more; /* NULL: the group object is all */
   /* Its API versions, newest first (NULL, 0: only `version`); discovery

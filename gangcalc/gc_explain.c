@@ -235,6 +235,19 @@ out:
   return rc;
 }
 
+/* What g's group object can carry: its version's capabilities, else its
+ * backend's. */
+static unsigned gang_caps(const struct gc_gang *g) {
+  return g->backend_version ? g->backend_version->caps : g->backend->caps;
+}
+
+/* "Workload" or "Workload at v1alpha2": the object, at the gang's version. */
+static void put_kind(struct sbuf *b, const struct gc_gang *g) {
+  put(b, "%s", g->backend->kind);
+  if (g->backend_version)
+    put(b, " at %s", g->backend_version->version);
+}
+
 /* Resources taken from limits, then minMember and minResources. */
 static int put_totals(struct sbuf *b, const struct gc_gang *g) {
   for (size_t i = 0; i < g->n_podsets; i++) {
@@ -257,22 +270,14 @@ static int put_totals(struct sbuf *b, const struct gc_gang *g) {
   put(b, "\nminMember:         %d\n", g->min_member);
   put(b, "minResources:      ");
   put_esc(b, g->min_resources.n ? res : "{} (no requests)");
+  if (!(gang_caps(g) & GC_BCAP_MIN_RESOURCES)) {
+    put(b, " (not part of a %s ", g->backend->name);
+    put_kind(b, g);
+    put(b, ")");
+  }
   put(b, "\n");
   free(res);
   return GC_OK;
-}
-
-/* What g's group object can carry: its version's capabilities, else its
- * backend's. */
-static unsigned gang_caps(const struct gc_gang *g) {
-  return g->backend_version ? g->backend_version->caps : g->backend->caps;
-}
-
-/* "Workload" or "Workload at v1alpha2": the object, at the gang's version. */
-static void put_kind(struct sbuf *b, const struct gc_gang *g) {
-  put(b, "%s", g->backend->kind);
-  if (g->backend_version)
-    put(b, " at %s", g->backend_version->version);
 }
 
 /* Why a topology policy is not a constraint of g's group object. */
@@ -313,6 +318,11 @@ static void put_topology(struct sbuf *b, const struct gc_gang *g) {
     put_esc(b, key);
     put(b, ": %s keeps the gang in one domain; needs TopologyAwareWorkloadScheduling)\n",
         be->display);
+  } else if ((be->caps & GC_BCAP_TOPOLOGY_LEVEL) && tp->highest_tier_name && g->topology_object) {
+    put(b, "\n                   (gangbridge's placement policy, and in the %s's "
+           "topologyConstraint within %s Topology ", be->kind, be->display);
+    put_esc(b, g->topology_object);
+    put(b, ")\n");
   } else if (be->n_versions) {
     put(b, "\n                   (gangbridge's placement policy; not part of the ");
     put_kind(b, g);
@@ -363,6 +373,9 @@ static void put_timeout(struct sbuf *b, const struct gc_gang *g) {
   if (bt->annotations[0])
     put(b, "\n                   (%s annotation %s=%s%s%s)\n", be->kind, bt->annotations[0], d,
         bt->needs ? "; needs " : "", bt->needs ? bt->needs : "");
+  else if (!bt->spec_seconds)
+    put(b, "\n                   (%s has no scheduling timeout: gangbridge's tracker acts on it)\n",
+        be->display);
   else if (g->has_timeout && g->schedule_timeout_seconds < g->timeout.seconds)
     put(b, "\n                   (the %s gets %d s: %s)\n", be->kind, g->schedule_timeout_seconds,
         bt->max_why ? bt->max_why : "the backend's cap");
@@ -391,8 +404,10 @@ static void put_binding(struct sbuf *b, const struct gc_gang *g) {
     if (j->value == GC_JOIN_TEMPLATE && v && v->gang_template)
       put_esc(b, v->gang_template);
     else if (j->value == GC_JOIN_SUBGROUP || j->value == GC_JOIN_TEMPLATE)
-      put(b, j->value == GC_JOIN_SUBGROUP ? "<sub-group>" : "<template>");
-    put(b, first ? " on the gang and bound jobs\n" : "\n");
+      put(b, j->value == GC_JOIN_SUBGROUP ? "<its replicated job>" : "<template>");
+    put(b, first ? ((be->caps & GC_BCAP_ELASTIC_MEMBERS) ? " on every pod of the TrainJob\n"
+                                                          : " on the gang and bound jobs\n")
+                 : "\n");
     spec_field |= j->at == GC_JOIN_SPEC_FIELD;
     first = 0;
   }
@@ -424,6 +439,31 @@ static void put_objects(struct sbuf *b, const struct gc_gang *g) {
   put(b, "\n");
 }
 
+/* The sub-groups of a backend that has them: one per replicated job, in
+ * template order; all are required, and one that needs no pod is
+ * satisfied without any.  Then whether the scheduler's own grouper keeps
+ * out. */
+static void put_subgroups(struct sbuf *b, const struct gc_gang *g) {
+  const struct gc_backend *be = g->backend;
+  if (!(be->caps & GC_BCAP_SUBGROUPS))
+    return;
+  put(b, "sub-groups:        %zu, all required (minSubGroup %zu)\n", g->n_podsets, g->n_podsets);
+  for (size_t i = 0; i < g->n_podsets; i++) {
+    const struct gc_podset *ps = &g->podsets[i];
+    put(b, "                   ");
+    put_esc(b, ps->name);
+    if (ps->binding == GC_BIND_COUNTED)
+      put(b, ": minMember %d (the gang)\n", ps->count);
+    else
+      put(b, ": minMember 0 (%s: its pods join, none is waited for)\n",
+          ps->binding == GC_BIND_BOUND ? "a later wave of the gang phase" : "not in the gang");
+  }
+  if (be->grouper_skip_key)
+    put(b, "own grouper:       %s's %s (annotation %s: \"%s\")\n", be->display,
+        g->grouper_skipped ? "is told to keep out" : "is NOT told to keep out, see warnings",
+        be->grouper_skip_key, be->grouper_skip_value);
+}
+
 /* The backend's part: queue, priority class, topology, timeout, binding;
  * what the backend cannot carry is said so. */
 static void put_backend(struct sbuf *b, const struct gc_gang *g) {
@@ -448,6 +488,7 @@ static void put_backend(struct sbuf *b, const struct gc_gang *g) {
   put_timeout(b, g);
   put_binding(b, g);
   put_objects(b, g);
+  put_subgroups(b, g);
 }
 
 int gc_explain(const struct gc_gang *g, char **out) {

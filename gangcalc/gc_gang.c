@@ -278,6 +278,33 @@ static void pick_priority_class(struct ctx *c, const struct job *jobs, size_t n)
   }
 }
 
+/* With scope wave, the jobs of other dependsOn phases are left out of the
+ * gang: says which and why (GC_WARN_GANG_SCOPE_NARROWED). */
+static void narrowed_warning(struct ctx *c, const struct job *jobs, size_t n,
+                             int64_t trainer_total) {
+  const struct gc_gang *g = c->g;
+  if (g->scope != GC_SCOPE_WAVE)
+    return;
+  int64_t early = 0;
+  const char *names = job_list(c, jobs, n, g->gang_phase, &early);
+  if (early <= 0)
+    return;
+  const char *gang_names = "";
+  for (size_t i = 0; i < n; i++)
+    if (g->podsets[i].binding == GC_BIND_COUNTED)
+      gang_names = gc_gang_fmt(c, "%s%s\"%s\"", gang_names, *gang_names ? ", " : "", jobs[i].name);
+  WARN(c, GC_WARN_GANG_SCOPE_NARROWED,
+       "replicated job(s) %s (%lld pod(s)) run in another dependsOn phase than %s: JobSet "
+       "creates a job that depends on another with status Complete only after it "
+       "completes, so counting them as Trainer does "
+       "(minMember %lld) makes a gang whose pods can never all exist at once and never "
+       "starts; %s",
+       names, (long long)early, gang_names, (long long)trainer_total,
+       (g->backend->caps & GC_BCAP_ELASTIC_MEMBERS)
+           ? "they join the PodGroup in sub-groups that need none of their pods"
+           : "they are left out of the PodGroup and must not carry its label");
+}
+
 static int build_gang(struct ctx *c, const struct tj_info *t, struct job *jobs, size_t n) {
   struct gc_gang *g = c->g;
   g->podsets = gc_arena_alloc(c->a, n * sizeof(*g->podsets));
@@ -353,23 +380,7 @@ static int build_gang(struct ctx *c, const struct tj_info *t, struct job *jobs, 
            "(Trainer would count 0)",
            j->name, j->req.notes[k].container, j->req.notes[k].resource);
   }
-  if (g->scope == GC_SCOPE_WAVE) {
-    int64_t early = 0;
-    const char *names = job_list(c, jobs, n, g->gang_phase, &early);
-    if (early > 0) {
-      const char *gnames = "";
-      for (size_t i = 0; i < n; i++)
-        if (g->podsets[i].binding == GC_BIND_COUNTED)
-          gnames = gc_gang_fmt(c, "%s%s\"%s\"", gnames, *gnames ? ", " : "", jobs[i].name);
-      WARN(c, GC_WARN_GANG_SCOPE_NARROWED,
-           "replicated job(s) %s (%lld pod(s)) run in another dependsOn phase than %s: JobSet "
-           "creates a job that depends on another with status Complete only after it "
-           "completes, so counting them as Trainer does "
-           "(minMember %lld) makes a gang whose pods can never all exist at once and never "
-           "starts; they are left out of the PodGroup and must not carry its label",
-           names, (long long)early, gnames, (long long)trainer_total);
-    }
-  }
+  narrowed_warning(c, jobs, n, trainer_total);
 
   for (size_t i = 0; i < n; i++) {
     struct gc_podset *ps = &g->podsets[i];
@@ -536,12 +547,16 @@ static int effective_jobs(struct ctx *c, const struct tj_info *t, const struct r
 /* Collects the backend's queue key from the runtime template metadata,
  * v2.1 spec.annotations (or spec.labels), then patches, the last one set
  * winning, into *q (borrowed strings).  A backend without queues has none. */
-static void find_queue(struct ctx *c, const struct tj_info *t, const struct gc_value *rt,
-                       struct queue_src *q) {
+static void find_queue(struct ctx *c, const struct tj_info *t, const struct gc_value *trainjob,
+                       const struct gc_value *rt, struct queue_src *q) {
   const struct gc_backend *b = c->g->backend;
   if (!b->queue.key)
     return;
   queue_from(q, b, gc_value_path(rt, "spec.template.metadata"), c->rt, "spec.template.metadata", 0);
+  /* A queue label is read where its scheduler's grouper reads it too: on
+   * the workload's own metadata (Kubeflow's KAI guide puts it there). */
+  if (b->queue.key_at == GC_JOIN_LABEL)
+    queue_from(q, b, GET(trainjob, "metadata"), c->tj, "metadata", 0);
   queue_from(q, b, t->spec, c->tj, "spec", 0);
   const struct gc_value *patches = GET(t->spec, "runtimePatches");
   for (size_t i = 0; patches && patches->type == GC_SEQ && i < patches->len && i < 1000; i++) {
@@ -662,6 +677,78 @@ static void find_other_gang(struct ctx *c, const struct gc_value *rt, const stru
        b->kind);
 }
 
+/* metadata.annotations[key] of the map at `meta`, or NULL. */
+static const char *meta_annotation(const struct gc_value *meta, const char *key) {
+  return gc_value_as_str(gc_map_get(GET(meta, "annotations"), key));
+}
+
+/* 1 when the backend's grouper-skip annotation is on the TrainJob, the
+ * runtime's JobSet template, or on every replicated job (its Job template
+ * or its pod template): where the scheduler's grouper looks, in the pod's
+ * owner chain. */
+static int grouper_skipped(const struct gc_backend *b, const struct gc_value *trainjob,
+                           const struct gc_value *rt, const struct gc_value *jsjobs) {
+  const char *k = b->grouper_skip_key, *want = b->grouper_skip_value;
+  const char *v = meta_annotation(GET(trainjob, "metadata"), k);
+  if (!v)
+    v = meta_annotation(gc_value_path(rt, "spec.template.metadata"), k);
+  if (v)
+    return !strcmp(v, want);
+  size_t n = jsjobs && jsjobs->type == GC_SEQ ? jsjobs->len : 0;
+  for (size_t i = 0; i < n; i++) {
+    const struct gc_value *tpl = GET(jsjobs->u.items[i], "template");
+    v = meta_annotation(GET(tpl, "metadata"), k);
+    if (!v)
+      v = meta_annotation(gc_value_path(tpl, "spec.template.metadata"), k);
+    if (!v || strcmp(v, want))
+      return 0;
+  }
+  return n > 0;
+}
+
+/* What only some backends read: the scheduler's topology object named on
+ * the TrainJob or runtime, and whether the scheduler's own grouper was told
+ * to keep out (gangbridge never writes it on objects it does not own, so it
+ * warns and the docs say where the runtime author puts it). */
+static int backend_extras(struct ctx *c, const struct gc_value *trainjob, const struct gc_value *rt,
+                          const struct gc_value *jsjobs) {
+  struct gc_gang *g = c->g;
+  const struct gc_backend *b = g->backend;
+  if (b->topology_name_key) {
+    const char *t = meta_annotation(GET(trainjob, "metadata"), b->topology_name_key);
+    if (!t)
+      t = meta_annotation(gc_value_path(rt, "spec.template.metadata"), b->topology_name_key);
+    if (t && *t && !(g->topology_object = gc_arena_strdup(c->a, t)))
+      return GC_ENOMEM;
+  }
+  if ((b->caps & GC_BCAP_TOPOLOGY_LEVEL) && g->topology.set) {
+    if (!g->topology.highest_tier_name)
+      WARN(c, GC_WARN_TOPOLOGY_DROPPED,
+           "the topology policy names tier %lld, a HyperNode tier that %s has no "
+           "level for; the %s carries no topologyConstraint (name a level: a node label key "
+           "of %s's Topology)",
+           (long long)(g->topology.has_highest_tier ? g->topology.highest_tier : 1), b->display,
+           b->kind, b->display);
+    else if (!g->topology_object)
+      WARN(c, GC_WARN_TOPOLOGY_DROPPED,
+           "the topology policy names level \"%s\", but %s acts on a level only within a "
+           "Topology object, and neither the TrainJob nor its runtime's template names one "
+           "(annotation %s); the %s carries no topologyConstraint",
+           g->topology.highest_tier_name, b->display, b->topology_name_key, b->kind);
+  }
+  if (b->grouper_skip_key) {
+    g->grouper_skipped = grouper_skipped(b, trainjob, rt, jsjobs);
+    if (!g->grouper_skipped)
+      WARN(c, GC_WARN_GROUPER_NOT_SKIPPED,
+           "%s's own pod grouper is not told to leave this TrainJob to gangbridge: without "
+           "annotation %s: \"%s\" on the runtime's template (spec.template.metadata) it "
+           "also groups the pods and rewrites their %s binding; the runtime's author adds it "
+           "(gangbridge never edits the runtime or the TrainJob)",
+           b->display, b->grouper_skip_key, b->grouper_skip_value, b->kind);
+  }
+  return c->oom ? GC_ENOMEM : GC_OK;
+}
+
 /* Everything after metadata: runtime, effective jobs, queue, counts and
  * the gang.  Returns GC_OK or a GC_E* code; errors are also counted in c. */
 static int compute_body(struct ctx *c, const struct gc_value *trainjob,
@@ -681,7 +768,7 @@ static int compute_body(struct ctx *c, const struct gc_value *trainjob,
   if ((rc = effective_jobs(c, &t, &r, rt, &jsjobs)))
     return rc;
   struct queue_src q = {NULL, NULL, NULL, 0};
-  find_queue(c, &t, rt, &q);
+  find_queue(c, &t, trainjob, rt, &q);
   size_t n = jsjobs->len;
   struct job *jobs = gc_arena_alloc(c->a, n * sizeof(*jobs));
   if (!jobs)
@@ -704,7 +791,9 @@ static int compute_body(struct ctx *c, const struct gc_value *trainjob,
     return GC_ENOMEM;
   if (c->errors)
     return GC_EINVAL;
-  return build_gang(c, &t, jobs, n);
+  if ((rc = build_gang(c, &t, jobs, n)))
+    return rc;
+  return backend_extras(c, trainjob, rt, jsjobs);
 }
 
 int gc_gang_compute(const struct gc_value *trainjob, const struct gc_catalog *runtimes,

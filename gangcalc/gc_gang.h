@@ -55,7 +55,9 @@ enum gc_warning_code {
   GC_WARN_LIMITS_ONLY,
   GC_WARN_POLICY_BOTH, /* the runtime's podGroupPolicy names two backends */
   GC_WARN_OTHER,
-  GC_WARN_GANGED_ELSEWHERE /* something else gangs it: gangbridge writes no group object */
+  GC_WARN_GROUPER_NOT_SKIPPED, /* the scheduler's own grouper was not told to keep out */
+  GC_WARN_TOPOLOGY_DROPPED,    /* the backend cannot carry the topology policy as given */
+  GC_WARN_GANGED_ELSEWHERE     /* something else gangs it: gangbridge writes no group object */
 };
 
 struct gc_warning {
@@ -141,6 +143,9 @@ struct gc_gang {
   struct gc_warning *warnings;
   size_t n_warnings;
   struct gc_timeout_policy timeout; /* effective, with its source (both backends) */
+  const char *topology_object; /* the scheduler's topology object (backend's
+                                  topology_name_key), NULL when not named */
+  int grouper_skipped; /* the backend's grouper_skip annotation was found */
 };
 
 /* A set of runtime documents, indexed by kind, namespace and name.  Borrows

@@ -27,6 +27,9 @@ struct gc_backend;
 /* The annotations gangbridge reads on TrainJobs, runtimes, Namespaces and
  * (the timeout) a backend's Queues. */
 #define GC_ANN_SCHEDULE_TIMEOUT "gangbridge.io/schedule-timeout"
+/* The gang's member count on a group object whose spec splits it over
+ * sub-groups (GC_BCAP_SUBGROUPS): the timeout tracker's quorum. */
+#define GC_ANN_MIN_MEMBER "gangbridge.io/min-member"
 /* The platform's ceiling on a gang timeout, read on Namespaces and a
  * backend's Queues (never on TrainJobs or runtimes, which tenants write). */
 #define GC_ANN_SCHEDULE_TIMEOUT_MAX "gangbridge.io/schedule-timeout-max"

@@ -7,6 +7,7 @@
  */
 #include "gc_render.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "gc_backend.h"
@@ -81,8 +82,12 @@ static struct gc_value *metadata(struct gc_arena *a, const struct gc_gang *g,
                                  struct gc_value *name) {
   /* The annotation the backend's scheduler reads the timeout from. */
   const char *bt = g->timeout.set ? g->backend->timeout.annotations[0] : NULL;
+  int split = (g->backend->caps & GC_BCAP_SUBGROUPS) != 0;
+  char count[16];
+  snprintf(count, sizeof(count), "%d", (int)g->min_member);
   struct gc_value *m = map_of(a, g->uid ? 5 : 4),
-                  *ann = map_of(a, 2 + (size_t)(bt != NULL) + (size_t)g->timeout.set),
+                  *ann = map_of(a, 2 + (size_t)(bt != NULL) + (size_t)g->timeout.set +
+                                       (size_t)split),
                   *lab = map_of(a, 3);
   if (!m || !ann || !lab)
     return NULL;
@@ -94,6 +99,8 @@ static struct gc_value *metadata(struct gc_arena *a, const struct gc_gang *g,
        * timeout field may be capped below the policy). */
       (g->timeout.set && PUT(ann, GC_ANN_SCHEDULE_TIMEOUT, timeout_text(a, g))) ||
       (bt && gc_rv_put(ann, bt, strlen(bt), timeout_text(a, g))) ||
+      /* The member count, where the spec splits it over sub-groups. */
+      (split && PUT(ann, GC_ANN_MIN_MEMBER, str(a, count))) ||
       PUT(lab, GC_MANAGED_BY_LABEL, LIT(a, GC_MANAGER_NAME)) ||
       PUT(lab, GC_JOBSET_NAME_LABEL, str(a, g->name)) ||
       PUT(lab, GC_TRAINJOB_NAME_LABEL, str(a, g->name)) || PUT(m, "annotations", ann) ||

@@ -499,6 +499,13 @@ static int read_podgroup(struct tr_run *r, const struct gb_tr_dump_item *it,
     return GC_OK;
   }
   p->size = mm && json_object_get_int64(mm) > 0 ? json_object_get_int64(mm) : 1;
+  /* A spec that splits the count over sub-groups (KAI): gangbridge's own
+   * PodGroups carry it as an annotation. */
+  const char *split = mm ? NULL : gb_kobj_str(gb_kobj_get(meta, "annotations"), GC_ANN_MIN_MEMBER);
+  char *end = NULL;
+  long long n = split ? strtoll(split, &end, 10) : 0;
+  if (split && end != split && !*end && n > 0 && n <= INT32_MAX)
+    p->size = n;
   /* A backend with queues puts a PodGroup that names none into its default
    * queue; other backends have no queues. */
   int queues = (b->caps & GC_BCAP_QUEUE) && b->queue.field;

@@ -317,7 +317,20 @@ static int rpc_start(struct serve_run *r, struct gc_diags *d) {
   return 0;
 }
 
-/* Creates (not starts) the plan, the live model and the placer. */
+/* The client options kube.* sets (the main client's; the release client
+ * replaces its budget, connections and user agent). */
+static void client_opts(struct serve_run *r, struct gb_kube_client_opts *ko) {
+  const struct gb_kube_options *kube = &r->cfg->kube;
+  memset(ko, 0, sizeof(*ko));
+  ko->qps = kube->qps;
+  ko->burst = kube->burst;
+  ko->connect_timeout_ms = (long)(kube->connect_timeout_s * 1000);
+  ko->request_timeout_ms = (long)(kube->request_timeout_s * 1000);
+  ko->user_agent = "gangbridge/" GB_VERSION;
+  ko->on_latency = on_api_latency;
+  ko->latency_arg = &r->sm;
+}
+
 /* The release client: the main client's settings, but its own token
  * bucket and one connection per PATCH in flight.  A gang's release is one
  * PATCH per pod (Kubernetes has no bulk ungate); behind kube.qps it would
@@ -325,21 +338,17 @@ static int rpc_start(struct serve_run *r, struct gc_diags *d) {
  * releases is its API Priority and Fairness (and the bound on PATCHes in
  * flight), not this process's shared bucket. */
 static int release_client_create(struct serve_run *r, struct gc_diags *d) {
-  const struct gb_kube_options *kube = &r->cfg->kube;
   const struct gb_placement_options *pc = &r->cfg->placement;
   struct gb_kube_client_opts ko;
-  memset(&ko, 0, sizeof(ko));
+  client_opts(r, &ko);
   ko.qps = pc->release_qps;
   ko.burst = pc->release_burst;
-  ko.connect_timeout_ms = (long)(kube->connect_timeout_s * 1000);
-  ko.request_timeout_ms = (long)(kube->request_timeout_s * 1000);
   ko.max_handles = (size_t)pc->max_inflight;
   ko.user_agent = "gangbridge/" GB_VERSION " placement-release";
-  ko.on_latency = on_api_latency;
-  ko.latency_arg = &r->sm;
   return gb_kube_client_new(r->kcfg, &ko, &r->release_client, d);
 }
 
+/* Creates (not starts) the plan, the live model and the placer. */
 static int placement_create(struct serve_run *r, struct gc_diags *d) {
   const struct gb_serve_config *cfg = r->cfg;
   struct gb_plan_opts po;
@@ -466,14 +475,7 @@ static int client_create(struct serve_run *r, struct gc_diags *d) {
   if (rc)
     return rc;
   struct gb_kube_client_opts ko;
-  memset(&ko, 0, sizeof(ko));
-  ko.qps = kube->qps;
-  ko.burst = kube->burst;
-  ko.connect_timeout_ms = (long)(kube->connect_timeout_s * 1000);
-  ko.request_timeout_ms = (long)(kube->request_timeout_s * 1000);
-  ko.user_agent = "gangbridge/" GB_VERSION;
-  ko.on_latency = on_api_latency;
-  ko.latency_arg = &r->sm;
+  client_opts(r, &ko);
   if ((rc = gb_kube_client_new(r->kcfg, &ko, &r->client, d)))
     return rc;
   gb_log(GB_LOG_INFO, "kubernetes API", "server", r->kcfg->server, "source", r->kcfg->source,

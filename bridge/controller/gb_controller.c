@@ -888,6 +888,19 @@ static const char *str_of(const struct gc_value *v, const char *path) {
   return gc_value_as_str(gc_value_path(v, path));
 }
 
+/* 1 when the group object `pg` of backend b lists a sub-group named `name`
+ * (gangbridge names one after each replicated job). */
+static int has_subgroup(const struct gc_backend *b, const struct gc_value *pg, const char *name) {
+  const struct gc_value *sgs =
+      b->subgroups_field ? gc_map_get(gc_map_get(pg, "spec"), b->subgroups_field) : NULL;
+  for (size_t i = 0; sgs && sgs->type == GC_SEQ && i < sgs->len; i++) {
+    const char *n = str_of(sgs->u.items[i], "name");
+    if (n && !strcmp(n, name))
+      return 1;
+  }
+  return 0;
+}
+
 /* The PodGroup informers only hold PodGroups labelled as gangbridge's, so a
  * foreign PodGroup of the TrainJob's name is not in the cache: ask the API
  * (only when the cache has none, i.e. before gangbridge has made one).
@@ -982,8 +995,16 @@ int gb_controller_webhook_lookup(void *ctx, const char *ns, const char *jobset_n
   }
   out->managed = 1;
   out->backend = b;
-  out->bind = in_list(bound, rjob_name);
   const struct gc_value *pg = in.pg[gc_backend_index(b)];
+  /* The gang's jobs bind and are placed; with elastic members every other
+   * job of the group object binds too, to its sub-group that needs none of
+   * its pods, and is never held for the gang's placement. */
+  int gang_job = in_list(bound, rjob_name);
+  const struct gc_value *listed = pg ? pg : plan.desired;
+  int sub = (b->caps & GC_BCAP_SUBGROUPS) && has_subgroup(b, listed, rjob_name);
+  out->bind = gang_job || (sub && (b->caps & GC_BCAP_ELASTIC_MEMBERS));
+  if (sub)
+    snprintf(out->subgroup, sizeof(out->subgroup), "%s", rjob_name);
   if (out->bind && !pg && (rc = uncached_podgroup(c, b, ns, jobset_name, a, &pg, reason,
                                                    reason_size)))
     goto out;
@@ -992,7 +1013,7 @@ int gb_controller_webhook_lookup(void *ctx, const char *ns, const char *jobset_n
     out->mismatch = 1;
     mismatch_event(c, in.trainjob, c->o.webhook && c->o.webhook->deny_on_mismatch, out->why);
   }
-  if (out->bind && !out->mismatch && c->placement_lookup &&
+  if (gang_job && !out->mismatch && c->placement_lookup &&
       (rc = c->placement_lookup(c->placement_ctx, ns, jobset_name, rjob_name, &out->gate,
                                 &out->restriction, reason, reason_size)))
     goto out;

@@ -504,6 +504,13 @@ static int decide_podgroup(struct planner *pl, struct gc_gang *g) {
       event(pl, GB_EVENT_WARNING, "TimeoutClamped", fmt(pl, "%s", w->message));
     else if (w->code == GC_WARN_GANG_SCOPE_NARROWED)
       event(pl, GB_EVENT_NORMAL, "GangScopeNarrowed", fmt(pl, "%s", w->message));
+    /* States that hold until the runtime's author changes the runtime:
+     * recorded once, not on every reconcile. */
+    else if (w->code == GC_WARN_GROUPER_NOT_SKIPPED)
+      state_event(pl, GB_EVENT_WARNING, "SchedulerGrouperNotSkipped", fmt(pl, "%s", w->message),
+                  0);
+    else if (w->code == GC_WARN_TOPOLOGY_DROPPED)
+      state_event(pl, GB_EVENT_WARNING, "TopologyNotExpressed", fmt(pl, "%s", w->message), 0);
   }
   queue_events(pl, g);
   /* Another backend's PodGroup (the choice changed) goes first, once no

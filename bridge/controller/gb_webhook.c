@@ -314,7 +314,7 @@ static int set_map_key(json_object *patch, json_object *meta, const char *map, c
   if (cur && !strcmp(cur, value))
     return 0;
   if (cur)
-    warn(v, "gangbridge: replaced %s %s=%s with the TrainJob's PodGroup %s",
+    warn(v, "gangbridge: replaced %s %s=%s with %s, the TrainJob's gang binding",
          !strcmp(map, "labels") ? "label" : "annotation", key, cur, value);
   char esc[300];
   if (gb_webhook_json_pointer_escape(key, esc, sizeof(esc)) < 0)
@@ -439,11 +439,16 @@ static int build_patch(json_object *pod, const struct gb_webhook_decision *dec,
     return GC_ENOMEM;
   json_object *meta = gb_kobj_obj(pod, "metadata");
   int rc = 0;
-  /* Every key the backend joins its pods by that names the group. */
+  /* Every key the backend joins its pods by that names the group, and the
+   * pod's sub-group when the decision names one. */
   for (size_t i = 0; i < dec->backend->n_joins && rc >= 0; i++) {
     const struct gc_backend_join *j = &dec->backend->joins[i];
-    if (!j->legacy && j->value == GC_JOIN_GROUP && join_map(j))
+    if (j->legacy || !join_map(j))
+      continue;
+    if (j->value == GC_JOIN_GROUP)
       rc = set_map_key(v->patch, meta, join_map(j), j->key, dec->group, v);
+    else if (j->value == GC_JOIN_SUBGROUP && dec->subgroup[0])
+      rc = set_map_key(v->patch, meta, join_map(j), j->key, dec->subgroup, v);
   }
   if (rc < 0)
     return rc;
@@ -611,6 +616,7 @@ static int lookup(struct gb_webhook *wh, const struct pod_facts *f,
   dec->group[sizeof(dec->group) - 1] = '\0';
   dec->scheduler_name[sizeof(dec->scheduler_name) - 1] = '\0';
   dec->why[sizeof(dec->why) - 1] = '\0';
+  dec->subgroup[sizeof(dec->subgroup) - 1] = '\0';
   reason[size - 1] = '\0';
   struct gb_restriction *r = &dec->restriction;
   r->key[sizeof(r->key) - 1] = '\0';

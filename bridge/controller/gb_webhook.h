@@ -8,7 +8,8 @@
  * nothing about the cluster.  For a managed pod whose replicated job the
  * binding plan names, it answers with a base64 JSON Patch (RFC 6902) that
  * adds the label or annotation the backend's descriptor joins pods by
- * (gc_backend.h; the ones naming the group), creating the map when the pod
+ * (gc_backend.h; the ones naming the group, and the ones naming the pod's
+ * sub-group when the decision names one), creating the map when the pod
  * has none, and sets `spec.schedulerName` when the decision names one and
  * the pod has none or "default-scheduler".  When gangbridge places the
  * gang (decision.gate) such a pod also gets the scheduling gate
@@ -53,6 +54,8 @@ struct gb_webhook_decision {
   int bind;                                  /* 0: this replicated job is not in the binding plan */
   const struct gc_backend *backend;          /* a backend of the table (gc_backend.h) */
   char group[GB_WEBHOOK_NAME_MAX + 1];       /* PodGroup name */
+  char subgroup[64]; /* the pod's sub-group within it (a DNS label), written to the
+                        backend's GC_JOIN_SUBGROUP keys; "" = none */
   char scheduler_name[GB_WEBHOOK_NAME_MAX + 1]; /* "" = leave spec.schedulerName alone */
   int mismatch; /* with bind: the PodGroup that exists is not gangbridge's (label
                    app.kubernetes.io/managed-by=gangbridge and a controller

@@ -505,6 +505,8 @@ static const char *warning_code(enum gc_warning_code c) {
   case GC_WARN_DEPRECATED_RUNTIME: return "deprecated-runtime";
   case GC_WARN_LIMITS_ONLY: return "limits-only";
   case GC_WARN_POLICY_BOTH: return "policy-both";
+  case GC_WARN_GROUPER_NOT_SKIPPED: return "grouper-not-skipped";
+  case GC_WARN_TOPOLOGY_DROPPED: return "topology-dropped";
   default: return "other";
   }
 }

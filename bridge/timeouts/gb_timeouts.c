@@ -375,6 +375,13 @@ static void pg_update(struct gb_timeouts *t, struct gang *g, json_object *pg,
   g->created = parse_ts(gb_kobj_meta(pg, "creationTimestamp"));
   json_object *spec = gb_kobj_get(pg, "spec"), *mm = gb_kobj_get(spec, be->min_member_field);
   g->min_member = mm && json_object_is_type(mm, json_type_int) ? json_object_get_int(mm) : 1;
+  /* A spec that splits the count over sub-groups: gangbridge's annotation. */
+  const char *split = mm ? NULL : gb_kobj_str(gb_kobj_dig(pg, "metadata", "annotations", NULL),
+                                               GC_ANN_MIN_MEMBER);
+  char *end = NULL;
+  long long n = split ? strtoll(split, &end, 10) : 0;
+  if (split && end && end != split && !*end && n > 0 && n <= INT32_MAX)
+    g->min_member = (int)n;
   int queues = (be->caps & GC_BCAP_QUEUE) && be->queue.field;
   const char *q = queues ? gb_kobj_str(spec, be->queue.field) : NULL;
   snprintf(g->queue, sizeof(g->queue), "%s", q ? q : "");

@@ -52,6 +52,7 @@ REQUIRED = {
     ("trainer.kubeflow.org", "trainjobs/finalizers"): {"update"},
     ("scheduling.volcano.sh", "podgroups"): {"get", "list", "watch", "create", "patch", "delete"},
     ("scheduling.x-k8s.io", "podgroups"): {"get", "list", "watch", "create", "patch", "delete"},
+    ("scheduling.run.ai", "podgroups"): {"get", "list", "watch", "create", "patch", "delete"},
     ("scheduling.k8s.io", "workloads"): {"get", "list", "watch", "create", "patch", "delete"},
     ("scheduling.volcano.sh", "queues"): {"get", "list", "watch"},
     ("", "namespaces"): {"get", "list", "watch"},
@@ -72,6 +73,7 @@ REQUIRED_NS = {("coordination.k8s.io", "leases"): {"get", "create", "update"},
 JUSTIFIED = {
     ("scheduling.volcano.sh", "podgroups", "create"): "server-side apply creates missing objects",
     ("scheduling.x-k8s.io", "podgroups", "create"): "server-side apply creates missing objects",
+    ("scheduling.run.ai", "podgroups", "create"): "server-side apply creates missing objects",
     ("scheduling.k8s.io", "workloads", "create"): "server-side apply creates missing objects",
 }
 

@@ -37,7 +37,8 @@ START_TEST(table_index_and_default) {
   ck_assert_ptr_eq(gc_backend_default(), gc_backend_at(0));
   ck_assert_ptr_eq(gc_backend_default(), volcano());
   ck_assert_int_eq(gc_backend_index(cosched()), 1);
-  ck_assert_int_eq(gc_backend_index(gc_backend_by_name("workload")), 2);
+  ck_assert_int_eq(gc_backend_index(gc_backend_by_name("kai")), 2);
+  ck_assert_int_eq(gc_backend_index(gc_backend_by_name("workload")), 3);
 }
 END_TEST
 
@@ -79,6 +80,7 @@ START_TEST(lookup_by_proto_and_extender) {
   ck_assert_ptr_eq(gc_backend_by_proto(4), gc_backend_by_name("workload"));
   ck_assert_ptr_null(gc_backend_by_proto(0)); /* BACKEND_UNSPECIFIED: no backend */
   ck_assert_ptr_null(gc_backend_by_proto(99));
+  ck_assert_ptr_eq(gc_backend_by_proto(3), gc_backend_by_name("kai")); /* BACKEND_KAI */
   ck_assert_ptr_eq(gc_backend_by_extender("volcano"), volcano());
   ck_assert_ptr_eq(gc_backend_by_extender("kube"), cosched());
   ck_assert_ptr_null(gc_backend_by_extender("kai"));
@@ -88,10 +90,10 @@ END_TEST
 
 START_TEST(names_list) {
   char buf[128];
-  ck_assert_str_eq(gc_backend_names(buf, sizeof(buf), " or "), "volcano, coscheduling or workload");
-  ck_assert_str_eq(gc_backend_names(buf, sizeof(buf), ", "), "volcano, coscheduling, workload");
+  ck_assert_str_eq(gc_backend_names(buf, sizeof(buf), " or "), "volcano, coscheduling, kai or workload");
+  ck_assert_str_eq(gc_backend_names(buf, sizeof(buf), ", "), "volcano, coscheduling, kai, workload");
   /* The Workload backend is render/explain only until serve creates it. */
-  ck_assert_str_eq(gc_backend_serve_names(buf, sizeof(buf), " or "), "volcano or coscheduling");
+  ck_assert_str_eq(gc_backend_serve_names(buf, sizeof(buf), " or "), "volcano, coscheduling or kai");
   /* Cut, never overrun, always terminated. */
   char small[9];
   memset(small, 'x', sizeof(small));
@@ -243,9 +245,29 @@ static void check_limits(const struct gc_backend *b) {
                   "%s: a fixed wait that something sets", b->name);
   for (size_t k = 0; k < GC_BACKEND_MAX_KEYS && t->annotations[k]; k++)
     ck_assert_msg(valid_key(t->annotations[k]), "%s: timeout key %s", b->name, t->annotations[k]);
-  ck_assert_msg(b->status.started_phases[0] || b->status.scheduled_condition,
+  /* KAI's status has no phase: its gangs start by quorum, the member count
+   * gangbridge writes on the group object (GC_ANN_MIN_MEMBER). */
+  ck_assert_msg(b->status.started_phases[0] || b->status.scheduled_condition ||
+                    (b->caps & GC_BCAP_SUBGROUPS),
                 "%s: nothing says the gang started", b->name);
   ck_assert_msg(!b->status.waiting_phase == !b->status.waiting_note, "%s: waiting note", b->name);
+}
+
+/* What a sub-group backend needs: where the spec lists them and a join
+ * naming the pod's; elastic members are sub-groups; a topology level needs
+ * the key naming the scheduler's topology object; a grouper key its value. */
+static void check_subgroups(const struct gc_backend *b) {
+  int subs = (b->caps & GC_BCAP_SUBGROUPS) != 0;
+  ck_assert_msg(subs == (b->subgroups_field != NULL), "%s: subgroups_field", b->name);
+  ck_assert_msg(!subs || gc_backend_join_of(b, GC_JOIN_SUBGROUP), "%s: no sub-group join",
+                b->name);
+  ck_assert_msg(!(b->caps & GC_BCAP_ELASTIC_MEMBERS) || subs, "%s: elastic without sub-groups",
+                b->name);
+  ck_assert_msg(!(b->caps & GC_BCAP_TOPOLOGY_LEVEL) ||
+                    (b->topology_name_key && valid_key(b->topology_name_key)),
+                "%s: topology level without its object's key", b->name);
+  ck_assert_msg(!b->grouper_skip_key == !b->grouper_skip_value, "%s: grouper skip", b->name);
+  ck_assert(!b->grouper_skip_key || valid_key(b->grouper_skip_key));
 }
 
 static void check_queue(const struct gc_backend *b) {
@@ -282,6 +304,7 @@ START_TEST(every_descriptor_is_whole) {
     check_versions(b);
     check_limits(b);
     check_queue(b);
+    check_subgroups(b);
     for (size_t j = 0; j < i; j++) {
       const struct gc_backend *o = gc_backend_at(j);
       ck_assert_str_ne(o->name, b->name);

@@ -126,10 +126,21 @@ static void check_sorted(const struct gc_value *v, const char *path) {
 static int crd_problems(const struct gc_value *pg) {
   const char *api = gc_value_as_str(gc_map_get(pg, "apiVersion"));
   ck_assert_ptr_nonnull(api);
-  int volcano = !strcmp(api, "scheduling.volcano.sh/v1beta1");
-  ck_assert(volcano || !strcmp(api, "scheduling.x-k8s.io/v1alpha1"));
-  char *text = gb_test_read_src(volcano ? "tests/shared/crds/volcano/scheduling.volcano.sh_podgroups.yaml"
-                                        : "tests/shared/crds/coscheduling/scheduling.x-k8s.io_podgroups.yaml");
+  static const struct {
+    const char *api, *group, *file;
+  } crds[] = {
+      {"scheduling.volcano.sh/v1beta1", "scheduling.volcano.sh",
+       "tests/shared/crds/volcano/scheduling.volcano.sh_podgroups.yaml"},
+      {"scheduling.x-k8s.io/v1alpha1", "scheduling.x-k8s.io",
+       "tests/shared/crds/coscheduling/scheduling.x-k8s.io_podgroups.yaml"},
+      {"scheduling.run.ai/v2alpha2", "scheduling.run.ai",
+       "tests/shared/crds/kai/scheduling.run.ai_podgroups.yaml"},
+  };
+  size_t which = 0;
+  while (which < sizeof(crds) / sizeof(crds[0]) && strcmp(api, crds[which].api))
+    which++;
+  ck_assert_msg(which < sizeof(crds) / sizeof(crds[0]), "no CRD for %s", api);
+  char *text = gb_test_read_src(crds[which].file);
   struct gb_docset *ds = gb_test_load(text);
   free(text);
   const struct gc_value *crd = NULL;
@@ -141,8 +152,7 @@ static int crd_problems(const struct gc_value *pg) {
   const struct gc_value *vers = gc_value_path(crd, "spec.versions");
   const struct gc_value *schema = NULL;
   const char *want_version = strchr(api, '/') + 1;
-  ck_assert_str_eq(gc_value_as_str(gc_value_path(crd, "spec.group")),
-                   volcano ? "scheduling.volcano.sh" : "scheduling.x-k8s.io");
+  ck_assert_str_eq(gc_value_as_str(gc_value_path(crd, "spec.group")), crds[which].group);
   for (size_t i = 0; i < vers->len; i++)
     if (!strcmp(gc_value_as_str(gc_map_get(vers->u.items[i], "name")), want_version))
       schema = gc_value_path(vers->u.items[i], "schema.openAPIV3Schema");
@@ -456,6 +466,133 @@ START_TEST(explain_escapes_controls) {
 }
 END_TEST
 
+/* ---- KAI ------------------------------------------------------------------ */
+
+#define TB_KAI (gc_backend_by_name("kai"))
+#define SKIP "kai.scheduler/skip-podgrouper: \"true\""
+#define TOPO "kai.scheduler/topology: cluster-topology"
+
+static const char *kai_job(const char *meta) {
+  return gb_test_fmt("apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\n"
+                     "metadata: {name: job, namespace: ns, uid: u-1%s%s}\n"
+                     "spec: {runtimeRef: {name: rt}, trainer: {numNodes: 3}}\n",
+                     meta ? ", " : "", meta ? meta : "");
+}
+
+static void kai_run(struct gb_test_run *r, const char *rt_ann, const char *tj_meta,
+                    enum gc_scope scope) {
+  gb_test_run_with(r, gb_test_fmt("%s---\n%s", full_runtime("", rt_ann), kai_job(tj_meta)),
+                   TB_KAI, scope);
+  if (r->rc)
+    gb_test_dump(&r->diags);
+  ck_assert_int_eq(r->rc, 0);
+}
+
+/* One sub-group per replicated job: the gang's with its count, the
+ * initializer's with 0; the root requires all; queue from the TrainJob's
+ * label; the topology level within the named Topology; the count annotation. */
+START_TEST(render_kai) {
+  struct gb_test_run r;
+  struct gc_arena *a = gc_arena_new(0);
+  kai_run(&r, SKIP ", " TOPO,
+          "labels: {kai.scheduler/queue: team-q}, annotations: "
+          "{gangbridge.io/topology-preferred: topology.kubernetes.io/zone}",
+          GC_SCOPE_WAVE);
+  struct gc_value *pg = render(&r, a);
+  ck_assert_str_eq(str_at(pg, "apiVersion"), "scheduling.run.ai/v2alpha2");
+  ck_assert_int_eq(int_at(pg, "spec.minSubGroup"), 2);
+  ck_assert_ptr_null(gc_value_path(pg, "spec.minMember"));
+  ck_assert_ptr_null(gc_value_path(pg, "spec.minResources"));
+  const struct gc_value *sgs = gc_value_path(pg, "spec.subGroups");
+  ck_assert(sgs && sgs->type == GC_SEQ && sgs->len == 2);
+  ck_assert_str_eq(str_at(sgs->u.items[0], "name"), "dataset-initializer");
+  ck_assert_int_eq(int_at(sgs->u.items[0], "minMember"), 0);
+  ck_assert_str_eq(str_at(sgs->u.items[1], "name"), "node");
+  ck_assert_int_eq(int_at(sgs->u.items[1], "minMember"), 3);
+  ck_assert_str_eq(str_at(pg, "spec.queue"), "team-q");
+  ck_assert_str_eq(str_at(pg, "spec.priorityClassName"), "high");
+  ck_assert_str_eq(str_at(pg, "spec.topologyConstraint.preferredTopologyLevel"),
+                   "topology.kubernetes.io/zone");
+  ck_assert_str_eq(str_at(pg, "spec.topologyConstraint.topology"), "cluster-topology");
+  ck_assert_ptr_null(gc_value_path(pg, "spec.topologyConstraint.requiredTopologyLevel"));
+  const struct gc_value *ann = gc_value_path(pg, "metadata.annotations");
+  ck_assert_str_eq(gc_value_as_str(gc_map_get(ann, GC_ANN_MIN_MEMBER)), "3");
+  ck_assert(r.g->grouper_skipped);
+  ck_assert(!gb_test_has_warning(r.g, GC_WARN_GROUPER_NOT_SKIPPED, NULL));
+  ck_assert(!gb_test_has_warning(r.g, GC_WARN_TOPOLOGY_DROPPED, NULL));
+  ck_assert(gb_test_has_warning(r.g, GC_WARN_GANG_SCOPE_NARROWED, "join the PodGroup in sub-groups"));
+  gb_test_run_free(&r);
+  gc_arena_free(a);
+
+  /* Scope all: every job is the gang. */
+  a = gc_arena_new(0);
+  kai_run(&r, SKIP, NULL, GC_SCOPE_ALL);
+  pg = render(&r, a);
+  sgs = gc_value_path(pg, "spec.subGroups");
+  ck_assert_int_eq(int_at(sgs->u.items[0], "minMember"), 1);
+  ck_assert_int_eq(int_at(sgs->u.items[1], "minMember"), 3);
+  ck_assert_ptr_null(gc_value_path(pg, "spec.topologyConstraint"));
+  gb_test_run_free(&r);
+  gc_arena_free(a);
+}
+END_TEST
+
+/* Where KAI's grouper-skip annotation counts, and the topology that cannot
+ * be said. */
+START_TEST(kai_warnings) {
+  struct gb_test_run r;
+  kai_run(&r, TOPO, NULL, GC_SCOPE_WAVE);
+  ck_assert(!r.g->grouper_skipped);
+  ck_assert(gb_test_has_warning(r.g, GC_WARN_GROUPER_NOT_SKIPPED, "spec.template.metadata"));
+  gb_test_run_free(&r);
+  /* On the TrainJob: KAI's grouper reads the owner chain. */
+  kai_run(&r, TOPO, "annotations: {" SKIP "}", GC_SCOPE_WAVE);
+  ck_assert(r.g->grouper_skipped);
+  gb_test_run_free(&r);
+  /* Another value does not skip. */
+  kai_run(&r, "kai.scheduler/skip-podgrouper: \"yes\"", NULL, GC_SCOPE_WAVE);
+  ck_assert(gb_test_has_warning(r.g, GC_WARN_GROUPER_NOT_SKIPPED, NULL));
+  gb_test_run_free(&r);
+  /* A tier number has no KAI level. */
+  kai_run(&r, SKIP ", " TOPO, "annotations: {gangbridge.io/topology-required: \"2\"}",
+          GC_SCOPE_WAVE);
+  ck_assert(gb_test_has_warning(r.g, GC_WARN_TOPOLOGY_DROPPED, "tier 2"));
+  gb_test_run_free(&r);
+  /* A level without a named Topology. */
+  kai_run(&r, SKIP, "annotations: {gangbridge.io/topology-required: rack}", GC_SCOPE_WAVE);
+  ck_assert(gb_test_has_warning(r.g, GC_WARN_TOPOLOGY_DROPPED, "kai.scheduler/topology"));
+  struct gc_arena *a = gc_arena_new(0);
+  struct gc_value *pg = render(&r, a);
+  ck_assert_ptr_null(gc_value_path(pg, "spec.topologyConstraint"));
+  gc_arena_free(a);
+  gb_test_run_free(&r);
+  /* Other backends never say either. */
+  gb_test_run_with(&r, gb_test_fmt("%s---\n%s", full_runtime("", TOPO), kai_job(NULL)),
+                   TB_VOLCANO, GC_SCOPE_WAVE);
+  ck_assert_int_eq(r.rc, 0);
+  ck_assert(!gb_test_has_warning(r.g, GC_WARN_GROUPER_NOT_SKIPPED, NULL));
+  ck_assert_ptr_null(r.g->topology_object);
+  gb_test_run_free(&r);
+}
+END_TEST
+
+/* explain names every sub-group and whether KAI's grouper keeps out. */
+START_TEST(explain_kai) {
+  struct gb_test_run r;
+  kai_run(&r, TOPO, NULL, GC_SCOPE_WAVE);
+  char *text = NULL;
+  ck_assert_int_eq(gc_explain(r.g, &text), 0);
+  ck_assert_ptr_nonnull(strstr(text, "sub-groups:        2, all required (minSubGroup 2)\n"));
+  ck_assert_ptr_nonnull(strstr(text, "dataset-initializer: minMember 0 (not in the gang"));
+  ck_assert_ptr_nonnull(strstr(text, "node: minMember 3 (the gang)\n"));
+  ck_assert_ptr_nonnull(strstr(text, "is NOT told to keep out"));
+  ck_assert_ptr_nonnull(strstr(text, "(not part of a kai PodGroup)"));
+  ck_assert_ptr_nonnull(strstr(text, "label kai.scheduler/subgroup-name=<its replicated job>"));
+  free(text);
+  gb_test_run_free(&r);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("render");
   TCase *tc = tcase_create("core");
@@ -467,6 +604,9 @@ static Suite *suite(void) {
   tcase_add_test(tc, explain_text);
   tcase_add_test(tc, explain_coscheduling_all);
   tcase_add_test(tc, explain_escapes_controls);
+  tcase_add_test(tc, render_kai);
+  tcase_add_test(tc, kai_warnings);
+  tcase_add_test(tc, explain_kai);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -16,6 +16,13 @@ checked for the name/namespace rules and the ownerReference shape.  Prints
 one line per violation as "FILE: KIND NS/NAME: path: message" and exits 1
 if there was any.  Objects of kinds no CRD defines are an error too, so a
 typo in apiVersion cannot pass silently.
+
+KAI's PodGroup (scheduling.run.ai) also gets the rules KAI's validating
+webhook and scheduler apply that the schema cannot say
+(docs/developer/designs/min-subgroups, subgroup_info/factory.go):
+minMember and minSubGroup exclusive at every level, unique sub-group
+names, every parent defined, a leaf with minMember, a minSubGroup only
+where there are children and at most their number.
 """
 import argparse
 import glob
@@ -149,6 +156,39 @@ def check_metadata(obj, scope, errs):
                 errs.append(f"metadata.ownerReferences[{i}].{b}: must be a boolean")
 
 
+def check_kai(spec, errs):
+    """KAI's own rules for a scheduling.run.ai PodGroup spec."""
+    if not isinstance(spec, dict):
+        return
+    sgs = spec.get("subGroups") or []
+    names = [sg.get("name") for sg in sgs if isinstance(sg, dict)]
+    children = {}
+    for sg in sgs:
+        if isinstance(sg, dict):
+            children.setdefault(sg.get("parent"), []).append(sg.get("name"))
+    if "minMember" in spec and "minSubGroup" in spec:
+        errs.append("spec: minMember and minSubGroup are mutually exclusive")
+    if "minSubGroup" in spec and not (0 < spec["minSubGroup"] <= len(children.get(None, []))):
+        errs.append(f"spec.minSubGroup: {spec['minSubGroup']} must be 1..{len(children.get(None, []))}"
+                    " (the root's direct sub-groups)")
+    for i, sg in enumerate(sgs):
+        if not isinstance(sg, dict):
+            continue
+        p = f"spec.subGroups[{i}]"
+        name = sg.get("name")
+        if names.count(name) > 1:
+            errs.append(f"{p}.name: {name!r} is not unique")
+        if sg.get("parent") is not None and sg["parent"] not in names:
+            errs.append(f"{p}.parent: {sg['parent']!r} names no sub-group")
+        if "minMember" in sg and "minSubGroup" in sg:
+            errs.append(f"{p}: minMember and minSubGroup are mutually exclusive")
+        kids = children.get(name, [])
+        if not kids and "minMember" not in sg:
+            errs.append(f"{p}.minMember: required on a leaf sub-group (KAI refuses the PodGroup)")
+        if "minSubGroup" in sg and not (0 < sg["minSubGroup"] <= len(kids)):
+            errs.append(f"{p}.minSubGroup: {sg['minSubGroup']} must be 1..{len(kids)} (its children)")
+
+
 def objects_in(path):
     with open(path) as f:
         text = f.read()
@@ -186,6 +226,8 @@ def main():
                                       if k not in ("apiVersion", "kind", "metadata")}},
                       "", errs)
                 check_metadata(obj, scope, errs)
+                if key[0].startswith("scheduling.run.ai/"):
+                    check_kai(obj.get("spec"), errs)
             checked += 1
             for e in errs:
                 print(f"{path}: {who}: {e}")

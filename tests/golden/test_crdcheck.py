@@ -36,6 +36,19 @@ metadata: {name: job-b, namespace: team-1}
 spec: {minMember: 2, minResources: {cpu: 1250m}, scheduleTimeoutSeconds: 60}
 """
 
+VALID_KAI = """
+apiVersion: scheduling.run.ai/v2alpha2
+kind: PodGroup
+metadata: {name: job-c, namespace: team-k}
+spec:
+  minSubGroup: 2
+  queue: team-k
+  subGroups:
+  - {name: dataset-initializer, minMember: 0}
+  - {name: node, minMember: 4}
+  topologyConstraint: {topology: cluster-topology, requiredTopologyLevel: topology.kubernetes.io/zone}
+"""
+
 
 def run(text):
     with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
@@ -50,7 +63,7 @@ def run(text):
 
 class CrdCheck(unittest.TestCase):
     def test_valid(self):
-        for doc in (VALID_VOLCANO, VALID_COSCHED):
+        for doc in (VALID_VOLCANO, VALID_COSCHED, VALID_KAI):
             rc, out = run(doc)
             self.assertEqual(rc, 0, out)
             self.assertIn("1 objects checked, 0 violations", out)
@@ -86,6 +99,24 @@ class CrdCheck(unittest.TestCase):
         self.assertViolation(VALID_COSCHED.replace("namespace: team-1", "namespace: ''"),
                              "metadata.namespace")
         self.assertViolation(VALID_VOLCANO.replace("uid: u-1,", ""), "ownerReferences[0].uid")
+
+    def test_kai_schema(self):
+        self.assertViolation(VALID_KAI.replace("minSubGroup: 2", "minSubGroup: 2\n  minResources: {cpu: 1}"),
+                             "spec.minResources: unknown field")
+        self.assertViolation(VALID_KAI.replace("name: node,", "name: Node_1,"), "does not match")
+        self.assertViolation(VALID_KAI.replace("minMember: 4", "minMember: -1"), "below minimum")
+
+    def test_kai_rules(self):
+        self.assertViolation(VALID_KAI.replace("minSubGroup: 2", "minSubGroup: 2\n  minMember: 4"),
+                             "mutually exclusive")
+        self.assertViolation(VALID_KAI.replace("minSubGroup: 2", "minSubGroup: 3"),
+                             "spec.minSubGroup: 3 must be 1..2")
+        self.assertViolation(VALID_KAI.replace("{name: node, minMember: 4}", "{name: node}"),
+                             "spec.subGroups[1].minMember: required on a leaf")
+        self.assertViolation(VALID_KAI.replace("name: dataset-initializer,", "name: node,"),
+                             "is not unique")
+        self.assertViolation(VALID_KAI.replace("minMember: 4}", "minMember: 4, parent: ghost}"),
+                             "names no sub-group")
 
     def test_unknown_kind(self):
         self.assertViolation(VALID_COSCHED.replace("v1alpha1", "v1beta9"), "no CRD defines")

@@ -32,12 +32,14 @@ CRD = {
     "volcano": ["volcano/scheduling.volcano.sh_podgroups.yaml",
                 "volcano/scheduling.volcano.sh_queues.yaml"],
     "coscheduling": ["coscheduling/scheduling.x-k8s.io_podgroups.yaml"],
+    "kai": ["kai/scheduling.run.ai_podgroups.yaml"],
 }
 PLURAL = {"TrainJob": "trainjobs", "TrainingRuntime": "trainingruntimes",
           "ClusterTrainingRuntime": "clustertrainingruntimes", "Namespace": "namespaces",
           "Queue": "queues", "PodGroup": "podgroups", "Event": "events", "Pod": "pods"}
 CLUSTER_SCOPED = {"ClusterTrainingRuntime", "Namespace", "Queue"}
-PG_API = {"volcano": "scheduling.volcano.sh/v1beta1", "coscheduling": "scheduling.x-k8s.io/v1alpha1"}
+PG_API = {"volcano": "scheduling.volcano.sh/v1beta1", "coscheduling": "scheduling.x-k8s.io/v1alpha1",
+          "kai": "scheduling.run.ai/v2alpha2"}
 
 
 _HANDED_OUT = set()

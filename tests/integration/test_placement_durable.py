@@ -256,7 +256,7 @@ def test_pinned_redecided():
         first = post(port, "/kube/filter", filt)[1]["NodeNames"][0].rsplit("-", 1)[0]
         other = "rack-b" if first == "rack-a" else "rack-a"
         env.delete("v1", "Node", None, first + "-0")
-        env.wait(lambda: (json.loads(env.http_get("/debug/placement", env.debug_port)[1]).get("model")
+        env.wait(lambda: (json.loads(env.http_get("/debug/placement", env.debug_port)[1] or "{}").get("model")
                           or {}).get("nodes") == 9, "the model to lose the node")
         status, ans = post(port, "/volcano/jobEnqueueable", job_info(ns, "job", 5))
         if (status, ans) != (200, {"status": 1}):

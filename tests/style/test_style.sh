@@ -31,32 +31,9 @@ import os, re, sys
 src = sys.argv[1]
 bad = []
 
-def blank(text):
-    """Comments and string/char literals replaced by spaces, newlines kept (lines stay put)."""
-    out, i, n = [], 0, len(text)
-    while i < n:
-        c = text[i]
-        if text.startswith("/*", i):
-            j = text.find("*/", i + 2)
-            j = n if j < 0 else j + 2
-            out.append(re.sub(r"[^\n]", " ", text[i:j]))
-            i = j
-        elif text.startswith("//", i):
-            j = text.find("\n", i)
-            j = n if j < 0 else j
-            out.append(" " * (j - i))
-            i = j
-        elif c in "\"'":
-            j = i + 1
-            while j < n and text[j] != c and text[j] != "\n":
-                j += 2 if text[j] == "\\" else 1
-            j = min(j + 1, n)
-            out.append(c + re.sub(r"[^\n]", " ", text[i + 1:j - 1]) + (c if j - 1 > i else ""))
-            i = j
-        else:
-            out.append(c)
-            i += 1
-    return "".join(out)
+# One comment/literal blanker for both checks: exports.py owns it.
+sys.path.insert(0, os.path.join(src, "tests", "style"))
+from exports import blank  # noqa: E402
 
 BANNED = re.compile(r"(?<![\w.>])(sprintf|strcpy|strcat|strtok|atoi|gets|system)\s*\(")
 PRINTS = re.compile(r"(?<![\w.>])(printf|fprintf|exit)\s*\(")

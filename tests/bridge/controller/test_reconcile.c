@@ -392,7 +392,7 @@ START_TEST(test_backend_choice) {
   ck_assert_int_eq(gc_value_path(f.plan.desired, "spec.minMember")->u.i, 4); /* scope all */
   ck_assert_ptr_null(find_event(&f.plan, "GangScopeNarrowed"));
   f.in.ns = doc(&f, "apiVersion: v1\nkind: Namespace\nmetadata: {name: ns1, annotations: "
-                    "{gangbridge.io/backend: kai}}\n");
+                    "{gangbridge.io/backend: yunikorn}}\n");
   gb_options_set(&f.opts, "scheduling.backend", "coscheduling", "--set", NULL);
   plan(&f);
   ck_assert_ptr_eq(f.plan.backend, COSCHED);

@@ -56,6 +56,14 @@ static int test_lookup(void *ctx, const char *ns, const char *jobset, const char
     out->backend = gc_backend_by_name("volcano");
     snprintf(out->group, sizeof(out->group), "llm-pg");
     snprintf(out->scheduler_name, sizeof(out->scheduler_name), "volcano");
+  } else if (!strcmp(jobset, "kai-job")) {
+    /* A backend with sub-groups: the pod's is its replicated job. */
+    out->managed = 1;
+    out->bind = 1;
+    out->backend = gc_backend_by_name("kai");
+    snprintf(out->group, sizeof(out->group), "kai-job");
+    snprintf(out->subgroup, sizeof(out->subgroup), "%s", rjob);
+    snprintf(out->scheduler_name, sizeof(out->scheduler_name), "kai-scheduler");
   } else if (!strcmp(jobset, "broken")) {
     snprintf(reason, reason_size, "TrainJob cache not synced");
     return GC_ENOTFOUND;
@@ -336,6 +344,31 @@ START_TEST(test_cosched_create) {
   unsigned char *raw = b64_decode(resp_str(&r, "patch"), &plen);
   ck_assert_ptr_nonnull(strstr((char *)raw, "/metadata/labels/scheduling.x-k8s.io~1pod-group"));
   free(raw);
+  result_free(&r);
+  gb_webhook_free(wh);
+}
+END_TEST
+
+/* A KAI pod gets the group annotation and the sub-group label (the
+ * backend's GC_JOIN_SUBGROUP key, filled from the decision), nothing else
+ * of another backend. */
+START_TEST(test_subgroup_label) {
+  struct gb_webhook *wh = make(0, NULL);
+  struct result r;
+  run_edited(wh, "cosched-create.json", "\"jobset.sigs.k8s.io/jobset-name\": \"mnist\"",
+             "\"jobset.sigs.k8s.io/jobset-name\": \"kai-job\"", &r);
+  ck_assert_int_eq(r.status, 200);
+  ck_assert(resp_allowed(&r));
+  ck_assert_str_eq(lk.last_jobset, "kai-job");
+  char *p = patch_text(&r);
+  ck_assert_ptr_nonnull(p);
+  ck_assert_msg(strstr(p, "{\"op\":\"add\",\"path\":\"/metadata/annotations/pod-group-name\","
+                          "\"value\":\"kai-job\"}") != NULL, "%s", p);
+  ck_assert_msg(strstr(p, "{\"op\":\"add\",\"path\":\"/metadata/labels/"
+                          "kai.scheduler~1subgroup-name\",\"value\":\"node\"}") != NULL, "%s", p);
+  ck_assert_ptr_nonnull(strstr(p, "\"value\":\"kai-scheduler\""));
+  ck_assert_ptr_null(strstr(p, "scheduling.x-k8s.io"));
+  free(p);
   result_free(&r);
   gb_webhook_free(wh);
 }
@@ -846,6 +879,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_namespace_from_pod);
   tcase_add_loop_test(tc, test_untouched, 0, sizeof(untouched) / sizeof(untouched[0]));
   tcase_add_test(tc, test_lookup_error_denies);
+  tcase_add_test(tc, test_subgroup_label);
   tcase_add_test(tc, test_lookup_without_group_is_an_error);
   tcase_add_test(tc, test_null_annotations);
   tcase_add_test(tc, test_unbound_pod_loses_group_keys);

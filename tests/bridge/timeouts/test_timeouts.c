@@ -87,7 +87,7 @@ static void done(struct gb_timeouts *t) {
 
 /* The observer kinds the tests feed: the controller's, with a PodGroup's
  * backend named by its kind. */
-enum { PG_VOLCANO = 100, PG_COSCHED };
+enum { PG_VOLCANO = 100, PG_COSCHED, PG_KAI };
 
 static void feed(struct gb_timeouts *t, int kind, enum gb_informer_op op, const char *key,
                  const char *json, const char *old_json) {
@@ -96,6 +96,7 @@ static void feed(struct gb_timeouts *t, int kind, enum gb_informer_op op, const 
   struct gb_informer_change ch = {op, key, "ns", key, o, old_json, 0};
   const struct gc_backend *b = kind == PG_VOLCANO   ? gc_backend_by_name("volcano")
                                : kind == PG_COSCHED ? gc_backend_by_name("coscheduling")
+                               : kind == PG_KAI     ? gc_backend_by_name("kai")
                                                     : NULL;
   gb_timeouts_observe(t, b ? GB_OBSERVE_PODGROUP : (enum gb_observe_kind)kind, b, &ch);
   json_object_put(o);
@@ -181,6 +182,37 @@ START_TEST(test_fires_once_at_deadline) {
   ck_assert_uint_eq(st.fired, 2);
   ck_assert(has_metric("gangbridge_gang_timeouts_total{backend=\"volcano\",queue=\"q1\","
                        "size=\"2-7\",phase=\"scheduled\"} 2\n"));
+  done(t);
+}
+END_TEST
+
+/* A KAI PodGroup splits its count over sub-groups and has no phase: the
+ * tracker's quorum is gangbridge's gangbridge.io/min-member annotation, so
+ * one scheduled pod of three does not start the gang. */
+START_TEST(test_kai_quorum_from_annotation) {
+  struct gb_timeouts *t = make(50);
+  char pg[1024], pod[1024];
+  snprintf(pg, sizeof(pg),
+           "{\"metadata\":{\"name\":\"k\",\"namespace\":\"ns\",\"uid\":\"u1\","
+           "\"creationTimestamp\":\"2026-01-01T00:00:00Z\",\"annotations\":{"
+           "\"gangbridge.io/schedule-timeout\":\"30s\",\"gangbridge.io/min-member\":\"3\"}},"
+           "\"spec\":{\"minSubGroup\":1,\"subGroups\":[{\"name\":\"node\",\"minMember\":3}]}}");
+  feed(t, PG_KAI, GB_INFORMER_ADD, "ns/k", pg, NULL);
+  ck_assert(gb_timeouts_next(t) == T0 + 30);
+  for (int i = 0; i < 3; i++) {
+    char name[16], key[32];
+    snprintf(name, sizeof(name), "k-%d", i);
+    snprintf(key, sizeof(key), "ns/%s", name);
+    snprintf(pod, sizeof(pod),
+             "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"ns\",\"creationTimestamp\":"
+             "\"2026-01-01T00:00:01Z\",\"annotations\":{\"pod-group-name\":\"k\"}},"
+             "\"status\":{\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"True\","
+             "\"lastTransitionTime\":\"2026-01-01T00:00:07Z\"}]}}",
+             name);
+    feed(t, GB_OBSERVE_POD, GB_INFORMER_ADD, key, pod, NULL);
+    /* Before the third pod the gang still waits: the quorum is 3, not 1. */
+    ck_assert(gb_timeouts_next(t) == (i < 2 ? T0 + 30 : 0));
+  }
   done(t);
 }
 END_TEST
@@ -447,6 +479,7 @@ int main(void) {
   TCase *tc = tcase_create("core");
   tcase_add_test(tc, test_fires_once_at_deadline);
   tcase_add_test(tc, test_started_never_fires);
+  tcase_add_test(tc, test_kai_quorum_from_annotation);
   tcase_add_test(tc, test_suspended);
   tcase_add_test(tc, test_queues_fold);
   tcase_add_test(tc, test_coscheduling_timeout);
