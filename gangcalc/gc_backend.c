@@ -164,6 +164,18 @@ const struct gc_backend_version *gc_backend_version_pick(const struct gc_backend
   return NULL;
 }
 
+const struct gc_backend_version *gc_backend_version_tracked(const struct gc_backend *b,
+                                                            const char *api_version,
+                                                            const char *kind) {
+  for (size_t i = 0; b && api_version && kind && i < b->n_versions; i++) {
+    const struct gc_backend_version *v = &b->versions[i];
+    const char *k = v->status_kind ? v->status_kind : b->kind;
+    if (!strcmp(v->api_version, api_version) && !strcmp(k, kind))
+      return v;
+  }
+  return NULL;
+}
+
 const char *gc_backend_version_names(const struct gc_backend *b, char *buf, size_t cap) {
   size_t used = 0, n = b ? b->n_versions : 0;
   if (!cap)

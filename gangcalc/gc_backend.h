@@ -164,6 +164,15 @@ struct gc_backend_version {
    * template GC_JOIN_TEMPLATE names. */
   const char *group_suffix;
   const char *gang_template;
+  /* The object of this version that carries the gang's scheduling status
+   * (kind and resource, in the backend's group at this version; named as
+   * the TrainJob with group_suffix): the one the timeout tracker follows and
+   * writes gangbridge's facts on.  NULL: the group object itself. */
+  const char *status_kind, *status_resource;
+  /* Its condition that turns True once the gang was scheduled (and stays
+   * so), and the condition whose message says why not (when it is the same
+   * condition, its message while False).  NULL: none at this version. */
+  const char *scheduled_condition, *unschedulable_condition;
 };
 
 struct gc_backend {
@@ -189,7 +198,9 @@ struct gc_backend {
   struct gc_backend_join joins[GC_BACKEND_MAX_JOINS];
   size_t n_joins;
   unsigned caps;                /* enum gc_backend_cap flags */
-  const char *min_member_field; /* spec field of the gang's member count (with
+  const char *min_member_field; /* spec field of the gang's member count, a dotted
+                                   path under spec ("schedulingPolicy.gang.minCount")
+                                   of the object the tracker follows (with
                                    GC_BCAP_SUBGROUPS the spec may split it over
                                    sub-groups: gangbridge's group objects carry it
                                    as annotation GC_ANN_MIN_MEMBER) */
@@ -266,6 +277,13 @@ const struct gc_backend_join *gc_backend_join_find(enum gc_join_at at, const cha
  * backend with one version). */
 const struct gc_backend_version *gc_backend_version_find(const struct gc_backend *b,
                                                          const char *version);
+
+/* The version of b whose object `kind` at `api_version` the timeout
+ * tracker follows (its status_kind, or the group object's kind when it has
+ * none), or NULL (also for a backend with one version). */
+const struct gc_backend_version *gc_backend_version_tracked(const struct gc_backend *b,
+                                                            const char *api_version,
+                                                            const char *kind);
 
 /* Writes b's version names ("v1beta1, v1alpha2 or v1alpha1", newest
  * first) into buf, cut to cap.  Returns buf. */

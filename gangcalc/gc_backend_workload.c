@@ -19,8 +19,11 @@
  * which is immutable once the pod exists: gangbridge's webhook writes it at
  * CREATE.  kube-scheduler's gang wait is fixed (300 s in the alpha code, no
  * field sets it); the topology constraint (TopologyAwareWorkloadScheduling,
- * alpha) is a node label key.  The PodGroup's condition PodGroupScheduled
- * says whether the gang was placed and why not.
+ * alpha) is a node label key.  The PodGroup's condition says whether the
+ * gang was placed and why not: PodGroupScheduled in v1alpha2,
+ * PodGroupInitiallyScheduled in v1beta1 (renamed for 1.37); it stays True
+ * once the gang was first scheduled.  The timeout tracker follows the
+ * PodGroup (named as the TrainJob with "-gang").
  */
 #include "gc_backend.h"
 #include "gc_gang.h"
@@ -42,7 +45,12 @@ static const struct gc_backend_version VERSIONS[N_VERSIONS] = {
                  .joins = {{GC_JOIN_SPEC_FIELD, "schedulingGroup.podGroupName", GC_JOIN_GROUP, 0}},
                  .n_joins = 1,
                  .group_suffix = "-" GANG_TEMPLATE,
-                 .gang_template = GANG_TEMPLATE},
+                 .gang_template = GANG_TEMPLATE,
+                 .status_kind = "PodGroup",
+                 .status_resource = "podgroups",
+                 /* Renamed from PodGroupScheduled for 1.37 (kubernetes#139743). */
+                 .scheduled_condition = "PodGroupInitiallyScheduled",
+                 .unschedulable_condition = "PodGroupInitiallyScheduled"},
     [V1ALPHA2] = {.version = "v1alpha2",
                   .api_version = "scheduling.k8s.io/v1alpha2",
                   .release = "Kubernetes 1.36",
@@ -52,7 +60,11 @@ static const struct gc_backend_version VERSIONS[N_VERSIONS] = {
                   .joins = {{GC_JOIN_SPEC_FIELD, "schedulingGroup.podGroupName", GC_JOIN_GROUP, 0}},
                   .n_joins = 1,
                   .group_suffix = "-" GANG_TEMPLATE,
-                  .gang_template = GANG_TEMPLATE},
+                  .gang_template = GANG_TEMPLATE,
+                  .status_kind = "PodGroup",
+                  .status_resource = "podgroups",
+                  .scheduled_condition = "PodGroupScheduled",
+                  .unschedulable_condition = "PodGroupScheduled"},
     [V1ALPHA1] = {.version = "v1alpha1",
                   .api_version = "scheduling.k8s.io/v1alpha1",
                   .release = "Kubernetes 1.35",
@@ -62,7 +74,12 @@ static const struct gc_backend_version VERSIONS[N_VERSIONS] = {
                             {GC_JOIN_SPEC_FIELD, "workloadRef.podGroup", GC_JOIN_TEMPLATE, 0}},
                   .n_joins = 2,
                   .group_suffix = NULL,
-                  .gang_template = GANG_TEMPLATE},
+                  .gang_template = GANG_TEMPLATE,
+                  /* 1.35's Workload has no status: only the pods tell. */
+                  .status_kind = NULL,
+                  .status_resource = NULL,
+                  .scheduled_condition = NULL,
+                  .unschedulable_condition = NULL},
 };
 
 /* The version g is written at (the newest when the gang names none). */
@@ -228,9 +245,9 @@ const struct gc_backend gc_backend_workload = {
               {GC_JOIN_SPEC_FIELD, "workloadRef.podGroup", GC_JOIN_TEMPLATE, 1}},
     .n_joins = 3,
     .caps = GC_BCAP_PRIORITY_CLASS | GC_BCAP_NETWORK_TOPOLOGY,
-    /* On the PodGroup (spec.schedulingPolicy.gang.minCount); the Workload
-     * holds it per template. */
-    .min_member_field = "schedulingPolicy",
+    /* On the PodGroup the tracker follows (v1alpha2 and later); the
+     * Workload holds it per template. */
+    .min_member_field = "schedulingPolicy.gang.minCount",
     .timeout =
         {
             .annotations = {NULL},
@@ -249,8 +266,10 @@ const struct gc_backend gc_backend_workload = {
         {
             .started_phases = {NULL},
             .failed_phase = NULL,
-            .scheduled_condition = "PodGroupScheduled",
-            .unschedulable_condition = "PodGroupScheduled",
+            /* The descriptor's own version's (v1beta1); each version says its own
+             * (versions[].scheduled_condition). */
+            .scheduled_condition = "PodGroupInitiallyScheduled",
+            .unschedulable_condition = "PodGroupInitiallyScheduled",
             .waiting_phase = NULL,
             .waiting_note = NULL,
         },

@@ -180,6 +180,25 @@ START_TEST(versions) {
   ck_assert(b1->caps & GC_BCAP_PRIORITY_CLASS);
   ck_assert(gc_backend_version_find(w, "v1alpha2")->caps & GC_BCAP_PRIORITY_CLASS);
   ck_assert(!(a1->caps & (GC_BCAP_PRIORITY_CLASS | GC_BCAP_NETWORK_TOPOLOGY)));
+  /* The scheduled condition was renamed for 1.37 (kubernetes#139743); each version says its
+   * own, on the PodGroup the tracker follows (v1alpha1 has none: its Workload has no
+   * status). */
+  const struct gc_backend_version *a2 = gc_backend_version_find(w, "v1alpha2");
+  ck_assert_str_eq(b1->scheduled_condition, "PodGroupInitiallyScheduled");
+  ck_assert_str_eq(a2->scheduled_condition, "PodGroupScheduled");
+  ck_assert_ptr_null(a1->scheduled_condition);
+  ck_assert_str_eq(w->status.scheduled_condition, b1->scheduled_condition);
+  ck_assert_str_eq(b1->status_kind, "PodGroup");
+  ck_assert_str_eq(b1->status_resource, "podgroups");
+  ck_assert_ptr_null(a1->status_kind);
+  ck_assert_str_eq(w->min_member_field, "schedulingPolicy.gang.minCount");
+  ck_assert_ptr_eq(gc_backend_version_tracked(w, "scheduling.k8s.io/v1beta1", "PodGroup"), b1);
+  ck_assert_ptr_eq(gc_backend_version_tracked(w, "scheduling.k8s.io/v1alpha2", "PodGroup"), a2);
+  ck_assert_ptr_eq(gc_backend_version_tracked(w, "scheduling.k8s.io/v1alpha1", "Workload"), a1);
+  ck_assert_ptr_null(gc_backend_version_tracked(w, "scheduling.k8s.io/v1beta1", "Workload"));
+  ck_assert_ptr_null(gc_backend_version_tracked(w, "scheduling.k8s.io/v1alpha1", "PodGroup"));
+  ck_assert_ptr_null(gc_backend_version_tracked(volcano(), "scheduling.volcano.sh/v1beta1",
+                                                "PodGroup"));
   /* Not in auto and not created by serve yet; kube-scheduler's fixed gang wait is stated. */
   ck_assert(!w->in_auto && w->offline_only && !w->is_crd);
   ck_assert_int_eq(w->timeout.fixed_seconds, 300);
