@@ -300,6 +300,80 @@ assert r2["neverScheduled"] == {"count": 1, "ageP50Seconds": 1200, "ageMaxSecond
 assert r2["suggestedSeconds"] is None and r2["timeoutSeconds"] is None, r2
 ' "$tmp/out"
 
+# ---- the upstream Workload API: its PodGroups are the gangs (not the Workload), the quorum is
+# spec.schedulingPolicy.gang.minCount, pods join by spec.schedulingGroup.podGroupName, and each
+# version has its own scheduled condition (v1alpha2 PodGroupScheduled, v1beta1
+# PodGroupInitiallyScheduled: the old name on a v1beta1 PodGroup says nothing) -------------------
+cat >"$tmp/workload.yaml" <<'Y'
+apiVersion: scheduling.k8s.io/v1beta1
+kind: Workload
+metadata: {name: x, namespace: ml, creationTimestamp: "2026-03-01T10:00:00Z"}
+spec:
+  podGroupTemplates:
+  - name: gang
+    schedulingPolicy: {gang: {minCount: 2}}
+---
+apiVersion: scheduling.k8s.io/v1beta1
+kind: PodGroup
+metadata: {name: x-gang, namespace: ml, creationTimestamp: "2026-03-01T10:00:00Z"}
+spec:
+  schedulingPolicy: {gang: {minCount: 2}}
+  workloadRef: {workloadName: x, templateName: gang}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: x-0, namespace: ml}
+spec: {schedulingGroup: {podGroupName: x-gang}}
+status:
+  conditions:
+  - {type: PodScheduled, status: "True", lastTransitionTime: "2026-03-01T10:01:00Z"}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: x-1, namespace: ml}
+spec: {schedulingGroup: {podGroupName: x-gang}}
+status:
+  conditions:
+  - {type: PodScheduled, status: "True", lastTransitionTime: "2026-03-01T10:02:00Z"}
+---
+apiVersion: scheduling.k8s.io/v1alpha2
+kind: PodGroup
+metadata: {name: y-gang, namespace: ml, creationTimestamp: "2026-03-01T10:00:00Z"}
+spec:
+  schedulingPolicy: {gang: {minCount: 3}}
+status:
+  conditions:
+  - {type: PodGroupScheduled, status: "True", lastTransitionTime: "2026-03-01T10:00:30Z"}
+---
+apiVersion: scheduling.k8s.io/v1beta1
+kind: PodGroup
+metadata: {name: z-gang, namespace: ml, creationTimestamp: "2026-03-01T10:00:00Z"}
+spec:
+  schedulingPolicy: {gang: {minCount: 4}}
+status:
+  conditions:
+  - {type: PodGroupScheduled, status: "True", lastTransitionTime: "2026-03-01T10:00:30Z"}
+  - {type: PodGroupInitiallyScheduled, status: "False", reason: Unschedulable}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: last, namespace: ml}
+status:
+  conditions:
+  - {type: PodScheduled, status: "True", lastTransitionTime: "2026-03-01T10:10:00Z"}
+Y
+expect "workload api" 0 "$bin" timeouts report -o json -f "$tmp/workload.yaml"
+check "workload api: PodGroups, minCount, spec-field pods, per-version condition" /usr/bin/python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["totals"]["gangs"] == 3, d["totals"]                 # the Workload x is no gang
+r, = d["rows"]
+assert r["backend"] == "workload" and r["sizeClass"] == "2-7", r
+assert r["scheduled"] == 2 and r["censored"] == 1, r
+assert r["p50Seconds"] == 30 and r["maxSeconds"] == 120, r    # y by condition, x at its 2nd pod
+assert r["neverScheduled"]["oldest"] == "ml/z-gang", r
+' "$tmp/out"
+
 # ---- errors at file:line:col; every one reported ---------------------------------------------
 printf 'kind: PodGroup\nmetadata: [1, 2\n' >"$tmp/bad1.yaml"
 cat >"$tmp/bad2.yaml" <<'Y'
