@@ -57,12 +57,16 @@ struct tr_pg {
   int status_scheduled;  /* the PodGroup's status says it was scheduled */
   int64_t condition_s;   /* its backend's scheduled condition's lastTransitionTime, or -1 */
   size_t first, n_times; /* its PodScheduled times in run.times, after sorting */
+  /* Sub-groups that need none of their pods (KAI's initializers, minMember
+   * 0; interned): their pods are members but not the gang's quorum. */
+  const char *uncounted[GC_BACKEND_MAX_KEYS];
 };
 
 /* A member pod's PodScheduled=True time: first by its group (interned
  * namespace and name), then, once matched, by its PodGroup's index. */
 struct tr_time {
   const char *ns, *group;
+  const char *sub; /* the pod's sub-group (interned), or NULL */
   size_t pg;
   int64_t t;
   const struct gc_backend *backend;
@@ -466,6 +470,30 @@ static void pg_status(struct tr_run *r, const struct gb_tr_dump_item *it, struct
   }
 }
 
+/* The sub-groups of p (a backend that binds every pod of the TrainJob,
+ * GC_BCAP_ELASTIC_MEMBERS) whose minMember is 0, at most
+ * GC_BACKEND_MAX_KEYS (further ones are counted).  Returns 0 or
+ * GC_ENOMEM. */
+static int pg_uncounted(struct tr_run *r, const struct gc_backend *b, json_object *spec,
+                        struct tr_pg *p) {
+  json_object *subs = (b->caps & GC_BCAP_ELASTIC_MEMBERS) && b->subgroups_field
+                          ? gb_kobj_get(spec, b->subgroups_field)
+                          : NULL;
+  size_t n = subs && json_object_is_type(subs, json_type_array) ? json_object_array_length(subs)
+                                                                : 0,
+         k = 0;
+  for (size_t i = 0; i < n && k < GC_BACKEND_MAX_KEYS; i++) {
+    json_object *sg = json_object_array_get_idx(subs, i);
+    json_object *mm = gb_kobj_get(sg, b->min_member_field);
+    const char *name = gb_kobj_str(sg, "name");
+    if (!name || !mm || !json_object_is_type(mm, json_type_int) || json_object_get_int64(mm))
+      continue;
+    if (!(p->uncounted[k++] = intern(r, name)))
+      return GC_ENOMEM;
+  }
+  return GC_OK;
+}
+
 static int read_podgroup(struct tr_run *r, const struct gb_tr_dump_item *it,
                          const struct gc_backend *b, const struct gc_backend_version *ver) {
   int rc = grow((void **)&r->pgs, r->n_pgs, &r->cap_pgs, sizeof(*r->pgs), TR_MAX_PODGROUPS);
@@ -519,6 +547,8 @@ static int read_podgroup(struct tr_run *r, const struct gb_tr_dump_item *it,
   if (pg_timeout(r, it, p))
     return GC_OK;
   pg_status(r, it, p, ver);
+  if (pg_uncounted(r, b, spec, p))
+    return GC_ENOMEM;
   r->n_pgs++;
   return GC_OK;
 }
@@ -570,6 +600,15 @@ static const char *pod_group(json_object *pod, json_object *meta,
   return pod_spec_group(gb_kobj_get(pod, "spec"), backend);
 }
 
+/* The sub-group a pod names, where its backend binds pods to one (KAI's
+ * label), or NULL. */
+static const char *pod_sub(json_object *meta, const struct gc_backend *b) {
+  const struct gc_backend_join *j = b ? gc_backend_join_of(b, GC_JOIN_SUBGROUP) : NULL;
+  if (!j || (j->at != GC_JOIN_LABEL && j->at != GC_JOIN_ANNOTATION))
+    return NULL;
+  return gb_kobj_str(gb_kobj_get(meta, j->at == GC_JOIN_LABEL ? "labels" : "annotations"), j->key);
+}
+
 /* Records a member pod's PodScheduled=True time under its group (matched
  * to a PodGroup of its namespace and backend later). */
 static int read_pod(struct tr_run *r, const struct gb_tr_dump_item *it) {
@@ -603,6 +642,10 @@ static int read_pod(struct tr_run *r, const struct gb_tr_dump_item *it) {
       return GC_ENOMEM;
     tt->t = t;
     tt->backend = b;
+    const char *sub = pod_sub(meta, b);
+    tt->sub = sub ? intern(r, sub) : NULL;
+    if (sub && !tt->sub)
+      return GC_ENOMEM;
     r->n_times++;
     return GC_OK;
   }
@@ -663,6 +706,14 @@ static int cmp_time(const void *pa, const void *pb) {
   return (a->t > b->t) - (a->t < b->t);
 }
 
+/* 1 when sub (interned) is one of p's sub-groups that need no pods. */
+static int uncounted(const struct tr_pg *p, const char *sub) {
+  for (size_t k = 0; sub && k < GC_BACKEND_MAX_KEYS && p->uncounted[k]; k++)
+    if (p->uncounted[k] == sub)
+      return 1;
+  return 0;
+}
+
 /* Matches every pod time to its PodGroup (same backend, namespace and
  * name: pointers, the strings are interned), drops the unmatched, and
  * sorts them by PodGroup and time. */
@@ -673,7 +724,7 @@ static int match_times(struct tr_run *r) {
   size_t kept = 0;
   for (size_t i = 0; i < r->n_times; i++) {
     size_t pg = table_find(r, r->times[i].backend, r->times[i].ns, r->times[i].group);
-    if (pg == (size_t)-1)
+    if (pg == (size_t)-1 || uncounted(&r->pgs[pg], r->times[i].sub))
       continue;
     r->times[kept] = r->times[i];
     r->times[kept++].pg = pg;

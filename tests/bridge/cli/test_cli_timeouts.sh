@@ -374,6 +374,59 @@ assert r["p50Seconds"] == 30 and r["maxSeconds"] == 120, r    # y by condition, 
 assert r["neverScheduled"]["oldest"] == "ml/z-gang", r
 ' "$tmp/out"
 
+# ---- KAI: every pod of the TrainJob carries pod-group-name; the initializers' sub-groups
+# (minMember 0) are not the gang, so the wait ends at the second trainer node (6 min), not at
+# the second pod of any kind (20 s, what the report said before) --------------------------------
+cat >"$tmp/kai.yaml" <<'Y'
+apiVersion: scheduling.run.ai/v2alpha2
+kind: PodGroup
+metadata:
+  name: k
+  namespace: ml
+  creationTimestamp: "2026-03-01T10:00:00Z"
+  annotations: {gangbridge.io/min-member: "2"}
+spec:
+  minSubGroup: 3
+  subGroups:
+  - {name: dataset-initializer, minMember: 0}
+  - {name: model-initializer, minMember: 0}
+  - {name: node, minMember: 2}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: k-d, namespace: ml, annotations: {pod-group-name: k}, labels: {kai.scheduler/subgroup-name: dataset-initializer}}
+status:
+  conditions:
+  - {type: PodScheduled, status: "True", lastTransitionTime: "2026-03-01T10:00:10Z"}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: k-m, namespace: ml, annotations: {pod-group-name: k}, labels: {kai.scheduler/subgroup-name: model-initializer}}
+status:
+  conditions:
+  - {type: PodScheduled, status: "True", lastTransitionTime: "2026-03-01T10:00:20Z"}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: k-n0, namespace: ml, annotations: {pod-group-name: k}, labels: {kai.scheduler/subgroup-name: node}}
+status:
+  conditions:
+  - {type: PodScheduled, status: "True", lastTransitionTime: "2026-03-01T10:05:00Z"}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: k-n1, namespace: ml, annotations: {pod-group-name: k}, labels: {kai.scheduler/subgroup-name: node}}
+status:
+  conditions:
+  - {type: PodScheduled, status: "True", lastTransitionTime: "2026-03-01T10:06:00Z"}
+Y
+expect "kai" 0 "$bin" timeouts report -o json -f "$tmp/kai.yaml"
+check "kai: initializer pods are not the quorum" /usr/bin/python3 -c '
+import json, sys
+r, = json.load(open(sys.argv[1]))["rows"]
+assert r["backend"] == "kai" and r["scheduled"] == 1 and r["maxSeconds"] == 360, r
+' "$tmp/out"
+
 # ---- errors at file:line:col; every one reported ---------------------------------------------
 printf 'kind: PodGroup\nmetadata: [1, 2\n' >"$tmp/bad1.yaml"
 cat >"$tmp/bad2.yaml" <<'Y'
