@@ -405,7 +405,7 @@ START_TEST(test_backend_choice) {
   ck_assert_ptr_eq(f.plan.backend, COSCHED);
   const struct gb_rc_event *ev = find_event(&f.plan, "InvalidNamespacePolicy");
   ck_assert_ptr_nonnull(ev);
-  ck_assert_msg(strstr(ev->message, "is not volcano, coscheduling or auto"), "%s", ev->message);
+  ck_assert_msg(strstr(ev->message, "is not volcano, coscheduling, kai or auto"), "%s", ev->message);
   struct gc_diags d;
   gc_diags_init(&d);
   ck_assert_int_ne(gb_options_set(&f.opts, "scheduling.backend", "workload", "--set", &d), 0);
