@@ -5,6 +5,7 @@
  * one row in BACKENDS below.
  */
 #include "gc_backend.h"
+#include "gc_backend_test.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -12,12 +13,14 @@
 extern const struct gc_backend gc_backend_volcano;
 extern const struct gc_backend gc_backend_cosched;
 extern const struct gc_backend gc_backend_kai;
+extern const struct gc_backend gc_backend_workload;
 
 /* In `auto` order: the first whose API is served wins; [0] is the default. */
 static const struct gc_backend *const BACKENDS[] = {
     &gc_backend_volcano,
     &gc_backend_cosched,
     &gc_backend_kai,
+    &gc_backend_workload,
 };
 #define N_BACKENDS (sizeof(BACKENDS) / sizeof(BACKENDS[0]))
 
@@ -81,19 +84,33 @@ const struct gc_backend *gc_backend_by_extender(const char *extender) {
 
 const char *gc_backend_name(const struct gc_backend *b) { return b ? b->name : "unset"; }
 
-const char *gc_backend_names(char *buf, size_t cap, const char *last) {
-  size_t used = 0;
+/* The names of the backends (serve_only: those serve can use). */
+static const char *names_of(char *buf, size_t cap, const char *last, int serve_only) {
+  size_t used = 0, n = 0, k = 0;
   if (!cap)
     return buf;
   buf[0] = '\0';
+  for (size_t i = 0; i < N_BACKENDS; i++)
+    n += !(serve_only && BACKENDS[i]->offline_only);
   for (size_t i = 0; i < N_BACKENDS && used < cap; i++) {
-    const char *sep = i == 0 ? "" : i + 1 == N_BACKENDS ? last : ", ";
-    int n = snprintf(buf + used, cap - used, "%s%s", sep, BACKENDS[i]->name);
-    if (n < 0)
+    if (serve_only && BACKENDS[i]->offline_only)
+      continue;
+    const char *sep = k == 0 ? "" : k + 1 == n ? last : ", ";
+    int w = snprintf(buf + used, cap - used, "%s%s", sep, BACKENDS[i]->name);
+    if (w < 0)
       break;
-    used += (size_t)n;
+    used += (size_t)w;
+    k++;
   }
   return buf;
+}
+
+const char *gc_backend_names(char *buf, size_t cap, const char *last) {
+  return names_of(buf, cap, last, 0);
+}
+
+const char *gc_backend_serve_names(char *buf, size_t cap, const char *last) {
+  return names_of(buf, cap, last, 1);
 }
 
 const struct gc_backend_join *gc_backend_join_of(const struct gc_backend *b,
@@ -127,4 +144,49 @@ int gc_backend_phase_started(const struct gc_backend *b, const char *phase) {
     if (!strcmp(b->status.started_phases[i], phase))
       return 1;
   return 0;
+}
+
+const struct gc_backend_version *gc_backend_version_find(const struct gc_backend *b,
+                                                         const char *version) {
+  for (size_t i = 0; b && version && i < b->n_versions; i++)
+    if (!strcmp(b->versions[i].version, version))
+      return &b->versions[i];
+  return NULL;
+}
+
+const struct gc_backend_version *gc_backend_version_pick(const struct gc_backend *b,
+                                                         const char *const *served, size_t n) {
+  /* The versions are newest first: the first one served wins. */
+  for (size_t i = 0; b && i < b->n_versions; i++)
+    for (size_t k = 0; served && k < n; k++)
+      if (served[k] && !strcmp(served[k], b->versions[i].version))
+        return &b->versions[i];
+  return NULL;
+}
+
+const struct gc_backend_version *gc_backend_version_tracked(const struct gc_backend *b,
+                                                            const char *api_version,
+                                                            const char *kind) {
+  for (size_t i = 0; b && api_version && kind && i < b->n_versions; i++) {
+    const struct gc_backend_version *v = &b->versions[i];
+    const char *k = v->status_kind ? v->status_kind : b->kind;
+    if (!strcmp(v->api_version, api_version) && !strcmp(k, kind))
+      return v;
+  }
+  return NULL;
+}
+
+const char *gc_backend_version_names(const struct gc_backend *b, char *buf, size_t cap) {
+  size_t used = 0, n = b ? b->n_versions : 0;
+  if (!cap)
+    return buf;
+  buf[0] = '\0';
+  for (size_t i = 0; i < n && used < cap; i++) {
+    const char *sep = i == 0 ? "" : i + 1 == n ? " or " : ", ";
+    int w = snprintf(buf + used, cap - used, "%s%s", sep, b->versions[i].version);
+    if (w < 0)
+      break;
+    used += (size_t)w;
+  }
+  return buf;
 }

@@ -89,6 +89,9 @@ struct gc_backend_timeout {
   const char *spec_seconds; /* spec field of whole seconds, or NULL */
   int64_t default_seconds;  /* what the scheduler waits when none is set; 0: without limit */
   int64_t max_seconds;      /* the scheduler's cap on one wait; 0: none */
+  int64_t fixed_seconds;    /* the scheduler's own gang wait when nothing can set it
+                               (no annotation, no spec field); 0: none */
+  const char *fixed_why;    /* that wait as a clause, for explain and the docs */
   const char *needs;        /* what must run for the annotation to act, or NULL */
   const char *max_why;      /* why the cap, as a clause ("x caps y at 15 minutes") */
   const char *max_limit;    /* the cap as a noun with its value ("x's 15m y limit") */
@@ -126,6 +129,52 @@ struct gc_backend_queue {
 typedef int (*gc_backend_render_fn)(const struct gc_gang *g, struct gc_arena *a,
                                     struct gc_value **spec);
 
+/* An object a gang needs besides its group object: its kind (in the
+ * group object's apiVersion), the suffix of its name after the TrainJob's,
+ * and its spec (arena-owned).  gc_render gives it the common metadata. */
+struct gc_backend_object {
+  const char *kind;
+  const char *name_suffix;
+  struct gc_value *spec;
+};
+
+/* Builds the objects g needs besides its group object (the upstream
+ * Workload API's PodGroups) into out[0..cap), their count in *n.  Returns
+ * 0, GC_ELIMIT (more than cap) or GC_ENOMEM. */
+typedef int (*gc_backend_render_more_fn)(const struct gc_gang *g, struct gc_arena *a,
+                                         struct gc_backend_object *out, size_t cap, size_t *n);
+
+/* One API version of a backend whose API changes shape between the
+ * releases serving it (the upstream Workload API: v1alpha1 in Kubernetes
+ * 1.35, v1alpha2 in 1.36, v1beta1 in 1.37).  The descriptor's group,
+ * version and api_version name its newest; a gang records the version it
+ * is written at (gc_gang.backend_version). */
+struct gc_backend_version {
+  const char *version;     /* "v1beta1" */
+  const char *api_version; /* "<group>/<version>" */
+  const char *release;     /* what serves it, for explain: "Kubernetes 1.37" */
+  const char *maturity;    /* its status and gate, for explain and messages */
+  unsigned caps;           /* what this version's objects can carry (enum gc_backend_cap) */
+  /* How a pod joins at this version (written at CREATE when the joins are
+   * pod spec fields). */
+  struct gc_backend_join joins[GC_BACKEND_MAX_JOINS];
+  size_t n_joins;
+  /* The object a GC_JOIN_GROUP key names is the TrainJob's name with this
+   * suffix (NULL: the group object, named as the TrainJob), and the
+   * template GC_JOIN_TEMPLATE names. */
+  const char *group_suffix;
+  const char *gang_template;
+  /* The object of this version that carries the gang's scheduling status
+   * (kind and resource, in the backend's group at this version; named as
+   * the TrainJob with group_suffix): the one the timeout tracker follows and
+   * writes gangbridge's facts on.  NULL: the group object itself. */
+  const char *status_kind, *status_resource;
+  /* Its condition that turns True once the gang was scheduled (and stays
+   * so), and the condition whose message says why not (when it is the same
+   * condition, its message while False).  NULL: none at this version. */
+  const char *scheduled_condition, *unschedulable_condition;
+};
+
 struct gc_backend {
   const char *name;       /* "volcano": config and annotation values, metrics labels, explain */
   const char *short_name; /* for narrow table cells */
@@ -140,13 +189,18 @@ struct gc_backend {
   const char *legacy_groups[GC_BACKEND_MAX_KEYS];
   int is_crd;  /* its API comes from a CustomResourceDefinition (resource.group) */
   int in_auto; /* `backend: auto` may pick it (in table order) when its API is served */
+  /* render, explain and call only: serve does not create its objects yet, so its
+   * config refuses it and a Namespace naming it is ignored. */
+  int offline_only;
   const char *scheduler_name; /* default spec.schedulerName of its pods */
   const char *extender;       /* the extender protocol its scheduler calls gangbridge by
                                  ("volcano", "kube"), or NULL */
   struct gc_backend_join joins[GC_BACKEND_MAX_JOINS];
   size_t n_joins;
   unsigned caps;                /* enum gc_backend_cap flags */
-  const char *min_member_field; /* spec field of the gang's member count (with
+  const char *min_member_field; /* spec field of the gang's member count, a dotted
+                                   path under spec ("schedulingPolicy.gang.minCount")
+                                   of the object the tracker follows (with
                                    GC_BCAP_SUBGROUPS the spec may split it over
                                    sub-groups: gangbridge's group objects carry it
                                    as annotation GC_ANN_MIN_MEMBER) */
@@ -157,6 +211,12 @@ struct gc_backend {
    * spec.podGroupPolicy (NULL: Trainer has none), its timeout field (whole
    * seconds, a gang timeout source) and its network topology field. */
   const char *runtime_policy, *runtime_timeout, *runtime_topology;
+  /* Where another controller's own gang of this backend is asked for, so
+   * that gangbridge steps aside: the runtime's spec field (Trainer's
+   * KEP-3015 stanza) and a replicated job's Job spec field (the Job
+   * controller's own); NULL: none.  A pod template already setting a
+   * pod-spec-field join of the backend steps aside too. */
+  const char *runtime_stanza, *job_stanza;
   /* The annotation (key = value) that tells the scheduler's own grouper to
    * leave a workload to gangbridge, on the TrainJob or its runtime's
    * templates; NULL: the scheduler has no grouper of its own. */
@@ -166,6 +226,11 @@ struct gc_backend {
   const char *topology_name_key;
   const char *subgroups_field; /* spec field listing sub-groups (GC_BCAP_SUBGROUPS) */
   gc_backend_render_fn render_spec;
+  gc_backend_render_more_fn render_more; /* NULL: the group object is all */
+  /* Its API versions, newest first (NULL, 0: only `version`); discovery
+   * writes the newest one the API server serves. */
+  const struct gc_backend_version *versions;
+  size_t n_versions;
 };
 
 /* The table.  gc_backend_count() entries, index 0 first (the `auto` order). */
@@ -195,6 +260,9 @@ const char *gc_backend_name(const struct gc_backend *b);
  * Returns buf. */
 const char *gc_backend_names(char *buf, size_t cap, const char *last);
 
+/* As gc_backend_names, of the backends serve can use (not offline_only). */
+const char *gc_backend_serve_names(char *buf, size_t cap, const char *last);
+
 /* The first join of b holding `value`, written (not legacy), or NULL. */
 const struct gc_backend_join *gc_backend_join_of(const struct gc_backend *b,
                                                  enum gc_join_value value);
@@ -204,6 +272,22 @@ const struct gc_backend_join *gc_backend_join_of(const struct gc_backend *b,
 const struct gc_backend_join *gc_backend_join_find(enum gc_join_at at, const char *key, size_t len,
                                                    int with_legacy,
                                                    const struct gc_backend **owner);
+
+/* The version of b named `version` ("v1alpha2"), or NULL (also for a
+ * backend with one version). */
+const struct gc_backend_version *gc_backend_version_find(const struct gc_backend *b,
+                                                         const char *version);
+
+/* The version of b whose object `kind` at `api_version` the timeout
+ * tracker follows (its status_kind, or the group object's kind when it has
+ * none), or NULL (also for a backend with one version). */
+const struct gc_backend_version *gc_backend_version_tracked(const struct gc_backend *b,
+                                                            const char *api_version,
+                                                            const char *kind);
+
+/* Writes b's version names ("v1beta1, v1alpha2 or v1alpha1", newest
+ * first) into buf, cut to cap.  Returns buf. */
+const char *gc_backend_version_names(const struct gc_backend *b, char *buf, size_t cap);
 
 /* 1 when phase is one of b's started phases. */
 int gc_backend_phase_started(const struct gc_backend *b, const char *phase);

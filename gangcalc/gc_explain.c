@@ -149,6 +149,15 @@ static void put_header(struct sbuf *b, const struct gc_gang *g) {
   put(b, "\n");
   put(b, "  API generation:  %s\n", g->api_generation ? g->api_generation : "?");
   put(b, "  backend:         %s (%s)\n", gc_backend_name(g->backend), backend_reason(g));
+  if (g->ganged_by) {
+    put(b, "  ganged by:       ");
+    put_esc(b, g->ganged_by);
+    put(b, "\n                   (gangbridge writes no %s for it)\n", g->backend->kind);
+  }
+  if (g->backend_version)
+    put(b, "  API version:     %s (%s; %s): %s\n", g->backend_version->api_version,
+        g->backend_version->release, g->backend_version->maturity,
+        g->backend_version_why ? g->backend_version_why : "?");
   if (g->scope == GC_SCOPE_ALL)
     put(b, "  gang scope:      all (every replicated job counted, as Trainer does)\n");
   else
@@ -226,6 +235,19 @@ out:
   return rc;
 }
 
+/* What g's group object can carry: its version's capabilities, else its
+ * backend's. */
+static unsigned gang_caps(const struct gc_gang *g) {
+  return g->backend_version ? g->backend_version->caps : g->backend->caps;
+}
+
+/* "Workload" or "Workload at v1alpha2": the object, at the gang's version. */
+static void put_kind(struct sbuf *b, const struct gc_gang *g) {
+  put(b, "%s", g->backend->kind);
+  if (g->backend_version)
+    put(b, " at %s", g->backend_version->version);
+}
+
 /* Resources taken from limits, then minMember and minResources. */
 static int put_totals(struct sbuf *b, const struct gc_gang *g) {
   for (size_t i = 0; i < g->n_podsets; i++) {
@@ -248,17 +270,31 @@ static int put_totals(struct sbuf *b, const struct gc_gang *g) {
   put(b, "\nminMember:         %d\n", g->min_member);
   put(b, "minResources:      ");
   put_esc(b, g->min_resources.n ? res : "{} (no requests)");
-  if (!(g->backend->caps & GC_BCAP_MIN_RESOURCES))
-    put(b, " (not part of a %s %s)", g->backend->name, g->backend->kind);
+  if (!(gang_caps(g) & GC_BCAP_MIN_RESOURCES)) {
+    put(b, " (not part of a %s ", g->backend->name);
+    put_kind(b, g);
+    put(b, ")");
+  }
   put(b, "\n");
   free(res);
   return GC_OK;
+}
+
+/* Why a topology policy is not a constraint of g's group object. */
+static const char *topology_not_carried(const struct gc_gang *g) {
+  const struct gc_topology_policy *tp = &g->topology;
+  if (!(gang_caps(g) & GC_BCAP_NETWORK_TOPOLOGY))
+    return "this version has no topology constraint";
+  if (tp->mode && strcmp(tp->mode, "hard") != 0)
+    return "a preferred level is not a constraint";
+  return "only a required level of config topology.levels is a node label key";
 }
 
 /* The topology policy, its source, and who acts on it. */
 static void put_topology(struct sbuf *b, const struct gc_gang *g) {
   const struct gc_topology_policy *tp = &g->topology;
   const struct gc_backend *be = g->backend;
+  const char *key = gc_render_topology_key(g);
   if (!tp->set) {
     put(b, "network topology:  (none)\n");
     return;
@@ -274,16 +310,42 @@ static void put_topology(struct sbuf *b, const struct gc_gang *g) {
   }
   put(b, " from ");
   put_esc(b, tp->source ? tp->source : "?");
-  if (tp->in_podgroup && (be->caps & GC_BCAP_NETWORK_TOPOLOGY) && be->runtime_topology)
+  if (tp->in_podgroup && (be->caps & GC_BCAP_NETWORK_TOPOLOGY) && be->runtime_topology) {
     put(b, "\n                   (in the %s's spec.%s: %s places it)\n", be->kind,
         be->runtime_topology, be->display);
-  else if ((be->caps & GC_BCAP_TOPOLOGY_LEVEL) && tp->highest_tier_name && g->topology_object) {
+  } else if (key) {
+    put(b, "\n                   (schedulingConstraints.topology key ");
+    put_esc(b, key);
+    put(b, ": %s keeps the gang in one domain; needs TopologyAwareWorkloadScheduling)\n",
+        be->display);
+  } else if ((be->caps & GC_BCAP_TOPOLOGY_LEVEL) && tp->highest_tier_name && g->topology_object) {
     put(b, "\n                   (gangbridge's placement policy, and in the %s's "
            "topologyConstraint within %s Topology ", be->kind, be->display);
     put_esc(b, g->topology_object);
     put(b, ")\n");
+  } else if (be->n_versions) {
+    put(b, "\n                   (gangbridge's placement policy; not part of the ");
+    put_kind(b, g);
+    put(b, ": %s)\n", topology_not_carried(g));
   } else
     put(b, "\n                   (gangbridge's placement policy; not part of the %s)\n", be->kind);
+}
+
+/* A scheduler whose gang wait nothing sets: gangbridge's own deadline, if
+ * a policy gives one, is the only timeout a user tunes. */
+static void put_fixed_wait(struct sbuf *b, const struct gc_gang *g) {
+  const struct gc_backend_timeout *bt = &g->backend->timeout;
+  char d[GC_DURATION_BUFSZ];
+  if (!g->timeout.set) {
+    put(b, "schedule timeout:  (none; %s)\n", bt->fixed_why ? bt->fixed_why : "fixed");
+    return;
+  }
+  if (gc_duration_format_seconds(g->timeout.seconds, d, sizeof(d)))
+    snprintf(d, sizeof(d), "?");
+  put(b, "schedule timeout:  %s (%lld s) from ", d, (long long)g->timeout.seconds);
+  put_esc(b, g->timeout.source ? g->timeout.source : "?");
+  put(b, "\n                   (gangbridge's GangTimeout deadline; %s)\n",
+      bt->fixed_why ? bt->fixed_why : "the scheduler's own wait is fixed");
 }
 
 /* The effective timeout, its source, and how the backend carries it. */
@@ -291,6 +353,10 @@ static void put_timeout(struct sbuf *b, const struct gc_gang *g) {
   const struct gc_backend *be = g->backend;
   const struct gc_backend_timeout *bt = &be->timeout;
   char d[GC_DURATION_BUFSZ];
+  if (bt->fixed_seconds > 0) {
+    put_fixed_wait(b, g);
+    return;
+  }
   if (!g->timeout.set && (g->has_timeout || bt->default_seconds > 0)) {
     put(b, "schedule timeout:  %lld s (no policy source: the %s default)\n",
         (long long)(g->has_timeout ? g->schedule_timeout_seconds : bt->default_seconds), be->name);
@@ -317,25 +383,60 @@ static void put_timeout(struct sbuf *b, const struct gc_gang *g) {
     put(b, "\n");
 }
 
-/* How pods join: every key the backend writes, with what it holds. */
+/* How pods join: every key the backend writes (at the gang's version),
+ * with what it holds. */
 static void put_binding(struct sbuf *b, const struct gc_gang *g) {
   static const char *const at[] = {"?", "label", "annotation", "pod spec field"};
   const struct gc_backend *be = g->backend;
-  int first = 1;
-  for (size_t i = 0; i < be->n_joins; i++) {
-    const struct gc_backend_join *j = &be->joins[i];
+  const struct gc_backend_version *v = g->backend_version;
+  const struct gc_backend_join *joins = v ? v->joins : be->joins;
+  size_t n = v ? v->n_joins : be->n_joins;
+  int first = 1, spec_field = 0;
+  for (size_t i = 0; i < n; i++) {
+    const struct gc_backend_join *j = &joins[i];
     if (j->legacy)
       continue;
     put(b, "%s%s %s=", first ? "pod binding:       " : "                   ", at[j->at], j->key);
     if (j->value == GC_JOIN_GROUP || j->value == GC_JOIN_PARENT)
       put_esc(b, g->name);
-    else
+    if (j->value == GC_JOIN_GROUP && v && v->group_suffix)
+      put_esc(b, v->group_suffix);
+    if (j->value == GC_JOIN_TEMPLATE && v && v->gang_template)
+      put_esc(b, v->gang_template);
+    else if (j->value == GC_JOIN_SUBGROUP || j->value == GC_JOIN_TEMPLATE)
       put(b, j->value == GC_JOIN_SUBGROUP ? "<its replicated job>" : "<template>");
     put(b, first ? ((be->caps & GC_BCAP_ELASTIC_MEMBERS) ? " on every pod of the TrainJob\n"
                                                           : " on the gang and bound jobs\n")
                  : "\n");
+    spec_field |= j->at == GC_JOIN_SPEC_FIELD;
     first = 0;
   }
+  if (spec_field)
+    put(b, "                   (a pod spec field is immutable once the pod exists: it must be "
+           "set when the pod is created; serve's webhook does not set it yet)\n");
+}
+
+/* The objects a backend with several writes, and the Workload's templates. */
+static void put_objects(struct sbuf *b, const struct gc_gang *g) {
+  const struct gc_backend_version *v = g->backend_version;
+  int other = 0;
+  if (!v)
+    return;
+  for (size_t i = 0; i < g->n_podsets; i++)
+    other |= g->podsets[i].binding == GC_BIND_UNBOUND;
+  put(b, "objects:           %s ", g->backend->kind);
+  put_esc(b, g->name);
+  put(b, " (%s \"%s\": gang, minCount %d", v->group_suffix ? "template" : "pod group",
+      v->gang_template ? v->gang_template : "?", g->min_member);
+  if (other)
+    put(b, "; \"other\": basic, the other phases' jobs, their pods not bound");
+  put(b, ")");
+  if (v->group_suffix) {
+    put(b, ", PodGroup ");
+    put_esc(b, g->name);
+    put_esc(b, v->group_suffix);
+  }
+  put(b, "\n");
 }
 
 /* The sub-groups of a backend that has them: one per replicated job, in
@@ -377,12 +478,16 @@ static void put_backend(struct sbuf *b, const struct gc_gang *g) {
   }
   put(b, "priority class:    ");
   put_esc(b, g->priority_class ? g->priority_class : "(none)");
-  if (!(be->caps & GC_BCAP_PRIORITY_CLASS))
-    put(b, " (not part of a %s %s)", be->name, be->kind);
+  if (!(gang_caps(g) & GC_BCAP_PRIORITY_CLASS)) {
+    put(b, " (not part of a %s ", be->name);
+    put_kind(b, g);
+    put(b, ")");
+  }
   put(b, "\n");
   put_topology(b, g);
   put_timeout(b, g);
   put_binding(b, g);
+  put_objects(b, g);
   put_subgroups(b, g);
 }
 

@@ -625,6 +625,58 @@ static int read_runtime(struct ctx *c, struct tj_info *t, const struct gc_value 
   return GC_OK;
 }
 
+/* The join key of b (any version's pod-spec-field joins) whose first
+ * segment the pod spec ps sets: the pod already names a scheduling group;
+ * NULL when none. */
+static const char *names_group(const struct gc_backend *b, const struct gc_value *ps) {
+  for (size_t v = 0; v <= b->n_versions; v++) {
+    const struct gc_backend_join *js = v ? b->versions[v - 1].joins : b->joins;
+    size_t n = v ? b->versions[v - 1].n_joins : b->n_joins;
+    for (size_t i = 0; i < n; i++) {
+      if (js[i].at != GC_JOIN_SPEC_FIELD)
+        continue;
+      const char *dot = strchr(js[i].key, '.');
+      size_t len = dot ? (size_t)(dot - js[i].key) : strlen(js[i].key);
+      for (size_t k = 0; ps && ps->type == GC_MAP && k < ps->len; k++)
+        if (ps->u.members[k].key_len == len && !memcmp(ps->u.members[k].key, js[i].key, len) &&
+            !gc_is_null(ps->u.members[k].value))
+          return js[i].key;
+    }
+  }
+  return NULL;
+}
+
+/* Whether something else gangs this TrainJob for its backend (see
+ * gc_gang.ganged_by); gangbridge then writes nothing, never a second group
+ * object for one TrainJob. */
+static void find_other_gang(struct ctx *c, const struct gc_value *rt, const struct job *jobs,
+                            size_t n) {
+  const struct gc_backend *b = c->g->backend;
+  const char *why = NULL;
+  if (b->runtime_stanza && !gc_is_null(gc_map_get(GET(rt, "spec"), b->runtime_stanza)))
+    why = gc_gang_fmt(c, "%s: spec.%s (Kubeflow Trainer gangs it itself)", c->rt,
+                      b->runtime_stanza);
+  for (size_t i = 0; !why && i < n; i++) {
+    const struct gc_value *jspec = GET(GET(jobs[i].node, "template"), "spec");
+    const char *key = names_group(b, jobs[i].podspec);
+    if (b->job_stanza && !gc_is_null(gc_map_get(jspec, b->job_stanza)))
+      why = gc_gang_fmt(c,
+                        "%s: replicated job \"%s\" sets its Job's spec.%s (the Job controller "
+                        "gangs it itself)",
+                        c->rt, jobs[i].name, b->job_stanza);
+    else if (key)
+      why = gc_gang_fmt(c,
+                        "%s: replicated job \"%s\" already names a scheduling group in its pod "
+                        "template (spec.%s)",
+                        c->rt, jobs[i].name, key);
+  }
+  if (!why)
+    return;
+  c->g->ganged_by = why;
+  WARN(c, GC_WARN_GANGED_ELSEWHERE, "%s; gangbridge leaves it alone and writes no %s", why,
+       b->kind);
+}
+
 /* metadata.annotations[key] of the map at `meta`, or NULL. */
 static const char *meta_annotation(const struct gc_value *meta, const char *key) {
   return gc_value_as_str(gc_map_get(GET(meta, "annotations"), key));
@@ -729,6 +781,7 @@ static int compute_body(struct ctx *c, const struct gc_value *trainjob,
   if ((rc = resolve_queue(c, &q)))
     return rc;
   gc_policy_resolve(c, trainjob, rt, &r);
+  find_other_gang(c, rt, jobs, n);
   if (c->oom)
     return GC_ENOMEM;
   if (!jobs_ok || c->errors)
@@ -745,7 +798,7 @@ static int compute_body(struct ctx *c, const struct gc_value *trainjob,
 
 int gc_gang_compute(const struct gc_value *trainjob, const struct gc_catalog *runtimes,
                     const struct gc_options *opts, struct gc_gang **out, struct gc_diags *diags) {
-  static const struct gc_options defaults = {NULL, NULL, GC_SCOPE_WAVE, NULL, NULL};
+  static const struct gc_options defaults = {.scope = GC_SCOPE_WAVE};
   const char *kind = NULL;
   *out = NULL;
   if (!opts)

@@ -56,7 +56,8 @@ enum gc_warning_code {
   GC_WARN_POLICY_BOTH, /* the runtime's podGroupPolicy names two backends */
   GC_WARN_OTHER,
   GC_WARN_GROUPER_NOT_SKIPPED, /* the scheduler's own grouper was not told to keep out */
-  GC_WARN_TOPOLOGY_DROPPED     /* the backend cannot carry the topology policy as given */
+  GC_WARN_TOPOLOGY_DROPPED,    /* the backend cannot carry the topology policy as given */
+  GC_WARN_GANGED_ELSEWHERE     /* something else gangs it: gangbridge writes no group object */
 };
 
 struct gc_warning {
@@ -117,6 +118,15 @@ struct gc_gang {
   const struct gc_backend *backend; /* resolved: option, else runtime policy, else the
                                        default backend (never NULL in a computed gang) */
   int backend_from_runtime; /* the runtime's podGroupPolicy named a backend */
+  /* The API version of a backend with several (gc_backend.versions) the
+   * objects are written at, and why that one (a literal); NULL for others. */
+  const struct gc_backend_version *backend_version;
+  const char *backend_version_why;
+  /* What else gangs this TrainJob for its backend (Trainer's own stanza in
+   * the runtime, a Job's own scheduling, a pod template already naming a
+   * scheduling group), as "runtime path: what"; NULL: gangbridge does.  When
+   * set gangbridge writes nothing for it (gc_render_objects renders none). */
+  const char *ganged_by;
   enum gc_scope scope;
   struct gc_podset *podsets; /* in runtime template order */
   size_t n_podsets;
@@ -164,6 +174,12 @@ struct gc_options {
   enum gc_scope scope;
   const char *default_namespace; /* for TrainJobs without one; NULL = "default" */
   const struct gc_policy_context *policy; /* Namespace, Queues, config defaults; NULL: none */
+  /* The version to write when the gang's backend has several and this is
+   * one of them (discovery's pick, or --api-version), and why, as a clause
+   * for explain (borrowed; must outlive the gang).  NULL: the newest, "the
+   * newest version gangbridge writes". */
+  const struct gc_backend_version *backend_version;
+  const char *backend_version_why;
 };
 
 /* Computes the gang of trainjob.  On success *out is a new gang (free with

@@ -78,7 +78,8 @@ static void sort_keys(struct gc_value *m) {
   }
 }
 
-static struct gc_value *metadata(struct gc_arena *a, const struct gc_gang *g) {
+static struct gc_value *metadata(struct gc_arena *a, const struct gc_gang *g,
+                                 struct gc_value *name) {
   /* The annotation the backend's scheduler reads the timeout from. */
   const char *bt = g->timeout.set ? g->backend->timeout.annotations[0] : NULL;
   int split = (g->backend->caps & GC_BCAP_SUBGROUPS) != 0;
@@ -103,8 +104,7 @@ static struct gc_value *metadata(struct gc_arena *a, const struct gc_gang *g) {
       PUT(lab, GC_MANAGED_BY_LABEL, LIT(a, GC_MANAGER_NAME)) ||
       PUT(lab, GC_JOBSET_NAME_LABEL, str(a, g->name)) ||
       PUT(lab, GC_TRAINJOB_NAME_LABEL, str(a, g->name)) || PUT(m, "annotations", ann) ||
-      PUT(m, "labels", lab) || PUT(m, "name", str(a, g->name)) ||
-      PUT(m, "namespace", str(a, g->namespace_)))
+      PUT(m, "labels", lab) || PUT(m, "name", name) || PUT(m, "namespace", str(a, g->namespace_)))
     return NULL;
   sort_keys(ann);
   if (g->uid) {
@@ -122,6 +122,28 @@ static struct gc_value *metadata(struct gc_arena *a, const struct gc_gang *g) {
   return m;
 }
 
+/* The apiVersion g's objects are written at: its backend's, or the
+ * version the gang chose of a backend with several. */
+static const char *api_version(const struct gc_gang *g) {
+  return g->backend_version ? g->backend_version->api_version : g->backend->api_version;
+}
+
+/* "<name><suffix>" in a. */
+static struct gc_value *suffixed(struct gc_arena *a, const char *name, const char *suffix) {
+  size_t n = strlen(name), k = suffix ? strlen(suffix) : 0;
+  char *buf = gc_arena_alloc(a, n + k + 1);
+  struct gc_value *v = node(a, GC_STR);
+  if (!buf || !v)
+    return NULL;
+  memcpy(buf, name, n);
+  if (k)
+    memcpy(buf + n, suffix, k);
+  buf[n + k] = '\0';
+  v->u.s = buf;
+  v->len = n + k;
+  return v;
+}
+
 int gc_render_podgroup(const struct gc_gang *g, struct gc_arena *a, struct gc_value **out) {
   if (!out)
     return GC_EUSAGE;
@@ -136,16 +158,63 @@ int gc_render_podgroup(const struct gc_gang *g, struct gc_arena *a, struct gc_va
   if (gc_backend_index(be) < 0 || !be->render_spec)
     return GC_EINVAL;
   struct gc_value *pg = map_of(a, 4), *spec = NULL;
-  struct gc_value *meta = metadata(a, g);
+  struct gc_value *meta = metadata(a, g, str(a, g->name));
   if (!pg || !meta)
     return GC_ENOMEM;
   int rc = be->render_spec(g, a, &spec);
   if (rc)
     return rc;
-  if (PUT(pg, "apiVersion", gc_rv_lit(a, be->api_version, strlen(be->api_version))) ||
+  const char *api = api_version(g);
+  if (PUT(pg, "apiVersion", gc_rv_lit(a, api, strlen(api))) ||
       PUT(pg, "kind", gc_rv_lit(a, be->kind, strlen(be->kind))) || PUT(pg, "metadata", meta) ||
       PUT(pg, "spec", spec))
     return GC_ENOMEM;
   *out = pg;
   return GC_OK;
+}
+
+int gc_render_objects(const struct gc_gang *g, struct gc_arena *a, struct gc_value **out,
+                      size_t cap, size_t *n) {
+  if (!n || !out)
+    return GC_EUSAGE;
+  *n = 0;
+  if (g && g->ganged_by)
+    return GC_OK;
+  if (cap < 1)
+    return GC_ELIMIT;
+  int rc = gc_render_podgroup(g, a, &out[0]);
+  if (rc)
+    return rc;
+  const struct gc_backend *be = g->backend;
+  struct gc_backend_object more[GC_RENDER_MAX_OBJECTS - 1];
+  size_t k = 0;
+  if (be->render_more && (rc = be->render_more(g, a, more, sizeof(more) / sizeof(more[0]), &k)))
+    return rc;
+  if (k + 1 > cap)
+    return GC_ELIMIT;
+  const char *api = api_version(g);
+  for (size_t i = 0; i < k; i++) {
+    struct gc_value *o = map_of(a, 4),
+                    *meta = metadata(a, g, suffixed(a, g->name, more[i].name_suffix));
+    if (!o || !meta || PUT(o, "apiVersion", gc_rv_lit(a, api, strlen(api))) ||
+        PUT(o, "kind", gc_rv_lit(a, more[i].kind, strlen(more[i].kind))) ||
+        PUT(o, "metadata", meta) || PUT(o, "spec", more[i].spec))
+      return GC_ENOMEM;
+    out[1 + i] = o;
+  }
+  *n = 1 + k;
+  return GC_OK;
+}
+
+const char *gc_render_topology_key(const struct gc_gang *g) {
+  if (!g || !g->backend)
+    return NULL;
+  const struct gc_backend *be = g->backend;
+  unsigned caps = g->backend_version ? g->backend_version->caps : be->caps;
+  const struct gc_topology_policy *tp = &g->topology;
+  if (!(caps & GC_BCAP_NETWORK_TOPOLOGY) || be->runtime_topology || !tp->set)
+    return NULL;
+  if ((tp->mode && strcmp(tp->mode, "hard") != 0) || tp->level < 1 || !tp->highest_tier_name)
+    return NULL;
+  return tp->highest_tier_name;
 }

@@ -24,4 +24,25 @@ struct gc_gang;
  * GC_EUSAGE, GC_EINVAL (no pods, or no backend chosen) or GC_ENOMEM. */
 int gc_render_podgroup(const struct gc_gang *g, struct gc_arena *a, struct gc_value **out);
 
+/* Most objects one gang renders to: a Workload and a PodGroup for each of
+ * its (at most 8) templates. */
+#define GC_RENDER_MAX_OBJECTS 9
+
+/* Every object g's backend needs, in the order they are created: the
+ * group object (gc_render_podgroup) first, then the backend's others (the
+ * upstream Workload API's PodGroups), each with the same metadata rules
+ * and named TrainJob name + suffix.  out[0..cap), count in *n
+ * (arena-owned); none for a gang something else makes (g->ganged_by).  Returns 0, GC_EUSAGE, GC_EINVAL, GC_ELIMIT or GC_ENOMEM. */
+int gc_render_objects(const struct gc_gang *g, struct gc_arena *a, struct gc_value **out,
+                      size_t cap, size_t *n);
+
+/* The node label key g's group object constrains the gang to (a topology
+ * constraint its scheduler enforces), or NULL.  Only a backend that can
+ * carry a topology (GC_BCAP_NETWORK_TOPOLOGY, at g's version) by node
+ * label key (no Trainer runtime topology of its own) gets one, and only
+ * for a hard policy whose tier is one of config topology.levels: a soft
+ * policy, a tier number or a HyperNode tier name stay gangbridge's own
+ * placement. */
+const char *gc_render_topology_key(const struct gc_gang *g);
+
 #endif

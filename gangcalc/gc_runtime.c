@@ -225,6 +225,24 @@ static const char *policy_list(struct ctx *c, const struct rt_info *r, size_t pr
   return list;
 }
 
+/* The API version of a backend with several: the caller's when it is one
+ * of the chosen backend's, else the newest. */
+static void backend_version(struct ctx *c) {
+  struct gc_gang *g = c->g;
+  const struct gc_backend *b = g->backend;
+  const struct gc_backend_version *v = c->opts->backend_version;
+  if (!b->n_versions)
+    return;
+  if (v && v >= b->versions && v < b->versions + b->n_versions) {
+    g->backend_version = v;
+    g->backend_version_why = c->opts->backend_version_why ? c->opts->backend_version_why
+                                                          : "chosen by the caller";
+    return;
+  }
+  g->backend_version = &b->versions[0];
+  g->backend_version_why = "the newest version gangbridge writes";
+}
+
 /* The backend: the caller's, else the runtime policy's, else the default. */
 static void choose_backend(struct ctx *c, const struct rt_info *r) {
   struct gc_gang *g = c->g;
@@ -254,6 +272,7 @@ static void choose_backend(struct ctx *c, const struct rt_info *r) {
   } else {
     g->backend = gc_backend_default();
   }
+  backend_version(c);
 }
 
 /* The runtime's timeout field (whole seconds) of backend b's policy: one

@@ -21,6 +21,9 @@
 #include "gb_live_docs.h"
 #include "gb_manifest.h"
 #include "gc_gang.h"
+#include "gc_name.h"
+#include "gc_policy.h"
+#include "gc_render.h"
 
 enum output_format { OUT_YAML, OUT_JSON };
 
@@ -32,6 +35,10 @@ struct render_opts {
   int explain;
   const char *live_ref;   /* explain NAMESPACE/NAME: read from the cluster, not -f */
   const char *kubeconfig; /* --kubeconfig, NULL: the usual search */
+  const char *api_version; /* --api-version, checked against --scheduler's versions */
+  /* --topology-level KEY (repeatable): config topology.levels, top first. */
+  const char *levels[GC_TOPOLOGY_MAX_LEVELS];
+  size_t n_levels;
 };
 
 /* What one run produced: the computed gangs, in input order. */
@@ -80,6 +87,12 @@ static void usage(FILE *f, int explain) {
       "                          podGroupPolicy, else %s)\n"
       "      --gang-scope SCOPE  wave (default: the dependsOn wave with the most pods)\n"
       "                          or all (every replicated job, as Kubeflow Trainer)\n"
+      "      --api-version V     the API version of a backend with several (workload:\n"
+      "                          v1beta1, v1alpha2 or v1alpha1; default: the newest;\n"
+      "                          serve writes the newest the API server serves)\n"
+      "      --topology-level KEY  a node label key of config topology.levels, top level\n"
+      "                          first (repeat it); a required level among them is a\n"
+      "                          topology constraint where the backend carries one\n"
       "  -n, --namespace NS      namespace of TrainJobs that name none (default: default)\n"
       "%s"
       "%s"
@@ -100,6 +113,34 @@ static void usage(FILE *f, int explain) {
               : "");
 }
 
+/* --api-version names a version of --scheduler's backend, which must have
+ * several; it becomes the gangs' version.  Returns 0 or GC_EUSAGE (message
+ * printed). */
+static int check_api_version(const char *cmd, struct render_opts *o) {
+  const struct gc_backend *b = o->gang.backend;
+  char names[128];
+  if (!b || !b->n_versions) {
+    fprintf(stderr,
+            "gangbridge %s: --api-version needs --scheduler naming a backend with "
+            "several API versions (%s has one)\n",
+            cmd, b ? b->name : "the default backend");
+    return GC_EUSAGE;
+  }
+  const char *v = o->api_version;
+  /* The whole apiVersion ("<group>/<version>") is accepted as well as the version. */
+  size_t glen = strlen(b->group);
+  if (!strncmp(v, b->group, glen) && v[glen] == '/')
+    v += glen + 1;
+  o->gang.backend_version = gc_backend_version_find(b, v);
+  if (!o->gang.backend_version) {
+    fprintf(stderr, "gangbridge %s: --api-version must be %s for --scheduler %s, not '%s'\n", cmd,
+            gc_backend_version_names(b, names, sizeof(names)), b->name, o->api_version);
+    return GC_EUSAGE;
+  }
+  o->gang.backend_version_why = "chosen by --api-version";
+  return GC_OK;
+}
+
 /* Parses argv into o.  Returns 0, 1 for --help (already printed) or
  * GC_EUSAGE (message printed). */
 static int parse_args(int argc, char **argv, int explain, struct render_opts *o) {
@@ -110,6 +151,8 @@ static int parse_args(int argc, char **argv, int explain, struct render_opts *o)
       {"namespace", required_argument, NULL, 'n'},
       {"output", required_argument, NULL, 'o'},
       {"kubeconfig", required_argument, NULL, 'k'},
+      {"api-version", required_argument, NULL, 'V'},
+      {"topology-level", required_argument, NULL, 'L'},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
@@ -143,6 +186,20 @@ static int parse_args(int argc, char **argv, int explain, struct render_opts *o)
       }
       break;
     case 'n': o->gang.default_namespace = optarg; break;
+    case 'V': o->api_version = optarg; break;
+    case 'L':
+      if (o->n_levels == GC_TOPOLOGY_MAX_LEVELS) {
+        fprintf(stderr, "gangbridge %s: --topology-level: at most %d levels\n", cmd,
+                GC_TOPOLOGY_MAX_LEVELS);
+        return GC_EUSAGE;
+      }
+      if (!gc_name_is_qualified(optarg, strlen(optarg))) {
+        fprintf(stderr, "gangbridge %s: --topology-level '%s' is not a node label key\n", cmd,
+                optarg);
+        return GC_EUSAGE;
+      }
+      o->levels[o->n_levels++] = optarg;
+      break;
     case 'k':
       if (!explain)
         goto unknown;
@@ -177,6 +234,8 @@ static int parse_args(int argc, char **argv, int explain, struct render_opts *o)
             cmd, argv[optind], explain ? ", or one NAMESPACE/NAME without -f" : "");
     return GC_EUSAGE;
   }
+  if (o->api_version && check_api_version(cmd, o))
+    return GC_EUSAGE;
   if (o->kubeconfig && !o->live_ref) {
     fprintf(stderr, "gangbridge %s: --kubeconfig needs a NAMESPACE/NAME to explain\n", cmd);
     return GC_EUSAGE;
@@ -308,6 +367,8 @@ static int compute_one(const struct render_opts *o, struct render_run *r,
                                     "metadata.annotations");
   pc.queue_annotations = input_queue_annotations;
   pc.queue_arg = r;
+  pc.topology_levels = o->levels;
+  pc.n_topology_levels = o->n_levels;
   struct gc_options opts = o->gang;
   opts.policy = &pc;
   return gc_gang_compute(tj, r->catalog, &opts, g, &r->diags);
@@ -392,21 +453,23 @@ static void print_warnings(const struct render_run *r) {
 /* Renders every gang's PodGroup and writes them in the chosen format. */
 static int write_podgroups(const struct render_opts *o, struct render_run *r) {
   struct gc_arena *a = gc_arena_new(0);
-  const struct gc_value **pgs = calloc(r->n_gangs ? r->n_gangs : 1, sizeof(*pgs));
+  /* Room for every object of every gang (a gang renders at most
+   * GC_RENDER_MAX_OBJECTS). */
+  struct gc_value **pgs = calloc(r->n_gangs ? r->n_gangs * GC_RENDER_MAX_OBJECTS : 1, sizeof(*pgs));
   char *text = NULL;
   size_t len = 0, n = 0;
   int rc = GC_ENOMEM;
   if (!a || !pgs)
     goto out;
   for (size_t i = 0; i < r->n_gangs; i++) {
-    struct gc_value *pg = NULL;
-    rc = gc_render_podgroup(r->gangs[i], a, &pg);
+    size_t k = 0;
+    rc = gc_render_objects(r->gangs[i], a, pgs + n, GC_RENDER_MAX_OBJECTS, &k);
     if (rc) {
-      gc_diags_addf(&r->diags, "%s/%s: cannot render PodGroup: %s", r->gangs[i]->namespace_,
-                    r->gangs[i]->name, gc_diag_strerror(rc));
+      gc_diags_addf(&r->diags, "%s/%s: cannot render %s: %s", r->gangs[i]->namespace_,
+                    r->gangs[i]->name, r->gangs[i]->backend->kind, gc_diag_strerror(rc));
       continue;
     }
-    pgs[n++] = pg;
+    n += k;
   }
   if (o->format == OUT_JSON) {
     /* kubectl prints several objects as a v1 List. */
@@ -415,7 +478,7 @@ static int write_podgroups(const struct render_opts *o, struct render_run *r) {
     if (!list || !items || !meta)
       goto out;
     for (size_t i = 0; i < n; i++)
-      if (gc_seq_push(a, items, (struct gc_value *)pgs[i]))
+      if (gc_seq_push(a, items, pgs[i]))
         goto out;
     struct gc_value *rv = gc_value_strz(a, "");
     if (!rv || gc_map_set(a, meta, "resourceVersion", rv) ||
@@ -426,7 +489,7 @@ static int write_podgroups(const struct render_opts *o, struct render_run *r) {
       goto out;
     rc = gb_emit_json(list, 1, &text, &len);
   } else {
-    rc = n ? gb_emit_yaml(pgs, n, &text, &len) : GC_OK;
+    rc = n ? gb_emit_yaml((const struct gc_value **)pgs, n, &text, &len) : GC_OK;
   }
   if (rc == GC_OK && text && fwrite(text, 1, len, stdout) != len)
     rc = GC_EIO;

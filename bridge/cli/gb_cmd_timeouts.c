@@ -57,12 +57,16 @@ struct tr_pg {
   int status_scheduled;  /* the PodGroup's status says it was scheduled */
   int64_t condition_s;   /* its backend's scheduled condition's lastTransitionTime, or -1 */
   size_t first, n_times; /* its PodScheduled times in run.times, after sorting */
+  /* Sub-groups that need none of their pods (KAI's initializers, minMember
+   * 0; interned): their pods are members but not the gang's quorum. */
+  const char *uncounted[GC_BACKEND_MAX_KEYS];
 };
 
 /* A member pod's PodScheduled=True time: first by its group (interned
  * namespace and name), then, once matched, by its PodGroup's index. */
 struct tr_time {
   const char *ns, *group;
+  const char *sub; /* the pod's sub-group (interned), or NULL */
   size_t pg;
   int64_t t;
   const struct gc_backend *backend;
@@ -437,8 +441,12 @@ static int pg_timeout(struct tr_run *r, const struct gb_tr_dump_item *it, struct
 /* Whether the status says the gang was scheduled (a started phase, or the
  * failed one: it got its pods before it failed), and the time of the
  * backend's scheduled condition (a fallback when the pods are gone). */
-static void pg_status(struct tr_run *r, const struct gb_tr_dump_item *it, struct tr_pg *p) {
+static void pg_status(struct tr_run *r, const struct gb_tr_dump_item *it, struct tr_pg *p,
+                      const struct gc_backend_version *ver) {
   const struct gc_backend_status *bs = &p->backend->status;
+  /* A backend with versions names the condition per version (the Workload
+   * API renamed it for 1.37). */
+  const char *sc = ver ? ver->scheduled_condition : bs->scheduled_condition;
   json_object *st = gb_kobj_get(it->obj, "status");
   const char *phase = gb_kobj_str(st, "phase");
   p->status_scheduled = phase && (gc_backend_phase_started(p->backend, phase) ||
@@ -446,14 +454,13 @@ static void pg_status(struct tr_run *r, const struct gb_tr_dump_item *it, struct
   json_object *conds = gb_kobj_get(st, "conditions");
   size_t n = conds && json_object_is_type(conds, json_type_array) ? json_object_array_length(conds)
                                                                   : 0;
-  for (size_t i = 0; i < n && bs->scheduled_condition; i++) {
+  for (size_t i = 0; i < n && sc; i++) {
     json_object *c = json_object_array_get_idx(conds, i);
     const char *type = gb_kobj_str(c, "type"), *s = gb_kobj_str(c, "status");
     char path[96];
-    snprintf(path, sizeof(path), "status.conditions[%s].lastTransitionTime",
-             bs->scheduled_condition);
+    snprintf(path, sizeof(path), "status.conditions[%s].lastTransitionTime", sc);
     int64_t t = 0;
-    if (type && s && !strcmp(type, bs->scheduled_condition) && !strcmp(s, "True") &&
+    if (type && s && !strcmp(type, sc) && !strcmp(s, "True") &&
         read_time(r, it, gb_kobj_get(c, "lastTransitionTime"),
                   STEPS({"status", 0}, {"conditions", 0}, {NULL, i}, {"lastTransitionTime", 0}), 4,
                   p->ns, p->name, path, &t) == GC_OK) {
@@ -463,8 +470,32 @@ static void pg_status(struct tr_run *r, const struct gb_tr_dump_item *it, struct
   }
 }
 
+/* The sub-groups of p (a backend that binds every pod of the TrainJob,
+ * GC_BCAP_ELASTIC_MEMBERS) whose minMember is 0, at most
+ * GC_BACKEND_MAX_KEYS (further ones are counted).  Returns 0 or
+ * GC_ENOMEM. */
+static int pg_uncounted(struct tr_run *r, const struct gc_backend *b, json_object *spec,
+                        struct tr_pg *p) {
+  json_object *subs = (b->caps & GC_BCAP_ELASTIC_MEMBERS) && b->subgroups_field
+                          ? gb_kobj_get(spec, b->subgroups_field)
+                          : NULL;
+  size_t n = subs && json_object_is_type(subs, json_type_array) ? json_object_array_length(subs)
+                                                                : 0,
+         k = 0;
+  for (size_t i = 0; i < n && k < GC_BACKEND_MAX_KEYS; i++) {
+    json_object *sg = json_object_array_get_idx(subs, i);
+    json_object *mm = gb_kobj_get(sg, b->min_member_field);
+    const char *name = gb_kobj_str(sg, "name");
+    if (!name || !mm || !json_object_is_type(mm, json_type_int) || json_object_get_int64(mm))
+      continue;
+    if (!(p->uncounted[k++] = intern(r, name)))
+      return GC_ENOMEM;
+  }
+  return GC_OK;
+}
+
 static int read_podgroup(struct tr_run *r, const struct gb_tr_dump_item *it,
-                         const struct gc_backend *b) {
+                         const struct gc_backend *b, const struct gc_backend_version *ver) {
   int rc = grow((void **)&r->pgs, r->n_pgs, &r->cap_pgs, sizeof(*r->pgs), TR_MAX_PODGROUPS);
   if (rc)
     return rc;
@@ -490,7 +521,7 @@ static int read_podgroup(struct tr_run *r, const struct gb_tr_dump_item *it,
     obj_err(r, it, NULL, 0, p->ns, p->name, "metadata.creationTimestamp", "missing", 0);
   if (rc)
     return GC_OK;
-  json_object *spec = gb_kobj_get(it->obj, "spec"), *mm = gb_kobj_get(spec, b->min_member_field);
+  json_object *spec = gb_kobj_get(it->obj, "spec"), *mm = gb_kobj_path(spec, b->min_member_field);
   if (mm && (!json_object_is_type(mm, json_type_int) || json_object_get_int64(mm) < 0)) {
     char path[80];
     snprintf(path, sizeof(path), "spec.%s", b->min_member_field);
@@ -515,15 +546,40 @@ static int read_podgroup(struct tr_run *r, const struct gb_tr_dump_item *it,
     return GC_ENOMEM;
   if (pg_timeout(r, it, p))
     return GC_OK;
-  pg_status(r, it, p);
+  pg_status(r, it, p, ver);
+  if (pg_uncounted(r, b, spec, p))
+    return GC_ENOMEM;
   r->n_pgs++;
   return GC_OK;
 }
 
+/* The group a pod joins by a pod spec field of a backend version (the
+ * Workload API: the PodGroup, or at v1alpha1 the Workload, that object's
+ * name as the report reads it), or NULL. */
+static const char *pod_spec_group(json_object *spec, const struct gc_backend **backend) {
+  for (size_t i = 0; i < gc_backend_count(); i++) {
+    const struct gc_backend *b = gc_backend_at(i);
+    for (size_t k = 0; k < b->n_versions; k++)
+      for (size_t j = 0; j < b->versions[k].n_joins; j++) {
+        const struct gc_backend_join *jn = &b->versions[k].joins[j];
+        if (jn->at != GC_JOIN_SPEC_FIELD ||
+            jn->value != (b->versions[k].status_kind ? GC_JOIN_GROUP : GC_JOIN_PARENT))
+          continue;
+        json_object *v = gb_kobj_path(spec, jn->key);
+        if (v && json_object_is_type(v, json_type_string)) {
+          *backend = b;
+          return json_object_get_string(v);
+        }
+      }
+  }
+  return NULL;
+}
+
 /* The group a pod joins and its backend: the first backend join naming the
- * group object (labels first, then annotations; older spellings too), or
- * NULL. */
-static const char *pod_group(json_object *meta, const struct gc_backend **backend) {
+ * group object (labels first, then annotations; older spellings too; then
+ * pod spec fields), or NULL. */
+static const char *pod_group(json_object *pod, json_object *meta,
+                             const struct gc_backend **backend) {
   static const enum gc_join_at order[] = {GC_JOIN_LABEL, GC_JOIN_ANNOTATION};
   for (size_t o = 0; o < 2; o++) {
     json_object *map = gb_kobj_get(meta, order[o] == GC_JOIN_LABEL ? "labels" : "annotations");
@@ -541,7 +597,16 @@ static const char *pod_group(json_object *meta, const struct gc_backend **backen
       }
     }
   }
-  return NULL;
+  return pod_spec_group(gb_kobj_get(pod, "spec"), backend);
+}
+
+/* The sub-group a pod names, where its backend binds pods to one (KAI's
+ * label), or NULL. */
+static const char *pod_sub(json_object *meta, const struct gc_backend *b) {
+  const struct gc_backend_join *j = b ? gc_backend_join_of(b, GC_JOIN_SUBGROUP) : NULL;
+  if (!j || (j->at != GC_JOIN_LABEL && j->at != GC_JOIN_ANNOTATION))
+    return NULL;
+  return gb_kobj_str(gb_kobj_get(meta, j->at == GC_JOIN_LABEL ? "labels" : "annotations"), j->key);
 }
 
 /* Records a member pod's PodScheduled=True time under its group (matched
@@ -550,7 +615,7 @@ static int read_pod(struct tr_run *r, const struct gb_tr_dump_item *it) {
   json_object *meta = gb_kobj_get(it->obj, "metadata");
   const char *ns = gb_kobj_str(meta, "namespace"), *name = gb_kobj_str(meta, "name");
   const struct gc_backend *b = NULL;
-  const char *group = pod_group(meta, &b);
+  const char *group = pod_group(it->obj, meta, &b);
   json_object *conds = gb_kobj_dig(it->obj, "status", "conditions", NULL);
   size_t n = conds && json_object_is_type(conds, json_type_array) ? json_object_array_length(conds)
                                                                   : 0;
@@ -577,6 +642,10 @@ static int read_pod(struct tr_run *r, const struct gb_tr_dump_item *it) {
       return GC_ENOMEM;
     tt->t = t;
     tt->backend = b;
+    const char *sub = pod_sub(meta, b);
+    tt->sub = sub ? intern(r, sub) : NULL;
+    if (sub && !tt->sub)
+      return GC_ENOMEM;
     r->n_times++;
     return GC_OK;
   }
@@ -595,6 +664,21 @@ static void bound_reached(struct tr_run *r, int rc) {
   r->stop = 1;
 }
 
+/* The backend whose gang object obj is (its version's status object for a
+ * backend with versions: the Workload API's PodGroup, not its Workload),
+ * or NULL. */
+static const struct gc_backend *gang_object(const char *api, const char *kind,
+                                            const struct gc_backend_version **ver) {
+  *ver = NULL;
+  for (size_t i = 0; i < gc_backend_count(); i++) {
+    const struct gc_backend *b = gc_backend_at(i);
+    if (b->n_versions && (*ver = gc_backend_version_tracked(b, api, kind)))
+      return b;
+  }
+  const struct gc_backend *b = gc_backend_by_object(api, kind);
+  return b && !b->n_versions ? b : NULL;
+}
+
 /* gb_tr_dump_fn: every object of the inputs (and, live, of the lists). */
 static int on_object(void *ctx, const struct gb_tr_dump_item *it) {
   struct tr_run *r = ctx;
@@ -602,11 +686,12 @@ static int on_object(void *ctx, const struct gb_tr_dump_item *it) {
     return GC_ELIMIT;
   const char *kind = gb_kobj_str(it->obj, "kind"), *api = gb_kobj_str(it->obj, "apiVersion");
   const struct gc_backend *b;
+  const struct gc_backend_version *ver;
   int rc = GC_OK;
   if (!kind || !api)
     return GC_OK;
-  if ((b = gc_backend_by_object(api, kind)))
-    rc = read_podgroup(r, it, b);
+  if ((b = gang_object(api, kind, &ver)))
+    rc = read_podgroup(r, it, b, ver);
   else if (!strcmp(kind, "Pod"))
     rc = read_pod(r, it);
   if (rc)
@@ -621,6 +706,14 @@ static int cmp_time(const void *pa, const void *pb) {
   return (a->t > b->t) - (a->t < b->t);
 }
 
+/* 1 when sub (interned) is one of p's sub-groups that need no pods. */
+static int uncounted(const struct tr_pg *p, const char *sub) {
+  for (size_t k = 0; sub && k < GC_BACKEND_MAX_KEYS && p->uncounted[k]; k++)
+    if (p->uncounted[k] == sub)
+      return 1;
+  return 0;
+}
+
 /* Matches every pod time to its PodGroup (same backend, namespace and
  * name: pointers, the strings are interned), drops the unmatched, and
  * sorts them by PodGroup and time. */
@@ -631,7 +724,7 @@ static int match_times(struct tr_run *r) {
   size_t kept = 0;
   for (size_t i = 0; i < r->n_times; i++) {
     size_t pg = table_find(r, r->times[i].backend, r->times[i].ns, r->times[i].group);
-    if (pg == (size_t)-1)
+    if (pg == (size_t)-1 || uncounted(&r->pgs[pg], r->times[i].sub))
       continue;
     r->times[kept] = r->times[i];
     r->times[kept++].pg = pg;
@@ -700,17 +793,24 @@ static int live_item(void *arg, json_object *obj) {
   return on_object(arg, &it);
 }
 
-/* Lists every backend's PodGroups and every pod, page by page (limit and
- * continue), keeping only what the report needs.  A PodGroup API the
- * cluster does not serve (404) is skipped: most clusters run one backend.
- * A backend may bind pods by annotation, which no selector can match, so
- * all pods are listed. */
+/* Lists every backend's PodGroups (of a backend with versions, each
+ * version's status object: the Workload API's PodGroups) and every pod,
+ * page by page (limit and continue), keeping only what the report needs.
+ * A PodGroup API the cluster does not serve (404) is skipped: most
+ * clusters run one backend and one version.  A backend may bind pods by
+ * annotation, which no selector can match, so all pods are listed. */
 static int load_cluster(const struct tr_opts *o, struct tr_run *r) {
-  char paths[GC_BACKEND_MAX + 1][300];
+  char paths[GC_BACKEND_MAX * GC_BACKEND_MAX_KEYS + 1][300];
   size_t n = 0;
   for (size_t i = 0; i < gc_backend_count(); i++) {
     const struct gc_backend *b = gc_backend_at(i);
-    snprintf(paths[n++], sizeof(paths[0]), "/apis/%s/%s/%s", b->group, b->version, b->resource);
+    for (size_t k = 0; k < b->n_versions && k < GC_BACKEND_MAX_KEYS; k++) {
+      const struct gc_backend_version *v = &b->versions[k];
+      snprintf(paths[n++], sizeof(paths[0]), "/apis/%s/%s/%s", b->group, v->version,
+               v->status_resource ? v->status_resource : b->resource);
+    }
+    if (!b->n_versions)
+      snprintf(paths[n++], sizeof(paths[0]), "/apis/%s/%s/%s", b->group, b->version, b->resource);
   }
   snprintf(paths[n++], sizeof(paths[0]), "/api/v1/pods");
   struct gb_kube_config *cfg = NULL;

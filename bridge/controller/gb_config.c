@@ -154,21 +154,24 @@ static pthread_once_t keys_once = PTHREAD_ONCE_INIT;
 /* scheduling.backend's values and help ("auto (Volcano when its PodGroup CRD
  * is served, else coscheduling), volcano or coscheduling"). */
 static void backends_build(void) {
-  size_t n = gc_backend_count(), used = 0;
+  size_t n = gc_backend_count(), used = 0, v = 1;
   backends[0] = (struct gb_opt_enum){"auto", 0, 0};
+  /* A backend serve cannot create objects for yet is no value here. */
   for (size_t i = 0; i < n; i++)
-    backends[i + 1] = (struct gb_opt_enum){gc_backend_at(i)->name, (int)i + 1, 0};
-  backends[n + 1] = (struct gb_opt_enum){NULL, 0, 0};
+    if (!gc_backend_at(i)->offline_only)
+      backends[v++] = (struct gb_opt_enum){gc_backend_at(i)->name, (int)i + 1, 0};
+  backends[v] = (struct gb_opt_enum){NULL, 0, 0};
   const struct gc_backend *first = gc_backend_at(0);
   int k = snprintf(backend_doc, sizeof(backend_doc), "auto (%s when its %s CRD is served",
                    first->display, first->kind);
   for (size_t i = 1; k > 0 && (size_t)k < sizeof(backend_doc) && i < n; i++)
-    k += snprintf(backend_doc + k, sizeof(backend_doc) - (size_t)k, ", else %s",
-                  gc_backend_at(i)->display);
+    if (gc_backend_at(i)->in_auto)
+      k += snprintf(backend_doc + k, sizeof(backend_doc) - (size_t)k, ", else %s",
+                    gc_backend_at(i)->display);
   used = k > 0 && (size_t)k < sizeof(backend_doc) ? (size_t)k : 0;
   char names[256];
   snprintf(backend_doc + used, sizeof(backend_doc) - used, "), %s",
-           gc_backend_names(names, sizeof(names), " or "));
+           gc_backend_serve_names(names, sizeof(names), " or "));
 }
 
 /* The controller's table: the static keys with one
@@ -183,6 +186,8 @@ static void keys_build(void) {
       continue;
     for (size_t b = 0; b < gc_backend_count(); b++) {
       const struct gc_backend *be = gc_backend_at(b);
+      if (be->offline_only)
+        continue;
       snprintf(sched_paths[b], sizeof(sched_paths[b]), "scheduling.schedulerNames.%s", be->name);
       if (b == 0)
         snprintf(sched_docs[b], sizeof(sched_docs[b]),

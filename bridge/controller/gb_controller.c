@@ -83,7 +83,8 @@ static int inf_def(int r, struct inf_def *out) {
     *out = CORE_DEFS[r];
     return 1;
   }
-  if (!b || (r >= INF_Q0 && !b->queue.resource))
+  /* A backend serve does not create objects for yet has nothing to watch. */
+  if (!b || b->offline_only || (r >= INF_Q0 && !b->queue.resource))
     return 0;
   if (r < INF_Q0)
     *out = (struct inf_def){
@@ -771,6 +772,10 @@ int gb_controller_new(const struct gb_controller_opts *o, struct gb_controller *
   pthread_condattr_destroy(&ca);
   for (size_t b = 0; b < GC_BACKEND_MAX; b++)
     c->served[b] = c->queues_served[b] = -1;
+  /* A backend serve creates no objects for is never discovered: "not served". */
+  for (size_t b = 0; b < gc_backend_count(); b++)
+    if (gc_backend_at(b)->offline_only)
+      c->served[b] = c->queues_served[b] = 0;
   for (int i = 0; i < INF_N; i++)
     c->hctx[i] = (struct hctx){c, i};
   struct gb_workqueue_opts qo = {o->cfg->queue_base_delay_s, o->cfg->queue_max_delay_s,

@@ -261,14 +261,14 @@ static const struct gc_backend *default_backend(struct planner *pl) {
     char names[256];
     if (!strcmp(nsb, "auto"))
       choice = NULL;
-    else if (gc_backend_by_name(nsb))
+    else if (gc_backend_by_name(nsb) && !gc_backend_by_name(nsb)->offline_only)
       choice = gc_backend_by_name(nsb);
     else
       event(pl, GB_EVENT_WARNING, "InvalidNamespacePolicy",
             fmt(pl,
                 "namespace annotation %s=\"%.100s\" is not %s or auto; "
                 "using the configured backend (%s)",
-                GB_ANN_BACKEND, nsb, gc_backend_names(names, sizeof(names), ", "),
+                GB_ANN_BACKEND, nsb, gc_backend_serve_names(names, sizeof(names), ", "),
                 gb_config_backend_choice_name(gb_config_backend(in->cfg))));
   }
   if (choice)

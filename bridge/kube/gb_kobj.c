@@ -27,6 +27,22 @@ json_object *gb_kobj_dig(json_object *o, ...) {
   return o;
 }
 
+json_object *gb_kobj_path(json_object *o, const char *dotted) {
+  char step[128];
+  const char *p = dotted;
+  for (int depth = 0; o && p; depth++) {
+    const char *dot = strchr(p, '.');
+    size_t n = dot ? (size_t)(dot - p) : strlen(p);
+    if (depth == 8 || n == 0 || n >= sizeof(step))
+      return NULL;
+    memcpy(step, p, n);
+    step[n] = '\0';
+    o = gb_kobj_get(o, step);
+    p = dot ? dot + 1 : NULL;
+  }
+  return dotted ? o : NULL;
+}
+
 static json_object *typed(json_object *o, const char *key, json_type t) {
   json_object *v = gb_kobj_get(o, key);
   return v && json_object_is_type(v, t) ? v : NULL;

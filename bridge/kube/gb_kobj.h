@@ -24,6 +24,11 @@ json_object *gb_kobj_get(json_object *o, const char *key);
  * missing or not an object. */
 json_object *gb_kobj_dig(json_object *o, ...) __attribute__((sentinel));
 
+/* o at a dotted path of keys ("schedulingPolicy.gang.minCount", as the
+ * scheduler backends name nested fields), or NULL as gb_kobj_dig; a path
+ * of more than 8 steps or an empty step gives NULL. */
+json_object *gb_kobj_path(json_object *o, const char *dotted);
+
 /* o[key] when it is a string, else NULL. */
 const char *gb_kobj_str(json_object *o, const char *key);
 

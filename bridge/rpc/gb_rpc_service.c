@@ -769,6 +769,11 @@ static int calculate(struct gb_rpc_ctx *ctx, void *data, const ProtobufCMessage 
   struct gc_value *pg = NULL;
   char *json = NULL;
   size_t json_len = 0;
+  /* Something else gangs it (gc_gang.ganged_by): there is no object to give. */
+  if (c->gang->ganged_by)
+    return gb_rpc_server_fail(ctx, GB_RPC_FAILED_PRECONDITION, "%s/%s: %s; gangbridge writes no %s",
+                              c->gang->namespace_, c->gang->name, c->gang->ganged_by,
+                              c->gang->backend->kind);
   int rc = gang_to_proto(ctx->arena, c->gang, &resp->gang);
   if (!rc)
     rc = gc_render_podgroup(c->gang, ctx->arena, &pg);

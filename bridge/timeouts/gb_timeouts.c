@@ -88,7 +88,7 @@ static struct gang *gang_get(struct gb_timeouts *t, const char *key) {
   g->tj_resumed_cond = g->suspended_seen = g->resumed_seen = NAN;
   g->created = g->first_pod = g->last_pod = g->last_sched = g->last_ready = NAN;
   g->gated_since = g->ungated_at = NAN;
-  g->be = -1;
+  g->be = g->ver = -1;
   gb_htab_insert(&t->gangs, &g->node);
   return g;
 }
@@ -251,16 +251,27 @@ static void on_ready(struct gb_timeouts *t, struct gang *g, int initial, double 
     gb_metric_histogram_observe(t->to_ready, l, fmax(0, end - gb_timeouts_wait_start(g)));
 }
 
+/* g's scheduled (ready 0) or Ready (ready 1) pods that count toward its
+ * quorum: those of sub-groups the group object marks as needing none
+ * (KAI's initializers, minMember 0) do not. */
+static int counted(const struct gang *g, int ready) {
+  int n = ready ? g->ready : g->scheduled;
+  for (unsigned i = 0; i < g->n_sub; i++)
+    if (g->uncounted & (1u << i))
+      n -= ready ? g->sub[i].ready : g->sub[i].scheduled;
+  return n;
+}
+
 /* Notices the quorums and queues their facts for the leader to record:
  * the moment the gang first reaches them, once, on its own PodGroup. */
 static void check_started(struct gb_timeouts *t, struct gang *g, int initial, double now) {
   if (!g->has_pg)
     return;
-  int quorum = g->min_member > 0 && g->scheduled >= g->min_member;
+  int quorum = g->min_member > 0 && counted(g, 0) >= g->min_member;
   if (!g->started && (quorum || gc_backend_phase_started(gb_timeouts_gang_backend(g), g->phase) ||
                       g->pg_sched_cond))
     on_started(t, g, initial, now);
-  if (!g->ready_reached && g->min_member > 0 && g->ready >= g->min_member)
+  if (!g->ready_reached && g->min_member > 0 && counted(g, 1) >= g->min_member)
     on_ready(t, g, initial, now);
   if (!g->pg_ours)
     return;
@@ -318,11 +329,23 @@ static void pg_timeout(struct gb_timeouts *t, struct gang *g, json_object *pg) {
   }
 }
 
+/* The backend's (or its version's) scheduled condition. */
+static const char *sched_condition(const struct gang *g) {
+  const struct gc_backend_version *v = gb_timeouts_gang_version(g);
+  return v ? v->scheduled_condition : gb_timeouts_gang_backend(g)->status.scheduled_condition;
+}
+
 /* The backend's unschedulable condition's message when True (Volcano's gang
- * plugin: "n/m tasks in gang unschedulable: ..."), or "". */
+ * plugin: "n/m tasks in gang unschedulable: ..."), or, when that is the
+ * scheduled condition itself (the Workload API's PodGroup), its message
+ * while False; or "". */
 static void pg_message(struct gang *g, json_object *pg) {
   g->pg_msg[0] = '\0';
-  const char *cond = gb_timeouts_gang_backend(g)->status.unschedulable_condition;
+  const struct gc_backend_version *v = gb_timeouts_gang_version(g);
+  const char *cond = v ? v->unschedulable_condition
+                       : gb_timeouts_gang_backend(g)->status.unschedulable_condition;
+  const char *sc = sched_condition(g);
+  const char *want = cond && sc && !strcmp(cond, sc) ? "False" : "True";
   json_object *cs = gb_kobj_dig(pg, "status", "conditions", NULL);
   if (!cond || !cs || !json_object_is_type(cs, json_type_array))
     return;
@@ -330,8 +353,42 @@ static void pg_message(struct gang *g, json_object *pg) {
     json_object *c = json_object_array_get_idx(cs, i);
     const char *type = gb_kobj_str(c, "type"), *status = gb_kobj_str(c, "status");
     const char *msg = gb_kobj_str(c, "message");
-    if (type && status && msg && !strcmp(type, cond) && !strcmp(status, "True"))
+    if (type && status && msg && !strcmp(type, cond) && !strcmp(status, want))
       snprintf(g->pg_msg, sizeof(g->pg_msg), "%s", msg);
+  }
+}
+
+/* The hash of a sub-group name (0 is kept for "none"). */
+static uint32_t sub_hash(const char *name) {
+  uint32_t h = (uint32_t)gb_hash_str(name);
+  return h ? h : 1;
+}
+
+/* The slot of sub-group hash h in g, added when missing and there is room;
+ * -1: none (past GB_TIMEOUTS_SUBGROUPS, counted with the rest). */
+static int sub_slot(struct gang *g, uint32_t h) {
+  for (unsigned i = 0; i < g->n_sub; i++)
+    if (g->sub[i].hash == h)
+      return (int)i;
+  if (g->n_sub >= GB_TIMEOUTS_SUBGROUPS)
+    return -1;
+  g->sub[g->n_sub] = (struct gang_subgroup){h, 0, 0};
+  return g->n_sub++;
+}
+
+/* Which sub-groups need no pods: the group object's sub-groups (the
+ * backend's subgroups_field) whose minMember is 0. */
+static void pg_subgroups(struct gang *g, const struct gc_backend *be, json_object *spec) {
+  g->uncounted = 0;
+  json_object *subs = be->subgroups_field ? gb_kobj_arr(spec, be->subgroups_field) : NULL;
+  for (size_t i = 0; i < gb_kobj_len(subs); i++) {
+    json_object *sg = gb_kobj_at(subs, i), *mm = gb_kobj_get(sg, be->min_member_field);
+    const char *name = gb_kobj_str(sg, "name");
+    if (!name || !mm || !json_object_is_type(mm, json_type_int) || json_object_get_int64(mm) != 0)
+      continue;
+    int slot = sub_slot(g, sub_hash(name));
+    if (slot >= 0)
+      g->uncounted |= (uint8_t)(1u << slot);
   }
 }
 
@@ -356,7 +413,8 @@ static void pg_facts(struct gang *g, json_object *pg) {
 }
 
 static void pg_update(struct gb_timeouts *t, struct gang *g, json_object *pg,
-                      const struct gc_backend *be, int initial, double now) {
+                      const struct gc_backend *be, const struct gc_backend_version *ver,
+                      int initial, double now) {
   const char *uid = gb_kobj_meta(pg, "uid");
   if (uid && strncmp(g->uid, uid, sizeof(g->uid) - 1) != 0) {
     /* A PodGroup created again under the same name: a new gang. */
@@ -369,11 +427,12 @@ static void pg_update(struct gb_timeouts *t, struct gang *g, json_object *pg,
   queue_count(t, g, 0);
   g->has_pg = g->labels_known = 1;
   g->be = gc_backend_index(be);
+  g->ver = ver ? (int)(ver - be->versions) : -1;
   g->pg_ours = gb_gangfacts_ours(pg, NULL);
   const char *rv = gb_kobj_meta(pg, "resourceVersion");
   snprintf(g->rv, sizeof(g->rv), "%s", rv ? rv : "");
   g->created = parse_ts(gb_kobj_meta(pg, "creationTimestamp"));
-  json_object *spec = gb_kobj_get(pg, "spec"), *mm = gb_kobj_get(spec, be->min_member_field);
+  json_object *spec = gb_kobj_get(pg, "spec"), *mm = gb_kobj_path(spec, be->min_member_field);
   g->min_member = mm && json_object_is_type(mm, json_type_int) ? json_object_get_int(mm) : 1;
   /* A spec that splits the count over sub-groups: gangbridge's annotation. */
   const char *split = mm ? NULL : gb_kobj_str(gb_kobj_dig(pg, "metadata", "annotations", NULL),
@@ -387,11 +446,13 @@ static void pg_update(struct gb_timeouts *t, struct gang *g, json_object *pg,
   snprintf(g->queue, sizeof(g->queue), "%s", q ? q : "");
   if (queues)
     queue_count(t, g, 1);
+  if (be->caps & GC_BCAP_ELASTIC_MEMBERS)
+    pg_subgroups(g, be, spec);
   const char *ph = gb_kobj_str(gb_kobj_get(pg, "status"), "phase");
   snprintf(g->phase, sizeof(g->phase), "%s", ph ? ph : "");
   /* A scheduled condition (Volcano's Scheduled=True) stays after the pods
    * are replaced. */
-  const char *sc = be->status.scheduled_condition;
+  const char *sc = sched_condition(g);
   g->pg_sched_cond = sc && !isnan(condition_time(pg, sc, "True"));
   pg_timeout(t, g, pg);
   pg_message(g, pg);
@@ -400,25 +461,53 @@ static void pg_update(struct gb_timeouts *t, struct gang *g, json_object *pg,
   gb_timeouts_arm(t, g, now);
 }
 
+/* The gang key of a backend's status object: a version's object named as
+ * the TrainJob with its group_suffix ("ns/name-gang" is gang "ns/name").
+ * Returns 0, or -1 when the object is not one the tracker follows. */
+static int tracked_key(const struct gb_informer_change *ch, const struct gc_backend *be,
+                       const struct gc_backend_version **ver, char *key, size_t cap) {
+  *ver = NULL;
+  if (snprintf(key, cap, "%s", ch->key) >= (int)cap)
+    return -1;
+  if (!be->n_versions)
+    return 0;
+  *ver = gc_backend_version_tracked(be, gb_kobj_str(ch->obj, "apiVersion"),
+                                    gb_kobj_str(ch->obj, "kind"));
+  if (!*ver)
+    return -1;
+  const char *suffix = (*ver)->status_kind ? (*ver)->group_suffix : NULL;
+  size_t kl = strlen(key), sl = suffix ? strlen(suffix) : 0;
+  if (!sl)
+    return 0;
+  if (kl <= sl || strcmp(key + kl - sl, suffix) || key[kl - sl - 1] == '/')
+    return -1; /* not named as gangbridge names it */
+  key[kl - sl] = '\0';
+  return 0;
+}
+
 static void observe_podgroup(struct gb_timeouts *t, const struct gb_informer_change *ch,
                              const struct gc_backend *be, int initial) {
   const char *backend = be->name;
   double now = gb_timeouts_wall_now(), unused;
+  const struct gc_backend_version *ver;
+  char key[GB_TOA_KEY_MAX + 1];
+  if (tracked_key(ch, be, &ver, key, sizeof(key)))
+    return;
   if (ch->op == GB_INFORMER_DELETE) {
-    gb_tts_forget(t->tts, backend, ch->key);
+    gb_tts_forget(t->tts, backend, key);
   } else {
     struct gb_tts_event ev = {backend,
-                              ch->key,
+                              key,
                               gb_kobj_meta(ch->obj, "uid"),
                               gb_kobj_str(gb_kobj_get(ch->obj, "status"), "phase"),
                               initial,
                               parse_ts(gb_kobj_meta(ch->obj, "creationTimestamp")),
                               now};
     if (gb_tts_update(t->tts, &ev, &unused) < 0)
-      gb_log(GB_LOG_WARN, "PodGroup phase not tracked", "podgroup", ch->key, NULL);
+      gb_log(GB_LOG_WARN, "PodGroup phase not tracked", "podgroup", key, NULL);
   }
   pthread_mutex_lock(&t->mu);
-  struct gang *g = gang_get(t, ch->key);
+  struct gang *g = gang_get(t, key);
   if (!g) {
     t->st.refused++;
   } else if (ch->op == GB_INFORMER_DELETE) {
@@ -429,7 +518,7 @@ static void observe_podgroup(struct gb_timeouts *t, const struct gb_informer_cha
     gb_timeouts_arm(t, g, now);
     gang_gc(t, g);
   } else {
-    pg_update(t, g, ch->obj, be, initial, now);
+    pg_update(t, g, ch->obj, be, ver, initial, now);
   }
   pthread_mutex_unlock(&t->mu);
 }
@@ -439,6 +528,7 @@ static void observe_podgroup(struct gb_timeouts *t, const struct gb_informer_cha
 /* What one pod contributes to its gang. */
 struct pod_view {
   char key[GB_TOA_KEY_MAX + 1]; /* "ns/group" of the PodGroup it is bound to */
+  uint32_t sub;                 /* its sub-group's sub_hash, 0: none */
   int scheduled, gated, unschedulable, ready;
   double created, scheduled_at, ready_at;
   const char *message; /* PodScheduled=False message; borrowed from the object */
@@ -466,17 +556,71 @@ static void pod_conditions(json_object *pod, struct pod_view *v) {
   }
 }
 
+/* The value of join j on a pod (its metadata and spec), or NULL. */
+static const char *join_value(json_object *meta, json_object *spec,
+                              const struct gc_backend_join *j) {
+  switch (j ? j->at : GC_JOIN_NONE) {
+  case GC_JOIN_LABEL: return gb_kobj_str(gb_kobj_get(meta, "labels"), j->key);
+  case GC_JOIN_ANNOTATION: return gb_kobj_str(gb_kobj_get(meta, "annotations"), j->key);
+  case GC_JOIN_SPEC_FIELD: {
+    json_object *v = gb_kobj_path(spec, j->key);
+    return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+  }
+  default: return NULL;
+  }
+}
+
+/* The gang a pod joins by a pod spec field of a backend version (the
+ * upstream Workload API): the named PodGroup without the version's
+ * group_suffix, or the named Workload (whose template must be the gang's)
+ * into out; 0 when it joins none. */
+static int pod_spec_gang(json_object *meta, json_object *spec, char *out, size_t cap) {
+  for (size_t i = 0; i < gc_backend_count(); i++) {
+    const struct gc_backend *b = gc_backend_at(i);
+    for (size_t k = 0; k < b->n_versions; k++) {
+      const struct gc_backend_version *v = &b->versions[k];
+      const struct gc_backend_join *grp = NULL, *par = NULL, *tpl = NULL;
+      for (size_t m = 0; m < v->n_joins; m++) {
+        const struct gc_backend_join *j = &v->joins[m];
+        if (j->at != GC_JOIN_SPEC_FIELD)
+          continue;
+        grp = j->value == GC_JOIN_GROUP ? j : grp;
+        par = j->value == GC_JOIN_PARENT ? j : par;
+        tpl = j->value == GC_JOIN_TEMPLATE ? j : tpl;
+      }
+      const char *name = join_value(meta, spec, grp), *suffix = v->group_suffix;
+      if (name && suffix) {
+        size_t nl = strlen(name), sl = strlen(suffix);
+        if (nl > sl && !strcmp(name + nl - sl, suffix))
+          return snprintf(out, cap, "%.*s", (int)(nl - sl), name) < (int)cap;
+      } else if (name) {
+        return snprintf(out, cap, "%s", name) < (int)cap;
+      }
+      const char *parent = join_value(meta, spec, par), *template = join_value(meta, spec, tpl);
+      if (parent && (!tpl || (template && v->gang_template && !strcmp(template, v->gang_template))))
+        return snprintf(out, cap, "%s", parent) < (int)cap;
+    }
+  }
+  return 0;
+}
+
 /* The group a pod joins by any backend's written label or annotation
- * (annotations first), or NULL. */
-static const char *pod_group(json_object *meta) {
+ * (annotations first), or NULL; *sub: the hash of its sub-group when that
+ * backend binds pods to sub-groups, else 0. */
+static const char *pod_group(json_object *meta, uint32_t *sub) {
   static const enum gc_join_at order[] = {GC_JOIN_ANNOTATION, GC_JOIN_LABEL};
+  *sub = 0;
   for (size_t o = 0; o < 2; o++) {
     json_object *map = gb_kobj_get(meta, order[o] == GC_JOIN_LABEL ? "labels" : "annotations");
     for (size_t i = 0; map && i < gc_backend_count(); i++) {
-      const struct gc_backend_join *j = gc_backend_join_of(gc_backend_at(i), GC_JOIN_GROUP);
+      const struct gc_backend *b = gc_backend_at(i);
+      const struct gc_backend_join *j = gc_backend_join_of(b, GC_JOIN_GROUP);
       const char *group = j && j->at == order[o] ? gb_kobj_str(map, j->key) : NULL;
-      if (group)
-        return group;
+      if (!group)
+        continue;
+      const char *sg = join_value(meta, NULL, gc_backend_join_of(b, GC_JOIN_SUBGROUP));
+      *sub = sg && sg[0] ? sub_hash(sg) : 0;
+      return group;
     }
   }
   return NULL;
@@ -487,7 +631,10 @@ static int pod_view(json_object *pod, struct pod_view *v) {
   memset(v, 0, sizeof(*v));
   json_object *meta = gb_kobj_get(pod, "metadata");
   const char *ns = gb_kobj_str(meta, "namespace");
-  const char *group = pod_group(meta);
+  const char *group = pod_group(meta, &v->sub);
+  char spec_gang[GB_TOA_KEY_MAX + 1];
+  if (!group && pod_spec_gang(meta, gb_kobj_get(pod, "spec"), spec_gang, sizeof(spec_gang)))
+    group = spec_gang;
   if (!ns || !group || !group[0])
     return 0;
   int n = snprintf(v->key, sizeof(v->key), "%s/%s", ns, group);
@@ -527,6 +674,11 @@ static void pod_apply(struct gb_timeouts *t, const struct pod_view *v, int sign,
   g->scheduled += sign * v->scheduled;
   g->unschedulable += sign * v->unschedulable;
   g->ready += sign * v->ready;
+  int slot = v->sub ? sub_slot(g, v->sub) : -1;
+  if (slot >= 0) {
+    g->sub[slot].scheduled += sign * v->scheduled;
+    g->sub[slot].ready += sign * v->ready;
+  }
   int gated_before = g->gated;
   g->gated += sign * v->gated;
   if (sign > 0)
@@ -641,10 +793,26 @@ void gb_timeouts_observe(struct gb_timeouts *t, enum gb_observe_kind kind,
 
 /* ---- the tracker's informer handlers ------------------------------------------------ */
 
+/* Adds {"spec", first step of the dotted key} to t's pod keep paths, once. */
+static void keep_spec_field(struct gb_timeouts *t, size_t *n, size_t *n_steps, const char *key) {
+  size_t len = strcspn(key, ".");
+  for (size_t i = 0; i < *n_steps; i++)
+    if (strlen(t->keep_step[i]) == len && !strncmp(t->keep_step[i], key, len))
+      return;
+  if (*n_steps >= sizeof(t->keep_step) / sizeof(t->keep_step[0]) ||
+      len >= sizeof(t->keep_step[0]) || *n >= sizeof(t->pod_keep) / sizeof(t->pod_keep[0]))
+    return;
+  char *step = t->keep_step[(*n_steps)++];
+  memcpy(step, key, len);
+  step[len] = '\0';
+  t->pod_keep[(*n)++] = (struct gb_keep){{"spec", step}};
+}
+
 /* What the tracker reads of a pod (pod_view): the fixed paths, then every
- * backend's group label or annotation (the ones gangbridge writes); TrainJobs
- * and PodGroups it reads too widely to list (the controller reads them
- * whole anyway). */
+ * backend's group and sub-group label or annotation (the ones gangbridge
+ * writes) and the pod spec fields its versions join by; TrainJobs and
+ * PodGroups it reads too widely to list (the controller reads them whole
+ * anyway). */
 static void pod_keep(struct gb_timeouts *t) {
   static const struct gb_keep fixed[] = {
       {{"metadata", "creationTimestamp"}},
@@ -655,11 +823,20 @@ static void pod_keep(struct gb_timeouts *t) {
   size_t n = 0;
   for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
     t->pod_keep[n++] = fixed[i];
+  size_t n_steps = 0;
   for (size_t i = 0; i < gc_backend_count(); i++) {
-    const struct gc_backend_join *j = gc_backend_join_of(gc_backend_at(i), GC_JOIN_GROUP);
-    if (j && (j->at == GC_JOIN_LABEL || j->at == GC_JOIN_ANNOTATION))
-      t->pod_keep[n++] = (struct gb_keep){
-          {"metadata", j->at == GC_JOIN_LABEL ? "labels" : "annotations", j->key}};
+    const struct gc_backend *b = gc_backend_at(i);
+    static const enum gc_join_value kept[] = {GC_JOIN_GROUP, GC_JOIN_SUBGROUP};
+    for (size_t k = 0; k < 2; k++) {
+      const struct gc_backend_join *j = gc_backend_join_of(b, kept[k]);
+      if (j && (j->at == GC_JOIN_LABEL || j->at == GC_JOIN_ANNOTATION))
+        t->pod_keep[n++] = (struct gb_keep){
+            {"metadata", j->at == GC_JOIN_LABEL ? "labels" : "annotations", j->key}};
+    }
+    for (size_t k = 0; k < b->n_versions; k++)
+      for (size_t m = 0; m < b->versions[k].n_joins; m++)
+        if (b->versions[k].joins[m].at == GC_JOIN_SPEC_FIELD)
+          keep_spec_field(t, &n, &n_steps, b->versions[k].joins[m].key);
   }
   t->n_pod_keep = n;
 }

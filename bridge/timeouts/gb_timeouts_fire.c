@@ -49,6 +49,7 @@ static void snapshot(const struct gb_timeouts *t, const struct gang *g, struct g
   memset(s, 0, sizeof(*s));
   split_key(g->key, s->ns, sizeof(s->ns), s->name, sizeof(s->name));
   s->backend = gb_timeouts_gang_backend(g);
+  s->version = gb_timeouts_gang_version(g);
   snprintf(s->pg_uid, sizeof(s->pg_uid), "%s", g->uid);
   snprintf(s->tj_uid, sizeof(s->tj_uid), "%s", strcmp(g->tj_uid, "?") ? g->tj_uid : "");
   s->timeout_s = g->timeout_s;

@@ -20,6 +20,9 @@
 #include "gb_tts.h"
 #include "gc_backend.h"
 
+/* Sub-groups whose pods a gang record counts apart (gang.sub). */
+#define GB_TIMEOUTS_SUBGROUPS 8
+
 enum dl_kind {
   DL_TIMEOUT = 1, /* the wait's deadline */
   DL_RESUME,      /* the end of a requeue backoff */
@@ -41,6 +44,9 @@ struct gang {
   /* be: the PodGroup's backend as its gc_backend_index (kept when it goes; an
    * int, not a pointer: a gang record stays the size it was), -1: none yet */
   int has_pg, be, pg_ours, labels_known, queue_counted, pg_sched_cond;
+  /* ver: the backend version whose status object was seen, as its index in
+   * the backend's versions (-1: the group object of a one-version backend) */
+  int ver;
   char uid[64], rv[32], queue[64], phase[24], pg_msg[GB_TOA_MSG_MAX];
   int min_member;
   double created, timeout_s; /* timeout_s NAN: none */
@@ -52,6 +58,16 @@ struct gang {
   double tj_resume_at, tj_resumed_cond, suspended_seen, resumed_seen;
   /* the pods bound to the group */
   int pods, gated, scheduled, unschedulable, ready;
+  /* Per sub-group (a backend with GC_BCAP_ELASTIC_MEMBERS: KAI binds every
+   * pod of the TrainJob, initializers too), the scheduled and Ready pods,
+   * by the hash of the pod's sub-group name; `uncounted` marks those the
+   * group object says need no pods (minMember 0): the quorum leaves them
+   * out.  Sub-groups past GB_TIMEOUTS_SUBGROUPS are counted, as before. */
+  struct gang_subgroup {
+    uint32_t hash;
+    int32_t scheduled, ready;
+  } sub[GB_TIMEOUTS_SUBGROUPS];
+  uint8_t n_sub, uncounted; /* uncounted: bit i for sub[i] */
   double first_pod, last_pod, last_sched, last_ready, gated_since, ungated_at;
   char pod_msg[GB_TOA_MSG_MAX];
   /* progress */
@@ -70,6 +86,12 @@ struct gang {
 /* The backend of g's PodGroup, NULL when none was seen. */
 static inline const struct gc_backend *gb_timeouts_gang_backend(const struct gang *g) {
   return g->be < 0 ? NULL : gc_backend_at((size_t)g->be);
+}
+
+/* The backend version whose status object g follows, or NULL. */
+static inline const struct gc_backend_version *gb_timeouts_gang_version(const struct gang *g) {
+  const struct gc_backend *b = gb_timeouts_gang_backend(g);
+  return b && g->ver >= 0 && (size_t)g->ver < b->n_versions ? &b->versions[g->ver] : NULL;
 }
 
 struct gb_timeouts {
@@ -95,8 +117,11 @@ struct gb_timeouts {
   } pg_arg[GC_BACKEND_MAX];
   /* What the tracker reads of a pod: the fixed paths and every backend's
    * group keys (built at register). */
-  struct gb_keep pod_keep[8 + GC_BACKEND_MAX * GC_BACKEND_MAX_JOINS];
+  struct gb_keep pod_keep[8 + 2 * GC_BACKEND_MAX * GC_BACKEND_MAX_JOINS];
   size_t n_pod_keep;
+  /* The first steps of the backends' pod-spec-field joins, which pod_keep
+   * points into. */
+  char keep_step[GC_BACKEND_MAX * GC_BACKEND_MAX_JOINS][64];
 };
 
 /* gb_timeouts.c (mu held, except wall_now) */

@@ -65,12 +65,33 @@ static void event_on(const struct gb_toa_env *env, const char *api, const char *
            e.message, NULL);
 }
 
+/* The object the tracker followed for g: apiVersion, kind, resource and
+ * name (the group object, or its version's status object). */
+struct tracked {
+  const char *api, *version, *kind, *resource;
+  char name[300];
+};
+
+static void tracked_of(const struct gb_toa_gang *g, struct tracked *o) {
+  const struct gc_backend *b = g->backend;
+  const struct gc_backend_version *v = g->version;
+  int status = v && v->status_kind && v->status_resource;
+  o->api = v ? v->api_version : b->api_version;
+  o->version = v ? v->version : b->version;
+  o->kind = status ? v->status_kind : b->kind;
+  o->resource = status ? v->status_resource : b->resource;
+  snprintf(o->name, sizeof(o->name), "%s%s", g->name,
+           status && v->group_suffix ? v->group_suffix : "");
+}
+
 static void event_both(const struct gb_toa_env *env, const struct gb_toa_gang *g,
                        const char *type, const char *reason, const char *msg) {
   event_on(env, GC_TRAINER_API, "TrainJob", g->ns, g->name, g->tj_uid, type, reason, msg);
-  if (g->backend)
-    event_on(env, g->backend->api_version, g->backend->kind, g->ns, g->name, g->pg_uid, type,
-             reason, msg);
+  if (g->backend) {
+    struct tracked o;
+    tracked_of(g, &o);
+    event_on(env, o.api, o.kind, g->ns, o.name, g->pg_uid, type, reason, msg);
+  }
 }
 
 void gb_toaction_state_ignored(const struct gb_toa_env *env, const struct gb_toa_gang *g,
@@ -89,7 +110,9 @@ static int podgroup_path(const struct gb_toa_gang *g, char *buf, size_t cap) {
   const struct gc_backend *b = g->backend;
   if (!b)
     return GC_EINVAL;
-  return gb_kube_client_path(buf, cap, b->group, b->version, b->resource, g->ns, g->name);
+  struct tracked o;
+  tracked_of(g, &o);
+  return gb_kube_client_path(buf, cap, b->group, o.version, o.resource, g->ns, o.name);
 }
 
 /* A merge patch under gangbridge-timeouts.  Returns 0 or GC_EIO (e says

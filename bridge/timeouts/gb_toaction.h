@@ -40,6 +40,10 @@ struct gb_toa_gang {
   char ns[64];
   char name[254];
   const struct gc_backend *backend; /* the PodGroup's; NULL: none was seen */
+  /* The backend version whose status object the tracker followed (the
+   * upstream Workload API's PodGroup `<name>-gang`), NULL: the backend's
+   * group object named `name`.  Facts, claims and Events go on it. */
+  const struct gc_backend_version *version;
   char pg_uid[64];
   char tj_uid[64];
   double timeout_s;

@@ -213,6 +213,37 @@ def _builtin_types():
     return t
 
 
+# The upstream Workload API (scheduling.k8s.io, GenericWorkload gate): built into kube-apiserver,
+# one version per Kubernetes release; its schemas are tests/apiserver/builtin's, which the golden
+# tests validate gangbridge's output against too.
+WORKLOAD_GROUP = "scheduling.k8s.io"
+WORKLOAD_RELEASES = {"1.35": "v1alpha1", "1.36": "v1alpha2", "1.37": "v1beta1"}
+BUILTIN_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "builtin")
+
+
+def _workload_types(release):
+    """The ResourceTypes the Workload API of `release` serves ("1.36"), or [] for "none"."""
+    if release in (None, "", "none"):
+        return []
+    version = WORKLOAD_RELEASES.get(release)
+    if version is None:
+        raise ValueError("workload API: release must be none or one of %s, not %r"
+                         % (", ".join(sorted(WORKLOAD_RELEASES)), release))
+    out = []
+    with open(os.path.join(BUILTIN_DIR, WORKLOAD_GROUP + ".yaml")) as fh:
+        for d in yaml.safe_load_all(fh):
+            spec = (d or {}).get("spec") or {}
+            for v in spec.get("versions") or []:
+                if v["name"] != version:
+                    continue
+                names = spec["names"]
+                out.append(ResourceType(WORKLOAD_GROUP, version, names["plural"], names["kind"],
+                                        spec.get("scope") == "Namespaced",
+                                        schema=v["schema"]["openAPIV3Schema"],
+                                        status_sub="status" in (v.get("subresources") or {})))
+    return out
+
+
 CRD_RT_KEY = ("apiextensions.k8s.io", "customresourcedefinitions")
 NS_RT_KEY = ("", "namespaces")
 POD_RT_KEY = ("", "pods")
@@ -596,6 +627,7 @@ class Store:
         self.owners = {}         # owner uid -> set(((group, resource), key))
         self.watchers = set()
         self.discovery_gen = 0
+        self.workload_release = "none"
         self.gcq = queue.Queue()
         for rt in _builtin_types():
             self._register(rt)
@@ -636,6 +668,18 @@ class Store:
                 w.stop = True
         self.wake_all()
         self.discovery_gen += 1
+
+    def set_workload_api(self, release):
+        """Serves the Workload API of Kubernetes `release` ("1.35", "1.36", "1.37") or none.
+        Switching drops every object of the old version, as the 1.36 -> 1.37 release note asks
+        operators to delete all v1alpha2 objects before the upgrade."""
+        types = _workload_types(release)
+        with self.lock:
+            for gr in [gr for gr in self.by_gr if gr[0] == WORKLOAD_GROUP]:
+                self._unregister(gr)
+            for rt in types:
+                self._register(rt)
+            self.workload_release = release if types else "none"
 
     def crd_to_type(self, crd):
         spec = crd.get("spec") or {}
@@ -2339,6 +2383,13 @@ class Handler(BaseHTTPRequestHandler):
             raise err_method()
         if m not in ("GET", "POST"):
             raise err_method()
+        if what == "workload-api":
+            if m == "POST":
+                try:
+                    api.store.set_workload_api(data.get("release"))
+                except ValueError as ex:
+                    raise err_bad_request(str(ex)) from None
+            return self._json({"release": api.store.workload_release})
         if what == "stats":
             if m == "POST" and data.get("reset"):
                 api.stats.reset()
@@ -2513,6 +2564,7 @@ class Options:
         self.crds = []
         self.no_defaults = False
         self.address = ""
+        self.workload_api = "none"
         self.__dict__.update(kw)
 
 
@@ -2553,6 +2605,7 @@ def start(opts, faults=None):
             api.store.load_state(st)
     for path in opts.crds or ():
         install_crds(api, path)
+    api.store.set_workload_api(getattr(opts, "workload_api", "none"))
     srv = Server((opts.host, opts.port), api)
     scheme = "http"
     if opts.tls_cert:
@@ -2607,6 +2660,9 @@ def main(argv=None):
     ap.add_argument("--crd", action="append", default=[], metavar="PATH",
                     help="install the CRDs of this YAML file or directory at start "
                          "(repeatable)")
+    ap.add_argument("--workload-api", default="none", metavar="RELEASE",
+                    help="serve the scheduling.k8s.io Workload API of Kubernetes 1.35, 1.36 or "
+                         "1.37 (GenericWorkload on), or none (the gate's default: off)")
     ap.add_argument("--token", help="require this bearer token (@FILE: read FILE per request)")
     ap.add_argument("--tls-cert", help="serve HTTPS with this certificate (PEM)")
     ap.add_argument("--tls-key", help="private key for --tls-cert")
@@ -2635,7 +2691,7 @@ def main(argv=None):
                    bookmark_interval=a.bookmark_interval, expired_watch=a.expired_watch,
                    gc_delay=a.gc_delay, crds=a.crd, no_defaults=a.no_defaults,
                    verbose=a.verbose or os.environ.get("GB_APISERVER_VERBOSE") == "1",
-                   token=a.token, tls_cert=a.tls_cert,
+                   token=a.token, tls_cert=a.tls_cert, workload_api=a.workload_api,
                    tls_key=a.tls_key, client_ca=a.client_ca)
     faults = {"error_rate": a.error_rate, "latency_ms": a.latency_ms,
               "error_after_write_rate": a.error_after_write_rate,

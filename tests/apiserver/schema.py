@@ -235,6 +235,9 @@ def validate(v, s, path, errs, unknown, defaults=True):
         for r in s.get("required") or ():
             if r not in v:
                 errs.append(required("%s.%s" % (path, r) if path else r))
+        if "minProperties" in s and len(v) < s["minProperties"]:
+            errs.append(FieldError(path, "FieldValueRequired", "Required value: must have at "
+                                   "least %d items" % s["minProperties"]))
         if "maxProperties" in s and len(v) > s["maxProperties"]:
             errs.append(FieldError(path, "FieldValueTooMany", "Too many: %d: must have at most "
                                    "%d items" % (len(v), s["maxProperties"])))

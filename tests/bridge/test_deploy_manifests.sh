@@ -53,6 +53,7 @@ REQUIRED = {
     ("scheduling.volcano.sh", "podgroups"): {"get", "list", "watch", "create", "patch", "delete"},
     ("scheduling.x-k8s.io", "podgroups"): {"get", "list", "watch", "create", "patch", "delete"},
     ("scheduling.run.ai", "podgroups"): {"get", "list", "watch", "create", "patch", "delete"},
+    ("scheduling.k8s.io", "workloads"): {"get", "list", "watch", "create", "patch", "delete"},
     ("scheduling.volcano.sh", "queues"): {"get", "list", "watch"},
     ("", "namespaces"): {"get", "list", "watch"},
     ("apiextensions.k8s.io", "customresourcedefinitions"): {"get", "list", "watch"},
@@ -73,6 +74,7 @@ JUSTIFIED = {
     ("scheduling.volcano.sh", "podgroups", "create"): "server-side apply creates missing objects",
     ("scheduling.x-k8s.io", "podgroups", "create"): "server-side apply creates missing objects",
     ("scheduling.run.ai", "podgroups", "create"): "server-side apply creates missing objects",
+    ("scheduling.k8s.io", "workloads", "create"): "server-side apply creates missing objects",
 }
 
 # --- load ---

@@ -55,7 +55,7 @@ void gb_test_run(struct gb_test_run *r, const char *yaml, const char *job_name,
 
 void gb_test_run_with(struct gb_test_run *r, const char *yaml, const struct gc_backend *backend,
                       enum gc_scope scope) {
-  struct gc_options o = {backend, TB_UNSET, scope, NULL, NULL};
+  struct gc_options o = {backend, TB_UNSET, scope, NULL, NULL, NULL, NULL};
   gb_test_run(r, yaml, NULL, &o);
 }
 

@@ -81,8 +81,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       continue;
     for (size_t b = 0; b <= gc_backend_count(); b++) {
       for (int scope = 0; scope < 2; scope++) {
-        struct gc_options o = {b ? gc_backend_at(b - 1) : NULL, NULL, (enum gc_scope)scope, NULL,
-                               NULL};
+        struct gc_options o = {
+            b ? gc_backend_at(b - 1) : NULL, NULL, (enum gc_scope)scope, NULL, NULL, NULL, NULL};
         struct gc_gang *g = NULL;
         size_t before = d.errors;
         int rc = gc_gang_compute(ds->docs[i].root, cat, &o, &g, &d);

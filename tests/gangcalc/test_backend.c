@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "gc_backend.h"
+#include "gc_backend_test.h"
 #include "gc_name.h"
 
 static const struct gc_backend *volcano(void) { return gc_backend_by_name("volcano"); }
@@ -36,6 +37,8 @@ START_TEST(table_index_and_default) {
   ck_assert_ptr_eq(gc_backend_default(), gc_backend_at(0));
   ck_assert_ptr_eq(gc_backend_default(), volcano());
   ck_assert_int_eq(gc_backend_index(cosched()), 1);
+  ck_assert_int_eq(gc_backend_index(gc_backend_by_name("kai")), 2);
+  ck_assert_int_eq(gc_backend_index(gc_backend_by_name("workload")), 3);
 }
 END_TEST
 
@@ -74,6 +77,7 @@ START_TEST(lookup_by_proto_and_extender) {
    * the generated enum. */
   ck_assert_ptr_eq(gc_backend_by_proto(1), volcano());
   ck_assert_ptr_eq(gc_backend_by_proto(2), cosched());
+  ck_assert_ptr_eq(gc_backend_by_proto(4), gc_backend_by_name("workload"));
   ck_assert_ptr_null(gc_backend_by_proto(0)); /* BACKEND_UNSPECIFIED: no backend */
   ck_assert_ptr_null(gc_backend_by_proto(99));
   ck_assert_ptr_eq(gc_backend_by_proto(3), gc_backend_by_name("kai")); /* BACKEND_KAI */
@@ -86,8 +90,10 @@ END_TEST
 
 START_TEST(names_list) {
   char buf[128];
-  ck_assert_str_eq(gc_backend_names(buf, sizeof(buf), " or "), "volcano, coscheduling or kai");
-  ck_assert_str_eq(gc_backend_names(buf, sizeof(buf), ", "), "volcano, coscheduling, kai");
+  ck_assert_str_eq(gc_backend_names(buf, sizeof(buf), " or "), "volcano, coscheduling, kai or workload");
+  ck_assert_str_eq(gc_backend_names(buf, sizeof(buf), ", "), "volcano, coscheduling, kai, workload");
+  /* The Workload backend is render/explain only until serve creates it. */
+  ck_assert_str_eq(gc_backend_serve_names(buf, sizeof(buf), " or "), "volcano, coscheduling or kai");
   /* Cut, never overrun, always terminated. */
   char small[9];
   memset(small, 'x', sizeof(small));
@@ -137,6 +143,68 @@ START_TEST(phases) {
 }
 END_TEST
 
+static const struct gc_backend *workload(void) { return gc_backend_by_name("workload"); }
+
+START_TEST(versions) {
+  const struct gc_backend *w = workload();
+  char buf[64];
+  ck_assert_ptr_nonnull(w);
+  ck_assert_uint_eq(w->n_versions, 3);
+  ck_assert_str_eq(gc_backend_version_names(w, buf, sizeof(buf)), "v1beta1, v1alpha2 or v1alpha1");
+  ck_assert_str_eq(gc_backend_version_find(w, "v1alpha2")->api_version,
+                   "scheduling.k8s.io/v1alpha2");
+  ck_assert_ptr_null(gc_backend_version_find(w, "v1"));
+  ck_assert_ptr_null(gc_backend_version_find(w, NULL));
+  ck_assert_ptr_null(gc_backend_version_find(volcano(), "v1beta1")); /* one version: none */
+  /* Discovery's pick: the newest served, whatever order discovery lists them in. */
+  const char *both[] = {"v1alpha2", "v1beta1"}, *old[] = {"v1", "v1alpha1"}, *none[] = {"v1"};
+  ck_assert_str_eq(gc_backend_version_pick(w, both, 2)->version, "v1beta1");
+  ck_assert_str_eq(gc_backend_version_pick(w, both, 1)->version, "v1alpha2");
+  ck_assert_str_eq(gc_backend_version_pick(w, old, 2)->version, "v1alpha1");
+  ck_assert_ptr_null(gc_backend_version_pick(w, none, 1));
+  ck_assert_ptr_null(gc_backend_version_pick(w, NULL, 0));
+  ck_assert_ptr_null(gc_backend_version_pick(volcano(), both, 2));
+  /* How pods join differs: v1alpha1 names the Workload and its group, later versions the
+   * PodGroup by a field that is set at CREATE. */
+  const struct gc_backend_version *a1 = gc_backend_version_find(w, "v1alpha1");
+  ck_assert_uint_eq(a1->n_joins, 2);
+  ck_assert_str_eq(a1->joins[0].key, "workloadRef.name");
+  ck_assert_int_eq(a1->joins[0].value, GC_JOIN_PARENT);
+  ck_assert_int_eq(a1->joins[1].value, GC_JOIN_TEMPLATE);
+  ck_assert_ptr_null(a1->group_suffix);
+  const struct gc_backend_version *b1 = gc_backend_version_find(w, "v1beta1");
+  ck_assert_str_eq(b1->joins[0].key, "schedulingGroup.podGroupName");
+  ck_assert_int_eq(b1->joins[0].at, GC_JOIN_SPEC_FIELD);
+  ck_assert_str_eq(b1->group_suffix, "-gang");
+  /* v1alpha1 has neither a priority class nor a topology constraint. */
+  ck_assert(b1->caps & GC_BCAP_PRIORITY_CLASS);
+  ck_assert(gc_backend_version_find(w, "v1alpha2")->caps & GC_BCAP_PRIORITY_CLASS);
+  ck_assert(!(a1->caps & (GC_BCAP_PRIORITY_CLASS | GC_BCAP_NETWORK_TOPOLOGY)));
+  /* The scheduled condition was renamed for 1.37 (kubernetes#139743); each version says its
+   * own, on the PodGroup the tracker follows (v1alpha1 has none: its Workload has no
+   * status). */
+  const struct gc_backend_version *a2 = gc_backend_version_find(w, "v1alpha2");
+  ck_assert_str_eq(b1->scheduled_condition, "PodGroupInitiallyScheduled");
+  ck_assert_str_eq(a2->scheduled_condition, "PodGroupScheduled");
+  ck_assert_ptr_null(a1->scheduled_condition);
+  ck_assert_str_eq(w->status.scheduled_condition, b1->scheduled_condition);
+  ck_assert_str_eq(b1->status_kind, "PodGroup");
+  ck_assert_str_eq(b1->status_resource, "podgroups");
+  ck_assert_ptr_null(a1->status_kind);
+  ck_assert_str_eq(w->min_member_field, "schedulingPolicy.gang.minCount");
+  ck_assert_ptr_eq(gc_backend_version_tracked(w, "scheduling.k8s.io/v1beta1", "PodGroup"), b1);
+  ck_assert_ptr_eq(gc_backend_version_tracked(w, "scheduling.k8s.io/v1alpha2", "PodGroup"), a2);
+  ck_assert_ptr_eq(gc_backend_version_tracked(w, "scheduling.k8s.io/v1alpha1", "Workload"), a1);
+  ck_assert_ptr_null(gc_backend_version_tracked(w, "scheduling.k8s.io/v1beta1", "Workload"));
+  ck_assert_ptr_null(gc_backend_version_tracked(w, "scheduling.k8s.io/v1alpha1", "PodGroup"));
+  ck_assert_ptr_null(gc_backend_version_tracked(volcano(), "scheduling.volcano.sh/v1beta1",
+                                                "PodGroup"));
+  /* Not in auto and not created by serve yet; kube-scheduler's fixed gang wait is stated. */
+  ck_assert(!w->in_auto && w->offline_only && !w->is_crd);
+  ck_assert_int_eq(w->timeout.fixed_seconds, 300);
+}
+END_TEST
+
 static int valid_key(const char *k) { return k && gc_name_is_qualified(k, strlen(k)); }
 
 /* "group/version" of the given parts. */
@@ -144,6 +212,27 @@ static void expect_api(const char *api, const char *group, const char *version) 
   char want[300];
   snprintf(want, sizeof(want), "%s/%s", group, version);
   ck_assert_str_eq(api, want);
+}
+
+static void check_versions(const struct gc_backend *b) {
+  if (!b->n_versions) {
+    ck_assert_ptr_null(b->versions);
+    return;
+  }
+  /* The descriptor names its newest version. */
+  ck_assert_str_eq(b->versions[0].version, b->version);
+  for (size_t i = 0; i < b->n_versions; i++) {
+    const struct gc_backend_version *v = &b->versions[i];
+    expect_api(v->api_version, b->group, v->version);
+    ck_assert(v->release && v->maturity && v->gang_template);
+    ck_assert(gc_name_is_dns1123_label(v->gang_template, strlen(v->gang_template)));
+    ck_assert_uint_ge(v->n_joins, 1);
+    ck_assert_uint_le(v->n_joins, GC_BACKEND_MAX_JOINS);
+    /* Nothing a version carries that the backend says it cannot. */
+    ck_assert_uint_eq(v->caps & ~b->caps, 0);
+    for (size_t j = 0; j < i; j++)
+      ck_assert_str_ne(b->versions[j].version, v->version);
+  }
 }
 
 static void check_joins(const struct gc_backend *b) {
@@ -169,6 +258,10 @@ static void check_limits(const struct gc_backend *b) {
                   b->name);
   if (t->default_seconds > 0)
     ck_assert_msg(t->spec_seconds, "%s: a default timeout needs the spec field", b->name);
+  /* A fixed wait is one nothing sets: no annotation, no field, with its text. */
+  if (t->fixed_seconds > 0)
+    ck_assert_msg(t->fixed_why && !t->spec_seconds && !t->annotations[0],
+                  "%s: a fixed wait that something sets", b->name);
   for (size_t k = 0; k < GC_BACKEND_MAX_KEYS && t->annotations[k]; k++)
     ck_assert_msg(valid_key(t->annotations[k]), "%s: timeout key %s", b->name, t->annotations[k]);
   /* KAI's status has no phase: its gangs start by quorum, the member count
@@ -227,6 +320,7 @@ START_TEST(every_descriptor_is_whole) {
     ck_assert(b->runtime_policy || (!b->runtime_timeout && !b->runtime_topology));
     ck_assert(!b->runtime_topology || (b->caps & GC_BCAP_NETWORK_TOPOLOGY));
     check_joins(b);
+    check_versions(b);
     check_limits(b);
     check_queue(b);
     check_subgroups(b);
@@ -251,6 +345,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, names_list);
   tcase_add_test(tc, joins);
   tcase_add_test(tc, phases);
+  tcase_add_test(tc, versions);
   tcase_add_test(tc, every_descriptor_is_whole);
   suite_add_tcase(s, tc);
   return s;

@@ -249,7 +249,7 @@ START_TEST(backend_choice) {
   ck_assert(!r.g->backend_from_runtime);
   gb_test_run_free(&r);
 
-  struct gc_options o = {TB_UNSET, TB_COSCHED, GC_SCOPE_WAVE, NULL, NULL};
+  struct gc_options o = {TB_UNSET, TB_COSCHED, GC_SCOPE_WAVE, NULL, NULL, NULL, NULL};
   gb_test_run(&r, gb_test_fmt("%s%s", rt_with("", NULL), gb_test_trainjob("job", "rt", NULL)),
               NULL, &o);
   ok(&r);
@@ -292,7 +292,7 @@ START_TEST(runtime_ref_rules) {
   ok(&r);
   ck_assert_str_eq(r.g->namespace_, "default");
   gb_test_run_free(&r);
-  struct gc_options o = {TB_UNSET, TB_UNSET, GC_SCOPE_WAVE, "team-a", NULL};
+  struct gc_options o = {TB_UNSET, TB_UNSET, GC_SCOPE_WAVE, "team-a", NULL, NULL, NULL};
   gb_test_run(&r, gb_test_fmt("%s%s", tr_nons, tj2), NULL, &o);
   ok(&r);
   ck_assert_str_eq(r.g->namespace_, "team-a");

@@ -68,7 +68,7 @@ static void run_with(struct run *run, const struct srcs *s, const struct gc_back
                                   LEVELS,
                                   3,
                                   s->timeout_max};
-  struct gc_options o = {b, TB_UNSET, GC_SCOPE_WAVE, NULL, &ctx};
+  struct gc_options o = {b, TB_UNSET, GC_SCOPE_WAVE, NULL, &ctx, NULL, NULL};
   gb_test_run(&run->r, gb_test_fmt("%s%s", rt, tj), NULL, &o);
 }
 

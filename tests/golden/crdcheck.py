@@ -8,7 +8,8 @@ Each FILE holds YAML or JSON: single objects, multi-document streams, or v1
 Lists.  Every object whose apiVersion/kind a CRD defines is checked against
 that version's openAPIV3Schema with the rules the API server applies to
 what gangbridge emits: type, required, enum, minimum/maximum, minLength/
-maxLength, pattern, maxItems/minItems, additionalProperties,
+maxLength, pattern, maxItems/minItems, minProperties/maxProperties (the
+unions of built-in kinds), additionalProperties,
 x-kubernetes-int-or-string, anyOf of simple types, and unknown fields
 (which the API server would prune, so emitting one is a bug).  Metadata is
 checked for the name/namespace rules and the ownerReference shape.  Prints
@@ -105,6 +106,11 @@ def check(value, schema, path, errs):
             for i, item in enumerate(value):
                 check(item, items, f"{path}[{i}]", errs)
     if isinstance(value, dict):
+        # Unions of the built-in kinds ("exactly one of") are written as these.
+        if "minProperties" in schema and len(value) < schema["minProperties"]:
+            errs.append(f"{path}: fewer than {schema['minProperties']} fields")
+        if "maxProperties" in schema and len(value) > schema["maxProperties"]:
+            errs.append(f"{path}: more than {schema['maxProperties']} fields (a union)")
         props = schema.get("properties", {})
         for req in schema.get("required", []):
             if req not in value:

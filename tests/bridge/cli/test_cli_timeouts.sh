@@ -300,6 +300,133 @@ assert r2["neverScheduled"] == {"count": 1, "ageP50Seconds": 1200, "ageMaxSecond
 assert r2["suggestedSeconds"] is None and r2["timeoutSeconds"] is None, r2
 ' "$tmp/out"
 
+# ---- the upstream Workload API: its PodGroups are the gangs (not the Workload), the quorum is
+# spec.schedulingPolicy.gang.minCount, pods join by spec.schedulingGroup.podGroupName, and each
+# version has its own scheduled condition (v1alpha2 PodGroupScheduled, v1beta1
+# PodGroupInitiallyScheduled: the old name on a v1beta1 PodGroup says nothing) -------------------
+cat >"$tmp/workload.yaml" <<'Y'
+apiVersion: scheduling.k8s.io/v1beta1
+kind: Workload
+metadata: {name: x, namespace: ml, creationTimestamp: "2026-03-01T10:00:00Z"}
+spec:
+  podGroupTemplates:
+  - name: gang
+    schedulingPolicy: {gang: {minCount: 2}}
+---
+apiVersion: scheduling.k8s.io/v1beta1
+kind: PodGroup
+metadata: {name: x-gang, namespace: ml, creationTimestamp: "2026-03-01T10:00:00Z"}
+spec:
+  schedulingPolicy: {gang: {minCount: 2}}
+  workloadRef: {workloadName: x, templateName: gang}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: x-0, namespace: ml}
+spec: {schedulingGroup: {podGroupName: x-gang}}
+status:
+  conditions:
+  - {type: PodScheduled, status: "True", lastTransitionTime: "2026-03-01T10:01:00Z"}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: x-1, namespace: ml}
+spec: {schedulingGroup: {podGroupName: x-gang}}
+status:
+  conditions:
+  - {type: PodScheduled, status: "True", lastTransitionTime: "2026-03-01T10:02:00Z"}
+---
+apiVersion: scheduling.k8s.io/v1alpha2
+kind: PodGroup
+metadata: {name: y-gang, namespace: ml, creationTimestamp: "2026-03-01T10:00:00Z"}
+spec:
+  schedulingPolicy: {gang: {minCount: 3}}
+status:
+  conditions:
+  - {type: PodGroupScheduled, status: "True", lastTransitionTime: "2026-03-01T10:00:30Z"}
+---
+apiVersion: scheduling.k8s.io/v1beta1
+kind: PodGroup
+metadata: {name: z-gang, namespace: ml, creationTimestamp: "2026-03-01T10:00:00Z"}
+spec:
+  schedulingPolicy: {gang: {minCount: 4}}
+status:
+  conditions:
+  - {type: PodGroupScheduled, status: "True", lastTransitionTime: "2026-03-01T10:00:30Z"}
+  - {type: PodGroupInitiallyScheduled, status: "False", reason: Unschedulable}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: last, namespace: ml}
+status:
+  conditions:
+  - {type: PodScheduled, status: "True", lastTransitionTime: "2026-03-01T10:10:00Z"}
+Y
+expect "workload api" 0 "$bin" timeouts report -o json -f "$tmp/workload.yaml"
+check "workload api: PodGroups, minCount, spec-field pods, per-version condition" /usr/bin/python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["totals"]["gangs"] == 3, d["totals"]                 # the Workload x is no gang
+r, = d["rows"]
+assert r["backend"] == "workload" and r["sizeClass"] == "2-7", r
+assert r["scheduled"] == 2 and r["censored"] == 1, r
+assert r["p50Seconds"] == 30 and r["maxSeconds"] == 120, r    # y by condition, x at its 2nd pod
+assert r["neverScheduled"]["oldest"] == "ml/z-gang", r
+' "$tmp/out"
+
+# ---- KAI: every pod of the TrainJob carries pod-group-name; the initializers' sub-groups
+# (minMember 0) are not the gang, so the wait ends at the second trainer node (6 min), not at
+# the second pod of any kind (20 s, what the report said before) --------------------------------
+cat >"$tmp/kai.yaml" <<'Y'
+apiVersion: scheduling.run.ai/v2alpha2
+kind: PodGroup
+metadata:
+  name: k
+  namespace: ml
+  creationTimestamp: "2026-03-01T10:00:00Z"
+  annotations: {gangbridge.io/min-member: "2"}
+spec:
+  minSubGroup: 3
+  subGroups:
+  - {name: dataset-initializer, minMember: 0}
+  - {name: model-initializer, minMember: 0}
+  - {name: node, minMember: 2}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: k-d, namespace: ml, annotations: {pod-group-name: k}, labels: {kai.scheduler/subgroup-name: dataset-initializer}}
+status:
+  conditions:
+  - {type: PodScheduled, status: "True", lastTransitionTime: "2026-03-01T10:00:10Z"}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: k-m, namespace: ml, annotations: {pod-group-name: k}, labels: {kai.scheduler/subgroup-name: model-initializer}}
+status:
+  conditions:
+  - {type: PodScheduled, status: "True", lastTransitionTime: "2026-03-01T10:00:20Z"}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: k-n0, namespace: ml, annotations: {pod-group-name: k}, labels: {kai.scheduler/subgroup-name: node}}
+status:
+  conditions:
+  - {type: PodScheduled, status: "True", lastTransitionTime: "2026-03-01T10:05:00Z"}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: k-n1, namespace: ml, annotations: {pod-group-name: k}, labels: {kai.scheduler/subgroup-name: node}}
+status:
+  conditions:
+  - {type: PodScheduled, status: "True", lastTransitionTime: "2026-03-01T10:06:00Z"}
+Y
+expect "kai" 0 "$bin" timeouts report -o json -f "$tmp/kai.yaml"
+check "kai: initializer pods are not the quorum" /usr/bin/python3 -c '
+import json, sys
+r, = json.load(open(sys.argv[1]))["rows"]
+assert r["backend"] == "kai" and r["scheduled"] == 1 and r["maxSeconds"] == 360, r
+' "$tmp/out"
+
 # ---- errors at file:line:col; every one reported ---------------------------------------------
 printf 'kind: PodGroup\nmetadata: [1, 2\n' >"$tmp/bad1.yaml"
 cat >"$tmp/bad2.yaml" <<'Y'

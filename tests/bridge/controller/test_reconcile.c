@@ -397,6 +397,20 @@ START_TEST(test_backend_choice) {
   plan(&f);
   ck_assert_ptr_eq(f.plan.backend, COSCHED);
   ck_assert_ptr_nonnull(find_event(&f.plan, "InvalidNamespacePolicy"));
+  /* The Workload API is render/explain only: a Namespace naming it is not obeyed, and the
+   * message lists what serve can use; the config refuses it outright. */
+  f.in.ns = doc(&f, "apiVersion: v1\nkind: Namespace\nmetadata: {name: ns1, annotations: "
+                    "{gangbridge.io/backend: workload}}\n");
+  plan(&f);
+  ck_assert_ptr_eq(f.plan.backend, COSCHED);
+  const struct gb_rc_event *ev = find_event(&f.plan, "InvalidNamespacePolicy");
+  ck_assert_ptr_nonnull(ev);
+  ck_assert_msg(strstr(ev->message, "is not volcano, coscheduling, kai or auto"), "%s", ev->message);
+  struct gc_diags d;
+  gc_diags_init(&d);
+  ck_assert_int_ne(gb_options_set(&f.opts, "scheduling.backend", "workload", "--set", &d), 0);
+  ck_assert_uint_ge(d.n, 1);
+  gc_diags_destroy(&d);
   fx_free(&f);
 }
 END_TEST

@@ -60,6 +60,16 @@ START_TEST(kobj_dig) {
   ck_assert_str_eq(gb_kobj_str(gb_kobj_dig(pod, "metadata", "labels", NULL), "a"), "1");
   ck_assert_ptr_null(gb_kobj_dig(pod, "metadata", "nope", "deeper", NULL));
   ck_assert_ptr_null(gb_kobj_dig(pod, "spec", "s", "x", NULL)); /* a string has no members */
+  /* The same by a dotted path, as backends name nested fields. */
+  ck_assert_str_eq(json_object_get_string(gb_kobj_path(pod, "metadata.labels.a")), "1");
+  ck_assert_ptr_nonnull(gb_kobj_path(pod, "metadata"));
+  ck_assert_ptr_null(gb_kobj_path(pod, "metadata.nope.deeper"));
+  ck_assert_ptr_null(gb_kobj_path(pod, "spec.s.x"));
+  ck_assert_ptr_null(gb_kobj_path(pod, "metadata..labels")); /* an empty step */
+  ck_assert_ptr_null(gb_kobj_path(pod, "metadata.labels."));
+  ck_assert_ptr_null(gb_kobj_path(pod, NULL));
+  ck_assert_ptr_null(gb_kobj_path(NULL, "metadata"));
+  ck_assert_ptr_null(gb_kobj_path(pod, "a.b.c.d.e.f.g.h.i")); /* more than 8 steps */
   ck_assert_ptr_eq(gb_kobj_dig(pod, NULL), pod);
   ck_assert_ptr_null(gb_kobj_dig(NULL, "a", NULL));
 }

@@ -424,6 +424,25 @@ START_TEST(test_calculate_errors) {
                        "  trainer: {numNodes: -2}\n"};
   ck_assert_int_eq(calculate(neg, 2, 0, NULL, msg, sizeof(msg)), GB_RPC_INVALID_ARGUMENT);
   ck_assert_msg(strstr(msg, "team/neg") && strstr(msg, "spec.trainer.numNodes"), "%s", msg);
+  /* For the Workload API, a runtime carrying Trainer's own scheduling stanza is ganged by
+   * Trainer: there is no object to give (never a second Workload for one TrainJob). */
+  const char *stanza[] = {"apiVersion: trainer.kubeflow.org/v1alpha1\n"
+                          "kind: ClusterTrainingRuntime\nmetadata: {name: torch-distributed}\n"
+                          "spec:\n  scheduling: {schedulingPolicy: {gang: {}}}\n"
+                          "  mlPolicy: {numNodes: 2, torch: {}}\n"
+                          "  template:\n    spec:\n      replicatedJobs:\n      - name: node\n"
+                          "        template:\n          metadata: {labels: "
+                          "{trainer.kubeflow.org/trainjob-ancestor-step: trainer}}\n"
+                          "          spec: {template: {spec: {containers: [{name: node}]}}}\n",
+                          job_yaml()};
+  ck_assert_int_eq(
+      calculate(stanza, 2, GANGBRIDGE__V1__BACKEND__BACKEND_WORKLOAD, NULL, msg, sizeof(msg)),
+      GB_RPC_FAILED_PRECONDITION);
+  ck_assert_msg(strstr(msg, "spec.scheduling") && strstr(msg, "writes no Workload"), "%s", msg);
+  /* The same runtime rendered for Volcano is a gang as usual. */
+  ck_assert_int_eq(
+      calculate(stanza, 2, GANGBRIDGE__V1__BACKEND__BACKEND_VOLCANO, NULL, msg, sizeof(msg)),
+      GB_RPC_OK);
 }
 END_TEST
 

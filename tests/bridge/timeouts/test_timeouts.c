@@ -87,7 +87,7 @@ static void done(struct gb_timeouts *t) {
 
 /* The observer kinds the tests feed: the controller's, with a PodGroup's
  * backend named by its kind. */
-enum { PG_VOLCANO = 100, PG_COSCHED, PG_KAI };
+enum { PG_VOLCANO = 100, PG_COSCHED, PG_KAI, PG_WORKLOAD };
 
 static void feed(struct gb_timeouts *t, int kind, enum gb_informer_op op, const char *key,
                  const char *json, const char *old_json) {
@@ -97,7 +97,8 @@ static void feed(struct gb_timeouts *t, int kind, enum gb_informer_op op, const 
   const struct gc_backend *b = kind == PG_VOLCANO   ? gc_backend_by_name("volcano")
                                : kind == PG_COSCHED ? gc_backend_by_name("coscheduling")
                                : kind == PG_KAI     ? gc_backend_by_name("kai")
-                                                    : NULL;
+                               : kind == PG_WORKLOAD ? gc_backend_by_name("workload")
+                                                     : NULL;
   gb_timeouts_observe(t, b ? GB_OBSERVE_PODGROUP : (enum gb_observe_kind)kind, b, &ch);
   json_object_put(o);
 }
@@ -213,6 +214,147 @@ START_TEST(test_kai_quorum_from_annotation) {
     /* Before the third pod the gang still waits: the quorum is 3, not 1. */
     ck_assert(gb_timeouts_next(t) == (i < 2 ? T0 + 30 : 0));
   }
+  done(t);
+}
+END_TEST
+
+/* A KAI PodGroup lists every replicated job as a sub-group; the
+ * initializers' (minMember 0) pods are bound to it too but are not the
+ * gang: two scheduled initializer pods do not start a gang of two trainer
+ * nodes, whether the pods or the PodGroup are seen first. */
+static const char *kai_pod(char *buf, size_t cap, const char *name, const char *sub) {
+  snprintf(buf, cap,
+           "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"ns\",\"creationTimestamp\":"
+           "\"2026-01-01T00:00:01Z\",\"annotations\":{\"pod-group-name\":\"k\"},\"labels\":{"
+           "\"kai.scheduler/subgroup-name\":\"%s\"}},\"status\":{\"conditions\":[{\"type\":"
+           "\"PodScheduled\",\"status\":\"True\",\"lastTransitionTime\":"
+           "\"2026-01-01T00:00:07Z\"}]}}",
+           name, sub);
+  return buf;
+}
+
+START_TEST(test_kai_initializers_not_counted) {
+  struct gb_timeouts *t = make(50);
+  char pg[1024], pod[1024];
+  feed(t, GB_OBSERVE_POD, GB_INFORMER_ADD, "ns/k-d",
+       kai_pod(pod, sizeof(pod), "k-d", "dataset-initializer"), NULL);
+  snprintf(pg, sizeof(pg),
+           "{\"metadata\":{\"name\":\"k\",\"namespace\":\"ns\",\"uid\":\"u1\","
+           "\"creationTimestamp\":\"2026-01-01T00:00:00Z\",\"annotations\":{"
+           "\"gangbridge.io/schedule-timeout\":\"30s\",\"gangbridge.io/min-member\":\"2\"}},"
+           "\"spec\":{\"minSubGroup\":3,\"subGroups\":[{\"name\":\"dataset-initializer\","
+           "\"minMember\":0},{\"name\":\"model-initializer\",\"minMember\":0},"
+           "{\"name\":\"node\",\"minMember\":2}]}}");
+  feed(t, PG_KAI, GB_INFORMER_ADD, "ns/k", pg, NULL);
+  feed(t, GB_OBSERVE_POD, GB_INFORMER_ADD, "ns/k-m",
+       kai_pod(pod, sizeof(pod), "k-m", "model-initializer"), NULL);
+  /* Two scheduled pods, both initializers: the gang of two still waits. */
+  ck_assert(gb_timeouts_next(t) == T0 + 30);
+  feed(t, GB_OBSERVE_POD, GB_INFORMER_ADD, "ns/k-n0", kai_pod(pod, sizeof(pod), "k-n0", "node"),
+       NULL);
+  ck_assert(gb_timeouts_next(t) == T0 + 30);
+  feed(t, GB_OBSERVE_POD, GB_INFORMER_ADD, "ns/k-n1", kai_pod(pod, sizeof(pod), "k-n1", "node"),
+       NULL);
+  ck_assert(gb_timeouts_next(t) == 0); /* both trainer nodes: started */
+  done(t);
+}
+END_TEST
+
+/* The upstream Workload API (v1beta1): the tracker follows the PodGroup
+ * <trainjob>-gang, its quorum is spec.schedulingPolicy.gang.minCount, pods
+ * join by spec.schedulingGroup.podGroupName, and the scheduled condition
+ * is the version's own (PodGroupInitiallyScheduled in 1.37,
+ * PodGroupScheduled in 1.36). */
+static void workload_pg(struct gb_timeouts *t, const char *version, const char *kind,
+                        const char *name, int min_count, const char *status) {
+  char json[2048], key[128];
+  snprintf(key, sizeof(key), "ns/%s", name);
+  snprintf(json, sizeof(json),
+           "{\"apiVersion\":\"scheduling.k8s.io/%s\",\"kind\":\"%s\",\"metadata\":{"
+           "\"name\":\"%s\",\"namespace\":\"ns\",\"uid\":\"u-%s\",\"resourceVersion\":\"3\","
+           "\"creationTimestamp\":\"2026-01-01T00:00:00Z\","
+           "\"annotations\":{\"gangbridge.io/schedule-timeout\":\"30s\"}},\"spec\":{"
+           "\"schedulingPolicy\":{\"gang\":{\"minCount\":%d}}}%s%s}",
+           version, kind, name, name, min_count, status[0] ? "," : "", status);
+  feed(t, PG_WORKLOAD, GB_INFORMER_ADD, key, json, NULL);
+}
+
+static const char *workload_pod(char *buf, size_t cap, const char *name, const char *group,
+                                int scheduled) {
+  snprintf(buf, cap,
+           "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"ns\",\"creationTimestamp\":"
+           "\"2026-01-01T00:00:01Z\"},\"spec\":{\"schedulingGroup\":{\"podGroupName\":\"%s\"}},"
+           "\"status\":{\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"%s\","
+           "\"reason\":\"Unschedulable\",\"lastTransitionTime\":\"2026-01-01T00:00:07Z\"}]}}",
+           name, group, scheduled ? "True" : "False");
+  return buf;
+}
+
+START_TEST(test_workload_gang_starts) {
+  struct gb_timeouts *t = make(50);
+  char pod[1024];
+  workload_pg(t, "v1beta1", "PodGroup", "w-gang", 2, "");
+  ck_assert(gb_timeouts_next(t) == T0 + 30);
+  feed(t, GB_OBSERVE_POD, GB_INFORMER_ADD, "ns/w-0",
+       workload_pod(pod, sizeof(pod), "w-0", "w-gang", 1), NULL);
+  ck_assert(gb_timeouts_next(t) == T0 + 30); /* 1 of minCount 2 */
+  /* A pod of a group gangbridge did not name (no "-gang") is no member. */
+  feed(t, GB_OBSERVE_POD, GB_INFORMER_ADD, "ns/f-0",
+       workload_pod(pod, sizeof(pod), "f-0", "w", 1), NULL);
+  ck_assert(gb_timeouts_next(t) == T0 + 30);
+  feed(t, GB_OBSERVE_POD, GB_INFORMER_ADD, "ns/w-1",
+       workload_pod(pod, sizeof(pod), "w-1", "w-gang", 1), NULL);
+  ck_assert(gb_timeouts_next(t) == 0);
+  ck_assert(has_metric("gangbridge_gang_time_to_schedule_seconds_count{backend=\"workload\","
+                       "queue=\"none\",size=\"2-7\"} 1\n"));
+  done(t);
+
+  /* The condition alone (pods replaced since) says it started, by each
+   * version's own name; the other version's name does not. */
+  static const char *const beta = "\"status\":{\"conditions\":[{\"type\":"
+                                  "\"PodGroupInitiallyScheduled\",\"status\":\"True\","
+                                  "\"lastTransitionTime\":\"2026-01-01T00:00:05Z\"}]}";
+  static const char *const alpha = "\"status\":{\"conditions\":[{\"type\":"
+                                   "\"PodGroupScheduled\",\"status\":\"True\","
+                                   "\"lastTransitionTime\":\"2026-01-01T00:00:05Z\"}]}";
+  t = make(50);
+  workload_pg(t, "v1beta1", "PodGroup", "b-gang", 4, beta);
+  ck_assert(gb_timeouts_next(t) == 0);
+  workload_pg(t, "v1alpha2", "PodGroup", "a-gang", 4, alpha);
+  ck_assert(gb_timeouts_next(t) == 0);
+  workload_pg(t, "v1alpha2", "PodGroup", "c-gang", 4, beta);
+  ck_assert(gb_timeouts_next(t) == T0 + 30);
+  done(t);
+}
+END_TEST
+
+START_TEST(test_workload_gang_times_out) {
+  struct gb_timeouts *t = make(50);
+  char pod[1024];
+  /* The Workload itself (v1alpha2 and later) carries no status: not followed. */
+  workload_pg(t, "v1beta1", "Workload", "x", 2, "");
+  ck_assert(gb_timeouts_next(t) == 0);
+  workload_pg(t, "v1beta1", "PodGroup", "x-gang", 2,
+              "\"status\":{\"conditions\":[{\"type\":\"PodGroupInitiallyScheduled\","
+              "\"status\":\"False\",\"reason\":\"Unschedulable\",\"message\":"
+              "\"not enough capacity for the gang\"}]}");
+  feed(t, GB_OBSERVE_POD, GB_INFORMER_ADD, "ns/x-0",
+       workload_pod(pod, sizeof(pod), "x-0", "x-gang", 1), NULL);
+  feed(t, GB_OBSERVE_POD, GB_INFORMER_ADD, "ns/x-1",
+       workload_pod(pod, sizeof(pod), "x-1", "x-gang", 0), NULL);
+  ck_assert(gb_timeouts_next(t) == T0 + 30);
+  ck_assert_uint_eq(gb_timeouts_run_due(t, T0 + 29), 0);
+  ck_assert_uint_eq(gb_timeouts_run_due(t, T0 + 30), 1);
+  ck_assert(has_metric("gangbridge_gang_timeouts_total{backend=\"workload\",queue=\"none\","
+                       "size=\"2-7\",phase=\"scheduled\"} 1\n"));
+  ck_assert(gb_timeouts_next(t) == 0);
+  /* The gang's TrainJob is the PodGroup's name without "-gang": its user
+   * suspending it holds the deadline. */
+  trainjob(t, "y", "", 1);
+  workload_pg(t, "v1beta1", "PodGroup", "y-gang", 2, "");
+  ck_assert(gb_timeouts_next(t) == 0);
+  workload_pg(t, "v1beta1", "PodGroup", "z-gang", 2, "");
+  ck_assert(gb_timeouts_next(t) == T0 + 30);
   done(t);
 }
 END_TEST
@@ -480,6 +622,9 @@ int main(void) {
   tcase_add_test(tc, test_fires_once_at_deadline);
   tcase_add_test(tc, test_started_never_fires);
   tcase_add_test(tc, test_kai_quorum_from_annotation);
+  tcase_add_test(tc, test_kai_initializers_not_counted);
+  tcase_add_test(tc, test_workload_gang_starts);
+  tcase_add_test(tc, test_workload_gang_times_out);
   tcase_add_test(tc, test_suspended);
   tcase_add_test(tc, test_queues_fold);
   tcase_add_test(tc, test_coscheduling_timeout);
