@@ -81,16 +81,16 @@ static int yscalar(struct yemit *y, const char *s, size_t len, yaml_scalar_style
  * timestamp starts with a sign or a digit).  Everything else skips that
  * analysis, which would find nothing. */
 static int maybe_needs_quotes(const char *s, size_t len) {
-  static const char SPECIAL[] = "+-0123456789.~<";
-  static const char WORDS[] = "yYnNtTfFoO";
+  /* 1: may resolve to another type; 2: only when at most 6 bytes long. */
+  static const unsigned char FIRST[256] = {
+      ['+'] = 1, ['-'] = 1, ['.'] = 1, ['~'] = 1, ['<'] = 1, ['0'] = 1, ['1'] = 1, ['2'] = 1,
+      ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1, ['7'] = 1, ['8'] = 1, ['9'] = 1, ['y'] = 2,
+      ['Y'] = 2, ['n'] = 2, ['N'] = 2, ['t'] = 2, ['T'] = 2, ['f'] = 2, ['F'] = 2, ['o'] = 2,
+      ['O'] = 2};
   if (len == 0)
     return 1;
-  char c = s[0];
-  if (c == '\0')
-    return 0;
-  if (strchr(WORDS, c))
-    return len <= 6;
-  return strchr(SPECIAL, c) != NULL;
+  unsigned char k = FIRST[(unsigned char)s[0]];
+  return k == 2 ? len <= 6 : k;
 }
 
 static int ystring(struct yemit *y, const char *s, size_t len) {
@@ -251,6 +251,14 @@ static int dw_style(const char *s, size_t len, int quote) {
   return DW_PLAIN;
 }
 
+/* Makes room for n more bytes: the common case inline, else gb_buf_reserve.
+ * A buffer with contents has no error (a failure frees them). */
+static inline int dw_room(struct gb_buf *b, size_t n) {
+  if (b->p && n < b->cap - b->len && n < b->toobig - b->len)
+    return 0;
+  return gb_buf_reserve(b, n);
+}
+
 struct dwrite {
   struct gb_buf *b;
   int ok;        /* 0 once something libyaml must write was met */
@@ -258,10 +266,10 @@ struct dwrite {
 };
 
 /* Appends a scalar: " text" or " \"text\"" after a key's colon or a dash
- * (lead), "text" or "\"text\"" as a key. */
+ * (lead), "text:" or "\"text\":" as a key. */
 static void dw_scalar(struct dwrite *w, const char *s, size_t len, int quote, int lead) {
   int st = dw_style(s, len, quote);
-  if (st == DW_NO || gb_buf_reserve(w->b, len + 4)) {
+  if (st == DW_NO || dw_room(w->b, len + 4)) {
     w->ok = 0;
     return;
   }
@@ -274,6 +282,8 @@ static void dw_scalar(struct dwrite *w, const char *s, size_t len, int quote, in
   p += len;
   if (st == DW_QUOTED)
     *p++ = '"';
+  if (!lead)
+    *p++ = ':';
   w->b->len = (size_t)(p - w->b->p);
   w->b->p[w->b->len] = '\0';
 }
@@ -295,10 +305,11 @@ static void dw_string(struct dwrite *w, const char *s, size_t len) {
 }
 
 /* Starts a new line at column indent, or, for the first entry written
- * inline after "-", pads with the one space libyaml puts there. */
-static void dw_indent(struct dwrite *w, size_t indent, int inline_first) {
+ * inline after "-", pads with the one space libyaml puts there; then the
+ * dash of a sequence item (dash). */
+static void dw_indent(struct dwrite *w, size_t indent, int inline_first, int dash) {
   size_t n = inline_first ? 1 : indent;
-  if (gb_buf_reserve(w->b, n + 1)) {
+  if (dw_room(w->b, n + 2)) {
     w->ok = 0;
     return;
   }
@@ -307,6 +318,8 @@ static void dw_indent(struct dwrite *w, size_t indent, int inline_first) {
     *p++ = '\n';
   memset(p, ' ', n);
   p += n;
+  if (dash)
+    *p++ = '-';
   w->b->len = (size_t)(p - w->b->p);
   w->b->p[w->b->len] = '\0';
   w->line_open = 1;
@@ -326,14 +339,11 @@ static void dw_map(struct dwrite *w, const struct gc_value *v, size_t indent, in
       w->ok = 0;
       return;
     }
-    dw_indent(w, indent, inline_first && i == 0);
+    dw_indent(w, indent, inline_first && i == 0, 0);
     if (w->ok)
       dw_scalar(w, m->key, m->key_len, string_quoted(m->key, m->key_len), 0);
-    if (!w->ok || gb_buf_add(w->b, ":", 1)) {
-      w->ok = 0;
-      return;
-    }
-    dw_node(w, m->value, indent, 0, depth + 1);
+    if (w->ok)
+      dw_node(w, m->value, indent, 0, depth + 1);
   }
 }
 
@@ -341,12 +351,9 @@ static void dw_map(struct dwrite *w, const struct gc_value *v, size_t indent, in
 static void dw_seq(struct dwrite *w, const struct gc_value *v, size_t indent, int inline_first,
                    int depth) {
   for (size_t i = 0; i < v->len && w->ok; i++) {
-    dw_indent(w, indent, inline_first && i == 0);
-    if (!w->ok || gb_buf_add(w->b, "-", 1)) {
-      w->ok = 0;
-      return;
-    }
-    dw_node(w, v->u.items[i], indent + 2, 1, depth + 1);
+    dw_indent(w, indent, inline_first && i == 0, 1);
+    if (w->ok)
+      dw_node(w, v->u.items[i], indent + 2, 1, depth + 1);
   }
 }
 
