@@ -698,6 +698,33 @@ static int is_merge_key(const yaml_event_t *ev) {
   return ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
 }
 
+/* 1 when kev is a key that becomes a string as it is: a scalar without
+ * anchor or tag, quoted, or plain text that resolves to no other type (the
+ * caller took "<<" first).  Such a key needs no node: its text goes into
+ * the map as the member's key.  Other keys are built by ynode and turned
+ * into strings by key_string. */
+static int key_is_string(const yaml_event_t *kev) {
+  if (kev->type != YAML_SCALAR_EVENT || kev->data.scalar.anchor || kev->data.scalar.tag)
+    return 0;
+  if (kev->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+    return 1;
+  struct gb_scalar r;
+  gb_scalar_resolve((const char *)kev->data.scalar.value, kev->data.scalar.length, &r);
+  return r.type == GC_STR;
+}
+
+/* What ynode checks of a scalar key, for one that key_is_string took: it
+ * counts as a node and may not hold a NUL byte. */
+static int string_key_check(struct src *s, const yaml_event_t *kev, uint32_t line,
+                            uint32_t col) {
+  const char *text = (const char *)kev->data.scalar.value;
+  size_t len = kev->data.scalar.length;
+  int rc = count_node(s, 1, line, col);
+  if (!rc && memchr(text, '\0', len))
+    rc = nul_err(s, text, len, line, col);
+  return rc;
+}
+
 /* Adds the members of one merge source that the map lacks. */
 static int merge_one(struct src *s, struct keyset *ks, const struct gc_value *from) {
   for (size_t i = 0; i < from->len; i++) {
@@ -721,8 +748,9 @@ static int ymapping(struct ybuild *y, yaml_event_t *start, size_t depth, struct 
   struct keyset ks = {.map = map};
   struct gc_value **merges = NULL;
   size_t nmerges = 0, capmerges = 0;
+  yaml_event_t kev;
+  int kev_live = 0; /* kev holds a string key's text until its member is added */
   for (;;) {
-    yaml_event_t kev;
     if ((rc = ynext(y, &kev)))
       goto out;
     if (kev.type == YAML_MAPPING_END_EVENT) {
@@ -735,6 +763,10 @@ static int ymapping(struct ybuild *y, yaml_event_t *start, size_t depth, struct 
     if (merge) {
       yaml_event_delete(&kev);
       if ((rc = count_node(s, 1, kline, kcol)))
+        goto out;
+    } else if (key_is_string(&kev)) {
+      kev_live = 1;
+      if ((rc = string_key_check(s, &kev, kline, kcol)))
         goto out;
     } else if ((rc = ynode(y, &kev, depth, &key))) {
       goto out;
@@ -771,9 +803,9 @@ static int ymapping(struct ybuild *y, yaml_event_t *start, size_t depth, struct 
       merges[nmerges++] = val;
       continue;
     }
-    const char *k;
-    size_t klen;
-    int kr = key_string(a, key, &k, &klen);
+    const char *k = (const char *)kev.data.scalar.value;
+    size_t klen = kev.data.scalar.length;
+    int kr = kev_live ? GC_OK : key_string(a, key, &k, &klen);
     if (kr == GC_ENOMEM) {
       rc = src_oom(s, kline, kcol);
       goto out;
@@ -783,7 +815,11 @@ static int ymapping(struct ybuild *y, yaml_event_t *start, size_t depth, struct 
                    gc_type_name(key->type));
       goto out;
     }
-    if ((rc = add_member(s, &ks, k, klen, val, kline, kcol)))
+    rc = add_member(s, &ks, k, klen, val, kline, kcol);
+    if (kev_live)
+      yaml_event_delete(&kev);
+    kev_live = 0;
+    if (rc)
       goto out;
   }
   /* Explicit keys win over merged ones; among merges, earlier sources win,
@@ -804,6 +840,8 @@ static int ymapping(struct ybuild *y, yaml_event_t *start, size_t depth, struct 
   }
   *out = map;
 out:
+  if (kev_live)
+    yaml_event_delete(&kev);
   keyset_free(&ks);
   free(merges);
   return rc;
