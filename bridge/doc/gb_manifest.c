@@ -120,12 +120,56 @@ struct src {
   int doc_aliases; /* the current YAML document used an alias */
   size_t rejected; /* documents of this source dropped for errors */
   size_t deepest;  /* deepest container level reached in the current node */
+  void **scratch;  /* per nesting depth, a block a container's slots are built in */
 };
 
 static int src_fail(struct src *s, int rc) {
   if (!s->rc)
     s->rc = rc;
   return rc;
+}
+
+/* A map's members and a sequence's items are built in a block kept per
+ * nesting depth and reused (a container's children are one level deeper,
+ * so each level has one container in progress), then copied once into the
+ * arena at their exact size: an array doubled in the arena leaves every
+ * smaller copy behind.  A container that outgrows the block moves into
+ * the arena and grows there as before. */
+#define SCRATCH_BYTES 768
+
+/* The block of depth (malloc'd on first use), or NULL: then the container
+ * grows in the arena. */
+static void *scratch_at(struct src *s, size_t depth) {
+  if (depth > s->ds->limits.max_depth)
+    return NULL;
+  if (!s->scratch && !(s->scratch = calloc(s->ds->limits.max_depth + 1, sizeof(*s->scratch))))
+    return NULL;
+  if (!s->scratch[depth])
+    s->scratch[depth] = malloc(SCRATCH_BYTES);
+  return s->scratch[depth];
+}
+
+/* Moves a finished container's slots (elem bytes each) out of the block
+ * into the arena.  Returns 0 or GC_ENOMEM. */
+static int scratch_settle(struct gc_arena *a, struct gc_value *v, const void *block,
+                          size_t elem) {
+  void **slots = v->type == GC_MAP ? (void **)&v->u.members : (void **)&v->u.items;
+  if (!block || *slots != block)
+    return GC_OK;
+  void *p = NULL;
+  if (v->len && !(p = gc_arena_alloc(a, v->len * elem)))
+    return GC_ENOMEM;
+  if (v->len)
+    memcpy(p, block, v->len * elem);
+  *slots = p;
+  v->cap = v->len;
+  return GC_OK;
+}
+
+static void scratch_free(struct src *s) {
+  for (size_t i = 0; s->scratch && i <= s->ds->limits.max_depth; i++)
+    free(s->scratch[i]);
+  free(s->scratch);
 }
 
 /* Records an error at line:col (1-based) and returns rc. */
@@ -745,6 +789,11 @@ static int ymapping(struct ybuild *y, yaml_event_t *start, size_t depth, struct 
   int rc = new_container(s, 1, line, col, &map);
   if (rc)
     return rc;
+  struct gc_member *block = scratch_at(s, depth);
+  if (block) {
+    map->u.members = block;
+    map->cap = SCRATCH_BYTES / sizeof(*block);
+  }
   struct keyset ks = {.map = map};
   struct gc_value **merges = NULL;
   size_t nmerges = 0, capmerges = 0;
@@ -838,7 +887,10 @@ static int ymapping(struct ybuild *y, yaml_event_t *start, size_t depth, struct 
       goto out;
     }
   }
-  *out = map;
+  if (scratch_settle(a, map, block, sizeof(*block)))
+    rc = src_oom(s, line, col);
+  else
+    *out = map;
 out:
   if (kev_live)
     yaml_event_delete(&kev);
@@ -855,6 +907,11 @@ static int ysequence(struct ybuild *y, yaml_event_t *start, size_t depth, struct
   int rc = new_container(s, 0, line, col, &seq);
   if (rc)
     return rc;
+  struct gc_value **block = scratch_at(s, depth);
+  if (block) {
+    seq->u.items = block;
+    seq->cap = SCRATCH_BYTES / sizeof(*block);
+  }
   for (;;) {
     yaml_event_t ev;
     if ((rc = ynext(y, &ev)))
@@ -869,6 +926,8 @@ static int ysequence(struct ybuild *y, yaml_event_t *start, size_t depth, struct
     if (gc_seq_push(a, seq, item))
       return src_oom(s, item->line, item->col);
   }
+  if (scratch_settle(a, seq, block, sizeof(*block)))
+    return src_oom(s, line, col);
   *out = seq;
   return GC_OK;
 }
@@ -1440,6 +1499,7 @@ int gb_manifest_load_buffer(struct gb_docset *ds, const char *name, const char *
     load_json(&s, bom);
   else
     load_yaml(&s);
+  scratch_free(&s);
   free(s.anchors);
   free(s.slots);
   return s.rc;
