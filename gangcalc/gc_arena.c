@@ -65,45 +65,59 @@ void gc_arena_reset(struct gc_arena *a) {
   a->limit_hit = 0;
 }
 
-void *gc_arena_alloc(struct gc_arena *a, size_t size) {
+/* The slow path of arena_take: a new chunk (or a large block of its own). */
+static void *arena_grow(struct gc_arena *a, size_t rounded) {
+  struct chunk *c = a->head;
+  size_t next = c ? c->cap * 2 : ARENA_CHUNK_MIN;
+  if (next > ARENA_CHUNK_MAX)
+    next = ARENA_CHUNK_MAX;
+  size_t cap = rounded > next ? rounded : next;
+  struct chunk *n = malloc(sizeof(*n) + cap);
+  if (!n)
+    return NULL;
+  n->cap = cap;
+  n->used = 0;
+  /* A large one-off block goes behind the current chunk so the current
+   * chunk's free space is not abandoned. */
+  if (c && rounded > next) {
+    n->next = c->next;
+    c->next = n;
+  } else {
+    n->next = c;
+    a->head = n;
+  }
+  n->used = rounded;
+  a->handed_out += rounded;
+  return n->data;
+}
+
+/* size bytes, aligned, not zeroed (for callers that write all of them). */
+static void *arena_take(struct gc_arena *a, size_t size) {
   size_t rounded = (size + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
   if (rounded < size || rounded > a->limit - a->handed_out) {
     a->limit_hit = 1;
     return NULL;
   }
   struct chunk *c = a->head;
-  if (!c || c->cap - c->used < rounded) {
-    size_t next = c ? c->cap * 2 : ARENA_CHUNK_MIN;
-    if (next > ARENA_CHUNK_MAX)
-      next = ARENA_CHUNK_MAX;
-    size_t cap = rounded > next ? rounded : next;
-    struct chunk *n = malloc(sizeof(*n) + cap);
-    if (!n)
-      return NULL;
-    n->cap = cap;
-    n->used = 0;
-    /* A large one-off block goes behind the current chunk so the current
-     * chunk's free space is not abandoned. */
-    if (c && rounded > next) {
-      n->next = c->next;
-      c->next = n;
-    } else {
-      n->next = c;
-      a->head = n;
-    }
-    c = n;
-  }
+  if (!c || c->cap - c->used < rounded)
+    return arena_grow(a, rounded);
   void *p = c->data + c->used;
   c->used += rounded;
   a->handed_out += rounded;
-  memset(p, 0, size);
+  return p;
+}
+
+void *gc_arena_alloc(struct gc_arena *a, size_t size) {
+  void *p = arena_take(a, size);
+  if (p)
+    memset(p, 0, size);
   return p;
 }
 
 char *gc_arena_strndup(struct gc_arena *a, const char *s, size_t len) {
   if (len == SIZE_MAX)
     return NULL;
-  char *p = gc_arena_alloc(a, len + 1);
+  char *p = arena_take(a, len + 1);
   if (!p)
     return NULL;
   if (len)

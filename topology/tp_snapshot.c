@@ -750,9 +750,11 @@ static int pod_key(const struct gc_value *pod, char *buf, size_t cap) {
 /* Pods                                                                 */
 
 /* Reads a container's per-resource request (requests, or limits when a
- * resource has only a limit) and adds it to acc[] (by resource index). */
+ * resource has only a limit) and adds it to acc[] (by resource index).  The
+ * container is where's spec.<list>[index]: its path is written only into a
+ * message, not for every container read. */
 static int container_req(struct tp_snapshot *s, const struct gc_value *c, const char *where,
-                         int64_t *acc, struct gc_diags *diags) {
+                         const char *list, size_t index, int64_t *acc, struct gc_diags *diags) {
   const struct gc_value *req = gc_value_path(c, "resources.requests");
   const struct gc_value *lim = gc_value_path(c, "resources.limits");
   int rc = GC_OK;
@@ -761,8 +763,8 @@ static int container_req(struct tp_snapshot *s, const struct gc_value *c, const 
     if (!m)
       continue;
     if (m->type != GC_MAP) {
-      gc_diags_addf(diags, "%s.resources.%s: must be an object", where,
-                    pass ? "limits" : "requests");
+      gc_diags_addf(diags, "%s: spec.%s[%zu].resources.%s: must be an object", where, list,
+                    index, pass ? "limits" : "requests");
       rc = GC_EINVAL;
       continue;
     }
@@ -773,8 +775,8 @@ static int container_req(struct tp_snapshot *s, const struct gc_value *c, const 
       int64_t v;
       const char *why = qty_problem(m->u.members[i].value, key, &v);
       if (why) {
-        gc_diags_addf(diags, "%s.resources.%s.%s: %s", where, pass ? "limits" : "requests", key,
-                      why);
+        gc_diags_addf(diags, "%s: spec.%s[%zu].resources.%s.%s: %s", where, list, index,
+                      pass ? "limits" : "requests", key, why);
         rc = GC_EINVAL;
         continue;
       }
@@ -793,12 +795,10 @@ static int pod_requests(struct tp_snapshot *s, const struct gc_value *pod, const
                         int64_t *out, struct gc_diags *diags) {
   int64_t sum[TP_MAX_RESOURCES] = {0}, side[TP_MAX_RESOURCES] = {0},
           initmax[TP_MAX_RESOURCES] = {0}, one[TP_MAX_RESOURCES];
-  char path[1024];
   int rc = GC_OK;
   const struct gc_value *cs = gc_value_path(pod, "spec.containers");
   for (size_t i = 0; cs && cs->type == GC_SEQ && i < cs->len; i++) {
-    snprintf(path, sizeof(path), "%s: spec.containers[%zu]", where, i);
-    int e = container_req(s, cs->u.items[i], path, sum, diags);
+    int e = container_req(s, cs->u.items[i], where, "containers", i, sum, diags);
     if (e == GC_ELIMIT || e == GC_ENOMEM)
       return e;
     if (e)
@@ -808,8 +808,7 @@ static int pod_requests(struct tp_snapshot *s, const struct gc_value *pod, const
   for (size_t i = 0; ics && ics->type == GC_SEQ && i < ics->len; i++) {
     const struct gc_value *c = ics->u.items[i];
     memset(one, 0, sizeof(one));
-    snprintf(path, sizeof(path), "%s: spec.initContainers[%zu]", where, i);
-    int e = container_req(s, c, path, one, diags);
+    int e = container_req(s, c, where, "initContainers", i, one, diags);
     if (e == GC_ELIMIT || e == GC_ENOMEM)
       return e;
     if (e)

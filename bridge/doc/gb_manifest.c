@@ -120,12 +120,56 @@ struct src {
   int doc_aliases; /* the current YAML document used an alias */
   size_t rejected; /* documents of this source dropped for errors */
   size_t deepest;  /* deepest container level reached in the current node */
+  void **scratch;  /* per nesting depth, a block a container's slots are built in */
 };
 
 static int src_fail(struct src *s, int rc) {
   if (!s->rc)
     s->rc = rc;
   return rc;
+}
+
+/* A map's members and a sequence's items are built in a block kept per
+ * nesting depth and reused (a container's children are one level deeper,
+ * so each level has one container in progress), then copied once into the
+ * arena at their exact size: an array doubled in the arena leaves every
+ * smaller copy behind.  A container that outgrows the block moves into
+ * the arena and grows there as before. */
+#define SCRATCH_BYTES 768
+
+/* The block of depth (malloc'd on first use), or NULL: then the container
+ * grows in the arena. */
+static void *scratch_at(struct src *s, size_t depth) {
+  if (depth > s->ds->limits.max_depth)
+    return NULL;
+  if (!s->scratch && !(s->scratch = calloc(s->ds->limits.max_depth + 1, sizeof(*s->scratch))))
+    return NULL;
+  if (!s->scratch[depth])
+    s->scratch[depth] = malloc(SCRATCH_BYTES);
+  return s->scratch[depth];
+}
+
+/* Moves a finished container's slots (elem bytes each) out of the block
+ * into the arena.  Returns 0 or GC_ENOMEM. */
+static int scratch_settle(struct gc_arena *a, struct gc_value *v, const void *block,
+                          size_t elem) {
+  void **slots = v->type == GC_MAP ? (void **)&v->u.members : (void **)&v->u.items;
+  if (!block || *slots != block)
+    return GC_OK;
+  void *p = NULL;
+  if (v->len && !(p = gc_arena_alloc(a, v->len * elem)))
+    return GC_ENOMEM;
+  if (v->len)
+    memcpy(p, block, v->len * elem);
+  *slots = p;
+  v->cap = v->len;
+  return GC_OK;
+}
+
+static void scratch_free(struct src *s) {
+  for (size_t i = 0; s->scratch && i <= s->ds->limits.max_depth; i++)
+    free(s->scratch[i]);
+  free(s->scratch);
 }
 
 /* Records an error at line:col (1-based) and returns rc. */
@@ -698,6 +742,33 @@ static int is_merge_key(const yaml_event_t *ev) {
   return ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
 }
 
+/* 1 when kev is a key that becomes a string as it is: a scalar without
+ * anchor or tag, quoted, or plain text that resolves to no other type (the
+ * caller took "<<" first).  Such a key needs no node: its text goes into
+ * the map as the member's key.  Other keys are built by ynode and turned
+ * into strings by key_string. */
+static int key_is_string(const yaml_event_t *kev) {
+  if (kev->type != YAML_SCALAR_EVENT || kev->data.scalar.anchor || kev->data.scalar.tag)
+    return 0;
+  if (kev->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+    return 1;
+  struct gb_scalar r;
+  gb_scalar_resolve((const char *)kev->data.scalar.value, kev->data.scalar.length, &r);
+  return r.type == GC_STR;
+}
+
+/* What ynode checks of a scalar key, for one that key_is_string took: it
+ * counts as a node and may not hold a NUL byte. */
+static int string_key_check(struct src *s, const yaml_event_t *kev, uint32_t line,
+                            uint32_t col) {
+  const char *text = (const char *)kev->data.scalar.value;
+  size_t len = kev->data.scalar.length;
+  int rc = count_node(s, 1, line, col);
+  if (!rc && memchr(text, '\0', len))
+    rc = nul_err(s, text, len, line, col);
+  return rc;
+}
+
 /* Adds the members of one merge source that the map lacks. */
 static int merge_one(struct src *s, struct keyset *ks, const struct gc_value *from) {
   for (size_t i = 0; i < from->len; i++) {
@@ -718,11 +789,17 @@ static int ymapping(struct ybuild *y, yaml_event_t *start, size_t depth, struct 
   int rc = new_container(s, 1, line, col, &map);
   if (rc)
     return rc;
+  struct gc_member *block = scratch_at(s, depth);
+  if (block) {
+    map->u.members = block;
+    map->cap = SCRATCH_BYTES / sizeof(*block);
+  }
   struct keyset ks = {.map = map};
   struct gc_value **merges = NULL;
   size_t nmerges = 0, capmerges = 0;
+  yaml_event_t kev;
+  int kev_live = 0; /* kev holds a string key's text until its member is added */
   for (;;) {
-    yaml_event_t kev;
     if ((rc = ynext(y, &kev)))
       goto out;
     if (kev.type == YAML_MAPPING_END_EVENT) {
@@ -735,6 +812,10 @@ static int ymapping(struct ybuild *y, yaml_event_t *start, size_t depth, struct 
     if (merge) {
       yaml_event_delete(&kev);
       if ((rc = count_node(s, 1, kline, kcol)))
+        goto out;
+    } else if (key_is_string(&kev)) {
+      kev_live = 1;
+      if ((rc = string_key_check(s, &kev, kline, kcol)))
         goto out;
     } else if ((rc = ynode(y, &kev, depth, &key))) {
       goto out;
@@ -771,9 +852,9 @@ static int ymapping(struct ybuild *y, yaml_event_t *start, size_t depth, struct 
       merges[nmerges++] = val;
       continue;
     }
-    const char *k;
-    size_t klen;
-    int kr = key_string(a, key, &k, &klen);
+    const char *k = (const char *)kev.data.scalar.value;
+    size_t klen = kev.data.scalar.length;
+    int kr = kev_live ? GC_OK : key_string(a, key, &k, &klen);
     if (kr == GC_ENOMEM) {
       rc = src_oom(s, kline, kcol);
       goto out;
@@ -783,7 +864,11 @@ static int ymapping(struct ybuild *y, yaml_event_t *start, size_t depth, struct 
                    gc_type_name(key->type));
       goto out;
     }
-    if ((rc = add_member(s, &ks, k, klen, val, kline, kcol)))
+    rc = add_member(s, &ks, k, klen, val, kline, kcol);
+    if (kev_live)
+      yaml_event_delete(&kev);
+    kev_live = 0;
+    if (rc)
       goto out;
   }
   /* Explicit keys win over merged ones; among merges, earlier sources win,
@@ -802,8 +887,13 @@ static int ymapping(struct ybuild *y, yaml_event_t *start, size_t depth, struct 
       goto out;
     }
   }
-  *out = map;
+  if (scratch_settle(a, map, block, sizeof(*block)))
+    rc = src_oom(s, line, col);
+  else
+    *out = map;
 out:
+  if (kev_live)
+    yaml_event_delete(&kev);
   keyset_free(&ks);
   free(merges);
   return rc;
@@ -817,6 +907,11 @@ static int ysequence(struct ybuild *y, yaml_event_t *start, size_t depth, struct
   int rc = new_container(s, 0, line, col, &seq);
   if (rc)
     return rc;
+  struct gc_value **block = scratch_at(s, depth);
+  if (block) {
+    seq->u.items = block;
+    seq->cap = SCRATCH_BYTES / sizeof(*block);
+  }
   for (;;) {
     yaml_event_t ev;
     if ((rc = ynext(y, &ev)))
@@ -831,6 +926,8 @@ static int ysequence(struct ybuild *y, yaml_event_t *start, size_t depth, struct
     if (gc_seq_push(a, seq, item))
       return src_oom(s, item->line, item->col);
   }
+  if (scratch_settle(a, seq, block, sizeof(*block)))
+    return src_oom(s, line, col);
   *out = seq;
   return GC_OK;
 }
@@ -1402,6 +1499,7 @@ int gb_manifest_load_buffer(struct gb_docset *ds, const char *name, const char *
     load_json(&s, bom);
   else
     load_yaml(&s);
+  scratch_free(&s);
   free(s.anchors);
   free(s.slots);
   return s.rc;

@@ -184,21 +184,55 @@ static size_t strip_underscores(const char *s, size_t len, char *dst) {
   return o;
 }
 
-static int str_in(const char *s, size_t len, const char *const *list) {
-  for (; *list; list++)
-    if (strlen(*list) == len && memcmp(*list, s, len) == 0)
-      return 1;
+/* The words of goyaml.v2's resolve table (every one at most 6 bytes),
+ * grouped by how they start, so a scalar is compared only with the words
+ * that can match its first byte. */
+struct word {
+  const char *s;
+  size_t len;
+  enum gc_type type;
+  int b;    /* GC_BOOL */
+  double f; /* GC_FLOAT */
+};
+
+#define WB(w, v) {w, sizeof(w) - 1, GC_BOOL, v, 0}
+#define WN(w) {w, sizeof(w) - 1, GC_NULL, 0, 0}
+#define WF(w, v) {w, sizeof(w) - 1, GC_FLOAT, 0, v}
+
+/* Starting with a letter or '~' (the 'M' hint) or empty. */
+static const struct word LETTER_WORDS[] = {
+    WB("y", 1),     WB("Y", 1),     WB("yes", 1),   WB("Yes", 1), WB("YES", 1), WB("true", 1),
+    WB("True", 1),  WB("TRUE", 1),  WB("on", 1),    WB("On", 1),  WB("ON", 1),  WB("n", 0),
+    WB("N", 0),     WB("no", 0),    WB("No", 0),    WB("NO", 0),  WB("false", 0),
+    WB("False", 0), WB("FALSE", 0), WB("off", 0),   WB("Off", 0), WB("OFF", 0), WN(""),
+    WN("~"),        WN("null"),     WN("Null"),     WN("NULL"),
+};
+/* Starting with '.'. */
+static const struct word DOT_WORDS[] = {
+    WF(".nan", NAN),      WF(".NaN", NAN),      WF(".NAN", NAN),
+    WF(".inf", INFINITY), WF(".Inf", INFINITY), WF(".INF", INFINITY),
+};
+/* Starting with a sign. */
+static const struct word SIGN_WORDS[] = {
+    WF("+.inf", INFINITY),  WF("+.Inf", INFINITY),  WF("+.INF", INFINITY),
+    WF("-.inf", -INFINITY), WF("-.Inf", -INFINITY), WF("-.INF", -INFINITY),
+};
+
+/* Sets r from the word s[0..len) is, if it is one of words[0..n). */
+static int word_find(const char *s, size_t len, const struct word *words, size_t n,
+                     struct gb_scalar *r) {
+  for (size_t i = 0; i < n; i++) {
+    if (words[i].len != len || memcmp(words[i].s, s, len) != 0)
+      continue;
+    r->type = words[i].type;
+    r->b = words[i].b;
+    r->f = words[i].f;
+    return 1;
+  }
   return 0;
 }
 
-static const char *const TRUE_WORDS[] = {"y",  "Y",  "yes",  "Yes", "YES", "true",
-                                         "True", "TRUE", "on", "On", "ON", NULL};
-static const char *const FALSE_WORDS[] = {"n",     "N",     "no",  "No",  "NO", "false",
-                                          "False", "FALSE", "off", "Off", "OFF", NULL};
-static const char *const NULL_WORDS[] = {"", "~", "null", "Null", "NULL", NULL};
-static const char *const NAN_WORDS[] = {".nan", ".NaN", ".NAN", NULL};
-static const char *const PINF_WORDS[] = {".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", NULL};
-static const char *const NINF_WORDS[] = {"-.inf", "-.Inf", "-.INF", NULL};
+#define NWORDS(a) (sizeof(a) / sizeof(*(a)))
 
 /* Resolves an untagged plain scalar.  Never fails: unknown text is a string.
  * Returns GC_STR for "<<" too; the caller handles merge keys. */
@@ -221,37 +255,13 @@ void gb_scalar_resolve(const char *s, size_t len, struct gb_scalar *r) {
     else
       return;
   }
-  /* Every word of the resolve table has at most 6 bytes. */
-  if (len <= 6) {
-    if (str_in(s, len, TRUE_WORDS)) {
-      r->type = GC_BOOL;
-      r->b = 1;
+  /* No word starts with a digit. */
+  if (len <= 6 && hint != 'D') {
+    int found = hint == 'S'   ? word_find(s, len, SIGN_WORDS, NWORDS(SIGN_WORDS), r)
+                : hint == '.' ? word_find(s, len, DOT_WORDS, NWORDS(DOT_WORDS), r)
+                              : word_find(s, len, LETTER_WORDS, NWORDS(LETTER_WORDS), r);
+    if (found)
       return;
-    }
-    if (str_in(s, len, FALSE_WORDS)) {
-      r->type = GC_BOOL;
-      r->b = 0;
-      return;
-    }
-    if (str_in(s, len, NULL_WORDS)) {
-      r->type = GC_NULL;
-      return;
-    }
-    if (str_in(s, len, NAN_WORDS)) {
-      r->type = GC_FLOAT;
-      r->f = NAN;
-      return;
-    }
-    if (str_in(s, len, PINF_WORDS)) {
-      r->type = GC_FLOAT;
-      r->f = INFINITY;
-      return;
-    }
-    if (str_in(s, len, NINF_WORDS)) {
-      r->type = GC_FLOAT;
-      r->f = -INFINITY;
-      return;
-    }
   }
   if (hint == 'M' || hint == 'N')
     return;
