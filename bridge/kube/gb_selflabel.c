@@ -174,8 +174,10 @@ static void *worker(void *arg) {
     while (!s->stopping && !s->kick && (s->have < 0 || s->have == s->want || s->pod_missing) &&
            pthread_cond_timedwait(&s->cond, &s->mu, &until) == 0)
       ;
-    /* Woken by the timer (not a kick, not a difference): time to re-read. */
-    resync = !s->kick && s->have >= 0 && (s->have == s->want || s->pod_missing);
+    /* Woken by the timer (not a kick, not a difference): time to re-read.
+     * A pod last seen missing is always read again first: a write is only
+     * ever sent to a pod that was just read. */
+    resync = s->pod_missing || (!s->kick && s->have >= 0 && s->have == s->want);
   }
   pthread_mutex_unlock(&s->mu);
   return NULL;

@@ -208,6 +208,34 @@ START_TEST(missing_pod_never_written) {
 }
 END_TEST
 
+/* The leader's kick after the pod is known missing reads it again and
+ * writes nothing (it sent a PATCH to the missing pod when the first read
+ * finished before gb_selflabel_set; seen under load). */
+START_TEST(missing_pod_kick_reads_first) {
+  struct gb_selflabel *s = make("gb-none-2", 30, 0.05);
+  struct gb_selflabel_status st;
+  for (int i = 0; i < 500; i++) {
+    gb_selflabel_status(s, &st);
+    if (st.pod_missing)
+      break;
+    usleep(10000);
+  }
+  ck_assert_int_eq(st.pod_missing, 1);
+  uint64_t reads = st.reads;
+  gb_selflabel_set(s, 1);
+  for (int i = 0; i < 500 && st.reads == reads; i++) {
+    usleep(10000);
+    gb_selflabel_status(s, &st);
+  }
+  usleep(100000);
+  gb_selflabel_status(s, &st);
+  ck_assert_uint_gt(st.reads, reads);
+  ck_assert_uint_eq(st.writes, 0);
+  ck_assert_int_eq(st.pod_missing, 1);
+  gb_selflabel_free(s);
+}
+END_TEST
+
 START_TEST(bad_options) {
   struct gb_selflabel *s = NULL;
   struct gc_diags d;
@@ -234,6 +262,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, failing_removal_fails_readiness);
   tcase_add_test(tc, unread_pod_not_ready);
   tcase_add_test(tc, missing_pod_never_written);
+  tcase_add_test(tc, missing_pod_kick_reads_first);
   tcase_add_test(tc, bad_options);
   suite_add_tcase(s, tc);
   return s;
