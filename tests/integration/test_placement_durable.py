@@ -205,15 +205,31 @@ def sched_port(env):
     return int(m.group(1))
 
 
-def post(port, path, body):
+def post_once(port, path, body):
     import http.client
     c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
     try:
         c.request("POST", path, body=json.dumps(body), headers={"Content-Type": "application/json"})
         r = c.getresponse()
-        return r.status, json.loads(r.read())
+        return r.status, r.read()
     finally:
         c.close()
+
+
+def post(port, path, body, timeout=30):
+    """The leader's answer: a replica that has just started answers 503 until it
+    has read the decision records back (by design, docs/scheduler-integration.md),
+    so a 503 is asked again; any other answer must be JSON."""
+    deadline = time.time() + timeout
+    while True:
+        status, text = post_once(port, path, body)
+        if status != 503 or time.time() > deadline:
+            break
+        time.sleep(0.1)
+    try:
+        return status, json.loads(text)
+    except ValueError:
+        fail("%s: %d with a body that is not JSON: %r" % (path, status, text[:200]))
 
 
 def task(ns, job, i):
