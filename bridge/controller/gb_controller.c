@@ -6,7 +6,8 @@
  * factory's (gb_informers, one per resource, shared with the model and the
  * timeout tracker), and the controller's handlers run on their threads.
  * The housekeeping thread runs API discovery (first at start, then every
- * scheduling.discoveryInterval and at once when a scheduling CRD changes),
+ * scheduling.discoveryInterval and at once when a scheduling CRD changes;
+ * for a backend with several API versions, the newest served one),
  * starts the (deferred) PodGroup and Queue informers of APIs that appear,
  * waits for every cache to sync before it starts the workers (so nothing is
  * reconciled against half-filled caches, as client-go's WaitForCacheSync),

@@ -14,7 +14,11 @@
  * "gangbridge", never forced over another manager, metadata and spec only,
  * uid precondition) only when it carries gangbridge's label and a controller
  * ownerReference to the TrainJob, deleted with a uid precondition; Events go
- * on the TrainJob and the PodGroup.  The rules are
+ * on the TrainJob and the PodGroup.  A backend with several API versions
+ * (the upstream Workload API) is read by GET at the version discovery
+ * picked, and its other object (the Workload's PodGroup) is created by POST
+ * when missing, never changed, and deleted with the group object, which
+ * also goes on suspend.  The rules are
  * listed in docs/operating.md ("What the controller does").
  *
  * Thread-safety: gb_reconcile_plan is reentrant.  gb_reconcile_run may run
