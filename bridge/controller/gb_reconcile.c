@@ -823,6 +823,7 @@ static void record(struct gb_rc_env *env, const struct gb_event_ref *ref, const 
 /* The PodGroup an Event is also posted on (uid NULL: none). */
 struct pg_ref {
   const struct gc_backend *backend;
+  const struct gc_backend_version *version; /* its API version (NULL: the backend's) */
   const char *uid;
 };
 
@@ -837,8 +838,8 @@ static void emit_on(struct gb_rc_env *env, const struct gc_value *tj, const stru
   record(env, &ref, type, reason, msg, once);
   if (!pg || !pg->uid || !pg->backend)
     return;
-  struct gb_event_ref pref = {pg->backend->api_version, pg->backend->kind, ref.ns, ref.name,
-                              pg->uid};
+  struct gb_event_ref pref = {pg->version ? pg->version->api_version : pg->backend->api_version,
+                              pg->backend->kind, ref.ns, ref.name, pg->uid};
   record(env, &pref, type, reason, msg, once);
 }
 
@@ -1091,7 +1092,7 @@ static const char *keep_uid(const struct gb_rc_input *in, const struct gb_rc_pla
 
 static void emit_plan(struct gb_rc_env *env, const struct gc_value *tj,
                       const struct gb_rc_plan *plan, const char *pg_uid) {
-  struct pg_ref pg = {plan->backend, pg_uid};
+  struct pg_ref pg = {plan->backend, plan->version, pg_uid};
   for (size_t i = 0; i < plan->n_events; i++) {
     const struct gb_rc_event *ev = &plan->events[i];
     emit_on(env, tj, ev->on_podgroup ? &pg : NULL, ev->type, ev->reason, ev->message, ev->once);
@@ -1171,7 +1172,7 @@ static void apply_podgroup(struct gb_rc_env *env, const struct gb_rc_plan *plan,
     co = create_podgroup(env, plan, tj, a, &m, &e);
   const char *uid = m.uid;
   if (co == EXISTS_FOREIGN) {
-    struct pg_ref pg = {plan->backend, uid};
+    struct pg_ref pg = {plan->backend, plan->version, uid};
     char msg[700];
     snprintf(msg, sizeof(msg),
              "PodGroup %s/%s (%s) exists and was not created by gangbridge "
@@ -1208,7 +1209,7 @@ static void apply_podgroup(struct gb_rc_env *env, const struct gb_rc_plan *plan,
     /* Another manager owns a field we would change: say so, never force. */
     result(res, GB_RC_CONFLICT, "conflict", "PodGroup fields owned by another manager: %s",
            e.message);
-    struct pg_ref pg = {plan->backend, uid};
+    struct pg_ref pg = {plan->backend, plan->version, uid};
     emit_on(env, tj, &pg, GB_EVENT_WARNING, "PodGroupConflict",
             *e.message ? e.message : "server-side apply conflict", 0);
     return;
