@@ -243,8 +243,11 @@ static const char *apis_missing(struct planner *pl) {
       continue;
     const char *sep = k == 0 ? "" : k + 1 == n ? (n == 2 ? " nor " : " or ") : ", ";
     char vers[128];
-    apis = fmt(pl, "%s%s%s.%s/%s", apis, sep, b->resource, b->group,
-               b->n_versions ? gc_backend_version_names(b, vers, sizeof(vers)) : b->version);
+    if (b->n_versions)
+      apis = fmt(pl, "%s%s%s.%s (%s)", apis, sep, b->resource, b->group,
+                 gc_backend_version_names(b, vers, sizeof(vers)));
+    else
+      apis = fmt(pl, "%s%s%s.%s/%s", apis, sep, b->resource, b->group, b->version);
     install = fmt(pl, "%s%s%s", install, k == 0 ? "" : k + 1 == n ? " or " : ", ", b->install);
     k++;
   }
@@ -738,7 +741,7 @@ int gb_reconcile_plan(const struct gb_rc_input *in, struct gc_arena *a, struct g
           g->backend->is_crd
               ? fmt(&pl, "%s.%s/%s is not served; install its CRD", g->backend->resource,
                     g->backend->group, g->backend->version)
-              : fmt(&pl, "%s.%s/%s is not served; it needs %s", g->backend->resource,
+              : fmt(&pl, "%s.%s (%s) is not served; it needs %s", g->backend->resource,
                     g->backend->group,
                     g->backend->n_versions
                         ? gc_backend_version_names(g->backend, vers, sizeof(vers))
