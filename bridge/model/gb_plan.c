@@ -729,23 +729,54 @@ int gb_plan_get(struct gb_plan *p, const char *key, struct gb_plan_view *out) {
   return e ? GC_OK : GC_ENOTFOUND;
 }
 
+/* The decision's answer for node: 1 allowed, 0 not, -1 no opinion. */
+static int entry_allows(const struct gb_plan_entry *e, const char *node) {
+  if (!e || !e->d.a)
+    return -1;
+  if (e->v.whole_cluster)
+    return 1;
+  return bsearch(node, e->d.members, e->d.n_members, sizeof(char *), gb_plan_cmp_name) != NULL;
+}
+
+/* The one place the refusal's sentence is worded: head + node + tail. */
+static void why_parts(const struct gb_plan_entry *e, const char *key, struct gb_plan_why *w) {
+  snprintf(w->head, sizeof(w->head), "node ");
+  snprintf(w->tail, sizeof(w->tail),
+           " is outside the nodes gangbridge chose for %s (in %s, tier %lld)", key, e->v.domain,
+           (long long)e->v.tier);
+}
+
 int gb_plan_node_allowed(struct gb_plan *p, const char *key, const char *node, char *why,
                          size_t why_size) {
   if (!p || !key || !node)
     return -1;
-  int ans = -1;
   pthread_mutex_lock(&p->mu);
   struct gb_plan_entry *e = gb_plan_find(p, key);
-  if (e && e->d.a && e->v.whole_cluster)
-    ans = 1;
-  else if (e && e->d.a)
-    ans = bsearch(node, e->d.members, e->d.n_members, sizeof(char *), gb_plan_cmp_name) != NULL;
-  if (ans == 0 && why && why_size)
-    snprintf(why, why_size,
-             "node %s is outside the nodes gangbridge chose for %s (in %s, tier %lld)", node, key,
-             e->v.domain, (long long)e->v.tier);
+  int ans = entry_allows(e, node);
+  if (ans == 0 && why && why_size) {
+    struct gb_plan_why w;
+    why_parts(e, key, &w);
+    snprintf(why, why_size, "%s%s%s", w.head, node, w.tail);
+  }
   pthread_mutex_unlock(&p->mu);
   return ans;
+}
+
+int gb_plan_nodes_allowed(struct gb_plan *p, const char *key, const char *const *nodes, size_t n,
+                          int8_t *ans, struct gb_plan_why *why) {
+  if (!p || !key || (n && (!nodes || !ans)))
+    return GC_EUSAGE;
+  int refused = 0;
+  pthread_mutex_lock(&p->mu);
+  struct gb_plan_entry *e = gb_plan_find(p, key);
+  for (size_t i = 0; i < n; i++) {
+    ans[i] = (int8_t)entry_allows(e, nodes[i]);
+    refused |= ans[i] == 0;
+  }
+  if (refused && why)
+    why_parts(e, key, why);
+  pthread_mutex_unlock(&p->mu);
+  return GC_OK;
 }
 
 int64_t gb_plan_node_score(struct gb_plan *p, const char *key, const char *node) {

@@ -245,6 +245,22 @@ int gb_plan_get(struct gb_plan *p, const char *key, struct gb_plan_view *out);
  * saying why in why); -1: no opinion (no PLACED/RELEASED decision). */
 int gb_plan_node_allowed(struct gb_plan *p, const char *key, const char *node, char *why,
                          size_t why_size);
+/* The sentence gb_plan_node_allowed writes for a refused node, in two
+ * parts around the node's name: head, the name, tail.  Sized so that
+ * neither part is ever cut. */
+#define GB_PLAN_WHY_PART_MAX (64 + GB_PLAN_KEY_MAX + TP_MAX_NAME + 32)
+struct gb_plan_why {
+  char head[16];
+  char tail[GB_PLAN_WHY_PART_MAX];
+};
+/* gb_plan_node_allowed for the n nodes of one request under one lock (a
+ * kube filter carries up to 5,000): ans[i] is what it answers for
+ * nodes[i].  When any is 0, why (may be NULL) is filled, and a refused
+ * node's sentence is why->head + its name + why->tail, byte for byte what
+ * gb_plan_node_allowed writes into a buffer large enough.  Returns 0 or
+ * GC_EUSAGE. */
+int gb_plan_nodes_allowed(struct gb_plan *p, const char *key, const char *const *nodes, size_t n,
+                          int8_t *ans, struct gb_plan_why *why);
 /* Pods the plan puts on node for `key` (0 when none or unknown). */
 int64_t gb_plan_node_score(struct gb_plan *p, const char *key, const char *node);
 /* Calls fn for each node where `key` still holds a reservation, with the

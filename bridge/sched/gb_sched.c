@@ -198,12 +198,16 @@ static int name_char(char c) { return label_char(c) || c == '.'; }
  * that gang's tenant (the PodGroup's Event, the pod's scheduling message),
  * and the plan's reasons can name the gang that goes first
  * ("held: ... team-b/big has waited ..."). */
+#define REDACTED "a gang of another namespace"
 static void redact_foreign(char *text, size_t size, const char *ns) {
-  static const char repl[] = "a gang of another namespace";
+  static const char repl[] = REDACTED;
   size_t rl = sizeof(repl) - 1;
+  /* The replacement's own words are never a namespace: a scan back stops at
+   * the end of the last replacement ("n1/team-b/x" is redacted once). */
+  char *floor = text;
   for (char *slash = strchr(text, '/'); slash; slash = strchr(slash + 1, '/')) {
     char *l = slash;
-    while (l > text && label_char(l[-1]))
+    while (l > floor && label_char(l[-1]))
       l--;
     char *r = slash + 1;
     while (name_char(*r))
@@ -223,6 +227,7 @@ static void redact_foreign(char *text, size_t size, const char *ns) {
     memmove(l + rl, r, tail);
     memcpy(l, repl, rl);
     text[size - 1] = '\0';
+    floor = l + rl;
     slash = l + rl - 1;
   }
 }
@@ -249,6 +254,48 @@ static int allowed(struct gb_sched *s, const char *key, const char *node, char *
   char ns[NS_MAX];
   redact_foreign(why, size, key_ns(key, ns));
   return ok;
+}
+
+/* A request's refusals worded once (the backend's nodes_allowed): a refused
+ * node's reason is head + its name + tail, tail already redacted. */
+struct batch_why {
+  char head[WHY_MAX], tail[WHY_MAX];
+  size_t head_len, tail_len;
+  size_t bound; /* the longest head + tail can get while redact_foreign works on them */
+};
+
+/* Asks the backend for all nodes at once.  Returns 0 (ans and b filled) or
+ * a negative code: then the caller asks node by node. */
+static int allowed_batch(struct gb_sched *s, const char *key, char *const *nodes, size_t n,
+                         int8_t *ans, struct batch_why *b) {
+  if (!key[0] || !s->be.nodes_allowed)
+    return GC_EUSAGE;
+  b->head[0] = b->tail[0] = '\0';
+  int rc = s->be.nodes_allowed(s->be.arg, key, (const char *const *)nodes, n, ans, b->head, b->tail,
+                               WHY_MAX);
+  if (rc < 0)
+    return rc;
+  size_t slashes = 0;
+  for (const char *t = strchr(b->tail, '/'); t; t = strchr(t + 1, '/'))
+    slashes++;
+  b->head_len = strlen(b->head);
+  b->bound = b->head_len + strlen(b->tail) + slashes * (sizeof(REDACTED) - 1);
+  if (strchr(b->head, '/') || label_char(b->tail[0]) || b->tail[0] == '/' || b->bound >= WHY_MAX)
+    return GC_EINVAL; /* redacting the parts apart might not equal redacting the sentence */
+  char ns[NS_MAX];
+  redact_foreign(b->tail, sizeof(b->tail), key_ns(key, ns));
+  b->tail_len = strlen(b->tail);
+  return GC_OK;
+}
+
+/* Whether node's reason may be put together from b: exactly the sentence
+ * allowed() would give (the name cannot join a foreign key: no slash in it,
+ * the head has none and the tail starts with neither a label character nor
+ * a slash;
+ * nothing is cut at WHY_MAX; never empty). */
+static int batch_fits(const struct batch_why *b, const char *node, size_t node_len) {
+  return b->bound + node_len < WHY_MAX && !memchr(node, '/', node_len) &&
+         b->head_len + node_len + b->tail_len > 0;
 }
 
 /* Scores for the nodes of one request, scaled to 0..max: the plan's pods
@@ -417,50 +464,84 @@ out:
   return rc;
 }
 
+/* What k_filter hands the encoder: pass, and each failed node's reason:
+ * joined from the batch's parts, or its own in text (NUL-separated, at
+ * off[i]). */
+struct filter_ans {
+  uint8_t *pass, *joined;
+  size_t *off;
+  struct gb_buf text;
+  struct batch_why *b;
+  int opinion;
+  size_t failed;
+};
+
+/* Each node's answer: from the batch when it answered and the node's
+ * reason may be joined, else node by node. */
+static int filter_reasons(struct gb_sched *s, const struct gb_sched_kube_args *a,
+                          struct filter_ans *f) {
+  int8_t *ans = malloc(a->n_nodes ? a->n_nodes : 1);
+  if (!ans)
+    return GC_ENOMEM;
+  int batch = allowed_batch(s, a->key, a->nodes, a->n_nodes, ans, f->b) == 0;
+  char w[WHY_MAX];
+  for (size_t i = 0; i < a->n_nodes; i++) {
+    const char *node = a->nodes[i];
+    size_t node_len = strlen(node);
+    int ok = ans[i];
+    f->joined[i] = batch && ok == 0 && batch_fits(f->b, node, node_len);
+    if (!batch || (ok == 0 && !f->joined[i]))
+      ok = allowed(s, a->key, node, w, sizeof(w));
+    f->opinion |= ok >= 0;
+    f->pass[i] = ok != 0;
+    if (f->pass[i])
+      continue;
+    f->failed++;
+    if (f->joined[i])
+      continue;
+    f->off[i] = gb_buf_len(&f->text);
+    const char *r = w[0] ? w : "outside the gang's domain";
+    gb_buf_add(&f->text, r, strlen(r) + 1);
+  }
+  free(ans);
+  return gb_buf_add(&f->text, "", 0);
+}
+
 static int k_filter(struct call *c) {
   struct gb_sched_kube_args a;
-  uint8_t *pass = NULL;
+  struct filter_ans f = {0};
   const char **why = NULL;
-  size_t *off = NULL;
-  struct gb_buf text; /* every failed node's reason, NUL-separated: one block, not a malloc each */
-  gb_buf_init(&text, c->len * 4 + (1u << 20));
+  /* The failed nodes' own reasons: one block, not a malloc each. */
+  gb_buf_init(&f.text, c->len * 4 + (1u << 20));
   int rc = gb_sched_kube_args_decode(c->body, c->len, &a, c->msg, sizeof(c->msg));
   if (rc < 0)
     goto out;
   size_t n = a.n_nodes ? a.n_nodes : 1;
-  pass = calloc(n, 1);
+  f.pass = calloc(n, 1);
+  f.joined = calloc(n, 1);
+  f.off = calloc(n, sizeof(*f.off));
+  f.b = malloc(sizeof(*f.b));
   why = calloc(n, sizeof(*why));
-  off = calloc(n, sizeof(*off));
-  if (!pass || !why || !off) {
+  if (!f.pass || !f.joined || !f.off || !f.b || !why) {
     rc = GC_ENOMEM;
     goto out;
   }
-  size_t failed = 0;
-  int opinion = 0;
-  char w[WHY_MAX];
-  for (size_t i = 0; i < a.n_nodes; i++) {
-    int ok = allowed(c->s, a.key, a.nodes[i], w, sizeof(w));
-    opinion |= ok >= 0;
-    pass[i] = ok != 0;
-    if (pass[i])
-      continue;
-    off[i] = gb_buf_len(&text);
-    const char *r = w[0] ? w : "outside the gang's domain";
-    gb_buf_add(&text, r, strlen(r) + 1);
-    failed++;
-  }
-  if ((rc = gb_buf_add(&text, "", 0)) < 0)
+  f.b->head[0] = f.b->tail[0] = '\0';
+  if ((rc = filter_reasons(c->s, &a, &f)) < 0)
     goto out;
   /* The block has stopped moving: point the reasons into it. */
   for (size_t i = 0; i < a.n_nodes; i++)
-    why[i] = pass[i] ? NULL : gb_buf_ptr(&text) + off[i];
-  c->decision = !opinion ? "no_opinion" : failed ? "filtered" : "pass";
-  rc = gb_sched_kube_filter_encode(&a, pass, NULL, why, NULL, c->out);
+    why[i] = f.pass[i] || f.joined[i] ? NULL : gb_buf_ptr(&f.text) + f.off[i];
+  c->decision = !f.opinion ? "no_opinion" : f.failed ? "filtered" : "pass";
+  struct gb_sched_kube_why parts = {f.b->head, f.b->tail, f.joined};
+  rc = gb_sched_kube_filter_encode(&a, f.pass, NULL, why, &parts, NULL, c->out);
 out:
-  gb_buf_free(&text);
-  free(off);
+  gb_buf_free(&f.text);
+  free(f.b);
+  free(f.off);
+  free(f.joined);
+  free(f.pass);
   free(why);
-  free(pass);
   gb_sched_kube_args_free(&a);
   return rc;
 }

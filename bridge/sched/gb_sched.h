@@ -58,6 +58,14 @@ struct gb_sched_source {
   void (*job_event)(void *arg, const struct gb_sched_vjob *job, int verdict, const char *reason);
   void *arg;
   void *event_arg; /* job_event's argument (NULL: arg) */
+  /* Optional (NULL: node_allowed per node): node_allowed for the n nodes
+   * of one request at once.  ans[i] is what node_allowed answers for
+   * nodes[i]; a refused node's sentence is head + its name + tail (each
+   * NUL-terminated in part_size bytes), so the reason is worded once per
+   * request, not once per node.  Returns 0, or a GC_E* code: then
+   * node_allowed is asked per node. */
+  int (*nodes_allowed)(void *arg, const char *key, const char *const *nodes, size_t n,
+                       int8_t *ans, char *head, char *tail, size_t part_size);
 };
 
 struct gb_sched_config {

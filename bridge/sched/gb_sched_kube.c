@@ -292,9 +292,76 @@ int gb_sched_kube_json_str(struct gb_buf *out, const char *s) {
   return rc;
 }
 
+/* The escaped text of s between its quotes, appended to out. */
+static int json_inner(struct gb_buf *out, const char *s) {
+  struct gb_buf q;
+  gb_buf_init(&q, 8 * strlen(s) + 16);
+  int rc = gb_sched_kube_json_str(&q, s);
+  if (rc >= 0)
+    rc = gb_buf_add(out, gb_buf_ptr(&q) + 1, gb_buf_len(&q) - 2);
+  gb_buf_free(&q);
+  return rc < 0 ? gb_buf_fail(out, rc) : rc;
+}
+
+/* The escaped parts of joined reasons: json-c escapes byte by byte, so
+ * the escaped sentence is the escaped head, name and tail one after the
+ * other.  scratch holds one entry of a plain name (nothing to escape, at
+ * most GB_SCHED_NAME_MAX bytes), so that entry is one append. */
+struct esc_parts {
+  struct gb_buf head, tail;
+  char *scratch;
+};
+
+/* The entry "name":"head name tail" of a plain name in one append; 0 when
+ * the name is not plain (the caller writes it piece by piece). */
+static int plain_entry(struct gb_buf *out, const char *name, const struct esc_parts *ep) {
+  size_t n = 0;
+  while (name[n] && (unsigned char)name[n] >= 0x20 && name[n] != '"' && name[n] != '\\')
+    n++;
+  if (name[n] || n > GB_SCHED_NAME_MAX || !ep->scratch)
+    return 0;
+  size_t hl = gb_buf_len(&ep->head), tl = gb_buf_len(&ep->tail);
+  char *w = ep->scratch;
+  *w++ = '"';
+  memcpy(w, name, n), w += n;
+  memcpy(w, "\":\"", 3), w += 3;
+  memcpy(w, gb_buf_ptr(&ep->head), hl), w += hl;
+  memcpy(w, name, n), w += n;
+  memcpy(w, gb_buf_ptr(&ep->tail), tl), w += tl;
+  *w++ = '"';
+  gb_buf_add(out, ep->scratch, (size_t)(w - ep->scratch));
+  return 1;
+}
+
+/* "name":"reason" of node i: a joined reason copies the name's escaped
+ * text the key just wrote. */
+static void failed_entry(struct gb_buf *out, const char *name, const char *why,
+                         const struct esc_parts *ep) {
+  if (ep && plain_entry(out, name, ep))
+    return;
+  size_t at = gb_buf_len(out);
+  gb_sched_kube_json_str(out, name);
+  size_t end = gb_buf_len(out);
+  if (!ep) {
+    gb_buf_addstr(out, ":");
+    gb_sched_kube_json_str(out, why ? why : "");
+    return;
+  }
+  size_t hl = gb_buf_len(&ep->head), tl = gb_buf_len(&ep->tail), nl = end - at - 2;
+  if (end < at + 2 || gb_buf_reserve(out, hl + nl + tl + 3) < 0)
+    return; /* the sticky error is the answer */
+  gb_buf_add(out, ":\"", 2);
+  gb_buf_add(out, gb_buf_ptr(&ep->head), hl);
+  gb_buf_add(out, gb_buf_ptr(out) + at + 1, nl); /* room reserved: the text does not move */
+  gb_buf_add(out, gb_buf_ptr(&ep->tail), tl);
+  gb_buf_add(out, "\"", 1);
+}
+
 /* {"node":"why",...} of the failed nodes with unresolvable[i] == want. */
 static void failed_map(struct gb_buf *out, const struct gb_sched_kube_args *a, const uint8_t *pass,
-                       const uint8_t *unresolvable, const char *const *why, int want) {
+                       const uint8_t *unresolvable, const char *const *why,
+                       const struct gb_sched_kube_why *parts, const struct esc_parts *ep,
+                       int want) {
   int first = 1;
   gb_buf_addstr(out, "{");
   for (size_t i = 0; i < a->n_nodes; i++) {
@@ -303,17 +370,26 @@ static void failed_map(struct gb_buf *out, const struct gb_sched_kube_args *a, c
     if (!first)
       gb_buf_addstr(out, ",");
     first = 0;
-    gb_sched_kube_json_str(out, a->nodes[i]);
-    gb_buf_addstr(out, ":");
-    gb_sched_kube_json_str(out, why && why[i] ? why[i] : "");
+    int joined = parts && parts->joined && parts->joined[i];
+    failed_entry(out, a->nodes[i], why ? why[i] : NULL, joined ? ep : NULL);
   }
   gb_buf_addstr(out, "}");
 }
 
 int gb_sched_kube_filter_encode(const struct gb_sched_kube_args *a, const uint8_t *pass,
-                                const uint8_t *unresolvable, const char *const *why, const char *error,
+                                const uint8_t *unresolvable, const char *const *why,
+                                const struct gb_sched_kube_why *parts, const char *error,
                                 struct gb_buf *out) {
   int first = 1;
+  struct esc_parts ep;
+  gb_buf_init(&ep.head, 1u << 20);
+  gb_buf_init(&ep.tail, 1u << 20);
+  ep.scratch = NULL;
+  if (parts && (json_inner(&ep.head, parts->head ? parts->head : "") < 0 ||
+                json_inner(&ep.tail, parts->tail ? parts->tail : "") < 0))
+    gb_buf_fail(out, GC_ENOMEM);
+  else if (parts)
+    ep.scratch = malloc(gb_buf_len(&ep.head) + gb_buf_len(&ep.tail) + 2 * GB_SCHED_NAME_MAX + 8);
   if (a->node_names) {
     gb_buf_addstr(out, "{\"Nodes\":null,\"NodeNames\":[");
     for (size_t i = 0; i < a->n_nodes; i++) {
@@ -336,11 +412,14 @@ int gb_sched_kube_filter_encode(const struct gb_sched_kube_args *a, const uint8_
     gb_buf_addstr(out, "]},\"NodeNames\":null");
   }
   gb_buf_addstr(out, ",\"FailedNodes\":");
-  failed_map(out, a, pass, unresolvable, why, 0);
+  failed_map(out, a, pass, unresolvable, why, parts, &ep, 0);
   gb_buf_addstr(out, ",\"FailedAndUnresolvableNodes\":");
-  failed_map(out, a, pass, unresolvable, why, 1);
+  failed_map(out, a, pass, unresolvable, why, parts, &ep, 1);
   gb_buf_addstr(out, ",\"Error\":");
   gb_sched_kube_json_str(out, error ? error : "");
+  gb_buf_free(&ep.head);
+  gb_buf_free(&ep.tail);
+  free(ep.scratch);
   return gb_buf_addstr(out, "}");
 }
 

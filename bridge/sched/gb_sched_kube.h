@@ -65,12 +65,22 @@ int gb_sched_kube_args_decode(const char *body, size_t len, struct gb_sched_kube
                               size_t msg_size);
 void gb_sched_kube_args_free(struct gb_sched_kube_args *a);
 
+/* Failed nodes' reasons worded once per request: where joined[i], node
+ * i's reason is head + its name + tail (why[i] is not read), so the
+ * encoder escapes head and tail once, not once per node. */
+struct gb_sched_kube_why {
+  const char *head, *tail;
+  const uint8_t *joined;
+};
+
 /* Writes an ExtenderFilterResult: the nodes with pass[i] in the form the
  * request used (NodeNames, or Nodes with each passing node's JSON as sent),
- * the others in FailedNodes with why[i] (or in FailedAndUnresolvableNodes
- * when unresolvable[i]), and Error (NULL: "").  Returns 0 or out's error. */
+ * the others in FailedNodes with why[i] or their joined reason (parts may
+ * be NULL) (or in FailedAndUnresolvableNodes when unresolvable[i]), and
+ * Error (NULL: "").  Returns 0 or out's error. */
 int gb_sched_kube_filter_encode(const struct gb_sched_kube_args *a, const uint8_t *pass,
-                                const uint8_t *unresolvable, const char *const *why, const char *error,
+                                const uint8_t *unresolvable, const char *const *why,
+                                const struct gb_sched_kube_why *parts, const char *error,
                                 struct gb_buf *out);
 /* Writes a HostPriorityList: [{"Host":name,"Score":score}] in request order. */
 int gb_sched_kube_priority_encode(const struct gb_sched_kube_args *a, const int64_t *score,

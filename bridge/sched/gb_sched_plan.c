@@ -16,6 +16,22 @@ static int node_allowed(void *arg, const char *key, const char *node, char *why,
   return gb_plan_node_allowed(sp->plan, key, node, why, size);
 }
 
+static int nodes_allowed(void *arg, const char *key, const char *const *nodes, size_t n,
+                         int8_t *ans, char *head, char *tail, size_t part_size) {
+  struct gb_sched_plan *sp = arg;
+  struct gb_plan_why w = {.head = "", .tail = ""};
+  int rc = gb_plan_nodes_allowed(sp->plan, key, nodes, n, ans, &w);
+  if (rc)
+    return rc;
+  /* A part that does not fit: the endpoint asks node by node instead. */
+  size_t hl = strlen(w.head), tl = strlen(w.tail);
+  if (hl >= part_size || tl >= part_size)
+    return GC_ELIMIT;
+  memcpy(head, w.head, hl + 1);
+  memcpy(tail, w.tail, tl + 1);
+  return GC_OK;
+}
+
 static int64_t node_score(void *arg, const char *key, const char *node) {
   struct gb_sched_plan *sp = arg;
   return gb_plan_node_score(sp->plan, key, node);
@@ -199,6 +215,7 @@ out:
 void gb_sched_plan_source(struct gb_sched_plan *sp, struct gb_sched_source *be) {
   memset(be, 0, sizeof(*be));
   be->node_allowed = node_allowed;
+  be->nodes_allowed = nodes_allowed;
   be->node_score = node_score;
   be->enqueueable = enqueueable;
   be->arg = sp;

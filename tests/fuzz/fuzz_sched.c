@@ -108,7 +108,7 @@ static void check_answer(size_t verb, const char *ns, const struct gb_http_respo
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (!S) {
     gb_log_set_level(GB_LOG_OFF);
-    struct gb_sched_source be = {allowed, score, enqueueable, job_event, NULL, NULL};
+    struct gb_sched_source be = {allowed, score, enqueueable, job_event, NULL, NULL, NULL};
     struct gb_sched_config cfg = {0};
     cfg.max_session_tasks = 64; /* the overlay fills up too */
     struct gc_diags d;

@@ -166,6 +166,16 @@ static inline int fx_allowed(void *arg, const char *key, const char *node, char 
   return 0;
 }
 
+/* fx_allowed's sentence, worded once for a request's nodes. */
+static inline int fx_nodes_allowed(void *arg, const char *key, const char *const *nodes, size_t n,
+                                   int8_t *ans, char *head, char *tail, size_t part_size) {
+  for (size_t i = 0; i < n; i++)
+    ans[i] = strcmp(key, "team-a/tj-llama") ? -1 : fx_in_domain(nodes[i]) ? 1 : 0;
+  snprintf(head, part_size, "node ");
+  snprintf(tail, part_size, " is not in domain leaf-1 chosen for team-a/tj-llama");
+  return 0;
+}
+
 static inline int64_t fx_score(void *arg, const char *key, const char *node) {
   if (strcmp(key, "team-a/tj-llama"))
     return 0;
@@ -201,7 +211,8 @@ static inline void fx_event(void *arg, const struct gb_sched_vjob *job, int verd
 }
 
 static inline struct gb_sched_source fx_source_of(struct fx_source *f) {
-  struct gb_sched_source be = {fx_allowed, fx_score, fx_enqueueable, fx_event, f, NULL};
+  struct gb_sched_source be = {fx_allowed, fx_score,         fx_enqueueable, fx_event,
+                               f,          NULL,             fx_nodes_allowed};
   return be;
 }
 

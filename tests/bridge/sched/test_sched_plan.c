@@ -192,8 +192,32 @@ static char *job(void) { return job_with("{\"mode\":\"hard\",\"highestTierAllowe
 
 static const char *const NODES[] = {"n1", "n2", "n3", "n4"};
 
+/* gb_plan_nodes_allowed against gb_plan_node_allowed: the same answer for
+ * every node (the cluster's, unknown ones, one of 253 bytes) and gang
+ * (pinned, unknown), and the refusal head + node + tail byte for byte. */
+static void check_batch_agrees(void) {
+  static char longname[254];
+  memset(longname, 'z', 253);
+  const char *nodes[] = {"n1", "n2", "n3", "n4", "n0", "team-b/x", "", longname};
+  const char *keys[] = {"team-a/tj-big", "team-a/none", "x"};
+  size_t n = sizeof(nodes) / sizeof(*nodes);
+  for (size_t k = 0; k < 3; k++) {
+    int8_t ans[8];
+    struct gb_plan_why w = {"", ""};
+    ck_assert_int_eq(gb_plan_nodes_allowed(P, keys[k], nodes, n, ans, &w), 0);
+    for (size_t i = 0; i < n; i++) {
+      char why[2048] = "", joined[2048];
+      ck_assert_int_eq(ans[i], gb_plan_node_allowed(P, keys[k], nodes[i], why, sizeof(why)));
+      snprintf(joined, sizeof(joined), "%s%s%s", w.head, nodes[i], w.tail);
+      if (ans[i] == 0)
+        ck_assert_str_eq(joined, why);
+    }
+  }
+}
+
 /* Predicate and filter against the plan, node by node, for both tasks. */
 static void check_agreement(void) {
+  check_batch_agrees();
   for (int t = 0; t < 2; t++)
     for (size_t i = 0; i < 4; i++) {
       char why[512], uid[8];
