@@ -5,7 +5,6 @@
  * one row in BACKENDS below.
  */
 #include "gc_backend.h"
-#include "gc_backend_test.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -138,6 +138,11 @@ struct gc_backend_object {
   struct gc_value *spec;
 };
 
+/* A kind render_more writes and its resource (plural), for serve's paths. */
+struct gc_backend_kind {
+  const char *kind, *resource;
+};
+
 /* Builds the objects g needs besides its group object (the upstream
  * Workload API's PodGroups) into out[0..cap), their count in *n.  Returns
  * 0, GC_ELIMIT (more than cap) or GC_ENOMEM. */
@@ -189,8 +194,8 @@ struct gc_backend {
   const char *legacy_groups[GC_BACKEND_MAX_KEYS];
   int is_crd;  /* its API comes from a CustomResourceDefinition (resource.group) */
   int in_auto; /* `backend: auto` may pick it (in table order) when its API is served */
-  /* render, explain and call only: serve does not create its objects yet, so its
-   * config refuses it and a Namespace naming it is ignored. */
+  /* render, explain and call only: serve does not create its objects, so its
+   * config refuses it and a Namespace naming it is ignored (none today). */
   int offline_only;
   const char *scheduler_name; /* default spec.schedulerName of its pods */
   const char *extender;       /* the extender protocol its scheduler calls gangbridge by
@@ -227,6 +232,9 @@ struct gc_backend {
   const char *subgroups_field; /* spec field listing sub-groups (GC_BCAP_SUBGROUPS) */
   gc_backend_render_fn render_spec;
   gc_backend_render_more_fn render_more; /* NULL: the group object is all */
+  /* The kind render_more writes (one per gang: the object a versions[].
+   * group_suffix names), and its resource; {NULL}: none. */
+  struct gc_backend_kind more_kind;
   /* Its API versions, newest first (NULL, 0: only `version`); discovery
    * writes the newest one the API server serves. */
   const struct gc_backend_version *versions;
@@ -284,6 +292,11 @@ const struct gc_backend_version *gc_backend_version_find(const struct gc_backend
 const struct gc_backend_version *gc_backend_version_tracked(const struct gc_backend *b,
                                                             const char *api_version,
                                                             const char *kind);
+/* The newest version of b among served[0..n) (version names as discovery
+ * lists them; order does not matter), or NULL when none is served:
+ * discovery's rule for a backend with several API versions. */
+const struct gc_backend_version *gc_backend_version_pick(const struct gc_backend *b,
+                                                         const char *const *served, size_t n);
 
 /* Writes b's version names ("v1beta1, v1alpha2 or v1alpha1", newest
  * first) into buf, cut to cap.  Returns buf. */

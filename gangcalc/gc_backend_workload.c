@@ -232,10 +232,10 @@ const struct gc_backend gc_backend_workload = {
     .api_version = "scheduling.k8s.io/v1beta1",
     .legacy_groups = {NULL},
     .is_crd = 0,
-    /* Not yet: serve does not create Workloads (discovery of the served
-     * version, the webhook's pod field); render and explain do. */
-    .in_auto = 0,
-    .offline_only = 1,
+    /* Last in the `auto` order: only where no scheduler plugin's API is
+     * served (docs/operating.md). */
+    .in_auto = 1,
+    .offline_only = 0,
     .scheduler_name = "default-scheduler",
     .extender = "kube",
     /* The newest versions' join; v1alpha1's are read as older spellings.
@@ -284,6 +284,7 @@ const struct gc_backend gc_backend_workload = {
     .job_stanza = "scheduling",
     .render_spec = render_spec,
     .render_more = render_more,
+    .more_kind = {"PodGroup", "podgroups"},
     .versions = VERSIONS,
     .n_versions = N_VERSIONS,
 };

@@ -413,7 +413,7 @@ static void put_binding(struct sbuf *b, const struct gc_gang *g) {
   }
   if (spec_field)
     put(b, "                   (a pod spec field is immutable once the pod exists: it must be "
-           "set when the pod is created; serve's webhook does not set it yet)\n");
+           "set when the pod is created, as serve's webhook does)\n");
 }
 
 /* The objects a backend with several writes, and the Workload's templates. */

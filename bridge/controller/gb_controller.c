@@ -6,7 +6,8 @@
  * factory's (gb_informers, one per resource, shared with the model and the
  * timeout tracker), and the controller's handlers run on their threads.
  * The housekeeping thread runs API discovery (first at start, then every
- * scheduling.discoveryInterval and at once when a scheduling CRD changes),
+ * scheduling.discoveryInterval and at once when a scheduling CRD changes;
+ * for a backend with several API versions, the newest served one),
  * starts the (deferred) PodGroup and Queue informers of APIs that appear,
  * waits for every cache to sync before it starts the workers (so nothing is
  * reconciled against half-filled caches, as client-go's WaitForCacheSync),
@@ -83,8 +84,10 @@ static int inf_def(int r, struct inf_def *out) {
     *out = CORE_DEFS[r];
     return 1;
   }
-  /* A backend serve does not create objects for yet has nothing to watch. */
-  if (!b || b->offline_only || (r >= INF_Q0 && !b->queue.resource))
+  /* A backend serve does not create objects for has nothing to watch; one
+   * with several API versions is read from the API at the version
+   * discovery picks (an informer's version is fixed). */
+  if (!b || b->offline_only || b->n_versions || (r >= INF_Q0 && !b->queue.resource))
     return 0;
   if (r < INF_Q0)
     *out = (struct inf_def){
@@ -142,6 +145,8 @@ struct gb_controller {
   pthread_mutex_t mu; /* guards inf[] of late informers, served, synced, kick; with cond */
   pthread_cond_t cond;
   int served[GC_BACKEND_MAX];        /* PodGroup APIs by gc_backend_index: 1, 0, -1 unknown */
+  /* The served version discovery picked, of a backend with several. */
+  const struct gc_backend_version *version[GC_BACKEND_MAX];
   int queues_served[GC_BACKEND_MAX]; /* likewise for their Queues */
   int synced;
   int kick;
@@ -489,13 +494,54 @@ static int discover_one(struct gb_controller *c, int which) {
   return changed;
 }
 
+/* Discovery of a backend with several API versions (the Workload API):
+ * the newest version served (gc_backend_version_pick).  Returns 1 when the
+ * served state or the version changed (every TrainJob is then reconciled
+ * again: objects of a version no longer served are made at the new one). */
+static int discover_versions(struct gb_controller *c, size_t bix) {
+  const struct gc_backend *b = gc_backend_at(bix);
+  const char *served[GC_BACKEND_MAX_KEYS];
+  size_t n = 0;
+  char buf[1200];
+  for (size_t i = 0; i < b->n_versions && n < GC_BACKEND_MAX_KEYS; i++) {
+    struct gb_kube_error e;
+    int s = 0;
+    gb_kube_error_clear(&e);
+    if (gb_kube_discovery_served(c->disc, b->group, b->versions[i].version, b->resource, &s,
+                                 &e)) {
+      gb_log(GB_LOG_WARN, "discovery failed", "resource", b->resource, "group", b->group,
+             "version", b->versions[i].version, "error", gb_kube_error_str(&e, buf, sizeof(buf)),
+             NULL);
+      if (c->o.metrics)
+        gb_metric_counter_inc(c->o.metrics->errors, (const char *[]){"kube", "discovery"});
+      return 0;
+    }
+    if (s)
+      served[n++] = b->versions[i].version;
+  }
+  const struct gc_backend_version *v = gc_backend_version_pick(b, served, n);
+  int changed = 0;
+  pthread_mutex_lock(&c->mu);
+  if (c->served[bix] != (v != NULL) || c->version[bix] != v) {
+    changed = c->served[bix] >= 0 || v;
+    snprintf(buf, sizeof(buf), "%s.%s", b->resource, b->group);
+    gb_log(GB_LOG_INFO, v ? "API served" : "API not served", "resource", buf, "version",
+           v ? v->version : "none", NULL);
+    c->served[bix] = v != NULL;
+    c->version[bix] = v;
+  }
+  pthread_mutex_unlock(&c->mu);
+  return changed;
+}
+
 /* One round of discovery: every backend's PodGroups, then their Queues.
  * Returns 1 when the set of served APIs changed. */
 static int discover(struct gb_controller *c) {
   int changed = 0;
   size_t n = gc_backend_count();
   for (size_t i = 0; i < n && !stopping(c); i++)
-    changed |= discover_one(c, INF_PG0 + (int)i);
+    changed |= gc_backend_at(i)->n_versions ? discover_versions(c, i)
+                                            : discover_one(c, INF_PG0 + (int)i);
   for (size_t i = 0; i < n && !stopping(c); i++)
     changed |= discover_one(c, INF_Q0 + (int)i);
   return changed;
@@ -583,6 +629,7 @@ static void env_snapshot(struct gb_controller *c, struct gb_rc_env *env) {
   pthread_mutex_lock(&c->mu);
   for (size_t b = 0; b < gc_backend_count(); b++) {
     env->served[b] = c->served[b];
+    env->version[b] = c->version[b];
     env->pg[b] = c->served[b] == 1 ? c->inf[INF_PG0 + b] : NULL;
     env->queues[b] = c->queues_served[b] == 1 ? c->inf[INF_Q0 + b] : NULL;
   }
@@ -995,6 +1042,7 @@ int gb_controller_webhook_lookup(void *ctx, const char *ns, const char *jobset_n
   }
   out->managed = 1;
   out->backend = b;
+  out->version = in.version[gc_backend_index(b)];
   const struct gc_value *pg = in.pg[gc_backend_index(b)];
   /* The gang's jobs bind and are placed; with elastic members every other
    * job of the group object binds too, to its sub-group that needs none of
@@ -1005,15 +1053,19 @@ int gb_controller_webhook_lookup(void *ctx, const char *ns, const char *jobset_n
   out->bind = gang_job || (sub && (b->caps & GC_BCAP_ELASTIC_MEMBERS));
   if (sub)
     snprintf(out->subgroup, sizeof(out->subgroup), "%s", rjob_name);
-  if (out->bind && !pg && (rc = uncached_podgroup(c, b, ns, jobset_name, a, &pg, reason,
-                                                   reason_size)))
+  /* A backend with several versions was read from the API by the gather. */
+  if (out->bind && !pg && !b->n_versions &&
+      (rc = uncached_podgroup(c, b, ns, jobset_name, a, &pg, reason, reason_size)))
     goto out;
   if (out->bind && !gb_webhook_podgroup_bindable(pg, str_of(in.trainjob, "metadata.uid"),
                                                  plan.desired, out->why, sizeof(out->why))) {
     out->mismatch = 1;
     mismatch_event(c, in.trainjob, c->o.webhook && c->o.webhook->deny_on_mismatch, out->why);
   }
-  if (gang_job && !out->mismatch && c->placement_lookup &&
+  /* gangbridge's own placement records its decisions on informer-cached
+   * group objects; the Workload API's gangs are placed by kube-scheduler
+   * (its topology constraint) only. */
+  if (gang_job && !out->mismatch && c->placement_lookup && !b->n_versions &&
       (rc = c->placement_lookup(c->placement_ctx, ns, jobset_name, rjob_name, &out->gate,
                                 &out->restriction, reason, reason_size)))
     goto out;

@@ -15,6 +15,7 @@
 #include "gb_reconcile_test.h"
 #include "gc_catalog.h"
 #include "gc_name.h"
+#include "gc_render.h"
 
 #define RC_ARENA_LIMIT (64u << 20)
 
@@ -163,15 +164,18 @@ static void decide(struct planner *pl, enum gb_rc_action act, const char *why) {
 }
 
 static void add_delete(struct planner *pl, const struct gc_backend *b) {
-  const struct gc_value *pg = pl->in->pg[bi(b)];
+  const struct gc_value *pg = pl->in->pg[bi(b)], *more = pl->in->more[bi(b)];
+  const char *tj_uid = str_at(pl->in->trainjob, "metadata.uid");
   struct gb_rc_plan *p = pl->p;
-  if (!pg || p->n_del >= GC_BACKEND_MAX)
-    return;
-  /* Only PodGroups gangbridge made for this TrainJob are ever deleted. */
-  if (!gb_reconcile_podgroup_ours(pg, str_at(pl->in->trainjob, "metadata.uid")))
+  /* Only objects gangbridge made for this TrainJob are ever deleted. */
+  int pg_ours = pg && gb_reconcile_podgroup_ours(pg, tj_uid);
+  int more_ours = more && gb_reconcile_podgroup_ours(more, tj_uid);
+  if ((!pg_ours && !more_ours) || p->n_del >= GC_BACKEND_MAX)
     return;
   p->del[p->n_del] = b;
-  p->del_uid[p->n_del] = str_at(pg, "metadata.uid");
+  p->del_uid[p->n_del] = pg_ours ? str_at(pg, "metadata.uid") : NULL;
+  p->del_version[p->n_del] = pl->in->version[bi(b)];
+  p->del_more_uid[p->n_del] = more_ours ? str_at(more, "metadata.uid") : NULL;
   p->n_del++;
 }
 
@@ -238,7 +242,12 @@ static const char *apis_missing(struct planner *pl) {
     if (!b->in_auto)
       continue;
     const char *sep = k == 0 ? "" : k + 1 == n ? (n == 2 ? " nor " : " or ") : ", ";
-    apis = fmt(pl, "%s%s%s.%s/%s", apis, sep, b->resource, b->group, b->version);
+    char vers[128];
+    if (b->n_versions)
+      apis = fmt(pl, "%s%s%s.%s (%s)", apis, sep, b->resource, b->group,
+                 gc_backend_version_names(b, vers, sizeof(vers)));
+    else
+      apis = fmt(pl, "%s%s%s.%s/%s", apis, sep, b->resource, b->group, b->version);
     install = fmt(pl, "%s%s%s", install, k == 0 ? "" : k + 1 == n ? " or " : ", ", b->install);
     k++;
   }
@@ -455,6 +464,33 @@ static int keep_other_backend(struct planner *pl, const struct gc_gang *g) {
   return 0;
 }
 
+/* The object the gang's backend needs besides its group object (the
+ * Workload API's PodGroup), when it does not exist yet: created, never
+ * changed (its size is the gang's, fixed while the pods exist).  One that
+ * exists and is not gangbridge's for this TrainJob is reported and left
+ * alone.  Returns 0 or GC_ENOMEM. */
+static int plan_more(struct planner *pl, const struct gc_gang *g) {
+  const struct gc_value *have = pl->in->more[bi(g->backend)];
+  if (!g->backend->more_kind.kind)
+    return 0;
+  if (have) {
+    if (!gb_reconcile_podgroup_ours(have, str_at(pl->in->trainjob, "metadata.uid")))
+      state_event(pl, GB_EVENT_WARNING, "PodGroupExists",
+                  fmt(pl, "%s %s/%s is not gangbridge's for this TrainJob; it is left as it is",
+                      g->backend->more_kind.kind, str_at(have, "metadata.namespace"),
+                      str_at(have, "metadata.name")),
+                  0);
+    return 0;
+  }
+  struct gc_value *objs[GC_RENDER_MAX_OBJECTS];
+  size_t n = 0;
+  int rc = gc_render_objects(g, pl->a, objs, GC_RENDER_MAX_OBJECTS, &n);
+  if (rc)
+    return rc == GC_ENOMEM ? rc : 0;
+  pl->p->desired_more = n > 1 ? objs[1] : NULL;
+  return 0;
+}
+
 /* Renders the gang's PodGroup and decides between create, update, keep
  * and outdated.  A PodGroup's size, resources or backend never change while
  * the gang's pods exist and the TrainJob is not suspended (Trainer changes it
@@ -492,7 +528,7 @@ static int decide_podgroup(struct planner *pl, struct gc_gang *g) {
     decide(pl, GB_RC_KEEP, "gang pods exist: the PodGroup is left as it is");
     out->bound_jobs = annotation(have, GB_ANN_BOUND_JOBS);
     outdated(pl, have, NULL);
-    return 0;
+    return plan_more(pl, g);
   } else {
     out->pg_uid = have ? str_at(have, "metadata.uid") : NULL;
     out->pg_rv = have ? str_at(have, "metadata.resourceVersion") : NULL;
@@ -513,10 +549,12 @@ static int decide_podgroup(struct planner *pl, struct gc_gang *g) {
       state_event(pl, GB_EVENT_WARNING, "TopologyNotExpressed", fmt(pl, "%s", w->message), 0);
   }
   queue_events(pl, g);
+  if (plan_more(pl, g) == GC_ENOMEM)
+    return GC_ENOMEM;
   /* Another backend's PodGroup (the choice changed) goes first, once no
    * pod exists that could reference it, so one gang never has two groups. */
   for (size_t i = 0; i < gc_backend_count() && in->pods == 0; i++)
-    if (gc_backend_at(i) != g->backend && in->pg[i])
+    if (gc_backend_at(i) != g->backend && (in->pg[i] || in->more[i]))
       add_delete(pl, gc_backend_at(i));
   return 0;
 }
@@ -536,8 +574,32 @@ static int finished(struct planner *pl) {
   for (size_t i = 0; i < gc_backend_count(); i++)
     add_delete(pl, gc_backend_at(i));
   decide(pl, out->n_del ? GB_RC_DELETE : GB_RC_KEEP,
-         out->n_del ? "finished: deleting its PodGroup" : "finished; no PodGroup left");
+         out->n_del ? "the TrainJob finished" : "finished; no PodGroup left");
   return 1;
+}
+
+/* A backend whose objects cannot change while they exist (the Workload
+ * API: kube-scheduler reads its gang once) gets them deleted on suspend
+ * and made anew on resume.  Returns 1 when that is the plan. */
+static int suspended_delete(struct planner *pl, const struct gc_gang *g) {
+  if (!g->suspended || !g->backend->n_versions)
+    return 0;
+  add_delete(pl, g->backend);
+  decide(pl, pl->p->n_del ? GB_RC_DELETE : GB_RC_KEEP,
+         pl->p->n_del ? "the TrainJob is suspended" : "suspended; nothing to delete");
+  return 1;
+}
+
+/* Something else gangs this TrainJob (gangcalc's ganged_by): gangbridge
+ * writes nothing for it and says why once. */
+static void stepped_aside(struct planner *pl, const struct gc_gang *g) {
+  pl->p->managed = 0;
+  pl->p->backend = NULL;
+  decide(pl, GB_RC_SKIP, fmt(pl, "ganged elsewhere: %s", g->ganged_by));
+  state_event(pl, GB_EVENT_NORMAL, "GangedElsewhere",
+              fmt(pl, "%s; gangbridge leaves this TrainJob alone and writes no %s", g->ganged_by,
+                  g->backend->kind),
+              0);
 }
 
 /* The runtime reference, the runtime's presence and its podGroupPolicy.
@@ -639,6 +701,11 @@ int gb_reconcile_plan(const struct gb_rc_input *in, struct gc_arena *a, struct g
     if (!opts.default_backend)
       goto out;
   }
+  /* A backend with several API versions writes the one discovery picked
+   * (gangcalc applies it only to the backend that has it). */
+  for (size_t i = 0; i < gc_backend_count() && !opts.backend_version; i++)
+    opts.backend_version = in->version[i];
+  opts.backend_version_why = "the newest version the API server serves";
   cat = gc_catalog_new();
   if (!cat) {
     pl.oom = 1;
@@ -660,15 +727,30 @@ int gb_reconcile_plan(const struct gb_rc_input *in, struct gc_arena *a, struct g
     event(&pl, GB_EVENT_WARNING, "InvalidTrainJob", msg);
     goto out;
   }
+  if (g->ganged_by) {
+    stepped_aside(&pl, g);
+    goto out;
+  }
   out->backend = g->backend;
+  out->version = g->backend_version;
   if (in->served[bi(g->backend)] == 0) {
+    char vers[128];
     decide(&pl, GB_RC_WAIT,
            fmt(&pl, "the %s PodGroup API is not served", gc_backend_name(g->backend)));
     event(&pl, GB_EVENT_WARNING, "PodGroupAPIMissing",
-          fmt(&pl, "%s.%s/%s is not served; install its CRD", g->backend->resource,
-              g->backend->group, g->backend->version));
+          g->backend->is_crd
+              ? fmt(&pl, "%s.%s/%s is not served; install its CRD", g->backend->resource,
+                    g->backend->group, g->backend->version)
+              : fmt(&pl, "%s.%s (%s) is not served; it needs %s", g->backend->resource,
+                    g->backend->group,
+                    g->backend->n_versions
+                        ? gc_backend_version_names(g->backend, vers, sizeof(vers))
+                        : g->backend->version,
+                    g->backend->install));
     goto out;
   }
+  if (suspended_delete(&pl, g))
+    goto out;
 
   /* The Namespace's queue when the runtime and TrainJob name none; queue
    * names are RFC 1123 subdomains. */
@@ -744,6 +826,7 @@ static void record(struct gb_rc_env *env, const struct gb_event_ref *ref, const 
 /* The PodGroup an Event is also posted on (uid NULL: none). */
 struct pg_ref {
   const struct gc_backend *backend;
+  const struct gc_backend_version *version; /* its API version (NULL: the backend's) */
   const char *uid;
 };
 
@@ -758,8 +841,8 @@ static void emit_on(struct gb_rc_env *env, const struct gc_value *tj, const stru
   record(env, &ref, type, reason, msg, once);
   if (!pg || !pg->uid || !pg->backend)
     return;
-  struct gb_event_ref pref = {pg->backend->api_version, pg->backend->kind, ref.ns, ref.name,
-                              pg->uid};
+  struct gb_event_ref pref = {pg->version ? pg->version->api_version : pg->backend->api_version,
+                              pg->backend->kind, ref.ns, ref.name, pg->uid};
   record(env, &pref, type, reason, msg, once);
 }
 
@@ -794,9 +877,74 @@ static const char *error_reason(const struct gb_kube_error *e) {
   return "status_4xx";
 }
 
-static int podgroup_path(char *buf, size_t cap, const struct gc_backend *b, const char *ns,
-                         const char *name) {
-  return gb_kube_client_path(buf, cap, b->group, b->version, b->resource, ns, name);
+/* The path of b's group object ns/name at version v (NULL: b->version);
+ * with `more`, of its other object (more_kind) of that name instead. */
+static int object_path(char *buf, size_t cap, const struct gc_backend *b,
+                       const struct gc_backend_version *v, int more, const char *ns,
+                       const char *name) {
+  return gb_kube_client_path(buf, cap, b->group, v ? v->version : b->version,
+                             more ? b->more_kind.resource : b->resource, ns, name);
+}
+
+static int podgroup_path(char *buf, size_t cap, const struct gc_backend *b,
+                         const struct gc_backend_version *v, const char *ns, const char *name) {
+  return object_path(buf, cap, b, v, 0, ns, name);
+}
+
+/* The name of b's other object for TrainJob `name` at version v (arena). */
+static const char *more_name(struct gc_arena *a, const struct gc_backend_version *v,
+                             const char *name) {
+  size_t n = strlen(name), k = v && v->group_suffix ? strlen(v->group_suffix) : 0;
+  char *s = gc_arena_alloc(a, n + k + 1);
+  if (!s)
+    return NULL;
+  memcpy(s, name, n);
+  if (k)
+    memcpy(s + n, v->group_suffix, k);
+  s[n + k] = '\0';
+  return s;
+}
+
+/* GETs ns/name of backend b at version v (its other object with `more`)
+ * into *out as a tree in a; NULL when there is none.  Returns 0 or GC_EIO. */
+static int read_object(struct gb_rc_env *env, const struct gc_backend *b,
+                       const struct gc_backend_version *v, int more, const char *ns,
+                       const char *name, struct gc_arena *a, const struct gc_value **out) {
+  char path[1024];
+  json_object *obj = NULL;
+  struct gb_kube_error e;
+  struct gc_value *val = NULL;
+  gb_kube_error_clear(&e);
+  *out = NULL;
+  int rc = object_path(path, sizeof(path), b, v, more, ns, name);
+  if (!rc)
+    rc = gb_kube_client_get(env->client, path, &obj, &e);
+  if (rc == GC_ENOTFOUND)
+    return 0;
+  if (!rc)
+    rc = gb_kube_client_json_to_value(a, obj, 64, &val);
+  json_object_put(obj);
+  if (rc)
+    return GC_EIO;
+  *out = val;
+  return 0;
+}
+
+/* The objects of a backend with several API versions, read from the API at
+ * the version discovery picked (no informer follows a version that can
+ * change under it): its group object and its other object. */
+static int gather_versioned(struct gb_rc_env *env, size_t b, const char *ns, const char *name,
+                            struct gc_arena *a, struct gb_rc_input *in) {
+  const struct gc_backend *be = gc_backend_at(b);
+  const struct gc_backend_version *v = env->version[b];
+  in->version[b] = v;
+  if (!v || env->served[b] != 1 || !env->client)
+    return 0;
+  int rc = read_object(env, be, v, 0, ns, name, a, &in->pg[b]);
+  if (rc || !be->more_kind.kind || !v->group_suffix)
+    return rc;
+  const char *mn = more_name(a, v, name);
+  return mn ? read_object(env, be, v, 1, ns, mn, a, &in->more[b]) : GC_ENOMEM;
 }
 
 int gb_reconcile_gather(struct gb_rc_env *env, const char *ns, const char *name,
@@ -830,6 +978,8 @@ int gb_reconcile_gather(struct gb_rc_env *env, const char *ns, const char *name,
       in->pg[b] = pg;
     in->served[b] = env->served[b];
     queues |= env->queues[b] != NULL;
+    if (gc_backend_at(b)->n_versions && (rc = gather_versioned(env, b, ns, name, a, in)))
+      return rc;
   }
   if (queues) {
     in->queue_state = queue_lookup;
@@ -884,10 +1034,8 @@ static enum create_outcome create_podgroup(struct gb_rc_env *env, const struct g
   const char *ns = str_at(tj, "metadata.namespace"), *name = str_at(tj, "metadata.name");
   char coll[1024], path[1024];
   json_object *body = gb_kube_client_value_to_json(plan->desired), *got = NULL;
-  if (!body ||
-      gb_kube_client_path(coll, sizeof(coll), plan->backend->group, plan->backend->version,
-                          plan->backend->resource, ns, NULL) ||
-      podgroup_path(path, sizeof(path), plan->backend, ns, name)) {
+  if (!body || podgroup_path(coll, sizeof(coll), plan->backend, plan->version, ns, NULL) ||
+      podgroup_path(path, sizeof(path), plan->backend, plan->version, ns, name)) {
     json_object_put(body);
     return CREATE_FAILED;
   }
@@ -947,7 +1095,7 @@ static const char *keep_uid(const struct gb_rc_input *in, const struct gb_rc_pla
 
 static void emit_plan(struct gb_rc_env *env, const struct gc_value *tj,
                       const struct gb_rc_plan *plan, const char *pg_uid) {
-  struct pg_ref pg = {plan->backend, pg_uid};
+  struct pg_ref pg = {plan->backend, plan->version, pg_uid};
   for (size_t i = 0; i < plan->n_events; i++) {
     const struct gb_rc_event *ev = &plan->events[i];
     emit_on(env, tj, ev->on_podgroup ? &pg : NULL, ev->type, ev->reason, ev->message, ev->once);
@@ -971,7 +1119,7 @@ static int apply_ours(struct gb_rc_env *env, const struct gb_rc_plan *plan, cons
     json_object_object_add(meta, "uid", json_object_new_string(m->uid));
   if (force)
     json_object_object_add(meta, "resourceVersion", json_object_new_string(m->rv));
-  int rc = podgroup_path(path, sizeof(path), plan->backend, ns, name);
+  int rc = podgroup_path(path, sizeof(path), plan->backend, plan->version, ns, name);
   if (!rc)
     rc = gb_kube_client_apply(env->client, path, obj, GB_FIELD_MANAGER, force, out, e);
   json_object_put(obj);
@@ -1027,7 +1175,7 @@ static void apply_podgroup(struct gb_rc_env *env, const struct gb_rc_plan *plan,
     co = create_podgroup(env, plan, tj, a, &m, &e);
   const char *uid = m.uid;
   if (co == EXISTS_FOREIGN) {
-    struct pg_ref pg = {plan->backend, uid};
+    struct pg_ref pg = {plan->backend, plan->version, uid};
     char msg[700];
     snprintf(msg, sizeof(msg),
              "PodGroup %s/%s (%s) exists and was not created by gangbridge "
@@ -1064,7 +1212,7 @@ static void apply_podgroup(struct gb_rc_env *env, const struct gb_rc_plan *plan,
     /* Another manager owns a field we would change: say so, never force. */
     result(res, GB_RC_CONFLICT, "conflict", "PodGroup fields owned by another manager: %s",
            e.message);
-    struct pg_ref pg = {plan->backend, uid};
+    struct pg_ref pg = {plan->backend, plan->version, uid};
     emit_on(env, tj, &pg, GB_EVENT_WARNING, "PodGroupConflict",
             *e.message ? e.message : "server-side apply conflict", 0);
     return;
@@ -1081,10 +1229,92 @@ static void apply_podgroup(struct gb_rc_env *env, const struct gb_rc_plan *plan,
   /* On the TrainJob only: one more write per PodGroup write already slows
    * convergence after an API storm (tests/integration/test_faults_storm.py). */
   char msg[600];
-  snprintf(msg, sizeof(msg), "%s PodGroup %s/%s (%s)", co == CREATED ? "created" : "updated", ns,
-           name, plan->backend->group);
+  snprintf(msg, sizeof(msg), "%s %s %s/%s (%s)", co == CREATED ? "created" : "updated",
+           plan->backend->kind, ns, name,
+           plan->version ? plan->version->api_version : plan->backend->group);
   emit(env, tj, GB_EVENT_NORMAL, co == CREATED ? "PodGroupCreated" : "PodGroupUpdated", msg);
   result(res, GB_RC_DONE, NULL, "%s", plan->why);
+}
+
+/* Deletes the other object of the plan's i-th delete (the Workload API's
+ * PodGroup), ours, with a uid precondition.  Returns 1 when it is gone. */
+static int delete_more(struct gb_rc_env *env, const struct gb_rc_plan *plan, size_t i,
+                       const struct gc_value *tj, int attempts, struct gb_rc_result *res) {
+  const char *ns = str_at(tj, "metadata.namespace"), *name = str_at(tj, "metadata.name");
+  const struct gc_backend *b = plan->del[i];
+  const struct gc_backend_version *v = plan->del_version[i];
+  char path[1024], mn[600], ebuf[1200];
+  struct gb_kube_error e;
+  gb_kube_error_clear(&e);
+  snprintf(mn, sizeof(mn), "%s%s", name, v && v->group_suffix ? v->group_suffix : "");
+  int rc = object_path(path, sizeof(path), b, v, 1, ns, mn);
+  if (!rc)
+    rc = gb_kube_client_delete(env->client, path, NULL, plan->del_more_uid[i], &e);
+  if (rc == GC_ENOTFOUND || (rc && e.http == 409))
+    return 1;
+  if (rc) {
+    result(res, GB_RC_RETRY, error_reason(&e), "cannot delete the %s %s: %s",
+           gc_backend_name(b), b->more_kind.kind, gb_kube_error_str(&e, ebuf, sizeof(ebuf)));
+    if (attempts >= 2)
+      emit(env, tj, GB_EVENT_WARNING, "PodGroupDeleteFailed", res->message);
+    return 0;
+  }
+  char msg[700];
+  snprintf(msg, sizeof(msg), "deleted %s %s/%s (%s): %s", b->more_kind.kind, ns, mn,
+           v ? v->api_version : b->api_version,
+           plan->action == GB_RC_DELETE ? plan->why : "the backend changed");
+  emit(env, tj, GB_EVENT_NORMAL, "PodGroupDeleted", msg);
+  return 1;
+}
+
+/* Creates the plan's other object (desired_more) when it is missing, by
+ * POST: an object of that name that exists (409) is never taken over; one
+ * that is not gangbridge's for this TrainJob is reported.  Returns 1 when
+ * it exists, 0 when *res says why not. */
+static int ensure_more(struct gb_rc_env *env, const struct gb_rc_plan *plan,
+                       const struct gc_value *tj, struct gc_arena *a, int attempts,
+                       struct gb_rc_result *res) {
+  const struct gc_backend *b = plan->backend;
+  if (!plan->desired_more || !b)
+    return 1;
+  const char *ns = str_at(tj, "metadata.namespace");
+  const char *mn = str_at(plan->desired_more, "metadata.name");
+  char coll[1024], ebuf[1200], msg[700];
+  json_object *body = gb_kube_client_value_to_json(plan->desired_more), *got = NULL;
+  struct gb_kube_error e;
+  gb_kube_error_clear(&e);
+  int rc = !body || !mn || object_path(coll, sizeof(coll), b, plan->version, 1, ns, NULL)
+               ? GC_ENOMEM
+               : 0;
+  if (!rc) {
+    strncat(coll, "?fieldManager=" GB_FIELD_MANAGER, sizeof(coll) - strlen(coll) - 1);
+    rc = create_retried(env, coll, body, &got, &e);
+  }
+  json_object_put(body);
+  json_object_put(got);
+  const char *api = plan->version ? plan->version->api_version : b->api_version;
+  if (rc && e.http == 409) {
+    const struct gc_value *have = NULL;
+    if (read_object(env, b, plan->version, 1, ns, mn, a, &have) == 0 && have &&
+        !gb_reconcile_podgroup_ours(have, str_at(tj, "metadata.uid"))) {
+      snprintf(msg, sizeof(msg),
+               "%s %s/%s (%s) exists and was not created by gangbridge for this TrainJob; it "
+               "is left exactly as it is",
+               b->more_kind.kind, ns, mn, api);
+      emit_on(env, tj, NULL, GB_EVENT_WARNING, "PodGroupExists", msg, 1);
+    }
+    return 1;
+  }
+  if (rc) {
+    result(res, GB_RC_RETRY, error_reason(&e), "cannot create the %s %s: %s", gc_backend_name(b),
+           b->more_kind.kind, gb_kube_error_str(&e, ebuf, sizeof(ebuf)));
+    if (attempts >= 2)
+      emit(env, tj, GB_EVENT_WARNING, "PodGroupApplyFailed", res->message);
+    return 0;
+  }
+  snprintf(msg, sizeof(msg), "created %s %s/%s (%s)", b->more_kind.kind, ns, mn, api);
+  emit(env, tj, GB_EVENT_NORMAL, "PodGroupCreated", msg);
+  return 1;
 }
 
 /* Deletes the PodGroups the plan lists, each with a uid precondition (one
@@ -1102,7 +1332,11 @@ static int delete_podgroups(struct gb_rc_env *env, const struct gb_rc_plan *plan
       result(res, GB_RC_SKIPPED, NULL, "lost the leadership: no writes");
       return 0;
     }
-    int rc = podgroup_path(path, sizeof(path), plan->del[i], ns, name);
+    if (plan->del_more_uid[i] && !delete_more(env, plan, i, tj, attempts, res))
+      return 0;
+    if (!plan->del_uid[i])
+      continue;
+    int rc = podgroup_path(path, sizeof(path), plan->del[i], plan->del_version[i], ns, name);
     if (!rc)
       rc = gb_kube_client_delete(env->client, path, NULL, plan->del_uid[i], &e);
     if (rc == GC_ENOTFOUND || (rc && e.http == 409)) /* gone, or replaced by a new uid */
@@ -1116,8 +1350,9 @@ static int delete_podgroups(struct gb_rc_env *env, const struct gb_rc_plan *plan
     }
     gb_log(GB_LOG_INFO, "deleted PodGroup", "namespace", ns, "name", name, "backend",
            gc_backend_name(plan->del[i]), "why", plan->why, NULL);
-    snprintf(msg, sizeof(msg), "deleted PodGroup %s/%s (%s): %s", ns, name, plan->del[i]->group,
-             plan->action == GB_RC_DELETE ? "the TrainJob finished" : "the backend changed");
+    snprintf(msg, sizeof(msg), "deleted %s %s/%s (%s): %s", plan->del[i]->kind, ns, name,
+             plan->del[i]->group,
+             plan->action == GB_RC_DELETE ? plan->why : "the backend changed");
     emit(env, tj, GB_EVENT_NORMAL, "PodGroupDeleted", msg); /* its PodGroup is gone */
   }
   return 1;
@@ -1182,7 +1417,13 @@ void gb_reconcile_run(struct gb_rc_env *env, const char *key, int attempts,
   switch (plan.action) {
   case GB_RC_APPLY:
     apply_podgroup(env, &plan, tj, a, attempts, res);
+    if (res->outcome == GB_RC_DONE && leader(env))
+      ensure_more(env, &plan, tj, a, attempts, res);
     goto out;
+  case GB_RC_KEEP:
+    if (ensure_more(env, &plan, tj, a, attempts, res))
+      result(res, GB_RC_DONE, NULL, "%s", plan.why);
+    break;
   case GB_RC_WAIT: result(res, GB_RC_RETRY, NULL, "waiting: %s", plan.why); break;
   case GB_RC_INVALID: result(res, GB_RC_BAD, "invalid_spec", "%s", plan.why); break;
   default: result(res, GB_RC_DONE, NULL, "%s", plan.why); break;

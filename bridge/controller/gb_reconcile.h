@@ -14,7 +14,11 @@
  * "gangbridge", never forced over another manager, metadata and spec only,
  * uid precondition) only when it carries gangbridge's label and a controller
  * ownerReference to the TrainJob, deleted with a uid precondition; Events go
- * on the TrainJob and the PodGroup.  The rules are
+ * on the TrainJob and the PodGroup.  A backend with several API versions
+ * (the upstream Workload API) is read by GET at the version discovery
+ * picked, and its other object (the Workload's PodGroup) is created by POST
+ * when missing, never changed, and deleted with the group object, which
+ * also goes on suspend.  The rules are
  * listed in docs/operating.md ("What the controller does").
  *
  * Thread-safety: gb_reconcile_plan is reentrant.  gb_reconcile_run may run
@@ -83,6 +87,12 @@ struct gb_rc_input {
    * backend's API is served (1), not (0) or unknown (-1). */
   const struct gc_value *pg[GC_BACKEND_MAX];
   int served[GC_BACKEND_MAX];
+  /* By gc_backend_index, for a backend with several API versions (the
+   * Workload API): the version discovery picked (NULL: none served), and
+   * the object besides the group object that exists (its more_kind, named
+   * after the TrainJob with the version's group_suffix), or NULL. */
+  const struct gc_backend_version *version[GC_BACKEND_MAX];
+  const struct gc_value *more[GC_BACKEND_MAX];
   long pods;                            /* the gang's pods that exist; -1 unknown (as if some) */
   gb_rc_queue_fn queue_state;           /* NULL: queues unknown */
   gb_rc_queue_doc_fn queue_doc;         /* NULL: queues unknown (same queue_ctx) */
@@ -98,10 +108,16 @@ struct gb_rc_plan {
   const char *why;        /* a short sentence for logs (arena) */
   int managed;            /* gangbridge is responsible for this TrainJob's PodGroup */
   const struct gc_backend *backend; /* the PodGroup's backend (APPLY, KEEP), or NULL */
+  const struct gc_backend_version *version; /* its API version (NULL: backend->version) */
   struct gc_value *desired; /* APPLY: the PodGroup to apply (arena) */
+  /* APPLY, KEEP: the backend's other object (the Workload API's PodGroup),
+   * created when missing and never changed; NULL: none. */
+  struct gc_value *desired_more;
   /* PodGroups to delete (DELETE, or a stale other backend's on APPLY). */
   const struct gc_backend *del[GC_BACKEND_MAX];
   const char *del_uid[GC_BACKEND_MAX];
+  const struct gc_backend_version *del_version[GC_BACKEND_MAX]; /* NULL: del[i]->version */
+  const char *del_more_uid[GC_BACKEND_MAX]; /* its other object, ours, deleted first; or NULL */
   size_t n_del;
   const char *bound_jobs;   /* binding plan: comma-separated replicated jobs whose pods join */
   const char *pg_uid;       /* APPLY: the uid of the PodGroup updated (precondition);
@@ -138,6 +154,9 @@ struct gb_rc_env {
   struct gb_informer *pg[GC_BACKEND_MAX];     /* the backend's PodGroups */
   struct gb_informer *queues[GC_BACKEND_MAX]; /* its Queues (backends that have them) */
   int served[GC_BACKEND_MAX];
+  /* The version discovery picked of a backend with several (NULL: none);
+   * such a backend has no informer: its objects are read from the API. */
+  const struct gc_backend_version *version[GC_BACKEND_MAX];
   /* The number of pods labelled with JobSet `name` in `ns`; NULL: unknown. */
   long (*gang_pods)(void *ctx, const char *ns, const char *name);
   void *pods_ctx;

@@ -431,6 +431,93 @@ static int add_placement(json_object *pod, const struct gb_webhook_decision *dec
   return add_restriction(v->patch, pod, &dec->restriction, v);
 }
 
+/* The value a pod-spec-field join of the decision's version holds: the
+ * group object's name with the version's suffix, the parent's (the group
+ * object, named as the TrainJob) or the gang's template. */
+static const char *spec_join_value(const struct gb_webhook_decision *dec,
+                                   const struct gc_backend_join *j, char *buf, size_t cap) {
+  const struct gc_backend_version *ver = dec->version;
+  if (j->value == GC_JOIN_GROUP)
+    snprintf(buf, cap, "%s%s", dec->group, ver && ver->group_suffix ? ver->group_suffix : "");
+  else if (j->value == GC_JOIN_PARENT)
+    snprintf(buf, cap, "%s", dec->group);
+  else if (j->value == GC_JOIN_TEMPLATE && ver && ver->gang_template)
+    snprintf(buf, cap, "%s", ver->gang_template);
+  else
+    return NULL;
+  return buf;
+}
+
+/* The pod-spec-field joins of the decision: the version's, else the
+ * backend's own (written, not legacy). */
+static const struct gc_backend_join *spec_joins(const struct gb_webhook_decision *dec,
+                                                size_t *n) {
+  *n = dec->version ? dec->version->n_joins : dec->backend->n_joins;
+  return dec->version ? dec->version->joins : dec->backend->joins;
+}
+
+/* The first pod spec field a join of any backend lives under that the pod
+ * sets already ("schedulingGroup"), or NULL. */
+static const char *named_group(json_object *spec, char *buf, size_t cap) {
+  for (size_t i = 0; i < gc_backend_count(); i++) {
+    const struct gc_backend *b = gc_backend_at(i);
+    for (size_t k = 0; k < b->n_joins; k++) {
+      const char *key = b->joins[k].key, *dot = strchr(key, '.');
+      if (b->joins[k].at != GC_JOIN_SPEC_FIELD || !dot || (size_t)(dot - key) >= cap)
+        continue;
+      snprintf(buf, cap, "%.*s", (int)(dot - key), key);
+      json_object *f = gb_kobj_get(spec, buf);
+      if (f && !json_object_is_type(f, json_type_null))
+        return buf;
+    }
+  }
+  return NULL;
+}
+
+/* Sets the decision's pod-spec-field joins ("a.b" keys: one "add" of
+ * /spec/a holding every b of the same a).  Returns 1 when the pod already
+ * names a scheduling group (then nothing is added), 0 or <0 on error. */
+static int set_spec_joins(json_object *patch, json_object *spec,
+                          const struct gb_webhook_decision *dec, struct verdict *v) {
+  size_t n;
+  const struct gc_backend_join *js = spec_joins(dec, &n);
+  char field[64], buf[GB_WEBHOOK_NAME_MAX + 64];
+  const char *have = named_group(spec, field, sizeof(field));
+  if (have) {
+    warn(v, "gangbridge: the pod already names a scheduling group (spec.%s); left as it is, "
+            "not bound to %s",
+         have, dec->group);
+    gb_log(GB_LOG_WARN, "pod already names a scheduling group; left as it is", "field", have,
+           "group", dec->group, NULL);
+    return 1;
+  }
+  for (size_t i = 0; i < n; i++) {
+    const char *key = js[i].key, *dot = strchr(key, '.');
+    if (js[i].at != GC_JOIN_SPEC_FIELD || js[i].legacy || !dot || (size_t)(dot - key) >= 48)
+      continue;
+    int first = 1; /* one object per leading field, filled by every join under it */
+    for (size_t k = 0; k < i && first; k++)
+      first = js[k].at != GC_JOIN_SPEC_FIELD || strncmp(js[k].key, key, (size_t)(dot - key) + 1);
+    if (!first)
+      continue;
+    json_object *obj = json_object_new_object();
+    if (!obj)
+      return GC_ENOMEM;
+    for (size_t k = i; k < n; k++) {
+      const char *val = spec_join_value(dec, &js[k], buf, sizeof(buf));
+      if (js[k].at == GC_JOIN_SPEC_FIELD && val &&
+          !strncmp(js[k].key, key, (size_t)(dot - key) + 1))
+        json_object_object_add(obj, js[k].key + (dot - key) + 1, json_object_new_string(val));
+    }
+    char path[80];
+    snprintf(path, sizeof(path), "/spec/%.*s", (int)(dot - key), key);
+    int rc = add_op(patch, path, obj);
+    if (rc < 0)
+      return rc;
+  }
+  return 0;
+}
+
 /* Builds the patch for a pod the lookup says to bind. */
 static int build_patch(json_object *pod, const struct gb_webhook_decision *dec,
                        struct verdict *v) {
@@ -439,6 +526,17 @@ static int build_patch(json_object *pod, const struct gb_webhook_decision *dec,
     return GC_ENOMEM;
   json_object *meta = gb_kobj_obj(pod, "metadata");
   int rc = 0;
+  size_t n_spec;
+  const struct gc_backend_join *sj = spec_joins(dec, &n_spec);
+  if (n_spec && sj[0].at == GC_JOIN_SPEC_FIELD) {
+    json_object *spec = gb_kobj_obj(pod, "spec");
+    if (!spec) {
+      warn(v, "gangbridge: pod has no spec; not bound to %s", dec->group);
+      return 0;
+    }
+    if ((rc = set_spec_joins(v->patch, spec, dec, v)) != 0)
+      return rc < 0 ? rc : 0; /* names a group already: the pod is left as it is */
+  }
   /* Every key the backend joins its pods by that names the group, and the
    * pod's sub-group when the decision names one. */
   for (size_t i = 0; i < dec->backend->n_joins && rc >= 0; i++) {

@@ -10,7 +10,11 @@
  * adds the label or annotation the backend's descriptor joins pods by
  * (gc_backend.h; the ones naming the group, and the ones naming the pod's
  * sub-group when the decision names one), creating the map when the pod
- * has none, and sets `spec.schedulerName` when the decision names one and
+ * has none, or the pod spec field (the upstream Workload API's
+ * spec.schedulingGroup / spec.workloadRef, at the decision's version;
+ * immutable once the pod exists, so only at CREATE) — a pod whose spec
+ * already names a scheduling group is left exactly as it is, with an
+ * admission warning and a log line — and sets `spec.schedulerName` when the decision names one and
  * the pod has none or "default-scheduler".  When gangbridge places the
  * gang (decision.gate) such a pod also gets the scheduling gate
  * gangbridge.io/placement (the list created when the pod has none, the gate
@@ -53,6 +57,9 @@ struct gb_webhook_decision {
   int managed;                               /* 0: gangbridge does not manage this TrainJob */
   int bind;                                  /* 0: this replicated job is not in the binding plan */
   const struct gc_backend *backend;          /* a backend of the table (gc_backend.h) */
+  /* The API version the backend's objects are written at, for a backend
+   * with several (its joins are the version's); NULL: the backend's own. */
+  const struct gc_backend_version *version;
   char group[GB_WEBHOOK_NAME_MAX + 1];       /* PodGroup name */
   char subgroup[64]; /* the pod's sub-group within it (a DNS label), written to the
                         backend's GC_JOIN_SUBGROUP keys; "" = none */

@@ -54,6 +54,9 @@ REQUIRED = {
     ("scheduling.x-k8s.io", "podgroups"): {"get", "list", "watch", "create", "patch", "delete"},
     ("scheduling.run.ai", "podgroups"): {"get", "list", "watch", "create", "patch", "delete"},
     ("scheduling.k8s.io", "workloads"): {"get", "list", "watch", "create", "patch", "delete"},
+    # The Workload API's PodGroup (a backend's other object, more_kind): read, created once
+    # and deleted, never changed.
+    ("scheduling.k8s.io", "podgroups"): {"get", "create", "delete"},
     ("scheduling.volcano.sh", "queues"): {"get", "list", "watch"},
     ("", "namespaces"): {"get", "list", "watch"},
     ("apiextensions.k8s.io", "customresourcedefinitions"): {"get", "list", "watch"},
@@ -172,9 +175,11 @@ for path in sorted(glob.glob(os.path.join(src, "gangcalc", "gc_backend_*.c"))):
         m = re.search(r'\.' + name + r'\s*=\s*"([^"]*)"', text)
         return m.group(1) if m else None
     q = re.search(r'\.queue\s*=\s*\{(.*?)\}', t, re.S)
+    more = re.search(r'\.more_kind\s*=\s*\{\s*"[^"]*",\s*"([^"]*)"\s*\}', t)
     backends.append({"name": field("name"), "scheduler": field("scheduler_name"),
                      "group": field("group"), "resource": field("resource"),
-                     "queues": field("resource", q.group(1)) if q else None})
+                     "queues": field("resource", q.group(1)) if q else None,
+                     "more": more.group(1) if more else None})
 if len(backends) < 2 or not all(b["name"] and b["group"] and b["resource"] for b in backends):
     err("could not read the backend descriptors gangcalc/gc_backend_*.c: %r" % backends)
 keys = {}  # path -> (type, default), from the layers' tables
@@ -493,6 +498,11 @@ GROUP_OF = {"GC_TRAINER_GROUP": ["trainer.kubeflow.org"]}
 # X->queue.resource).
 DESC = r'\w+(?:->\w+)*->'
 DESC_PATH = r'gb_kube_client_path\([^;]*?,\s*' + DESC + r'group,\s*' + DESC + r'version,\s*' + DESC + r'resource\b'
+# A path at a version chosen at run time, of the group object or the backend's other object
+# (X->more_kind.resource): gangbridge only reads, creates and deletes the other one.
+DESC_VPATH = (r'gb_kube_client_path\([^;]*?,\s*' + DESC + r'group,\s*[^,]*->version,\s*[^,]*' +
+              DESC + r'more_kind\.resource\s*:\s*' + DESC + r'resource\b')
+MORE_VERBS = {"get", "create", "delete"}
 DESC_INF = r'\(struct inf_def\)\{\s*' + DESC + r'group,\s*' + DESC + r'version,\s*' + DESC + r'resource\b'
 DESC_QINF = r'\(struct inf_def\)\{\s*' + DESC + r'group,\s*' + DESC + r'queue\.version,\s*' + DESC + r'queue\.resource\b' 
 # Files that implement the transport, not call sites: their resources come from callers.
@@ -527,8 +537,11 @@ for path in sorted(glob.glob(os.path.join(src, "bridge", "**", "*.c"), recursive
     if not calls:
         continue
     targets = re.findall(r'gb_kube_client_path\([^;]*?,\s*(GC_TRAINER_GROUP|"[^"]*"),\s*[^,]+,\s*"([a-z]+)"', text, re.S)
-    if re.search(DESC_PATH, text, re.S):
+    more_targets = []
+    if re.search(DESC_PATH, text, re.S) or re.search(DESC_VPATH, text, re.S):
         targets += [('"%s"' % b["group"], b["resource"]) for b in backends]
+    if re.search(DESC_VPATH, text, re.S):
+        more_targets = [(b["group"], b["more"]) for b in backends if b["more"]]
     if not targets:
         err("%s calls %s but names no resource through gb_kube_client_path: extend this test" % (base, sorted(calls)))
     verbs = {VERB_OF[c] for c in calls if c in VERB_OF}
@@ -539,6 +552,9 @@ for path in sorted(glob.glob(os.path.join(src, "bridge", "**", "*.c"), recursive
         for grp in GROUP_OF.get(g, [g.strip('"')]):
             for v in verbs:
                 need(grp, r, v, base)
+    for g, r in more_targets:
+        for v in verbs & MORE_VERBS:
+            need(g, r, v, base + " (other object)")
 # The model's informers are a table (resource names and groups by kind, macros for HyperNodes).
 mw = read("bridge/model/gb_model_watch.c")
 macros = dict(re.findall(r'#define (HN_[A-Z]+) "([^"]*)"', mw))

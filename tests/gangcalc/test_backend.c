@@ -14,7 +14,6 @@
 #include <string.h>
 
 #include "gc_backend.h"
-#include "gc_backend_test.h"
 #include "gc_name.h"
 
 static const struct gc_backend *volcano(void) { return gc_backend_by_name("volcano"); }
@@ -92,8 +91,9 @@ START_TEST(names_list) {
   char buf[128];
   ck_assert_str_eq(gc_backend_names(buf, sizeof(buf), " or "), "volcano, coscheduling, kai or workload");
   ck_assert_str_eq(gc_backend_names(buf, sizeof(buf), ", "), "volcano, coscheduling, kai, workload");
-  /* The Workload backend is render/explain only until serve creates it. */
-  ck_assert_str_eq(gc_backend_serve_names(buf, sizeof(buf), " or "), "volcano, coscheduling or kai");
+  /* No backend is render/explain only: serve uses every one (the Workload API too). */
+  ck_assert_str_eq(gc_backend_serve_names(buf, sizeof(buf), " or "),
+                   "volcano, coscheduling, kai or workload");
   /* Cut, never overrun, always terminated. */
   char small[9];
   memset(small, 'x', sizeof(small));
@@ -199,8 +199,9 @@ START_TEST(versions) {
   ck_assert_ptr_null(gc_backend_version_tracked(w, "scheduling.k8s.io/v1alpha1", "PodGroup"));
   ck_assert_ptr_null(gc_backend_version_tracked(volcano(), "scheduling.volcano.sh/v1beta1",
                                                 "PodGroup"));
-  /* Not in auto and not created by serve yet; kube-scheduler's fixed gang wait is stated. */
-  ck_assert(!w->in_auto && w->offline_only && !w->is_crd);
+  /* Last in auto, created by serve; its PodGroup resource; kube-scheduler's fixed gang wait. */
+  ck_assert(w->in_auto && !w->offline_only && !w->is_crd);
+  ck_assert_str_eq(w->more_kind.resource, "podgroups");
   ck_assert_int_eq(w->timeout.fixed_seconds, 300);
 }
 END_TEST

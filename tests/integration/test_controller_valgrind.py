@@ -5,11 +5,15 @@ serve runs under `valgrind --leak-check=full` (definite and indirect leaks and e
 error fail the run through --error-exitcode) while it creates a PodGroup, re-renders it,
 emits Events, counts a gang's pods (a change under them is PodGroupOutdated, applied once
 they go), leaves a foreign PodGroup alone, answers webhook reviews (one malformed), deletes
-a finished TrainJob's PodGroup and stops on SIGTERM.  A binary built with AddressSanitizer cannot run under
+a finished TrainJob's PodGroup, runs the upstream Workload API backend (discovery of the
+served version, the Workload and its PodGroup read and created at it, the webhook writing the
+pod spec field and leaving a pod that names its own group alone, the 1.36 -> 1.37 switch made
+good, suspend and finish deleting both) and stops on SIGTERM.  A binary built with AddressSanitizer cannot run under
 valgrind; it checks the same errors and leaks itself, so for such a build the same
 scenario runs without the valgrind wrapper and ASan's exit status is checked instead.
 """
 
+import base64
 import json
 import os
 import subprocess
@@ -39,6 +43,51 @@ def post_review(env, body):
         return e.code, e.read()
 
 
+def review_of(ns, jobset, spec):
+    return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+            "request": {"uid": "u-w", "kind": {"group": "", "version": "v1", "kind": "Pod"},
+                        "operation": "CREATE", "namespace": ns,
+                        "object": {"metadata": {"labels": {
+                            "jobset.sigs.k8s.io/jobset-name": jobset,
+                            "jobset.sigs.k8s.io/replicatedjob-name": "node"}},
+                            "spec": spec}}}
+
+
+def workload_cycle(env):
+    """The Workload API backend, chosen by the Namespace (Volcano is served too)."""
+    ns = "vg-w"
+    wl = "/apis/scheduling.k8s.io/%s/namespaces/" + ns + "/%s/%s"
+
+    def get(version, resource, name):
+        r = env.c.get(wl % (version, resource, name))
+        return r.json if r.status == 200 else None
+    env.create(namespace(ns, annotations={"gangbridge.io/backend": "workload"}))
+    env.create(runtime("torch", ns))
+    env.create(trainjob("job", ns, "torch", num_nodes=2))
+    env.wait(lambda: get("v1alpha2", "podgroups", "job-gang"), "v1alpha2 PodGroup", 60)
+    status, body = post_review(env, json.dumps(review_of(ns, "job", {
+        "containers": [{"name": "n"}]})).encode())
+    if status != 200 or b"schedulingGroup" not in base64.b64decode(
+            json.loads(body)["response"].get("patch") or ""):
+        fail("webhook (Workload): %d %r" % (status, body[:200]))
+    status, body = post_review(env, json.dumps(review_of(ns, "job", {
+        "containers": [{"name": "n"}], "schedulingGroup": {"podGroupName": "x"}})).encode())
+    if status != 200 or not json.loads(body)["response"].get("warnings"):
+        fail("webhook (own group): %d %r" % (status, body[:200]))
+    r = env.c.post("/_control/workload-api", {"release": "1.37"})
+    if r.status != 200:
+        fail("switch to 1.37: %r" % r)
+    env.wait(lambda: get("v1beta1", "podgroups", "job-gang"), "v1beta1 PodGroup", 60)
+    env.merge_patch(TJ_API, "TrainJob", ns, "job", {"spec": {"suspend": True}})
+    env.wait(lambda: get("v1beta1", "workloads", "job") is None, "Workload gone on suspend", 60)
+    env.merge_patch(TJ_API, "TrainJob", ns, "job", {"spec": {"suspend": False}})
+    env.wait(lambda: get("v1beta1", "podgroups", "job-gang"), "made again on resume", 60)
+    env.merge_patch(TJ_API, "TrainJob", ns, "job", {"status": {"conditions": [
+        {"type": "Complete", "status": "True", "reason": "x", "message": "x",
+         "lastTransitionTime": "2026-01-01T00:00:00Z"}]}}, sub="/status")
+    env.wait(lambda: get("v1beta1", "podgroups", "job-gang") is None, "deleted at finish", 60)
+
+
 def main():
     wrapper = []
     if asan_build():
@@ -49,7 +98,7 @@ def main():
                    "--show-leak-kinds=definite,indirect", "--error-exitcode=99",
                    "--trace-children=no"]
         print("checker: valgrind")
-    env = Env(crds=("trainer", "volcano"))
+    env = Env(crds=("trainer", "volcano"), apiserver_args=("--workload-api", "1.36"))
     try:
         env.start_serve(["--workers", "2"], wrapper=wrapper, ready_timeout=90)
         ns = "vg"
@@ -92,6 +141,7 @@ def main():
             {"type": "Failed", "status": "True", "reason": "x", "message": "x",
              "lastTransitionTime": "2026-01-01T00:00:00Z"}]}}, sub="/status")
         env.wait(lambda: env.podgroup("volcano", ns, "job") is None, "delete on Failed", 60)
+        workload_cycle(env)
         code, _ = env.http_get("/metrics")
         if code != 200:
             fail("/metrics %d" % code)

@@ -199,7 +199,7 @@ START_TEST(test_file_errors) {
   expect_load_error("kube:\n  burst: 0\n", "kube.burst: must be an integer in [1, 100000]");
   expect_load_error("kube: 3\n", "cfg.yaml:1:7: kube: must be a map, not integer");
   expect_load_error("log:\n  level: loud\n", "log.level: must be debug, info, warn, error or off");
-  expect_load_error("scheduling:\n  backend: yunikorn\n", "must be auto, volcano, coscheduling or kai");
+  expect_load_error("scheduling:\n  backend: yunikorn\n", "must be auto, volcano, coscheduling, kai or workload");
   expect_load_error("scheduling:\n  gangScope: some\n", "must be wave or all");
   expect_load_error("selection:\n  mode: everything\n",
                     "must be unmanaged, namespaceSelector or optIn");

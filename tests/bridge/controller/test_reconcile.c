@@ -397,19 +397,16 @@ START_TEST(test_backend_choice) {
   plan(&f);
   ck_assert_ptr_eq(f.plan.backend, COSCHED);
   ck_assert_ptr_nonnull(find_event(&f.plan, "InvalidNamespacePolicy"));
-  /* The Workload API is render/explain only: a Namespace naming it is not obeyed, and the
-   * message lists what serve can use; the config refuses it outright. */
+  /* A Namespace naming the Workload API is obeyed (it waits while the API is not served),
+   * and the config accepts it. */
   f.in.ns = doc(&f, "apiVersion: v1\nkind: Namespace\nmetadata: {name: ns1, annotations: "
                     "{gangbridge.io/backend: workload}}\n");
   plan(&f);
-  ck_assert_ptr_eq(f.plan.backend, COSCHED);
-  const struct gb_rc_event *ev = find_event(&f.plan, "InvalidNamespacePolicy");
-  ck_assert_ptr_nonnull(ev);
-  ck_assert_msg(strstr(ev->message, "is not volcano, coscheduling, kai or auto"), "%s", ev->message);
+  ck_assert_ptr_eq(f.plan.backend, gc_backend_by_name("workload"));
+  ck_assert_ptr_null(find_event(&f.plan, "InvalidNamespacePolicy"));
   struct gc_diags d;
   gc_diags_init(&d);
-  ck_assert_int_ne(gb_options_set(&f.opts, "scheduling.backend", "workload", "--set", &d), 0);
-  ck_assert_uint_ge(d.n, 1);
+  ck_assert_int_eq(gb_options_set(&f.opts, "scheduling.backend", "workload", "--set", &d), 0);
   gc_diags_destroy(&d);
   fx_free(&f);
 }
@@ -720,6 +717,110 @@ START_TEST(test_subset_and_ref) {
 }
 END_TEST
 
+/* The upstream Workload API: the version discovery picked is written, the PodGroup of the
+ * gang template is the plan's other object (created when missing, never changed), both are
+ * deleted on finish and on suspend (ours only), a TrainJob something else gangs is left
+ * alone, and a cluster serving no version waits naming the GenericWorkload gate. */
+START_TEST(test_workload_backend) {
+  struct fx f;
+  fx_init(&f);
+  const struct gc_backend *w = gc_backend_by_name("workload");
+  int iw = gc_backend_index(w);
+  const struct gc_backend_version *v2 = gc_backend_version_find(w, "v1alpha2");
+  gb_options_set(&f.opts, "scheduling.backend", "workload", "--set", NULL);
+  /* Not served: waits, and says which gate is missing. */
+  plan(&f);
+  ck_assert_int_eq(f.plan.action, GB_RC_WAIT);
+  const struct gb_rc_event *ev = find_event(&f.plan, "PodGroupAPIMissing");
+  ck_assert_ptr_nonnull(ev);
+  ck_assert_msg(strstr(ev->message, "GenericWorkload") &&
+                    strstr(ev->message, "v1beta1, v1alpha2 or v1alpha1"),
+                "%s", ev->message);
+  /* Served at v1alpha2: the Workload and its PodGroup at that version. */
+  f.in.served[iw] = 1;
+  f.in.version[iw] = v2;
+  plan(&f);
+  ck_assert_int_eq(f.plan.action, GB_RC_APPLY);
+  ck_assert_ptr_eq(f.plan.version, v2);
+  ck_assert_str_eq(spec_str(f.plan.desired, "apiVersion"), "scheduling.k8s.io/v1alpha2");
+  ck_assert_str_eq(spec_str(f.plan.desired, "kind"), "Workload");
+  ck_assert_ptr_nonnull(f.plan.desired_more);
+  ck_assert_str_eq(spec_str(f.plan.desired_more, "kind"), "PodGroup");
+  ck_assert_str_eq(spec_str(f.plan.desired_more, "metadata.name"), "job-gang");
+  ck_assert_str_eq(spec_str(f.plan.desired_more, "apiVersion"), "scheduling.k8s.io/v1alpha2");
+  const char *bound = f.plan.bound_jobs;
+  ck_assert_str_eq(bound, "node");
+  /* Both exist and are ours: nothing to write. */
+  struct gc_value *wl = f.plan.desired, *pg = f.plan.desired_more;
+  ck_assert_int_eq(
+      gc_map_set(f.a, gc_value_path(wl, "metadata"), "uid", gc_value_strz(f.a, "wl-uid")), 0);
+  ck_assert_int_eq(
+      gc_map_set(f.a, gc_value_path(pg, "metadata"), "uid", gc_value_strz(f.a, "pg-uid")), 0);
+  f.in.pg[iw] = wl;
+  f.in.more[iw] = pg;
+  f.in.pods = 3;
+  plan(&f);
+  ck_assert_int_eq(f.plan.action, GB_RC_KEEP);
+  ck_assert_ptr_null(f.plan.desired_more);
+  /* The PodGroup gone (the 1.36 -> 1.37 upgrade deletes it) while pods exist: made again. */
+  f.in.more[iw] = NULL;
+  plan(&f);
+  ck_assert_int_eq(f.plan.action, GB_RC_KEEP);
+  ck_assert_ptr_nonnull(f.plan.desired_more);
+  /* Suspended: both deleted, PodGroup first, with their uids and the version. */
+  f.in.more[iw] = pg;
+  f.in.trainjob = doc(&f, "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\n"
+                          "metadata: {name: job, namespace: ns1, uid: "
+                          "11111111-2222-4333-8444-555555555555}\n"
+                          "spec:\n  suspend: true\n"
+                          "  runtimeRef: {name: torch, kind: TrainingRuntime}\n"
+                          "  trainer: {numNodes: 3, resourcesPerNode: {requests: {cpu: 2}}}\n");
+  plan(&f);
+  ck_assert_int_eq(f.plan.action, GB_RC_DELETE);
+  ck_assert_uint_eq(f.plan.n_del, 1);
+  ck_assert_ptr_eq(f.plan.del[0], w);
+  ck_assert_str_eq(f.plan.del_uid[0], "wl-uid");
+  ck_assert_str_eq(f.plan.del_more_uid[0], "pg-uid");
+  ck_assert_ptr_eq(f.plan.del_version[0], v2);
+  /* A PodGroup of that name gangbridge did not make is never deleted. */
+  f.in.more[iw] = doc(&f, "apiVersion: scheduling.k8s.io/v1alpha2\nkind: PodGroup\n"
+                          "metadata: {name: job-gang, namespace: ns1, uid: theirs}\n");
+  plan(&f);
+  ck_assert_int_eq(f.plan.action, GB_RC_DELETE);
+  ck_assert_ptr_null(f.plan.del_more_uid[0]);
+  ck_assert_str_eq(f.plan.del_uid[0], "wl-uid");
+  /* Finished: deleted as well. */
+  f.in.more[iw] = pg;
+  f.in.trainjob = doc(&f, "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\n"
+                          "metadata: {name: job, namespace: ns1, uid: "
+                          "11111111-2222-4333-8444-555555555555}\n"
+                          "spec: {runtimeRef: {name: torch, kind: TrainingRuntime}}\n"
+                          "status: {conditions: [{type: Complete, status: \"True\"}]}\n");
+  plan(&f);
+  ck_assert_int_eq(f.plan.action, GB_RC_DELETE);
+  ck_assert_str_eq(f.plan.del_more_uid[0], "pg-uid");
+  /* Something else gangs it (a pod template naming a scheduling group): nothing written. */
+  f.in.pg[iw] = NULL;
+  f.in.more[iw] = NULL;
+  f.in.trainjob = doc(&f, TRAINJOB);
+  f.in.runtime = doc(&f,
+                     "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainingRuntime\n"
+                     "metadata: {name: torch, namespace: ns1}\n"
+                     "spec:\n  mlPolicy: {numNodes: 1, torch: {}}\n  template:\n    spec:\n"
+                     "      replicatedJobs:\n      - name: node\n        template:\n"
+                     "          spec: {template: {spec: {schedulingGroup: {podGroupName: x}, "
+                     "containers: [{name: node, image: p}]}}}\n");
+  plan(&f);
+  ck_assert_int_eq(f.plan.action, GB_RC_SKIP);
+  ck_assert_int_eq(f.plan.managed, 0);
+  ck_assert_ptr_null(f.plan.desired);
+  ev = find_event(&f.plan, "GangedElsewhere");
+  ck_assert_ptr_nonnull(ev);
+  ck_assert_msg(strstr(ev->message, "schedulingGroup") && ev->once, "%s", ev->message);
+  fx_free(&f);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("reconcile");
   TCase *tc = tcase_create("plan");
@@ -738,6 +839,7 @@ int main(void) {
   tcase_add_test(tc, test_namespace_queue_name_rule);
   tcase_add_test(tc, test_subset_and_ref);
   tcase_add_test(tc, test_policy_sources);
+  tcase_add_test(tc, test_workload_backend);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -64,6 +64,15 @@ static int test_lookup(void *ctx, const char *ns, const char *jobset, const char
     snprintf(out->group, sizeof(out->group), "kai-job");
     snprintf(out->subgroup, sizeof(out->subgroup), "%s", rjob);
     snprintf(out->scheduler_name, sizeof(out->scheduler_name), "kai-scheduler");
+  } else if (!strncmp(jobset, "wl-", 3)) {
+    /* The upstream Workload API at the version in the name: pods join by a pod spec field. */
+    const struct gc_backend *w = gc_backend_by_name("workload");
+    out->managed = 1;
+    out->bind = strcmp(rjob, "initializer") != 0;
+    out->backend = w;
+    out->version = gc_backend_version_find(w, jobset + 3);
+    snprintf(out->group, sizeof(out->group), "%s", jobset);
+    snprintf(out->scheduler_name, sizeof(out->scheduler_name), "default-scheduler");
   } else if (!strcmp(jobset, "broken")) {
     snprintf(reason, reason_size, "TrainJob cache not synced");
     return GC_ENOTFOUND;
@@ -326,6 +335,80 @@ static int deny_code(const struct result *r, const char **msg) {
 }
 
 /* ---- valid reviews ------------------------------------------------------- */
+
+/* The review of cosched-create.json's pod with JobSet `jobset`, replicated job `rjob`
+ * and, when given, `field` (a JSON object) set in its spec as `key`. */
+static void run_pod(struct gb_webhook *wh, const char *jobset, const char *rjob, const char *key,
+                    const char *field, struct result *r) {
+  size_t len;
+  char *body = slurp("cosched-create.json", &len);
+  json_object *doc = json_tokener_parse(body);
+  free(body);
+  json_object *req, *obj, *meta, *labels, *spec;
+  ck_assert(json_object_object_get_ex(doc, "request", &req));
+  ck_assert(json_object_object_get_ex(req, "object", &obj));
+  ck_assert(json_object_object_get_ex(obj, "metadata", &meta));
+  ck_assert(json_object_object_get_ex(meta, "labels", &labels));
+  ck_assert(json_object_object_get_ex(obj, "spec", &spec));
+  json_object_object_add(labels, "jobset.sigs.k8s.io/jobset-name", json_object_new_string(jobset));
+  json_object_object_add(labels, "jobset.sigs.k8s.io/replicatedjob-name",
+                         json_object_new_string(rjob));
+  if (key)
+    json_object_object_add(spec, key, json_tokener_parse(field));
+  const char *text = json_object_to_json_string(doc);
+  run(wh, "application/json", text, strlen(text), r);
+  json_object_put(doc);
+}
+
+/* The Workload API: a gang pod gets the pod spec field of the decision's version (v1alpha2
+ * and v1beta1 spec.schedulingGroup naming the PodGroup <name>-gang, v1alpha1
+ * spec.workloadRef naming the Workload and its gang template) and no label or annotation;
+ * a pod outside the gang gets nothing; a pod that already names a scheduling group is left
+ * exactly as it is, with a warning. */
+START_TEST(test_workload_spec_field) {
+  struct gb_webhook *wh = make(0, NULL);
+  struct result r;
+  static const char *const cases[][2] = {
+      {"wl-v1alpha2", "{\"op\":\"add\",\"path\":\"/spec/schedulingGroup\",\"value\":"
+                      "{\"podGroupName\":\"wl-v1alpha2-gang\"}}"},
+      {"wl-v1beta1", "{\"op\":\"add\",\"path\":\"/spec/schedulingGroup\",\"value\":"
+                     "{\"podGroupName\":\"wl-v1beta1-gang\"}}"},
+      {"wl-v1alpha1", "{\"op\":\"add\",\"path\":\"/spec/workloadRef\",\"value\":"
+                      "{\"name\":\"wl-v1alpha1\",\"podGroup\":\"gang\"}}"},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    run_pod(wh, cases[i][0], "node", NULL, NULL, &r);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert(resp_allowed(&r));
+    char *p = patch_text(&r);
+    ck_assert_ptr_nonnull(p);
+    ck_assert_msg(strstr(p, cases[i][1]) != NULL, "%s: %s", cases[i][0], p);
+    ck_assert_msg(!strstr(p, "/metadata/"), "%s: %s", cases[i][0], p);
+    ck_assert_uint_eq(resp_warnings(&r, NULL), 0);
+    free(p);
+    result_free(&r);
+  }
+  /* Outside the gang: no spec field. */
+  run_pod(wh, "wl-v1beta1", "initializer", NULL, NULL, &r);
+  ck_assert(resp_allowed(&r));
+  char *p = patch_text(&r);
+  ck_assert_msg(!p || (!strstr(p, "schedulingGroup") && !strstr(p, "workloadRef")), "%s", p);
+  free(p);
+  result_free(&r);
+  /* Already names a group (either field, at any version): no patch at all, one warning. */
+  static const char *const own[][2] = {{"schedulingGroup", "{\"podGroupName\":\"mine\"}"},
+                                       {"workloadRef", "{\"name\":\"w\",\"podGroup\":\"g\"}"}};
+  for (size_t i = 0; i < 2; i++) {
+    run_pod(wh, i ? "wl-v1alpha1" : "wl-v1alpha2", "node", own[i][0], own[i][1], &r);
+    ck_assert(resp_allowed(&r));
+    ck_assert_ptr_null(resp_str(&r, "patch"));
+    ck_assert_uint_eq(resp_warnings(&r, "already names a scheduling group"), 1);
+    result_free(&r);
+  }
+  gb_webhook_free(wh);
+}
+END_TEST
+
 
 START_TEST(test_cosched_create) {
   struct gb_webhook *wh = make(0, NULL);
@@ -880,6 +963,7 @@ static Suite *suite(void) {
   tcase_add_loop_test(tc, test_untouched, 0, sizeof(untouched) / sizeof(untouched[0]));
   tcase_add_test(tc, test_lookup_error_denies);
   tcase_add_test(tc, test_subgroup_label);
+  tcase_add_test(tc, test_workload_spec_field);
   tcase_add_test(tc, test_lookup_without_group_is_an_error);
   tcase_add_test(tc, test_null_annotations);
   tcase_add_test(tc, test_unbound_pod_loses_group_keys);
