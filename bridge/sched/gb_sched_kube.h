@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #include "gb_buf.h"
-#include "gb_sched_json.h"
+#include "gb_jscan.h"
 
 #define GB_SCHED_KEY_MAX 318 /* "namespace/name", as GB_PLAN_KEY_MAX */
 #define GB_SCHED_NAME_MAX 253

@@ -27,8 +27,8 @@
 #include "gb_log.h"
 #include "gb_sched.h"
 #include "gb_sched_test.h"
-#include "gb_sched_json.h"
-#include "gb_sched_json_test.h"
+#include "gb_jscan.h"
+#include "gb_jscan_test.h"
 
 static const char *const PATHS[] = {
     "/volcano/onSessionOpen",  "/volcano/onSessionClose", "/volcano/predicate",

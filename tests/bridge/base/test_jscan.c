@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0
  *
- * gb_sched_json, the pull scanner: strings skipped 8 bytes at a time must
+ * gb_jscan, the pull scanner: strings skipped 8 bytes at a time must
  * stop exactly at a quote, a backslash or a control byte wherever it falls
  * in the word; escapes decode as Go decodes them; the grammar is enforced
  * in skipped values (numbers, literals, commas, colons); nesting is
@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "gb_buf.h"
-#include "gb_sched_json.h"
+#include "gb_jscan.h"
 
 static int skip_all(const char *text, char *msg, size_t size) {
   struct gb_sj s;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0
  *
- * gb_sched_json: a bounded, validating pull scanner over one JSON request
- * body, for the scheduler endpoints.  It owns nothing but a cursor: the
+ * gb_jscan: a bounded, validating pull scanner over one JSON document:
+ * the scheduler endpoints' request bodies, and the keep-aware decode of
+ * watch events (kube's gb_keep_decode).  It owns nothing but a cursor: the
  * caller walks the document (enter an object, read the keys it wants, skip
  * every other value) and each byte is looked at once.  Skipping validates
  * the full JSON grammar (strings and their escapes, numbers, literals,
@@ -20,8 +21,8 @@
  * Infinity are not numbers, integer fields take integer literals only and
  * every range is checked on the text, before any conversion.
  */
-#ifndef GB_SCHED_JSON_H
-#define GB_SCHED_JSON_H
+#ifndef GB_JSCAN_H
+#define GB_JSCAN_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -39,6 +40,7 @@ struct gb_buf;
 struct gb_sj {
   const char *base, *p, *end;
   int depth;
+  int max_depth; /* GB_SJ_MAX_DEPTH from gb_sj_init; a caller may lower it */
   unsigned char first[GB_SJ_MAX_DEPTH]; /* 1 while no member/element was read at that depth */
   char msg[GB_SJ_MSG_MAX];              /* the first error, "body:L:C: ..." */
   int bad_utf8;                         /* a string held bytes that are not UTF-8 */

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0
  *
- * gb_sched_json: the pull scanner (see gb_sched_json.h).
+ * gb_jscan: the pull scanner (see gb_jscan.h).
  */
-#include "gb_sched_json.h"
-#include "gb_sched_json_test.h"
+#include "gb_jscan.h"
+#include "gb_jscan_test.h"
 
 #include <errno.h>
 #include <math.h>
@@ -21,6 +21,7 @@ void gb_sj_init(struct gb_sj *s, const char *buf, size_t len) {
   s->base = s->p = buf;
   s->end = buf + len;
   s->depth = 0;
+  s->max_depth = GB_SJ_MAX_DEPTH;
   s->msg[0] = '\0';
   s->bad_utf8 = 0;
 }
@@ -329,8 +330,8 @@ static int enter(struct gb_sj *s, char open, const char *what) {
   if (c != open)
     return gb_sj_fail(s, "%s: expected %s, found %s", what, open == '{' ? "an object" : "an array",
                       type_name(c));
-  if (s->depth >= GB_SJ_MAX_DEPTH) {
-    gb_sj_fail(s, "nesting deeper than %d", GB_SJ_MAX_DEPTH);
+  if (s->depth >= s->max_depth) {
+    gb_sj_fail(s, "nesting deeper than %d", s->max_depth);
     return GC_ELIMIT;
   }
   s->p++;
@@ -479,7 +480,7 @@ static inline int literal_at(const char *p, const char *end, const char *lit, si
 static int skip_fast(struct gb_sj *s) {
   const char *p = s->p, *end = s->end;
   char close[GB_SJ_MAX_DEPTH]; /* the closing byte of each open level */
-  int d = 0, room = GB_SJ_MAX_DEPTH - s->depth, bad = 0;
+  int d = 0, room = s->max_depth - s->depth, bad = 0;
 value:
   p = ws_end(p, end);
   if (p >= end)
