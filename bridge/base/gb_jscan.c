@@ -742,6 +742,15 @@ static size_t fold_match(const unsigned char *k, const unsigned char *end, char 
 }
 
 int gb_sj_key_is(const struct gb_sj_span *key, const char *name) {
+  /* Most keys a decoder looks at are another field's, and differ in their
+   * first byte: an ASCII byte matches only the name's first letter in
+   * either case (only runes beyond ASCII fold to another letter), so the
+   * answer is known without the name's length. */
+  if (key->len) {
+    unsigned char a = (unsigned char)key->p[0], b = (unsigned char)name[0];
+    if (a < 0x80 && a != b && ((a | 0x20) != (b | 0x20) || (a | 0x20) < 'a' || (a | 0x20) > 'z'))
+      return 0;
+  }
   size_t n = strlen(name);
   /* Every letter of the name takes at least one byte of the key, and only
    * the non-ASCII runes below take more: a shorter key never matches, and

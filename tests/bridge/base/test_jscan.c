@@ -139,6 +139,75 @@ START_TEST(keys_fold_like_go) {
 }
 END_TEST
 
+static char upper_ascii(unsigned char c) { return (char)(c >= 'a' && c <= 'z' ? c - 32 : c); }
+
+/* Go's field-name match, written plainly: each letter of the name against
+ * one rune of the key, ASCII case folded, and the four runes beyond ASCII
+ * that fold to S, K and I. */
+static int ref_key_is(const char *k, size_t len, const char *name) {
+  size_t i = 0;
+  for (size_t j = 0; name[j]; j++) {
+    char w = upper_ascii((unsigned char)name[j]);
+    if (i >= len)
+      return 0;
+    if ((unsigned char)k[i] < 0x80) {
+      if (upper_ascii((unsigned char)k[i]) != w)
+        return 0;
+      i++;
+    } else if (w == 'S' && len - i >= 2 && !memcmp(k + i, "\xc5\xbf", 2)) {
+      i += 2;
+    } else if (w == 'K' && len - i >= 3 && !memcmp(k + i, "\xe2\x84\xaa", 3)) {
+      i += 3;
+    } else if (w == 'I' && len - i >= 2 &&
+               (!memcmp(k + i, "\xc4\xb0", 2) || !memcmp(k + i, "\xc4\xb1", 2))) {
+      i += 2;
+    } else {
+      return 0;
+    }
+  }
+  return i == len;
+}
+
+/* gb_sj_key_is answers from a key's first byte when it can: every first
+ * byte (and the folding runes in its place), before names of each kind,
+ * with the rest of the key equal, longer, shorter or folded, agrees with
+ * the plain reference. */
+START_TEST(key_first_byte_like_reference) {
+  static const char *const names[] = {"task", "Name", "UID", "k8s", "_x", "@", "Status", "z"};
+  static const char *const firsts[] = {"\xc5\xbf", "\xe2\x84\xaa", "\xc4\xb0", "\xc4\xb1", "\xc3\xa9"};
+  for (size_t ni = 0; ni < sizeof(names) / sizeof(names[0]); ni++) {
+    const char *name = names[ni];
+    for (int b = 0; b < 256 + 5; b++) {
+      for (int form = 0; form < 4; form++) {
+        char key[32];
+        size_t n = 0;
+        if (b < 256) {
+          key[n++] = (char)b;
+        } else {
+          memcpy(key, firsts[b - 256], strlen(firsts[b - 256]));
+          n = strlen(firsts[b - 256]);
+        }
+        const char *rest = name + 1;
+        if (form == 0 || form == 1) {
+          memcpy(key + n, rest, strlen(rest)); /* the rest equal */
+          n += strlen(rest);
+        }
+        if (form == 1)
+          key[n++] = 'x'; /* longer */
+        if (form == 3 && strlen(rest) > 0) {
+          memcpy(key + n, rest, strlen(rest) - 1); /* shorter */
+          n += strlen(rest) - 1;
+        }
+        struct gb_sj_span k = {key, n};
+        ck_assert_msg(gb_sj_key_is(&k, name) == ref_key_is(key, n, name),
+                      "name %s, first byte %d, form %d: %d", name, b, form,
+                      gb_sj_key_is(&k, name));
+      }
+    }
+  }
+}
+END_TEST
+
 /* Reads {"<key>":"v"} and says whether the key matched name. */
 static int key_matches(const char *text, const char *name) {
   struct gb_sj s;
@@ -399,6 +468,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, grammar_in_skipped_values);
   tcase_add_test(tc, depth_bounded);
   tcase_add_test(tc, keys_fold_like_go);
+  tcase_add_test(tc, key_first_byte_like_reference);
   tcase_add_test(tc, numbers);
   tcase_add_test(tc, go_edges);
   tcase_add_test(tc, skip_matches_reference);
