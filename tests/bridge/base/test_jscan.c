@@ -208,6 +208,47 @@ START_TEST(key_first_byte_like_reference) {
 }
 END_TEST
 
+/* Integer literals read as doubles are the doubles strtod reads (small
+ * ones take a shorter way): the same bits, the sign of zero too. */
+START_TEST(doubles_like_strtod) {
+  static const char *const texts[] = {"0",
+                                      "-0",
+                                      "1",
+                                      "-1",
+                                      "16000",
+                                      "137438953472",
+                                      "999999999999999",
+                                      "-999999999999999",
+                                      "1000000000000000",
+                                      "9007199254740993",
+                                      "18446744073709551617",
+                                      "123456789012345678901234567890",
+                                      "1.5",
+                                      "1e3",
+                                      "-0.0"};
+  uint64_t x = 88172645463325252ULL;
+  for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]) + 2000; i++) {
+    char text[64];
+    if (i < sizeof(texts) / sizeof(texts[0])) {
+      snprintf(text, sizeof(text), "%s", texts[i]);
+    } else {
+      x ^= x << 13; /* xorshift: integers of every length up to 19 digits */
+      x ^= x >> 7;
+      x ^= x << 17;
+      unsigned digits = 1 + (unsigned)(x % 19);
+      unsigned long long v = x % 10000000000000000000ULL;
+      snprintf(text, sizeof(text), "%s%llu", (x >> 60) & 1 ? "-" : "", v);
+      text[digits + ((x >> 60) & 1)] = '\0';
+    }
+    struct gb_sj s;
+    gb_sj_init(&s, text, strlen(text));
+    double got, want = strtod(text, NULL);
+    ck_assert_int_eq(gb_sj_double(&s, "n", &got), 0);
+    ck_assert_msg(!memcmp(&got, &want, sizeof(got)), "%s: %.17g, strtod %.17g", text, got, want);
+  }
+}
+END_TEST
+
 /* Reads {"<key>":"v"} and says whether the key matched name. */
 static int key_matches(const char *text, const char *name) {
   struct gb_sj s;
@@ -469,6 +510,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, depth_bounded);
   tcase_add_test(tc, keys_fold_like_go);
   tcase_add_test(tc, key_first_byte_like_reference);
+  tcase_add_test(tc, doubles_like_strtod);
   tcase_add_test(tc, numbers);
   tcase_add_test(tc, go_edges);
   tcase_add_test(tc, skip_matches_reference);
