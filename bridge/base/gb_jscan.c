@@ -374,6 +374,18 @@ static inline int object_next(struct gb_sj *s, struct gb_sj_span *key) {
   int rc = next_item(s, '}');
   if (rc <= 0)
     return rc;
+  /* The common key: plain bytes and the colon right after its quote (as
+   * Go writes it); anything else takes the general way below. */
+  const char *p = s->p, *end = s->end;
+  if (p < end && *p == '"') {
+    const char *q = plain_bytes(p + 1, end);
+    if (end - q >= 2 && q[0] == '"' && q[1] == ':') {
+      key->p = p + 1;
+      key->len = (size_t)(q - (p + 1));
+      s->p = q + 2;
+      return 1;
+    }
+  }
   if (peek(s) != '"')
     return gb_sj_fail(s, "expected a member name");
   int esc;

@@ -501,6 +501,69 @@ START_TEST(skip_matches_reference) {
 }
 END_TEST
 
+/* Walks an object with gb_sj_object_next (each value skipped), the keys
+ * joined by '|' into keys.  Returns 0 or the scanner's code. */
+static int walk_keys(const char *text, size_t len, char *keys, size_t size, char *msg, size_t msz) {
+  struct gb_sj s;
+  struct gb_sj_span k;
+  size_t used = 0;
+  int rc;
+  gb_sj_init(&s, text, len);
+  keys[0] = '\0';
+  if ((rc = gb_sj_object_begin(&s, "x")) == 0) {
+    while ((rc = gb_sj_object_next(&s, &k)) == 1) {
+      used += (size_t)snprintf(keys + used, size - used, "%.*s|", (int)k.len, k.p);
+      ck_assert(used < size);
+      if ((rc = gb_sj_skip(&s, NULL)) < 0)
+        break;
+    }
+  }
+  if (rc == 0)
+    rc = gb_sj_finish(&s);
+  snprintf(msg, msz, "%s", s.msg);
+  return rc;
+}
+
+/* Member names are read plainly when Go would have written them (plain
+ * bytes, the colon right after the quote) and the general way otherwise:
+ * the keys come out decoded either way, and every body made from the seed
+ * by replacing, deleting or cutting a byte is taken exactly when the
+ * reference grammar takes it, and refused with a message otherwise. */
+START_TEST(object_keys_like_reference) {
+  static const char seed[] =
+      "{\"plain\":1,\"esc\\\"aped\":[2],\"sp\" : 3,\"\":{\"in\":4},"
+      "\"a key long enough to cross sixteen bytes\":5,\"\xc3\xa9t\xc3\xa9\":\"x\",\"t\\u0061sk\":6,"
+      "\"last\":null}";
+  static const char subst[] = "\"\\{}[],: a\x01\xff";
+  size_t n = sizeof(seed) - 1;
+  char keys[512], msg[GB_SJ_MSG_MAX];
+  ck_assert(ref_valid(seed, n));
+  ck_assert_int_eq(walk_keys(seed, n, keys, sizeof(keys), msg, sizeof(msg)), 0);
+  ck_assert_str_eq(keys, "plain|esc\"aped|sp||a key long enough to cross sixteen bytes|"
+                         "\xc3\xa9t\xc3\xa9|task|last|");
+  char *buf = malloc(n + 1);
+  for (size_t i = 0; i < n; i++) {
+    for (size_t c = 0; c <= sizeof(subst); c++) {
+      size_t len = n;
+      memcpy(buf, seed, n);
+      if (c < sizeof(subst) - 1) {
+        buf[i] = subst[c];
+      } else if (c == sizeof(subst) - 1) {
+        memmove(buf + i, buf + i + 1, n - i - 1);
+        len = n - 1;
+      } else {
+        len = i;
+      }
+      int rc = walk_keys(buf, len, keys, sizeof(keys), msg, sizeof(msg));
+      ck_assert_msg((rc == 0) == ref_valid(buf, len), "offset %zu, case %zu: walk %d, reference %d",
+                    i, c, rc, ref_valid(buf, len));
+      ck_assert_msg(rc == 0 || msg[0], "offset %zu, case %zu: refused without a message", i, c);
+    }
+  }
+  free(buf);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("sched_json");
   TCase *tc = tcase_create("scanner");
@@ -511,6 +574,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, keys_fold_like_go);
   tcase_add_test(tc, key_first_byte_like_reference);
   tcase_add_test(tc, doubles_like_strtod);
+  tcase_add_test(tc, object_keys_like_reference);
   tcase_add_test(tc, numbers);
   tcase_add_test(tc, go_edges);
   tcase_add_test(tc, skip_matches_reference);
