@@ -193,7 +193,7 @@ static int skip_string(struct gb_sj *s, int *escaped) {
 /* The end of the number at p (Go's grammar: no leading zero, a digit after
  * '.' and after the exponent's sign), or NULL when there is none. */
 static inline __attribute__((always_inline)) const char *number_end(const char *p,
-                                                                   const char *end) {
+                                                                    const char *end) {
   p += p < end && *p == '-';
   if (p >= end || (unsigned char)(*p - '0') > 9)
     return NULL;

@@ -174,7 +174,8 @@ static int ref_key_is(const char *k, size_t len, const char *name) {
  * the plain reference. */
 START_TEST(key_first_byte_like_reference) {
   static const char *const names[] = {"task", "Name", "UID", "k8s", "_x", "@", "Status", "z"};
-  static const char *const firsts[] = {"\xc5\xbf", "\xe2\x84\xaa", "\xc4\xb0", "\xc4\xb1", "\xc3\xa9"};
+  static const char *const firsts[] = {"\xc5\xbf", "\xe2\x84\xaa", "\xc4\xb0", "\xc4\xb1",
+                                       "\xc3\xa9"};
   for (size_t ni = 0; ni < sizeof(names) / sizeof(names[0]); ni++) {
     const char *name = names[ni];
     for (int b = 0; b < 256 + 5; b++) {
@@ -200,8 +201,7 @@ START_TEST(key_first_byte_like_reference) {
         }
         struct gb_sj_span k = {key, n};
         ck_assert_msg(gb_sj_key_is(&k, name) == ref_key_is(key, n, name),
-                      "name %s, first byte %d, form %d: %d", name, b, form,
-                      gb_sj_key_is(&k, name));
+                      "name %s, first byte %d, form %d: %d", name, b, form, gb_sj_key_is(&k, name));
       }
     }
   }

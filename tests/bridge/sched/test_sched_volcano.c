@@ -390,8 +390,18 @@ END_TEST
 /* The scores are written as printf's %lld writes them, every edge of
  * int64 included (the encoder formats them itself). */
 START_TEST(prioritize_encode_scores_like_printf) {
-  static const int64_t scores[] = {0, 7, 10, 100, -1, -10, 99999, 1000000007, INT64_MAX,
-                                   INT64_MIN, INT64_MIN + 1, -9223372036854775807LL + 5};
+  static const int64_t scores[] = {0,
+                                   7,
+                                   10,
+                                   100,
+                                   -1,
+                                   -10,
+                                   99999,
+                                   1000000007,
+                                   INT64_MAX,
+                                   INT64_MIN,
+                                   INT64_MIN + 1,
+                                   -9223372036854775807LL + 5};
   size_t n = sizeof(scores) / sizeof(scores[0]);
   char *names[sizeof(scores) / sizeof(scores[0])];
   char block[sizeof(scores) / sizeof(scores[0])][16];
