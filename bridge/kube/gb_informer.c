@@ -67,10 +67,6 @@ void gb_informer_logf(struct gb_informer *inf, int is_error, const char *fmt, ..
   inf->o.on_log(inf->o.log_arg, is_error, msg);
 }
 
-void gb_informer_strip(json_object *obj) {
-  json_object_object_del(gb_kobj_obj(obj, "metadata"), "managedFields");
-}
-
 /* What the cache stores of obj: without managedFields, and only what the
  * handlers read. */
 static void prepare(struct gb_informer *inf, json_object *obj) {
@@ -324,8 +320,10 @@ static int seal(struct gb_informer *inf) {
     rc = seal_selection(inf, ns, n_ns);
   if (!rc) {
     seal_keep(inf);
-    rc = make_reflectors(inf, ns, n_ns);
+    rc = gb_informer_seal_watch(inf);
   }
+  if (!rc)
+    rc = make_reflectors(inf, ns, n_ns);
   for (size_t i = 0; i < n_ns; i++)
     free(ns[i]);
   free(ns);
@@ -812,6 +810,7 @@ void gb_informer_free(struct gb_informer *inf) {
   pthread_mutex_destroy(&inf->handler_mu);
   for (size_t i = 0; i < inf->n_h; i++)
     handler_free(&inf->h[i]);
+  gc_arena_free(inf->warena);
   for (size_t i = 0; inf->refl && i < inf->n_refl; i++)
     free(inf->refl[i].ns);
   free(inf->refl);

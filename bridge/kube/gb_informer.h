@@ -224,7 +224,4 @@ int gb_informer_get_meta(struct gb_informer *inf, const char *ns, const char *na
 typedef int (*gb_informer_key_fn)(void *arg, const char *key);
 int gb_informer_foreach_key(struct gb_informer *inf, gb_informer_key_fn fn, void *arg);
 
-/* Removes metadata.managedFields from obj in place (what the cache stores). */
-void gb_informer_strip(json_object *obj);
-
 #endif

@@ -74,6 +74,14 @@ struct gb_informer {
   const char *label, *field; /* borrowed from a handler; NULL: none */
   const struct gb_keep *keeps[GB_KEEP_MAX];
   size_t n_keeps; /* 0: no pruning (some handler reads everything) */
+  /* What the watch decodes of each event's object (gb_informer_seal_watch):
+   * keeps, what the handlers' selections read, and the member each
+   * "[key=value]" step selects by; 0: whole objects.  wextra's steps live
+   * in warena. */
+  const struct gb_keep *wkeeps[GB_KEEP_MAX];
+  size_t n_wkeep;
+  struct gb_keep wextra[GB_KEEP_MAX];
+  struct gc_arena *warena;
   struct gb_inf_reflector *refl;
   size_t n_refl;
 
@@ -114,6 +122,10 @@ void gb_informer_apply_delete(struct gb_informer *inf, struct gb_inf_reflector *
 /* Removes and delivers every entry of namespace ns (NULL: all) not stamped
  * with gen: the objects a relist no longer found. */
 void gb_informer_sweep(struct gb_informer *inf, const char *ns, uint32_t gen);
+/* Sets wkeeps from the sealed keeps and the handlers' selections (see
+ * struct gb_informer); leaves n_wkeep 0 (whole objects) when they do not
+ * fit a watch's paths.  Returns 0 or GC_ENOMEM. */
+int gb_informer_seal_watch(struct gb_informer *inf);
 /* The reflector thread. */
 void *gb_informer_run(void *arg);
 

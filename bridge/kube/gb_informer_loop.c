@@ -16,6 +16,7 @@
 
 #include "gb_clock.h"
 #include "gb_informer_int.h"
+#include "gb_informer_test.h"
 #include "gb_kube_watch.h"
 
 /* ---- list ---------------------------------------------------------------------- */
@@ -163,13 +164,107 @@ static int watch_once(struct gb_inf_reflector *r, struct watch_ctx *w, struct gb
   snprintf(rv, rv_cap, "%s", r->rv);
   pthread_mutex_unlock(&inf->lock);
   long min = inf->o.min_watch_timeout_s;
-  struct gb_kube_watch_opts wo = {
-      rv, min + (long)(rand01(r) * (double)min), 1, inf->label, inf->field, inf->o.max_event_bytes};
+  struct gb_kube_watch_opts wo = {rv,         min + (long)(rand01(r) * (double)min),
+                                  1,          inf->label,
+                                  inf->field, inf->o.max_event_bytes,
+                                  inf->wkeeps, inf->n_wkeep};
   memset(w, 0, sizeof(*w));
   w->inf = inf;
   w->r = r;
   count(inf, &inf->st.watches);
   return gb_kube_watch_once(inf->client, r->path, &wo, on_event, should_abort, w, e);
+}
+
+/* ---- what the watch decodes ------------------------------------------------------ */
+
+/* Adds a path of n steps (copied into the arena) to the watch's extra
+ * paths; returns 1 when it does not fit (too many, too deep, a bad step). */
+static int add_wpath(struct gb_informer *inf, const char *const *steps, size_t n) {
+  if (inf->n_wkeep >= GB_KEEP_MAX - 1 || n == 0 || n > GB_KEEP_DEPTH - 1)
+    return 1;
+  struct gb_keep *k = &inf->wextra[inf->n_wkeep];
+  memset(k, 0, sizeof(*k));
+  for (size_t i = 0; i < n; i++) {
+    size_t len = strlen(steps[i]);
+    if (!len || len > GB_KEEP_STEP_MAX || !(k->path[i] = gc_arena_strdup(inf->warena, steps[i])))
+      return 1;
+  }
+  inf->wkeeps[inf->n_wkeep++] = k;
+  return 0;
+}
+
+/* The paths a handler's selection reads: the labels, each field's path. */
+static int add_selection_paths(struct gb_informer *inf, const struct gb_selector *sel) {
+  static const char *const labels[] = {"metadata", "labels"};
+  for (size_t i = 0; i < sel->n; i++) {
+    const char *key = sel->reqs[i].key;
+    char seg[GB_KEEP_DEPTH][GB_KEEP_STEP_MAX + 1];
+    const char *steps[GB_KEEP_DEPTH];
+    size_t n = 0;
+    for (const char *p = key; sel->reqs[i].field && *p && n < GB_KEEP_DEPTH;) {
+      const char *dot = strchr(p, '.');
+      size_t len = dot ? (size_t)(dot - p) : strlen(p);
+      if (len > GB_KEEP_STEP_MAX)
+        return 1;
+      memcpy(seg[n], p, len);
+      seg[n][len] = '\0';
+      steps[n] = seg[n];
+      n++;
+      p += len + (dot != NULL);
+      if (dot && !*p)
+        return 1;
+    }
+    if (sel->reqs[i].field ? add_wpath(inf, steps, n) : add_wpath(inf, labels, 2))
+      return 1;
+  }
+  return 0;
+}
+
+/* For every "[key=value]" step of the paths so far, the path to the
+ * element's `key` member: a pruning after the watch's decode then selects
+ * the same elements as a pruning of the whole object would. */
+static int add_selector_keys(struct gb_informer *inf) {
+  for (size_t i = 0, n = inf->n_wkeep; i < n; i++) {
+    const struct gb_keep *k = inf->wkeeps[i];
+    for (size_t s = 0; s < GB_KEEP_DEPTH && k->path[s]; s++) {
+      const char *eq = k->path[s][0] == '[' ? strchr(k->path[s], '=') : NULL;
+      if (!eq)
+        continue;
+      char key[GB_KEEP_STEP_MAX + 1];
+      size_t kl = (size_t)(eq - k->path[s]) - 1;
+      memcpy(key, k->path[s] + 1, kl);
+      key[kl] = '\0';
+      const char *steps[GB_KEEP_DEPTH + 1];
+      for (size_t j = 0; j <= s; j++)
+        steps[j] = k->path[j];
+      steps[s + 1] = key;
+      if (add_wpath(inf, steps, s + 2))
+        return 1;
+    }
+  }
+  return 0;
+}
+
+int gb_informer_seal_watch(struct gb_informer *inf) {
+  inf->n_wkeep = 0;
+  if (!inf->n_keeps)
+    return GC_OK;
+  if (!inf->warena && !(inf->warena = gc_arena_new(256u << 10)))
+    return GC_ENOMEM;
+  for (size_t i = 0; i < inf->n_keeps; i++)
+    inf->wkeeps[inf->n_wkeep++] = inf->keeps[i];
+  int whole = inf->n_wkeep >= GB_KEEP_MAX;
+  for (size_t i = 0; i < inf->n_h && !whole; i++)
+    whole = add_selection_paths(inf, &inf->h[i].sel);
+  if (whole || add_selector_keys(inf))
+    inf->n_wkeep = 0; /* does not fit: the watch parses whole objects */
+  return GC_OK;
+}
+
+void gb_informer_watch_keeps(struct gb_informer *inf, const struct gb_keep *const **paths,
+                             size_t *n) {
+  *paths = inf->wkeeps;
+  *n = inf->n_wkeep;
 }
 
 void *gb_informer_run(void *arg) {

@@ -26,4 +26,10 @@ size_t gb_informer_count(struct gb_informer *inf);
  * GC_ENOMEM / GC_ELIMIT. */
 int gb_informer_feed(struct gb_informer *inf, int watch_type, json_object *obj);
 
+/* The paths the informer's watch decodes each event's object to (set when
+ * it is sealed: first started or fed); *n 0 when it decodes whole objects.
+ * Borrowed for the informer's life. */
+void gb_informer_watch_keeps(struct gb_informer *inf, const struct gb_keep *const **paths,
+                             size_t *n);
+
 #endif

@@ -11,6 +11,12 @@
  * {"status", "conditions", "[type=Ready]"} one condition.  Everything no path
  * reaches is removed; a scalar where a path expects more is kept as it is.
  *
+ * gb_keep_decode builds that pruned object straight from the JSON text:
+ * the pull scanner (gb_jscan) walks the document once, skips (validating)
+ * every value no path reaches and only what the paths keep becomes json-c
+ * objects, so a watch event costs a skip of its text plus the few objects
+ * its consumers read instead of json-c's whole tree and its pruning.
+ *
  * Pure functions over json-c objects; thread-safe on distinct objects.
  */
 #ifndef GB_KEEP_H
@@ -19,6 +25,7 @@
 #include <json-c/json.h>
 #include <stddef.h>
 
+#include "gb_jscan.h"
 #include "gc_diag.h"
 
 #define GB_KEEP_DEPTH 6      /* steps in one path */
@@ -38,5 +45,19 @@ int gb_keep_check(const struct gb_keep *paths, size_t n, struct gc_diags *d);
 /* Removes from obj (an object, changed in place) everything none of the n
  * paths (at most GB_KEEP_MAX, already checked) reaches. */
 void gb_keep_prune(json_object *obj, const struct gb_keep *const *paths, size_t n);
+
+/* Decodes the value at s's cursor into the object gb_keep_prune would
+ * leave of json-c's parse of it (n paths, at most GB_KEEP_MAX, already
+ * checked): the same members in the same order, duplicate names resolved
+ * as json-c resolves them (the last wins), numbers and escaped strings read
+ * by json-c itself (tok, borrowed: a tokener with JSON_TOKENER_STRICT and
+ * JSON_TOKENER_ALLOW_TRAILING_CHARS, reset here before each use).  The
+ * whole value is validated as RFC 8259 JSON, nesting bounded by
+ * s->max_depth; json-c's leniencies (a raw control byte in a string, "1."
+ * as a number) are refused.  *out receives a new object (caller puts; NULL
+ * for a JSON null).  Returns 0, GC_EINVAL (malformed: s->msg says where),
+ * GC_ELIMIT (too deep or too long) or GC_ENOMEM. */
+int gb_keep_decode(struct gb_sj *s, const struct gb_keep *const *paths, size_t n,
+                   json_tokener *tok, json_object **out);
 
 #endif

@@ -4,8 +4,10 @@
  */
 #include "gb_kube_watch.h"
 #include "gb_kube_watch_test.h"
+#include "gb_jscan.h"
 #include "gb_kobj.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +36,15 @@ struct gb_watch_parser {
   int depth;
   int in_event; /* bytes of the current event have been fed to tok */
   size_t cur;   /* bytes of the current event so far */
+  int nest;     /* open objects and arrays of the current event (the lexer's) */
+  /* Keep mode (gb_watch_parser_set_keep): the lexer frames each event, its
+   * bytes are gathered here when a chunk ends inside it, and gb_keep_decode
+   * builds only {"type", "object": what the paths keep}. */
+  struct gb_keep ev_keep[GB_KEEP_MAX];
+  const struct gb_keep *ev_ptrs[GB_KEEP_MAX];
+  size_t n_ev; /* 0: json-c parses whole events */
+  char *buf;
+  size_t nbuf, capbuf;
 };
 
 const char *gb_watch_type_name(enum gb_watch_type t) {
@@ -66,7 +77,31 @@ void gb_watch_parser_free(struct gb_watch_parser *p) {
   if (!p)
     return;
   json_tokener_free(p->tok);
+  free(p->buf);
   free(p);
+}
+
+int gb_watch_parser_set_keep(struct gb_watch_parser *p, const struct gb_keep *const *paths,
+                             size_t n) {
+  p->n_ev = 0;
+  if (!n)
+    return GC_OK;
+  if (n + 1 > GB_KEEP_MAX)
+    return GC_ELIMIT;
+  for (size_t i = 0; i < n; i++)
+    if (paths[i]->path[GB_KEEP_DEPTH - 1])
+      return GC_ELIMIT; /* no room for the "object" step in front */
+  memset(p->ev_keep, 0, sizeof(p->ev_keep));
+  p->ev_keep[0].path[0] = "type";
+  p->ev_ptrs[0] = &p->ev_keep[0];
+  for (size_t i = 0; i < n; i++) {
+    p->ev_keep[i + 1].path[0] = "object";
+    for (size_t s = 0; s < GB_KEEP_DEPTH - 1 && paths[i]->path[s]; s++)
+      p->ev_keep[i + 1].path[s + 1] = paths[i]->path[s];
+    p->ev_ptrs[i + 1] = &p->ev_keep[i + 1];
+  }
+  p->n_ev = n + 1;
+  return GC_OK;
 }
 
 void gb_watch_parser_reset(struct gb_watch_parser *p) {
@@ -78,6 +113,8 @@ void gb_watch_parser_reset(struct gb_watch_parser *p) {
   p->esc = 0;
   p->numrun = 0;
   p->utf8_need = 0;
+  p->nest = 0;
+  p->nbuf = 0;
 }
 
 int gb_watch_parser_pending(const struct gb_watch_parser *p) { return p->in_event || p->ncarry; }
@@ -195,6 +232,183 @@ static int utf8_step(struct gb_watch_parser *p, unsigned char c) {
   return 1;
 }
 
+/* The lexer's step over one byte (see gb_watch_parser_feed): UTF-8, strings,
+ * runs of number characters, letters outside strings, and the nesting. */
+static inline int lex_byte(struct gb_watch_parser *p, char c, struct gc_diags *diags) {
+  if (!utf8_step(p, (unsigned char)c)) {
+    gc_diags_addf(diags, "watch stream: invalid UTF-8 (byte 0x%02x)", (unsigned char)c);
+    return GC_EINVAL;
+  }
+  if (p->in_str) {
+    if (p->esc)
+      p->esc = 0;
+    else if (c == '\\')
+      p->esc = 1;
+    else if (c == p->in_str)
+      p->in_str = 0;
+  } else if (is_numch(c)) {
+    if (++p->numrun >= CARRY_MAX) {
+      gc_diags_addf(diags, "watch stream: number longer than %d characters", CARRY_MAX - 1);
+      return GC_EINVAL;
+    }
+  } else {
+    p->numrun = 0;
+    if (c == '"') {
+      p->in_str = c;
+    } else if (c == '{' || c == '[') {
+      p->nest++;
+    } else if (c == '}' || c == ']') {
+      p->nest--;
+    } else if (c == '\'' || c == '/' ||
+               (((c | 0x20) >= 'a' && (c | 0x20) <= 'z') && !strchr("truefalsnE", c))) {
+      /* json-c's extensions (single-quoted strings, comments, NaN and
+       * Infinity, which it reads even in strict mode) are not JSON, and
+       * they would change where a value ends.  Outside strings JSON has
+       * only the letters of true, false, null and the exponent's e. */
+      gc_diags_addf(diags, "watch stream: unexpected '%c' outside a string (not JSON)", c);
+      return GC_EINVAL;
+    }
+  }
+  return GC_OK;
+}
+
+/* 1 when doc's "type" is the string "ERROR". */
+static int is_error_event(json_object *doc) {
+  const char *t = gb_kobj_str(doc, "type");
+  return t && !strcmp(t, "ERROR");
+}
+
+#define ONES 0x0101010101010101ULL
+#define HIGHS 0x8080808080808080ULL
+
+/* The first index at or after i (before len) of a quote, a backslash or a
+ * byte above 0x7f (a string's bytes the lexer must see), 8 bytes at a time;
+ * len when there is none. */
+static size_t plain_end(const char *data, size_t i, size_t len) {
+  for (; len - i >= 8; i += 8) {
+    uint64_t v, q, b;
+    memcpy(&v, data + i, 8);
+    q = v ^ (ONES * '"');
+    b = v ^ (ONES * '\\');
+    if ((((q - ONES) & ~q) | ((b - ONES) & ~b) | v) & HIGHS)
+      break;
+  }
+  while (i < len && (unsigned char)data[i] < 0x80 && data[i] != '"' && data[i] != '\\')
+    i++;
+  return i;
+}
+
+/* Decodes one framed event (text, n) to what the keep paths reach (an
+ * ERROR event's Status whole) and delivers it. */
+static int decode_event(struct gb_watch_parser *p, const char *text, size_t n,
+                        gb_watch_event_fn fn, void *arg, struct gc_diags *diags) {
+  static const struct gb_keep whole[] = {{{"type"}}, {{"object"}}};
+  const struct gb_keep *const whole_ptrs[] = {&whole[0], &whole[1]};
+  json_object *doc = NULL;
+  struct gb_sj s;
+  int rc = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    gb_sj_init(&s, text, n);
+    s.max_depth = p->depth - 1; /* json-c's depth counts one more */
+    json_object_put(doc);
+    doc = NULL;
+    rc = pass ? gb_keep_decode(&s, whole_ptrs, 2, p->tok, &doc)
+              : gb_keep_decode(&s, p->ev_ptrs, p->n_ev, p->tok, &doc);
+    if (!rc)
+      rc = gb_sj_finish(&s);
+    if (rc || !is_error_event(doc))
+      break;
+  }
+  if (rc) {
+    json_object_put(doc);
+    gc_diags_addf(diags, "watch stream: malformed JSON in an event: %s", s.msg);
+    return rc == GC_ELIMIT || rc == GC_ENOMEM ? rc : GC_EINVAL;
+  }
+  p->cur = n;
+  rc = deliver(p, doc, fn, arg, diags);
+  json_object_put(doc);
+  return rc;
+}
+
+/* Appends an event's bytes to the parser's buffer, within the byte cap. */
+static int gather(struct gb_watch_parser *p, const char *data, size_t len,
+                  struct gc_diags *diags) {
+  if (p->nbuf + len > p->max_bytes) {
+    gc_diags_addf(diags, "watch stream: event larger than %zu bytes", p->max_bytes);
+    return GC_ELIMIT;
+  }
+  if (p->nbuf + len > p->capbuf) {
+    size_t cap = p->capbuf ? p->capbuf : 4096;
+    while (cap < p->nbuf + len)
+      cap *= 2;
+    char *nb = realloc(p->buf, cap);
+    if (!nb)
+      return GC_ENOMEM;
+    p->buf = nb;
+    p->capbuf = cap;
+  }
+  memcpy(p->buf + p->nbuf, data, len);
+  p->nbuf += len;
+  return GC_OK;
+}
+
+/* Keep mode: the lexer frames the events (an event is one object, from its
+ * '{' to the '}' that closes it); a complete event is decoded in place, or
+ * from the buffer when it began in an earlier chunk. */
+static int feed_keep(struct gb_watch_parser *p, const char *data, size_t len,
+                     gb_watch_event_fn fn, void *arg, struct gc_diags *diags) {
+  size_t start = 0;
+  for (size_t i = 0; i < len; i++) {
+    if (p->in_str && !p->esc && !p->utf8_need) {
+      /* Most of an event is plain string bytes: nothing in them changes
+       * the lexer's state, so they are passed over without it. */
+      i = plain_end(data, i, len);
+      if (i == len)
+        break;
+    }
+    char c = data[i];
+    if (!p->in_event) {
+      if (is_ws(c))
+        continue;
+      if (c != '{') {
+        gc_diags_addf(diags, "watch stream: event is not an object with string \"type\" and "
+                             "object \"object\"");
+        return GC_EINVAL;
+      }
+      p->in_event = 1;
+      p->nest = 0;
+      p->nbuf = 0;
+      start = i;
+    }
+    int rc = lex_byte(p, c, diags);
+    if (!rc && p->nest >= p->depth) {
+      gc_diags_addf(diags, "watch stream: malformed JSON at event byte %zu: nesting too deep",
+                    p->nbuf + i - start);
+      rc = GC_ELIMIT;
+    }
+    if (rc)
+      return rc;
+    if (p->nest > 0 || p->in_str)
+      continue;
+    p->in_event = 0;
+    const char *ev = data + start;
+    size_t n = i + 1 - start;
+    if (p->nbuf) {
+      if ((rc = gather(p, ev, n, diags)))
+        return rc;
+      ev = p->buf;
+      n = p->nbuf;
+      p->nbuf = 0;
+    } else if (n > p->max_bytes) {
+      gc_diags_addf(diags, "watch stream: event larger than %zu bytes", p->max_bytes);
+      return GC_ELIMIT;
+    }
+    if ((rc = decode_event(p, ev, n, fn, arg, diags)))
+      return rc;
+  }
+  return p->in_event ? gather(p, data + start, len - start, diags) : GC_OK;
+}
+
 /* json-c 0.16 accepts a malformed number such as 3-7 when a chunk boundary
  * falls right after a digit (it parses 3 and drops the rest), while the same
  * bytes in one piece are rejected.  So a run of number characters at the end
@@ -207,38 +421,12 @@ int gb_watch_parser_feed(struct gb_watch_parser *p, const char *data, size_t len
   /* Track strings so that only numbers are held back, and refuse numbers
    * too long to hold back whole, wherever they are, so the outcome never
    * depends on the chunking. */
+  if (p->n_ev)
+    return feed_keep(p, data, len, fn, arg, diags);
   for (size_t i = 0; i < len; i++) {
-    char c = data[i];
-    if (!utf8_step(p, (unsigned char)c)) {
-      gc_diags_addf(diags, "watch stream: invalid UTF-8 (byte 0x%02x)", (unsigned char)c);
-      return GC_EINVAL;
-    }
-    if (p->in_str) {
-      if (p->esc)
-        p->esc = 0;
-      else if (c == '\\')
-        p->esc = 1;
-      else if (c == p->in_str)
-        p->in_str = 0;
-    } else if (is_numch(c)) {
-      if (++p->numrun >= CARRY_MAX) {
-        gc_diags_addf(diags, "watch stream: number longer than %d characters", CARRY_MAX - 1);
-        return GC_EINVAL;
-      }
-    } else {
-      p->numrun = 0;
-      if (c == '"') {
-        p->in_str = c;
-      } else if (c == '\'' || c == '/' ||
-                 (((c | 0x20) >= 'a' && (c | 0x20) <= 'z') && !strchr("truefalsnE", c))) {
-        /* json-c's extensions (single-quoted strings, comments, NaN and
-         * Infinity, which it reads even in strict mode) are not JSON, and
-         * they would change where a value ends.  Outside strings JSON has
-         * only the letters of true, false, null and the exponent's e. */
-        gc_diags_addf(diags, "watch stream: unexpected '%c' outside a string (not JSON)", c);
-        return GC_EINVAL;
-      }
-    }
+    int rc = lex_byte(p, data[i], diags);
+    if (rc)
+      return rc;
   }
   int outside = !p->in_str;
   if (p->ncarry) {
@@ -364,6 +552,8 @@ int gb_kube_watch_once(struct gb_kube_client *c, const char *collection_path,
   w.p = gb_watch_parser_new(o ? o->max_event_bytes : 0, 0);
   if (!w.p)
     return GC_ENOMEM;
+  if (o && o->n_keep)
+    gb_watch_parser_set_keep(w.p, o->keep, o->n_keep); /* too deep: whole objects */
   long overall = o && o->timeout_s > 0 ? o->timeout_s + 30 : 0;
   rc = gb_kube_client_stream(c, path, overall, wchunk, wabort, &w, e);
   if (w.parse_rc) {

@@ -5,7 +5,8 @@
  * "object": {...}} (newline-separated in practice, but nothing here relies on
  * newlines).  gb_watch_parser turns arbitrary byte chunks, split anywhere,
  * into events with json-c's incremental json_tokener, bounded by a per-event
- * byte cap and a nesting depth.  gb_kube_watch_once runs one watch request
+ * byte cap and a nesting depth; given keep paths (gb_keep.h), it frames the
+ * events itself and decodes only what the paths keep (gb_keep_decode).  gb_kube_watch_once runs one watch request
  * (watch=1, resourceVersion, allowWatchBookmarks, timeoutSeconds) through
  * gb_kube_client's streaming GET and the parser.  Reconnection, relisting and
  * backoff policy live in gb_informer.
@@ -19,6 +20,7 @@
 #include <json-c/json.h>
 #include <stddef.h>
 
+#include "gb_keep.h"
 #include "gb_kube_client.h"
 #include "gc_diag.h"
 
@@ -52,6 +54,12 @@ struct gb_kube_watch_opts {
   const char *label_selector;
   const char *field_selector;
   size_t max_event_bytes; /* 0: default */
+  /* The paths (gb_keep.h, checked; borrowed for the call) each event's
+   * object is decoded to, skipping everything else as it is read (the
+   * scanner, not json-c's whole tree): an informer's cached record plus
+   * what its selections read.  n_keep 0: whole objects. */
+  const struct gb_keep *const *keep;
+  size_t n_keep;
 };
 
 /* Watches collection_path once until the server ends the stream (0), the

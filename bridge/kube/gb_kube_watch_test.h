@@ -30,6 +30,16 @@ void gb_watch_parser_reset(struct gb_watch_parser *p);
 int gb_watch_parser_feed(struct gb_watch_parser *p, const char *data, size_t len,
                          gb_watch_event_fn fn, void *arg, struct gc_diags *diags);
 
+/* Keep mode: each event's object is decoded to what the n paths (checked,
+ * borrowed until the parser is freed or set again) keep, as gb_keep_prune
+ * would leave json-c's tree of it, and an ERROR event's Status whole; 0
+ * paths: json-c parses whole events (the default).  Returns 0, or
+ * GC_ELIMIT (more than GB_KEEP_MAX - 1 paths, or one of GB_KEEP_DEPTH
+ * steps: no room for "object" in front), which leaves the parser parsing
+ * whole events. */
+int gb_watch_parser_set_keep(struct gb_watch_parser *p, const struct gb_keep *const *paths,
+                             size_t n);
+
 /* True when a partial event is buffered (a stream that ends here was cut). */
 int gb_watch_parser_pending(const struct gb_watch_parser *p);
 

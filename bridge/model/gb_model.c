@@ -17,7 +17,9 @@
 
 #include "gb_clock.h"
 #include "gb_gate.h"
+#include "gb_jscan.h"
 #include "gb_kobj.h"
+#include "gb_kube_watch.h"
 #include "gb_kube_client.h"
 #include "gb_leader.h"
 #include "gb_log.h"
@@ -1280,16 +1282,35 @@ void gb_model_keep(int kind, const struct gb_keep **keep, size_t *n) {
   *n = of[kind].n;
 }
 
-/* What an informer whose only consumer is the model caches of obj, so the
- * feed sees what the watch would. */
-static void prune_as_informer(int kind, json_object *obj) {
+/* What an informer whose only consumer is the model caches of the object
+ * text json, so the feed sees what the watch would: decoded straight to the
+ * model's keep paths (managedFields is on none of them), as the watch
+ * decodes an event.  Returns 0 or a GC_E* code with the message in diags. */
+static int decode_as_informer(int kind, const char *name, const char *json, size_t len,
+                              json_object **out, struct gc_diags *diags) {
   const struct gb_keep *keep, *ptrs[GB_KEEP_MAX];
   size_t n;
   gb_model_keep(kind, &keep, &n);
   for (size_t i = 0; i < n; i++)
     ptrs[i] = &keep[i];
-  gb_informer_strip(obj);
-  gb_keep_prune(obj, ptrs, n);
+  json_tokener *tok = json_tokener_new_ex(GB_WATCH_DEFAULT_DEPTH);
+  if (!tok)
+    return GC_ENOMEM;
+  json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_ALLOW_TRAILING_CHARS);
+  struct gb_sj s;
+  gb_sj_init(&s, json, len);
+  s.max_depth = GB_WATCH_DEFAULT_DEPTH - 1; /* json-c's depth counts one more */
+  int rc = gb_sj_peek(&s) == '{' ? gb_keep_decode(&s, ptrs, n, tok, out) : GC_EINVAL;
+  if (!rc)
+    rc = gb_sj_finish(&s);
+  json_tokener_free(tok);
+  if (rc) {
+    gc_diags_addf(diags, "model feed: %s: not a JSON object%s%s", name, s.msg[0] ? ": " : "",
+                  s.msg);
+    json_object_put(*out);
+    *out = NULL;
+  }
+  return rc;
 }
 
 /* ---- Lifecycle ---------------------------------------------------------------- */
@@ -1547,16 +1568,10 @@ int gb_model_feed(struct gb_model *m, const char *kind, int op, const char *json
                   MAX_JSON_BYTES);
     return GC_EINVAL;
   }
-  json_tokener *tok = json_tokener_new();
-  json_object *obj = tok ? json_tokener_parse_ex(tok, json, (int)len) : NULL;
-  if (tok)
-    json_tokener_free(tok);
-  if (!obj || !json_object_is_type(obj, json_type_object)) {
-    gc_diags_addf(diags, "model feed: %s: not a JSON object", kind);
-    json_object_put(obj);
-    return GC_EINVAL;
-  }
-  prune_as_informer(k, obj);
+  json_object *obj = NULL;
+  int drc = decode_as_informer(k, kind, json, len, &obj, diags);
+  if (drc)
+    return drc == GC_ENOMEM ? drc : GC_EINVAL;
   char gang_ns[GB_PLAN_KEY_MAX + 1] = "", gang_js[GB_PLAN_KEY_MAX + 1] = "";
   pthread_mutex_lock(&m->mu);
   int rc = gb_model_apply(m, k, op, obj, gang_ns, gang_js, diags);

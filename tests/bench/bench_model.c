@@ -7,8 +7,14 @@
  * its RSS is its own.  Two paths are measured: "record" feeds pods as
  * compact records (gb_model_feed_pod: no JSON decode, what the model costs
  * by itself) and "json" feeds the Pod JSON text a watch delivers
- * (gb_model_feed: parse, the informer's trim, the pod-request rule), which
- * is the informer path minus the HTTP transfer and the informer's cache.
+ * (gb_model_feed: the keep-aware decode, gb_keep_decode, and the
+ * pod-request rule), which is the informer path minus the HTTP transfer
+ * and the informer's cache.  A bind event through the watch parser (keep
+ * mode, as the informer's watch decodes it, and the informer's trim) is
+ * printed beside its baseline, the same parser on json-c's whole tree then
+ * the trim (the watch's way before issue 22), on the same texts: the
+ * benchmark's own small Pod, and a real-looking one (managedFields, env,
+ * volumes, statuses) as the API server sends it.
  * Nodes are always fed as JSON.  A last case builds with HyperNodes (racks
  * of 32 nodes, blocks of 32 racks) and times the rebuild one HyperNode
  * change costs.  Goals (issue 11): <= 1.5 GiB RSS and
@@ -23,6 +29,8 @@
 #include <unistd.h>
 
 #include "gb_bench.h"
+#include "gb_kobj.h"
+#include "gb_kube_watch_test.h"
 #include "gb_model.h"
 #include "gb_model_test.h"
 #include "gb_model_int.h" /* gb_model_keep, for the informer-cache estimate */
@@ -125,21 +133,120 @@ static void print_cache_estimate(void) {
   fflush(stdout); /* before the fork, or every child prints it again */
 }
 
-/* Microseconds per bind event's JSON parse and trim alone: the part of
- * the json path the Pod informer does before it calls the model. */
-static double decode_cost_us(size_t events, size_t nodes) {
-  char text[1536], node[64];
-  double t = 0;
+/* A bind event's Pod as the API server sends it (managedFields, env,
+ * volumes, statuses: what the watch delivers of a training worker), with
+ * node and name i. */
+static size_t real_pod_text(size_t i, const char *node, char *text, size_t cap) {
+  int n = snprintf(
+      text, cap,
+      "{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"ev-%zu\",\"generateName\":"
+      "\"ev-\",\"namespace\":\"team\",\"uid\":\"0b6c5e0e-4f3c-4f1e-9d2b-%012zu\","
+      "\"resourceVersion\":\"%zu\",\"creationTimestamp\":\"2026-01-01T00:00:00Z\",\"labels\":{"
+      "\"batch.kubernetes.io/controller-uid\":\"5d1f7c2e-1b7a-4a8e-9d43-2f0c6b9e8a11\","
+      "\"batch.kubernetes.io/job-name\":\"ev-js-workers-0\",\"jobset.sigs.k8s.io/jobset-name\":"
+      "\"ev-js-%zu\",\"jobset.sigs.k8s.io/replicatedjob-name\":\"workers\",\"jobset.sigs.k8s.io/"
+      "job-index\":\"0\",\"app\":\"train\"},\"annotations\":{\"batch.kubernetes.io/job-completion-"
+      "index\":\"%zu\",\"jobset.sigs.k8s.io/global-replicas\":\"8\"},\"ownerReferences\":[{"
+      "\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"name\":\"ev-js-workers-0\",\"uid\":"
+      "\"5d1f7c2e-1b7a-4a8e-9d43-2f0c6b9e8a11\",\"controller\":true,\"blockOwnerDeletion\":true}],"
+      "\"managedFields\":[{\"manager\":\"kube-controller-manager\",\"operation\":\"Update\","
+      "\"apiVersion\":\"v1\",\"time\":\"2026-01-01T00:00:00Z\",\"fieldsType\":\"FieldsV1\","
+      "\"fieldsV1\":{\"f:metadata\":{\"f:annotations\":{\".\":{},\"f:batch.kubernetes.io/job-"
+      "completion-index\":{}},\"f:generateName\":{},\"f:labels\":{\".\":{},\"f:app\":{}},"
+      "\"f:ownerReferences\":{\".\":{},\"k:{\\\"uid\\\":\\\"5d1f7c2e\\\"}\":{}}},\"f:spec\":{"
+      "\"f:containers\":{\"k:{\\\"name\\\":\\\"trainer\\\"}\":{\".\":{},\"f:env\":{},\"f:image\""
+      ":{},\"f:resources\":{}}}}}},{\"manager\":\"kubelet\",\"operation\":\"Update\",\"apiVersion\""
+      ":\"v1\",\"time\":\"2026-01-01T00:01:00Z\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{"
+      "\"f:status\":{\"f:conditions\":{\"k:{\\\"type\\\":\\\"Ready\\\"}\":{\".\":{},"
+      "\"f:lastProbeTime\":{},\"f:status\":{}}},\"f:containerStatuses\":{},\"f:hostIP\":{},"
+      "\"f:phase\":{},\"f:podIP\":{},\"f:startTime\":{}}},\"subresource\":\"status\"}]},"
+      "\"spec\":{\"volumes\":[{\"name\":\"kube-api-access-x7k2p\",\"projected\":{\"sources\":[{"
+      "\"serviceAccountToken\":{\"expirationSeconds\":3607,\"path\":\"token\"}},{\"configMap\":{"
+      "\"name\":\"kube-root-ca.crt\",\"items\":[{\"key\":\"ca.crt\",\"path\":\"ca.crt\"}]}}],"
+      "\"defaultMode\":420}},{\"name\":\"dshm\",\"emptyDir\":{\"medium\":\"Memory\"}}],"
+      "\"containers\":[{\"name\":\"trainer\",\"image\":\"registry.example.com/train/pytorch:2.4-"
+      "cuda12\",\"command\":[\"torchrun\",\"--nnodes=8\",\"--nproc-per-node=8\",\"train.py\"],"
+      "\"env\":[{\"name\":\"PET_NNODES\",\"value\":\"8\"},{\"name\":\"PET_NPROC_PER_NODE\","
+      "\"value\":\"8\"},{\"name\":\"PET_MASTER_ADDR\",\"value\":\"ev-js-workers-0-0.ev-js\"},"
+      "{\"name\":\"PET_MASTER_PORT\",\"value\":\"29400\"},{\"name\":\"JOB_COMPLETION_INDEX\","
+      "\"valueFrom\":{\"fieldRef\":{\"apiVersion\":\"v1\",\"fieldPath\":\"metadata.annotations["
+      "'batch.kubernetes.io/job-completion-index']\"}}}],\"resources\":{\"limits\":{"
+      "\"nvidia.com/gpu\":\"8\"},\"requests\":{\"cpu\":\"64\",\"memory\":\"512Gi\","
+      "\"nvidia.com/gpu\":\"8\"}},\"volumeMounts\":[{\"name\":\"dshm\",\"mountPath\":\"/dev/shm\""
+      "},{\"name\":\"kube-api-access-x7k2p\",\"readOnly\":true,\"mountPath\":\"/var/run/secrets/"
+      "kubernetes.io/serviceaccount\"}],\"terminationMessagePath\":\"/dev/termination-log\","
+      "\"terminationMessagePolicy\":\"File\",\"imagePullPolicy\":\"IfNotPresent\"}],"
+      "\"restartPolicy\":\"Never\",\"terminationGracePeriodSeconds\":30,\"dnsPolicy\":"
+      "\"ClusterFirst\",\"serviceAccountName\":\"default\",\"serviceAccount\":\"default\","
+      "\"nodeName\":\"%s\",\"securityContext\":{},\"subdomain\":\"ev-js\",\"schedulerName\":"
+      "\"volcano\",\"tolerations\":[{\"key\":\"nvidia.com/gpu\",\"operator\":\"Exists\","
+      "\"effect\":\"NoSchedule\"},{\"key\":\"node.kubernetes.io/not-ready\",\"operator\":"
+      "\"Exists\",\"effect\":\"NoExecute\",\"tolerationSeconds\":300},{\"key\":\"node.kubernetes"
+      ".io/unreachable\",\"operator\":\"Exists\",\"effect\":\"NoExecute\",\"tolerationSeconds\":"
+      "300}],\"priority\":0,\"enableServiceLinks\":true,\"preemptionPolicy\":\"PreemptLowerPriority"
+      "\"},\"status\":{\"phase\":\"Pending\",\"conditions\":[{\"type\":\"PodScheduled\","
+      "\"status\":\"True\",\"lastProbeTime\":null,\"lastTransitionTime\":\"2026-01-01T00:00:01Z\"}"
+      "],\"qosClass\":\"Burstable\"}}",
+      i, i, i, i / 8, i % 8, node);
+  return n > 0 && (size_t)n < cap ? (size_t)n : 0;
+}
+
+struct trim {
+  const struct gb_keep *const *ptrs;
+  size_t n;
+  int bad;
+};
+
+/* The informer's own pruning of each event's object (on json-c's whole
+ * tree the trim; on the keep-aware decode's already trimmed object a walk
+ * that removes nothing). */
+static int on_watch_event(void *arg, const struct gb_watch_event *ev) {
+  struct trim *t = arg;
+  gb_keep_prune(ev->object, t->ptrs, t->n);
+  t->bad |= !gb_kobj_meta(ev->object, "name");
+  return 0;
+}
+
+/* Microseconds per bind event through the watch parser, the part of the
+ * informer's path before the model's handler runs: keep mode, as the
+ * informer's watch decodes now (*now), and as the baseline the same
+ * parser on json-c's whole tree then the trim (*base), on the same event
+ * texts; `real` uses real_pod_text's Pods. */
+static void watch_cost_us(size_t events, size_t nodes, int real, double *now, double *base) {
+  char text[8192], node[64];
+  const struct gb_keep *keep, *ptrs[GB_KEEP_MAX];
+  size_t n;
+  gb_model_keep(GB_INF_POD, &keep, &n);
+  for (size_t i = 0; i < n; i++)
+    ptrs[i] = &keep[i];
+  struct trim t = {ptrs, n, 0};
+  struct gb_watch_parser *pn = gb_watch_parser_new(0, 0), *pb = gb_watch_parser_new(0, 0);
+  if (!pn || !pb || gb_watch_parser_set_keep(pn, ptrs, n))
+    _exit(1);
+  double t_now = 0, t_base = 0;
   for (size_t i = 0; i < events; i++) {
     snprintf(node, sizeof(node), "node-%zu", (i * 104729) % nodes);
-    feed_pod_text(NULL, 1, 0, i, node, "ev", text, sizeof(text));
+    size_t at = (size_t)snprintf(text, sizeof(text), "{\"type\":\"MODIFIED\",\"object\":");
+    if (real)
+      real_pod_text(i, node, text + at, sizeof(text) - at - 3);
+    else
+      feed_pod_text(NULL, 1, 0, i, node, "ev", text + at, sizeof(text) - at - 3);
+    size_t len = strlen(text);
+    memcpy(text + len, "}\n", 3);
+    len += 2;
     double t0 = gb_bench_mono_s();
-    json_object *o = json_tokener_parse(text);
-    prune_pod(o);
-    json_object_put(o);
-    t += gb_bench_mono_s() - t0;
+    int rc = gb_watch_parser_feed(pb, text, len, on_watch_event, &t, NULL);
+    double t1 = gb_bench_mono_s();
+    rc |= gb_watch_parser_feed(pn, text, len, on_watch_event, &t, NULL);
+    t_now += gb_bench_mono_s() - t1;
+    t_base += t1 - t0;
+    if (rc || t.bad)
+      _exit(1);
   }
-  return t * 1e6 / (double)events;
+  gb_watch_parser_free(pn);
+  gb_watch_parser_free(pb);
+  *now = t_now * 1e6 / (double)events;
+  *base = t_base * 1e6 / (double)events;
 }
 
 static void run_case(size_t nodes, size_t pods, size_t events, int json) {
@@ -175,15 +282,25 @@ static void run_case(size_t nodes, size_t pods, size_t events, int json) {
   for (size_t i = 0; i < events; i++)
     bad |= feed_pod(m, json, 1, i, NULL, "ev");
   double t6 = gb_bench_mono_s();
-  double decode_us = json ? decode_cost_us(events, nodes) : 0;
+  double dec_now = 0, dec_base = 0, real_now = 0, real_base = 0;
+  if (json) {
+    watch_cost_us(events, nodes, 0, &dec_now, &dec_base);
+    watch_cost_us(events, nodes, 1, &real_now, &real_base);
+  }
   printf("%-6s %7zu nodes %8zu pods: nodes %.2f s, pods %.2f s, build %.2f s, total %.2f s; "
          "RSS %.0f MiB (records %.0f MiB, %.0f B/pod); bind %.2f us, delete %.2f us",
          json ? "json" : "record", nodes, pods, t1 - t0, t2 - t1, t3 - t2, t3 - t0,
          (double)(rss1 - rss0) / 1024.0, (double)st.record_bytes / 1048576.0,
          (double)st.record_bytes / (double)(pods ? pods : 1), (t5 - t4) * 1e6 / (double)events,
          (t6 - t5) * 1e6 / (double)events);
-  if (json) /* what the informer pays before the model's handler runs */
-    printf("; a bind's parse + trim alone %.2f us", decode_us);
+  if (json) { /* what the informer pays before the model's handler runs */
+    char real[8192];
+    printf("; a bind event through the watch parser (parse + trim): now %.2f us, baseline "
+           "(json-c parse + trim) %.2f us, ratio %.2f; the same with a real-looking %zu B Pod: "
+           "now %.2f us, baseline %.2f us, ratio %.2f",
+           dec_now, dec_base, dec_now / dec_base, real_pod_text(0, "node-1", real, sizeof(real)),
+           real_now, real_base, real_now / real_base);
+  }
   printf("%s\n", bad ? " (FEED ERRORS)" : "");
   fflush(stdout);
   gb_model_free(m);

@@ -18,12 +18,13 @@
 #include "gb_informer.h"
 #include "gb_informer_test.h"
 #include "gb_kobj.h"
+#include "gb_jscan.h"
 #include "gb_kube_watch.h"
 #include "gb_kube_config_test.h"
 
 static struct gb_kube_config *cfg;
 static struct gb_kube_client *cli;
-static char events[1024], events2[1024];
+static char events[4096], events2[4096];
 
 static void on_change(void *arg, const struct gb_informer_change *ch) {
   (void)arg;
@@ -307,6 +308,111 @@ START_TEST(handlers_see_their_own_selection) {
 }
 END_TEST
 
+/* What the watch decodes (the keeps, the selections' fields and labels,
+ * the members "[key=value]" steps select by) and then the informer's own
+ * pruning give the record and the changes json-c's whole object gives:
+ * two informers with the same handlers, one fed json-c's tree, one fed
+ * the watch's decode of the same texts. */
+/* on_change's log, into events2. */
+static void on_change_b(void *arg, const struct gb_informer_change *ch) {
+  (void)arg;
+  size_t n = strlen(events2);
+  const char *op = ch->op == GB_INFORMER_ADD ? "add" : ch->op == GB_INFORMER_UPDATE ? "upd" : "del";
+  snprintf(events2 + n, sizeof(events2) - n, "%s %s rv=%s %s%s;", op, ch->key,
+           gb_kobj_meta(ch->obj, "resourceVersion"),
+           json_object_to_json_string_ext(ch->obj, JSON_C_TO_STRING_PLAIN),
+           ch->old_json ? " old" : "");
+}
+
+/* The same log for the first informer, into events. */
+static void on_change_a(void *arg, const struct gb_informer_change *ch) {
+  char save[sizeof(events2)];
+  memcpy(save, events2, sizeof(save));
+  events2[0] = 0;
+  on_change_b(arg, ch);
+  size_t n = strlen(events);
+  snprintf(events + n, sizeof(events) - n, "%s", events2);
+  memcpy(events2, save, sizeof(save));
+}
+
+START_TEST(watch_decode_gives_the_same_records) {
+  static const char *const texts[] = {
+      "{\"metadata\":{\"name\":\"p1\",\"namespace\":\"a\",\"resourceVersion\":\"1\",\"uid\":"
+      "\"u\",\"labels\":{\"jobset.sigs.k8s.io/jobset-name\":\"j\",\"x\":\"y\"},\"annotations\":"
+      "{\"scheduling.k8s.io/group-name\":\"g\",\"z\":\"1\"},\"managedFields\":[{}],"
+      "\"creationTimestamp\":\"2026-01-01T00:00:00Z\"},\"spec\":{\"schedulingGates\":[{\"name\":"
+      "\"g\"}],\"containers\":[{\"name\":\"c\"}]},\"status\":{\"phase\":\"Pending\","
+      "\"conditions\":[{\"type\":\"Ready\",\"status\":\"False\",\"reason\":\"r\"},{\"type\":"
+      "\"PodScheduled\",\"status\":\"True\"},{\"type\":\"Initialized\"}]}}",
+      "{\"metadata\":{\"name\":\"p1\",\"namespace\":\"a\",\"resourceVersion\":\"2\",\"labels\":"
+      "{\"jobset.sigs.k8s.io/jobset-name\":\"j\"}},\"status\":{\"phase\":\"Failed\",\"conditions\":"
+      "[{\"status\":\"True\",\"type\":\"Ready\"}]}}",
+      "{\"metadata\":{\"name\":\"p2\",\"namespace\":\"a\",\"resourceVersion\":\"3\"},\"status\":"
+      "{\"phase\":\"Running\"}}",
+      "{\"metadata\":{\"name\":\"p3\",\"namespace\":\"a\",\"resourceVersion\":\"4\",\"labels\":"
+      "{\"jobset.sigs.k8s.io/jobset-name\":\"k\"}},\"status\":{\"phase\":\"Succeeded\"}}",
+  };
+  /* The phase is read only by the selection; the Ready condition is
+   * selected by a "type" no path keeps. */
+  static const struct gb_keep keep2[] = {{{"metadata", "creationTimestamp"}},
+                                         {{"spec", "schedulingGates"}},
+                                         {{"status", "conditions", "[type=Ready]", "reason"}}};
+  struct gb_informer *inf[2];
+  struct gc_diags d;
+  gc_diags_init(&d);
+  for (int k = 0; k < 2; k++) {
+    struct gb_informer_opts o = {0};
+    o.version = "v1";
+    o.resource = "pods";
+    o.keep = GANG_KEEP;
+    o.n_keep = sizeof(GANG_KEEP) / sizeof(GANG_KEEP[0]);
+    o.label_selector = "jobset.sigs.k8s.io/jobset-name";
+    o.on_change = k ? on_change_b : on_change_a;
+    ck_assert_int_eq(gb_informer_new(cli, &o, &inf[k], &d), 0);
+    struct gb_informer_handler h = {.keep = keep2,
+                                    .n_keep = sizeof(keep2) / sizeof(keep2[0]),
+                                    .field_selector = "status.phase!=Failed",
+                                    .on_change = k ? on_change_b : on_change_a};
+    ck_assert_int_eq(gb_informer_add_handler(inf[k], &h, &d), 0);
+    feed(inf[k], GB_WATCH_BOOKMARK, json_tokener_parse("{\"metadata\":{}}"), 0); /* seals */
+  }
+  const struct gb_keep *const *wk;
+  size_t nw;
+  gb_informer_watch_keeps(inf[1], &wk, &nw);
+  ck_assert_uint_gt(nw, 10);
+  json_tokener *tok = json_tokener_new_ex(64);
+  json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_ALLOW_TRAILING_CHARS);
+  for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+    feed(inf[0], GB_WATCH_ADDED, json_tokener_parse(texts[i]), 0);
+    struct gb_sj s;
+    gb_sj_init(&s, texts[i], strlen(texts[i]));
+    json_object *o = NULL;
+    ck_assert_int_eq(gb_keep_decode(&s, wk, nw, tok, &o), 0);
+    feed(inf[1], GB_WATCH_ADDED, o, 0);
+  }
+  json_tokener_free(tok);
+  /* The same changes with the same objects (the first informer logs into
+   * events, the second into events2). */
+  ck_assert_uint_eq(gb_informer_count(inf[0]), gb_informer_count(inf[1]));
+  char a[1024], b[1024];
+  static const char *const names[] = {"p1", "p2", "p3"};
+  for (size_t i = 0; i < 3; i++) {
+    int has = gb_informer_get_meta(inf[0], "a", names[i], NULL, 0, NULL, 0) == 0;
+    ck_assert_int_eq(has, gb_informer_get_meta(inf[1], "a", names[i], NULL, 0, NULL, 0) == 0);
+    if (has)
+      ck_assert_str_eq(cached_text(inf[0], "a", names[i], a, sizeof(a)),
+                       cached_text(inf[1], "a", names[i], b, sizeof(b)));
+  }
+  ck_assert_str_eq(events, events2);
+  ck_assert_ptr_nonnull(strstr(events, "upd a/p1 rv=2"));
+  ck_assert_ptr_nonnull(strstr(events, "del a/p1 rv=2"));
+  ck_assert_ptr_nonnull(strstr(events, "\"conditions\":[{\"reason\":\"r\"}]"));
+  gc_diags_destroy(&d);
+  gb_informer_free(inf[0]);
+  gb_informer_free(inf[1]);
+}
+END_TEST
+
 /* hold excludes every handler: a handler in progress finishes first, and
  * the held function sees every consumer at the same change. */
 static atomic_int in_handler, release_handler, held_saw = -1;
@@ -414,6 +520,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, add_update_delete_and_dedupe);
   tcase_add_test(tc, many_objects_growth_and_bound);
   tcase_add_test(tc, keep_union_of_handlers);
+  tcase_add_test(tc, watch_decode_gives_the_same_records);
   tcase_add_test(tc, handlers_see_their_own_selection);
   tcase_add_test(tc, reset_and_hold);
   tcase_add_test(tc, hold_waits_for_a_handler);

@@ -2,7 +2,11 @@
  *
  * Unit tests for the watch-stream parser: every chunking of a stream from 1
  * to 7 bytes yields the same events; limits (event bytes, depth) and
- * malformed streams are reported, never crash.
+ * malformed streams are reported, never crash.  Every test runs twice:
+ * parsing whole events with json-c, and in keep mode (the parser frames the
+ * events and decodes only the kept paths, as an informer's watch does); a
+ * last test compares the two modes' objects on real-looking Pod events
+ * split at every size.
  */
 #include <check.h>
 #include <stdio.h>
@@ -11,6 +15,18 @@
 
 #include "gb_kube_watch.h"
 #include "gb_kube_watch_test.h"
+
+/* Set by main for the second run: parsers decode only metadata and spec. */
+static int keep_mode;
+
+static struct gb_watch_parser *parser_new(size_t max_event_bytes, int max_depth) {
+  static const struct gb_keep keep[] = {{{"metadata"}}, {{"spec"}}};
+  static const struct gb_keep *const ptrs[] = {&keep[0], &keep[1]};
+  struct gb_watch_parser *p = gb_watch_parser_new(max_event_bytes, max_depth);
+  if (p && keep_mode)
+    ck_assert_int_eq(gb_watch_parser_set_keep(p, ptrs, 2), 0);
+  return p;
+}
 
 static const char STREAM[] =
     "{\"type\":\"ADDED\",\"object\":{\"kind\":\"TrainJob\",\"metadata\":{\"name\":\"a\","
@@ -56,7 +72,7 @@ static const char *EXPECTED =
 
 START_TEST(every_chunk_size_same_events) {
   int chunk = _i; /* 1..7 */
-  struct gb_watch_parser *p = gb_watch_parser_new(0, 0);
+  struct gb_watch_parser *p = parser_new(0, 0);
   ck_assert_ptr_nonnull(p);
   struct rec r = {{0}, 0, 0};
   struct gc_diags d;
@@ -75,7 +91,7 @@ START_TEST(every_chunk_size_same_events) {
 END_TEST
 
 START_TEST(whole_buffer_and_partial_tail) {
-  struct gb_watch_parser *p = gb_watch_parser_new(0, 0);
+  struct gb_watch_parser *p = parser_new(0, 0);
   struct rec r = {{0}, 0, 0};
   struct gc_diags d;
   gc_diags_init(&d);
@@ -96,7 +112,7 @@ START_TEST(numbers_across_chunks) {
   const char *ev = "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"n\"},"
                    "\"a\":-12.5e-3,\"b\":[1,22,333],\"c\":9007199254740993,\"d\":2E+1}}";
   for (size_t chunk = 1; chunk <= 12; chunk++) {
-    struct gb_watch_parser *p = gb_watch_parser_new(0, 0);
+    struct gb_watch_parser *p = parser_new(0, 0);
     struct rec r = {{0}, 0, 0};
     size_t len = strlen(ev);
     for (size_t off = 0; off < len; off += chunk)
@@ -108,7 +124,7 @@ START_TEST(numbers_across_chunks) {
     gb_watch_parser_free(p);
   }
   /* A trailing number with no terminator stays pending. */
-  struct gb_watch_parser *p = gb_watch_parser_new(0, 0);
+  struct gb_watch_parser *p = parser_new(0, 0);
   ck_assert_int_eq(gb_watch_parser_feed(p, "{\"a\":12", 7, on_ev, NULL, NULL), 0);
   ck_assert_int_eq(gb_watch_parser_pending(p), 1);
   gb_watch_parser_free(p);
@@ -121,7 +137,7 @@ START_TEST(utf8_across_chunks) {
   const char *ev = "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"n\"},"
                    "\"spec\":{\"x\":\"\xde\xad \xe2\x82\xac \xf0\x9f\x9a\x80\"}}}";
   for (size_t chunk = 1; chunk <= 12; chunk++) {
-    struct gb_watch_parser *p = gb_watch_parser_new(0, 0);
+    struct gb_watch_parser *p = parser_new(0, 0);
     struct rec r = {{0}, 0, 0};
     struct gc_diags d;
     gc_diags_init(&d);
@@ -140,7 +156,7 @@ START_TEST(utf8_across_chunks) {
 END_TEST
 
 START_TEST(callback_stops_feeding) {
-  struct gb_watch_parser *p = gb_watch_parser_new(0, 0);
+  struct gb_watch_parser *p = parser_new(0, 0);
   struct rec r = {{0}, 0, 2};
   ck_assert_int_eq(gb_watch_parser_feed(p, STREAM, strlen(STREAM), on_ev, &r, NULL), 77);
   ck_assert_int_eq(r.n, 2);
@@ -154,7 +170,7 @@ START_TEST(event_byte_cap) {
   const char *nl = strchr(STREAM, '\n');
   size_t first = (size_t)(nl - STREAM);
   for (int chunk = 1; chunk <= 7; chunk += 3) {
-    struct gb_watch_parser *p = gb_watch_parser_new(100, 0);
+    struct gb_watch_parser *p = parser_new(100, 0);
     struct rec r = {{0}, 0, 0};
     struct gc_diags d;
     gc_diags_init(&d);
@@ -169,7 +185,7 @@ START_TEST(event_byte_cap) {
     gb_watch_parser_free(p);
     gc_diags_destroy(&d);
   }
-  struct gb_watch_parser *p = gb_watch_parser_new(first, 0);
+  struct gb_watch_parser *p = parser_new(first, 0);
   struct rec r = {{0}, 0, 0};
   ck_assert_int_eq(gb_watch_parser_feed(p, STREAM, first + 1, on_ev, &r, NULL), 0);
   ck_assert_int_eq(r.n, 1);
@@ -184,7 +200,7 @@ START_TEST(depth_cap) {
   for (int i = 0; i < 40; i++)
     buf[n++] = '[';
   buf[n] = 0;
-  struct gb_watch_parser *p = gb_watch_parser_new(0, 16);
+  struct gb_watch_parser *p = parser_new(0, 16);
   struct gc_diags d;
   gc_diags_init(&d);
   ck_assert_int_eq(gb_watch_parser_feed(p, buf, n, on_ev, NULL, &d), GC_ELIMIT);
@@ -227,7 +243,7 @@ START_TEST(malformed_streams) {
   };
   for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++)
     for (size_t chunk = 1; chunk <= 40; chunk++) {
-      struct gb_watch_parser *p = gb_watch_parser_new(0, 0);
+      struct gb_watch_parser *p = parser_new(0, 0);
       struct rec r = {{0}, 0, 0};
       struct gc_diags d;
       gc_diags_init(&d);
@@ -246,6 +262,104 @@ START_TEST(malformed_streams) {
 }
 END_TEST
 
+/* Real-looking Pod events (managedFields, escapes, conditions, a
+ * duplicate member, an ERROR): keep mode's objects are json-c's pruned. */
+static const char POD_STREAM[] =
+    "{\"type\":\"ADDED\",\"object\":{\"kind\":\"Pod\",\"metadata\":{\"name\":\"w-0\","
+    "\"namespace\":\"team\",\"uid\":\"u-1\",\"resourceVersion\":\"7\",\"labels\":{\"jobset."
+    "sigs.k8s.io/jobset-name\":\"js\",\"app\":\"t\\u00e9\"},\"managedFields\":[{\"manager\":"
+    "\"k\",\"fieldsV1\":{\"f:spec\":{\"f:x\":{}}}}]},\"spec\":{\"nodeName\":\"n-1\","
+    "\"priority\":-12,\"containers\":[{\"name\":\"c\",\"image\":\"i\",\"env\":[{\"name\":"
+    "\"E\",\"value\":\"a\\\"b\"}],\"resources\":{\"requests\":{\"cpu\":\"4\",\"memory\":"
+    "1.50e3}}}],\"tolerations\":[{\"key\":\"g\",\"operator\":\"Exists\"}],\"nodeName\":"
+    "\"n-2\"},\"status\":{\"phase\":\"Running\",\"conditions\":[{\"type\":\"Ready\","
+    "\"status\":\"True\"},{\"type\":\"PodScheduled\",\"status\":\"True\",\"message\":"
+    "\"\\ud83d\\ude00 ok\"}]}}}\n"
+    "{\"object\":{\"metadata\":{\"name\":\"w-0\",\"namespace\":\"team\",\"resourceVersion\""
+    ":\"8\"},\"spec\":{\"containers\":[]}},\"type\":\"MODIFIED\"}\n"
+    "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410,\"reason\":\"Expired\","
+    "\"details\":{\"causes\":[{\"field\":\"x\"}]}}}\n";
+
+struct texts {
+  char t[8][2048];
+  size_t bytes[8];
+  int n;
+  const struct gb_keep *const *prune; /* prune the objects first (whole mode) */
+  size_t n_prune;
+};
+
+static int on_text(void *arg, const struct gb_watch_event *ev) {
+  struct texts *x = arg;
+  json_object *o = json_object_get(ev->object);
+  if (x->prune && ev->type != GB_WATCH_ERROR) {
+    json_object *c = NULL;
+    json_object_deep_copy(o, &c, NULL);
+    json_object_put(o);
+    o = c;
+    gb_keep_prune(o, x->prune, x->n_prune);
+  }
+  x->bytes[x->n] = ev->bytes;
+  snprintf(x->t[x->n++], sizeof(x->t[0]), "%s %s %s", gb_watch_type_name(ev->type),
+           ev->rv ? ev->rv : "-", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+  json_object_put(o);
+  return 0;
+}
+
+static void feed_all(struct gb_watch_parser *p, size_t chunk, struct texts *x) {
+  size_t len = strlen(POD_STREAM);
+  struct gc_diags d;
+  gc_diags_init(&d);
+  for (size_t off = 0; off < len; off += chunk) {
+    int rc = gb_watch_parser_feed(p, POD_STREAM + off, len - off < chunk ? len - off : chunk,
+                                  on_text, x, &d);
+    ck_assert_msg(rc == 0, "chunk %zu: %s", chunk, d.n ? d.msgs[0] : "");
+  }
+  ck_assert_int_eq(gb_watch_parser_pending(p), 0);
+  gc_diags_destroy(&d);
+}
+
+START_TEST(keep_mode_objects_are_json_c_pruned) {
+  static const struct gb_keep keep[] = {
+      {{"metadata", "name"}},         {{"metadata", "namespace"}},
+      {{"metadata", "resourceVersion"}}, {{"metadata", "labels", "app"}},
+      {{"spec", "nodeName"}},         {{"spec", "priority"}},
+      {{"spec", "containers", "[]", "resources"}},
+      {{"spec", "tolerations"}},      {{"status", "conditions", "[type=PodScheduled]", "type"}},
+      {{"status", "conditions", "[type=PodScheduled]", "message"}}};
+  const struct gb_keep *ptrs[10];
+  for (size_t i = 0; i < 10; i++)
+    ptrs[i] = &keep[i];
+  for (size_t chunk = 1; chunk <= 700; chunk += chunk < 16 ? 1 : 97) {
+    struct texts whole = {.prune = ptrs, .n_prune = 10}, kept = {0};
+    struct gb_watch_parser *a = gb_watch_parser_new(0, 0), *b = gb_watch_parser_new(0, 0);
+    ck_assert_int_eq(gb_watch_parser_set_keep(b, ptrs, 10), 0);
+    feed_all(a, chunk, &whole);
+    feed_all(b, chunk, &kept);
+    ck_assert_int_eq(whole.n, 3);
+    ck_assert_int_eq(kept.n, 3);
+    const char *line = POD_STREAM;
+    for (int i = 0; i < 3; i++) {
+      ck_assert_str_eq(kept.t[i], whole.t[i]);
+      /* Keep mode counts the event's own bytes (json-c may count the
+       * white space after it, depending on where a chunk ended). */
+      ck_assert_uint_eq(kept.bytes[i], strcspn(line, "\n"));
+      line += strcspn(line, "\n") + 1;
+    }
+    ck_assert_ptr_nonnull(strstr(kept.t[0], "\"nodeName\":\"n-2\""));
+    ck_assert_ptr_null(strstr(kept.t[0], "managedFields"));
+    ck_assert_ptr_nonnull(strstr(kept.t[2], "causes")); /* an ERROR's Status whole */
+    gb_watch_parser_free(a);
+    gb_watch_parser_free(b);
+  }
+  /* A path of GB_KEEP_DEPTH steps leaves no room for "object": refused. */
+  static const struct gb_keep deep = {{"a", "b", "c", "d", "e", "f"}};
+  const struct gb_keep *dp = &deep;
+  struct gb_watch_parser *p = gb_watch_parser_new(0, 0);
+  ck_assert_int_eq(gb_watch_parser_set_keep(p, &dp, 1), GC_ELIMIT);
+  gb_watch_parser_free(p);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("kube_watch");
   TCase *tc = tcase_create("parser");
@@ -257,14 +371,18 @@ static Suite *suite(void) {
   tcase_add_test(tc, event_byte_cap);
   tcase_add_test(tc, depth_cap);
   tcase_add_test(tc, malformed_streams);
+  tcase_add_test(tc, keep_mode_objects_are_json_c_pruned);
   suite_add_tcase(s, tc);
   return s;
 }
 
 int main(void) {
-  SRunner *sr = srunner_create(suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
+  int failed = 0;
+  for (keep_mode = 0; keep_mode <= 1; keep_mode++) {
+    SRunner *sr = srunner_create(suite());
+    srunner_run_all(sr, CK_NORMAL);
+    failed += srunner_ntests_failed(sr);
+    srunner_free(sr);
+  }
   return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
