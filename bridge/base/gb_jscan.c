@@ -190,33 +190,40 @@ static int skip_string(struct gb_sj *s, int *escaped) {
   }
 }
 
-static int skip_number(struct gb_sj *s) {
-  const char *p = s->p;
-  if (p < s->end && *p == '-')
-    p++;
-  if (p >= s->end || *p < '0' || *p > '9')
-    return gb_sj_fail(s, "invalid number");
+/* The end of the number at p (Go's grammar: no leading zero, a digit after
+ * '.' and after the exponent's sign), or NULL when there is none. */
+static inline __attribute__((always_inline)) const char *number_end(const char *p,
+                                                                    const char *end) {
+  p += p < end && *p == '-';
+  if (p >= end || (unsigned char)(*p - '0') > 9)
+    return NULL;
   if (*p == '0')
     p++;
   else
-    while (p < s->end && *p >= '0' && *p <= '9')
+    while (p < end && (unsigned char)(*p - '0') <= 9)
       p++;
-  if (p < s->end && *p == '.') {
+  if (p < end && *p == '.') {
     p++;
-    if (p >= s->end || *p < '0' || *p > '9')
-      return gb_sj_fail(s, "invalid number");
-    while (p < s->end && *p >= '0' && *p <= '9')
+    if (p >= end || (unsigned char)(*p - '0') > 9)
+      return NULL;
+    while (p < end && (unsigned char)(*p - '0') <= 9)
       p++;
   }
-  if (p < s->end && (*p == 'e' || *p == 'E')) {
+  if (p < end && (*p | 0x20) == 'e') {
     p++;
-    if (p < s->end && (*p == '+' || *p == '-'))
-      p++;
-    if (p >= s->end || *p < '0' || *p > '9')
-      return gb_sj_fail(s, "invalid number");
-    while (p < s->end && *p >= '0' && *p <= '9')
+    p += p < end && (*p == '+' || *p == '-');
+    if (p >= end || (unsigned char)(*p - '0') > 9)
+      return NULL;
+    while (p < end && (unsigned char)(*p - '0') <= 9)
       p++;
   }
+  return p;
+}
+
+static int skip_number(struct gb_sj *s) {
+  const char *p = number_end(s->p, s->end);
+  if (!p)
+    return gb_sj_fail(s, "invalid number");
   s->p = p;
   return 0;
 }
@@ -367,6 +374,18 @@ static inline int object_next(struct gb_sj *s, struct gb_sj_span *key) {
   int rc = next_item(s, '}');
   if (rc <= 0)
     return rc;
+  /* The common key: plain bytes and the colon right after its quote (as
+   * Go writes it); anything else takes the general way below. */
+  const char *p = s->p, *end = s->end;
+  if (p < end && *p == '"') {
+    const char *q = plain_bytes(p + 1, end);
+    if (end - q >= 2 && q[0] == '"' && q[1] == ':') {
+      key->p = p + 1;
+      key->len = (size_t)(q - (p + 1));
+      s->p = q + 2;
+      return 1;
+    }
+  }
   if (peek(s) != '"')
     return gb_sj_fail(s, "expected a member name");
   int esc;
@@ -522,10 +541,8 @@ value:
   default:
     if (*p != '-' && (*p < '0' || *p > '9'))
       return -1;
-    s->p = p;
-    if (skip_number(s) < 0)
+    if (!(p = number_end(p, end)))
       return -1;
-    p = s->p;
     goto after;
   }
 key:
@@ -635,6 +652,23 @@ static int number_text(struct gb_sj *s, const char *what, char *buf, size_t size
   return 0;
 }
 
+/* An integer literal of at most 15 digits is below 2^53, so the double
+ * holding it is exact: the same value strtod rounds it to (signed zero
+ * included), for a fraction of strtod's work (a Volcano Resource is such
+ * numbers).  Returns 1 with *out set, 0 when strtod must read it. */
+static int number_small_int(const char *text, double *out) {
+  const char *p = text + (text[0] == '-');
+  uint64_t v = 0;
+  size_t n = 0;
+  for (; p[n]; n++) {
+    if (n == 15)
+      return 0;
+    v = v * 10 + (uint64_t)(p[n] - '0');
+  }
+  *out = text[0] == '-' ? -(double)v : (double)v;
+  return 1;
+}
+
 int gb_sj_double(struct gb_sj *s, const char *what, double *out) {
   if (gb_sj_null(s)) {
     *out = 0;
@@ -647,8 +681,13 @@ int gb_sj_double(struct gb_sj *s, const char *what, double *out) {
   int rc = number_text(s, what, buf, sizeof(buf), &integral);
   if (rc < 0)
     return rc;
+  double d;
+  if (integral && number_small_int(buf, &d)) {
+    *out = d;
+    return 0;
+  }
   errno = 0;
-  double d = strtod(buf, NULL);
+  d = strtod(buf, NULL);
   /* Beyond the largest double is an error, as in Go (ParseFloat's
    * ErrRange); a tiny number rounds to 0 or a subnormal, as in Go. */
   if (!isfinite(d) || (errno == ERANGE && fabs(d) > 1.0)) {
@@ -742,6 +781,15 @@ static size_t fold_match(const unsigned char *k, const unsigned char *end, char 
 }
 
 int gb_sj_key_is(const struct gb_sj_span *key, const char *name) {
+  /* Most keys a decoder looks at are another field's, and differ in their
+   * first byte: an ASCII byte matches only the name's first letter in
+   * either case (only runes beyond ASCII fold to another letter), so the
+   * answer is known without the name's length. */
+  if (key->len) {
+    unsigned char a = (unsigned char)key->p[0], b = (unsigned char)name[0];
+    if (a < 0x80 && a != b && ((a | 0x20) != (b | 0x20) || (a | 0x20) < 'a' || (a | 0x20) > 'z'))
+      return 0;
+  }
   size_t n = strlen(name);
   /* Every letter of the name takes at least one byte of the key, and only
    * the non-ASCII runes below take more: a shorter key never matches, and

@@ -139,6 +139,116 @@ START_TEST(keys_fold_like_go) {
 }
 END_TEST
 
+static char upper_ascii(unsigned char c) { return (char)(c >= 'a' && c <= 'z' ? c - 32 : c); }
+
+/* Go's field-name match, written plainly: each letter of the name against
+ * one rune of the key, ASCII case folded, and the four runes beyond ASCII
+ * that fold to S, K and I. */
+static int ref_key_is(const char *k, size_t len, const char *name) {
+  size_t i = 0;
+  for (size_t j = 0; name[j]; j++) {
+    char w = upper_ascii((unsigned char)name[j]);
+    if (i >= len)
+      return 0;
+    if ((unsigned char)k[i] < 0x80) {
+      if (upper_ascii((unsigned char)k[i]) != w)
+        return 0;
+      i++;
+    } else if (w == 'S' && len - i >= 2 && !memcmp(k + i, "\xc5\xbf", 2)) {
+      i += 2;
+    } else if (w == 'K' && len - i >= 3 && !memcmp(k + i, "\xe2\x84\xaa", 3)) {
+      i += 3;
+    } else if (w == 'I' && len - i >= 2 &&
+               (!memcmp(k + i, "\xc4\xb0", 2) || !memcmp(k + i, "\xc4\xb1", 2))) {
+      i += 2;
+    } else {
+      return 0;
+    }
+  }
+  return i == len;
+}
+
+/* gb_sj_key_is answers from a key's first byte when it can: every first
+ * byte (and the folding runes in its place), before names of each kind,
+ * with the rest of the key equal, longer, shorter or folded, agrees with
+ * the plain reference. */
+START_TEST(key_first_byte_like_reference) {
+  static const char *const names[] = {"task", "Name", "UID", "k8s", "_x", "@", "Status", "z"};
+  static const char *const firsts[] = {"\xc5\xbf", "\xe2\x84\xaa", "\xc4\xb0", "\xc4\xb1",
+                                       "\xc3\xa9"};
+  for (size_t ni = 0; ni < sizeof(names) / sizeof(names[0]); ni++) {
+    const char *name = names[ni];
+    for (int b = 0; b < 256 + 5; b++) {
+      for (int form = 0; form < 4; form++) {
+        char key[32];
+        size_t n = 0;
+        if (b < 256) {
+          key[n++] = (char)b;
+        } else {
+          memcpy(key, firsts[b - 256], strlen(firsts[b - 256]));
+          n = strlen(firsts[b - 256]);
+        }
+        const char *rest = name + 1;
+        if (form == 0 || form == 1) {
+          memcpy(key + n, rest, strlen(rest)); /* the rest equal */
+          n += strlen(rest);
+        }
+        if (form == 1)
+          key[n++] = 'x'; /* longer */
+        if (form == 3 && strlen(rest) > 0) {
+          memcpy(key + n, rest, strlen(rest) - 1); /* shorter */
+          n += strlen(rest) - 1;
+        }
+        struct gb_sj_span k = {key, n};
+        ck_assert_msg(gb_sj_key_is(&k, name) == ref_key_is(key, n, name),
+                      "name %s, first byte %d, form %d: %d", name, b, form, gb_sj_key_is(&k, name));
+      }
+    }
+  }
+}
+END_TEST
+
+/* Integer literals read as doubles are the doubles strtod reads (small
+ * ones take a shorter way): the same bits, the sign of zero too. */
+START_TEST(doubles_like_strtod) {
+  static const char *const texts[] = {"0",
+                                      "-0",
+                                      "1",
+                                      "-1",
+                                      "16000",
+                                      "137438953472",
+                                      "999999999999999",
+                                      "-999999999999999",
+                                      "1000000000000000",
+                                      "9007199254740993",
+                                      "18446744073709551617",
+                                      "123456789012345678901234567890",
+                                      "1.5",
+                                      "1e3",
+                                      "-0.0"};
+  uint64_t x = 88172645463325252ULL;
+  for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]) + 2000; i++) {
+    char text[64];
+    if (i < sizeof(texts) / sizeof(texts[0])) {
+      snprintf(text, sizeof(text), "%s", texts[i]);
+    } else {
+      x ^= x << 13; /* xorshift: integers of every length up to 19 digits */
+      x ^= x >> 7;
+      x ^= x << 17;
+      unsigned digits = 1 + (unsigned)(x % 19);
+      unsigned long long v = x % 10000000000000000000ULL;
+      snprintf(text, sizeof(text), "%s%llu", (x >> 60) & 1 ? "-" : "", v);
+      text[digits + ((x >> 60) & 1)] = '\0';
+    }
+    struct gb_sj s;
+    gb_sj_init(&s, text, strlen(text));
+    double got, want = strtod(text, NULL);
+    ck_assert_int_eq(gb_sj_double(&s, "n", &got), 0);
+    ck_assert_msg(!memcmp(&got, &want, sizeof(got)), "%s: %.17g, strtod %.17g", text, got, want);
+  }
+}
+END_TEST
+
 /* Reads {"<key>":"v"} and says whether the key matched name. */
 static int key_matches(const char *text, const char *name) {
   struct gb_sj s;
@@ -391,6 +501,69 @@ START_TEST(skip_matches_reference) {
 }
 END_TEST
 
+/* Walks an object with gb_sj_object_next (each value skipped), the keys
+ * joined by '|' into keys.  Returns 0 or the scanner's code. */
+static int walk_keys(const char *text, size_t len, char *keys, size_t size, char *msg, size_t msz) {
+  struct gb_sj s;
+  struct gb_sj_span k;
+  size_t used = 0;
+  int rc;
+  gb_sj_init(&s, text, len);
+  keys[0] = '\0';
+  if ((rc = gb_sj_object_begin(&s, "x")) == 0) {
+    while ((rc = gb_sj_object_next(&s, &k)) == 1) {
+      used += (size_t)snprintf(keys + used, size - used, "%.*s|", (int)k.len, k.p);
+      ck_assert(used < size);
+      if ((rc = gb_sj_skip(&s, NULL)) < 0)
+        break;
+    }
+  }
+  if (rc == 0)
+    rc = gb_sj_finish(&s);
+  snprintf(msg, msz, "%s", s.msg);
+  return rc;
+}
+
+/* Member names are read plainly when Go would have written them (plain
+ * bytes, the colon right after the quote) and the general way otherwise:
+ * the keys come out decoded either way, and every body made from the seed
+ * by replacing, deleting or cutting a byte is taken exactly when the
+ * reference grammar takes it, and refused with a message otherwise. */
+START_TEST(object_keys_like_reference) {
+  static const char seed[] =
+      "{\"plain\":1,\"esc\\\"aped\":[2],\"sp\" : 3,\"\":{\"in\":4},"
+      "\"a key long enough to cross sixteen bytes\":5,\"\xc3\xa9t\xc3\xa9\":\"x\",\"t\\u0061sk\":6,"
+      "\"last\":null}";
+  static const char subst[] = "\"\\{}[],: a\x01\xff";
+  size_t n = sizeof(seed) - 1;
+  char keys[512], msg[GB_SJ_MSG_MAX];
+  ck_assert(ref_valid(seed, n));
+  ck_assert_int_eq(walk_keys(seed, n, keys, sizeof(keys), msg, sizeof(msg)), 0);
+  ck_assert_str_eq(keys, "plain|esc\"aped|sp||a key long enough to cross sixteen bytes|"
+                         "\xc3\xa9t\xc3\xa9|task|last|");
+  char *buf = malloc(n + 1);
+  for (size_t i = 0; i < n; i++) {
+    for (size_t c = 0; c <= sizeof(subst); c++) {
+      size_t len = n;
+      memcpy(buf, seed, n);
+      if (c < sizeof(subst) - 1) {
+        buf[i] = subst[c];
+      } else if (c == sizeof(subst) - 1) {
+        memmove(buf + i, buf + i + 1, n - i - 1);
+        len = n - 1;
+      } else {
+        len = i;
+      }
+      int rc = walk_keys(buf, len, keys, sizeof(keys), msg, sizeof(msg));
+      ck_assert_msg((rc == 0) == ref_valid(buf, len), "offset %zu, case %zu: walk %d, reference %d",
+                    i, c, rc, ref_valid(buf, len));
+      ck_assert_msg(rc == 0 || msg[0], "offset %zu, case %zu: refused without a message", i, c);
+    }
+  }
+  free(buf);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("sched_json");
   TCase *tc = tcase_create("scanner");
@@ -399,6 +572,9 @@ static Suite *suite(void) {
   tcase_add_test(tc, grammar_in_skipped_values);
   tcase_add_test(tc, depth_bounded);
   tcase_add_test(tc, keys_fold_like_go);
+  tcase_add_test(tc, key_first_byte_like_reference);
+  tcase_add_test(tc, doubles_like_strtod);
+  tcase_add_test(tc, object_keys_like_reference);
   tcase_add_test(tc, numbers);
   tcase_add_test(tc, go_edges);
   tcase_add_test(tc, skip_matches_reference);

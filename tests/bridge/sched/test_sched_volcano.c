@@ -7,6 +7,7 @@
  * empty maps, truncated JSON and wrong types (400 naming the place).
  */
 #include <check.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include "gb_metrics.h"
 #include "gb_sched.h"
 #include "gb_sched_test.h"
+#include "gb_sched_volcano.h"
 #include "sched_fixture.h"
 
 static struct fx_source fb;
@@ -385,6 +387,43 @@ START_TEST(enqueueable_verdicts) {
 }
 END_TEST
 
+/* The scores are written as printf's %lld writes them, every edge of
+ * int64 included (the encoder formats them itself). */
+START_TEST(prioritize_encode_scores_like_printf) {
+  static const int64_t scores[] = {0,
+                                   7,
+                                   10,
+                                   100,
+                                   -1,
+                                   -10,
+                                   99999,
+                                   1000000007,
+                                   INT64_MAX,
+                                   INT64_MIN,
+                                   INT64_MIN + 1,
+                                   -9223372036854775807LL + 5};
+  size_t n = sizeof(scores) / sizeof(scores[0]);
+  char *names[sizeof(scores) / sizeof(scores[0])];
+  char block[sizeof(scores) / sizeof(scores[0])][16];
+  for (size_t i = 0; i < n; i++) {
+    snprintf(block[i], sizeof(block[i]), "n%zu", i);
+    names[i] = block[i];
+  }
+  struct gb_sched_vnodes nodes = {names, n, n, NULL, 0, 0, NULL};
+  struct gb_buf out, want;
+  gb_buf_init(&out, 1 << 20);
+  gb_buf_init(&want, 1 << 20);
+  ck_assert_int_eq(gb_sched_volcano_prioritize_encode(&nodes, scores, &out), 0);
+  gb_buf_addstr(&want, "{\"nodeScore\":{");
+  for (size_t i = 0; i < n; i++)
+    gb_buf_printf(&want, "%s\"n%zu\":%lld", i ? "," : "", i, (long long)scores[i]);
+  gb_buf_addstr(&want, "},\"errorMessage\":\"\"}");
+  ck_assert_str_eq(gb_buf_ptr(&out), gb_buf_ptr(&want));
+  gb_buf_free(&out);
+  gb_buf_free(&want);
+}
+END_TEST
+
 START_TEST(unknown_path_404) {
   struct answer a = post("/volcano/preemptable", "{}");
   ck_assert_int_eq(a.status, 404);
@@ -409,6 +448,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, allocate_malformed_400);
   tcase_add_test(tc, enqueueable_verdicts);
   tcase_add_test(tc, unknown_path_404);
+  tcase_add_test(tc, prioritize_encode_scores_like_printf);
   suite_add_tcase(s, tc);
   return s;
 }
