@@ -542,14 +542,14 @@ START_TEST(edges_decode_as_parse_and_prune) {
       "{\"metadata\":{\"name\":\"a\",\"name\":\"b\"}}",
       "{\"metadata\":{\"name\":\"a\"},\"metadata\":{\"uid\":\"u\",\"x\":1}}",
       "{\"metadata\":\"flat\",\"spec\":[1,2],\"status\":{\"conditions\":{\"type\":\"x\"}}}",
-      "{\"status\":{\"conditions\":[{\"type\":\"PodScheduled\",\"type\":\"Ready\"},"
+      ("{\"status\":{\"conditions\":[{\"type\":\"PodScheduled\",\"type\":\"Ready\"},"
       "{\"type\":\"Ready\",\"type\":\"PodScheduled\",\"status\":\"False\"},"
       "{\"type\":1},\"PodScheduled\",null,{\"type\":\"P\\u006fdScheduled\",\"message\":\"m\"},"
-      "{\"type\":\"PodScheduled\\u0000x\",\"status\":\"s\"}]}}",
+      "{\"type\":\"PodScheduled\\u0000x\",\"status\":\"s\"}]}}"),
       "{\"met\\u0061data\":{\"n\\u0061me\":\"\\ud83d\\ude00\\u00e9\\/\\\\\\\"\"}}",
       "{\"metadata\\u0000x\":{\"name\":\"cut at the NUL\"}}",
-      "{\"spec\":{\"priority\":-9223372036854775808,\"overhead\":{\"cpu\":1.50e+2},"
-      "\"nodeName\":\"\\ud800lone\",\"resources\":[1.0,-0,2E-3,12345678901234567890]}}",
+      ("{\"spec\":{\"priority\":-9223372036854775808,\"overhead\":{\"cpu\":1.50e+2},"
+      "\"nodeName\":\"\\ud800lone\",\"resources\":[1.0,-0,2E-3,12345678901234567890]}}"),
       "{\"spec\":{\"priority\":1e400}}",
       "{\"spec\":{\"containers\":[{\"name\":\"a\",\"resources\":{}},{},[],\"s\",{\"name\":null}]}}",
       "  {\"spec\":{\"tolerations\":null,\"schedulingGates\":[]}}  ",
