@@ -59,15 +59,21 @@ def apply_patch(obj, ops):
     return obj
 
 
-def admit(env, pod):
-    review = {"kind": "AdmissionReview", "apiVersion": "admission.k8s.io/v1",
-              "request": {"uid": "00000000-0000-4000-8000-%012d" % (hash(pod["metadata"]["name"]) % 10**12),
-                          "kind": {"group": "", "version": "v1", "kind": "Pod"},
-                          "resource": {"group": "", "version": "v1", "resource": "pods"},
-                          "namespace": pod["metadata"]["namespace"], "operation": "CREATE",
-                          "userInfo": {"username": "system:serviceaccount:kube-system:job-controller"},
-                          "object": pod, "dryRun": False}}
-    c = http.client.HTTPConnection("127.0.0.1", env.hook_port, timeout=10)
+JOB_CONTROLLER = "system:serviceaccount:kube-system:job-controller"
+
+
+def admit_review(port, pod, user=None):
+    """Sends pod to serve's webhook on port as the API server would at CREATE (as user, if
+    given); returns (the patched pod, the admission warnings)."""
+    request = {"uid": "00000000-0000-4000-8000-%012d" % (hash(pod["metadata"]["name"]) % 10**12),
+               "kind": {"group": "", "version": "v1", "kind": "Pod"},
+               "resource": {"group": "", "version": "v1", "resource": "pods"},
+               "namespace": pod["metadata"]["namespace"], "operation": "CREATE",
+               "object": pod, "dryRun": False}
+    if user:
+        request["userInfo"] = {"username": user}
+    review = {"kind": "AdmissionReview", "apiVersion": "admission.k8s.io/v1", "request": request}
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
     try:
         c.request("POST", "/mutate-pods", body=json.dumps(review),
                   headers={"Content-Type": "application/json"})
@@ -81,7 +87,12 @@ def admit(env, pod):
     if not resp.get("allowed"):
         fail("webhook denied %s: %r" % (pod["metadata"]["name"], resp.get("status")))
     ops = json.loads(base64.b64decode(resp["patch"])) if resp.get("patch") else []
-    return apply_patch(copy.deepcopy(pod), ops)
+    return apply_patch(copy.deepcopy(pod), ops), resp.get("warnings") or []
+
+
+def admit(env, pod):
+    """The pod as the job controller's CREATE leaves serve's webhook."""
+    return admit_review(env.hook_port, pod, JOB_CONTROLLER)[0]
 
 
 def create_pods(env, ns, jobset, n, cpu="8", rjob="node"):

@@ -22,9 +22,6 @@ a Namespace annotated `gangbridge.io/backend: workload` gets a Workload, not a V
 PodGroup, and `scheduling.backend: workload` is accepted.
 """
 
-import base64
-import copy
-import http.client
 import json
 import os
 import subprocess
@@ -34,7 +31,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from controller_helpers import (GANGBRIDGE, PLURAL, Env, Runner, fail, namespace,  # noqa: E402
                                 runtime, same_as_render, trainjob)
-from placement_helpers import apply_patch  # noqa: E402
+from placement_helpers import admit_review  # noqa: E402
 
 TJ_API = "trainer.kubeflow.org/v1alpha1"
 PLURAL.setdefault("Workload", "workloads")
@@ -78,27 +75,7 @@ def pod(jobset, ns, rjob, i, spec_extra=None):
 
 def review(env, p):
     """Sends p to serve's webhook as the API server would; returns (patched pod, warnings)."""
-    rev = {"kind": "AdmissionReview", "apiVersion": "admission.k8s.io/v1",
-           "request": {"uid": "00000000-0000-4000-8000-000000000001",
-                       "kind": {"group": "", "version": "v1", "kind": "Pod"},
-                       "resource": {"group": "", "version": "v1", "resource": "pods"},
-                       "namespace": p["metadata"]["namespace"], "operation": "CREATE",
-                       "object": p, "dryRun": False}}
-    c = http.client.HTTPConnection("127.0.0.1", env.hook_port, timeout=10)
-    try:
-        c.request("POST", "/mutate-pods", body=json.dumps(rev),
-                  headers={"Content-Type": "application/json"})
-        r = c.getresponse()
-        status, body = r.status, r.read()
-    finally:
-        c.close()
-    if status != 200:
-        fail("webhook answered %d: %r" % (status, body[:300]))
-    resp = json.loads(body)["response"]
-    if not resp.get("allowed"):
-        fail("webhook denied %s: %r" % (p["metadata"]["name"], resp.get("status")))
-    ops = json.loads(base64.b64decode(resp["patch"])) if resp.get("patch") else []
-    return apply_patch(copy.deepcopy(p), ops), resp.get("warnings") or []
+    return admit_review(env.hook_port, p)
 
 
 def create_through_webhook(env, p):

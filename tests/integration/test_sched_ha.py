@@ -30,8 +30,6 @@ stand-in; the pods it would send traffic to are listed with its own selector.
 Waits poll with a bound; nothing asserts a duration.  Printed: the takeover times.
 """
 
-import base64
-import copy
 import http.client
 import json
 import os
@@ -48,6 +46,7 @@ from controller_helpers import (GANGBRIDGE, Env, Runner, fail, free_port, namesp
                                 runtime, trainjob)
 from gbtest_cluster import CountingProxy  # noqa: E402
 import kubeclient  # noqa: E402
+from placement_helpers import admit_review  # noqa: E402
 
 ch.PLURAL.update({"Node": "nodes", "Service": "services"})
 ch.CLUSTER_SCOPED |= {"Node"}
@@ -186,47 +185,8 @@ def wait_answering(env, rep, qs, what, timeout=40):
 
 # ---- the cluster's side --------------------------------------------------------------------
 
-def pointer(path):
-    return [p.replace("~1", "/").replace("~0", "~") for p in path.split("/")[1:]]
-
-
-def apply_patch(obj, ops):
-    for op in ops:
-        parts = pointer(op["path"])
-        parent = obj
-        for p in parts[:-1]:
-            parent = parent[int(p)] if isinstance(parent, list) else parent[p]
-        last = parts[-1]
-        if op["op"] == "add":
-            if isinstance(parent, list):
-                parent.append(op["value"]) if last == "-" else parent.insert(int(last), op["value"])
-            else:
-                parent[last] = op["value"]
-        elif op["op"] == "remove":
-            del parent[int(last) if isinstance(parent, list) else last]
-        else:
-            fail("unexpected patch op %r" % op)
-    return obj
-
-
 def admit(port, pod):
-    review = {"kind": "AdmissionReview", "apiVersion": "admission.k8s.io/v1",
-              "request": {"uid": "11111111-0000-4000-8000-000000000001",
-                          "kind": {"group": "", "version": "v1", "kind": "Pod"},
-                          "resource": {"group": "", "version": "v1", "resource": "pods"},
-                          "namespace": pod["metadata"]["namespace"], "operation": "CREATE",
-                          "object": pod}}
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-    try:
-        c.request("POST", "/mutate-pods", body=json.dumps(review),
-                  headers={"Content-Type": "application/json"})
-        resp = json.loads(c.getresponse().read())["response"]
-    finally:
-        c.close()
-    if not resp.get("allowed"):
-        fail("webhook denied %s: %r" % (pod["metadata"]["name"], resp.get("status")))
-    ops = json.loads(base64.b64decode(resp["patch"])) if resp.get("patch") else []
-    return apply_patch(copy.deepcopy(pod), ops)
+    return admit_review(port, pod)[0]
 
 
 def create_gang(env, rep, name, pods=2):
